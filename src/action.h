@@ -1,0 +1,37 @@
+/*
+ * action — one unit of pipeline work and its text form.
+ *
+ * Tokens follow PyTorch pipelining's compute actions: "<stage><F|I|W|B><microbatch>",
+ * e.g. "3F12" = forward of stage 3 on microbatch 12. F forward, I input-gradient backward,
+ * W weight-gradient backward, B the full (fused I+W) backward. Numbers are decimal without
+ * sign or leading zeros, so every action has exactly one spelling.
+ */
+#ifndef OCTO_ACTION_H
+#define OCTO_ACTION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum op_kind { OP_F = 0, OP_I = 1, OP_W = 2, OP_B = 3, OP_KINDS = 4 };
+
+struct action {
+	int32_t stage;
+	int32_t mb;
+	uint8_t kind; /* enum op_kind */
+};
+
+/* Longest token: two 9-digit numbers and the letter. */
+#define ACTION_TEXT_MAX 24
+
+/* Parses a token; returns 0, or -1 when s is not a well-formed action. */
+int action_parse(const char *s, struct action *a);
+/* Writes the token into out (at least ACTION_TEXT_MAX bytes); returns out. */
+char *action_format(const struct action *a, char *out);
+/* 'F', 'I', 'W', 'B'. */
+char op_kind_char(enum op_kind k);
+/* Inverse of op_kind_char; -1 for anything else. */
+int op_kind_from_char(char c);
+/* "forward", "input-grad", "weight-grad", "backward". */
+const char *op_kind_name(enum op_kind k);
+
+#endif

@@ -1,0 +1,176 @@
+/*
+ * cluster — load, validate and save cluster descriptions (see cluster.h).
+ */
+#include "config.h"
+#include "cluster.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "limits.h"
+
+static const char *const cluster_keys[] = {
+	"format", "name", "gpu", "devices", "gpus_per_node", "mem_bytes", "mem_headroom",
+	"speed", "device_speeds", "intra_node", "inter_node", NULL
+};
+
+void cluster_release(struct cluster *c)
+{
+	if (!c)
+		return;
+	free(c->name);
+	free(c->gpu);
+	free(c->device_speed);
+	cJSON_Delete(c->extra);
+	memset(c, 0, sizeof(*c));
+}
+
+static int read_link(struct jv *v, const cJSON *root, const char *key, bool required,
+                     struct link *l)
+{
+	const cJSON *obj;
+	int r = jv_object(v, root, "", key, required ? JV_REQUIRED : 0, &obj);
+
+	if (r <= 0)
+		return r;
+	if (jv_number(v, obj, key, "gbytes_per_s", JV_REQUIRED, 1e-6, 1e9, 0, &l->gbytes_per_s) < 0 ||
+	    jv_number(v, obj, key, "latency_us", JV_REQUIRED, 0, 1e9, 0, &l->latency_us) < 0)
+		return -1;
+	return 1;
+}
+
+int cluster_from_json(struct cluster *c, const cJSON *root, const char *file, const char *path,
+                       struct err *e)
+{
+	struct jv v = { file, e, path };
+	const char *name, *gpu;
+	const cJSON *speeds;
+	long devices, per_node;
+
+	memset(c, 0, sizeof(*c));
+	if (jv_format(&v, root, CLUSTER_FORMAT) < 0 ||
+	    jv_string(&v, root, "", "name", JV_REQUIRED | JV_NONEMPTY, NULL, &name) < 0 ||
+	    jv_string(&v, root, "", "gpu", JV_NONEMPTY, NULL, &gpu) < 0 ||
+	    jv_int(&v, root, "", "devices", JV_REQUIRED, 1, OCTO_MAX_DEVICES, 0, &devices) < 0 ||
+	    jv_int(&v, root, "", "gpus_per_node", JV_REQUIRED, 1, OCTO_MAX_DEVICES, 0, &per_node) < 0 ||
+	    jv_bytes(&v, root, "", "mem_bytes", JV_REQUIRED, 0, &c->mem_bytes) < 0 ||
+	    jv_number(&v, root, "", "mem_headroom", 0, 0, 0.9, 0, &c->mem_headroom) < 0 ||
+	    jv_number(&v, root, "", "speed", 0, 1e-3, 1e3, 1.0, &c->speed) < 0 ||
+	    read_link(&v, root, "intra_node", true, &c->intra) < 0)
+		goto fail;
+	if (c->mem_bytes == 0) {
+		jv_fail(&v, "mem_bytes", "must be an integer >= 1 (got 0)");
+		goto fail;
+	}
+	c->devices = (int)devices;
+	c->gpus_per_node = (int)per_node;
+	if (devices > per_node && !cJSON_GetObjectItemCaseSensitive(root, "inter_node")) {
+		jv_fail(&v, "inter_node", "required field is missing: %ld devices span %ld nodes of %ld",
+		        devices, (devices + per_node - 1) / per_node, per_node);
+		goto fail;
+	}
+	if (read_link(&v, root, "inter_node", false, &c->inter) < 0)
+		goto fail;
+	c->device_speed = malloc((size_t)devices * sizeof(*c->device_speed));
+	if (!c->device_speed)
+		goto oom;
+	for (long d = 0; d < devices; d++)
+		c->device_speed[d] = c->speed;
+	if (jv_array(&v, root, "", "device_speeds", 0, &speeds) < 0)
+		goto fail;
+	if (speeds) {
+		char p[JPATH_MAX];
+		long i = 0;
+
+		if (cJSON_GetArraySize(speeds) != devices) {
+			jv_fail(&v, "device_speeds", "has %d entries but the cluster has %ld devices",
+			        cJSON_GetArraySize(speeds), devices);
+			goto fail;
+		}
+		for (const cJSON *s = speeds->child; s; s = s->next, i++) {
+			jpath_index(p, "device_speeds", i);
+			if (jv_number_value(&v, s, p, 0, 1e-3, 1e3, &c->device_speed[i]) < 0)
+				goto fail;
+		}
+	}
+	c->name = strdup(name);
+	c->gpu = gpu ? strdup(gpu) : NULL;
+	if (!c->name || (gpu && !c->gpu) || json_extras(root, cluster_keys, &c->extra) < 0)
+		goto oom;
+	return 0;
+oom:
+	err_set(e, ERR_RUNTIME, "%s: out of memory", file);
+fail:
+	cluster_release(c);
+	return -1;
+}
+
+int cluster_load(struct cluster *c, const char *path, struct err *e)
+{
+	cJSON *root = json_load_file(path, e);
+	int r;
+
+	memset(c, 0, sizeof(*c));
+	if (!root)
+		return -1;
+	r = cluster_from_json(c, root, path, NULL, e);
+	cJSON_Delete(root);
+	return r;
+}
+
+static void write_link(struct jw *w, cJSON *root, const char *key, const struct link *l)
+{
+	cJSON *o = jw_obj(w, root, key);
+
+	jw_num(w, o, "gbytes_per_s", l->gbytes_per_s);
+	jw_num(w, o, "latency_us", l->latency_us);
+}
+
+cJSON *cluster_to_json(const struct cluster *c)
+{
+	struct jw w = { false };
+	cJSON *root = cJSON_CreateObject();
+	bool uniform = true;
+
+	jw_str(&w, root, "format", CLUSTER_FORMAT);
+	jw_str(&w, root, "name", c->name);
+	if (c->gpu)
+		jw_str(&w, root, "gpu", c->gpu);
+	jw_num(&w, root, "devices", c->devices);
+	jw_num(&w, root, "gpus_per_node", c->gpus_per_node);
+	jw_num(&w, root, "mem_bytes", (double)c->mem_bytes);
+	if (c->mem_headroom > 0)
+		jw_num(&w, root, "mem_headroom", c->mem_headroom);
+	jw_num(&w, root, "speed", c->speed);
+	for (int d = 0; d < c->devices; d++)
+		if (c->device_speed[d] != c->speed)
+			uniform = false;
+	if (!uniform) {
+		cJSON *arr = jw_arr(&w, root, "device_speeds");
+
+		for (int d = 0; d < c->devices; d++)
+			jw_push(&w, arr, cJSON_CreateNumber(c->device_speed[d]));
+	}
+	write_link(&w, root, "intra_node", &c->intra);
+	if (c->inter.gbytes_per_s > 0)
+		write_link(&w, root, "inter_node", &c->inter);
+	jw_extras(&w, root, c->extra);
+	if (w.oom) {
+		cJSON_Delete(root);
+		return NULL;
+	}
+	return root;
+}
+
+int cluster_save(const struct cluster *c, const char *path, struct err *e)
+{
+	cJSON *root = cluster_to_json(c);
+	int r;
+
+	if (!root)
+		return err_set(e, ERR_RUNTIME, "%s: out of memory", path);
+	r = json_save_file(path, root, e);
+	cJSON_Delete(root);
+	return r;
+}

@@ -1,0 +1,68 @@
+/*
+ * cluster — the devices a plan runs on (`octopipe.cluster/1`): how many, how they group
+ * into nodes, their memory and relative speed, and the two link classes (inside a node,
+ * between nodes) with bandwidth and latency.
+ */
+#ifndef OCTO_CLUSTER_H
+#define OCTO_CLUSTER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "err.h"
+
+#define CLUSTER_FORMAT "octopipe.cluster/1"
+
+struct link {
+	double gbytes_per_s;   /* per direction, GB/s (1e9 bytes) */
+	double latency_us;
+};
+
+struct cluster {
+	char *name;
+	char *gpu;             /* optional model name, e.g. "H200"; NULL when not given */
+	int devices;
+	int gpus_per_node;
+	uint64_t mem_bytes;    /* per device */
+	double mem_headroom;   /* fraction of mem_bytes kept free (allocator, NCCL, fragmentation) */
+	double speed;          /* default relative speed (1.0 = the speed the layer costs assume) */
+	double *device_speed;  /* devices entries */
+	struct link intra;
+	struct link inter;     /* zero when the cluster is a single node */
+	cJSON *extra;
+};
+
+/* path: where the document sits inside file (e.g. "model" for a plan's embedded model),
+ * used in messages; NULL for a whole file. */
+int cluster_from_json(struct cluster *c, const cJSON *root, const char *file, const char *path,
+                       struct err *e);
+int cluster_load(struct cluster *c, const char *path, struct err *e);
+cJSON *cluster_to_json(const struct cluster *c);
+int cluster_save(const struct cluster *c, const char *path, struct err *e);
+void cluster_release(struct cluster *c);
+
+static inline int cluster_node_of(const struct cluster *c, int dev)
+{
+	return dev / c->gpus_per_node;
+}
+
+static inline int cluster_nodes(const struct cluster *c)
+{
+	return (c->devices + c->gpus_per_node - 1) / c->gpus_per_node;
+}
+
+/* The link between two devices (intra-node or inter-node). */
+static inline const struct link *cluster_link(const struct cluster *c, int a, int b)
+{
+	return cluster_node_of(c, a) == cluster_node_of(c, b) ? &c->intra : &c->inter;
+}
+
+/* Usable memory per device: mem_bytes minus the headroom. */
+static inline double cluster_usable_bytes(const struct cluster *c)
+{
+	return (double)c->mem_bytes * (1.0 - c->mem_headroom);
+}
+
+#endif

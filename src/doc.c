@@ -1,0 +1,196 @@
+/*
+ * doc — kind detection, loading and one-line descriptions of OctoPipe files (see doc.h).
+ */
+#include "config.h"
+#include "doc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "fileio.h"
+#include "json.h"
+
+static const struct {
+	enum doc_kind kind;
+	const char *prefix; /* "octopipe.<kind>/" */
+	const char *name;
+} kinds[] = {
+	{ DOC_MODEL, "octopipe.model/", "model" },
+	{ DOC_CLUSTER, "octopipe.cluster/", "cluster" },
+	{ DOC_PLAN, "octopipe.plan/", "plan" },
+	{ DOC_TIMELINE, "octopipe.timeline/", "timeline" },
+};
+
+const char *doc_kind_name(enum doc_kind k)
+{
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (kinds[i].kind == k)
+			return kinds[i].name;
+	return "unknown";
+}
+
+int doc_load(struct doc *d, const char *path, struct err *e)
+{
+	struct jv v = { path, e, NULL };
+	const char *format;
+	char dir[4096];
+	cJSON *root;
+	int r = -1;
+
+	memset(d, 0, sizeof(*d));
+	root = json_load_file(path, e);
+	if (!root)
+		return -1;
+	if (jv_string(&v, root, "", "format", JV_REQUIRED, NULL, &format) < 0)
+		goto out;
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (strncmp(format, kinds[i].prefix, strlen(kinds[i].prefix)) == 0)
+			d->kind = kinds[i].kind;
+	switch (d->kind) {
+	case DOC_MODEL:
+		r = model_from_json(&d->u.model, root, path, NULL, e);
+		break;
+	case DOC_CLUSTER:
+		r = cluster_from_json(&d->u.cluster, root, path, NULL, e);
+		break;
+	case DOC_PLAN:
+		fileio_dirname(path, dir, sizeof(dir));
+		r = plan_from_json(&d->u.plan, root, path, dir, e);
+		break;
+	case DOC_TIMELINE:
+		r = timeline_from_json(&d->u.timeline, root, path, e);
+		break;
+	default:
+		jv_fail(&v, "format", "'%.60s' is not an OctoPipe format (expected octopipe.model/1, "
+		        "octopipe.cluster/1, octopipe.plan/1 or octopipe.timeline/1)", format);
+	}
+out:
+	if (r < 0)
+		d->kind = DOC_UNKNOWN;
+	cJSON_Delete(root);
+	return r;
+}
+
+void doc_release(struct doc *d)
+{
+	switch (d->kind) {
+	case DOC_MODEL: model_release(&d->u.model); break;
+	case DOC_CLUSTER: cluster_release(&d->u.cluster); break;
+	case DOC_PLAN: plan_release(&d->u.plan); break;
+	case DOC_TIMELINE: timeline_release(&d->u.timeline); break;
+	default: break;
+	}
+	d->kind = DOC_UNKNOWN;
+}
+
+void fmt_bytes(struct strbuf *sb, double b)
+{
+	static const char *const unit[] = { "B", "kB", "MB", "GB", "TB", "PB" };
+	int u = 0;
+
+	while (b >= 1000 && u < 5) {
+		b /= 1000;
+		u++;
+	}
+	if (u == 0)
+		strbuf_addf(sb, "%.0f B", b);
+	else
+		strbuf_addf(sb, "%.*f %s", b < 10 ? 2 : b < 100 ? 1 : 0, b, unit[u]);
+}
+
+void fmt_ms(struct strbuf *sb, double ms)
+{
+	if (ms >= 10000)
+		strbuf_addf(sb, "%.1f s", ms / 1000);
+	else if (ms >= 1000)
+		strbuf_addf(sb, "%.2f s", ms / 1000);
+	else if (ms >= 10)
+		strbuf_addf(sb, "%.1f ms", ms);
+	else
+		strbuf_addf(sb, "%.2f ms", ms);
+}
+
+static void describe_model(const struct model *m, struct strbuf *sb)
+{
+	struct model_kind_stats t = model_totals(m), *ks;
+	int nk = 0;
+
+	strbuf_addf(sb, "model '%s': %d layers", m->name, m->nlayers);
+	ks = model_kind_stats(m, &nk);
+	if (ks && nk > 1 && nk <= 6) {
+		strbuf_addstr(sb, " (");
+		for (int i = 0; i < nk; i++)
+			strbuf_addf(sb, "%s%d %s", i ? ", " : "", ks[i].count, ks[i].kind);
+		strbuf_addch(sb, ')');
+	} else if (ks && nk > 6) {
+		strbuf_addf(sb, " of %d kinds", nk);
+	}
+	free(ks);
+	strbuf_addf(sb, ", seq %ld x %ld; per microbatch F ", m->seq_len, m->micro_batch_size);
+	fmt_ms(sb, t.f_ms);
+	strbuf_addstr(sb, ", B ");
+	fmt_ms(sb, t.b_ms);
+	strbuf_addstr(sb, ", W ");
+	fmt_ms(sb, t.w_ms);
+	strbuf_addstr(sb, "; weights ");
+	fmt_bytes(sb, (double)t.param_bytes);
+}
+
+static void describe_cluster(const struct cluster *c, struct strbuf *sb)
+{
+	strbuf_addf(sb, "cluster '%s': %d %s%sdevices", c->name, c->devices, c->gpu ? c->gpu : "",
+	            c->gpu ? " " : "");
+	strbuf_addf(sb, " (%d node%s of %d), ", cluster_nodes(c), cluster_nodes(c) == 1 ? "" : "s",
+	            c->gpus_per_node);
+	fmt_bytes(sb, (double)c->mem_bytes);
+	strbuf_addf(sb, " each; intra-node %g GB/s + %g us", c->intra.gbytes_per_s, c->intra.latency_us);
+	if (cluster_nodes(c) > 1)
+		strbuf_addf(sb, ", inter-node %g GB/s + %g us", c->inter.gbytes_per_s, c->inter.latency_us);
+}
+
+static void describe_plan(const struct plan *p, struct strbuf *sb)
+{
+	int max_per_dev = 0, used = 0;
+
+	for (int d = 0; d < p->ndevices; d++) {
+		int n = plan_stages_on(p, d);
+
+		used += n > 0;
+		if (n > max_per_dev)
+			max_per_dev = n;
+	}
+	strbuf_addstr(sb, "plan");
+	if (p->name)
+		strbuf_addf(sb, " '%s'", p->name);
+	strbuf_addf(sb, ": model '%s' on cluster '%s', %d stages on %d of %d devices",
+	            p->model.name, p->cluster.name, p->nstages, used, p->ndevices);
+	if (max_per_dev > 1)
+		strbuf_addf(sb, " (up to %d per device)", max_per_dev);
+	strbuf_addf(sb, ", %d microbatches, %s backward, %ld ops", p->microbatches,
+	            p->split_backward ? "split" : "fused", plan_total_ops(p));
+}
+
+static void describe_timeline(const struct timeline *t, struct strbuf *sb)
+{
+	strbuf_addf(sb, "timeline (%s): %d devices, %ld ops, %ld transfers, ", t->source,
+	            t->ndevices, timeline_total_ops(t), t->nxfers);
+	if (t->has_metrics) {
+		strbuf_addstr(sb, "iteration ");
+		fmt_ms(sb, t->metrics.makespan_ms);
+		strbuf_addf(sb, ", bubble %.1f%%", 100 * t->metrics.bubble_ratio);
+	} else {
+		strbuf_addstr(sb, "ends at ");
+		fmt_ms(sb, timeline_end_ms(t));
+	}
+}
+
+void doc_describe(const struct doc *d, struct strbuf *sb)
+{
+	switch (d->kind) {
+	case DOC_MODEL: describe_model(&d->u.model, sb); break;
+	case DOC_CLUSTER: describe_cluster(&d->u.cluster, sb); break;
+	case DOC_PLAN: describe_plan(&d->u.plan, sb); break;
+	case DOC_TIMELINE: describe_timeline(&d->u.timeline, sb); break;
+	default: strbuf_addstr(sb, "unknown document"); break;
+	}
+}

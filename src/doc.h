@@ -1,0 +1,39 @@
+/*
+ * doc — any OctoPipe file, whatever its kind: detects the kind from "format", loads and
+ * validates it with the right reader, and describes it in one line. Used by
+ * `octopipe check` and by commands that accept several kinds.
+ */
+#ifndef OCTO_DOC_H
+#define OCTO_DOC_H
+
+#include "cluster.h"
+#include "err.h"
+#include "model.h"
+#include "plan.h"
+#include "strbuf.h"
+#include "timeline.h"
+
+enum doc_kind { DOC_UNKNOWN = 0, DOC_MODEL, DOC_CLUSTER, DOC_PLAN, DOC_TIMELINE };
+
+struct doc {
+	enum doc_kind kind;
+	union {
+		struct model model;
+		struct cluster cluster;
+		struct plan plan;
+		struct timeline timeline;
+	} u;
+};
+
+/* Loads and validates path as whatever kind its "format" names. */
+int doc_load(struct doc *d, const char *path, struct err *e);
+void doc_release(struct doc *d);
+const char *doc_kind_name(enum doc_kind k);
+/* One line (no newline) describing the document: what it is and its key numbers. */
+void doc_describe(const struct doc *d, struct strbuf *sb);
+
+/* Human units: "141.0 GB", "1.25 s", "830 ms". */
+void fmt_bytes(struct strbuf *sb, double bytes);
+void fmt_ms(struct strbuf *sb, double ms);
+
+#endif

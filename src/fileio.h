@@ -1,0 +1,32 @@
+/*
+ * fileio — whole-file reads with a size limit and atomic writes.
+ *
+ * Writes go to a temporary file in the destination's directory, are flushed and
+ * fsync()ed, then rename()d over the destination: readers see the old file or the new
+ * one, never half of one, and a failure leaves the old file untouched.
+ */
+#ifndef OCTO_FILEIO_H
+#define OCTO_FILEIO_H
+
+#include <stddef.h>
+
+#include "err.h"
+
+/* Largest input file accepted (a 256-microbatch, 64-GPU plan is a few MB). */
+#define FILEIO_MAX_BYTES ((size_t)256 << 20)
+
+/* Reads all of path into a NUL-terminated heap buffer (caller frees) and its length.
+ * Errors (class ERR_INPUT): missing, unreadable, a directory, larger than the limit. */
+char *fileio_read(const char *path, size_t *len, struct err *e);
+
+/* Replaces path with data atomically; mode 0666 minus the umask. ERR_RUNTIME on failure. */
+int fileio_write_atomic(const char *path, const void *data, size_t len, struct err *e);
+
+/* Directory part of path into out ("." when there is none). */
+void fileio_dirname(const char *path, char *out, size_t outsz);
+
+/* Joins dir and a relative path into out; an absolute rel is copied as is.
+ * Returns -1 when out is too small. */
+int fileio_join(const char *dir, const char *rel, char *out, size_t outsz);
+
+#endif

@@ -1,0 +1,77 @@
+/*
+ * octopipe — entry point: global options and dispatch to the subcommands in src/cli/.
+ * The only place in the program that calls exit().
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "datadir.h"
+
+#define DEFAULT_MODEL "nemotron-nano-v2-9b"
+
+static void usage(FILE *f)
+{
+	fputs("usage: octopipe [--help] [--version] COMMAND [ARGS]\n"
+	      "\n"
+	      "Plans, simulates and shows pipeline-parallel training of heterogeneous LLMs.\n"
+	      "Without a command, shows the bundled default sample (" DEFAULT_MODEL ").\n"
+	      "\n"
+	      "commands:\n", f);
+	for (const struct cli_cmd *c = cli_commands; c->name; c++) {
+		char head[64];
+
+		snprintf(head, sizeof(head), "%s %s", c->name, c->args);
+		fprintf(f, "  %-26s %s\n", head, c->summary);
+	}
+	fputs("\n'octopipe COMMAND --help' describes a command. Files: samples/ (models, clusters),\n"
+	      "plans/; the formats are described in README.md.\n"
+	      "exit status: 0 ok, 1 runtime failure, 2 bad usage or input, 3 infeasible plan\n", f);
+}
+
+static void version(void)
+{
+	const char *dd = datadir_find(NULL);
+
+	printf("octopipe %s\n", PACKAGE_VERSION);
+#ifdef HAVE_CUDA_NCCL
+	printf("executor: cuda+nccl backend available (octopipe-gpuinfo)\n");
+#else
+	printf("executor: cuda+nccl backend not built\n");
+#endif
+#ifdef HAVE_MPI
+	printf("mpi: yes\n");
+#else
+	printf("mpi: no\n");
+#endif
+	printf("data: %s\n", dd ? dd : "(not found)");
+}
+
+int main(int argc, char **argv)
+{
+	const char *cmd;
+
+	datadir_find(argv[0]);
+	if (argc < 2) {
+		char *args[] = { "show", DEFAULT_MODEL, NULL };
+
+		exit(cmd_show(2, args));
+	}
+	cmd = argv[1];
+	if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+		usage(stdout);
+		exit(EXIT_OK);
+	}
+	if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0) {
+		version();
+		exit(EXIT_OK);
+	}
+	for (const struct cli_cmd *c = cli_commands; c->name; c++)
+		if (strcmp(c->name, cmd) == 0)
+			exit(c->run(argc - 1, argv + 1));
+	fprintf(stderr, "octopipe: '%s' is not a command (see 'octopipe --help')\n", cmd);
+	exit(EXIT_INPUT);
+}

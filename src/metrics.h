@@ -1,0 +1,55 @@
+/*
+ * metrics — the numbers that judge a timeline (DESIGN.md "Metrics"): iteration time,
+ * throughput, bubbles per device split into warm-up and cool-down, memory peaks, a lower
+ * bound and the efficiency against it, and the reasons a plan is infeasible.
+ *
+ * bubble_ratio = 1 - sum(busy) / (devices x makespan): the idle share of all device time.
+ * (Peers define "bubble" three ways; this is the one OctoPipe reports everywhere.)
+ */
+#ifndef OCTO_METRICS_H
+#define OCTO_METRICS_H
+
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "action.h"
+#include "err.h"
+
+struct device_metrics {
+	double busy_ms;
+	double idle_ms;
+	double bubble_ratio;
+	double warmup_idle_ms;    /* idle before the device's first backward */
+	double cooldown_idle_ms;  /* idle after the device's last forward */
+	uint64_t peak_mem_bytes;
+	uint64_t mem_capacity_bytes;
+};
+
+/* One op of a deadlock cycle: the device and the action it waits at. */
+struct deadlock_op {
+	int device;
+	struct action op;
+};
+
+struct metrics {
+	double makespan_ms;
+	double throughput_tokens_per_s;
+	double bubble_ratio;
+	double lower_bound_ms;
+	double efficiency;
+	int ndevices;
+	struct device_metrics *dev;
+	int ncycle;                 /* 0 = no deadlock */
+	struct deadlock_op *cycle;
+	int noom;                   /* devices over capacity */
+	int *oom;
+};
+
+int metrics_from_json(struct metrics *m, const cJSON *obj, const char *file, const char *path,
+                      struct err *e);
+/* NULL when out of memory. */
+cJSON *metrics_to_json(const struct metrics *m);
+void metrics_release(struct metrics *m);
+
+#endif

@@ -1,0 +1,383 @@
+/*
+ * plan — load, validate and save plans (see plan.h).
+ *
+ * The coverage check uses one slot per (stage, microbatch, op) remembering where the op
+ * was first seen, so duplicates are reported with both positions and a missing op is
+ * found in one pass over the slots.
+ */
+#include "config.h"
+#include "plan.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fileio.h"
+#include "json.h"
+#include "limits.h"
+
+static const char *const plan_keys[] = {
+	"format", "name", "model", "cluster", "microbatches", "split_backward",
+	"stages", "schedule", NULL
+};
+
+void plan_release(struct plan *p)
+{
+	if (!p)
+		return;
+	free(p->name);
+	free(p->model_ref);
+	free(p->cluster_ref);
+	model_release(&p->model);
+	cluster_release(&p->cluster);
+	free(p->stages);
+	free(p->order_start);
+	free(p->order);
+	cJSON_Delete(p->extra);
+	memset(p, 0, sizeof(*p));
+}
+
+static int oom(struct jv *v)
+{
+	return err_set(v->e, ERR_RUNTIME, "%s: out of memory", v->file);
+}
+
+/* Reads "model" / "cluster": a path (relative to base_dir) or an embedded object. */
+static int read_part(struct jv *v, const cJSON *root, const char *key, const char *base_dir,
+                     struct plan *p)
+{
+	bool is_model = strcmp(key, "model") == 0;
+	char path[4096];
+	const cJSON *item;
+	char **ref = is_model ? &p->model_ref : &p->cluster_ref;
+	int r;
+
+	if (jv_member(v, root, "", key, JV_REQUIRED, &item) < 0)
+		return -1;
+	if (cJSON_IsObject(item)) {
+		r = is_model ? model_from_json(&p->model, item, v->file, key, v->e)
+		             : cluster_from_json(&p->cluster, item, v->file, key, v->e);
+		return r;
+	}
+	if (!cJSON_IsString(item) || !item->valuestring[0])
+		return jv_fail(v, key, "must be a path to a %s file or an embedded %s object, not %s",
+		               key, key, cJSON_IsString(item) ? "an empty string" : json_type_name(item));
+	if (fileio_join(base_dir, item->valuestring, path, sizeof(path)) < 0)
+		return jv_fail(v, key, "path too long");
+	r = is_model ? model_load(&p->model, path, v->e) : cluster_load(&p->cluster, path, v->e);
+	if (r < 0) {
+		char where[JPATH_MAX + 256];
+
+		snprintf(where, sizeof(where), "%s: %s", v->file, key);
+		err_prefix(v->e, where);
+		return -1;
+	}
+	*ref = strdup(item->valuestring);
+	return *ref ? 0 : oom(v);
+}
+
+static int read_stages(struct jv *v, const cJSON *root, struct plan *p)
+{
+	const cJSON *arr;
+	char path[JPATH_MAX];
+	long n, i = 0;
+	int next = 0;
+
+	if (jv_array(v, root, "", "stages", JV_REQUIRED, &arr) < 0)
+		return -1;
+	n = cJSON_GetArraySize(arr);
+	if (n == 0)
+		return jv_fail(v, "stages", "must list at least one stage");
+	if (n > p->model.nlayers)
+		return jv_fail(v, "stages", "has %ld stages but the model has only %d layers",
+		               n, p->model.nlayers);
+	p->stages = calloc((size_t)n, sizeof(*p->stages));
+	if (!p->stages)
+		return oom(v);
+	for (const cJSON *s = arr->child; s; s = s->next, i++) {
+		struct stage *st = &p->stages[i];
+		const cJSON *range;
+		char rpath[JPATH_MAX], epath[JPATH_MAX];
+		double a, b;
+		long dev;
+
+		jpath_index(path, "stages", i);
+		if (!cJSON_IsObject(s))
+			return jv_fail(v, path, "must be an object, not %s", json_type_name(s));
+		if (jv_array(v, s, path, "layers", JV_REQUIRED, &range) < 0)
+			return -1;
+		jpath_key(rpath, path, "layers");
+		if (cJSON_GetArraySize(range) != 2)
+			return jv_fail(v, rpath, "must be [first, last], an inclusive layer range");
+		jpath_index(epath, rpath, 0);
+		if (jv_number_value(v, range->child, epath, JV_INTEGER, 0, p->model.nlayers - 1, &a) < 0)
+			return -1;
+		jpath_index(epath, rpath, 1);
+		if (jv_number_value(v, range->child->next, epath, JV_INTEGER, 0, p->model.nlayers - 1, &b) < 0)
+			return -1;
+		st->first = (int)a;
+		st->last = (int)b;
+		if (st->last < st->first)
+			return jv_fail(v, rpath, "last layer %d comes before first layer %d", st->last, st->first);
+		if (st->first != next) {
+			if (i == 0)
+				return jv_fail(v, rpath, "starts at layer %d but the first stage must start at layer 0",
+				               st->first);
+			return jv_fail(v, rpath, "starts at layer %d but stages[%ld] ends at layer %d "
+			               "(stages must cover every layer once, in order)", st->first, i - 1, next - 1);
+		}
+		next = st->last + 1;
+		if (jv_int(v, s, path, "device", JV_REQUIRED, 0, p->cluster.devices - 1, 0, &dev) < 0) {
+			if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(s, "device"))) {
+				char dpath[JPATH_MAX];
+
+				jpath_key(dpath, path, "device");
+				return jv_fail(v, dpath, "no such device (cluster '%s' has %d: 0..%d)",
+				               p->cluster.name, p->cluster.devices, p->cluster.devices - 1);
+			}
+			return -1;
+		}
+		st->device = (int)dev;
+	}
+	if (next != p->model.nlayers)
+		return jv_fail(v, "stages", "cover layers 0..%d but the model has %d layers (0..%d)",
+		               next - 1, p->model.nlayers, p->model.nlayers - 1);
+	p->nstages = (int)n;
+	return 0;
+}
+
+/* The slot of an op in the coverage table: B shares I's slot (they never coexist). */
+static long op_slot(const struct plan *p, const struct action *a)
+{
+	int per = plan_ops_per_mb(p);
+	int k = a->kind == OP_F ? 0 : (a->kind == OP_W ? 2 : 1);
+
+	return ((long)a->stage * p->microbatches + a->mb) * per + k;
+}
+
+static int read_schedule(struct jv *v, const cJSON *root, struct plan *p)
+{
+	const cJSON *arr;
+	char path[JPATH_MAX], tok[ACTION_TEXT_MAX], tok2[ACTION_TEXT_MAX];
+	long nops, total = 0, d = 0, pos = 0, nslots;
+	int32_t *first_seen = NULL;
+	int r = -1;
+
+	if (jv_array(v, root, "", "schedule", JV_REQUIRED, &arr) < 0)
+		return -1;
+	if (cJSON_GetArraySize(arr) != p->cluster.devices)
+		return jv_fail(v, "schedule", "has %d device lists but cluster '%s' has %d devices",
+		               cJSON_GetArraySize(arr), p->cluster.name, p->cluster.devices);
+	/* slots for every op kind (F, I/B, W): bounds the allocation whatever the lists hold;
+	 * a wrong kind or count is then reported precisely by the per-token checks */
+	nops = (long)p->nstages * p->microbatches * 3;
+	if ((double)p->nstages * p->microbatches * plan_ops_per_mb(p) > (double)OCTO_MAX_OPS)
+		return jv_fail(v, "schedule", "plan too large: %d stages x %d microbatches is more than %ld ops",
+		               p->nstages, p->microbatches, (long)OCTO_MAX_OPS);
+	/* count first, so a list with garbage cannot make us allocate for it */
+	for (const cJSON *dl = arr->child; dl; dl = dl->next, d++) {
+		jpath_index(path, "schedule", d);
+		if (!cJSON_IsArray(dl))
+			return jv_fail(v, path, "must be an array of actions, not %s", json_type_name(dl));
+		total += cJSON_GetArraySize(dl);
+		if (total > nops)
+			return jv_fail(v, path, "more actions than the plan has ops (%d stages x %d "
+			               "microbatches x %d)", p->nstages, p->microbatches, plan_ops_per_mb(p));
+	}
+	p->ndevices = p->cluster.devices;
+	p->order_start = calloc((size_t)p->ndevices + 1, sizeof(*p->order_start));
+	p->order = malloc((size_t)(total ? total : 1) * sizeof(*p->order));
+	nslots = (long)p->nstages * p->microbatches * plan_ops_per_mb(p);
+	first_seen = malloc((size_t)nslots * sizeof(*first_seen));
+	if (!p->order_start || !p->order || !first_seen) {
+		oom(v);
+		goto out;
+	}
+	for (long i = 0; i < nslots; i++)
+		first_seen[i] = -1;
+	d = 0;
+	for (const cJSON *dl = arr->child; dl; dl = dl->next, d++) {
+		long i = 0;
+
+		p->order_start[d] = (int)pos;
+		for (const cJSON *t = dl->child; t; t = t->next, i++, pos++) {
+			struct action *a = &p->order[pos];
+			long slot;
+
+			snprintf(path, sizeof(path), "schedule[%ld][%ld]", d, i);
+			if (!cJSON_IsString(t)) {
+				jv_fail(v, path, "must be an action string like '0F3', not %s", json_type_name(t));
+				goto out;
+			}
+			if (action_parse(t->valuestring, a) < 0) {
+				jv_fail(v, path, "'%.40s' is not an action", t->valuestring);
+				goto out;
+			}
+			action_format(a, tok);
+			if (a->stage >= p->nstages) {
+				jv_fail(v, path, "'%s' names stage %d but the plan has %d stages", tok,
+				        (int)a->stage, p->nstages);
+				goto out;
+			}
+			if (a->mb >= p->microbatches) {
+				jv_fail(v, path, "'%s' names microbatch %d but the plan has %d (0..%d)", tok,
+				        (int)a->mb, p->microbatches, p->microbatches - 1);
+				goto out;
+			}
+			if (a->kind == OP_B && p->split_backward) {
+				jv_fail(v, path, "'%s' is a fused backward but split_backward is true (use I and W)", tok);
+				goto out;
+			}
+			if ((a->kind == OP_I || a->kind == OP_W) && !p->split_backward) {
+				jv_fail(v, path, "'%s' needs split_backward: true (without it use B, the fused backward)", tok);
+				goto out;
+			}
+			if (p->stages[a->stage].device != d) {
+				jv_fail(v, path, "'%s' belongs to stage %d, which is placed on device %d, not %ld",
+				        tok, (int)a->stage, p->stages[a->stage].device, d);
+				goto out;
+			}
+			slot = op_slot(p, a);
+			if (first_seen[slot] >= 0) {
+				int fd = 0;
+
+				while (p->order_start[fd + 1] <= first_seen[slot] && fd + 1 <= d)
+					fd++;
+				jv_fail(v, path, "'%s' appears twice (first at schedule[%d][%ld])", tok, fd,
+				        (long)(first_seen[slot] - p->order_start[fd]));
+				goto out;
+			}
+			first_seen[slot] = (int32_t)pos;
+		}
+	}
+	p->order_start[p->ndevices] = (int)pos;
+	for (long s = 0; s < nslots; s++) {
+		if (first_seen[s] < 0) {
+			int per = plan_ops_per_mb(p), k = (int)(s % per);
+			struct action a;
+
+			a.stage = (int32_t)(s / per / p->microbatches);
+			a.mb = (int32_t)(s / per % p->microbatches);
+			a.kind = (uint8_t)(k == 0 ? OP_F : k == 2 ? OP_W : p->split_backward ? OP_I : OP_B);
+			snprintf(path, sizeof(path), "schedule[%d]", p->stages[a.stage].device);
+			action_format(&a, tok2);
+			jv_fail(v, path, "'%s' is missing (each stage needs %s for every one of the %d microbatches)",
+			        tok2, p->split_backward ? "F, I and W" : "F and B", p->microbatches);
+			goto out;
+		}
+	}
+	r = 0;
+out:
+	free(first_seen);
+	return r;
+}
+
+int plan_from_json(struct plan *p, const cJSON *root, const char *file, const char *base_dir,
+                   struct err *e)
+{
+	struct jv v = { file, e, NULL };
+	const char *name;
+	long mb;
+
+	memset(p, 0, sizeof(*p));
+	if (jv_format(&v, root, PLAN_FORMAT) < 0 ||
+	    jv_string(&v, root, "", "name", JV_NONEMPTY, NULL, &name) < 0 ||
+	    jv_int(&v, root, "", "microbatches", JV_REQUIRED, 1, OCTO_MAX_MICROBATCHES, 0, &mb) < 0 ||
+	    jv_bool(&v, root, "", "split_backward", JV_REQUIRED, false, &p->split_backward) < 0 ||
+	    read_part(&v, root, "model", base_dir, p) < 0 ||
+	    read_part(&v, root, "cluster", base_dir, p) < 0)
+		goto fail;
+	p->microbatches = (int)mb;
+	if (read_stages(&v, root, p) < 0 || read_schedule(&v, root, p) < 0)
+		goto fail;
+	if (name && !(p->name = strdup(name)))
+		goto oom;
+	if (json_extras(root, plan_keys, &p->extra) < 0)
+		goto oom;
+	return 0;
+oom:
+	oom(&v);
+fail:
+	plan_release(p);
+	return -1;
+}
+
+int plan_load(struct plan *p, const char *path, struct err *e)
+{
+	char dir[4096];
+	cJSON *root = json_load_file(path, e);
+	int r;
+
+	memset(p, 0, sizeof(*p));
+	if (!root)
+		return -1;
+	fileio_dirname(path, dir, sizeof(dir));
+	r = plan_from_json(p, root, path, dir, e);
+	cJSON_Delete(root);
+	return r;
+}
+
+int plan_stages_on(const struct plan *p, int d)
+{
+	int n = 0;
+
+	for (int s = 0; s < p->nstages; s++)
+		n += p->stages[s].device == d;
+	return n;
+}
+
+cJSON *plan_to_json(const struct plan *p, bool embed)
+{
+	struct jw w = { false };
+	cJSON *root = cJSON_CreateObject(), *arr;
+	char tok[ACTION_TEXT_MAX];
+
+	jw_str(&w, root, "format", PLAN_FORMAT);
+	if (p->name)
+		jw_str(&w, root, "name", p->name);
+	if (p->model_ref && !embed)
+		jw_str(&w, root, "model", p->model_ref);
+	else
+		jw_item(&w, root, "model", model_to_json(&p->model));
+	if (p->cluster_ref && !embed)
+		jw_str(&w, root, "cluster", p->cluster_ref);
+	else
+		jw_item(&w, root, "cluster", cluster_to_json(&p->cluster));
+	jw_num(&w, root, "microbatches", p->microbatches);
+	jw_bool(&w, root, "split_backward", p->split_backward);
+	arr = jw_arr(&w, root, "stages");
+	for (int s = 0; s < p->nstages; s++) {
+		cJSON *o = jw_push(&w, arr, cJSON_CreateObject()), *range;
+
+		range = jw_arr(&w, o, "layers");
+		jw_push(&w, range, cJSON_CreateNumber(p->stages[s].first));
+		jw_push(&w, range, cJSON_CreateNumber(p->stages[s].last));
+		jw_num(&w, o, "device", p->stages[s].device);
+	}
+	arr = jw_arr(&w, root, "schedule");
+	for (int d = 0; d < p->ndevices; d++) {
+		cJSON *dl = jw_push(&w, arr, cJSON_CreateArray());
+
+		for (int i = p->order_start[d]; i < p->order_start[d + 1]; i++)
+			jw_push(&w, dl, cJSON_CreateString(action_format(&p->order[i], tok)));
+	}
+	jw_extras(&w, root, p->extra);
+	if (w.oom) {
+		cJSON_Delete(root);
+		return NULL;
+	}
+	return root;
+}
+
+int plan_save(const struct plan *p, const char *path, bool embed, struct err *e)
+{
+	cJSON *root = plan_to_json(p, embed);
+	int r;
+
+	if (!root)
+		return err_set(e, ERR_RUNTIME, "%s: out of memory", path);
+	r = json_save_file(path, root, e);
+	cJSON_Delete(root);
+	return r;
+}

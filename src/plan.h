@@ -1,0 +1,72 @@
+/*
+ * plan — partition + placement + per-device order (`octopipe.plan/1`).
+ *
+ * A plan owns its model and cluster (read from the paths it names, relative to the plan
+ * file, or from embedded objects). Validation proves the plan is well formed: stages cover
+ * every layer once and in order, every stage sits on an existing device, each device's
+ * list holds exactly the ops of its own stages, each once, and W/I appear only with a
+ * split backward. Whether the order can run (no deadlock) is the simulator's question.
+ *
+ * The order is stored flat (CSR): device d runs order[order_start[d] .. order_start[d+1]).
+ */
+#ifndef OCTO_PLAN_H
+#define OCTO_PLAN_H
+
+#include <stdbool.h>
+
+#include <cjson/cJSON.h>
+
+#include "action.h"
+#include "cluster.h"
+#include "err.h"
+#include "model.h"
+
+#define PLAN_FORMAT "octopipe.plan/1"
+
+struct stage {
+	int first;   /* first layer, inclusive */
+	int last;    /* last layer, inclusive */
+	int device;
+};
+
+struct plan {
+	char *name;             /* optional; NULL when not given */
+	char *model_ref;        /* the path as written in the file; NULL when embedded */
+	char *cluster_ref;
+	struct model model;
+	struct cluster cluster;
+	int microbatches;
+	bool split_backward;
+	int nstages;
+	struct stage *stages;
+	int ndevices;           /* = cluster.devices */
+	int *order_start;       /* ndevices + 1 entries */
+	struct action *order;
+	cJSON *extra;
+};
+
+/* Validates root; model/cluster paths are resolved against base_dir (the plan file's
+ * directory; NULL = current directory). */
+int plan_from_json(struct plan *p, const cJSON *root, const char *file, const char *base_dir,
+                   struct err *e);
+int plan_load(struct plan *p, const char *path, struct err *e);
+/* With embed, the model and cluster are written inline even if they came from files. */
+cJSON *plan_to_json(const struct plan *p, bool embed);
+int plan_save(const struct plan *p, const char *path, bool embed, struct err *e);
+void plan_release(struct plan *p);
+
+/* Ops each stage needs per microbatch: 3 (F, I, W) with a split backward, else 2 (F, B). */
+static inline int plan_ops_per_mb(const struct plan *p)
+{
+	return p->split_backward ? 3 : 2;
+}
+
+static inline long plan_total_ops(const struct plan *p)
+{
+	return p->order_start[p->ndevices];
+}
+
+/* Number of stages placed on device d. */
+int plan_stages_on(const struct plan *p, int d);
+
+#endif

@@ -1,0 +1,135 @@
+/*
+ * strbuf — growable text buffer (see strbuf.h). Growth is geometric so appending a
+ * character at a time stays linear; the first failed allocation marks the buffer and
+ * later appends become no-ops, which keeps error handling at call sites to one check.
+ */
+#include "strbuf.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char strbuf_empty[1] = "";
+
+void strbuf_init(struct strbuf *sb)
+{
+	sb->buf = (char *)strbuf_empty;
+	sb->len = 0;
+	sb->alloc = 0;
+	sb->oom = false;
+}
+
+void strbuf_release(struct strbuf *sb)
+{
+	if (sb->alloc)
+		free(sb->buf);
+	strbuf_init(sb);
+}
+
+char *strbuf_detach(struct strbuf *sb)
+{
+	char *s;
+
+	if (sb->oom) {
+		strbuf_release(sb);
+		return NULL;
+	}
+	s = sb->alloc ? sb->buf : strdup("");
+	strbuf_init(sb);
+	return s;
+}
+
+void strbuf_reset(struct strbuf *sb)
+{
+	sb->len = 0;
+	if (sb->alloc)
+		sb->buf[0] = '\0';
+}
+
+bool strbuf_grow(struct strbuf *sb, size_t extra)
+{
+	size_t want, cap;
+	char *p;
+
+	if (sb->oom)
+		return false;
+	if (extra > (size_t)-1 / 2 - sb->len) {
+		sb->oom = true;
+		return false;
+	}
+	want = sb->len + extra + 1;
+	if (want <= sb->alloc)
+		return true;
+	cap = sb->alloc ? sb->alloc : 64;
+	while (cap < want)
+		cap *= 2;
+	p = sb->alloc ? realloc(sb->buf, cap) : malloc(cap);
+	if (!p) {
+		sb->oom = true;
+		return false;
+	}
+	if (!sb->alloc)
+		p[0] = '\0';
+	sb->buf = p;
+	sb->alloc = cap;
+	return true;
+}
+
+void strbuf_add(struct strbuf *sb, const void *data, size_t n)
+{
+	if (!strbuf_grow(sb, n))
+		return;
+	memcpy(sb->buf + sb->len, data, n);
+	sb->len += n;
+	sb->buf[sb->len] = '\0';
+}
+
+void strbuf_addstr(struct strbuf *sb, const char *s)
+{
+	strbuf_add(sb, s, strlen(s));
+}
+
+void strbuf_addch(struct strbuf *sb, char c)
+{
+	strbuf_add(sb, &c, 1);
+}
+
+void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap)
+{
+	va_list cp;
+	int n;
+
+	va_copy(cp, ap);
+	n = vsnprintf(NULL, 0, fmt, cp);
+	va_end(cp);
+	if (n < 0 || !strbuf_grow(sb, (size_t)n))
+		return;
+	vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
+	sb->len += (size_t)n;
+}
+
+void strbuf_addf(struct strbuf *sb, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	strbuf_vaddf(sb, fmt, ap);
+	va_end(ap);
+}
+
+void strbuf_pad(struct strbuf *sb, char c, size_t n)
+{
+	if (!strbuf_grow(sb, n))
+		return;
+	memset(sb->buf + sb->len, c, n);
+	sb->len += n;
+	sb->buf[sb->len] = '\0';
+}
+
+void strbuf_truncate(struct strbuf *sb, size_t len)
+{
+	if (len < sb->len) {
+		sb->len = len;
+		sb->buf[len] = '\0';
+	}
+}

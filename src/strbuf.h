@@ -1,0 +1,42 @@
+/*
+ * strbuf — a growable, always NUL-terminated byte buffer for building text.
+ *
+ * Initialise with STRBUF_INIT or strbuf_init(); the buffer owns its memory until
+ * strbuf_release() (which leaves it empty and reusable) or strbuf_detach() (which hands
+ * the string to the caller, who frees it with free()). Allocation failure is sticky:
+ * further appends are ignored and strbuf_failed() reports it, so callers check once.
+ */
+#ifndef OCTO_STRBUF_H
+#define OCTO_STRBUF_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+struct strbuf {
+	char *buf;     /* never NULL once initialised: "" when empty */
+	size_t len;
+	size_t alloc;
+	bool oom;      /* an allocation failed; contents are truncated */
+};
+
+#define STRBUF_INIT { (char *)strbuf_empty, 0, 0, false }
+extern const char strbuf_empty[1];
+
+void strbuf_init(struct strbuf *sb);
+void strbuf_release(struct strbuf *sb);
+/* Returns the heap string (caller frees) and leaves sb empty; NULL after an allocation failure. */
+char *strbuf_detach(struct strbuf *sb);
+void strbuf_reset(struct strbuf *sb);
+bool strbuf_grow(struct strbuf *sb, size_t extra);
+void strbuf_add(struct strbuf *sb, const void *data, size_t n);
+void strbuf_addstr(struct strbuf *sb, const char *s);
+void strbuf_addch(struct strbuf *sb, char c);
+void strbuf_addf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap);
+/* Appends n copies of c. */
+void strbuf_pad(struct strbuf *sb, char c, size_t n);
+void strbuf_truncate(struct strbuf *sb, size_t len);
+static inline bool strbuf_failed(const struct strbuf *sb) { return sb->oom; }
+
+#endif
