@@ -1,0 +1,74 @@
+#!/bin/sh
+# The command line contract: help, version, exit codes, check and show on good input.
+. "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+data="$top_srcdir/tests/data"
+
+run "$OCTOPIPE" --help
+expect_rc 0 "--help exits 0"
+expect_match '^  check FILE' "$OUT" "--help lists check"
+expect_match '^  show MODEL' "$OUT" "--help lists show"
+if printf '%s\n' "$OUT" | grep -Eq '^  (tui|plan|sim|tune|run) '; then not_ok "--help lists only working commands" "$OUT"
+else ok "--help lists only working commands"; fi
+
+run "$OCTOPIPE" --version
+expect_rc 0 "--version exits 0"
+expect_match '^octopipe [0-9]+\.[0-9]+\.[0-9]+$' "$OUT" "--version prints the version"
+
+run "$OCTOPIPE" frobnicate
+expect_rc 2 "an unknown command exits 2"
+expect_match "'frobnicate' is not a command" "$ERR" "an unknown command is named"
+
+run "$OCTOPIPE" check
+expect_rc 2 "check without files exits 2"
+run "$OCTOPIPE" check --bogus "$data/tiny-model.json"
+expect_rc 2 "check with an unknown option exits 2"
+run "$OCTOPIPE" check --help
+expect_rc 0 "check --help exits 0"
+expect_match '^usage: octopipe check' "$OUT" "check --help prints usage"
+
+run "$OCTOPIPE" check "$data/tiny-model.json" "$data/tiny-cluster.json" "$data/tiny-plan.json" "$data/tiny-timeline.json"
+expect_rc 0 "check accepts one file of each kind"
+expect_match "tiny-model.json: ok: model 'tiny': 4 layers" "$OUT" "check describes a model"
+expect_match "tiny-cluster.json: ok: cluster '2xtest': 2 H200 devices" "$OUT" "check describes a cluster"
+expect_match "tiny-plan.json: ok: plan 'tiny 1f1b': .* 2 stages on 2 of 2 devices, 2 microbatches, split backward, 12 ops" "$OUT" "check describes a plan"
+expect_match "tiny-timeline.json: ok: timeline \(sim\): 2 devices, 5 ops, 2 transfers" "$OUT" "check describes a timeline"
+
+run "$OCTOPIPE" check "$data/tiny-model.json" "$data/bad/11-model-negative-cost.json" "$data/tiny-cluster.json"
+expect_rc 2 "one bad file among good ones exits 2"
+expect_match 'tiny-cluster.json: ok' "$OUT" "files after a bad one are still checked"
+run "$OCTOPIPE" check "$data/no-such-file.json"
+expect_rc 2 "a missing file exits 2"
+expect_match 'no-such-file.json: cannot open: No such file or directory' "$ERR" "a missing file is named"
+run "$OCTOPIPE" check "$data"
+expect_rc 2 "a directory exits 2"
+
+run "$OCTOPIPE" check --json "$data/tiny-model.json" "$data/bad/01-empty.json"
+expect_rc 2 "check --json still exits 2 on a bad file"
+expect_match '"ok": true' "$OUT" "check --json marks good files"
+expect_match '"error": ".*01-empty.json: file is empty' "$OUT" "check --json carries the error"
+if command -v python3 >/dev/null 2>&1; then
+    if printf '%s' "$OUT" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert len(d)==2' 2>/dev/null
+    then ok "check --json is valid JSON"; else not_ok "check --json is valid JSON" "$OUT"; fi
+else skip "check --json is valid JSON" "no python3"; fi
+
+run "$OCTOPIPE" show "$data/tiny-model.json"
+expect_rc 0 "show exits 0"
+expect_match '^model tiny: 4 layers, sequence 1024 x micro-batch 1' "$OUT" "show prints the header"
+expect_match '^attn +1 +1\.00 +1\.00 +1\.00' "$OUT" "show prints per-kind rows"
+expect_match '^total +4 +6\.00 +5\.50 +4\.25 +100\.0%' "$OUT" "show prints totals"
+expect_match '^ +3  attn\+head +7\.00 ms' "$OUT" "show puts the head layer first among the heaviest"
+
+run "$OCTOPIPE" show --json "$data/tiny-model-compact.json"
+expect_rc 0 "show --json exits 0"
+expect_match '"heaviest": \[' "$OUT" "show --json lists the heaviest layers"
+total=$(printf '%s\n' "$OUT" | sed -n '/"total"/,/}/p' | tr -d ' \n')
+expect_match '"count":4,"f_ms":6,"b_ms":5\.5,"w_ms":4\.25' "$total" "the compact form expands to the same totals"
+
+run "$OCTOPIPE" show "$data/bad/09-model-no-layers.json"
+expect_rc 2 "show of a bad model exits 2"
+expect_match '09-model-no-layers.json: layers: required field is missing' "$ERR" "show reports the bad field"
+run "$OCTOPIPE" show no-such-sample
+expect_rc 2 "show of an unknown sample exits 2"
+run "$OCTOPIPE" show a b
+expect_rc 2 "show with two models exits 2"
+done_testing

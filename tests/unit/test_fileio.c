@@ -1,0 +1,84 @@
+/* test_fileio — atomic writes replace files without leaving temporaries, failures leave
+ * the old file intact, and reads refuse directories and missing files. */
+#include "config.h"
+
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fileio.h"
+#include "../tap.h"
+
+static int count_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
+}
+
+int main(void)
+{
+	struct err e = ERR_INIT;
+	char tmp[] = "/tmp/octopipe-io-XXXXXX", path[128], bad[160], out[64];
+	size_t len;
+	char *s;
+	struct stat st;
+
+	ok(mkdtemp(tmp) != NULL, "temporary directory");
+	snprintf(path, sizeof(path), "%s/f.json", tmp);
+	ok(fileio_write_atomic(path, "first\n", 6, &e) == 0, "a new file is written");
+	ok(fileio_write_atomic(path, "second\n", 7, &e) == 0, "an existing file is replaced");
+	s = fileio_read(path, &len, &e);
+	is_str(s, "second\n", "the reader sees the new content");
+	is_int(len, 7, "and its length");
+	free(s);
+	is_int(count_entries(tmp), 1, "no temporary file is left behind");
+	ok(stat(path, &st) == 0 && (st.st_mode & 0777) == (0666 & ~umask(022)), "the file gets the usual mode");
+
+	snprintf(bad, sizeof(bad), "%s/no-such-dir/f.json", tmp);
+	ok(fileio_write_atomic(bad, "x", 1, &e) < 0, "writing into a missing directory fails");
+	ok(strstr(e.msg, "cannot create a temporary file") != NULL, "with a message (%s)", e.msg);
+	is_int(e.cls, ERR_RUNTIME, "as a runtime failure");
+	ok(chmod(tmp, 0500) == 0, "make the directory read-only");
+	if (geteuid() != 0) {
+		ok(fileio_write_atomic(path, "third\n", 6, &e) < 0, "a failed write reports an error");
+		s = fileio_read(path, &len, &e);
+		is_str(s, "second\n", "and the old file is intact");
+		free(s);
+	} else {
+		ok(1, "a failed write reports an error # SKIP root ignores directory permissions");
+		ok(1, "and the old file is intact # SKIP root ignores directory permissions");
+	}
+	chmod(tmp, 0700);
+
+	ok(fileio_read(tmp, &len, &e) == NULL, "a directory is not read");
+	ok(strstr(e.msg, "is a directory") != NULL, "and is named as one");
+	ok(fileio_read(bad, &len, &e) == NULL && e.cls == ERR_INPUT, "a missing file is bad input");
+
+	fileio_dirname("a/b/c.json", out, sizeof(out));
+	is_str(out, "a/b", "dirname of a relative path");
+	fileio_dirname("c.json", out, sizeof(out));
+	is_str(out, ".", "dirname without a slash");
+	fileio_dirname("/c.json", out, sizeof(out));
+	is_str(out, "/", "dirname at the root");
+	ok(fileio_join("plans", "../samples/m.json", out, sizeof(out)) == 0, "join");
+	is_str(out, "plans/../samples/m.json", "joins relative paths");
+	fileio_join("plans", "/abs/m.json", out, sizeof(out));
+	is_str(out, "/abs/m.json", "keeps absolute paths");
+	ok(fileio_join("plans", "a-very-long-name-that-does-not-fit-in-the-buffer-at-all.json", out, 16) < 0,
+	   "refuses to truncate");
+
+	unlink(path);
+	rmdir(tmp);
+	return tap_done();
+}
