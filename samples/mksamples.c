@@ -1,0 +1,861 @@
+/*
+ * mksamples — regenerates the bundled samples from data committed in the repository.
+ *
+ *     samples/mksamples SRCDIR
+ *
+ * reads SRCDIR/samples/profiles (measured per-layer times and relative-costs.json) and
+ * writes, through the engine's own writers (so every file is canonical and a second run
+ * gives the same bytes):
+ *     SRCDIR/samples/models/<model>.json      layer tables, octopipe.model/1
+ *     SRCDIR/samples/clusters/<name>.json     H200 / H100 clusters, octopipe.cluster/1
+ *     SRCDIR/plans/gpt-13b-4xH200-1f1b.json   a classic 1F1B plan, octopipe.plan/1
+ *
+ * Times. f_ms is the profiled forward. The profiled full backward of each layer is split
+ * into B (input grad) and W (weight grad) with one W share, W / (B + W), per layer class,
+ * taken from a row of relative-costs.json (same family as the class, the profile's
+ * seq_len, the vocab nearest the model's) or, for a class nobody measured, from the
+ * zero-bubble theory W = B. The first and last layers have the embedding and the head
+ * folded in: such a layer is read as its base kind (the median of the other layers of
+ * the same letter) plus an extra, the remainder. The base part is split with the base
+ * share, a head extra with the head share, and an embedding extra goes entirely to W
+ * (its backward is only the weight-gradient scatter-add). samples/README.md has the table.
+ *
+ * Memory. From the public architecture of each model (the specs below) with the per-token
+ * formulas of the reference notes: bf16 weights, activations kept for the backward with
+ * FlashAttention and no recompute, the part of them W needs (inputs and output grads of
+ * every linear layer, clamped to the activations), and the hidden state sent downstream.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "action.h"
+#include "cluster.h"
+#include "err.h"
+#include "json.h"
+#include "model.h"
+#include "plan.h"
+
+#define PATH_LEN 4096
+#define ROWS_MAX 256
+#define LETTERS_MAX 4
+
+/* The triples of a relative-costs row: [F, B, W] of the layer, of the second layer kind
+ * (MoE for deepseek, Mamba for nemotronh) and of the head. */
+enum triple { TR_LAYER = 0, TR_SECOND = 1, TR_HEAD = 2 };
+
+/* Where a class takes its W share from; family NULL: zero-bubble theory, W = B. */
+struct share_ref {
+	const char *family;
+	enum triple triple;
+};
+
+/* What a layer letter is made of; every part brings its own pre-norm. */
+enum part {
+	P_ATTN = 1 << 0,   /* self-attention (GQA or MHA), FlashAttention */
+	P_MLP = 1 << 1,    /* non-gated MLP, 2 matrices */
+	P_GLU = 1 << 2,    /* SwiGLU MLP, 3 matrices */
+	P_MOE = 1 << 3,    /* router + routed experts (+ shared experts), SwiGLU */
+	P_MAMBA2 = 1 << 4, /* Mamba-2 mixer */
+	P_GPT = 1 << 5,    /* activations by Korthikanti's 34 bytes/token x h instead */
+};
+
+struct letter {
+	char arch;           /* the letter in the profile */
+	const char *kind;
+	unsigned parts;
+	struct share_ref share;
+	const char *what;    /* the class in the printed share table */
+};
+
+struct arch {
+	long h, vocab;
+	long pos_rows;       /* learned position embeddings (rows), 0 for none */
+	bool layernorm;      /* LayerNorm (weight and bias) instead of RMSNorm */
+	bool bias;           /* biases on the linear layers (not on the LM head) */
+	long nq, nkv, dh;
+	bool sinks;          /* one learned sink logit per query head */
+	long ffn;            /* dense MLP intermediate */
+	long experts, topk, fe, fshared;
+	long mheads, mhdim, groups, state, conv, chunk;
+};
+
+struct spec {
+	const char *name;    /* the profile's file name and the model's name */
+	struct arch a;
+	struct letter letters[LETTERS_MAX];
+	struct share_ref head;
+	const char *public_layout; /* letters of the published layout where the profile differs */
+	double known_params;
+	const char *known;
+};
+
+#define DEEPSEEK_PUBLIC "D" "MMMMMMMMMMMMMMMMMMMMMMMMMMM"
+
+static const struct spec specs[] = {
+	{
+		.name = "nemotron-nano-v2-9b",
+		.a = { .h = 4480, .vocab = 131072, .nq = 40, .nkv = 8, .dh = 128, .ffn = 15680,
+		       .mheads = 128, .mhdim = 80, .groups = 8, .state = 128, .conv = 4, .chunk = 128 },
+		.letters = {
+			{ 'M', "mamba2", P_MAMBA2, { "nemotronh", TR_SECOND }, "mamba2 mixer" },
+			{ '-', "mlp", P_MLP, { NULL, TR_LAYER }, "squared-relu mlp" },
+			{ '*', "attention", P_ATTN, { "nemotronh", TR_LAYER }, "attention" },
+		},
+		.head = { "nemotronh", TR_HEAD },
+		.known_params = 8.9e9,
+		.known = "NVIDIA-Nemotron-Nano-9B-v2, ~8.9B",
+	},
+	{
+		.name = "deepseek-16b",
+		.a = { .h = 2048, .vocab = 102400, .nq = 16, .nkv = 16, .dh = 128, .ffn = 10944,
+		       .experts = 64, .topk = 6, .fe = 1408, .fshared = 2 * 1408 },
+		.letters = {
+			{ 'D', "dense", P_ATTN | P_GLU, { "deepseek", TR_LAYER }, "attention + dense mlp" },
+			{ 'M', "moe", P_ATTN | P_MOE, { "deepseek", TR_SECOND }, "attention + moe" },
+		},
+		.head = { "deepseek", TR_HEAD },
+		.public_layout = DEEPSEEK_PUBLIC,
+		.known_params = 16.4e9,
+		.known = "deepseek-moe-16b, ~16.4B",
+	},
+	{
+		.name = "gpt-oss-20b",
+		.a = { .h = 2880, .vocab = 201088, .bias = true, .nq = 64, .nkv = 8, .dh = 64,
+		       .sinks = true, .experts = 32, .topk = 4, .fe = 2880 },
+		.letters = {
+			{ 'F', "full-attn+moe", P_ATTN | P_MOE, { "deepseek", TR_SECOND }, "full attention + moe" },
+			{ 'S', "swa+moe", P_ATTN | P_MOE, { "deepseek", TR_SECOND }, "sliding-window attention + moe" },
+		},
+		.head = { "deepseek", TR_HEAD },
+		.known_params = 20.9e9,
+		.known = "gpt-oss-20b, ~20.9B",
+	},
+	{
+		.name = "gpt-13b",
+		.a = { .h = 5120, .vocab = 51200, .pos_rows = 4096, .layernorm = true, .bias = true,
+		       .nq = 40, .nkv = 40, .dh = 128, .ffn = 4 * 5120 },
+		.letters = {
+			{ 'T', "transformer", P_ATTN | P_MLP | P_GPT, { "gemma", TR_LAYER }, "transformer layer" },
+		},
+		.head = { "gemma", TR_HEAD },
+		.known_params = 13e9,
+		.known = "gpt-3 13b, ~13B",
+	},
+};
+
+#define NSPECS ((int)(sizeof(specs) / sizeof(specs[0])))
+
+struct row {
+	const char *family;  /* points into the parsed tree */
+	long seq_len, vocab;
+	double r[9];
+};
+
+struct costs {
+	cJSON *root;
+	int nrows;
+	struct row rows[ROWS_MAX];
+};
+
+/* A profiled layer. */
+struct prof_layer {
+	char letter;
+	bool emb, head;
+	double f_ms, bw_ms;
+};
+
+struct profile {
+	long seq_len, mbs;
+	int n;
+	struct prof_layer *l;
+};
+
+/* Per-token figures of one block: parameters, activation bytes kept for the backward and
+ * the bytes W needs (before clamping to the activations). */
+struct mem {
+	uint64_t params, act, act_w;
+};
+
+static double round3(double x)
+{
+	return round(x * 1000.0) / 1000.0;
+}
+
+static int path_join(char *out, const char *dir, const char *rel, struct err *e)
+{
+	if (snprintf(out, PATH_LEN, "%s/%s", dir, rel) >= PATH_LEN)
+		return err_set(e, ERR_INPUT, "%s/%s: path too long", dir, rel);
+	return 0;
+}
+
+static int make_dir(const char *dir, const char *rel, struct err *e)
+{
+	char p[PATH_LEN];
+
+	if (path_join(p, dir, rel, e) < 0)
+		return -1;
+	if (mkdir(p, 0777) < 0 && errno != EEXIST)
+		return err_set(e, ERR_RUNTIME, "%s: cannot create: %s", p, strerror(errno));
+	return 0;
+}
+
+/* ---- reading the committed data ---- */
+
+static int costs_load(struct costs *c, const char *path, struct err *e)
+{
+	struct jv v = { path, e, NULL };
+	const cJSON *rows;
+	char p[JPATH_MAX], q[JPATH_MAX];
+
+	memset(c, 0, sizeof(*c));
+	c->root = json_load_file(path, e);
+	if (!c->root)
+		return -1;
+	if (jv_array(&v, c->root, "", "rows", JV_REQUIRED, &rows) < 0)
+		return -1;
+	for (const cJSON *it = rows->child; it; it = it->next) {
+		struct row *r = &c->rows[c->nrows];
+		const cJSON *ratios;
+		int i = 0;
+
+		jpath_index(p, "rows", c->nrows);
+		if (c->nrows == ROWS_MAX)
+			return jv_fail(&v, p, "more than %d rows", ROWS_MAX);
+		if (!cJSON_IsObject(it))
+			return jv_fail(&v, p, "must be an object, not %s", json_type_name(it));
+		if (jv_string(&v, it, p, "family", JV_REQUIRED | JV_NONEMPTY, NULL, &r->family) < 0 ||
+		    jv_int(&v, it, p, "seq_len", JV_REQUIRED, 1, 1L << 30, 0, &r->seq_len) < 0 ||
+		    jv_int(&v, it, p, "vocab", JV_REQUIRED, 1, 1L << 30, 0, &r->vocab) < 0 ||
+		    jv_array(&v, it, p, "ratios", JV_REQUIRED, &ratios) < 0)
+			return -1;
+		jpath_key(q, p, "ratios");
+		if (cJSON_GetArraySize(ratios) != 9)
+			return jv_fail(&v, q, "must have 9 entries (got %d)", cJSON_GetArraySize(ratios));
+		for (const cJSON *x = ratios->child; x; x = x->next, i++) {
+			char xp[JPATH_MAX];
+
+			jpath_index(xp, q, i);
+			if (jv_number_value(&v, x, xp, 0, 0, 1e6, &r->r[i]) < 0)
+				return -1;
+		}
+		c->nrows++;
+	}
+	return 0;
+}
+
+/* The row of family at seq_len whose vocab is nearest to vocab (the first on a tie). */
+static const struct row *costs_row(const struct costs *c, const char *family, long seq_len,
+                                   long vocab, struct err *e)
+{
+	const struct row *best = NULL;
+
+	for (int i = 0; i < c->nrows; i++) {
+		const struct row *r = &c->rows[i];
+
+		if (strcmp(r->family, family) != 0 || r->seq_len != seq_len)
+			continue;
+		if (!best || labs(r->vocab - vocab) < labs(best->vocab - vocab))
+			best = r;
+	}
+	if (!best)
+		err_set(e, ERR_INPUT, "relative-costs.json: no %s row at seq_len %ld", family, seq_len);
+	return best;
+}
+
+/* Reads "X", "X+E" or "X+H" into l. */
+static int parse_arch(const char *s, struct prof_layer *l)
+{
+	if (!s[0] || s[0] == '+')
+		return -1;
+	l->letter = s[0];
+	for (s++; *s; s += 2) {
+		if (s[0] != '+' || (s[1] != 'E' && s[1] != 'H'))
+			return -1;
+		if (s[1] == 'E')
+			l->emb = true;
+		else
+			l->head = true;
+	}
+	return l->emb && l->head ? -1 : 0;
+}
+
+static int profile_load(struct profile *pr, const char *path, struct err *e)
+{
+	struct jv v = { path, e, NULL };
+	const cJSON *layers;
+	cJSON *root;
+	char p[JPATH_MAX], q[JPATH_MAX];
+	int r = -1, i = 0;
+
+	memset(pr, 0, sizeof(*pr));
+	root = json_load_file(path, e);
+	if (!root)
+		return -1;
+	if (jv_int(&v, root, "", "seq_len", JV_REQUIRED, 1, 1L << 24, 0, &pr->seq_len) < 0 ||
+	    jv_int(&v, root, "", "micro_batch_size", 0, 1, 1L << 20, 1, &pr->mbs) < 0 ||
+	    jv_array(&v, root, "", "layers", JV_REQUIRED, &layers) < 0)
+		goto out;
+	pr->n = cJSON_GetArraySize(layers);
+	if (pr->n < 2) {
+		jv_fail(&v, "layers", "must list at least two layers");
+		goto out;
+	}
+	pr->l = calloc((size_t)pr->n, sizeof(*pr->l));
+	if (!pr->l) {
+		err_set(e, ERR_RUNTIME, "%s: out of memory", path);
+		goto out;
+	}
+	for (const cJSON *it = layers->child; it; it = it->next, i++) {
+		struct prof_layer *l = &pr->l[i];
+		const char *arch;
+
+		jpath_index(p, "layers", i);
+		if (!cJSON_IsObject(it)) {
+			jv_fail(&v, p, "must be an object, not %s", json_type_name(it));
+			goto out;
+		}
+		if (jv_string(&v, it, p, "arch", JV_REQUIRED | JV_NONEMPTY, NULL, &arch) < 0 ||
+		    jv_number(&v, it, p, "f_ms", JV_REQUIRED, 0, 1e6, 0, &l->f_ms) < 0 ||
+		    jv_number(&v, it, p, "b_full_ms", JV_REQUIRED, 0, 1e6, 0, &l->bw_ms) < 0)
+			goto out;
+		jpath_key(q, p, "arch");
+		if (parse_arch(arch, l) < 0) {
+			jv_fail(&v, q, "must be a letter, optionally with +E or +H (got \"%s\")", arch);
+			goto out;
+		}
+		if ((l->emb && i != 0) || (l->head && i != pr->n - 1)) {
+			jv_fail(&v, q, "the embedding must be on the first layer and the head on the last");
+			goto out;
+		}
+	}
+	r = 0;
+out:
+	cJSON_Delete(root);
+	if (r < 0) {
+		free(pr->l);
+		pr->l = NULL;
+	}
+	return r;
+}
+
+/* ---- memory per token ---- */
+
+static uint64_t norm_params(const struct arch *a)
+{
+	return a->layernorm ? 2 * (uint64_t)a->h : (uint64_t)a->h;
+}
+
+/* A linear layer in -> out held in pcopies copies (experts) and run on acopies copies of
+ * each token (routed top-k): its weights, and the 2 * (in + out) bytes/token W keeps. */
+static void linear(struct mem *m, const struct arch *a, uint64_t in, uint64_t out,
+                   uint64_t pcopies, uint64_t acopies)
+{
+	m->params += pcopies * (in * out + (a->bias ? out : 0));
+	m->act_w += acopies * 2 * (in + out);
+}
+
+static struct mem block_mem(const struct arch *a, unsigned parts)
+{
+	uint64_t h = (uint64_t)a->h;
+	struct mem m = { 0, 0, 0 };
+
+	if (parts & P_ATTN) {
+		uint64_t q = (uint64_t)(a->nq * a->dh), kv = (uint64_t)(a->nkv * a->dh);
+
+		m.params += norm_params(a) + (a->sinks ? (uint64_t)a->nq : 0);
+		linear(&m, a, h, q + 2 * kv, 1, 1);
+		linear(&m, a, q, h, 1, 1);
+		/* norm input, QKV input, Q K V, O input; fp32 softmax statistics */
+		m.act += 2 * (h + h + q + 2 * kv + q) + 4 * (uint64_t)a->nq;
+	}
+	if (parts & P_MLP) {
+		uint64_t f = (uint64_t)a->ffn;
+
+		m.params += norm_params(a);
+		linear(&m, a, h, f, 1, 1);
+		linear(&m, a, f, h, 1, 1);
+		m.act += 2 * (2 * h + 2 * f);
+	}
+	if (parts & P_GLU) {
+		uint64_t f = (uint64_t)a->ffn;
+
+		m.params += norm_params(a);
+		linear(&m, a, h, 2 * f, 1, 1);
+		linear(&m, a, f, h, 1, 1);
+		m.act += 2 * (2 * h + 3 * f);
+	}
+	if (parts & P_MOE) {
+		uint64_t ne = (uint64_t)a->experts, k = (uint64_t)a->topk;
+		uint64_t fe = (uint64_t)a->fe, fs = (uint64_t)a->fshared;
+
+		m.params += norm_params(a);
+		linear(&m, a, h, ne, 1, 1);
+		linear(&m, a, h, 2 * fe, ne, k);
+		linear(&m, a, fe, h, ne, k);
+		if (fs) {
+			linear(&m, a, h, 2 * fs, 1, 1);
+			linear(&m, a, fs, h, 1, 1);
+		}
+		/* norm input, routed copies with their intermediates, shared experts; fp32 router logits */
+		m.act += 2 * (2 * h + k * (h + 3 * fe) + 3 * fs) + 4 * ne;
+	}
+	if (parts & P_MAMBA2) {
+		uint64_t nh = (uint64_t)a->mheads, p = (uint64_t)a->mhdim, n = (uint64_t)a->state;
+		uint64_t din = nh * p, gn = (uint64_t)a->groups * n;
+		uint64_t proj = 2 * din + 2 * gn + nh, conv = din + 2 * gn;
+
+		m.params += norm_params(a);
+		linear(&m, a, h, proj, 1, 1);
+		/* depthwise conv weight and bias, dt_bias, A_log, D, gated-norm weight */
+		m.params += conv * (uint64_t)a->conv + conv + 3 * nh + din;
+		linear(&m, a, din, h, 1, 1);
+		/* in_proj output, conv output, SSD output, out_proj input; fp32 dt and chunk states */
+		m.act += 2 * (2 * h + proj + conv + 2 * din) + 4 * nh + 4 * nh * p * n / (uint64_t)a->chunk;
+	}
+	if (parts & P_GPT)
+		m.act = 34 * h;
+	/* W cannot keep more than F stored (the MoE layers hit this) */
+	if (m.act_w > m.act)
+		m.act_w = m.act;
+	return m;
+}
+
+static void embedding_mem(const struct arch *a, struct mem *m)
+{
+	m->params += (uint64_t)(a->vocab + a->pos_rows) * (uint64_t)a->h;
+}
+
+static void head_mem(const struct arch *a, struct mem *m)
+{
+	uint64_t h = (uint64_t)a->h, v = (uint64_t)a->vocab;
+
+	m->params += norm_params(a) + v * h;
+	/* final-norm input, head input, fp32 logits */
+	m->act += 2 * (h + h) + 4 * v;
+	m->act_w += 2 * (h + v);
+}
+
+/* ---- models ---- */
+
+static const struct letter *find_letter(const struct spec *s, char c)
+{
+	for (int i = 0; i < LETTERS_MAX && s->letters[i].arch; i++)
+		if (s->letters[i].arch == c)
+			return &s->letters[i];
+	return NULL;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Median f and full backward of the plain layers of one letter; -1 when there are none. */
+static int median_of(const struct profile *pr, char letter, double *f, double *bw)
+{
+	double *fs = malloc((size_t)pr->n * sizeof(*fs)), *bs = malloc((size_t)pr->n * sizeof(*bs));
+	int n = 0;
+
+	if (!fs || !bs) {
+		free(fs);
+		free(bs);
+		return -1;
+	}
+	for (int i = 0; i < pr->n; i++) {
+		if (pr->l[i].letter != letter || pr->l[i].emb || pr->l[i].head)
+			continue;
+		fs[n] = pr->l[i].f_ms;
+		bs[n++] = pr->l[i].bw_ms;
+	}
+	if (n) {
+		qsort(fs, (size_t)n, sizeof(*fs), cmp_double);
+		qsort(bs, (size_t)n, sizeof(*bs), cmp_double);
+		*f = n % 2 ? fs[n / 2] : (fs[n / 2 - 1] + fs[n / 2]) / 2;
+		*bw = n % 2 ? bs[n / 2] : (bs[n / 2 - 1] + bs[n / 2]) / 2;
+	}
+	free(fs);
+	free(bs);
+	return n ? 0 : -1;
+}
+
+static int share_of(const struct costs *c, const struct share_ref *ref, long seq_len, long vocab,
+                    double *share, const struct row **row, struct err *e)
+{
+	const struct row *r;
+	double b, w;
+
+	*row = NULL;
+	if (!ref->family) {
+		*share = 0.5;
+		return 0;
+	}
+	r = costs_row(c, ref->family, seq_len, vocab, e);
+	if (!r)
+		return -1;
+	b = r->r[3 * ref->triple + 1];
+	w = r->r[3 * ref->triple + 2];
+	if (b + w <= 0)
+		return err_set(e, ERR_INPUT, "relative-costs.json: the %s row at seq_len %ld, vocab %ld "
+		               "has no backward for triple %d", r->family, r->seq_len, r->vocab,
+		               (int)ref->triple);
+	*share = w / (b + w);
+	*row = r;
+	return 0;
+}
+
+static void print_share(const char *model, const char *what, const struct share_ref *ref,
+                        const struct row *r, double share)
+{
+	static const char *const triple_names[] = { "layer", "moe/mamba", "head" };
+
+	if (r)
+		printf("  %-20s %-31s %-9s %5ld %7ld %-9s %5.2f %5.2f %6.4f\n", model, what,
+		       r->family, r->seq_len, r->vocab, triple_names[ref->triple],
+		       r->r[3 * ref->triple + 1], r->r[3 * ref->triple + 2], share);
+	else
+		printf("  %-20s %-31s %-45s %6.4f\n", model, what, "zero-bubble theory, W = B", share);
+}
+
+/* Splits a full backward: base (at most base_bw) with share s_base, the rest with s_extra. */
+static void split_backward(double bw, double base_bw, double s_base, double s_extra,
+                           double *b, double *w)
+{
+	double extra = bw > base_bw ? bw - base_bw : 0;
+	double wx = (bw - extra) * s_base + extra * s_extra;
+
+	*b = round3(bw - wx);
+	*w = round3(bw - *b);
+}
+
+/* What a model run reports after the share table. */
+struct fold {
+	char kind[128];
+	double f, bw, base_f, base_bw, b, w;
+};
+
+struct totals {
+	double params, public_params;
+	int nfold;
+	struct fold fold[2];
+};
+
+static int build_model(const struct spec *s, const struct profile *pr, const struct costs *c,
+                       const char *out, struct totals *t, struct err *e)
+{
+	const struct arch *a = &s->a;
+	uint64_t tok = (uint64_t)pr->seq_len * (uint64_t)pr->mbs;
+	double shares[LETTERS_MAX], head_share;
+	const struct row *row;
+	struct model m;
+	int r = -1;
+
+	memset(&m, 0, sizeof(m));
+	for (int i = 0; i < LETTERS_MAX && s->letters[i].arch; i++) {
+		const struct letter *lt = &s->letters[i];
+
+		if (share_of(c, &lt->share, pr->seq_len, a->vocab, &shares[i], &row, e) < 0)
+			return -1;
+		print_share(s->name, lt->what, &lt->share, row, shares[i]);
+	}
+	if (share_of(c, &s->head, pr->seq_len, a->vocab, &head_share, &row, e) < 0)
+		return -1;
+	print_share(s->name, "head extra", &s->head, row, head_share);
+	printf("  %-20s %-31s %-45s %6.4f\n", s->name, "embedding extra", "all W (scatter-add)", 1.0);
+
+	m.name = strdup(s->name);
+	m.seq_len = pr->seq_len;
+	m.micro_batch_size = pr->mbs;
+	m.nlayers = pr->n;
+	m.layers = calloc((size_t)pr->n, sizeof(*m.layers));
+	if (!m.name || !m.layers)
+		goto oom;
+	t->params = 0;
+	t->nfold = 0;
+	for (int i = 0; i < pr->n; i++) {
+		const struct prof_layer *pl = &pr->l[i];
+		const struct letter *lt = find_letter(s, pl->letter);
+		struct layer *l = &m.layers[i];
+		double base_f = pl->f_ms, base_bw = pl->bw_ms, s_base;
+		struct mem mm;
+		char kind[128];
+
+		if (!lt) {
+			err_set(e, ERR_INPUT, "%s: layers[%d].arch: letter '%c' is not known for this model",
+			        s->name, i, pl->letter);
+			goto fail;
+		}
+		s_base = shares[lt - s->letters];
+		mm = block_mem(a, lt->parts);
+		snprintf(kind, sizeof(kind), "%s%s%s", pl->emb ? "embedding+" : "", lt->kind,
+		         pl->head ? "+head" : "");
+		if ((pl->emb || pl->head) && median_of(pr, pl->letter, &base_f, &base_bw) < 0) {
+			err_set(e, ERR_INPUT, "%s: layers[%d]: no other '%c' layer to take the base from",
+			        s->name, i, pl->letter);
+			goto fail;
+		}
+		l->kind = strdup(kind);
+		if (!l->kind)
+			goto oom;
+		l->f_ms = pl->f_ms;
+		split_backward(pl->bw_ms, base_bw, s_base, pl->emb ? 1.0 : head_share, &l->b_ms, &l->w_ms);
+		if ((pl->emb || pl->head) && t->nfold < 2) {
+			struct fold *fd = &t->fold[t->nfold++];
+
+			*fd = (struct fold){ .f = pl->f_ms, .bw = pl->bw_ms, .base_f = base_f,
+			                     .base_bw = base_bw, .b = l->b_ms, .w = l->w_ms };
+			snprintf(fd->kind, sizeof(fd->kind), "%s", kind);
+		}
+		if (pl->emb)
+			embedding_mem(a, &mm);
+		if (pl->head)
+			head_mem(a, &mm);
+		l->param_bytes = 2 * mm.params;
+		l->act_bytes = tok * mm.act;
+		l->act_w_bytes = tok * mm.act_w < l->act_bytes ? tok * mm.act_w : l->act_bytes;
+		l->out_bytes = i == pr->n - 1 ? 0 : tok * (uint64_t)a->h * 2;
+		t->params += (double)mm.params;
+	}
+	/* The published layout, for the sanity table only. */
+	t->public_params = t->params;
+	if (s->public_layout) {
+		size_t n = strlen(s->public_layout);
+		struct mem mm = { 0, 0, 0 };
+
+		for (size_t i = 0; i < n; i++) {
+			const struct letter *lt = find_letter(s, s->public_layout[i]);
+
+			if (lt)
+				mm.params += block_mem(a, lt->parts).params;
+		}
+		embedding_mem(a, &mm);
+		head_mem(a, &mm);
+		t->public_params = (double)mm.params;
+	}
+	r = model_save(&m, out, e);
+	goto fail;
+oom:
+	err_set(e, ERR_RUNTIME, "%s: out of memory", out);
+fail:
+	model_release(&m);
+	return r;
+}
+
+/* ---- clusters ---- */
+
+struct cluster_spec {
+	const char *name, *gpu;
+	int devices;
+	uint64_t mem_bytes;
+};
+
+static const struct cluster_spec clusters[] = {
+	{ "4xH200", "H200", 4, 141000000000ULL },
+	{ "8xH200", "H200", 8, 141000000000ULL },
+	{ "16xH200", "H200", 16, 141000000000ULL },
+	{ "32xH200", "H200", 32, 141000000000ULL },
+	{ "64xH200", "H200", 64, 141000000000ULL },
+	{ "8xH100", "H100", 8, 80000000000ULL },
+};
+
+#define GPUS_PER_NODE 8
+
+static int build_cluster(const struct cluster_spec *cs, const char *out, struct err *e)
+{
+	struct cluster c;
+	int r = -1;
+
+	memset(&c, 0, sizeof(c));
+	c.name = strdup(cs->name);
+	c.gpu = strdup(cs->gpu);
+	c.device_speed = malloc((size_t)cs->devices * sizeof(*c.device_speed));
+	if (!c.name || !c.gpu || !c.device_speed) {
+		err_set(e, ERR_RUNTIME, "%s: out of memory", out);
+		goto out;
+	}
+	c.devices = cs->devices;
+	c.gpus_per_node = GPUS_PER_NODE;
+	c.mem_bytes = cs->mem_bytes;
+	c.mem_headroom = 0.05;
+	c.speed = 1.0;
+	for (int d = 0; d < c.devices; d++)
+		c.device_speed[d] = c.speed;
+	/* NVLink 4 through NVSwitch; NDR InfiniBand, one 400 Gb/s port per GPU */
+	c.intra = (struct link){ 450, 5 };
+	if (c.devices > c.gpus_per_node)
+		c.inter = (struct link){ 50, 10 };
+	r = cluster_save(&c, out, e);
+out:
+	cluster_release(&c);
+	return r;
+}
+
+/* ---- the 1F1B plan ---- */
+
+#define PLAN_MODEL "gpt-13b"
+#define PLAN_CLUSTER "4xH200"
+#define PLAN_MICROBATCHES 8
+
+static void push_action(struct plan *p, int *n, int stage, int mb, enum op_kind k)
+{
+	p->order[*n] = (struct action){ .stage = stage, .mb = mb, .kind = (uint8_t)k };
+	(*n)++;
+}
+
+static int build_plan(const char *srcdir, const char *out, struct err *e)
+{
+	char mpath[PATH_LEN], cpath[PATH_LEN];
+	int m = PLAN_MICROBATCHES, n = 0, per, r = -1;
+	struct plan p;
+
+	memset(&p, 0, sizeof(p));
+	if (path_join(mpath, srcdir, "samples/models/" PLAN_MODEL ".json", e) < 0 ||
+	    path_join(cpath, srcdir, "samples/clusters/" PLAN_CLUSTER ".json", e) < 0)
+		return -1;
+	p.name = strdup(PLAN_MODEL " 1f1b");
+	p.model_ref = strdup("../samples/models/" PLAN_MODEL ".json");
+	p.cluster_ref = strdup("../samples/clusters/" PLAN_CLUSTER ".json");
+	if (!p.name || !p.model_ref || !p.cluster_ref)
+		goto oom;
+	if (model_load(&p.model, mpath, e) < 0 || cluster_load(&p.cluster, cpath, e) < 0)
+		goto out;
+	p.microbatches = m;
+	p.split_backward = false;
+	p.ndevices = p.cluster.devices;
+	p.nstages = p.ndevices;
+	if (p.model.nlayers % p.nstages) {
+		err_set(e, ERR_INPUT, "%s: %d layers do not split evenly into %d stages", mpath,
+		        p.model.nlayers, p.nstages);
+		goto out;
+	}
+	per = p.model.nlayers / p.nstages;
+	p.stages = calloc((size_t)p.nstages, sizeof(*p.stages));
+	p.order_start = calloc((size_t)p.ndevices + 1, sizeof(*p.order_start));
+	p.order = calloc((size_t)p.nstages * (size_t)m * 2, sizeof(*p.order));
+	if (!p.stages || !p.order_start || !p.order)
+		goto oom;
+	/* Stage d on device d; PipeDream-flush: warm-up forwards, then one F one B, then drain. */
+	for (int d = 0; d < p.ndevices; d++) {
+		int warm = p.nstages - 1 - d < m ? p.nstages - 1 - d : m, f = 0, b = 0;
+
+		p.stages[d] = (struct stage){ d * per, d * per + per - 1, d };
+		p.order_start[d] = n;
+		while (f < warm)
+			push_action(&p, &n, d, f++, OP_F);
+		while (f < m) {
+			push_action(&p, &n, d, f++, OP_F);
+			push_action(&p, &n, d, b++, OP_B);
+		}
+		while (b < m)
+			push_action(&p, &n, d, b++, OP_B);
+	}
+	p.order_start[p.ndevices] = n;
+	r = plan_save(&p, out, false, e);
+	goto out;
+oom:
+	err_set(e, ERR_RUNTIME, "%s: out of memory", out);
+out:
+	plan_release(&p);
+	return r;
+}
+
+/* ---- main ---- */
+
+static int run(const char *srcdir, struct err *e)
+{
+	struct totals tot[NSPECS];
+	char path[PATH_LEN], rel[PATH_LEN];
+	struct costs *c;
+	int r = -1;
+
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return err_set(e, ERR_RUNTIME, "out of memory");
+	if (path_join(path, srcdir, "samples/profiles/relative-costs.json", e) < 0 ||
+	    costs_load(c, path, e) < 0)
+		goto out;
+	if (make_dir(srcdir, "samples/models", e) < 0 || make_dir(srcdir, "samples/clusters", e) < 0 ||
+	    make_dir(srcdir, "plans", e) < 0)
+		goto out;
+
+	printf("W shares, W / (B + W), by layer class:\n");
+	printf("  %-20s %-31s %-9s %5s %7s %-9s %5s %5s %6s\n", "model", "class", "row", "seq",
+	       "vocab", "triple", "B", "W", "share");
+	for (int i = 0; i < NSPECS; i++) {
+		struct profile pr;
+
+		snprintf(rel, sizeof(rel), "samples/profiles/%s.json", specs[i].name);
+		if (path_join(path, srcdir, rel, e) < 0 || profile_load(&pr, path, e) < 0)
+			goto out;
+		snprintf(rel, sizeof(rel), "samples/models/%s.json", specs[i].name);
+		if (path_join(path, srcdir, rel, e) < 0 ||
+		    build_model(&specs[i], &pr, c, path, &tot[i], e) < 0) {
+			free(pr.l);
+			goto out;
+		}
+		free(pr.l);
+	}
+
+	printf("\nfolded layers: measured = base (median of the other layers of the letter) + extra:\n");
+	printf("  %-20s %-24s %7s %7s %7s %7s %7s %7s %7s %7s\n", "model", "layer", "f", "bw",
+	       "base f", "base bw", "extra f", "extra bw", "b", "w");
+	for (int i = 0; i < NSPECS; i++)
+		for (int j = 0; j < tot[i].nfold; j++) {
+			const struct fold *fd = &tot[i].fold[j];
+
+			printf("  %-20s %-24s %7.3f %7.3f %7.3f %7.3f %7.3f %7.3f %7.3f %7.3f\n",
+			       specs[i].name, fd->kind, fd->f, fd->bw, fd->base_f, fd->base_bw,
+			       fd->f > fd->base_f ? fd->f - fd->base_f : 0,
+			       fd->bw > fd->base_bw ? fd->bw - fd->base_bw : 0, fd->b, fd->w);
+		}
+
+	printf("\nparameters (weights only):\n");
+	printf("  %-20s %12s %14s %9s  %s\n", "model", "computed", "public layout", "known", "reference");
+	for (int i = 0; i < NSPECS; i++)
+		printf("  %-20s %11.3fB %13.3fB %8.1fB  %s\n", specs[i].name, tot[i].params / 1e9,
+		       tot[i].public_params / 1e9, specs[i].known_params / 1e9, specs[i].known);
+
+	for (size_t i = 0; i < sizeof(clusters) / sizeof(clusters[0]); i++) {
+		snprintf(rel, sizeof(rel), "samples/clusters/%s.json", clusters[i].name);
+		if (path_join(path, srcdir, rel, e) < 0 || build_cluster(&clusters[i], path, e) < 0)
+			goto out;
+	}
+	if (path_join(path, srcdir, "plans/" PLAN_MODEL "-" PLAN_CLUSTER "-1f1b.json", e) < 0 ||
+	    build_plan(srcdir, path, e) < 0)
+		goto out;
+	r = 0;
+out:
+	cJSON_Delete(c->root);
+	free(c);
+	return r;
+}
+
+int main(int argc, char **argv)
+{
+	struct err e = ERR_INIT;
+
+	if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+		printf("usage: mksamples SRCDIR\n\n"
+		       "Regenerates SRCDIR/samples/models, SRCDIR/samples/clusters and the bundled\n"
+		       "plans from the profiles in SRCDIR/samples/profiles.\n");
+		return 0;
+	}
+	if (argc != 2) {
+		fprintf(stderr, "usage: mksamples SRCDIR\n");
+		return 2;
+	}
+	if (run(argv[1], &e) < 0) {
+		fprintf(stderr, "mksamples: %s\n", e.msg);
+		return e.cls == ERR_INPUT ? 2 : 1;
+	}
+	return 0;
+}
