@@ -18,6 +18,8 @@ struct action {
 	int32_t stage;
 	int32_t mb;
 	uint8_t kind; /* enum op_kind */
+	uint8_t pair; /* 1: overlapped with the next action of the list ("0F3+7I2"): the two
+	               * start together, once both have their inputs (DualPipe's F&B) */
 };
 
 /* Longest token: two 9-digit numbers and the letter. */

@@ -174,3 +174,17 @@ int cluster_save(const struct cluster *c, const char *path, struct err *e)
 	cJSON_Delete(root);
 	return r;
 }
+
+int cluster_copy(struct cluster *dst, const struct cluster *src, struct err *e)
+{
+	cJSON *root = cluster_to_json(src);
+	int r;
+
+	if (!root) {
+		memset(dst, 0, sizeof(*dst));
+		return err_set(e, ERR_RUNTIME, "out of memory copying cluster '%s'", src->name);
+	}
+	r = cluster_from_json(dst, root, src->name, NULL, e);
+	cJSON_Delete(root);
+	return r;
+}

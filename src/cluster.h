@@ -42,6 +42,8 @@ int cluster_load(struct cluster *c, const char *path, struct err *e);
 cJSON *cluster_to_json(const struct cluster *c);
 int cluster_save(const struct cluster *c, const char *path, struct err *e);
 void cluster_release(struct cluster *c);
+/* Deep copy (through the JSON form, so it is exactly what a save and load would give). */
+int cluster_copy(struct cluster *dst, const struct cluster *src, struct err *e);
 
 static inline int cluster_node_of(const struct cluster *c, int dev)
 {

@@ -413,3 +413,17 @@ int model_heaviest(const struct model *m, int *idx, int k)
 	}
 	return n;
 }
+
+int model_copy(struct model *dst, const struct model *src, struct err *e)
+{
+	cJSON *root = model_to_json(src);
+	int r;
+
+	if (!root) {
+		memset(dst, 0, sizeof(*dst));
+		return err_set(e, ERR_RUNTIME, "out of memory copying model '%s'", src->name);
+	}
+	r = model_from_json(dst, root, src->name, NULL, e);
+	cJSON_Delete(root);
+	return r;
+}

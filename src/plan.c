@@ -161,7 +161,7 @@ static int read_schedule(struct jv *v, const cJSON *root, struct plan *p)
 	const cJSON *arr;
 	char path[JPATH_MAX], tok[ACTION_TEXT_MAX], tok2[ACTION_TEXT_MAX];
 	long nops, total = 0, d = 0, pos = 0, nslots;
-	int32_t *first_seen = NULL;
+	int32_t *first_seen = NULL, *tok_of_pos = NULL;
 	int r = -1;
 
 	if (jv_array(v, root, "", "schedule", JV_REQUIRED, &arr) < 0)
@@ -180,7 +180,8 @@ static int read_schedule(struct jv *v, const cJSON *root, struct plan *p)
 		jpath_index(path, "schedule", d);
 		if (!cJSON_IsArray(dl))
 			return jv_fail(v, path, "must be an array of actions, not %s", json_type_name(dl));
-		total += cJSON_GetArraySize(dl);
+		for (const cJSON *t = dl->child; t; t = t->next)
+			total += 1 + (cJSON_IsString(t) && strchr(t->valuestring, '+') != NULL);
 		if (total > nops)
 			return jv_fail(v, path, "more actions than the plan has ops (%d stages x %d "
 			               "microbatches x %d)", p->nstages, p->microbatches, plan_ops_per_mb(p));
@@ -190,7 +191,8 @@ static int read_schedule(struct jv *v, const cJSON *root, struct plan *p)
 	p->order = malloc((size_t)(total ? total : 1) * sizeof(*p->order));
 	nslots = (long)p->nstages * p->microbatches * plan_ops_per_mb(p);
 	first_seen = malloc((size_t)nslots * sizeof(*first_seen));
-	if (!p->order_start || !p->order || !first_seen) {
+	tok_of_pos = malloc((size_t)(total ? total : 1) * sizeof(*tok_of_pos));
+	if (!p->order_start || !p->order || !first_seen || !tok_of_pos) {
 		oom(v);
 		goto out;
 	}
@@ -201,54 +203,81 @@ static int read_schedule(struct jv *v, const cJSON *root, struct plan *p)
 		long i = 0;
 
 		p->order_start[d] = (int)pos;
-		for (const cJSON *t = dl->child; t; t = t->next, i++, pos++) {
-			struct action *a = &p->order[pos];
-			long slot;
+		for (const cJSON *t = dl->child; t; t = t->next, i++) {
+			const char *text, *plus;
+			char part[2][2 * ACTION_TEXT_MAX + 1];
+			int nparts = 1;
 
 			snprintf(path, sizeof(path), "schedule[%ld][%ld]", d, i);
 			if (!cJSON_IsString(t)) {
 				jv_fail(v, path, "must be an action string like '0F3', not %s", json_type_name(t));
 				goto out;
 			}
-			if (action_parse(t->valuestring, a) < 0) {
-				jv_fail(v, path, "'%.40s' is not an action", t->valuestring);
+			text = t->valuestring;
+			plus = strchr(text, '+');
+			if (strlen(text) > 2 * ACTION_TEXT_MAX || (plus && strchr(plus + 1, '+'))) {
+				jv_fail(v, path, "'%.40s' is not an action", text);
 				goto out;
 			}
-			action_format(a, tok);
-			if (a->stage >= p->nstages) {
-				jv_fail(v, path, "'%s' names stage %d but the plan has %d stages", tok,
-				        (int)a->stage, p->nstages);
-				goto out;
+			if (plus) {
+				snprintf(part[0], sizeof(part[0]), "%.*s", (int)(plus - text), text);
+				snprintf(part[1], sizeof(part[1]), "%s", plus + 1);
+				nparts = 2;
+			} else {
+				snprintf(part[0], sizeof(part[0]), "%s", text);
 			}
-			if (a->mb >= p->microbatches) {
-				jv_fail(v, path, "'%s' names microbatch %d but the plan has %d (0..%d)", tok,
-				        (int)a->mb, p->microbatches, p->microbatches - 1);
-				goto out;
-			}
-			if (a->kind == OP_B && p->split_backward) {
-				jv_fail(v, path, "'%s' is a fused backward but split_backward is true (use I and W)", tok);
-				goto out;
-			}
-			if ((a->kind == OP_I || a->kind == OP_W) && !p->split_backward) {
-				jv_fail(v, path, "'%s' needs split_backward: true (without it use B, the fused backward)", tok);
-				goto out;
-			}
-			if (p->stages[a->stage].device != d) {
-				jv_fail(v, path, "'%s' belongs to stage %d, which is placed on device %d, not %ld",
-				        tok, (int)a->stage, p->stages[a->stage].device, d);
-				goto out;
-			}
-			slot = op_slot(p, a);
-			if (first_seen[slot] >= 0) {
-				int fd = 0;
+			for (int k = 0; k < nparts; k++, pos++) {
+				struct action *a = &p->order[pos];
+				long slot;
 
-				while (p->order_start[fd + 1] <= first_seen[slot] && fd + 1 <= d)
-					fd++;
-				jv_fail(v, path, "'%s' appears twice (first at schedule[%d][%ld])", tok, fd,
-				        (long)(first_seen[slot] - p->order_start[fd]));
+				if (action_parse(part[k], a) < 0) {
+					jv_fail(v, path, "'%.40s' is not an action", text);
+					goto out;
+				}
+				a->pair = (uint8_t)(nparts == 2 && k == 0);
+				action_format(a, tok);
+				if (a->stage >= p->nstages) {
+					jv_fail(v, path, "'%s' names stage %d but the plan has %d stages", tok,
+					        (int)a->stage, p->nstages);
+					goto out;
+				}
+				if (a->mb >= p->microbatches) {
+					jv_fail(v, path, "'%s' names microbatch %d but the plan has %d (0..%d)", tok,
+					        (int)a->mb, p->microbatches, p->microbatches - 1);
+					goto out;
+				}
+				if (a->kind == OP_B && p->split_backward) {
+					jv_fail(v, path, "'%s' is a fused backward but split_backward is true (use I and W)", tok);
+					goto out;
+				}
+				if ((a->kind == OP_I || a->kind == OP_W) && !p->split_backward) {
+					jv_fail(v, path, "'%s' needs split_backward: true (without it use B, the fused backward)", tok);
+					goto out;
+				}
+				if (p->stages[a->stage].device != d) {
+					jv_fail(v, path, "'%s' belongs to stage %d, which is placed on device %d, not %ld",
+					        tok, (int)a->stage, p->stages[a->stage].device, d);
+					goto out;
+				}
+				slot = op_slot(p, a);
+				if (first_seen[slot] >= 0) {
+					int fd = 0;
+
+					while (p->order_start[fd + 1] <= first_seen[slot] && fd + 1 <= d)
+						fd++;
+					jv_fail(v, path, "'%s' appears twice (first at schedule[%d][%d])", tok, fd,
+					        tok_of_pos[first_seen[slot]]);
+					goto out;
+				}
+				first_seen[slot] = (int32_t)pos;
+				tok_of_pos[pos] = (int32_t)i;
+			}
+			if (nparts == 2 && !((p->order[pos - 2].kind == OP_F) != (p->order[pos - 1].kind == OP_F) &&
+			                     p->order[pos - 2].kind != OP_W && p->order[pos - 1].kind != OP_W)) {
+				jv_fail(v, path, "'%s' pairs two ops that cannot overlap (a pair is one forward and one "
+				        "backward, like '0F3+7I2')", text);
 				goto out;
 			}
-			first_seen[slot] = (int32_t)pos;
 		}
 	}
 	p->order_start[p->ndevices] = (int)pos;
@@ -270,6 +299,7 @@ static int read_schedule(struct jv *v, const cJSON *root, struct plan *p)
 	r = 0;
 out:
 	free(first_seen);
+	free(tok_of_pos);
 	return r;
 }
 
@@ -359,8 +389,19 @@ cJSON *plan_to_json(const struct plan *p, bool embed)
 	for (int d = 0; d < p->ndevices; d++) {
 		cJSON *dl = jw_push(&w, arr, cJSON_CreateArray());
 
-		for (int i = p->order_start[d]; i < p->order_start[d + 1]; i++)
-			jw_push(&w, dl, cJSON_CreateString(action_format(&p->order[i], tok)));
+		for (int i = p->order_start[d]; i < p->order_start[d + 1]; i++) {
+			char pair[2 * ACTION_TEXT_MAX + 4];
+
+			action_format(&p->order[i], tok);
+			if (p->order[i].pair && i + 1 < p->order_start[d + 1]) {
+				char tok2[ACTION_TEXT_MAX];
+
+				snprintf(pair, sizeof(pair), "%s+%s", tok, action_format(&p->order[++i], tok2));
+				jw_push(&w, dl, cJSON_CreateString(pair));
+			} else {
+				jw_push(&w, dl, cJSON_CreateString(tok));
+			}
+		}
 	}
 	jw_extras(&w, root, p->extra);
 	if (w.oom) {

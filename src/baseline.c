@@ -1,0 +1,104 @@
+/*
+ * baseline — assemble partition + placement + schedule into a plan (see baseline.h).
+ */
+#include "config.h"
+#include "baseline.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "partition.h"
+
+static int make_partition(const struct model *m, const char *how, int nstages, int *first, struct err *e)
+{
+	if (!how || strcmp(how, "uniform") == 0)
+		return partition_uniform(m, nstages, first, e);
+	if (strcmp(how, "balanced") == 0)
+		return partition_balanced(m, nstages, first, e);
+	if (strcmp(how, "megatron") == 0)
+		return partition_megatron(m, nstages, first, e);
+	if (how[0] >= '0' && how[0] <= '9')
+		return partition_counts(m, nstages, how, first, e);
+	return err_set(e, ERR_INPUT, "unknown partition '%s' (uniform, balanced, megatron or layer counts like 7,7,6,6)", how);
+}
+
+int baseline_plan(struct plan *out, const struct model *m, const char *model_ref,
+                  const struct cluster *c, const char *cluster_ref,
+                  const struct baseline_spec *spec, struct err *e)
+{
+	enum sched_kind k = spec->schedule;
+	int v = spec->chunks > 0 ? spec->chunks : sched_default_chunks(k);
+	int p = spec->devices > 0 ? spec->devices : c->devices;
+	int S, *first = NULL;
+	long total;
+
+	memset(out, 0, sizeof(*out));
+	if (p > c->devices)
+		return err_set(e, ERR_INPUT, "%d pipeline devices but cluster '%s' has %d", p, c->name, c->devices);
+	if (sched_check(k, p, v, spec->microbatches, e) < 0)
+		return -1;
+	S = p * v;
+	if (spec->placement && spec->nplacement != S)
+		return err_set(e, ERR_INPUT, "--placement lists %d devices but the plan has %d stages (%d devices x %d chunks)",
+		               spec->nplacement, S, p, v);
+	if (S > m->nlayers)
+		return err_set(e, ERR_INPUT, "%s on %d devices x %d chunks needs %d stages, but model '%s' has only %d layers",
+		               sched_name(k), p, v, S, m->name, m->nlayers);
+	if ((double)S * spec->microbatches * 3 > (double)(1L << 26))
+		return err_set(e, ERR_INPUT, "plan too large: %d stages x %d microbatches", S, spec->microbatches);
+	if (model_copy(&out->model, m, e) < 0 || cluster_copy(&out->cluster, c, e) < 0)
+		goto fail;
+	out->microbatches = spec->microbatches;
+	out->split_backward = sched_split_backward(k);
+	out->nstages = S;
+	out->ndevices = c->devices;
+	out->stages = calloc((size_t)S, sizeof(*out->stages));
+	first = calloc((size_t)S + 1, sizeof(*first));
+	out->order_start = calloc((size_t)c->devices + 1, sizeof(*out->order_start));
+	total = (long)S * spec->microbatches * plan_ops_per_mb(out);
+	out->order = calloc((size_t)total, sizeof(*out->order));
+	if (!out->stages || !first || !out->order_start || !out->order) {
+		err_set(e, ERR_RUNTIME, "out of memory");
+		goto fail;
+	}
+	if (make_partition(m, spec->partition, S, first, e) < 0)
+		goto fail;
+	for (int s = 0; s < S; s++) {
+		out->stages[s].first = first[s];
+		out->stages[s].last = first[s + 1] - 1;
+		out->stages[s].device = spec->placement ? spec->placement[s] : sched_device_of(k, s, p, v);
+		if (out->stages[s].device < 0 || out->stages[s].device >= c->devices) {
+			err_set(e, ERR_INPUT, "--placement: stage %d on device %d, but cluster '%s' has devices 0..%d", s,
+			        out->stages[s].device, c->name, c->devices - 1);
+			goto fail;
+		}
+	}
+	if (spec->placement && k != SCHED_ADAPTIVE) {
+		for (int s = 0; s < S; s++)
+			if (out->stages[s].device != sched_device_of(k, s, p, v)) {
+				err_set(e, ERR_INPUT, "--placement only works with --schedule adaptive; %s places stage %d on "
+				        "device %d", sched_name(k), s, sched_device_of(k, s, p, v));
+				goto fail;
+			}
+	}
+	if ((model_ref && !(out->model_ref = strdup(model_ref))) ||
+	    (cluster_ref && !(out->cluster_ref = strdup(cluster_ref)))) {
+		err_set(e, ERR_RUNTIME, "out of memory");
+		goto fail;
+	}
+	if (sched_order(out, k, p, v, e) < 0)
+		goto fail;
+	{
+		char name[160];
+
+		snprintf(name, sizeof(name), "%s %s", m->name, sched_name(k));
+		out->name = strdup(name);
+	}
+	free(first);
+	return 0;
+fail:
+	free(first);
+	plan_release(out);
+	return -1;
+}

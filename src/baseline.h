@@ -1,0 +1,32 @@
+/*
+ * baseline — a complete plan from a model, a cluster and a named recipe: partition
+ * (uniform, balanced, Megatron-style, explicit counts), placement (the schedule's own, or
+ * an explicit device list) and schedule (see sched.h). This is `octopipe plan`, the rows
+ * of `octopipe compare`, and the tuner's starting points.
+ */
+#ifndef OCTO_BASELINE_H
+#define OCTO_BASELINE_H
+
+#include "cluster.h"
+#include "err.h"
+#include "model.h"
+#include "plan.h"
+#include "sched.h"
+
+struct baseline_spec {
+	enum sched_kind schedule;
+	int microbatches;
+	int chunks;               /* stages per device; 0 = the schedule's default */
+	const char *partition;    /* "uniform" (default), "balanced", "megatron" or "7,7,6,6" */
+	const int *placement;     /* device of each stage, or NULL for the schedule's placement */
+	int nplacement;
+	int devices;              /* pipeline devices; 0 = all of the cluster */
+};
+
+/* Builds and validates the plan. model_ref / cluster_ref are the paths to write into it
+ * (NULL embeds the object). ERR_INPUT when the recipe cannot apply (with the reason). */
+int baseline_plan(struct plan *out, const struct model *m, const char *model_ref,
+                  const struct cluster *c, const char *cluster_ref,
+                  const struct baseline_spec *spec, struct err *e);
+
+#endif

@@ -1,0 +1,913 @@
+/*
+ * sim — event-driven simulation of a plan (see sim.h for the model).
+ *
+ * The one idea: every op's duration is known before it starts, so the simulator only has
+ * to decide *when* each op starts. Completions come off a binary heap in time order; a
+ * completion makes successors' inputs arrive (at once on the same device, after a FIFO
+ * transfer otherwise), and a device starts an op as soon as it is free and the op's inputs
+ * have arrived. In order-driven mode the device has no choice (its next listed op), so it
+ * commits as soon as the inputs' arrival times are known; in policy-driven mode it waits
+ * for the moment an op is truly ready and then picks the best ready op.
+ */
+#include "config.h"
+#include "sim.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "strbuf.h"
+
+#define GROW(ptr, n) grow((void **)&(ptr), (size_t)(n), sizeof(*(ptr)))
+
+void sim_opts_default(struct sim_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->policy.alternate = true;
+	o->policy.defer_arrivals = false;
+	o->policy.max_inflight = 0;
+	o->policy.mem_admission = false;
+	o->bytes_per_param = 16;
+	o->zero_dp = 1;
+}
+
+static int grow(void **p, size_t n, size_t size)
+{
+	void *q = realloc(*p, (n ? n : 1) * size);
+
+	if (!q)
+		return -1;
+	*p = q;
+	return 0;
+}
+
+void sim_release(struct sim *s)
+{
+	free(s->stage_f); free(s->stage_b); free(s->stage_w);
+	free(s->stage_act); free(s->stage_act_w); free(s->stage_out);
+	free(s->ready); free(s->start); free(s->end); free(s->npred); free(s->state); free(s->heap);
+	free(s->next); free(s->dev_free); free(s->dev_last_kind); free(s->dev_mem); free(s->dev_peak);
+	free(s->dev_static); free(s->dev_inflight); free(s->ready_list); free(s->ready_start);
+	free(s->ready_len); free(s->link_free); free(s->stage_inflight); free(s->stage_wpend);
+	free(s->order); free(s->order_start); free(s->xfers); free(s->mem);
+	memset(s, 0, sizeof(*s));
+}
+
+/* Grows the workspace to fit p; existing capacity is reused. */
+static int ensure(struct sim *s, const struct plan *p)
+{
+	long nops = (long)p->nstages * p->microbatches * plan_ops_per_mb(p);
+	int nd = p->ndevices;
+
+	if (p->nstages > s->nstages_cap) {
+		if (GROW(s->stage_f, p->nstages) || GROW(s->stage_b, p->nstages) || GROW(s->stage_w, p->nstages) ||
+		    GROW(s->stage_act, p->nstages) || GROW(s->stage_act_w, p->nstages) ||
+		    GROW(s->stage_out, p->nstages) || GROW(s->stage_inflight, p->nstages) ||
+		    GROW(s->stage_wpend, p->nstages))
+			return -1;
+		s->nstages_cap = p->nstages;
+	}
+	if (nops > s->nops_cap) {
+		if (GROW(s->ready, nops) || GROW(s->start, nops) || GROW(s->end, nops) || GROW(s->npred, nops) ||
+		    GROW(s->state, nops) || GROW(s->heap, 2 * nops) || GROW(s->ready_list, nops) || GROW(s->order, nops))
+			return -1;
+		s->nops_cap = nops;
+	}
+	if (nd > s->ndev_cap) {
+		if (GROW(s->next, nd) || GROW(s->dev_free, nd) || GROW(s->dev_last_kind, nd) || GROW(s->dev_mem, nd) ||
+		    GROW(s->dev_peak, nd) || GROW(s->dev_static, nd) || GROW(s->dev_inflight, nd) ||
+		    GROW(s->ready_start, nd + 1) || GROW(s->ready_len, nd) || GROW(s->order_start, nd + 1) ||
+		    GROW(s->link_free, (long)nd * nd))
+			return -1;
+		s->ndev_cap = nd;
+	}
+	return 0;
+}
+
+/* ---- op encoding ------------------------------------------------------------------ */
+
+struct ctx {
+	struct sim *s;
+	const struct plan *p;
+	const struct sim_opts *o;
+	int K, M, S;
+	bool record;
+	bool oom;               /* an allocation failed while recording */
+	long done;
+	long nops;
+};
+
+static inline int op_stage(const struct ctx *c, long op) { return (int)(op / c->K / c->M); }
+static inline int op_mb(const struct ctx *c, long op) { return (int)(op / c->K % c->M); }
+static inline int op_k(const struct ctx *c, long op) { return (int)(op % c->K); }
+
+static inline int op_kind(const struct ctx *c, long op)
+{
+	int k = op_k(c, op);
+
+	return k == 0 ? OP_F : k == 2 ? OP_W : c->p->split_backward ? OP_I : OP_B;
+}
+
+static inline int op_dev(const struct ctx *c, long op)
+{
+	return c->p->stages[op_stage(c, op)].device;
+}
+
+static inline double op_dur(const struct ctx *c, long op)
+{
+	int st = op_stage(c, op), k = op_k(c, op);
+	double d = k == 0 ? c->s->stage_f[st] : k == 2 ? c->s->stage_w[st] : c->s->stage_b[st];
+
+	return d / c->p->cluster.device_speed[c->p->stages[st].device];
+}
+
+static inline long op_id(const struct ctx *c, int stage, int mb, int k)
+{
+	return ((long)stage * c->M + mb) * c->K + k;
+}
+
+static inline long action_op(const struct ctx *c, const struct action *a)
+{
+	return op_id(c, a->stage, a->mb, a->kind == OP_F ? 0 : a->kind == OP_W ? 2 : 1);
+}
+
+/* ---- the event heap: (time, id), ties by id for determinism -------------------- *
+ * id < nops: op id completes; id >= nops: op id - nops has its last input arriving.  */
+
+static inline bool ev_less(const struct sim_event *a, const struct sim_event *b)
+{
+	return a->t < b->t || (a->t == b->t && a->id < b->id);
+}
+
+static void heap_push(struct sim *s, double t, int32_t id)
+{
+	struct sim_event ev = { t, id };
+	long i = s->nheap++;
+
+	while (i > 0) {
+		long parent = (i - 1) / 2;
+
+		if (!ev_less(&ev, &s->heap[parent]))
+			break;
+		s->heap[i] = s->heap[parent];
+		i = parent;
+	}
+	s->heap[i] = ev;
+}
+
+static struct sim_event heap_pop(struct sim *s)
+{
+	struct sim_event top = s->heap[0], last = s->heap[--s->nheap];
+	long i = 0, n = s->nheap;
+
+	for (;;) {
+		long l = 2 * i + 1, r = l + 1, m = i;
+		const struct sim_event *mv = &last;
+
+		if (l < n && ev_less(&s->heap[l], mv)) {
+			m = l;
+			mv = &s->heap[l];
+		}
+		if (r < n && ev_less(&s->heap[r], mv))
+			m = r;
+		if (m == i)
+			break;
+		s->heap[i] = s->heap[m];
+		i = m;
+	}
+	if (n)
+		s->heap[i] = last;
+	return top;
+}
+
+/* ---- transfers -------------------------------------------------------------------- */
+
+/* Sends bytes from device a to b at time t; returns the arrival time. */
+static double transfer(struct ctx *c, int a, int b, uint64_t bytes, double t, int stage, int mb, int kind)
+{
+	struct sim *s = c->s;
+	const struct link *l = cluster_link(&c->p->cluster, a, b);
+	double *link = &s->link_free[(long)a * c->p->ndevices + b];
+	double start = t > *link ? t : *link;
+	double wire = (double)bytes / (l->gbytes_per_s * 1e6); /* GB/s = 1e6 bytes per ms */
+	double arrive = start + l->latency_us * 1e-3 + wire;
+
+	*link = start + wire;
+	if (c->record) {
+		if (s->nxfers >= s->xfers_cap) {
+			long cap = s->xfers_cap ? s->xfers_cap * 2 : 1024;
+
+			if (GROW(s->xfers, cap)) {
+				c->oom = true;
+				return arrive;
+			}
+			s->xfers_cap = cap;
+		}
+		s->xfers[s->nxfers++] = (struct sim_xfer){ a, b, stage, mb, (uint8_t)kind, start, arrive, bytes };
+	}
+	return arrive;
+}
+
+/* ---- the policy ------------------------------------------------------------------- */
+
+/* Class of an op for the adaptive policy: lower is more urgent. */
+static int policy_class(const struct ctx *c, long op, int last_kind)
+{
+	int k = op_k(c, op);
+
+	if (k == 2) {
+		const int *wc = c->o->policy.w_cap;
+		int st = op_stage(c, op);
+
+		/* W fills bubbles, unless too many have been put off already */
+		return wc && c->s->stage_wpend[st] >= wc[st] ? -1 : 3;
+	}
+	if (!c->o->policy.alternate)
+		return c->o->policy.backward_first ? (k == 1 ? 0 : 1) : 0;
+	if (last_kind == OP_F)
+		return k == 1 ? 0 : 1;          /* after an F, a backward */
+	return k == 0 ? 0 : 1;              /* after a backward (or at start), an F */
+}
+
+/* True when a should run before b on device d at time t. */
+static bool policy_better(const struct ctx *c, long a, long b, int last_kind, double t)
+{
+	int ca = policy_class(c, a, last_kind), cb = policy_class(c, b, last_kind);
+	int ma, mb, sa, sb;
+
+	if (ca != cb)
+		return ca < cb;
+	if (c->o->policy.defer_arrivals) {
+		bool wa = c->s->ready[a] < t, wb = c->s->ready[b] < t;
+
+		if (wa != wb)
+			return wa;
+	}
+	ma = op_mb(c, a);
+	mb = op_mb(c, b);
+	sa = op_stage(c, a);
+	sb = op_stage(c, b);
+	if (op_k(c, a) != 0) {
+		/* backward: deepest stage first, then oldest microbatch */
+		if (sa != sb)
+			return sa > sb;
+		return ma < mb;
+	}
+	/* forward: oldest microbatch first, then the deeper stage */
+	if (ma != mb)
+		return ma < mb;
+	return sa > sb;
+}
+
+static bool admitted(const struct ctx *c, long op)
+{
+	const struct sim_policy *pol = &c->o->policy;
+	int st = op_stage(c, op), d, cap;
+
+	if (op_k(c, op) != 0 || c->s->stage_inflight[st] == 0)
+		return true; /* the oldest in-flight microbatch is always admitted: no deadlock */
+	cap = pol->stage_cap ? pol->stage_cap[st] : pol->max_inflight;
+	if (cap > 0 && c->s->stage_inflight[st] >= cap)
+		return false;
+	if (pol->mem_admission) {
+		d = c->p->stages[st].device;
+		if (c->s->dev_mem[d] + (double)c->s->stage_act[st] > cluster_usable_bytes(&c->p->cluster))
+			return false;
+	}
+	return true;
+}
+
+/* ---- starting ops ----------------------------------------------------------------- */
+
+/* Starts op at t; its outputs are released at its end, or at release when that is later
+ * (the first half of an overlapped pair hands over its results with the pair). */
+static void start_op(struct ctx *c, long op, double t, double release)
+{
+	struct sim *s = c->s;
+	int d = op_dev(c, op), st = op_stage(c, op), k = op_k(c, op);
+
+	s->start[op] = t;
+	s->end[op] = t + op_dur(c, op);
+	s->state[op] = 1;
+	s->dev_free[d] = s->end[op];
+	s->dev_last_kind[d] = op_kind(c, op);
+	if (k == 0) {
+		s->stage_inflight[st]++;
+		s->dev_mem[d] += (double)s->stage_act[st];
+	} else if (k == (c->o->policy.cap_until_w && c->p->split_backward ? 2 : 1)) {
+		s->stage_inflight[st]--;
+	}
+	if (c->p->split_backward)
+		s->stage_wpend[st] += k == 1 ? 1 : k == 2 ? -1 : 0;
+	heap_push(s, release > s->end[op] ? release : s->end[op], (int32_t)op);
+}
+
+/* Order-driven: commit every listed op whose inputs are known, in list order. */
+static void dispatch_order(struct ctx *c, int d)
+{
+	struct sim *s = c->s;
+	const struct plan *p = c->p;
+
+	while (s->next[d] < p->order_start[d + 1]) {
+		const struct action *a = &p->order[s->next[d]];
+		long op = action_op(c, a), op2 = -1;
+		double t;
+
+		if (s->npred[op] > 0)
+			return;
+		t = s->dev_free[d] > s->ready[op] ? s->dev_free[d] : s->ready[op];
+		if (a->pair && s->next[d] + 1 < p->order_start[d + 1]) {
+			/* an overlapped pair starts once both halves have their inputs */
+			op2 = action_op(c, a + 1);
+			if (s->npred[op2] > 0)
+				return;
+			if (s->ready[op2] > t)
+				t = s->ready[op2];
+		}
+		if (op2 >= 0) {
+			double t2 = t + op_dur(c, op), done = t2 + op_dur(c, op2);
+
+			/* the forward's kernels are spread over the whole pair (and the full
+			 * backward's W when it follows at once), so its activation leaves when
+			 * the pair is done; the input gradient leaves as soon as I is */
+			if (s->next[d] + 2 < p->order_start[d + 1] && c->K == 3) {
+				const struct action *w = a + 2, *b = a + 1;
+
+				if (w->kind == OP_W && w->stage == b->stage && w->mb == b->mb)
+					done += op_dur(c, action_op(c, w));
+			}
+			start_op(c, op, t, done);
+			start_op(c, op2, t2, 0);
+			s->next[d] += 2;
+		} else {
+			start_op(c, op, t, 0);
+			s->next[d]++;
+		}
+	}
+}
+
+/* Policy-driven: if d is idle at t, start its best admitted ready op. */
+static void dispatch_policy(struct ctx *c, int d, double t)
+{
+	struct sim *s = c->s;
+	int32_t *list = &s->ready_list[s->ready_start[d]];
+	int n = s->ready_len[d], best = -1;
+
+	if (s->dev_free[d] > t)
+		return;
+	for (int i = 0; i < n; i++) {
+		if (s->ready[list[i]] > t || !admitted(c, list[i]))
+			continue;
+		if (best < 0 || policy_better(c, list[i], list[best], s->dev_last_kind[d], t))
+			best = i;
+	}
+	if (best < 0)
+		return;
+	{
+		long op = list[best];
+
+		list[best] = list[n - 1];
+		s->ready_len[d]--;
+		s->order[s->order_start[d] + s->next[d]++] = (struct action){
+			op_stage(c, op), op_mb(c, op), (uint8_t)op_kind(c, op), 0 };
+		start_op(c, op, t, 0);
+	}
+}
+
+/* An input of op, sent at time now, arrives at time at. */
+static void arrive(struct ctx *c, long op, double at, double now)
+{
+	struct sim *s = c->s;
+
+	if (at > s->ready[op])
+		s->ready[op] = at;
+	if (--s->npred[op] == 0 && c->o->policy_driven) {
+		int d = op_dev(c, op);
+
+		s->ready_list[s->ready_start[d] + s->ready_len[d]++] = (int32_t)op;
+		if (s->ready[op] > now) /* wake the device when the data is there */
+			heap_push(s, s->ready[op], (int32_t)(c->nops + op));
+	}
+}
+
+/* op finished at t: free memory, release successors. */
+static void finish(struct ctx *c, long op, double t)
+{
+	struct sim *s = c->s;
+	const struct plan *p = c->p;
+	int st = op_stage(c, op), mb = op_mb(c, op), k = op_k(c, op);
+	int d = p->stages[st].device;
+
+	s->state[op] = 2;
+	c->done++;
+	if (k == 0) {
+		/* F(s) -> I/B(s) on the same device; F(s) -> F(s+1) */
+		arrive(c, op_id(c, st, mb, 1), t, t);
+		if (st + 1 < c->S) {
+			int d2 = p->stages[st + 1].device;
+			double at = d2 == d ? t : transfer(c, d, d2, s->stage_out[st], t, st, mb, XFER_ACT);
+
+			arrive(c, op_id(c, st + 1, mb, 0), at, t);
+		}
+	} else if (k == 1) {
+		if (p->split_backward) {
+			s->dev_mem[d] -= (double)(s->stage_act[st] - s->stage_act_w[st]);
+			arrive(c, op_id(c, st, mb, 2), t, t);
+		} else {
+			s->dev_mem[d] -= (double)s->stage_act[st];
+		}
+		if (st > 0) {
+			int d2 = p->stages[st - 1].device;
+			double at = d2 == d ? t : transfer(c, d, d2, s->stage_out[st - 1], t, st, mb, XFER_GRAD);
+
+			arrive(c, op_id(c, st - 1, mb, 1), at, t);
+		}
+	} else {
+		s->dev_mem[d] -= (double)s->stage_act_w[st];
+	}
+}
+
+/* ---- setup ------------------------------------------------------------------------ */
+
+static void setup(struct ctx *c)
+{
+	struct sim *s = c->s;
+	const struct plan *p = c->p;
+	const struct model *m = &p->model;
+	long nops = (long)c->S * c->M * c->K;
+	double opt_bytes = c->o->bytes_per_param - 12.0 + 12.0 / (c->o->zero_dp > 0 ? c->o->zero_dp : 1);
+
+	for (int d = 0; d < p->ndevices; d++) {
+		s->dev_free[d] = 0;
+		s->dev_last_kind[d] = OP_B;
+		s->dev_static[d] = 0;
+		s->ready_len[d] = 0;
+		s->next[d] = c->o->policy_driven ? 0 : p->order_start[d];
+	}
+	for (int st = 0; st < c->S; st++) {
+		const struct stage *g = &p->stages[st];
+		double f = 0, b = 0, w = 0, params = 0;
+		uint64_t act = 0, act_w = 0;
+
+		for (int l = g->first; l <= g->last; l++) {
+			f += m->layers[l].f_ms;
+			b += m->layers[l].b_ms;
+			w += m->layers[l].w_ms;
+			act += m->layers[l].act_bytes;
+			act_w += m->layers[l].act_w_bytes;
+			params += (double)m->layers[l].param_bytes / 2.0;
+		}
+		s->stage_f[st] = f;
+		if (p->split_backward) {
+			s->stage_b[st] = b;
+			s->stage_w[st] = w;
+		} else {
+			s->stage_b[st] = b + w;
+			s->stage_w[st] = 0;
+		}
+		s->stage_act[st] = act;
+		s->stage_act_w[st] = act_w;
+		s->stage_out[st] = m->layers[g->last].out_bytes;
+		s->stage_inflight[st] = 0;
+		s->stage_wpend[st] = 0;
+		s->dev_static[g->device] += params * opt_bytes;
+	}
+	for (int d = 0; d < p->ndevices; d++) {
+		s->dev_mem[d] = s->dev_static[d];
+		s->dev_peak[d] = s->dev_static[d];
+	}
+	/* ready lists: a device can hold at most its own ops */
+	s->ready_start[0] = 0;
+	for (int d = 0; d < p->ndevices; d++)
+		s->ready_start[d + 1] = s->ready_start[d] + plan_stages_on(p, d) * c->M * c->K;
+	memcpy(s->order_start, s->ready_start, (size_t)(p->ndevices + 1) * sizeof(int));
+	for (long i = 0; i < (long)p->ndevices * p->ndevices; i++)
+		s->link_free[i] = 0;
+	for (long op = 0; op < nops; op++) {
+		int st = op_stage(c, op), k = op_k(c, op);
+
+		s->ready[op] = 0;
+		s->state[op] = 0;
+		s->npred[op] = (int8_t)(k == 0 ? (st > 0) : k == 1 ? 1 + (st + 1 < c->S) : 1);
+		if (s->npred[op] == 0 && c->o->policy_driven) {
+			int d = op_dev(c, op);
+
+			s->ready_list[s->ready_start[d] + s->ready_len[d]++] = (int32_t)op;
+		}
+	}
+	s->nheap = 0;
+	s->nxfers = 0;
+	s->nmem = 0;
+}
+
+/* ---- deadlock diagnosis ----------------------------------------------------------- */
+
+/* A data predecessor of op that has not finished, or -1. */
+static long blocker_data(const struct ctx *c, long op)
+{
+	int st = op_stage(c, op), mb = op_mb(c, op), k = op_k(c, op);
+	long cand[2];
+	int n = 0;
+
+	if (k == 0) {
+		if (st > 0)
+			cand[n++] = op_id(c, st - 1, mb, 0);
+	} else if (k == 1) {
+		cand[n++] = op_id(c, st, mb, 0);
+		if (st + 1 < c->S)
+			cand[n++] = op_id(c, st + 1, mb, 1);
+	} else {
+		cand[n++] = op_id(c, st, mb, 1);
+	}
+	for (int i = 0; i < n; i++)
+		if (c->s->state[cand[i]] != 2)
+			return cand[i];
+	return -1;
+}
+
+/* The op an unstarted op waits on: the op before it on its device if it is not the
+ * device's next op, else a data predecessor that has not finished. */
+static long blocker(const struct ctx *c, long op, const long *pos)
+{
+	const struct sim *s = c->s;
+	const struct plan *p = c->p;
+	int d = op_dev(c, op), st = op_stage(c, op), mb = op_mb(c, op), k = op_k(c, op);
+	if (pos[op] > s->next[d]) {
+		const struct action *a = &p->order[pos[op] - 1];
+
+		return action_op(c, a);
+	}
+	if (p->order[pos[op]].pair && pos[op] + 1 < p->order_start[d + 1]) {
+		/* the head of a pair also waits for its partner's inputs */
+		long partner = action_op(c, &p->order[pos[op] + 1]);
+
+		if (s->npred[partner] > 0) {
+			long b = blocker_data(c, partner);
+
+			if (b >= 0)
+				return b;
+		}
+	}
+	(void)st; (void)mb; (void)k;
+	return blocker_data(c, op);
+}
+
+static int diagnose_deadlock(struct ctx *c, struct metrics *m, struct err *e)
+{
+	struct sim *s = c->s;
+	const struct plan *p = c->p;
+	long nops = (long)c->S * c->M * c->K, start = -1, u, len = 0;
+	long *pos = malloc((size_t)nops * sizeof(*pos));
+	int32_t *seen = malloc((size_t)nops * sizeof(*seen));
+	struct strbuf sb = STRBUF_INIT;
+	char t1[ACTION_TEXT_MAX], t2[ACTION_TEXT_MAX];
+
+	if (!pos || !seen) {
+		free(pos);
+		free(seen);
+		return err_set(e, ERR_RUNTIME, "out of memory diagnosing a deadlock");
+	}
+	for (int d = 0; d < p->ndevices; d++)
+		for (int i = p->order_start[d]; i < p->order_start[d + 1]; i++) {
+			const struct action *a = &p->order[i];
+
+			pos[op_id(c, a->stage, a->mb, a->kind == OP_F ? 0 : a->kind == OP_W ? 2 : 1)] = i;
+		}
+	for (int d = 0; d < p->ndevices && start < 0; d++)
+		if (s->next[d] < p->order_start[d + 1]) {
+			const struct action *a = &p->order[s->next[d]];
+
+			start = op_id(c, a->stage, a->mb, a->kind == OP_F ? 0 : a->kind == OP_W ? 2 : 1);
+		}
+	for (long i = 0; i < nops; i++)
+		seen[i] = -1;
+	/* follow blockers until an op repeats: the repeated stretch is the cycle */
+	for (u = start; u >= 0 && seen[u] < 0; u = blocker(c, u, pos))
+		seen[u] = (int32_t)len++;
+	if (u < 0) {
+		free(pos);
+		free(seen);
+		return err_set(e, ERR_INFEASIBLE, "deadlock: ops are left that can never start");
+	}
+	{
+		long first = u, n = len - seen[u], i = 0;
+
+		m->cycle = calloc((size_t)n, sizeof(*m->cycle));
+		if (!m->cycle) {
+			free(pos);
+			free(seen);
+			return err_set(e, ERR_RUNTIME, "out of memory diagnosing a deadlock");
+		}
+		strbuf_addstr(&sb, "deadlock: ");
+		u = first;
+		do {
+			long b = blocker(c, u, pos);
+			struct action a = { op_stage(c, u), op_mb(c, u), (uint8_t)op_kind(c, u), 0 };
+			struct action ab = { op_stage(c, b), op_mb(c, b), (uint8_t)op_kind(c, b), 0 };
+
+			m->cycle[i].device = op_dev(c, u);
+			m->cycle[i++].op = a;
+			action_format(&a, t1);
+			action_format(&ab, t2);
+			if (sb.len < 700) {
+				if (op_dev(c, b) == op_dev(c, u) && pos[b] == pos[u] - 1)
+					strbuf_addf(&sb, "%s%s comes after %s on device %d", i > 1 ? "; " : "", t1, t2, op_dev(c, u));
+				else
+					strbuf_addf(&sb, "%s%s (device %d) waits for %s (device %d)", i > 1 ? "; " : "", t1,
+					            op_dev(c, u), t2, op_dev(c, b));
+			} else if (sb.buf[sb.len - 1] != '.') {
+				strbuf_addstr(&sb, "; ...");
+			}
+			u = b;
+		} while (u != first && i < n);
+		m->ncycle = (int)i;
+	}
+	free(pos);
+	free(seen);
+	err_set(e, ERR_INFEASIBLE, "%s", sb.buf);
+	strbuf_release(&sb);
+	return -1;
+}
+
+/* ---- metrics ---------------------------------------------------------------------- */
+
+double sim_lower_bound(const struct model *mdl, const struct cluster *cl, int microbatches,
+                       bool split_backward)
+{
+	double work = 0, chain = 0, speed_sum = 0, speed_max = 0;
+
+	for (int l = 0; l < mdl->nlayers; l++) {
+		const struct layer *y = &mdl->layers[l];
+
+		work += y->f_ms + y->b_ms + y->w_ms;
+		chain += y->f_ms + y->b_ms + (split_backward ? 0 : y->w_ms);
+	}
+	for (int d = 0; d < cl->devices; d++) {
+		speed_sum += cl->device_speed[d];
+		if (cl->device_speed[d] > speed_max)
+			speed_max = cl->device_speed[d];
+	}
+	work = work * microbatches / speed_sum;
+	chain /= speed_max;
+	return work > chain ? work : chain;
+}
+
+/* Walks each device's ops in execution order: busy/idle split, memory curve and peak. */
+static int compute_metrics(struct ctx *c, struct metrics *m)
+{
+	struct sim *s = c->s;
+	const struct plan *p = c->p;
+	const struct action *ord = c->o->policy_driven ? s->order : p->order;
+	const int *ostart = c->o->policy_driven ? s->order_start : p->order_start;
+	double makespan = 0, busy_all = 0, usable = cluster_usable_bytes(&p->cluster);
+	long nops = (long)c->S * c->M * c->K;
+
+	for (long op = 0; op < nops; op++)
+		if (s->end[op] > makespan)
+			makespan = s->end[op];
+	m->ndevices = p->ndevices;
+	m->dev = calloc((size_t)p->ndevices, sizeof(*m->dev));
+	if (!m->dev)
+		return -1;
+	for (int d = 0; d < p->ndevices; d++) {
+		struct device_metrics *dm = &m->dev[d];
+		double first_b = INFINITY, last_f = 0, prev_end = 0, mem = s->dev_static[d], peak = mem;
+		double warm = 0, cool = 0, busy = 0;
+
+		for (int i = ostart[d]; i < ostart[d + 1]; i++) {
+			const struct action *a = &ord[i];
+			long op = op_id(c, a->stage, a->mb, a->kind == OP_F ? 0 : a->kind == OP_W ? 2 : 1);
+
+			if (a->kind == OP_F && s->end[op] > last_f)
+				last_f = s->end[op];
+			if ((a->kind == OP_I || a->kind == OP_B) && s->start[op] < first_b)
+				first_b = s->start[op];
+		}
+		for (int i = ostart[d]; i < ostart[d + 1]; i++) {
+			const struct action *a = &ord[i];
+			int k = a->kind == OP_F ? 0 : a->kind == OP_W ? 2 : 1;
+			long op = op_id(c, a->stage, a->mb, k);
+			double gap = s->start[op] - prev_end;
+
+			if (gap > 0) {
+				if (s->start[op] <= first_b)
+					warm += gap;
+				else if (prev_end >= last_f && prev_end >= first_b)
+					cool += gap;
+			}
+			busy += s->end[op] - s->start[op];
+			prev_end = s->end[op];
+			if (k == 0) {
+				mem += (double)s->stage_act[a->stage];
+				if (mem > peak)
+					peak = mem;
+			} else if (k == 1) {
+				mem -= p->split_backward ? (double)(s->stage_act[a->stage] - s->stage_act_w[a->stage])
+				                         : (double)s->stage_act[a->stage];
+			} else {
+				mem -= (double)s->stage_act_w[a->stage];
+			}
+			if (c->record) {
+				if (s->nmem + 2 > s->mem_cap) {
+					long cap = s->mem_cap ? s->mem_cap * 2 : 4096;
+
+					if (GROW(s->mem, cap))
+						return -1;
+					s->mem_cap = cap;
+				}
+				s->mem[s->nmem].dev = d;
+				s->mem[s->nmem].t = k == 0 ? s->start[op] : s->end[op];
+				s->mem[s->nmem++].bytes = mem;
+			}
+		}
+		if (ostart[d + 1] > ostart[d] && makespan > prev_end)
+			cool += makespan - prev_end;
+		dm->busy_ms = busy;
+		dm->idle_ms = makespan - busy > 0 ? makespan - busy : 0;
+		dm->bubble_ratio = makespan > 0 ? dm->idle_ms / makespan : 0;
+		dm->warmup_idle_ms = warm;
+		dm->cooldown_idle_ms = cool;
+		dm->peak_mem_bytes = (uint64_t)(peak + 0.5);
+		dm->mem_capacity_bytes = p->cluster.mem_bytes;
+		s->dev_peak[d] = peak;
+		busy_all += busy;
+		if (peak > usable)
+			m->noom++;
+	}
+	if (m->noom) {
+		int k = 0;
+
+		m->oom = calloc((size_t)m->noom, sizeof(*m->oom));
+		if (!m->oom)
+			return -1;
+		for (int d = 0; d < p->ndevices; d++)
+			if (s->dev_peak[d] > usable)
+				m->oom[k++] = d;
+	}
+	m->makespan_ms = makespan;
+	m->bubble_ratio = makespan > 0 ? 1 - busy_all / (p->ndevices * makespan) : 0;
+	if (m->bubble_ratio < 0)
+		m->bubble_ratio = 0;
+	m->lower_bound_ms = sim_lower_bound(&p->model, &p->cluster, p->microbatches, p->split_backward);
+	m->efficiency = makespan > 0 ? m->lower_bound_ms / makespan : 0;
+	if (m->efficiency > 1)
+		m->efficiency = 1;
+	m->throughput_tokens_per_s = makespan > 0
+		? (double)p->microbatches * (double)p->model.seq_len * (double)p->model.micro_batch_size / (makespan / 1000)
+		: 0;
+	return 0;
+}
+
+/* ---- the run ---------------------------------------------------------------------- */
+
+int sim_run(struct sim *s, const struct plan *p, const struct sim_opts *opts,
+            struct metrics *m, struct err *e)
+{
+	struct ctx c = { s, p, opts, plan_ops_per_mb(p), p->microbatches, p->nstages,
+	                 opts->record, false, 0, (long)p->nstages * p->microbatches * plan_ops_per_mb(p) };
+	long nops = c.nops;
+
+	memset(m, 0, sizeof(*m));
+	if (ensure(s, p) < 0)
+		return err_set(e, ERR_RUNTIME, "out of memory simulating %ld ops", nops);
+	setup(&c);
+	if (opts->policy_driven) {
+		for (int d = 0; d < p->ndevices; d++)
+			dispatch_policy(&c, d, 0);
+		while (s->nheap > 0) {
+			double t = s->heap[0].t;
+
+			/* apply every event at time t before any device chooses */
+			while (s->nheap > 0 && s->heap[0].t == t) {
+				struct sim_event ev = heap_pop(s);
+
+				if (ev.id < nops)
+					finish(&c, ev.id, t);
+			}
+			for (int d = 0; d < p->ndevices; d++)
+				dispatch_policy(&c, d, t);
+		}
+	} else {
+		for (int d = 0; d < p->ndevices; d++)
+			dispatch_order(&c, d);
+		while (s->nheap > 0) {
+			struct sim_event ev = heap_pop(s);
+			int st = op_stage(&c, ev.id), k = op_k(&c, ev.id);
+
+			finish(&c, ev.id, ev.t);
+			/* the devices whose next op may now have all its inputs */
+			dispatch_order(&c, p->stages[st].device);
+			if (k == 0 && st + 1 < c.S)
+				dispatch_order(&c, p->stages[st + 1].device);
+			if (k == 1 && st > 0)
+				dispatch_order(&c, p->stages[st - 1].device);
+		}
+	}
+	if (c.oom)
+		return err_set(e, ERR_RUNTIME, "out of memory recording the timeline");
+	if (c.done < nops) {
+		if (opts->policy_driven)
+			return err_set(e, ERR_INFEASIBLE, "the policy left %ld of %ld ops unscheduled", nops - c.done, nops);
+		return diagnose_deadlock(&c, m, e);
+	}
+	if (compute_metrics(&c, m) < 0) {
+		metrics_release(m);
+		return err_set(e, ERR_RUNTIME, "out of memory computing metrics");
+	}
+	return 0;
+}
+
+/* ---- results ---------------------------------------------------------------------- */
+
+int sim_timeline(const struct sim *s, const struct plan *p, const struct metrics *m,
+                 struct timeline *t, struct err *e)
+{
+	const struct action *ord = p->order;
+	const int *ostart = p->order_start;
+	int K = plan_ops_per_mb(p);
+	long mi = 0;
+
+	memset(t, 0, sizeof(*t));
+	t->source = strdup("sim");
+	t->ndevices = p->ndevices;
+	t->dev = calloc((size_t)p->ndevices, sizeof(*t->dev));
+	if (!t->source || !t->dev)
+		goto oom;
+	for (int d = 0; d < p->ndevices; d++) {
+		struct tl_device *td = &t->dev[d];
+		int n = ostart[d + 1] - ostart[d], nm = 0;
+
+		td->ops = calloc((size_t)(n ? n : 1), sizeof(*td->ops));
+		if (!td->ops)
+			goto oom;
+		for (int i = 0; i < n; i++) {
+			const struct action *a = &ord[ostart[d] + i];
+			int k = a->kind == OP_F ? 0 : a->kind == OP_W ? 2 : 1;
+			long op = ((long)a->stage * p->microbatches + a->mb) * K + k;
+
+			td->ops[i] = (struct tl_op){ s->start[op], s->end[op], a->stage, a->mb, a->kind };
+		}
+		td->nops = n;
+		/* the order-driven plan lists ops in start order already; keep it sorted anyway */
+		for (int i = 1; i < n; i++) {
+			struct tl_op x = td->ops[i];
+			int j = i;
+
+			while (j > 0 && td->ops[j - 1].start_ms > x.start_ms) {
+				td->ops[j] = td->ops[j - 1];
+				j--;
+			}
+			td->ops[j] = x;
+		}
+		while (mi + nm < s->nmem && s->mem[mi + nm].dev == d)
+			nm++;
+		td->mem = calloc((size_t)nm + 1, sizeof(*td->mem));
+		if (!td->mem)
+			goto oom;
+		td->mem[0] = (struct tl_mem){ 0, (uint64_t)(s->dev_static[d] + 0.5) };
+		for (int i = 0; i < nm; i++)
+			td->mem[i + 1] = (struct tl_mem){ s->mem[mi + i].t, (uint64_t)(s->mem[mi + i].bytes + 0.5) };
+		td->nmem = nm + 1;
+		mi += nm;
+		td->peak_mem_bytes = m->dev ? m->dev[d].peak_mem_bytes : 0;
+	}
+	t->xfers = calloc((size_t)(s->nxfers ? s->nxfers : 1), sizeof(*t->xfers));
+	if (!t->xfers)
+		goto oom;
+	for (long i = 0; i < s->nxfers; i++) {
+		const struct sim_xfer *x = &s->xfers[i];
+
+		t->xfers[i] = (struct tl_xfer){ x->src, x->dst, x->stage, x->mb, x->kind,
+		                                x->start_ms, x->end_ms, x->bytes };
+	}
+	t->nxfers = s->nxfers;
+	if (m->dev) {
+		t->metrics = *m;
+		t->metrics.dev = malloc((size_t)m->ndevices * sizeof(*m->dev));
+		t->metrics.cycle = NULL;
+		t->metrics.ncycle = 0;
+		t->metrics.oom = m->noom ? malloc((size_t)m->noom * sizeof(int)) : NULL;
+		if (!t->metrics.dev || (m->noom && !t->metrics.oom))
+			goto oom;
+		memcpy(t->metrics.dev, m->dev, (size_t)m->ndevices * sizeof(*m->dev));
+		if (m->noom)
+			memcpy(t->metrics.oom, m->oom, (size_t)m->noom * sizeof(int));
+		t->has_metrics = true;
+	}
+	return 0;
+oom:
+	timeline_release(t);
+	return err_set(e, ERR_RUNTIME, "out of memory building the timeline");
+}
+
+int sim_apply_order(const struct sim *s, struct plan *p, struct err *e)
+{
+	long n = s->order_start[p->ndevices];
+
+	if (n != plan_total_ops(p))
+		return err_set(e, ERR_RUNTIME, "the simulated order has %ld ops, the plan %ld", n, plan_total_ops(p));
+	memcpy(p->order, s->order, (size_t)n * sizeof(*p->order));
+	memcpy(p->order_start, s->order_start, (size_t)(p->ndevices + 1) * sizeof(int));
+	return 0;
+}

@@ -1,0 +1,134 @@
+/*
+ * sim — the graph-based simulator (METHOD.md §1): runs a plan's ops on its devices and
+ * predicts when each starts and ends, what the transfers between devices cost, how memory
+ * rises and falls, and where the bubbles are.
+ *
+ * The workload graph is implicit: op (stage s, microbatch m, kind k) has at most two data
+ * predecessors (F(s-1,m) for F; F(s,m) and I/B(s+1,m) for I/B; I(s,m) for W) plus the op
+ * before it on its device, so no edge lists are built. Simulation is event-driven over
+ * flat arrays: an op's end is known the moment it starts, a binary heap orders the
+ * completions, and each completion releases its successors, paying a transfer (latency +
+ * bytes / bandwidth, FIFO per directed link) when they sit on another device.
+ *
+ * Two modes share that engine. Order-driven: each device runs its plan list in order.
+ * Policy-driven: each time a device is free it picks among its ready ops by OctoPipe's
+ * adaptive policy, and the start order becomes the plan's schedule.
+ *
+ * A struct sim is a reusable workspace: sim_run() grows its arrays only when a plan is
+ * larger than any before, so the tuner can simulate thousands of candidates without
+ * allocating.
+ */
+#ifndef OCTO_SIM_H
+#define OCTO_SIM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "metrics.h"
+#include "plan.h"
+#include "timeline.h"
+
+struct sim_policy {
+	bool alternate;        /* after an F prefer a backward and vice versa (1F1B-like) */
+	bool defer_arrivals;   /* prefer an op whose inputs have been waiting over one whose
+	                        * input arrived from another device this instant */
+	int max_inflight;      /* per stage: microbatches past F and before their backward
+	                        * (0 = no cap); the oldest microbatch is always admitted */
+	bool mem_admission;    /* also hold an F back when it would exceed device memory */
+	const int *stage_cap;  /* per-stage caps overriding max_inflight (NULL: none) */
+	bool backward_first;   /* without alternation: a ready backward always goes before an F */
+	bool cap_until_w;      /* a microbatch stays in flight until its W (zero-bubble memory) */
+	const int *w_cap;      /* per stage: deferred Ws allowed before W becomes urgent (NULL: no limit) */
+};
+
+struct sim_opts {
+	bool policy_driven;        /* ignore the plan's order and schedule by the policy */
+	struct sim_policy policy;
+	bool record;               /* keep per-op times, transfers and memory for a timeline */
+	double bytes_per_param;    /* static memory per parameter: 16 (bf16 + Adam), 18 with fp32 grads */
+	int zero_dp;               /* ZeRO-1 data-parallel degree dividing the 12 optimizer bytes */
+};
+
+/* The defaults: order-driven, 16 bytes per parameter, no ZeRO, adaptive policy settings. */
+void sim_opts_default(struct sim_opts *o);
+
+struct sim_op_time {
+	double start_ms;
+	double end_ms;
+};
+
+struct sim_xfer {
+	int src, dst;
+	int32_t stage, mb;
+	uint8_t kind;              /* enum tl_xfer_kind */
+	double start_ms, end_ms;
+	uint64_t bytes;
+};
+
+/* Opaque workspace; zero-initialise (struct sim s = {0}) and sim_release() when done. */
+struct sim {
+	/* per stage (after sim_run) */
+	int nstages_cap;
+	double *stage_f, *stage_b, *stage_w;      /* per-stage op durations, speed 1.0 */
+	uint64_t *stage_act, *stage_act_w, *stage_out;
+	/* per op */
+	long nops_cap;
+	double *ready;             /* latest input arrival */
+	double *start, *end;
+	int8_t *npred;             /* data predecessors not yet arrived */
+	int8_t *state;             /* 0 waiting, 1 started, 2 done */
+	struct sim_event { double t; int32_t id; } *heap; /* completions and arrivals by time */
+	long nheap;
+	/* per device */
+	int ndev_cap;
+	int *next;                 /* order-driven: position in the device list */
+	double *dev_free;
+	int *dev_last_kind;        /* for alternation */
+	double *dev_mem, *dev_peak, *dev_static;
+	int *dev_inflight;         /* policy: per stage, in the stage arrays below */
+	int32_t *ready_list;       /* policy: ready ops per device (CSR by device) */
+	int *ready_start, *ready_len;
+	double *link_free;         /* ndev x ndev, FIFO per directed link */
+	int *stage_inflight;
+	int *stage_wpend;          /* policy: I done, W not started */
+	/* outputs */
+	struct action *order;      /* policy-driven: the start order per device (CSR as the plan) */
+	int *order_start;
+	long norder_cap;
+	long nxfers, xfers_cap;
+	struct sim_xfer *xfers;
+	long nmem, mem_cap;
+	struct { int dev; double t; double bytes; } *mem;
+};
+
+/* Simulates plan p. Fills m (metrics_release() it) and, with opts->record, keeps op times
+ * in s for sim_timeline(). Returns 0, or -1 with e set: ERR_INFEASIBLE when the order
+ * deadlocks (m->cycle names the ops; e says so in words), ERR_RUNTIME when out of memory.
+ * Devices over capacity are listed in m->oom; that is not an error for sim_run(). */
+int sim_run(struct sim *s, const struct plan *p, const struct sim_opts *opts,
+            struct metrics *m, struct err *e);
+
+/* After a recorded sim_run(): the timeline (caller timeline_release()s). */
+int sim_timeline(const struct sim *s, const struct plan *p, const struct metrics *m,
+                 struct timeline *t, struct err *e);
+
+/* After a policy-driven sim_run(): replaces p's order with the simulated start order. */
+int sim_apply_order(const struct sim *s, struct plan *p, struct err *e);
+
+/* The bound no plan of this model on this cluster with this many microbatches can beat:
+ * max(total work / total device speed, one microbatch's F+B chain / fastest device). */
+double sim_lower_bound(const struct model *mdl, const struct cluster *c, int microbatches,
+                       bool split_backward);
+
+void sim_release(struct sim *s);
+
+/* Index of an op in the simulator's arrays. */
+static inline long sim_op_index(const struct plan *p, int stage, int mb, int kind)
+{
+	int k = kind == OP_F ? 0 : kind == OP_W ? 2 : 1;
+
+	return ((long)stage * p->microbatches + mb) * plan_ops_per_mb(p) + k;
+}
+
+#endif
