@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "json.h"
-#include "limits.h"
+#include "bounds.h"
 
 static const char *const cluster_keys[] = {
 	"format", "name", "gpu", "devices", "gpus_per_node", "mem_bytes", "mem_headroom",

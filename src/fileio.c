@@ -5,6 +5,7 @@
 #include "fileio.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -163,4 +164,37 @@ int fileio_join(const char *dir, const char *rel, char *out, size_t outsz)
 	else
 		n = snprintf(out, outsz, "%s/%s", dir, rel);
 	return (n < 0 || (size_t)n >= outsz) ? -1 : 0;
+}
+
+int fileio_relative(const char *dir, const char *target, char *out, size_t outsz)
+{
+	char d[PATH_MAX], t[PATH_MAX];
+	size_t common = 0, i;
+	int n = 0;
+
+	if (!realpath(dir, d) || !realpath(target, t)) {
+		n = snprintf(out, outsz, "%s", target);
+		return n < 0 || (size_t)n >= outsz ? -1 : 0;
+	}
+	/* longest common prefix ending at a directory boundary */
+	for (i = 0; d[i] && d[i] == t[i]; i++)
+		if (d[i] == '/')
+			common = i;
+	if (!d[i] && t[i] == '/')
+		common = i;
+	if (strcmp(d, "/") == 0)
+		common = 0;
+	out[0] = '\0';
+	/* one ".." per directory of dir below the common prefix */
+	for (i = common; d[i]; i++) {
+		if (d[i] == '/' && d[i + 1]) {
+			if (strlen(out) + 3 >= outsz)
+				return -1;
+			strcat(out, "../");
+		}
+	}
+	if (strlen(out) + strlen(t + common + 1) >= outsz)
+		return -1;
+	strcat(out, t + common + 1);
+	return 0;
 }

@@ -29,4 +29,9 @@ void fileio_dirname(const char *path, char *out, size_t outsz);
  * Returns -1 when out is too small. */
 int fileio_join(const char *dir, const char *rel, char *out, size_t outsz);
 
+/* The path of target as seen from directory dir (e.g. "../samples/models/m.json"), for
+ * references written into a file saved in dir. Falls back to target's absolute path when
+ * either cannot be resolved. Returns -1 when out is too small. */
+int fileio_relative(const char *dir, const char *target, char *out, size_t outsz);
+
 #endif

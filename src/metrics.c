@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "json.h"
-#include "limits.h"
+#include "bounds.h"
 
 #define BIG 1e15 /* ms: beyond any real iteration, keeps sums finite */
 

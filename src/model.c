@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "json.h"
-#include "limits.h"
+#include "bounds.h"
 
 static const char *const model_keys[] = {
 	"format", "name", "seq_len", "micro_batch_size", "w_fraction",

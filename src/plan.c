@@ -15,7 +15,7 @@
 
 #include "fileio.h"
 #include "json.h"
-#include "limits.h"
+#include "bounds.h"
 
 static const char *const plan_keys[] = {
 	"format", "name", "model", "cluster", "microbatches", "split_backward",

@@ -302,7 +302,9 @@ static int order_policy(struct plan *plan, enum sched_kind k, int p, struct err 
 		o.policy.stage_cap = cap;
 		o.policy.w_cap = cap + plan->nstages;
 	} else {
+		/* OctoPipe's policy: 1F1B-like alternation, never past the device's memory */
 		o.policy.alternate = true;
+		o.policy.mem_admission = true;
 	}
 	r = sim_run(&s, plan, &o, &m, e);
 	if (r == 0)

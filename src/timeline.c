@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "json.h"
-#include "limits.h"
+#include "bounds.h"
 
 #define BIG 1e15          /* ms */
 #define OVERLAP_EPS 1e-6  /* ms: rounding in written files, not real overlap */

@@ -6,12 +6,23 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "cluster.h"
 #include "datadir.h"
+#include "fileio.h"
+#include "model.h"
+#include "plan.h"
 
 const struct cli_cmd cli_commands[] = {
 	{ "check", "FILE...", "validate model, cluster, plan and timeline files", cmd_check },
 	{ "show", "MODEL [--json]", "print a model's layer table: kinds, costs, heaviest layers", cmd_show },
+	{ "plan", "--model M --cluster C ...", "build a baseline plan (gpipe, 1f1b, interleaved, zb-*, dualpipev, adaptive)", cmd_plan },
+	{ "sim", "PLAN [--json] [--gantt]", "simulate a plan: iteration time, bubbles, memory; timeline and trace", cmd_sim },
+	{ "compare", "--model M --cluster C ...", "simulate every baseline schedule side by side", cmd_compare },
+	{ "import", "torch-csv FILE ...", "read a PyTorch pipelining schedule CSV into a plan", cmd_import },
+	{ "export", "torch-csv|megatron-layout PLAN", "write a plan as PyTorch CSV or a Megatron layout", cmd_export },
 	{ NULL, NULL, NULL, NULL },
 };
 
@@ -43,4 +54,64 @@ const char *cli_resolve(const char *arg, const char *subdir)
 
 	datadir_resolve(arg, subdir, buf, sizeof(buf));
 	return buf;
+}
+
+int cli_load_model(const char *arg, struct model *m, char *path_out)
+{
+	struct err e = ERR_INIT;
+
+	snprintf(path_out, 4096, "%s", cli_resolve(arg, "samples/models"));
+	if (model_load(m, path_out, &e) < 0)
+		return cli_report(&e);
+	return 0;
+}
+
+int cli_load_cluster(const char *arg, struct cluster *c, char *path_out)
+{
+	struct err e = ERR_INIT;
+
+	snprintf(path_out, 4096, "%s", cli_resolve(arg, "samples/clusters"));
+	if (cluster_load(c, path_out, &e) < 0)
+		return cli_report(&e);
+	return 0;
+}
+
+int cli_positive(const char *cmd, const char *opt, const char *value)
+{
+	char *end;
+	long v = strtol(value, &end, 10);
+
+	if (end == value || *end || v < 1 || v > 1000000) {
+		cli_usage_error(cmd, "%s: '%s' is not a positive integer", opt, value);
+		return -1;
+	}
+	return (int)v;
+}
+
+int cli_set_refs(struct plan *p, const char *model_path, const char *cluster_path, const char *out_path)
+{
+	char dir[4096], rel[4096];
+
+	fileio_dirname(out_path, dir, sizeof(dir));
+	free(p->model_ref);
+	free(p->cluster_ref);
+	p->model_ref = p->cluster_ref = NULL;
+	if (fileio_relative(dir, model_path, rel, sizeof(rel)) < 0 || !(p->model_ref = strdup(rel)))
+		return -1;
+	if (fileio_relative(dir, cluster_path, rel, sizeof(rel)) < 0 || !(p->cluster_ref = strdup(rel)))
+		return -1;
+	return 0;
+}
+
+int cli_write_text(const char *path, const char *text, size_t len)
+{
+	struct err e = ERR_INIT;
+
+	if (strcmp(path, "-") == 0) {
+		fwrite(text, 1, len, stdout);
+		return EXIT_OK;
+	}
+	if (fileio_write_atomic(path, text, len, &e) < 0)
+		return cli_report(&e);
+	return EXIT_OK;
 }

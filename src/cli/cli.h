@@ -24,6 +24,11 @@ extern const struct cli_cmd cli_commands[];
 
 int cmd_check(int argc, char **argv);
 int cmd_show(int argc, char **argv);
+int cmd_plan(int argc, char **argv);
+int cmd_sim(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
+int cmd_import(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 
 /* Prints e's message as the one error line and returns the exit code for its class. */
 int cli_report(const struct err *e);
@@ -31,5 +36,20 @@ int cli_report(const struct err *e);
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Resolves a sample name or path (see datadir_resolve) into a static buffer. */
 const char *cli_resolve(const char *arg, const char *subdir);
+
+struct model;
+struct cluster;
+struct plan;
+/* Loads MODEL / CLUSTER arguments (paths or sample names); on failure prints the error
+ * and returns its exit code, else 0. path_out receives the resolved path (4096 bytes). */
+int cli_load_model(const char *arg, struct model *m, char *path_out);
+int cli_load_cluster(const char *arg, struct cluster *c, char *path_out);
+/* A positive integer option value, or -1 after printing a usage error. */
+int cli_positive(const char *cmd, const char *opt, const char *value);
+/* Sets p's model/cluster references to the given files as seen from out_path's
+ * directory, so the written plan finds them wherever it is opened from. */
+int cli_set_refs(struct plan *p, const char *model_path, const char *cluster_path, const char *out_path);
+/* Writes text to path ("-" = stdout) atomically; prints the error and returns its code. */
+int cli_write_text(const char *path, const char *text, size_t len);
 
 #endif

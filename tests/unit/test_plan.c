@@ -12,7 +12,7 @@
 
 #include "fileio.h"
 #include "json.h"
-#include "limits.h"
+#include "bounds.h"
 #include "plan.h"
 #include "../tap.h"
 

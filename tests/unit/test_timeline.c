@@ -44,8 +44,8 @@ int main(void)
 	/* deadlock and oom */
 	t.metrics.ncycle = 2;
 	t.metrics.cycle = calloc(2, sizeof(*t.metrics.cycle));
-	t.metrics.cycle[0] = (struct deadlock_op){ 0, { 1, 0, OP_I } };
-	t.metrics.cycle[1] = (struct deadlock_op){ 1, { 0, 1, OP_F } };
+	t.metrics.cycle[0] = (struct deadlock_op){ 0, { 1, 0, OP_I, 0 } };
+	t.metrics.cycle[1] = (struct deadlock_op){ 1, { 0, 1, OP_F, 0 } };
 	t.metrics.noom = 1;
 	t.metrics.oom = calloc(1, sizeof(int));
 	t.metrics.oom[0] = 1;

@@ -1,11 +1,11 @@
 /*
- * limits — the largest inputs OctoPipe accepts. They are far beyond real pipelines
+ * bounds — the largest inputs OctoPipe accepts. They are far beyond real pipelines
  * (thousands of GPUs, tens of thousands of microbatches) and keep every count, index and
  * sum inside the integer types used by the simulator and tuner, so validation can promise
  * that nothing downstream overflows.
  */
-#ifndef OCTO_LIMITS_H
-#define OCTO_LIMITS_H
+#ifndef OCTO_BOUNDS_H
+#define OCTO_BOUNDS_H
 
 #define OCTO_MAX_LAYERS        100000
 #define OCTO_MAX_DEVICES       65536

@@ -1,0 +1,166 @@
+/*
+ * octopipe compare — every baseline schedule for one model, cluster and microbatch count,
+ * simulated side by side: iteration time, tokens/s, bubble, peak memory, efficiency
+ * against the lower bound, and whether it is feasible (or why it cannot be built).
+ */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "baseline.h"
+#include "cli.h"
+#include "doc.h"
+#include "json.h"
+#include "sim.h"
+
+static void usage(FILE *f)
+{
+	fputs("usage: octopipe compare --model M --cluster C --microbatches N [--json]\n"
+	      "\n"
+	      "Builds and simulates every baseline (gpipe, 1f1b, 1f1b with a balanced partition,\n"
+	      "interleaved, zb-h1, zb-h2, zb-v, dualpipev, adaptive) on the whole cluster and\n"
+	      "prints one row each. A schedule that cannot apply says why.\n", f);
+}
+
+struct row {
+	const char *name;
+	enum sched_kind kind;
+	const char *partition;
+};
+
+static const struct row rows[] = {
+	{ "gpipe", SCHED_GPIPE, "uniform" },
+	{ "1f1b", SCHED_1F1B, "uniform" },
+	{ "1f1b balanced", SCHED_1F1B, "balanced" },
+	{ "interleaved", SCHED_INTERLEAVED, "uniform" },
+	{ "zb-h1", SCHED_ZBH1, "uniform" },
+	{ "zb-h2", SCHED_ZBH2, "uniform" },
+	{ "zb-v", SCHED_ZBV, "uniform" },
+	{ "dualpipev", SCHED_DUALPIPEV, "uniform" },
+	{ "adaptive", SCHED_ADAPTIVE, "balanced" },
+};
+
+int cmd_compare(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "model", required_argument, NULL, 'm' },
+		{ "cluster", required_argument, NULL, 'c' },
+		{ "microbatches", required_argument, NULL, 'n' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *model_arg = NULL, *cluster_arg = NULL;
+	char mpath[4096], cpath[4096];
+	int mbs = 0, ch, rc;
+	bool json = false;
+	struct model m;
+	struct cluster c;
+	struct sim s;
+	struct jw w = { false };
+	cJSON *out = NULL;
+
+	optind = 0;
+	while ((ch = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'm': model_arg = optarg; break;
+		case 'c': cluster_arg = optarg; break;
+		case 'n': if ((mbs = cli_positive("compare", "--microbatches", optarg)) < 0) return EXIT_INPUT; break;
+		case 'j': json = true; break;
+		case 'h': usage(stdout); return EXIT_OK;
+		default: return cli_usage_error("compare", "unknown option");
+		}
+	}
+	if (!model_arg || !cluster_arg || !mbs)
+		return cli_usage_error("compare", "needs --model, --cluster and --microbatches");
+	if ((rc = cli_load_model(model_arg, &m, mpath)) != 0)
+		return rc;
+	if ((rc = cli_load_cluster(cluster_arg, &c, cpath)) != 0) {
+		model_release(&m);
+		return rc;
+	}
+	memset(&s, 0, sizeof(s));
+	if (json) {
+		out = cJSON_CreateArray();
+	} else {
+		printf("model %s on %s, %d microbatches; lower bound ", m.name, c.name, mbs);
+		{
+			struct strbuf sb = STRBUF_INIT;
+
+			fmt_ms(&sb, sim_lower_bound(&m, &c, mbs, true));
+			printf("%s\n\n", sb.buf);
+			strbuf_release(&sb);
+		}
+		printf("%-15s %12s %12s %7s %10s %10s  %s\n", "SCHEDULE", "ITERATION ms", "TOKENS/S", "BUBBLE",
+		       "PEAK MEM", "EFFICIENCY", "FEASIBLE");
+	}
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct baseline_spec spec = { rows[i].kind, mbs, 0, rows[i].partition, NULL, 0, 0 };
+		struct err e = ERR_INIT;
+		struct plan p;
+		struct metrics mt;
+		struct sim_opts o;
+		double peak = 0;
+		char why[300] = "yes";
+		bool built = baseline_plan(&p, &m, NULL, &c, NULL, &spec, &e) == 0, ran = false;
+
+		memset(&mt, 0, sizeof(mt));
+		if (built) {
+			sim_opts_default(&o);
+			ran = sim_run(&s, &p, &o, &mt, &e) == 0;
+			if (ran) {
+				for (int d = 0; d < mt.ndevices; d++)
+					if ((double)mt.dev[d].peak_mem_bytes > peak)
+						peak = (double)mt.dev[d].peak_mem_bytes;
+				if (mt.noom)
+					snprintf(why, sizeof(why), "no: device %d out of memory", mt.oom[0]);
+			}
+		}
+		if (!ran)
+			snprintf(why, sizeof(why), "n/a: %.250s", e.msg);
+		if (json) {
+			cJSON *o2 = jw_push(&w, out, cJSON_CreateObject());
+
+			jw_str(&w, o2, "schedule", rows[i].name);
+			jw_str(&w, o2, "partition", rows[i].partition);
+			if (ran) {
+				jw_num(&w, o2, "makespan_ms", mt.makespan_ms);
+				jw_num(&w, o2, "throughput_tokens_per_s", mt.throughput_tokens_per_s);
+				jw_num(&w, o2, "bubble_ratio", mt.bubble_ratio);
+				jw_num(&w, o2, "peak_mem_bytes", peak);
+				jw_num(&w, o2, "efficiency", mt.efficiency);
+			}
+			jw_bool(&w, o2, "feasible", ran && !mt.noom);
+			if (!ran || mt.noom)
+				jw_str(&w, o2, "reason", why);
+		} else if (ran) {
+			struct strbuf b = STRBUF_INIT;
+
+			fmt_bytes(&b, peak);
+			printf("%-15s %12.2f %12.0f %6.1f%% %10s %9.1f%%  %s\n", rows[i].name, mt.makespan_ms,
+			       mt.throughput_tokens_per_s, 100 * mt.bubble_ratio, b.buf, 100 * mt.efficiency, why);
+			strbuf_release(&b);
+		} else {
+			printf("%-15s %12s %12s %7s %10s %10s  %s\n", rows[i].name, "-", "-", "-", "-", "-", why);
+		}
+		metrics_release(&mt);
+		if (built)
+			plan_release(&p);
+	}
+	if (json) {
+		struct strbuf sb = STRBUF_INIT;
+
+		json_write(&sb, out);
+		fputs(sb.buf, stdout);
+		strbuf_release(&sb);
+		cJSON_Delete(out);
+	}
+	sim_release(&s);
+	model_release(&m);
+	cluster_release(&c);
+	return w.oom ? EXIT_RUNTIME : EXIT_OK;
+}

@@ -1,0 +1,203 @@
+/*
+ * octopipe plan — build a baseline plan: partition + placement + schedule by name, check
+ * it by simulation (a generated order must never deadlock) and write it.
+ */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "baseline.h"
+#include "cli.h"
+#include "doc.h"
+#include "json.h"
+#include "sim.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: octopipe plan --model M --cluster C --schedule NAME --microbatches N\n"
+	        "                     [--partition uniform|balanced|megatron|a,b,c...] [--chunks V]\n"
+	        "                     [--devices P] [--placement d0,d1,...] [--embed] -o PLAN\n"
+	        "\n"
+	        "Builds a plan for model M on cluster C (files or bundled sample names) and writes it\n"
+	        "to PLAN (\"-\" for stdout), then prints its simulated iteration time.\n"
+	        "\n"
+	        "  --schedule NAME   %s\n"
+	        "  --partition HOW   layer counts per stage: uniform (default), balanced (min-max\n"
+	        "                    stage cost), megatron (embedding and loss count as layers),\n"
+	        "                    or explicit counts like 7,7,6,6\n"
+	        "  --chunks V        stages per device (interleaved: 2 or more; zb-v, dualpipev: 2)\n"
+	        "  --devices P       pipeline devices (default: the whole cluster)\n"
+	        "  --placement LIST  device of each stage (adaptive only)\n"
+	        "  --embed           write the model and cluster into the plan instead of paths\n"
+	        "\n"
+	        "exit status: 0 ok, 2 bad usage or input, 3 the plan does not fit in memory\n", sched_names());
+}
+
+static int *parse_placement(const char *s, int *n)
+{
+	int cap = 16, *v = malloc((size_t)cap * sizeof(int));
+
+	*n = 0;
+	while (v && *s) {
+		char *end;
+		long d = strtol(s, &end, 10);
+
+		if (end == s || d < 0 || d > 65535 || (*end && *end != ',')) {
+			free(v);
+			return NULL;
+		}
+		if (*n == cap) {
+			int *w = realloc(v, (size_t)(cap *= 2) * sizeof(int));
+
+			if (!w) {
+				free(v);
+				return NULL;
+			}
+			v = w;
+		}
+		v[(*n)++] = (int)d;
+		s = *end ? end + 1 : end;
+	}
+	return v;
+}
+
+/* Simulates the plan and prints the one-line verdict; returns the exit code. */
+static int report(const struct plan *p, const char *out)
+{
+	struct sim s;
+	struct sim_opts o;
+	struct metrics m;
+	struct err e = ERR_INIT;
+	struct strbuf sb = STRBUF_INIT;
+	int rc = EXIT_OK;
+
+	memset(&s, 0, sizeof(s));
+	sim_opts_default(&o);
+	if (sim_run(&s, p, &o, &m, &e) < 0) {
+		/* a generator that emits a deadlocking order is a bug, not bad input */
+		fprintf(stderr, "octopipe plan: internal error: the generated order does not run: %s\n", e.msg);
+		sim_release(&s);
+		return EXIT_RUNTIME;
+	}
+	strbuf_addf(&sb, "%s: %s, %d stages, %d microbatches: iteration ", strcmp(out, "-") ? out : "plan",
+	            p->name, p->nstages, p->microbatches);
+	fmt_ms(&sb, m.makespan_ms);
+	strbuf_addf(&sb, ", bubble %.1f%%, efficiency %.1f%%", 100 * m.bubble_ratio, 100 * m.efficiency);
+	fprintf(strcmp(out, "-") ? stdout : stderr, "%s\n", sb.buf);
+	if (m.noom) {
+		int d = m.oom[0];
+
+		strbuf_reset(&sb);
+		fmt_bytes(&sb, (double)m.dev[d].peak_mem_bytes);
+		strbuf_addstr(&sb, " at its peak but has ");
+		fmt_bytes(&sb, cluster_usable_bytes(&p->cluster));
+		fprintf(stderr, "plan infeasible: device %d needs %s usable%s\n", d, sb.buf,
+		        m.noom > 1 ? " (and other devices too)" : "");
+		rc = EXIT_INFEASIBLE;
+	}
+	strbuf_release(&sb);
+	metrics_release(&m);
+	sim_release(&s);
+	return rc;
+}
+
+int cmd_plan(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "model", required_argument, NULL, 'm' },
+		{ "cluster", required_argument, NULL, 'c' },
+		{ "schedule", required_argument, NULL, 's' },
+		{ "microbatches", required_argument, NULL, 'n' },
+		{ "partition", required_argument, NULL, 'p' },
+		{ "chunks", required_argument, NULL, 'v' },
+		{ "devices", required_argument, NULL, 'd' },
+		{ "placement", required_argument, NULL, 'P' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "embed", no_argument, NULL, 'e' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *model_arg = NULL, *cluster_arg = NULL, *sched = NULL, *out = NULL;
+	struct baseline_spec spec = { SCHED_1F1B, 0, 0, NULL, NULL, 0, 0 };
+	char mpath[4096], cpath[4096];
+	struct model m;
+	struct cluster c;
+	struct plan p;
+	struct err e = ERR_INIT;
+	bool embed = false;
+	int *placement = NULL, rc, k, ch;
+
+	optind = 0;
+	while ((ch = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'm': model_arg = optarg; break;
+		case 'c': cluster_arg = optarg; break;
+		case 's': sched = optarg; break;
+		case 'n': if ((spec.microbatches = cli_positive("plan", "--microbatches", optarg)) < 0) return EXIT_INPUT; break;
+		case 'p': spec.partition = optarg; break;
+		case 'v': if ((spec.chunks = cli_positive("plan", "--chunks", optarg)) < 0) return EXIT_INPUT; break;
+		case 'd': if ((spec.devices = cli_positive("plan", "--devices", optarg)) < 0) return EXIT_INPUT; break;
+		case 'P':
+			free(placement);
+			if (!(placement = parse_placement(optarg, &spec.nplacement)))
+				return cli_usage_error("plan", "--placement: expected device numbers like 0,1,2,3");
+			break;
+		case 'o': out = optarg; break;
+		case 'e': embed = true; break;
+		case 'h': usage(stdout); return EXIT_OK;
+		default: return cli_usage_error("plan", "unknown option");
+		}
+	}
+	spec.placement = placement;
+	if (!model_arg || !cluster_arg || !sched || !spec.microbatches || !out) {
+		free(placement);
+		return cli_usage_error("plan", "needs --model, --cluster, --schedule, --microbatches and -o");
+	}
+	if (optind < argc) {
+		free(placement);
+		return cli_usage_error("plan", "unexpected argument '%s'", argv[optind]);
+	}
+	k = sched_from_name(sched);
+	if (k < 0) {
+		free(placement);
+		return cli_usage_error("plan", "unknown schedule '%s' (one of: %s)", sched, sched_names());
+	}
+	spec.schedule = (enum sched_kind)k;
+	if ((rc = cli_load_model(model_arg, &m, mpath)) != 0) {
+		free(placement);
+		return rc;
+	}
+	if ((rc = cli_load_cluster(cluster_arg, &c, cpath)) != 0) {
+		model_release(&m);
+		free(placement);
+		return rc;
+	}
+	if (baseline_plan(&p, &m, NULL, &c, NULL, &spec, &e) < 0) {
+		rc = cli_report(&e);
+	} else {
+		if (!embed && strcmp(out, "-") != 0 && cli_set_refs(&p, mpath, cpath, out) < 0) {
+			rc = EXIT_RUNTIME;
+		} else if (strcmp(out, "-") == 0) {
+			cJSON *root = plan_to_json(&p, true);
+			struct strbuf sb = STRBUF_INIT;
+
+			json_write(&sb, root);
+			fputs(sb.buf, stdout);
+			strbuf_release(&sb);
+			cJSON_Delete(root);
+			rc = EXIT_OK;
+		} else {
+			rc = plan_save(&p, out, embed, &e) < 0 ? cli_report(&e) : EXIT_OK;
+		}
+		if (rc == EXIT_OK)
+			rc = report(&p, out);
+		plan_release(&p);
+	}
+	model_release(&m);
+	cluster_release(&c);
+	free(placement);
+	return rc;
+}

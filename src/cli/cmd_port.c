@@ -1,0 +1,149 @@
+/*
+ * octopipe import / export — plans to and from other tools' formats:
+ *   import torch-csv FILE --model M --cluster C [--microbatches N] [--partition P] -o PLAN
+ *   export torch-csv PLAN [-o FILE]         PyTorch pipelining's schedule CSV
+ *   export megatron-layout PLAN             Megatron-LM --pipeline-model-parallel-layout
+ */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "fileio.h"
+#include "megatron.h"
+#include "torchcsv.h"
+
+static void import_usage(FILE *f)
+{
+	fputs("usage: octopipe import torch-csv FILE --model M --cluster C [--microbatches N]\n"
+	      "                      [--partition uniform|balanced|megatron|a,b,c...] -o PLAN\n"
+	      "\n"
+	      "Reads a PyTorch pipelining schedule CSV (one row per rank, cells like 0F0, 0I0, 0W0,\n"
+	      "0B0, empty cells idle steps). Stages are placed on the rank whose row holds them;\n"
+	      "their layers come from --partition (default uniform).\n", f);
+}
+
+static void export_usage(FILE *f)
+{
+	fputs("usage: octopipe export torch-csv PLAN [-o FILE]\n"
+	      "       octopipe export megatron-layout PLAN\n"
+	      "\n"
+	      "torch-csv writes each device's ops in order as PyTorch pipelining's schedule CSV;\n"
+	      "megatron-layout prints the partition as a Megatron pipeline layout string\n"
+	      "(E embedding, t decoder layer, L loss, '|' between virtual stages).\n", f);
+}
+
+int cmd_import(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "model", required_argument, NULL, 'm' },
+		{ "cluster", required_argument, NULL, 'c' },
+		{ "microbatches", required_argument, NULL, 'n' },
+		{ "partition", required_argument, NULL, 'p' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *model_arg = NULL, *cluster_arg = NULL, *partition = NULL, *out = NULL;
+	char mpath[4096], cpath[4096];
+	int mbs = 0, ch, rc;
+	struct model m;
+	struct cluster c;
+	struct plan p;
+	struct err e = ERR_INIT;
+	char *text;
+
+	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+		import_usage(stdout);
+		return EXIT_OK;
+	}
+	if (argc < 2 || strcmp(argv[1], "torch-csv") != 0)
+		return cli_usage_error("import", "the only import format is torch-csv");
+	optind = 0;
+	argc--;
+	argv++;
+	while ((ch = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'm': model_arg = optarg; break;
+		case 'c': cluster_arg = optarg; break;
+		case 'n': if ((mbs = cli_positive("import", "--microbatches", optarg)) < 0) return EXIT_INPUT; break;
+		case 'p': partition = optarg; break;
+		case 'o': out = optarg; break;
+		case 'h': import_usage(stdout); return EXIT_OK;
+		default: return cli_usage_error("import", "unknown option");
+		}
+	}
+	if (optind != argc - 1 || !model_arg || !cluster_arg || !out)
+		return cli_usage_error("import", "needs FILE, --model, --cluster and -o");
+	text = fileio_read(argv[optind], NULL, &e);
+	if (!text)
+		return cli_report(&e);
+	if ((rc = cli_load_model(model_arg, &m, mpath)) != 0) {
+		free(text);
+		return rc;
+	}
+	if ((rc = cli_load_cluster(cluster_arg, &c, cpath)) != 0) {
+		free(text);
+		model_release(&m);
+		return rc;
+	}
+	if (torchcsv_import(&p, text, argv[optind], &m, NULL, &c, NULL, mbs, partition, &e) < 0) {
+		rc = cli_report(&e);
+	} else {
+		if (strcmp(out, "-") != 0 && cli_set_refs(&p, mpath, cpath, out) < 0)
+			rc = EXIT_RUNTIME;
+		else
+			rc = plan_save(&p, out, strcmp(out, "-") == 0, &e) < 0 ? cli_report(&e) : EXIT_OK;
+		plan_release(&p);
+	}
+	free(text);
+	model_release(&m);
+	cluster_release(&c);
+	return rc;
+}
+
+int cmd_export(int argc, char **argv)
+{
+	struct plan p;
+	struct err e = ERR_INIT;
+	struct strbuf sb = STRBUF_INIT;
+	const char *what, *plan_arg = NULL, *out = "-";
+	int rc;
+
+	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+		export_usage(stdout);
+		return EXIT_OK;
+	}
+	if (argc < 3)
+		return cli_usage_error("export", "needs a format (torch-csv, megatron-layout) and a plan");
+	what = argv[1];
+	for (int i = 2; i < argc; i++) {
+		if ((strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) && i + 1 < argc)
+			out = argv[++i];
+		else if (!plan_arg && argv[i][0] != '-')
+			plan_arg = argv[i];
+		else
+			return cli_usage_error("export", "unexpected argument '%s'", argv[i]);
+	}
+	if (!plan_arg)
+		return cli_usage_error("export", "no plan given");
+	if (strcmp(what, "torch-csv") != 0 && strcmp(what, "megatron-layout") != 0)
+		return cli_usage_error("export", "unknown format '%s' (torch-csv or megatron-layout)", what);
+	if (plan_load(&p, cli_resolve(plan_arg, "plans"), &e) < 0)
+		return cli_report(&e);
+	if (strcmp(what, "torch-csv") == 0) {
+		torchcsv_export(&p, &sb);
+		rc = cli_write_text(out, sb.buf, sb.len);
+	} else if (megatron_layout(&p, &sb, &e) < 0) {
+		rc = cli_report(&e);
+	} else {
+		strbuf_addch(&sb, '\n');
+		rc = cli_write_text(out, sb.buf, sb.len);
+	}
+	strbuf_release(&sb);
+	plan_release(&p);
+	return rc;
+}

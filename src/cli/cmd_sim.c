@@ -1,0 +1,183 @@
+/*
+ * octopipe sim PLAN — simulate a plan and report: a readable summary (iteration time,
+ * throughput, bubbles per device split into warm-up and cool-down, memory against
+ * capacity), the metrics as JSON, the timeline, a Chrome trace and a text Gantt chart.
+ */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "doc.h"
+#include "gantt.h"
+#include "json.h"
+#include "sim.h"
+#include "trace.h"
+
+static void usage(FILE *f)
+{
+	fputs("usage: octopipe sim [--json] [--gantt [--width N]] [--timeline-out FILE]\n"
+	      "                    [--trace-out FILE] PLAN\n"
+	      "\n"
+	      "Simulates PLAN: every device runs its op list in order; transfers between devices\n"
+	      "cost latency + bytes / bandwidth and overlap compute. Prints the iteration time,\n"
+	      "throughput, bubble ratio (1 - busy / (devices x iteration)), per-device idle time\n"
+	      "before the first backward (warm-up) and after the last forward (cool-down), and\n"
+	      "peak memory against capacity.\n"
+	      "\n"
+	      "  --json              print the metrics object instead of the summary\n"
+	      "  --gantt             add a text Gantt chart (--width columns, default 100)\n"
+	      "  --timeline-out F    write the predicted timeline (octopipe.timeline/1)\n"
+	      "  --trace-out F       write a Chrome trace / Perfetto JSON (open in ui.perfetto.dev)\n"
+	      "\n"
+	      "exit status: 0 ok, 2 bad input, 3 infeasible (deadlock: the cycle is named; out of\n"
+	      "memory: the device is named)\n", f);
+}
+
+static void summary(const struct plan *p, const char *path, const struct metrics *m)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	strbuf_addf(&sb, "plan %s: %s on %s, %d stages on %d devices, %d microbatches, %s backward\n",
+	            path, p->model.name, p->cluster.name, p->nstages, p->ndevices, p->microbatches,
+	            p->split_backward ? "split" : "fused");
+	strbuf_addstr(&sb, "iteration ");
+	fmt_ms(&sb, m->makespan_ms);
+	strbuf_addf(&sb, "   throughput %.0f tokens/s   efficiency %.1f%% of the lower bound (", m->throughput_tokens_per_s,
+	            100 * m->efficiency);
+	fmt_ms(&sb, m->lower_bound_ms);
+	strbuf_addf(&sb, ")\nbubble %.1f%% of device time (1 - busy / (devices x iteration))\n\n", 100 * m->bubble_ratio);
+	strbuf_addf(&sb, "%4s %10s %10s %7s %10s %10s %11s %11s\n", "GPU", "BUSY ms", "IDLE ms", "BUBBLE",
+	            "WARM-UP", "COOL-DOWN", "PEAK MEM", "USABLE");
+	for (int d = 0; d < m->ndevices; d++) {
+		const struct device_metrics *dm = &m->dev[d];
+		struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
+		bool over = false;
+
+		for (int i = 0; i < m->noom; i++)
+			over = over || m->oom[i] == d;
+		fmt_bytes(&a, (double)dm->peak_mem_bytes);
+		fmt_bytes(&b, cluster_usable_bytes(&p->cluster));
+		strbuf_addf(&sb, "%4d %10.2f %10.2f %6.1f%% %10.2f %10.2f %11s %11s%s\n", d, dm->busy_ms, dm->idle_ms,
+		            100 * dm->bubble_ratio, dm->warmup_idle_ms, dm->cooldown_idle_ms, a.buf, b.buf,
+		            over ? "  OUT OF MEMORY" : "");
+		strbuf_release(&a);
+		strbuf_release(&b);
+	}
+	fputs(sb.buf, stdout);
+	strbuf_release(&sb);
+}
+
+static int write_json(const char *path, cJSON *root)
+{
+	struct strbuf sb = STRBUF_INIT;
+	int rc;
+
+	if (!root) {
+		fprintf(stderr, "octopipe sim: out of memory\n");
+		return EXIT_RUNTIME;
+	}
+	json_write(&sb, root);
+	rc = cli_write_text(path, sb.buf, sb.len);
+	strbuf_release(&sb);
+	cJSON_Delete(root);
+	return rc;
+}
+
+int cmd_sim(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "gantt", no_argument, NULL, 'g' },
+		{ "width", required_argument, NULL, 'w' },
+		{ "timeline-out", required_argument, NULL, 't' },
+		{ "trace-out", required_argument, NULL, 'T' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *tl_out = NULL, *trace_out = NULL, *path;
+	bool json = false, gantt = false;
+	int width = 100, ch, rc = EXIT_OK;
+	struct err e = ERR_INIT;
+	struct plan p;
+	struct sim s;
+	struct sim_opts o;
+	struct metrics m;
+	struct timeline t;
+
+	optind = 0;
+	while ((ch = getopt_long(argc, argv, "jgh", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'j': json = true; break;
+		case 'g': gantt = true; break;
+		case 'w': if ((width = cli_positive("sim", "--width", optarg)) < 0) return EXIT_INPUT; break;
+		case 't': tl_out = optarg; break;
+		case 'T': trace_out = optarg; break;
+		case 'h': usage(stdout); return EXIT_OK;
+		default: return cli_usage_error("sim", "unknown option");
+		}
+	}
+	if (optind != argc - 1)
+		return cli_usage_error("sim", optind >= argc ? "no plan given" : "one plan at a time");
+	path = cli_resolve(argv[optind], "plans");
+	if (plan_load(&p, path, &e) < 0)
+		return cli_report(&e);
+	memset(&s, 0, sizeof(s));
+	sim_opts_default(&o);
+	o.record = tl_out || trace_out || gantt;
+	if (sim_run(&s, &p, &o, &m, &e) < 0) {
+		if (json && m.ncycle) {
+			write_json("-", metrics_to_json(&m));
+		}
+		fprintf(stderr, "%s: plan infeasible: %s\n", path, e.msg);
+		rc = e.cls == ERR_INFEASIBLE ? EXIT_INFEASIBLE : EXIT_RUNTIME;
+		metrics_release(&m);
+		goto out;
+	}
+	if (json)
+		rc = write_json("-", metrics_to_json(&m));
+	else
+		summary(&p, path, &m);
+	if (o.record && rc == EXIT_OK) {
+		if (sim_timeline(&s, &p, &m, &t, &e) < 0) {
+			rc = cli_report(&e);
+		} else {
+			free(t.plan_ref);
+			t.plan_ref = strdup(path);
+			if (gantt) {
+				struct strbuf sb = STRBUF_INIT;
+
+				gantt_ascii(&t, width, &sb);
+				fputs("\n", stdout);
+				fputs(sb.buf, stdout);
+				strbuf_release(&sb);
+			}
+			if (tl_out && rc == EXIT_OK)
+				rc = write_json(tl_out, timeline_to_json(&t));
+			if (trace_out && rc == EXIT_OK)
+				rc = write_json(trace_out, trace_from_timeline(&t, &p));
+			timeline_release(&t);
+		}
+	}
+	if (rc == EXIT_OK && m.noom) {
+		struct strbuf sb = STRBUF_INIT;
+		int d = m.oom[0];
+
+		fmt_bytes(&sb, (double)m.dev[d].peak_mem_bytes);
+		strbuf_addstr(&sb, " at its peak but has ");
+		fmt_bytes(&sb, cluster_usable_bytes(&p.cluster));
+		fprintf(stderr, "%s: plan infeasible: device %d needs %s usable%s\n", path, d, sb.buf,
+		        m.noom > 1 ? " (other devices too)" : "");
+		strbuf_release(&sb);
+		rc = EXIT_INFEASIBLE;
+	}
+	metrics_release(&m);
+out:
+	sim_release(&s);
+	plan_release(&p);
+	return rc;
+}

@@ -1,0 +1,97 @@
+/*
+ * gantt — text Gantt charts (see gantt.h). Each column covers makespan / width ms; it
+ * shows the op that occupies most of that slice, so short ops never hide long ones and a
+ * column is a bubble only when the device is mostly idle in it.
+ */
+#include "config.h"
+#include "gantt.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "doc.h"
+
+void gantt_ascii(const struct timeline *t, int width, struct strbuf *sb)
+{
+	double end = timeline_end_ms(t), slice;
+	double *busy = NULL;
+	char *row = NULL;
+	int label = 6;
+
+	if (width < 10)
+		width = 10;
+	if (end <= 0) {
+		strbuf_addstr(sb, "(empty timeline)\n");
+		return;
+	}
+	slice = end / width;
+	busy = calloc((size_t)width * OP_KINDS, sizeof(*busy));
+	row = malloc((size_t)width + 1);
+	if (!busy || !row) {
+		free(busy);
+		free(row);
+		return;
+	}
+	for (int d = 0; d < t->ndevices; d++) {
+		memset(busy, 0, (size_t)width * OP_KINDS * sizeof(*busy));
+		for (int i = 0; i < t->dev[d].nops; i++) {
+			const struct tl_op *op = &t->dev[d].ops[i];
+			int c0 = (int)(op->start_ms / slice), c1 = (int)ceil(op->end_ms / slice);
+
+			for (int c = c0 < 0 ? 0 : c0; c < c1 && c < width; c++) {
+				double a = fmax(op->start_ms, c * slice), b = fmin(op->end_ms, (c + 1) * slice);
+
+				if (b > a)
+					busy[c * OP_KINDS + op->kind] += b - a;
+			}
+		}
+		for (int c = 0; c < width; c++) {
+			double total = 0, best = 0;
+			int k = -1;
+
+			for (int j = 0; j < OP_KINDS; j++) {
+				total += busy[c * OP_KINDS + j];
+				if (busy[c * OP_KINDS + j] > best) {
+					best = busy[c * OP_KINDS + j];
+					k = j;
+				}
+			}
+			row[c] = total < slice / 2 || k < 0 ? '.' : op_kind_char((enum op_kind)k);
+		}
+		row[width] = '\0';
+		strbuf_addf(sb, "gpu%-*d|%s|\n", label - 3, d, row);
+	}
+	/* axis: a tick every ~10 columns, labelled in ms */
+	strbuf_pad(sb, ' ', (size_t)label);
+	strbuf_addch(sb, '+');
+	for (int c = 0; c < width; c++)
+		strbuf_addch(sb, c % 10 == 0 ? '+' : '-');
+	strbuf_addstr(sb, "+\n");
+	{
+		size_t start = sb->len;
+		int col = 0;
+
+		strbuf_pad(sb, ' ', (size_t)label + 1);
+		while (col <= width) {
+			char num[32];
+			int n = snprintf(num, sizeof(num), "%g", round(col * slice * 10) / 10);
+
+			if (col + n > width + 8)
+				break;
+			strbuf_addstr(sb, num);
+			strbuf_pad(sb, ' ', (size_t)(10 - n > 1 ? 10 - n : 1));
+			col += n + (10 - n > 1 ? 10 - n : 1);
+		}
+		while (sb->len > start && sb->buf[sb->len - 1] == ' ')
+			strbuf_truncate(sb, sb->len - 1);
+		strbuf_addstr(sb, " ms\n");
+	}
+	strbuf_pad(sb, ' ', (size_t)label + 1);
+	strbuf_addf(sb, "F forward  I input-grad  W weight-grad  B backward  . bubble  (1 column = ");
+	fmt_ms(sb, slice);
+	strbuf_addstr(sb, ")\n");
+	free(busy);
+	free(row);
+}

@@ -1,0 +1,16 @@
+/*
+ * gantt — a timeline as plain-text Gantt chart for terminals and logs: one row per device,
+ * one character per time slice, the op kind by glyph (F forward, I input-grad, W
+ * weight-grad, B backward, '.' bubble), and a time axis with ticks in ms.
+ */
+#ifndef OCTO_GANTT_H
+#define OCTO_GANTT_H
+
+#include "strbuf.h"
+#include "timeline.h"
+
+/* Appends the chart (several lines, each ending in '\n') to sb; width is the number of
+ * time columns (at least 10). */
+void gantt_ascii(const struct timeline *t, int width, struct strbuf *sb);
+
+#endif

@@ -1,0 +1,196 @@
+/*
+ * torchcsv — import and export of PyTorch's schedule CSV (see torchcsv.h). Import goes
+ * through the plan validator like any other plan, so a CSV that names a stage on two
+ * ranks or misses an op gets the same one-line errors as a JSON plan.
+ */
+#include "config.h"
+#include "torchcsv.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bounds.h"
+#include "json.h"
+#include "partition.h"
+
+void torchcsv_export(const struct plan *p, struct strbuf *sb)
+{
+	char tok[ACTION_TEXT_MAX];
+
+	for (int d = 0; d < p->ndevices; d++) {
+		for (int i = p->order_start[d]; i < p->order_start[d + 1]; i++) {
+			if (i > p->order_start[d])
+				strbuf_addch(sb, ',');
+			strbuf_addstr(sb, action_format(&p->order[i], tok));
+		}
+		strbuf_addch(sb, '\n');
+	}
+}
+
+static int make_first(const struct model *m, const char *how, int n, int *first, struct err *e)
+{
+	if (!how || strcmp(how, "uniform") == 0)
+		return partition_uniform(m, n, first, e);
+	if (strcmp(how, "balanced") == 0)
+		return partition_balanced(m, n, first, e);
+	if (strcmp(how, "megatron") == 0)
+		return partition_megatron(m, n, first, e);
+	return partition_counts(m, n, how, first, e);
+}
+
+int torchcsv_import(struct plan *out, const char *text, const char *file,
+                    const struct model *m, const char *model_ref,
+                    const struct cluster *c, const char *cluster_ref,
+                    int microbatches, const char *partition, struct err *e)
+{
+	cJSON *root = NULL, *sched, *row = NULL, *stages, *embedded_model = NULL, *embedded_cluster = NULL;
+	int nrows = 0, max_stage = -1, max_mb = -1, *stage_dev = NULL, *first = NULL, r = -1;
+	bool split = false;
+	const char *p = text;
+	long line = 1;
+	struct jw w = { false };
+
+	memset(out, 0, sizeof(*out));
+	root = cJSON_CreateObject();
+	sched = jw_arr(&w, root, "schedule");
+	if (!root || !sched)
+		goto oom;
+	/* pass 1: cells into the schedule lists, tracking stages and microbatches */
+	while (*p) {
+		const char *eol = strchr(p, '\n');
+		size_t len = eol ? (size_t)(eol - p) : strlen(p);
+		int col = 0;
+
+		if (len && p[len - 1] == '\r')
+			len--;
+		if (nrows >= c->devices) {
+			bool blank = true;
+
+			for (size_t i = 0; i < len; i++)
+				blank = blank && (p[i] == ',' || p[i] == ' ');
+			if (!blank) {
+				err_set(e, ERR_INPUT, "%s: line %ld: more rows than cluster '%s' has devices (%d)", file, line,
+				        c->name, c->devices);
+				goto fail;
+			}
+		} else {
+			row = jw_push(&w, sched, cJSON_CreateArray());
+			nrows++;
+			for (size_t i = 0; i <= len;) {
+				size_t j = i;
+				char cell[64];
+				struct action a;
+
+				while (j < len && p[j] != ',')
+					j++;
+				col++;
+				while (i < j && p[i] == ' ')
+					i++;
+				if (j - i >= sizeof(cell)) {
+					err_set(e, ERR_INPUT, "%s: line %ld, column %d: '%.20s...' is not an action", file, line, col, p + i);
+					goto fail;
+				}
+				memcpy(cell, p + i, j - i);
+				cell[j - i] = '\0';
+				for (size_t k = strlen(cell); k > 0 && cell[k - 1] == ' '; k--)
+					cell[k - 1] = '\0';
+				if (cell[0]) {
+					if (action_parse(cell, &a) < 0) {
+						err_set(e, ERR_INPUT, "%s: line %ld, column %d: '%s' is not an action", file, line, col, cell);
+						goto fail;
+					}
+					if (a.stage >= OCTO_MAX_STAGES || a.mb >= OCTO_MAX_MICROBATCHES) {
+						err_set(e, ERR_INPUT, "%s: line %ld, column %d: '%s' is out of range", file, line, col, cell);
+						goto fail;
+					}
+					if (a.stage > max_stage)
+						max_stage = a.stage;
+					if (a.mb > max_mb)
+						max_mb = a.mb;
+					split = split || a.kind == OP_I || a.kind == OP_W;
+					jw_push(&w, row, cJSON_CreateString(cell));
+				}
+				i = j + 1;
+			}
+		}
+		p += len + (p[len] == '\r') + (eol ? 1 : 0);
+		if (!eol)
+			break;
+		line++;
+	}
+	if (max_stage < 0) {
+		err_set(e, ERR_INPUT, "%s: no actions found", file);
+		goto fail;
+	}
+	while (nrows < c->devices) {
+		jw_push(&w, sched, cJSON_CreateArray());
+		nrows++;
+	}
+	if (microbatches <= 0)
+		microbatches = max_mb + 1;
+	/* stage -> rank: the row that holds the stage's ops */
+	stage_dev = malloc((size_t)(max_stage + 1) * sizeof(*stage_dev));
+	first = calloc((size_t)max_stage + 2, sizeof(*first));
+	if (!stage_dev || !first)
+		goto oom;
+	for (int s = 0; s <= max_stage; s++)
+		stage_dev[s] = -1;
+	{
+		int d = 0;
+
+		for (cJSON *rw = sched->child; rw; rw = rw->next, d++)
+			for (cJSON *cell = rw->child; cell; cell = cell->next) {
+				struct action a;
+
+				action_parse(cell->valuestring, &a);
+				if (stage_dev[a.stage] >= 0 && stage_dev[a.stage] != d) {
+					err_set(e, ERR_INPUT, "%s: line %d: stage %d also appears on line %d (a stage runs on one rank)",
+					        file, d + 1, (int)a.stage, stage_dev[a.stage] + 1);
+					goto fail;
+				}
+				stage_dev[a.stage] = d;
+			}
+	}
+	for (int s = 0; s <= max_stage; s++)
+		if (stage_dev[s] < 0) {
+			err_set(e, ERR_INPUT, "%s: stage %d has no actions (stages must be numbered 0..%d)", file, s, max_stage);
+			goto fail;
+		}
+	if (make_first(m, partition, max_stage + 1, first, e) < 0)
+		goto fail;
+	stages = jw_arr(&w, root, "stages");
+	for (int s = 0; s <= max_stage; s++) {
+		cJSON *o = jw_push(&w, stages, cJSON_CreateObject()), *range = jw_arr(&w, o, "layers");
+
+		jw_push(&w, range, cJSON_CreateNumber(first[s]));
+		jw_push(&w, range, cJSON_CreateNumber(first[s + 1] - 1));
+		jw_num(&w, o, "device", stage_dev[s]);
+	}
+	jw_str(&w, root, "format", PLAN_FORMAT);
+	jw_num(&w, root, "microbatches", microbatches);
+	jw_bool(&w, root, "split_backward", split);
+	embedded_model = model_to_json(m);
+	embedded_cluster = cluster_to_json(c);
+	jw_item(&w, root, "model", embedded_model);
+	jw_item(&w, root, "cluster", embedded_cluster);
+	if (w.oom)
+		goto oom;
+	r = plan_from_json(out, root, file, NULL, e);
+	if (r == 0) {
+		free(out->model_ref);
+		free(out->cluster_ref);
+		out->model_ref = model_ref ? strdup(model_ref) : NULL;
+		out->cluster_ref = cluster_ref ? strdup(cluster_ref) : NULL;
+	}
+	goto done;
+oom:
+	err_set(e, ERR_RUNTIME, "%s: out of memory", file);
+fail:
+	r = -1;
+done:
+	cJSON_Delete(root);
+	free(stage_dev);
+	free(first);
+	return r;
+}

@@ -1,0 +1,28 @@
+/*
+ * torchcsv — PyTorch pipelining's compute-only schedule CSV (torch.distributed.pipelining
+ * `_dump_csv` / `_load_csv`): one row per rank, one cell per step, cells like "0F0",
+ * "0I0", "0W0", "0B0", an empty cell an idle step. Exported rows hold each device's ops in
+ * order; imported rows give the order, the stage -> rank placement (from which row holds
+ * a stage) and, with a partition, a complete plan.
+ */
+#ifndef OCTO_TORCHCSV_H
+#define OCTO_TORCHCSV_H
+
+#include "cluster.h"
+#include "err.h"
+#include "model.h"
+#include "plan.h"
+#include "strbuf.h"
+
+/* Appends the plan's order as CSV. Overlapped pairs become two consecutive cells. */
+void torchcsv_export(const struct plan *p, struct strbuf *sb);
+
+/* Builds a plan from CSV text: file names the input in messages; microbatches 0 means
+ * "one more than the largest in the file"; partition as in baseline.h (NULL = uniform).
+ * The model and cluster are copied; model_ref/cluster_ref are written into the plan. */
+int torchcsv_import(struct plan *out, const char *text, const char *file,
+                    const struct model *m, const char *model_ref,
+                    const struct cluster *c, const char *cluster_ref,
+                    int microbatches, const char *partition, struct err *e);
+
+#endif

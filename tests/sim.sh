@@ -1,0 +1,104 @@
+#!/bin/sh
+# octopipe plan / sim / compare / import / export from the command line: the outputs,
+# their formats (JSON, timeline, Chrome trace, Gantt), round trips and exit codes.
+. "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+data="$top_srcdir/tests/data"
+T="$TMPDIR_TEST"
+json_ok() { python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$1" 2>/dev/null; }
+
+run "$OCTOPIPE" plan --model gpt-13b --cluster 4xH200 --schedule 1f1b --microbatches 8 -o "$T/p.json"
+expect_rc 0 "plan writes a 1f1b plan"
+expect_match 'p.json: gpt-13b 1f1b, 4 stages, 8 microbatches: iteration' "$OUT" "plan reports the simulated iteration"
+run "$OCTOPIPE" check "$T/p.json"
+expect_rc 0 "the written plan is valid"
+expect_match '"model": "[^"]*samples/models/gpt-13b.json"' "$(cat "$T/p.json")" "the plan refers to the model by a relative path"
+run "$OCTOPIPE" sim "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
+a=$(printf '%s\n' "$OUT" | sed -n 's/^iteration \([^ ]*\) s.*/\1/p')
+run "$OCTOPIPE" sim "$T/p.json"
+b=$(printf '%s\n' "$OUT" | sed -n 's/^iteration \([^ ]*\) s.*/\1/p')
+if [ -n "$a" ] && [ "$a" = "$b" ]; then ok "the generated 1f1b plan matches the bundled one ($a s)"; else not_ok "generated = bundled 1f1b" "$a vs $b"; fi
+
+for s in gpipe interleaved zb-h1 zb-h2 zb-v dualpipev adaptive; do
+    run "$OCTOPIPE" plan --model nemotron-nano-v2-9b --cluster 8xH200 --schedule $s --microbatches 16 -o "$T/$s.json"
+    expect_rc 0 "plan --schedule $s"
+    run "$OCTOPIPE" sim "$T/$s.json"
+    expect_rc 0 "sim runs the $s plan"
+done
+run "$OCTOPIPE" plan --model nemotron-nano-v2-9b --cluster 8xH200 --schedule adaptive --microbatches 16 \
+    --partition balanced --placement 0,1,2,3,4,5,6,7,7,6,5,4,3,2,1,0 --chunks 2 -o "$T/vshape.json"
+expect_rc 0 "adaptive with an explicit V placement"
+run "$OCTOPIPE" plan --model nemotron-nano-v2-9b --cluster 8xH200 --schedule interleaved --microbatches 12 -o "$T/x.json"
+expect_rc 2 "interleaved with 12 microbatches on 8 devices is refused"
+expect_match 'multiple of the 8 devices' "$ERR" "and says why"
+run "$OCTOPIPE" plan --model nemotron-nano-v2-9b --cluster 8xH200 --schedule zigzag --microbatches 8 -o "$T/x.json"
+expect_rc 2 "an unknown schedule is refused"
+run "$OCTOPIPE" plan --model gpt-13b --cluster 4xH200 --schedule 1f1b --microbatches 8 --partition 10,10,10 -o "$T/x.json"
+expect_rc 2 "a partition with the wrong stage count is refused"
+expect_match "has 3 stages, the schedule needs 4" "$ERR" "and says why"
+run "$OCTOPIPE" plan --model gpt-13b --cluster 4xH200 --schedule 1f1b --microbatches 8 --partition 13,9,9,9 -o -
+expect_rc 0 "plan -o - writes to stdout"
+expect_match '"layers": \[0, 12\]' "$OUT" "explicit counts become the stage ranges"
+
+run "$OCTOPIPE" sim --json "$T/p.json"
+expect_rc 0 "sim --json"
+printf '%s\n' "$OUT" > "$T/metrics.json"
+if json_ok "$T/metrics.json"; then ok "sim --json is JSON"; else not_ok "sim --json is JSON" "$OUT"; fi
+expect_match '"makespan_ms": [0-9.]+' "$OUT" "with the makespan"
+expect_match '"warmup_idle_ms"' "$OUT" "and per-device warm-up idle"
+run "$OCTOPIPE" sim --gantt --width 60 --timeline-out "$T/t.json" --trace-out "$T/trace.json" "$T/p.json"
+expect_rc 0 "sim with gantt, timeline and trace"
+expect_match '^gpu0  \|F[FB.]+\|$' "$OUT" "the gantt has a row per GPU"
+expect_match 'F forward  I input-grad  W weight-grad  B backward  \. bubble' "$OUT" "and a legend"
+run "$OCTOPIPE" check "$T/t.json"
+expect_rc 0 "the timeline it wrote is valid"
+expect_match 'timeline \(sim\): 4 devices, 64 ops, 48 transfers' "$OUT" "with every op and transfer"
+if json_ok "$T/trace.json"; then ok "the trace is JSON"; else not_ok "the trace is JSON"; fi
+expect_match '"name": "F s3 mb7"' "$(cat "$T/trace.json")" "trace events are named by op, stage and microbatch"
+expect_match '"layers": "30-39"' "$(cat "$T/trace.json")" "and carry the layer range"
+expect_match '"name": "GPU 0 -> GPU 1"' "$(cat "$T/trace.json")" "transfers have their own tracks"
+
+run "$OCTOPIPE" sim "$data/deadlock-plan.json"
+expect_rc 3 "a deadlocking plan exits 3"
+expect_match 'plan infeasible: deadlock: .*1F1 \(device 1\) waits for 0F1 \(device 0\)' "$ERR" "and names its cycle"
+run "$OCTOPIPE" sim "$data/oom-plan.json"
+expect_rc 3 "a plan over device memory exits 3"
+expect_match 'plan infeasible: device 1 needs' "$ERR" "and names the device"
+expect_match 'OUT OF MEMORY' "$OUT" "the summary marks the device"
+
+run "$OCTOPIPE" compare --model nemotron-nano-v2-9b --cluster 8xH200 --microbatches 16
+expect_rc 0 "compare"
+for s in gpipe 1f1b 'interleaved' zb-h1 zb-v dualpipev adaptive; do
+    expect_match "^$s " "$OUT" "compare has a $s row"
+done
+run "$OCTOPIPE" compare --model nemotron-nano-v2-9b --cluster 8xH200 --microbatches 12 --json
+expect_rc 0 "compare --json"
+printf '%s\n' "$OUT" > "$T/cmp.json"
+if json_ok "$T/cmp.json"; then ok "compare --json is JSON"; else not_ok "compare --json is JSON"; fi
+expect_match '"reason": "n/a: interleaved .*multiple of the 8 devices' "$OUT" "a schedule that cannot apply says why"
+
+run "$OCTOPIPE" export torch-csv "$T/zb-h1.json" -o "$T/a.csv"
+expect_rc 0 "export torch-csv"
+run "$OCTOPIPE" import torch-csv "$T/a.csv" --model nemotron-nano-v2-9b --cluster 8xH200 -o "$T/back.json"
+expect_rc 0 "import torch-csv"
+run "$OCTOPIPE" export torch-csv "$T/back.json" -o "$T/b.csv"
+if cmp -s "$T/a.csv" "$T/b.csv"; then ok "torch-csv round trip is exact"; else not_ok "torch-csv round trip" "$(diff "$T/a.csv" "$T/b.csv" | head -5)"; fi
+s1=$("$OCTOPIPE" sim --json "$T/zb-h1.json" | sed -n 's/.*"makespan_ms": \([0-9.]*\).*/\1/p' | head -1)
+s2=$("$OCTOPIPE" sim --json "$T/back.json" | sed -n 's/.*"makespan_ms": \([0-9.]*\).*/\1/p' | head -1)
+if [ -n "$s1" ] && [ "$s1" = "$s2" ]; then ok "the imported plan simulates the same ($s1 ms)"; else not_ok "imported plan simulates the same" "$s1 vs $s2"; fi
+run "$OCTOPIPE" import torch-csv "$data/schedule.csv" --model "$data/tiny-model.json" --cluster "$data/tiny-cluster.json" -o "$T/csv.json"
+expect_rc 0 "import a CSV with idle cells"
+expect_match '"microbatches": 4' "$(cat "$T/csv.json")" "microbatches inferred from the cells"
+printf '0F0,0X1\n' > "$T/bad.csv"
+run "$OCTOPIPE" import torch-csv "$T/bad.csv" --model "$data/tiny-model.json" --cluster "$data/tiny-cluster.json" -o "$T/x.json"
+expect_rc 2 "a bad cell is refused"
+expect_match 'bad.csv: line 1, column 2: .0X1. is not an action' "$ERR" "with its line and column"
+printf '0F0,0B0\n0F1\n' > "$T/bad2.csv"
+run "$OCTOPIPE" import torch-csv "$T/bad2.csv" --model "$data/tiny-model.json" --cluster "$data/tiny-cluster.json" -o "$T/x.json"
+expect_rc 2 "a stage on two ranks is refused"
+
+run "$OCTOPIPE" export megatron-layout "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
+expect_rc 0 "export megatron-layout"
+expect_match '^Et\*10\|t\*10\|t\*10\|t\*10L$' "$OUT" "gpt-13b in 4 stages of 10 layers"
+run "$OCTOPIPE" export megatron-layout "$T/zb-v.json"
+expect_rc 2 "a V placement has no Megatron layout"
+done_testing

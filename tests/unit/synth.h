@@ -1,0 +1,49 @@
+/*
+ * synth.h — in-memory models, clusters and plans for simulator tests: uniform layers
+ * (the METHOD.md golden setting), random heterogeneous layers, and hand-written orders.
+ */
+#ifndef OCTO_SYNTH_H
+#define OCTO_SYNTH_H
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "baseline.h"
+#include "cluster.h"
+#include "model.h"
+#include "plan.h"
+
+static inline void synth_model(struct model *m, int L, double f, double b, double w)
+{
+	memset(m, 0, sizeof(*m));
+	m->name = strdup("synthetic");
+	m->seq_len = 1024;
+	m->micro_batch_size = 1;
+	m->nlayers = L;
+	m->layers = calloc((size_t)L, sizeof(*m->layers));
+	for (int i = 0; i < L; i++) {
+		m->layers[i].kind = strdup("layer");
+		m->layers[i].f_ms = f;
+		m->layers[i].b_ms = b;
+		m->layers[i].w_ms = w;
+	}
+}
+
+/* p devices, gpus_per_node per node; bandwidth in GB/s (0 = free), latency in us. */
+static inline void synth_cluster(struct cluster *c, int p, int per_node, double gbps, double lat_us)
+{
+	memset(c, 0, sizeof(*c));
+	c->name = strdup("synthetic");
+	c->devices = p;
+	c->gpus_per_node = per_node;
+	c->mem_bytes = 141000000000ULL;
+	c->speed = 1;
+	c->device_speed = calloc((size_t)p, sizeof(double));
+	for (int i = 0; i < p; i++)
+		c->device_speed[i] = 1;
+	c->intra.gbytes_per_s = gbps > 0 ? gbps : 1e9;
+	c->intra.latency_us = lat_us;
+	c->inter = c->intra;
+}
+
+#endif

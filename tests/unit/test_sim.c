@@ -1,0 +1,436 @@
+/*
+ * test_sim — the simulator against closed forms and published schedule values
+ * (METHOD.md §2), a hand-computed heterogeneous pipeline with latency and bandwidth,
+ * properties on random plans (no overlap, every dependency respected, bound respected,
+ * memory back to static, policy orders replay exactly), and the failure paths: deadlock
+ * with its cycle, schedules that cannot apply, out of memory, idle devices.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+
+#include "baseline.h"
+#include "partition.h"
+#include "sim.h"
+#include "synth.h"
+#include "../tap.h"
+
+#define EPS 1e-9
+
+/* Simulates schedule k on p devices (v chunks of halved cost), m microbatches. */
+static double golden(enum sched_kind k, int p, int m, const char **err)
+{
+	static struct err e;
+	struct model md;
+	struct cluster cl;
+	struct plan pl;
+	struct sim s;
+	struct sim_opts o;
+	struct metrics mt;
+	int v = sched_default_chunks(k);
+	struct baseline_spec spec = { k, m, 0, "uniform", NULL, 0, 0 };
+	double r = -1;
+
+	memset(&s, 0, sizeof(s));
+	synth_model(&md, p * v, 1.0 / v, 1.0 / v, 1.0 / v);
+	synth_cluster(&cl, p, p, 0, 0);
+	*err = NULL;
+	if (baseline_plan(&pl, &md, NULL, &cl, NULL, &spec, &e) < 0) {
+		*err = e.msg;
+	} else {
+		sim_opts_default(&o);
+		if (sim_run(&s, &pl, &o, &mt, &e) == 0)
+			r = mt.makespan_ms;
+		else
+			*err = e.msg;
+		metrics_release(&mt);
+		plan_release(&pl);
+	}
+	sim_release(&s);
+	model_release(&md);
+	cluster_release(&cl);
+	return r;
+}
+
+static void test_golden(void)
+{
+	static const struct { enum sched_kind k; double want; } table[] = {
+		{ SCHED_GPIPE, 33 }, { SCHED_1F1B, 33 }, { SCHED_INTERLEAVED, 28.5 }, { SCHED_ZBH1, 27 },
+		{ SCHED_ZBV, 25.5 }, { SCHED_DUALPIPEV, 27 },
+	};
+	const char *err;
+
+	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
+		is_dbl(golden(table[i].k, 4, 8, &err), table[i].want, EPS, "METHOD.md table: %s, p=4, m=8",
+		       sched_name(table[i].k));
+	is_dbl(golden(SCHED_1F1B, 8, 16, &err), 69, EPS, "1F1B, p=8, m=16 = 69");
+	is_dbl(golden(SCHED_INTERLEAVED, 8, 16, &err), 58.5, EPS, "interleaved v=2, p=8, m=16 = 58.5");
+	/* closed forms over a range of shapes (F=1, B=I+W=2) */
+	for (int p = 1; p <= 8; p *= 2)
+		for (int m = p; m <= 4 * p; m += p) {
+			is_dbl(golden(SCHED_1F1B, p, m, &err), (m + p - 1) * 3.0, EPS, "1F1B = (m+p-1)(F+B), p=%d m=%d", p, m);
+			is_dbl(golden(SCHED_GPIPE, p, m, &err), (m + p - 1) * 3.0, EPS, "GPipe = (m+p-1)(F+B), p=%d m=%d", p, m);
+			is_dbl(golden(SCHED_ZBH1, p, m, &err), m * 3.0 + (p - 1) * 1.0, EPS,
+			       "ZB-H1 = m(F+B) + (p-1)(F+B-2W), p=%d m=%d", p, m);
+			if (p > 1)
+				is_dbl(golden(SCHED_INTERLEAVED, p, m, &err), m * 3.0 + (p - 1) * 3.0 / 2, EPS,
+				       "interleaved = m(F+B) + (p-1)(F+B)/v, p=%d m=%d", p, m);
+		}
+	is_dbl(golden(SCHED_1F1B, 4, 2, &err), (2 + 4 - 1) * 3.0, EPS, "1F1B with fewer microbatches than devices");
+	ok(golden(SCHED_INTERLEAVED, 4, 6, &err) < 0 && err && strstr(err, "multiple of the 4 devices"),
+	   "interleaved with m not a multiple of p is refused: %s", err ? err : "");
+	ok(golden(SCHED_DUALPIPEV, 4, 6, &err) < 0 && err && strstr(err, "at least 2 microbatches per device"),
+	   "dualpipev with m < 2p is refused: %s", err ? err : "");
+	is_dbl(golden(SCHED_1F1B, 1, 5, &err), 15, EPS, "one device runs everything back to back");
+}
+
+/* A plan from explicit per-device token lists, stages of the given layer counts. */
+static int hand_plan(struct plan *p, const struct model *m, const struct cluster *c, int mbs, bool split,
+                     int nstages, const int *counts, const int *dev, const char *const *lists[], struct err *e)
+{
+	cJSON *root = cJSON_CreateObject(), *st, *sc;
+	int first = 0, r;
+
+	cJSON_AddStringToObject(root, "format", PLAN_FORMAT);
+	cJSON_AddItemToObject(root, "model", model_to_json(m));
+	cJSON_AddItemToObject(root, "cluster", cluster_to_json(c));
+	cJSON_AddNumberToObject(root, "microbatches", mbs);
+	cJSON_AddBoolToObject(root, "split_backward", split);
+	st = cJSON_AddArrayToObject(root, "stages");
+	for (int s = 0; s < nstages; s++) {
+		cJSON *o = cJSON_CreateObject(), *range = cJSON_AddArrayToObject(o, "layers");
+
+		cJSON_AddItemToArray(range, cJSON_CreateNumber(first));
+		cJSON_AddItemToArray(range, cJSON_CreateNumber(first + counts[s] - 1));
+		first += counts[s];
+		cJSON_AddNumberToObject(o, "device", dev[s]);
+		cJSON_AddItemToArray(st, o);
+	}
+	sc = cJSON_AddArrayToObject(root, "schedule");
+	for (int d = 0; d < c->devices; d++) {
+		cJSON *l = cJSON_CreateArray();
+
+		for (int i = 0; lists[d][i]; i++)
+			cJSON_AddItemToArray(l, cJSON_CreateString(lists[d][i]));
+		cJSON_AddItemToArray(sc, l);
+	}
+	r = plan_from_json(p, root, "hand", NULL, e);
+	cJSON_Delete(root);
+	return r;
+}
+
+static void test_hand_computed(void)
+{
+	/* two stages on two nodes: F0=1 B0=2, F1=2 B1=3 ms; 1e6-byte activations over a
+	 * 50 GB/s, 10 us link: every transfer takes 0.01 + 0.02 = 0.03 ms */
+	static const char *const d0[] = { "0F0", "0F1", "0B0", "0B1", NULL };
+	static const char *const d1[] = { "1F0", "1B0", "1F1", "1B1", NULL };
+	static const char *const *lists[] = { d0, d1 };
+	static const int counts[] = { 1, 1 }, dev[] = { 0, 1 };
+	struct model m;
+	struct cluster c;
+	struct plan p;
+	struct sim s;
+	struct sim_opts o;
+	struct metrics mt;
+	struct timeline t;
+	struct err e = ERR_INIT;
+
+	memset(&s, 0, sizeof(s));
+	synth_model(&m, 2, 1, 2, 0);
+	m.layers[1].f_ms = 2;
+	m.layers[1].b_ms = 3;
+	m.layers[0].out_bytes = 1000000;
+	m.layers[0].act_bytes = 5000;
+	m.layers[1].act_bytes = 7000;
+	m.layers[0].param_bytes = 2000;
+	synth_cluster(&c, 2, 1, 50, 10);
+	ok(hand_plan(&p, &m, &c, 2, false, 2, counts, dev, lists, &e) == 0, "the hand plan is valid (%s)", e.msg);
+	sim_opts_default(&o);
+	o.record = true;
+	ok(sim_run(&s, &p, &o, &mt, &e) == 0, "it simulates (%s)", e.msg);
+	/* by hand: d0 F(0) 0-1, F(1) 1-2; d1 F(0) 1.03-3.03, B(0) 3.03-6.03 -> d0 at 6.06;
+	 * F(1) arrives at 2.03 (link 0->1 free at 1.02), runs 6.03-8.03, B(1) 8.03-11.03;
+	 * d0 B(0) 6.06-8.06, B(1) 11.06-13.06 */
+	is_dbl(mt.makespan_ms, 13.06, 1e-9, "makespan 13.06 ms by hand");
+	ok(sim_timeline(&s, &p, &mt, &t, &e) == 0, "timeline");
+	is_dbl(t.dev[1].ops[0].start_ms, 1.03, 1e-9, "the first activation arrives after 30 us");
+	is_dbl(t.dev[1].ops[2].start_ms, 6.03, 1e-9, "d1 F(1) waits for its own device, not the data");
+	is_dbl(t.dev[0].ops[2].start_ms, 6.06, 1e-9, "the gradient arrives after 30 us");
+	is_dbl(t.dev[0].ops[3].start_ms, 11.06, 1e-9, "d0 B(1) waits for the last gradient");
+	is_int(t.nxfers, 4, "two activations and two gradients crossed the link");
+	is_dbl(mt.dev[0].busy_ms, 6, 1e-12, "device 0 busy 6 ms");
+	is_dbl(mt.dev[0].warmup_idle_ms, 4.06, 1e-9, "device 0 idles 4.06 ms before its first backward");
+	is_dbl(mt.dev[1].warmup_idle_ms, 1.03, 1e-9, "device 1 idles 1.03 ms before its first backward");
+	is_dbl(mt.bubble_ratio, 1 - (6 + 10) / (2 * 13.06), 1e-12, "bubble = 1 - busy / (devices x makespan)");
+	/* memory: static = params x 16 bytes; two activations in flight on device 0 */
+	is_int(mt.dev[0].peak_mem_bytes, 1000 * 16 + 2 * 5000, "device 0 peaks with two microbatches in flight");
+	is_int(t.dev[0].mem[t.dev[0].nmem - 1].bytes, 1000 * 16, "memory returns to static at the end");
+	is_dbl(mt.lower_bound_ms, 8, 1e-12, "lower bound = total work / devices = (3 + 5) x 2 / 2");
+	timeline_release(&t);
+	metrics_release(&mt);
+	plan_release(&p);
+
+	/* the same plan with a slower device 1 (speed 0.5): its ops take twice as long */
+	c.device_speed[1] = 0.5;
+	ok(hand_plan(&p, &m, &c, 2, false, 2, counts, dev, lists, &e) == 0, "a plan on a slower device");
+	ok(sim_run(&s, &p, &o, &mt, &e) == 0, "simulates");
+	is_dbl(mt.dev[1].busy_ms, 20, 1e-9, "a device at half speed is busy twice as long");
+	metrics_release(&mt);
+	plan_release(&p);
+	sim_release(&s);
+	model_release(&m);
+	cluster_release(&c);
+}
+
+static void test_deadlock(void)
+{
+	/* d1 starts with microbatch 1, whose input comes after d0 waits for d1's microbatch 0 */
+	static const char *const d0[] = { "0F0", "0B0", "0F1", "0B1", NULL };
+	static const char *const d1[] = { "1F1", "1B1", "1F0", "1B0", NULL };
+	static const char *const *lists[] = { d0, d1 };
+	static const int counts[] = { 1, 1 }, dev[] = { 0, 1 };
+	struct model m;
+	struct cluster c;
+	struct plan p;
+	struct sim s;
+	struct sim_opts o;
+	struct metrics mt;
+	struct err e = ERR_INIT;
+
+	memset(&s, 0, sizeof(s));
+	synth_model(&m, 2, 1, 2, 0);
+	synth_cluster(&c, 2, 2, 0, 0);
+	ok(hand_plan(&p, &m, &c, 2, false, 2, counts, dev, lists, &e) == 0, "a deadlocking order is a valid plan");
+	sim_opts_default(&o);
+	ok(sim_run(&s, &p, &o, &mt, &e) < 0, "but it does not run");
+	is_int(e.cls, ERR_INFEASIBLE, "as an infeasible plan");
+	ok(mt.ncycle >= 2, "the cycle has %d ops", mt.ncycle);
+	ok(strstr(e.msg, "deadlock: ") == e.msg && strstr(e.msg, "1F1") && strstr(e.msg, "0B0"),
+	   "the message names the ops of the cycle: %s", e.msg);
+	metrics_release(&mt);
+	plan_release(&p);
+	sim_release(&s);
+	model_release(&m);
+	cluster_release(&c);
+}
+
+static void test_oom_and_idle(void)
+{
+	struct model m;
+	struct cluster c;
+	struct plan p;
+	struct sim s;
+	struct sim_opts o;
+	struct metrics mt;
+	struct err e = ERR_INIT;
+	struct baseline_spec spec = { SCHED_GPIPE, 8, 0, "uniform", NULL, 0, 2 };
+
+	memset(&s, 0, sizeof(s));
+	synth_model(&m, 4, 1, 1, 1);
+	for (int i = 0; i < 4; i++)
+		m.layers[i].act_bytes = 1000000000; /* 1 GB per layer per microbatch */
+	synth_cluster(&c, 4, 4, 0, 0);
+	c.mem_bytes = 10000000000ULL; /* 10 GB */
+	ok(baseline_plan(&p, &m, NULL, &c, NULL, &spec, &e) == 0, "GPipe on 2 of 4 devices (%s)", e.msg);
+	sim_opts_default(&o);
+	ok(sim_run(&s, &p, &o, &mt, &e) == 0, "simulates");
+	ok(mt.noom == 2 && mt.oom[0] == 0 && mt.oom[1] == 1, "both pipeline devices are over capacity (16 GB > 10 GB)");
+	is_int(mt.dev[0].peak_mem_bytes, 16000000000LL, "GPipe keeps all 8 microbatches x 2 layers");
+	ok(mt.dev[2].busy_ms == 0 && mt.dev[2].bubble_ratio == 1, "an unused device is all bubble");
+	metrics_release(&mt);
+	plan_release(&p);
+	spec.schedule = SCHED_1F1B;
+	ok(baseline_plan(&p, &m, NULL, &c, NULL, &spec, &e) == 0, "1F1B on the same devices");
+	ok(sim_run(&s, &p, &o, &mt, &e) == 0 && mt.noom == 0, "fits: 1F1B keeps at most 2 in flight");
+	metrics_release(&mt);
+	plan_release(&p);
+	sim_release(&s);
+	model_release(&m);
+	cluster_release(&c);
+}
+
+/* ---- properties on random plans ---------------------------------------------------- */
+
+static unsigned long long rng = 0x9e3779b97f4a7c15ULL;
+
+static double urand(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (double)(rng >> 11) / 9007199254740992.0;
+}
+
+static int irand(int lo, int hi)
+{
+	return lo + (int)(urand() * (hi - lo + 1));
+}
+
+/* Checks one simulated plan; returns the number of violations. */
+static int check_properties(const struct plan *p, const struct timeline *t, const struct metrics *mt,
+                            const struct sim *s)
+{
+	int bad = 0, K = plan_ops_per_mb(p);
+	double static_bytes;
+
+	(void)s;
+	for (int d = 0; d < t->ndevices; d++) {
+		for (int i = 1; i < t->dev[d].nops; i++)
+			if (t->dev[d].ops[i].start_ms < t->dev[d].ops[i - 1].end_ms - EPS)
+				bad++;
+		static_bytes = (double)t->dev[d].mem[0].bytes;
+		if (t->dev[d].nmem && fabs((double)t->dev[d].mem[t->dev[d].nmem - 1].bytes - static_bytes) > 1)
+			bad++;
+	}
+	/* dependencies, through the simulator's op times */
+	for (int st = 0; st < p->nstages; st++)
+		for (int m = 0; m < p->microbatches; m++) {
+			double f = s->start[sim_op_index(p, st, m, OP_F)], fe = s->end[sim_op_index(p, st, m, OP_F)];
+			double b = s->start[sim_op_index(p, st, m, OP_I)], be = s->end[sim_op_index(p, st, m, OP_I)];
+
+			if (st > 0 && f < s->end[sim_op_index(p, st - 1, m, OP_F)] - EPS)
+				bad++;
+			if (b < fe - EPS)
+				bad++;
+			if (st + 1 < p->nstages && b < s->end[sim_op_index(p, st + 1, m, OP_I)] - EPS)
+				bad++;
+			if (K == 3 && s->start[sim_op_index(p, st, m, OP_W)] < be - EPS)
+				bad++;
+		}
+	if (mt->makespan_ms < mt->lower_bound_ms - EPS)
+		bad++;
+	return bad;
+}
+
+static void test_random(void)
+{
+	static const enum sched_kind kinds[] = {
+		SCHED_GPIPE, SCHED_1F1B, SCHED_INTERLEAVED, SCHED_ZBH1, SCHED_ZBH2, SCHED_ZBV, SCHED_DUALPIPEV,
+		SCHED_ADAPTIVE
+	};
+	static const char *const parts[] = { "uniform", "balanced", "megatron" };
+	int runs = 0, violations = 0, replay_mismatch = 0, refused = 0;
+	struct sim s;
+
+	memset(&s, 0, sizeof(s));
+	for (int it = 0; it < 300; it++) {
+		enum sched_kind k = kinds[irand(0, 7)];
+		int p = irand(1, 6), v = sched_default_chunks(k), m = irand(1, 4) * p * (irand(0, 1) + 1);
+		int L = p * v + irand(0, 12);
+		struct model md;
+		struct cluster cl;
+		struct plan pl;
+		struct metrics mt, mt2;
+		struct timeline t;
+		struct sim_opts o;
+		struct err e = ERR_INIT;
+		struct baseline_spec spec = { k, m, 0, parts[irand(0, 2)], NULL, 0, 0 };
+
+		synth_model(&md, L, 1, 1, 1);
+		for (int i = 0; i < L; i++) {
+			md.layers[i].f_ms = 0.1 + 3 * urand();
+			md.layers[i].b_ms = md.layers[i].f_ms * (1 + urand());
+			md.layers[i].w_ms = md.layers[i].f_ms * urand();
+			md.layers[i].act_bytes = (uint64_t)(1e9 * urand());
+			md.layers[i].act_w_bytes = md.layers[i].act_bytes / 2;
+			md.layers[i].out_bytes = (uint64_t)(1e8 * urand());
+		}
+		synth_cluster(&cl, p, irand(1, p), 10 + 500 * urand(), 20 * urand());
+		if (baseline_plan(&pl, &md, NULL, &cl, NULL, &spec, &e) < 0) {
+			refused++;
+			model_release(&md);
+			cluster_release(&cl);
+			continue;
+		}
+		sim_opts_default(&o);
+		o.record = true;
+		if (sim_run(&s, &pl, &o, &mt, &e) < 0) {
+			ok(0, "random plan %d (%s, p=%d, m=%d) runs: %s", it, sched_name(k), p, m, e.msg);
+		} else if (sim_timeline(&s, &pl, &mt, &t, &e) == 0) {
+			runs++;
+			violations += check_properties(&pl, &t, &mt, &s);
+			/* the order of a policy-driven schedule replays to the same times */
+			o.record = false;
+			if (sim_run(&s, &pl, &o, &mt2, &e) != 0 || fabs(mt2.makespan_ms - mt.makespan_ms) > 1e-9)
+				replay_mismatch++;
+			metrics_release(&mt2);
+			timeline_release(&t);
+		}
+		metrics_release(&mt);
+		plan_release(&pl);
+		model_release(&md);
+		cluster_release(&cl);
+	}
+	ok(runs > 200, "%d random heterogeneous plans simulated (%d refused by their schedule's rules)", runs, refused);
+	is_int(violations, 0, "no overlaps, every dependency respected, memory back to static, bound respected");
+	is_int(replay_mismatch, 0, "simulating a plan twice gives the same iteration time");
+	sim_release(&s);
+}
+
+static void test_policy_replay(void)
+{
+	struct model md;
+	struct cluster cl;
+	struct plan pl;
+	struct sim s;
+	struct sim_opts o;
+	struct metrics a, b;
+	struct err e = ERR_INIT;
+	struct baseline_spec spec = { SCHED_ADAPTIVE, 16, 0, "balanced", NULL, 0, 0 };
+
+	memset(&s, 0, sizeof(s));
+	synth_model(&md, 12, 1, 1, 0.5);
+	md.layers[11].f_ms = 4; /* a heavy head */
+	synth_cluster(&cl, 4, 2, 50, 10);
+	for (int i = 0; i < 12; i++)
+		md.layers[i].out_bytes = 50000000;
+	ok(baseline_plan(&pl, &md, NULL, &cl, NULL, &spec, &e) == 0, "adaptive plan (%s)", e.msg);
+	sim_opts_default(&o);
+	o.policy_driven = true;
+	ok(sim_run(&s, &pl, &o, &a, &e) == 0, "policy-driven simulation");
+	ok(sim_apply_order(&s, &pl, &e) == 0, "its start order becomes the schedule");
+	o.policy_driven = false;
+	ok(sim_run(&s, &pl, &o, &b, &e) == 0, "order-driven simulation of that schedule");
+	is_dbl(b.makespan_ms, a.makespan_ms, 1e-9, "gives the same iteration time");
+	metrics_release(&a);
+	metrics_release(&b);
+	plan_release(&pl);
+	sim_release(&s);
+	model_release(&md);
+	cluster_release(&cl);
+}
+
+static void test_partitions(void)
+{
+	struct model m;
+	struct err e = ERR_INIT;
+	int first[8];
+
+	synth_model(&m, 10, 1, 1, 1);
+	m.layers[9].f_ms = 10; /* head: 12 ms of the 39 total */
+	ok(partition_uniform(&m, 4, first, &e) == 0 && first[1] == 3 && first[2] == 6 && first[3] == 8 && first[4] == 10,
+	   "uniform: 3,3,2,2");
+	ok(partition_balanced(&m, 4, first, &e) == 0, "balanced");
+	is_dbl(partition_max_cost(&m, 4, first), 12, 1e-12, "balanced puts the head alone (max stage 12 ms)");
+	ok(first[3] == 9, "the last stage is just the head");
+	ok(partition_megatron(&m, 4, first, &e) == 0 && first[1] == 2 && first[4] - first[3] == 2,
+	   "megatron: embedding and loss count as layers (2,3,3,2)");
+	ok(partition_counts(&m, 3, "4,4,2", first, &e) == 0 && first[2] == 8, "explicit counts");
+	ok(partition_counts(&m, 3, "4,4,3", first, &e) < 0 && strstr(e.msg, "covers 11 layers"), "counts must cover the model");
+	ok(partition_uniform(&m, 11, first, &e) < 0 && strstr(e.msg, "only 10 layers"), "more stages than layers is refused");
+	model_release(&m);
+}
+
+int main(void)
+{
+	test_golden();
+	test_hand_computed();
+	test_deadlock();
+	test_oom_and_idle();
+	test_partitions();
+	test_policy_replay();
+	test_random();
+	return tap_done();
+}
