@@ -48,9 +48,9 @@ void sim_release(struct sim *s)
 	free(s->stage_act); free(s->stage_act_w); free(s->stage_out);
 	free(s->ready); free(s->start); free(s->end); free(s->npred); free(s->state); free(s->heap);
 	free(s->next); free(s->dev_free); free(s->dev_last_kind); free(s->dev_mem); free(s->dev_peak);
-	free(s->dev_static); free(s->dev_inflight); free(s->ready_list); free(s->ready_start);
-	free(s->ready_len); free(s->link_free); free(s->stage_inflight); free(s->stage_wpend);
-	free(s->order); free(s->order_start); free(s->xfers); free(s->mem);
+	free(s->dev_static); free(s->dev_inflight); free(s->rq); free(s->rq_len);
+	free(s->dev_stage_start); free(s->dev_stages); free(s->link_free); free(s->stage_inflight); free(s->stage_wpend);
+	free(s->order); free(s->order_start); free(s->xfers); free(s->mem); free(s->work); free(s->marked);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -64,20 +64,22 @@ static int ensure(struct sim *s, const struct plan *p)
 		if (GROW(s->stage_f, p->nstages) || GROW(s->stage_b, p->nstages) || GROW(s->stage_w, p->nstages) ||
 		    GROW(s->stage_act, p->nstages) || GROW(s->stage_act_w, p->nstages) ||
 		    GROW(s->stage_out, p->nstages) || GROW(s->stage_inflight, p->nstages) ||
-		    GROW(s->stage_wpend, p->nstages))
+		    GROW(s->stage_wpend, p->nstages) || GROW(s->rq_len, 3L * p->nstages) ||
+		    GROW(s->dev_stages, p->nstages))
 			return -1;
 		s->nstages_cap = p->nstages;
 	}
 	if (nops > s->nops_cap) {
 		if (GROW(s->ready, nops) || GROW(s->start, nops) || GROW(s->end, nops) || GROW(s->npred, nops) ||
-		    GROW(s->state, nops) || GROW(s->heap, 2 * nops) || GROW(s->ready_list, nops) || GROW(s->order, nops))
+		    GROW(s->state, nops) || GROW(s->heap, 2 * nops) || GROW(s->rq, nops) || GROW(s->order, nops))
 			return -1;
 		s->nops_cap = nops;
 	}
 	if (nd > s->ndev_cap) {
 		if (GROW(s->next, nd) || GROW(s->dev_free, nd) || GROW(s->dev_last_kind, nd) || GROW(s->dev_mem, nd) ||
 		    GROW(s->dev_peak, nd) || GROW(s->dev_static, nd) || GROW(s->dev_inflight, nd) ||
-		    GROW(s->ready_start, nd + 1) || GROW(s->ready_len, nd) || GROW(s->order_start, nd + 1) ||
+		    GROW(s->dev_stage_start, nd + 1) || GROW(s->order_start, nd + 1) ||
+		    GROW(s->work, nd) || GROW(s->marked, nd) ||
 		    GROW(s->link_free, (long)nd * nd))
 			return -1;
 		s->ndev_cap = nd;
@@ -280,9 +282,8 @@ static bool admitted(const struct ctx *c, long op)
 
 /* ---- starting ops ----------------------------------------------------------------- */
 
-/* Starts op at t; its outputs are released at its end, or at release when that is later
- * (the first half of an overlapped pair hands over its results with the pair). */
-static void start_op(struct ctx *c, long op, double t, double release)
+/* Starts op at t (the caller decides when its completion is processed). */
+static void start_op(struct ctx *c, long op, double t)
 {
 	struct sim *s = c->s;
 	int d = op_dev(c, op), st = op_stage(c, op), k = op_k(c, op);
@@ -300,79 +301,147 @@ static void start_op(struct ctx *c, long op, double t, double release)
 	}
 	if (c->p->split_backward)
 		s->stage_wpend[st] += k == 1 ? 1 : k == 2 ? -1 : 0;
-	heap_push(s, release > s->end[op] ? release : s->end[op], (int32_t)op);
 }
 
-/* Order-driven: commit every listed op whose inputs are known, in list order. */
+static void finish(struct ctx *c, long op, double t);
+
+/* Devices with something new to look at: an op became ready, one finished. */
+static inline void mark(struct ctx *c, int d)
+{
+	struct sim *s = c->s;
+
+	if (!s->marked[d]) {
+		s->marked[d] = 1;
+		s->work[s->nwork++] = d;
+	}
+}
+
+/* Order-driven: run device d's listed ops while their inputs are known. There is no
+ * choice to make, so each op is started and completed at once: its end is fixed by its
+ * start, and its transfers leave in d's list order, which is the FIFO order of every
+ * link out of d. */
 static void dispatch_order(struct ctx *c, int d)
 {
 	struct sim *s = c->s;
 	const struct plan *p = c->p;
+	int end = p->order_start[d + 1];
 
-	while (s->next[d] < p->order_start[d + 1]) {
+	while (s->next[d] < end) {
 		const struct action *a = &p->order[s->next[d]];
-		long op = action_op(c, a), op2 = -1;
+		long op = action_op(c, a), op2;
 		double t;
 
 		if (s->npred[op] > 0)
 			return;
 		t = s->dev_free[d] > s->ready[op] ? s->dev_free[d] : s->ready[op];
-		if (a->pair && s->next[d] + 1 < p->order_start[d + 1]) {
-			/* an overlapped pair starts once both halves have their inputs */
-			op2 = action_op(c, a + 1);
-			if (s->npred[op2] > 0)
-				return;
-			if (s->ready[op2] > t)
-				t = s->ready[op2];
+		if (!a->pair || s->next[d] + 1 >= end) {
+			start_op(c, op, t);
+			s->next[d]++;
+			finish(c, op, s->end[op]);
+			continue;
 		}
-		if (op2 >= 0) {
+		/* an overlapped pair starts once both halves have their inputs; the forward's
+		 * kernels are spread over the whole pair (and the full backward's W when it
+		 * follows at once), so its activation leaves when the pair is done, while the
+		 * input gradient leaves as soon as I is */
+		op2 = action_op(c, a + 1);
+		if (s->npred[op2] > 0)
+			return;
+		if (s->ready[op2] > t)
+			t = s->ready[op2];
+		{
 			double t2 = t + op_dur(c, op), done = t2 + op_dur(c, op2);
 
-			/* the forward's kernels are spread over the whole pair (and the full
-			 * backward's W when it follows at once), so its activation leaves when
-			 * the pair is done; the input gradient leaves as soon as I is */
-			if (s->next[d] + 2 < p->order_start[d + 1] && c->K == 3) {
+			if (s->next[d] + 2 < end && c->K == 3) {
 				const struct action *w = a + 2, *b = a + 1;
 
 				if (w->kind == OP_W && w->stage == b->stage && w->mb == b->mb)
 					done += op_dur(c, action_op(c, w));
 			}
-			start_op(c, op, t, done);
-			start_op(c, op2, t2, 0);
+			start_op(c, op, t);
+			start_op(c, op2, t2);
 			s->next[d] += 2;
-		} else {
-			start_op(c, op, t, 0);
-			s->next[d]++;
+			finish(c, op2, s->end[op2]);
+			finish(c, op, done);
 		}
 	}
+}
+
+/* Ready queues: per stage and op slot (F, I/B, W) a min-heap of microbatches, so the
+ * policy only compares the oldest ready op of each kind of each stage on the device. */
+static void rq_push(struct ctx *c, long op)
+{
+	struct sim *s = c->s;
+	int q = op_stage(c, op) * 3 + op_k(c, op), mb = op_mb(c, op);
+	int32_t *h = &s->rq[(long)q * c->M];
+	int i = s->rq_len[q]++;
+
+	while (i > 0 && h[(i - 1) / 2] > mb) {
+		h[i] = h[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	h[i] = mb;
+}
+
+static void rq_pop(struct ctx *c, int q)
+{
+	struct sim *s = c->s;
+	int32_t *h = &s->rq[(long)q * c->M], last = h[--s->rq_len[q]];
+	int i = 0, n = s->rq_len[q];
+
+	for (;;) {
+		int l = 2 * i + 1, m = i;
+		int32_t mv = last;
+
+		if (l < n && h[l] < mv) {
+			m = l;
+			mv = h[l];
+		}
+		if (l + 1 < n && h[l + 1] < mv)
+			m = l + 1;
+		if (m == i)
+			break;
+		h[i] = h[m];
+		i = m;
+	}
+	if (n)
+		h[i] = last;
 }
 
 /* Policy-driven: if d is idle at t, start its best admitted ready op. */
 static void dispatch_policy(struct ctx *c, int d, double t)
 {
 	struct sim *s = c->s;
-	int32_t *list = &s->ready_list[s->ready_start[d]];
-	int n = s->ready_len[d], best = -1;
+	long best = -1;
+	int bestq = -1;
 
 	if (s->dev_free[d] > t)
 		return;
-	for (int i = 0; i < n; i++) {
-		if (s->ready[list[i]] > t || !admitted(c, list[i]))
-			continue;
-		if (best < 0 || policy_better(c, list[i], list[best], s->dev_last_kind[d], t))
-			best = i;
+	for (int i = s->dev_stage_start[d]; i < s->dev_stage_start[d + 1]; i++) {
+		int st = s->dev_stages[i];
+
+		for (int k = 0; k < c->K; k++) {
+			int q = st * 3 + k;
+			long op;
+
+			if (!s->rq_len[q])
+				continue;
+			op = op_id(c, st, s->rq[(long)q * c->M], k);
+			if (!admitted(c, op))
+				continue;
+			if (best < 0 || policy_better(c, op, best, s->dev_last_kind[d], t)) {
+				best = op;
+				bestq = q;
+			}
+		}
 	}
 	if (best < 0)
 		return;
-	{
-		long op = list[best];
-
-		list[best] = list[n - 1];
-		s->ready_len[d]--;
-		s->order[s->order_start[d] + s->next[d]++] = (struct action){
-			op_stage(c, op), op_mb(c, op), (uint8_t)op_kind(c, op), 0 };
-		start_op(c, op, t, 0);
-	}
+	rq_pop(c, bestq);
+	s->order[s->order_start[d] + s->next[d]++] = (struct action){
+		op_stage(c, best), op_mb(c, best), (uint8_t)op_kind(c, best), 0 };
+	start_op(c, best, t);
+	heap_push(s, s->end[best], (int32_t)best);
 }
 
 /* An input of op, sent at time now, arrives at time at. */
@@ -382,12 +451,17 @@ static void arrive(struct ctx *c, long op, double at, double now)
 
 	if (at > s->ready[op])
 		s->ready[op] = at;
-	if (--s->npred[op] == 0 && c->o->policy_driven) {
-		int d = op_dev(c, op);
-
-		s->ready_list[s->ready_start[d] + s->ready_len[d]++] = (int32_t)op;
-		if (s->ready[op] > now) /* wake the device when the data is there */
+	if (--s->npred[op] > 0)
+		return;
+	if (c->o->policy_driven) {
+		if (s->ready[op] > now) { /* queue it when the data is there */
 			heap_push(s, s->ready[op], (int32_t)(c->nops + op));
+		} else {
+			rq_push(c, op);
+			mark(c, op_dev(c, op));
+		}
+	} else {
+		mark(c, op_dev(c, op));
 	}
 }
 
@@ -401,6 +475,8 @@ static void finish(struct ctx *c, long op, double t)
 
 	s->state[op] = 2;
 	c->done++;
+	if (c->o->policy_driven)
+		mark(c, d);
 	if (k == 0) {
 		/* F(s) -> I/B(s) on the same device; F(s) -> F(s+1) */
 		arrive(c, op_id(c, st, mb, 1), t, t);
@@ -442,8 +518,8 @@ static void setup(struct ctx *c)
 		s->dev_free[d] = 0;
 		s->dev_last_kind[d] = OP_B;
 		s->dev_static[d] = 0;
-		s->ready_len[d] = 0;
 		s->next[d] = c->o->policy_driven ? 0 : p->order_start[d];
+		s->marked[d] = 0;
 	}
 	for (int st = 0; st < c->S; st++) {
 		const struct stage *g = &p->stages[st];
@@ -477,11 +553,20 @@ static void setup(struct ctx *c)
 		s->dev_mem[d] = s->dev_static[d];
 		s->dev_peak[d] = s->dev_static[d];
 	}
-	/* ready lists: a device can hold at most its own ops */
-	s->ready_start[0] = 0;
-	for (int d = 0; d < p->ndevices; d++)
-		s->ready_start[d + 1] = s->ready_start[d] + plan_stages_on(p, d) * c->M * c->K;
-	memcpy(s->order_start, s->ready_start, (size_t)(p->ndevices + 1) * sizeof(int));
+	/* the stages of each device, and where its ops go in a policy-made order */
+	s->dev_stage_start[0] = 0;
+	s->order_start[0] = 0;
+	for (int d = 0; d < p->ndevices; d++) {
+		int n = s->dev_stage_start[d];
+
+		for (int st = 0; st < c->S; st++)
+			if (p->stages[st].device == d)
+				s->dev_stages[n++] = st;
+		s->dev_stage_start[d + 1] = n;
+		s->order_start[d + 1] = s->order_start[d] + (n - s->dev_stage_start[d]) * c->M * c->K;
+	}
+	for (int q = 0; q < 3 * c->S; q++)
+		s->rq_len[q] = 0;
 	for (long i = 0; i < (long)p->ndevices * p->ndevices; i++)
 		s->link_free[i] = 0;
 	for (long op = 0; op < nops; op++) {
@@ -490,11 +575,8 @@ static void setup(struct ctx *c)
 		s->ready[op] = 0;
 		s->state[op] = 0;
 		s->npred[op] = (int8_t)(k == 0 ? (st > 0) : k == 1 ? 1 + (st + 1 < c->S) : 1);
-		if (s->npred[op] == 0 && c->o->policy_driven) {
-			int d = op_dev(c, op);
-
-			s->ready_list[s->ready_start[d] + s->ready_len[d]++] = (int32_t)op;
-		}
+		if (s->npred[op] == 0 && c->o->policy_driven)
+			rq_push(c, op);
 	}
 	s->nheap = 0;
 	s->nxfers = 0;
@@ -772,36 +854,50 @@ int sim_run(struct sim *s, const struct plan *p, const struct sim_opts *opts,
 	if (ensure(s, p) < 0)
 		return err_set(e, ERR_RUNTIME, "out of memory simulating %ld ops", nops);
 	setup(&c);
+	s->nwork = 0;
+	for (int d = 0; d < p->ndevices; d++)
+		mark(&c, d);
 	if (opts->policy_driven) {
-		for (int d = 0; d < p->ndevices; d++)
-			dispatch_policy(&c, d, 0);
-		while (s->nheap > 0) {
-			double t = s->heap[0].t;
+		double t = 0;
 
-			/* apply every event at time t before any device chooses */
+		for (;;) {
+			/* the devices touched at time t choose, in device order */
+			for (int i = 0; i < s->nwork; i++)
+				s->marked[s->work[i]] = 0;
+			for (int i = 0; i < s->nwork; i++)
+				dispatch_policy(&c, s->work[i], t);
+			s->nwork = 0;
+			if (s->nheap == 0)
+				break;
+			/* apply every event at the next time before any device chooses */
+			t = s->heap[0].t;
 			while (s->nheap > 0 && s->heap[0].t == t) {
 				struct sim_event ev = heap_pop(s);
 
-				if (ev.id < nops)
+				if (ev.id < nops) {
 					finish(&c, ev.id, t);
+				} else {
+					rq_push(&c, ev.id - nops);
+					mark(&c, op_dev(&c, ev.id - nops));
+				}
 			}
-			for (int d = 0; d < p->ndevices; d++)
-				dispatch_policy(&c, d, t);
+			/* keep the choice order deterministic: by device id */
+			for (int i = 1; i < s->nwork; i++) {
+				int x = s->work[i], j = i;
+
+				while (j > 0 && s->work[j - 1] > x) {
+					s->work[j] = s->work[j - 1];
+					j--;
+				}
+				s->work[j] = x;
+			}
 		}
 	} else {
-		for (int d = 0; d < p->ndevices; d++)
-			dispatch_order(&c, d);
-		while (s->nheap > 0) {
-			struct sim_event ev = heap_pop(s);
-			int st = op_stage(&c, ev.id), k = op_k(&c, ev.id);
+		while (s->nwork > 0) {
+			int d = s->work[--s->nwork];
 
-			finish(&c, ev.id, ev.t);
-			/* the devices whose next op may now have all its inputs */
-			dispatch_order(&c, p->stages[st].device);
-			if (k == 0 && st + 1 < c.S)
-				dispatch_order(&c, p->stages[st + 1].device);
-			if (k == 1 && st > 0)
-				dispatch_order(&c, p->stages[st - 1].device);
+			s->marked[d] = 0;
+			dispatch_order(&c, d);
 		}
 	}
 	if (c.oom)

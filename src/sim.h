@@ -87,9 +87,12 @@ struct sim {
 	int *dev_last_kind;        /* for alternation */
 	double *dev_mem, *dev_peak, *dev_static;
 	int *dev_inflight;         /* policy: per stage, in the stage arrays below */
-	int32_t *ready_list;       /* policy: ready ops per device (CSR by device) */
-	int *ready_start, *ready_len;
+	int32_t *rq;               /* policy: ready microbatches, a min-heap per (stage, op slot) */
+	int *rq_len;
+	int *dev_stage_start, *dev_stages; /* the stages of each device (CSR) */
 	double *link_free;         /* ndev x ndev, FIFO per directed link */
+	int *work, nwork;          /* devices to look at next */
+	char *marked;              /* device is in work */
 	int *stage_inflight;
 	int *stage_wpend;          /* policy: I done, W not started */
 	/* outputs */

@@ -132,6 +132,12 @@ int cmd_compare(int argc, char **argv)
 				jw_num(&w, o2, "throughput_tokens_per_s", mt.throughput_tokens_per_s);
 				jw_num(&w, o2, "bubble_ratio", mt.bubble_ratio);
 				jw_num(&w, o2, "peak_mem_bytes", peak);
+				{
+					cJSON *arr = jw_arr(&w, o2, "peak_mem_bytes_per_device");
+
+					for (int d = 0; d < mt.ndevices; d++)
+						jw_push(&w, arr, cJSON_CreateNumber((double)mt.dev[d].peak_mem_bytes));
+				}
 				jw_num(&w, o2, "efficiency", mt.efficiency);
 			}
 			jw_bool(&w, o2, "feasible", ran && !mt.noom);
