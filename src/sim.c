@@ -49,7 +49,7 @@ void sim_release(struct sim *s)
 	free(s->ready); free(s->start); free(s->end); free(s->npred); free(s->state); free(s->heap);
 	free(s->next); free(s->dev_free); free(s->dev_last_kind); free(s->dev_mem); free(s->dev_peak);
 	free(s->dev_static); free(s->dev_inflight); free(s->rq); free(s->rq_len);
-	free(s->dev_stage_start); free(s->dev_stages); free(s->link_free); free(s->stage_inflight); free(s->stage_wpend);
+	free(s->dev_stage_start); free(s->dev_stages); free(s->link_free); free(s->stage_inflight); free(s->stage_wpend); free(s->stage_hold);
 	free(s->order); free(s->order_start); free(s->xfers); free(s->mem); free(s->work); free(s->marked);
 	memset(s, 0, sizeof(*s));
 }
@@ -65,6 +65,7 @@ static int ensure(struct sim *s, const struct plan *p)
 		    GROW(s->stage_act, p->nstages) || GROW(s->stage_act_w, p->nstages) ||
 		    GROW(s->stage_out, p->nstages) || GROW(s->stage_inflight, p->nstages) ||
 		    GROW(s->stage_wpend, p->nstages) || GROW(s->rq_len, 3L * p->nstages) ||
+		    GROW(s->stage_hold, p->nstages) ||
 		    GROW(s->dev_stages, p->nstages))
 			return -1;
 		s->nstages_cap = p->nstages;
@@ -267,8 +268,8 @@ static bool admitted(const struct ctx *c, long op)
 	const struct sim_policy *pol = &c->o->policy;
 	int st = op_stage(c, op), d, cap;
 
-	if (op_k(c, op) != 0 || c->s->stage_inflight[st] == 0)
-		return true; /* the oldest in-flight microbatch is always admitted: no deadlock */
+	if (op_k(c, op) != 0 || c->s->stage_hold[st] == 0)
+		return true; /* a stage holding nothing is always admitted: no deadlock */
 	cap = pol->stage_cap ? pol->stage_cap[st] : pol->max_inflight;
 	if (cap > 0 && c->s->stage_inflight[st] >= cap)
 		return false;
@@ -295,6 +296,7 @@ static void start_op(struct ctx *c, long op, double t)
 	s->dev_last_kind[d] = op_kind(c, op);
 	if (k == 0) {
 		s->stage_inflight[st]++;
+		s->stage_hold[st]++;
 		s->dev_mem[d] += (double)s->stage_act[st];
 	} else if (k == (c->o->policy.cap_until_w && c->p->split_backward ? 2 : 1)) {
 		s->stage_inflight[st]--;
@@ -492,6 +494,7 @@ static void finish(struct ctx *c, long op, double t)
 			arrive(c, op_id(c, st, mb, 2), t, t);
 		} else {
 			s->dev_mem[d] -= (double)s->stage_act[st];
+			s->stage_hold[st]--;
 		}
 		if (st > 0) {
 			int d2 = p->stages[st - 1].device;
@@ -501,6 +504,7 @@ static void finish(struct ctx *c, long op, double t)
 		}
 	} else {
 		s->dev_mem[d] -= (double)s->stage_act_w[st];
+		s->stage_hold[st]--;
 	}
 }
 
@@ -547,6 +551,7 @@ static void setup(struct ctx *c)
 		s->stage_out[st] = m->layers[g->last].out_bytes;
 		s->stage_inflight[st] = 0;
 		s->stage_wpend[st] = 0;
+		s->stage_hold[st] = 0;
 		s->dev_static[g->device] += params * opt_bytes;
 	}
 	for (int d = 0; d < p->ndevices; d++) {

@@ -95,6 +95,7 @@ struct sim {
 	char *marked;              /* device is in work */
 	int *stage_inflight;
 	int *stage_wpend;          /* policy: I done, W not started */
+	int *stage_hold;           /* policy: microbatches whose activations the stage still holds */
 	/* outputs */
 	struct action *order;      /* policy-driven: the start order per device (CSR as the plan) */
 	int *order_start;

@@ -1,0 +1,1076 @@
+/*
+ * tune — the three-phase bubble-aware tuner (see tune.h).
+ *
+ * The one idea: a candidate is not a plan but a small state (boundaries, devices,
+ * scheduler knobs) that the policy-driven simulator turns into a plan and an iteration
+ * time in one pass. Moves are cheap to propose and exact to replay, and the phases only
+ * differ in which states they propose: the partition phase moves boundaries toward the
+ * devices with the most bubble, the placement phase changes the stage count and moves or
+ * swaps stages (ranked first by a load + pipeline-fill estimate), and the scheduling phase
+ * turns the list scheduler's knobs. A move is kept only when the iteration time drops.
+ */
+#include "config.h"
+#include "tune.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "baseline.h"
+#include "json.h"
+#include "partition.h"
+#include "sim.h"
+
+#define IMPROVE_EPS 1e-9   /* relative: a move must beat the current time by this much */
+#define MAX_RANKED 8       /* candidates simulated per ranked move family */
+
+struct cand {
+	struct tune_state st;
+	enum tune_move_kind kind;
+	int a, b;
+	char what[200];
+	double score;          /* estimator: lower first */
+};
+
+struct tuner {
+	const struct model *model;
+	const struct cluster *cluster;
+	struct tune_opts opts;
+	struct plan work;        /* evaluation plan: model and cluster copied once */
+	struct sim sim;
+	int max_stages;
+	double *layer_cost, *layer_fb;
+	/* baselines */
+	struct plan best_baseline;
+	bool have_baseline;
+	double baseline_ms;
+	char baseline_name[64];
+	/* search */
+	struct tune_state cur;
+	double cur_ms;
+	struct metrics cur_metrics;
+	struct tune_state best;
+	double best_ms;
+	enum tune_phase phase;
+	int round, rounds_done;
+	bool round_improved, done, started;
+	struct cand *cands;
+	int ncands, ccap, ci;
+	int tabu_boundary, tabu_dir;
+	struct tune_step *steps;
+	int nsteps, scap;
+	long evals;
+	double t0, spent;
+	unsigned long long rng;
+	int *cap_buf, *wcap_buf;
+	struct tune_state starts[8];  /* other starting structures, best first */
+	double start_ms[8];
+	int nstarts, next_start;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+void tune_opts_default(struct tune_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->max_stages_per_device = 2;
+	o->seed = 1;
+}
+
+const char *tune_phase_name(enum tune_phase p)
+{
+	static const char *const names[] = { "start", "partition", "placement", "scheduling" };
+
+	return (unsigned)p < 4 ? names[p] : "?";
+}
+
+/* ---- states ----------------------------------------------------------------------- */
+
+void tune_state_release(struct tune_state *s)
+{
+	free(s->first);
+	free(s->device);
+	memset(s, 0, sizeof(*s));
+}
+
+static int state_alloc(struct tune_state *s, int n)
+{
+	memset(s, 0, sizeof(*s));
+	s->nstages = n;
+	s->first = calloc((size_t)n + 1, sizeof(int));
+	s->device = calloc((size_t)n, sizeof(int));
+	if (!s->first || !s->device) {
+		tune_state_release(s);
+		return -1;
+	}
+	return 0;
+}
+
+int tune_state_copy(struct tune_state *dst, const struct tune_state *src)
+{
+	if (state_alloc(dst, src->nstages) < 0)
+		return -1;
+	memcpy(dst->first, src->first, (size_t)(src->nstages + 1) * sizeof(int));
+	memcpy(dst->device, src->device, (size_t)src->nstages * sizeof(int));
+	dst->sched = src->sched;
+	return 0;
+}
+
+bool tune_state_equal(const struct tune_state *a, const struct tune_state *b)
+{
+	return a->nstages == b->nstages &&
+	       memcmp(a->first, b->first, (size_t)(a->nstages + 1) * sizeof(int)) == 0 &&
+	       memcmp(a->device, b->device, (size_t)a->nstages * sizeof(int)) == 0 &&
+	       a->sched.alternate == b->sched.alternate && a->sched.defer_arrivals == b->sched.defer_arrivals &&
+	       a->sched.cap_extra == b->sched.cap_extra && a->sched.wcap == b->sched.wcap;
+}
+
+/* ---- evaluation ------------------------------------------------------------------- */
+
+/* Fills p's stages from the state and sizes its order; the policy writes the order. */
+static void state_to_stages(struct plan *p, const struct tune_state *s)
+{
+	p->nstages = s->nstages;
+	for (int i = 0; i < s->nstages; i++) {
+		p->stages[i].first = s->first[i];
+		p->stages[i].last = s->first[i + 1] - 1;
+		p->stages[i].device = s->device[i];
+	}
+	p->order_start[0] = 0;
+	for (int d = 0; d < p->ndevices; d++)
+		p->order_start[d + 1] = p->order_start[d] + plan_stages_on(p, d) * p->microbatches * 3;
+}
+
+static void policy_opts(const struct tune_state *s, int devices, int *cap, int *wcap, struct sim_opts *o)
+{
+	sim_opts_default(o);
+	o->policy_driven = true;
+	o->policy.alternate = s->sched.alternate;
+	o->policy.backward_first = !s->sched.alternate;
+	o->policy.defer_arrivals = s->sched.defer_arrivals;
+	o->policy.mem_admission = true;
+	for (int st = 0; st < s->nstages; st++) {
+		int c = s->nstages - st + s->sched.cap_extra;
+
+		cap[st] = c < 1 ? 1 : c;
+		wcap[st] = s->sched.wcap;
+	}
+	o->policy.stage_cap = cap;
+	o->policy.w_cap = s->sched.wcap > 0 ? wcap : NULL;
+	(void)devices;
+}
+
+/* Simulates a state; returns its iteration time (INFINITY when it does not fit). */
+static double evaluate(struct tuner *t, const struct tune_state *s, struct metrics *keep)
+{
+	struct sim_opts o;
+	struct metrics m;
+	struct err e = ERR_INIT;
+	double ms;
+
+	state_to_stages(&t->work, s);
+	policy_opts(s, t->cluster->devices, t->cap_buf, t->wcap_buf, &o);
+	t->evals++;
+	if (sim_run(&t->sim, &t->work, &o, &m, &e) < 0) {
+		metrics_release(&m);
+		return INFINITY;
+	}
+	ms = m.noom ? INFINITY : m.makespan_ms;
+	if (keep) {
+		metrics_release(keep);
+		*keep = m;
+	} else {
+		metrics_release(&m);
+	}
+	return ms;
+}
+
+int tune_state_plan(const struct model *m, const struct cluster *c, int microbatches,
+                    const struct tune_state *s, struct plan *out, struct err *e)
+{
+	struct sim sim;
+	struct sim_opts o;
+	struct metrics mt;
+	int *cap = calloc((size_t)s->nstages * 2, sizeof(int)), r;
+
+	memset(out, 0, sizeof(*out));
+	memset(&sim, 0, sizeof(sim));
+	if (!cap)
+		return err_set(e, ERR_RUNTIME, "out of memory");
+	if (model_copy(&out->model, m, e) < 0 || cluster_copy(&out->cluster, c, e) < 0)
+		goto fail;
+	out->microbatches = microbatches;
+	out->split_backward = true;
+	out->ndevices = c->devices;
+	out->stages = calloc((size_t)s->nstages, sizeof(*out->stages));
+	out->order_start = calloc((size_t)c->devices + 1, sizeof(int));
+	out->order = calloc((size_t)s->nstages * microbatches * 3, sizeof(*out->order));
+	if (!out->stages || !out->order_start || !out->order) {
+		err_set(e, ERR_RUNTIME, "out of memory");
+		goto fail;
+	}
+	state_to_stages(out, s);
+	policy_opts(s, c->devices, cap, cap + s->nstages, &o);
+	r = sim_run(&sim, out, &o, &mt, e);
+	metrics_release(&mt);
+	if (r < 0 || sim_apply_order(&sim, out, e) < 0)
+		goto fail;
+	sim_release(&sim);
+	free(cap);
+	return 0;
+fail:
+	sim_release(&sim);
+	free(cap);
+	plan_release(out);
+	return -1;
+}
+
+/* ---- estimates and helpers ------------------------------------------------------------ */
+
+static double stage_cost(const struct tuner *t, const struct tune_state *s, int st)
+{
+	double c = 0;
+
+	for (int l = s->first[st]; l < s->first[st + 1]; l++)
+		c += t->layer_cost[l];
+	return c / t->cluster->device_speed[s->device[st]];
+}
+
+/* Static memory of a state over the usable memory of some device: never fits. */
+static bool static_fits(const struct tuner *t, const struct tune_state *s)
+{
+	double usable = cluster_usable_bytes(t->cluster);
+
+	for (int d = 0; d < t->cluster->devices; d++) {
+		double bytes = 0;
+
+		for (int st = 0; st < s->nstages; st++)
+			if (s->device[st] == d)
+				for (int l = s->first[st]; l < s->first[st + 1]; l++)
+					bytes += (double)t->model->layers[l].param_bytes / 2 * 16;
+		if (bytes > usable)
+			return false;
+	}
+	return true;
+}
+
+/* Cheap iteration-time estimate: the busiest device's work over all microbatches plus
+ * the time one microbatch needs to fill and drain the pipeline beyond its stage. */
+static double estimate(const struct tuner *t, const struct tune_state *s)
+{
+	double load[4096], chain = 0, worst = 0, worst_stage = 0;
+	int D = t->cluster->devices < 4096 ? t->cluster->devices : 4096;
+
+	memset(load, 0, (size_t)D * sizeof(double));
+	for (int st = 0; st < s->nstages; st++) {
+		double c = stage_cost(t, s, st), fb = 0;
+
+		for (int l = s->first[st]; l < s->first[st + 1]; l++)
+			fb += t->layer_fb[l];
+		fb /= t->cluster->device_speed[s->device[st]];
+		chain += fb;
+		if (s->device[st] < D)
+			load[s->device[st]] += c;
+		if (fb > worst_stage)
+			worst_stage = fb;
+	}
+	for (int d = 0; d < D; d++)
+		if (load[d] > worst)
+			worst = load[d];
+	return worst * t->opts.microbatches + chain - worst_stage;
+}
+
+static unsigned long long next_rand(struct tuner *t)
+{
+	t->rng ^= t->rng << 13;
+	t->rng ^= t->rng >> 7;
+	t->rng ^= t->rng << 17;
+	return t->rng;
+}
+
+/* Balanced boundaries for the state's stage count and devices (speed-aware greedy on a
+ * binary-searched bottleneck). */
+static void balance(const struct tuner *t, struct tune_state *s)
+{
+	int L = t->model->nlayers, S = s->nstages;
+	double lo = 0, hi = 0;
+
+	for (int l = 0; l < L; l++)
+		hi += t->layer_cost[l];
+	hi /= 1e-3;
+	for (int it = 0; it < 60; it++) {
+		double cap = (lo + hi) / 2;
+		int st = 0, l = 0;
+		bool okay = true;
+
+		while (st < S && okay) {
+			double c = 0;
+			double sp = t->cluster->device_speed[s->device[st]];
+			int start = l;
+
+			while (l < L - (S - st - 1) && (l == start || (c + t->layer_cost[l]) / sp <= cap)) {
+				c += t->layer_cost[l];
+				l++;
+			}
+			if (c / sp > cap)
+				okay = false;
+			st++;
+		}
+		if (okay && l == L)
+			hi = cap;
+		else
+			lo = cap;
+	}
+	{
+		int st = 0, l = 0;
+
+		s->first[0] = 0;
+		while (st < S) {
+			double c = 0, sp = t->cluster->device_speed[s->device[st]];
+			int start = l;
+
+			while (l < L - (S - st - 1) && (l == start || (c + t->layer_cost[l]) / sp <= hi) &&
+			       (st < S - 1 || l < L)) {
+				c += t->layer_cost[l];
+				l++;
+			}
+			if (st == S - 1)
+				l = L;
+			s->first[++st] = l;
+		}
+	}
+}
+
+static void place_round_robin(struct tune_state *s, int D)
+{
+	for (int st = 0; st < s->nstages; st++)
+		s->device[st] = st % D;
+}
+
+static void place_v(struct tune_state *s, int D)
+{
+	for (int st = 0; st < s->nstages; st++)
+		s->device[st] = (st / D) % 2 == 0 ? st % D : D - 1 - st % D;
+}
+
+static int stages_on(const struct tune_state *s, int d)
+{
+	int n = 0;
+
+	for (int st = 0; st < s->nstages; st++)
+		n += s->device[st] == d;
+	return n;
+}
+
+/* ---- candidate lists ------------------------------------------------------------------- */
+
+static struct cand *cand_add(struct tuner *t, const struct tune_state *from, enum tune_move_kind kind, int a, int b)
+{
+	struct cand *c;
+
+	if (t->ncands == t->ccap) {
+		int cap = t->ccap ? t->ccap * 2 : 64;
+		struct cand *n = realloc(t->cands, (size_t)cap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		t->cands = n;
+		t->ccap = cap;
+	}
+	c = &t->cands[t->ncands];
+	if (tune_state_copy(&c->st, from) < 0)
+		return NULL;
+	c->kind = kind;
+	c->a = a;
+	c->b = b;
+	c->what[0] = '\0';
+	c->score = 0;
+	t->ncands++;
+	return c;
+}
+
+static void cands_clear(struct tuner *t)
+{
+	for (int i = 0; i < t->ncands; i++)
+		tune_state_release(&t->cands[i].st);
+	t->ncands = 0;
+	t->ci = 0;
+}
+
+static int cand_cmp(const void *a, const void *b)
+{
+	const struct cand *x = a, *y = b;
+
+	return x->score < y->score ? -1 : x->score > y->score;
+}
+
+/* Keeps the first `from` candidates, sorts the rest by score and keeps the best keep. */
+static void rank_tail(struct tuner *t, int from, int keep)
+{
+	int n = t->ncands - from;
+
+	if (n <= 1)
+		return;
+	/* a seeded shuffle first, so equal scores are tried in a seed-dependent order */
+	for (int i = n - 1; i > 0; i--) {
+		int j = (int)(next_rand(t) % (unsigned long long)(i + 1));
+		struct cand tmp = t->cands[from + i];
+
+		t->cands[from + i] = t->cands[from + j];
+		t->cands[from + j] = tmp;
+	}
+	qsort(t->cands + from, (size_t)n, sizeof(struct cand), cand_cmp);
+	while (t->ncands > from + keep)
+		tune_state_release(&t->cands[--t->ncands].st);
+}
+
+static bool is_current(const struct tuner *t, const struct tune_state *s)
+{
+	return tune_state_equal(s, &t->cur);
+}
+
+/* Drops the last candidate when it is the current state or cannot fit. */
+static void cand_keep_if_new(struct tuner *t)
+{
+	struct cand *c = &t->cands[t->ncands - 1];
+
+	if (is_current(t, &c->st) || !static_fits(t, &c->st))
+		tune_state_release(&t->cands[--t->ncands].st);
+}
+
+static void gen_partition(struct tuner *t)
+{
+	const struct metrics *m = &t->cur_metrics;
+	struct cand *c;
+	int from;
+
+	c = cand_add(t, &t->cur, MOVE_PARTITION, 0, 0);
+	if (c) {
+		balance(t, &c->st);
+		snprintf(c->what, sizeof(c->what), "rebalance the %d stages (min-max stage time)", c->st.nstages);
+		cand_keep_if_new(t);
+	}
+	/* bubble-guided single-layer moves: from a busier device to an idler neighbour */
+	from = t->ncands;
+	for (int b = 1; b < t->cur.nstages; b++) {
+		for (int dir = -1; dir <= 1; dir += 2) {
+			int src = dir < 0 ? b - 1 : b;        /* stage giving a layer */
+			int dst = dir < 0 ? b : b - 1;
+			int ds = t->cur.device[src], dd = t->cur.device[dst];
+
+			if (t->cur.first[src + 1] - t->cur.first[src] < 2)
+				continue;
+			if (b == t->tabu_boundary && dir == -t->tabu_dir)
+				continue; /* do not undo the last accepted shift */
+			c = cand_add(t, &t->cur, MOVE_SHIFT, b, dir);
+			if (!c)
+				return;
+			c->st.first[b] += dir < 0 ? -1 : 1;
+			/* guidance: the giver's device should be busier than the taker's */
+			c->score = estimate(t, &c->st);
+			if (m->dev && ds < m->ndevices && dd < m->ndevices)
+				c->score -= (m->dev[ds].busy_ms - m->dev[dd].busy_ms) * 0.5;
+			snprintf(c->what, sizeof(c->what), "move layer %d from stage %d (gpu %d) to stage %d (gpu %d)",
+			         dir < 0 ? t->cur.first[b] - 1 : t->cur.first[b], src, ds, dst, dd);
+			cand_keep_if_new(t);
+		}
+	}
+	/* shifts are cheap to simulate: try them all, most promising first */
+	rank_tail(t, from, 64);
+}
+
+static void gen_placement(struct tuner *t)
+{
+	int D = t->cluster->devices, L = t->model->nlayers, from;
+	struct cand *c;
+
+	/* new stage counts: D*c stages round robin, the V shape, and irregular counts */
+	for (int per = 1; per <= t->opts.max_stages_per_device; per++) {
+		for (int shape = 0; shape < 3; shape++) {
+			int S = shape == 2 ? D * per + D / 2 : D * per;
+			struct tune_state s;
+
+			if (S > L || S > t->max_stages || (shape == 1 && per != 2) || (shape == 2 && (D < 2 || per >= t->opts.max_stages_per_device)))
+				continue;
+			if (state_alloc(&s, S) < 0)
+				return;
+			s.sched = t->cur.sched;
+			if (shape == 1)
+				place_v(&s, D);
+			else
+				place_round_robin(&s, D);
+			balance(t, &s);
+			c = cand_add(t, &s, MOVE_RESTRUCTURE, S, shape);
+			tune_state_release(&s);
+			if (!c)
+				return;
+			snprintf(c->what, sizeof(c->what), "%d stages placed %s, balanced", S,
+			         shape == 1 ? "in a V" : shape == 2 ? "round robin with uneven counts" : "round robin");
+			cand_keep_if_new(t);
+		}
+	}
+	/* single-stage moves and swaps, ranked by the estimator */
+	from = t->ncands;
+	for (int st = 0; st < t->cur.nstages; st++) {
+		for (int d = 0; d < D; d++) {
+			if (d == t->cur.device[st])
+				continue;
+			if ((st > 0 && t->cur.device[st - 1] == d) || (st + 1 < t->cur.nstages && t->cur.device[st + 1] == d))
+				continue; /* adjacent stages stay on different devices */
+			if (stages_on(&t->cur, d) >= t->opts.max_stages_per_device || stages_on(&t->cur, t->cur.device[st]) < 2)
+				continue;
+			c = cand_add(t, &t->cur, MOVE_STAGE, st, d);
+			if (!c)
+				return;
+			c->st.device[st] = d;
+			c->score = estimate(t, &c->st);
+			snprintf(c->what, sizeof(c->what), "move stage %d from gpu %d to gpu %d", st, t->cur.device[st], d);
+			cand_keep_if_new(t);
+		}
+		for (int s2 = st + 1; s2 < t->cur.nstages; s2++) {
+			if (t->cur.device[st] == t->cur.device[s2])
+				continue;
+			c = cand_add(t, &t->cur, MOVE_SWAP, st, s2);
+			if (!c)
+				return;
+			c->st.device[st] = t->cur.device[s2];
+			c->st.device[s2] = t->cur.device[st];
+			c->score = estimate(t, &c->st);
+			/* the first and last stages decide fill and drain: prefer swaps touching them */
+			if (st == 0 || s2 == t->cur.nstages - 1)
+				c->score *= 0.999;
+			snprintf(c->what, sizeof(c->what), "swap stages %d and %d (gpus %d and %d)", st, s2,
+			         t->cur.device[st], t->cur.device[s2]);
+			cand_keep_if_new(t);
+		}
+	}
+	rank_tail(t, from, MAX_RANKED);
+}
+
+static void gen_scheduling(struct tuner *t)
+{
+	int D = t->cluster->devices;
+	const struct tune_sched cur = t->cur.sched;
+	struct tune_sched variants[12];
+	const char *names[12];
+	int n = 0;
+
+	variants[n] = cur; variants[n].alternate = !cur.alternate;
+	names[n++] = cur.alternate ? "backward first instead of F/B alternation" : "alternate F and B (1F1B-like)";
+	variants[n] = cur; variants[n].defer_arrivals = !cur.defer_arrivals;
+	names[n++] = cur.defer_arrivals ? "stop deferring just-arrived ops" : "defer just-arrived ops to overlap transfers";
+	variants[n] = cur; variants[n].cap_extra = cur.cap_extra + 1;
+	names[n++] = "one more microbatch in flight per stage (deeper warm-up)";
+	variants[n] = cur; variants[n].cap_extra = cur.cap_extra + 2;
+	names[n++] = "two more microbatches in flight per stage";
+	if (cur.cap_extra > -2) {
+		variants[n] = cur; variants[n].cap_extra = cur.cap_extra - 1;
+		names[n++] = "one microbatch fewer in flight per stage";
+	}
+	variants[n] = cur; variants[n].cap_extra = cur.cap_extra + t->cur.nstages;
+	names[n++] = "let memory alone cap the warm-up";
+	variants[n] = cur; variants[n].wcap = D;
+	names[n++] = "W fills bubbles, at most one pipeline depth deferred";
+	variants[n] = cur; variants[n].wcap = 2 * D;
+	names[n++] = "W fills bubbles, up to two pipeline depths deferred";
+	variants[n] = cur; variants[n].wcap = 0;
+	names[n++] = "W only when nothing else is ready";
+	variants[n] = cur; variants[n].wcap = 1;
+	names[n++] = "W right after its I";
+	for (int i = 0; i < n; i++) {
+		struct cand *c = cand_add(t, &t->cur, MOVE_SCHED, i, 0);
+
+		if (!c)
+			return;
+		c->st.sched = variants[i];
+		snprintf(c->what, sizeof(c->what), "%s", names[i]);
+		cand_keep_if_new(t);
+	}
+}
+
+static void generate(struct tuner *t)
+{
+	cands_clear(t);
+	switch (t->phase) {
+	case PHASE_PARTITION: gen_partition(t); break;
+	case PHASE_PLACEMENT: gen_placement(t); break;
+	case PHASE_SCHEDULING: gen_scheduling(t); break;
+	default: break;
+	}
+}
+
+/* ---- steps ---------------------------------------------------------------------------- */
+
+static struct tune_step *record(struct tuner *t, enum tune_phase ph, enum tune_move_kind kind, int a, int b,
+                                const char *what, double before, double after)
+{
+	struct tune_step *s;
+
+	if (t->nsteps == t->scap) {
+		int cap = t->scap ? t->scap * 2 : 32;
+		struct tune_step *n = realloc(t->steps, (size_t)cap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		t->steps = n;
+		t->scap = cap;
+	}
+	s = &t->steps[t->nsteps];
+	memset(s, 0, sizeof(*s));
+	if (tune_state_copy(&s->state, &t->cur) < 0)
+		return NULL;
+	s->index = t->nsteps++;
+	s->phase = ph;
+	s->kind = kind;
+	s->a = a;
+	s->b = b;
+	snprintf(s->what, sizeof(s->what), "%s", what);
+	s->before_ms = before;
+	s->after_ms = after;
+	s->bubble_after = t->cur_metrics.bubble_ratio;
+	return s;
+}
+
+int tune_apply_move(struct tune_state *state, const struct tune_step *step, int nlayers)
+{
+	struct tune_state n;
+
+	(void)nlayers;
+	switch (step->kind) {
+	case MOVE_SHIFT:
+		if (step->a < 1 || step->a >= state->nstages)
+			return -1;
+		state->first[step->a] += step->b < 0 ? -1 : 1;
+		return 0;
+	case MOVE_STAGE:
+		if (step->a < 0 || step->a >= state->nstages)
+			return -1;
+		state->device[step->a] = step->b;
+		return 0;
+	case MOVE_SWAP: {
+		int x;
+
+		if (step->a < 0 || step->b >= state->nstages)
+			return -1;
+		x = state->device[step->a];
+		state->device[step->a] = state->device[step->b];
+		state->device[step->b] = x;
+		return 0;
+	}
+	case MOVE_SCHED:
+		state->sched = step->state.sched;
+		return 0;
+	default:
+		/* partitions and restructures carry their whole result */
+		if (tune_state_copy(&n, &step->state) < 0)
+			return -1;
+		tune_state_release(state);
+		*state = n;
+		return 0;
+	}
+}
+
+/* ---- the tuner ------------------------------------------------------------------------ */
+
+int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
+             const struct tune_opts *o, struct err *e)
+{
+	static const enum sched_kind kinds[] = {
+		SCHED_1F1B, SCHED_INTERLEAVED, SCHED_ZBH1, SCHED_ZBH2, SCHED_ZBV, SCHED_DUALPIPEV, SCHED_GPIPE,
+		SCHED_ADAPTIVE
+	};
+	static const char *const parts[] = { "uniform", "balanced" };
+	struct tuner *t = calloc(1, sizeof(*t));
+	int D = c->devices, maxS;
+	char msg[200];
+
+	*out = NULL;
+	if (!t)
+		return err_set(e, ERR_RUNTIME, "out of memory");
+	t->model = m;
+	t->cluster = c;
+	t->opts = *o;
+	if (t->opts.max_stages_per_device < 1)
+		t->opts.max_stages_per_device = 1;
+	if (o->microbatches < 1) {
+		free(t);
+		return err_set(e, ERR_INPUT, "the tuner needs at least one microbatch");
+	}
+	t->rng = 0x9e3779b97f4a7c15ULL ^ ((unsigned long long)o->seed * 0x100000001b3ULL);
+	if (!t->rng)
+		t->rng = 1;
+	t->t0 = now_s();
+	maxS = D * t->opts.max_stages_per_device;
+	if (maxS > m->nlayers)
+		maxS = m->nlayers;
+	t->max_stages = maxS;
+	t->tabu_boundary = -1;
+	t->best_ms = t->baseline_ms = t->cur_ms = INFINITY;
+	/* the evaluation plan: sized for the largest candidate */
+	if (model_copy(&t->work.model, m, e) < 0 || cluster_copy(&t->work.cluster, c, e) < 0)
+		goto fail;
+	t->work.microbatches = o->microbatches;
+	t->work.split_backward = true;
+	t->work.ndevices = D;
+	t->work.stages = calloc((size_t)maxS, sizeof(*t->work.stages));
+	t->work.order_start = calloc((size_t)D + 1, sizeof(int));
+	t->work.order = calloc((size_t)maxS * o->microbatches * 3, sizeof(*t->work.order));
+	t->cap_buf = calloc((size_t)maxS, sizeof(int));
+	t->wcap_buf = calloc((size_t)maxS, sizeof(int));
+	t->layer_cost = calloc((size_t)m->nlayers, sizeof(double));
+	t->layer_fb = calloc((size_t)m->nlayers, sizeof(double));
+	if (!t->work.stages || !t->work.order_start || !t->work.order || !t->cap_buf || !t->wcap_buf ||
+	    !t->layer_cost || !t->layer_fb) {
+		err_set(e, ERR_RUNTIME, "out of memory");
+		goto fail;
+	}
+	for (int l = 0; l < m->nlayers; l++) {
+		t->layer_cost[l] = m->layers[l].f_ms + m->layers[l].b_ms + m->layers[l].w_ms;
+		t->layer_fb[l] = m->layers[l].f_ms + m->layers[l].b_ms;
+	}
+	/* every baseline that applies: the result is never worse than the best of them */
+	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
+		for (int pi = 0; pi < 2; pi++) {
+			struct baseline_spec spec = { kinds[k], o->microbatches, 0, parts[pi], NULL, 0, 0 };
+			struct plan p;
+			struct sim_opts so;
+			struct metrics mt;
+			struct err ignore = ERR_INIT;
+
+			if (baseline_plan(&p, m, NULL, c, NULL, &spec, &ignore) < 0)
+				continue;
+			sim_opts_default(&so);
+			if (sim_run(&t->sim, &p, &so, &mt, &ignore) == 0 && !mt.noom && mt.makespan_ms < t->baseline_ms) {
+				if (t->have_baseline)
+					plan_release(&t->best_baseline);
+				t->best_baseline = p;
+				t->have_baseline = true;
+				t->baseline_ms = mt.makespan_ms;
+				snprintf(t->baseline_name, sizeof(t->baseline_name), "%s %s", sched_name(kinds[k]), parts[pi]);
+			} else {
+				plan_release(&p);
+			}
+			metrics_release(&mt);
+		}
+	/* the tuner's own starts: its structures (D stages, 2D round robin, the V, uneven
+	 * counts) with 1F1B-like, zero-bubble-like and memory-capped knobs; the search runs
+	 * from the best and then restarts from the best of each other structure */
+	for (int shape = 0; shape < 4; shape++) {
+		int S = shape == 0 ? D : shape == 3 ? D + (D + 1) / 2 : 2 * D;
+		struct tune_state best_s = { 0 };
+		double best_s_ms = INFINITY;
+
+		if (S > maxS || (shape == 3 && D < 2))
+			continue;
+		for (int knobs = 0; knobs < 3; knobs++) {
+			struct tune_state s;
+			double ms;
+
+			if (state_alloc(&s, S) < 0)
+				goto oom;
+			if (shape == 2)
+				place_v(&s, D);
+			else
+				place_round_robin(&s, D);
+			s.sched.alternate = knobs != 1;
+			s.sched.wcap = knobs == 1 ? D : 0;
+			s.sched.cap_extra = knobs == 0 ? S : 0; /* memory alone, or 1F1B's depth */
+			balance(t, &s);
+			ms = static_fits(t, &s) ? evaluate(t, &s, NULL) : INFINITY;
+			if (ms < best_s_ms || best_s.nstages == 0) {
+				tune_state_release(&best_s);
+				best_s = s;
+				best_s_ms = ms;
+			} else {
+				tune_state_release(&s);
+			}
+		}
+		/* insert by time */
+		{
+			int i = t->nstarts++;
+
+			while (i > 0 && t->start_ms[i - 1] > best_s_ms) {
+				t->starts[i] = t->starts[i - 1];
+				t->start_ms[i] = t->start_ms[i - 1];
+				i--;
+			}
+			t->starts[i] = best_s;
+			t->start_ms[i] = best_s_ms;
+		}
+	}
+	if (t->nstarts > 0) {
+		t->cur = t->starts[0];
+		t->cur_ms = t->start_ms[0];
+		memset(&t->starts[0], 0, sizeof(t->starts[0]));
+		t->next_start = 1;
+	}
+	if (t->cur.nstages == 0) {
+		err_set(e, ERR_INPUT, "model '%s' has fewer layers (%d) than cluster '%s' has devices (%d)",
+		        m->name, m->nlayers, c->name, D);
+		goto fail;
+	}
+	if (!isfinite(t->cur_ms) && !t->have_baseline) {
+		err_set(e, ERR_INFEASIBLE, "no plan of model '%s' fits in the memory of cluster '%s'", m->name, c->name);
+		goto fail;
+	}
+	t->cur_ms = evaluate(t, &t->cur, &t->cur_metrics);
+	if (tune_state_copy(&t->best, &t->cur) < 0)
+		goto oom;
+	t->best_ms = t->cur_ms;
+	if (t->have_baseline)
+		snprintf(msg, sizeof(msg), "start: %d stages (%s); best baseline %s at %.2f ms", t->cur.nstages,
+		         t->cur.sched.alternate ? "adaptive" : "zero-bubble knobs", t->baseline_name, t->baseline_ms);
+	else
+		snprintf(msg, sizeof(msg), "start: %d stages; no baseline applies", t->cur.nstages);
+	if (!record(t, PHASE_START, MOVE_START, 0, 0, msg, t->have_baseline ? t->baseline_ms : t->cur_ms, t->cur_ms))
+		goto oom;
+	t->phase = PHASE_PARTITION;
+	t->spent = now_s() - t->t0;
+	*out = t;
+	return 0;
+oom:
+	err_set(e, ERR_RUNTIME, "out of memory");
+fail:
+	tune_free(t);
+	return -1;
+}
+
+int tune_step(struct tuner *t, const struct tune_step **step, struct err *e)
+{
+	*step = NULL;
+	if (!t->started) {
+		t->started = true;
+		generate(t);
+		*step = &t->steps[0];
+		return 1;
+	}
+	while (!t->done) {
+		struct cand *c;
+		double ms;
+
+		if (t->opts.time_budget_s > 0 && now_s() - t->t0 > t->opts.time_budget_s) {
+			t->done = true;
+			break;
+		}
+		if (t->ci >= t->ncands) {
+			/* the phase ran out of moves: on to the next, and stop after a dry round */
+			if (t->phase == PHASE_SCHEDULING) {
+				t->rounds_done++;
+				if (!t->round_improved || (t->opts.max_rounds > 0 && t->rounds_done >= t->opts.max_rounds)) {
+					/* converged: restart from the next structure, if any is left */
+					while (t->next_start < t->nstarts && !isfinite(t->start_ms[t->next_start]))
+						t->next_start++;
+					if (t->next_start >= t->nstarts) {
+						t->done = true;
+						break;
+					}
+					{
+						int k = t->next_start++;
+						double before = t->cur_ms;
+						char what[200];
+
+						tune_state_release(&t->cur);
+						t->cur = t->starts[k];
+						memset(&t->starts[k], 0, sizeof(t->starts[k]));
+						t->cur_ms = evaluate(t, &t->cur, &t->cur_metrics);
+						t->rounds_done = 0;
+						t->round_improved = false;
+						t->tabu_boundary = -1;
+						t->phase = PHASE_PARTITION;
+						snprintf(what, sizeof(what), "restart from %d stages placed %s", t->cur.nstages,
+						         k < t->nstarts && t->cur.nstages == 2 * t->cluster->devices &&
+						         t->cur.device[t->cur.nstages - 1] == 0 ? "in a V" : "round robin");
+						generate(t);
+						*step = record(t, PHASE_START, MOVE_RESTRUCTURE, t->cur.nstages, 0, what, before, t->cur_ms);
+						if (!*step)
+							return err_set(e, ERR_RUNTIME, "out of memory");
+						return 1;
+					}
+				}
+				t->round_improved = false;
+				t->phase = PHASE_PARTITION;
+			} else {
+				t->phase++;
+			}
+			generate(t);
+			continue;
+		}
+		/* best improvement: simulate the whole (short, ranked) list, keep the best */
+		{
+			int best = -1;
+			double best_ms = t->cur_ms * (1 - IMPROVE_EPS);
+
+			for (; t->ci < t->ncands; t->ci++) {
+				if (t->opts.time_budget_s > 0 && now_s() - t->t0 > t->opts.time_budget_s)
+					break;
+				ms = evaluate(t, &t->cands[t->ci].st, NULL);
+				if (ms < best_ms) {
+					best_ms = ms;
+					best = t->ci;
+				}
+			}
+			if (best < 0)
+				continue;
+			c = &t->cands[best];
+		}
+		{
+			double before = t->cur_ms;
+			struct tune_state keep;
+
+			if (tune_state_copy(&keep, &c->st) < 0)
+				return err_set(e, ERR_RUNTIME, "out of memory");
+			tune_state_release(&t->cur);
+			t->cur = keep;
+			t->cur_ms = evaluate(t, &t->cur, &t->cur_metrics);
+			if (c->kind == MOVE_SHIFT) {
+				t->tabu_boundary = c->a;
+				t->tabu_dir = c->b;
+			}
+			if (t->cur_ms < t->best_ms) {
+				tune_state_release(&t->best);
+				if (tune_state_copy(&t->best, &t->cur) < 0)
+					return err_set(e, ERR_RUNTIME, "out of memory");
+				t->best_ms = t->cur_ms;
+			}
+			t->round_improved = true;
+			*step = record(t, t->phase, c->kind, c->a, c->b, c->what, before, t->cur_ms);
+			if (!*step)
+				return err_set(e, ERR_RUNTIME, "out of memory");
+			generate(t);
+			t->spent = now_s() - t->t0;
+			return 1;
+		}
+	}
+	t->spent = now_s() - t->t0;
+	return 0;
+}
+
+int tune_result(struct tuner *t, struct plan *out, struct metrics *m, struct err *e)
+{
+	struct sim_opts o;
+	int r;
+
+	if (t->have_baseline && t->baseline_ms <= t->best_ms) {
+		cJSON *root = plan_to_json(&t->best_baseline, true);
+
+		if (!root)
+			return err_set(e, ERR_RUNTIME, "out of memory");
+		r = plan_from_json(out, root, "tuned plan", NULL, e);
+		cJSON_Delete(root);
+		if (r < 0)
+			return -1;
+	} else if (tune_state_plan(t->model, t->cluster, t->opts.microbatches, &t->best, out, e) < 0) {
+		return -1;
+	}
+	free(out->name);
+	out->name = NULL;
+	{
+		char name[160];
+
+		snprintf(name, sizeof(name), "%s tuned", t->model->name);
+		out->name = strdup(name);
+	}
+	sim_opts_default(&o);
+	if (m && sim_run(&t->sim, out, &o, m, e) < 0) {
+		plan_release(out);
+		return -1;
+	}
+	return 0;
+}
+
+int tune_steps(const struct tuner *t, const struct tune_step **steps)
+{
+	*steps = t->steps;
+	return t->nsteps;
+}
+
+void tune_stats(const struct tuner *t, long *evaluations, double *seconds)
+{
+	if (evaluations)
+		*evaluations = t->evals;
+	if (seconds)
+		*seconds = t->spent;
+}
+
+void tune_free(struct tuner *t)
+{
+	if (!t)
+		return;
+	cands_clear(t);
+	free(t->cands);
+	for (int i = 0; i < t->nsteps; i++)
+		tune_state_release(&t->steps[i].state);
+	free(t->steps);
+	tune_state_release(&t->cur);
+	tune_state_release(&t->best);
+	for (int i = 0; i < t->nstarts; i++)
+		tune_state_release(&t->starts[i]);
+	metrics_release(&t->cur_metrics);
+	if (t->have_baseline)
+		plan_release(&t->best_baseline);
+	plan_release(&t->work);
+	sim_release(&t->sim);
+	free(t->cap_buf);
+	free(t->wcap_buf);
+	free(t->layer_cost);
+	free(t->layer_fb);
+	free(t);
+}
+
+cJSON *tune_steps_to_json(const struct tuner *t)
+{
+	static const char *const kinds[] = { "start", "partition", "shift", "restructure", "stage", "swap", "sched" };
+	struct jw w = { false };
+	cJSON *root = cJSON_CreateObject(), *arr;
+
+	jw_str(&w, root, "format", "octopipe.steps/1");
+	jw_str(&w, root, "model", t->model->name);
+	jw_str(&w, root, "cluster", t->cluster->name);
+	jw_num(&w, root, "microbatches", t->opts.microbatches);
+	if (t->have_baseline) {
+		jw_str(&w, root, "best_baseline", t->baseline_name);
+		jw_num(&w, root, "best_baseline_ms", t->baseline_ms);
+	}
+	jw_num(&w, root, "evaluations", (double)t->evals);
+	arr = jw_arr(&w, root, "steps");
+	for (int i = 0; i < t->nsteps; i++) {
+		const struct tune_step *s = &t->steps[i];
+		cJSON *o = jw_push(&w, arr, cJSON_CreateObject()), *st, *sch;
+
+		jw_num(&w, o, "step", s->index);
+		jw_str(&w, o, "phase", tune_phase_name(s->phase));
+		jw_str(&w, o, "move", kinds[s->kind]);
+		jw_num(&w, o, "a", s->a);
+		jw_num(&w, o, "b", s->b);
+		jw_str(&w, o, "what", s->what);
+		jw_num(&w, o, "before_ms", s->before_ms);
+		jw_num(&w, o, "after_ms", s->after_ms);
+		jw_num(&w, o, "bubble_after", s->bubble_after);
+		st = jw_arr(&w, o, "stages");
+		for (int k = 0; k < s->state.nstages; k++) {
+			cJSON *so = jw_push(&w, st, cJSON_CreateObject()), *range = jw_arr(&w, so, "layers");
+
+			jw_push(&w, range, cJSON_CreateNumber(s->state.first[k]));
+			jw_push(&w, range, cJSON_CreateNumber(s->state.first[k + 1] - 1));
+			jw_num(&w, so, "device", s->state.device[k]);
+		}
+		sch = jw_obj(&w, o, "scheduler");
+		jw_bool(&w, sch, "alternate", s->state.sched.alternate);
+		jw_bool(&w, sch, "defer_arrivals", s->state.sched.defer_arrivals);
+		jw_num(&w, sch, "cap_extra", s->state.sched.cap_extra);
+		jw_num(&w, sch, "wcap", s->state.sched.wcap);
+	}
+	if (w.oom) {
+		cJSON_Delete(root);
+		return NULL;
+	}
+	return root;
+}

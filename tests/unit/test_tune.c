@@ -1,0 +1,288 @@
+/*
+ * test_tune — the tuner against exhaustive search on tiny instances (every partition and
+ * placement under the same list scheduler), never slower than any baseline on random
+ * small instances, deterministic for a seed, and its step record replays exactly.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+
+#include "baseline.h"
+#include "sim.h"
+#include "synth.h"
+#include "tune.h"
+#include "../tap.h"
+
+static unsigned long long rng = 88172645463325252ULL;
+
+static double urand(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (double)(rng >> 11) / 9007199254740992.0;
+}
+
+static void random_model(struct model *m, int L)
+{
+	synth_model(m, L, 1, 1, 1);
+	for (int i = 0; i < L; i++) {
+		m->layers[i].f_ms = 0.5 + 2 * urand();
+		m->layers[i].b_ms = m->layers[i].f_ms * (1 + urand());
+		m->layers[i].w_ms = m->layers[i].f_ms * 0.5 * urand();
+		m->layers[i].out_bytes = (uint64_t)(2e7 * urand());
+		m->layers[i].act_bytes = 1000000;
+	}
+	m->layers[L - 1].f_ms *= 3; /* a heavy head */
+}
+
+/* Simulates one (partition, placement) under the tuner's default scheduler. */
+static double eval_state(const struct model *m, const struct cluster *c, int mbs, struct tune_state *st)
+{
+	struct plan p;
+	struct sim s;
+	struct sim_opts o;
+	struct metrics mt;
+	struct err e = ERR_INIT;
+	double ms = INFINITY;
+
+	memset(&s, 0, sizeof(s));
+	if (tune_state_plan(m, c, mbs, st, &p, &e) == 0) {
+		sim_opts_default(&o);
+		if (sim_run(&s, &p, &o, &mt, &e) == 0 && !mt.noom)
+			ms = mt.makespan_ms;
+		metrics_release(&mt);
+		plan_release(&p);
+	}
+	sim_release(&s);
+	return ms;
+}
+
+/* Best over every composition of L layers into S stages and every placement with at most
+ * two stages per device and every device used. */
+static double exhaustive(const struct model *m, const struct cluster *c, int mbs, long *count)
+{
+	int L = m->nlayers, D = c->devices;
+	double best = INFINITY;
+
+	for (int S = D; S <= 2 * D && S <= L; S++) {
+		struct tune_state st = { 0 };
+		long nplace = 1;
+
+		st.nstages = S;
+		st.first = calloc((size_t)S + 1, sizeof(int));
+		st.device = calloc((size_t)S, sizeof(int));
+		st.sched.alternate = true;
+		st.sched.cap_extra = S;
+		for (int i = 0; i < S; i++)
+			nplace *= D;
+		/* compositions: choose S-1 cut points among L-1 gaps (bitmask) */
+		for (unsigned mask = 0; mask < (1u << (L - 1)); mask++) {
+			int k = 0;
+
+			if (__builtin_popcount(mask) != S - 1)
+				continue;
+			st.first[0] = 0;
+			for (int g = 0; g < L - 1; g++)
+				if (mask & (1u << g))
+					st.first[++k] = g + 1;
+			st.first[S] = L;
+			for (long pl = 0; pl < nplace; pl++) {
+				long x = pl;
+				int per[8] = { 0 };
+				bool fine = true;
+
+				for (int i = 0; i < S; i++) {
+					st.device[i] = (int)(x % D);
+					x /= D;
+					per[st.device[i]]++;
+				}
+				for (int d = 0; d < D; d++)
+					fine = fine && per[d] >= 1 && per[d] <= 2;
+				if (!fine)
+					continue;
+				(*count)++;
+				{
+					double ms = eval_state(m, c, mbs, &st);
+
+					if (ms < best)
+						best = ms;
+				}
+			}
+		}
+		tune_state_release(&st);
+	}
+	return best;
+}
+
+static double run_tuner(const struct model *m, const struct cluster *c, int mbs, unsigned seed,
+                        struct plan *out, struct tuner **keep)
+{
+	struct tune_opts o;
+	struct tuner *t;
+	const struct tune_step *st;
+	struct metrics mt;
+	struct err e = ERR_INIT;
+	double ms = INFINITY;
+
+	tune_opts_default(&o);
+	o.microbatches = mbs;
+	o.seed = seed;
+	if (tune_new(&t, m, c, &o, &e) < 0)
+		return INFINITY;
+	while (tune_step(t, &st, &e) > 0)
+		;
+	if (tune_result(t, out, &mt, &e) == 0)
+		ms = mt.noom ? INFINITY : mt.makespan_ms;
+	metrics_release(&mt);
+	if (keep)
+		*keep = t;
+	else
+		tune_free(t);
+	return ms;
+}
+
+static void test_exhaustive(void)
+{
+	for (int inst = 0; inst < 4; inst++) {
+		struct model m;
+		struct cluster c;
+		struct plan p;
+		long count = 0;
+		int D = 2 + inst % 2;
+		double best, tuned;
+
+		random_model(&m, 6);
+		synth_cluster(&c, D, D, 100, 5);
+		best = exhaustive(&m, &c, 4, &count);
+		tuned = run_tuner(&m, &c, 4, 1, &p, NULL);
+		ok(tuned <= best * 1.02, "tiny instance %d (%d GPUs): tuned %.3f ms, exhaustive best %.3f ms over %ld "
+		   "partitions x placements", inst, D, tuned, best, count);
+		plan_release(&p);
+		model_release(&m);
+		cluster_release(&c);
+	}
+}
+
+static double baseline_best(const struct model *m, const struct cluster *c, int mbs)
+{
+	static const char *const parts[] = { "uniform", "balanced" };
+	double best = INFINITY;
+	struct sim s;
+
+	memset(&s, 0, sizeof(s));
+	for (int k = 0; k < SCHED_COUNT; k++)
+		for (int pi = 0; pi < 2; pi++) {
+			struct baseline_spec spec = { (enum sched_kind)k, mbs, 0, parts[pi], NULL, 0, 0 };
+			struct plan p;
+			struct metrics mt;
+			struct sim_opts o;
+			struct err e = ERR_INIT;
+
+			if (baseline_plan(&p, m, NULL, c, NULL, &spec, &e) < 0)
+				continue;
+			sim_opts_default(&o);
+			if (sim_run(&s, &p, &o, &mt, &e) == 0 && !mt.noom && mt.makespan_ms < best)
+				best = mt.makespan_ms;
+			metrics_release(&mt);
+			plan_release(&p);
+		}
+	sim_release(&s);
+	return best;
+}
+
+static void test_random_properties(void)
+{
+	int worse = 0, invalid = 0, runs = 0;
+
+	for (int inst = 0; inst < 12; inst++) {
+		struct model m;
+		struct cluster c;
+		struct plan p, back;
+		struct err e = ERR_INIT;
+		int D = 2 + inst % 3, L = D * 2 + (int)(urand() * 8), mbs = D * (1 + inst % 3);
+		double tuned, base;
+		cJSON *root;
+
+		random_model(&m, L);
+		synth_cluster(&c, D, 2, 50 + 400 * urand(), 10 * urand());
+		tuned = run_tuner(&m, &c, mbs, 7, &p, NULL);
+		base = baseline_best(&m, &c, mbs);
+		runs++;
+		if (!(tuned <= base * (1 + 1e-9)))
+			worse++;
+		/* the written plan is a valid plan that runs */
+		root = plan_to_json(&p, true);
+		if (!root || plan_from_json(&back, root, "tuned", NULL, &e) < 0) {
+			invalid++;
+		} else {
+			struct sim s;
+			struct sim_opts o;
+			struct metrics mt;
+
+			memset(&s, 0, sizeof(s));
+			sim_opts_default(&o);
+			if (sim_run(&s, &back, &o, &mt, &e) < 0 || mt.noom || fabs(mt.makespan_ms - tuned) > 1e-6)
+				invalid++;
+			metrics_release(&mt);
+			sim_release(&s);
+			plan_release(&back);
+		}
+		cJSON_Delete(root);
+		plan_release(&p);
+		model_release(&m);
+		cluster_release(&c);
+	}
+	is_int(worse, 0, "on %d random instances the tuned plan is never slower than the best baseline", runs);
+	is_int(invalid, 0, "every tuned plan is valid, runs without deadlock, fits, and simulates as reported");
+}
+
+static void test_replay_and_seed(void)
+{
+	struct model m;
+	struct cluster c;
+	struct plan p1, p2;
+	struct tuner *t;
+	const struct tune_step *steps;
+	struct tune_state st;
+	int n, bad = 0;
+	double a, b;
+
+	random_model(&m, 16);
+	synth_cluster(&c, 4, 4, 100, 5);
+	a = run_tuner(&m, &c, 8, 3, &p1, &t);
+	b = run_tuner(&m, &c, 8, 3, &p2, NULL);
+	is_dbl(a, b, 0, "the same seed gives the same tuned iteration time");
+	n = tune_steps(t, &steps);
+	ok(n >= 1 && steps[0].kind == MOVE_START, "the record starts with the start state (%d steps)", n);
+	ok(tune_state_copy(&st, &steps[0].state) == 0, "copy the start state");
+	for (int i = 1; i < n; i++) {
+		if (tune_apply_move(&st, &steps[i], m.nlayers) < 0 || !tune_state_equal(&st, &steps[i].state))
+			bad++;
+		if (steps[i].phase != PHASE_START && steps[i].after_ms >= steps[i].before_ms)
+			bad++; /* restarts from another structure may be slower; moves never are */
+	}
+	is_int(bad, 0, "applying each recorded move gives the recorded state, and every step is an improvement");
+	{
+		double replayed = eval_state(&m, &c, 8, &st);
+		double last = steps[n - 1].after_ms;
+
+		is_dbl(replayed, last, 1e-9, "the replayed final state simulates to the recorded time");
+		ok(a <= last + 1e-9, "the tuned plan is at least as fast as the last step (%.3f <= %.3f)", a, last);
+	}
+	tune_state_release(&st);
+	tune_free(t);
+	plan_release(&p1);
+	plan_release(&p2);
+	model_release(&m);
+	cluster_release(&c);
+}
+
+int main(void)
+{
+	test_exhaustive();
+	test_random_properties();
+	test_replay_and_seed();
+	return tap_done();
+}
