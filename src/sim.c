@@ -722,13 +722,16 @@ static int diagnose_deadlock(struct ctx *c, struct metrics *m, struct err *e)
 double sim_lower_bound(const struct model *mdl, const struct cluster *cl, int microbatches,
                        bool split_backward)
 {
-	double work = 0, chain = 0, speed_sum = 0, speed_max = 0;
+	double work = 0, chain = 0, speed_sum = 0, speed_max = 0, heaviest = 0;
 
 	for (int l = 0; l < mdl->nlayers; l++) {
 		const struct layer *y = &mdl->layers[l];
+		double all = y->f_ms + y->b_ms + y->w_ms;
 
-		work += y->f_ms + y->b_ms + y->w_ms;
+		work += all;
 		chain += y->f_ms + y->b_ms + (split_backward ? 0 : y->w_ms);
+		if (all > heaviest)
+			heaviest = all;
 	}
 	for (int d = 0; d < cl->devices; d++) {
 		speed_sum += cl->device_speed[d];
@@ -737,7 +740,9 @@ double sim_lower_bound(const struct model *mdl, const struct cluster *cl, int mi
 	}
 	work = work * microbatches / speed_sum;
 	chain /= speed_max;
-	return work > chain ? work : chain;
+	/* a layer is never split: all its microbatches run on one device */
+	heaviest = heaviest * microbatches / speed_max;
+	return fmax(work, fmax(chain, heaviest));
 }
 
 /* Walks each device's ops in execution order: busy/idle split, memory curve and peak. */

@@ -121,7 +121,9 @@ int sim_timeline(const struct sim *s, const struct plan *p, const struct metrics
 int sim_apply_order(const struct sim *s, struct plan *p, struct err *e);
 
 /* The bound no plan of this model on this cluster with this many microbatches can beat:
- * max(total work / total device speed, one microbatch's F+B chain / fastest device). */
+ * the largest of total work / total device speed, one microbatch's F+B chain on the
+ * fastest device, and the heaviest layer's work for every microbatch on the fastest
+ * device (a layer is never split across devices). */
 double sim_lower_bound(const struct model *mdl, const struct cluster *c, int microbatches,
                        bool split_backward);
 

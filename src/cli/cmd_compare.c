@@ -16,14 +16,16 @@
 #include "doc.h"
 #include "json.h"
 #include "sim.h"
+#include "tune.h"
 
 static void usage(FILE *f)
 {
 	fputs("usage: octopipe compare --model M --cluster C --microbatches N [--json]\n"
 	      "\n"
 	      "Builds and simulates every baseline (gpipe, 1f1b, 1f1b with a balanced partition,\n"
-	      "interleaved, zb-h1, zb-h2, zb-v, dualpipev, adaptive) on the whole cluster and\n"
-	      "prints one row each. A schedule that cannot apply says why.\n", f);
+	      "interleaved, zb-h1, zb-h2, zb-v, dualpipev, adaptive) on the whole cluster, then\n"
+	      "the tuned plan (octopipe tune) with its speedup over each baseline.\n"
+	      "A schedule that cannot apply says why.\n", f);
 }
 
 struct row {
@@ -63,6 +65,7 @@ int cmd_compare(int argc, char **argv)
 	struct sim s;
 	struct jw w = { false };
 	cJSON *out = NULL;
+	double row_ms[sizeof(rows) / sizeof(rows[0])];
 
 	optind = 0;
 	while ((ch = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
@@ -109,6 +112,7 @@ int cmd_compare(int argc, char **argv)
 		bool built = baseline_plan(&p, &m, NULL, &c, NULL, &spec, &e) == 0, ran = false;
 
 		memset(&mt, 0, sizeof(mt));
+		row_ms[i] = -1;
 		if (built) {
 			sim_opts_default(&o);
 			ran = sim_run(&s, &p, &o, &mt, &e) == 0;
@@ -118,6 +122,8 @@ int cmd_compare(int argc, char **argv)
 						peak = (double)mt.dev[d].peak_mem_bytes;
 				if (mt.noom)
 					snprintf(why, sizeof(why), "no: device %d out of memory", mt.oom[0]);
+				else
+					row_ms[i] = mt.makespan_ms;
 			}
 		}
 		if (!ran)
@@ -156,6 +162,67 @@ int cmd_compare(int argc, char **argv)
 		metrics_release(&mt);
 		if (built)
 			plan_release(&p);
+	}
+	/* the tuned plan, and how much faster it is than each baseline */
+	{
+		struct tune_opts to;
+		struct tuner *t = NULL;
+		struct err e = ERR_INIT;
+		const struct tune_step *st;
+		struct plan p;
+		struct metrics mt;
+		int r = -1;
+
+		tune_opts_default(&to);
+		to.microbatches = mbs;
+		if (tune_new(&t, &m, &c, &to, &e) == 0) {
+			while ((r = tune_step(t, &st, &e)) > 0)
+				;
+			if (r == 0)
+				r = tune_result(t, &p, &mt, &e);
+		}
+		if (r == 0) {
+			double peak = 0;
+
+			for (int d = 0; d < mt.ndevices; d++)
+				if ((double)mt.dev[d].peak_mem_bytes > peak)
+					peak = (double)mt.dev[d].peak_mem_bytes;
+			if (json) {
+				cJSON *o2 = jw_push(&w, out, cJSON_CreateObject()), *sp;
+
+				jw_str(&w, o2, "schedule", "tuned");
+				jw_num(&w, o2, "makespan_ms", mt.makespan_ms);
+				jw_num(&w, o2, "throughput_tokens_per_s", mt.throughput_tokens_per_s);
+				jw_num(&w, o2, "bubble_ratio", mt.bubble_ratio);
+				jw_num(&w, o2, "peak_mem_bytes", peak);
+				jw_num(&w, o2, "efficiency", mt.efficiency);
+				jw_bool(&w, o2, "feasible", !mt.noom);
+				sp = jw_obj(&w, o2, "speedup");
+				for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+					if (row_ms[i] > 0)
+						jw_num(&w, sp, rows[i].name, row_ms[i] / mt.makespan_ms);
+			} else {
+				struct strbuf b = STRBUF_INIT;
+
+				fmt_bytes(&b, peak);
+				printf("%-15s %12.2f %12.0f %6.1f%% %10s %9.1f%%  %s\n", "tuned", mt.makespan_ms,
+				       mt.throughput_tokens_per_s, 100 * mt.bubble_ratio, b.buf, 100 * mt.efficiency,
+				       mt.noom ? "no: out of memory" : "yes");
+				strbuf_reset(&b);
+				strbuf_addstr(&b, "speedup of the tuned plan:");
+				for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+					if (row_ms[i] > 0)
+						strbuf_addf(&b, " %s %.2fx%s", rows[i].name, row_ms[i] / mt.makespan_ms,
+						            i + 1 < sizeof(rows) / sizeof(rows[0]) ? "," : "");
+				printf("\n%s\n", b.buf);
+				strbuf_release(&b);
+			}
+			metrics_release(&mt);
+			plan_release(&p);
+		} else if (!json) {
+			printf("%-15s %12s %12s %7s %10s %10s  n/a: %s\n", "tuned", "-", "-", "-", "-", "-", e.msg);
+		}
+		tune_free(t);
 	}
 	if (json) {
 		struct strbuf sb = STRBUF_INIT;

@@ -1,0 +1,43 @@
+#!/bin/sh
+# octopipe tune and the tuned row of compare: a valid plan that is never slower than the
+# baselines, a step record, determinism for a seed, and the usage errors.
+. "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+T="$TMPDIR_TEST"
+json_ok() { python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$1" 2>/dev/null; }
+ms_of() { "$OCTOPIPE" sim --json "$1" | sed -n 's/^ *"makespan_ms": \([0-9.e+-]*\),*$/\1/p' | head -1; }
+
+run "$OCTOPIPE" tune --model gpt-13b --cluster 4xH200 --microbatches 8 -o "$T/tuned.json" --steps-out "$T/steps.json"
+expect_rc 0 "tune writes a plan"
+expect_match '^   0 start +start: ' "$OUT" "tune prints the start"
+expect_match '^tuned: .* per iteration, [0-9.]+x the best baseline' "$OUT" "and a summary against the best baseline"
+run "$OCTOPIPE" check "$T/tuned.json"
+expect_rc 0 "the tuned plan is valid"
+if json_ok "$T/steps.json"; then ok "the step record is JSON"; else not_ok "the step record is JSON"; fi
+expect_match '"format": "octopipe.steps/1"' "$(cat "$T/steps.json")" "in the steps format"
+expect_match '"phase": "(partition|placement|scheduling)"' "$(cat "$T/steps.json")" "with the phase of each step"
+
+tuned=$(ms_of "$T/tuned.json")
+for s in 1f1b zb-h1 interleaved; do
+    "$OCTOPIPE" plan --model gpt-13b --cluster 4xH200 --schedule $s --microbatches 8 -o "$T/$s.json" >/dev/null 2>&1
+    base=$(ms_of "$T/$s.json")
+    if awk -v t="$tuned" -v b="$base" 'BEGIN { exit !(t <= b + 1e-9) }'; then ok "tuned ($tuned ms) is not slower than $s ($base ms)"
+    else not_ok "tuned is not slower than $s" "tuned $tuned, $s $base"; fi
+done
+
+run "$OCTOPIPE" tune --model gpt-13b --cluster 4xH200 --microbatches 8 --seed 5 -o "$T/a.json" --quiet
+run "$OCTOPIPE" tune --model gpt-13b --cluster 4xH200 --microbatches 8 --seed 5 -o "$T/b.json" --quiet
+if cmp -s "$T/a.json" "$T/b.json"; then ok "the same seed writes the same plan"; else not_ok "the same seed writes the same plan"; fi
+run "$OCTOPIPE" tune --model gpt-13b --cluster 4xH200 --microbatches 8 --time-budget 0.001 -o "$T/c.json" --quiet
+expect_rc 0 "a tiny time budget still gives a plan (at least the best baseline)"
+
+run "$OCTOPIPE" compare --model gpt-13b --cluster 4xH200 --microbatches 8
+expect_match '^tuned +[0-9.]+ ' "$OUT" "compare has the tuned row"
+expect_match '^speedup of the tuned plan: .*1f1b [0-9.]+x' "$OUT" "with its speedup over each baseline"
+run "$OCTOPIPE" compare --model gpt-13b --cluster 4xH200 --microbatches 8 --json
+expect_match '"speedup": \{' "$OUT" "compare --json carries the speedups"
+
+run "$OCTOPIPE" tune --model gpt-13b --cluster 4xH200
+expect_rc 2 "tune without --microbatches is a usage error"
+run "$OCTOPIPE" tune --model gpt-13b --cluster 4xH200 --microbatches 8 --time-budget soon
+expect_rc 2 "a bad time budget is a usage error"
+done_testing
