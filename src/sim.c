@@ -305,7 +305,12 @@ static void start_op(struct ctx *c, long op, double t)
 		s->stage_wpend[st] += k == 1 ? 1 : k == 2 ? -1 : 0;
 }
 
-static void finish(struct ctx *c, long op, double t);
+static void finish_at(struct ctx *c, long op, int st, int mb, int k, double t);
+
+static inline void finish(struct ctx *c, long op, double t)
+{
+	finish_at(c, op, op_stage(c, op), op_mb(c, op), op_k(c, op), t);
+}
 
 /* Devices with something new to look at: an op became ready, one finished. */
 static inline void mark(struct ctx *c, int d)
@@ -337,9 +342,16 @@ static void dispatch_order(struct ctx *c, int d)
 			return;
 		t = s->dev_free[d] > s->ready[op] ? s->dev_free[d] : s->ready[op];
 		if (!a->pair || s->next[d] + 1 >= end) {
-			start_op(c, op, t);
+			int k = a->kind == OP_F ? 0 : a->kind == OP_W ? 2 : 1;
+
+			/* no choice to make: start and complete it now */
+			s->start[op] = t;
+			s->end[op] = t + (k == 0 ? s->stage_f[a->stage] : k == 2 ? s->stage_w[a->stage]
+			                                                        : s->stage_b[a->stage]) / p->cluster.device_speed[d];
+			s->state[op] = 1;
+			s->dev_free[d] = s->end[op];
 			s->next[d]++;
-			finish(c, op, s->end[op]);
+			finish_at(c, op, a->stage, a->mb, k, s->end[op]);
 			continue;
 		}
 		/* an overlapped pair starts once both halves have their inputs; the forward's
@@ -468,11 +480,10 @@ static void arrive(struct ctx *c, long op, double at, double now)
 }
 
 /* op finished at t: free memory, release successors. */
-static void finish(struct ctx *c, long op, double t)
+static void finish_at(struct ctx *c, long op, int st, int mb, int k, double t)
 {
 	struct sim *s = c->s;
 	const struct plan *p = c->p;
-	int st = op_stage(c, op), mb = op_mb(c, op), k = op_k(c, op);
 	int d = p->stages[st].device;
 
 	s->state[op] = 2;
@@ -574,14 +585,18 @@ static void setup(struct ctx *c)
 		s->rq_len[q] = 0;
 	for (long i = 0; i < (long)p->ndevices * p->ndevices; i++)
 		s->link_free[i] = 0;
-	for (long op = 0; op < nops; op++) {
-		int st = op_stage(c, op), k = op_k(c, op);
+	memset(s->ready, 0, (size_t)nops * sizeof(*s->ready));
+	memset(s->state, 0, (size_t)nops * sizeof(*s->state));
+	for (int st = 0; st < c->S; st++) {
+		int8_t np[3] = { (int8_t)(st > 0), (int8_t)(1 + (st + 1 < c->S)), 1 };
+		long op = (long)st * c->M * c->K;
 
-		s->ready[op] = 0;
-		s->state[op] = 0;
-		s->npred[op] = (int8_t)(k == 0 ? (st > 0) : k == 1 ? 1 + (st + 1 < c->S) : 1);
-		if (s->npred[op] == 0 && c->o->policy_driven)
-			rq_push(c, op);
+		for (int mb = 0; mb < c->M; mb++)
+			for (int k = 0; k < c->K; k++, op++) {
+				s->npred[op] = np[k];
+				if (np[k] == 0 && c->o->policy_driven)
+					rq_push(c, op);
+			}
 	}
 	s->nheap = 0;
 	s->nxfers = 0;
