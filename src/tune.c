@@ -349,6 +349,68 @@ static void balance(const struct tuner *t, struct tune_state *s)
 	}
 }
 
+/* Device loads of a state: each device's stages share it, so a partition balanced per
+ * stage can still leave some devices with two heavy stages. */
+static void device_loads(const struct tuner *t, const struct tune_state *s, double *load)
+{
+	for (int d = 0; d < t->cluster->devices; d++)
+		load[d] = 0;
+	for (int st = 0; st < s->nstages; st++)
+		load[s->device[st]] += stage_cost(t, s, st);
+}
+
+/* (largest load, sum of squares): lower is better; the second term lets the search walk
+ * across plateaus where two devices share the maximum. */
+static void balance_objective(const struct tuner *t, const struct tune_state *s, double *load,
+                              double *worst, double *squares)
+{
+	device_loads(t, s, load);
+	*worst = 0;
+	*squares = 0;
+	for (int d = 0; d < t->cluster->devices; d++) {
+		if (load[d] > *worst)
+			*worst = load[d];
+		*squares += load[d] * load[d];
+	}
+}
+
+/* Moves single boundary layers while that lowers the objective (no simulation). */
+static void refine_device_balance(const struct tuner *t, struct tune_state *s)
+{
+	double *load = malloc((size_t)t->cluster->devices * sizeof(double)), w0, q0;
+
+	if (!load)
+		return;
+	balance_objective(t, s, load, &w0, &q0);
+	for (int it = 0; it < 8 * s->nstages; it++) {
+		int best_b = -1, best_dir = 0;
+		double bw = w0, bq = q0;
+
+		for (int b = 1; b < s->nstages; b++)
+			for (int dir = -1; dir <= 1; dir += 2) {
+				double w, q;
+
+				s->first[b] += dir;
+				if (s->first[b] > s->first[b - 1] && s->first[b] < s->first[b + 1]) {
+					balance_objective(t, s, load, &w, &q);
+					if (w < bw - 1e-12 || (w <= bw + 1e-12 && q < bq - 1e-9)) {
+						bw = w;
+						bq = q;
+						best_b = b;
+						best_dir = dir;
+					}
+				}
+				s->first[b] -= dir;
+			}
+		if (best_b < 0)
+			break;
+		s->first[best_b] += best_dir;
+		w0 = bw;
+		q0 = bq;
+	}
+	free(load);
+}
+
 static void place_round_robin(struct tune_state *s, int D)
 {
 	for (int st = 0; st < s->nstages; st++)
@@ -455,7 +517,8 @@ static void gen_partition(struct tuner *t)
 	c = cand_add(t, &t->cur, MOVE_PARTITION, 0, 0);
 	if (c) {
 		balance(t, &c->st);
-		snprintf(c->what, sizeof(c->what), "rebalance the %d stages (min-max stage time)", c->st.nstages);
+		refine_device_balance(t, &c->st);
+		snprintf(c->what, sizeof(c->what), "rebalance the %d stages (min-max device time)", c->st.nstages);
 		cand_keep_if_new(t);
 	}
 	/* bubble-guided single-layer moves: from a busier device to an idler neighbour */
@@ -508,6 +571,7 @@ static void gen_placement(struct tuner *t)
 			else
 				place_round_robin(&s, D);
 			balance(t, &s);
+			refine_device_balance(t, &s);
 			c = cand_add(t, &s, MOVE_RESTRUCTURE, S, shape);
 			tune_state_release(&s);
 			if (!c)
@@ -784,6 +848,7 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 			s.sched.wcap = knobs == 1 ? D : 0;
 			s.sched.cap_extra = knobs == 0 ? S : 0; /* memory alone, or 1F1B's depth */
 			balance(t, &s);
+			refine_device_balance(t, &s);
 			ms = static_fits(t, &s) ? evaluate(t, &s, NULL) : INFINITY;
 			if (ms < best_s_ms || best_s.nstages == 0) {
 				tune_state_release(&best_s);
