@@ -168,8 +168,10 @@ static int read_pattern(struct jv *v, const cJSON *root, const char *pattern, do
 		unsigned char key = (unsigned char)c->string[0];
 
 		jpath_key(p, "kinds", c->string);
-		if (!c->string[0] || c->string[1] || key < 0x21 || key > 0x7e)
-			return jv_fail(v, p, "kind keys must be single printable ASCII characters");
+		if (!c->string[0] || c->string[1] || key < 0x21 || key > 0x7e) {
+			jv_fail(v, p, "kind keys must be single printable ASCII characters");
+			goto out; /* kinds read so far are released there */
+		}
 		if (layer_read(v, c, p, wf, &table[key]) < 0)
 			goto out;
 		have[key] = true;
