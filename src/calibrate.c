@@ -5,7 +5,9 @@
  * *linear* in x_c = 1 / eff_c. Fitting efficiencies is therefore an ordinary linear least
  * squares problem (forward and backward separately) with the bound x_c >= 1 (no class
  * beats its peak), solved by normal equations and an active set that pins any class that
- * wants to exceed its peak at exactly its peak and solves again.
+ * wants to exceed its peak at exactly its peak and solves again. A weak ridge pulls each
+ * x_c toward its current value, so classes that a profile cannot tell apart (they always
+ * appear in the same proportion) keep what they had instead of trading off wildly.
  */
 #include "config.h"
 #include "calibrate.h"
@@ -15,6 +17,9 @@
 #include <string.h>
 
 #include "json.h"
+
+/* weight of the pull toward the current efficiencies, against relative squared errors */
+#define RIDGE 1e-3
 
 void calibrate_release(struct calib_set *s)
 {
@@ -197,6 +202,12 @@ static int fit_pass(const struct calib_set *s, bool backward, double eff[EFF_NCL
 					A[r * k + q] += p->weight * u[idx[r]] * u[idx[q]] / (y * y);
 				b[r] += p->weight * u[idx[r]] * (y - rest) / (y * y);
 			}
+		}
+		for (int r = 0; r < k; r++) {
+			double x0 = 1.0 / eff[idx[r]];
+
+			A[r * k + r] += RIDGE / (x0 * x0);
+			b[r] += RIDGE / x0;
 		}
 		if (solve(A, b, k) < 0)
 			return -1;

@@ -21,8 +21,8 @@ const char *const hardware_class_names[EFF_NCLASS] = {
  * are the least-squares fit of `octopipe cost --calibrate` over all four measured
  * profiles together (samples/README.md has the table and the error per model).
  */
-static const double default_eff_f[EFF_NCLASS] = { 0.75, 0.04, 0.127, 0.0019, 0.286, 0.10, 0.213 };
-static const double default_eff_b[EFF_NCLASS] = { 0.62, 0.058, 0.153, 0.0026, 0.037, 0.05, 0.5 };
+static const double default_eff_f[EFF_NCLASS] = { 0.7737, 0.03951, 0.1323, 0.001911, 0.1058, 0.1, 0.2089 };
+static const double default_eff_b[EFF_NCLASS] = { 0.6779, 0.06053, 0.1556, 0.002513, 0.03746, 0.05, 0.6718 };
 
 void hardware_default(struct hardware *hw)
 {
