@@ -19,7 +19,7 @@
 #include "json.h"
 
 /* weight of the pull toward the current efficiencies, against relative squared errors */
-#define RIDGE 1e-3
+#define RIDGE 1e-6
 
 void calibrate_release(struct calib_set *s)
 {
