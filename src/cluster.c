@@ -12,7 +12,7 @@
 
 static const char *const cluster_keys[] = {
 	"format", "name", "gpu", "devices", "gpus_per_node", "mem_bytes", "mem_headroom",
-	"speed", "device_speeds", "intra_node", "inter_node", NULL
+	"speed", "device_speeds", "intra_node", "inter_node", "hardware", NULL
 };
 
 void cluster_release(struct cluster *c)
@@ -22,6 +22,7 @@ void cluster_release(struct cluster *c)
 	free(c->name);
 	free(c->gpu);
 	free(c->device_speed);
+	hardware_release(&c->hw);
 	cJSON_Delete(c->extra);
 	memset(c, 0, sizeof(*c));
 }
@@ -45,10 +46,11 @@ int cluster_from_json(struct cluster *c, const cJSON *root, const char *file, co
 {
 	struct jv v = { file, e, path };
 	const char *name, *gpu;
-	const cJSON *speeds;
+	const cJSON *speeds, *hw;
 	long devices, per_node;
 
 	memset(c, 0, sizeof(*c));
+	hardware_default(&c->hw);
 	if (jv_format(&v, root, CLUSTER_FORMAT) < 0 ||
 	    jv_string(&v, root, "", "name", JV_REQUIRED | JV_NONEMPTY, NULL, &name) < 0 ||
 	    jv_string(&v, root, "", "gpu", JV_NONEMPTY, NULL, &gpu) < 0 ||
@@ -94,6 +96,10 @@ int cluster_from_json(struct cluster *c, const cJSON *root, const char *file, co
 				goto fail;
 		}
 	}
+	if (jv_object(&v, root, "", "hardware", 0, &hw) < 0 ||
+	    (hw && hardware_from_json(&c->hw, hw, file, path && path[0] ? path : NULL, "hardware", e) < 0))
+		goto fail;
+	c->has_hw = hw != NULL;
 	c->name = strdup(name);
 	c->gpu = gpu ? strdup(gpu) : NULL;
 	if (!c->name || (gpu && !c->gpu) || json_extras(root, cluster_keys, &c->extra) < 0)
@@ -155,6 +161,8 @@ cJSON *cluster_to_json(const struct cluster *c)
 	write_link(&w, root, "intra_node", &c->intra);
 	if (c->inter.gbytes_per_s > 0)
 		write_link(&w, root, "inter_node", &c->inter);
+	if (c->has_hw)
+		jw_item(&w, root, "hardware", hardware_to_json(&c->hw));
 	jw_extras(&w, root, c->extra);
 	if (w.oom) {
 		cJSON_Delete(root);

@@ -12,6 +12,7 @@
 #include <cjson/cJSON.h>
 
 #include "err.h"
+#include "hardware.h"
 
 #define CLUSTER_FORMAT "octopipe.cluster/1"
 
@@ -31,6 +32,8 @@ struct cluster {
 	double *device_speed;  /* devices entries */
 	struct link intra;
 	struct link inter;     /* zero when the cluster is a single node */
+	bool has_hw;           /* a "hardware" section (cost model calibration) was given */
+	struct hardware hw;    /* that section, else the defaults of hardware_default() */
 	cJSON *extra;
 };
 

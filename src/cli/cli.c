@@ -22,7 +22,8 @@ const struct cli_cmd cli_commands[] = {
 	{ "sim", "PLAN [--json] [--gantt]", "simulate a plan: iteration time, bubbles, memory; timeline and trace", cmd_sim },
 	{ "tune", "--model M --cluster C ...", "co-optimize partition, placement and schedule", cmd_tune },
 	{ "compare", "--model M --cluster C ...", "simulate every baseline and the tuned plan side by side", cmd_compare },
-	{ "import", "torch-csv FILE ...", "read a PyTorch pipelining schedule CSV into a plan", cmd_import },
+	{ "import", "torch-csv|profile FILE ...", "read a PyTorch schedule CSV into a plan, or timings into a model", cmd_import },
+	{ "cost", "CONFIG --cluster C -o MODEL", "layer table from a config.json or architecture; --calibrate to profiles", cmd_cost },
 	{ "export", "torch-csv|megatron-layout PLAN", "write a plan as PyTorch CSV or a Megatron layout", cmd_export },
 	{ NULL, NULL, NULL, NULL },
 };

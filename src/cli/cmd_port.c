@@ -1,26 +1,38 @@
 /*
  * octopipe import / export — plans to and from other tools' formats:
  *   import torch-csv FILE --model M --cluster C [--microbatches N] [--partition P] -o PLAN
+ *   import profile FILE --rules RULES [--iters N] [--verbose] -o MODEL   measured timings
  *   export torch-csv PLAN [-o FILE]         PyTorch pipelining's schedule CSV
  *   export megatron-layout PLAN             Megatron-LM --pipeline-model-parallel-layout
  */
 #include "config.h"
 
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "fileio.h"
+#include "json.h"
 #include "megatron.h"
+#include "profile.h"
 #include "torchcsv.h"
 
 static void import_usage(FILE *f)
 {
 	fputs("usage: octopipe import torch-csv FILE --model M --cluster C [--microbatches N]\n"
 	      "                      [--partition uniform|balanced|megatron|a,b,c...] -o PLAN\n"
+	      "       octopipe import profile FILE --rules RULES [--iters N] [--verbose] -o MODEL\n"
 	      "\n"
+	      "profile: turns measured timings, a CSV of name,phase,ms records (phase F, B, W or\n"
+	      "BW) or a Chrome trace (e.g. a PyTorch profiler trace), into a layer table. RULES\n"
+	      "(octopipe.rules/1) maps names to layers with PCRE2 patterns whose named groups\n"
+	      "(?<layer>...), (?<kind>...) and (?<phase>...) say where each record belongs;\n"
+	      "--iters divides sums over N iterations; --verbose lists unmatched records.\n"
+	      "\n"
+	      "torch-csv:\n"
 	      "Reads a PyTorch pipelining schedule CSV (one row per rank, cells like 0F0, 0I0, 0W0,\n"
 	      "0B0, empty cells idle steps). Stages are placed on the rank whose row holds them;\n"
 	      "their layers come from --partition (default uniform).\n", f);
@@ -34,6 +46,73 @@ static void export_usage(FILE *f)
 	      "torch-csv writes each device's ops in order as PyTorch pipelining's schedule CSV;\n"
 	      "megatron-layout prints the partition as a Megatron pipeline layout string\n"
 	      "(E embedding, t decoder layer, L loss, '|' between virtual stages).\n", f);
+}
+
+static int import_profile(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "rules", required_argument, NULL, 'r' },
+		{ "iters", required_argument, NULL, 'n' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *rules_path = NULL, *out = NULL;
+	struct profile_rules rules;
+	struct profile_stats st;
+	struct model m;
+	struct err e = ERR_INIT;
+	bool verbose = false;
+	int ch, iters = 1, rc;
+	size_t len;
+	char *text;
+
+	optind = 0;
+	while ((ch = getopt_long(argc, argv, "o:vh", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'r': rules_path = optarg; break;
+		case 'n': if ((iters = cli_positive("import", "--iters", optarg)) < 0) return EXIT_INPUT; break;
+		case 'v': verbose = true; break;
+		case 'o': out = optarg; break;
+		case 'h': import_usage(stdout); return EXIT_OK;
+		default: return cli_usage_error("import", "unknown option");
+		}
+	}
+	if (optind != argc - 1 || !rules_path || !out)
+		return cli_usage_error("import", "profile needs FILE, --rules and -o");
+	if (profile_rules_load(&rules, rules_path, &e) < 0)
+		return cli_report(&e);
+	text = fileio_read(argv[optind], &len, &e);
+	if (!text) {
+		profile_rules_release(&rules);
+		return cli_report(&e);
+	}
+	if (profile_import(&rules, text, len, argv[optind], iters, &m, &st, &e) < 0) {
+		rc = cli_report(&e);
+	} else {
+		if (strcmp(out, "-") == 0) {
+			cJSON *root = model_to_json(&m);
+			struct strbuf sb = STRBUF_INIT;
+
+			json_write(&sb, root);
+			rc = root ? cli_write_text("-", sb.buf, sb.len) : EXIT_RUNTIME;
+			strbuf_release(&sb);
+			cJSON_Delete(root);
+		} else {
+			rc = model_save(&m, out, &e) < 0 ? cli_report(&e) : EXIT_OK;
+		}
+		fprintf(stderr, "%s: %ld records, %ld matched, %ld unmatched; %d layers%s\n", argv[optind],
+		        st.records, st.matched, st.unmatched, m.nlayers,
+		        st.unmatched && !verbose ? " (--verbose lists the unmatched)" : "");
+		if (verbose && st.unmatched)
+			fprintf(stderr, "unmatched:\n%s", st.unmatched_names.buf);
+		model_release(&m);
+	}
+	strbuf_release(&st.unmatched_names);
+	free(text);
+	profile_rules_release(&rules);
+	return rc;
 }
 
 int cmd_import(int argc, char **argv)
@@ -60,8 +139,10 @@ int cmd_import(int argc, char **argv)
 		import_usage(stdout);
 		return EXIT_OK;
 	}
+	if (argc >= 2 && strcmp(argv[1], "profile") == 0)
+		return import_profile(argc - 1, argv + 1);
 	if (argc < 2 || strcmp(argv[1], "torch-csv") != 0)
-		return cli_usage_error("import", "the only import format is torch-csv");
+		return cli_usage_error("import", "the import formats are torch-csv and profile");
 	optind = 0;
 	argc--;
 	argv++;

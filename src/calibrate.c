@@ -1,0 +1,263 @@
+/*
+ * calibrate — least-squares efficiencies (see calibrate.h).
+ *
+ * The one idea: a layer's time is sum over classes of work_c / (rate_c x eff_c), which is
+ * *linear* in x_c = 1 / eff_c. Fitting efficiencies is therefore an ordinary linear least
+ * squares problem (forward and backward separately) with the bound x_c >= 1 (no class
+ * beats its peak), solved by normal equations and an active set that pins any class that
+ * wants to exceed its peak at exactly its peak and solves again. A weak ridge pulls each
+ * x_c toward its current value, so classes that a profile cannot tell apart (they always
+ * appear in the same proportion) keep what they had instead of trading off wildly.
+ */
+#include "config.h"
+#include "calibrate.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+
+/* weight of the pull toward the current efficiencies, against relative squared errors */
+#define RIDGE 1e-6
+
+void calibrate_release(struct calib_set *s)
+{
+	free(s->pts);
+	memset(s, 0, sizeof(*s));
+}
+
+static int push(struct calib_set *s, const struct calib_point *p)
+{
+	struct calib_point *n = realloc(s->pts, (size_t)(s->n + 1) * sizeof(*n));
+
+	if (!n)
+		return -1;
+	s->pts = n;
+	s->pts[s->n++] = *p;
+	return 0;
+}
+
+static void add_units(struct calib_point *p, const struct work *w, const struct hardware *hw,
+                      const struct cost_opts *o)
+{
+	double fu[EFF_NCLASS], bu[EFF_NCLASS];
+
+	cost_units(w, hw, o, fu, bu);
+	for (int c = 0; c < EFF_NCLASS; c++) {
+		p->fu[c] += fu[c];
+		p->bu[c] += bu[c];
+	}
+}
+
+int calibrate_add_profile(struct calib_set *s, const struct arch *a, const struct hardware *hw,
+                          const struct cost_opts *o, const char *path, struct err *e)
+{
+	struct jv v = { path, e, NULL };
+	struct cost_opts po = *o;
+	cJSON *root = json_load_file(path, e);
+	const cJSON *layers;
+	char p[JPATH_MAX];
+	bool model_form;
+	int n, fold, first, r = -1, base = s->n;
+	long i = 0;
+
+	if (!root)
+		return -1;
+	model_form = cJSON_GetObjectItemCaseSensitive(root, "format") != NULL;
+	if ((model_form && jv_format(&v, root, "octopipe.model/1") < 0) ||
+	    jv_int(&v, root, "", "seq_len", JV_REQUIRED, 1, 1L << 24, 0, &po.seq) < 0 ||
+	    jv_int(&v, root, "", "micro_batch_size", 0, 1, 1L << 20, 1, &po.micro_batch) < 0 ||
+	    jv_array(&v, root, "", "layers", JV_REQUIRED, &layers) < 0)
+		goto out;
+	po.tp = 1;
+	n = cJSON_GetArraySize(layers);
+	if (n == a->nlayers) {
+		fold = 0;
+	} else if (n == a->nlayers - 2 && n >= 1) {
+		fold = 1;
+	} else {
+		jv_fail(&v, "layers", "has %d entries but the architecture has %d layers (or %d with the "
+		        "embedding and head folded into the first and last)", n, a->nlayers, a->nlayers - 2);
+		goto out;
+	}
+	first = fold;
+	for (const cJSON *l = layers->child; l; l = l->next, i++) {
+		struct calib_point pt;
+		double b, w;
+
+		memset(&pt, 0, sizeof(pt));
+		jpath_index(p, "layers", i);
+		if (!cJSON_IsObject(l)) {
+			jv_fail(&v, p, "must be an object, not %s", json_type_name(l));
+			goto out;
+		}
+		if (jv_number(&v, l, p, "f_ms", JV_REQUIRED, 1e-9, 1e9, 0, &pt.f_ms) < 0)
+			goto out;
+		if (model_form) {
+			if (jv_number(&v, l, p, "b_ms", JV_REQUIRED, 0, 1e9, 0, &b) < 0 ||
+			    jv_number(&v, l, p, "w_ms", JV_REQUIRED, 0, 1e9, 0, &w) < 0)
+				goto out;
+			pt.bw_ms = b + w;
+		} else if (jv_number(&v, l, p, "b_full_ms", JV_REQUIRED, 1e-9, 1e9, 0, &pt.bw_ms) < 0) {
+			goto out;
+		}
+		if (fold && i == 0)
+			add_units(&pt, &a->layers[0].w, hw, &po);
+		add_units(&pt, &a->layers[first + i].w, hw, &po);
+		if (fold && i == n - 1)
+			add_units(&pt, &a->layers[a->nlayers - 1].w, hw, &po);
+		pt.weight = 1.0 / n;
+		pt.profile = s->nprofiles;
+		if (pt.bw_ms <= 0) {
+			jpath_key(p, p, model_form ? "b_ms" : "b_full_ms");
+			jv_fail(&v, p, "the backward must be > 0 to calibrate against");
+			goto out;
+		}
+		if (push(s, &pt) < 0) {
+			err_set(e, ERR_RUNTIME, "%s: out of memory", path);
+			goto out;
+		}
+	}
+	s->nprofiles++;
+	r = 0;
+out:
+	if (r < 0)
+		s->n = base;
+	cJSON_Delete(root);
+	return r;
+}
+
+/* Solves the k x k system A x = b in place (partial pivoting); -1 when singular. */
+static int solve(double *A, double *b, int k)
+{
+	for (int c = 0; c < k; c++) {
+		int piv = c;
+
+		for (int r = c + 1; r < k; r++)
+			if (fabs(A[r * k + c]) > fabs(A[piv * k + c]))
+				piv = r;
+		if (fabs(A[piv * k + c]) < 1e-300)
+			return -1;
+		if (piv != c) {
+			for (int j = 0; j < k; j++) {
+				double t = A[c * k + j];
+
+				A[c * k + j] = A[piv * k + j];
+				A[piv * k + j] = t;
+			}
+			double t = b[c];
+			b[c] = b[piv];
+			b[piv] = t;
+		}
+		for (int r = 0; r < k; r++) {
+			double f;
+
+			if (r == c)
+				continue;
+			f = A[r * k + c] / A[c * k + c];
+			for (int j = c; j < k; j++)
+				A[r * k + j] -= f * A[c * k + j];
+			b[r] -= f * b[c];
+		}
+	}
+	for (int c = 0; c < k; c++)
+		b[c] /= A[c * k + c];
+	return 0;
+}
+
+/* Fits x (= 1/eff) for one pass; backward selects the bu / bw_ms columns. */
+static int fit_pass(const struct calib_set *s, bool backward, double eff[EFF_NCLASS])
+{
+	double x[EFF_NCLASS], total[EFF_NCLASS] = { 0 };
+	bool free_[EFF_NCLASS], pinned[EFF_NCLASS] = { false };
+
+	for (int i = 0; i < s->n; i++)
+		for (int c = 0; c < EFF_NCLASS; c++)
+			total[c] += backward ? s->pts[i].bu[c] : s->pts[i].fu[c];
+	for (int c = 0; c < EFF_NCLASS; c++) {
+		free_[c] = total[c] > 0;
+		x[c] = 1.0 / eff[c];
+	}
+	for (int round = 0; round <= EFF_NCLASS; round++) {
+		double A[EFF_NCLASS * EFF_NCLASS] = { 0 }, b[EFF_NCLASS] = { 0 };
+		int idx[EFF_NCLASS], k = 0, worst = -1;
+
+		for (int c = 0; c < EFF_NCLASS; c++)
+			if (free_[c] && !pinned[c])
+				idx[k++] = c;
+		if (k == 0)
+			break;
+		for (int i = 0; i < s->n; i++) {
+			const struct calib_point *p = &s->pts[i];
+			const double *u = backward ? p->bu : p->fu;
+			double y = backward ? p->bw_ms : p->f_ms, rest = 0;
+
+			/* relative residual: divide the row by y; pinned and unfitted classes are known */
+			for (int c = 0; c < EFF_NCLASS; c++)
+				if (!free_[c] || pinned[c])
+					rest += u[c] * x[c];
+			for (int r = 0; r < k; r++) {
+				for (int q = 0; q < k; q++)
+					A[r * k + q] += p->weight * u[idx[r]] * u[idx[q]] / (y * y);
+				b[r] += p->weight * u[idx[r]] * (y - rest) / (y * y);
+			}
+		}
+		for (int r = 0; r < k; r++) {
+			double x0 = 1.0 / eff[idx[r]];
+
+			A[r * k + r] += RIDGE / (x0 * x0);
+			b[r] += RIDGE / x0;
+		}
+		if (solve(A, b, k) < 0)
+			return -1;
+		for (int r = 0; r < k; r++)
+			if (b[r] < 1 && (worst < 0 || b[r] < b[worst]))
+				worst = r;
+		if (worst < 0) {
+			for (int r = 0; r < k; r++)
+				x[idx[r]] = b[r];
+			break;
+		}
+		pinned[idx[worst]] = true;
+		x[idx[worst]] = 1;
+	}
+	for (int c = 0; c < EFF_NCLASS; c++)
+		if (free_[c])
+			eff[c] = fmax(1e-6, fmin(1.0, 1.0 / x[c]));
+	return 0;
+}
+
+int calibrate_fit(const struct calib_set *s, struct hardware *hw, struct err *e)
+{
+	if (s->n == 0)
+		return err_set(e, ERR_INPUT, "calibration needs at least one measured layer");
+	if (fit_pass(s, false, hw->eff_f) < 0 || fit_pass(s, true, hw->eff_b) < 0)
+		return err_set(e, ERR_INPUT, "the profiles do not determine the efficiencies "
+		               "(two kernel classes always appear in the same proportion)");
+	return 0;
+}
+
+void calibrate_error(const struct calib_set *s, const struct hardware *hw, int k,
+                     double *f_pct, double *bw_pct)
+{
+	double ef = 0, eb = 0;
+	int n = 0;
+
+	for (int i = 0; i < s->n; i++) {
+		const struct calib_point *p = &s->pts[i];
+		double f = 0, bw = 0;
+
+		if (k >= 0 && p->profile != k)
+			continue;
+		for (int c = 0; c < EFF_NCLASS; c++) {
+			f += p->fu[c] / hw->eff_f[c];
+			bw += p->bu[c] / hw->eff_b[c];
+		}
+		ef += fabs(f - p->f_ms) / p->f_ms;
+		eb += fabs(bw - p->bw_ms) / p->bw_ms;
+		n++;
+	}
+	*f_pct = n ? 100 * ef / n : 0;
+	*bw_pct = n ? 100 * eb / n : 0;
+}

@@ -1,0 +1,45 @@
+/*
+ * calibrate — fits the per-class efficiencies of a hardware section to measured layer
+ * times: F and the full backward (B + W) of every profiled layer, for one or several
+ * models at once.
+ *
+ * A measured profile is either the format of samples/profiles (`layers[i].f_ms` and
+ * `b_full_ms`, with `seq_len`) or a layer table (`octopipe.model/1`, B + W). It may have
+ * one entry per architecture layer, or two fewer: then the embedding is folded into the
+ * first entry and the head into the last, as in the bundled H200 profiles.
+ */
+#ifndef OCTO_CALIBRATE_H
+#define OCTO_CALIBRATE_H
+
+#include "arch.h"
+#include "hardware.h"
+
+/* One measured layer: its work in ms at efficiency 1 per class, and what was measured. */
+struct calib_point {
+	double fu[EFF_NCLASS], bu[EFF_NCLASS];
+	double f_ms, bw_ms;
+	double weight;          /* 1 / points of its profile, so every profile counts the same */
+	int profile;            /* which profile it came from */
+};
+
+struct calib_set {
+	struct calib_point *pts;
+	int n;
+	int nprofiles;
+};
+
+/* Reads the profile at path and appends its points for architecture a (work units for
+ * hardware hw and options o; the profile's seq_len and micro_batch_size win). */
+int calibrate_add_profile(struct calib_set *s, const struct arch *a, const struct hardware *hw,
+                          const struct cost_opts *o, const char *path, struct err *e);
+void calibrate_release(struct calib_set *s);
+
+/* Least-squares fit of 1/eff per class (relative errors, each profile weighted equally;
+ * efficiencies capped at 1). Classes with no measured work keep hw's values. */
+int calibrate_fit(const struct calib_set *s, struct hardware *hw, struct err *e);
+
+/* Mean absolute percentage error of profile k (all profiles when k < 0) under hw. */
+void calibrate_error(const struct calib_set *s, const struct hardware *hw, int k,
+                     double *f_pct, double *bw_pct);
+
+#endif

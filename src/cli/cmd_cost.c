@@ -1,0 +1,299 @@
+/*
+ * octopipe cost — architecture (Hugging Face config.json or octopipe.arch/1) to layer
+ * table on a cluster's GPU, with a summary of parameters, FLOPs and the heaviest layers;
+ * with --calibrate, fits the cluster's per-class efficiencies to measured profiles first
+ * and stores them in its "hardware" section.
+ */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arch.h"
+#include "calibrate.h"
+#include "cli.h"
+#include "cluster.h"
+#include "hfconfig.h"
+#include "json.h"
+#include "model.h"
+
+#define MAX_CONFIGS 16
+#define HEAVIEST 3
+
+static void usage(FILE *f)
+{
+	fputs("usage: octopipe cost CONFIG --cluster C [--seq S] [--micro-batch B] [--tp T]\n"
+	      "                     [--recompute] [--name NAME] [--json] [-o MODEL]\n"
+	      "       octopipe cost CONFIG... --cluster C --calibrate PROFILE... [--cluster-out FILE]\n"
+	      "\n"
+	      "Reads CONFIG, a Hugging Face config.json (model types: llama, gemma2, gemma3,\n"
+	      "gemma3_text, deepseek, deepseek_v2, deepseek_v3, nemotron_h, jamba, qwen3_next,\n"
+	      "gpt_oss, gpt2) or an OctoPipe architecture file (octopipe.arch/1), and writes its\n"
+	      "layer table for one GPU of cluster C: an embedding layer, the decoder layers, MTP\n"
+	      "modules, and the head (final norm + LM head + loss). Times come from FLOPs per\n"
+	      "kernel class over the GPU's peak times the class's efficiency (the cluster's\n"
+	      "\"hardware\" section, else H200 defaults); memory-bound kernels from bytes over HBM\n"
+	      "bandwidth. Prints parameters, FLOPs per token and the heaviest layers.\n"
+	      "\n"
+	      "  --seq S           sequence length (default: 4096, or the architecture file's)\n"
+	      "  --micro-batch B   sequences per microbatch (default 1)\n"
+	      "  --tp T            tensor-parallel degree: divides the work and weights, adds the\n"
+	      "                    all-reduces (and MoE all-to-all) over the intra-node link\n"
+	      "  --recompute       full activation recompute: keep only layer inputs, redo F in B\n"
+	      "  --name NAME       model name (default: MODEL's file name)\n"
+	      "  --json            print the summary as JSON\n"
+	      "  -o MODEL          write the layer table (octopipe.model/1); '-' for stdout\n"
+	      "  --calibrate PROFILE  fit the efficiencies to a measured profile (one per CONFIG,\n"
+	      "                    in order; samples/profiles format or a layer table) and save\n"
+	      "                    them in the cluster file (or --cluster-out FILE)\n", f);
+}
+
+static void base_name(const char *path, char *out, size_t n)
+{
+	const char *s = strrchr(path, '/');
+	size_t len;
+
+	s = s ? s + 1 : path;
+	len = strlen(s);
+	if (len > 5 && strcmp(s + len - 5, ".json") == 0)
+		len -= 5;
+	snprintf(out, n, "%.*s", (int)len, s);
+}
+
+static void print_summary(const struct arch *a, const struct model *m, const struct cost_opts *o,
+                          const struct cluster *c, bool json)
+{
+	struct arch_totals t;
+	int heavy[HEAVIEST], nh = model_heaviest(m, heavy, HEAVIEST);
+	struct model_kind_stats tot = model_totals(m);
+
+	arch_totals(a, o->seq, &t);
+	if (json) {
+		struct jw w = { false };
+		struct strbuf sb = STRBUF_INIT;
+		cJSON *root = cJSON_CreateObject(), *arr;
+
+		jw_str(&w, root, "name", m->name);
+		jw_str(&w, root, "family", a->family);
+		jw_num(&w, root, "layers", m->nlayers);
+		jw_num(&w, root, "seq_len", (double)o->seq);
+		jw_num(&w, root, "micro_batch_size", (double)o->micro_batch);
+		jw_num(&w, root, "tp", o->tp);
+		jw_num(&w, root, "params", t.params);
+		jw_num(&w, root, "active_params", t.active);
+		jw_num(&w, root, "embedding_params", t.embed_params);
+		jw_num(&w, root, "head_params", t.head_params);
+		jw_num(&w, root, "mtp_params", t.mtp_params);
+		jw_num(&w, root, "fwd_flops_per_token", t.flops_per_token);
+		jw_num(&w, root, "f_ms", tot.f_ms);
+		jw_num(&w, root, "b_ms", tot.b_ms);
+		jw_num(&w, root, "w_ms", tot.w_ms);
+		jw_str(&w, root, "hardware", c->has_hw ? "cluster" : "default");
+		arr = jw_arr(&w, root, "heaviest");
+		for (int i = 0; i < nh; i++) {
+			cJSON *h = jw_push(&w, arr, cJSON_CreateObject());
+
+			jw_num(&w, h, "index", heavy[i]);
+			jw_str(&w, h, "kind", m->layers[heavy[i]].kind);
+			jw_num(&w, h, "total_ms", layer_total_ms(&m->layers[heavy[i]]));
+		}
+		if (!w.oom) {
+			json_write(&sb, root);
+			fputs(sb.buf, stdout);
+		}
+		strbuf_release(&sb);
+		cJSON_Delete(root);
+		return;
+	}
+	printf("model %s (%s): %d layers, sequence %ld x micro-batch %ld, tp %d, on %s (%s efficiencies)\n",
+	       m->name, a->family, m->nlayers, o->seq, o->micro_batch, o->tp, c->gpu ? c->gpu : c->name,
+	       c->has_hw ? "calibrated" : "default");
+	printf("parameters: %.3f B total, %.3f B active (embedding %.3f B, head %.3f B", t.params / 1e9,
+	       t.active / 1e9, t.embed_params / 1e9, t.head_params / 1e9);
+	if (t.mtp_params > 0)
+		printf(", MTP %.3f B more", t.mtp_params / 1e9);
+	printf(")\n");
+	printf("forward: %.2f GFLOP per token; per microbatch F %.2f ms, B %.2f ms, W %.2f ms\n",
+	       t.flops_per_token / 1e9, tot.f_ms, tot.b_ms, tot.w_ms);
+	printf("heaviest layers (F + B + W):\n");
+	for (int i = 0; i < nh; i++) {
+		const struct layer *l = &m->layers[heavy[i]];
+
+		printf("  %5d  %-16s %9.3f ms  (F %.3f, B %.3f, W %.3f)\n", heavy[i], l->kind,
+		       layer_total_ms(l), l->f_ms, l->b_ms, l->w_ms);
+	}
+}
+
+static int calibrate(struct arch *archs, int n, char **profiles, struct cluster *c,
+                     const struct cost_opts *o, const char *cluster_path, const char *cluster_out,
+                     bool json)
+{
+	struct calib_set s = { NULL, 0, 0 };
+	struct hardware before = c->hw;
+	struct err e = ERR_INIT;
+	struct strbuf src = STRBUF_INIT;
+	double f0, b0, f1, b1;
+	int rc = EXIT_OK;
+
+	for (int i = 0; i < n; i++)
+		if (calibrate_add_profile(&s, &archs[i], &c->hw, o, profiles[i], &e) < 0) {
+			calibrate_release(&s);
+			return cli_report(&e);
+		}
+	before.source = NULL;
+	if (calibrate_fit(&s, &c->hw, &e) < 0) {
+		calibrate_release(&s);
+		return cli_report(&e);
+	}
+	strbuf_addstr(&src, "octopipe cost --calibrate");
+	for (int i = 0; i < n; i++)
+		strbuf_addf(&src, " %s", profiles[i]);
+	free(c->hw.source);
+	c->hw.source = strbuf_detach(&src);
+	c->has_hw = true;
+	if (json)
+		printf("{\"profiles\": [");
+	else
+		printf("%-40s %8s %8s   %8s %8s\n", "profile (mean abs. error)", "F was", "BW was", "F now", "BW now");
+	for (int k = 0; k <= n; k++) {
+		int p = k < n ? k : -1;
+
+		calibrate_error(&s, &before, p, &f0, &b0);
+		calibrate_error(&s, &c->hw, p, &f1, &b1);
+		if (json && p >= 0)
+			printf("%s{\"profile\": \"%s\", \"f_err_pct\": %.2f, \"bw_err_pct\": %.2f, "
+			       "\"f_err_pct_before\": %.2f, \"bw_err_pct_before\": %.2f}",
+			       k ? ", " : "", profiles[k], f1, b1, f0, b0);
+		else if (!json)
+			printf("%-40s %7.1f%% %7.1f%%   %7.1f%% %7.1f%%\n", p >= 0 ? profiles[k] : "all",
+			       f0, b0, f1, b1);
+	}
+	if (json) {
+		printf("], \"efficiency\": {");
+		for (int k = 0; k < EFF_NCLASS; k++)
+			printf("%s\"%s\": {\"f\": %.4g, \"b\": %.4g}", k ? ", " : "", hardware_class_names[k],
+			       c->hw.eff_f[k], c->hw.eff_b[k]);
+		printf("}}\n");
+	} else {
+		printf("\n%-14s %8s %8s\n", "class", "eff F", "eff B");
+		for (int k = 0; k < EFF_NCLASS; k++)
+			printf("%-14s %8.4f %8.4f\n", hardware_class_names[k], c->hw.eff_f[k], c->hw.eff_b[k]);
+	}
+	calibrate_release(&s);
+	if (cluster_save(c, cluster_out ? cluster_out : cluster_path, &e) < 0)
+		rc = cli_report(&e);
+	else if (!json)
+		printf("wrote the hardware section to %s\n", cluster_out ? cluster_out : cluster_path);
+	return rc;
+}
+
+int cmd_cost(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "cluster", required_argument, NULL, 'c' },
+		{ "seq", required_argument, NULL, 's' },
+		{ "micro-batch", required_argument, NULL, 'b' },
+		{ "tp", required_argument, NULL, 't' },
+		{ "recompute", no_argument, NULL, 'r' },
+		{ "name", required_argument, NULL, 'n' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "calibrate", required_argument, NULL, 'C' },
+		{ "cluster-out", required_argument, NULL, 'O' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *cluster_arg = NULL, *out = NULL, *name = NULL, *cluster_out = NULL;
+	char *profiles[MAX_CONFIGS];
+	struct arch archs[MAX_CONFIGS];
+	struct cost_opts o = { 0, 1, 1, false, 0, 0 };
+	struct cluster c;
+	struct model m;
+	struct err e = ERR_INIT;
+	char cpath[4096], nbuf[256];
+	int ch, nprof = 0, nconf, rc = EXIT_OK, v;
+	bool json = false;
+
+	optind = 0;
+	while ((ch = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'c': cluster_arg = optarg; break;
+		case 's': if ((v = cli_positive("cost", "--seq", optarg)) < 0) return EXIT_INPUT; o.seq = v; break;
+		case 'b': if ((v = cli_positive("cost", "--micro-batch", optarg)) < 0) return EXIT_INPUT; o.micro_batch = v; break;
+		case 't': if ((v = cli_positive("cost", "--tp", optarg)) < 0) return EXIT_INPUT; o.tp = v; break;
+		case 'r': o.recompute = true; break;
+		case 'n': name = optarg; break;
+		case 'j': json = true; break;
+		case 'o': out = optarg; break;
+		case 'C':
+			if (nprof == MAX_CONFIGS)
+				return cli_usage_error("cost", "at most %d profiles", MAX_CONFIGS);
+			profiles[nprof++] = optarg;
+			break;
+		case 'O': cluster_out = optarg; break;
+		case 'h': usage(stdout); return EXIT_OK;
+		default: return cli_usage_error("cost", "unknown option");
+		}
+	}
+	nconf = argc - optind;
+	if (nconf < 1)
+		return cli_usage_error("cost", "no architecture or config.json given");
+	if (!cluster_arg)
+		return cli_usage_error("cost", "needs --cluster (the GPU and its links)");
+	if (nprof > 0 && nprof != nconf)
+		return cli_usage_error("cost", "%d configs but %d profiles: --calibrate pairs them in order",
+		                       nconf, nprof);
+	if (nprof == 0 && nconf > 1)
+		return cli_usage_error("cost", "one config at a time (several only with --calibrate)");
+	if (nconf > MAX_CONFIGS)
+		return cli_usage_error("cost", "at most %d configs", MAX_CONFIGS);
+	if ((rc = cli_load_cluster(cluster_arg, &c, cpath)) != 0)
+		return rc;
+	o.link_gbytes_per_s = c.intra.gbytes_per_s;
+	o.link_latency_us = c.intra.latency_us;
+	for (int i = 0; i < nconf; i++) {
+		if (hfconfig_load_any(&archs[i], cli_resolve(argv[optind + i], "samples/architectures"), &e) < 0) {
+			for (int k = 0; k < i; k++)
+				arch_release(&archs[k]);
+			cluster_release(&c);
+			return cli_report(&e);
+		}
+	}
+	if (o.seq == 0)
+		o.seq = archs[0].seq_len > 0 ? archs[0].seq_len : 4096;
+	if (nprof > 0)
+		rc = calibrate(archs, nconf, profiles, &c, &o, cpath, cluster_out, json);
+	if (rc == EXIT_OK && (nprof == 0 || out)) {
+		if (name)
+			snprintf(nbuf, sizeof(nbuf), "%s", name);
+		else
+			base_name(out && strcmp(out, "-") != 0 ? out : archs[0].name, nbuf, sizeof(nbuf));
+		if (arch_to_model(&archs[0], &c.hw, &o, nbuf, &m, &e) < 0) {
+			rc = cli_report(&e);
+		} else {
+			if (out && strcmp(out, "-") == 0) {
+				cJSON *root = model_to_json(&m);
+				struct strbuf sb = STRBUF_INIT;
+
+				json_write(&sb, root);
+				rc = root ? cli_write_text("-", sb.buf, sb.len) : EXIT_RUNTIME;
+				strbuf_release(&sb);
+				cJSON_Delete(root);
+			} else if (out && model_save(&m, out, &e) < 0) {
+				rc = cli_report(&e);
+			} else if (nprof == 0) {
+				print_summary(&archs[0], &m, &o, &c, json);
+				if (out && !json)
+					printf("wrote %s\n", out);
+			}
+			model_release(&m);
+		}
+	}
+	for (int i = 0; i < nconf; i++)
+		arch_release(&archs[i]);
+	cluster_release(&c);
+	return rc;
+}

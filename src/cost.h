@@ -1,0 +1,104 @@
+/*
+ * cost — the analytic cost model: per-token FLOPs, parameters and activation bytes of
+ * every block kind (model-facts §3), and the F / I / W times and memory of a layer made
+ * of such blocks on a given GPU, sequence length, micro-batch and tensor-parallel degree.
+ *
+ * A block's work is kept by kernel class (hardware.h) and per token, with the attention
+ * core separate (FLOPs per attended key), so one description serves every sequence
+ * length and window: time = work x tokens / (rate x efficiency of its class).
+ */
+#ifndef OCTO_COST_H
+#define OCTO_COST_H
+
+#include <stdbool.h>
+
+#include "hardware.h"
+
+enum block_kind {
+	BLK_ATTN,     /* multi-head / grouped-query attention (optionally windowed, gated, with sinks) */
+	BLK_MLA,      /* DeepSeek multi-head latent attention */
+	BLK_MLP,      /* dense MLP, gated (SwiGLU / GeGLU) or not (GeLU, squared ReLU) */
+	BLK_MOE,      /* router + routed experts + shared experts */
+	BLK_MAMBA2,
+	BLK_MAMBA1,
+	BLK_GDN,      /* Gated DeltaNet */
+	BLK_EMBED,
+	BLK_HEAD,     /* final norm + LM head + loss */
+	BLK_MTP_PROJ, /* DeepSeek MTP: enorm, hnorm, eh_proj */
+};
+
+/* One block's shape; only the fields of its kind are read. h is the model's hidden size. */
+struct block {
+	enum block_kind kind;
+	long h;
+	int norms;               /* norm vectors of size h in the block (pre-norm 1, Gemma 2) */
+	bool bias;               /* linear biases (gpt-oss, GPT-2, ...) */
+	/* attention */
+	int n_q, n_kv, d_h;
+	long window;             /* sliding window; 0 = full causal */
+	bool qk_norm, out_gate, sinks;
+	/* MLA */
+	int q_lora, kv_lora, d_nope, d_rope, d_v;
+	/* MLP and MoE */
+	long f;                  /* MLP intermediate, or per-expert intermediate for MoE */
+	bool gated;
+	int experts, top_k;
+	long f_shared;           /* total shared-expert intermediate (0: none) */
+	bool shared_gate;
+	/* Mamba-2 / Mamba-1 / GDN */
+	int ssm_heads, ssm_head_dim, groups, state, conv, chunk;
+	long d_inner;            /* Mamba-1 */
+	int dt_rank;
+	int k_heads, v_heads, k_dim, v_dim; /* GDN */
+	/* embedding and head */
+	long vocab;
+	bool tied;               /* head shares the embedding matrix */
+	bool softcap;            /* tanh logit soft-capping (Gemma) */
+};
+
+/* Work of one layer per token (forward), by kernel class. */
+struct work {
+	double params;           /* all weights (memory) */
+	double active;           /* weights a token touches (MoE: top-k + shared) */
+	double unique;           /* weights counted in the model total (a tied head: 0) */
+	double f[EFF_NCLASS];    /* FLOPs (bytes for EFF_MEMORY); attention core excluded */
+	double core_per_ctx;     /* attention core FLOPs per attended key: 4 n_q d_h */
+	long window;             /* 0 = full causal */
+	int core_class;          /* EFF_FLASH or EFF_EAGER */
+	double w_bytes;          /* weight-gradient memory traffic per microbatch (embedding) */
+	double act, act_w, out;  /* bytes per token: kept for backward, kept until W, sent on */
+	double in;               /* bytes per token of the layer input (kept under recompute) */
+	double a2a;              /* MoE all-to-all bytes per token (dispatch + combine) */
+	int tp_syncs;            /* tensor-parallel all-reduces of the hidden state per pass */
+};
+
+/* Adds the work of b to w (a layer is the sum of its blocks). */
+void cost_block(const struct block *b, struct work *w);
+
+/* Average number of keys a query attends to: s/2 causal, the exact window formula. */
+double cost_ctx(long seq, long window);
+/* Forward FLOPs per token at sequence length seq (every compute class + the core). */
+double cost_flops(const struct work *w, long seq);
+
+struct cost_opts {
+	long seq, micro_batch;
+	int tp;                  /* tensor-parallel degree (1: none) */
+	bool recompute;          /* full activation recompute: keep only the layer input */
+	double link_gbytes_per_s, link_latency_us; /* the TP / EP group's link */
+};
+
+struct layer_cost {
+	double f_ms, b_ms, w_ms;
+	double param_bytes, act_bytes, act_w_bytes, out_bytes;
+};
+
+/* Times and bytes of one layer (per microbatch, per GPU of the TP group). */
+void cost_layer(const struct work *w, const struct hardware *hw, const struct cost_opts *o,
+                struct layer_cost *lc);
+
+/* Work units that multiply 1/eff for each class in F and in the full backward (B + W),
+ * in ms at efficiency 1: time = sum over classes of unit / eff. Calibration fits these. */
+void cost_units(const struct work *w, const struct hardware *hw, const struct cost_opts *o,
+                double f_units[EFF_NCLASS], double bw_units[EFF_NCLASS]);
+
+#endif

@@ -1,0 +1,116 @@
+/*
+ * hardware — GPU peak, bandwidth and per-class efficiencies (see hardware.h).
+ *
+ * The section is small and flat on purpose: "efficiency" maps a class name to its
+ * forward and backward fraction, so a person can read a calibration and edit it.
+ */
+#include "config.h"
+#include "hardware.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+
+const char *const hardware_class_names[EFF_NCLASS] = {
+	"gemm", "grouped_gemm", "flash_attn", "eager_attn", "ssd", "scan", "memory",
+};
+
+/*
+ * H200 SXM: 989 TFLOP/s dense BF16, 4.8 TB/s HBM3e (model-facts §1). The efficiencies
+ * are the least-squares fit of `octopipe cost --calibrate` over all four measured
+ * profiles together (samples/README.md has the table and the error per model).
+ */
+static const double default_eff_f[EFF_NCLASS] = { 0.7737, 0.03951, 0.1323, 0.001911, 0.1058, 0.1, 0.2089 };
+static const double default_eff_b[EFF_NCLASS] = { 0.6779, 0.06053, 0.1556, 0.002513, 0.03746, 0.05, 0.6718 };
+
+void hardware_default(struct hardware *hw)
+{
+	memset(hw, 0, sizeof(*hw));
+	hw->peak_tflops = 989.4;
+	hw->hbm_gbytes_per_s = 4800;
+	memcpy(hw->eff_f, default_eff_f, sizeof(hw->eff_f));
+	memcpy(hw->eff_b, default_eff_b, sizeof(hw->eff_b));
+}
+
+int hardware_class(const char *name)
+{
+	for (int c = 0; c < EFF_NCLASS; c++)
+		if (strcmp(name, hardware_class_names[c]) == 0)
+			return c;
+	return -1;
+}
+
+void hardware_release(struct hardware *hw)
+{
+	if (!hw)
+		return;
+	free(hw->source);
+	memset(hw, 0, sizeof(*hw));
+}
+
+int hardware_from_json(struct hardware *hw, const cJSON *obj, const char *file, const char *prefix,
+                       const char *path, struct err *e)
+{
+	struct jv v = { file, e, prefix };
+	const cJSON *effs;
+	const char *source;
+	char p[JPATH_MAX], q[JPATH_MAX];
+
+	hardware_default(hw);
+	if (!cJSON_IsObject(obj))
+		return jv_fail(&v, path, "must be an object, not %s", json_type_name(obj));
+	if (jv_number(&v, obj, path, "peak_tflops", 0, 1e-3, 1e6, hw->peak_tflops, &hw->peak_tflops) < 0 ||
+	    jv_number(&v, obj, path, "hbm_gbytes_per_s", 0, 1e-3, 1e9, hw->hbm_gbytes_per_s,
+	              &hw->hbm_gbytes_per_s) < 0 ||
+	    jv_string(&v, obj, path, "source", JV_NONEMPTY, NULL, &source) < 0 ||
+	    jv_object(&v, obj, path, "efficiency", 0, &effs) < 0)
+		return -1;
+	jpath_key(p, path, "efficiency");
+	for (const cJSON *c = effs ? effs->child : NULL; c; c = c->next) {
+		int k = hardware_class(c->string);
+
+		jpath_key(q, p, c->string);
+		if (k < 0) {
+			struct strbuf sb = STRBUF_INIT;
+
+			for (int i = 0; i < EFF_NCLASS; i++)
+				strbuf_addf(&sb, "%s%s", i ? ", " : "", hardware_class_names[i]);
+			jv_fail(&v, q, "not a kernel class (one of %s)", sb.buf);
+			strbuf_release(&sb);
+			return -1;
+		}
+		if (!cJSON_IsObject(c))
+			return jv_fail(&v, q, "must be an object like {\"f\": 0.7, \"b\": 0.6}, not %s",
+			               json_type_name(c));
+		if (jv_number(&v, c, q, "f", JV_REQUIRED, 1e-6, 1, 0, &hw->eff_f[k]) < 0 ||
+		    jv_number(&v, c, q, "b", JV_REQUIRED, 1e-6, 1, 0, &hw->eff_b[k]) < 0)
+			return -1;
+	}
+	if (source && !(hw->source = strdup(source)))
+		return err_set(e, ERR_RUNTIME, "%s: out of memory", file);
+	return 0;
+}
+
+cJSON *hardware_to_json(const struct hardware *hw)
+{
+	struct jw w = { false };
+	cJSON *root = cJSON_CreateObject(), *effs;
+
+	if (hw->source)
+		jw_str(&w, root, "source", hw->source);
+	jw_num(&w, root, "peak_tflops", hw->peak_tflops);
+	jw_num(&w, root, "hbm_gbytes_per_s", hw->hbm_gbytes_per_s);
+	effs = jw_obj(&w, root, "efficiency");
+	for (int c = 0; c < EFF_NCLASS; c++) {
+		cJSON *o = jw_obj(&w, effs, hardware_class_names[c]);
+
+		jw_num(&w, o, "f", hw->eff_f[c]);
+		jw_num(&w, o, "b", hw->eff_b[c]);
+	}
+	if (w.oom || !root) {
+		cJSON_Delete(root);
+		return NULL;
+	}
+	return root;
+}

@@ -1,0 +1,640 @@
+/*
+ * hfconfig — Hugging Face configs to architectures (see hfconfig.h).
+ *
+ * Each family is a short function that reads its fields and says, per decoder layer,
+ * which blocks it holds; everything about FLOPs and bytes lives in cost.c. The one idea:
+ * a config describes a layer *rule* (a pattern string, periods, an interval), and once
+ * the rule is expanded to blocks, every family costs the same way.
+ */
+#include "config.h"
+#include "hfconfig.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bounds.h"
+#include "json.h"
+
+const char hfconfig_supported[] =
+	"llama, gemma2, gemma3, gemma3_text, deepseek, deepseek_v2, deepseek_v3, nemotron_h, "
+	"jamba, qwen3_next, gpt_oss, gpt2";
+
+struct hf {
+	struct jv v;
+	const cJSON *obj;      /* the object holding the text model's fields */
+	const char *path;      /* its JSON path ("" or "text_config") */
+	struct arch *a;
+	long h, vocab, layers;
+	bool tied;
+};
+
+#define BIG (1L << 30)
+
+/* An integer field; JSON null counts as absent. */
+static int geti(struct hf *c, const char *key, bool required, long lo, long dflt, long *out)
+{
+	const cJSON *m = cJSON_GetObjectItemCaseSensitive(c->obj, key);
+
+	if (m && cJSON_IsNull(m) && !required) {
+		*out = dflt;
+		return 0;
+	}
+	return jv_int(&c->v, c->obj, c->path, key, required ? JV_REQUIRED : 0, lo, BIG, dflt, out);
+}
+
+static int getb(struct hf *c, const char *key, bool dflt, bool *out)
+{
+	const cJSON *m = cJSON_GetObjectItemCaseSensitive(c->obj, key);
+
+	if (m && cJSON_IsNull(m)) {
+		*out = dflt;
+		return 0;
+	}
+	return jv_bool(&c->v, c->obj, c->path, key, 0, dflt, out);
+}
+
+/* First of several alternative names that is present (HF renamed some fields). */
+static int geti_alias(struct hf *c, const char *const *keys, bool required, long lo, long dflt,
+                      long *out)
+{
+	for (int i = 0; keys[i]; i++)
+		if (cJSON_GetObjectItemCaseSensitive(c->obj, keys[i]))
+			return geti(c, keys[i], required, lo, dflt, out);
+	return geti(c, keys[0], required, lo, dflt, out);
+}
+
+/* layer_types[i] when the config lists them: 1 full, 0 sliding/linear, -1 absent */
+static int layer_type(struct hf *c, long i, const char *full, int *out)
+{
+	const cJSON *lt = cJSON_GetObjectItemCaseSensitive(c->obj, "layer_types"), *it;
+	char p[JPATH_MAX], q[JPATH_MAX];
+
+	*out = -1;
+	if (!lt || cJSON_IsNull(lt))
+		return 0;
+	jpath_key(p, c->path, "layer_types");
+	if (!cJSON_IsArray(lt))
+		return jv_fail(&c->v, p, "must be an array of strings, not %s", json_type_name(lt));
+	if (cJSON_GetArraySize(lt) != c->layers)
+		return jv_fail(&c->v, p, "has %d entries but num_hidden_layers is %ld",
+		               cJSON_GetArraySize(lt), c->layers);
+	it = cJSON_GetArrayItem(lt, (int)i);
+	jpath_index(q, p, i);
+	if (!cJSON_IsString(it))
+		return jv_fail(&c->v, q, "must be a string, not %s", json_type_name(it));
+	*out = strcmp(it->valuestring, full) == 0;
+	return 0;
+}
+
+static int oom(struct hf *c)
+{
+	return err_set(c->v.e, ERR_RUNTIME, "%s: out of memory", c->v.file);
+}
+
+static int add_layer(struct hf *c, const char *kind, const struct block *b, int n, bool mtp)
+{
+	struct work w;
+
+	memset(&w, 0, sizeof(w));
+	for (int i = 0; i < n; i++) {
+		struct block x = b[i];
+
+		/* blocks are often set up before the hidden size is read */
+		x.h = c->h;
+		cost_block(&x, &w);
+	}
+	return arch_add(c->a, kind, &w, mtp) < 0 ? oom(c) : 0;
+}
+
+static struct block blk(struct hf *c, enum block_kind kind)
+{
+	struct block b;
+
+	memset(&b, 0, sizeof(b));
+	b.kind = kind;
+	b.h = c->h;
+	b.norms = 1;
+	b.vocab = c->vocab;
+	b.tied = c->tied;
+	return b;
+}
+
+static int add_embedding(struct hf *c, long positions)
+{
+	struct block b = blk(c, BLK_EMBED);
+	struct work w;
+
+	memset(&w, 0, sizeof(w));
+	cost_block(&b, &w);
+	/* learned absolute positions (GPT-2 style) are a second, small table */
+	w.params += (double)positions * c->h;
+	w.active += (double)positions * c->h;
+	w.unique += (double)positions * c->h;
+	return arch_add(c->a, "embedding", &w, false) < 0 ? oom(c) : 0;
+}
+
+static int add_head(struct hf *c, bool softcap)
+{
+	struct block b = blk(c, BLK_HEAD);
+
+	b.softcap = softcap;
+	return add_layer(c, "head", &b, 1, false);
+}
+
+/* Common fields: hidden, vocab, layers, tie. */
+static int common(struct hf *c, bool tied_default)
+{
+	if (geti(c, "hidden_size", true, 1, 0, &c->h) < 0 ||
+	    geti(c, "vocab_size", true, 1, 0, &c->vocab) < 0 ||
+	    geti(c, "num_hidden_layers", true, 1, 0, &c->layers) < 0 ||
+	    getb(c, "tie_word_embeddings", tied_default, &c->tied) < 0)
+		return -1;
+	if (c->layers > OCTO_MAX_LAYERS) {
+		char p[JPATH_MAX];
+
+		jpath_key(p, c->path, "num_hidden_layers");
+		return jv_fail(&c->v, p, "more than %d layers", OCTO_MAX_LAYERS);
+	}
+	c->a->hidden = c->h;
+	return 0;
+}
+
+/* Standard attention fields into b (heads, KV heads, head_dim). */
+static int attn_fields(struct hf *c, struct block *b)
+{
+	long nq, nkv, dh;
+
+	if (geti(c, "num_attention_heads", true, 1, 0, &nq) < 0 ||
+	    geti(c, "num_key_value_heads", false, 1, nq, &nkv) < 0 ||
+	    geti(c, "head_dim", false, 1, c->h / nq, &dh) < 0)
+		return -1;
+	b->n_q = (int)nq;
+	b->n_kv = (int)nkv;
+	b->d_h = (int)dh;
+	return 0;
+}
+
+static int llama(struct hf *c)
+{
+	struct block b[2] = { blk(c, BLK_ATTN), blk(c, BLK_MLP) };
+	bool abias, mbias;
+
+	if (common(c, false) < 0 || attn_fields(c, &b[0]) < 0 ||
+	    geti(c, "intermediate_size", true, 1, 0, &b[1].f) < 0 ||
+	    getb(c, "attention_bias", false, &abias) < 0 || getb(c, "mlp_bias", false, &mbias) < 0)
+		return -1;
+	b[0].bias = abias;
+	b[1].bias = mbias;
+	b[1].gated = true;
+	if (add_embedding(c, 0) < 0)
+		return -1;
+	for (long i = 0; i < c->layers; i++)
+		if (add_layer(c, "attn+mlp", b, 2, false) < 0)
+			return -1;
+	return add_head(c, false);
+}
+
+/* Gemma 2 and 3: local (sliding) and global attention layers with GeGLU, 4 norms. */
+static int gemma(struct hf *c, int version)
+{
+	struct block b[2] = { blk(c, BLK_ATTN), blk(c, BLK_MLP) };
+	long window, period;
+	bool softcap = false;
+	const cJSON *cap = cJSON_GetObjectItemCaseSensitive(c->obj, "final_logit_softcapping");
+
+	if (common(c, true) < 0 || attn_fields(c, &b[0]) < 0 ||
+	    geti(c, "intermediate_size", true, 1, 0, &b[1].f) < 0 ||
+	    geti(c, "sliding_window", true, 1, 0, &window) < 0 ||
+	    geti(c, "sliding_window_pattern", false, 1, version == 2 ? 2 : 6, &period) < 0)
+		return -1;
+	softcap = cap && cJSON_IsNumber(cap);
+	b[0].norms = b[1].norms = 2;
+	b[0].qk_norm = version == 3;
+	b[1].gated = true;
+	if (add_embedding(c, 0) < 0)
+		return -1;
+	for (long i = 0; i < c->layers; i++) {
+		int full;
+
+		if (layer_type(c, i, "full_attention", &full) < 0)
+			return -1;
+		if (full < 0)
+			full = (i + 1) % period == 0;
+		b[0].window = full ? 0 : window;
+		if (add_layer(c, full ? "attn+mlp" : "swa+mlp", b, 2, false) < 0)
+			return -1;
+	}
+	return add_head(c, softcap);
+}
+
+/* DeepSeek MoE (v1), V2 and V3: MLA or MHA, a dense prefix, then MoE; V3's MTP. */
+static int deepseek(struct hf *c)
+{
+	static const char *const routed[] = { "n_routed_experts", "num_experts", NULL };
+	struct block b[4] = { blk(c, BLK_ATTN), blk(c, BLK_MLP), blk(c, BLK_MOE), blk(c, BLK_MTP_PROJ) };
+	long dense, freq, shared, kv_lora, v, mtp, experts, topk;
+	bool mla;
+
+	if (common(c, false) < 0 ||
+	    geti(c, "intermediate_size", true, 1, 0, &b[1].f) < 0 ||
+	    geti(c, "moe_intermediate_size", true, 1, 0, &b[2].f) < 0 ||
+	    geti_alias(c, routed, true, 1, 0, &experts) < 0 ||
+	    geti(c, "num_experts_per_tok", true, 1, 0, &topk) < 0 ||
+	    geti(c, "n_shared_experts", false, 0, 0, &shared) < 0 ||
+	    geti(c, "first_k_dense_replace", false, 0, 0, &dense) < 0 ||
+	    geti(c, "moe_layer_freq", false, 1, 1, &freq) < 0 ||
+	    geti(c, "kv_lora_rank", false, 0, 0, &kv_lora) < 0 ||
+	    geti(c, "num_nextn_predict_layers", false, 0, 0, &mtp) < 0)
+		return -1;
+	mla = kv_lora > 0;
+	if (mla) {
+		b[0].kind = BLK_MLA;
+		if (geti(c, "num_attention_heads", true, 1, 0, &v) < 0)
+			return -1;
+		b[0].n_q = (int)v;
+		b[0].kv_lora = (int)kv_lora;
+		if (geti(c, "q_lora_rank", false, 0, 0, &v) < 0)
+			return -1;
+		b[0].q_lora = (int)v;
+		if (geti(c, "qk_nope_head_dim", true, 1, 0, &v) < 0)
+			return -1;
+		b[0].d_nope = (int)v;
+		if (geti(c, "qk_rope_head_dim", true, 1, 0, &v) < 0)
+			return -1;
+		b[0].d_rope = (int)v;
+		if (geti(c, "v_head_dim", true, 1, 0, &v) < 0)
+			return -1;
+		b[0].d_v = (int)v;
+	} else if (attn_fields(c, &b[0]) < 0) {
+		return -1;
+	}
+	b[1].gated = b[2].gated = true;
+	b[2].experts = (int)experts;
+	b[2].top_k = (int)topk;
+	b[2].f_shared = shared * b[2].f;
+	if (add_embedding(c, 0) < 0)
+		return -1;
+	for (long i = 0; i < c->layers; i++) {
+		bool is_moe = i >= dense && i % freq == 0;
+		struct block lb[2] = { b[0], is_moe ? b[2] : b[1] };
+		char kind[32];
+
+		snprintf(kind, sizeof(kind), "%s+%s", mla ? "mla" : "attn", is_moe ? "moe" : "dense");
+		if (add_layer(c, kind, lb, 2, false) < 0)
+			return -1;
+	}
+	/* MTP module: enorm + hnorm + eh_proj, one MLA + MoE block, a pass through the shared head */
+	for (long i = 0; i < mtp; i++) {
+		struct block m[4] = { b[3], b[0], b[2], blk(c, BLK_HEAD) };
+		struct work w;
+
+		m[3].tied = true;
+		memset(&w, 0, sizeof(w));
+		for (int k = 0; k < 4; k++) {
+			m[k].h = c->h;
+			cost_block(&m[k], &w);
+		}
+		w.in = w.out = 2.0 * c->h;
+		if (arch_add(c->a, "mtp", &w, true) < 0)
+			return oom(c);
+	}
+	return add_head(c, false);
+}
+
+static int nemotron_h(struct hf *c)
+{
+	static const char *const groups[] = { "n_groups", "mamba_n_groups", NULL };
+	static const char *const conv[] = { "conv_kernel", "mamba_d_conv", NULL };
+	static const char *const chunk[] = { "chunk_size", "mamba_chunk_size", NULL };
+	struct block m = blk(c, BLK_MAMBA2), at = blk(c, BLK_ATTN), ml = blk(c, BLK_MLP), moe = blk(c, BLK_MOE);
+	const char *pattern;
+	long v;
+	char p[JPATH_MAX], q[JPATH_MAX];
+
+	if (common(c, false) < 0 || attn_fields(c, &at) < 0 ||
+	    jv_string(&c->v, c->obj, c->path, "hybrid_override_pattern", JV_REQUIRED | JV_NONEMPTY, NULL, &pattern) < 0 ||
+	    geti(c, "intermediate_size", true, 1, 0, &ml.f) < 0)
+		return -1;
+	if (geti(c, "mamba_num_heads", true, 1, 0, &v) < 0)
+		return -1;
+	m.ssm_heads = (int)v;
+	if (geti(c, "mamba_head_dim", true, 1, 0, &v) < 0)
+		return -1;
+	m.ssm_head_dim = (int)v;
+	if (geti_alias(c, groups, true, 1, 0, &v) < 0)
+		return -1;
+	m.groups = (int)v;
+	if (geti(c, "ssm_state_size", true, 1, 0, &v) < 0)
+		return -1;
+	m.state = (int)v;
+	if (geti_alias(c, conv, false, 1, 4, &v) < 0)
+		return -1;
+	m.conv = (int)v;
+	if (geti_alias(c, chunk, false, 1, 128, &v) < 0)
+		return -1;
+	m.chunk = (int)v;
+	jpath_key(p, c->path, "hybrid_override_pattern");
+	if ((long)strlen(pattern) != c->layers)
+		return jv_fail(&c->v, p, "has %zu characters but num_hidden_layers is %ld", strlen(pattern), c->layers);
+	if (strchr(pattern, 'E')) {
+		if (geti(c, "n_routed_experts", true, 1, 0, &v) < 0)
+			return -1;
+		moe.experts = (int)v;
+		if (geti(c, "num_experts_per_tok", true, 1, 0, &v) < 0)
+			return -1;
+		moe.top_k = (int)v;
+		if (geti(c, "moe_intermediate_size", true, 1, 0, &moe.f) < 0 ||
+		    geti(c, "moe_shared_expert_intermediate_size", false, 0, 0, &moe.f_shared) < 0)
+			return -1;
+	}
+	if (add_embedding(c, 0) < 0)
+		return -1;
+	for (long i = 0; pattern[i]; i++) {
+		int r;
+
+		switch (pattern[i]) {
+		case 'M': r = add_layer(c, "mamba2", &m, 1, false); break;
+		case '*': r = add_layer(c, "attn", &at, 1, false); break;
+		case '-': r = add_layer(c, "mlp", &ml, 1, false); break;
+		case 'E': r = add_layer(c, "moe", &moe, 1, false); break;
+		default:
+			jpath_index(q, p, i);
+			return jv_fail(&c->v, q, "'%c' is not a layer symbol (M mamba2, * attention, - mlp, E moe)",
+			               pattern[i]);
+		}
+		if (r < 0)
+			return -1;
+	}
+	return add_head(c, false);
+}
+
+static int jamba(struct hf *c)
+{
+	struct block at = blk(c, BLK_ATTN), mb = blk(c, BLK_MAMBA1), ml = blk(c, BLK_MLP), moe;
+	long ap, ao, ep, eo, experts, topk, state, conv, expand;
+	const cJSON *dtr = cJSON_GetObjectItemCaseSensitive(c->obj, "mamba_dt_rank");
+	long dt_rank;
+
+	if (common(c, false) < 0 || attn_fields(c, &at) < 0 ||
+	    geti(c, "intermediate_size", true, 1, 0, &ml.f) < 0 ||
+	    geti(c, "attn_layer_period", true, 1, 0, &ap) < 0 ||
+	    geti(c, "attn_layer_offset", true, 0, 0, &ao) < 0 ||
+	    geti(c, "expert_layer_period", true, 1, 0, &ep) < 0 ||
+	    geti(c, "expert_layer_offset", true, 0, 0, &eo) < 0 ||
+	    geti(c, "num_experts", true, 1, 0, &experts) < 0 ||
+	    geti(c, "num_experts_per_tok", true, 1, 0, &topk) < 0 ||
+	    geti(c, "mamba_d_state", true, 1, 0, &state) < 0 ||
+	    geti(c, "mamba_d_conv", false, 1, 4, &conv) < 0 ||
+	    geti(c, "mamba_expand", false, 1, 2, &expand) < 0)
+		return -1;
+	if (dtr && cJSON_IsString(dtr) && strcmp(dtr->valuestring, "auto") == 0)
+		dt_rank = (c->h + 15) / 16;
+	else if (geti(c, "mamba_dt_rank", false, 1, (c->h + 15) / 16, &dt_rank) < 0)
+		return -1;
+	ml.gated = true;
+	moe = ml;
+	moe.kind = BLK_MOE;
+	moe.experts = (int)experts;
+	moe.top_k = (int)topk;
+	mb.d_inner = expand * c->h;
+	mb.dt_rank = (int)dt_rank;
+	mb.state = (int)state;
+	mb.conv = (int)conv;
+	if (add_embedding(c, 0) < 0)
+		return -1;
+	for (long i = 0; i < c->layers; i++) {
+		bool is_attn = i % ap == ao, is_moe = experts > 1 && i % ep == eo;
+		struct block b[2] = { is_attn ? at : mb, is_moe ? moe : ml };
+		char kind[32];
+
+		snprintf(kind, sizeof(kind), "%s+%s", is_attn ? "attn" : "mamba1", is_moe ? "moe" : "mlp");
+		if (add_layer(c, kind, b, 2, false) < 0)
+			return -1;
+	}
+	return add_head(c, false);
+}
+
+static int qwen3_next(struct hf *c)
+{
+	struct block at = blk(c, BLK_ATTN), g = blk(c, BLK_GDN), ml = blk(c, BLK_MLP), moe = blk(c, BLK_MOE);
+	long interval, step, v, experts;
+	const cJSON *only = cJSON_GetObjectItemCaseSensitive(c->obj, "mlp_only_layers");
+
+	if (common(c, false) < 0 || attn_fields(c, &at) < 0 ||
+	    geti(c, "intermediate_size", false, 1, 1, &ml.f) < 0 ||
+	    geti(c, "full_attention_interval", false, 1, 4, &interval) < 0 ||
+	    geti(c, "decoder_sparse_step", false, 1, 1, &step) < 0 ||
+	    geti(c, "num_experts", true, 0, 0, &experts) < 0 ||
+	    geti(c, "moe_intermediate_size", true, 1, 0, &moe.f) < 0 ||
+	    geti(c, "shared_expert_intermediate_size", false, 0, 0, &moe.f_shared) < 0)
+		return -1;
+	at.out_gate = at.qk_norm = true;
+	ml.gated = moe.gated = true;
+	moe.experts = (int)experts;
+	moe.shared_gate = moe.f_shared > 0;
+	if (geti(c, "num_experts_per_tok", true, 1, 0, &v) < 0)
+		return -1;
+	moe.top_k = (int)v;
+	if (geti(c, "linear_num_key_heads", true, 1, 0, &v) < 0)
+		return -1;
+	g.k_heads = (int)v;
+	if (geti(c, "linear_num_value_heads", true, 1, 0, &v) < 0)
+		return -1;
+	g.v_heads = (int)v;
+	if (geti(c, "linear_key_head_dim", true, 1, 0, &v) < 0)
+		return -1;
+	g.k_dim = (int)v;
+	if (geti(c, "linear_value_head_dim", true, 1, 0, &v) < 0)
+		return -1;
+	g.v_dim = (int)v;
+	if (geti(c, "linear_conv_kernel_dim", false, 1, 4, &v) < 0)
+		return -1;
+	g.conv = (int)v;
+	if (add_embedding(c, 0) < 0)
+		return -1;
+	for (long i = 0; i < c->layers; i++) {
+		int full;
+		bool dense_only = false;
+		char kind[32];
+
+		if (layer_type(c, i, "full_attention", &full) < 0)
+			return -1;
+		if (full < 0)
+			full = (i + 1) % interval == 0;
+		for (const cJSON *o = cJSON_IsArray(only) ? only->child : NULL; o; o = o->next)
+			if (cJSON_IsNumber(o) && (long)o->valuedouble == i)
+				dense_only = true;
+		{
+			bool is_moe = !dense_only && experts > 0 && (i + 1) % step == 0;
+			struct block b[2] = { full ? at : g, is_moe ? moe : ml };
+
+			snprintf(kind, sizeof(kind), "%s+%s", full ? "gated_attn" : "gdn", is_moe ? "moe" : "mlp");
+			if (add_layer(c, kind, b, 2, false) < 0)
+				return -1;
+		}
+	}
+	return add_head(c, false);
+}
+
+static int gpt_oss(struct hf *c)
+{
+	static const char *const experts_keys[] = { "num_local_experts", "num_experts", NULL };
+	struct block at = blk(c, BLK_ATTN), moe = blk(c, BLK_MOE);
+	long window, experts, topk;
+
+	if (common(c, false) < 0 || attn_fields(c, &at) < 0 ||
+	    geti(c, "sliding_window", true, 1, 0, &window) < 0 ||
+	    geti(c, "intermediate_size", true, 1, 0, &moe.f) < 0 ||
+	    geti_alias(c, experts_keys, true, 1, 0, &experts) < 0 ||
+	    geti(c, "num_experts_per_tok", true, 1, 0, &topk) < 0)
+		return -1;
+	at.bias = at.sinks = true;
+	moe.bias = moe.gated = true;
+	moe.experts = (int)experts;
+	moe.top_k = (int)topk;
+	if (add_embedding(c, 0) < 0)
+		return -1;
+	for (long i = 0; i < c->layers; i++) {
+		int full;
+		struct block b[2];
+
+		if (layer_type(c, i, "full_attention", &full) < 0)
+			return -1;
+		if (full < 0)
+			full = i % 2 == 1;
+		b[0] = at;
+		b[0].window = full ? 0 : window;
+		b[1] = moe;
+		if (add_layer(c, full ? "attn+moe" : "swa+moe", b, 2, false) < 0)
+			return -1;
+	}
+	return add_head(c, false);
+}
+
+/* GPT-2 / GPT-3 style: learned positions, LayerNorm (weight + bias: 2 norms' worth),
+ * biases everywhere, a non-gated GeLU MLP. */
+static int gpt2(struct hf *c)
+{
+	struct block b[2];
+	long heads, inner, positions;
+
+	if (geti(c, "n_embd", true, 1, 0, &c->h) < 0 ||
+	    geti(c, "n_layer", true, 1, 0, &c->layers) < 0 ||
+	    geti(c, "n_head", true, 1, 0, &heads) < 0 ||
+	    geti(c, "vocab_size", true, 1, 0, &c->vocab) < 0 ||
+	    geti(c, "n_positions", false, 0, 0, &positions) < 0 ||
+	    getb(c, "tie_word_embeddings", true, &c->tied) < 0)
+		return -1;
+	if (geti(c, "n_inner", false, 1, 4 * c->h, &inner) < 0)
+		return -1;
+	c->a->hidden = c->h;
+	b[0] = blk(c, BLK_ATTN);
+	b[1] = blk(c, BLK_MLP);
+	b[0].n_q = b[0].n_kv = (int)heads;
+	b[0].d_h = (int)(c->h / heads);
+	b[0].bias = b[1].bias = true;
+	b[0].norms = b[1].norms = 2;
+	b[1].f = inner;
+	if (add_embedding(c, positions) < 0)
+		return -1;
+	for (long i = 0; i < c->layers; i++)
+		if (add_layer(c, "attn+mlp", b, 2, false) < 0)
+			return -1;
+	return add_head(c, false);
+}
+
+static const struct {
+	const char *type, *arch;
+	int (*read)(struct hf *c);
+	int version;
+} families[] = {
+	{ "llama", "LlamaForCausalLM", llama, 0 },
+	{ "gemma2", "Gemma2ForCausalLM", NULL, 2 },
+	{ "gemma3", "Gemma3ForConditionalGeneration", NULL, 3 },
+	{ "gemma3_text", "Gemma3ForCausalLM", NULL, 3 },
+	{ "deepseek", "DeepseekForCausalLM", deepseek, 0 },
+	{ "deepseek_v2", "DeepseekV2ForCausalLM", deepseek, 0 },
+	{ "deepseek_v3", "DeepseekV3ForCausalLM", deepseek, 0 },
+	{ "nemotron_h", "NemotronHForCausalLM", nemotron_h, 0 },
+	{ "jamba", "JambaForCausalLM", jamba, 0 },
+	{ "qwen3_next", "Qwen3NextForCausalLM", qwen3_next, 0 },
+	{ "gpt_oss", "GptOssForCausalLM", gpt_oss, 0 },
+	{ "gpt2", "GPT2LMHeadModel", gpt2, 0 },
+};
+#define NFAMILIES (sizeof(families) / sizeof(families[0]))
+
+int hfconfig_read(struct arch *a, const cJSON *root, const char *file, struct err *e)
+{
+	struct hf c;
+	const char *type = NULL, *name;
+	const cJSON *archs, *text;
+	int k = -1, r;
+
+	memset(a, 0, sizeof(*a));
+	memset(&c, 0, sizeof(c));
+	c.v.file = file;
+	c.v.e = e;
+	c.obj = root;
+	c.path = "";
+	c.a = a;
+	if (jv_string(&c.v, root, "", "model_type", JV_NONEMPTY, NULL, &type) < 0 ||
+	    jv_array(&c.v, root, "", "architectures", 0, &archs) < 0)
+		return -1;
+	if (type) {
+		for (size_t i = 0; i < NFAMILIES; i++)
+			if (strcmp(type, families[i].type) == 0)
+				k = (int)i;
+		if (k < 0)
+			return jv_fail(&c.v, "model_type", "'%s' is not supported (supported: %s)", type,
+			               hfconfig_supported);
+	} else if (archs && cJSON_IsString(archs->child)) {
+		for (size_t i = 0; i < NFAMILIES; i++)
+			if (strcmp(archs->child->valuestring, families[i].arch) == 0)
+				k = (int)i;
+		if (k < 0)
+			return jv_fail(&c.v, "architectures[0]", "'%s' is not supported (supported model types: %s)",
+			               archs->child->valuestring, hfconfig_supported);
+	} else {
+		return jv_fail(&c.v, "model_type", "required field is missing (a Hugging Face config.json "
+		               "names its model_type; an OctoPipe architecture has \"format\": \"%s\")",
+		               ARCH_FORMAT);
+	}
+	/* multimodal Gemma 3: the language model's fields are in text_config */
+	text = cJSON_GetObjectItemCaseSensitive(root, "text_config");
+	if (families[k].version == 3 && text) {
+		if (!cJSON_IsObject(text))
+			return jv_fail(&c.v, "text_config", "must be an object, not %s", json_type_name(text));
+		c.obj = text;
+		c.path = "text_config";
+	}
+	a->seq_len = 4096;
+	r = families[k].read ? families[k].read(&c) : gemma(&c, families[k].version);
+	if (r < 0) {
+		arch_release(a);
+		return -1;
+	}
+	name = cJSON_IsString(cJSON_GetObjectItemCaseSensitive(root, "_name_or_path"))
+	       ? cJSON_GetObjectItemCaseSensitive(root, "_name_or_path")->valuestring : families[k].type;
+	if (!(a->name = strdup(name)) || !(a->family = strdup(families[k].type))) {
+		arch_release(a);
+		return err_set(e, ERR_RUNTIME, "%s: out of memory", file);
+	}
+	return 0;
+}
+
+int hfconfig_load_any(struct arch *a, const char *path, struct err *e)
+{
+	cJSON *root = json_load_file(path, e);
+	int r;
+
+	memset(a, 0, sizeof(*a));
+	if (!root)
+		return -1;
+	if (cJSON_GetObjectItemCaseSensitive(root, "format"))
+		r = arch_from_json(a, root, path, e);
+	else
+		r = hfconfig_read(a, root, path, e);
+	cJSON_Delete(root);
+	return r;
+}

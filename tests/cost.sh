@@ -1,0 +1,123 @@
+#!/bin/sh
+# octopipe cost (configs and architectures to layer tables, golden samples, calibration)
+# and octopipe import profile (PCRE2 rules), from the command line.
+. "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+cd "$top_srcdir" || exit 1
+T=$TMPDIR_TEST
+data=tests/data
+json_ok() { python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$1" 2>/dev/null; }
+
+# malformed configs: one line naming file, JSON path and problem; exit 2; nothing on stdout
+for f in $data/badcfg/*.json; do
+    want=$(cat "${f%.json}.expected")
+    run sh -c "cd $data/badcfg && exec \"$OCTOPIPE\" cost $(basename "$f") --cluster 8xH200"
+    lines=$(printf '%s\n' "$ERR" | wc -l)
+    if [ "$RC" = 2 ] && [ "$ERR" = "$want" ] && [ "$lines" = 1 ] && [ -z "$OUT" ]; then ok "$(basename "$f"): $want"
+    else not_ok "$(basename "$f")" "exit $RC, $lines lines" "got:  $ERR" "want: $want"; fi
+done
+
+run "$OCTOPIPE" cost nemotronh-8b --cluster 8xH200 -o "$T/n.json"
+expect_rc 0 "cost writes a layer table"
+expect_match '^parameters: 8\.101 B total, 8\.101 B active' "$OUT" "cost prints total and active parameters"
+expect_match '^forward: 15\.42 GFLOP per token' "$OUT" "cost prints FLOPs per token"
+expect_match '^ +53  head ' "$OUT" "the head is the heaviest layer"
+run "$OCTOPIPE" check "$T/n.json"
+expect_rc 0 "the written layer table is valid"
+expect_match "54 layers" "$OUT" "embedding + 52 layers + head"
+run "$OCTOPIPE" cost deepseek-v3 --cluster 8xH200 --json
+expect_rc 0 "cost --json"
+printf '%s' "$OUT" >"$T/s.json"
+if json_ok "$T/s.json"; then ok "cost --json is JSON"; else not_ok "cost --json is JSON" "$OUT"; fi
+expect_match '"mtp_params": 1161' "$OUT" "deepseek-v3 reports its MTP module"
+
+# golden layer tables: the committed samples are exactly what the command writes
+for a in gemma3-12b gemma3-27b gemma2-27b deepseek-v2-lite deepseek-v3 nemotronh-8b nemotronh-56b \
+         jamba-v0.1 qwen3-next-80b-a3b llama2-7b llama2-70b; do
+    "$OCTOPIPE" cost samples/architectures/$a.json --cluster samples/clusters/8xH200.json --seq 4096 -o "$T/$a.json" >/dev/null 2>&1
+    if cmp -s "$T/$a.json" samples/models/$a.json; then ok "samples/models/$a.json matches octopipe cost"
+    else not_ok "samples/models/$a.json matches octopipe cost" "$(diff "$T/$a.json" samples/models/$a.json | head -5)"; fi
+done
+for s in 8 32; do
+    "$OCTOPIPE" cost nemotronh-8b --cluster 8xH200 --seq $((s * 1024)) -o "$T/nemotronh-8b-seq${s}k.json" >/dev/null 2>&1
+    if cmp -s "$T/nemotronh-8b-seq${s}k.json" samples/models/nemotronh-8b-seq${s}k.json; then ok "nemotronh-8b-seq${s}k matches"
+    else not_ok "nemotronh-8b-seq${s}k matches"; fi
+done
+share() { "$OCTOPIPE" show --json "$1" | python3 -c 'import json,sys
+d=json.load(sys.stdin); k={x["kind"]:x for x in d["kinds"]}; t=d["total"]
+print(round(100*(k["attn"]["f_ms"]+k["attn"]["b_ms"]+k["attn"]["w_ms"])/(t["f_ms"]+t["b_ms"]+t["w_ms"]),1))'; }
+s4=$(share nemotronh-8b); s32=$(share nemotronh-8b-seq32k)
+if python3 -c "import sys; sys.exit(0 if $s32 > 3 * $s4 else 1)"; then ok "attention's share of nemotronh-8b grows with the sequence ($s4% at 4K, $s32% at 32K)"
+else not_ok "attention's share grows with the sequence" "$s4 vs $s32"; fi
+
+# tensor parallelism and recompute
+"$OCTOPIPE" cost llama2-7b --cluster 8xH200 -o "$T/tp1.json" >/dev/null
+"$OCTOPIPE" cost llama2-7b --cluster 8xH200 --tp 2 -o "$T/tp2.json" >/dev/null
+"$OCTOPIPE" cost llama2-7b --cluster 8xH200 --recompute -o "$T/rc.json" >/dev/null
+r=$(python3 -c 'import json,sys
+a,b,c=[json.load(open(f))["layers"][1] for f in sys.argv[1:]]
+print(b["param_bytes"]*2==a["param_bytes"], a["f_ms"]/2 < b["f_ms"] < a["f_ms"], b["w_ms"]*2==round(a["w_ms"],6) or abs(b["w_ms"]*2-a["w_ms"])<1e-5,
+      c["act_bytes"] < a["act_bytes"]/10, c["b_ms"] > a["b_ms"])' "$T/tp1.json" "$T/tp2.json" "$T/rc.json")
+if [ "$r" = "True True True True True" ]; then ok "tp 2 halves weights and W, F more than half (all-reduce); recompute trades memory for B"
+else not_ok "tp and recompute" "$r"; fi
+run "$OCTOPIPE" cost llama2-7b
+expect_rc 2 "cost needs --cluster"
+
+# calibration: fit to a measured profile, stored in the cluster's hardware section
+cp samples/clusters/8xH200.json "$T/c.json"
+run "$OCTOPIPE" cost samples/profiles/configs/gpt-oss-20b.json --cluster "$T/c.json" --calibrate samples/profiles/gpt-oss-20b.json
+expect_rc 0 "cost --calibrate"
+expect_match 'gpt-oss-20b.json +[0-9.]+% +[0-9.]+% +[0-4]\.[0-9]% +[0-4]\.[0-9]%' "$OUT" "the fit brings gpt-oss-20b under 5% error"
+run "$OCTOPIPE" check "$T/c.json"
+expect_rc 0 "the calibrated cluster is valid"
+expect_match '"eager_attn"' "$(cat "$T/c.json")" "and holds the efficiencies"
+run "$OCTOPIPE" cost samples/profiles/configs/gpt-oss-20b.json --cluster "$T/c.json"
+expect_match 'calibrated efficiencies' "$OUT" "cost uses a cluster's hardware section"
+P=samples/profiles; C=$P/configs
+run "$OCTOPIPE" cost $C/nemotron-nano-v2-9b.json $C/deepseek-16b.json $C/gpt-oss-20b.json $C/gpt-13b.json \
+    --cluster 8xH200 --cluster-out "$T/joint.json" --calibrate $P/nemotron-nano-v2-9b.json \
+    --calibrate $P/deepseek-16b.json --calibrate $P/gpt-oss-20b.json --calibrate $P/gpt-13b.json
+expect_rc 0 "joint calibration over the four profiles"
+all=$(printf '%s\n' "$OUT" | sed -n 's/^all  *//p')
+set -- $all
+if [ "$#" = 4 ] && [ "$1" = "$3" ] && [ "$2" = "$4" ]; then ok "the built-in defaults are the joint fit ($all)"
+else not_ok "the built-in defaults are the joint fit" "$all"; fi
+for m in nemotron-nano-v2-9b gpt-13b; do
+    line=$(printf '%s\n' "$OUT" | grep "$m.json")
+    expect_match "$m.json +[0-9]\.[0-9]% +[0-9]\.[0-9]%" "$line" "defaults reproduce $m within 10% (F and backward)"
+done
+run "$OCTOPIPE" cost $C/gpt-13b.json --cluster 8xH200 --calibrate $P/deepseek-16b.json --cluster-out "$T/x.json"
+expect_rc 2 "a profile of another model is refused"
+expect_match 'layers: has 28 entries but the architecture has 42 layers' "$ERR" "and says why"
+printf '{"format": "octopipe.cluster/1", "name": "x", "devices": 1, "gpus_per_node": 1, "mem_bytes": 1,
+ "intra_node": {"gbytes_per_s": 1, "latency_us": 1}, "hardware": {"efficiency": {"gemm": {"f": 2, "b": 0.5}}}}\n' >"$T/bad1.json"
+run "$OCTOPIPE" check "$T/bad1.json"
+expect_rc 2 "an efficiency above 1 is refused"
+expect_match 'bad1.json: hardware.efficiency.gemm.f: must be a number' "$ERR" "with its path"
+sed 's/"gemm"/"tpu"/' "$T/bad1.json" >"$T/bad2.json"
+run "$OCTOPIPE" check "$T/bad2.json"
+expect_match 'hardware.efficiency.tpu: not a kernel class' "$ERR" "an unknown kernel class is refused"
+
+# import profile
+D=$data/profile
+run "$OCTOPIPE" import profile $D/records.csv --rules $D/rules.json -o "$T/p.json"
+expect_rc 0 "import profile from CSV"
+expect_match '12 records, 10 matched, 2 unmatched; 4 layers \(--verbose' "$ERR" "unmatched records are counted"
+r=$(python3 -c 'import json,sys; l=json.load(open(sys.argv[1]))["layers"]; print([(x["kind"],x["f_ms"],x["b_ms"],x["w_ms"]) for x in l])' "$T/p.json")
+want="[('embedding', 0.5, 0, 1.5), ('mixer+mlp', 3, 4, 1), ('mixer', 2.5, 2, 2), ('head', 3, 2, 2)]"
+if [ "$r" = "$want" ]; then ok "records are summed per layer, kind and phase"; else not_ok "records summed per layer" "got  $r" "want $want"; fi
+run "$OCTOPIPE" import profile $D/records.csv --rules $D/rules.json -o "$T/p.json" --verbose
+expect_match 'optimizer\.step' "$ERR" "--verbose lists the unmatched records"
+run "$OCTOPIPE" import profile $D/trace.json --rules $D/rules.json --iters 2 -o "$T/t.json"
+expect_rc 0 "import profile from a Chrome trace"
+expect_match '8 records, 7 matched, 1 unmatched' "$ERR" "trace events are records"
+expect_match '"kind": "mixer", "f_ms": 1.25, "b_ms": 1.5, "w_ms": 1.5' "$(cat "$T/t.json")" "backward events and --iters"
+run "$OCTOPIPE" import profile $D/records.csv --rules $D/bad-rules.json -o "$T/x.json"
+expect_rc 2 "a bad pattern exits 2"
+expect_match '^tests/data/profile/bad-rules.json: rules\[1\].pattern: missing closing parenthesis at offset 30$' "$ERR" "and is reported with its offset"
+printf 'decoder.layers.0.mixer,Q,1\n' >"$T/badphase.csv"
+run "$OCTOPIPE" import profile "$T/badphase.csv" --rules $D/rules.json -o "$T/x.json"
+expect_match "line 1: phase 'Q' is not F, B, W or BW" "$ERR" "a bad phase is named with its line"
+printf 'decoder.layers.0.mixer,F,1\ndecoder.layers.2.mixer,F,1\n' >"$T/gap.csv"
+run "$OCTOPIPE" import profile "$T/gap.csv" --rules $D/rules.json -o "$T/x.json"
+expect_match 'no record matched layer 1' "$ERR" "a missing layer is refused"
+done_testing
