@@ -1,0 +1,273 @@
+/*
+ * protocol — send/receive points for the executor's workers (see protocol.h).
+ *
+ * Receives are placed by simulated time: before the first op of the receiving device
+ * that the simulation starts at or after the moment the data is sent. Because a
+ * device's sends follow its op order and the receiver's ops are ordered by time, this
+ * placement already matches NCCL's per-pair issue order in almost every case; ties,
+ * overlapped pairs and hand edits are what exec_repair() is for.
+ */
+#include "config.h"
+#include "protocol.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void exec_release(struct exec_program *x)
+{
+	free(x->start);
+	free(x->items);
+	free(x->xfers);
+	memset(x, 0, sizeof(*x));
+}
+
+static bool same_op(const struct action *a, const struct action *b)
+{
+	return a->stage == b->stage && a->mb == b->mb && a->kind == b->kind;
+}
+
+static long op_index(const struct plan *p, const struct action *a)
+{
+	int k = a->kind == OP_F ? 0 : a->kind == OP_W ? 2 : 1;
+
+	return ((long)a->stage * p->microbatches + a->mb) * 3 + k;
+}
+
+static const struct exec_xfer *sort_base;
+
+static int by_send_time(const void *a, const void *b)
+{
+	const struct exec_xfer *x = &sort_base[*(const int32_t *)a], *y = &sort_base[*(const int32_t *)b];
+
+	if (x->send_ms != y->send_ms)
+		return x->send_ms < y->send_ms ? -1 : 1;
+	return *(const int32_t *)a < *(const int32_t *)b ? -1 : 1;
+}
+
+int exec_build(const struct plan *p, const struct timeline *t, struct exec_program *x, struct err *e)
+{
+	long nslots = (long)p->nstages * p->microbatches * 3, nx = 0, cap;
+	double *start = NULL, *end = NULL;
+	int32_t *produces = NULL, *consumes = NULL, *incoming = NULL;
+	bool *posted = NULL;
+	int *count = NULL;
+
+	memset(x, 0, sizeof(*x));
+	if (t->ndevices != p->ndevices)
+		return err_set(e, ERR_INPUT, "the timeline has %d devices, the plan %d", t->ndevices, p->ndevices);
+	cap = 2L * p->nstages * p->microbatches;
+	x->ndevices = p->ndevices;
+	x->xfers = calloc((size_t)(cap ? cap : 1), sizeof(*x->xfers));
+	x->start = calloc((size_t)p->ndevices + 1, sizeof(int));
+	count = calloc((size_t)p->ndevices, sizeof(int));
+	start = calloc((size_t)nslots, sizeof(double));
+	end = calloc((size_t)nslots, sizeof(double));
+	produces = malloc((size_t)nslots * sizeof(int32_t));
+	consumes = malloc((size_t)nslots * sizeof(int32_t));
+	incoming = malloc((size_t)(cap ? cap : 1) * sizeof(int32_t));
+	posted = calloc((size_t)(cap ? cap : 1), sizeof(bool));
+	if (!x->xfers || !x->start || !count || !start || !end || !produces || !consumes || !incoming || !posted)
+		goto oom;
+	/* simulated times of every op */
+	for (int d = 0; d < t->ndevices; d++)
+		for (int i = 0; i < t->dev[d].nops; i++) {
+			const struct tl_op *o = &t->dev[d].ops[i];
+			struct action a = { o->stage, o->mb, o->kind, 0 };
+			long k;
+
+			if (o->stage >= p->nstages || o->mb >= p->microbatches)
+				continue;
+			k = op_index(p, &a);
+			start[k] = o->start_ms;
+			end[k] = o->end_ms;
+		}
+	for (long k = 0; k < nslots; k++)
+		produces[k] = consumes[k] = -1;
+	/* every cross-device edge is a transfer: F(s) -> F(s+1), I/B(s) -> I/B(s-1) */
+	for (int s = 0; s < p->nstages; s++)
+		for (int m = 0; m < p->microbatches; m++) {
+			uint8_t bk = p->split_backward ? OP_I : OP_B;
+
+			if (s + 1 < p->nstages && p->stages[s + 1].device != p->stages[s].device)
+				x->xfers[nx++] = (struct exec_xfer){
+					p->stages[s].device, p->stages[s + 1].device, { s, m, OP_F, 0 }, { s + 1, m, OP_F, 0 },
+					p->model.layers[p->stages[s].last].out_bytes, 0 };
+			if (s > 0 && p->stages[s - 1].device != p->stages[s].device)
+				x->xfers[nx++] = (struct exec_xfer){
+					p->stages[s].device, p->stages[s - 1].device, { s, m, bk, 0 }, { s - 1, m, bk, 0 },
+					p->model.layers[p->stages[s - 1].last].out_bytes, 0 };
+		}
+	x->nxfers = (int)nx;
+	for (long i = 0; i < nx; i++) {
+		struct exec_xfer *xf = &x->xfers[i];
+
+		xf->send_ms = end[op_index(p, &xf->producer)];
+		produces[op_index(p, &xf->producer)] = (int32_t)i;
+		consumes[op_index(p, &xf->consumer)] = (int32_t)i;
+		count[xf->src]++;
+		count[xf->dst]++;
+	}
+	x->start[0] = 0;
+	for (int d = 0; d < p->ndevices; d++)
+		x->start[d + 1] = x->start[d] + (p->order_start[d + 1] - p->order_start[d]) + count[d];
+	x->items = calloc((size_t)(x->start[p->ndevices] ? x->start[p->ndevices] : 1), sizeof(*x->items));
+	if (!x->items)
+		goto oom;
+	/* per device: before each op post the receives whose data the simulation sends by the
+	 * time the op starts (oldest first) and, late or not, the op's own input; after the
+	 * op send what it produced */
+	for (int d = 0; d < p->ndevices; d++) {
+		struct exec_item *out = x->items + x->start[d];
+		int n = 0, nin = 0, next = 0;
+
+		for (long k = 0; k < nx; k++)
+			if (x->xfers[k].dst == d)
+				incoming[nin++] = (int32_t)k;
+		sort_base = x->xfers;
+		qsort(incoming, (size_t)nin, sizeof(int32_t), by_send_time);
+		for (int i = p->order_start[d]; i < p->order_start[d + 1]; i++) {
+			const struct action *a = &p->order[i];
+			long k = op_index(p, a);
+			int32_t own = consumes[k];
+
+			while (next < nin && (posted[incoming[next]] || x->xfers[incoming[next]].send_ms <= start[k])) {
+				if (!posted[incoming[next]]) {
+					posted[incoming[next]] = true;
+					out[n++] = (struct exec_item){ EXEC_RECV, { 0, 0, 0, 0 }, incoming[next] };
+				}
+				next++;
+			}
+			if (own >= 0 && !posted[own]) {
+				posted[own] = true;
+				out[n++] = (struct exec_item){ EXEC_RECV, { 0, 0, 0, 0 }, own };
+			}
+			out[n++] = (struct exec_item){ EXEC_COMPUTE, *a, -1 };
+			if (produces[k] >= 0)
+				out[n++] = (struct exec_item){ EXEC_SEND, { 0, 0, 0, 0 }, produces[k] };
+		}
+		if (n != x->start[d + 1] - x->start[d]) {
+			int want = x->start[d + 1] - x->start[d];
+
+			exec_release(x);
+			free(count); free(start); free(end); free(produces); free(consumes); free(incoming); free(posted);
+			return err_set(e, ERR_RUNTIME, "device %d: %d of %d protocol items placed", d, n, want);
+		}
+	}
+	free(count); free(start); free(end); free(produces); free(consumes); free(incoming); free(posted);
+	return 0;
+oom:
+	exec_release(x);
+	free(count); free(start); free(end); free(produces); free(consumes); free(incoming); free(posted);
+	return err_set(e, ERR_RUNTIME, "out of memory deriving the executor protocol");
+}
+
+/* The k-th transfer of a kind (send or recv) between a and b on device dev, or -1. */
+static int nth(const struct exec_program *x, int dev, int kind, int a, int b, int k)
+{
+	for (int i = x->start[dev]; i < x->start[dev + 1]; i++) {
+		const struct exec_item *it = &x->items[i];
+
+		if (it->kind != kind)
+			continue;
+		if (x->xfers[it->xfer].src == a && x->xfers[it->xfer].dst == b && k-- == 0)
+			return i;
+	}
+	return -1;
+}
+
+int exec_check(const struct exec_program *x, struct err *e)
+{
+	int bad = 0;
+
+	for (int a = 0; a < x->ndevices; a++)
+		for (int b = 0; b < x->ndevices; b++) {
+			if (a == b)
+				continue;
+			for (int k = 0;; k++) {
+				int s = nth(x, a, EXEC_SEND, a, b, k), r = nth(x, b, EXEC_RECV, a, b, k);
+
+				if (s < 0 && r < 0)
+					break;
+				if (s < 0 || r < 0 || x->items[s].xfer != x->items[r].xfer) {
+					if (!bad && e) {
+						char t1[ACTION_TEXT_MAX] = "?", t2[ACTION_TEXT_MAX] = "?";
+
+						if (s >= 0)
+							action_format(&x->xfers[x->items[s].xfer].producer, t1);
+						if (r >= 0)
+							action_format(&x->xfers[x->items[r].xfer].producer, t2);
+						err_set(e, ERR_INFEASIBLE, "transfer %d from device %d to %d: the sender sends the "
+						        "output of %s but the receiver expects that of %s", k, a, b, t1, t2);
+					}
+					bad++;
+					break;
+				}
+			}
+		}
+	return bad;
+}
+
+int exec_repair(struct exec_program *x)
+{
+	int moved = 0;
+
+	for (int a = 0; a < x->ndevices; a++)
+		for (int b = 0; b < x->ndevices; b++) {
+			if (a == b)
+				continue;
+			for (int k = 0;; k++) {
+				int s = nth(x, a, EXEC_SEND, a, b, k), r = nth(x, b, EXEC_RECV, a, b, k), want;
+
+				if (s < 0 || r < 0)
+					break;
+				if (x->items[s].xfer == x->items[r].xfer)
+					continue;
+				/* move the receive the sender expects to just before the k-th receive */
+				for (want = r + 1; want < x->start[b + 1]; want++)
+					if (x->items[want].kind == EXEC_RECV && x->items[want].xfer == x->items[s].xfer)
+						break;
+				if (want >= x->start[b + 1])
+					break;
+				{
+					struct exec_item it = x->items[want];
+
+					memmove(&x->items[r + 1], &x->items[r], (size_t)(want - r) * sizeof(it));
+					x->items[r] = it;
+					moved++;
+				}
+			}
+		}
+	return moved;
+}
+
+int exec_validate(const struct exec_program *x, struct err *e)
+{
+	for (int d = 0; d < x->ndevices; d++) {
+		for (int i = x->start[d]; i < x->start[d + 1]; i++) {
+			const struct exec_item *it = &x->items[i];
+			const struct exec_xfer *xf;
+			bool found = false;
+			char tok[ACTION_TEXT_MAX];
+
+			if (it->kind == EXEC_COMPUTE)
+				continue;
+			xf = &x->xfers[it->xfer];
+			if (it->kind == EXEC_RECV) {
+				for (int j = i + 1; j < x->start[d + 1] && !found; j++)
+					found = x->items[j].kind == EXEC_COMPUTE && same_op(&x->items[j].op, &xf->consumer);
+				if (!found)
+					return err_set(e, ERR_RUNTIME, "device %d receives the input of %s after running it", d,
+					               action_format(&xf->consumer, tok));
+			} else {
+				for (int j = x->start[d]; j < i && !found; j++)
+					found = x->items[j].kind == EXEC_COMPUTE && same_op(&x->items[j].op, &xf->producer);
+				if (!found)
+					return err_set(e, ERR_RUNTIME, "device %d sends the output of %s before running it", d,
+					               action_format(&xf->producer, tok));
+			}
+		}
+	}
+	return 0;
+}

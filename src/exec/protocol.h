@@ -1,0 +1,57 @@
+/*
+ * protocol — what each worker of the executor runs (METHOD.md §4), derived from a plan
+ * and its simulated timeline: the device's ops in order, with a send right after every
+ * op whose output another device needs, and a receive posted early (as close in time to
+ * its send as the simulation says, never after the op that consumes it).
+ *
+ * NCCL matches point-to-point operations between two ranks in issue order, so the i-th
+ * send from a to b must meet the i-th receive on b from a. exec_check() verifies that
+ * for every ordered pair and exec_repair() restores it by moving receives earlier (a
+ * receive posted earlier never delays anything), which is what makes any plan that the
+ * simulator can run also run on real devices without deadlock.
+ */
+#ifndef OCTO_EXEC_PROTOCOL_H
+#define OCTO_EXEC_PROTOCOL_H
+
+#include <stdint.h>
+
+#include "err.h"
+#include "plan.h"
+#include "timeline.h"
+
+enum exec_kind { EXEC_COMPUTE = 0, EXEC_SEND = 1, EXEC_RECV = 2 };
+
+struct exec_xfer {
+	int src, dst;
+	struct action producer;    /* the op whose output travels */
+	struct action consumer;    /* the op on dst that needs it */
+	uint64_t bytes;
+	double send_ms;            /* simulated time the data is ready */
+};
+
+struct exec_item {
+	uint8_t kind;              /* enum exec_kind */
+	struct action op;          /* EXEC_COMPUTE: the op */
+	int32_t xfer;              /* EXEC_SEND / EXEC_RECV: index into xfers */
+};
+
+struct exec_program {
+	int ndevices;
+	int *start;                /* ndevices + 1: device d runs items[start[d] .. start[d+1]) */
+	struct exec_item *items;
+	int nxfers;
+	struct exec_xfer *xfers;
+};
+
+/* Builds the programs of plan p from its simulated timeline t (sim_timeline()). */
+int exec_build(const struct plan *p, const struct timeline *t, struct exec_program *x, struct err *e);
+/* Number of device pairs whose sends and receives would be matched out of order; the
+ * first such pair is reported in e (one line) when e is given. */
+int exec_check(const struct exec_program *x, struct err *e);
+/* Moves receives earlier until every pair matches; returns how many were moved. */
+int exec_repair(struct exec_program *x);
+/* Every receive before its consumer and every send after its producer (sanity). */
+int exec_validate(const struct exec_program *x, struct err *e);
+void exec_release(struct exec_program *x);
+
+#endif
