@@ -24,6 +24,7 @@ const struct cli_cmd cli_commands[] = {
 	{ "compare", "--model M --cluster C ...", "simulate every baseline and the tuned plan side by side", cmd_compare },
 	{ "import", "torch-csv|profile FILE ...", "read a PyTorch schedule CSV into a plan, or timings into a model", cmd_import },
 	{ "cost", "CONFIG --cluster C -o MODEL", "layer table from a config.json or architecture; --calibrate to profiles", cmd_cost },
+	{ "run", "PLAN [--backend emu]", "execute a plan on the emulated executor, measured against the simulation", cmd_run },
 	{ "export", "torch-csv|megatron-layout PLAN", "write a plan as PyTorch CSV or a Megatron layout", cmd_export },
 	{ NULL, NULL, NULL, NULL },
 };

@@ -30,6 +30,7 @@ int cmd_compare(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
+int cmd_run(int argc, char **argv);
 int cmd_cost(int argc, char **argv);
 
 /* Prints e's message as the one error line and returns the exit code for its class. */

@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "baseline.h"
+#include "exec/emu.h"
 #include "exec/protocol.h"
 #include "sim.h"
 #include "synth.h"
@@ -99,11 +100,34 @@ int main(void)
 			x.items[r2] = tmp;
 		}
 		ok(exec_check(&x, &e) >= 1, "a swapped receive is detected");
+		{
+			struct emu_opts eo;
+			struct timeline t;
+			struct err e2 = ERR_INIT;
+
+			emu_opts_default(&eo);
+			eo.timeout_s = 5;
+			ok(emu_run(&p, &x, &eo, &t, &e2) < 0 && strstr(e2.msg, "out of order"),
+			   "run unrepaired, the emulator stops with the mismatch instead of hanging: %s", e2.msg);
+		}
 		ok(strstr(e.msg, "the sender sends the output of") != NULL, "with the ops named: %s", e.msg);
 		moved = exec_repair(&x);
 		ok(moved >= 1, "repair moved %d receive(s) earlier", moved);
 		is_int(exec_check(&x, NULL), 0, "after repair every pair matches");
 		ok(exec_validate(&x, &e) == 0, "and every receive still precedes its consumer (%s)", e.msg);
+		{
+			struct emu_opts eo;
+			struct timeline t;
+
+			emu_opts_default(&eo);
+			ok(emu_run(&p, &x, &eo, &t, &e) == 0, "the repaired program runs (%s)", e.msg);
+			timeline_release(&t);
+			eo.kill_device = 2;
+			eo.kill_after_ops = 3;
+			eo.timeout_s = 5;
+			ok(emu_run(&p, &x, &eo, &t, &e) < 0 && strstr(e.msg, "worker 2 died after 3 ops"),
+			   "a dead worker stops the run with its name: %s", e.msg);
+		}
 		exec_release(&x);
 		plan_release(&p);
 	}

@@ -1,0 +1,252 @@
+/*
+ * octopipe run PLAN — execute a plan: derive every worker's program (ops, sends and
+ * early receives, checked and repaired for NCCL's per-pair order), run it on a backend,
+ * stream octopipe.events/1 JSON lines, and compare the measured iteration time with the
+ * simulated one per device.
+ */
+#include "config.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "doc.h"
+#include "exec/emu.h"
+#include "exec/protocol.h"
+#include "json.h"
+#include "sim.h"
+
+static void usage(FILE *f)
+{
+	fputs("usage: octopipe run [--backend emu|cuda] [--iters N] [--time-scale X] [--timeout S]\n"
+	      "                    [--events-out FILE] [--timeline-out FILE] [--json] PLAN\n"
+	      "\n"
+	      "Runs PLAN on the executor. Every device's worker runs its op list in order, sends\n"
+	      "each output as soon as it exists and posts each receive early; the i-th transfer\n"
+	      "between two devices is checked to match on both sides (and repaired by moving\n"
+	      "receives). Prints the measured iteration time against the simulated one.\n"
+	      "\n"
+	      "  --backend emu      threads emulating the devices and NCCL's send/recv (default)\n"
+	      "  --iters N          iterations to run (default 1)\n"
+	      "  --time-scale X     wall ms per model ms for the emulator (default 0: no sleeping)\n"
+	      "  --timeout S        watchdog: the longest any wait may take (default 10 s)\n"
+	      "  --events-out FILE  octopipe.events/1 JSON lines (\"-\" for stdout)\n"
+	      "  --timeline-out F   the measured timeline of the last iteration\n"
+	      "  --json             {\"predicted_ms\", \"measured_ms\", \"error\", \"devices\": [...]}\n"
+	      "\n"
+	      "exit status: 0 ok, 1 a worker failed (named, with the reason), 2 bad input,\n"
+	      "3 the plan cannot run (deadlock or out of memory in simulation)\n", f);
+}
+
+struct events {
+	FILE *f;
+	int iter;
+};
+
+static void on_op(void *ctx, int dev, const struct action *a, double t0, double t1)
+{
+	struct events *ev = ctx;
+
+	fprintf(ev->f, "{\"ev\": \"op\", \"iter\": %d, \"dev\": %d, \"op\": \"%c\", \"stage\": %d, \"mb\": %d, "
+	        "\"t0_ms\": %.6f, \"t1_ms\": %.6f}\n", ev->iter, dev, op_kind_char((enum op_kind)a->kind),
+	        (int)a->stage, (int)a->mb, t0, t1);
+}
+
+static double end_of(const struct tl_device *d)
+{
+	double e = 0;
+
+	for (int i = 0; i < d->nops; i++)
+		if (d->ops[i].end_ms > e)
+			e = d->ops[i].end_ms;
+	return e;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "backend", required_argument, NULL, 'b' },
+		{ "iters", required_argument, NULL, 'i' },
+		{ "time-scale", required_argument, NULL, 's' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "events-out", required_argument, NULL, 'E' },
+		{ "timeline-out", required_argument, NULL, 'T' },
+		{ "kill-device", required_argument, NULL, 'K' },
+		{ "kill-after", required_argument, NULL, 'A' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *backend = "emu", *events_out = NULL, *tl_out = NULL, *path;
+	struct emu_opts eo;
+	struct events ev = { NULL, 0 };
+	bool json = false;
+	int iters = 1, ch, rc = EXIT_OK, repaired = 0;
+	struct err e = ERR_INIT;
+	struct plan p;
+	struct sim s;
+	struct sim_opts so;
+	struct metrics m;
+	struct timeline pred, meas;
+	struct exec_program x;
+
+	emu_opts_default(&eo);
+	optind = 0;
+	while ((ch = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
+		char *end = NULL;
+
+		switch (ch) {
+		case 'b': backend = optarg; break;
+		case 'i': if ((iters = cli_positive("run", "--iters", optarg)) < 0) return EXIT_INPUT; break;
+		case 's':
+			eo.time_scale = strtod(optarg, &end);
+			if (end == optarg || *end || eo.time_scale < 0 || eo.time_scale > 100)
+				return cli_usage_error("run", "--time-scale: '%s' is not a number in [0, 100]", optarg);
+			break;
+		case 't':
+			eo.timeout_s = strtod(optarg, &end);
+			if (end == optarg || *end || eo.timeout_s <= 0 || eo.timeout_s > 86400)
+				return cli_usage_error("run", "--timeout: '%s' is not a positive number of seconds", optarg);
+			break;
+		case 'E': events_out = optarg; break;
+		case 'T': tl_out = optarg; break;
+		case 'K': eo.kill_device = atoi(optarg); break;
+		case 'A': eo.kill_after_ops = atoi(optarg); break;
+		case 'j': json = true; break;
+		case 'h': usage(stdout); return EXIT_OK;
+		default: return cli_usage_error("run", "unknown option");
+		}
+	}
+	if (optind != argc - 1)
+		return cli_usage_error("run", optind >= argc ? "no plan given" : "one plan at a time");
+	if (strcmp(backend, "emu") != 0) {
+		if (strcmp(backend, "cuda") == 0) {
+#ifdef HAVE_CUDA_NCCL
+			fprintf(stderr, "octopipe run: the cuda backend is not part of this version yet "
+			        "(octopipe-gpuinfo shows the GPUs it would use)\n");
+#else
+			fprintf(stderr, "octopipe run: the cuda backend was not built (configure found no CUDA and NCCL)\n");
+#endif
+			return EXIT_RUNTIME;
+		}
+		return cli_usage_error("run", "unknown backend '%s' (emu or cuda)", backend);
+	}
+	path = cli_resolve(argv[optind], "plans");
+	if (plan_load(&p, path, &e) < 0)
+		return cli_report(&e);
+	memset(&s, 0, sizeof(s));
+	sim_opts_default(&so);
+	so.record = true;
+	if (sim_run(&s, &p, &so, &m, &e) < 0) {
+		fprintf(stderr, "%s: plan infeasible: %s\n", path, e.msg);
+		rc = e.cls == ERR_INFEASIBLE ? EXIT_INFEASIBLE : EXIT_RUNTIME;
+		metrics_release(&m);
+		sim_release(&s);
+		plan_release(&p);
+		return rc;
+	}
+	if (sim_timeline(&s, &p, &m, &pred, &e) < 0 || exec_build(&p, &pred, &x, &e) < 0) {
+		rc = cli_report(&e);
+		goto out_sim;
+	}
+	if (exec_check(&x, &e) > 0) {
+		fprintf(stderr, "%s: %s; repairing\n", path, e.msg);
+		repaired = exec_repair(&x);
+	}
+	if (exec_check(&x, &e) > 0 || exec_validate(&x, &e) < 0) {
+		rc = cli_report(&e);
+		goto out_x;
+	}
+	if (events_out) {
+		ev.f = strcmp(events_out, "-") == 0 ? stdout : fopen(events_out, "w");
+		if (!ev.f) {
+			fprintf(stderr, "octopipe run: cannot write '%s'\n", events_out);
+			rc = EXIT_RUNTIME;
+			goto out_x;
+		}
+		setvbuf(ev.f, NULL, _IOLBF, 0);
+		fprintf(ev.f, "{\"ev\": \"start\", \"plan\": \"%s\", \"backend\": \"emu\", \"devices\": %d, \"iters\": %d, "
+		        "\"predicted_ms\": %.6f}\n", path, p.ndevices, iters, m.makespan_ms);
+		eo.on_op = on_op;
+		eo.ctx = &ev;
+	}
+	memset(&meas, 0, sizeof(meas));
+	for (int it = 0; it < iters; it++) {
+		struct timeline t;
+
+		ev.iter = it;
+		if (emu_run(&p, &x, &eo, &t, &e) < 0) {
+			if (ev.f)
+				fprintf(ev.f, "{\"ev\": \"error\", \"msg\": \"%s\"}\n", e.msg);
+			fprintf(stderr, "%s: run failed: %s\n", path, e.msg);
+			rc = EXIT_RUNTIME;
+			break;
+		}
+		if (ev.f) {
+			double ms = 0;
+
+			for (int d = 0; d < t.ndevices; d++)
+				ms = fmax(ms, end_of(&t.dev[d]));
+			fprintf(ev.f, "{\"ev\": \"iter\", \"iter\": %d, \"ms\": %.6f}\n", it, ms);
+		}
+		timeline_release(&meas);
+		meas = t;
+	}
+	if (rc == EXIT_OK) {
+		double measured = 0, err;
+
+		for (int d = 0; d < meas.ndevices; d++)
+			measured = fmax(measured, end_of(&meas.dev[d]));
+		err = m.makespan_ms > 0 ? (measured - m.makespan_ms) / m.makespan_ms : 0;
+		if (ev.f)
+			fprintf(ev.f, "{\"ev\": \"done\", \"measured_ms\": %.6f, \"error\": %.6f}\n", measured, err);
+		if (json) {
+			printf("{\"predicted_ms\": %.6f, \"measured_ms\": %.6f, \"error\": %.6f, \"repaired_receives\": %d, "
+			       "\"devices\": [", m.makespan_ms, measured, err, repaired);
+			for (int d = 0; d < meas.ndevices; d++) {
+				double pe = end_of(&pred.dev[d]), me = end_of(&meas.dev[d]);
+
+				printf("%s{\"id\": %d, \"predicted_ms\": %.6f, \"measured_ms\": %.6f, \"error\": %.6f}", d ? ", " : "",
+				       d, pe, me, pe > 0 ? (me - pe) / pe : 0);
+			}
+			printf("]}\n");
+		} else if (!(ev.f == stdout)) {
+			printf("plan %s on emu: %d iteration%s, %d transfers%s\n", path, iters, iters == 1 ? "" : "s", x.nxfers,
+			       repaired ? " (receives repaired)" : "");
+			printf("iteration: predicted %.2f ms, measured %.2f ms, error %+.2f%%\n\n", m.makespan_ms, measured,
+			       100 * err);
+			printf("%4s %14s %14s %8s\n", "GPU", "PREDICTED ms", "MEASURED ms", "ERROR");
+			for (int d = 0; d < meas.ndevices; d++) {
+				double pe = end_of(&pred.dev[d]), me = end_of(&meas.dev[d]);
+
+				printf("%4d %14.2f %14.2f %+7.2f%%\n", d, pe, me, pe > 0 ? 100 * (me - pe) / pe : 0);
+			}
+		}
+		if (tl_out) {
+			cJSON *root = timeline_to_json(&meas);
+			struct strbuf sb = STRBUF_INIT;
+
+			if (root) {
+				json_write(&sb, root);
+				rc = cli_write_text(tl_out, sb.buf, sb.len);
+				cJSON_Delete(root);
+			}
+			strbuf_release(&sb);
+		}
+	}
+	timeline_release(&meas);
+	if (ev.f && ev.f != stdout)
+		fclose(ev.f);
+out_x:
+	exec_release(&x);
+	timeline_release(&pred);
+out_sim:
+	metrics_release(&m);
+	sim_release(&s);
+	plan_release(&p);
+	return rc;
+}

@@ -1,0 +1,337 @@
+/*
+ * emu — threads, channels and a watchdog (see emu.h).
+ *
+ * One mutex and one condition variable guard all shared state: channels are short
+ * queues, and a global lock keeps the matching rule (k-th send meets k-th receive per
+ * ordered pair) trivially atomic. Every wait is a timed wait that also checks the abort
+ * flag, so a failure anywhere wakes everyone and no run can hang past the watchdog.
+ */
+#include "config.h"
+#include "exec/emu.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct chan {
+	int32_t *sends, *recvs;    /* transfer ids in issue order */
+	double *send_t, *recv_t;   /* virtual issue times */
+	int nsend, nrecv, matched;
+	double link_free;
+};
+
+struct emu {
+	const struct plan *p;
+	const struct exec_program *x;
+	const struct emu_opts *o;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct chan *chans;        /* ndev x ndev */
+	double *arrival;           /* per transfer: virtual arrival, or -1 */
+	double *stage_f, *stage_b, *stage_w;
+	bool abort;
+	struct err err;
+	struct timeline *tl;
+	struct timespec t0;
+};
+
+struct worker {
+	struct emu *em;
+	int dev;
+};
+
+void emu_opts_default(struct emu_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->timeout_s = 10;
+	o->kill_device = -1;
+}
+
+static void fail(struct emu *em, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Records the first failure and wakes every worker (lock held). */
+static void fail(struct emu *em, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!em->abort) {
+		char msg[sizeof(em->err.msg)];
+
+		va_start(ap, fmt);
+		vsnprintf(msg, sizeof(msg), fmt, ap);
+		va_end(ap);
+		err_set(&em->err, ERR_RUNTIME, "%s", msg);
+		em->abort = true;
+	}
+	pthread_cond_broadcast(&em->cond);
+}
+
+static void deadline_in(struct timespec *ts, double seconds)
+{
+	clock_gettime(CLOCK_REALTIME, ts);
+	ts->tv_sec += (time_t)seconds;
+	ts->tv_nsec += (long)((seconds - floor(seconds)) * 1e9);
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
+
+/* Pairs the channel's next unmatched send and receive (lock held). */
+static void match(struct emu *em, int a, int b)
+{
+	struct chan *c = &em->chans[a * em->x->ndevices + b];
+	const struct cluster *cl = &em->p->cluster;
+
+	while (c->matched < c->nsend && c->matched < c->nrecv) {
+		int k = c->matched++;
+		int32_t xs = c->sends[k], xr = c->recvs[k];
+		const struct exec_xfer *xf = &em->x->xfers[xs];
+		const struct link *l = cluster_link(cl, a, b);
+		double start, wire;
+		char t1[ACTION_TEXT_MAX], t2[ACTION_TEXT_MAX];
+
+		if (xs != xr) {
+			fail(em, "device %d received from device %d the output of %s where it expected that of %s "
+			     "(transfer %d between them is out of order)", b, a, action_format(&xf->producer, t1),
+			     action_format(&em->x->xfers[xr].producer, t2), k);
+			return;
+		}
+		start = fmax(fmax(c->send_t[k], c->recv_t[k]), c->link_free);
+		wire = (double)xf->bytes / (l->gbytes_per_s * 1e6);
+		c->link_free = start + wire;
+		em->arrival[xs] = start + l->latency_us * 1e-3 + wire;
+		if (em->tl) {
+			struct tl_xfer *tx = &em->tl->xfers[em->tl->nxfers++];
+
+			*tx = (struct tl_xfer){ a, b, xf->producer.stage, xf->producer.mb,
+			                        (uint8_t)(xf->producer.kind == OP_F ? XFER_ACT : XFER_GRAD), start,
+			                        em->arrival[xs], xf->bytes };
+		}
+		pthread_cond_broadcast(&em->cond);
+	}
+}
+
+static void push(int32_t *ids, double *times, int *n, int32_t id, double t)
+{
+	ids[*n] = id;
+	times[*n] = t;
+	(*n)++;
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct emu *em = w->em;
+	const struct exec_program *x = em->x;
+	const struct plan *p = em->p;
+	int d = w->dev, ops = 0;
+	double clock = 0;
+	struct tl_device *td = &em->tl->dev[d];
+
+	for (int i = x->start[d]; i < x->start[d + 1]; i++) {
+		const struct exec_item *it = &x->items[i];
+
+		pthread_mutex_lock(&em->lock);
+		if (em->abort) {
+			pthread_mutex_unlock(&em->lock);
+			return NULL;
+		}
+		if (it->kind == EXEC_RECV) {
+			const struct exec_xfer *xf = &x->xfers[it->xfer];
+			struct chan *c = &em->chans[xf->src * x->ndevices + d];
+
+			push(c->recvs, c->recv_t, &c->nrecv, it->xfer, clock);
+			match(em, xf->src, d);
+		} else if (it->kind == EXEC_SEND) {
+			const struct exec_xfer *xf = &x->xfers[it->xfer];
+			struct chan *c = &em->chans[d * x->ndevices + xf->dst];
+
+			push(c->sends, c->send_t, &c->nsend, it->xfer, clock);
+			match(em, d, xf->dst);
+		} else {
+			const struct action *a = &it->op;
+			int k = a->kind == OP_F ? 0 : a->kind == OP_W ? 2 : 1;
+			double dur, start;
+
+			/* wait only for the data this op consumes */
+			for (int j = i - 1; j >= x->start[d]; j--) {
+				const struct exec_item *r = &x->items[j];
+				const struct exec_xfer *xf;
+				char tok[ACTION_TEXT_MAX];
+				struct timespec ts;
+
+				if (r->kind != EXEC_RECV)
+					continue;
+				xf = &x->xfers[r->xfer];
+				if (xf->consumer.stage != a->stage || xf->consumer.mb != a->mb || xf->consumer.kind != a->kind)
+					continue;
+				deadline_in(&ts, em->o->timeout_s);
+				while (em->arrival[r->xfer] < 0 && !em->abort) {
+					if (pthread_cond_timedwait(&em->cond, &em->lock, &ts) == ETIMEDOUT) {
+						fail(em, "device %d waited %g s for the output of %s from device %d: no matching "
+						     "send arrived (a deadlock or a dead peer)", d, em->o->timeout_s,
+						     action_format(&xf->producer, tok), xf->src);
+						break;
+					}
+				}
+				if (em->abort)
+					break;
+				if (em->arrival[r->xfer] > clock)
+					clock = em->arrival[r->xfer];
+				break;
+			}
+			if (em->abort) {
+				pthread_mutex_unlock(&em->lock);
+				return NULL;
+			}
+			if (d == em->o->kill_device && ops == em->o->kill_after_ops) {
+				fail(em, "worker %d died after %d ops (injected failure)", d, ops);
+				pthread_mutex_unlock(&em->lock);
+				return NULL;
+			}
+			dur = (k == 0 ? em->stage_f[a->stage] : k == 2 ? em->stage_w[a->stage] : em->stage_b[a->stage]) /
+			      p->cluster.device_speed[d];
+			start = clock;
+			clock += dur;
+			td->ops[td->nops++] = (struct tl_op){ start, clock, a->stage, a->mb, a->kind };
+			ops++;
+			if (em->o->on_op)
+				em->o->on_op(em->o->ctx, d, a, start, clock);
+			if (em->o->time_scale > 0) {
+				/* occupy the device in wall time too; an abort cuts the nap short */
+				struct timespec ts;
+
+				deadline_in(&ts, dur * em->o->time_scale / 1000);
+				while (!em->abort && pthread_cond_timedwait(&em->cond, &em->lock, &ts) != ETIMEDOUT)
+					;
+			}
+		}
+		pthread_mutex_unlock(&em->lock);
+	}
+	return NULL;
+}
+
+int emu_run(const struct plan *p, const struct exec_program *x, const struct emu_opts *o,
+            struct timeline *measured, struct err *e)
+{
+	struct emu em;
+	struct worker *ws = NULL;
+	pthread_t *th = NULL;
+	int D = x->ndevices, started = 0, r = -1;
+
+	memset(&em, 0, sizeof(em));
+	memset(measured, 0, sizeof(*measured));
+	em.p = p;
+	em.x = x;
+	em.o = o;
+	em.tl = measured;
+	pthread_mutex_init(&em.lock, NULL);
+	pthread_cond_init(&em.cond, NULL);
+	em.chans = calloc((size_t)D * D, sizeof(*em.chans));
+	em.arrival = malloc((size_t)(x->nxfers ? x->nxfers : 1) * sizeof(double));
+	em.stage_f = calloc((size_t)p->nstages, sizeof(double));
+	em.stage_b = calloc((size_t)p->nstages, sizeof(double));
+	em.stage_w = calloc((size_t)p->nstages, sizeof(double));
+	ws = calloc((size_t)D, sizeof(*ws));
+	th = calloc((size_t)D, sizeof(*th));
+	measured->source = strdup("emu");
+	measured->ndevices = D;
+	measured->dev = calloc((size_t)D, sizeof(*measured->dev));
+	measured->xfers = calloc((size_t)(x->nxfers ? x->nxfers : 1), sizeof(*measured->xfers));
+	if (!em.chans || !em.arrival || !em.stage_f || !em.stage_b || !em.stage_w || !ws || !th ||
+	    !measured->source || !measured->dev || !measured->xfers)
+		goto oom;
+	for (int i = 0; i < x->nxfers; i++)
+		em.arrival[i] = -1;
+	for (int s = 0; s < p->nstages; s++) {
+		for (int l = p->stages[s].first; l <= p->stages[s].last; l++) {
+			em.stage_f[s] += p->model.layers[l].f_ms;
+			em.stage_b[s] += p->model.layers[l].b_ms;
+			em.stage_w[s] += p->model.layers[l].w_ms;
+		}
+		if (!p->split_backward) {
+			em.stage_b[s] += em.stage_w[s];
+			em.stage_w[s] = 0;
+		}
+	}
+	for (int a = 0; a < D; a++)
+		for (int b = 0; b < D; b++) {
+			struct chan *c = &em.chans[a * D + b];
+			int n = 0;
+
+			for (int k = 0; k < x->nxfers; k++)
+				n += x->xfers[k].src == a && x->xfers[k].dst == b;
+			if (!n)
+				continue;
+			c->sends = malloc((size_t)n * sizeof(int32_t));
+			c->recvs = malloc((size_t)n * sizeof(int32_t));
+			c->send_t = malloc((size_t)n * sizeof(double));
+			c->recv_t = malloc((size_t)n * sizeof(double));
+			if (!c->sends || !c->recvs || !c->send_t || !c->recv_t)
+				goto oom;
+		}
+	for (int d = 0; d < D; d++) {
+		int n = 0;
+
+		for (int i = x->start[d]; i < x->start[d + 1]; i++)
+			n += x->items[i].kind == EXEC_COMPUTE;
+		measured->dev[d].ops = calloc((size_t)(n ? n : 1), sizeof(struct tl_op));
+		if (!measured->dev[d].ops)
+			goto oom;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &em.t0);
+	for (int d = 0; d < D; d++) {
+		ws[d] = (struct worker){ &em, d };
+		if (pthread_create(&th[d], NULL, worker_main, &ws[d]) != 0) {
+			pthread_mutex_lock(&em.lock);
+			fail(&em, "cannot start worker %d", d);
+			pthread_mutex_unlock(&em.lock);
+			break;
+		}
+		started++;
+	}
+	for (int d = 0; d < started; d++)
+		pthread_join(th[d], NULL);
+	if (em.abort) {
+		*e = em.err;
+	} else {
+		/* a worker that finished its list while a peer still expects data is a hang too */
+		bool complete = true;
+
+		for (int k = 0; k < x->nxfers; k++)
+			complete = complete && em.arrival[k] >= 0;
+		if (!complete)
+			err_set(e, ERR_RUNTIME, "the run ended with transfers never received");
+		else
+			r = 0;
+	}
+	goto out;
+oom:
+	err_set(e, ERR_RUNTIME, "out of memory starting the emulated executor");
+out:
+	for (int i = 0; em.chans && i < D * D; i++) {
+		free(em.chans[i].sends);
+		free(em.chans[i].recvs);
+		free(em.chans[i].send_t);
+		free(em.chans[i].recv_t);
+	}
+	free(em.chans);
+	free(em.arrival);
+	free(em.stage_f);
+	free(em.stage_b);
+	free(em.stage_w);
+	free(ws);
+	free(th);
+	pthread_mutex_destroy(&em.lock);
+	pthread_cond_destroy(&em.cond);
+	if (r < 0)
+		timeline_release(measured);
+	return r;
+}

@@ -1,0 +1,36 @@
+/*
+ * emu — the executor's emulated backend: one thread per device runs its protocol program
+ * (protocol.h) with NCCL's point-to-point semantics — the k-th send from a to b meets the
+ * k-th receive posted on b from a, a transfer starts once both sides have issued it and
+ * the link is free, and an op waits only for the data it consumes. Threads really block
+ * on each other, so a bad order really hangs (and the watchdog reports it) and a dead
+ * worker really stops its peers; an op occupies its device for its cost, on a virtual
+ * clock that each worker advances (optionally also sleeping cost x time_scale of wall
+ * time), so the measured timeline is exact and comparable with the simulated one.
+ */
+#ifndef OCTO_EXEC_EMU_H
+#define OCTO_EXEC_EMU_H
+
+#include "err.h"
+#include "exec/protocol.h"
+#include "plan.h"
+#include "timeline.h"
+
+struct emu_opts {
+	double time_scale;     /* wall ms slept per model ms (0: run as fast as possible) */
+	double timeout_s;      /* watchdog: the longest any wait may take */
+	int kill_device;       /* fault injection: this worker dies ... (-1: none) */
+	int kill_after_ops;    /* ... after running this many ops */
+	/* optional: called for every op, from the worker threads (serialised) */
+	void (*on_op)(void *ctx, int dev, const struct action *a, double t0_ms, double t1_ms);
+	void *ctx;
+};
+
+void emu_opts_default(struct emu_opts *o);
+
+/* Runs one iteration; fills the measured timeline (source "emu"). On failure returns -1
+ * with e naming the device and the reason (ERR_RUNTIME), after every worker stopped. */
+int emu_run(const struct plan *p, const struct exec_program *x, const struct emu_opts *o,
+            struct timeline *measured, struct err *e);
+
+#endif

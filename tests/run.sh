@@ -1,0 +1,44 @@
+#!/bin/sh
+# octopipe run on the emulated executor: every bundled plan runs without deadlock and
+# within 5% of its simulated iteration time, events stream as JSON lines, a dead worker
+# gives a clean error, an infeasible plan is refused.
+. "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+T="$TMPDIR_TEST"
+
+for f in "$top_srcdir"/plans/*.json; do
+    run "$OCTOPIPE" run --json "$f"
+    err=$(printf '%s\n' "$OUT" | sed -n 's/.*"error": \(-\{0,1\}[0-9.e+-]*\), "repaired.*/\1/p')
+    if [ "$RC" = 0 ] && [ -n "$err" ] && awk -v e="$err" 'BEGIN { exit !(e < 0.05 && e > -0.05) }'; then
+        ok "$(basename "$f") runs on emu within 5% of the simulation (error $err)"
+    else
+        not_ok "$(basename "$f") runs on emu within 5%" "exit $RC" "$OUT" "$ERR"
+    fi
+done
+"$OCTOPIPE" tune --model gpt-13b --cluster 8xH200 --microbatches 16 --quiet -o "$T/tuned.json" >/dev/null 2>&1
+run "$OCTOPIPE" run "$T/tuned.json"
+expect_rc 0 "a freshly tuned plan runs on emu"
+expect_match '^iteration: predicted [0-9.]+ ms, measured [0-9.]+ ms, error [+-][0-9.]+%' "$OUT" "and prints predicted vs measured"
+expect_match '^   7 +[0-9.]+ +[0-9.]+ +[+-][0-9.]+%$' "$OUT" "per device"
+
+run "$OCTOPIPE" run --events-out "$T/ev.jsonl" --iters 2 --time-scale 0.001 "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
+expect_rc 0 "two iterations with wall-clock pacing and an event stream"
+if python3 -c '
+import json, sys
+evs = [json.loads(l) for l in open(sys.argv[1])]
+kinds = [e["ev"] for e in evs]
+assert kinds[0] == "start" and kinds[-1] == "done", kinds[:3]
+assert kinds.count("iter") == 2 and kinds.count("op") == 2 * 64, (kinds.count("iter"), kinds.count("op"))
+' "$T/ev.jsonl"; then ok "the events are JSON lines: start, every op of both iterations, iter, done"
+else not_ok "the event stream" "$(head -3 "$T/ev.jsonl")"; fi
+
+run "$OCTOPIPE" run --kill-device 2 --kill-after 5 --timeout 3 "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
+expect_rc 1 "a worker killed mid-run fails the run with exit 1"
+expect_match 'run failed: worker 2 died after 5 ops' "$ERR" "and names the worker"
+run "$OCTOPIPE" run "$top_srcdir/tests/data/deadlock-plan.json"
+expect_rc 3 "a deadlocking plan is refused before it runs"
+run "$OCTOPIPE" run --backend warp "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
+expect_rc 2 "an unknown backend is a usage error"
+run "$OCTOPIPE" run --timeline-out "$T/m.json" "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
+run "$OCTOPIPE" check "$T/m.json"
+expect_match 'timeline \(emu\): 4 devices, 64 ops, 48 transfers' "$OUT" "the measured timeline is a valid timeline"
+done_testing
