@@ -23,6 +23,7 @@ const struct cli_cmd cli_commands[] = {
 	{ "compare", "--model M --cluster C ...", "simulate every baseline schedule side by side", cmd_compare },
 	{ "import", "torch-csv FILE ...", "read a PyTorch pipelining schedule CSV into a plan", cmd_import },
 	{ "export", "torch-csv|megatron-layout PLAN", "write a plan as PyTorch CSV or a Megatron layout", cmd_export },
+	{ "tui", "[PLAN | --model M --cluster C]", "the terminal UI: Gantt charts, hand edits, compare, steps", cmd_tui },
 	{ NULL, NULL, NULL, NULL },
 };
 

@@ -29,6 +29,7 @@ int cmd_sim(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_tui(int argc, char **argv);
 
 /* Prints e's message as the one error line and returns the exit code for its class. */
 int cli_report(const struct err *e);
