@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "sched.h"
+#include "sim.h"
 
 void edit_hist_init(struct edit_hist *h)
 {
@@ -123,10 +124,17 @@ static int do_boundary(struct plan *p, int s, int delta, char *what, size_t n, s
 	return 0;
 }
 
+static double op_time(const struct plan *p, const double *times, const struct action *a)
+{
+	return times[sim_op_index(p, a->stage, a->mb, a->kind)];
+}
+
 /* Moves stage s to device d. d's list keeps its order; the stage's ops are merged into
- * it at the same relative position they had on the old device. A pair (overlapped ops)
- * that would be split loses its overlap. */
-static int do_place(struct plan *p, int s, int d, char *what, size_t n, struct err *e)
+ * it by their start times in the last run (every input of an op ended before it started,
+ * so the merged lists still follow one global time order and cannot deadlock), or else
+ * at the relative position they had on the old device. A pair (overlapped ops) that
+ * would be split loses its overlap. */
+static int do_place(struct plan *p, int s, int d, const double *times, char *what, size_t n, struct err *e)
 {
 	int old, *ostart;
 	struct action *ord;
@@ -168,7 +176,8 @@ static int do_place(struct plan *p, int s, int d, char *what, size_t n, struct e
 				/* next moved op of stage s on the old device */
 				while (j < ob && p->order[j].stage != s)
 					j++;
-				if (j < ob && (i >= b || (double)(j - oa) / len_old <= (double)(i - a) / (len ? len : 1))) {
+				if (j < ob && (i >= b || (times ? op_time(p, times, &p->order[j]) < op_time(p, times, &p->order[i]) :
+				                        (double)(j - oa) / len_old <= (double)(i - a) / (len ? len : 1)))) {
 					ord[k] = p->order[j++];
 					ord[k++].pair = 0;
 				} else if (i < b) {
@@ -271,7 +280,7 @@ int edit_apply(struct edit_hist *h, struct plan *p, const struct edit *ed, char 
 		return err_set(e, ERR_RUNTIME, "out of memory");
 	switch (ed->kind) {
 	case EDIT_BOUNDARY: r = do_boundary(p, ed->stage, ed->delta, buf, sizeof(buf), e); break;
-	case EDIT_PLACE: r = do_place(p, ed->stage, ed->device, buf, sizeof(buf), e); break;
+	case EDIT_PLACE: r = do_place(p, ed->stage, ed->device, ed->times, buf, sizeof(buf), e); break;
 	case EDIT_MOVE_OP: r = do_move_op(p, ed->device, ed->pos, ed->delta, buf, sizeof(buf), e); break;
 	case EDIT_REORDER: r = do_reorder(p, buf, sizeof(buf), e); break;
 	case EDIT_REPLACE: r = do_replace(p, ed->with, ed->label, buf, sizeof(buf), e); break;

@@ -35,6 +35,9 @@ struct edit {
 	int delta;
 	const struct plan *with;
 	const char *label;       /* REPLACE: what it is, for the history ("zb-h1 baseline") */
+	const double *times;     /* PLACE: start time per op (sim_op_index) from the last run; the
+	                          * stage's ops merge into the new device's list by it, which keeps
+	                          * a runnable plan runnable. NULL: by relative position */
 };
 
 /* The parts of a plan an edit may change. */

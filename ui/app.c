@@ -890,7 +890,7 @@ void app_redo(struct app *a)
 
 void app_adopt_step(struct app *a, int i)
 {
-	struct edit ed = { EDIT_REPLACE, 0, 0, 0, 0, NULL, NULL };
+	struct edit ed = { EDIT_REPLACE, 0, 0, 0, 0, NULL, NULL, NULL };
 	char label[80];
 
 	if (i < 0 || i >= a->nsteps)

@@ -29,12 +29,13 @@ static void draw_header(struct app *a, struct screen *s, const struct rect *r, c
 
 	screen_fill(s, &(struct rect){ r->x, r->y, r->w, 1 }, ' ', R_HEADER);
 	x = screen_text(s, 1, r->y, r->w, "OctoPipe", R_TITLE) + 3;
-	strbuf_addf(&sb, "%s%s", p->name ? p->name : "plan", app_modified(a) ? " [modified]" : "");
+	strbuf_addf(&sb, "%s%s", p->name ? p->name : "plan",
+	            !app_modified(a) ? "" : a->autosaved ? " [modified, autosaved]" : " [modified]");
 	x += screen_text(s, x, r->y, r->w - x, sb.buf, R_TITLE) + 2;
 	strbuf_reset(&sb);
-	strbuf_addf(&sb, "%s on %s (%d gpus), %d microbatches, %d stages | %s%s", p->model.name, p->cluster.name,
-	            p->ndevices, p->microbatches, p->nstages, a->path ? a->path : a->source,
-	            a->autosaved ? " | autosaved" : "");
+	strbuf_addf(&sb, "%s on %s (%d gpus), %d microbatches, %d stages | %s", p->model.name, p->cluster.name,
+	            p->ndevices, p->microbatches, p->nstages,
+	            a->path ? (strrchr(a->path, '/') ? strrchr(a->path, '/') + 1 : a->path) : a->source);
 	screen_text(s, x, r->y, r->w - x - 1, sb.buf, R_HEADER);
 	strbuf_reset(&sb);
 
@@ -491,7 +492,9 @@ static int submit_prompt(struct app *a)
 		}
 		{
 			int st = a->cur.plan.order[i].stage;
-			struct edit ed = { EDIT_PLACE, st, (int)d, 0, 0, NULL, NULL };
+			struct edit ed = { EDIT_PLACE, st, (int)d, 0, 0, NULL, NULL, NULL };
+
+			ed.times = a->cur.have_times && !a->cur.deadlock ? a->cur.start : NULL;
 
 			app_edit(a, &ed);
 			/* follow the stage to its new gpu */
@@ -596,7 +599,7 @@ static int help_key(struct app *a, int key)
 static void boundary_edit(struct app *a, int grow)
 {
 	long i = app_cursor_op(a);
-	struct edit ed = { EDIT_BOUNDARY, 0, 0, 0, 0, NULL, NULL };
+	struct edit ed = { EDIT_BOUNDARY, 0, 0, 0, 0, NULL, NULL, NULL };
 	int st;
 
 	if (i < 0)
@@ -729,7 +732,7 @@ int view_key(struct app *a, int key)
 		app_msg(a, R_WARN, "run is not available yet: it needs the executor (emu / cuda backends), which has not landed");
 		break;
 	case CMD_REORDER: {
-		struct edit ed = { EDIT_REORDER, 0, 0, 0, 0, NULL, NULL };
+		struct edit ed = { EDIT_REORDER, 0, 0, 0, 0, NULL, NULL, NULL };
 
 		app_edit(a, &ed);
 		break;
@@ -762,7 +765,7 @@ int view_key(struct app *a, int key)
 	case CMD_CRIT_END: app_jump_crit_end(a); break;
 	case CMD_OP_EARLIER:
 	case CMD_OP_LATER: {
-		struct edit ed = { EDIT_MOVE_OP, 0, a->sel_dev, a->sel_pos, c == CMD_OP_EARLIER ? -1 : 1, NULL, NULL };
+		struct edit ed = { EDIT_MOVE_OP, 0, a->sel_dev, a->sel_pos, c == CMD_OP_EARLIER ? -1 : 1, NULL, NULL, NULL };
 
 		app_edit(a, &ed);
 		app_show_cursor(a);
