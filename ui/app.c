@@ -297,13 +297,11 @@ static int steps_build(struct app *a, const struct model *m, const struct cluste
 			snprintf(st->move, sizeof(st->move), "%s cannot apply", st->name);
 			continue;
 		}
-		free(st->plan.name);
-		st->plan.name = NULL;
 		{
 			char nm[160];
 
-			snprintf(nm, sizeof(nm), "%s %s%s", m->name, st->name,
-			         strcmp(step_recipes[i].partition, "balanced") == 0 && i + 1 < n ? "" : "");
+			snprintf(nm, sizeof(nm), "%s %s", m->name, st->name);
+			free(st->plan.name);
 			st->plan.name = strdup(nm);
 		}
 		st->ok = true;

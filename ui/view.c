@@ -798,15 +798,8 @@ int view_mouse(struct app *a, const struct layout *l, int x, int y, int button)
 		int fk = x / (l->fbar.w / 10) + 1;
 
 		for (const struct command *k = commands; k->name; k++)
-			if (k->fkey == fk) {
-				/* the same path as the key */
-				struct strbuf sb = STRBUF_INIT;
-				int r;
-
-				(void)sb;
-				r = view_key(a, KEY_F(fk));
-				return r;
-			}
+			if (k->fkey == fk)
+				return view_key(a, KEY_F(fk));   /* a click is the key press */
 		return 0;
 	}
 	if (button == 4 || button == 5) {
