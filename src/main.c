@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "datadir.h"
@@ -18,7 +19,8 @@ static void usage(FILE *f)
 	fputs("usage: octopipe [--help] [--version] COMMAND [ARGS]\n"
 	      "\n"
 	      "Plans, simulates and shows pipeline-parallel training of heterogeneous LLMs.\n"
-	      "Without a command, shows the bundled default sample (" DEFAULT_MODEL ").\n"
+	      "Without a command, opens the terminal UI on the bundled default sample (" DEFAULT_MODEL ");\n"
+	      "when stdout is not a terminal, prints its layer table instead.\n"
 	      "\n"
 	      "commands:\n", f);
 	for (const struct cli_cmd *c = cli_commands; c->name; c++) {
@@ -57,7 +59,10 @@ int main(int argc, char **argv)
 	datadir_find(argv[0]);
 	if (argc < 2) {
 		char *args[] = { "show", DEFAULT_MODEL, NULL };
+		char *tui_args[] = { "tui", NULL };
 
+		if (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO))
+			exit(cmd_tui(1, tui_args));
 		exit(cmd_show(2, args));
 	}
 	cmd = argv[1];

@@ -57,7 +57,9 @@ void sim_release(struct sim *s)
 /* Grows the workspace to fit p; existing capacity is reused. */
 static int ensure(struct sim *s, const struct plan *p)
 {
-	long nops = (long)p->nstages * p->microbatches * plan_ops_per_mb(p);
+	/* three slots per microbatch even with a fused backward: the policy's ready queues
+	 * are indexed by (stage, slot) and need them */
+	long nops = (long)p->nstages * p->microbatches * 3;
 	int nd = p->ndevices;
 
 	if (p->nstages > s->nstages_cap) {

@@ -32,6 +32,7 @@ int cmd_export(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_cost(int argc, char **argv);
+int cmd_tui(int argc, char **argv);
 
 /* Prints e's message as the one error line and returns the exit code for its class. */
 int cli_report(const struct err *e);

@@ -1,0 +1,78 @@
+/*
+ * octopipe tui — the terminal UI on a plan, or on a model and cluster (the best baseline
+ * is shown), or on the bundled default sample. The UI itself lives in ui/; this file only
+ * reads the options.
+ */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../../ui/tui.h"
+#include "cli.h"
+
+static void usage(FILE *f)
+{
+	fputs("usage: octopipe tui [--no-color] [--no-mouse] [PLAN | --model M --cluster C [--microbatches N]]\n"
+	      "       octopipe tui --render WxH [--keys KEYS] [PLAN | ...]\n"
+	      "\n"
+	      "Opens the terminal UI: per-GPU Gantt charts with bubbles, the op under the cursor\n"
+	      "and what it waited for, hand edits with instant re-simulation, undo and redo,\n"
+	      "compare and steps views, PCRE2 search. Without a plan, opens the best baseline of\n"
+	      "the model on the cluster (default: nemotron-nano-v2-9b on 8xH200, 32 microbatches).\n"
+	      "F1 or ? in the UI lists every key.\n"
+	      "\n"
+	      "  --no-color        monochrome (also when NO_COLOR is set)\n"
+	      "  --no-mouse        leave the mouse to the terminal\n"
+	      "  --render WxH      print one frame as text instead (no terminal needed)\n"
+	      "  --keys KEYS       with --render: keys pressed first (\\n Enter, \\e Esc, \\t Tab)\n", f);
+}
+
+int cmd_tui(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "model", required_argument, NULL, 'm' },
+		{ "cluster", required_argument, NULL, 'c' },
+		{ "microbatches", required_argument, NULL, 'n' },
+		{ "no-color", no_argument, NULL, 'C' },
+		{ "no-colour", no_argument, NULL, 'C' },
+		{ "no-mouse", no_argument, NULL, 'M' },
+		{ "render", required_argument, NULL, 'r' },
+		{ "keys", required_argument, NULL, 'k' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct tui_opts o;
+	struct err e = ERR_INIT;
+	int ch;
+
+	memset(&o, 0, sizeof(o));
+	optind = 0;
+	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'm': o.model = optarg; break;
+		case 'c': o.cluster = optarg; break;
+		case 'n': if ((o.microbatches = cli_positive("tui", "--microbatches", optarg)) < 0) return EXIT_INPUT; break;
+		case 'C': o.no_color = true; break;
+		case 'M': o.no_mouse = true; break;
+		case 'r': o.render = optarg; break;
+		case 'k': o.keys = optarg; break;
+		case 'h': usage(stdout); return EXIT_OK;
+		default: return cli_usage_error("tui", "unknown option");
+		}
+	}
+	if (optind < argc - 1)
+		return cli_usage_error("tui", "one plan at a time");
+	if (optind == argc - 1)
+		o.plan = argv[optind];
+	if (o.plan && (o.model || o.cluster))
+		return cli_usage_error("tui", "give a plan or --model and --cluster, not both");
+	if (!o.plan && (!o.model) != (!o.cluster))
+		return cli_usage_error("tui", "--model and --cluster go together");
+	if (o.keys && !o.render)
+		return cli_usage_error("tui", "--keys needs --render");
+	if (tui_run(&o, stdout, &e) < 0)
+		return cli_report(&e);
+	return EXIT_OK;
+}

@@ -1,0 +1,143 @@
+/*
+ * bench_tui — how fast the TUI answers: a full redraw (draw every widget into the cell
+ * grid, then copy it to curses and flush to a terminal that writes to /dev/null) and
+ * edit-to-screen (apply an edit, re-simulate, redraw), for the bundled model on 16 GPUs
+ * with 64 microbatches at 200x60. Prints a table; never fails on timing.
+ */
+#include "config.h"
+
+#include <curses.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "app.h"
+#include "datadir.h"
+#include "theme.h"
+#include "view.h"
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void blit(const struct screen *s)
+{
+	static chtype row[1024];
+
+	for (int y = 0; y < s->h; y++) {
+		for (int x = 0; x < s->w && x < 1024; x++)
+			row[x] = (chtype)(unsigned char)s->c[(long)y * s->w + x].ch |
+			         (chtype)theme_attr((enum role)s->c[(long)y * s->w + x].role);
+		mvaddchnstr(y, 0, row, s->w);
+	}
+	wnoutrefresh(stdscr);
+	doupdate();
+}
+
+struct row {
+	const char *what;
+	double ms_mean, ms_max;
+	int n;
+};
+
+static void report(const struct row *r, const char *budget)
+{
+	printf("%-44s %6d %10.3f %10.3f   %s\n", r->what, r->n, r->ms_mean, r->ms_max, budget);
+}
+
+int main(int argc, char **argv)
+{
+	struct app a;
+	struct app_open o = { NULL, "nemotron-nano-v2-9b", "16xH200", 64 };
+	struct err e = ERR_INIT;
+	struct screen s = { 0, 0, NULL };
+	struct layout l;
+	FILE *devnull = fopen("/dev/null", "w+");
+	SCREEN *scr;
+	const int W = 200, H = 60, N = 200;
+	struct row draw = { "draw into the cell grid", 0, 0, N }, full = { "redraw (draw + curses + flush)", 0, 0, N };
+	struct row edit = { "edit-to-screen (boundary move, sim, redraw)", 0, 0, N };
+	struct row order = { "edit-to-screen (op moved, sim, redraw)", 0, 0, N };
+	struct row zoom = { "zoom in + redraw", 0, 0, N };
+
+	(void)argc;
+	datadir_find(argv[0]);
+	if (app_init(&a, &o, &e) < 0) {
+		fprintf(stderr, "bench_tui: %s\n", e.msg);
+		return 1;
+	}
+	setenv("TERM", "xterm-256color", 0);
+	scr = devnull ? newterm("xterm-256color", devnull, devnull) : NULL;
+	if (!scr) {
+		fprintf(stderr, "bench_tui: no terminal description for xterm-256color\n");
+		return 1;
+	}
+	resizeterm(H, W);
+	a.fill_glyphs = theme_init(true) == THEME_MONO;
+	screen_resize(&s, W, H);
+	view_layout(&a, W, H, &l);
+	printf("plan: %s, %d gpus, %d stages, %d microbatches, %ld ops; screen %dx%d, %s\n", a.cur.plan.name,
+	       a.cur.plan.ndevices, a.cur.plan.nstages, a.cur.plan.microbatches, plan_total_ops(&a.cur.plan), W, H,
+	       theme_name(COLORS >= 256 ? THEME_256 : THEME_8));
+	printf("simulation alone: %.3f ms\n\n", a.cur.sim_ms);
+	printf("%-44s %6s %10s %10s   %s\n", "", "runs", "mean ms", "max ms", "budget");
+	for (int i = 0; i < N; i++) {
+		double t0 = now_ms(), t1, t2;
+
+		view_draw(&a, &s, &l);
+		t1 = now_ms();
+		blit(&s);
+		t2 = now_ms();
+		draw.ms_mean += (t1 - t0) / N;
+		draw.ms_max = draw.ms_max > t1 - t0 ? draw.ms_max : t1 - t0;
+		full.ms_mean += (t2 - t0) / N;
+		full.ms_max = full.ms_max > t2 - t0 ? full.ms_max : t2 - t0;
+		/* vary the screen so curses really has to send something */
+		view_key(&a, i % 2 ? KEY_RIGHT : KEY_DOWN);
+	}
+	for (int i = 0; i < N; i++) {
+		double t0 = now_ms(), dt;
+
+		view_key(&a, i % 2 ? '[' : ']');
+		view_draw(&a, &s, &l);
+		blit(&s);
+		dt = now_ms() - t0;
+		edit.ms_mean += dt / N;
+		edit.ms_max = edit.ms_max > dt ? edit.ms_max : dt;
+	}
+	for (int i = 0; i < N; i++) {
+		double t0 = now_ms(), dt;
+
+		view_key(&a, i % 2 ? '>' : '<');
+		view_draw(&a, &s, &l);
+		blit(&s);
+		dt = now_ms() - t0;
+		order.ms_mean += dt / N;
+		order.ms_max = order.ms_max > dt ? order.ms_max : dt;
+	}
+	for (int i = 0; i < N; i++) {
+		double t0 = now_ms(), dt;
+
+		view_key(&a, i % 8 == 7 ? '0' : '+');
+		view_draw(&a, &s, &l);
+		blit(&s);
+		dt = now_ms() - t0;
+		zoom.ms_mean += dt / N;
+		zoom.ms_max = zoom.ms_max > dt ? zoom.ms_max : dt;
+	}
+	report(&draw, "");
+	report(&full, "< 16 ms");
+	report(&edit, "< 50 ms");
+	report(&order, "< 50 ms");
+	report(&zoom, "< 16 ms");
+	endwin();
+	delscreen(scr);
+	fclose(devnull);
+	screen_release(&s);
+	app_release(&a);
+	return 0;
+}

@@ -1,0 +1,242 @@
+#!/bin/sh
+# The terminal UI driven through tmux: start octopipe in a detached session of fixed size
+# on a private server, send keys, capture the pane and assert on its text. Every wait
+# polls for the expected text with a timeout; the tmux server is killed on exit.
+. "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+T="$TMPDIR_TEST"
+
+if ! command -v tmux >/dev/null 2>&1; then
+    skip "tmux-driven UI tests" "tmux not installed"
+    done_testing
+    exit 0
+fi
+SOCK="octopipe-tui-$$"
+tm() { tmux -L "$SOCK" -f /dev/null "$@"; }
+trap 'tm kill-server >/dev/null 2>&1; rm -rf "$TMPDIR_TEST"' EXIT INT TERM
+mkdir -p "$T/home"
+
+# start W H [ENV=VALUE...] -- ARGS...: octopipe in a fresh session; the pane stays after
+# it exits and shows "exit status N"
+start() {
+    w=$1 h=$2; shift 2
+    envs=""
+    while [ "$1" != "--" ]; do envs="$envs $1"; shift; done
+    shift
+    tm kill-server >/dev/null 2>&1
+    n=50
+    while [ $n -gt 0 ] && tm has-session >/dev/null 2>&1; do sleep 0.1; n=$((n - 1)); done
+    printf '#!/bin/sh\ncd "%s"\nenv HOME="%s" XDG_STATE_HOME= OCTOPIPE_DATADIR="%s"%s "%s" "$@"\necho "exit status $?"\nsleep 600\n' \
+        "$T" "$T/home" "$top_srcdir" "$envs" "$OCTOPIPE" > "$T/run.sh"
+    chmod +x "$T/run.sh"
+    tm new-session -d -x "$w" -y "$h" "$T/run.sh $*"
+    # the pane exists before the program draws: wait for the server to answer
+    n=50
+    while [ $n -gt 0 ] && ! tm has-session >/dev/null 2>&1; do sleep 0.1; n=$((n - 1)); done
+}
+screen() { tm capture-pane -p 2>/dev/null; }
+# wait_for REGEX [SECONDS]: polls the pane until grep -E matches
+wait_for() {
+    n=$(( ${2:-10} * 10 ))
+    while [ "$n" -gt 0 ]; do
+        if screen | grep -Eq -- "$1"; then return 0; fi
+        sleep 0.1
+        n=$((n - 1))
+    done
+    return 1
+}
+# expect REGEX DESCRIPTION [SECONDS]
+expect() {
+    if wait_for "$1" "${3:-10}"; then ok "$2"; else not_ok "$2" "no /$1/ on the screen:" "$(screen)"; fi
+}
+# expect_not REGEX DESCRIPTION: the screen (now) does not match
+expect_not() {
+    if screen | grep -Eq -- "$1"; then not_ok "$2" "/$1/ is on the screen:" "$(screen)"; else ok "$2"; fi
+}
+keys() { tm send-keys "$@"; }
+# type text literally
+typ() { tm send-keys -l "$1"; }
+iteration() { screen | sed -n 's/^ iteration \([0-9.]* m*s\).*/\1/p' | head -1; }
+
+# ---- the default sample ------------------------------------------------------------------
+start 120 36 --
+expect 'OctoPipe +nemotron-nano-v2-9b adaptive' "octopipe with no arguments opens the TUI on the default sample"
+expect '^ iteration 1\.84 s +tokens/s [0-9]+ +bubble [0-9.]+% +efficiency [0-9.]+%' "the header shows iteration, tokens/s, bubble, efficiency"
+expect '8xH200 \(8 gpus\), 32 microbatches' "with the cluster and the microbatches"
+expect '^ 0 \[[#.]{7}\] *[0-9]+G' "and a memory bar per gpu"
+expect '^gpu7 ' "one chart row per gpu"
+expect '^time +\|0ms +\|[0-9]+ms' "a time axis with units"
+expect 'F1Help .*F10Quit' "the F-key bar"
+expect 'F8Run' "with the run slot"
+keys R
+expect 'run is not available yet' "the run slot says why it is greyed"
+
+# zoom: microbatch numbers appear in wide ops
+keys + + + +
+expect '^gpu0 +F0 +F1 ' "zooming in shows microbatch numbers"
+keys 0
+expect '^time +\|0ms +\|200ms' "0 fits the iteration to the width again"
+
+# select an op by search and read its details
+keys /
+expect 'search \(PCRE2\): /' "/ opens the search prompt"
+typ '^1I3 '
+keys Enter
+expect '^ 1I3 input-grad of stage 1 \(layers [0-9]+-[0-9]+' "the details name the op, its stage and layers"
+expect 'microbatch 3, on gpu 1' "its microbatch and gpu"
+expect '^ time +[0-9.]+ m?s -> [0-9.]+ m?s' "its start and end"
+expect '^ waited +[0-9]+[FIW][0-9]+ on gpu [0-9]' "and what it waited for"
+keys c
+expect 'waited for [0-9]+[FIW][0-9]+ on gpu' "c jumps to the op it waited for"
+keys /
+typ 'nosuchop'
+keys Enter
+expect 'no op matches /nosuchop/' "a failed search is visible"
+keys Escape
+
+# move a stage boundary: the iteration time changes; undo brings it back
+before=$(iteration)
+keys /
+typ '^2F0 '
+keys Enter
+keys '['
+expect 'stage 2 now ends at layer [0-9]+, stage 3 starts at layer [0-9]+: iteration 1\.84 s -> ' "[ moves a stage boundary and re-simulates"
+after=$(iteration)
+if [ -n "$after" ] && [ "$after" != "$before" ]; then ok "the header's iteration time changes ($before -> $after)"; else not_ok "the iteration time changes" "$before -> $after"; fi
+expect ' \[modified' "the title marks the plan modified"
+keys u
+expect 'undid: stage 2 now ends' "u undoes"
+expect '^ iteration 1\.84 s' "and the iteration time is back"
+expect_not '\[modified' "and the plan is unmodified again"
+keys U
+expect 'redid: stage 2' "U redoes"
+keys u
+
+# provoke a deadlock: move a backward op in front of its own forward
+keys /
+typ '^0I0 '
+keys Enter
+expect '^ 0I0 input-grad' "the cursor is on 0I0"
+i=0
+while [ $i -lt 40 ]; do keys '<'; i=$((i + 1)); done
+expect 'DEADLOCK' "moving an op before its inputs deadlocks, and the header says so"
+expect 'deadlock: .*(waits for|comes after)' "the message explains the cycle"
+expect 'this order deadlocks' "the details panel lists the cycle"
+i=0
+while [ $i -lt 45 ]; do keys u; i=$((i + 1)); done
+expect 'nothing to undo' "undo goes back without limit"
+expect '^ iteration 1\.84 s' "to the plan that ran"
+
+# help, generated from the key table
+keys F1
+expect 'OctoPipe keys' "F1 opens the help"
+expect '^ +F2 w \^S +save the plan' "help lines come from the key table"
+keys Escape
+expect 'F1Help' "Esc closes the help"
+keys '?'
+expect 'OctoPipe keys' "? opens it too"
+keys q
+expect '^gpu0 ' "q closes the help, not the program"
+
+# compare and steps
+keys v
+expect ' compare: 1f1b 2\.84 s' "compare shows a baseline above the plan on one time scale"
+keys T
+expect 'steps: the baselines' "the steps panel lists the generation"
+expect 'placement +2\.64 s' "a step has its phase and iteration time"
+keys Escape Escape
+
+# resize smaller and larger
+tm resize-window -x 70 -y 20
+expect 'terminal too small: 70x20' "below 80x24 a clear message"
+tm resize-window -x 160 -y 50
+expect '^gpu7 ' "larger again: relayout"
+expect 'F10Quit' "with the F-key bar at the bottom"
+
+# autosave, save as, quit with unsaved changes
+keys /
+typ '^3F0 '
+keys Enter
+keys ']'
+expect 'stage 3 now ends' "another edit"
+expect 'autosaved' "unsaved edits are autosaved" 6
+if ls "$T/home/.local/state/octopipe/"*.autosave.json >/dev/null 2>&1; then ok "the autosave file exists"; else not_ok "the autosave file exists"; fi
+keys q
+expect 'unsaved edits: s saves and quits, y quits without saving' "q with unsaved edits asks first"
+keys n
+expect 'nothing discarded' "n stays"
+keys S
+expect 'save as: plans/' "S asks where to save (plans/ by default)"
+keys C-u
+typ "$T/mine.json"
+keys Enter
+expect "saved $T/mine.json" "the plan is saved"
+edited=$(iteration)
+keys q
+expect '^exit status 0' "q quits at once when everything is saved"
+expect_not 'F1Help' "and the terminal is restored"
+run "$OCTOPIPE" check "$T/mine.json"
+expect_rc 0 "the saved plan is valid"
+start 120 36 -- tui "$T/mine.json"
+expect "mine\\.json" "the saved plan reopens"
+reopened=$(iteration)
+if [ -n "$edited" ] && [ "$edited" = "$reopened" ]; then ok "with the edited iteration time ($edited)"; else not_ok "reopened iteration time" "$edited vs $reopened"; fi
+keys p
+expect 'regenerated by the adaptive policy' "F9/p regenerates the order by policy"
+keys q
+expect 'unsaved edits' "quitting asks again"
+keys y
+expect '^exit status 0' "y quits without saving"
+
+# colours: 256 by default, none with NO_COLOR or --no-color
+start 120 36 -- tui
+expect '^gpu0 ' "tui with no plan opens the default sample"
+if tm capture-pane -p -e | grep -q '38;5;'; then ok "256 colours on a 256-colour terminal"; else not_ok "256 colours"; fi
+keys q
+start 120 36 NO_COLOR=1 --
+expect '^gpu0 ' "NO_COLOR starts"
+if tm capture-pane -p -e | grep -Eq '\[([0-9;]*;)?(3[0-7]|4[0-7]|38;5|48;5)[;m]'; then
+    not_ok "NO_COLOR: no colours" "$(tm capture-pane -p -e | head -5)"
+else ok "NO_COLOR: no colours"; fi
+expect '^gpu0 +F+[fiw]' "monochrome fills blocks with letters"
+keys q
+start 120 36 -- tui --no-color --no-mouse
+expect '^gpu0 ' "--no-color --no-mouse start"
+if tm capture-pane -p -e | grep -q '38;5;'; then not_ok "--no-color: no colours"; else ok "--no-color: no colours"; fi
+keys F10
+expect '^exit status 0' "F10 quits"
+
+# signals: the terminal is restored on SIGTERM and on a crash
+start 120 36 -- tui
+expect '^gpu0 '
+pid=$(ps -o pid= --ppid "$(tm display -p '#{pane_pid}')" | tr -d ' ' | head -1)
+kill -TERM "$pid" 2>/dev/null
+expect '^exit status 0' "SIGTERM quits cleanly"
+expect_not 'F1Help' "and restores the terminal"
+start 120 36 -- tui
+expect '^gpu0 '
+pid=$(ps -o pid= --ppid "$(tm display -p '#{pane_pid}')" | tr -d ' ' | head -1)
+kill -SEGV "$pid" 2>/dev/null
+expect 'crashed; the terminal was restored' "a crash restores the terminal"
+expect '^exit status 139' "and dies by its signal"
+tm kill-server >/dev/null 2>&1
+
+# without a terminal
+run env OCTOPIPE_DATADIR="$top_srcdir" "$OCTOPIPE"
+expect_rc 0 "octopipe without a terminal prints the show table"
+expect_match 'nemotron' "$OUT" "of the default sample"
+run "$OCTOPIPE" tui
+expect_rc 2 "octopipe tui without a terminal is refused"
+expect_match 'needs a terminal' "$ERR" "and says why"
+run "$OCTOPIPE" tui --render 100x30 --keys '/^1F1 \n' "$top_srcdir/tests/data/tiny-plan.json"
+expect_rc 0 "--render draws one frame without a terminal"
+expect_match '^ 1F1 forward of stage 1' "$OUT" "after the keys it was given"
+n=$(printf '%s\n' "$OUT" | wc -l)
+if [ "$n" = 30 ]; then ok "the frame has the asked height"; else not_ok "frame height" "$n lines"; fi
+run "$OCTOPIPE" tui --render 60x10 "$top_srcdir/tests/data/tiny-plan.json"
+expect_match 'terminal too small: 60x10' "$OUT" "--render below 80x24 shows the message"
+run "$OCTOPIPE" tui --model nemotron-nano-v2-9b --cluster 4xH200 --microbatches 8 --render 100x30
+expect_rc 0 "--model --cluster --microbatches"
+expect_match '4xH200 \(4 gpus\), 8 microbatches' "$OUT" "opens that model on that cluster"
+run "$OCTOPIPE" tui nosuch.json
+expect_rc 2 "a missing plan is refused"
+done_testing

@@ -1,0 +1,171 @@
+/*
+ * app — the TUI's state and everything it does that is not drawing or the terminal:
+ * the plan being edited with its simulation, the compared plan, the steps, the view
+ * (zoom, pan, cursor), search, files and autosave. Views read it; key handlers change
+ * it through the functions here. No curses, so the headless renderer, the benchmark and
+ * the unit tests use the same code as the terminal.
+ */
+#ifndef OCTO_UI_APP_H
+#define OCTO_UI_APP_H
+
+#include <stdbool.h>
+#include <time.h>
+
+#include "edit.h"
+#include "metrics.h"
+#include "plan.h"
+#include "sim.h"
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+
+/* A plan with its simulation, ready to draw. */
+struct pview {
+	bool loaded;
+	struct plan plan;
+	struct sim sim;
+	struct metrics m;
+	bool ran;               /* the last simulation finished (maybe out of memory) */
+	bool deadlock;          /* the last simulation deadlocked: times are the last good run's */
+	char why[1024];         /* why the plan cannot run, in words ("" when it can) */
+	long nops;
+	double *start, *end;    /* per op (sim_op_index): the times shown */
+	bool have_times;
+	long *pos;              /* per op: index into plan.order */
+	char *crit;             /* per op: on the critical path */
+	char *cycle;            /* per op: in the deadlock cycle */
+	char *match;            /* per op: matches the search */
+	long nmatch;
+	double makespan;        /* of the times shown */
+	double sim_ms;          /* how long the last simulation took */
+};
+
+struct step {
+	char name[48];          /* "zb-h1" */
+	char phase[16];         /* partition, placement, scheduling */
+	char move[160];         /* the move in words */
+	struct plan plan;
+	bool ok;
+	double makespan;        /* 0 when it cannot run */
+	bool oom;
+	char why[200];
+};
+
+enum panel { PANEL_NONE, PANEL_DETAILS, PANEL_STEPS };
+enum mode { MODE_NORMAL, MODE_HELP, MODE_PROMPT, MODE_QUESTION };
+enum prompt_kind { PROMPT_SEARCH, PROMPT_FILTER, PROMPT_SAVE_AS, PROMPT_OPEN, PROMPT_MOVE_STAGE };
+enum question_kind { Q_QUIT, Q_OPEN };
+
+struct app {
+	struct pview cur;       /* the plan being edited */
+	struct pview ref;       /* the compared plan (a baseline or a step) */
+	struct edit_hist hist;
+	long saved_state;       /* edit_state() when last saved or opened */
+	char *path;             /* where the plan is saved; NULL = not yet */
+	char *model_path;       /* the files the plan refers to (for a saved plan's references) */
+	char *cluster_path;
+	char source[200];       /* how the plan was made, for the title */
+
+	struct step *steps;
+	int nsteps, step_sel;
+	int ref_step;           /* the step shown in the compare view */
+
+	/* view */
+	bool compare;
+	int focus;              /* 0: the edited plan, 1: the compared one */
+	enum panel panel;
+	bool xfer_rows;
+	double t0, ms_per_col;  /* left edge and scale of the charts */
+	bool fit;               /* recompute the scale to fit on relayout */
+	int chart_cols;         /* columns of the time area (set by the layout) */
+	int row0;               /* first device row shown */
+	int vis_devs;           /* device rows the main chart has room for (set by the layout) */
+	int sel_dev, sel_pos;   /* cursor: device and index in its list */
+	bool fill_glyphs;       /* monochrome: fill blocks with letters */
+
+	/* search */
+	pcre2_code *re;
+	char pattern[256];
+	bool filter;
+
+	/* interaction */
+	enum mode mode;
+	int help_top;
+	enum prompt_kind prompt;
+	char input[512];
+	int input_len;
+	enum question_kind question;
+	char pending_open[4096];
+	char msg[600];
+	int msg_role;           /* enum role */
+	bool quit;
+
+	/* autosave */
+	double autosave_due;    /* monotonic seconds; 0 = nothing pending */
+	char autosave_path[4096];
+	bool no_autosave;
+	double last_edit_ms;    /* edit + simulation time of the last edit */
+	bool autosaved;         /* the unsaved edits are in the autosave file */
+};
+
+/* How to open: a plan file, or a model and cluster with a microbatch count (the best
+ * baseline is shown). */
+struct app_open {
+	const char *plan;
+	const char *model;
+	const char *cluster;
+	int microbatches;
+};
+
+int app_init(struct app *a, const struct app_open *o, struct err *e);
+void app_release(struct app *a);
+
+/* ---- plans and simulation ---- */
+/* Simulates the view's plan and refreshes times, critical path, cycle and matches. */
+void pview_update(struct pview *v, const pcre2_code *re);
+void pview_release(struct pview *v);
+bool app_modified(const struct app *a);
+/* The plan view the cursor is in. */
+struct pview *app_focus(struct app *a);
+
+/* ---- the cursor and the view ---- */
+void app_fit(struct app *a);
+void app_zoom(struct app *a, double factor);
+void app_pan(struct app *a, int cols);
+void app_clamp_cursor(struct app *a);
+/* Index into plan.order of the op under the cursor, or -1. */
+long app_cursor_op(const struct app *a);
+void app_cursor_to(struct app *a, long order_index);
+void app_cursor_move(struct app *a, int ddev, int dpos);
+/* Scrolls the time axis so the cursor op is visible. */
+void app_show_cursor(struct app *a);
+/* Cursor to the op at column x of device row d (chart coordinates); false when none. */
+bool app_pick(struct app *a, int focus, int dev, int col);
+void app_jump_waited(struct app *a);
+void app_jump_crit_end(struct app *a);
+
+/* ---- edits (re-simulate at once; say what happened in a->msg) ---- */
+void app_edit(struct app *a, const struct edit *ed);
+void app_undo(struct app *a);
+void app_redo(struct app *a);
+void app_adopt_step(struct app *a, int i);
+void app_set_ref_step(struct app *a, int i);
+
+/* ---- search ---- */
+/* Compiles pattern (empty clears); the message says how many ops match or why not. */
+void app_search(struct app *a, const char *pattern, bool filter);
+void app_next_match(struct app *a, int dir);
+/* The text an op is searched by: "1F12 stage=1 mb=12 kind=F forward gpu=1 layers=7-13 mamba2 attn". */
+void app_op_text(const struct plan *p, const struct action *x, char *buf, size_t n);
+
+/* ---- files ---- */
+int app_save(struct app *a, const char *path);
+/* Opens a plan file (replacing the edited plan and its history). */
+int app_open_file(struct app *a, const char *path);
+void app_autosave(struct app *a, double now);
+void app_autosave_remove(struct app *a);
+double app_now(void);
+
+void app_msg(struct app *a, int role, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+#endif

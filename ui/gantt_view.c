@@ -1,0 +1,196 @@
+/*
+ * gantt_view — draws a plan's Gantt chart (see gantt_view.h).
+ *
+ * Each row is built in one pass over the device's ops: every op adds its overlap to the
+ * columns it covers and claims the columns where it is the largest share, so short ops
+ * never hide long ones at any zoom and a column is a bubble only when the device is
+ * mostly idle there. The cost is O(ops + columns) per row, whatever the zoom.
+ */
+#include "config.h"
+#include "gantt_view.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "doc.h"
+
+#define MAX_COLS 1024
+
+static enum role kind_role(int kind)
+{
+	switch (kind) {
+	case OP_F: return R_OP_F;
+	case OP_I: return R_OP_I;
+	case OP_W: return R_OP_W;
+	default: return R_OP_B;
+	}
+}
+
+static double nice_step(double raw)
+{
+	double p = pow(10, floor(log10(raw))), f = raw / p;
+
+	return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * p;
+}
+
+static void fmt_tick(char *buf, size_t n, double t, double step)
+{
+	if (step >= 1000)
+		snprintf(buf, n, "%gs", round(t / 100) / 10);
+	else if (step >= 1)
+		snprintf(buf, n, "%gms", round(t));
+	else
+		snprintf(buf, n, "%gms", round(t * 1000) / 1000);
+}
+
+static void draw_axis(const struct app *a, const char *title, struct screen *s, int x0, int y, int w)
+{
+	double step = nice_step(a->ms_per_col * 12), t;
+	int last_end = -1;
+
+	screen_text(s, x0, y, GANTT_LABEL_W, "time", R_AXIS);
+	for (t = ceil(a->t0 / step) * step; ; t += step) {
+		int c = (int)floor((t - a->t0) / a->ms_per_col + 0.5);
+		char lab[32];
+
+		if (c >= w)
+			break;
+		if (c < 0 || c <= last_end)
+			continue;
+		fmt_tick(lab, sizeof(lab), t, step);
+		screen_put(s, x0 + GANTT_LABEL_W + c, y, '|', R_AXIS);
+		last_end = c + screen_text(s, x0 + GANTT_LABEL_W + c + 1, y, w - c - 1, lab, R_AXIS);
+	}
+	if (title && *title) {
+		int len = (int)strlen(title);
+
+		if (len > w / 2)
+			len = w / 2;
+		screen_text(s, x0 + GANTT_LABEL_W + w - len, y, len, title, R_TITLE);
+	}
+}
+
+int gantt_view_device_at(const struct app *a, const struct rect *r, int y)
+{
+	int per = a->xfer_rows ? 2 : 1, k = y - r->y - 1;
+
+	if (k < 0 || k % per)
+		return -1;
+	return a->row0 + k / per;
+}
+
+static enum role op_role(const struct app *a, const struct pview *v, long op, long idx, long cursor)
+{
+	if (v->cycle[op])
+		return R_CYCLE;
+	if (idx == cursor)
+		return R_CURSOR;
+	if (a->re && v->match[op])
+		return a->filter ? kind_role(v->plan.order[idx].kind) : R_MATCH;
+	if (a->re && a->filter)
+		return R_FILTERED;
+	return kind_role(v->plan.order[idx].kind);
+}
+
+void gantt_view_draw(const struct app *a, const struct pview *v, int focus, const char *title,
+                     struct screen *s, const struct rect *r)
+{
+	static double busy[MAX_COLS], best[MAX_COLS];
+	static long owner[MAX_COLS];
+	const struct plan *p = &v->plan;
+	int w = r->w - GANTT_LABEL_W, per = a->xfer_rows ? 2 : 1;
+	long cursor = a->focus == focus ? (long)a->sel_pos + (a->sel_dev < p->ndevices && a->sel_dev >= 0 ?
+	              p->order_start[a->sel_dev] : 0) : -1;
+	double mpc = a->ms_per_col > 0 ? a->ms_per_col : 1;
+
+	if (w > MAX_COLS)
+		w = MAX_COLS;
+	if (r->h < 1 || w < 1 || !v->loaded)
+		return;
+	if (a->focus != focus || app_cursor_op(a) < 0)
+		cursor = -1;
+	draw_axis(a, title, s, r->x, r->y, w);
+	for (int row = 0; 1 + row * per < r->h; row++) {
+		int d = a->row0 + row, y = r->y + 1 + row * per;
+		bool oom = false;
+
+		if (d >= p->ndevices)
+			break;
+		for (int i = 0; i < v->m.noom && v->ran; i++)
+			oom = oom || v->m.oom[i] == d;
+		screen_textf(s, r->x, y, GANTT_LABEL_W - 1, oom ? R_ERROR : R_LABEL, "gpu%-3d", d);
+		if (!v->have_times)
+			continue;
+		for (int c = 0; c < w; c++) {
+			busy[c] = best[c] = 0;
+			owner[c] = -1;
+		}
+		for (int k = p->order_start[d]; k < p->order_start[d + 1]; k++) {
+			const struct action *x = &p->order[k];
+			long op = sim_op_index(p, x->stage, x->mb, x->kind);
+			double cs = (v->start[op] - a->t0) / mpc, ce = (v->end[op] - a->t0) / mpc;
+			int c0, c1;
+
+			if (ce <= 0 || cs >= w)
+				continue;
+			c0 = cs < 0 ? 0 : (int)cs;
+			c1 = (int)ceil(ce);
+			if (c1 > w)
+				c1 = w;
+			for (int c = c0; c < c1; c++) {
+				double ov = fmin(ce, c + 1) - fmax(cs, c);
+
+				busy[c] += ov;
+				if (ov > best[c]) {
+					best[c] = ov;
+					owner[c] = k;
+				}
+			}
+		}
+		for (int c = 0; c < w; c++) {
+			double t = a->t0 + (c + 0.5) * mpc;
+			long k = owner[c];
+
+			if (k < 0 || busy[c] < 0.5) {
+				if (t <= v->makespan)
+					screen_put(s, r->x + GANTT_LABEL_W + c, y, '.', R_BUBBLE);
+				continue;
+			}
+			{
+				const struct action *x = &p->order[k];
+				long op = sim_op_index(p, x->stage, x->mb, x->kind);
+				double cs = (v->start[op] - a->t0) / mpc, ce = (v->end[op] - a->t0) / mpc;
+				int first = (int)floor(cs + 0.5), ncols = (int)floor(ce + 0.5) - first, off = c - first;
+				char txt[24], ch;
+				int len = snprintf(txt, sizeof(txt), "%c%d", op_kind_char((enum op_kind)x->kind), x->mb);
+
+				if (ncols >= len + 1 && off < len)
+					ch = txt[off];
+				else if (ncols >= len + 1 || (ncols >= 2 && off > 0))
+					ch = a->fill_glyphs ? (char)tolower((unsigned char)txt[0]) : ' ';
+				else
+					ch = txt[0];
+				screen_put(s, r->x + GANTT_LABEL_W + c, y, ch, op_role(a, v, op, k, cursor));
+			}
+		}
+		if (per == 2 && v->ran && y + 1 < r->y + r->h) {
+			screen_text(s, r->x, y + 1, GANTT_LABEL_W - 1, "  xfer", R_DIM);
+			for (long i = 0; i < v->sim.nxfers; i++) {
+				const struct sim_xfer *xf = &v->sim.xfers[i];
+				int c0, c1;
+
+				if (xf->src != d)
+					continue;
+				c0 = (int)floor((xf->start_ms - a->t0) / mpc);
+				c1 = (int)ceil((xf->end_ms - a->t0) / mpc);
+				if (c1 <= c0)
+					c1 = c0 + 1;
+				for (int c = c0 < 0 ? 0 : c0; c < c1 && c < w; c++)
+					screen_put(s, r->x + GANTT_LABEL_W + c, y + 1, xf->kind == XFER_ACT ? '>' : '<', R_XFER);
+			}
+		}
+	}
+}

@@ -1,0 +1,49 @@
+/*
+ * screen — a grid of cells (a character and a colour role) that every view draws into.
+ * The terminal backend copies it to curses; the headless renderer prints it as text, so
+ * golden screens and benchmarks need no terminal. No curses here.
+ */
+#ifndef OCTO_UI_SCREEN_H
+#define OCTO_UI_SCREEN_H
+
+#include <stdint.h>
+
+/* Colours are named by meaning; the theme maps each role to attributes. */
+enum role {
+	R_NORMAL, R_HEADER, R_TITLE, R_LABEL, R_VALUE, R_GOOD, R_WARN, R_ERROR, R_DIM,
+	R_OP_F, R_OP_I, R_OP_W, R_OP_B, R_BUBBLE, R_XFER, R_AXIS,
+	R_CURSOR, R_MATCH, R_CRIT, R_CYCLE, R_FILTERED,
+	R_MEM, R_MEM_HIGH, R_MEM_FREE,
+	R_FKEY, R_FLABEL, R_FGREY, R_PROMPT, R_SELECTED, R_HELP_KEY, R_BORDER,
+	R_COUNT
+};
+
+struct cell {
+	char ch;
+	uint8_t role;
+};
+
+struct screen {
+	int w, h;
+	struct cell *c;
+};
+
+struct rect {
+	int x, y, w, h;
+};
+
+/* Resizes (contents are cleared); -1 when out of memory. */
+int screen_resize(struct screen *s, int w, int h);
+void screen_release(struct screen *s);
+void screen_clear(struct screen *s);
+void screen_put(struct screen *s, int x, int y, char ch, enum role r);
+/* Writes text from (x, y), clipped at x + maxw and at the screen edge; returns the
+ * number of cells written. */
+int screen_text(struct screen *s, int x, int y, int maxw, const char *text, enum role r);
+int screen_textf(struct screen *s, int x, int y, int maxw, enum role r, const char *fmt, ...)
+	__attribute__((format(printf, 6, 7)));
+void screen_fill(struct screen *s, const struct rect *r, char ch, enum role role);
+/* Row y as text without trailing blanks (buf holds at least w + 1 bytes). */
+void screen_row_text(const struct screen *s, int y, char *buf);
+
+#endif

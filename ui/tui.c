@@ -1,0 +1,291 @@
+/*
+ * tui — the terminal loop (see tui.h): one poll() over the keyboard and a self-pipe for
+ * signals, whose timeout is the next autosave. After every wake-up getch() is drained
+ * until ERR (ncurses may hold bytes poll() cannot see) and the screen is drawn once.
+ *
+ * The terminal is restored on every way out: the normal return, exit() (atexit), fatal
+ * signals (SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL: restore, then die by the same
+ * signal) and SIGTERM / SIGHUP / SIGINT (autosave unsaved edits, restore, return).
+ */
+#include "config.h"
+#include "tui.h"
+
+#include <curses.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <locale.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "app.h"
+#include "theme.h"
+#include "view.h"
+
+static volatile sig_atomic_t curses_on;
+static int sig_pipe[2] = { -1, -1 };
+
+static void restore_terminal(void)
+{
+	if (curses_on) {
+		curses_on = 0;
+		endwin();
+	}
+}
+
+static void on_fatal(int sig)
+{
+	static const char msg[] = "octopipe: crashed; the terminal was restored\n";
+
+	restore_terminal();
+	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0) {
+		/* nothing more to do */
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void on_quit_signal(int sig)
+{
+	unsigned char b = (unsigned char)sig;
+	int saved = errno;
+
+	if (sig_pipe[1] >= 0 && write(sig_pipe[1], &b, 1) < 0) {
+		/* the pipe is full: a quit is pending already */
+	}
+	errno = saved;
+}
+
+static void install_signals(void)
+{
+	static const int fatal[] = { SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL };
+	static const int quit[] = { SIGTERM, SIGHUP, SIGINT };
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = on_fatal;
+	for (size_t i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++)
+		sigaction(fatal[i], &sa, NULL);
+	sa.sa_handler = on_quit_signal;
+	for (size_t i = 0; i < sizeof(quit) / sizeof(quit[0]); i++)
+		sigaction(quit[i], &sa, NULL);
+}
+
+static void blit(const struct screen *s)
+{
+	static chtype *row;
+	static int row_cap;
+
+	if (s->w > row_cap) {
+		chtype *r = realloc(row, (size_t)s->w * sizeof(*r));
+
+		if (!r)
+			return;
+		row = r;
+		row_cap = s->w;
+	}
+	for (int y = 0; y < s->h; y++) {
+		const struct cell *c = &s->c[(long)y * s->w];
+
+		for (int x = 0; x < s->w; x++)
+			row[x] = (chtype)(unsigned char)c[x].ch | (chtype)theme_attr((enum role)c[x].role);
+		mvaddchnstr(y, 0, row, s->w);
+	}
+	wnoutrefresh(stdscr);
+	doupdate();
+}
+
+/* ---- headless: one frame as text ------------------------------------------------------ */
+
+static int parse_size(const char *s, int *w, int *h)
+{
+	char *end;
+	long a = strtol(s, &end, 10), b;
+
+	if (end == s || *end != 'x')
+		return -1;
+	b = strtol(end + 1, &end, 10);
+	if (*end || a < 1 || b < 1 || a > 1000 || b > 1000)
+		return -1;
+	*w = (int)a;
+	*h = (int)b;
+	return 0;
+}
+
+static int render(struct app *a, const struct tui_opts *o, FILE *out, struct err *e)
+{
+	struct screen s = { 0, 0, NULL };
+	struct layout l;
+	int w, h;
+	char *buf;
+
+	if (parse_size(o->render, &w, &h) < 0)
+		return err_set(e, ERR_INPUT, "--render: '%s' is not a size like 120x40", o->render);
+	if (screen_resize(&s, w, h) < 0 || !(buf = malloc((size_t)w + 1))) {
+		screen_release(&s);
+		return err_set(e, ERR_RUNTIME, "out of memory");
+	}
+	a->fill_glyphs = true;
+	view_layout(a, w, h, &l);
+	for (const char *k = o->keys ? o->keys : ""; *k && !a->quit; k++) {
+		int key = (unsigned char)*k;
+
+		if (*k == '\\' && k[1]) {
+			k++;
+			key = *k == 'n' ? '\n' : *k == 'e' ? 27 : *k == 't' ? '\t' : (unsigned char)*k;
+		}
+		view_key(a, key);
+		view_layout(a, w, h, &l);
+	}
+	view_draw(a, &s, &l);
+	for (int y = 0; y < h; y++) {
+		screen_row_text(&s, y, buf);
+		fprintf(out, "%s\n", buf);
+	}
+	free(buf);
+	screen_release(&s);
+	return 0;
+}
+
+/* ---- the terminal loop ------------------------------------------------------------------ */
+
+static int handle(struct app *a, const struct layout *l, int ch)
+{
+	if (ch == KEY_RESIZE)
+		return KF_RELAYOUT | KF_REDRAW;
+	if (ch == KEY_MOUSE) {
+		MEVENT ev;
+
+		if (getmouse(&ev) != OK)
+			return 0;
+		if (ev.bstate & (BUTTON1_CLICKED | BUTTON1_PRESSED))
+			return view_mouse(a, l, ev.x, ev.y, 1);
+		if (ev.bstate & BUTTON4_PRESSED)
+			return view_mouse(a, l, ev.x, ev.y, 4);
+#ifdef BUTTON5_PRESSED
+		if (ev.bstate & BUTTON5_PRESSED)
+			return view_mouse(a, l, ev.x, ev.y, 5);
+#endif
+		return 0;
+	}
+	if (ch == 3) /* ^C in raw mode: the same as q */
+		ch = 'q';
+	return view_key(a, ch);
+}
+
+static int loop(struct app *a, const struct tui_opts *o, struct err *e)
+{
+	struct screen s = { 0, 0, NULL };
+	struct layout l;
+	SCREEN *scr;
+	int flags = KF_RELAYOUT | KF_REDRAW, rc = 0;
+	bool want_color = !o->no_color && !(getenv("NO_COLOR") && *getenv("NO_COLOR"));
+
+	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
+		return err_set(e, ERR_INPUT, "the terminal UI needs a terminal on stdin and stdout "
+		               "(try 'octopipe sim PLAN', or 'octopipe tui --render 120x40')");
+	if (pipe(sig_pipe) < 0)
+		return err_set(e, ERR_RUNTIME, "pipe: %s", strerror(errno));
+	fcntl(sig_pipe[0], F_SETFL, O_NONBLOCK);
+	fcntl(sig_pipe[1], F_SETFL, O_NONBLOCK);
+	setlocale(LC_ALL, "");
+	scr = newterm(NULL, stdout, stdin);
+	if (!scr)
+		return err_set(e, ERR_RUNTIME, "cannot drive the terminal '%s'", getenv("TERM") ? getenv("TERM") : "(TERM unset)");
+	curses_on = 1;
+	atexit(restore_terminal);
+	install_signals();
+	raw();
+	noecho();
+	nonl();
+	keypad(stdscr, TRUE);
+	nodelay(stdscr, TRUE);
+	set_escdelay(25);
+	curs_set(0);
+	if (!o->no_mouse) {
+		mousemask(BUTTON1_CLICKED | BUTTON1_PRESSED | BUTTON4_PRESSED
+#ifdef BUTTON5_PRESSED
+		          | BUTTON5_PRESSED
+#endif
+		          , NULL);
+		mouseinterval(0);
+	}
+	a->fill_glyphs = theme_init(want_color) == THEME_MONO;
+	while (!a->quit) {
+		struct pollfd pf[2] = { { STDIN_FILENO, POLLIN, 0 }, { sig_pipe[0], POLLIN, 0 } };
+		int timeout = -1, ch;
+		double now;
+
+		if (flags & KF_RELAYOUT) {
+			int rows, cols;
+
+			getmaxyx(stdscr, rows, cols);
+			if (screen_resize(&s, cols, rows) < 0) {
+				rc = err_set(e, ERR_RUNTIME, "out of memory");
+				break;
+			}
+			view_layout(a, cols, rows, &l);
+		}
+		if (flags & KF_REPAINT)
+			clearok(curscr, TRUE);
+		if (flags & (KF_REDRAW | KF_RELAYOUT | KF_REPAINT)) {
+			view_draw(a, &s, &l);
+			blit(&s);
+		}
+		flags = 0;
+		if (a->autosave_due > 0) {
+			double left = a->autosave_due - app_now();
+
+			timeout = left > 0 ? (int)(left * 1000) + 1 : 0;
+		}
+		if (poll(pf, 2, timeout) < 0 && errno != EINTR) {
+			rc = err_set(e, ERR_RUNTIME, "poll: %s", strerror(errno));
+			break;
+		}
+		if (pf[1].revents & POLLIN) {
+			unsigned char b;
+
+			while (read(sig_pipe[0], &b, 1) == 1) {
+				/* drained */
+			}
+			a->autosave_due = app_now();
+			app_autosave(a, app_now());
+			break;
+		}
+		now = app_now();
+		if (a->autosave_due > 0 && now >= a->autosave_due) {
+			app_autosave(a, now);
+			flags |= KF_REDRAW;
+		}
+		while ((ch = getch()) != ERR) {
+			flags |= handle(a, &l, ch) | KF_REDRAW;
+			if (flags & KF_QUIT)
+				break;
+		}
+	}
+	screen_release(&s);
+	restore_terminal();
+	delscreen(scr);
+	close(sig_pipe[0]);
+	close(sig_pipe[1]);
+	sig_pipe[0] = sig_pipe[1] = -1;
+	if (rc == 0 && a->autosaved && app_modified(a))
+		fprintf(stderr, "octopipe: unsaved edits are in %s\n", a->autosave_path);
+	return rc;
+}
+
+int tui_run(const struct tui_opts *o, FILE *out, struct err *e)
+{
+	struct app a;
+	struct app_open ao = { o->plan, o->model, o->cluster, o->microbatches };
+	int rc;
+
+	if (app_init(&a, &ao, e) < 0)
+		return -1;
+	rc = o->render ? render(&a, o, out, e) : loop(&a, o, e);
+	app_release(&a);
+	return rc;
+}

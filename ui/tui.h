@@ -1,0 +1,28 @@
+/*
+ * tui — the terminal UI's entry point (`octopipe tui`, and `octopipe` on a terminal).
+ * This header is all the command line sees of the UI: no curses types.
+ */
+#ifndef OCTO_UI_TUI_H
+#define OCTO_UI_TUI_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "err.h"
+
+struct tui_opts {
+	const char *plan;          /* a plan file or bundled plan name, or NULL */
+	const char *model;         /* else: model and cluster (NULL: the bundled default sample) */
+	const char *cluster;
+	int microbatches;          /* 0: the default (32) */
+	bool no_color;
+	bool no_mouse;
+	const char *render;        /* "WxH": draw one frame as text to out and return (no terminal) */
+	const char *keys;          /* with render: keys pressed first (\n Enter, \e Esc, \t Tab) */
+};
+
+/* Runs the UI until the user quits. Returns 0, or -1 with e set (bad input: ERR_INPUT;
+ * no terminal: ERR_RUNTIME). With o->render, writes the frame to out instead. */
+int tui_run(const struct tui_opts *o, FILE *out, struct err *e);
+
+#endif

@@ -1,0 +1,830 @@
+/*
+ * view — widgets, drawing and input dispatch (see view.h).
+ *
+ * Input goes to the mode first (help, prompt, question), then to the focused panel's
+ * widget, then through the key table to a command. Only key codes come from curses
+ * (KEY_* values); nothing here touches the terminal.
+ */
+#include "config.h"
+#include "view.h"
+
+#include <curses.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "doc.h"
+#include "explain.h"
+#include "gantt_view.h"
+#include "keys.h"
+
+/* ---- header ------------------------------------------------------------------------------ */
+
+static void draw_header(struct app *a, struct screen *s, const struct rect *r, const struct layout *l)
+{
+	struct pview *v = &a->cur;
+	const struct plan *p = &v->plan;
+	struct strbuf sb = STRBUF_INIT;
+	int x;
+
+	screen_fill(s, &(struct rect){ r->x, r->y, r->w, 1 }, ' ', R_HEADER);
+	x = screen_text(s, 1, r->y, r->w, "OctoPipe", R_TITLE) + 3;
+	strbuf_addf(&sb, "%s%s", p->name ? p->name : "plan",
+	            !app_modified(a) ? "" : a->autosaved ? " [modified, autosaved]" : " [modified]");
+	x += screen_text(s, x, r->y, r->w - x, sb.buf, R_TITLE) + 2;
+	strbuf_reset(&sb);
+	strbuf_addf(&sb, "%s on %s (%d gpus), %d microbatches, %d stages | %s", p->model.name, p->cluster.name,
+	            p->ndevices, p->microbatches, p->nstages,
+	            a->path ? (strrchr(a->path, '/') ? strrchr(a->path, '/') + 1 : a->path) : a->source);
+	screen_text(s, x, r->y, r->w - x - 1, sb.buf, R_HEADER);
+	strbuf_reset(&sb);
+
+	x = 1;
+	if (v->ran) {
+		x += screen_text(s, x, r->y + 1, r->w, "iteration ", R_LABEL);
+		fmt_ms(&sb, v->m.makespan_ms);
+		x += screen_text(s, x, r->y + 1, r->w, sb.buf, R_VALUE) + 2;
+		x += screen_text(s, x, r->y + 1, r->w, "tokens/s ", R_LABEL);
+		x += screen_textf(s, x, r->y + 1, r->w, R_VALUE, "%.0f", v->m.throughput_tokens_per_s) + 2;
+		x += screen_text(s, x, r->y + 1, r->w, "bubble ", R_LABEL);
+		x += screen_textf(s, x, r->y + 1, r->w, R_VALUE, "%.1f%%", 100 * v->m.bubble_ratio) + 2;
+		x += screen_text(s, x, r->y + 1, r->w, "efficiency ", R_LABEL);
+		strbuf_reset(&sb);
+		fmt_ms(&sb, v->m.lower_bound_ms);
+		x += screen_textf(s, x, r->y + 1, r->w, R_VALUE, "%.1f%%", 100 * v->m.efficiency);
+		x += screen_textf(s, x, r->y + 1, r->w, R_DIM, " of bound %s", sb.buf) + 2;
+		if (v->m.noom)
+			x += screen_textf(s, x, r->y + 1, r->w - x, R_ERROR, " OUT OF MEMORY: gpu %d ", v->m.oom[0]) + 1;
+	} else {
+		x += screen_text(s, x, r->y + 1, r->w, v->deadlock ? " DEADLOCK " : " CANNOT RUN ", R_ERROR) + 1;
+		x += screen_text(s, x, r->y + 1, r->w - x, v->deadlock ? "the chart shows the last plan that ran; u undoes" :
+		                 v->why, R_WARN) + 2;
+	}
+	if (r->w - x > 30 && a->last_edit_ms > 0)
+		screen_textf(s, r->w - 24, r->y + 1, 23, R_DIM, "edit+sim %.1f ms", a->last_edit_ms);
+	strbuf_release(&sb);
+
+	/* memory bars: peak per gpu against usable memory */
+	{
+		int per = l->mem_per_line, shown = per * l->mem_lines;
+		double cap = cluster_usable_bytes(&p->cluster);
+
+		for (int d = 0; d < p->ndevices && d < shown; d++) {
+			int cx = (d % per) * LAYOUT_MEM_CELL, cy = r->y + 2 + d / per;
+			double peak = v->ran || v->m.dev ? (double)(v->m.dev ? v->m.dev[d].peak_mem_bytes : 0) : 0;
+			double frac = cap > 0 ? peak / cap : 0;
+			int fill = (int)(frac * 7 + 0.5);
+			bool over = frac > 1.0;
+
+			if (d == shown - 1 && p->ndevices > shown) {
+				screen_textf(s, cx + 1, cy, LAYOUT_MEM_CELL, R_DIM, "+%d more", p->ndevices - shown + 1);
+				break;
+			}
+			screen_textf(s, cx, cy, 3, over ? R_ERROR : R_LABEL, "%2d", d);
+			screen_put(s, cx + 3, cy, '[', R_NORMAL);
+			for (int i = 0; i < 7; i++)
+				screen_put(s, cx + 4 + i, cy, i < fill ? '#' : '.', i < fill ? (frac > 0.9 ? R_MEM_HIGH : R_MEM) :
+				           R_MEM_FREE);
+			screen_put(s, cx + 11, cy, ']', R_NORMAL);
+			screen_textf(s, cx + 12, cy, 4, over ? R_ERROR : R_DIM, "%3.0fG", peak / 1e9);
+		}
+	}
+}
+
+/* ---- charts ------------------------------------------------------------------------------ */
+
+static void chart_title(struct app *a, struct pview *v, int focus, char *buf, size_t n)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	if (v->ran)
+		fmt_ms(&sb, v->m.makespan_ms);
+	else
+		strbuf_addstr(&sb, v->deadlock ? "deadlock" : "cannot run");
+	if (focus)
+		snprintf(buf, n, " compare: %s %s%s ", a->ref_step >= 0 ? a->steps[a->ref_step].name : "", sb.buf,
+		         a->focus == 1 ? " *" : "");
+	else
+		snprintf(buf, n, " %s: %s%s ", a->compare ? "plan" : "plan", sb.buf, a->compare && a->focus == 0 ? " *" : "");
+	strbuf_release(&sb);
+}
+
+/* ---- panels --------------------------------------------------------------------------- */
+
+static void panel_title(struct screen *s, const struct rect *r, const char *title)
+{
+	for (int x = r->x; x < r->x + r->w; x++)
+		screen_put(s, x, r->y, '-', R_BORDER);
+	screen_textf(s, r->x + 2, r->y, r->w - 4, R_TITLE, " %s ", title);
+}
+
+static void draw_details(struct app *a, struct screen *s, const struct rect *r)
+{
+	struct pview *v = app_focus(a);
+	const struct plan *p = &v->plan;
+	long i = app_cursor_op(a);
+	struct strbuf sb = STRBUF_INIT;
+	int y = r->y + 1, w = r->w - 2;
+
+	panel_title(s, r, "details");
+	if (!v->ran && v->deadlock && y < r->y + r->h) {
+		screen_text(s, 1, y++, w, "this order deadlocks: every op of the cycle below waits for the next one", R_ERROR);
+		for (int k = 0, off = 0; y < r->y + r->h && v->why[off]; k++) {
+			int len = (int)strlen(v->why + off);
+
+			if (len > w)
+				len = w;
+			screen_text(s, 1, y++, len, v->why + off, R_WARN);
+			off += len;
+		}
+		return;
+	}
+	if (i < 0) {
+		screen_textf(s, 1, y, w, R_DIM, "gpu %d runs nothing", a->sel_dev);
+		return;
+	}
+	{
+		const struct action *x = &p->order[i];
+		const struct stage *st = &p->stages[x->stage];
+		long op = sim_op_index(p, x->stage, x->mb, x->kind);
+		char tok[ACTION_TEXT_MAX], text[512];
+
+		app_op_text(p, x, text, sizeof(text));
+		screen_textf(s, 1, y, w, R_VALUE, "%s", action_format(x, tok));
+		screen_textf(s, 2 + (int)strlen(tok), y++, w - (int)strlen(tok) - 1, R_NORMAL,
+		             "%s of stage %d (layers %d-%d, %d layers), microbatch %d, on gpu %d, #%d in its order",
+		             op_kind_name((enum op_kind)x->kind), x->stage, st->first, st->last, st->last - st->first + 1,
+		             x->mb, st->device, a->sel_pos);
+		if (v->have_times && y < r->y + r->h) {
+			fmt_ms(&sb, v->start[op]);
+			strbuf_addstr(&sb, " -> ");
+			fmt_ms(&sb, v->end[op]);
+			strbuf_addstr(&sb, " (");
+			fmt_ms(&sb, v->end[op] - v->start[op]);
+			strbuf_addf(&sb, ")%s", v->crit[op] ? "   on the critical path" : "");
+			screen_text(s, 1, y, 7, "time", R_LABEL);
+			screen_text(s, 8, y++, w - 7, sb.buf, v->crit[op] ? R_WARN : R_NORMAL);
+			strbuf_reset(&sb);
+		}
+		if (v->ran && y < r->y + r->h) {
+			struct op_wait wt;
+			char t2[ACTION_TEXT_MAX];
+
+			explain_wait(&v->sim, p, v->pos, x, &wt);
+			if (wt.kind == WAIT_NONE) {
+				strbuf_addstr(&sb, "nothing: started at once");
+			} else {
+				strbuf_addf(&sb, "%s on gpu %d", action_format(&wt.on, t2), wt.device);
+				strbuf_addstr(&sb, wt.kind == WAIT_DEVICE ? " (the gpu was busy with it)" :
+				              wt.transfer ? " (its output, over the link)" : " (its output)");
+				strbuf_addstr(&sb, " until ");
+				fmt_ms(&sb, wt.until_ms);
+				if (wt.idle_ms > 0) {
+					strbuf_addstr(&sb, "; idle before: ");
+					fmt_ms(&sb, wt.idle_ms);
+				}
+				strbuf_addstr(&sb, "   (c jumps there)");
+			}
+			screen_text(s, 1, y, 7, "waited", R_LABEL);
+			screen_text(s, 8, y++, w - 7, sb.buf, R_NORMAL);
+			strbuf_reset(&sb);
+		}
+		if (v->m.dev && y < r->y + r->h) {
+			const struct device_metrics *dm = &v->m.dev[st->device];
+
+			strbuf_addf(&sb, "busy ");
+			fmt_ms(&sb, dm->busy_ms);
+			strbuf_addf(&sb, ", bubble %.1f%% (warm-up ", 100 * dm->bubble_ratio);
+			fmt_ms(&sb, dm->warmup_idle_ms);
+			strbuf_addstr(&sb, ", cool-down ");
+			fmt_ms(&sb, dm->cooldown_idle_ms);
+			strbuf_addstr(&sb, "), peak memory ");
+			fmt_bytes(&sb, (double)dm->peak_mem_bytes);
+			strbuf_addstr(&sb, " of ");
+			fmt_bytes(&sb, cluster_usable_bytes(&p->cluster));
+			screen_textf(s, 1, y, 7, R_LABEL, "gpu %d", st->device);
+			screen_text(s, 8, y++, w - 7, sb.buf, R_NORMAL);
+			strbuf_reset(&sb);
+		}
+		if (y < r->y + r->h) {
+			screen_text(s, 1, y, 7, "search", R_LABEL);
+			screen_text(s, 8, y++, w - 7, text, R_DIM);
+		}
+		if (y < r->y + r->h && v->why[0])
+			screen_text(s, 1, y++, w, v->why, R_ERROR);
+	}
+	strbuf_release(&sb);
+}
+
+static void draw_steps(struct app *a, struct screen *s, const struct rect *r)
+{
+	int rows = r->h - 1, top;
+
+	panel_title(s, r, "steps: the baselines' generation (the tuner's steps will show here)  Up/Down, Enter adopts");
+	if (rows < 1)
+		return;
+	top = a->step_sel - rows / 2;
+	if (top > a->nsteps - rows)
+		top = a->nsteps - rows;
+	if (top < 0)
+		top = 0;
+	for (int k = 0; k < rows && top + k < a->nsteps; k++) {
+		int i = top + k, y = r->y + 1 + k;
+		const struct step *st = &a->steps[i];
+		struct strbuf sb = STRBUF_INIT;
+		enum role role = i == a->step_sel ? R_SELECTED : R_NORMAL;
+
+		if (st->ok && st->makespan > 0) {
+			fmt_ms(&sb, st->makespan);
+			if (i > 0 && a->steps[i - 1].makespan > 0)
+				strbuf_addf(&sb, " (%+.1f%%)", 100 * (st->makespan / a->steps[i - 1].makespan - 1));
+		} else {
+			strbuf_addstr(&sb, "-");
+		}
+		if (role == R_SELECTED)
+			screen_fill(s, &(struct rect){ 0, y, r->w, 1 }, ' ', role);
+		screen_textf(s, 1, y, r->w - 2, role, "%2d  %-10s %-16s %-20s %s%s%s", i, st->phase, sb.buf, st->name, st->move,
+		             st->why[0] ? ": " : "", st->why);
+		strbuf_release(&sb);
+	}
+}
+
+static int steps_key(struct app *a, int key)
+{
+	switch (key) {
+	case KEY_UP: case 'k':
+		if (a->step_sel > 0)
+			a->step_sel--;
+		break;
+	case KEY_DOWN: case 'j':
+		if (a->step_sel < a->nsteps - 1)
+			a->step_sel++;
+		break;
+	case KEY_HOME:
+		a->step_sel = 0;
+		break;
+	case KEY_END:
+		a->step_sel = a->nsteps - 1;
+		break;
+	case '\n': case '\r': case KEY_ENTER:
+		app_adopt_step(a, a->step_sel);
+		return KF_HANDLED | KF_REDRAW;
+	default:
+		return 0;
+	}
+	app_set_ref_step(a, a->step_sel);
+	if (!a->steps[a->step_sel].ok)
+		app_msg(a, R_WARN, "step %d: %s", a->step_sel, a->steps[a->step_sel].why);
+	else
+		app_msg(a, R_NORMAL, "step %d (%s): %s", a->step_sel, a->steps[a->step_sel].phase,
+		        a->steps[a->step_sel].move);
+	return KF_HANDLED | KF_REDRAW;
+}
+
+static const struct widget details_widget = { "details", draw_details, NULL };
+static const struct widget steps_widget = { "steps", draw_steps, steps_key };
+
+static const struct widget *panel_widget(const struct app *a)
+{
+	return a->panel == PANEL_STEPS ? &steps_widget : a->panel == PANEL_DETAILS ? &details_widget : NULL;
+}
+
+/* ---- status line and F-key bar ---------------------------------------------------------- */
+
+static const char *prompt_label(enum prompt_kind k)
+{
+	switch (k) {
+	case PROMPT_SEARCH: return "search (PCRE2): /";
+	case PROMPT_FILTER: return "filter (PCRE2, empty shows all): \\";
+	case PROMPT_SAVE_AS: return "save as: ";
+	case PROMPT_OPEN: return "open plan: ";
+	default: return "move the stage to gpu: ";
+	}
+}
+
+static void draw_status(struct app *a, struct screen *s, const struct rect *r)
+{
+	if (a->mode == MODE_PROMPT) {
+		int x = screen_text(s, 0, r->y, r->w, prompt_label(a->prompt), R_PROMPT);
+
+		x += screen_text(s, x, r->y, r->w - x, a->input, R_NORMAL);
+		screen_put(s, x, r->y, '_', R_CURSOR);
+		return;
+	}
+	if (a->mode == MODE_QUESTION) {
+		screen_text(s, 0, r->y, r->w, a->question == Q_QUIT ?
+		            "the plan has unsaved edits: s saves and quits, y quits without saving, n or Esc stays" :
+		            "the plan has unsaved edits: s saves and opens, y opens without saving, n or Esc stays", R_PROMPT);
+		return;
+	}
+	if (a->msg[0])
+		screen_text(s, 0, r->y, r->w, a->msg, (enum role)a->msg_role);
+	else
+		screen_text(s, 0, r->y, r->w, "? help  / search  arrows move  < > move op  [ ] move boundary  m move stage  u undo  c waited for",
+		            R_DIM);
+}
+
+static void draw_fbar(struct app *a, struct screen *s, const struct rect *r)
+{
+	int slot = r->w / 10;
+
+	(void)a;
+	for (const struct command *k = commands; k->name; k++) {
+		int x;
+
+		if (!k->fkey)
+			continue;
+		x = (k->fkey - 1) * slot;
+		screen_textf(s, x, r->y, 3, R_FKEY, "F%d", k->fkey);
+		screen_fill(s, &(struct rect){ x + (k->fkey == 10 ? 3 : 2), r->y, slot - (k->fkey == 10 ? 3 : 2), 1 }, ' ',
+		            k->cmd == CMD_RUN ? R_FGREY : R_FLABEL);
+		screen_text(s, x + (k->fkey == 10 ? 3 : 2), r->y, slot - 3, k->name, k->cmd == CMD_RUN ? R_FGREY : R_FLABEL);
+	}
+}
+
+static void draw_help(struct app *a, struct screen *s, int rows)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const char *line;
+	int n = 0, y = 0;
+
+	keys_help(&sb);
+	line = sb.buf;
+	while (*line && y < rows) {
+		const char *nl = strchr(line, '\n');
+		int len = nl ? (int)(nl - line) : (int)strlen(line);
+
+		if (n++ >= a->help_top) {
+			char buf[512];
+
+			snprintf(buf, sizeof(buf), "%.*s", len < 500 ? len : 500, line);
+			screen_text(s, 1, y, s->w - 2, buf, n == 1 ? R_TITLE : line[0] != ' ' && len ? R_LABEL : R_NORMAL);
+			if (line[0] == ' ' && len > 21)
+				screen_text(s, 3, y, 18, buf + 2, R_HELP_KEY);
+			y++;
+		}
+		line = nl ? nl + 1 : line + len;
+	}
+	strbuf_release(&sb);
+}
+
+/* ---- the whole screen ------------------------------------------------------------------- */
+
+void view_layout(struct app *a, int cols, int rows, struct layout *l)
+{
+	struct layout_req req = { cols, rows, a->cur.plan.ndevices,
+	                          a->compare && a->ref.loaded ? a->ref.plan.ndevices : 0, a->xfer_rows,
+	                          a->panel != PANEL_NONE };
+	int per = a->xfer_rows ? 2 : 1;
+
+	layout_compute(&req, l);
+	if (l->too_small)
+		return;
+	a->chart_cols = cols - GANTT_LABEL_W;
+	a->vis_devs = (l->gantt.h - 1) / per;
+	if (a->vis_devs < 1)
+		a->vis_devs = 1;
+	if (a->fit)
+		app_fit(a);
+	app_clamp_cursor(a);
+}
+
+void view_draw(struct app *a, struct screen *s, const struct layout *l)
+{
+	char title[200];
+	const struct widget *pw;
+
+	screen_clear(s);
+	if (l->too_small) {
+		char m1[120], m2[120];
+
+		snprintf(m1, sizeof(m1), "terminal too small: %dx%d", s->w, s->h);
+		snprintf(m2, sizeof(m2), "octopipe needs at least %dx%d (q quits)", LAYOUT_MIN_COLS, LAYOUT_MIN_ROWS);
+		screen_text(s, (s->w - (int)strlen(m1)) / 2 > 0 ? (s->w - (int)strlen(m1)) / 2 : 0, s->h / 2 - 1, s->w, m1, R_WARN);
+		screen_text(s, (s->w - (int)strlen(m2)) / 2 > 0 ? (s->w - (int)strlen(m2)) / 2 : 0, s->h / 2, s->w, m2, R_NORMAL);
+		return;
+	}
+	if (a->mode == MODE_HELP) {
+		draw_help(a, s, l->fbar.y);
+		draw_fbar(a, s, &l->fbar);
+		return;
+	}
+	draw_header(a, s, &l->header, l);
+	if (l->ref.h > 0 && a->ref.loaded) {
+		chart_title(a, &a->ref, 1, title, sizeof(title));
+		gantt_view_draw(a, &a->ref, 1, title, s, &l->ref);
+	}
+	chart_title(a, &a->cur, 0, title, sizeof(title));
+	gantt_view_draw(a, &a->cur, 0, a->compare ? title : NULL, s, &l->gantt);
+	pw = panel_widget(a);
+	if (pw && l->panel.h > 0)
+		pw->draw(a, s, &l->panel);
+	draw_status(a, s, &l->status);
+	draw_fbar(a, s, &l->fbar);
+}
+
+/* ---- input -------------------------------------------------------------------------------- */
+
+static void start_prompt(struct app *a, enum prompt_kind k, const char *init)
+{
+	a->mode = MODE_PROMPT;
+	a->prompt = k;
+	size_t n = init ? strlen(init) : 0;
+
+	if (n >= sizeof(a->input))
+		n = sizeof(a->input) - 1;
+	memcpy(a->input, init ? init : "", n);
+	a->input[n] = '\0';
+	a->input_len = (int)n;
+}
+
+static void default_save_name(struct app *a, char *buf, size_t n)
+{
+	const char *name = a->cur.plan.name ? a->cur.plan.name : "plan";
+	size_t k = 0;
+
+	if (a->path) {
+		snprintf(buf, n, "%s", a->path);
+		return;
+	}
+	k = (size_t)snprintf(buf, n, "plans/");
+	for (const char *c = name; *c && k + 6 < n; c++)
+		buf[k++] = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '-' ||
+		           *c == '.' ? *c : '-';
+	snprintf(buf + k, n - k, ".json");
+}
+
+static int submit_prompt(struct app *a)
+{
+	a->mode = MODE_NORMAL;
+	switch (a->prompt) {
+	case PROMPT_SEARCH:
+		app_search(a, a->input, false);
+		break;
+	case PROMPT_FILTER:
+		app_search(a, a->input, true);
+		break;
+	case PROMPT_SAVE_AS:
+		if (a->input[0])
+			app_save(a, a->input);
+		break;
+	case PROMPT_OPEN:
+		if (!a->input[0])
+			break;
+		if (app_modified(a)) {
+			snprintf(a->pending_open, sizeof(a->pending_open), "%s", a->input);
+			a->mode = MODE_QUESTION;
+			a->question = Q_OPEN;
+		} else {
+			app_open_file(a, a->input);
+		}
+		return KF_HANDLED | KF_REDRAW | KF_RELAYOUT;
+	case PROMPT_MOVE_STAGE: {
+		long i = app_cursor_op(a);
+		char *end;
+		long d = strtol(a->input, &end, 10);
+
+		if (i < 0)
+			break;
+		if (end == a->input || *end) {
+			app_msg(a, R_ERROR, "'%s' is not a gpu number", a->input);
+			break;
+		}
+		{
+			int st = a->cur.plan.order[i].stage;
+			struct edit ed = { EDIT_PLACE, st, (int)d, 0, 0, NULL, NULL, NULL };
+
+			ed.times = a->cur.have_times && !a->cur.deadlock ? a->cur.start : NULL;
+
+			app_edit(a, &ed);
+			/* follow the stage to its new gpu */
+			if (a->cur.plan.stages[st].device == d)
+				for (int k = a->cur.plan.order_start[d]; k < a->cur.plan.order_start[d + 1]; k++)
+					if (a->cur.plan.order[k].stage == st) {
+						app_cursor_to(a, k);
+						break;
+					}
+		}
+		break;
+	}
+	}
+	return KF_HANDLED | KF_REDRAW;
+}
+
+static int prompt_key(struct app *a, int key)
+{
+	switch (key) {
+	case 27:
+		a->mode = MODE_NORMAL;
+		app_msg(a, R_DIM, "cancelled");
+		break;
+	case '\n': case '\r': case KEY_ENTER:
+		return submit_prompt(a);
+	case KEY_BACKSPACE: case 127: case 8:
+		if (a->input_len > 0)
+			a->input[--a->input_len] = '\0';
+		break;
+	case 21: /* ^U */
+		a->input_len = 0;
+		a->input[0] = '\0';
+		break;
+	default:
+		if (key >= 32 && key < 127 && a->input_len < (int)sizeof(a->input) - 1) {
+			a->input[a->input_len++] = (char)key;
+			a->input[a->input_len] = '\0';
+		}
+	}
+	return KF_HANDLED | KF_REDRAW;
+}
+
+static int question_key(struct app *a, int key)
+{
+	bool go = false;
+
+	switch (key) {
+	case 'y': case 'Y':
+		go = true;
+		break;
+	case 's': case 'S':
+		if (!a->path) {
+			char name[4096];
+
+			default_save_name(a, name, sizeof(name));
+			if (app_save(a, name) < 0) {
+				a->mode = MODE_NORMAL;
+				return KF_HANDLED | KF_REDRAW;
+			}
+		} else if (app_save(a, NULL) < 0) {
+			a->mode = MODE_NORMAL;
+			return KF_HANDLED | KF_REDRAW;
+		}
+		go = true;
+		break;
+	case 'n': case 'N': case 27: case 'q':
+		a->mode = MODE_NORMAL;
+		app_msg(a, R_DIM, "nothing discarded");
+		return KF_HANDLED | KF_REDRAW;
+	default:
+		return KF_HANDLED;
+	}
+	a->mode = MODE_NORMAL;
+	if (!go)
+		return KF_HANDLED | KF_REDRAW;
+	if (a->question == Q_QUIT) {
+		if (app_modified(a))
+			app_autosave_remove(a);
+		a->quit = true;
+		return KF_HANDLED | KF_QUIT;
+	}
+	app_autosave_remove(a);
+	app_open_file(a, a->pending_open);
+	return KF_HANDLED | KF_REDRAW | KF_RELAYOUT;
+}
+
+static int help_key(struct app *a, int key)
+{
+	switch (key) {
+	case KEY_UP: case 'k': if (a->help_top > 0) a->help_top--; break;
+	case KEY_DOWN: case 'j': a->help_top++; break;
+	case KEY_PPAGE: a->help_top = a->help_top > 10 ? a->help_top - 10 : 0; break;
+	case KEY_NPAGE: case ' ': a->help_top += 10; break;
+	case 27: case 'q': case '?': case KEY_F(1): case KEY_F(10):
+		a->mode = MODE_NORMAL;
+		return KF_HANDLED | KF_REDRAW | KF_RELAYOUT;
+	default: break;
+	}
+	return KF_HANDLED | KF_REDRAW;
+}
+
+static void boundary_edit(struct app *a, int grow)
+{
+	long i = app_cursor_op(a);
+	struct edit ed = { EDIT_BOUNDARY, 0, 0, 0, 0, NULL, NULL, NULL };
+	int st;
+
+	if (i < 0)
+		return;
+	st = app_focus(a)->plan.order[i].stage;
+	/* the last stage has no boundary after it: move the one before it instead */
+	if (st == app_focus(a)->plan.nstages - 1) {
+		ed.stage = st - 1;
+		ed.delta = grow ? -1 : 1;
+	} else {
+		ed.stage = st;
+		ed.delta = grow ? 1 : -1;
+	}
+	app_edit(a, &ed);
+}
+
+static int back_out(struct app *a)
+{
+	if (a->panel == PANEL_STEPS) {
+		a->panel = PANEL_DETAILS;
+		return KF_RELAYOUT;
+	}
+	if (a->re) {
+		app_search(a, "", false);
+		return 0;
+	}
+	if (a->compare) {
+		a->compare = false;
+		a->focus = 0;
+		return KF_RELAYOUT;
+	}
+	a->msg[0] = '\0';
+	return 0;
+}
+
+int view_key(struct app *a, int key)
+{
+	const struct widget *pw = panel_widget(a);
+	struct pview *v = app_focus(a);
+	enum cmd c;
+	int r;
+
+	if (a->mode == MODE_HELP)
+		return help_key(a, key);
+	if (a->mode == MODE_PROMPT)
+		return prompt_key(a, key);
+	if (a->mode == MODE_QUESTION)
+		return question_key(a, key);
+	if (pw && pw->key && (r = pw->key(a, key)) != 0)
+		return r;
+	c = keys_lookup(key);
+	if (c == CMD_NONE)
+		return 0;
+	r = KF_HANDLED | KF_REDRAW;
+	switch (c) {
+	case CMD_HELP: a->mode = MODE_HELP; a->help_top = 0; break;
+	case CMD_SAVE:
+		if (a->path) {
+			app_save(a, NULL);
+		} else {
+			char name[4096];
+
+			default_save_name(a, name, sizeof(name));
+			start_prompt(a, PROMPT_SAVE_AS, name);
+		}
+		break;
+	case CMD_SAVE_AS: {
+		char name[4096];
+
+		default_save_name(a, name, sizeof(name));
+		start_prompt(a, PROMPT_SAVE_AS, name);
+		break;
+	}
+	case CMD_OPEN: start_prompt(a, PROMPT_OPEN, ""); break;
+	case CMD_SEARCH: start_prompt(a, PROMPT_SEARCH, ""); break;
+	case CMD_FILTER: start_prompt(a, PROMPT_FILTER, a->filter ? a->pattern : ""); break;
+	case CMD_NEXT_MATCH: app_next_match(a, 1); break;
+	case CMD_PREV_MATCH: app_next_match(a, -1); break;
+	case CMD_COMPARE:
+		a->compare = !a->compare;
+		if (!a->compare)
+			a->focus = 0;
+		else if (!a->ref.loaded)
+			app_set_ref_step(a, 1);
+		if (a->compare && a->ref_step >= 0)
+			app_msg(a, R_NORMAL, "compare: %s above the plan, one time scale (V: next baseline, Tab: switch)",
+			        a->steps[a->ref_step].name);
+		r |= KF_RELAYOUT;
+		break;
+	case CMD_REF_NEXT:
+		for (int k = 1; k <= a->nsteps; k++) {
+			int i = (a->ref_step + k) % a->nsteps;
+
+			if (a->steps[i].ok) {
+				app_set_ref_step(a, i);
+				break;
+			}
+		}
+		a->compare = true;
+		app_msg(a, R_NORMAL, "compare with %s", a->ref_step >= 0 ? a->steps[a->ref_step].name : "?");
+		r |= KF_RELAYOUT;
+		break;
+	case CMD_SWITCH:
+		if (a->compare) {
+			a->focus ^= 1;
+			app_clamp_cursor(a);
+		}
+		break;
+	case CMD_STEPS:
+		if (a->panel == PANEL_STEPS) {
+			a->panel = PANEL_DETAILS;
+		} else {
+			a->panel = PANEL_STEPS;
+			a->compare = true;
+			app_set_ref_step(a, a->step_sel);
+			app_msg(a, R_NORMAL, "steps: Up/Down walk the generation (shown above the plan), Enter adopts, Esc closes");
+		}
+		r |= KF_RELAYOUT;
+		break;
+	case CMD_ADOPT:
+		if (a->compare && a->focus == 1)
+			app_adopt_step(a, a->ref_step);
+		break;
+	case CMD_DETAILS:
+		a->panel = a->panel == PANEL_NONE ? PANEL_DETAILS : PANEL_NONE;
+		r |= KF_RELAYOUT;
+		break;
+	case CMD_XFERS: a->xfer_rows = !a->xfer_rows; r |= KF_RELAYOUT; break;
+	case CMD_RUN:
+		app_msg(a, R_WARN, "run is not available yet: it needs the executor (emu / cuda backends), which has not landed");
+		break;
+	case CMD_REORDER: {
+		struct edit ed = { EDIT_REORDER, 0, 0, 0, 0, NULL, NULL, NULL };
+
+		app_edit(a, &ed);
+		break;
+	}
+	case CMD_QUIT:
+		if (app_modified(a)) {
+			a->mode = MODE_QUESTION;
+			a->question = Q_QUIT;
+		} else {
+			app_autosave_remove(a);
+			a->quit = true;
+			r |= KF_QUIT;
+		}
+		break;
+	case CMD_BACK: r |= back_out(a); break;
+	case CMD_LEFT: app_cursor_move(a, 0, -1); break;
+	case CMD_RIGHT: app_cursor_move(a, 0, 1); break;
+	case CMD_UP: app_cursor_move(a, -1, 0); break;
+	case CMD_DOWN: app_cursor_move(a, 1, 0); break;
+	case CMD_FIRST: a->sel_pos = 0; app_clamp_cursor(a); app_show_cursor(a); break;
+	case CMD_LAST: a->sel_pos = 1 << 30; app_clamp_cursor(a); app_show_cursor(a); break;
+	case CMD_PAGE_UP: app_cursor_move(a, 0, -10); break;
+	case CMD_PAGE_DOWN: app_cursor_move(a, 0, 10); break;
+	case CMD_PAN_LEFT: app_pan(a, -a->chart_cols / 4); break;
+	case CMD_PAN_RIGHT: app_pan(a, a->chart_cols / 4); break;
+	case CMD_ZOOM_IN: app_zoom(a, 2); break;
+	case CMD_ZOOM_OUT: app_zoom(a, 0.5); break;
+	case CMD_FIT: app_fit(a); break;
+	case CMD_WAITED: app_jump_waited(a); break;
+	case CMD_CRIT_END: app_jump_crit_end(a); break;
+	case CMD_OP_EARLIER:
+	case CMD_OP_LATER: {
+		struct edit ed = { EDIT_MOVE_OP, 0, a->sel_dev, a->sel_pos, c == CMD_OP_EARLIER ? -1 : 1, NULL, NULL, NULL };
+
+		app_edit(a, &ed);
+		app_show_cursor(a);
+		break;
+	}
+	case CMD_STAGE_SHRINK: boundary_edit(a, 0); break;
+	case CMD_STAGE_GROW: boundary_edit(a, 1); break;
+	case CMD_MOVE_STAGE:
+		if (app_cursor_op(a) >= 0 && !(a->compare && a->focus == 1)) {
+			char cur[16];
+
+			snprintf(cur, sizeof(cur), "%d", a->sel_dev);
+			start_prompt(a, PROMPT_MOVE_STAGE, "");
+			app_msg(a, R_NORMAL, "stage %d is on gpu %s", v->plan.order[app_cursor_op(a)].stage, cur);
+		}
+		break;
+	case CMD_UNDO: app_undo(a); break;
+	case CMD_REDO: app_redo(a); break;
+	case CMD_REDRAW: r |= KF_REPAINT; break;
+	default: break;
+	}
+	return r;
+}
+
+int view_mouse(struct app *a, const struct layout *l, int x, int y, int button)
+{
+	if (l->too_small || a->mode != MODE_NORMAL)
+		return 0;
+	if (y == l->fbar.y && button == 1) {
+		int fk = x / (l->fbar.w / 10) + 1;
+
+		for (const struct command *k = commands; k->name; k++)
+			if (k->fkey == fk)
+				return view_key(a, KEY_F(fk));   /* a click is the key press */
+		return 0;
+	}
+	if (button == 4 || button == 5) {
+		if (a->cur.plan.ndevices > a->vis_devs) {
+			a->row0 += button == 4 ? -3 : 3;
+			if (a->row0 > a->cur.plan.ndevices - a->vis_devs)
+				a->row0 = a->cur.plan.ndevices - a->vis_devs;
+			if (a->row0 < 0)
+				a->row0 = 0;
+		} else {
+			app_pan(a, button == 4 ? -a->chart_cols / 8 : a->chart_cols / 8);
+		}
+		return KF_HANDLED | KF_REDRAW;
+	}
+	if (button != 1 || x < GANTT_LABEL_W)
+		return 0;
+	for (int f = 0; f < 2; f++) {
+		const struct rect *r = f ? &l->ref : &l->gantt;
+		int d;
+
+		if (r->h == 0 || y < r->y || y >= r->y + r->h)
+			continue;
+		d = gantt_view_device_at(a, r, y);
+		if (d >= 0 && app_pick(a, f, d, x - GANTT_LABEL_W))
+			return KF_HANDLED | KF_REDRAW;
+	}
+	return 0;
+}
