@@ -19,6 +19,7 @@ static const struct {
 	{ DOC_CLUSTER, "octopipe.cluster/", "cluster" },
 	{ DOC_PLAN, "octopipe.plan/", "plan" },
 	{ DOC_TIMELINE, "octopipe.timeline/", "timeline" },
+	{ DOC_ARCH, "octopipe.arch/", "architecture" },
 };
 
 const char *doc_kind_name(enum doc_kind k)
@@ -60,9 +61,12 @@ int doc_load(struct doc *d, const char *path, struct err *e)
 	case DOC_TIMELINE:
 		r = timeline_from_json(&d->u.timeline, root, path, e);
 		break;
+	case DOC_ARCH:
+		r = arch_from_json(&d->u.arch, root, path, e);
+		break;
 	default:
 		jv_fail(&v, "format", "'%.60s' is not an OctoPipe format (expected octopipe.model/1, "
-		        "octopipe.cluster/1, octopipe.plan/1 or octopipe.timeline/1)", format);
+		        "octopipe.cluster/1, octopipe.plan/1, octopipe.timeline/1 or octopipe.arch/1)", format);
 	}
 out:
 	if (r < 0)
@@ -78,6 +82,7 @@ void doc_release(struct doc *d)
 	case DOC_CLUSTER: cluster_release(&d->u.cluster); break;
 	case DOC_PLAN: plan_release(&d->u.plan); break;
 	case DOC_TIMELINE: timeline_release(&d->u.timeline); break;
+	case DOC_ARCH: arch_release(&d->u.arch); break;
 	default: break;
 	}
 	d->kind = DOC_UNKNOWN;
@@ -184,6 +189,20 @@ static void describe_timeline(const struct timeline *t, struct strbuf *sb)
 	}
 }
 
+static void describe_arch(const struct arch *a, struct strbuf *sb)
+{
+	struct arch_totals t;
+	long seq = a->seq_len > 0 ? a->seq_len : 4096;
+
+	arch_totals(a, seq, &t);
+	strbuf_addf(sb, "architecture '%s': %d layers, ", a->name ? a->name : "?", a->nlayers);
+	if (t.params >= 1e9)
+		strbuf_addf(sb, "%.3f B parameters (%.3f B active)", t.params / 1e9, t.active / 1e9);
+	else
+		strbuf_addf(sb, "%.3f M parameters (%.3f M active)", t.params / 1e6, t.active / 1e6);
+	strbuf_addf(sb, ", %.4g GFLOP per token forward at sequence %ld", t.flops_per_token / 1e9, seq);
+}
+
 void doc_describe(const struct doc *d, struct strbuf *sb)
 {
 	switch (d->kind) {
@@ -191,6 +210,7 @@ void doc_describe(const struct doc *d, struct strbuf *sb)
 	case DOC_CLUSTER: describe_cluster(&d->u.cluster, sb); break;
 	case DOC_PLAN: describe_plan(&d->u.plan, sb); break;
 	case DOC_TIMELINE: describe_timeline(&d->u.timeline, sb); break;
+	case DOC_ARCH: describe_arch(&d->u.arch, sb); break;
 	default: strbuf_addstr(sb, "unknown document"); break;
 	}
 }

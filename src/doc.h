@@ -6,6 +6,7 @@
 #ifndef OCTO_DOC_H
 #define OCTO_DOC_H
 
+#include "arch.h"
 #include "cluster.h"
 #include "err.h"
 #include "model.h"
@@ -13,7 +14,7 @@
 #include "strbuf.h"
 #include "timeline.h"
 
-enum doc_kind { DOC_UNKNOWN = 0, DOC_MODEL, DOC_CLUSTER, DOC_PLAN, DOC_TIMELINE };
+enum doc_kind { DOC_UNKNOWN = 0, DOC_MODEL, DOC_CLUSTER, DOC_PLAN, DOC_TIMELINE, DOC_ARCH };
 
 struct doc {
 	enum doc_kind kind;
@@ -22,6 +23,7 @@ struct doc {
 		struct cluster cluster;
 		struct plan plan;
 		struct timeline timeline;
+		struct arch arch;
 	} u;
 };
 

@@ -39,6 +39,10 @@ expect_match "tiny-cluster.json: ok: cluster '2xtest': 2 H200 devices" "$OUT" "c
 expect_match "tiny-plan.json: ok: plan 'tiny 1f1b': .* 2 stages on 2 of 2 devices, 2 microbatches, split backward, 12 ops" "$OUT" "check describes a plan"
 expect_match "tiny-timeline.json: ok: timeline \(sim\): 2 devices, 5 ops, 2 transfers" "$OUT" "check describes a timeline"
 
+run "$OCTOPIPE" check "$data/arch-tiny.json"
+expect_rc 0 "check accepts an architecture file"
+expect_match "arch-tiny.json: ok: architecture 'tiny-arch': 5 layers, [0-9.]+ M parameters" "$OUT" "check describes an architecture"
+
 run "$OCTOPIPE" check "$data/tiny-model.json" "$data/bad/11-model-negative-cost.json" "$data/tiny-cluster.json"
 expect_rc 2 "one bad file among good ones exits 2"
 expect_match 'tiny-cluster.json: ok' "$OUT" "files after a bad one are still checked"
