@@ -10,6 +10,19 @@
 
 #include "partition.h"
 
+const struct baseline_recipe baseline_recipes[] = {
+	{ "gpipe", SCHED_GPIPE, "uniform" },
+	{ "1f1b", SCHED_1F1B, "uniform" },
+	{ "1f1b balanced", SCHED_1F1B, "balanced" },
+	{ "interleaved", SCHED_INTERLEAVED, "uniform" },
+	{ "zb-h1", SCHED_ZBH1, "uniform" },
+	{ "zb-h2", SCHED_ZBH2, "uniform" },
+	{ "zb-v", SCHED_ZBV, "uniform" },
+	{ "dualpipev", SCHED_DUALPIPEV, "uniform" },
+	{ "adaptive", SCHED_ADAPTIVE, "balanced" },
+};
+const int baseline_nrecipes = sizeof(baseline_recipes) / sizeof(baseline_recipes[0]);
+
 static int make_partition(const struct model *m, const char *how, int nstages, int *first, struct err *e)
 {
 	if (!how || strcmp(how, "uniform") == 0)

@@ -23,6 +23,15 @@ struct baseline_spec {
 	int devices;              /* pipeline devices; 0 = all of the cluster */
 };
 
+/* The baselines OctoPipe compares against, in display order (compare, the UI). */
+struct baseline_recipe {
+	const char *name;          /* "1f1b balanced" */
+	enum sched_kind schedule;
+	const char *partition;
+};
+extern const struct baseline_recipe baseline_recipes[];
+extern const int baseline_nrecipes;
+
 /* Builds and validates the plan. model_ref / cluster_ref are the paths to write into it
  * (NULL embeds the object). ERR_INPUT when the recipe cannot apply (with the reason). */
 int baseline_plan(struct plan *out, const struct model *m, const char *model_ref,

@@ -12,6 +12,7 @@
 #include "cluster.h"
 #include "datadir.h"
 #include "fileio.h"
+#include "json.h"
 #include "model.h"
 #include "plan.h"
 
@@ -118,4 +119,29 @@ int cli_write_text(const char *path, const char *text, size_t len)
 	if (fileio_write_atomic(path, text, len, &e) < 0)
 		return cli_report(&e);
 	return EXIT_OK;
+}
+
+int cli_write_plan(struct plan *p, const char *out, const char *model_path, const char *cluster_path, bool embed)
+{
+	struct err e = ERR_INIT;
+
+	if (strcmp(out, "-") == 0) {
+		cJSON *root = plan_to_json(p, true);
+		struct strbuf sb = STRBUF_INIT;
+
+		if (!root) {
+			fprintf(stderr, "octopipe: out of memory\n");
+			return EXIT_RUNTIME;
+		}
+		json_write(&sb, root);
+		fputs(sb.buf, stdout);
+		strbuf_release(&sb);
+		cJSON_Delete(root);
+		return EXIT_OK;
+	}
+	if (!embed && cli_set_refs(p, model_path, cluster_path, out) < 0) {
+		fprintf(stderr, "octopipe: cannot refer to '%s' and '%s' from '%s'\n", model_path, cluster_path, out);
+		return EXIT_RUNTIME;
+	}
+	return plan_save(p, out, embed, &e) < 0 ? cli_report(&e) : EXIT_OK;
 }

@@ -7,6 +7,7 @@
 #ifndef OCTO_CLI_H
 #define OCTO_CLI_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "err.h"
@@ -53,6 +54,10 @@ int cli_positive(const char *cmd, const char *opt, const char *value);
 /* Sets p's model/cluster references to the given files as seen from out_path's
  * directory, so the written plan finds them wherever it is opened from. */
 int cli_set_refs(struct plan *p, const char *model_path, const char *cluster_path, const char *out_path);
+/* Writes plan p to out: "-" prints it to stdout with the model and cluster embedded;
+ * otherwise the file refers to model_path / cluster_path relative to it (or embeds them
+ * with embed). Prints the error and returns its exit code. */
+int cli_write_plan(struct plan *p, const char *out, const char *model_path, const char *cluster_path, bool embed);
 /* Writes text to path ("-" = stdout) atomically; prints the error and returns its code. */
 int cli_write_text(const char *path, const char *text, size_t len);
 

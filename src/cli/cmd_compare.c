@@ -28,24 +28,6 @@ static void usage(FILE *f)
 	      "A schedule that cannot apply says why.\n", f);
 }
 
-struct row {
-	const char *name;
-	enum sched_kind kind;
-	const char *partition;
-};
-
-static const struct row rows[] = {
-	{ "gpipe", SCHED_GPIPE, "uniform" },
-	{ "1f1b", SCHED_1F1B, "uniform" },
-	{ "1f1b balanced", SCHED_1F1B, "balanced" },
-	{ "interleaved", SCHED_INTERLEAVED, "uniform" },
-	{ "zb-h1", SCHED_ZBH1, "uniform" },
-	{ "zb-h2", SCHED_ZBH2, "uniform" },
-	{ "zb-v", SCHED_ZBV, "uniform" },
-	{ "dualpipev", SCHED_DUALPIPEV, "uniform" },
-	{ "adaptive", SCHED_ADAPTIVE, "balanced" },
-};
-
 int cmd_compare(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -65,7 +47,7 @@ int cmd_compare(int argc, char **argv)
 	struct sim s;
 	struct jw w = { false };
 	cJSON *out = NULL;
-	double row_ms[sizeof(rows) / sizeof(rows[0])];
+	double *row_ms;
 
 	optind = 0;
 	while ((ch = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
@@ -80,10 +62,16 @@ int cmd_compare(int argc, char **argv)
 	}
 	if (!model_arg || !cluster_arg || !mbs)
 		return cli_usage_error("compare", "needs --model, --cluster and --microbatches");
-	if ((rc = cli_load_model(model_arg, &m, mpath)) != 0)
+	row_ms = calloc((size_t)baseline_nrecipes, sizeof(double));
+	if (!row_ms)
+		return EXIT_RUNTIME;
+	if ((rc = cli_load_model(model_arg, &m, mpath)) != 0) {
+		free(row_ms);
 		return rc;
+	}
 	if ((rc = cli_load_cluster(cluster_arg, &c, cpath)) != 0) {
 		model_release(&m);
+		free(row_ms);
 		return rc;
 	}
 	memset(&s, 0, sizeof(s));
@@ -101,8 +89,8 @@ int cmd_compare(int argc, char **argv)
 		printf("%-15s %12s %12s %7s %10s %10s  %s\n", "SCHEDULE", "ITERATION ms", "TOKENS/S", "BUBBLE",
 		       "PEAK MEM", "EFFICIENCY", "FEASIBLE");
 	}
-	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		struct baseline_spec spec = { rows[i].kind, mbs, 0, rows[i].partition, NULL, 0, 0 };
+	for (size_t i = 0; i < (size_t)baseline_nrecipes; i++) {
+		struct baseline_spec spec = { baseline_recipes[i].schedule, mbs, 0, baseline_recipes[i].partition, NULL, 0, 0 };
 		struct err e = ERR_INIT;
 		struct plan p;
 		struct metrics mt;
@@ -131,8 +119,8 @@ int cmd_compare(int argc, char **argv)
 		if (json) {
 			cJSON *o2 = jw_push(&w, out, cJSON_CreateObject());
 
-			jw_str(&w, o2, "schedule", rows[i].name);
-			jw_str(&w, o2, "partition", rows[i].partition);
+			jw_str(&w, o2, "schedule", baseline_recipes[i].name);
+			jw_str(&w, o2, "partition", baseline_recipes[i].partition);
 			if (ran) {
 				jw_num(&w, o2, "makespan_ms", mt.makespan_ms);
 				jw_num(&w, o2, "throughput_tokens_per_s", mt.throughput_tokens_per_s);
@@ -153,11 +141,11 @@ int cmd_compare(int argc, char **argv)
 			struct strbuf b = STRBUF_INIT;
 
 			fmt_bytes(&b, peak);
-			printf("%-15s %12.2f %12.0f %6.1f%% %10s %9.1f%%  %s\n", rows[i].name, mt.makespan_ms,
+			printf("%-15s %12.2f %12.0f %6.1f%% %10s %9.1f%%  %s\n", baseline_recipes[i].name, mt.makespan_ms,
 			       mt.throughput_tokens_per_s, 100 * mt.bubble_ratio, b.buf, 100 * mt.efficiency, why);
 			strbuf_release(&b);
 		} else {
-			printf("%-15s %12s %12s %7s %10s %10s  %s\n", rows[i].name, "-", "-", "-", "-", "-", why);
+			printf("%-15s %12s %12s %7s %10s %10s  %s\n", baseline_recipes[i].name, "-", "-", "-", "-", "-", why);
 		}
 		metrics_release(&mt);
 		if (built)
@@ -198,9 +186,9 @@ int cmd_compare(int argc, char **argv)
 				jw_num(&w, o2, "efficiency", mt.efficiency);
 				jw_bool(&w, o2, "feasible", !mt.noom);
 				sp = jw_obj(&w, o2, "speedup");
-				for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+				for (size_t i = 0; i < (size_t)baseline_nrecipes; i++)
 					if (row_ms[i] > 0)
-						jw_num(&w, sp, rows[i].name, row_ms[i] / mt.makespan_ms);
+						jw_num(&w, sp, baseline_recipes[i].name, row_ms[i] / mt.makespan_ms);
 			} else {
 				struct strbuf b = STRBUF_INIT;
 
@@ -210,10 +198,10 @@ int cmd_compare(int argc, char **argv)
 				       mt.noom ? "no: out of memory" : "yes");
 				strbuf_reset(&b);
 				strbuf_addstr(&b, "speedup of the tuned plan:");
-				for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+				for (size_t i = 0; i < (size_t)baseline_nrecipes; i++)
 					if (row_ms[i] > 0)
-						strbuf_addf(&b, " %s %.2fx%s", rows[i].name, row_ms[i] / mt.makespan_ms,
-						            i + 1 < sizeof(rows) / sizeof(rows[0]) ? "," : "");
+						strbuf_addf(&b, " %s %.2fx%s", baseline_recipes[i].name, row_ms[i] / mt.makespan_ms,
+						            i + 1 < (size_t)baseline_nrecipes ? "," : "");
 				printf("\n%s\n", b.buf);
 				strbuf_release(&b);
 			}
@@ -235,5 +223,6 @@ int cmd_compare(int argc, char **argv)
 	sim_release(&s);
 	model_release(&m);
 	cluster_release(&c);
+	free(row_ms);
 	return w.oom ? EXIT_RUNTIME : EXIT_OK;
 }

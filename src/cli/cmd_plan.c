@@ -178,20 +178,7 @@ int cmd_plan(int argc, char **argv)
 	if (baseline_plan(&p, &m, NULL, &c, NULL, &spec, &e) < 0) {
 		rc = cli_report(&e);
 	} else {
-		if (!embed && strcmp(out, "-") != 0 && cli_set_refs(&p, mpath, cpath, out) < 0) {
-			rc = EXIT_RUNTIME;
-		} else if (strcmp(out, "-") == 0) {
-			cJSON *root = plan_to_json(&p, true);
-			struct strbuf sb = STRBUF_INIT;
-
-			json_write(&sb, root);
-			fputs(sb.buf, stdout);
-			strbuf_release(&sb);
-			cJSON_Delete(root);
-			rc = EXIT_OK;
-		} else {
-			rc = plan_save(&p, out, embed, &e) < 0 ? cli_report(&e) : EXIT_OK;
-		}
+		rc = cli_write_plan(&p, out, mpath, cpath, embed);
 		if (rc == EXIT_OK)
 			rc = report(&p, out);
 		plan_release(&p);

@@ -174,10 +174,7 @@ int cmd_import(int argc, char **argv)
 	if (torchcsv_import(&p, text, argv[optind], &m, NULL, &c, NULL, mbs, partition, &e) < 0) {
 		rc = cli_report(&e);
 	} else {
-		if (strcmp(out, "-") != 0 && cli_set_refs(&p, mpath, cpath, out) < 0)
-			rc = EXIT_RUNTIME;
-		else
-			rc = plan_save(&p, out, strcmp(out, "-") == 0, &e) < 0 ? cli_report(&e) : EXIT_OK;
+		rc = cli_write_plan(&p, out, mpath, cpath, false);
 		plan_release(&p);
 	}
 	free(text);

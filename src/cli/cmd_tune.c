@@ -143,21 +143,8 @@ int cmd_tune(int argc, char **argv)
 		strbuf_release(&sb);
 	}
 	rc = EXIT_OK;
-	if (out) {
-		if (strcmp(out, "-") != 0 && cli_set_refs(&p, mpath, cpath, out) < 0) {
-			rc = EXIT_RUNTIME;
-		} else if (strcmp(out, "-") == 0) {
-			cJSON *root = plan_to_json(&p, true);
-			struct strbuf sb = STRBUF_INIT;
-
-			json_write(&sb, root);
-			fputs(sb.buf, stdout);
-			strbuf_release(&sb);
-			cJSON_Delete(root);
-		} else if (plan_save(&p, out, false, &e) < 0) {
-			rc = cli_report(&e);
-		}
-	}
+	if (out)
+		rc = cli_write_plan(&p, out, mpath, cpath, false);
 	if (rc == EXIT_OK && steps_out) {
 		cJSON *root = tune_steps_to_json(t);
 		struct strbuf sb = STRBUF_INIT;
