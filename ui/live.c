@@ -64,7 +64,10 @@ static void advance(struct live_dev *v, long b)
 static void add_busy(struct live *l, struct live_dev *v, double s, double e)
 {
 	double w = l->bucket_ms;
-	long b0 = (long)floor(s / w), b1 = (long)floor(e / w);
+	long b0 = (long)floor(s / w), b1 = (long)ceil(e / w) - 1;   /* the buckets it overlaps */
+
+	if (b1 < b0)
+		b1 = b0;
 
 	if (v->first >= 0 && b0 < v->cur - LIVE_HIST + 1)
 		b0 = v->cur - LIVE_HIST + 1;      /* older than the ring: nothing to keep */

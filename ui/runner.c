@@ -131,7 +131,7 @@ long runner_read(struct runner *r, int fd, char *buf, size_t n)
 {
 	ssize_t k;
 
-	if (fd < 0)
+	if (fd < 0 || n == 0)
 		return -1;
 	do
 		k = read(fd, buf, n);
