@@ -67,8 +67,6 @@ expect '^gpu7 ' "one chart row per gpu"
 expect '^time +\|0ms +\|[0-9]+ms' "a time axis with units"
 expect 'F1Help .*F10Quit' "the F-key bar"
 expect 'F8Run' "with the run slot"
-keys R
-expect 'run is not available yet' "the run slot says why it is greyed"
 
 # zoom: microbatch numbers appear in wide ops
 keys + + + +
@@ -141,8 +139,30 @@ expect '^gpu0 ' "q closes the help, not the program"
 keys v
 expect ' compare: 1f1b 2\.84 s' "compare shows a baseline above the plan on one time scale"
 keys T
-expect 'steps: the baselines' "the steps panel lists the generation"
-expect 'placement +2\.64 s' "a step has its phase and iteration time"
+expect 'steps: (tuning|the tuner)' "F6/T opens the steps view and runs the tuner"
+expect '^ +[0-9]+ +(start|partition|placement|scheduling) +[0-9.]+ m?s -> [0-9.]+ m?s' "tuner steps appear with a phase and the time before -> after"
+expect 'tuning done: [0-9]+ steps, [0-9]+ plans simulated' "the tuner finishes and says so" 30
+expect 'steps: the tuner.s, [0-9]+ ' "the panel keeps every step"
+before=$(iteration)
+keys Home
+expect 'step 0 of [0-9]+ \(start\): start: ' "Home goes to the first step"
+keys j j
+expect 'step 2 of [0-9]+ \([a-z]+\): .* -> ' "j steps forward and says what the step did"
+expect ' compare: step 2 ' "the compared chart shows the selected step's plan"
+keys k
+expect 'step 1 of [0-9]+ \([a-z]+\): ' "k steps back"
+keys j Enter
+expect 'adopted tuner step 2 \([a-z]+\): iteration ' "Enter adopts the step as the plan"
+after=$(iteration)
+if [ -n "$after" ] && [ "$after" != "$before" ]; then ok "the header's iteration time changes ($before -> $after)"; else not_ok "adopting changes the iteration time" "$before -> $after"; fi
+keys u
+expect 'undid: adopted tuner step 2' "adopting a step is undone like any edit"
+expect '^ iteration 1\.84 s' "and the iteration time is back"
+keys b
+expect 'steps: the baselines' "b switches to the baselines' generation"
+expect 'placement +2\.64 s' "a baseline step has its phase and iteration time"
+keys b
+expect 'steps: the tuner.s, [0-9]+ ' "b switches back to the tuner's steps"
 keys Escape Escape
 
 # resize smaller and larger
@@ -220,6 +240,73 @@ expect 'crashed; the terminal was restored' "a crash restores the terminal"
 expect '^exit status 139' "and dies by its signal"
 tm kill-server >/dev/null 2>&1
 
+# recorded steps: --steps FILE
+start 120 36 -- tui "$top_srcdir/plans/nemotron-nano-v2-9b-8xH200-tuned.json" --steps "$top_srcdir/plans/nemotron-nano-v2-9b-8xH200-tuned.steps"
+expect '^gpu0 ' "tui PLAN --steps FILE starts"
+keys T
+expect 'steps: [0-9]+ from nemotron-nano-v2-9b-8xH200-tuned\.steps' "the steps view shows the file's steps"
+expect '^ +[0-9]+ +(partition|placement|scheduling) +[0-9.]+ m?s -> [0-9.]+ m?s' "with phases and times"
+keys q
+expect '^exit status 0' "and quits"
+
+# run: the executor as a child, measured rows, utilization, iteration times
+start 120 40 -- tui --time-scale 0.2 --iters 3
+expect '^gpu0 ' "tui with run options starts"
+keys R
+expect 'run: running pid [0-9]+' "F8/R starts the executor as a child"
+expect '^  meas ' "measured rows appear under the predicted ones"
+expect 'F8Stop' "the F-bar offers to stop it"
+expect '^ iterations [0-9.]+ m?s' "iteration times appear" 15
+expect '^ gpu0 +\[[#.]{10}\] +[0-9]+%' "each gpu has a utilization bar"
+expect ' gpu7 +\[[#.]{10}\] +[0-9]+% \|[^|]{15}\|' "with its history"
+expect 'run done: 3 iterations, measured [0-9.]+ m?s vs predicted [0-9.]+ m?s' "the run ends and says how it compared" 20
+expect 'F8Run' "and Run is offered again"
+keys q
+expect '^exit status 0' "quits after a finished run"
+
+# stopping asks first, then sigterm, and nothing is left behind
+start 120 40 -- tui --time-scale 1 --iters 50
+expect '^gpu0 '
+keys R
+expect 'run: running pid [0-9]+' "a long run starts"
+child=$(screen | sed -n 's/.*run: running pid \([0-9]*\).*/\1/p' | head -1)
+keys R
+expect 'stop the run\? y stops it' "F8 while running asks before stopping"
+keys n
+expect 'the run goes on' "n lets it run"
+if [ -n "$child" ] && kill -0 "$child" 2>/dev/null; then ok "the child is still running"; else not_ok "the child is still running" "pid '$child'"; fi
+keys R
+expect 'stop the run\?'
+keys y
+expect 'run stopped after [0-9]+ of 50 iterations \(killed by signal 15' "y stops it with sigterm and says so"
+if [ -n "$child" ] && [ -z "$(ps -o stat= -p "$child" 2>/dev/null)" ]; then ok "the child is gone and reaped (no zombie)"; else not_ok "the child is reaped" "$(ps -o pid,stat,args -p "$child")"; fi
+keys R
+expect 'run: running pid [0-9]+' "a second run starts"
+child=$(screen | sed -n 's/.*run: running pid \([0-9]*\).*/\1/p' | head -1)
+keys q
+expect 'a run is in progress: y stops it and quits' "quitting during a run asks first"
+keys y
+expect '^exit status 0' "y stops the run and quits"
+n=50
+while [ $n -gt 0 ] && [ -n "$child" ] && [ -n "$(ps -o stat= -p "$child" 2>/dev/null)" ]; do sleep 0.1; n=$((n - 1)); done
+if [ -n "$child" ] && [ -z "$(ps -o stat= -p "$child" 2>/dev/null)" ]; then ok "no child is left behind"; else not_ok "no child is left behind" "$(ps -o pid,stat,args -p "$child")"; fi
+
+# a failing child is reported in the status line
+printf '#!/bin/sh\nexec "$@" --kill-device 1 --kill-after 3\n' > "$T/inject.sh"
+chmod +x "$T/inject.sh"
+start 120 40 -- tui --launcher "$T/inject.sh" --time-scale 0
+expect '^gpu0 '
+keys R
+expect 'run failed: worker 1 died after 3 ops \(injected failure\) \(exit status 1\)' "the executor's error event is reported with its exit status"
+keys q
+expect '^exit status 0'
+start 120 40 OCTOPIPE_LAUNCHER=/nonexistent/launcher --
+expect '^gpu0 '
+keys R
+expect 'run failed: the executor ended with exit status 127: .*/nonexistent/launcher' "a launcher that cannot start is reported with its stderr"
+keys q
+expect '^exit status 0'
+
 # without a terminal
 run env OCTOPIPE_DATADIR="$top_srcdir" "$OCTOPIPE"
 expect_rc 0 "octopipe without a terminal prints the show table"
@@ -239,4 +326,10 @@ expect_rc 0 "--model --cluster --microbatches"
 expect_match '4xH200 \(4 gpus\), 8 microbatches' "$OUT" "opens that model on that cluster"
 run "$OCTOPIPE" tui nosuch.json
 expect_rc 2 "a missing plan is refused"
+run "$OCTOPIPE" tui --render 100x30 --steps "$top_srcdir/plans/nemotron-nano-v2-9b-8xH200-tuned.json"
+expect_rc 2 "a steps file that is not one is refused"
+expect_match 'format' "$ERR" "and says why"
+run "$OCTOPIPE" tui --render 140x40 --keys 'T' "$top_srcdir/tests/data/tiny-plan.json"
+expect_rc 0 "--render runs the tuner to the end before drawing"
+expect_match 'steps: the tuner.s, [0-9]+ ' "$OUT" "and shows its steps"
 done_testing

@@ -353,26 +353,34 @@ static int best_step(const struct app *a)
 	return best;
 }
 
-void app_set_ref_step(struct app *a, int i)
+void app_set_ref_plan(struct app *a, const struct plan *p, const char *name)
 {
 	struct err e = ERR_INIT;
 
-	if (i < 0 || i >= a->nsteps || !a->steps[i].ok)
-		return;
-	if (a->ref.loaded && a->ref_step == i)
-		return;
 	if (a->ref.loaded)
 		plan_release(&a->ref.plan);
 	a->ref.loaded = false;
-	if (plan_dup(&a->ref.plan, &a->steps[i].plan, &e) < 0) {
+	a->ref_step = -1;
+	if (plan_dup(&a->ref.plan, p, &e) < 0) {
 		app_msg(a, R_ERROR, "%s", e.msg);
 		return;
 	}
 	a->ref.loaded = true;
-	a->ref_step = i;
+	snprintf(a->ref_name, sizeof(a->ref_name), "%s", name);
 	pview_update(&a->ref, a->re);
 	if (a->fit)
 		app_fit(a);
+}
+
+void app_set_ref_step(struct app *a, int i)
+{
+	if (i < 0 || i >= a->nsteps || !a->steps[i].ok)
+		return;
+	if (a->ref.loaded && a->ref_step == i)
+		return;
+	app_set_ref_plan(a, &a->steps[i].plan, a->steps[i].name);
+	if (a->ref.loaded)
+		a->ref_step = i;
 }
 
 /* ---- init ------------------------------------------------------------------------------- */
@@ -468,6 +476,8 @@ int app_init(struct app *a, const struct app_open *o, struct err *e)
 	a->ms_per_col = 1;
 	a->chart_cols = 100;
 	a->vis_devs = 8;
+	a->steps_tuner = true;
+	run_init(&a->run, o->launcher ? o->launcher : getenv("OCTOPIPE_LAUNCHER"), o->time_scale, o->run_iters);
 	if (o->plan) {
 		if (open_plan(a, o->plan, e) < 0)
 			return -1;
@@ -513,6 +523,14 @@ int app_init(struct app *a, const struct app_open *o, struct err *e)
 	pview_update(&a->cur, NULL);
 	app_set_ref_step(a, 1 < a->nsteps && a->steps[1].ok ? 1 : 0);
 	reset_view(a);
+	if (o->steps && tuning_load(a, o->steps) < 0) {
+		char why[sizeof(a->tuning.why)];
+
+		memcpy(why, a->tuning.why, sizeof(why));
+		app_release(a);
+		err_set(e, ERR_INPUT, "%s", why);
+		return -1;
+	}
 	if (!a->no_autosave && access(a->autosave_path, R_OK) == 0)
 		app_msg(a, R_WARN, "unsaved edits from an earlier session are in %s (o opens it)", a->autosave_path);
 	else if (!a->cur.ran)
@@ -522,6 +540,8 @@ int app_init(struct app *a, const struct app_open *o, struct err *e)
 
 void app_release(struct app *a)
 {
+	run_release(&a->run);
+	tuning_release(&a->tuning);
 	pview_release(&a->cur);
 	pview_release(&a->ref);
 	edit_hist_release(&a->hist);
@@ -886,9 +906,18 @@ void app_redo(struct app *a)
 	}
 }
 
-void app_adopt_step(struct app *a, int i)
+void app_adopt_plan(struct app *a, const struct plan *p, const char *label)
 {
 	struct edit ed = { EDIT_REPLACE, 0, 0, 0, 0, NULL, NULL, NULL };
+
+	ed.with = p;
+	ed.label = label;
+	a->focus = 0;
+	app_edit(a, &ed);
+}
+
+void app_adopt_step(struct app *a, int i)
+{
 	char label[80];
 
 	if (i < 0 || i >= a->nsteps)
@@ -898,10 +927,29 @@ void app_adopt_step(struct app *a, int i)
 		return;
 	}
 	snprintf(label, sizeof(label), "step %d (%s)", i, a->steps[i].name);
-	ed.with = &a->steps[i].plan;
-	ed.label = label;
-	a->focus = 0;
-	app_edit(a, &ed);
+	app_adopt_plan(a, &a->steps[i].plan, label);
+}
+
+bool app_measured_rows(const struct app *a)
+{
+	return a->run.have_live && a->run.live.ndev == a->cur.plan.ndevices;
+}
+
+int app_rows_per_dev(const struct app *a, int focus)
+{
+	return 1 + (a->xfer_rows ? 1 : 0) + (focus == 0 && app_measured_rows(a) ? 1 : 0);
+}
+
+bool app_busy(const struct app *a)
+{
+	return tuning_busy(a);
+}
+
+bool app_tick(struct app *a)
+{
+	if (tuning_busy(a))
+		tuning_tick(a);
+	return app_busy(a);
 }
 
 /* ---- search ------------------------------------------------------------------------------ */
@@ -1043,6 +1091,7 @@ int app_open_file(struct app *a, const char *path)
 	}
 	autosave_path(a);
 	pview_update(&a->cur, a->re);
+	tuning_release(&a->tuning);
 	if (a->ref.loaded) {
 		plan_release(&a->ref.plan);
 		a->ref.loaded = false;

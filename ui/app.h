@@ -14,7 +14,9 @@
 #include "edit.h"
 #include "metrics.h"
 #include "plan.h"
+#include "run.h"
 #include "sim.h"
+#include "tuning.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
@@ -51,10 +53,10 @@ struct step {
 	char why[200];
 };
 
-enum panel { PANEL_NONE, PANEL_DETAILS, PANEL_STEPS };
+enum panel { PANEL_NONE, PANEL_DETAILS, PANEL_STEPS, PANEL_RUN };
 enum mode { MODE_NORMAL, MODE_HELP, MODE_PROMPT, MODE_QUESTION };
 enum prompt_kind { PROMPT_SEARCH, PROMPT_FILTER, PROMPT_SAVE_AS, PROMPT_OPEN, PROMPT_MOVE_STAGE };
-enum question_kind { Q_QUIT, Q_OPEN };
+enum question_kind { Q_QUIT, Q_OPEN, Q_STOP, Q_STOP_QUIT };
 
 struct app {
 	struct pview cur;       /* the plan being edited */
@@ -66,9 +68,13 @@ struct app {
 	char *cluster_path;
 	char source[200];       /* how the plan was made, for the title */
 
-	struct step *steps;
+	struct step *steps;     /* the baselines' generation */
 	int nsteps, step_sel;
-	int ref_step;           /* the step shown in the compare view */
+	int ref_step;           /* the baseline shown in the compare view (-1: none or a tuner step) */
+	char ref_name[64];      /* what the compare view shows */
+	struct tuning tuning;   /* the tuner's steps */
+	bool steps_tuner;       /* the steps panel lists the tuner's steps (else the baselines) */
+	struct run run;         /* the executor, its stream and what it measured */
 
 	/* view */
 	bool compare;
@@ -115,6 +121,10 @@ struct app_open {
 	const char *model;
 	const char *cluster;
 	int microbatches;
+	const char *steps;      /* an octopipe.steps/1 file for the steps view, or NULL */
+	const char *launcher;   /* the Run command's prefix (NULL: $OCTOPIPE_LAUNCHER or none) */
+	double time_scale;      /* for the emulated executor; < 0: the default */
+	int run_iters;          /* 0: the default */
 };
 
 int app_init(struct app *a, const struct app_open *o, struct err *e);
@@ -149,7 +159,18 @@ void app_edit(struct app *a, const struct edit *ed);
 void app_undo(struct app *a);
 void app_redo(struct app *a);
 void app_adopt_step(struct app *a, int i);
+/* Adopts a copy of p as the edited plan (an undoable edit labelled label). */
+void app_adopt_plan(struct app *a, const struct plan *p, const char *label);
 void app_set_ref_step(struct app *a, int i);
+/* Shows a copy of p as the compared plan, titled name. */
+void app_set_ref_plan(struct app *a, const struct plan *p, const char *name);
+/* A measured row under each gpu of the edited plan (a run was started on it). */
+bool app_measured_rows(const struct app *a);
+/* Screen rows per device in a chart (focus 0: the edited plan, 1: the compared one). */
+int app_rows_per_dev(const struct app *a, int focus);
+/* Background work for the loop: one tuner step; true when there is more to do. */
+bool app_tick(struct app *a);
+bool app_busy(const struct app *a);
 
 /* ---- search ---- */
 /* Compiles pattern (empty clears); the message says how many ops match or why not. */

@@ -73,9 +73,44 @@ static void draw_axis(const struct app *a, const char *title, struct screen *s, 
 	}
 }
 
-int gantt_view_device_at(const struct app *a, const struct rect *r, int y)
+/* The measured row of one device: the ops the executor reported for the shown iteration,
+ * drawn like the predicted ones, with idle time marked up to the device's last op. */
+static void draw_measured(const struct app *a, const struct live_dev *v, struct screen *s, int x0, int y, int w)
 {
-	int per = a->xfer_rows ? 2 : 1, k = y - r->y - 1;
+	double mpc = a->ms_per_col > 0 ? a->ms_per_col : 1, last = 0;
+
+	screen_text(s, x0, y, GANTT_LABEL_W - 1, "  meas", R_DIM);
+	for (int i = 0; i < v->nops; i++)
+		if (v->ops[i].t1 > last)
+			last = v->ops[i].t1;
+	for (int c = 0; c < w; c++)
+		if (a->t0 + (c + 0.5) * mpc <= last)
+			screen_put(s, x0 + GANTT_LABEL_W + c, y, '.', R_BUBBLE);
+	for (int i = 0; i < v->nops; i++) {
+		const struct live_op *o = &v->ops[i];
+		double cs = (o->t0 - a->t0) / mpc, ce = (o->t1 - a->t0) / mpc;
+		int c0 = (int)floor(cs + 0.5), c1 = (int)floor(ce + 0.5);
+		char txt[24];
+		int len;
+
+		if (ce <= 0 || cs >= w)
+			continue;
+		if (c1 <= c0)
+			c1 = c0 + 1;
+		len = snprintf(txt, sizeof(txt), "%c%d", op_kind_char((enum op_kind)o->kind), o->mb);
+		for (int c = c0 < 0 ? 0 : c0; c < c1 && c < w; c++) {
+			int off = c - c0;
+			char ch = c1 - c0 >= len + 1 && off < len ? txt[off] : off == 0 ? txt[0] :
+			          a->fill_glyphs ? (char)tolower((unsigned char)txt[0]) : ' ';
+
+			screen_put(s, x0 + GANTT_LABEL_W + c, y, ch, kind_role(o->kind));
+		}
+	}
+}
+
+int gantt_view_device_at(const struct app *a, int focus, const struct rect *r, int y)
+{
+	int per = app_rows_per_dev(a, focus), k = y - r->y - 1;
 
 	if (k < 0 || k % per)
 		return -1;
@@ -101,7 +136,7 @@ void gantt_view_draw(const struct app *a, const struct pview *v, int focus, cons
 	static double busy[MAX_COLS], best[MAX_COLS];
 	static long owner[MAX_COLS];
 	const struct plan *p = &v->plan;
-	int w = r->w - GANTT_LABEL_W, per = a->xfer_rows ? 2 : 1;
+	int w = r->w - GANTT_LABEL_W, per = app_rows_per_dev(a, focus);
 	long cursor = a->focus == focus ? (long)a->sel_pos + (a->sel_dev < p->ndevices && a->sel_dev >= 0 ?
 	              p->order_start[a->sel_dev] : 0) : -1;
 	double mpc = a->ms_per_col > 0 ? a->ms_per_col : 1;
@@ -176,7 +211,7 @@ void gantt_view_draw(const struct app *a, const struct pview *v, int focus, cons
 				screen_put(s, r->x + GANTT_LABEL_W + c, y, ch, op_role(a, v, op, k, cursor));
 			}
 		}
-		if (per == 2 && v->ran && y + 1 < r->y + r->h) {
+		if (a->xfer_rows && v->ran && y + 1 < r->y + r->h) {
 			screen_text(s, r->x, y + 1, GANTT_LABEL_W - 1, "  xfer", R_DIM);
 			for (long i = 0; i < v->sim.nxfers; i++) {
 				const struct sim_xfer *xf = &v->sim.xfers[i];
@@ -191,6 +226,12 @@ void gantt_view_draw(const struct app *a, const struct pview *v, int focus, cons
 				for (int c = c0 < 0 ? 0 : c0; c < c1 && c < w; c++)
 					screen_put(s, r->x + GANTT_LABEL_W + c, y + 1, xf->kind == XFER_ACT ? '>' : '<', R_XFER);
 			}
+		}
+		if (focus == 0 && app_measured_rows(a)) {
+			int my = y + (a->xfer_rows ? 2 : 1);
+
+			if (my < r->y + r->h)
+				draw_measured(a, &a->run.live.dev[d], s, r->x, my, w);
 		}
 	}
 }

@@ -15,7 +15,8 @@
 /* Draws view v (focus: 0 the edited plan, 1 the compared one) into r. */
 void gantt_view_draw(const struct app *a, const struct pview *v, int focus, const char *title,
                      struct screen *s, const struct rect *r);
-/* Maps a screen row inside r to a device (-1: the axis or a transfer row). */
-int gantt_view_device_at(const struct app *a, const struct rect *r, int y);
+/* Maps a screen row inside r (of chart focus) to a device (-1: the axis, a transfer or
+ * a measured row). */
+int gantt_view_device_at(const struct app *a, int focus, const struct rect *r, int y);
 
 #endif

@@ -40,7 +40,7 @@ void layout_compute(const struct layout_req *req, struct layout *out)
 	out->fbar = row_rect(cols, rows - 1, 1);
 	out->status = row_rect(cols, rows - 2, 1);
 	left = rows - out->header.h - 2;          /* rows for charts and panel */
-	want_main = 1 + per_dev * req->ndevices;
+	want_main = 1 + (per_dev + (req->measured_rows ? 1 : 0)) * req->ndevices;
 	want_ref = req->ref_devices > 0 ? 1 + per_dev * req->ref_devices : 0;
 	panel_h = req->panel ? LAYOUT_PANEL_ROWS : 0;
 	if (panel_h && rows < 30)

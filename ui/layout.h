@@ -21,6 +21,7 @@ struct layout_req {
 	int ref_devices;       /* of the compared plan; 0 = no compare view */
 	bool xfer_rows;        /* a transfer row under each device row */
 	bool panel;            /* the details or steps panel is open */
+	bool measured_rows;    /* a measured row under each device row of the main plan */
 };
 
 struct layout {

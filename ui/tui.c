@@ -1,7 +1,10 @@
 /*
- * tui — the terminal loop (see tui.h): one poll() over the keyboard and a self-pipe for
- * signals, whose timeout is the next autosave. After every wake-up getch() is drained
- * until ERR (ncurses may hold bytes poll() cannot see) and the screen is drawn once.
+ * tui — the terminal loop (see tui.h): one poll() over the keyboard, a self-pipe for
+ * signals and the executor's pipes when a run is going, whose timeout is the next
+ * autosave, 0 while the tuner has steps to take (one per iteration, so keys still get
+ * through between steps), or a short wait while a finished child is being reaped. After
+ * every wake-up getch() is drained until ERR (ncurses may hold bytes poll() cannot see)
+ * and the screen is drawn once; a stream of events redraws at most every 30 ms.
  *
  * The terminal is restored on every way out: the normal return, exit() (atexit), fatal
  * signals (SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL: restore, then die by the same
@@ -39,6 +42,7 @@ static void on_fatal(int sig)
 {
 	static const char msg[] = "octopipe: crashed; the terminal was restored\n";
 
+	runner_emergency_stop();
 	restore_terminal();
 	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0) {
 		/* nothing more to do */
@@ -72,6 +76,9 @@ static void install_signals(void)
 	sa.sa_handler = on_quit_signal;
 	for (size_t i = 0; i < sizeof(quit) / sizeof(quit[0]); i++)
 		sigaction(quit[i], &sa, NULL);
+	/* a child that ends wakes the loop through the same pipe (and is not a quit) */
+	sa.sa_flags = SA_NOCLDSTOP;
+	sigaction(SIGCHLD, &sa, NULL);
 }
 
 static void blit(const struct screen *s)
@@ -138,6 +145,10 @@ static int render(struct app *a, const struct tui_opts *o, FILE *out, struct err
 			key = *k == 'n' ? '\n' : *k == 'e' ? 27 : *k == 't' ? '\t' : (unsigned char)*k;
 		}
 		view_key(a, key);
+		/* background work (the tuner) finishes before the next key: frames are reproducible */
+		for (int n = 0; n < 100000 && app_tick(a); n++) {
+			/* one step each */
+		}
 		view_layout(a, w, h, &l);
 	}
 	view_draw(a, &s, &l);
@@ -176,18 +187,27 @@ static int handle(struct app *a, const struct layout *l, int ch)
 	return view_key(a, ch);
 }
 
+#define LIVE_FRAME_S 0.03
+
+static int min_timeout(int a, int b)
+{
+	return a < 0 ? b : b < 0 ? a : a < b ? a : b;
+}
+
 static int loop(struct app *a, const struct tui_opts *o, struct err *e)
 {
 	struct screen s = { 0, 0, NULL };
 	struct layout l;
 	SCREEN *scr;
 	int flags = KF_RELAYOUT | KF_REDRAW, rc = 0;
+	double last_draw = 0;
+	bool live_dirty = false;
 	bool want_color = !o->no_color && !(getenv("NO_COLOR") && *getenv("NO_COLOR"));
 
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
 		return err_set(e, ERR_INPUT, "the terminal UI needs a terminal on stdin and stdout "
 		               "(try 'octopipe sim PLAN', or 'octopipe tui --render 120x40')");
-	if (pipe(sig_pipe) < 0)
+	if (pipe2(sig_pipe, O_CLOEXEC) < 0)
 		return err_set(e, ERR_RUNTIME, "pipe: %s", strerror(errno));
 	fcntl(sig_pipe[0], F_SETFL, O_NONBLOCK);
 	fcntl(sig_pipe[1], F_SETFL, O_NONBLOCK);
@@ -215,8 +235,9 @@ static int loop(struct app *a, const struct tui_opts *o, struct err *e)
 	}
 	a->fill_glyphs = theme_init(want_color) == THEME_MONO;
 	while (!a->quit) {
-		struct pollfd pf[2] = { { STDIN_FILENO, POLLIN, 0 }, { sig_pipe[0], POLLIN, 0 } };
-		int timeout = -1, ch;
+		struct pollfd pf[4] = { { STDIN_FILENO, POLLIN, 0 }, { sig_pipe[0], POLLIN, 0 } };
+		int timeout = -1, ch, npf = 2, wait;
+		bool quit_sig = false;
 		double now;
 
 		if (flags & KF_RELAYOUT) {
@@ -234,6 +255,8 @@ static int loop(struct app *a, const struct tui_opts *o, struct err *e)
 		if (flags & (KF_REDRAW | KF_RELAYOUT | KF_REPAINT)) {
 			view_draw(a, &s, &l);
 			blit(&s);
+			last_draw = app_now();
+			live_dirty = false;
 		}
 		flags = 0;
 		if (a->autosave_due > 0) {
@@ -241,21 +264,40 @@ static int loop(struct app *a, const struct tui_opts *o, struct err *e)
 
 			timeout = left > 0 ? (int)(left * 1000) + 1 : 0;
 		}
-		if (poll(pf, 2, timeout) < 0 && errno != EINTR) {
+		if (live_dirty) {
+			int left = (int)((last_draw + LIVE_FRAME_S - app_now()) * 1000) + 1;
+
+			timeout = min_timeout(timeout, left > 0 ? left : 0);
+		}
+		if ((wait = run_check(a)) >= 0) {
+			timeout = min_timeout(timeout, wait);
+			flags |= KF_REDRAW;
+		}
+		if (app_busy(a))
+			timeout = 0;
+		npf += run_pollfds(a, pf + 2, 2);
+		if (poll(pf, (nfds_t)npf, timeout) < 0 && errno != EINTR) {
 			rc = err_set(e, ERR_RUNTIME, "poll: %s", strerror(errno));
 			break;
 		}
 		if (pf[1].revents & POLLIN) {
 			unsigned char b;
 
-			while (read(sig_pipe[0], &b, 1) == 1) {
-				/* drained */
+			while (read(sig_pipe[0], &b, 1) == 1)
+				quit_sig = quit_sig || b != SIGCHLD;
+			if (quit_sig) {
+				a->autosave_due = app_now();
+				app_autosave(a, app_now());
+				break;
 			}
-			a->autosave_due = app_now();
-			app_autosave(a, app_now());
-			break;
+			flags |= KF_REDRAW;
 		}
+		for (int i = 2; i < npf; i++)
+			if (pf[i].revents & (POLLIN | POLLHUP | POLLERR))
+				live_dirty = run_io(a, pf[i].fd) || live_dirty;
 		now = app_now();
+		if (live_dirty && now - last_draw >= LIVE_FRAME_S)
+			flags |= KF_REDRAW;
 		if (a->autosave_due > 0 && now >= a->autosave_due) {
 			app_autosave(a, now);
 			flags |= KF_REDRAW;
@@ -265,7 +307,13 @@ static int loop(struct app *a, const struct tui_opts *o, struct err *e)
 			if (flags & KF_QUIT)
 				break;
 		}
+		if (!(flags & KF_QUIT) && app_busy(a)) {
+			app_tick(a);
+			flags |= KF_REDRAW;
+		}
 	}
+	/* stop a run before the terminal comes back, so nothing is left behind */
+	run_release(&a->run);
 	screen_release(&s);
 	restore_terminal();
 	delscreen(scr);
@@ -280,7 +328,8 @@ static int loop(struct app *a, const struct tui_opts *o, struct err *e)
 int tui_run(const struct tui_opts *o, FILE *out, struct err *e)
 {
 	struct app a;
-	struct app_open ao = { o->plan, o->model, o->cluster, o->microbatches };
+	struct app_open ao = { o->plan, o->model, o->cluster, o->microbatches, o->steps, o->launcher, o->time_scale,
+	                       o->run_iters };
 	int rc;
 
 	if (app_init(&a, &ao, e) < 0)

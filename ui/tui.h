@@ -19,6 +19,10 @@ struct tui_opts {
 	bool no_mouse;
 	const char *render;        /* "WxH": draw one frame as text to out and return (no terminal) */
 	const char *keys;          /* with render: keys pressed first (\n Enter, \e Esc, \t Tab) */
+	const char *steps;         /* an octopipe.steps/1 file for the steps view, or NULL */
+	const char *launcher;      /* Run: a command prefix such as "mpirun -np 8" (NULL: $OCTOPIPE_LAUNCHER) */
+	double time_scale;         /* Run: wall ms per model ms for the emulator (< 0: the default) */
+	int run_iters;             /* Run: iterations (0: the default) */
 };
 
 /* Runs the UI until the user quits. Returns 0, or -1 with e set (bad input: ERR_INPUT;

@@ -102,7 +102,7 @@ static void chart_title(struct app *a, struct pview *v, int focus, char *buf, si
 	else
 		strbuf_addstr(&sb, v->deadlock ? "deadlock" : "cannot run");
 	if (focus)
-		snprintf(buf, n, " compare: %s %s%s ", a->ref_step >= 0 ? a->steps[a->ref_step].name : "", sb.buf,
+		snprintf(buf, n, " compare: %s %s%s ", a->ref_name, sb.buf,
 		         a->focus == 1 ? " *" : "");
 	else
 		snprintf(buf, n, " %s: %s%s ", a->compare ? "plan" : "plan", sb.buf, a->compare && a->focus == 0 ? " *" : "");
@@ -216,11 +216,11 @@ static void draw_details(struct app *a, struct screen *s, const struct rect *r)
 	strbuf_release(&sb);
 }
 
-static void draw_steps(struct app *a, struct screen *s, const struct rect *r)
+static void draw_baselines(struct app *a, struct screen *s, const struct rect *r)
 {
 	int rows = r->h - 1, top;
 
-	panel_title(s, r, "steps: the baselines' generation (the tuner's steps will show here)  Up/Down, Enter adopts");
+	panel_title(s, r, "steps: the baselines' generation  Up/Down walk, Enter adopts, b the tuner's steps, Esc closes");
 	if (rows < 1)
 		return;
 	top = a->step_sel - rows / 2;
@@ -249,29 +249,155 @@ static void draw_steps(struct app *a, struct screen *s, const struct rect *r)
 	}
 }
 
-static int steps_key(struct app *a, int key)
+static void draw_tuner_steps(struct app *a, struct screen *s, const struct rect *r)
+{
+	const struct tuning *g = &a->tuning;
+	int rows = r->h - 1, top;
+	char title[400];
+
+	switch (g->state) {
+	case TUNING_RUNNING:
+		snprintf(title, sizeof(title), "steps: tuning... %d so far  Esc cancels, Up/Down walk, Enter adopts", g->n);
+		break;
+	case TUNING_FILE:
+		snprintf(title, sizeof(title), "steps: %d from %s  Up/Down walk, Enter adopts, r re-tunes, b baselines", g->n,
+		         strrchr(g->source, '/') ? strrchr(g->source, '/') + 1 : g->source);
+		break;
+	case TUNING_FAILED:
+		snprintf(title, sizeof(title), "steps: the tuner failed  r retries, b baselines");
+		break;
+	default:
+		snprintf(title, sizeof(title), "steps: the tuner's, %d%s  Up/Down walk, Enter adopts, r re-tunes, b baselines",
+		         g->n, g->state == TUNING_CANCELLED ? " (cancelled)" : "");
+		break;
+	}
+	panel_title(s, r, title);
+	if (rows < 1)
+		return;
+	if (g->state == TUNING_FAILED) {
+		screen_text(s, 1, r->y + 1, r->w - 2, g->why, R_ERROR);
+		return;
+	}
+	if (g->n == 0) {
+		screen_text(s, 1, r->y + 1, r->w - 2, g->state == TUNING_RUNNING ? "tuning... (the first step comes once "
+		            "every baseline and start has been simulated)" : "no steps", R_DIM);
+		return;
+	}
+	top = g->sel - rows / 2;
+	if (top > g->n - rows)
+		top = g->n - rows;
+	if (top < 0)
+		top = 0;
+	for (int k = 0; k < rows && top + k < g->n; k++) {
+		int i = top + k, y = r->y + 1 + k;
+		const struct tstep *t = &g->steps[i];
+		struct strbuf b = STRBUF_INIT, n = STRBUF_INIT;
+		enum role role = i == g->sel ? R_SELECTED : t->after_ms < t->before_ms - 1e-9 ? R_NORMAL : R_DIM;
+
+		fmt_ms(&b, t->before_ms);
+		fmt_ms(&n, t->after_ms);
+		if (i == g->sel)
+			screen_fill(s, &(struct rect){ 0, y, r->w, 1 }, ' ', role);
+		screen_textf(s, 1, y, r->w - 2, role, "%3d  %-10s %9s -> %-9s %+6.1f%%  %s%s%s", t->index, t->phase, b.buf,
+		             n.buf, t->before_ms > 0 ? 100 * (t->after_ms / t->before_ms - 1) : 0.0, t->what,
+		             t->why[0] ? ": " : "", t->why);
+		strbuf_release(&b);
+		strbuf_release(&n);
+	}
+}
+
+static void draw_steps(struct app *a, struct screen *s, const struct rect *r)
+{
+	if (a->steps_tuner)
+		draw_tuner_steps(a, s, r);
+	else
+		draw_baselines(a, s, r);
+}
+
+static int step_sel_key(int key, int sel, int n)
 {
 	switch (key) {
-	case KEY_UP: case 'k':
-		if (a->step_sel > 0)
-			a->step_sel--;
-		break;
-	case KEY_DOWN: case 'j':
-		if (a->step_sel < a->nsteps - 1)
-			a->step_sel++;
-		break;
-	case KEY_HOME:
-		a->step_sel = 0;
-		break;
-	case KEY_END:
-		a->step_sel = a->nsteps - 1;
-		break;
-	case '\n': case '\r': case KEY_ENTER:
+	case KEY_UP: case 'k': return sel > 0 ? sel - 1 : sel;
+	case KEY_DOWN: case 'j': return sel < n - 1 ? sel + 1 : sel;
+	case KEY_PPAGE: return sel > 5 ? sel - 5 : 0;
+	case KEY_NPAGE: return sel + 5 < n ? sel + 5 : n - 1;
+	case KEY_HOME: return 0;
+	case KEY_END: return n - 1;
+	default: return -2;
+	}
+}
+
+static void say_tstep(struct app *a)
+{
+	const struct tstep *t = &a->tuning.steps[a->tuning.sel];
+	struct strbuf b = STRBUF_INIT, n = STRBUF_INIT;
+
+	if (t->why[0]) {
+		app_msg(a, R_ERROR, "step %d: %s", t->index, t->why);
+		return;
+	}
+	fmt_ms(&b, t->before_ms);
+	fmt_ms(&n, t->after_ms);
+	app_msg(a, R_NORMAL, "step %d of %d (%s): %s: %s -> %s (shown above the plan; Enter adopts)", t->index,
+	        a->tuning.n - 1, t->phase, t->what, b.buf, n.buf);
+	strbuf_release(&b);
+	strbuf_release(&n);
+}
+
+static int tuner_steps_key(struct app *a, int key)
+{
+	struct tuning *g = &a->tuning;
+	int sel;
+
+	if (key == 27 && g->state == TUNING_RUNNING) {
+		tuning_cancel(a);
+		return KF_HANDLED | KF_REDRAW;
+	}
+	if (key == 'r') {
+		if (g->state != TUNING_RUNNING)
+			tuning_start(a);
+		return KF_HANDLED | KF_REDRAW;
+	}
+	if (g->n == 0)
+		return 0;
+	if (key == '\n' || key == '\r' || key == KEY_ENTER) {
+		tuning_adopt(a, g->sel);
+		return KF_HANDLED | KF_REDRAW;
+	}
+	sel = step_sel_key(key, g->sel, g->n);
+	if (sel == -2)
+		return 0;
+	tuning_select(a, sel);
+	if (!g->steps[g->sel].why[0])
+		say_tstep(a);
+	return KF_HANDLED | KF_REDRAW;
+}
+
+static int steps_key(struct app *a, int key)
+{
+	int sel;
+
+	if (key == 'b') {
+		a->steps_tuner = !a->steps_tuner;
+		if (a->steps_tuner && a->tuning.state == TUNING_NONE)
+			tuning_start(a);
+		else if (a->steps_tuner)
+			tuning_select(a, a->tuning.sel);
+		else
+			app_set_ref_step(a, a->step_sel);
+		app_msg(a, R_NORMAL, "steps: %s", a->steps_tuner ? "the tuner's" : "the baselines' generation");
+		return KF_HANDLED | KF_REDRAW;
+	}
+	if (a->steps_tuner)
+		return tuner_steps_key(a, key);
+	if (key == '\n' || key == '\r' || key == KEY_ENTER) {
 		app_adopt_step(a, a->step_sel);
 		return KF_HANDLED | KF_REDRAW;
-	default:
-		return 0;
 	}
+	sel = step_sel_key(key, a->step_sel, a->nsteps);
+	if (sel == -2)
+		return 0;
+	a->step_sel = sel;
 	app_set_ref_step(a, a->step_sel);
 	if (!a->steps[a->step_sel].ok)
 		app_msg(a, R_WARN, "step %d: %s", a->step_sel, a->steps[a->step_sel].why);
@@ -281,12 +407,86 @@ static int steps_key(struct app *a, int key)
 	return KF_HANDLED | KF_REDRAW;
 }
 
+/* The run panel: how the run goes, the iteration times, and per gpu a utilization bar
+ * (over the last iteration's worth of time) with its recent history as a strip of levels. */
+static void draw_run(struct app *a, struct screen *s, const struct rect *r)
+{
+	static const char levels[] = " .:-=+*#%@";
+	const struct run *rn = &a->run;
+	const struct live *l = &rn->live;
+	struct strbuf sb = STRBUF_INIT;
+	char title[1000];
+	int y = r->y + 1, cell = 44, per, x;
+
+	if (runner_active(&rn->r))
+		snprintf(title, sizeof(title), "run: %s pid %d, iteration %d of %d, time scale %g%s%s  F8 stops",
+		         rn->stop_asked ? "stopping" : "running", (int)rn->r.pid, l->iters_done + (l->iters_done < rn->iters),
+		         rn->iters, rn->time_scale, rn->launcher[0] ? ", under " : "", rn->launcher);
+	else if (rn->have_live)
+		snprintf(title, sizeof(title), "run: %s, %d iterations measured  F8 runs again, d details",
+		         l->done ? "done" : l->failed ? "failed" : "ended", l->iters_done);
+	else
+		snprintf(title, sizeof(title), "run: nothing yet  F8 runs the plan on the executor (time scale %g, %d iterations%s%s)",
+		         rn->time_scale, rn->iters, rn->launcher[0] ? ", under " : "", rn->launcher);
+	panel_title(s, r, title);
+	if (!rn->have_live || y >= r->y + r->h)
+		return;
+	x = 1 + screen_text(s, 1, y, 12, "iterations ", R_LABEL);
+	if (l->iters_done == 0)
+		x += screen_text(s, x, y, r->w - x, "-", R_DIM) + 1;
+	for (int k = 0; k < l->iters_done && k < 8 && x < r->w - 20; k++) {
+		strbuf_reset(&sb);
+		fmt_ms(&sb, live_iter_ms(l, k));
+		x += screen_text(s, x, y, r->w - x, sb.buf, k == 0 ? R_VALUE : R_NORMAL) + 2;
+	}
+	strbuf_reset(&sb);
+	strbuf_addstr(&sb, "(latest first)  predicted ");
+	fmt_ms(&sb, l->predicted_ms);
+	if (l->nbad)
+		strbuf_addf(&sb, "  %ld lines ignored", l->nbad);
+	screen_text(s, x, y++, r->w - x - 1, sb.buf, R_DIM);
+	per = (r->w - 2) / cell;
+	if (per < 1)
+		per = 1;
+	for (int d = 0; d < l->ndev; d++) {
+		int cx = 1 + (d % per) * cell, cy = y + d / per;
+		double u = live_util_mean(l, d, LIVE_BUCKETS_PER_ITER);
+		int fill = u < 0 ? 0 : (int)(u * 10 + 0.5);
+
+		if (cy >= r->y + r->h)
+			break;
+		screen_textf(s, cx, cy, 6, R_LABEL, "gpu%-2d", d);
+		screen_put(s, cx + 6, cy, '[', R_NORMAL);
+		for (int i = 0; i < 10; i++)
+			screen_put(s, cx + 7 + i, cy, i < fill ? '#' : '.', i < fill ? R_MEM : R_MEM_FREE);
+		screen_put(s, cx + 17, cy, ']', R_NORMAL);
+		if (u >= 0)
+			screen_textf(s, cx + 18, cy, 5, R_VALUE, "%4.0f%%", 100 * u);
+		else
+			screen_text(s, cx + 18, cy, 5, "   - ", R_DIM);
+		screen_put(s, cx + 24, cy, '|', R_DIM);
+		for (int k = 0; k < LIVE_HIST - 1; k++) {
+			double h = live_util(l, d, LIVE_HIST - 2 - k);
+
+			screen_put(s, cx + 25 + k, cy, h < 0 ? ' ' : levels[(int)(h * 9 + 0.5)], R_MEM);
+		}
+		screen_put(s, cx + 25 + LIVE_HIST - 1, cy, '|', R_DIM);
+	}
+	strbuf_release(&sb);
+}
+
 static const struct widget details_widget = { "details", draw_details, NULL };
 static const struct widget steps_widget = { "steps", draw_steps, steps_key };
+static const struct widget run_widget = { "run", draw_run, NULL };
 
 static const struct widget *panel_widget(const struct app *a)
 {
-	return a->panel == PANEL_STEPS ? &steps_widget : a->panel == PANEL_DETAILS ? &details_widget : NULL;
+	switch (a->panel) {
+	case PANEL_STEPS: return &steps_widget;
+	case PANEL_DETAILS: return &details_widget;
+	case PANEL_RUN: return &run_widget;
+	default: return NULL;
+	}
 }
 
 /* ---- status line and F-key bar ---------------------------------------------------------- */
@@ -312,9 +512,14 @@ static void draw_status(struct app *a, struct screen *s, const struct rect *r)
 		return;
 	}
 	if (a->mode == MODE_QUESTION) {
-		screen_text(s, 0, r->y, r->w, a->question == Q_QUIT ?
-		            "the plan has unsaved edits: s saves and quits, y quits without saving, n or Esc stays" :
-		            "the plan has unsaved edits: s saves and opens, y opens without saving, n or Esc stays", R_PROMPT);
+		static const char *const q[] = {
+			[Q_QUIT] = "the plan has unsaved edits: s saves and quits, y quits without saving, n or Esc stays",
+			[Q_OPEN] = "the plan has unsaved edits: s saves and opens, y opens without saving, n or Esc stays",
+			[Q_STOP] = "stop the run? y stops it (sigterm), n or Esc lets it run",
+			[Q_STOP_QUIT] = "a run is in progress: y stops it and quits, n or Esc stays",
+		};
+
+		screen_text(s, 0, r->y, r->w, q[a->question], R_PROMPT);
 		return;
 	}
 	if (a->msg[0])
@@ -328,17 +533,20 @@ static void draw_fbar(struct app *a, struct screen *s, const struct rect *r)
 {
 	int slot = r->w / 10;
 
-	(void)a;
 	for (const struct command *k = commands; k->name; k++) {
+		bool grey;
 		int x;
 
 		if (!k->fkey)
 			continue;
 		x = (k->fkey - 1) * slot;
 		screen_textf(s, x, r->y, 3, R_FKEY, "F%d", k->fkey);
+		/* Run is greyed while the plan cannot run, and reads Stop while a run is going */
+		grey = k->cmd == CMD_RUN && !a->cur.ran && !run_active(a);
 		screen_fill(s, &(struct rect){ x + (k->fkey == 10 ? 3 : 2), r->y, slot - (k->fkey == 10 ? 3 : 2), 1 }, ' ',
-		            k->cmd == CMD_RUN ? R_FGREY : R_FLABEL);
-		screen_text(s, x + (k->fkey == 10 ? 3 : 2), r->y, slot - 3, k->name, k->cmd == CMD_RUN ? R_FGREY : R_FLABEL);
+		            grey ? R_FGREY : R_FLABEL);
+		screen_text(s, x + (k->fkey == 10 ? 3 : 2), r->y, slot - 3, k->cmd == CMD_RUN && run_active(a) ? "Stop" :
+		            k->name, grey ? R_FGREY : R_FLABEL);
 	}
 }
 
@@ -374,8 +582,8 @@ void view_layout(struct app *a, int cols, int rows, struct layout *l)
 {
 	struct layout_req req = { cols, rows, a->cur.plan.ndevices,
 	                          a->compare && a->ref.loaded ? a->ref.plan.ndevices : 0, a->xfer_rows,
-	                          a->panel != PANEL_NONE };
-	int per = a->xfer_rows ? 2 : 1;
+	                          a->panel != PANEL_NONE, app_measured_rows(a) };
+	int per = app_rows_per_dev(a, 0);
 
 	layout_compute(&req, l);
 	if (l->too_small)
@@ -537,10 +745,25 @@ static int prompt_key(struct app *a, int key)
 	return KF_HANDLED | KF_REDRAW;
 }
 
+static int quit_or_ask(struct app *a);
+
 static int question_key(struct app *a, int key)
 {
 	bool go = false;
 
+	if (a->question == Q_STOP || a->question == Q_STOP_QUIT) {
+		if (key == 'y' || key == 'Y') {
+			a->mode = MODE_NORMAL;
+			run_stop(a);
+			return a->question == Q_STOP_QUIT ? quit_or_ask(a) : KF_HANDLED | KF_REDRAW;
+		}
+		if (key == 'n' || key == 'N' || key == 27 || key == 'q') {
+			a->mode = MODE_NORMAL;
+			app_msg(a, R_DIM, "the run goes on");
+			return KF_HANDLED | KF_REDRAW;
+		}
+		return KF_HANDLED;
+	}
 	switch (key) {
 	case 'y': case 'Y':
 		go = true;
@@ -616,9 +839,25 @@ static void boundary_edit(struct app *a, int grow)
 	app_edit(a, &ed);
 }
 
+static int quit_or_ask(struct app *a)
+{
+	if (app_modified(a)) {
+		a->mode = MODE_QUESTION;
+		a->question = Q_QUIT;
+		return KF_HANDLED | KF_REDRAW;
+	}
+	app_autosave_remove(a);
+	a->quit = true;
+	return KF_HANDLED | KF_REDRAW | KF_QUIT;
+}
+
 static int back_out(struct app *a)
 {
-	if (a->panel == PANEL_STEPS) {
+	if (tuning_busy(a)) {
+		tuning_cancel(a);
+		return 0;
+	}
+	if (a->panel == PANEL_STEPS || a->panel == PANEL_RUN) {
 		a->panel = PANEL_DETAILS;
 		return KF_RELAYOUT;
 	}
@@ -684,9 +923,9 @@ int view_key(struct app *a, int key)
 			a->focus = 0;
 		else if (!a->ref.loaded)
 			app_set_ref_step(a, 1);
-		if (a->compare && a->ref_step >= 0)
+		if (a->compare && a->ref.loaded)
 			app_msg(a, R_NORMAL, "compare: %s above the plan, one time scale (V: next baseline, Tab: switch)",
-			        a->steps[a->ref_step].name);
+			        a->ref_name);
 		r |= KF_RELAYOUT;
 		break;
 	case CMD_REF_NEXT:
@@ -714,22 +953,41 @@ int view_key(struct app *a, int key)
 		} else {
 			a->panel = PANEL_STEPS;
 			a->compare = true;
-			app_set_ref_step(a, a->step_sel);
-			app_msg(a, R_NORMAL, "steps: Up/Down walk the generation (shown above the plan), Enter adopts, Esc closes");
+			if (!a->steps_tuner) {
+				app_set_ref_step(a, a->step_sel);
+				app_msg(a, R_NORMAL, "steps: Up/Down walk the generation (shown above the plan), Enter adopts, Esc closes");
+			} else if (a->tuning.state == TUNING_NONE || a->tuning.state == TUNING_FAILED) {
+				tuning_start(a);
+			} else if (a->tuning.n > 0) {
+				tuning_select(a, a->tuning.sel);
+				say_tstep(a);
+			}
 		}
 		r |= KF_RELAYOUT;
 		break;
 	case CMD_ADOPT:
-		if (a->compare && a->focus == 1)
-			app_adopt_step(a, a->ref_step);
+		if (a->compare && a->focus == 1 && a->ref.loaded) {
+			char label[100];
+
+			snprintf(label, sizeof(label), "the compared plan (%s)", a->ref_name);
+			app_adopt_plan(a, &a->ref.plan, label);
+		}
 		break;
 	case CMD_DETAILS:
-		a->panel = a->panel == PANEL_NONE ? PANEL_DETAILS : PANEL_NONE;
+		/* details -> the run's gauges (once there was a run) -> nothing -> details */
+		a->panel = a->panel == PANEL_DETAILS ? (a->run.have_live ? PANEL_RUN : PANEL_NONE) :
+		           a->panel == PANEL_RUN ? PANEL_NONE : PANEL_DETAILS;
 		r |= KF_RELAYOUT;
 		break;
 	case CMD_XFERS: a->xfer_rows = !a->xfer_rows; r |= KF_RELAYOUT; break;
 	case CMD_RUN:
-		app_msg(a, R_WARN, "run is not available yet: it needs the executor (emu / cuda backends), which has not landed");
+		if (run_active(a)) {
+			a->mode = MODE_QUESTION;
+			a->question = Q_STOP;
+		} else {
+			run_start(a);
+			r |= KF_RELAYOUT;
+		}
 		break;
 	case CMD_REORDER: {
 		struct edit ed = { EDIT_REORDER, 0, 0, 0, 0, NULL, NULL, NULL };
@@ -738,13 +996,11 @@ int view_key(struct app *a, int key)
 		break;
 	}
 	case CMD_QUIT:
-		if (app_modified(a)) {
+		if (run_active(a)) {
 			a->mode = MODE_QUESTION;
-			a->question = Q_QUIT;
+			a->question = Q_STOP_QUIT;
 		} else {
-			app_autosave_remove(a);
-			a->quit = true;
-			r |= KF_QUIT;
+			r |= quit_or_ask(a);
 		}
 		break;
 	case CMD_BACK: r |= back_out(a); break;
@@ -822,7 +1078,7 @@ int view_mouse(struct app *a, const struct layout *l, int x, int y, int button)
 
 		if (r->h == 0 || y < r->y || y >= r->y + r->h)
 			continue;
-		d = gantt_view_device_at(a, r, y);
+		d = gantt_view_device_at(a, f, r, y);
 		if (d >= 0 && app_pick(a, f, d, x - GANTT_LABEL_W))
 			return KF_HANDLED | KF_REDRAW;
 	}

@@ -7,6 +7,7 @@
 
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../../ui/tui.h"
@@ -26,7 +27,11 @@ static void usage(FILE *f)
 	      "  --no-color        monochrome (also when NO_COLOR is set)\n"
 	      "  --no-mouse        leave the mouse to the terminal\n"
 	      "  --render WxH      print one frame as text instead (no terminal needed)\n"
-	      "  --keys KEYS       with --render: keys pressed first (\\n Enter, \\e Esc, \\t Tab)\n", f);
+	      "  --keys KEYS       with --render: keys pressed first (\\n Enter, \\e Esc, \\t Tab)\n"
+	      "  --steps FILE      show recorded tuner steps (octopipe.steps/1) in the steps view\n"
+	      "  --launcher CMD    Run (F8) under this prefix, e.g. 'mpirun -np 8' (default: $OCTOPIPE_LAUNCHER)\n"
+	      "  --time-scale X    Run: wall ms per model ms for the emulated executor (default 1)\n"
+	      "  --iters N         Run: iterations (default 10)\n", f);
 }
 
 int cmd_tui(int argc, char **argv)
@@ -40,6 +45,10 @@ int cmd_tui(int argc, char **argv)
 		{ "no-mouse", no_argument, NULL, 'M' },
 		{ "render", required_argument, NULL, 'r' },
 		{ "keys", required_argument, NULL, 'k' },
+		{ "steps", required_argument, NULL, 's' },
+		{ "launcher", required_argument, NULL, 'L' },
+		{ "time-scale", required_argument, NULL, 'S' },
+		{ "iters", required_argument, NULL, 'i' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -48,6 +57,7 @@ int cmd_tui(int argc, char **argv)
 	int ch;
 
 	memset(&o, 0, sizeof(o));
+	o.time_scale = -1;
 	optind = 0;
 	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (ch) {
@@ -58,6 +68,17 @@ int cmd_tui(int argc, char **argv)
 		case 'M': o.no_mouse = true; break;
 		case 'r': o.render = optarg; break;
 		case 'k': o.keys = optarg; break;
+		case 's': o.steps = optarg; break;
+		case 'L': o.launcher = optarg; break;
+		case 'S': {
+			char *end;
+
+			o.time_scale = strtod(optarg, &end);
+			if (end == optarg || *end || o.time_scale < 0 || o.time_scale > 100)
+				return cli_usage_error("tui", "--time-scale: '%s' is not a number in [0, 100]", optarg);
+			break;
+		}
+		case 'i': if ((o.run_iters = cli_positive("tui", "--iters", optarg)) < 0) return EXIT_INPUT; break;
 		case 'h': usage(stdout); return EXIT_OK;
 		default: return cli_usage_error("tui", "unknown option");
 		}

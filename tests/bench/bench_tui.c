@@ -52,7 +52,7 @@ static void report(const struct row *r, const char *budget)
 int main(int argc, char **argv)
 {
 	struct app a;
-	struct app_open o = { NULL, "nemotron-nano-v2-9b", "16xH200", 64 };
+	struct app_open o = { NULL, "nemotron-nano-v2-9b", "16xH200", 64, NULL, NULL, -1, 0 };
 	struct err e = ERR_INIT;
 	struct screen s = { 0, 0, NULL };
 	struct layout l;
@@ -63,6 +63,7 @@ int main(int argc, char **argv)
 	struct row edit = { "edit-to-screen (boundary move, sim, redraw)", 0, 0, N };
 	struct row order = { "edit-to-screen (op moved, sim, redraw)", 0, 0, N };
 	struct row zoom = { "zoom in + redraw", 0, 0, N };
+	struct row live = { "live run: events of an iteration + redraw", 0, 0, N / 10 };
 
 	(void)argc;
 	datadir_find(argv[0]);
@@ -129,11 +130,42 @@ int main(int argc, char **argv)
 		zoom.ms_mean += dt / N;
 		zoom.ms_max = zoom.ms_max > dt ? zoom.ms_max : dt;
 	}
+	/* a run's worth of events per frame: every op of an iteration, the measured rows and
+	 * the gauges drawn (what the UI does at most every 30 ms while a run streams) */
+	a.run.have_live = live_init(&a.run.live, a.cur.plan.ndevices, a.cur.m.makespan_ms) == 0;
+	a.panel = PANEL_RUN;
+	a.fit = true;
+	view_layout(&a, W, H, &l);
+	for (int i = 0; i < live.n; i++) {
+		double t0 = now_ms(), dt;
+		const struct plan *p = &a.cur.plan;
+
+		for (int d = 0; d < p->ndevices; d++)
+			for (int k = p->order_start[d]; k < p->order_start[d + 1]; k++) {
+				const struct action *x = &p->order[k];
+				long op = sim_op_index(p, x->stage, x->mb, x->kind);
+				struct event ev = { .kind = EV_OP, .dev = d, .stage = x->stage, .mb = x->mb, .iter = i,
+				                    .op = x->kind, .t0_ms = a.cur.start[op], .t1_ms = a.cur.end[op] };
+
+				live_feed(&a.run.live, &ev);
+			}
+		{
+			struct event it = { .kind = EV_ITER, .iter = i, .ms = a.cur.makespan };
+
+			live_feed(&a.run.live, &it);
+		}
+		view_draw(&a, &s, &l);
+		blit(&s);
+		dt = now_ms() - t0;
+		live.ms_mean += dt / live.n;
+		live.ms_max = live.ms_max > dt ? live.ms_max : dt;
+	}
 	report(&draw, "");
 	report(&full, "< 16 ms");
 	report(&edit, "< 50 ms");
 	report(&order, "< 50 ms");
 	report(&zoom, "< 16 ms");
+	report(&live, "< 16 ms");
 	endwin();
 	delscreen(scr);
 	fclose(devnull);

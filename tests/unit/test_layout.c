@@ -1,6 +1,6 @@
 /*
  * test_layout — the TUI layout is a pure function: at every size from the minimum up,
- * with and without the compare view, transfer rows and the panel, every rectangle lies
+ * with and without the compare view, transfer rows, measured rows and the panel, every rectangle lies
  * inside the screen, no two overlap, the bars sit at the bottom and the charts get rows.
  * Below the minimum it only says "too small".
  */
@@ -32,9 +32,9 @@ int main(void)
 	for (int cols = LAYOUT_MIN_COLS; cols <= 320; cols += 7)
 		for (int rows = LAYOUT_MIN_ROWS; rows <= 120; rows += 3)
 			for (size_t di = 0; di < sizeof(devs) / sizeof(devs[0]); di++)
-				for (int flags = 0; flags < 8; flags++) {
+				for (int flags = 0; flags < 16; flags++) {
 					struct layout_req req = { cols, rows, devs[di], flags & 1 ? devs[di] : 0, flags & 2,
-					                          flags & 4 };
+					                          flags & 4, flags & 8 };
 					const struct rect *all[6];
 
 					layout_compute(&req, &l);
@@ -54,7 +54,7 @@ int main(void)
 					            l.fbar.w != cols;
 					/* an axis line and at least one device row, in each chart shown */
 					bad_chart += l.gantt.h < 2 || (req.ref_devices && l.ref.h < 2) ||
-					             l.gantt.h > 1 + (req.xfer_rows ? 2 : 1) * devs[di];
+					             l.gantt.h > 1 + ((req.xfer_rows ? 2 : 1) + (req.measured_rows ? 1 : 0)) * devs[di];
 					bad_header += l.header.y != 0 || l.header.h < 3 || l.mem_per_line * LAYOUT_MEM_CELL > cols;
 				}
 	ok(cases > 10000, "%ld layouts computed", cases);
@@ -65,7 +65,7 @@ int main(void)
 	is_int(bad_header, 0, "the header is on top with its memory bars fitting the width");
 
 	{
-		struct layout_req req = { 79, 40, 8, 0, false, true };
+		struct layout_req req = { 79, 40, 8, 0, false, true, false };
 
 		layout_compute(&req, &l);
 		ok(l.too_small, "79 columns is too small");
@@ -79,7 +79,7 @@ int main(void)
 		ok(l.gantt.h >= 4, "80x24 with 8 gpus shows at least 3 device rows (got %d)", l.gantt.h - 1);
 	}
 	{
-		struct layout_req req = { 200, 60, 16, 0, false, true };
+		struct layout_req req = { 200, 60, 16, 0, false, true, false };
 
 		layout_compute(&req, &l);
 		is_int(l.gantt.h, 17, "200x60 with 16 gpus shows every gpu");
@@ -90,7 +90,7 @@ int main(void)
 		is_int(l.ref.h + l.gantt.h <= 60 - l.header.h - 2 - l.panel.h, 1, "compare splits the rows");
 	}
 	{
-		struct layout_req req = { 80, 24, 64, 64, true, true };
+		struct layout_req req = { 80, 24, 64, 64, true, true, false };
 
 		layout_compute(&req, &l);
 		ok(l.ref.h >= 4 && l.gantt.h >= 4, "at 80x24 two charts with transfer rows keep an axis and 3 rows each");
