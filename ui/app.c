@@ -224,23 +224,7 @@ struct pview *app_focus(struct app *a)
 	return a->focus == 1 && a->compare ? &a->ref : &a->cur;
 }
 
-/* ---- steps: the baselines' own generation, until the tuner records its steps ------- */
-
-static const struct {
-	const char *name;
-	enum sched_kind kind;
-	const char *partition;
-} step_recipes[] = {
-	{ "gpipe", SCHED_GPIPE, "uniform" },
-	{ "1f1b", SCHED_1F1B, "uniform" },
-	{ "1f1b balanced", SCHED_1F1B, "balanced" },
-	{ "interleaved", SCHED_INTERLEAVED, "uniform" },
-	{ "zb-h1", SCHED_ZBH1, "uniform" },
-	{ "zb-h2", SCHED_ZBH2, "uniform" },
-	{ "zb-v", SCHED_ZBV, "uniform" },
-	{ "dualpipev", SCHED_DUALPIPEV, "uniform" },
-	{ "adaptive", SCHED_ADAPTIVE, "balanced" },
-};
+/* ---- steps: the baselines (baseline_recipes), beside the tuner's steps -------------- */
 
 static bool same_placement(const struct plan *a, const struct plan *b)
 {
@@ -274,7 +258,7 @@ static void steps_release(struct app *a)
 
 static int steps_build(struct app *a, const struct model *m, const struct cluster *c, int mbs)
 {
-	size_t n = sizeof(step_recipes) / sizeof(step_recipes[0]);
+	size_t n = (size_t)baseline_nrecipes;
 	struct sim s;
 	const struct step *prev = NULL;
 
@@ -285,12 +269,12 @@ static int steps_build(struct app *a, const struct model *m, const struct cluste
 	memset(&s, 0, sizeof(s));
 	for (size_t i = 0; i < n; i++) {
 		struct step *st = &a->steps[a->nsteps++];
-		struct baseline_spec spec = { step_recipes[i].kind, mbs, 0, step_recipes[i].partition, NULL, 0, 0 };
+		struct baseline_spec spec = { baseline_recipes[i].schedule, mbs, 0, baseline_recipes[i].partition, NULL, 0, 0 };
 		struct err e = ERR_INIT;
 		struct sim_opts o;
 		struct metrics mt;
 
-		snprintf(st->name, sizeof(st->name), "%s", step_recipes[i].name);
+		snprintf(st->name, sizeof(st->name), "%s", baseline_recipes[i].name);
 		if (baseline_plan(&st->plan, m, NULL, c, NULL, &spec, &e) < 0) {
 			snprintf(st->why, sizeof(st->why), "%s", e.msg);
 			snprintf(st->phase, sizeof(st->phase), "-");
@@ -318,7 +302,7 @@ static int steps_build(struct app *a, const struct model *m, const struct cluste
 		if (!prev) {
 			snprintf(st->phase, sizeof(st->phase), "start");
 			snprintf(st->move, sizeof(st->move), "%s, %s partition, one stage per gpu", st->name,
-			         step_recipes[i].partition);
+			         baseline_recipes[i].partition);
 		} else if (!same_placement(&prev->plan, &st->plan)) {
 			snprintf(st->phase, sizeof(st->phase), "placement");
 			snprintf(st->move, sizeof(st->move), "%s -> %s: %d stages, %d per gpu%s", prev->name, st->name,
@@ -328,7 +312,7 @@ static int steps_build(struct app *a, const struct model *m, const struct cluste
 		} else if (!same_partition(&prev->plan, &st->plan)) {
 			snprintf(st->phase, sizeof(st->phase), "partition");
 			snprintf(st->move, sizeof(st->move), "%s -> %s: %s layers per stage", prev->name, st->name,
-			         step_recipes[i].partition);
+			         baseline_recipes[i].partition);
 		} else {
 			snprintf(st->phase, sizeof(st->phase), "scheduling");
 			snprintf(st->move, sizeof(st->move), "%s -> %s: each gpu's order", prev->name, st->name);
