@@ -17,6 +17,7 @@
 #include "doc.h"
 #include "exec/emu.h"
 #include "exec/protocol.h"
+#include "fileio.h"
 #include "json.h"
 #include "sim.h"
 
@@ -77,6 +78,7 @@ int cmd_run(int argc, char **argv)
 		{ "timeline-out", required_argument, NULL, 'T' },
 		{ "kill-device", required_argument, NULL, 'K' },
 		{ "kill-after", required_argument, NULL, 'A' },
+		{ "emu-slowdown", required_argument, NULL, 'S' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -116,6 +118,12 @@ int cmd_run(int argc, char **argv)
 		case 'T': tl_out = optarg; break;
 		case 'K': eo.kill_device = atoi(optarg); break;
 		case 'A': eo.kill_after_ops = atoi(optarg); break;
+		case 'S':
+			/* hidden: STAGE:FACTOR makes one stage slower than its model says (calibration tests) */
+			if (sscanf(optarg, "%d:%lf", &eo.slow_stage, &eo.slow_factor) != 2 || eo.slow_stage < 0 ||
+			    !(eo.slow_factor > 0 && eo.slow_factor <= 1000))
+				return cli_usage_error("run", "--emu-slowdown: '%s' is not STAGE:FACTOR", optarg);
+			break;
 		case 'j': json = true; break;
 		case 'h': usage(stdout); return EXIT_OK;
 		default: return cli_usage_error("run", "unknown option");
@@ -227,9 +235,15 @@ int cmd_run(int argc, char **argv)
 			}
 		}
 		if (tl_out) {
-			cJSON *root = timeline_to_json(&meas);
+			cJSON *root;
 			struct strbuf sb = STRBUF_INIT;
+			char dir[4096], rel[4096];
 
+			/* name the plan as seen from the timeline, for octopipe calibrate */
+			fileio_dirname(tl_out, dir, sizeof(dir));
+			if (strcmp(tl_out, "-") != 0 && fileio_relative(dir, path, rel, sizeof(rel)) == 0)
+				meas.plan_ref = strdup(rel);
+			root = timeline_to_json(&meas);
 			if (root) {
 				json_write(&sb, root);
 				rc = cli_write_text(tl_out, sb.buf, sb.len);
