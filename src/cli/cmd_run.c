@@ -3,6 +3,11 @@
  * early receives, checked and repaired for NCCL's per-pair order), run it on a backend,
  * stream octopipe.events/1 JSON lines, and compare the measured iteration time with the
  * simulated one per device.
+ *
+ * Under mpirun (or with --mpi, when built --with-mpi) every rank loads the same plan and
+ * builds the same programs, runs its own device, and rank 0 alone reports and writes
+ * files: the other ranks' output goes to /dev/null, their failures reach rank 0 through
+ * the backend, so the job prints one error line naming the rank.
  */
 #include "config.h"
 
@@ -16,6 +21,9 @@
 #include "cli.h"
 #include "doc.h"
 #include "exec/emu.h"
+#ifdef HAVE_MPI
+#include "exec/emu_mpi.h"
+#endif
 #include "exec/protocol.h"
 #include "fileio.h"
 #include "json.h"
@@ -35,6 +43,8 @@ static void usage(FILE *f)
 	      "  --iters N          iterations to run (default 1)\n"
 	      "  --time-scale X     wall ms per model ms for the emulator (default 0: no sleeping)\n"
 	      "  --timeout S        watchdog: the longest any wait may take (default 10 s)\n"
+	      "  --mpi              one MPI rank per device (automatic under mpirun/srun;\n"
+	      "                     needs a build --with-mpi)\n"
 	      "  --events-out FILE  octopipe.events/1 JSON lines (\"-\" for stdout)\n"
 	      "  --timeline-out F   the measured timeline of the last iteration\n"
 	      "  --json             {\"predicted_ms\", \"measured_ms\", \"error\", \"devices\": [...]}\n"
@@ -67,6 +77,69 @@ static double end_of(const struct tl_device *d)
 	return e;
 }
 
+struct run_opts {
+	struct emu_opts eo;
+	const char *events_out, *tl_out;
+	int iters;
+	bool json;
+};
+
+static int execute(const char *arg, const struct run_opts *ro, int rank, bool mpi);
+
+/* Ranks in the job when a launcher started this process (Open MPI, PMI, PMIx; 0 when
+ * none did); *rank gets this process's rank. */
+static int launched_ranks(int *rank)
+{
+	static const char *const size_vars[] = { "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", NULL };
+	static const char *const rank_vars[] = { "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", NULL };
+	const char *v;
+
+	*rank = 0;
+	for (int i = 0; rank_vars[i]; i++)
+		if ((v = getenv(rank_vars[i])) != NULL) {
+			*rank = atoi(v);
+			break;
+		}
+	for (int i = 0; size_vars[i]; i++)
+		if ((v = getenv(size_vars[i])) != NULL)
+			return atoi(v);
+	return getenv("PMIX_RANK") ? 1 : 0;
+}
+
+#ifdef HAVE_MPI
+/* Ranks other than 0 keep quiet: rank 0 reports for the whole job. */
+static void quiet(void)
+{
+	if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr))
+		return;
+}
+#endif
+
+/* One iteration on the chosen backend. */
+static int run_once(const struct plan *p, const struct exec_program *x, const struct emu_opts *eo, bool mpi,
+                    struct timeline *t, struct err *e)
+{
+#ifdef HAVE_MPI
+	if (mpi)
+		return emu_mpi_run(p, x, eo, t, e);
+#else
+	(void)mpi;
+#endif
+	return emu_run(p, x, eo, t, e);
+}
+
+/* Under MPI the ops are known only once rank 0 gathered them: stream them then. */
+static void replay_ops(const struct timeline *t, struct events *ev)
+{
+	for (int d = 0; d < t->ndevices; d++)
+		for (int i = 0; i < t->dev[d].nops; i++) {
+			const struct tl_op *o = &t->dev[d].ops[i];
+			struct action a = { o->stage, o->mb, o->kind, 0 };
+
+			on_op(ev, d, &a, o->start_ms, o->end_ms);
+		}
+}
+
 int cmd_run(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -79,22 +152,20 @@ int cmd_run(int argc, char **argv)
 		{ "kill-device", required_argument, NULL, 'K' },
 		{ "kill-after", required_argument, NULL, 'A' },
 		{ "emu-slowdown", required_argument, NULL, 'S' },
+		{ "mpi", no_argument, NULL, 'M' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *backend = "emu", *events_out = NULL, *tl_out = NULL, *path;
+	const char *backend = "emu", *events_out = NULL, *tl_out = NULL;
 	struct emu_opts eo;
-	struct events ev = { NULL, 0 };
-	bool json = false;
-	int iters = 1, ch, rc = EXIT_OK, repaired = 0;
+	struct run_opts ro;
+	bool json = false, want_mpi = false;
+	int iters = 1, ch, rank = 0, nranks;
+#ifdef HAVE_MPI
 	struct err e = ERR_INIT;
-	struct plan p;
-	struct sim s;
-	struct sim_opts so;
-	struct metrics m;
-	struct timeline pred, meas;
-	struct exec_program x;
+	int rc;
+#endif
 
 	emu_opts_default(&eo);
 	optind = 0;
@@ -124,6 +195,7 @@ int cmd_run(int argc, char **argv)
 			    !(eo.slow_factor > 0 && eo.slow_factor <= 1000))
 				return cli_usage_error("run", "--emu-slowdown: '%s' is not STAGE:FACTOR", optarg);
 			break;
+		case 'M': want_mpi = true; break;
 		case 'j': json = true; break;
 		case 'h': usage(stdout); return EXIT_OK;
 		default: return cli_usage_error("run", "unknown option");
@@ -143,7 +215,45 @@ int cmd_run(int argc, char **argv)
 		}
 		return cli_usage_error("run", "unknown backend '%s' (emu or cuda)", backend);
 	}
-	path = cli_resolve(argv[optind], "plans");
+	ro = (struct run_opts){ eo, events_out, tl_out, iters, json };
+	nranks = launched_ranks(&rank);
+#ifdef HAVE_MPI
+	if (want_mpi || nranks > 0) {
+		if (emu_mpi_init(&rank, &nranks, &e) < 0)
+			return cli_report(&e);
+		if (rank != 0)
+			quiet();
+		rc = execute(argv[optind], &ro, rank, true);
+		emu_mpi_finalize();
+		return rc;
+	}
+#else
+	if (want_mpi || nranks > 1) {
+		if (rank == 0)
+			fprintf(stderr, "octopipe run: %s, but this octopipe was built without MPI (configure --with-mpi)\n",
+			        want_mpi ? "--mpi was given" : "launched as several MPI ranks");
+		return EXIT_INPUT;
+	}
+#endif
+	return execute(argv[optind], &ro, 0, false);
+}
+
+static int execute(const char *arg, const struct run_opts *ro, int rank, bool mpi)
+{
+	const char *path, *events_out = ro->events_out, *tl_out = ro->tl_out;
+	struct emu_opts eo = ro->eo;
+	struct events ev = { NULL, 0 };
+	bool json = ro->json;
+	int iters = ro->iters, rc = EXIT_OK, repaired = 0;
+	struct err e = ERR_INIT;
+	struct plan p;
+	struct sim s;
+	struct sim_opts so;
+	struct metrics m;
+	struct timeline pred, meas;
+	struct exec_program x;
+
+	path = cli_resolve(arg, "plans");
 	if (plan_load(&p, path, &e) < 0)
 		return cli_report(&e);
 	memset(&s, 0, sizeof(s));
@@ -162,14 +272,15 @@ int cmd_run(int argc, char **argv)
 		goto out_sim;
 	}
 	if (exec_check(&x, &e) > 0) {
-		fprintf(stderr, "%s: %s; repairing\n", path, e.msg);
+		if (rank == 0)
+			fprintf(stderr, "%s: %s; repairing\n", path, e.msg);
 		repaired = exec_repair(&x);
 	}
 	if (exec_check(&x, &e) > 0 || exec_validate(&x, &e) < 0) {
 		rc = cli_report(&e);
 		goto out_x;
 	}
-	if (events_out) {
+	if (events_out && rank == 0) {
 		ev.f = strcmp(events_out, "-") == 0 ? stdout : fopen(events_out, "w");
 		if (!ev.f) {
 			fprintf(stderr, "octopipe run: cannot write '%s'\n", events_out);
@@ -187,13 +298,15 @@ int cmd_run(int argc, char **argv)
 		struct timeline t;
 
 		ev.iter = it;
-		if (emu_run(&p, &x, &eo, &t, &e) < 0) {
+		if (run_once(&p, &x, &eo, mpi, &t, &e) < 0) {
 			if (ev.f)
 				fprintf(ev.f, "{\"ev\": \"error\", \"msg\": \"%s\"}\n", e.msg);
 			fprintf(stderr, "%s: run failed: %s\n", path, e.msg);
-			rc = EXIT_RUNTIME;
+			rc = e.cls == ERR_INPUT ? EXIT_INPUT : EXIT_RUNTIME;
 			break;
 		}
+		if (ev.f && mpi)
+			replay_ops(&t, &ev);
 		if (ev.f) {
 			double ms = 0;
 
@@ -223,8 +336,8 @@ int cmd_run(int argc, char **argv)
 			}
 			printf("]}\n");
 		} else if (!(ev.f == stdout)) {
-			printf("plan %s on emu: %d iteration%s, %d transfers%s\n", path, iters, iters == 1 ? "" : "s", x.nxfers,
-			       repaired ? " (receives repaired)" : "");
+			printf("plan %s on emu%s: %d iteration%s, %d transfers%s\n", path, mpi ? " over MPI" : "", iters,
+			       iters == 1 ? "" : "s", x.nxfers, repaired ? " (receives repaired)" : "");
 			printf("iteration: predicted %.2f ms, measured %.2f ms, error %+.2f%%\n\n", m.makespan_ms, measured,
 			       100 * err);
 			printf("%4s %14s %14s %8s\n", "GPU", "PREDICTED ms", "MEASURED ms", "ERROR");
@@ -234,7 +347,7 @@ int cmd_run(int argc, char **argv)
 				printf("%4d %14.2f %14.2f %+7.2f%%\n", d, pe, me, pe > 0 ? 100 * (me - pe) / pe : 0);
 			}
 		}
-		if (tl_out) {
+		if (tl_out && rank == 0) {
 			cJSON *root;
 			struct strbuf sb = STRBUF_INIT;
 			char dir[4096], rel[4096];
