@@ -143,6 +143,7 @@ static int run_once(const struct plan *p, const struct exec_program *x, const st
 	if (be->mpi)
 		return emu_mpi_run(p, x, eo, t, e);
 #endif
+	(void)be;
 	return emu_run(p, x, eo, t, e);
 }
 
