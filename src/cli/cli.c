@@ -26,6 +26,7 @@ const struct cli_cmd cli_commands[] = {
 	{ "import", "torch-csv|profile FILE ...", "read a PyTorch schedule CSV into a plan, or timings into a model", cmd_import },
 	{ "cost", "CONFIG --cluster C -o MODEL", "layer table from a config.json or architecture; --calibrate to profiles", cmd_cost },
 	{ "run", "PLAN [--backend emu]", "execute a plan on the emulated executor, measured against the simulation", cmd_run },
+	{ "calibrate", "TIMELINE -o MODEL", "rescale a model's layer costs from a measured run; error before and after", cmd_calibrate },
 	{ "export", "torch-csv|megatron-layout PLAN", "write a plan as PyTorch CSV or a Megatron layout", cmd_export },
 	{ "tui", "[PLAN | --model M --cluster C]", "the terminal UI: Gantt charts, hand edits, compare, steps", cmd_tui },
 	{ NULL, NULL, NULL, NULL },

@@ -32,6 +32,7 @@ int cmd_import(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_calibrate(int argc, char **argv);
 int cmd_cost(int argc, char **argv);
 int cmd_tui(int argc, char **argv);
 

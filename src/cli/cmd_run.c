@@ -3,6 +3,11 @@
  * early receives, checked and repaired for NCCL's per-pair order), run it on a backend,
  * stream octopipe.events/1 JSON lines, and compare the measured iteration time with the
  * simulated one per device.
+ *
+ * Under mpirun (or with --mpi, when built --with-mpi) every rank loads the same plan and
+ * builds the same programs, runs its own device, and rank 0 alone reports and writes
+ * files: the other ranks' output goes to /dev/null, their failures reach rank 0 through
+ * the backend, so the job prints one error line naming the rank.
  */
 #include "config.h"
 
@@ -16,7 +21,14 @@
 #include "cli.h"
 #include "doc.h"
 #include "exec/emu.h"
+#ifdef HAVE_CUDA_EXEC
+#include "exec/cuda_exec.h"
+#endif
+#ifdef HAVE_MPI
+#include "exec/emu_mpi.h"
+#endif
 #include "exec/protocol.h"
+#include "fileio.h"
 #include "json.h"
 #include "sim.h"
 
@@ -31,9 +43,15 @@ static void usage(FILE *f)
 	      "receives). Prints the measured iteration time against the simulated one.\n"
 	      "\n"
 	      "  --backend emu      threads emulating the devices and NCCL's send/recv (default)\n"
+	      "  --backend cuda     one thread per GPU: proxy GEMMs of each stage's shapes and\n"
+	      "                     NCCL send/recv of the real activation sizes\n"
+	      "  --gemm-tflops X    cuda: throughput the proxy GEMMs are sized for (default: the\n"
+	      "                     cluster's peak x GEMM efficiency)\n"
 	      "  --iters N          iterations to run (default 1)\n"
 	      "  --time-scale X     wall ms per model ms for the emulator (default 0: no sleeping)\n"
 	      "  --timeout S        watchdog: the longest any wait may take (default 10 s)\n"
+	      "  --mpi              one MPI rank per device (automatic under mpirun/srun;\n"
+	      "                     needs a build --with-mpi)\n"
 	      "  --events-out FILE  octopipe.events/1 JSON lines (\"-\" for stdout)\n"
 	      "  --timeline-out F   the measured timeline of the last iteration\n"
 	      "  --json             {\"predicted_ms\", \"measured_ms\", \"error\", \"devices\": [...]}\n"
@@ -66,6 +84,111 @@ static double end_of(const struct tl_device *d)
 	return e;
 }
 
+struct run_opts {
+	struct emu_opts eo;
+	const char *events_out, *tl_out;
+	int iters;
+	bool json;
+	bool cuda;
+	double gemm_tflops;
+};
+
+struct backend {
+	bool mpi;
+#ifdef HAVE_CUDA_EXEC
+	struct cuda_exec *cuda;
+#endif
+};
+
+static int execute(const char *arg, const struct run_opts *ro, int rank, bool mpi);
+
+/* Ranks in the job when a launcher started this process (Open MPI, PMI, PMIx; 0 when
+ * none did); *rank gets this process's rank. */
+static int launched_ranks(int *rank)
+{
+	static const char *const size_vars[] = { "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", NULL };
+	static const char *const rank_vars[] = { "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", NULL };
+	const char *v;
+
+	*rank = 0;
+	for (int i = 0; rank_vars[i]; i++)
+		if ((v = getenv(rank_vars[i])) != NULL) {
+			*rank = atoi(v);
+			break;
+		}
+	for (int i = 0; size_vars[i]; i++)
+		if ((v = getenv(size_vars[i])) != NULL)
+			return atoi(v);
+	return getenv("PMIX_RANK") ? 1 : 0;
+}
+
+#ifdef HAVE_MPI
+/* Ranks other than 0 keep quiet: rank 0 reports for the whole job. */
+static void quiet(void)
+{
+	if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr))
+		return;
+}
+#endif
+
+/* One iteration on the chosen backend. */
+static int run_once(const struct plan *p, const struct exec_program *x, const struct emu_opts *eo,
+                    const struct backend *be, struct timeline *t, struct err *e)
+{
+#ifdef HAVE_CUDA_EXEC
+	if (be->cuda)
+		return cuda_exec_run(be->cuda, t, e);
+#endif
+#ifdef HAVE_MPI
+	if (be->mpi)
+		return emu_mpi_run(p, x, eo, t, e);
+#endif
+	(void)be;
+	return emu_run(p, x, eo, t, e);
+}
+
+/* Per device after an iteration: the measured busy fraction and, on GPUs, what NVML says
+ * (null when it cannot: no NVML, or not a GPU run). */
+static void util_events(const struct timeline *t, const struct backend *be, struct events *ev)
+{
+	double it = 0;
+
+	for (int d = 0; d < t->ndevices; d++)
+		for (int i = 0; i < t->dev[d].nops; i++)
+			it = fmax(it, t->dev[d].ops[i].end_ms);
+	for (int d = 0; d < t->ndevices; d++) {
+		double busy = 0, util = 0;
+		uint64_t mem = 0;
+		bool have = false;
+
+		for (int i = 0; i < t->dev[d].nops; i++)
+			busy += t->dev[d].ops[i].end_ms - t->dev[d].ops[i].start_ms;
+#ifdef HAVE_CUDA_EXEC
+		have = be->cuda && cuda_exec_util(be->cuda, d, &util, &mem);
+#else
+		(void)be;
+#endif
+		fprintf(ev->f, "{\"ev\": \"util\", \"iter\": %d, \"dev\": %d, \"busy\": %.4f", ev->iter, d,
+		        it > 0 ? busy / it : 0);
+		if (have)
+			fprintf(ev->f, ", \"gpu_util\": %.2f, \"mem_bytes\": %llu}\n", util, (unsigned long long)mem);
+		else
+			fprintf(ev->f, ", \"gpu_util\": null, \"mem_bytes\": null}\n");
+	}
+}
+
+/* Under MPI the ops are known only once rank 0 gathered them: stream them then. */
+static void replay_ops(const struct timeline *t, struct events *ev)
+{
+	for (int d = 0; d < t->ndevices; d++)
+		for (int i = 0; i < t->dev[d].nops; i++) {
+			const struct tl_op *o = &t->dev[d].ops[i];
+			struct action a = { o->stage, o->mb, o->kind, 0 };
+
+			on_op(ev, d, &a, o->start_ms, o->end_ms);
+		}
+}
+
 int cmd_run(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -77,22 +200,23 @@ int cmd_run(int argc, char **argv)
 		{ "timeline-out", required_argument, NULL, 'T' },
 		{ "kill-device", required_argument, NULL, 'K' },
 		{ "kill-after", required_argument, NULL, 'A' },
+		{ "emu-slowdown", required_argument, NULL, 'S' },
+		{ "mpi", no_argument, NULL, 'M' },
+		{ "gemm-tflops", required_argument, NULL, 'G' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *backend = "emu", *events_out = NULL, *tl_out = NULL, *path;
+	const char *backend = "emu", *events_out = NULL, *tl_out = NULL;
 	struct emu_opts eo;
-	struct events ev = { NULL, 0 };
-	bool json = false;
-	int iters = 1, ch, rc = EXIT_OK, repaired = 0;
+	struct run_opts ro;
+	bool json = false, want_mpi = false;
+	int iters = 1, ch, rank = 0, nranks;
+	double gemm_tflops = 0;
+#ifdef HAVE_MPI
 	struct err e = ERR_INIT;
-	struct plan p;
-	struct sim s;
-	struct sim_opts so;
-	struct metrics m;
-	struct timeline pred, meas;
-	struct exec_program x;
+	int rc;
+#endif
 
 	emu_opts_default(&eo);
 	optind = 0;
@@ -116,6 +240,18 @@ int cmd_run(int argc, char **argv)
 		case 'T': tl_out = optarg; break;
 		case 'K': eo.kill_device = atoi(optarg); break;
 		case 'A': eo.kill_after_ops = atoi(optarg); break;
+		case 'S':
+			/* hidden: STAGE:FACTOR makes one stage slower than its model says (calibration tests) */
+			if (sscanf(optarg, "%d:%lf", &eo.slow_stage, &eo.slow_factor) != 2 || eo.slow_stage < 0 ||
+			    !(eo.slow_factor > 0 && eo.slow_factor <= 1000))
+				return cli_usage_error("run", "--emu-slowdown: '%s' is not STAGE:FACTOR", optarg);
+			break;
+		case 'M': want_mpi = true; break;
+		case 'G':
+			gemm_tflops = strtod(optarg, &end);
+			if (end == optarg || *end || !(gemm_tflops > 0 && gemm_tflops < 1e6))
+				return cli_usage_error("run", "--gemm-tflops: '%s' is not a positive number", optarg);
+			break;
 		case 'j': json = true; break;
 		case 'h': usage(stdout); return EXIT_OK;
 		default: return cli_usage_error("run", "unknown option");
@@ -125,17 +261,58 @@ int cmd_run(int argc, char **argv)
 		return cli_usage_error("run", optind >= argc ? "no plan given" : "one plan at a time");
 	if (strcmp(backend, "emu") != 0) {
 		if (strcmp(backend, "cuda") == 0) {
-#ifdef HAVE_CUDA_NCCL
-			fprintf(stderr, "octopipe run: the cuda backend is not part of this version yet "
-			        "(octopipe-gpuinfo shows the GPUs it would use)\n");
-#else
-			fprintf(stderr, "octopipe run: the cuda backend was not built (configure found no CUDA and NCCL)\n");
-#endif
+#ifndef HAVE_CUDA_EXEC
+			fprintf(stderr, "octopipe run: the cuda backend was not built (configure found no CUDA, NCCL and cuBLAS)\n");
 			return EXIT_RUNTIME;
+#endif
+		} else {
+			return cli_usage_error("run", "unknown backend '%s' (emu or cuda)", backend);
 		}
-		return cli_usage_error("run", "unknown backend '%s' (emu or cuda)", backend);
 	}
-	path = cli_resolve(argv[optind], "plans");
+	ro = (struct run_opts){ eo, events_out, tl_out, iters, json, strcmp(backend, "cuda") == 0, gemm_tflops };
+	if (ro.cuda && (want_mpi || launched_ranks(&rank) > 1))
+		return cli_usage_error("run", "the cuda backend runs one thread per GPU in one process; "
+		                       "one MPI rank per GPU is not supported yet");
+	nranks = launched_ranks(&rank);
+#ifdef HAVE_MPI
+	if (want_mpi || nranks > 0) {
+		if (emu_mpi_init(&rank, &nranks, &e) < 0)
+			return cli_report(&e);
+		if (rank != 0)
+			quiet();
+		rc = execute(argv[optind], &ro, rank, true);
+		emu_mpi_finalize();
+		return rc;
+	}
+#else
+	if (want_mpi || nranks > 1) {
+		if (rank == 0)
+			fprintf(stderr, "octopipe run: %s, but this octopipe was built without MPI (configure --with-mpi)\n",
+			        want_mpi ? "--mpi was given" : "launched as several MPI ranks");
+		return EXIT_INPUT;
+	}
+#endif
+	return execute(argv[optind], &ro, 0, false);
+}
+
+static int execute(const char *arg, const struct run_opts *ro, int rank, bool mpi)
+{
+	const char *path, *events_out = ro->events_out, *tl_out = ro->tl_out;
+	struct emu_opts eo = ro->eo;
+	struct events ev = { NULL, 0 };
+	bool json = ro->json;
+	int iters = ro->iters, rc = EXIT_OK, repaired = 0;
+	struct err e = ERR_INIT;
+	struct plan p;
+	struct sim s;
+	struct sim_opts so;
+	struct metrics m;
+	struct timeline pred, meas;
+	struct exec_program x;
+	struct backend be = { .mpi = mpi };
+	const char *bname = ro->cuda ? "cuda" : "emu";
+
+	path = cli_resolve(arg, "plans");
 	if (plan_load(&p, path, &e) < 0)
 		return cli_report(&e);
 	memset(&s, 0, sizeof(s));
@@ -154,14 +331,30 @@ int cmd_run(int argc, char **argv)
 		goto out_sim;
 	}
 	if (exec_check(&x, &e) > 0) {
-		fprintf(stderr, "%s: %s; repairing\n", path, e.msg);
+		if (rank == 0)
+			fprintf(stderr, "%s: %s; repairing\n", path, e.msg);
 		repaired = exec_repair(&x);
 	}
 	if (exec_check(&x, &e) > 0 || exec_validate(&x, &e) < 0) {
 		rc = cli_report(&e);
 		goto out_x;
 	}
-	if (events_out) {
+#ifdef HAVE_CUDA_EXEC
+	if (ro->cuda) {
+		struct cuda_exec_opts co;
+
+		cuda_exec_opts_default(&co);
+		/* a wait covers a whole iteration on the GPUs: the watchdog plus ten predicted ones */
+		co.timeout_s = eo.timeout_s + 10 * m.makespan_ms / 1000;
+		co.gemm_tflops = ro->gemm_tflops;
+		if (cuda_exec_open(&be.cuda, &p, &x, &co, &e) < 0) {
+			fprintf(stderr, "octopipe run: %s\n", e.msg);
+			rc = EXIT_RUNTIME;
+			goto out_x;
+		}
+	}
+#endif
+	if (events_out && rank == 0) {
 		ev.f = strcmp(events_out, "-") == 0 ? stdout : fopen(events_out, "w");
 		if (!ev.f) {
 			fprintf(stderr, "octopipe run: cannot write '%s'\n", events_out);
@@ -169,8 +362,8 @@ int cmd_run(int argc, char **argv)
 			goto out_x;
 		}
 		setvbuf(ev.f, NULL, _IOLBF, 0);
-		fprintf(ev.f, "{\"ev\": \"start\", \"plan\": \"%s\", \"backend\": \"emu\", \"devices\": %d, \"iters\": %d, "
-		        "\"predicted_ms\": %.6f}\n", path, p.ndevices, iters, m.makespan_ms);
+		fprintf(ev.f, "{\"ev\": \"start\", \"plan\": \"%s\", \"backend\": \"%s\", \"devices\": %d, \"iters\": %d, "
+		        "\"predicted_ms\": %.6f}\n", path, bname, p.ndevices, iters, m.makespan_ms);
 		eo.on_op = on_op;
 		eo.ctx = &ev;
 	}
@@ -179,13 +372,17 @@ int cmd_run(int argc, char **argv)
 		struct timeline t;
 
 		ev.iter = it;
-		if (emu_run(&p, &x, &eo, &t, &e) < 0) {
+		if (run_once(&p, &x, &eo, &be, &t, &e) < 0) {
 			if (ev.f)
 				fprintf(ev.f, "{\"ev\": \"error\", \"msg\": \"%s\"}\n", e.msg);
 			fprintf(stderr, "%s: run failed: %s\n", path, e.msg);
-			rc = EXIT_RUNTIME;
+			rc = e.cls == ERR_INPUT ? EXIT_INPUT : EXIT_RUNTIME;
 			break;
 		}
+		if (ev.f && (mpi || ro->cuda))
+			replay_ops(&t, &ev);
+		if (ev.f)
+			util_events(&t, &be, &ev);
 		if (ev.f) {
 			double ms = 0;
 
@@ -215,21 +412,41 @@ int cmd_run(int argc, char **argv)
 			}
 			printf("]}\n");
 		} else if (!(ev.f == stdout)) {
-			printf("plan %s on emu: %d iteration%s, %d transfers%s\n", path, iters, iters == 1 ? "" : "s", x.nxfers,
-			       repaired ? " (receives repaired)" : "");
+			printf("plan %s on %s%s: %d iteration%s, %d transfers%s\n", path, bname, mpi ? " over MPI" : "", iters,
+			       iters == 1 ? "" : "s", x.nxfers, repaired ? " (receives repaired)" : "");
 			printf("iteration: predicted %.2f ms, measured %.2f ms, error %+.2f%%\n\n", m.makespan_ms, measured,
 			       100 * err);
-			printf("%4s %14s %14s %8s\n", "GPU", "PREDICTED ms", "MEASURED ms", "ERROR");
+			printf("%4s %14s %14s %8s%s\n", "GPU", "PREDICTED ms", "MEASURED ms", "ERROR",
+			       ro->cuda ? "   UTIL        MEM  NAME" : "");
 			for (int d = 0; d < meas.ndevices; d++) {
 				double pe = end_of(&pred.dev[d]), me = end_of(&meas.dev[d]);
 
-				printf("%4d %14.2f %14.2f %+7.2f%%\n", d, pe, me, pe > 0 ? 100 * (me - pe) / pe : 0);
+				printf("%4d %14.2f %14.2f %+7.2f%%", d, pe, me, pe > 0 ? 100 * (me - pe) / pe : 0);
+#ifdef HAVE_CUDA_EXEC
+				if (be.cuda) {
+					double u;
+					uint64_t mem;
+
+					if (cuda_exec_util(be.cuda, d, &u, &mem))
+						printf(" %5.0f%% %7.1f GB", 100 * u, mem / 1e9);
+					else
+						printf(" %6s %10s", "N/A", "N/A");
+					printf("  %s", cuda_exec_gpu_name(be.cuda, d));
+				}
+#endif
+				printf("\n");
 			}
 		}
-		if (tl_out) {
-			cJSON *root = timeline_to_json(&meas);
+		if (tl_out && rank == 0) {
+			cJSON *root;
 			struct strbuf sb = STRBUF_INIT;
+			char dir[4096], rel[4096];
 
+			/* name the plan as seen from the timeline, for octopipe calibrate */
+			fileio_dirname(tl_out, dir, sizeof(dir));
+			if (strcmp(tl_out, "-") != 0 && fileio_relative(dir, path, rel, sizeof(rel)) == 0)
+				meas.plan_ref = strdup(rel);
+			root = timeline_to_json(&meas);
 			if (root) {
 				json_write(&sb, root);
 				rc = cli_write_text(tl_out, sb.buf, sb.len);
@@ -242,6 +459,9 @@ int cmd_run(int argc, char **argv)
 	if (ev.f && ev.f != stdout)
 		fclose(ev.f);
 out_x:
+#ifdef HAVE_CUDA_EXEC
+	cuda_exec_close(be.cuda);
+#endif
 	exec_release(&x);
 	timeline_release(&pred);
 out_sim:

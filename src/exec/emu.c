@@ -51,6 +51,8 @@ void emu_opts_default(struct emu_opts *o)
 	memset(o, 0, sizeof(*o));
 	o->timeout_s = 10;
 	o->kill_device = -1;
+	o->slow_stage = -1;
+	o->slow_factor = 1;
 }
 
 static void fail(struct emu *em, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -198,6 +200,8 @@ static void *worker_main(void *arg)
 			}
 			dur = (k == 0 ? em->stage_f[a->stage] : k == 2 ? em->stage_w[a->stage] : em->stage_b[a->stage]) /
 			      p->cluster.device_speed[d];
+			if (a->stage == em->o->slow_stage)
+				dur *= em->o->slow_factor;
 			start = clock;
 			clock += dur;
 			td->ops[td->nops++] = (struct tl_op){ start, clock, a->stage, a->mb, a->kind };

@@ -21,6 +21,8 @@ struct emu_opts {
 	double timeout_s;      /* watchdog: the longest any wait may take */
 	int kill_device;       /* fault injection: this worker dies ... (-1: none) */
 	int kill_after_ops;    /* ... after running this many ops */
+	int slow_stage;        /* fault injection: this stage's ops take ... (-1: none) */
+	double slow_factor;    /* ... this many times their cost (a device slower than modelled) */
 	/* optional: called for every op, from the worker threads (serialised) */
 	void (*on_op)(void *ctx, int dev, const struct action *a, double t0_ms, double t1_ms);
 	void *ctx;

@@ -1,0 +1,222 @@
+/*
+ * octopipe calibrate TIMELINE -o MODEL — closes the loop between prediction and
+ * measurement: fits per-stage, per-kind factors of the plan's layer costs to a measured
+ * timeline (rescale.h), writes the rescaled model, and re-simulates the plan with it to
+ * show how much of the iteration-time error the new costs explain.
+ */
+#include "config.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "fileio.h"
+#include "json.h"
+#include "rescale.h"
+#include "sim.h"
+
+static void usage(FILE *f)
+{
+	fputs("usage: octopipe calibrate [--plan PLAN] [--model MODEL] [--json] -o OUT TIMELINE\n"
+	      "\n"
+	      "Rescales the layer costs of a model from a measured timeline (octopipe run\n"
+	      "--timeline-out, emu or cuda): for every stage of the plan and every op kind, the\n"
+	      "measured durations over the predicted ones give a factor (least squares over the\n"
+	      "microbatches) applied to that stage's layers. Writes the new model and reports\n"
+	      "the iteration-time error of the simulation before and after.\n"
+	      "\n"
+	      "  -o, --out FILE   the recalibrated model (octopipe.model/1; \"-\" for stdout)\n"
+	      "  --plan PLAN      the plan that ran (default: the timeline's \"plan\" field)\n"
+	      "  --model MODEL    the model to rescale (default: the plan's model)\n"
+	      "  --json           {\"measured_ms\", \"before\": {...}, \"after\": {...}, \"stages\": [...]}\n"
+	      "\n"
+	      "exit status: 0 ok, 1 runtime failure, 2 bad input (a timeline of another plan),\n"
+	      "3 the plan cannot be simulated\n", f);
+}
+
+/* Iteration time of plan p; -1 after printing the error. */
+static double simulate(const struct plan *p, const char *path, int *rc)
+{
+	struct sim s;
+	struct sim_opts so;
+	struct metrics m;
+	struct err e = ERR_INIT;
+	double ms = -1;
+
+	memset(&s, 0, sizeof(s));
+	sim_opts_default(&so);
+	if (sim_run(&s, p, &so, &m, &e) < 0) {
+		fprintf(stderr, "%s: plan infeasible: %s\n", path, e.msg);
+		*rc = e.cls == ERR_INFEASIBLE ? EXIT_INFEASIBLE : EXIT_RUNTIME;
+	} else {
+		ms = m.makespan_ms;
+	}
+	metrics_release(&m);
+	sim_release(&s);
+	return ms;
+}
+
+static double measured_ms(const struct timeline *t)
+{
+	double end = 0;
+
+	for (int d = 0; d < t->ndevices; d++)
+		for (int i = 0; i < t->dev[d].nops; i++)
+			end = fmax(end, t->dev[d].ops[i].end_ms);
+	return end;
+}
+
+static void report(const struct plan *p, const struct rescale *r, const char *tl_path, const char *plan_path,
+                   const char *source, double meas, double before, double after, bool json)
+{
+	const char *kn[RESCALE_KINDS] = { "f", p->split_backward ? "i" : "b", "w" };
+	int kinds = p->split_backward ? 3 : 2;
+
+	if (json) {
+		printf("{\"timeline\": \"%s\", \"plan\": \"%s\", \"source\": \"%s\", \"measured_ms\": %.6f, "
+		       "\"before\": {\"predicted_ms\": %.6f, \"error\": %.6f}, "
+		       "\"after\": {\"predicted_ms\": %.6f, \"error\": %.6f}, \"stages\": [",
+		       tl_path, plan_path, source, meas, before, meas > 0 ? (before - meas) / meas : 0, after,
+		       meas > 0 ? (after - meas) / meas : 0);
+		for (int s = 0; s < r->nstages; s++) {
+			printf("%s{\"stage\": %d, \"device\": %d", s ? ", " : "", s, p->stages[s].device);
+			for (int k = 0; k < kinds; k++)
+				printf(", \"%s\": %.6f, \"%s_samples\": %d", kn[k], r->factor[s][k], kn[k], r->samples[s][k]);
+			printf("}");
+		}
+		printf("]}\n");
+		return;
+	}
+	printf("calibrated from %s (%s run of %s)\n", tl_path, source, plan_path);
+	printf("iteration: measured %.2f ms; predicted %.2f ms before (error %+.2f%%), %.2f ms after (error %+.2f%%)\n\n",
+	       meas, before, meas > 0 ? 100 * (before - meas) / meas : 0, after, meas > 0 ? 100 * (after - meas) / meas : 0);
+	printf("%5s %6s %8s %8s%s\n", "STAGE", "DEVICE", "F", p->split_backward ? "I" : "B", p->split_backward ? "        W" : "");
+	for (int s = 0; s < r->nstages; s++) {
+		printf("%5d %6d", s, p->stages[s].device);
+		for (int k = 0; k < kinds; k++)
+			printf(" %8.4f", r->factor[s][k]);
+		printf("\n");
+	}
+}
+
+int cmd_calibrate(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "out", required_argument, NULL, 'o' },
+		{ "plan", required_argument, NULL, 'p' },
+		{ "model", required_argument, NULL, 'm' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *out = NULL, *plan_arg = NULL, *model_arg = NULL, *tl_path;
+	char plan_path[4096], model_path[4096], dir[4096];
+	bool json = false;
+	int ch, rc = EXIT_OK;
+	struct err e = ERR_INIT;
+	struct timeline t;
+	struct plan p;
+	struct model fitted;
+	struct rescale r;
+	double meas, before, after;
+	cJSON *root;
+	struct strbuf sb = STRBUF_INIT;
+
+	optind = 0;
+	while ((ch = getopt_long(argc, argv, "o:jh", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'o': out = optarg; break;
+		case 'p': plan_arg = optarg; break;
+		case 'm': model_arg = optarg; break;
+		case 'j': json = true; break;
+		case 'h': usage(stdout); return EXIT_OK;
+		default: return cli_usage_error("calibrate", "unknown option");
+		}
+	}
+	if (optind != argc - 1)
+		return cli_usage_error("calibrate", optind >= argc ? "no timeline given" : "one timeline at a time");
+	if (!out)
+		return cli_usage_error("calibrate", "no output model given (-o MODEL)");
+	tl_path = argv[optind];
+	if (timeline_load(&t, tl_path, &e) < 0)
+		return cli_report(&e);
+	if (strcmp(t.source, "sim") == 0) {
+		fprintf(stderr, "%s: a simulated timeline, not a measurement (use octopipe run --timeline-out)\n", tl_path);
+		timeline_release(&t);
+		return EXIT_INPUT;
+	}
+	if (plan_arg) {
+		snprintf(plan_path, sizeof(plan_path), "%s", cli_resolve(plan_arg, "plans"));
+	} else if (t.plan_ref) {
+		fileio_dirname(tl_path, dir, sizeof(dir));
+		if (fileio_join(dir, t.plan_ref, plan_path, sizeof(plan_path)) < 0)
+			snprintf(plan_path, sizeof(plan_path), "%s", t.plan_ref);
+	} else {
+		timeline_release(&t);
+		return cli_usage_error("calibrate", "%s names no plan: give --plan", tl_path);
+	}
+	if (plan_load(&p, plan_path, &e) < 0) {
+		timeline_release(&t);
+		return cli_report(&e);
+	}
+	if (model_arg) {
+		struct model m;
+
+		if ((rc = cli_load_model(model_arg, &m, model_path)) != 0)
+			goto out_plan;
+		if (m.nlayers != p.model.nlayers) {
+			fprintf(stderr, "%s: %d layers, but the plan '%s' partitions %d\n", model_path, m.nlayers, plan_path,
+			        p.model.nlayers);
+			model_release(&m);
+			rc = EXIT_INPUT;
+			goto out_plan;
+		}
+		model_release(&p.model);
+		p.model = m;
+	}
+	meas = measured_ms(&t);
+	if ((before = simulate(&p, plan_path, &rc)) < 0)
+		goto out_plan;
+	if (rescale_fit(&p, &t, tl_path, &r, &e) < 0) {
+		rc = cli_report(&e);
+		goto out_fit;
+	}
+	if (model_copy(&fitted, &p.model, &e) < 0) {
+		rc = cli_report(&e);
+		goto out_fit;
+	}
+	if (rescale_apply(&r, &p, &fitted, &e) < 0) {
+		rc = cli_report(&e);
+		model_release(&fitted);
+		goto out_fit;
+	}
+	root = model_to_json(&fitted);
+	if (root)
+		json_write(&sb, root);
+	cJSON_Delete(root);
+	if (!root || strbuf_failed(&sb)) {
+		fprintf(stderr, "octopipe calibrate: out of memory writing the model\n");
+		rc = EXIT_RUNTIME;
+	} else {
+		/* re-simulate the same plan with the fitted costs */
+		model_release(&p.model);
+		p.model = fitted;
+		if ((after = simulate(&p, plan_path, &rc)) >= 0) {
+			report(&p, &r, tl_path, plan_path, t.source, meas, before, after, json);
+			rc = cli_write_text(out, sb.buf, sb.len);
+		}
+		memset(&fitted, 0, sizeof(fitted));
+	}
+	model_release(&fitted);
+	strbuf_release(&sb);
+out_fit:
+	rescale_release(&r);
+out_plan:
+	plan_release(&p);
+	timeline_release(&t);
+	return rc;
+}

@@ -1,0 +1,43 @@
+/*
+ * cuda_exec — the executor's CUDA/NCCL backend (built only when configure finds CUDA,
+ * NCCL and cuBLAS): one thread per GPU in one process, plan device d on GPU d, running
+ * the device's protocol program (protocol.h) with proxy layers of the stage's real
+ * shapes and NCCL point-to-point transfers of the activations' real sizes.
+ */
+#ifndef OCTO_EXEC_CUDA_EXEC_H
+#define OCTO_EXEC_CUDA_EXEC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "exec/protocol.h"
+#include "plan.h"
+#include "timeline.h"
+
+struct cuda_exec_opts {
+	double timeout_s;      /* the longest any wait may take */
+	double gemm_tflops;    /* throughput the proxy GEMMs are sized for; 0: the cluster's
+	                        * peak x its GEMM efficiency (forward / backward) */
+};
+
+void cuda_exec_opts_default(struct cuda_exec_opts *o);
+
+struct cuda_exec;
+
+/* Opens the GPUs for plan p and program x (both must outlive the handle): streams,
+ * buffers, communicators, one warm-up of every GEMM and link. Fails with "no GPU: why"
+ * when there is none, and with ERR_RUNTIME naming the device on any CUDA/NCCL error.
+ * On success *out is cuda_exec_close()d by the caller. */
+int cuda_exec_open(struct cuda_exec **out, const struct plan *p, const struct exec_program *x,
+                   const struct cuda_exec_opts *o, struct err *e);
+/* One iteration; fills the measured timeline (source "cuda"). After a failure (every
+ * GPU's work aborted, the first failure in e) the handle only accepts close. */
+int cuda_exec_run(struct cuda_exec *c, struct timeline *measured, struct err *e);
+/* GPU d's name, and its NVML utilization (0..1) and used memory now; false when NVML
+ * is not available ("N/A"). */
+const char *cuda_exec_gpu_name(const struct cuda_exec *c, int d);
+bool cuda_exec_util(struct cuda_exec *c, int d, double *util, uint64_t *mem_used);
+void cuda_exec_close(struct cuda_exec *c);
+
+#endif

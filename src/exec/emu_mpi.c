@@ -1,0 +1,531 @@
+/*
+ * emu_mpi — the emulated backend over MPI (see emu_mpi.h).
+ *
+ * Each rank runs its own device's program with a virtual clock, as a thread of emu.c
+ * does. A send is an MPI_Isend of a small header (the transfer id and the sender's clock
+ * when it issued the send) with tag = its index among the transfers of that pair; a
+ * receive is an MPI_Irecv posted at its receive point with the same kind of tag, so the
+ * k-th send from a to b meets the k-th receive on b from a, as in NCCL, and a receiver
+ * that expected another transfer reports the pair out of order. The receiver alone
+ * computes when the data arrives — max(send clock, receive clock, link free) + latency +
+ * bytes / bandwidth — because it sees the pair's transfers in matching order and so can
+ * keep the link's FIFO itself.
+ *
+ * Nothing blocks: every wait polls its request, an abort message from any rank, and a
+ * deadline. A failing rank sends the abort message to all the others; then every rank
+ * meets the others in one MPI_Allgather of (status, message), so all of them return the
+ * same error naming the rank that failed, and rank 0 gathers the measured timeline.
+ */
+#include "config.h"
+#include "exec/emu_mpi.h"
+
+#include <math.h>
+#include <mpi.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum { TAG_ABORT = 0, TAG_DATA = 1, TAG_SPAN = 30000 };
+enum { ST_OK = 0, ST_FAILED = 1, ST_ABORTED = 2 };
+
+struct header {
+	int32_t xfer;
+	int32_t pad;
+	double send_ms;
+};
+
+struct status {
+	int32_t status;
+	int32_t received;
+	char msg[504];
+};
+
+struct rank_state {
+	const struct plan *p;
+	const struct exec_program *x;
+	const struct emu_opts *o;
+	int me, ndev;
+	struct status st;
+	MPI_Request *abort_req;    /* ndev: abort messages this rank sent */
+	int32_t *slot;             /* per transfer: its index among the transfers of its pair */
+	MPI_Request *req;          /* per transfer: this rank's send or receive */
+	struct header *hdr;        /* per transfer: the header sent or received */
+	double *recv_ms;           /* per transfer: clock when the receive was posted */
+	double *arrival;           /* per transfer: virtual arrival, -1 until known */
+	int32_t **by_slot;         /* per source: the transfers this rank receives, in pair order */
+	int *nfrom;                /* per source: how many there are */
+	int *processed;            /* per source: how many of them have been matched */
+	double *link_free;         /* per source: the link src -> me */
+	struct tl_op *ops;
+	int nops;
+	double *xf;                /* received transfers, 8 numbers each (see gather) */
+	int nxf;
+};
+
+static bool mpi_started_here;
+
+int emu_mpi_init(int *rank, int *size, struct err *e)
+{
+	int inited = 0;
+
+	MPI_Initialized(&inited);
+	if (!inited) {
+		if (MPI_Init(NULL, NULL) != MPI_SUCCESS)
+			return err_set(e, ERR_RUNTIME, "cannot initialise MPI");
+		mpi_started_here = true;
+	}
+	MPI_Comm_rank(MPI_COMM_WORLD, rank);
+	MPI_Comm_size(MPI_COMM_WORLD, size);
+	return 0;
+}
+
+void emu_mpi_finalize(void)
+{
+	int fin = 0;
+
+	MPI_Finalized(&fin);
+	if (mpi_started_here && !fin)
+		MPI_Finalize();
+	mpi_started_here = false;
+}
+
+static void fail(struct rank_state *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Records this rank's first failure and tells every other rank to stop. */
+static void fail(struct rank_state *r, const char *fmt, ...)
+{
+	static int32_t token = 1;
+	va_list ap;
+
+	if (r->st.status != ST_OK)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(r->st.msg, sizeof(r->st.msg), fmt, ap);
+	va_end(ap);
+	r->st.status = ST_FAILED;
+	for (int d = 0; d < r->ndev; d++)
+		if (d != r->me)
+			MPI_Isend(&token, 1, MPI_INT32_T, d, TAG_ABORT, MPI_COMM_WORLD, &r->abort_req[d]);
+}
+
+/* True once another rank has asked everyone to stop (or this one failed). */
+static bool stopped(struct rank_state *r)
+{
+	int flag = 0;
+
+	if (r->st.status != ST_OK)
+		return true;
+	MPI_Iprobe(MPI_ANY_SOURCE, TAG_ABORT, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+	if (flag)
+		r->st.status = ST_ABORTED;
+	return flag != 0;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void nap(double seconds)
+{
+	struct timespec ts = { (time_t)seconds, (long)((seconds - floor(seconds)) * 1e9) };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Polls *req until it completes (0), the run stops or the watchdog fires (-1). */
+static int wait_req(struct rank_state *r, MPI_Request *req, const char *what)
+{
+	double deadline = now_s() + r->o->timeout_s, pause = 20e-6;
+
+	for (;;) {
+		int done = 0;
+
+		MPI_Test(req, &done, MPI_STATUS_IGNORE);
+		if (done)
+			return 0;
+		if (stopped(r))
+			return -1;
+		if (now_s() > deadline) {
+			fail(r, "device %d waited %g s for %s (a deadlock or a dead peer)", r->me, r->o->timeout_s, what);
+			return -1;
+		}
+		nap(pause);
+		pause = fmin(pause * 2, 1e-3);
+	}
+}
+
+/* Matches the receives from src in pair order up to and including slot k. */
+static int match_upto(struct rank_state *r, int src, int k)
+{
+	const struct link *l = cluster_link(&r->p->cluster, src, r->me);
+
+	while (r->processed[src] <= k) {
+		int32_t id = r->by_slot[src][r->processed[src]];
+		const struct exec_xfer *xf = &r->x->xfers[id];
+		char t1[ACTION_TEXT_MAX], t2[ACTION_TEXT_MAX], what[96];
+		double start, wire;
+		int32_t got;
+
+		snprintf(what, sizeof(what), "the output of %s from device %d", action_format(&xf->producer, t1), src);
+		if (wait_req(r, &r->req[id], what) < 0)
+			return -1;
+		got = r->hdr[id].xfer;
+		if (got != id) {
+			fail(r, "device %d received from device %d the output of %s where it expected that of %s "
+			     "(transfer %d between them is out of order)", r->me, src,
+			     got >= 0 && got < r->x->nxfers ? action_format(&r->x->xfers[got].producer, t2) : "?",
+			     action_format(&xf->producer, t1), r->processed[src]);
+			return -1;
+		}
+		start = fmax(fmax(r->hdr[id].send_ms, r->recv_ms[id]), r->link_free[src]);
+		wire = (double)xf->bytes / (l->gbytes_per_s * 1e6);
+		r->link_free[src] = start + wire;
+		r->arrival[id] = start + l->latency_us * 1e-3 + wire;
+		{
+			double *v = &r->xf[8 * r->nxf++];
+
+			v[0] = src;
+			v[1] = r->me;
+			v[2] = xf->producer.stage;
+			v[3] = xf->producer.mb;
+			v[4] = xf->producer.kind == OP_F ? XFER_ACT : XFER_GRAD;
+			v[5] = start;
+			v[6] = r->arrival[id];
+			v[7] = (double)xf->bytes;
+		}
+		r->processed[src]++;
+		r->st.received++;
+	}
+	return 0;
+}
+
+static void run_program(struct rank_state *r)
+{
+	const struct exec_program *x = r->x;
+	const struct plan *p = r->p;
+	int d = r->me, ops = 0;
+	double clock = 0;
+
+	for (int i = x->start[d]; i < x->start[d + 1] && !stopped(r); i++) {
+		const struct exec_item *it = &x->items[i];
+
+		if (it->kind == EXEC_RECV) {
+			const struct exec_xfer *xf = &x->xfers[it->xfer];
+
+			r->recv_ms[it->xfer] = clock;
+			MPI_Irecv(&r->hdr[it->xfer], (int)sizeof(struct header), MPI_BYTE, xf->src,
+			          TAG_DATA + r->slot[it->xfer] % TAG_SPAN, MPI_COMM_WORLD, &r->req[it->xfer]);
+		} else if (it->kind == EXEC_SEND) {
+			const struct exec_xfer *xf = &x->xfers[it->xfer];
+
+			r->hdr[it->xfer] = (struct header){ it->xfer, 0, clock };
+			MPI_Isend(&r->hdr[it->xfer], (int)sizeof(struct header), MPI_BYTE, xf->dst,
+			          TAG_DATA + r->slot[it->xfer] % TAG_SPAN, MPI_COMM_WORLD, &r->req[it->xfer]);
+		} else {
+			const struct action *a = &it->op;
+			double dur, start;
+
+			/* wait only for the data this op consumes */
+			for (int j = i - 1; j >= x->start[d]; j--) {
+				const struct exec_item *rv = &x->items[j];
+				const struct exec_xfer *xf;
+
+				if (rv->kind != EXEC_RECV)
+					continue;
+				xf = &x->xfers[rv->xfer];
+				if (xf->consumer.stage != a->stage || xf->consumer.mb != a->mb || xf->consumer.kind != a->kind)
+					continue;
+				if (match_upto(r, xf->src, r->slot[rv->xfer]) < 0)
+					return;
+				clock = fmax(clock, r->arrival[rv->xfer]);
+				break;
+			}
+			if (d == r->o->kill_device && ops == r->o->kill_after_ops) {
+				fail(r, "worker %d died after %d ops (injected failure)", d, ops);
+				return;
+			}
+			dur = 0;
+			for (int l = p->stages[a->stage].first; l <= p->stages[a->stage].last; l++) {
+				const struct layer *ly = &p->model.layers[l];
+
+				dur += a->kind == OP_F ? ly->f_ms : a->kind == OP_W ? ly->w_ms :
+				       a->kind == OP_B ? ly->b_ms + ly->w_ms : ly->b_ms;
+			}
+			dur /= p->cluster.device_speed[d];
+			if (a->stage == r->o->slow_stage)
+				dur *= r->o->slow_factor;
+			start = clock;
+			clock += dur;
+			r->ops[r->nops++] = (struct tl_op){ start, clock, a->stage, a->mb, a->kind };
+			ops++;
+			if (r->o->time_scale > 0) {
+				/* occupy the device in wall time too; an abort cuts the nap short */
+				double until = now_s() + dur * r->o->time_scale / 1000;
+
+				while (now_s() < until && !stopped(r))
+					nap(fmin(1e-3, until - now_s()));
+			}
+		}
+	}
+	/* every receive is matched and every send delivered before the iteration ends */
+	for (int s = 0; s < r->ndev && r->st.status == ST_OK; s++)
+		if (r->nfrom[s] && match_upto(r, s, r->nfrom[s] - 1) < 0)
+			return;
+	for (int k = 0; k < x->nxfers && r->st.status == ST_OK; k++)
+		if (x->xfers[k].src == d && r->req[k] != MPI_REQUEST_NULL) {
+			char what[64];
+
+			snprintf(what, sizeof(what), "device %d to take transfer %d", x->xfers[k].dst, k);
+			if (wait_req(r, &r->req[k], what) < 0)
+				return;
+		}
+}
+
+/* Allocates r's arrays and numbers every transfer of this rank within its pair. */
+static int setup(struct rank_state *r)
+{
+	const struct exec_program *x = r->x;
+	int D = r->ndev, d = r->me, nops = 0, nrecv = 0, *nto;
+	size_t N = (size_t)(x->nxfers ? x->nxfers : 1);
+
+	r->abort_req = malloc((size_t)D * sizeof(MPI_Request));
+	r->slot = calloc(N, sizeof(int32_t));
+	r->req = malloc(N * sizeof(MPI_Request));
+	r->hdr = calloc(N, sizeof(struct header));
+	r->recv_ms = calloc(N, sizeof(double));
+	r->arrival = malloc(N * sizeof(double));
+	r->by_slot = calloc((size_t)D, sizeof(int32_t *));
+	r->nfrom = calloc((size_t)D, sizeof(int));
+	r->processed = calloc((size_t)D, sizeof(int));
+	r->link_free = calloc((size_t)D, sizeof(double));
+	nto = calloc((size_t)D, sizeof(int));
+	if (!r->abort_req || !r->slot || !r->req || !r->hdr || !r->recv_ms || !r->arrival || !r->by_slot ||
+	    !r->nfrom || !r->processed || !r->link_free || !nto) {
+		free(nto);
+		return -1;
+	}
+	for (int k = 0; k < D; k++)
+		r->abort_req[k] = MPI_REQUEST_NULL;
+	for (size_t k = 0; k < N; k++) {
+		r->req[k] = MPI_REQUEST_NULL;
+		r->arrival[k] = -1;
+	}
+	for (int i = x->start[d]; i < x->start[d + 1]; i++) {
+		const struct exec_item *it = &x->items[i];
+
+		if (it->kind == EXEC_COMPUTE)
+			nops++;
+		else if (it->kind == EXEC_SEND)
+			r->slot[it->xfer] = nto[x->xfers[it->xfer].dst]++;
+		else {
+			r->slot[it->xfer] = r->nfrom[x->xfers[it->xfer].src]++;
+			nrecv++;
+		}
+	}
+	free(nto);
+	for (int s = 0; s < D; s++)
+		if (r->nfrom[s] && !(r->by_slot[s] = malloc((size_t)r->nfrom[s] * sizeof(int32_t))))
+			return -1;
+	for (int i = x->start[d]; i < x->start[d + 1]; i++) {
+		const struct exec_item *it = &x->items[i];
+
+		if (it->kind == EXEC_RECV)
+			r->by_slot[x->xfers[it->xfer].src][r->slot[it->xfer]] = it->xfer;
+	}
+	r->ops = calloc((size_t)(nops ? nops : 1), sizeof(struct tl_op));
+	r->xf = calloc((size_t)(nrecv ? nrecv : 1) * 8, sizeof(double));
+	return r->ops && r->xf ? 0 : -1;
+}
+
+/* Receives the abort messages sent to this rank and retires every request it holds, so
+ * nothing of this iteration is left in flight (none of them can block: see fail()). */
+static void drain(struct rank_state *r, const struct status *all)
+{
+	for (int f = 0; f < r->ndev; f++)
+		if (f != r->me && all[f].status == ST_FAILED) {
+			int32_t token;
+
+			MPI_Recv(&token, 1, MPI_INT32_T, f, TAG_ABORT, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		}
+	MPI_Waitall(r->ndev, r->abort_req, MPI_STATUSES_IGNORE);
+	for (int k = 0; k < r->x->nxfers; k++) {
+		int done = 0;
+
+		if (r->req[k] == MPI_REQUEST_NULL)
+			continue;
+		MPI_Test(&r->req[k], &done, MPI_STATUS_IGNORE);
+		if (done)
+			continue;
+		if (r->x->xfers[k].dst == r->me) {
+			MPI_Cancel(&r->req[k]);
+			MPI_Wait(&r->req[k], MPI_STATUS_IGNORE);
+		} else {
+			MPI_Request_free(&r->req[k]);
+		}
+	}
+}
+
+/* Rank 0 assembles the timeline from every rank's ops and received transfers. */
+static int gather(struct rank_state *r, struct timeline *t)
+{
+	int D = r->ndev, n[2] = { r->nops, r->nxf }, *counts = NULL, *displs = NULL, rc = 0;
+	double *mine = malloc((size_t)(r->nops ? r->nops : 1) * 5 * sizeof(double)), *all = NULL;
+	long total_ops = 0, total_xf = 0;
+
+	if (r->me == 0) {
+		counts = calloc((size_t)D * 2, sizeof(int));
+		displs = calloc((size_t)D, sizeof(int));
+	}
+	if (!mine || (r->me == 0 && (!counts || !displs)))
+		rc = -1;
+	for (int i = 0; mine && i < r->nops; i++) {
+		const struct tl_op *o = &r->ops[i];
+
+		mine[5 * i] = o->start_ms;
+		mine[5 * i + 1] = o->end_ms;
+		mine[5 * i + 2] = o->stage;
+		mine[5 * i + 3] = o->mb;
+		mine[5 * i + 4] = o->kind;
+	}
+	/* every rank takes part in the collectives, whatever its local state */
+	MPI_Gather(n, 2, MPI_INT, counts, 2, MPI_INT, 0, MPI_COMM_WORLD);
+	if (r->me == 0 && counts) {
+		for (int d = 0; d < D; d++) {
+			total_ops += counts[2 * d];
+			total_xf += counts[2 * d + 1];
+		}
+		all = malloc((size_t)(total_ops + total_xf + 1) * 8 * sizeof(double));
+		t->source = strdup("emu");
+		t->ndevices = D;
+		t->dev = calloc((size_t)D, sizeof(*t->dev));
+		t->xfers = calloc((size_t)(total_xf ? total_xf : 1), sizeof(*t->xfers));
+		if (!all || !t->source || !t->dev || !t->xfers)
+			rc = -1;
+	}
+	for (int pass = 0; pass < 2; pass++) {
+		int width = pass ? 8 : 5, off = 0;
+		int *cnt = NULL;
+
+		if (r->me == 0 && counts) {
+			cnt = malloc((size_t)D * sizeof(int));
+			for (int d = 0; cnt && d < D; d++) {
+				cnt[d] = counts[2 * d + pass] * width;
+				displs[d] = off;
+				off += cnt[d];
+			}
+			if (!cnt)
+				rc = -1;
+		}
+		MPI_Gatherv(pass ? r->xf : mine, n[pass] * width, MPI_DOUBLE, all, cnt, displs, MPI_DOUBLE, 0,
+		            MPI_COMM_WORLD);
+		if (r->me == 0 && rc == 0) {
+			for (int d = 0; d < D; d++) {
+				const double *v = all + displs[d];
+				int m = counts[2 * d + pass];
+
+				if (!pass) {
+					struct tl_device *td = &t->dev[d];
+
+					if (!(td->ops = calloc((size_t)(m ? m : 1), sizeof(struct tl_op)))) {
+						rc = -1;
+						break;
+					}
+					for (int i = 0; i < m; i++, v += 5)
+						td->ops[td->nops++] = (struct tl_op){ v[0], v[1], (int32_t)v[2], (int32_t)v[3],
+						                                      (uint8_t)v[4] };
+				} else {
+					for (int i = 0; i < m; i++, v += 8)
+						t->xfers[t->nxfers++] = (struct tl_xfer){ (int)v[0], (int)v[1], (int32_t)v[2],
+						                                          (int32_t)v[3], (uint8_t)v[4], v[5], v[6],
+						                                          (uint64_t)v[7] };
+				}
+			}
+		}
+		free(cnt);
+	}
+	free(all);
+	free(counts);
+	free(displs);
+	free(mine);
+	return rc;
+}
+
+static void release(struct rank_state *r)
+{
+	for (int s = 0; r->by_slot && s < r->ndev; s++)
+		free(r->by_slot[s]);
+	free(r->by_slot);
+	free(r->abort_req);
+	free(r->slot);
+	free(r->req);
+	free(r->hdr);
+	free(r->recv_ms);
+	free(r->arrival);
+	free(r->nfrom);
+	free(r->processed);
+	free(r->link_free);
+	free(r->ops);
+	free(r->xf);
+}
+
+int emu_mpi_run(const struct plan *p, const struct exec_program *x, const struct emu_opts *o,
+                struct timeline *measured, struct err *e)
+{
+	struct rank_state r;
+	struct status *all;
+	int size = 0, failed = -1, received = 0, rc = -1;
+
+	memset(&r, 0, sizeof(r));
+	memset(measured, 0, sizeof(*measured));
+	MPI_Comm_rank(MPI_COMM_WORLD, &r.me);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	if (size != x->ndevices)
+		return err_set(e, ERR_INPUT, "the plan has %d devices but %d MPI ranks were started (one per device)",
+		               x->ndevices, size);
+	r.p = p;
+	r.x = x;
+	r.o = o;
+	r.ndev = x->ndevices;
+	all = calloc((size_t)size, sizeof(*all));
+	if (setup(&r) < 0 || !all) {
+		/* still meet the others below, so that they stop too */
+		r.st.status = ST_FAILED;
+		snprintf(r.st.msg, sizeof(r.st.msg), "out of memory starting the emulated executor");
+	} else {
+		run_program(&r);
+	}
+	if (all)
+		MPI_Allgather(&r.st, (int)sizeof(r.st), MPI_BYTE, all, (int)sizeof(r.st), MPI_BYTE, MPI_COMM_WORLD);
+	else
+		MPI_Abort(MPI_COMM_WORLD, 1);   /* cannot even report: stop the job */
+	for (int d = 0; d < size; d++) {
+		if (failed < 0 && all[d].status == ST_FAILED)
+			failed = d;
+		received += all[d].received;
+	}
+	if (r.req && r.abort_req)
+		drain(&r, all);
+	if (failed >= 0) {
+		all[failed].msg[sizeof(all[failed].msg) - 1] = 0;
+		err_set(e, ERR_RUNTIME, "rank %d: %s", failed, all[failed].msg);
+	} else if (received != x->nxfers) {
+		err_set(e, ERR_RUNTIME, "the run ended with %d of %d transfers received", received, x->nxfers);
+	} else if (gather(&r, measured) < 0) {
+		err_set(e, ERR_RUNTIME, "out of memory gathering the measured timeline");
+	} else {
+		rc = 0;
+	}
+	if (rc < 0)
+		timeline_release(measured);
+	free(all);
+	release(&r);
+	return rc;
+}

@@ -1,0 +1,22 @@
+#!/bin/sh
+# The cuda backend from `make check`: without a GPU it fails cleanly ("no GPU: ...",
+# exit 1) and tests/gpu/selftest.sh skips (77); with one, the self-test must pass.
+. "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+plan="$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
+
+run "$OCTOPIPE" run --backend cuda "$plan"
+if [ "$RC" = 0 ]; then
+    ok "octopipe run --backend cuda runs here (a GPU is present)"
+elif [ "$HAVE_CUDA_NCCL" = yes ] && printf '%s\n' "$ERR" | grep -q '^octopipe run: no GPU: .'; then
+    expect_rc 1 "octopipe run --backend cuda without a GPU: one line 'no GPU: why', exit 1"
+else
+    expect_match 'octopipe run: (no GPU: |the cuda backend was not built|the plan needs [0-9]+ GPUs)' "$ERR" \
+        "octopipe run --backend cuda fails cleanly when it cannot run"
+fi
+run sh "$top_srcdir/tests/gpu/selftest.sh"
+case "$RC" in
+77) skip "tests/gpu/selftest.sh" "$(printf '%s\n' "$OUT" | tail -1)" ;;
+0) ok "tests/gpu/selftest.sh: the cuda backend ran on the GPUs present" ;;
+*) not_ok "tests/gpu/selftest.sh" "exit $RC" "$OUT" "$ERR" ;;
+esac
+done_testing

@@ -1,0 +1,60 @@
+#!/bin/sh
+# octopipe run as MPI ranks (built --with-mpi): `mpirun -np 4` runs the emulated backend
+# with one process per device and measures what the threaded emulator measures; rank 0
+# writes the timeline and the events; a failing rank stops the job with one error line
+# naming it; a rank count that does not match the plan is refused.
+. "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+T="$TMPDIR_TEST"
+if [ "$HAVE_MPI" != yes ] || ! command -v mpirun >/dev/null 2>&1; then
+    skip "octopipe run under mpirun" "built without MPI (configure --with-mpi) or no mpirun"
+    done_testing; exit
+fi
+# as root (CI) Open MPI wants --allow-run-as-root; more ranks than cores needs --oversubscribe
+export OMPI_MCA_btl_vader_single_copy_mechanism=none
+mpi() { np=$1; shift; run timeout 60 mpirun --allow-run-as-root --oversubscribe -np "$np" "$@"; }
+measured() { printf '%s\n' "$1" | sed -n 's/^{"predicted_ms": [0-9.]*, "measured_ms": \([0-9.]*\),.*/\1/p'; }
+
+plan4="$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
+mpi 4 "$OCTOPIPE" run --json "$plan4"
+expect_rc 0 "mpirun -np 4 runs a 4-device plan, one rank per device"
+mpi_ms=$(measured "$OUT")
+run "$OCTOPIPE" run --json "$plan4"
+thr_ms=$(measured "$OUT")
+if [ -n "$mpi_ms" ] && [ "$mpi_ms" = "$thr_ms" ]; then ok "and measures what the threaded emulator measures ($mpi_ms ms)"
+else not_ok "MPI and threads measure the same iteration" "mpi '$mpi_ms' threads '$thr_ms'"; fi
+
+for f in "$top_srcdir"/plans/nemotron-nano-v2-9b-8xH200-tuned.json "$top_srcdir"/plans/nemotron-nano-v2-9b-8xH200-zb-v.json; do
+    mpi 8 "$OCTOPIPE" run --json "$f"
+    a=$(measured "$OUT"); run "$OCTOPIPE" run --json "$f"; b=$(measured "$OUT")
+    if [ -n "$a" ] && [ "$a" = "$b" ]; then ok "$(basename "$f") on 8 ranks as on 8 threads ($a ms)"
+    else not_ok "$(basename "$f") on 8 ranks" "mpi '$a' threads '$b'"; fi
+done
+
+mpi 4 "$OCTOPIPE" run --iters 2 --time-scale 0.001 --events-out "$T/ev.jsonl" --timeline-out "$T/m.json" "$plan4"
+expect_rc 0 "two iterations over MPI with pacing, events and a timeline"
+expect_match 'on emu over MPI: 2 iterations, 48 transfers' "$OUT" "rank 0 alone prints the report"
+if python3 -c '
+import json, sys
+evs = [json.loads(l) for l in open(sys.argv[1])]
+kinds = [e["ev"] for e in evs]
+assert kinds[0] == "start" and kinds[-1] == "done", kinds[:3]
+assert kinds.count("iter") == 2 and kinds.count("op") == 2 * 64, (kinds.count("iter"), kinds.count("op"))
+' "$T/ev.jsonl"; then ok "rank 0 streams the events of every rank's ops"
+else not_ok "the MPI event stream" "$(head -3 "$T/ev.jsonl")"; fi
+run "$OCTOPIPE" check "$T/m.json"
+expect_match 'timeline \(emu\): 4 devices, 64 ops, 48 transfers' "$OUT" "the gathered timeline is complete"
+
+start=$(date +%s)
+mpi 4 "$OCTOPIPE" run --kill-device 2 --kill-after 5 --timeout 20 "$plan4"
+took=$(( $(date +%s) - start ))
+if [ "$RC" != 0 ] && [ "$RC" != 124 ]; then ok "a rank that dies mid-run fails the job (exit $RC)"
+else not_ok "a dead rank fails the job" "exit $RC" "$ERR"; fi
+n=$(printf '%s\n' "$ERR" | grep -c 'run failed: rank 2: worker 2 died after 5 ops (injected failure)$')
+if [ "$n" = 1 ]; then ok "with one error line naming the rank"; else not_ok "one error line naming rank 2" "$ERR"; fi
+if [ "$took" -lt 15 ]; then ok "the others stop at once, not at the watchdog (${took} s)"
+else not_ok "the others stop before the watchdog" "${took} s"; fi
+
+mpi 3 "$OCTOPIPE" run "$plan4"
+if [ "$RC" != 0 ]; then ok "3 ranks for a 4-device plan are refused"; else not_ok "a wrong rank count is refused"; fi
+expect_match 'the plan has 4 devices but 3 MPI ranks were started' "$ERR" "saying why"
+done_testing
