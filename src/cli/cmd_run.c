@@ -11,6 +11,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdbool.h>
@@ -18,10 +19,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
 #include "cli.h"
 #include "doc.h"
 #include "exec/emu.h"
-#ifdef HAVE_CUDA_EXEC
+#ifdef OCTO_CUDA_BACKEND
 #include "exec/cuda_exec.h"
 #endif
 #ifdef HAVE_MPI
@@ -95,7 +98,7 @@ struct run_opts {
 
 struct backend {
 	bool mpi;
-#ifdef HAVE_CUDA_EXEC
+#ifdef OCTO_CUDA_BACKEND
 	struct cuda_exec *cuda;
 #endif
 };
@@ -135,7 +138,7 @@ static void quiet(void)
 static int run_once(const struct plan *p, const struct exec_program *x, const struct emu_opts *eo,
                     const struct backend *be, struct timeline *t, struct err *e)
 {
-#ifdef HAVE_CUDA_EXEC
+#ifdef OCTO_CUDA_BACKEND
 	if (be->cuda)
 		return cuda_exec_run(be->cuda, t, e);
 #endif
@@ -163,7 +166,7 @@ static void util_events(const struct timeline *t, const struct backend *be, stru
 
 		for (int i = 0; i < t->dev[d].nops; i++)
 			busy += t->dev[d].ops[i].end_ms - t->dev[d].ops[i].start_ms;
-#ifdef HAVE_CUDA_EXEC
+#ifdef OCTO_CUDA_BACKEND
 		have = be->cuda && cuda_exec_util(be->cuda, d, &util, &mem);
 #else
 		(void)be;
@@ -188,6 +191,38 @@ static void replay_ops(const struct timeline *t, struct events *ev)
 			on_op(ev, d, &a, o->start_ms, o->end_ms);
 		}
 }
+
+#if !defined(OCTO_CUDA_BACKEND) && defined(HAVE_CUDA_EXEC)
+/* Replaces this process with octopipe-cuda, installed next to octopipe, running the same
+ * command. Returns only on failure. */
+static int run_cuda_program(int argc, char **argv)
+{
+	char self[4096], path[4200], **args;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *slash;
+
+	if (n <= 0) {
+		fprintf(stderr, "octopipe run: cannot find the octopipe-cuda program (no /proc/self/exe)\n");
+		return EXIT_RUNTIME;
+	}
+	self[n] = '\0';
+	slash = strrchr(self, '/');
+	if (slash)
+		*slash = '\0';
+	snprintf(path, sizeof(path), "%s/octopipe-cuda", self);
+	args = calloc((size_t)argc + 2, sizeof(*args));
+	if (!args)
+		return EXIT_RUNTIME;
+	args[0] = path;
+	for (int i = 0; i < argc; i++)
+		args[i + 1] = argv[i];
+	fflush(NULL);
+	execv(path, args);
+	fprintf(stderr, "octopipe run: cannot start the cuda backend '%s': %s\n", path, strerror(errno));
+	free(args);
+	return EXIT_RUNTIME;
+}
+#endif
 
 int cmd_run(int argc, char **argv)
 {
@@ -261,7 +296,11 @@ int cmd_run(int argc, char **argv)
 		return cli_usage_error("run", optind >= argc ? "no plan given" : "one plan at a time");
 	if (strcmp(backend, "emu") != 0) {
 		if (strcmp(backend, "cuda") == 0) {
-#ifndef HAVE_CUDA_EXEC
+#if !defined(OCTO_CUDA_BACKEND) && defined(HAVE_CUDA_EXEC)
+			/* the backend lives in its own program, so that octopipe itself never loads
+			 * the CUDA libraries (startup time, and machines without a driver) */
+			return run_cuda_program(argc, argv);
+#elif !defined(OCTO_CUDA_BACKEND)
 			fprintf(stderr, "octopipe run: the cuda backend was not built (configure found no CUDA, NCCL and cuBLAS)\n");
 			return EXIT_RUNTIME;
 #endif
@@ -339,7 +378,7 @@ static int execute(const char *arg, const struct run_opts *ro, int rank, bool mp
 		rc = cli_report(&e);
 		goto out_x;
 	}
-#ifdef HAVE_CUDA_EXEC
+#ifdef OCTO_CUDA_BACKEND
 	if (ro->cuda) {
 		struct cuda_exec_opts co;
 
@@ -422,7 +461,7 @@ static int execute(const char *arg, const struct run_opts *ro, int rank, bool mp
 				double pe = end_of(&pred.dev[d]), me = end_of(&meas.dev[d]);
 
 				printf("%4d %14.2f %14.2f %+7.2f%%", d, pe, me, pe > 0 ? 100 * (me - pe) / pe : 0);
-#ifdef HAVE_CUDA_EXEC
+#ifdef OCTO_CUDA_BACKEND
 				if (be.cuda) {
 					double u;
 					uint64_t mem;
@@ -459,7 +498,7 @@ static int execute(const char *arg, const struct run_opts *ro, int rank, bool mp
 	if (ev.f && ev.f != stdout)
 		fclose(ev.f);
 out_x:
-#ifdef HAVE_CUDA_EXEC
+#ifdef OCTO_CUDA_BACKEND
 	cuda_exec_close(be.cuda);
 #endif
 	exec_release(&x);
