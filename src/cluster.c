@@ -173,14 +173,7 @@ cJSON *cluster_to_json(const struct cluster *c)
 
 int cluster_save(const struct cluster *c, const char *path, struct err *e)
 {
-	cJSON *root = cluster_to_json(c);
-	int r;
-
-	if (!root)
-		return err_set(e, ERR_RUNTIME, "%s: out of memory", path);
-	r = json_save_file(path, root, e);
-	cJSON_Delete(root);
-	return r;
+	return json_save_built(path, cluster_to_json(c), e);
 }
 
 int cluster_copy(struct cluster *dst, const struct cluster *src, struct err *e)

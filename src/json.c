@@ -672,6 +672,17 @@ int json_save_file(const char *path, const cJSON *item, struct err *e)
 	return r;
 }
 
+int json_save_built(const char *path, cJSON *root, struct err *e)
+{
+	int r;
+
+	if (!root)
+		return err_set(e, ERR_RUNTIME, "%s: out of memory", path);
+	r = json_save_file(path, root, e);
+	cJSON_Delete(root);
+	return r;
+}
+
 /* ---- building --------------------------------------------------------------------- */
 
 cJSON *jw_item(struct jw *w, cJSON *obj, const char *key, cJSON *item)

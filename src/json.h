@@ -93,6 +93,9 @@ int json_extras(const cJSON *obj, const char *const *known, cJSON **out);
 void json_write(struct strbuf *sb, const cJSON *item);
 /* json_write + fileio_write_atomic. */
 int json_save_file(const char *path, const cJSON *item, struct err *e);
+/* The same for a tree just built by a *_to_json() writer: takes ownership of root and
+ * frees it; a NULL root (the writer ran out of memory) is reported as such. */
+int json_save_built(const char *path, cJSON *root, struct err *e);
 
 /* Building documents: cJSON's Add* functions return NULL when an allocation fails and
  * silently leave the member out. These wrappers record such a failure in the builder, so a

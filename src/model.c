@@ -340,14 +340,7 @@ cJSON *model_to_json(const struct model *m)
 
 int model_save(const struct model *m, const char *path, struct err *e)
 {
-	cJSON *root = model_to_json(m);
-	int r;
-
-	if (!root)
-		return err_set(e, ERR_RUNTIME, "%s: out of memory", path);
-	r = json_save_file(path, root, e);
-	cJSON_Delete(root);
-	return r;
+	return json_save_built(path, model_to_json(m), e);
 }
 
 struct model_kind_stats *model_kind_stats(const struct model *m, int *n)

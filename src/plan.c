@@ -413,12 +413,5 @@ cJSON *plan_to_json(const struct plan *p, bool embed)
 
 int plan_save(const struct plan *p, const char *path, bool embed, struct err *e)
 {
-	cJSON *root = plan_to_json(p, embed);
-	int r;
-
-	if (!root)
-		return err_set(e, ERR_RUNTIME, "%s: out of memory", path);
-	r = json_save_file(path, root, e);
-	cJSON_Delete(root);
-	return r;
+	return json_save_built(path, plan_to_json(p, embed), e);
 }

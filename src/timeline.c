@@ -356,14 +356,7 @@ cJSON *timeline_to_json(const struct timeline *t)
 
 int timeline_save(const struct timeline *t, const char *path, struct err *e)
 {
-	cJSON *root = timeline_to_json(t);
-	int r;
-
-	if (!root)
-		return err_set(e, ERR_RUNTIME, "%s: out of memory", path);
-	r = json_save_file(path, root, e);
-	cJSON_Delete(root);
-	return r;
+	return json_save_built(path, timeline_to_json(t), e);
 }
 
 long timeline_total_ops(const struct timeline *t)
