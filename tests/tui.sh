@@ -218,6 +218,15 @@ if tm capture-pane -p -e | grep -Eq '\[([0-9;]*;)?(3[0-7]|4[0-7]|38;5|48;5)[;m]'
     not_ok "NO_COLOR: no colours" "$(tm capture-pane -p -e | head -5)"
 else ok "NO_COLOR: no colours"; fi
 expect '^gpu0 +F+[fiw]' "monochrome fills blocks with letters"
+crit_rows() { tm capture-pane -p -e | grep -Ec 'gpu[0-9].*\[([0-9]+;)*4m'; }
+before=$(crit_rows)
+keys P
+expect 'critical path marked on the chart' "P marks the critical path"
+after=$(crit_rows)
+if [ "$after" -gt "$before" ]; then ok "the critical path's ops are underlined on the chart ($before -> $after gpu rows)"
+else not_ok "the critical path is underlined" "$before -> $after rows with underlines"; fi
+keys P
+expect 'critical path unmarked on the chart' "P again unmarks it"
 keys q
 start 120 36 -- tui --no-color --no-mouse
 expect '^gpu0 ' "--no-color --no-mouse start"

@@ -81,6 +81,7 @@ struct app {
 	int focus;              /* 0: the edited plan, 1: the compared one */
 	enum panel panel;
 	bool xfer_rows;
+	bool crit_marks;        /* the critical path is marked on the chart */
 	double t0, ms_per_col;  /* left edge and scale of the charts */
 	bool fit;               /* recompute the scale to fit on relayout */
 	int chart_cols;         /* columns of the time area (set by the layout) */

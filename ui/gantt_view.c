@@ -123,6 +123,8 @@ static enum role op_role(const struct app *a, const struct pview *v, long op, lo
 		return R_CYCLE;
 	if (idx == cursor)
 		return R_CURSOR;
+	if (a->crit_marks && v->crit[op])
+		return R_CRIT;
 	if (a->re && v->match[op])
 		return a->filter ? kind_role(v->plan.order[idx].kind) : R_MATCH;
 	if (a->re && a->filter)

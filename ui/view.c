@@ -980,6 +980,10 @@ int view_key(struct app *a, int key)
 		r |= KF_RELAYOUT;
 		break;
 	case CMD_XFERS: a->xfer_rows = !a->xfer_rows; r |= KF_RELAYOUT; break;
+	case CMD_CRIT_SHOW:
+		a->crit_marks = !a->crit_marks;
+		app_msg(a, R_NORMAL, "critical path %s on the chart", a->crit_marks ? "marked" : "unmarked");
+		break;
 	case CMD_RUN:
 		if (run_active(a)) {
 			a->mode = MODE_QUESTION;
