@@ -204,7 +204,8 @@ void gantt_view_draw(const struct app *a, const struct pview *v, int focus, cons
 				char txt[24], ch;
 				int len = snprintf(txt, sizeof(txt), "%c%d", op_kind_char((enum op_kind)x->kind), x->mb);
 
-				if (ncols >= len + 1 && off < len)
+				/* the op can own a column just before its rounded start: off < 0 */
+				if (ncols >= len + 1 && off >= 0 && off < len)
 					ch = txt[off];
 				else if (ncols >= len + 1 || (ncols >= 2 && off > 0))
 					ch = a->fill_glyphs ? (char)tolower((unsigned char)txt[0]) : ' ';

@@ -83,7 +83,7 @@ void screen_row_text(const struct screen *s, int y, char *buf)
 
 	if (y >= 0 && y < s->h)
 		for (int x = 0; x < s->w; x++)
-			buf[n++] = s->c[(long)y * s->w + x].ch;
+			buf[n++] = s->c[(long)y * s->w + x].ch ? s->c[(long)y * s->w + x].ch : ' ';
 	while (n > 0 && buf[n - 1] == ' ')
 		n--;
 	buf[n] = '\0';
