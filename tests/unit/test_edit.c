@@ -135,7 +135,7 @@ int main(void)
 
 	/* placement */
 	{
-		struct edit ed = { EDIT_PLACE, 3, 1, 0, 0, NULL, NULL, NULL, NULL };
+		struct edit ed = { EDIT_PLACE, 3, 1, 0, 0, NULL, NULL, NULL };
 		double t, *times = malloc((size_t)plan_total_ops(&p) * sizeof(double));
 
 		run(&s, &p, &m, &e);
@@ -231,7 +231,7 @@ int main(void)
 
 	/* unlimited history */
 	{
-		struct edit a = { EDIT_BOUNDARY, 1, 0, 0, 1, NULL, NULL }, b = { EDIT_BOUNDARY, 1, 0, 0, -1, NULL, NULL, NULL };
+		struct edit a = { EDIT_BOUNDARY, 1, 0, 0, 1, NULL, NULL, NULL }, b = { EDIT_BOUNDARY, 1, 0, 0, -1, NULL, NULL, NULL };
 		int n = 0;
 
 		for (int i = 0; i < 2000; i++)
