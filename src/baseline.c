@@ -23,19 +23,6 @@ const struct baseline_recipe baseline_recipes[] = {
 };
 const int baseline_nrecipes = sizeof(baseline_recipes) / sizeof(baseline_recipes[0]);
 
-static int make_partition(const struct model *m, const char *how, int nstages, int *first, struct err *e)
-{
-	if (!how || strcmp(how, "uniform") == 0)
-		return partition_uniform(m, nstages, first, e);
-	if (strcmp(how, "balanced") == 0)
-		return partition_balanced(m, nstages, first, e);
-	if (strcmp(how, "megatron") == 0)
-		return partition_megatron(m, nstages, first, e);
-	if (how[0] >= '0' && how[0] <= '9')
-		return partition_counts(m, nstages, how, first, e);
-	return err_set(e, ERR_INPUT, "unknown partition '%s' (uniform, balanced, megatron or layer counts like 7,7,6,6)", how);
-}
-
 int baseline_plan(struct plan *out, const struct model *m, const char *model_ref,
                   const struct cluster *c, const char *cluster_ref,
                   const struct baseline_spec *spec, struct err *e)
@@ -75,7 +62,7 @@ int baseline_plan(struct plan *out, const struct model *m, const char *model_ref
 		err_set(e, ERR_RUNTIME, "out of memory");
 		goto fail;
 	}
-	if (make_partition(m, spec->partition, S, first, e) < 0)
+	if (partition_by_name(m, spec->partition, S, first, e) < 0)
 		goto fail;
 	for (int s = 0; s < S; s++) {
 		out->stages[s].first = first[s];

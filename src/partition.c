@@ -207,3 +207,17 @@ double partition_max_cost(const struct model *m, int nstages, const int *first)
 	}
 	return worst;
 }
+
+int partition_by_name(const struct model *m, const char *how, int nstages, int *first, struct err *e)
+{
+	if (!how || strcmp(how, "uniform") == 0)
+		return partition_uniform(m, nstages, first, e);
+	if (strcmp(how, "balanced") == 0)
+		return partition_balanced(m, nstages, first, e);
+	if (strcmp(how, "megatron") == 0)
+		return partition_megatron(m, nstages, first, e);
+	if (how[0] >= '0' && how[0] <= '9')
+		return partition_counts(m, nstages, how, first, e);
+	return err_set(e, ERR_INPUT, "unknown partition '%s' (uniform, balanced, megatron or layer counts like 7,7,6,6)",
+	               how);
+}

@@ -24,6 +24,10 @@ int partition_counts(const struct model *m, int nstages, const char *counts, int
  * as one layer each, so the first and last stages get one real layer fewer. */
 int partition_megatron(const struct model *m, int nstages, int *first, struct err *e);
 
+/* By name, as the command line spells it: "uniform" (also for NULL), "balanced",
+ * "megatron", or explicit counts like "7,7,6,6". */
+int partition_by_name(const struct model *m, const char *how, int nstages, int *first, struct err *e);
+
 /* Largest stage cost of a partition (F + B + W per microbatch, speed 1). */
 double partition_max_cost(const struct model *m, int nstages, const int *first);
 

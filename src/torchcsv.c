@@ -28,17 +28,6 @@ void torchcsv_export(const struct plan *p, struct strbuf *sb)
 	}
 }
 
-static int make_first(const struct model *m, const char *how, int n, int *first, struct err *e)
-{
-	if (!how || strcmp(how, "uniform") == 0)
-		return partition_uniform(m, n, first, e);
-	if (strcmp(how, "balanced") == 0)
-		return partition_balanced(m, n, first, e);
-	if (strcmp(how, "megatron") == 0)
-		return partition_megatron(m, n, first, e);
-	return partition_counts(m, n, how, first, e);
-}
-
 int torchcsv_import(struct plan *out, const char *text, const char *file,
                     const struct model *m, const char *model_ref,
                     const struct cluster *c, const char *cluster_ref,
@@ -157,7 +146,7 @@ int torchcsv_import(struct plan *out, const char *text, const char *file,
 			err_set(e, ERR_INPUT, "%s: stage %d has no actions (stages must be numbered 0..%d)", file, s, max_stage);
 			goto fail;
 		}
-	if (make_first(m, partition, max_stage + 1, first, e) < 0)
+	if (partition_by_name(m, partition, max_stage + 1, first, e) < 0)
 		goto fail;
 	stages = jw_arr(&w, root, "stages");
 	for (int s = 0; s <= max_stage; s++) {
