@@ -31,6 +31,13 @@ assert kinds.count("iter") == 2 and kinds.count("op") == 2 * 64, (kinds.count("i
 ' "$T/ev.jsonl"; then ok "the events are JSON lines: start, every op of both iterations, iter, done"
 else not_ok "the event stream" "$(head -3 "$T/ev.jsonl")"; fi
 
+# a plan whose file name needs escaping still gives valid JSON lines
+sed "s|\"\.\./samples|\"$top_srcdir/samples|g" "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json" > "$T/we\"ird.json"
+run "$OCTOPIPE" run --events-out - "$T/we\"ird.json"
+if printf '%s\n' "$OUT" | head -1 | python3 -c 'import json,sys; assert json.loads(sys.stdin.readline())["plan"].endswith("we\"ird.json")'
+then ok "event lines quote file names (a quote in the plan's name)"
+else not_ok "event lines quote file names" "$(printf '%s\n' "$OUT" | head -1)"; fi
+
 run "$OCTOPIPE" run --kill-device 2 --kill-after 5 --timeout 3 "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
 expect_rc 1 "a worker killed mid-run fails the run with exit 1"
 expect_match 'run failed: worker 2 died after 5 ops' "$ERR" "and names the worker"

@@ -77,11 +77,15 @@ static void report(const struct plan *p, const struct rescale *r, const char *tl
 	int kinds = p->split_backward ? 3 : 2;
 
 	if (json) {
-		printf("{\"timeline\": \"%s\", \"plan\": \"%s\", \"source\": \"%s\", \"measured_ms\": %.6f, "
+		struct strbuf q1 = STRBUF_INIT, q2 = STRBUF_INIT;
+
+		printf("{\"timeline\": %s, \"plan\": %s, \"source\": \"%s\", \"measured_ms\": %.6f, "
 		       "\"before\": {\"predicted_ms\": %.6f, \"error\": %.6f}, "
 		       "\"after\": {\"predicted_ms\": %.6f, \"error\": %.6f}, \"stages\": [",
-		       tl_path, plan_path, source, meas, before, meas > 0 ? (before - meas) / meas : 0, after,
-		       meas > 0 ? (after - meas) / meas : 0);
+		       json_quoted(&q1, tl_path), json_quoted(&q2, plan_path), source, meas, before,
+		       meas > 0 ? (before - meas) / meas : 0, after, meas > 0 ? (after - meas) / meas : 0);
+		strbuf_release(&q1);
+		strbuf_release(&q2);
 		for (int s = 0; s < r->nstages; s++) {
 			printf("%s{\"stage\": %d, \"device\": %d", s ? ", " : "", s, p->stages[s].device);
 			for (int k = 0; k < kinds; k++)

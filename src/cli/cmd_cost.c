@@ -154,6 +154,8 @@ static int calibrate(struct arch *archs, int n, char **profiles, struct cluster 
 	free(c->hw.source);
 	c->hw.source = strbuf_detach(&src);
 	c->has_hw = true;
+	struct strbuf q = STRBUF_INIT;
+
 	if (json)
 		printf("{\"profiles\": [");
 	else
@@ -164,13 +166,14 @@ static int calibrate(struct arch *archs, int n, char **profiles, struct cluster 
 		calibrate_error(&s, &before, p, &f0, &b0);
 		calibrate_error(&s, &c->hw, p, &f1, &b1);
 		if (json && p >= 0)
-			printf("%s{\"profile\": \"%s\", \"f_err_pct\": %.2f, \"bw_err_pct\": %.2f, "
+			printf("%s{\"profile\": %s, \"f_err_pct\": %.2f, \"bw_err_pct\": %.2f, "
 			       "\"f_err_pct_before\": %.2f, \"bw_err_pct_before\": %.2f}",
-			       k ? ", " : "", profiles[k], f1, b1, f0, b0);
+			       k ? ", " : "", json_quoted(&q, profiles[k]), f1, b1, f0, b0);
 		else if (!json)
 			printf("%-40s %7.1f%% %7.1f%%   %7.1f%% %7.1f%%\n", p >= 0 ? profiles[k] : "all",
 			       f0, b0, f1, b1);
 	}
+	strbuf_release(&q);
 	if (json) {
 		printf("], \"efficiency\": {");
 		for (int k = 0; k < EFF_NCLASS; k++)

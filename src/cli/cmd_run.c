@@ -339,6 +339,7 @@ static int execute(const char *arg, const struct run_opts *ro, int rank, bool mp
 	const char *path, *events_out = ro->events_out, *tl_out = ro->tl_out;
 	struct emu_opts eo = ro->eo;
 	struct events ev = { NULL, 0 };
+	struct strbuf q = STRBUF_INIT;  /* JSON-quoted strings for the event stream */
 	bool json = ro->json;
 	int iters = ro->iters, rc = EXIT_OK, repaired = 0;
 	struct err e = ERR_INIT;
@@ -401,8 +402,8 @@ static int execute(const char *arg, const struct run_opts *ro, int rank, bool mp
 			goto out_x;
 		}
 		setvbuf(ev.f, NULL, _IOLBF, 0);
-		fprintf(ev.f, "{\"ev\": \"start\", \"plan\": \"%s\", \"backend\": \"%s\", \"devices\": %d, \"iters\": %d, "
-		        "\"predicted_ms\": %.6f}\n", path, bname, p.ndevices, iters, m.makespan_ms);
+		fprintf(ev.f, "{\"ev\": \"start\", \"plan\": %s, \"backend\": \"%s\", \"devices\": %d, \"iters\": %d, "
+		        "\"predicted_ms\": %.6f}\n", json_quoted(&q, path), bname, p.ndevices, iters, m.makespan_ms);
 		eo.on_op = on_op;
 		eo.ctx = &ev;
 	}
@@ -413,7 +414,7 @@ static int execute(const char *arg, const struct run_opts *ro, int rank, bool mp
 		ev.iter = it;
 		if (run_once(&p, &x, &eo, &be, &t, &e) < 0) {
 			if (ev.f)
-				fprintf(ev.f, "{\"ev\": \"error\", \"msg\": \"%s\"}\n", e.msg);
+				fprintf(ev.f, "{\"ev\": \"error\", \"msg\": %s}\n", json_quoted(&q, e.msg));
 			fprintf(stderr, "%s: run failed: %s\n", path, e.msg);
 			rc = e.cls == ERR_INPUT ? EXIT_INPUT : EXIT_RUNTIME;
 			break;
@@ -507,5 +508,6 @@ out_sim:
 	metrics_release(&m);
 	sim_release(&s);
 	plan_release(&p);
+	strbuf_release(&q);
 	return rc;
 }
