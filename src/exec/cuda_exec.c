@@ -405,18 +405,8 @@ static int gpu_iterate(struct gpu *g)
 			const struct action *a = &it->op;
 
 			/* wait only for the data this op consumes */
-			for (int j = i - 1; j >= x->start[d]; j--) {
-				const struct exec_item *r = &x->items[j];
-				const struct exec_xfer *xf;
-
-				if (r->kind != EXEC_RECV)
-					continue;
-				xf = &x->xfers[r->xfer];
-				if (xf->consumer.stage == a->stage && xf->consumer.mb == a->mb && xf->consumer.kind == a->kind) {
-					CUDACHECK(g, cudaStreamWaitEvent(g->compute, c->xf_end[r->xfer], 0));
-					break;
-				}
-			}
+			if (it->xfer >= 0)
+				CUDACHECK(g, cudaStreamWaitEvent(g->compute, c->xf_end[it->xfer], 0));
 			CUDACHECK(g, cudaEventRecord(g->op_start[op], g->compute));
 			if (run_gemm(g, &g->shape[a->stage * 3 + kind_slot(a->kind)], a->kind) < 0)
 				return -1;

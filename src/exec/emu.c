@@ -163,19 +163,13 @@ static void *worker_main(void *arg)
 			double dur, start;
 
 			/* wait only for the data this op consumes */
-			for (int j = i - 1; j >= x->start[d]; j--) {
-				const struct exec_item *r = &x->items[j];
-				const struct exec_xfer *xf;
+			if (it->xfer >= 0) {
+				const struct exec_xfer *xf = &x->xfers[it->xfer];
 				char tok[ACTION_TEXT_MAX];
 				struct timespec ts;
 
-				if (r->kind != EXEC_RECV)
-					continue;
-				xf = &x->xfers[r->xfer];
-				if (xf->consumer.stage != a->stage || xf->consumer.mb != a->mb || xf->consumer.kind != a->kind)
-					continue;
 				deadline_in(&ts, em->o->timeout_s);
-				while (em->arrival[r->xfer] < 0 && !em->abort) {
+				while (em->arrival[it->xfer] < 0 && !em->abort) {
 					if (pthread_cond_timedwait(&em->cond, &em->lock, &ts) == ETIMEDOUT) {
 						fail(em, "device %d waited %g s for the output of %s from device %d: no matching "
 						     "send arrived (a deadlock or a dead peer)", d, em->o->timeout_s,
@@ -183,11 +177,8 @@ static void *worker_main(void *arg)
 						break;
 					}
 				}
-				if (em->abort)
-					break;
-				if (em->arrival[r->xfer] > clock)
-					clock = em->arrival[r->xfer];
-				break;
+				if (!em->abort && em->arrival[it->xfer] > clock)
+					clock = em->arrival[it->xfer];
 			}
 			if (em->abort) {
 				pthread_mutex_unlock(&em->lock);

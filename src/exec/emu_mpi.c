@@ -234,19 +234,12 @@ static void run_program(struct rank_state *r)
 			double dur, start;
 
 			/* wait only for the data this op consumes */
-			for (int j = i - 1; j >= x->start[d]; j--) {
-				const struct exec_item *rv = &x->items[j];
-				const struct exec_xfer *xf;
+			if (it->xfer >= 0) {
+				const struct exec_xfer *xf = &x->xfers[it->xfer];
 
-				if (rv->kind != EXEC_RECV)
-					continue;
-				xf = &x->xfers[rv->xfer];
-				if (xf->consumer.stage != a->stage || xf->consumer.mb != a->mb || xf->consumer.kind != a->kind)
-					continue;
-				if (match_upto(r, xf->src, r->slot[rv->xfer]) < 0)
+				if (match_upto(r, xf->src, r->slot[it->xfer]) < 0)
 					return;
-				clock = fmax(clock, r->arrival[rv->xfer]);
-				break;
+				clock = fmax(clock, r->arrival[it->xfer]);
 			}
 			if (d == r->o->kill_device && ops == r->o->kill_after_ops) {
 				fail(r, "worker %d died after %d ops (injected failure)", d, ops);

@@ -143,7 +143,7 @@ int exec_build(const struct plan *p, const struct timeline *t, struct exec_progr
 				posted[own] = true;
 				out[n++] = (struct exec_item){ EXEC_RECV, { 0, 0, 0, 0 }, own };
 			}
-			out[n++] = (struct exec_item){ EXEC_COMPUTE, *a, -1 };
+			out[n++] = (struct exec_item){ EXEC_COMPUTE, *a, own };
 			if (produces[k] >= 0)
 				out[n++] = (struct exec_item){ EXEC_SEND, { 0, 0, 0, 0 }, produces[k] };
 		}
@@ -163,7 +163,8 @@ oom:
 	return err_set(e, ERR_RUNTIME, "out of memory deriving the executor protocol");
 }
 
-/* The k-th transfer of a kind (send or recv) between a and b on device dev, or -1. */
+/* The k-th transfer of a kind (send or recv) between a and b on device dev, or -1
+ * (a scan: used only to repair a pair found out of order). */
 static int nth(const struct exec_program *x, int dev, int kind, int a, int b, int k)
 {
 	for (int i = x->start[dev]; i < x->start[dev + 1]; i++) {
@@ -177,68 +178,145 @@ static int nth(const struct exec_program *x, int dev, int kind, int a, int b, in
 	return -1;
 }
 
+/* Every transfer's rank among the sends from its src to its dst in the sender's program,
+ * and among the receives on its dst from its src in the receiver's: NCCL pairs equal
+ * ranks. One pass over the programs; counters are reset only where they were touched. */
+static int pair_ranks(const struct exec_program *x, int32_t *send_rank, int32_t *recv_rank)
+{
+	int D = x->ndevices, *cs = calloc((size_t)D, sizeof(int)), *cr = calloc((size_t)D, sizeof(int));
+	int *touched = malloc((size_t)D * sizeof(int));
+
+	if (!cs || !cr || !touched) {
+		free(cs);
+		free(cr);
+		free(touched);
+		return -1;
+	}
+	for (int d = 0; d < D; d++) {
+		int nt = 0;
+
+		for (int i = x->start[d]; i < x->start[d + 1]; i++) {
+			const struct exec_item *it = &x->items[i];
+			const struct exec_xfer *xf;
+			int peer;
+
+			if (it->kind == EXEC_COMPUTE)
+				continue;
+			xf = &x->xfers[it->xfer];
+			peer = it->kind == EXEC_SEND ? xf->dst : xf->src;
+			if (!cs[peer] && !cr[peer])
+				touched[nt++] = peer;
+			if (it->kind == EXEC_SEND)
+				send_rank[it->xfer] = cs[peer]++;
+			else
+				recv_rank[it->xfer] = cr[peer]++;
+		}
+		for (int k = 0; k < nt; k++)
+			cs[touched[k]] = cr[touched[k]] = 0;
+	}
+	free(cs);
+	free(cr);
+	free(touched);
+	return 0;
+}
+
+/* The transfers that would meet the wrong partner: send_rank != recv_rank. Fills ranks
+ * (nxfers entries each); -1 when out of memory. */
+static long mismatches(const struct exec_program *x, int32_t *send_rank, int32_t *recv_rank)
+{
+	long bad = 0;
+
+	for (int k = 0; k < x->nxfers; k++)
+		send_rank[k] = recv_rank[k] = -1;
+	if (pair_ranks(x, send_rank, recv_rank) < 0)
+		return -1;
+	for (int k = 0; k < x->nxfers; k++)
+		bad += send_rank[k] != recv_rank[k];
+	return bad;
+}
+
 int exec_check(const struct exec_program *x, struct err *e)
 {
-	int bad = 0;
+	int32_t *sr = malloc((size_t)(x->nxfers ? x->nxfers : 1) * sizeof(int32_t));
+	int32_t *rr = malloc((size_t)(x->nxfers ? x->nxfers : 1) * sizeof(int32_t));
+	long bad = sr && rr ? mismatches(x, sr, rr) : -1;
 
-	for (int a = 0; a < x->ndevices; a++)
-		for (int b = 0; b < x->ndevices; b++) {
-			if (a == b)
-				continue;
-			for (int k = 0;; k++) {
-				int s = nth(x, a, EXEC_SEND, a, b, k), r = nth(x, b, EXEC_RECV, a, b, k);
+	if (bad < 0) {
+		free(sr);
+		free(rr);
+		err_set(e, ERR_RUNTIME, "out of memory checking the transfer order");
+		return 1;
+	}
+	for (int m = 0; m < x->nxfers && bad > 0 && e; m++) {
+		const struct exec_xfer *xf = &x->xfers[m];
+		char t1[ACTION_TEXT_MAX], t2[ACTION_TEXT_MAX] = "?";
 
-				if (s < 0 && r < 0)
-					break;
-				if (s < 0 || r < 0 || x->items[s].xfer != x->items[r].xfer) {
-					if (!bad && e) {
-						char t1[ACTION_TEXT_MAX] = "?", t2[ACTION_TEXT_MAX] = "?";
+		if (sr[m] == rr[m])
+			continue;
+		/* what the receiver expects at the sender's rank of m */
+		for (int y = 0; y < x->nxfers; y++)
+			if (x->xfers[y].src == xf->src && x->xfers[y].dst == xf->dst && rr[y] == sr[m])
+				action_format(&x->xfers[y].producer, t2);
+		err_set(e, ERR_INFEASIBLE, "transfer %d from device %d to %d: the sender sends the output of %s but "
+		        "the receiver expects that of %s", (int)sr[m], xf->src, xf->dst, action_format(&xf->producer, t1), t2);
+		break;
+	}
+	free(sr);
+	free(rr);
+	return bad > 0x7fffffff ? 0x7fffffff : (int)bad;
+}
 
-						if (s >= 0)
-							action_format(&x->xfers[x->items[s].xfer].producer, t1);
-						if (r >= 0)
-							action_format(&x->xfers[x->items[r].xfer].producer, t2);
-						err_set(e, ERR_INFEASIBLE, "transfer %d from device %d to %d: the sender sends the "
-						        "output of %s but the receiver expects that of %s", k, a, b, t1, t2);
-					}
-					bad++;
-					break;
-				}
-			}
+/* Repairs the pair a -> b: walks its receives in order and moves the one the sender
+ * expects next to the current position (only ever earlier). */
+static int repair_pair(struct exec_program *x, int a, int b)
+{
+	int moved = 0;
+
+	for (int k = 0;; k++) {
+		int s = nth(x, a, EXEC_SEND, a, b, k), r = nth(x, b, EXEC_RECV, a, b, k), want;
+
+		if (s < 0 || r < 0)
+			break;
+		if (x->items[s].xfer == x->items[r].xfer)
+			continue;
+		for (want = r + 1; want < x->start[b + 1]; want++)
+			if (x->items[want].kind == EXEC_RECV && x->items[want].xfer == x->items[s].xfer)
+				break;
+		if (want >= x->start[b + 1])
+			break;
+		{
+			struct exec_item it = x->items[want];
+
+			memmove(&x->items[r + 1], &x->items[r], (size_t)(want - r) * sizeof(it));
+			x->items[r] = it;
+			moved++;
 		}
-	return bad;
+	}
+	return moved;
 }
 
 int exec_repair(struct exec_program *x)
 {
+	int32_t *sr = malloc((size_t)(x->nxfers ? x->nxfers : 1) * sizeof(int32_t));
+	int32_t *rr = malloc((size_t)(x->nxfers ? x->nxfers : 1) * sizeof(int32_t));
 	int moved = 0;
 
-	for (int a = 0; a < x->ndevices; a++)
-		for (int b = 0; b < x->ndevices; b++) {
-			if (a == b)
+	/* only the pairs that are out of order are walked (each once) */
+	if (sr && rr && mismatches(x, sr, rr) > 0) {
+		for (int m = 0; m < x->nxfers; m++) {
+			int a = x->xfers[m].src, b = x->xfers[m].dst;
+			bool first = true;
+
+			if (sr[m] == rr[m])
 				continue;
-			for (int k = 0;; k++) {
-				int s = nth(x, a, EXEC_SEND, a, b, k), r = nth(x, b, EXEC_RECV, a, b, k), want;
-
-				if (s < 0 || r < 0)
-					break;
-				if (x->items[s].xfer == x->items[r].xfer)
-					continue;
-				/* move the receive the sender expects to just before the k-th receive */
-				for (want = r + 1; want < x->start[b + 1]; want++)
-					if (x->items[want].kind == EXEC_RECV && x->items[want].xfer == x->items[s].xfer)
-						break;
-				if (want >= x->start[b + 1])
-					break;
-				{
-					struct exec_item it = x->items[want];
-
-					memmove(&x->items[r + 1], &x->items[r], (size_t)(want - r) * sizeof(it));
-					x->items[r] = it;
-					moved++;
-				}
-			}
+			for (int y = 0; y < m && first; y++)
+				first = !(sr[y] != rr[y] && x->xfers[y].src == a && x->xfers[y].dst == b);
+			if (first)
+				moved += repair_pair(x, a, b);
 		}
+	}
+	free(sr);
+	free(rr);
 	return moved;
 }
 

@@ -32,7 +32,8 @@ struct exec_xfer {
 struct exec_item {
 	uint8_t kind;              /* enum exec_kind */
 	struct action op;          /* EXEC_COMPUTE: the op */
-	int32_t xfer;              /* EXEC_SEND / EXEC_RECV: index into xfers */
+	int32_t xfer;              /* EXEC_SEND / EXEC_RECV: index into xfers; EXEC_COMPUTE: the
+	                            * transfer the op consumes (its receive comes earlier), or -1 */
 };
 
 struct exec_program {
@@ -45,8 +46,9 @@ struct exec_program {
 
 /* Builds the programs of plan p from its simulated timeline t (sim_timeline()). */
 int exec_build(const struct plan *p, const struct timeline *t, struct exec_program *x, struct err *e);
-/* Number of device pairs whose sends and receives would be matched out of order; the
- * first such pair is reported in e (one line) when e is given. */
+/* Number of transfers whose send and receive would be matched with other partners (out
+ * of order within their device pair); the first is described in e (one line) when e is
+ * given. Linear in the size of the programs. */
 int exec_check(const struct exec_program *x, struct err *e);
 /* Moves receives earlier until every pair matches; returns how many were moved. */
 int exec_repair(struct exec_program *x);
