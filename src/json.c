@@ -291,34 +291,32 @@ int jv_member(struct jv *v, const cJSON *obj, const char *path, const char *key,
 	return 0;
 }
 
-int jv_object(struct jv *v, const cJSON *obj, const char *path, const char *key,
-              int flags, const cJSON **out)
+/* A member that must be of one container type (what: "an object", "an array"). */
+static int jv_typed(struct jv *v, const cJSON *obj, const char *path, const char *key, int flags,
+                    const cJSON **out, cJSON_bool (*is)(const cJSON *), const char *what)
 {
 	char p[JPATH_MAX];
 	int r = jv_member(v, obj, path, key, flags, out);
 
 	if (r <= 0)
 		return r;
-	if (!cJSON_IsObject(*out)) {
+	if (!is(*out)) {
 		jpath_key(p, path, key);
-		return jv_fail(v, p, "must be an object, not %s", json_type_name(*out));
+		return jv_fail(v, p, "must be %s, not %s", what, json_type_name(*out));
 	}
 	return 1;
+}
+
+int jv_object(struct jv *v, const cJSON *obj, const char *path, const char *key,
+              int flags, const cJSON **out)
+{
+	return jv_typed(v, obj, path, key, flags, out, cJSON_IsObject, "an object");
 }
 
 int jv_array(struct jv *v, const cJSON *obj, const char *path, const char *key,
              int flags, const cJSON **out)
 {
-	char p[JPATH_MAX];
-	int r = jv_member(v, obj, path, key, flags, out);
-
-	if (r <= 0)
-		return r;
-	if (!cJSON_IsArray(*out)) {
-		jpath_key(p, path, key);
-		return jv_fail(v, p, "must be an array, not %s", json_type_name(*out));
-	}
-	return 1;
+	return jv_typed(v, obj, path, key, flags, out, cJSON_IsArray, "an array");
 }
 
 /* The rule a value broke, in words. Wide limits that exist only to keep sums finite

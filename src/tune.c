@@ -42,6 +42,7 @@ struct tuner {
 	struct sim sim;
 	int max_stages;
 	double *layer_cost, *layer_fb;
+	double *load;            /* per device, scratch for estimate() */
 	/* baselines */
 	struct plan best_baseline;
 	bool have_baseline;
@@ -266,10 +267,9 @@ static bool static_fits(const struct tuner *t, const struct tune_state *s)
  * the time one microbatch needs to fill and drain the pipeline beyond its stage. */
 static double estimate(const struct tuner *t, const struct tune_state *s)
 {
-	double load[4096], chain = 0, worst = 0, worst_stage = 0;
-	int D = t->cluster->devices < 4096 ? t->cluster->devices : 4096;
+	double *load = t->load, chain = 0, worst = 0, worst_stage = 0;
 
-	memset(load, 0, (size_t)D * sizeof(double));
+	memset(load, 0, (size_t)t->cluster->devices * sizeof(double));
 	for (int st = 0; st < s->nstages; st++) {
 		double c = stage_cost(t, s, st), fb = 0;
 
@@ -277,12 +277,11 @@ static double estimate(const struct tuner *t, const struct tune_state *s)
 			fb += t->layer_fb[l];
 		fb /= t->cluster->device_speed[s->device[st]];
 		chain += fb;
-		if (s->device[st] < D)
-			load[s->device[st]] += c;
+		load[s->device[st]] += c;
 		if (fb > worst_stage)
 			worst_stage = fb;
 	}
-	for (int d = 0; d < D; d++)
+	for (int d = 0; d < t->cluster->devices; d++)
 		if (load[d] > worst)
 			worst = load[d];
 	return worst * t->opts.microbatches + chain - worst_stage;
@@ -791,8 +790,9 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 	t->wcap_buf = calloc((size_t)maxS, sizeof(int));
 	t->layer_cost = calloc((size_t)m->nlayers, sizeof(double));
 	t->layer_fb = calloc((size_t)m->nlayers, sizeof(double));
+	t->load = calloc((size_t)D, sizeof(double));
 	if (!t->work.stages || !t->work.order_start || !t->work.order || !t->cap_buf || !t->wcap_buf ||
-	    !t->layer_cost || !t->layer_fb) {
+	    !t->layer_cost || !t->layer_fb || !t->load) {
 		err_set(e, ERR_RUNTIME, "out of memory");
 		goto fail;
 	}
@@ -1087,6 +1087,7 @@ void tune_free(struct tuner *t)
 	free(t->wcap_buf);
 	free(t->layer_cost);
 	free(t->layer_fb);
+	free(t->load);
 	free(t);
 }
 

@@ -856,38 +856,30 @@ void app_edit(struct app *a, const struct edit *ed)
 	after_change(a, what, before, t0);
 }
 
-void app_undo(struct app *a)
+/* One step back (undo) or forward (redo) in the edit history. */
+static void history_step(struct app *a, bool undo)
 {
-	char what[200];
+	char what[200], buf[240];
 	double before = shown_makespan(&a->cur), t0 = app_now();
+	int r = undo ? edit_undo(&a->hist, &a->cur.plan, what, sizeof(what))
+	             : edit_redo(&a->hist, &a->cur.plan, what, sizeof(what));
 
-	if (edit_undo(&a->hist, &a->cur.plan, what, sizeof(what)) < 0) {
-		app_msg(a, R_WARN, "nothing to undo");
+	if (r < 0) {
+		app_msg(a, R_WARN, "nothing to %s", undo ? "undo" : "redo");
 		return;
 	}
-	{
-		char buf[240];
+	snprintf(buf, sizeof(buf), "%s: %s", undo ? "undid" : "redid", what);
+	after_change(a, buf, before, t0);
+}
 
-		snprintf(buf, sizeof(buf), "undid: %s", what);
-		after_change(a, buf, before, t0);
-	}
+void app_undo(struct app *a)
+{
+	history_step(a, true);
 }
 
 void app_redo(struct app *a)
 {
-	char what[200];
-	double before = shown_makespan(&a->cur), t0 = app_now();
-
-	if (edit_redo(&a->hist, &a->cur.plan, what, sizeof(what)) < 0) {
-		app_msg(a, R_WARN, "nothing to redo");
-		return;
-	}
-	{
-		char buf[240];
-
-		snprintf(buf, sizeof(buf), "redid: %s", what);
-		after_change(a, buf, before, t0);
-	}
+	history_step(a, false);
 }
 
 void app_adopt_plan(struct app *a, const struct plan *p, const char *label)
