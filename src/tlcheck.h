@@ -1,0 +1,27 @@
+/*
+ * tlcheck — does a timeline keep its plan's rules? The executor's backends promise that
+ * a run follows the plan; this is how a run proves it afterwards, from the times it
+ * measured (and how the tests prove the simulator does).
+ *
+ * Checked, per iteration timeline t of plan p:
+ *   - every op of the plan appears exactly once, on its stage's device, and each device
+ *     ran its ops in the plan's order;
+ *   - no two ops of a device overlap (an F&B pair of the plan may);
+ *   - every dependency holds: F(s,m) after F(s-1,m), I/B(s,m) after F(s,m) and after
+ *     I/B(s+1,m), W(s,m) after I(s,m). Across devices the data travels: the transfer
+ *     must start after its producer ended and end before its consumer started, each
+ *     compared on one side's clock, so GPUs need not share one.
+ * slack_ms is the tolerance of every comparison (clock resolution and skew).
+ */
+#ifndef OCTO_TLCHECK_H
+#define OCTO_TLCHECK_H
+
+#include "err.h"
+#include "plan.h"
+#include "timeline.h"
+
+/* Returns the number of violations (0: the timeline keeps every rule); the first one is
+ * described in e as one line. -1 on out of memory. */
+long timeline_check_plan(const struct plan *p, const struct timeline *t, double slack_ms, struct err *e);
+
+#endif
