@@ -13,6 +13,18 @@ else
     expect_match 'octopipe run: (no GPU: |the cuda backend was not built|the plan needs [0-9]+ GPUs)' "$ERR" \
         "octopipe run --backend cuda fails cleanly when it cannot run"
 fi
+run "$OCTOPIPE" run --share-gpus "$plan"
+expect_rc 2 "--share-gpus with the emulator is a usage error"
+expect_match 'share-gpus is for the cuda backend' "$ERR" "and says why"
+if [ "$HAVE_CUDA_NCCL" = yes ]; then
+    run "$OCTOPIPE" run --backend cuda --share-gpus --kill-device 1 --kill-after 2 "$plan"
+    if [ "$RC" != 0 ] && printf '%s\n' "$ERR" | grep -q '^octopipe run: no GPU: .'; then
+        expect_rc 1 "--share-gpus without a GPU still fails cleanly"
+    else
+        expect_rc 1 "a device killed on the GPU stops the run"
+        expect_match 'device 1: killed after 2 ops' "$ERR" "naming the device"
+    fi
+fi
 run sh "$top_srcdir/tests/gpu/selftest.sh"
 case "$RC" in
 77) skip "tests/gpu/selftest.sh" "$(printf '%s\n' "$OUT" | tail -1)" ;;

@@ -55,6 +55,9 @@ static void usage(FILE *f)
 	      "                     NCCL send/recv of the real activation sizes\n"
 	      "  --gemm-tflops X    cuda: throughput the proxy GEMMs are sized for (default: the\n"
 	      "                     cluster's peak x GEMM efficiency)\n"
+	      "  --share-gpus       cuda: run a plan of more devices than there are GPUs, device d\n"
+	      "                     on GPU d mod N (devices sharing a GPU run at once: this tests\n"
+	      "                     the plan's protocol, its times are not the prediction's)\n"
 	      "  --iters N          iterations to run (default 1)\n"
 	      "  --time-scale X     wall ms per model ms for the emulator (default 0: no sleeping)\n"
 	      "  --timeout S        watchdog: the longest any wait may take (default 10 s)\n"
@@ -63,6 +66,8 @@ static void usage(FILE *f)
 	      "  --events-out FILE  octopipe.events/1 JSON lines (\"-\" for stdout)\n"
 	      "  --timeline-out F   the measured timeline of the last iteration\n"
 	      "  --json             {\"predicted_ms\", \"measured_ms\", \"error\", \"devices\": [...]}\n"
+	      "\n"
+	      "error is the prediction's: (predicted - measured) / measured, as in octopipe calibrate.\n"
 	      "\n"
 	      "exit status: 0 ok, 1 a worker failed (named, with the reason), 2 bad input,\n"
 	      "3 the plan cannot run (deadlock or out of memory in simulation)\n", f);
@@ -99,6 +104,7 @@ struct run_opts {
 	bool json;
 	bool cuda;
 	double gemm_tflops;
+	bool share_gpus;
 };
 
 struct backend {
@@ -243,6 +249,7 @@ int cmd_run(int argc, char **argv)
 		{ "emu-slowdown", required_argument, NULL, 'S' },
 		{ "mpi", no_argument, NULL, 'M' },
 		{ "gemm-tflops", required_argument, NULL, 'G' },
+		{ "share-gpus", no_argument, NULL, 'g' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -250,7 +257,7 @@ int cmd_run(int argc, char **argv)
 	const char *backend = "emu", *events_out = NULL, *tl_out = NULL;
 	struct emu_opts eo;
 	struct run_opts ro;
-	bool json = false, want_mpi = false;
+	bool json = false, want_mpi = false, share_gpus = false;
 	int iters = 1, ch, rank = 0, nranks;
 	double gemm_tflops = 0;
 #ifdef HAVE_MPI
@@ -292,6 +299,7 @@ int cmd_run(int argc, char **argv)
 			if (end == optarg || *end || !(gemm_tflops > 0 && gemm_tflops < 1e6))
 				return cli_usage_error("run", "--gemm-tflops: '%s' is not a positive number", optarg);
 			break;
+		case 'g': share_gpus = true; break;
 		case 'j': json = true; break;
 		case 'h': usage(stdout); return EXIT_OK;
 		default: return cli_usage_error("run", "unknown option");
@@ -313,7 +321,10 @@ int cmd_run(int argc, char **argv)
 			return cli_usage_error("run", "unknown backend '%s' (emu or cuda)", backend);
 		}
 	}
-	ro = (struct run_opts){ eo, events_out, tl_out, iters, json, strcmp(backend, "cuda") == 0, gemm_tflops };
+	ro = (struct run_opts){ eo, events_out, tl_out, iters, json, strcmp(backend, "cuda") == 0, gemm_tflops,
+	                        share_gpus };
+	if (share_gpus && !ro.cuda)
+		return cli_usage_error("run", "--share-gpus is for the cuda backend");
 	if (ro.cuda && (want_mpi || launched_ranks(&rank) > 1))
 		return cli_usage_error("run", "the cuda backend runs one thread per GPU in one process; "
 		                       "one MPI rank per GPU is not supported yet");
@@ -392,6 +403,9 @@ static int execute(const char *arg, const struct run_opts *ro, int rank, bool mp
 		/* a wait covers a whole iteration on the GPUs: the watchdog plus ten predicted ones */
 		co.timeout_s = eo.timeout_s + 10 * m.makespan_ms / 1000;
 		co.gemm_tflops = ro->gemm_tflops;
+		co.share_gpus = ro->share_gpus;
+		co.kill_device = eo.kill_device;
+		co.kill_after_ops = eo.kill_after_ops;
 		if (cuda_exec_open(&be.cuda, &p, &x, &co, &e) < 0) {
 			fprintf(stderr, "octopipe run: %s\n", e.msg);
 			rc = EXIT_RUNTIME;
@@ -452,7 +466,8 @@ static int execute(const char *arg, const struct run_opts *ro, int rank, bool mp
 
 		for (int d = 0; d < meas.ndevices; d++)
 			measured = fmax(measured, end_of(&meas.dev[d]));
-		err = m.makespan_ms > 0 ? (measured - m.makespan_ms) / m.makespan_ms : 0;
+		/* the prediction's error, as octopipe calibrate reports it: (predicted - measured) / measured */
+		err = measured > 0 ? (m.makespan_ms - measured) / measured : 0;
 		if (ev.f)
 			fprintf(ev.f, "{\"ev\": \"done\", \"measured_ms\": %.6f, \"error\": %.6f}\n", measured, err);
 		if (json) {
@@ -462,20 +477,27 @@ static int execute(const char *arg, const struct run_opts *ro, int rank, bool mp
 				double pe = end_of(&pred.dev[d]), me = end_of(&meas.dev[d]);
 
 				printf("%s{\"id\": %d, \"predicted_ms\": %.6f, \"measured_ms\": %.6f, \"error\": %.6f}", d ? ", " : "",
-				       d, pe, me, pe > 0 ? (me - pe) / pe : 0);
+				       d, pe, me, me > 0 ? (pe - me) / me : 0);
 			}
 			printf("]}\n");
 		} else if (!(ev.f == stdout)) {
 			printf("plan %s on %s%s: %d iteration%s, %d transfers%s\n", path, bname, mpi ? " over MPI" : "", iters,
 			       iters == 1 ? "" : "s", x.nxfers, repaired ? " (receives repaired)" : "");
-			printf("iteration: predicted %.2f ms, measured %.2f ms, error %+.2f%%\n\n", m.makespan_ms, measured,
+			printf("iteration: predicted %.2f ms, measured %.2f ms, error %+.2f%%\n", m.makespan_ms, measured,
 			       100 * err);
+#ifdef OCTO_CUDA_BACKEND
+			if (be.cuda && cuda_exec_gpus(be.cuda) < meas.ndevices)
+				printf("note: %d devices on %d GPU%s: devices that share a GPU run at once and slow each other, so\n"
+				       "these times test the protocol (every op ran once, in order, after its inputs), not the\n"
+				       "prediction\n", meas.ndevices, cuda_exec_gpus(be.cuda), cuda_exec_gpus(be.cuda) == 1 ? "" : "s");
+#endif
+			printf("\n");
 			printf("%4s %14s %14s %8s%s\n", "GPU", "PREDICTED ms", "MEASURED ms", "ERROR",
 			       ro->cuda ? "   UTIL        MEM  NAME" : "");
 			for (int d = 0; d < meas.ndevices; d++) {
 				double pe = end_of(&pred.dev[d]), me = end_of(&meas.dev[d]);
 
-				printf("%4d %14.2f %14.2f %+7.2f%%", d, pe, me, pe > 0 ? 100 * (me - pe) / pe : 0);
+				printf("%4d %14.2f %14.2f %+7.2f%%", d, pe, me, me > 0 ? 100 * (pe - me) / me : 0);
 #ifdef OCTO_CUDA_BACKEND
 				if (be.cuda) {
 					double u;
@@ -485,7 +507,7 @@ static int execute(const char *arg, const struct run_opts *ro, int rank, bool mp
 						printf(" %5.0f%% %7.1f GB", 100 * u, mem / 1e9);
 					else
 						printf(" %6s %10s", "N/A", "N/A");
-					printf("  %s", cuda_exec_gpu_name(be.cuda, d));
+					printf("  %d:%s", cuda_exec_gpu_of(be.cuda, d), cuda_exec_gpu_name(be.cuda, d));
 				}
 #endif
 				printf("\n");

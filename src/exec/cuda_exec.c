@@ -17,6 +17,20 @@
  * W = Xᵀ·dY. Activations are real buffers of the transfer's size (one send and one
  * receive buffer per device: the proxy times the traffic, it does not keep the data).
  *
+ * A plan may have more devices than the machine has GPUs (--share-gpus): device d then
+ * runs on GPU d mod the GPUs there are, on its own streams. NCCL refuses two ranks of one
+ * communicator on one GPU, so a channel between two devices on the same GPU is local: the
+ * receiver's stream waits for the sender's "data ready" event and copies the buffer. A
+ * host thread can only wait for an event once the other thread recorded it, so each such
+ * transfer has a flag the sender raises after recording; a receiver waits for the flag
+ * only while enqueueing, a subset of the waits the protocol already proved free of
+ * cycles (the emulator's receives wait for the send itself). Devices sharing a GPU run
+ * at once and slow each other: such runs test the protocol, not the prediction.
+ *
+ * Times: before each iteration the main thread records one reference event per GPU, and
+ * every time is measured from its GPU's reference, so the devices of one GPU share a clock
+ * exactly and GPUs agree to within the host's few microseconds between the records.
+ *
  * Every CUDA/NCCL call goes through CUDACHECK/NCCLCHECK, which turn a failure into one
  * line with file:line; the host then polls events, ncclCommGetAsyncError and the shared
  * abort flag against a deadline, and on any failure every thread aborts its
@@ -49,7 +63,8 @@ struct shape {
 
 struct gpu {
 	struct cuda_exec *c;
-	int dev;
+	int dev;                   /* the plan's device */
+	int gpu;                   /* the CUDA device it runs on */
 	cudaStream_t compute;
 	cublasHandle_t blas;
 	void *x, *w, *y;           /* proxy GEMM operands, bf16 */
@@ -57,13 +72,14 @@ struct gpu {
 	size_t sendsz, recvsz;
 	struct shape *shape;       /* per stage x 3 kinds (F, I or B, W) */
 	int nops;
-	cudaEvent_t t0, *op_start, *op_end;
+	cudaEvent_t *op_start, *op_end;
 	struct err err;
 	int failed;
 };
 
 struct chan {
 	int a, b;                  /* a sends, b receives */
+	bool local;                /* both on one GPU: a device copy instead of NCCL */
 	ncclUniqueId id;
 	ncclComm_t comm[2];        /* a's and b's */
 	cudaStream_t stream[2];
@@ -74,7 +90,12 @@ struct cuda_exec {
 	const struct exec_program *x;
 	struct cuda_exec_opts o;
 	int ndev;
+	int ngpu;                  /* CUDA devices used: ndev, or fewer when shared */
 	struct gpu *g;
+	cudaStream_t *ref_stream;  /* per GPU: the reference event of an iteration */
+	cudaEvent_t *ref;
+	atomic_int *posted;        /* per transfer: the generation its send was enqueued in */
+	int generation;
 	int nchan;
 	struct chan *ch;
 	int *chan_of;              /* ndev x ndev: channel of a -> b, or -1 */
@@ -91,6 +112,9 @@ void cuda_exec_opts_default(struct cuda_exec_opts *o)
 {
 	o->timeout_s = 60;
 	o->gemm_tflops = 0;
+	o->share_gpus = false;
+	o->kill_device = -1;
+	o->kill_after_ops = 0;
 }
 
 static double now_s(void)
@@ -193,7 +217,7 @@ static int wait_idle(struct gpu *g, const char *what)
 			if (r != cudaSuccess && r != cudaErrorNotReady)
 				CUDACHECK(g, r);
 			busy = busy || r == cudaErrorNotReady;
-			if (ncclCommGetAsyncError(c->ch[i].comm[s], &nr) == ncclSuccess && nr != ncclSuccess &&
+			if (!c->ch[i].local && ncclCommGetAsyncError(c->ch[i].comm[s], &nr) == ncclSuccess && nr != ncclSuccess &&
 			    nr != ncclInProgress)
 				return gpu_fail(g, "%s: nccl error on the link %d -> %d: %s (%s)", what, c->ch[i].a, c->ch[i].b,
 				                ncclGetErrorString(nr), ncclGetLastError(c->ch[i].comm[s]));
@@ -267,7 +291,7 @@ static int gpu_setup(struct gpu *g)
 	size_t xs = 0, ws = 0, ys = 0;
 	long tokens = p->model.seq_len * (p->model.micro_batch_size > 0 ? p->model.micro_batch_size : 1);
 
-	CUDACHECK(g, cudaSetDevice(g->dev));
+	CUDACHECK(g, cudaSetDevice(g->gpu));
 	CUDACHECK(g, cudaStreamCreateWithFlags(&g->compute, cudaStreamNonBlocking));
 	BLASCHECK(g, cublasCreate(&g->blas));
 	BLASCHECK(g, cublasSetStream(g->blas, g->compute));
@@ -319,7 +343,6 @@ static int gpu_setup(struct gpu *g)
 	g->op_end = calloc((size_t)(g->nops ? g->nops : 1), sizeof(cudaEvent_t));
 	if (!g->op_start || !g->op_end)
 		return gpu_fail(g, "out of memory");
-	CUDACHECK(g, cudaEventCreate(&g->t0));
 	for (int i = 0; i < g->nops; i++) {
 		CUDACHECK(g, cudaEventCreate(&g->op_start[i]));
 		CUDACHECK(g, cudaEventCreate(&g->op_end[i]));
@@ -351,7 +374,7 @@ static int gpu_connect(struct gpu *g)
 {
 	struct cuda_exec *c = g->c;
 
-	CUDACHECK(g, cudaSetDevice(g->dev));
+	CUDACHECK(g, cudaSetDevice(g->gpu));
 	for (int i = 0; i < c->nchan; i++) {
 		struct chan *ch = &c->ch[i];
 		int s = side(ch, g->dev);
@@ -361,6 +384,8 @@ static int gpu_connect(struct gpu *g)
 			continue;
 		cfg.blocking = 0;
 		CUDACHECK(g, cudaStreamCreateWithFlags(&ch->stream[s], cudaStreamNonBlocking));
+		if (ch->local)
+			continue;
 		NCCLCHECK(g, &ch->comm[s], ncclCommInitRankConfig(&ch->comm[s], 2, ch->id, s, &cfg));
 		if (s == 0)
 			NCCLCHECK(g, &ch->comm[s], ncclSend(g->sendbuf, 1, ncclInt8, 1, ch->comm[s], ch->stream[s]));
@@ -368,6 +393,24 @@ static int gpu_connect(struct gpu *g)
 			NCCLCHECK(g, &ch->comm[s], ncclRecv(g->recvbuf, 1, ncclInt8, 0, ch->comm[s], ch->stream[s]));
 		if (wait_idle(g, "connecting") < 0)
 			return -1;
+	}
+	return 0;
+}
+
+/* A local receive: waits until the sender enqueued the send of transfer k in this
+ * iteration (it recorded the event the copy waits for). */
+static int wait_posted(struct gpu *g, int k)
+{
+	struct cuda_exec *c = g->c;
+	double deadline = now_s() + c->o.timeout_s;
+
+	while (atomic_load(&c->posted[k]) != c->generation) {
+		if (atomic_load(&c->abort))
+			return -1;
+		if (now_s() > deadline)
+			return gpu_fail(g, "device %d never sent transfer %d (waited %g s)", c->x->xfers[k].src, k,
+			                c->o.timeout_s);
+		nap();
 	}
 	return 0;
 }
@@ -380,8 +423,7 @@ static int gpu_iterate(struct gpu *g)
 	int d = g->dev, op = 0;
 	cudaEvent_t last = NULL;
 
-	CUDACHECK(g, cudaSetDevice(d));
-	CUDACHECK(g, cudaEventRecord(g->t0, g->compute));
+	CUDACHECK(g, cudaSetDevice(g->gpu));
 	for (int i = x->start[d]; i < x->start[d + 1]; i++) {
 		const struct exec_item *it = &x->items[i];
 
@@ -395,7 +437,18 @@ static int gpu_iterate(struct gpu *g)
 				if (last)   /* the data exists once its producer ran */
 					CUDACHECK(g, cudaStreamWaitEvent(ch->stream[0], last, 0));
 				CUDACHECK(g, cudaEventRecord(c->xf_send[it->xfer], ch->stream[0]));
-				NCCLCHECK(g, &ch->comm[0], ncclSend(g->sendbuf, n, ncclInt8, 1, ch->comm[0], ch->stream[0]));
+				if (ch->local)
+					atomic_store(&c->posted[it->xfer], c->generation);
+				else
+					NCCLCHECK(g, &ch->comm[0], ncclSend(g->sendbuf, n, ncclInt8, 1, ch->comm[0], ch->stream[0]));
+			} else if (ch->local) {
+				if (wait_posted(g, it->xfer) < 0)
+					return -1;
+				CUDACHECK(g, cudaStreamWaitEvent(ch->stream[1], c->xf_send[it->xfer], 0));
+				CUDACHECK(g, cudaEventRecord(c->xf_begin[it->xfer], ch->stream[1]));
+				CUDACHECK(g, cudaMemcpyAsync(g->recvbuf, c->g[xf->src].sendbuf, n, cudaMemcpyDeviceToDevice,
+				                             ch->stream[1]));
+				CUDACHECK(g, cudaEventRecord(c->xf_end[it->xfer], ch->stream[1]));
 			} else {
 				CUDACHECK(g, cudaEventRecord(c->xf_begin[it->xfer], ch->stream[1]));
 				NCCLCHECK(g, &ch->comm[1], ncclRecv(g->recvbuf, n, ncclInt8, 0, ch->comm[1], ch->stream[1]));
@@ -412,6 +465,8 @@ static int gpu_iterate(struct gpu *g)
 				return -1;
 			CUDACHECK(g, cudaEventRecord(g->op_end[op], g->compute));
 			last = g->op_end[op++];
+			if (d == c->o.kill_device && op >= c->o.kill_after_ops)
+				return gpu_fail(g, "killed after %d ops (--kill-device: a test of the failure path)", op);
 		}
 		if (atomic_load(&c->abort))
 			return -1;
@@ -478,8 +533,9 @@ int cuda_exec_open(struct cuda_exec **out, const struct plan *p, const struct ex
 		free(c);
 		return -1;
 	}
-	if (c->info.count < x->ndevices) {
-		err_set(e, ERR_RUNTIME, "the plan needs %d GPUs, %d found", x->ndevices, c->info.count);
+	if (c->info.count < x->ndevices && !o->share_gpus) {
+		err_set(e, ERR_RUNTIME, "the plan needs %d GPUs, %d found (--share-gpus runs several devices on a GPU, "
+		        "to test a plan's protocol)", x->ndevices, c->info.count);
 		free(c);
 		return -1;
 	}
@@ -487,6 +543,7 @@ int cuda_exec_open(struct cuda_exec **out, const struct plan *p, const struct ex
 	c->x = x;
 	c->o = *o;
 	c->ndev = x->ndevices;
+	c->ngpu = c->info.count < c->ndev ? c->info.count : c->ndev;
 	c->nvml = nvml_open(reason, sizeof(reason));
 	c->g = calloc((size_t)c->ndev, sizeof(*c->g));
 	c->chan_of = malloc((size_t)c->ndev * c->ndev * sizeof(int));
@@ -497,13 +554,26 @@ int cuda_exec_open(struct cuda_exec **out, const struct plan *p, const struct ex
 	c->xf_send_ms = calloc((size_t)(x->nxfers + 1), sizeof(double));
 	c->xf_begin_ms = calloc((size_t)(x->nxfers + 1), sizeof(double));
 	c->xf_end_ms = calloc((size_t)(x->nxfers + 1), sizeof(double));
+	c->posted = calloc((size_t)(x->nxfers + 1), sizeof(*c->posted));
+	c->ref_stream = calloc((size_t)c->ngpu, sizeof(*c->ref_stream));
+	c->ref = calloc((size_t)c->ngpu, sizeof(*c->ref));
 	if (!c->g || !c->chan_of || !c->ch || !c->xf_send || !c->xf_begin || !c->xf_end || !c->xf_send_ms ||
-	    !c->xf_begin_ms || !c->xf_end_ms) {
+	    !c->xf_begin_ms || !c->xf_end_ms || !c->posted || !c->ref_stream || !c->ref) {
 		cuda_exec_close(c);
 		return err_set(e, ERR_RUNTIME, "out of memory");
 	}
 	for (int d = 0; d < c->ndev; d++)
-		c->g[d] = (struct gpu){ .c = c, .dev = d };
+		c->g[d] = (struct gpu){ .c = c, .dev = d, .gpu = d % c->ngpu };
+	for (int i = 0; i < c->ngpu; i++) {
+		cudaError_t r;
+
+		if ((r = cudaSetDevice(i)) != cudaSuccess ||
+		    (r = cudaStreamCreateWithFlags(&c->ref_stream[i], cudaStreamNonBlocking)) != cudaSuccess ||
+		    (r = cudaEventCreate(&c->ref[i])) != cudaSuccess) {
+			cuda_exec_close(c);
+			return err_set(e, ERR_RUNTIME, "GPU %d: %s", i, cudaGetErrorString(r));
+		}
+	}
 	/* the channels: every directed pair with a transfer, in (a, b) order */
 	for (int a = 0; a < c->ndev; a++)
 		for (int b = 0; b < c->ndev; b++) {
@@ -516,7 +586,8 @@ int cuda_exec_open(struct cuda_exec **out, const struct plan *p, const struct ex
 				continue;
 			c->ch[c->nchan].a = a;
 			c->ch[c->nchan].b = b;
-			if (ncclGetUniqueId(&c->ch[c->nchan].id) != ncclSuccess) {
+			c->ch[c->nchan].local = c->g[a].gpu == c->g[b].gpu;
+			if (!c->ch[c->nchan].local && ncclGetUniqueId(&c->ch[c->nchan].id) != ncclSuccess) {
 				cuda_exec_close(c);
 				return err_set(e, ERR_RUNTIME, "ncclGetUniqueId failed (no network interface for NCCL's bootstrap?)");
 			}
@@ -547,6 +618,11 @@ int cuda_exec_run(struct cuda_exec *c, struct timeline *t, struct err *e)
 	memset(t, 0, sizeof(*t));
 	if (c->broken)
 		return err_set(e, ERR_RUNTIME, "the cuda backend was aborted by an earlier failure");
+	/* one clock per GPU for this iteration, taken at (nearly) one host instant */
+	c->generation++;
+	for (int i = 0; i < c->ngpu; i++)
+		if (cudaSetDevice(i) != cudaSuccess || cudaEventRecord(c->ref[i], c->ref_stream[i]) != cudaSuccess)
+			return err_set(e, ERR_RUNTIME, "GPU %d: cannot record the reference event", i);
 	if (all_gpus(c, gpu_iterate, e) < 0)
 		return -1;
 	t->source = strdup("cuda");
@@ -555,31 +631,32 @@ int cuda_exec_run(struct cuda_exec *c, struct timeline *t, struct err *e)
 	t->xfers = calloc((size_t)(x->nxfers + 1), sizeof(*t->xfers));
 	if (!t->source || !t->dev || !t->xfers)
 		goto oom;
-	/* times relative to each GPU's start of the iteration (the threads start together) */
+	/* times from the reference of each device's GPU */
 	for (int d = 0; d < c->ndev; d++) {
 		struct gpu *g = &c->g[d];
+		cudaEvent_t t0 = c->ref[g->gpu];
 		int op = 0;
 
-		if (cudaSetDevice(d) != cudaSuccess || !(t->dev[d].ops = calloc((size_t)(g->nops + 1), sizeof(struct tl_op))))
+		if (cudaSetDevice(g->gpu) != cudaSuccess || !(t->dev[d].ops = calloc((size_t)(g->nops + 1), sizeof(struct tl_op))))
 			goto oom;
 		for (int i = x->start[d]; i < x->start[d + 1]; i++) {
 			const struct exec_item *it = &x->items[i];
-			double t0, t1;
+			double s0, s1;
 
 			if (it->kind == EXEC_SEND) {
-				elapsed(g->t0, c->xf_send[it->xfer], &c->xf_send_ms[it->xfer]);
+				elapsed(t0, c->xf_send[it->xfer], &c->xf_send_ms[it->xfer]);
 				continue;
 			}
 			if (it->kind == EXEC_RECV) {
-				elapsed(g->t0, c->xf_begin[it->xfer], &c->xf_begin_ms[it->xfer]);
-				elapsed(g->t0, c->xf_end[it->xfer], &c->xf_end_ms[it->xfer]);
+				elapsed(t0, c->xf_begin[it->xfer], &c->xf_begin_ms[it->xfer]);
+				elapsed(t0, c->xf_end[it->xfer], &c->xf_end_ms[it->xfer]);
 				continue;
 			}
-			if (elapsed(g->t0, g->op_start[op], &t0) < 0 || elapsed(g->t0, g->op_end[op], &t1) < 0) {
+			if (elapsed(t0, g->op_start[op], &s0) < 0 || elapsed(t0, g->op_end[op], &s1) < 0) {
 				timeline_release(t);
 				return err_set(e, ERR_RUNTIME, "device %d: cannot read the time of op %d", d, op);
 			}
-			t->dev[d].ops[t->dev[d].nops++] = (struct tl_op){ t0, t1, it->op.stage, it->op.mb, it->op.kind };
+			t->dev[d].ops[t->dev[d].nops++] = (struct tl_op){ s0, s1, it->op.stage, it->op.mb, it->op.kind };
 			op++;
 		}
 	}
@@ -597,14 +674,28 @@ oom:
 	return err_set(e, ERR_RUNTIME, "out of memory reading the measured times");
 }
 
+int cuda_exec_gpu_of(const struct cuda_exec *c, int d)
+{
+	return d >= 0 && d < c->ndev ? c->g[d].gpu : -1;
+}
+
+int cuda_exec_gpus(const struct cuda_exec *c)
+{
+	return c->ngpu;
+}
+
 const char *cuda_exec_gpu_name(const struct cuda_exec *c, int d)
 {
-	return d >= 0 && d < c->info.count ? c->info.dev[d].name : "?";
+	int i = cuda_exec_gpu_of(c, d);
+
+	return i >= 0 && i < c->info.count ? c->info.dev[i].name : "?";
 }
 
 bool cuda_exec_util(struct cuda_exec *c, int d, double *util, uint64_t *mem_used)
 {
-	return d >= 0 && d < c->info.count && nvml_sample(c->nvml, c->info.dev[d].pci_bus_id, util, mem_used);
+	int i = cuda_exec_gpu_of(c, d);
+
+	return i >= 0 && i < c->info.count && nvml_sample(c->nvml, c->info.dev[i].pci_bus_id, util, mem_used);
 }
 
 void cuda_exec_close(struct cuda_exec *c)
@@ -621,7 +712,7 @@ void cuda_exec_close(struct cuda_exec *c)
 	for (int d = 0; c->g && d < c->ndev; d++) {
 		struct gpu *g = &c->g[d];
 
-		if (cudaSetDevice(d) != cudaSuccess)
+		if (cudaSetDevice(g->gpu) != cudaSuccess)
 			continue;
 		if (g->blas)
 			cublasDestroy(g->blas);
@@ -636,8 +727,6 @@ void cuda_exec_close(struct cuda_exec *c)
 			if (g->op_end && g->op_end[i])
 				cudaEventDestroy(g->op_end[i]);
 		}
-		if (g->t0)
-			cudaEventDestroy(g->t0);
 		if (g->compute)
 			cudaStreamDestroy(g->compute);
 		free(g->op_start);
@@ -652,7 +741,18 @@ void cuda_exec_close(struct cuda_exec *c)
 		if (c->xf_end && c->xf_end[k])
 			cudaEventDestroy(c->xf_end[k]);
 	}
+	for (int i = 0; i < c->ngpu; i++) {
+		if (cudaSetDevice(i) != cudaSuccess)
+			continue;
+		if (c->ref && c->ref[i])
+			cudaEventDestroy(c->ref[i]);
+		if (c->ref_stream && c->ref_stream[i])
+			cudaStreamDestroy(c->ref_stream[i]);
+	}
 	nvml_close(c->nvml);
+	free(c->ref);
+	free(c->ref_stream);
+	free((void *)c->posted);
 	free(c->g);
 	free(c->chan_of);
 	free(c->ch);

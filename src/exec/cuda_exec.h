@@ -1,8 +1,9 @@
 /*
  * cuda_exec — the executor's CUDA/NCCL backend (built only when configure finds CUDA,
- * NCCL and cuBLAS): one thread per GPU in one process, plan device d on GPU d, running
- * the device's protocol program (protocol.h) with proxy layers of the stage's real
- * shapes and NCCL point-to-point transfers of the activations' real sizes.
+ * NCCL and cuBLAS): one thread per plan device in one process, device d on GPU d (or on
+ * GPU d mod the GPUs there are, with share_gpus), running the device's protocol program
+ * (protocol.h) with proxy layers of the stage's real shapes and NCCL point-to-point
+ * transfers of the activations' real sizes (device copies between devices on one GPU).
  */
 #ifndef OCTO_EXEC_CUDA_EXEC_H
 #define OCTO_EXEC_CUDA_EXEC_H
@@ -19,6 +20,10 @@ struct cuda_exec_opts {
 	double timeout_s;      /* the longest any wait may take */
 	double gemm_tflops;    /* throughput the proxy GEMMs are sized for; 0: the cluster's
 	                        * peak x its GEMM efficiency (forward / backward) */
+	bool share_gpus;       /* more devices than GPUs: several devices per GPU (they run at
+	                        * once, so the times test the protocol, not the prediction) */
+	int kill_device;       /* fault injection: this device fails ... (-1: none) */
+	int kill_after_ops;    /* ... after enqueueing this many ops */
 };
 
 void cuda_exec_opts_default(struct cuda_exec_opts *o);
@@ -34,8 +39,11 @@ int cuda_exec_open(struct cuda_exec **out, const struct plan *p, const struct ex
 /* One iteration; fills the measured timeline (source "cuda"). After a failure (every
  * GPU's work aborted, the first failure in e) the handle only accepts close. */
 int cuda_exec_run(struct cuda_exec *c, struct timeline *measured, struct err *e);
-/* GPU d's name, and its NVML utilization (0..1) and used memory now; false when NVML
- * is not available ("N/A"). */
+/* GPUs in use, and the one device d runs on. */
+int cuda_exec_gpus(const struct cuda_exec *c);
+int cuda_exec_gpu_of(const struct cuda_exec *c, int d);
+/* The name of device d's GPU, and its NVML utilization (0..1) and used memory now;
+ * false when NVML is not available ("N/A"). */
 const char *cuda_exec_gpu_name(const struct cuda_exec *c, int d);
 bool cuda_exec_util(struct cuda_exec *c, int d, double *util, uint64_t *mem_used);
 void cuda_exec_close(struct cuda_exec *c);
