@@ -460,6 +460,8 @@ static int gpu_iterate(struct gpu *g)
 			/* wait only for the data this op consumes */
 			if (it->xfer >= 0)
 				CUDACHECK(g, cudaStreamWaitEvent(g->compute, c->xf_end[it->xfer], 0));
+			if (it->xfer2 >= 0)   /* the head of a pair also waits for its partner's input */
+				CUDACHECK(g, cudaStreamWaitEvent(g->compute, c->xf_end[it->xfer2], 0));
 			CUDACHECK(g, cudaEventRecord(g->op_start[op], g->compute));
 			if (run_gemm(g, &g->shape[a->stage * 3 + kind_slot(a->kind)], a->kind) < 0)
 				return -1;

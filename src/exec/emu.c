@@ -162,14 +162,18 @@ static void *worker_main(void *arg)
 			int k = a->kind == OP_F ? 0 : a->kind == OP_W ? 2 : 1;
 			double dur, start;
 
-			/* wait only for the data this op consumes */
-			if (it->xfer >= 0) {
-				const struct exec_xfer *xf = &x->xfers[it->xfer];
+			/* wait only for the data this op consumes (and, heading a pair, its partner's) */
+			for (int half = 0; half < 2 && !em->abort; half++) {
+				int32_t xk = half ? it->xfer2 : it->xfer;
+				const struct exec_xfer *xf;
 				char tok[ACTION_TEXT_MAX];
 				struct timespec ts;
 
+				if (xk < 0)
+					continue;
+				xf = &x->xfers[xk];
 				deadline_in(&ts, em->o->timeout_s);
-				while (em->arrival[it->xfer] < 0 && !em->abort) {
+				while (em->arrival[xk] < 0 && !em->abort) {
 					if (pthread_cond_timedwait(&em->cond, &em->lock, &ts) == ETIMEDOUT) {
 						fail(em, "device %d waited %g s for the output of %s from device %d: no matching "
 						     "send arrived (a deadlock or a dead peer)", d, em->o->timeout_s,
@@ -177,8 +181,8 @@ static void *worker_main(void *arg)
 						break;
 					}
 				}
-				if (!em->abort && em->arrival[it->xfer] > clock)
-					clock = em->arrival[it->xfer];
+				if (!em->abort && em->arrival[xk] > clock)
+					clock = em->arrival[xk];
 			}
 			if (em->abort) {
 				pthread_mutex_unlock(&em->lock);

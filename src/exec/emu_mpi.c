@@ -233,13 +233,15 @@ static void run_program(struct rank_state *r)
 			const struct action *a = &it->op;
 			double dur, start;
 
-			/* wait only for the data this op consumes */
-			if (it->xfer >= 0) {
-				const struct exec_xfer *xf = &x->xfers[it->xfer];
+			/* wait only for the data this op consumes (and, heading a pair, its partner's) */
+			for (int half = 0; half < 2; half++) {
+				int32_t k = half ? it->xfer2 : it->xfer;
 
-				if (match_upto(r, xf->src, r->slot[it->xfer]) < 0)
+				if (k < 0)
+					continue;
+				if (match_upto(r, x->xfers[k].src, r->slot[k]) < 0)
 					return;
-				clock = fmax(clock, r->arrival[it->xfer]);
+				clock = fmax(clock, r->arrival[k]);
 			}
 			if (d == r->o->kill_device && ops == r->o->kill_after_ops) {
 				fail(r, "worker %d died after %d ops (injected failure)", d, ops);

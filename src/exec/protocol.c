@@ -109,6 +109,19 @@ int exec_build(const struct plan *p, const struct timeline *t, struct exec_progr
 		count[xf->src]++;
 		count[xf->dst]++;
 	}
+	/* the head of a pair sends at the end of the pair (see protocol.h) */
+	for (int d = 0; d < p->ndevices; d++)
+		for (int i = p->order_start[d]; i + 1 < p->order_start[d + 1]; i++) {
+			const struct action *a = &p->order[i], *b = a + 1;
+			long k = op_index(p, a), kb = op_index(p, b);
+
+			if (!a->pair || produces[k] < 0)
+				continue;
+			if (p->split_backward && i + 2 < p->order_start[d + 1] && a[2].kind == OP_W && a[2].stage == b->stage &&
+			    a[2].mb == b->mb)
+				kb = op_index(p, &a[2]);
+			x->xfers[produces[k]].send_ms = end[kb];
+		}
 	x->start[0] = 0;
 	for (int d = 0; d < p->ndevices; d++)
 		x->start[d + 1] = x->start[d] + (p->order_start[d + 1] - p->order_start[d]) + count[d];
@@ -127,25 +140,48 @@ int exec_build(const struct plan *p, const struct timeline *t, struct exec_progr
 				incoming[nin++] = (int32_t)k;
 		sort_base = x->xfers;
 		qsort(incoming, (size_t)nin, sizeof(int32_t), by_send_time);
-		for (int i = p->order_start[d]; i < p->order_start[d + 1]; i++) {
+		int32_t held = -1;     /* the head of a pair's send, held to the end of the pair */
+		int held_until = -1;
+		int last = p->order_start[d + 1];
+
+		for (int i = p->order_start[d]; i < last; i++) {
 			const struct action *a = &p->order[i];
 			long k = op_index(p, a);
-			int32_t own = consumes[k];
+			int32_t own = consumes[k], own2 = -1;
+			bool head = a->pair && i + 1 < last;
 
+			if (head)
+				own2 = consumes[op_index(p, &p->order[i + 1])];
 			while (next < nin && (posted[incoming[next]] || x->xfers[incoming[next]].send_ms <= start[k])) {
 				if (!posted[incoming[next]]) {
 					posted[incoming[next]] = true;
-					out[n++] = (struct exec_item){ EXEC_RECV, { 0, 0, 0, 0 }, incoming[next] };
+					out[n++] = (struct exec_item){ EXEC_RECV, { 0, 0, 0, 0 }, incoming[next], -1 };
 				}
 				next++;
 			}
 			if (own >= 0 && !posted[own]) {
 				posted[own] = true;
-				out[n++] = (struct exec_item){ EXEC_RECV, { 0, 0, 0, 0 }, own };
+				out[n++] = (struct exec_item){ EXEC_RECV, { 0, 0, 0, 0 }, own, -1 };
 			}
-			out[n++] = (struct exec_item){ EXEC_COMPUTE, *a, own };
-			if (produces[k] >= 0)
-				out[n++] = (struct exec_item){ EXEC_SEND, { 0, 0, 0, 0 }, produces[k] };
+			if (own2 >= 0 && !posted[own2]) {
+				posted[own2] = true;
+				out[n++] = (struct exec_item){ EXEC_RECV, { 0, 0, 0, 0 }, own2, -1 };
+			}
+			out[n++] = (struct exec_item){ EXEC_COMPUTE, *a, own, own2 };
+			if (produces[k] >= 0 && head) {
+				const struct action *b = &p->order[i + 1], *w = i + 2 < last ? &p->order[i + 2] : NULL;
+
+				held = produces[k];
+				held_until = i + 1;
+				if (p->split_backward && w && w->kind == OP_W && w->stage == b->stage && w->mb == b->mb)
+					held_until = i + 2;
+			} else if (produces[k] >= 0) {
+				out[n++] = (struct exec_item){ EXEC_SEND, { 0, 0, 0, 0 }, produces[k], -1 };
+			}
+			if (held >= 0 && i == held_until) {
+				out[n++] = (struct exec_item){ EXEC_SEND, { 0, 0, 0, 0 }, held, -1 };
+				held = -1;
+			}
 		}
 		if (n != x->start[d + 1] - x->start[d]) {
 			int want = x->start[d + 1] - x->start[d];
@@ -338,6 +374,11 @@ int exec_validate(const struct exec_program *x, struct err *e)
 				if (!found)
 					return err_set(e, ERR_RUNTIME, "device %d receives the input of %s after running it", d,
 					               action_format(&xf->consumer, tok));
+				/* the head of a pair waits for its partner's input too */
+				for (int j = x->start[d]; j < i; j++)
+					if (x->items[j].kind == EXEC_COMPUTE && x->items[j].xfer2 == it->xfer)
+						return err_set(e, ERR_RUNTIME, "device %d receives the input of %s after its pair started",
+						               d, action_format(&xf->consumer, tok));
 			} else {
 				for (int j = x->start[d]; j < i && !found; j++)
 					found = x->items[j].kind == EXEC_COMPUTE && same_op(&x->items[j].op, &xf->producer);

@@ -4,6 +4,11 @@
  * op whose output another device needs, and a receive posted early (as close in time to
  * its send as the simulation says, never after the op that consumes it).
  *
+ * An overlapped F&B pair of the plan ("5F3+2I1") runs as the simulator times it: both
+ * halves one after the other once both have their inputs (the head waits for its
+ * partner's input too), the partner's output sent at its end and the head's at the end
+ * of the pair (after a W of the partner's that follows at once).
+ *
  * NCCL matches point-to-point operations between two ranks in issue order, so the i-th
  * send from a to b must meet the i-th receive on b from a. exec_check() verifies that
  * for every ordered pair and exec_repair() restores it by moving receives earlier (a
@@ -34,6 +39,8 @@ struct exec_item {
 	struct action op;          /* EXEC_COMPUTE: the op */
 	int32_t xfer;              /* EXEC_SEND / EXEC_RECV: index into xfers; EXEC_COMPUTE: the
 	                            * transfer the op consumes (its receive comes earlier), or -1 */
+	int32_t xfer2;             /* EXEC_COMPUTE, the head of an F&B pair: the transfer its
+	                            * partner consumes, which the pair also waits for; else -1 */
 };
 
 struct exec_program {

@@ -71,6 +71,50 @@ int main(void)
 		plan_release(&p);
 	}
 
+	/* F&B pairs: the head waits for its partner's input, received before the head */
+	{
+		struct plan p;
+		struct exec_program x;
+		struct err e = ERR_INIT;
+		int heads = 0, early = 0, moved = -1;
+
+		ok(build(SCHED_DUALPIPEV, &p, &x, &e) == 0, "dualpipev protocol for the pair test (%s)", e.msg);
+		for (int d = 0; d < x.ndevices; d++)
+			for (int i = x.start[d]; i < x.start[d + 1]; i++) {
+				const struct exec_item *it = &x.items[i];
+
+				if (it->kind != EXEC_COMPUTE || it->xfer2 < 0)
+					continue;
+				heads++;
+				ok(it->op.pair, "only the head of a pair waits for a second input");
+				for (int j = x.start[d]; j < i; j++)
+					if (x.items[j].kind == EXEC_RECV && x.items[j].xfer == it->xfer2) {
+						early++;
+						if (moved < 0)
+							moved = j;
+					}
+			}
+		ok(heads > 0, "%d pair heads wait for their partner's input", heads);
+		is_int(early, heads, "every such input is received before its pair starts");
+		ok(exec_validate(&x, &e) == 0, "the pair protocol validates (%s)", e.msg);
+		/* move one such receive after its pair's head: validation must refuse it */
+		for (int j = moved; moved >= 0 && j + 1 < x.start[x.ndevices]; j++) {
+			struct exec_item tmp = x.items[j];
+
+			if (x.items[j + 1].kind == EXEC_COMPUTE && x.items[j + 1].xfer2 == tmp.xfer) {
+				x.items[j] = x.items[j + 1];
+				x.items[j + 1] = tmp;
+				break;
+			}
+			x.items[j] = x.items[j + 1];
+			x.items[j + 1] = tmp;
+		}
+		ok(exec_validate(&x, &e) < 0 && strstr(e.msg, "after its pair started"),
+		   "a partner's input received after the pair started is refused: %s", e.msg);
+		exec_release(&x);
+		plan_release(&p);
+	}
+
 	/* break the order on purpose: swap two receives from the same sender */
 	{
 		struct plan p;
