@@ -57,4 +57,27 @@ else not_ok "the others stop before the watchdog" "${took} s"; fi
 mpi 3 "$OCTOPIPE" run "$plan4"
 if [ "$RC" != 0 ]; then ok "3 ranks for a 4-device plan are refused"; else not_ok "a wrong rank count is refused"; fi
 expect_match 'the plan has 4 devices but 3 MPI ranks were started' "$ERR" "saying why"
+
+# the cuda backend as one rank per device: without a GPU every rank fails the same way
+# and rank 0 alone says so; the rank count and --share-gpus are checked as for emu
+if [ -x "$(dirname "$OCTOPIPE")/octopipe-cuda" ]; then
+    mpi 4 "$OCTOPIPE" run --backend cuda "$plan4"
+    if [ "$RC" = 0 ]; then
+        ok "mpirun -np 4 octopipe run --backend cuda runs (GPUs are present)"
+    else
+        n=$(printf '%s\n' "$ERR" | grep -c '^octopipe run: rank 0: no GPU: .')
+        if [ "$RC" != 124 ] && [ "$n" = 1 ]; then ok "cuda as 4 ranks without a GPU: one line from rank 0 (exit $RC)"
+        else not_ok "cuda as 4 ranks without a GPU fails with one line" "exit $RC" "$ERR"; fi
+    fi
+    mpi 3 "$OCTOPIPE" run --backend cuda "$plan4"
+    n=$(printf '%s\n' "$ERR" | grep -c 'the plan has 4 devices but 3 MPI ranks were started')
+    if [ "$RC" != 0 ] && [ "$n" = 1 ]; then ok "cuda as 3 ranks for a 4-device plan: refused once"
+    else not_ok "cuda as 3 ranks is refused once" "exit $RC" "$ERR"; fi
+    mpi 4 "$OCTOPIPE" run --backend cuda --share-gpus "$plan4"
+    n=$(printf '%s\n' "$ERR" | grep -c 'share-gpus is for one process')
+    if [ "$RC" != 0 ] && [ "$n" = 1 ]; then ok "--share-gpus as ranks: a usage error, said once"
+    else not_ok "--share-gpus as ranks is refused once" "exit $RC" "$ERR"; fi
+else
+    skip "the cuda backend as MPI ranks" "built without the cuda backend"
+fi
 done_testing

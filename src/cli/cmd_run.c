@@ -325,10 +325,13 @@ int cmd_run(int argc, char **argv)
 	                        share_gpus };
 	if (share_gpus && !ro.cuda)
 		return cli_usage_error("run", "--share-gpus is for the cuda backend");
-	if (ro.cuda && (want_mpi || launched_ranks(&rank) > 1))
-		return cli_usage_error("run", "the cuda backend runs one thread per GPU in one process; "
-		                       "one MPI rank per GPU is not supported yet");
 	nranks = launched_ranks(&rank);
+	if (ro.cuda && share_gpus && (want_mpi || nranks > 1)) {
+		if (rank != 0)   /* rank 0 says it for the job */
+			return EXIT_INPUT;
+		return cli_usage_error("run", "--share-gpus is for one process; as MPI ranks, ranks that share a GPU "
+		                       "already pass their data through it");
+	}
 #ifdef HAVE_MPI
 	if (want_mpi || nranks > 0) {
 		if (emu_mpi_init(&rank, &nranks, &e) < 0)
@@ -406,9 +409,10 @@ static int execute(const char *arg, const struct run_opts *ro, int rank, bool mp
 		co.share_gpus = ro->share_gpus;
 		co.kill_device = eo.kill_device;
 		co.kill_after_ops = eo.kill_after_ops;
+		co.rank = mpi ? rank : -1;
 		if (cuda_exec_open(&be.cuda, &p, &x, &co, &e) < 0) {
 			fprintf(stderr, "octopipe run: %s\n", e.msg);
-			rc = EXIT_RUNTIME;
+			rc = e.cls == ERR_INPUT ? EXIT_INPUT : EXIT_RUNTIME;
 			goto out_x;
 		}
 	}

@@ -27,6 +27,16 @@
  * cycles (the emulator's receives wait for the send itself). Devices sharing a GPU run
  * at once and slow each other: such runs test the protocol, not the prediction.
  *
+ * As MPI ranks (built --with-mpi, launched by mpirun or srun): each rank runs one device
+ * on its node-local GPU, in its main thread; rank 0 makes every channel's NCCL id and
+ * broadcasts it, and every phase ends with all ranks agreeing on the first failure
+ * (world.h), so all of them report the same error. A failing rank also sends an abort
+ * message that the others' wait loops poll. Two ranks on one GPU cannot share an NCCL
+ * communicator either: their channel is staged — the sender posts a small MPI header
+ * once its producer finished (polled, never waited for), the receiver waits for it only
+ * right before the consuming op and then copies the bytes on its GPU. Rank 0 gathers the
+ * measured ops, transfer times and NVML samples.
+ *
  * Times: before each iteration the main thread records one reference event per GPU, and
  * every time is measured from its GPU's reference, so the devices of one GPU share a clock
  * exactly and GPUs agree to within the host's few microseconds between the records.
@@ -54,6 +64,11 @@
 
 #include "exec/gpu_probe.h"
 #include "exec/nvml.h"
+#ifdef HAVE_MPI
+#include <unistd.h>
+
+#include "exec/world.h"
+#endif
 
 #define NCOLS_MAX 8192     /* a longer proxy GEMM is repeated instead of widened */
 
@@ -77,9 +92,22 @@ struct gpu {
 	int failed;
 };
 
+enum chan_kind {
+	CH_NCCL,                   /* NCCL send/recv between two GPUs */
+	CH_LOCAL,                  /* two devices of this process on one GPU: a device copy */
+	CH_STAGED,                 /* two ranks on one GPU: an MPI header, then a device copy */
+};
+
+enum { TAG_DATA = 1, TAG_SPAN = 30000 };
+
+struct header {
+	int32_t xfer;
+	int32_t pad;
+};
+
 struct chan {
 	int a, b;                  /* a sends, b receives */
-	bool local;                /* both on one GPU: a device copy instead of NCCL */
+	enum chan_kind kind;
 	ncclUniqueId id;
 	ncclComm_t comm[2];        /* a's and b's */
 	cudaStream_t stream[2];
@@ -96,6 +124,16 @@ struct cuda_exec {
 	cudaEvent_t *ref;
 	atomic_int *posted;        /* per transfer: the generation its send was enqueued in */
 	int generation;
+	int me;                    /* as an MPI rank: the one device this process runs; else -1 */
+	int32_t *slot;             /* staged: per transfer, its index among its pair's (the tag) */
+	struct header *hdr;        /* staged: per transfer, the header sent or received */
+	int *pending;              /* staged: sends whose producer has not finished yet */
+	int npending;
+	void *stagebuf;            /* staged: what the receiving copy reads */
+	int *gpu_index;            /* per device: its GPU (gathered from the ranks) */
+	char (*gpu_name)[64];      /* per device: its GPU's name */
+	double *util, *mem;        /* per device: the last NVML sample (ranks), util < 0: none */
+	int gpus_used;             /* distinct GPUs the devices run on */
 	int nchan;
 	struct chan *ch;
 	int *chan_of;              /* ndev x ndev: channel of a -> b, or -1 */
@@ -115,6 +153,7 @@ void cuda_exec_opts_default(struct cuda_exec_opts *o)
 	o->share_gpus = false;
 	o->kill_device = -1;
 	o->kill_after_ops = 0;
+	o->rank = -1;
 }
 
 static double now_s(void)
@@ -125,11 +164,18 @@ static double now_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static void nap(void)
+/* A pause in a wait loop; as an MPI rank it also notices another rank's abort. */
+static void nap(struct cuda_exec *c)
 {
 	struct timespec ts = { 0, 100000 };
 
 	nanosleep(&ts, NULL);
+#ifdef HAVE_MPI
+	if (c->me >= 0 && world_abort_seen())
+		atomic_store(&c->abort, 1);
+#else
+	(void)c;
+#endif
 }
 
 static int gpu_fail(struct gpu *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -147,6 +193,10 @@ static int gpu_fail(struct gpu *g, const char *fmt, ...)
 		err_set(&g->err, ERR_RUNTIME, "device %d: %s", g->dev, msg);
 	g->failed = 1;
 	atomic_store(&g->c->abort, 1);
+#ifdef HAVE_MPI
+	if (g->c->me >= 0)
+		world_abort_others();
+#endif
 	return -1;
 }
 
@@ -173,7 +223,7 @@ static int nccl_settle(struct gpu *g, ncclComm_t *comm, ncclResult_t r, const ch
 			return -1;
 		if (now_s() > deadline)
 			return gpu_fail(g, "%s:%d: %s: still in progress after %g s", file, line, what, g->c->o.timeout_s);
-		nap();
+		nap(g->c);
 		if (ncclCommGetAsyncError(*comm, &r) != ncclSuccess)
 			break;
 	}
@@ -217,7 +267,7 @@ static int wait_idle(struct gpu *g, const char *what)
 			if (r != cudaSuccess && r != cudaErrorNotReady)
 				CUDACHECK(g, r);
 			busy = busy || r == cudaErrorNotReady;
-			if (!c->ch[i].local && ncclCommGetAsyncError(c->ch[i].comm[s], &nr) == ncclSuccess && nr != ncclSuccess &&
+			if (c->ch[i].kind == CH_NCCL && ncclCommGetAsyncError(c->ch[i].comm[s], &nr) == ncclSuccess && nr != ncclSuccess &&
 			    nr != ncclInProgress)
 				return gpu_fail(g, "%s: nccl error on the link %d -> %d: %s (%s)", what, c->ch[i].a, c->ch[i].b,
 				                ncclGetErrorString(nr), ncclGetLastError(c->ch[i].comm[s]));
@@ -229,7 +279,7 @@ static int wait_idle(struct gpu *g, const char *what)
 		if (now_s() > deadline)
 			return gpu_fail(g, "%s: no progress for %g s (a transfer that never matched, or a hung kernel)", what,
 			                c->o.timeout_s);
-		nap();
+		nap(c);
 	}
 }
 
@@ -337,6 +387,9 @@ static int gpu_setup(struct gpu *g)
 	CUDACHECK(g, cudaMemsetAsync(g->y, 0, 2 * (ys ? ys : 1), g->compute));
 	CUDACHECK(g, cudaMalloc(&g->sendbuf, g->sendsz ? g->sendsz : 1));
 	CUDACHECK(g, cudaMalloc(&g->recvbuf, g->recvsz ? g->recvsz : 1));
+	for (int i = 0; i < c->nchan && !c->stagebuf; i++)
+		if (c->ch[i].kind == CH_STAGED && c->ch[i].b == g->dev)
+			CUDACHECK(g, cudaMalloc(&c->stagebuf, g->recvsz ? g->recvsz : 1));
 	for (int i = x->start[g->dev]; i < x->start[g->dev + 1]; i++)
 		g->nops += x->items[i].kind == EXEC_COMPUTE;
 	g->op_start = calloc((size_t)(g->nops ? g->nops : 1), sizeof(cudaEvent_t));
@@ -384,7 +437,7 @@ static int gpu_connect(struct gpu *g)
 			continue;
 		cfg.blocking = 0;
 		CUDACHECK(g, cudaStreamCreateWithFlags(&ch->stream[s], cudaStreamNonBlocking));
-		if (ch->local)
+		if (ch->kind != CH_NCCL)
 			continue;
 		NCCLCHECK(g, &ch->comm[s], ncclCommInitRankConfig(&ch->comm[s], 2, ch->id, s, &cfg));
 		if (s == 0)
@@ -410,8 +463,103 @@ static int wait_posted(struct gpu *g, int k)
 		if (now_s() > deadline)
 			return gpu_fail(g, "device %d never sent transfer %d (waited %g s)", c->x->xfers[k].src, k,
 			                c->o.timeout_s);
-		nap();
+		nap(c);
 	}
+	return 0;
+}
+
+#ifdef HAVE_MPI
+/* Staged sends: posts the header of every pending send whose producer has finished. */
+static void progress_sends(struct cuda_exec *c)
+{
+	int kept = 0;
+
+	for (int i = 0; i < c->npending; i++) {
+		int k = c->pending[i];
+
+		if (cudaEventQuery(c->xf_send[k]) == cudaSuccess) {
+			c->hdr[k] = (struct header){ k, 0 };
+			world_isend(k, &c->hdr[k], sizeof(c->hdr[k]), c->x->xfers[k].dst, TAG_DATA + c->slot[k] % TAG_SPAN);
+		} else {
+			c->pending[kept++] = k;
+		}
+	}
+	c->npending = kept;
+}
+
+/* A staged receive, right before its consumer: waits for the header (sending what can be
+ * sent meanwhile), then copies the bytes on this GPU. */
+static int staged_arrival(struct gpu *g, struct chan *ch, int k)
+{
+	struct cuda_exec *c = g->c;
+	const struct exec_xfer *xf = &c->x->xfers[k];
+	double deadline = now_s() + c->o.timeout_s;
+	char tok[ACTION_TEXT_MAX];
+
+	for (;;) {
+		progress_sends(c);
+		if (world_done(k))
+			break;
+		if (atomic_load(&c->abort))
+			return -1;
+		if (now_s() > deadline)
+			return gpu_fail(g, "waited %g s for the output of %s from device %d: no matching send arrived",
+			                c->o.timeout_s, action_format(&xf->producer, tok), xf->src);
+		nap(c);
+	}
+	if (c->hdr[k].xfer != k)
+		return gpu_fail(g, "received from device %d the output of %s where it expected that of %s (out of order)",
+		                xf->src, action_format(&c->x->xfers[c->hdr[k].xfer].producer, tok),
+		                action_format(&xf->producer, (char[ACTION_TEXT_MAX]){ 0 }));
+	CUDACHECK(g, cudaEventRecord(c->xf_begin[k], ch->stream[1]));
+	CUDACHECK(g, cudaMemcpyAsync(g->recvbuf, c->stagebuf, xf->bytes ? xf->bytes : 1, cudaMemcpyDeviceToDevice,
+	                             ch->stream[1]));
+	CUDACHECK(g, cudaEventRecord(c->xf_end[k], ch->stream[1]));
+	return 0;
+}
+
+/* The end of a rank's iteration: every staged header sent and delivered. */
+static int staged_flush(struct gpu *g)
+{
+	struct cuda_exec *c = g->c;
+	double deadline = now_s() + c->o.timeout_s;
+	const struct exec_program *x = c->x;
+
+	for (;;) {
+		bool done = true;
+
+		progress_sends(c);
+		for (int i = x->start[g->dev]; i < x->start[g->dev + 1] && done; i++)
+			if (x->items[i].kind == EXEC_SEND)
+				done = world_done(x->items[i].xfer);
+		if (done && !c->npending)
+			return 0;
+		if (atomic_load(&c->abort))
+			return -1;
+		if (now_s() > deadline)
+			return gpu_fail(g, "its staged sends did not complete in %g s", c->o.timeout_s);
+		nap(c);
+	}
+}
+#endif
+
+/* What an op waits for before it starts: the data of transfer k. */
+static int consume(struct gpu *g, int k)
+{
+	struct cuda_exec *c = g->c;
+
+	if (k < 0)
+		return 0;
+#ifdef HAVE_MPI
+	{
+		const struct exec_xfer *xf = &c->x->xfers[k];
+		struct chan *ch = &c->ch[c->chan_of[xf->src * c->ndev + xf->dst]];
+
+		if (ch->kind == CH_STAGED && staged_arrival(g, ch, k) < 0)
+			return -1;
+	}
+#endif
+	CUDACHECK(g, cudaStreamWaitEvent(g->compute, c->xf_end[k], 0));
 	return 0;
 }
 
@@ -437,11 +585,18 @@ static int gpu_iterate(struct gpu *g)
 				if (last)   /* the data exists once its producer ran */
 					CUDACHECK(g, cudaStreamWaitEvent(ch->stream[0], last, 0));
 				CUDACHECK(g, cudaEventRecord(c->xf_send[it->xfer], ch->stream[0]));
-				if (ch->local)
+				if (ch->kind == CH_LOCAL)
 					atomic_store(&c->posted[it->xfer], c->generation);
+				else if (ch->kind == CH_STAGED)
+					c->pending[c->npending++] = it->xfer;
 				else
 					NCCLCHECK(g, &ch->comm[0], ncclSend(g->sendbuf, n, ncclInt8, 1, ch->comm[0], ch->stream[0]));
-			} else if (ch->local) {
+			} else if (ch->kind == CH_STAGED) {
+#ifdef HAVE_MPI
+				world_irecv(it->xfer, &c->hdr[it->xfer], sizeof(c->hdr[it->xfer]), xf->src,
+				            TAG_DATA + c->slot[it->xfer] % TAG_SPAN);
+#endif
+			} else if (ch->kind == CH_LOCAL) {
 				if (wait_posted(g, it->xfer) < 0)
 					return -1;
 				CUDACHECK(g, cudaStreamWaitEvent(ch->stream[1], c->xf_send[it->xfer], 0));
@@ -457,11 +612,9 @@ static int gpu_iterate(struct gpu *g)
 		} else {
 			const struct action *a = &it->op;
 
-			/* wait only for the data this op consumes */
-			if (it->xfer >= 0)
-				CUDACHECK(g, cudaStreamWaitEvent(g->compute, c->xf_end[it->xfer], 0));
-			if (it->xfer2 >= 0)   /* the head of a pair also waits for its partner's input */
-				CUDACHECK(g, cudaStreamWaitEvent(g->compute, c->xf_end[it->xfer2], 0));
+			/* wait only for the data this op consumes (heading a pair, its partner's too) */
+			if (consume(g, it->xfer) < 0 || consume(g, it->xfer2) < 0)
+				return -1;
 			CUDACHECK(g, cudaEventRecord(g->op_start[op], g->compute));
 			if (run_gemm(g, &g->shape[a->stage * 3 + kind_slot(a->kind)], a->kind) < 0)
 				return -1;
@@ -472,7 +625,15 @@ static int gpu_iterate(struct gpu *g)
 		}
 		if (atomic_load(&c->abort))
 			return -1;
+#ifdef HAVE_MPI
+		if (c->npending)
+			progress_sends(c);
+#endif
 	}
+#ifdef HAVE_MPI
+	if (c->me >= 0 && staged_flush(g) < 0)
+		return -1;
+#endif
 	return wait_idle(g, "running the iteration");
 }
 
@@ -493,6 +654,27 @@ static int all_gpus(struct cuda_exec *c, int (*phase)(struct gpu *), struct err 
 
 	if (!th)
 		return err_set(e, ERR_RUNTIME, "out of memory");
+#ifdef HAVE_MPI
+	if (c->me >= 0) {
+		/* one device in this rank's own thread; then every rank agrees on the first failure */
+		struct gpu *g = &c->g[c->me];
+
+		free(th);
+		phase(g);
+		if (g->failed)
+			*e = g->err;
+		if (world_agree(g->failed != 0, e) == 0)
+			return 0;
+		for (int i = 0; i < c->nchan; i++)
+			for (int s = 0; s < 2; s++)
+				if (c->ch[i].comm[s]) {
+					ncclCommAbort(c->ch[i].comm[s]);
+					c->ch[i].comm[s] = NULL;
+				}
+		c->broken = 1;
+		return -1;
+	}
+#endif
 	c->phase = phase;
 	for (int d = 0; d < c->ndev; d++, started++)
 		if (pthread_create(&th[d], NULL, thread_main, &c->g[d]) != 0) {
@@ -521,32 +703,101 @@ static int all_gpus(struct cuda_exec *c, int (*phase)(struct gpu *), struct err 
 	return -1;
 }
 
+#ifdef HAVE_MPI
+struct rank_ident {
+	char host[64];
+	char bus[32];
+	char name[64];
+	int32_t gpu;
+};
+
+/* As an MPI rank: which GPU every device runs on (a channel between two ranks on one GPU
+ * is staged), and rank 0's NCCL ids for the others. Collective. */
+static void rank_layout(struct cuda_exec *c, int local_gpu)
+{
+	struct rank_ident mine, *all = calloc((size_t)c->ndev, sizeof(*all));
+	int32_t *nto = calloc((size_t)c->ndev * c->ndev, sizeof(int32_t));
+
+	if (!all || !nto)
+		abort();   /* a few hundred bytes: nothing sensible is left to do */
+	memset(&mine, 0, sizeof(mine));
+	if (gethostname(mine.host, sizeof(mine.host) - 1) != 0)
+		snprintf(mine.host, sizeof(mine.host), "?");
+	snprintf(mine.bus, sizeof(mine.bus), "%s", c->info.dev[local_gpu].pci_bus_id);
+	snprintf(mine.name, sizeof(mine.name), "%s", c->info.dev[local_gpu].name);
+	mine.gpu = local_gpu;
+	world_allgather(&mine, all, sizeof(mine));
+	c->gpus_used = 0;
+	for (int d = 0; d < c->ndev; d++) {
+		bool seen = false;
+
+		c->gpu_index[d] = all[d].gpu;
+		snprintf(c->gpu_name[d], sizeof(c->gpu_name[d]), "%s", all[d].name);
+		for (int e = 0; e < d && !seen; e++)
+			seen = strcmp(all[e].host, all[d].host) == 0 && strcmp(all[e].bus, all[d].bus) == 0;
+		c->gpus_used += !seen;
+	}
+	for (int i = 0; i < c->nchan; i++) {
+		const struct rank_ident *a = &all[c->ch[i].a], *b = &all[c->ch[i].b];
+
+		c->ch[i].kind = strcmp(a->host, b->host) == 0 && strcmp(a->bus, b->bus) == 0 ? CH_STAGED : CH_NCCL;
+		if (c->ch[i].kind == CH_NCCL)
+			world_bcast(&c->ch[i].id, sizeof(c->ch[i].id));
+	}
+	/* a staged transfer's tag: its index among the transfers of its pair, in send order */
+	for (int d = 0; d < c->ndev; d++)
+		for (int i = c->x->start[d]; i < c->x->start[d + 1]; i++)
+			if (c->x->items[i].kind == EXEC_SEND)
+				c->slot[c->x->items[i].xfer] = nto[d * c->ndev + c->x->xfers[c->x->items[i].xfer].dst]++;
+	free(all);
+	free(nto);
+}
+#endif
+
 int cuda_exec_open(struct cuda_exec **out, const struct plan *p, const struct exec_program *x,
                    const struct cuda_exec_opts *o, struct err *e)
 {
 	struct cuda_exec *c;
 	char reason[128];
+	bool failed = false;
+	int local_gpu = 0;
 
 	*out = NULL;
 	if (!(c = calloc(1, sizeof(*c))))
 		return err_set(e, ERR_RUNTIME, "out of memory");
-	if (gpu_probe(&c->info) == 0) {
-		err_set(e, ERR_RUNTIME, "no GPU: %s", c->info.reason);
-		free(c);
-		return -1;
-	}
-	if (c->info.count < x->ndevices && !o->share_gpus) {
-		err_set(e, ERR_RUNTIME, "the plan needs %d GPUs, %d found (--share-gpus runs several devices on a GPU, "
-		        "to test a plan's protocol)", x->ndevices, c->info.count);
-		free(c);
-		return -1;
-	}
 	c->p = p;
 	c->x = x;
 	c->o = *o;
 	c->ndev = x->ndevices;
+	c->me = o->rank;
+#ifndef HAVE_MPI
+	if (c->me >= 0) {
+		free(c);
+		return err_set(e, ERR_INPUT, "this octopipe-cuda was built without MPI (configure --with-mpi)");
+	}
+#else
+	if (c->me >= 0 && world_size() != c->ndev) {
+		free(c);
+		return err_set(e, ERR_INPUT, "the plan has %d devices but %d MPI ranks were started (one per device)",
+		               x->ndevices, world_size());
+	}
+#endif
+	/* every failure up to the ranks' first agreement must be one they all see */
+	if (gpu_probe(&c->info) == 0) {
+		err_set(e, ERR_RUNTIME, "no GPU: %s", c->info.reason);
+		failed = true;
+	} else if (c->me < 0 && c->info.count < x->ndevices && !o->share_gpus) {
+		err_set(e, ERR_RUNTIME, "the plan needs %d GPUs, %d found (--share-gpus runs several devices on a GPU, "
+		        "to test a plan's protocol)", x->ndevices, c->info.count);
+		failed = true;
+	}
 	c->ngpu = c->info.count < c->ndev ? c->info.count : c->ndev;
-	c->nvml = nvml_open(reason, sizeof(reason));
+	if (c->me >= 0) {
+#ifdef HAVE_MPI
+		local_gpu = c->info.count ? world_local_rank() % c->info.count : 0;
+#endif
+		c->ngpu = c->info.count;
+	}
 	c->g = calloc((size_t)c->ndev, sizeof(*c->g));
 	c->chan_of = malloc((size_t)c->ndev * c->ndev * sizeof(int));
 	c->ch = calloc((size_t)c->ndev * c->ndev, sizeof(*c->ch));
@@ -557,23 +808,54 @@ int cuda_exec_open(struct cuda_exec **out, const struct plan *p, const struct ex
 	c->xf_begin_ms = calloc((size_t)(x->nxfers + 1), sizeof(double));
 	c->xf_end_ms = calloc((size_t)(x->nxfers + 1), sizeof(double));
 	c->posted = calloc((size_t)(x->nxfers + 1), sizeof(*c->posted));
-	c->ref_stream = calloc((size_t)c->ngpu, sizeof(*c->ref_stream));
-	c->ref = calloc((size_t)c->ngpu, sizeof(*c->ref));
+	c->slot = calloc((size_t)(x->nxfers + 1), sizeof(*c->slot));
+	c->hdr = calloc((size_t)(x->nxfers + 1), sizeof(*c->hdr));
+	c->pending = calloc((size_t)(x->nxfers + 1), sizeof(*c->pending));
+	c->ref_stream = calloc((size_t)(c->ngpu + 1), sizeof(*c->ref_stream));
+	c->ref = calloc((size_t)(c->ngpu + 1), sizeof(*c->ref));
+	c->gpu_index = calloc((size_t)c->ndev, sizeof(*c->gpu_index));
+	c->gpu_name = calloc((size_t)c->ndev, sizeof(*c->gpu_name));
+	c->util = calloc((size_t)c->ndev, sizeof(*c->util));
+	c->mem = calloc((size_t)c->ndev, sizeof(*c->mem));
 	if (!c->g || !c->chan_of || !c->ch || !c->xf_send || !c->xf_begin || !c->xf_end || !c->xf_send_ms ||
-	    !c->xf_begin_ms || !c->xf_end_ms || !c->posted || !c->ref_stream || !c->ref) {
-		cuda_exec_close(c);
-		return err_set(e, ERR_RUNTIME, "out of memory");
+	    !c->xf_begin_ms || !c->xf_end_ms || !c->posted || !c->slot || !c->hdr || !c->pending || !c->ref_stream ||
+	    !c->ref || !c->gpu_index || !c->gpu_name || !c->util || !c->mem) {
+		err_set(e, ERR_RUNTIME, "out of memory");
+		failed = true;
 	}
-	for (int d = 0; d < c->ndev; d++)
-		c->g[d] = (struct gpu){ .c = c, .dev = d, .gpu = d % c->ngpu };
+#ifdef HAVE_MPI
+	if (c->me >= 0 && world_agree(failed, e) < 0)
+		failed = true;
+	if (!failed && c->me >= 0 && world_slots(x->nxfers) < 0) {   /* after agreeing: fatal */
+		err_set(e, ERR_RUNTIME, "out of memory");
+		failed = true;
+	}
+#endif
+	if (failed) {
+		cuda_exec_close(c);
+		return -1;
+	}
+	c->nvml = nvml_open(reason, sizeof(reason));
+	c->gpus_used = c->ngpu;
+	for (int d = 0; d < c->ndev; d++) {
+		int gpu = c->me >= 0 ? (d == c->me ? local_gpu : -1) : d % c->ngpu;
+
+		c->g[d] = (struct gpu){ .c = c, .dev = d, .gpu = gpu };
+		c->gpu_index[d] = gpu;
+		if (gpu >= 0)
+			snprintf(c->gpu_name[d], sizeof(c->gpu_name[d]), "%s", c->info.dev[gpu].name);
+	}
 	for (int i = 0; i < c->ngpu; i++) {
 		cudaError_t r;
 
+		if (c->me >= 0 && i != local_gpu)
+			continue;
 		if ((r = cudaSetDevice(i)) != cudaSuccess ||
 		    (r = cudaStreamCreateWithFlags(&c->ref_stream[i], cudaStreamNonBlocking)) != cudaSuccess ||
 		    (r = cudaEventCreate(&c->ref[i])) != cudaSuccess) {
-			cuda_exec_close(c);
-			return err_set(e, ERR_RUNTIME, "GPU %d: %s", i, cudaGetErrorString(r));
+			err_set(e, ERR_RUNTIME, "GPU %d: %s", i, cudaGetErrorString(r));
+			failed = true;
+			break;
 		}
 	}
 	/* the channels: every directed pair with a transfer, in (a, b) order */
@@ -588,14 +870,24 @@ int cuda_exec_open(struct cuda_exec **out, const struct plan *p, const struct ex
 				continue;
 			c->ch[c->nchan].a = a;
 			c->ch[c->nchan].b = b;
-			c->ch[c->nchan].local = c->g[a].gpu == c->g[b].gpu;
-			if (!c->ch[c->nchan].local && ncclGetUniqueId(&c->ch[c->nchan].id) != ncclSuccess) {
-				cuda_exec_close(c);
-				return err_set(e, ERR_RUNTIME, "ncclGetUniqueId failed (no network interface for NCCL's bootstrap?)");
+			c->ch[c->nchan].kind = c->me < 0 && c->g[a].gpu == c->g[b].gpu ? CH_LOCAL : CH_NCCL;
+			/* as ranks, rank 0's ids are the ones used (rank_layout) */
+			if (c->ch[c->nchan].kind == CH_NCCL && (c->me <= 0) && ncclGetUniqueId(&c->ch[c->nchan].id) != ncclSuccess) {
+				err_set(e, ERR_RUNTIME, "ncclGetUniqueId failed (no network interface for NCCL's bootstrap?)");
+				failed = true;
 			}
 			c->nchan++;
 		}
-	if (all_gpus(c, gpu_setup, e) < 0 || all_gpus(c, gpu_connect, e) < 0) {
+#ifdef HAVE_MPI
+	if (c->me >= 0) {
+		if (world_agree(failed, e) < 0) {
+			cuda_exec_close(c);
+			return -1;
+		}
+		rank_layout(c, local_gpu);
+	}
+#endif
+	if (failed || all_gpus(c, gpu_setup, e) < 0 || all_gpus(c, gpu_connect, e) < 0) {
 		cuda_exec_close(c);
 		return -1;
 	}
@@ -613,6 +905,113 @@ static int elapsed(cudaEvent_t t0, cudaEvent_t ev, double *ms)
 	return 0;
 }
 
+/* Device d's measured ops (into t->dev[d]) and the transfer times it knows: the sends
+ * it made, the receives it waited for. */
+static int read_device(struct cuda_exec *c, int d, struct timeline *t, struct err *e)
+{
+	const struct exec_program *x = c->x;
+	struct gpu *g = &c->g[d];
+	cudaEvent_t t0 = c->ref[g->gpu];
+	int op = 0;
+
+	if (cudaSetDevice(g->gpu) != cudaSuccess || !(t->dev[d].ops = calloc((size_t)(g->nops + 1), sizeof(struct tl_op))))
+		return err_set(e, ERR_RUNTIME, "out of memory reading the measured times");
+	for (int i = x->start[d]; i < x->start[d + 1]; i++) {
+		const struct exec_item *it = &x->items[i];
+		double s0, s1;
+
+		if (it->kind == EXEC_SEND) {
+			elapsed(t0, c->xf_send[it->xfer], &c->xf_send_ms[it->xfer]);
+			continue;
+		}
+		if (it->kind == EXEC_RECV) {
+			elapsed(t0, c->xf_begin[it->xfer], &c->xf_begin_ms[it->xfer]);
+			elapsed(t0, c->xf_end[it->xfer], &c->xf_end_ms[it->xfer]);
+			continue;
+		}
+		if (elapsed(t0, g->op_start[op], &s0) < 0 || elapsed(t0, g->op_end[op], &s1) < 0)
+			return err_set(e, ERR_RUNTIME, "device %d: cannot read the time of op %d", d, op);
+		t->dev[d].ops[t->dev[d].nops++] = (struct tl_op){ s0, s1, it->op.stage, it->op.mb, it->op.kind };
+		op++;
+	}
+	return 0;
+}
+
+#ifdef HAVE_MPI
+/* As ranks: rank 0 gathers every device's ops, the transfer times and the NVML samples
+ * (collective; the other ranks keep only their own device's ops). */
+static int gather_ranks(struct cuda_exec *c, struct timeline *t, struct err *e)
+{
+	const struct exec_program *x = c->x;
+	int me = c->me, n = t->dev[me].nops, total = 0, *counts = calloc((size_t)c->ndev, sizeof(int));
+	double *mine = malloc((size_t)(5 * n + 1) * sizeof(double)), *all = NULL, sample[2] = { -1, 0 }, *samples;
+	uint64_t mem = 0;
+	bool ok = counts && mine;
+
+	samples = malloc((size_t)c->ndev * 2 * sizeof(double));
+	ok = ok && samples;
+	for (int d = 0; ok && d < c->ndev; d++) {
+		for (int i = x->start[d]; i < x->start[d + 1]; i++)
+			counts[d] += 5 * (x->items[i].kind == EXEC_COMPUTE);
+		total += counts[d];
+	}
+	if (ok && me == 0)
+		ok = (all = malloc((size_t)(total + 1) * sizeof(double))) != NULL;
+	if (!ok) {   /* the others are already in the collectives below: nothing to agree with */
+		fprintf(stderr, "octopipe-cuda: rank %d: out of memory gathering the timeline\n", me);
+		exit(1);
+	}
+	for (int i = 0; i < n; i++) {
+		const struct tl_op *o = &t->dev[me].ops[i];
+
+		mine[5 * i] = o->start_ms;
+		mine[5 * i + 1] = o->end_ms;
+		mine[5 * i + 2] = o->stage;
+		mine[5 * i + 3] = o->mb;
+		mine[5 * i + 4] = o->kind;
+	}
+	world_gatherv(mine, 5 * n, all, counts);
+	for (int k = 0; k < x->nxfers; k++) {
+		if (x->xfers[k].src != me)
+			c->xf_send_ms[k] = -1e300;
+		if (x->xfers[k].dst != me)
+			c->xf_begin_ms[k] = c->xf_end_ms[k] = -1e300;
+	}
+	world_reduce_max(c->xf_send_ms, x->nxfers);
+	world_reduce_max(c->xf_begin_ms, x->nxfers);
+	world_reduce_max(c->xf_end_ms, x->nxfers);
+	if (nvml_sample(c->nvml, c->info.dev[c->g[me].gpu].pci_bus_id, &sample[0], &mem))
+		sample[1] = (double)mem;
+	else
+		sample[0] = -1;
+	world_allgather(sample, samples, sizeof(sample));
+	for (int d = 0; d < c->ndev; d++) {
+		c->util[d] = samples[2 * d];
+		c->mem[d] = samples[2 * d + 1];
+	}
+	if (me == 0) {
+		const double *v = all;
+
+		for (int d = 1; d < c->ndev; d++) {
+			v += counts[d - 1];
+			if (!(t->dev[d].ops = calloc((size_t)(counts[d] / 5 + 1), sizeof(struct tl_op)))) {
+				err_set(e, ERR_RUNTIME, "out of memory gathering the measured times");
+				ok = false;
+				break;
+			}
+			for (int i = 0; i < counts[d] / 5; i++)
+				t->dev[d].ops[t->dev[d].nops++] = (struct tl_op){ v[5 * i], v[5 * i + 1], (int32_t)v[5 * i + 2],
+				                                                  (int32_t)v[5 * i + 3], (uint8_t)v[5 * i + 4] };
+		}
+	}
+	free(counts);
+	free(mine);
+	free(all);
+	free(samples);
+	return ok ? 0 : -1;
+}
+#endif
+
 int cuda_exec_run(struct cuda_exec *c, struct timeline *t, struct err *e)
 {
 	const struct exec_program *x = c->x;
@@ -622,8 +1021,12 @@ int cuda_exec_run(struct cuda_exec *c, struct timeline *t, struct err *e)
 		return err_set(e, ERR_RUNTIME, "the cuda backend was aborted by an earlier failure");
 	/* one clock per GPU for this iteration, taken at (nearly) one host instant */
 	c->generation++;
+#ifdef HAVE_MPI
+	if (c->me >= 0)
+		world_barrier();
+#endif
 	for (int i = 0; i < c->ngpu; i++)
-		if (cudaSetDevice(i) != cudaSuccess || cudaEventRecord(c->ref[i], c->ref_stream[i]) != cudaSuccess)
+		if (c->ref[i] && (cudaSetDevice(i) != cudaSuccess || cudaEventRecord(c->ref[i], c->ref_stream[i]) != cudaSuccess))
 			return err_set(e, ERR_RUNTIME, "GPU %d: cannot record the reference event", i);
 	if (all_gpus(c, gpu_iterate, e) < 0)
 		return -1;
@@ -631,37 +1034,22 @@ int cuda_exec_run(struct cuda_exec *c, struct timeline *t, struct err *e)
 	t->ndevices = c->ndev;
 	t->dev = calloc((size_t)c->ndev, sizeof(*t->dev));
 	t->xfers = calloc((size_t)(x->nxfers + 1), sizeof(*t->xfers));
-	if (!t->source || !t->dev || !t->xfers)
-		goto oom;
-	/* times from the reference of each device's GPU */
-	for (int d = 0; d < c->ndev; d++) {
-		struct gpu *g = &c->g[d];
-		cudaEvent_t t0 = c->ref[g->gpu];
-		int op = 0;
-
-		if (cudaSetDevice(g->gpu) != cudaSuccess || !(t->dev[d].ops = calloc((size_t)(g->nops + 1), sizeof(struct tl_op))))
-			goto oom;
-		for (int i = x->start[d]; i < x->start[d + 1]; i++) {
-			const struct exec_item *it = &x->items[i];
-			double s0, s1;
-
-			if (it->kind == EXEC_SEND) {
-				elapsed(t0, c->xf_send[it->xfer], &c->xf_send_ms[it->xfer]);
-				continue;
-			}
-			if (it->kind == EXEC_RECV) {
-				elapsed(t0, c->xf_begin[it->xfer], &c->xf_begin_ms[it->xfer]);
-				elapsed(t0, c->xf_end[it->xfer], &c->xf_end_ms[it->xfer]);
-				continue;
-			}
-			if (elapsed(t0, g->op_start[op], &s0) < 0 || elapsed(t0, g->op_end[op], &s1) < 0) {
-				timeline_release(t);
-				return err_set(e, ERR_RUNTIME, "device %d: cannot read the time of op %d", d, op);
-			}
-			t->dev[d].ops[t->dev[d].nops++] = (struct tl_op){ s0, s1, it->op.stage, it->op.mb, it->op.kind };
-			op++;
-		}
+	if (!t->source || !t->dev || !t->xfers) {
+		timeline_release(t);
+		return err_set(e, ERR_RUNTIME, "out of memory reading the measured times");
 	}
+	/* times from the reference of each device's GPU */
+	for (int d = 0; d < c->ndev; d++)
+		if ((c->me < 0 || d == c->me) && read_device(c, d, t, e) < 0) {
+			timeline_release(t);
+			return -1;
+		}
+#ifdef HAVE_MPI
+	if (c->me >= 0 && gather_ranks(c, t, e) < 0) {
+		timeline_release(t);
+		return -1;
+	}
+#endif
 	for (int k = 0; k < x->nxfers; k++) {
 		const struct exec_xfer *xf = &x->xfers[k];
 
@@ -671,32 +1059,36 @@ int cuda_exec_run(struct cuda_exec *c, struct timeline *t, struct err *e)
 		                                          xf->bytes };
 	}
 	return 0;
-oom:
-	timeline_release(t);
-	return err_set(e, ERR_RUNTIME, "out of memory reading the measured times");
 }
 
 int cuda_exec_gpu_of(const struct cuda_exec *c, int d)
 {
-	return d >= 0 && d < c->ndev ? c->g[d].gpu : -1;
+	return d >= 0 && d < c->ndev ? c->gpu_index[d] : -1;
 }
 
 int cuda_exec_gpus(const struct cuda_exec *c)
 {
-	return c->ngpu;
+	return c->gpus_used;
 }
 
 const char *cuda_exec_gpu_name(const struct cuda_exec *c, int d)
 {
-	int i = cuda_exec_gpu_of(c, d);
-
-	return i >= 0 && i < c->info.count ? c->info.dev[i].name : "?";
+	return d >= 0 && d < c->ndev && c->gpu_name[d][0] ? c->gpu_name[d] : "?";
 }
 
 bool cuda_exec_util(struct cuda_exec *c, int d, double *util, uint64_t *mem_used)
 {
 	int i = cuda_exec_gpu_of(c, d);
 
+	if (d < 0 || d >= c->ndev)
+		return false;
+	if (c->me >= 0) {   /* as ranks: the samples gathered after the iteration */
+		if (c->util[d] < 0)
+			return false;
+		*util = c->util[d];
+		*mem_used = (uint64_t)c->mem[d];
+		return true;
+	}
 	return i >= 0 && i < c->info.count && nvml_sample(c->nvml, c->info.dev[i].pci_bus_id, util, mem_used);
 }
 
@@ -714,7 +1106,7 @@ void cuda_exec_close(struct cuda_exec *c)
 	for (int d = 0; c->g && d < c->ndev; d++) {
 		struct gpu *g = &c->g[d];
 
-		if (cudaSetDevice(g->gpu) != cudaSuccess)
+		if (g->gpu < 0 || !g->compute || cudaSetDevice(g->gpu) != cudaSuccess)
 			continue;
 		if (g->blas)
 			cublasDestroy(g->blas);
@@ -743,15 +1135,28 @@ void cuda_exec_close(struct cuda_exec *c)
 		if (c->xf_end && c->xf_end[k])
 			cudaEventDestroy(c->xf_end[k]);
 	}
-	for (int i = 0; i < c->ngpu; i++) {
-		if (cudaSetDevice(i) != cudaSuccess)
+	for (int i = 0; c->ref && i < c->ngpu; i++) {
+		if (!c->ref[i] || cudaSetDevice(i) != cudaSuccess)
 			continue;
 		if (c->ref && c->ref[i])
 			cudaEventDestroy(c->ref[i]);
 		if (c->ref_stream && c->ref_stream[i])
 			cudaStreamDestroy(c->ref_stream[i]);
 	}
+	if (c->stagebuf)
+		cudaFree(c->stagebuf);
+#ifdef HAVE_MPI
+	if (c->me >= 0)
+		world_release_slots();
+#endif
 	nvml_close(c->nvml);
+	free(c->slot);
+	free(c->hdr);
+	free(c->pending);
+	free(c->gpu_index);
+	free(c->gpu_name);
+	free(c->util);
+	free(c->mem);
 	free(c->ref);
 	free(c->ref_stream);
 	free((void *)c->posted);

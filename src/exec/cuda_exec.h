@@ -4,6 +4,8 @@
  * GPU d mod the GPUs there are, with share_gpus), running the device's protocol program
  * (protocol.h) with proxy layers of the stage's real shapes and NCCL point-to-point
  * transfers of the activations' real sizes (device copies between devices on one GPU).
+ * Or, as one MPI rank per device, this process runs only its own device; every call is
+ * then collective: all ranks make it, and all get the same result.
  */
 #ifndef OCTO_EXEC_CUDA_EXEC_H
 #define OCTO_EXEC_CUDA_EXEC_H
@@ -24,6 +26,8 @@ struct cuda_exec_opts {
 	                        * once, so the times test the protocol, not the prediction) */
 	int kill_device;       /* fault injection: this device fails ... (-1: none) */
 	int kill_after_ops;    /* ... after enqueueing this many ops */
+	int rank;              /* >= 0: this process is MPI rank `rank` and runs that device
+	                        * alone (one rank per device; needs a build with MPI) */
 };
 
 void cuda_exec_opts_default(struct cuda_exec_opts *o);
@@ -39,7 +43,7 @@ int cuda_exec_open(struct cuda_exec **out, const struct plan *p, const struct ex
 /* One iteration; fills the measured timeline (source "cuda"). After a failure (every
  * GPU's work aborted, the first failure in e) the handle only accepts close. */
 int cuda_exec_run(struct cuda_exec *c, struct timeline *measured, struct err *e);
-/* GPUs in use, and the one device d runs on. */
+/* Distinct GPUs in use, and the index of the one device d runs on (on its node). */
 int cuda_exec_gpus(const struct cuda_exec *c);
 int cuda_exec_gpu_of(const struct cuda_exec *c, int d);
 /* The name of device d's GPU, and its NVML utilization (0..1) and used memory now;
