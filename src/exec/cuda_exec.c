@@ -14,7 +14,9 @@
  * Ops are proxies of the stage: a bf16 cuBLAS GEMM with the activation's shape (tokens x
  * hidden, hidden from out_bytes) and as many columns, repeated, as give the FLOPs the
  * op's predicted time represents at the assumed throughput: F = X·W, I = dY·Wᵀ,
- * W = Xᵀ·dY. Activations are real buffers of the transfer's size (one send and one
+ * W = Xᵀ·dY. Unless a throughput is given, each proxy is then timed on its GPU and its
+ * columns refitted, so an op takes its predicted time and what a run measures beyond
+ * that is the schedule's and the transfers' doing. Activations are real buffers of the transfer's size (one send and one
  * receive buffer per device: the proxy times the traffic, it does not keep the data).
  *
  * A plan may have more devices than the machine has GPUs (--share-gpus): device d then
@@ -74,6 +76,7 @@
 
 struct shape {
 	int m, k, n, reps;
+	double ms;                 /* the predicted time it stands for */
 };
 
 struct gpu {
@@ -134,6 +137,8 @@ struct cuda_exec {
 	char (*gpu_name)[64];      /* per device: its GPU's name */
 	double *util, *mem;        /* per device: the last NVML sample (ranks), util < 0: none */
 	int gpus_used;             /* distinct GPUs the devices run on */
+	int fit_turn;              /* ranks sharing GPUs fit their proxies in turn: whose; or -1 */
+	pthread_mutex_t fit_lock;  /* threads sharing GPUs fit their proxies one at a time */
 	int nchan;
 	struct chan *ch;
 	int *chan_of;              /* ndev x ndev: channel of a -> b, or -1 */
@@ -283,11 +288,24 @@ static int wait_idle(struct gpu *g, const char *what)
 	}
 }
 
+/* Columns and repetitions of an m x k proxy so that it does `flops` of work. */
+static void fit_columns(struct shape *s, double flops)
+{
+	double n = flops / (2.0 * s->m * s->k);
+
+	s->reps = (int)ceil(n / NCOLS_MAX);
+	if (s->reps < 1)
+		s->reps = 1;
+	s->n = (int)ceil(n / s->reps / 8) * 8;
+	if (s->n < 8)
+		s->n = 8;
+}
+
 /* The proxy GEMM of a (stage, kind) whose predicted time is ms at tflops. */
 static struct shape shape_for(double ms, double tflops, long tokens, uint64_t out_bytes)
 {
-	double flops = ms * 1e-3 * tflops * 1e12, n;
-	struct shape s = { 0, 0, 0, 0 };
+	double flops = ms * 1e-3 * tflops * 1e12;
+	struct shape s = { 0, 0, 0, 0, ms };
 
 	if (flops < 1)
 		return s;
@@ -295,13 +313,7 @@ static struct shape shape_for(double ms, double tflops, long tokens, uint64_t ou
 	s.k = out_bytes ? (int)fmin(fmax((double)out_bytes / 2 / (double)tokens, 64), 16384) : 0;
 	if (!s.k)   /* no activation size: a square-ish GEMM */
 		s.m = s.k = (int)fmin(fmax(cbrt(flops / 2), 64), 8192);
-	n = flops / (2.0 * s.m * s.k);
-	s.reps = (int)ceil(n / NCOLS_MAX);
-	if (s.reps < 1)
-		s.reps = 1;
-	s.n = (int)ceil(n / s.reps / 8) * 8;
-	if (s.n < 8)
-		s.n = 8;
+	fit_columns(&s, flops);
 	return s;
 }
 
@@ -329,6 +341,59 @@ static int run_gemm(struct gpu *g, const struct shape *s, int kind)
 static int kind_slot(int kind)
 {
 	return kind == OP_F ? 0 : kind == OP_W ? 2 : 1;
+}
+
+/* One repetition of each of g's proxies. */
+static int warm_up(struct gpu *g)
+{
+	const struct plan *p = g->c->p;
+
+	for (int s = 0; s < p->nstages; s++)
+		for (int k = 0; k < 3; k++)
+			if (p->stages[s].device == g->dev && g->shape[s * 3 + k].reps) {
+				struct shape one = g->shape[s * 3 + k];
+
+				one.reps = 1;
+				if (run_gemm(g, &one, k == 0 ? OP_F : k == 2 ? OP_W : OP_I) < 0)
+					return -1;
+			}
+	return wait_idle(g, "warm-up");
+}
+
+/* Times one repetition of each proxy and refits its columns to the throughput reached. */
+static int fit_proxies(struct gpu *g)
+{
+	const struct plan *p = g->c->p;
+	cudaEvent_t a = NULL, b = NULL;
+	int rc = 0;
+
+	CUDACHECK(g, cudaEventCreate(&a));
+	if (cudaEventCreate(&b) != cudaSuccess) {
+		cudaEventDestroy(a);
+		return gpu_fail(g, "cannot create an event to time the proxies");
+	}
+	for (int s = 0; s < p->nstages && rc == 0; s++)
+		for (int k = 0; k < 3 && rc == 0; k++) {
+			struct shape *sh = &g->shape[s * 3 + k], one;
+			float ms = 0;
+
+			if (p->stages[s].device != g->dev || !sh->reps)
+				continue;
+			one = *sh;
+			one.reps = 1;
+			if (cudaEventRecord(a, g->compute) != cudaSuccess ||
+			    run_gemm(g, &one, k == 0 ? OP_F : k == 2 ? OP_W : OP_I) < 0 ||
+			    cudaEventRecord(b, g->compute) != cudaSuccess || wait_idle(g, "timing the proxies") < 0 ||
+			    cudaEventElapsedTime(&ms, a, b) != cudaSuccess) {
+				rc = g->failed ? -1 : gpu_fail(g, "cannot time the proxy of stage %d", s);
+				break;
+			}
+			if (ms > 0)
+				fit_columns(sh, sh->ms * (2.0 * one.m * one.k * one.n / ms));
+		}
+	cudaEventDestroy(a);
+	cudaEventDestroy(b);
+	return rc;
 }
 
 /* Phase 1, per GPU: streams, cuBLAS, buffers, events, shapes. Touches no other GPU. */
@@ -366,9 +431,10 @@ static int gpu_setup(struct gpu *g)
 			*sh = shape_for(ms[k] / p->cluster.device_speed[g->dev], tf, tokens ? tokens : 4096, out);
 			if (!sh->reps)
 				continue;
+			/* columns may grow to NCOLS_MAX when the proxies are fitted to this GPU */
 			xs = xs > (size_t)sh->m * sh->k ? xs : (size_t)sh->m * sh->k;
-			ws = ws > (size_t)sh->k * sh->n ? ws : (size_t)sh->k * sh->n;
-			ys = ys > (size_t)sh->m * sh->n ? ys : (size_t)sh->m * sh->n;
+			ws = ws > (size_t)sh->k * NCOLS_MAX ? ws : (size_t)sh->k * NCOLS_MAX;
+			ys = ys > (size_t)sh->m * NCOLS_MAX ? ys : (size_t)sh->m * NCOLS_MAX;
 		}
 	}
 	for (int k = 0; k < x->nxfers; k++) {
@@ -409,16 +475,28 @@ static int gpu_setup(struct gpu *g)
 		}
 	}
 	/* warm up every GEMM (cuBLAS picks its kernels on first use) */
-	for (int s = 0; s < p->nstages; s++)
-		for (int k = 0; k < 3; k++)
-			if (p->stages[s].device == g->dev && g->shape[s * 3 + k].reps) {
-				struct shape one = g->shape[s * 3 + k];
+	return warm_up(g);
+}
 
-				one.reps = 1;
-				if (run_gemm(g, &one, k == 0 ? OP_F : k == 2 ? OP_W : OP_I) < 0)
-					return -1;
-			}
-	return wait_idle(g, "warm-up");
+/* Phase 1b, per GPU, without --gemm-tflops: fit each proxy to the time it stands for on
+ * this GPU — time one repetition, resize by the throughput it reached, twice (it depends
+ * a little on the width), then warm the final shape up. Devices that share a GPU take
+ * turns, or each would time the others' work too. */
+static int gpu_fit(struct gpu *g)
+{
+	struct cuda_exec *c = g->c;
+	int rc = 0;
+
+	if (c->o.gemm_tflops > 0 || (c->fit_turn >= 0 && c->fit_turn != g->dev))
+		return 0;
+	CUDACHECK(g, cudaSetDevice(g->gpu));
+	if (c->me < 0 && c->gpus_used < c->ndev)
+		pthread_mutex_lock(&c->fit_lock);
+	for (int round = 0; round < 2 && rc == 0; round++)
+		rc = fit_proxies(g) < 0 || warm_up(g) < 0 ? -1 : 0;
+	if (c->me < 0 && c->gpus_used < c->ndev)
+		pthread_mutex_unlock(&c->fit_lock);
+	return rc;
 }
 
 /* Phase 2, per GPU: its communicators and a one-byte exchange on each, in the global
@@ -770,6 +848,7 @@ int cuda_exec_open(struct cuda_exec **out, const struct plan *p, const struct ex
 	c->o = *o;
 	c->ndev = x->ndevices;
 	c->me = o->rank;
+	pthread_mutex_init(&c->fit_lock, NULL);
 #ifndef HAVE_MPI
 	if (c->me >= 0) {
 		free(c);
@@ -887,7 +966,20 @@ int cuda_exec_open(struct cuda_exec **out, const struct plan *p, const struct ex
 		rank_layout(c, local_gpu);
 	}
 #endif
-	if (failed || all_gpus(c, gpu_setup, e) < 0 || all_gpus(c, gpu_connect, e) < 0) {
+	c->fit_turn = -1;
+	if (failed || all_gpus(c, gpu_setup, e) < 0) {
+		cuda_exec_close(c);
+		return -1;
+	}
+	/* ranks that share a GPU fit their proxies one after the other */
+	for (int r = 0; r < (c->me >= 0 && c->gpus_used < c->ndev ? c->ndev : 1); r++) {
+		c->fit_turn = c->me >= 0 && c->gpus_used < c->ndev ? r : -1;
+		if (all_gpus(c, gpu_fit, e) < 0) {
+			cuda_exec_close(c);
+			return -1;
+		}
+	}
+	if (all_gpus(c, gpu_connect, e) < 0) {
 		cuda_exec_close(c);
 		return -1;
 	}
@@ -1169,5 +1261,6 @@ void cuda_exec_close(struct cuda_exec *c)
 	free(c->xf_send_ms);
 	free(c->xf_begin_ms);
 	free(c->xf_end_ms);
+	pthread_mutex_destroy(&c->fit_lock);
 	free(c);
 }

@@ -20,8 +20,9 @@
 
 struct cuda_exec_opts {
 	double timeout_s;      /* the longest any wait may take */
-	double gemm_tflops;    /* throughput the proxy GEMMs are sized for; 0: the cluster's
-	                        * peak x its GEMM efficiency (forward / backward) */
+	double gemm_tflops;    /* throughput the proxy GEMMs are sized for; 0: sized first for
+	                        * the cluster's peak x GEMM efficiency, then timed on the GPU
+	                        * and fitted to the op's predicted time */
 	bool share_gpus;       /* more devices than GPUs: several devices per GPU (they run at
 	                        * once, so the times test the protocol, not the prediction) */
 	int kill_device;       /* fault injection: this device fails ... (-1: none) */
