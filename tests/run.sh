@@ -29,6 +29,17 @@ for sched in 1f1b interleaved zb-h1 zb-v dualpipev; do
     fi
 done
 
+# the error is the prediction's, as calibrate reports it: a stage slower than modelled
+# makes the measurement longer, so the prediction is short: a negative error
+run "$OCTOPIPE" run --json --emu-slowdown 1:1.5 "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
+if printf '%s\n' "$OUT" | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+want = (r["predicted_ms"] - r["measured_ms"]) / r["measured_ms"]
+assert r["measured_ms"] > r["predicted_ms"] and abs(r["error"] - want) < 1e-6 and r["error"] < -0.05, r
+'; then ok "error = (predicted - measured) / measured: negative when the run is slower"
+else not_ok "the sign of the error" "$OUT" "$ERR"; fi
+
 "$OCTOPIPE" tune --model gpt-13b --cluster 8xH200 --microbatches 16 --quiet -o "$T/tuned.json" >/dev/null 2>&1
 run "$OCTOPIPE" run "$T/tuned.json"
 expect_rc 0 "a freshly tuned plan runs on emu"
