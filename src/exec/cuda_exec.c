@@ -103,6 +103,14 @@ enum chan_kind {
 
 enum { TAG_DATA = 1, TAG_SPAN = 30000 };
 
+/* What a rank tells the others about its GPU. */
+struct rank_ident {
+	char host[64];
+	char bus[32];
+	char name[64];
+	int32_t gpu;
+};
+
 struct header {
 	int32_t xfer;
 	int32_t pad;
@@ -138,6 +146,13 @@ struct cuda_exec {
 	double *util, *mem;        /* per device: the last NVML sample (ranks), util < 0: none */
 	int gpus_used;             /* distinct GPUs the devices run on */
 	int fit_turn;              /* ranks sharing GPUs fit their proxies in turn: whose; or -1 */
+	/* as ranks, allocated up front (a collective cannot be left half way for want of
+	 * memory): the identities of the ranks, transfers per pair, and the gathers' buffers */
+	struct rank_ident *idents;
+	int32_t *nto;
+	int *counts;               /* per device: 5 x its ops */
+	double *mine, *all;        /* this rank's ops; rank 0: everyone's */
+	double *samples;           /* per device: NVML utilization and memory */
 	pthread_mutex_t fit_lock;  /* threads sharing GPUs fit their proxies one at a time */
 	int nchan;
 	struct chan *ch;
@@ -782,22 +797,14 @@ static int all_gpus(struct cuda_exec *c, int (*phase)(struct gpu *), struct err 
 }
 
 #ifdef HAVE_MPI
-struct rank_ident {
-	char host[64];
-	char bus[32];
-	char name[64];
-	int32_t gpu;
-};
 
 /* As an MPI rank: which GPU every device runs on (a channel between two ranks on one GPU
  * is staged), and rank 0's NCCL ids for the others. Collective. */
 static void rank_layout(struct cuda_exec *c, int local_gpu)
 {
-	struct rank_ident mine, *all = calloc((size_t)c->ndev, sizeof(*all));
-	int32_t *nto = calloc((size_t)c->ndev * c->ndev, sizeof(int32_t));
+	struct rank_ident mine, *all = c->idents;
+	int32_t *nto = c->nto;
 
-	if (!all || !nto)
-		abort();   /* a few hundred bytes: nothing sensible is left to do */
 	memset(&mine, 0, sizeof(mine));
 	if (gethostname(mine.host, sizeof(mine.host) - 1) != 0)
 		snprintf(mine.host, sizeof(mine.host), "?");
@@ -827,13 +834,33 @@ static void rank_layout(struct cuda_exec *c, int local_gpu)
 		for (int i = c->x->start[d]; i < c->x->start[d + 1]; i++)
 			if (c->x->items[i].kind == EXEC_SEND)
 				c->slot[c->x->items[i].xfer] = nto[d * c->ndev + c->x->xfers[c->x->items[i].xfer].dst]++;
-	free(all);
-	free(nto);
 }
 #endif
 
 static int iterate(struct cuda_exec *c, struct err *e);
 static int gpu_refit(struct gpu *g);
+
+/* As ranks: the buffers of rank_layout and gather_ranks. */
+static bool alloc_rank_buffers(struct cuda_exec *c)
+{
+	const struct exec_program *x = c->x;
+	long total = 0;
+
+	c->idents = calloc((size_t)c->ndev, sizeof(*c->idents));
+	c->nto = calloc((size_t)c->ndev * c->ndev, sizeof(*c->nto));
+	c->counts = calloc((size_t)c->ndev, sizeof(*c->counts));
+	c->samples = calloc((size_t)c->ndev * 2, sizeof(*c->samples));
+	if (!c->idents || !c->nto || !c->counts || !c->samples)
+		return false;
+	for (int d = 0; d < c->ndev; d++) {
+		for (int i = x->start[d]; i < x->start[d + 1]; i++)
+			c->counts[d] += 5 * (x->items[i].kind == EXEC_COMPUTE);
+		total += c->counts[d];
+	}
+	c->mine = malloc((size_t)(c->counts[c->me] + 1) * sizeof(double));
+	c->all = c->me == 0 ? malloc((size_t)(total + 1) * sizeof(double)) : NULL;
+	return c->mine && (c->me != 0 || c->all);
+}
 
 int cuda_exec_open(struct cuda_exec **out, const struct plan *p, const struct exec_program *x,
                    const struct cuda_exec_opts *o, struct err *e)
@@ -899,6 +926,10 @@ int cuda_exec_open(struct cuda_exec **out, const struct plan *p, const struct ex
 	c->gpu_name = calloc((size_t)c->ndev, sizeof(*c->gpu_name));
 	c->util = calloc((size_t)c->ndev, sizeof(*c->util));
 	c->mem = calloc((size_t)c->ndev, sizeof(*c->mem));
+	if (c->me >= 0 && !alloc_rank_buffers(c)) {
+		err_set(e, ERR_RUNTIME, "out of memory");
+		failed = true;
+	}
 	if (!c->g || !c->chan_of || !c->ch || !c->xf_send || !c->xf_begin || !c->xf_end || !c->xf_send_ms ||
 	    !c->xf_begin_ms || !c->xf_end_ms || !c->posted || !c->slot || !c->hdr || !c->pending || !c->ref_stream ||
 	    !c->ref || !c->gpu_index || !c->gpu_name || !c->util || !c->mem) {
@@ -1102,24 +1133,11 @@ static int read_device(struct cuda_exec *c, int d, struct timeline *t, struct er
 static int gather_ranks(struct cuda_exec *c, struct timeline *t, struct err *e)
 {
 	const struct exec_program *x = c->x;
-	int me = c->me, n = t->dev[me].nops, total = 0, *counts = calloc((size_t)c->ndev, sizeof(int));
-	double *mine = malloc((size_t)(5 * n + 1) * sizeof(double)), *all = NULL, sample[2] = { -1, 0 }, *samples;
+	int me = c->me, n = t->dev[me].nops, *counts = c->counts;
+	double *mine = c->mine, *all = c->all, sample[2] = { -1, 0 }, *samples = c->samples;
 	uint64_t mem = 0;
-	bool ok = counts && mine;
+	bool ok = true;
 
-	samples = malloc((size_t)c->ndev * 2 * sizeof(double));
-	ok = ok && samples;
-	for (int d = 0; ok && d < c->ndev; d++) {
-		for (int i = x->start[d]; i < x->start[d + 1]; i++)
-			counts[d] += 5 * (x->items[i].kind == EXEC_COMPUTE);
-		total += counts[d];
-	}
-	if (ok && me == 0)
-		ok = (all = malloc((size_t)(total + 1) * sizeof(double))) != NULL;
-	if (!ok) {   /* the others are already in the collectives below: nothing to agree with */
-		fprintf(stderr, "octopipe-cuda: rank %d: out of memory gathering the timeline\n", me);
-		exit(1);
-	}
 	for (int i = 0; i < n; i++) {
 		const struct tl_op *o = &t->dev[me].ops[i];
 
@@ -1163,17 +1181,14 @@ static int gather_ranks(struct cuda_exec *c, struct timeline *t, struct err *e)
 				                                                  (int32_t)v[5 * i + 3], (uint8_t)v[5 * i + 4] };
 		}
 	}
-	free(counts);
-	free(mine);
-	free(all);
-	free(samples);
-	return ok ? 0 : -1;
+	return world_agree(!ok, e);   /* the ranks go on, or stop, together */
 }
 #endif
 
 int cuda_exec_run(struct cuda_exec *c, struct timeline *t, struct err *e)
 {
 	const struct exec_program *x = c->x;
+	bool failed = false;
 
 	memset(t, 0, sizeof(*t));
 	if (c->broken)
@@ -1185,20 +1200,30 @@ int cuda_exec_run(struct cuda_exec *c, struct timeline *t, struct err *e)
 	t->dev = calloc((size_t)c->ndev, sizeof(*t->dev));
 	t->xfers = calloc((size_t)(x->nxfers + 1), sizeof(*t->xfers));
 	if (!t->source || !t->dev || !t->xfers) {
-		timeline_release(t);
-		return err_set(e, ERR_RUNTIME, "out of memory reading the measured times");
-	}
-	/* times from the reference of each device's GPU */
-	for (int d = 0; d < c->ndev; d++)
-		if ((c->me < 0 || d == c->me) && read_device(c, d, t, e) < 0) {
+		err_set(e, ERR_RUNTIME, "out of memory reading the measured times");
+		if (c->me < 0) {
 			timeline_release(t);
 			return -1;
 		}
+		failed = true;
+	}
+	/* times from the reference of each device's GPU */
+	for (int d = 0; d < c->ndev && !failed; d++)
+		if ((c->me < 0 || d == c->me) && read_device(c, d, t, e) < 0) {
+			if (c->me < 0) {
+				timeline_release(t);
+				return -1;
+			}
+			failed = true;
+		}
 #ifdef HAVE_MPI
-	if (c->me >= 0 && gather_ranks(c, t, e) < 0) {
+	/* as ranks, every path meets the others: agree, then gather */
+	if (c->me >= 0 && (world_agree(failed, e) < 0 || gather_ranks(c, t, e) < 0)) {
 		timeline_release(t);
 		return -1;
 	}
+#else
+	(void)failed;
 #endif
 	for (int k = 0; k < x->nxfers; k++) {
 		const struct exec_xfer *xf = &x->xfers[k];
@@ -1307,6 +1332,12 @@ void cuda_exec_close(struct cuda_exec *c)
 	free(c->gpu_name);
 	free(c->util);
 	free(c->mem);
+	free(c->idents);
+	free(c->nto);
+	free(c->counts);
+	free(c->mine);
+	free(c->all);
+	free(c->samples);
 	free(c->ref);
 	free(c->ref_stream);
 	free((void *)c->posted);
