@@ -309,6 +309,13 @@ keys R
 expect 'run failed: worker 1 died after 3 ops \(injected failure\) \(exit status 1\)' "the executor's error event is reported with its exit status"
 keys q
 expect '^exit status 0'
+# --backend cuda reaches the executor: without a GPU (or a cuda build) it says why
+start 160 40 -- tui --backend cuda --iters 1
+expect '^gpu0 '
+keys R
+expect 'run failed: the executor ended with exit status [12]: octopipe run: (no GPU|the cuda backend was not built|the plan needs 8 GPUs)' "F8 with --backend cuda runs the cuda executor (or says why it cannot)" 20
+keys q
+expect '^exit status 0'
 start 120 40 OCTOPIPE_LAUNCHER=/nonexistent/launcher --
 expect '^gpu0 '
 keys R

@@ -462,6 +462,7 @@ int app_init(struct app *a, const struct app_open *o, struct err *e)
 	a->vis_devs = 8;
 	a->steps_tuner = true;
 	run_init(&a->run, o->launcher ? o->launcher : getenv("OCTOPIPE_LAUNCHER"), o->time_scale, o->run_iters);
+	run_set_backend(&a->run, o->backend ? o->backend : getenv("OCTOPIPE_BACKEND"), o->share_gpus);
 	if (o->plan) {
 		if (open_plan(a, o->plan, e) < 0)
 			return -1;

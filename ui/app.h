@@ -126,6 +126,8 @@ struct app_open {
 	const char *launcher;   /* the Run command's prefix (NULL: $OCTOPIPE_LAUNCHER or none) */
 	double time_scale;      /* for the emulated executor; < 0: the default */
 	int run_iters;          /* 0: the default */
+	const char *backend;    /* "emu" or "cuda" (NULL: $OCTOPIPE_BACKEND, else emu) */
+	bool share_gpus;        /* cuda: several devices per GPU */
 };
 
 int app_init(struct app *a, const struct app_open *o, struct err *e);

@@ -34,6 +34,13 @@ void run_init(struct run *r, const char *launcher, double time_scale, int iters)
 	snprintf(r->launcher, sizeof(r->launcher), "%s", launcher ? launcher : "");
 	r->time_scale = time_scale >= 0 ? time_scale : RUN_DEFAULT_TIME_SCALE;
 	r->iters = iters > 0 ? iters : RUN_DEFAULT_ITERS;
+	snprintf(r->backend, sizeof(r->backend), "emu");
+}
+
+void run_set_backend(struct run *r, const char *backend, bool share_gpus)
+{
+	snprintf(r->backend, sizeof(r->backend), "%s", backend && *backend ? backend : "emu");
+	r->share_gpus = share_gpus;
 }
 
 static void drop_plan_file(struct run *r)
@@ -118,6 +125,10 @@ int run_start(struct app *a)
 	}
 	argv[k++] = exe;
 	argv[k++] = "run";
+	argv[k++] = "--backend";
+	argv[k++] = r->backend;
+	if (r->share_gpus)
+		argv[k++] = "--share-gpus";
 	argv[k++] = "--events-out";
 	argv[k++] = "-";
 	argv[k++] = "--time-scale";

@@ -24,6 +24,8 @@ struct run {
 	char launcher[512];          /* "" = run the executor directly */
 	double time_scale;
 	int iters;
+	char backend[16];            /* octopipe run --backend: "emu" or "cuda" */
+	bool share_gpus;             /* cuda: --share-gpus */
 	/* the current or last run */
 	struct runner r;
 	struct linebuf lb;
@@ -38,6 +40,8 @@ struct run {
 struct app;
 
 void run_init(struct run *r, const char *launcher, double time_scale, int iters);
+/* The executor's backend (NULL or "": emu) and, for cuda, whether devices share GPUs. */
+void run_set_backend(struct run *r, const char *backend, bool share_gpus);
 /* Stops any child (SIGTERM, then SIGKILL after a short grace), reaps it, removes the file. */
 void run_release(struct run *r);
 bool run_active(const struct app *a);

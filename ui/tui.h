@@ -23,6 +23,8 @@ struct tui_opts {
 	const char *launcher;      /* Run: a command prefix such as "mpirun -np 8" (NULL: $OCTOPIPE_LAUNCHER) */
 	double time_scale;         /* Run: wall ms per model ms for the emulator (< 0: the default) */
 	int run_iters;             /* Run: iterations (0: the default) */
+	const char *backend;       /* Run: "emu" or "cuda" (NULL: $OCTOPIPE_BACKEND, else emu) */
+	bool share_gpus;           /* Run, cuda: more devices than GPUs (octopipe run --share-gpus) */
 };
 
 /* Runs the UI until the user quits. Returns 0, or -1 with e set (bad input: ERR_INPUT;

@@ -31,7 +31,9 @@ static void usage(FILE *f)
 	      "  --steps FILE      show recorded tuner steps (octopipe.steps/1) in the steps view\n"
 	      "  --launcher CMD    Run (F8) under this prefix, e.g. 'mpirun -np 8' (default: $OCTOPIPE_LAUNCHER)\n"
 	      "  --time-scale X    Run: wall ms per model ms for the emulated executor (default 1)\n"
-	      "  --iters N         Run: iterations (default 10)\n", f);
+	      "  --iters N         Run: iterations (default 10)\n"
+	      "  --backend B       Run on emu (default) or cuda (default: $OCTOPIPE_BACKEND)\n"
+	      "  --share-gpus      Run, cuda: more devices than GPUs (see octopipe run --help)\n", f);
 }
 
 int cmd_tui(int argc, char **argv)
@@ -49,6 +51,8 @@ int cmd_tui(int argc, char **argv)
 		{ "launcher", required_argument, NULL, 'L' },
 		{ "time-scale", required_argument, NULL, 'S' },
 		{ "iters", required_argument, NULL, 'i' },
+		{ "backend", required_argument, NULL, 'b' },
+		{ "share-gpus", no_argument, NULL, 'g' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -79,6 +83,12 @@ int cmd_tui(int argc, char **argv)
 			break;
 		}
 		case 'i': if ((o.run_iters = cli_positive("tui", "--iters", optarg)) < 0) return EXIT_INPUT; break;
+		case 'b':
+			if (strcmp(optarg, "emu") != 0 && strcmp(optarg, "cuda") != 0)
+				return cli_usage_error("tui", "unknown backend '%s' (emu or cuda)", optarg);
+			o.backend = optarg;
+			break;
+		case 'g': o.share_gpus = true; break;
 		case 'h': usage(stdout); return EXIT_OK;
 		default: return cli_usage_error("tui", "unknown option");
 		}
