@@ -29,6 +29,24 @@ for sched in 1f1b interleaved zb-h1 zb-v dualpipev; do
     fi
 done
 
+# W takes its inputs from a per-stage FIFO filled by I: a plan edited so that a stage's
+# Ws leave the order of its Is simulates, but the executor refuses it with the reason
+python3 - "$top_srcdir/plans/nemotron-nano-v2-9b-8xH200-zb-h1.json" "$T/wswap.json" "$top_srcdir" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1])); top = sys.argv[3]
+dev = p["schedule"][3]
+w2 = dev.pop(dev.index("3W2")); dev.insert(dev.index("3W3") + 1, w2)
+p["model"] = top + "/samples/models/nemotron-nano-v2-9b.json"
+p["cluster"] = top + "/samples/clusters/8xH200.json"
+json.dump(p, open(sys.argv[2], "w"))
+PY
+run "$OCTOPIPE" sim "$T/wswap.json"
+expect_rc 0 "a plan whose stage 3 runs 3W3 before 3W2 simulates"
+run "$OCTOPIPE" run "$T/wswap.json"
+expect_rc 2 "but the executor refuses it (exit 2)"
+expect_match "wswap.json: stage 3 runs 3W3 before 3W2, but W takes its inputs from a per-stage FIFO filled by I" "$ERR" \
+    "naming the file, the stage and the two Ws"
+
 # the error is the prediction's, as calibrate reports it: a stage slower than modelled
 # makes the measurement longer, so the prediction is short: a negative error
 run "$OCTOPIPE" run --json --emu-slowdown 1:1.5 "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"

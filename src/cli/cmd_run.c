@@ -395,6 +395,7 @@ static int execute(const char *arg, const struct run_opts *ro, int rank, bool mp
 		repaired = exec_repair(&x);
 	}
 	if (exec_check(&x, &e) > 0 || exec_validate(&x, &e) < 0) {
+		err_prefix(&e, path);
 		rc = cli_report(&e);
 		goto out_x;
 	}

@@ -356,8 +356,57 @@ int exec_repair(struct exec_program *x)
 	return moved;
 }
 
+/* W takes its inputs from a per-stage FIFO filled by I: on every stage the Ws must come
+ * in the order of the Is (the executor cannot run a plan edited otherwise). */
+static int check_w_fifo(const struct exec_program *x, struct err *e)
+{
+	int S = 0, M = 0, rc = 0;
+	int *fifo, *head, *tail;
+
+	for (int i = 0; i < x->start[x->ndevices]; i++)
+		if (x->items[i].kind == EXEC_COMPUTE) {
+			S = x->items[i].op.stage + 1 > S ? x->items[i].op.stage + 1 : S;
+			M = x->items[i].op.mb + 1 > M ? x->items[i].op.mb + 1 : M;
+		}
+	fifo = malloc((size_t)(S * (long)M + 1) * sizeof(int));
+	head = calloc((size_t)S + 1, sizeof(int));
+	tail = calloc((size_t)S + 1, sizeof(int));
+	if (!fifo || !head || !tail) {
+		rc = err_set(e, ERR_RUNTIME, "out of memory checking the W order");
+		goto out;
+	}
+	for (int i = 0; i < x->start[x->ndevices] && rc == 0; i++) {
+		const struct action *a = &x->items[i].op;
+		int *q;
+
+		if (x->items[i].kind != EXEC_COMPUTE || (a->kind != OP_I && a->kind != OP_W))
+			continue;
+		q = fifo + (long)a->stage * M;
+		if (a->kind == OP_I) {
+			if (tail[a->stage] < M)
+				q[tail[a->stage]++] = a->mb;
+		} else if (head[a->stage] >= tail[a->stage] || q[head[a->stage]] != a->mb) {
+			struct action want = { a->stage, head[a->stage] < tail[a->stage] ? q[head[a->stage]] : a->mb, OP_W, 0 };
+			char t1[ACTION_TEXT_MAX], t2[ACTION_TEXT_MAX];
+
+			rc = err_set(e, ERR_INPUT, "stage %d runs %s before %s, but W takes its inputs from a per-stage FIFO "
+			             "filled by I: the Ws of a stage must follow the order of its Is", a->stage,
+			             action_format(a, t1), action_format(&want, t2));
+		} else {
+			head[a->stage]++;
+		}
+	}
+out:
+	free(fifo);
+	free(head);
+	free(tail);
+	return rc;
+}
+
 int exec_validate(const struct exec_program *x, struct err *e)
 {
+	if (check_w_fifo(x, e) < 0)
+		return -1;
 	for (int d = 0; d < x->ndevices; d++) {
 		for (int i = x->start[d]; i < x->start[d + 1]; i++) {
 			const struct exec_item *it = &x->items[i];

@@ -59,7 +59,9 @@ int exec_build(const struct plan *p, const struct timeline *t, struct exec_progr
 int exec_check(const struct exec_program *x, struct err *e);
 /* Moves receives earlier until every pair matches; returns how many were moved. */
 int exec_repair(struct exec_program *x);
-/* Every receive before its consumer and every send after its producer (sanity). */
+/* Every receive before its consumer and every send after its producer (sanity), and on
+ * every stage the Ws in the order of its Is: W takes its inputs from a per-stage FIFO
+ * filled by I (a plan edited otherwise is refused with ERR_INPUT). */
 int exec_validate(const struct exec_program *x, struct err *e);
 void exec_release(struct exec_program *x);
 
