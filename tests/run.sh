@@ -72,7 +72,10 @@ evs = [json.loads(l) for l in open(sys.argv[1])]
 kinds = [e["ev"] for e in evs]
 assert kinds[0] == "start" and kinds[-1] == "done", kinds[:3]
 assert kinds.count("iter") == 2 and kinds.count("op") == 2 * 64, (kinds.count("iter"), kinds.count("op"))
-' "$T/ev.jsonl"; then ok "the events are JSON lines: start, every op of both iterations, iter, done"
+xf = [e for e in evs if e["ev"] == "xfer"]
+assert len(xf) == 2 * 48, len(xf)
+assert all(e["t1_ms"] >= e["t0_ms"] and e["kind"] in ("act", "grad") and e["bytes"] > 0 for e in xf), xf[0]
+' "$T/ev.jsonl"; then ok "the events are JSON lines: start, every op and transfer of both iterations, iter, done"
 else not_ok "the event stream" "$(head -3 "$T/ev.jsonl")"; fi
 
 # a plan whose file name needs escaping still gives valid JSON lines
@@ -85,6 +88,13 @@ else not_ok "event lines quote file names" "$(printf '%s\n' "$OUT" | head -1)"; 
 run "$OCTOPIPE" run --kill-device 2 --kill-after 5 --timeout 3 "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
 expect_rc 1 "a worker killed mid-run fails the run with exit 1"
 expect_match 'run failed: worker 2 died after 5 ops' "$ERR" "and names the worker"
+run "$OCTOPIPE" run --events-out - --kill-device 2 --kill-after 5 --timeout 3 "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
+if printf '%s\n' "$OUT" | tail -1 | python3 -c '
+import json, sys
+e = json.loads(sys.stdin.readline())
+assert e["ev"] == "error" and e["dev"] == 2 and "died after 5 ops" in e["msg"], e
+'; then ok "the event stream ends with an error event naming device 2"
+else not_ok "an error event names the device" "$(printf '%s\n' "$OUT" | tail -2)"; fi
 run "$OCTOPIPE" run "$top_srcdir/tests/data/deadlock-plan.json"
 expect_rc 3 "a deadlocking plan is refused before it runs"
 run "$OCTOPIPE" run --backend warp "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"

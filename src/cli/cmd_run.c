@@ -191,6 +191,37 @@ static void util_events(const struct timeline *t, const struct backend *be, stru
 	}
 }
 
+/* The transfers of an iteration, once it is done (their times come from both ends). */
+static void xfer_events(const struct timeline *t, struct events *ev)
+{
+	for (long k = 0; k < t->nxfers; k++) {
+		const struct tl_xfer *x = &t->xfers[k];
+
+		fprintf(ev->f, "{\"ev\": \"xfer\", \"iter\": %d, \"src\": %d, \"dst\": %d, \"stage\": %d, \"mb\": %d, "
+		        "\"kind\": \"%s\", \"t0_ms\": %.6f, \"t1_ms\": %.6f, \"bytes\": %llu}\n", ev->iter, x->src, x->dst,
+		        (int)x->stage, (int)x->mb, x->kind == XFER_ACT ? "act" : "grad", x->start_ms, x->end_ms,
+		        (unsigned long long)x->bytes);
+	}
+}
+
+/* An error event; "dev" names the device (or rank) the message starts with, else null. */
+static void error_event(struct events *ev, struct strbuf *q, const char *msg)
+{
+	static const char *const who[] = { "rank ", "device ", "worker ", NULL };
+	int dev = -1;
+
+	for (int i = 0; who[i] && dev < 0; i++) {
+		size_t n = strlen(who[i]);
+
+		if (strncmp(msg, who[i], n) == 0 && msg[n] >= '0' && msg[n] <= '9')
+			dev = atoi(msg + n);
+	}
+	if (dev >= 0)
+		fprintf(ev->f, "{\"ev\": \"error\", \"dev\": %d, \"msg\": %s}\n", dev, json_quoted(q, msg));
+	else
+		fprintf(ev->f, "{\"ev\": \"error\", \"dev\": null, \"msg\": %s}\n", json_quoted(q, msg));
+}
+
 /* Under MPI the ops are known only once rank 0 gathered them: stream them then. */
 static void replay_ops(const struct timeline *t, struct events *ev)
 {
@@ -438,7 +469,7 @@ static int execute(const char *arg, const struct run_opts *ro, int rank, bool mp
 		ev.iter = it;
 		if (run_once(&p, &x, &eo, &be, &t, &e) < 0) {
 			if (ev.f)
-				fprintf(ev.f, "{\"ev\": \"error\", \"msg\": %s}\n", json_quoted(&q, e.msg));
+				error_event(&ev, &q, e.msg);
 			fprintf(stderr, "%s: run failed: %s\n", path, e.msg);
 			rc = e.cls == ERR_INPUT ? EXIT_INPUT : EXIT_RUNTIME;
 			break;
@@ -448,12 +479,14 @@ static int execute(const char *arg, const struct run_opts *ro, int rank, bool mp
 		if (rank == 0 && !broke.msg[0] &&
 		    timeline_check_plan(&p, &t, ro->cuda ? CUDA_CLOCK_SLACK_MS : 1e-6, &broke) != 0) {
 			if (ev.f)
-				fprintf(ev.f, "{\"ev\": \"error\", \"msg\": %s}\n", json_quoted(&q, broke.msg));
+				error_event(&ev, &q, broke.msg);
 			fprintf(stderr, "%s: iteration %d broke the plan: %s\n", path, it, broke.msg);
 			rc = EXIT_RUNTIME;
 		}
 		if (ev.f && (mpi || ro->cuda))
 			replay_ops(&t, &ev);
+		if (ev.f)
+			xfer_events(&t, &ev);
 		if (ev.f)
 			util_events(&t, &be, &ev);
 		if (ev.f) {
