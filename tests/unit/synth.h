@@ -12,6 +12,7 @@
 #include "cluster.h"
 #include "model.h"
 #include "plan.h"
+#include "sim.h"
 
 static inline void synth_model(struct model *m, int L, double f, double b, double w)
 {
@@ -44,6 +45,41 @@ static inline void synth_cluster(struct cluster *c, int p, int per_node, double 
 	c->intra.gbytes_per_s = gbps > 0 ? gbps : 1e9;
 	c->intra.latency_us = lat_us;
 	c->inter = c->intra;
+}
+
+/* The executor tests' plan: schedule k on 4 devices (2 per node, 50 GB/s), 8 microbatches,
+ * uneven layers sending 20 MB activations, and its simulated timeline (the plan is
+ * released on failure). */
+static inline int synth_exec_plan(enum sched_kind k, struct plan *p, struct timeline *t, struct err *e)
+{
+	struct model m;
+	struct cluster c;
+	struct sim s;
+	struct sim_opts o;
+	struct metrics mt;
+	int v = sched_default_chunks(k), r = -1;
+	struct baseline_spec spec = { k, 8, 0, "balanced", NULL, 0, 0 };
+
+	memset(&s, 0, sizeof(s));
+	synth_model(&m, 4 * v + 3, 1, 1, 0.5);
+	for (int i = 0; i < m.nlayers; i++) {
+		m.layers[i].f_ms = 0.5 + 0.1 * (i % 3);
+		m.layers[i].out_bytes = 20000000;
+	}
+	synth_cluster(&c, 4, 2, 50, 10);
+	if (baseline_plan(p, &m, NULL, &c, NULL, &spec, e) == 0) {
+		sim_opts_default(&o);
+		o.record = true;
+		if (sim_run(&s, p, &o, &mt, e) == 0)
+			r = sim_timeline(&s, p, &mt, t, e);
+		metrics_release(&mt);
+		if (r < 0)
+			plan_release(p);
+	}
+	sim_release(&s);
+	model_release(&m);
+	cluster_release(&c);
+	return r;
 }
 
 #endif

@@ -15,36 +15,16 @@
 #include "synth.h"
 #include "../tap.h"
 
+/* The shared test plan of schedule k and its protocol. */
 static int build(enum sched_kind k, struct plan *p, struct exec_program *x, struct err *e)
 {
-	struct model m;
-	struct cluster c;
-	struct sim s;
-	struct sim_opts o;
-	struct metrics mt;
 	struct timeline t;
-	int v = sched_default_chunks(k), r = -1;
-	struct baseline_spec spec = { k, 8, 0, "balanced", NULL, 0, 0 };
+	int r;
 
-	memset(&s, 0, sizeof(s));
-	synth_model(&m, 4 * v + 3, 1, 1, 0.5);
-	for (int i = 0; i < m.nlayers; i++) {
-		m.layers[i].f_ms = 0.5 + 0.1 * (i % 3);
-		m.layers[i].out_bytes = 20000000;
-	}
-	synth_cluster(&c, 4, 2, 50, 10);
-	if (baseline_plan(p, &m, NULL, &c, NULL, &spec, e) == 0) {
-		sim_opts_default(&o);
-		o.record = true;
-		if (sim_run(&s, p, &o, &mt, e) == 0 && sim_timeline(&s, p, &mt, &t, e) == 0) {
-			r = exec_build(p, &t, x, e);
-			timeline_release(&t);
-		}
-		metrics_release(&mt);
-	}
-	sim_release(&s);
-	model_release(&m);
-	cluster_release(&c);
+	if (synth_exec_plan(k, p, &t, e) < 0)
+		return -1;
+	r = exec_build(p, &t, x, e);
+	timeline_release(&t);
 	return r;
 }
 

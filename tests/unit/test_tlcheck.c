@@ -12,43 +12,9 @@
 #include "baseline.h"
 #include "exec/emu.h"
 #include "exec/protocol.h"
-#include "sim.h"
 #include "synth.h"
 #include "tlcheck.h"
 #include "../tap.h"
-
-/* Plan k on 4 devices (8 microbatches) and its simulated timeline. */
-static int build(enum sched_kind k, struct plan *p, struct timeline *t, struct err *e)
-{
-	struct model m;
-	struct cluster c;
-	struct sim s;
-	struct sim_opts o;
-	struct metrics mt;
-	int v = sched_default_chunks(k), r = -1;
-	struct baseline_spec spec = { k, 8, 0, "balanced", NULL, 0, 0 };
-
-	memset(&s, 0, sizeof(s));
-	synth_model(&m, 4 * v + 3, 1, 1, 0.5);
-	for (int i = 0; i < m.nlayers; i++) {
-		m.layers[i].f_ms = 0.5 + 0.1 * (i % 3);
-		m.layers[i].out_bytes = 20000000;
-	}
-	synth_cluster(&c, 4, 2, 50, 10);
-	if (baseline_plan(p, &m, NULL, &c, NULL, &spec, e) == 0) {
-		sim_opts_default(&o);
-		o.record = true;
-		if (sim_run(&s, p, &o, &mt, e) == 0)
-			r = sim_timeline(&s, p, &mt, t, e);
-		metrics_release(&mt);
-		if (r < 0)
-			plan_release(p);
-	}
-	sim_release(&s);
-	model_release(&m);
-	cluster_release(&c);
-	return r;
-}
 
 /* A deep copy of t's ops and transfers, to break. */
 static void copy(struct timeline *dst, const struct timeline *src)
@@ -102,7 +68,7 @@ int main(void)
 		struct emu_opts eo;
 		struct err e = ERR_INIT;
 
-		if (!ok(build(kinds[i], &p, &t, &e) == 0, "%s: planned and simulated (%s)", name, e.msg))
+		if (!ok(synth_exec_plan(kinds[i], &p, &t, &e) == 0, "%s: planned and simulated (%s)", name, e.msg))
 			continue;
 		is_int(timeline_check_plan(&p, &t, 1e-9, &e), 0, "%s: the simulated timeline keeps the plan (%s)", name,
 		       e.msg);
@@ -124,7 +90,7 @@ int main(void)
 		struct err e = ERR_INIT;
 		int d = 1, i;
 
-		ok(build(SCHED_ZBH1, &p, &t, &e) == 0, "zb-h1 plan to break (%s)", e.msg);
+		ok(synth_exec_plan(SCHED_ZBH1, &p, &t, &e) == 0, "zb-h1 plan to break (%s)", e.msg);
 		i = first_receiver_op(&p, &t, d);
 		ok(i >= 0, "device 1 receives an activation (op %d)", i);
 
