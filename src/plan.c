@@ -348,6 +348,20 @@ int plan_load(struct plan *p, const char *path, struct err *e)
 	return r;
 }
 
+void plan_stage_ms(const struct plan *p, int s, double ms[3])
+{
+	double f = 0, b = 0, w = 0;
+
+	for (int l = p->stages[s].first; l <= p->stages[s].last; l++) {
+		f += p->model.layers[l].f_ms;
+		b += p->model.layers[l].b_ms;
+		w += p->model.layers[l].w_ms;
+	}
+	ms[0] = f;
+	ms[1] = p->split_backward ? b : b + w;
+	ms[2] = p->split_backward ? w : 0;
+}
+
 int plan_stages_on(const struct plan *p, int d)
 {
 	int n = 0;

@@ -540,25 +540,18 @@ static void setup(struct ctx *c)
 	}
 	for (int st = 0; st < c->S; st++) {
 		const struct stage *g = &p->stages[st];
-		double f = 0, b = 0, w = 0, params = 0;
+		double ms[3], params = 0;
 		uint64_t act = 0, act_w = 0;
 
 		for (int l = g->first; l <= g->last; l++) {
-			f += m->layers[l].f_ms;
-			b += m->layers[l].b_ms;
-			w += m->layers[l].w_ms;
 			act += m->layers[l].act_bytes;
 			act_w += m->layers[l].act_w_bytes;
 			params += (double)m->layers[l].param_bytes / 2.0;
 		}
-		s->stage_f[st] = f;
-		if (p->split_backward) {
-			s->stage_b[st] = b;
-			s->stage_w[st] = w;
-		} else {
-			s->stage_b[st] = b + w;
-			s->stage_w[st] = 0;
-		}
+		plan_stage_ms(p, st, ms);
+		s->stage_f[st] = ms[0];
+		s->stage_b[st] = ms[1];
+		s->stage_w[st] = ms[2];
 		s->stage_act[st] = act;
 		s->stage_act_w[st] = act_w;
 		s->stage_out[st] = m->layers[g->last].out_bytes;

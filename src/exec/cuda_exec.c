@@ -428,16 +428,12 @@ static int gpu_setup(struct gpu *g)
 	if (!(g->shape = calloc((size_t)p->nstages * 3, sizeof(*g->shape))))
 		return gpu_fail(g, "out of memory");
 	for (int s = 0; s < p->nstages; s++) {
-		double ms[3] = { 0, 0, 0 };
+		double ms[3];
 		uint64_t out = p->model.layers[p->stages[s].last].out_bytes;
 
 		if (p->stages[s].device != g->dev)
 			continue;
-		for (int l = p->stages[s].first; l <= p->stages[s].last; l++) {
-			ms[0] += p->model.layers[l].f_ms;
-			ms[1] += p->model.layers[l].b_ms + (p->split_backward ? 0 : p->model.layers[l].w_ms);
-			ms[2] += p->split_backward ? p->model.layers[l].w_ms : 0;
-		}
+		plan_stage_ms(p, s, ms);
 		for (int k = 0; k < 3; k++) {
 			double tf = c->o.gemm_tflops > 0 ? c->o.gemm_tflops :
 			            hw->peak_tflops * (k ? hw->eff_b[EFF_GEMM] : hw->eff_f[EFF_GEMM]);

@@ -250,15 +250,12 @@ int emu_run(const struct plan *p, const struct exec_program *x, const struct emu
 	for (int i = 0; i < x->nxfers; i++)
 		em.arrival[i] = -1;
 	for (int s = 0; s < p->nstages; s++) {
-		for (int l = p->stages[s].first; l <= p->stages[s].last; l++) {
-			em.stage_f[s] += p->model.layers[l].f_ms;
-			em.stage_b[s] += p->model.layers[l].b_ms;
-			em.stage_w[s] += p->model.layers[l].w_ms;
-		}
-		if (!p->split_backward) {
-			em.stage_b[s] += em.stage_w[s];
-			em.stage_w[s] = 0;
-		}
+		double ms[3];
+
+		plan_stage_ms(p, s, ms);
+		em.stage_f[s] = ms[0];
+		em.stage_b[s] = ms[1];
+		em.stage_w[s] = ms[2];
 	}
 	for (int a = 0; a < D; a++)
 		for (int b = 0; b < D; b++) {

@@ -48,6 +48,7 @@ struct rank_state {
 	const struct plan *p;
 	const struct exec_program *x;
 	const struct emu_opts *o;
+	double *stage_ms;          /* per stage: F, I or B, W on a speed-1 device */
 	int me, ndev;
 	struct status st;
 	MPI_Request *abort_req;    /* ndev: abort messages this rank sent */
@@ -247,14 +248,8 @@ static void run_program(struct rank_state *r)
 				fail(r, "worker %d died after %d ops (injected failure)", d, ops);
 				return;
 			}
-			dur = 0;
-			for (int l = p->stages[a->stage].first; l <= p->stages[a->stage].last; l++) {
-				const struct layer *ly = &p->model.layers[l];
-
-				dur += a->kind == OP_F ? ly->f_ms : a->kind == OP_W ? ly->w_ms :
-				       a->kind == OP_B ? ly->b_ms + ly->w_ms : ly->b_ms;
-			}
-			dur /= p->cluster.device_speed[d];
+			dur = r->stage_ms[a->stage * 3 + (a->kind == OP_F ? 0 : a->kind == OP_W ? 2 : 1)] /
+			      p->cluster.device_speed[d];
 			if (a->stage == r->o->slow_stage)
 				dur *= r->o->slow_factor;
 			start = clock;
@@ -301,12 +296,15 @@ static int setup(struct rank_state *r)
 	r->nfrom = calloc((size_t)D, sizeof(int));
 	r->processed = calloc((size_t)D, sizeof(int));
 	r->link_free = calloc((size_t)D, sizeof(double));
+	r->stage_ms = calloc((size_t)r->p->nstages * 3 + 1, sizeof(double));
 	nto = calloc((size_t)D, sizeof(int));
 	if (!r->abort_req || !r->slot || !r->req || !r->hdr || !r->recv_ms || !r->arrival || !r->by_slot ||
-	    !r->nfrom || !r->processed || !r->link_free || !nto) {
+	    !r->nfrom || !r->processed || !r->link_free || !r->stage_ms || !nto) {
 		free(nto);
 		return -1;
 	}
+	for (int s = 0; s < r->p->nstages; s++)
+		plan_stage_ms(r->p, s, &r->stage_ms[s * 3]);
 	for (int k = 0; k < D; k++)
 		r->abort_req[k] = MPI_REQUEST_NULL;
 	for (size_t k = 0; k < N; k++) {
@@ -467,6 +465,7 @@ static void release(struct rank_state *r)
 	free(r->nfrom);
 	free(r->processed);
 	free(r->link_free);
+	free(r->stage_ms);
 	free(r->ops);
 	free(r->xf);
 }
