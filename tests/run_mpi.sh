@@ -69,6 +69,12 @@ if [ -x "$(dirname "$OCTOPIPE")/octopipe-cuda" ]; then
         if [ "$RC" != 124 ] && [ "$n" = 1 ]; then ok "cuda as 4 ranks without a GPU: one line from rank 0 (exit $RC)"
         else not_ok "cuda as 4 ranks without a GPU fails with one line" "exit $RC" "$ERR"; fi
     fi
+    # a failure before the backend opens (here on rank 0 only: the events file) reaches
+    # every rank through their first agreement: one line, no rank left waiting
+    mpi 4 "$OCTOPIPE" run --backend cuda --events-out "$T/no/such/dir/ev.jsonl" "$plan4"
+    n=$(printf '%s\n' "$ERR" | grep -c "octopipe run: rank 0: cannot write '.*/no/such/dir/ev.jsonl'")
+    if [ "$RC" != 0 ] && [ "$RC" != 124 ] && [ "$n" = 1 ]; then ok "cuda ranks: rank 0 alone failing before the backend opens stops all of them"
+    else not_ok "a rank-0-only failure stops every cuda rank" "exit $RC" "$ERR"; fi
     mpi 3 "$OCTOPIPE" run --backend cuda "$plan4"
     n=$(printf '%s\n' "$ERR" | grep -c 'the plan has 4 devices but 3 MPI ranks were started')
     if [ "$RC" != 0 ] && [ "$n" = 1 ]; then ok "cuda as 3 ranks for a 4-device plan: refused once"

@@ -145,6 +145,20 @@ static void quiet(void)
 }
 #endif
 
+/* As a cuda rank that cannot go on before the backend opened: meets the other ranks' first
+ * agreement, so that all of them stop (e becomes the first failing rank's message). */
+static void stop_ranks(const struct run_opts *ro, bool mpi, struct err *e)
+{
+#if defined(OCTO_CUDA_BACKEND) && defined(HAVE_MPI)
+	if (ro->cuda && mpi)
+		cuda_exec_fail_ranks(e);
+#else
+	(void)ro;
+	(void)mpi;
+	(void)e;
+#endif
+}
+
 /* One iteration on the chosen backend. */
 static int run_once(const struct plan *p, const struct exec_program *x, const struct emu_opts *eo,
                     const struct backend *be, struct timeline *t, struct err *e)
@@ -403,20 +417,26 @@ static int execute(const char *arg, const struct run_opts *ro, int rank, bool mp
 	const char *bname = ro->cuda ? "cuda" : "emu";
 
 	path = cli_resolve(arg, "plans");
-	if (plan_load(&p, path, &e) < 0)
+	if (plan_load(&p, path, &e) < 0) {
+		stop_ranks(ro, mpi, &e);
 		return cli_report(&e);
+	}
 	memset(&s, 0, sizeof(s));
 	sim_opts_default(&so);
 	so.record = true;
 	if (sim_run(&s, &p, &so, &m, &e) < 0) {
-		fprintf(stderr, "%s: plan infeasible: %s\n", path, e.msg);
 		rc = e.cls == ERR_INFEASIBLE ? EXIT_INFEASIBLE : EXIT_RUNTIME;
+		err_prefix(&e, "plan infeasible");
+		err_prefix(&e, path);
+		stop_ranks(ro, mpi, &e);
+		fprintf(stderr, "%s\n", e.msg);
 		metrics_release(&m);
 		sim_release(&s);
 		plan_release(&p);
 		return rc;
 	}
 	if (sim_timeline(&s, &p, &m, &pred, &e) < 0 || exec_build(&p, &pred, &x, &e) < 0) {
+		stop_ranks(ro, mpi, &e);
 		rc = cli_report(&e);
 		goto out_sim;
 	}
@@ -427,8 +447,21 @@ static int execute(const char *arg, const struct run_opts *ro, int rank, bool mp
 	}
 	if (exec_check(&x, &e) > 0 || exec_validate(&x, &e) < 0) {
 		err_prefix(&e, path);
+		stop_ranks(ro, mpi, &e);
 		rc = cli_report(&e);
 		goto out_x;
+	}
+	if (events_out && rank == 0) {
+		ev.f = strcmp(events_out, "-") == 0 ? stdout : fopen(events_out, "w");
+		if (!ev.f) {
+			err_set(&e, ERR_RUNTIME, "cannot write '%s'", events_out);
+			stop_ranks(ro, mpi, &e);
+			fprintf(stderr, "octopipe run: %s\n", e.msg);
+			rc = EXIT_RUNTIME;
+			goto out_x;
+		}
+	} else if (events_out) {
+		err_clear(&e);   /* other ranks: the first agreement tells them whether rank 0 could */
 	}
 #ifdef OCTO_CUDA_BACKEND
 	if (ro->cuda) {
@@ -449,13 +482,7 @@ static int execute(const char *arg, const struct run_opts *ro, int rank, bool mp
 		}
 	}
 #endif
-	if (events_out && rank == 0) {
-		ev.f = strcmp(events_out, "-") == 0 ? stdout : fopen(events_out, "w");
-		if (!ev.f) {
-			fprintf(stderr, "octopipe run: cannot write '%s'\n", events_out);
-			rc = EXIT_RUNTIME;
-			goto out_x;
-		}
+	if (ev.f) {
 		setvbuf(ev.f, NULL, _IOLBF, 0);
 		fprintf(ev.f, "{\"ev\": \"start\", \"plan\": %s, \"backend\": \"%s\", \"devices\": %d, \"iters\": %d, "
 		        "\"predicted_ms\": %.6f}\n", json_quoted(&q, path), bname, p.ndevices, iters, m.makespan_ms);
@@ -570,9 +597,9 @@ static int execute(const char *arg, const struct run_opts *ro, int rank, bool mp
 		}
 	}
 	timeline_release(&meas);
+out_x:
 	if (ev.f && ev.f != stdout)
 		fclose(ev.f);
-out_x:
 #ifdef OCTO_CUDA_BACKEND
 	cuda_exec_close(be.cuda);
 #endif

@@ -73,6 +73,9 @@
 #endif
 
 #define NCOLS_MAX 8192     /* a longer proxy GEMM is repeated instead of widened */
+#define QUEUE_MAX 512      /* launches a device may have queued ahead of its GPU: below the
+                            * driver's queue, so that the host never blocks inside a launch,
+                            * where it could not see an abort */
 
 struct shape {
 	int m, k, n, reps;
@@ -91,6 +94,9 @@ struct gpu {
 	struct shape *shape;       /* per stage x 3 kinds (F, I or B, W) */
 	int nops;
 	cudaEvent_t *op_start, *op_end;
+	long *launch_end;          /* per op: launches enqueued up to its end (this iteration) */
+	long launched, finished;   /* launches enqueued, and known finished, this iteration */
+	int finished_ops;          /* ops known finished this iteration */
 	struct err err;
 	int failed;
 };
@@ -146,6 +152,7 @@ struct cuda_exec {
 	double *util, *mem;        /* per device: the last NVML sample (ranks), util < 0: none */
 	int gpus_used;             /* distinct GPUs the devices run on */
 	int fit_turn;              /* ranks sharing GPUs fit their proxies in turn: whose; or -1 */
+	bool warming;              /* the warm-up iterations of open (no fault injection) */
 	/* as ranks, allocated up front (a collective cannot be left half way for want of
 	 * memory): the identities of the ranks, transfers per pair, and the gathers' buffers */
 	struct rank_ident *idents;
@@ -281,7 +288,7 @@ static int wait_idle(struct gpu *g, const char *what)
 			int s = side(&c->ch[i], g->dev);
 			ncclResult_t nr;
 
-			if (s < 0)
+			if (s < 0 || !c->ch[i].stream[s])
 				continue;
 			r = cudaStreamQuery(c->ch[i].stream[s]);
 			if (r != cudaSuccess && r != cudaErrorNotReady)
@@ -400,7 +407,8 @@ static int fit_proxies(struct gpu *g)
 			    run_gemm(g, &one, k == 0 ? OP_F : k == 2 ? OP_W : OP_I) < 0 ||
 			    cudaEventRecord(b, g->compute) != cudaSuccess || wait_idle(g, "timing the proxies") < 0 ||
 			    cudaEventElapsedTime(&ms, a, b) != cudaSuccess) {
-				rc = g->failed ? -1 : gpu_fail(g, "cannot time the proxy of stage %d", s);
+				/* an abort elsewhere is not this device's failure */
+				rc = g->failed || atomic_load(&g->c->abort) ? -1 : gpu_fail(g, "cannot time the proxy of stage %d", s);
 				break;
 			}
 			if (ms > 0)
@@ -471,7 +479,8 @@ static int gpu_setup(struct gpu *g)
 		g->nops += x->items[i].kind == EXEC_COMPUTE;
 	g->op_start = calloc((size_t)(g->nops ? g->nops : 1), sizeof(cudaEvent_t));
 	g->op_end = calloc((size_t)(g->nops ? g->nops : 1), sizeof(cudaEvent_t));
-	if (!g->op_start || !g->op_end)
+	g->launch_end = calloc((size_t)(g->nops ? g->nops : 1), sizeof(long));
+	if (!g->op_start || !g->op_end || !g->launch_end)
 		return gpu_fail(g, "out of memory");
 	for (int i = 0; i < g->nops; i++) {
 		CUDACHECK(g, cudaEventCreate(&g->op_start[i]));
@@ -652,6 +661,32 @@ static int consume(struct gpu *g, int k)
 	return 0;
 }
 
+/* Before enqueueing op `op` (`more` launches, consuming transfers k1, k2): waits until
+ * the GPU has finished enough of what is queued that the launches fit in QUEUE_MAX. An op
+ * larger than that alone goes in once everything before it finished and its inputs
+ * arrived, so that nothing outside it can stall its launches. */
+static int throttle(struct gpu *g, int op, long more, int k1, int k2)
+{
+	struct cuda_exec *c = g->c;
+	double deadline = now_s() + c->o.timeout_s;
+
+	for (;;) {
+		while (g->finished_ops < op && cudaEventQuery(g->op_end[g->finished_ops]) == cudaSuccess)
+			g->finished = g->launch_end[g->finished_ops++];
+		if (g->launched - g->finished + more <= QUEUE_MAX)
+			return 0;
+		if (g->finished_ops == op && (k1 < 0 || cudaEventQuery(c->xf_end[k1]) == cudaSuccess) &&
+		    (k2 < 0 || cudaEventQuery(c->xf_end[k2]) == cudaSuccess))
+			return 0;
+		if (atomic_load(&c->abort))
+			return -1;
+		if (now_s() > deadline)
+			return gpu_fail(g, "no progress for %g s (a transfer that never matched, or a hung kernel)",
+			                c->o.timeout_s);
+		nap(c);
+	}
+}
+
 /* Phase 3, per GPU: one iteration — enqueue the program, wait, read the event times. */
 static int gpu_iterate(struct gpu *g)
 {
@@ -660,11 +695,16 @@ static int gpu_iterate(struct gpu *g)
 	int d = g->dev, op = 0;
 	cudaEvent_t last = NULL;
 
+	if (g->failed)   /* as a rank, a failure before the phase still meets the others */
+		return -1;
+	g->launched = g->finished = 0;
+	g->finished_ops = 0;
 	CUDACHECK(g, cudaSetDevice(g->gpu));
 	for (int i = x->start[d]; i < x->start[d + 1]; i++) {
 		const struct exec_item *it = &x->items[i];
 
 		if (it->kind == EXEC_SEND || it->kind == EXEC_RECV) {
+			g->launched += 3;
 			const struct exec_xfer *xf = &x->xfers[it->xfer];
 			struct chan *ch = &c->ch[c->chan_of[xf->src * c->ndev + xf->dst]];
 			int s = it->kind == EXEC_SEND ? 0 : 1;
@@ -700,16 +740,21 @@ static int gpu_iterate(struct gpu *g)
 			}
 		} else {
 			const struct action *a = &it->op;
+			const struct shape *sh = &g->shape[a->stage * 3 + kind_slot(a->kind)];
 
+			if (throttle(g, op, sh->reps + 4, it->xfer, it->xfer2) < 0)
+				return -1;
 			/* wait only for the data this op consumes (heading a pair, its partner's too) */
 			if (consume(g, it->xfer) < 0 || consume(g, it->xfer2) < 0)
 				return -1;
 			CUDACHECK(g, cudaEventRecord(g->op_start[op], g->compute));
-			if (run_gemm(g, &g->shape[a->stage * 3 + kind_slot(a->kind)], a->kind) < 0)
+			if (run_gemm(g, sh, a->kind) < 0)
 				return -1;
 			CUDACHECK(g, cudaEventRecord(g->op_end[op], g->compute));
+			g->launched += sh->reps + 4;
+			g->launch_end[op] = g->launched;
 			last = g->op_end[op++];
-			if (d == c->o.kill_device && op >= c->o.kill_after_ops)
+			if (d == c->o.kill_device && op >= c->o.kill_after_ops && !c->warming)
 				return gpu_fail(g, "killed after %d ops (--kill-device: a test of the failure path)", op);
 		}
 		if (atomic_load(&c->abort))
@@ -795,8 +840,8 @@ static int all_gpus(struct cuda_exec *c, int (*phase)(struct gpu *), struct err 
 #ifdef HAVE_MPI
 
 /* As an MPI rank: which GPU every device runs on (a channel between two ranks on one GPU
- * is staged), and rank 0's NCCL ids for the others. Collective. */
-static void rank_layout(struct cuda_exec *c, int local_gpu)
+ * is staged) and the tags of the staged transfers. Collective. */
+static void rank_identify(struct cuda_exec *c, int local_gpu)
 {
 	struct rank_ident mine, *all = c->idents;
 	int32_t *nto = c->nto;
@@ -822,8 +867,6 @@ static void rank_layout(struct cuda_exec *c, int local_gpu)
 		const struct rank_ident *a = &all[c->ch[i].a], *b = &all[c->ch[i].b];
 
 		c->ch[i].kind = strcmp(a->host, b->host) == 0 && strcmp(a->bus, b->bus) == 0 ? CH_STAGED : CH_NCCL;
-		if (c->ch[i].kind == CH_NCCL)
-			world_bcast(&c->ch[i].id, sizeof(c->ch[i].id));
 	}
 	/* a staged transfer's tag: its index among the transfers of its pair, in send order */
 	for (int d = 0; d < c->ndev; d++)
@@ -835,6 +878,16 @@ static void rank_layout(struct cuda_exec *c, int local_gpu)
 
 static int iterate(struct cuda_exec *c, struct err *e);
 static int gpu_refit(struct gpu *g);
+
+int cuda_exec_fail_ranks(struct err *e)
+{
+#ifdef HAVE_MPI
+	return world_agree(true, e);
+#else
+	(void)e;
+	return -1;
+#endif
+}
 
 /* As ranks: the buffers of rank_layout and gather_ranks. */
 static bool alloc_rank_buffers(struct cuda_exec *c)
@@ -877,11 +930,13 @@ int cuda_exec_open(struct cuda_exec **out, const struct plan *p, const struct ex
 	pthread_mutex_init(&c->fit_lock, NULL);
 #ifndef HAVE_MPI
 	if (c->me >= 0) {
+		pthread_mutex_destroy(&c->fit_lock);
 		free(c);
 		return err_set(e, ERR_INPUT, "this octopipe-cuda was built without MPI (configure --with-mpi)");
 	}
 #else
 	if (c->me >= 0 && world_size() != c->ndev) {
+		pthread_mutex_destroy(&c->fit_lock);
 		free(c);
 		return err_set(e, ERR_INPUT, "the plan has %d devices but %d MPI ranks were started (one per device)",
 		               x->ndevices, world_size());
@@ -899,9 +954,8 @@ int cuda_exec_open(struct cuda_exec **out, const struct plan *p, const struct ex
 	c->ngpu = c->info.count < c->ndev ? c->info.count : c->ndev;
 	if (c->me >= 0) {
 #ifdef HAVE_MPI
-		local_gpu = c->info.count ? world_local_rank() % c->info.count : 0;
-#endif
 		c->ngpu = c->info.count;
+#endif
 	}
 	c->g = calloc((size_t)c->ndev, sizeof(*c->g));
 	c->chan_of = malloc((size_t)c->ndev * c->ndev * sizeof(int));
@@ -933,17 +987,22 @@ int cuda_exec_open(struct cuda_exec **out, const struct plan *p, const struct ex
 		failed = true;
 	}
 #ifdef HAVE_MPI
-	if (c->me >= 0 && world_agree(failed, e) < 0)
-		failed = true;
-	if (!failed && c->me >= 0 && world_slots(x->nxfers) < 0) {   /* after agreeing: fatal */
+	if (!failed && c->me >= 0 && world_slots(x->nxfers) < 0) {
 		err_set(e, ERR_RUNTIME, "out of memory");
 		failed = true;
 	}
+	/* the ranks' first agreement (cuda_exec_fail_ranks meets it too) */
+	if (c->me >= 0 && world_agree(failed, e) < 0)
+		failed = true;
 #endif
 	if (failed) {
 		cuda_exec_close(c);
 		return -1;
 	}
+#ifdef HAVE_MPI
+	if (c->me >= 0)   /* collective: every rank is here */
+		local_gpu = world_local_rank() % c->info.count;
+#endif
 	c->nvml = nvml_open(reason, sizeof(reason));
 	c->gpus_used = c->ngpu;
 	for (int d = 0; d < c->ndev; d++) {
@@ -980,12 +1039,18 @@ int cuda_exec_open(struct cuda_exec **out, const struct plan *p, const struct ex
 			c->ch[c->nchan].a = a;
 			c->ch[c->nchan].b = b;
 			c->ch[c->nchan].kind = c->me < 0 && c->g[a].gpu == c->g[b].gpu ? CH_LOCAL : CH_NCCL;
-			/* as ranks, rank 0's ids are the ones used (rank_layout) */
-			if (c->ch[c->nchan].kind == CH_NCCL && (c->me <= 0) && ncclGetUniqueId(&c->ch[c->nchan].id) != ncclSuccess) {
-				err_set(e, ERR_RUNTIME, "ncclGetUniqueId failed (no network interface for NCCL's bootstrap?)");
-				failed = true;
-			}
 			c->nchan++;
+		}
+#ifdef HAVE_MPI
+	if (c->me >= 0)
+		rank_identify(c, local_gpu);   /* collective: the channels' kinds */
+#endif
+	/* NCCL ids: in one process every channel's; as ranks rank 0 makes them, and broadcasts
+	 * them once every rank agreed it can go on */
+	for (int i = 0; i < c->nchan && !failed; i++)
+		if (c->ch[i].kind == CH_NCCL && c->me <= 0 && ncclGetUniqueId(&c->ch[i].id) != ncclSuccess) {
+			err_set(e, ERR_RUNTIME, "ncclGetUniqueId failed (no network interface for NCCL's bootstrap?)");
+			failed = true;
 		}
 #ifdef HAVE_MPI
 	if (c->me >= 0) {
@@ -993,7 +1058,9 @@ int cuda_exec_open(struct cuda_exec **out, const struct plan *p, const struct ex
 			cuda_exec_close(c);
 			return -1;
 		}
-		rank_layout(c, local_gpu);
+		for (int i = 0; i < c->nchan; i++)
+			if (c->ch[i].kind == CH_NCCL)
+				world_bcast(&c->ch[i].id, sizeof(c->ch[i].id));
 	}
 #endif
 	c->fit_turn = -1;
@@ -1015,11 +1082,13 @@ int cuda_exec_open(struct cuda_exec **out, const struct plan *p, const struct ex
 	}
 	/* two warm-up iterations refit the proxies under a real iteration's load (not when
 	 * devices share a GPU: there each op's time includes the others') */
+	c->warming = true;
 	for (int round = 0; round < 2 && c->o.gemm_tflops <= 0 && c->gpus_used == c->ndev; round++)
 		if (iterate(c, e) < 0 || all_gpus(c, gpu_refit, e) < 0) {
 			cuda_exec_close(c);
 			return -1;
 		}
+	c->warming = false;
 	*out = c;
 	return 0;
 }
@@ -1044,8 +1113,11 @@ static int iterate(struct cuda_exec *c, struct err *e)
 		world_barrier();
 #endif
 	for (int i = 0; i < c->ngpu; i++)
-		if (c->ref[i] && (cudaSetDevice(i) != cudaSuccess || cudaEventRecord(c->ref[i], c->ref_stream[i]) != cudaSuccess))
-			return err_set(e, ERR_RUNTIME, "GPU %d: cannot record the reference event", i);
+		if (c->ref[i] && (cudaSetDevice(i) != cudaSuccess || cudaEventRecord(c->ref[i], c->ref_stream[i]) != cudaSuccess)) {
+			if (c->me < 0)
+				return err_set(e, ERR_RUNTIME, "GPU %d: cannot record the reference event", i);
+			gpu_fail(&c->g[c->me], "cannot record the reference event");   /* then agree */
+		}
 	return all_gpus(c, gpu_iterate, e);
 }
 
@@ -1107,12 +1179,14 @@ static int read_device(struct cuda_exec *c, int d, struct timeline *t, struct er
 		double s0, s1;
 
 		if (it->kind == EXEC_SEND) {
-			elapsed(t0, c->xf_send[it->xfer], &c->xf_send_ms[it->xfer]);
+			if (elapsed(t0, c->xf_send[it->xfer], &c->xf_send_ms[it->xfer]) < 0)
+				return err_set(e, ERR_RUNTIME, "device %d: cannot read the time of transfer %d", d, it->xfer);
 			continue;
 		}
 		if (it->kind == EXEC_RECV) {
-			elapsed(t0, c->xf_begin[it->xfer], &c->xf_begin_ms[it->xfer]);
-			elapsed(t0, c->xf_end[it->xfer], &c->xf_end_ms[it->xfer]);
+			if (elapsed(t0, c->xf_begin[it->xfer], &c->xf_begin_ms[it->xfer]) < 0 ||
+			    elapsed(t0, c->xf_end[it->xfer], &c->xf_end_ms[it->xfer]) < 0)
+				return err_set(e, ERR_RUNTIME, "device %d: cannot read the time of transfer %d", d, it->xfer);
 			continue;
 		}
 		if (elapsed(t0, g->op_start[op], &s0) < 0 || elapsed(t0, g->op_end[op], &s1) < 0)
@@ -1277,8 +1351,13 @@ void cuda_exec_close(struct cuda_exec *c)
 	for (int d = 0; c->g && d < c->ndev; d++) {
 		struct gpu *g = &c->g[d];
 
-		if (g->gpu < 0 || !g->compute || cudaSetDevice(g->gpu) != cudaSuccess)
+		if (g->gpu < 0 || !g->compute || cudaSetDevice(g->gpu) != cudaSuccess) {
+			free(g->op_start);
+			free(g->op_end);
+			free(g->launch_end);
+			free(g->shape);
 			continue;
+		}
 		if (g->blas)
 			cublasDestroy(g->blas);
 		cudaFree(g->x);
@@ -1296,6 +1375,7 @@ void cuda_exec_close(struct cuda_exec *c)
 			cudaStreamDestroy(g->compute);
 		free(g->op_start);
 		free(g->op_end);
+		free(g->launch_end);
 		free(g->shape);
 	}
 	for (int k = 0; c->x && k < c->x->nxfers; k++) {
@@ -1306,12 +1386,12 @@ void cuda_exec_close(struct cuda_exec *c)
 		if (c->xf_end && c->xf_end[k])
 			cudaEventDestroy(c->xf_end[k]);
 	}
-	for (int i = 0; c->ref && i < c->ngpu; i++) {
-		if (!c->ref[i] || cudaSetDevice(i) != cudaSuccess)
+	for (int i = 0; c->ref && c->ref_stream && i < c->ngpu; i++) {
+		if ((!c->ref[i] && !c->ref_stream[i]) || cudaSetDevice(i) != cudaSuccess)
 			continue;
-		if (c->ref && c->ref[i])
+		if (c->ref[i])
 			cudaEventDestroy(c->ref[i]);
-		if (c->ref_stream && c->ref_stream[i])
+		if (c->ref_stream[i])
 			cudaStreamDestroy(c->ref_stream[i]);
 	}
 	if (c->stagebuf)

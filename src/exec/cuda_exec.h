@@ -41,6 +41,10 @@ struct cuda_exec;
  * On success *out is cuda_exec_close()d by the caller. */
 int cuda_exec_open(struct cuda_exec **out, const struct plan *p, const struct exec_program *x,
                    const struct cuda_exec_opts *o, struct err *e);
+/* As MPI rank, when this rank cannot even open (its plan did not load, say): meets the
+ * others' first agreement inside cuda_exec_open, so that every rank stops with e (which
+ * gets the first failing rank's message). Returns -1. */
+int cuda_exec_fail_ranks(struct err *e);
 /* One iteration; fills the measured timeline (source "cuda"). After a failure (every
  * GPU's work aborted, the first failure in e) the handle only accepts close. */
 int cuda_exec_run(struct cuda_exec *c, struct timeline *measured, struct err *e);

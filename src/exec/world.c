@@ -147,10 +147,12 @@ void world_release_slots(void)
 {
 	int n = world_size();
 
+	/* a pending header: cancelled, and waited for, so that nothing lands in a buffer the
+	 * caller frees next (a small send completes; a receive is cancelled or completes) */
 	for (int k = 0; k < nslots; k++)
 		if (slots[k] != MPI_REQUEST_NULL) {
 			MPI_Cancel(&slots[k]);
-			MPI_Request_free(&slots[k]);
+			MPI_Wait(&slots[k], MPI_STATUS_IGNORE);
 		}
 	free(slots);
 	slots = NULL;
