@@ -704,11 +704,12 @@ static int gpu_iterate(struct gpu *g)
 		const struct exec_item *it = &x->items[i];
 
 		if (it->kind == EXEC_SEND || it->kind == EXEC_RECV) {
-			g->launched += 3;
 			const struct exec_xfer *xf = &x->xfers[it->xfer];
 			struct chan *ch = &c->ch[c->chan_of[xf->src * c->ndev + xf->dst]];
 			int s = it->kind == EXEC_SEND ? 0 : 1;
 			size_t n = xf->bytes ? xf->bytes : 1;
+
+			g->launched += 3;
 
 			if (s == 0) {
 				if (last)   /* the data exists once its producer ran */
