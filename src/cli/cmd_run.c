@@ -87,6 +87,12 @@ static void on_op(void *ctx, int dev, const struct action *a, double t0, double 
 	        (int)a->stage, (int)a->mb, t0, t1);
 }
 
+/* The prediction's error, as octopipe calibrate reports it: (predicted - measured) / measured. */
+static double prediction_error(double predicted, double measured)
+{
+	return measured > 0 ? (predicted - measured) / measured : 0;
+}
+
 static double end_of(const struct tl_device *d)
 {
 	double e = 0;
@@ -460,8 +466,6 @@ static int execute(const char *arg, const struct run_opts *ro, int rank, bool mp
 			rc = EXIT_RUNTIME;
 			goto out_x;
 		}
-	} else if (events_out) {
-		err_clear(&e);   /* other ranks: the first agreement tells them whether rank 0 could */
 	}
 #ifdef OCTO_CUDA_BACKEND
 	if (ro->cuda) {
@@ -531,8 +535,7 @@ static int execute(const char *arg, const struct run_opts *ro, int rank, bool mp
 
 		for (int d = 0; d < meas.ndevices; d++)
 			measured = fmax(measured, end_of(&meas.dev[d]));
-		/* the prediction's error, as octopipe calibrate reports it: (predicted - measured) / measured */
-		err = measured > 0 ? (m.makespan_ms - measured) / measured : 0;
+		err = prediction_error(m.makespan_ms, measured);
 		if (ev.f)
 			fprintf(ev.f, "{\"ev\": \"done\", \"measured_ms\": %.6f, \"error\": %.6f}\n", measured, err);
 		if (json) {
@@ -542,7 +545,7 @@ static int execute(const char *arg, const struct run_opts *ro, int rank, bool mp
 				double pe = end_of(&pred.dev[d]), me = end_of(&meas.dev[d]);
 
 				printf("%s{\"id\": %d, \"predicted_ms\": %.6f, \"measured_ms\": %.6f, \"error\": %.6f}", d ? ", " : "",
-				       d, pe, me, me > 0 ? (pe - me) / me : 0);
+				       d, pe, me, prediction_error(pe, me));
 			}
 			printf("]}\n");
 		} else if (!(ev.f == stdout)) {
@@ -562,7 +565,7 @@ static int execute(const char *arg, const struct run_opts *ro, int rank, bool mp
 			for (int d = 0; d < meas.ndevices; d++) {
 				double pe = end_of(&pred.dev[d]), me = end_of(&meas.dev[d]);
 
-				printf("%4d %14.2f %14.2f %+7.2f%%", d, pe, me, me > 0 ? 100 * (pe - me) / me : 0);
+				printf("%4d %14.2f %14.2f %+7.2f%%", d, pe, me, 100 * prediction_error(pe, me));
 #ifdef OCTO_CUDA_BACKEND
 				if (be.cuda) {
 					double u;

@@ -780,6 +780,18 @@ static void *thread_main(void *arg)
 	return NULL;
 }
 
+/* After a failure: every communicator aborted (its kernels stopped); the handle is broken. */
+static void abort_comms(struct cuda_exec *c)
+{
+	for (int i = 0; i < c->nchan; i++)
+		for (int s = 0; s < 2; s++)
+			if (c->ch[i].comm[s]) {
+				ncclCommAbort(c->ch[i].comm[s]);
+				c->ch[i].comm[s] = NULL;
+			}
+	c->broken = 1;
+}
+
 /* Runs phase on every GPU's thread; on a failure every communicator is aborted and e
  * gets the first failure. */
 static int all_gpus(struct cuda_exec *c, int (*phase)(struct gpu *), struct err *e)
@@ -800,13 +812,7 @@ static int all_gpus(struct cuda_exec *c, int (*phase)(struct gpu *), struct err 
 			*e = g->err;
 		if (world_agree(g->failed != 0, e) == 0)
 			return 0;
-		for (int i = 0; i < c->nchan; i++)
-			for (int s = 0; s < 2; s++)
-				if (c->ch[i].comm[s]) {
-					ncclCommAbort(c->ch[i].comm[s]);
-					c->ch[i].comm[s] = NULL;
-				}
-		c->broken = 1;
+		abort_comms(c);
 		return -1;
 	}
 #endif
@@ -824,13 +830,7 @@ static int all_gpus(struct cuda_exec *c, int (*phase)(struct gpu *), struct err 
 			failed = d;
 	if (failed < 0 && !atomic_load(&c->abort))
 		return 0;
-	for (int i = 0; i < c->nchan; i++)
-		for (int s = 0; s < 2; s++)
-			if (c->ch[i].comm[s]) {
-				ncclCommAbort(c->ch[i].comm[s]);
-				c->ch[i].comm[s] = NULL;
-			}
-	c->broken = 1;
+	abort_comms(c);
 	if (failed >= 0)
 		*e = c->g[failed].err;
 	else
