@@ -12,7 +12,9 @@ fi
 # as root (CI) Open MPI wants --allow-run-as-root; more ranks than cores needs --oversubscribe
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
 mpi() { np=$1; shift; run timeout 60 mpirun --allow-run-as-root --oversubscribe -np "$np" "$@"; }
-measured() { printf '%s\n' "$1" | sed -n 's/^{"predicted_ms": [0-9.]*, "measured_ms": \([0-9.]*\),.*/\1/p'; }
+measured() { printf '%s\n' "$1" | python3 -c 'import json, sys
+try: print(json.load(sys.stdin)["measured_ms"])
+except Exception: pass'; }
 
 plan4="$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
 mpi 4 "$OCTOPIPE" run --json "$plan4"

@@ -7,6 +7,7 @@
 #ifndef OCTO_CLI_H
 #define OCTO_CLI_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -36,6 +37,19 @@ int cmd_calibrate(int argc, char **argv);
 int cmd_cost(int argc, char **argv);
 int cmd_tui(int argc, char **argv);
 
+/* Prints one message to stderr, with control characters from names and paths escaped
+ * (every error line of the CLI goes through here or cli_report / cli_usage_error). */
+void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cli_verr(const char *fmt, va_list ap);
+/* getopt_long for a subcommand: one usage line naming the option on a missing value, an
+ * unknown or ambiguous option, a value given to a flag, or an empty value; it then returns
+ * '?' (the caller returns EXIT_INPUT). Otherwise as getopt_long. */
+struct option;
+int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts, const struct option *longopts);
+/* A number option inside [lo, hi] (lo excluded with lo_open); NaN, infinities and trailing
+ * text are refused with a usage line. Returns 0, or -1 after printing. */
+int cli_number(const char *cmd, const char *opt, const char *value, double lo, double hi, bool lo_open,
+               double *out);
 /* Prints e's message as the one error line and returns the exit code for its class. */
 int cli_report(const struct err *e);
 /* "octopipe CMD: <message>" + a pointer to --help, exit code 2. */

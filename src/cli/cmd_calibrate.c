@@ -50,7 +50,7 @@ static double simulate(const struct plan *p, const char *path, int *rc)
 	memset(&s, 0, sizeof(s));
 	sim_opts_default(&so);
 	if (sim_run(&s, p, &so, &m, &e) < 0) {
-		fprintf(stderr, "%s: plan infeasible: %s\n", path, e.msg);
+		cli_err("%s: plan infeasible: %s\n", path, e.msg);
 		*rc = e.cls == ERR_INFEASIBLE ? EXIT_INFEASIBLE : EXIT_RUNTIME;
 	} else {
 		ms = m.makespan_ms;
@@ -131,14 +131,14 @@ int cmd_calibrate(int argc, char **argv)
 	struct strbuf sb = STRBUF_INIT;
 
 	optind = 0;
-	while ((ch = getopt_long(argc, argv, "o:jh", opts, NULL)) != -1) {
+	while ((ch = cli_getopt("calibrate", argc, argv, "o:jh", opts)) != -1) {
 		switch (ch) {
 		case 'o': out = optarg; break;
 		case 'p': plan_arg = optarg; break;
 		case 'm': model_arg = optarg; break;
 		case 'j': json = true; break;
 		case 'h': usage(stdout); return EXIT_OK;
-		default: return cli_usage_error("calibrate", "unknown option");
+		default: return EXIT_INPUT;
 		}
 	}
 	if (optind != argc - 1)
@@ -149,7 +149,7 @@ int cmd_calibrate(int argc, char **argv)
 	if (timeline_load(&t, tl_path, &e) < 0)
 		return cli_report(&e);
 	if (strcmp(t.source, "sim") == 0) {
-		fprintf(stderr, "%s: a simulated timeline, not a measurement (use octopipe run --timeline-out)\n", tl_path);
+		cli_err("%s: a simulated timeline, not a measurement (use octopipe run --timeline-out)\n", tl_path);
 		timeline_release(&t);
 		return EXIT_INPUT;
 	}
@@ -173,7 +173,7 @@ int cmd_calibrate(int argc, char **argv)
 		if ((rc = cli_load_model(model_arg, &m, model_path)) != 0)
 			goto out_plan;
 		if (m.nlayers != p.model.nlayers) {
-			fprintf(stderr, "%s: %d layers, but the plan '%s' partitions %d\n", model_path, m.nlayers, plan_path,
+			cli_err("%s: %d layers, but the plan '%s' partitions %d\n", model_path, m.nlayers, plan_path,
 			        p.model.nlayers);
 			model_release(&m);
 			rc = EXIT_INPUT;
@@ -203,7 +203,7 @@ int cmd_calibrate(int argc, char **argv)
 		json_write(&sb, root);
 	cJSON_Delete(root);
 	if (!root || strbuf_failed(&sb)) {
-		fprintf(stderr, "octopipe calibrate: out of memory writing the model\n");
+		cli_err("octopipe calibrate: out of memory writing the model\n");
 		rc = EXIT_RUNTIME;
 	} else {
 		/* re-simulate the same plan with the fitted costs */

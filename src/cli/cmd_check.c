@@ -41,12 +41,12 @@ int cmd_check(int argc, char **argv)
 	cJSON *out = NULL;
 
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "+jqh", opts, NULL)) != -1) {
+	while ((c = cli_getopt("check", argc, argv, "+jqh", opts)) != -1) {
 		switch (c) {
 		case 'j': json = true; break;
 		case 'q': quiet = true; break;
 		case 'h': usage(stdout); return EXIT_OK;
-		default: return cli_usage_error("check", "unknown option");
+		default: return EXIT_INPUT;
 		}
 	}
 	if (optind >= argc)

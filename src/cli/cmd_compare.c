@@ -50,14 +50,14 @@ int cmd_compare(int argc, char **argv)
 	double *row_ms;
 
 	optind = 0;
-	while ((ch = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
+	while ((ch = cli_getopt("compare", argc, argv, "jh", opts)) != -1) {
 		switch (ch) {
 		case 'm': model_arg = optarg; break;
 		case 'c': cluster_arg = optarg; break;
 		case 'n': if ((mbs = cli_positive("compare", "--microbatches", optarg)) < 0) return EXIT_INPUT; break;
 		case 'j': json = true; break;
 		case 'h': usage(stdout); return EXIT_OK;
-		default: return cli_usage_error("compare", "unknown option");
+		default: return EXIT_INPUT;
 		}
 	}
 	if (!model_arg || !cluster_arg || !mbs)

@@ -221,7 +221,7 @@ int cmd_cost(int argc, char **argv)
 	bool json = false;
 
 	optind = 0;
-	while ((ch = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+	while ((ch = cli_getopt("cost", argc, argv, "o:h", opts)) != -1) {
 		switch (ch) {
 		case 'c': cluster_arg = optarg; break;
 		case 's': if ((v = cli_positive("cost", "--seq", optarg)) < 0) return EXIT_INPUT; o.seq = v; break;
@@ -238,7 +238,7 @@ int cmd_cost(int argc, char **argv)
 			break;
 		case 'O': cluster_out = optarg; break;
 		case 'h': usage(stdout); return EXIT_OK;
-		default: return cli_usage_error("cost", "unknown option");
+		default: return EXIT_INPUT;
 		}
 	}
 	nconf = argc - optind;

@@ -78,7 +78,7 @@ static int report(const struct plan *p, const char *out)
 	sim_opts_default(&o);
 	if (sim_run(&s, p, &o, &m, &e) < 0) {
 		/* a generator that emits a deadlocking order is a bug, not bad input */
-		fprintf(stderr, "octopipe plan: internal error: the generated order does not run: %s\n", e.msg);
+		cli_err("octopipe plan: internal error: the generated order does not run: %s\n", e.msg);
 		sim_release(&s);
 		return EXIT_RUNTIME;
 	}
@@ -94,7 +94,7 @@ static int report(const struct plan *p, const char *out)
 		fmt_bytes(&sb, (double)m.dev[d].peak_mem_bytes);
 		strbuf_addstr(&sb, " at its peak but has ");
 		fmt_bytes(&sb, cluster_usable_bytes(&p->cluster));
-		fprintf(stderr, "plan infeasible: device %d needs %s usable%s\n", d, sb.buf,
+		cli_err("plan infeasible: device %d needs %s usable%s\n", d, sb.buf,
 		        m.noom > 1 ? " (and other devices too)" : "");
 		rc = EXIT_INFEASIBLE;
 	}
@@ -131,7 +131,7 @@ int cmd_plan(int argc, char **argv)
 	int *placement = NULL, rc, k, ch;
 
 	optind = 0;
-	while ((ch = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+	while ((ch = cli_getopt("plan", argc, argv, "o:h", opts)) != -1) {
 		switch (ch) {
 		case 'm': model_arg = optarg; break;
 		case 'c': cluster_arg = optarg; break;
@@ -148,7 +148,7 @@ int cmd_plan(int argc, char **argv)
 		case 'o': out = optarg; break;
 		case 'e': embed = true; break;
 		case 'h': usage(stdout); return EXIT_OK;
-		default: return cli_usage_error("plan", "unknown option");
+		default: return EXIT_INPUT;
 		}
 	}
 	spec.placement = placement;

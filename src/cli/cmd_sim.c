@@ -78,7 +78,7 @@ static int write_json(const char *path, cJSON *root)
 	int rc;
 
 	if (!root) {
-		fprintf(stderr, "octopipe sim: out of memory\n");
+		cli_err("octopipe sim: out of memory\n");
 		return EXIT_RUNTIME;
 	}
 	json_write(&sb, root);
@@ -110,7 +110,7 @@ int cmd_sim(int argc, char **argv)
 	struct timeline t;
 
 	optind = 0;
-	while ((ch = getopt_long(argc, argv, "jgh", opts, NULL)) != -1) {
+	while ((ch = cli_getopt("sim", argc, argv, "jgh", opts)) != -1) {
 		switch (ch) {
 		case 'j': json = true; break;
 		case 'g': gantt = true; break;
@@ -118,7 +118,7 @@ int cmd_sim(int argc, char **argv)
 		case 't': tl_out = optarg; break;
 		case 'T': trace_out = optarg; break;
 		case 'h': usage(stdout); return EXIT_OK;
-		default: return cli_usage_error("sim", "unknown option");
+		default: return EXIT_INPUT;
 		}
 	}
 	if (optind != argc - 1)
@@ -133,7 +133,7 @@ int cmd_sim(int argc, char **argv)
 		if (json && m.ncycle) {
 			write_json("-", metrics_to_json(&m));
 		}
-		fprintf(stderr, "%s: plan infeasible: %s\n", path, e.msg);
+		cli_err("%s: plan infeasible: %s\n", path, e.msg);
 		rc = e.cls == ERR_INFEASIBLE ? EXIT_INFEASIBLE : EXIT_RUNTIME;
 		metrics_release(&m);
 		goto out;
@@ -170,7 +170,7 @@ int cmd_sim(int argc, char **argv)
 		fmt_bytes(&sb, (double)m.dev[d].peak_mem_bytes);
 		strbuf_addstr(&sb, " at its peak but has ");
 		fmt_bytes(&sb, cluster_usable_bytes(&p.cluster));
-		fprintf(stderr, "%s: plan infeasible: device %d needs %s usable%s\n", path, d, sb.buf,
+		cli_err("%s: plan infeasible: device %d needs %s usable%s\n", path, d, sb.buf,
 		        m.noom > 1 ? " (other devices too)" : "");
 		strbuf_release(&sb);
 		rc = EXIT_INFEASIBLE;
