@@ -410,6 +410,18 @@ int jv_bytes(struct jv *v, const cJSON *obj, const char *path, const char *key,
 	return r;
 }
 
+/* Control characters (C0, DEL, and C1 as UTF-8) in a name would reach a terminal raw
+ * from every message and table that prints it. */
+static bool has_control(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	for (; *p; p++)
+		if (*p < 0x20 || *p == 0x7f || (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f))
+			return true;
+	return false;
+}
+
 int jv_string(struct jv *v, const cJSON *obj, const char *path, const char *key,
               int flags, const char *dflt, const char **out)
 {
@@ -428,6 +440,8 @@ int jv_string(struct jv *v, const cJSON *obj, const char *path, const char *key,
 		return jv_fail(v, p, "must be a string, not %s", json_type_name(c));
 	if ((flags & JV_NONEMPTY) && !c->valuestring[0])
 		return jv_fail(v, p, "must not be empty");
+	if (has_control(c->valuestring))
+		return jv_fail(v, p, "must not contain control characters");
 	*out = c->valuestring;
 	return 1;
 }

@@ -1,0 +1,151 @@
+#!/bin/sh
+# Hardening regressions (issue 16): option errors are one line naming the option, text from
+# arguments and files never reaches the terminal raw, every write is checked (stdout, -o,
+# --timeline-out, --events-out), outputs never replace a FIFO, a device or a symbolic
+# link, and numbers that are not numbers (NaN) are refused.
+. "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+T="$TMPDIR_TEST"
+data="$top_srcdir/tests/data"
+plan="$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
+mkplan() { "$OCTOPIPE" plan --model gpt-13b --cluster 4xH200 --schedule 1f1b --microbatches 8 "$@"; }
+lines() { printf '%s\n' "$1" | grep -c .; }
+
+# ---- option errors: one line, naming the option and what is wrong
+for args in "sim --trace-out" "sim --bogus $plan" "sim --json=1 $plan" "plan -o" "run --timeout" \
+            "plan --m x" "sim -x $plan" "tune --model"; do
+    # shellcheck disable=SC2086
+    run "$OCTOPIPE" $args
+    if [ "$RC" = 2 ] && [ "$(lines "$ERR")" = 1 ] && ! printf '%s' "$ERR" | grep -q "^octopipe: "; then
+        ok "'$args': exit 2 with one line ($ERR)"
+    else
+        not_ok "'$args': exit 2 with one line" "exit $RC" "$ERR"
+    fi
+done
+run "$OCTOPIPE" sim --trace-out
+expect_match "option '--trace-out' needs a value" "$ERR" "a missing value names the option, not 'unknown option'"
+run "$OCTOPIPE" sim --json=1 "$plan"
+expect_match "option '--json' takes no value" "$ERR" "a value given to a flag is named as such"
+run "$OCTOPIPE" plan --m x
+expect_match "option '--m' is ambiguous" "$ERR" "an ambiguous prefix is named as such"
+run "$OCTOPIPE" sim --frobnicate "$plan"
+expect_match "unknown option '--frobnicate'" "$ERR" "an unknown option is named"
+run mkplan -o ""
+expect_rc 2 "-o '' is refused"
+expect_match "needs a value, not an empty string" "$ERR" "-o '' says why"
+run "$OCTOPIPE" sim "$plan" --timeline-out=
+expect_rc 2 "--timeline-out= is refused"
+run "$OCTOPIPE" tui --render 80x24 --keys "" "$plan"
+expect_rc 0 "--keys '' (no keys) is still accepted"
+
+# ---- numbers that are not numbers
+for v in nan NaN inf -1 0 1e400 12abc; do
+    run "$OCTOPIPE" run --timeout "$v" "$plan"
+    expect_rc 2 "run --timeout $v is refused"
+done
+run "$OCTOPIPE" run --timeout nan "$plan"
+expect_match "--timeout: 'nan' is not a number in \(0, 86400\]" "$ERR" "run --timeout nan says why"
+run "$OCTOPIPE" tui --time-scale nan "$plan"
+expect_rc 2 "tui --time-scale nan is refused"
+run "$OCTOPIPE" tune --model gpt-13b --cluster 4xH200 --microbatches 8 --time-budget nan -o "$T/t.json"
+expect_rc 2 "tune --time-budget nan is refused"
+run "$OCTOPIPE" run --kill-device 1.5 "$plan"
+expect_rc 2 "run --kill-device 1.5 is refused"
+
+# ---- control characters from arguments and files are escaped
+esc=$(printf '\033')
+run "$OCTOPIPE" check "$T/${esc}]0;pwned${esc}\\x.json"
+if [ "$RC" = 2 ] && ! printf '%s' "$ERR" | grep -q "$esc" && printf '%s' "$ERR" | grep -q 'x1b\]0;pwned'; then
+    ok "an escape sequence in a file name is printed escaped"
+else
+    not_ok "an escape sequence in a file name is printed escaped" "exit $RC" "$(printf '%s' "$ERR" | od -c | head -3)"
+fi
+run "$OCTOPIPE" "$(printf 'bad\033[2Jcmd')"
+if [ "$RC" = 2 ] && ! printf '%s' "$ERR" | grep -q "$esc"; then ok "an escape sequence in a command name is escaped"
+else not_ok "an escape sequence in a command name is escaped" "$ERR"; fi
+run "$OCTOPIPE" sim --bogus"$(printf '\033[31m')" "$plan"
+if [ "$RC" = 2 ] && ! printf '%s' "$ERR" | grep -q "$esc"; then ok "an escape sequence in an option is escaped"
+else not_ok "an escape sequence in an option is escaped" "$ERR"; fi
+sed 's/"name": "tiny"/"name": "ti\\u001b[2Jny"/' "$data/tiny-model.json" > "$T/esc-model.json"
+run "$OCTOPIPE" check "$T/esc-model.json"
+expect_rc 2 "a control character in a model name is refused"
+expect_match 'name: must not contain control characters' "$ERR" "the refusal names the field"
+
+# ---- every write to stdout is checked
+if [ -w /dev/full ]; then
+    for args in "show gpt-13b" "show --json gpt-13b" "sim --json $plan" "sim $plan" "export torch-csv $plan" \
+                "export megatron-layout $plan" "check $plan"; do
+        # shellcheck disable=SC2086
+        run sh -c "exec \"\$0\" $args >/dev/full" "$OCTOPIPE"
+        if [ "$RC" = 1 ] && [ "$(lines "$ERR")" = 1 ] && printf '%s' "$ERR" | grep -q 'No space left on device'; then
+            ok "'$args' to a full disk: exit 1, one line"
+        else
+            not_ok "'$args' to a full disk: exit 1, one line" "exit $RC" "$ERR"
+        fi
+    done
+    run sh -c 'exec "$0" plan --model gpt-13b --cluster 4xH200 --schedule 1f1b --microbatches 8 -o - >/dev/full' "$OCTOPIPE"
+    expect_rc 1 "plan -o - to a full disk exits 1"
+    run "$OCTOPIPE" run --events-out /dev/full "$plan"
+    expect_rc 1 "run --events-out to a full disk exits 1"
+    expect_match "cannot write the events to '/dev/full': No space left on device" "$ERR" "run --events-out says why"
+    run "$OCTOPIPE" sim "$plan" --timeline-out /dev/full
+    expect_rc 1 "sim --timeline-out to a full disk exits 1"
+    run mkplan -o /dev/full
+    expect_rc 1 "plan -o /dev/full exits 1"
+    if [ -c /dev/full ]; then ok "/dev/full is still a device"; else not_ok "/dev/full is still a device"; fi
+else
+    skip "writes to a full disk" "no /dev/full"
+fi
+
+# ---- outputs never replace what is not a regular file
+run mkplan -o /dev/null
+expect_rc 0 "plan -o /dev/null writes through"
+if [ -c /dev/null ]; then ok "/dev/null is still a device"; else not_ok "/dev/null is still a device"; fi
+if command -v mkfifo >/dev/null 2>&1 && mkfifo "$T/fifo"; then
+    run mkplan -o "$T/fifo"
+    expect_rc 1 "a FIFO nobody reads is refused, not waited on"
+    expect_match "a FIFO that no process is reading" "$ERR" "the refusal says why"
+    cat "$T/fifo" > "$T/fifo.out" &
+    reader=$!
+    sleep 0.3
+    run mkplan -o "$T/fifo"
+    expect_rc 0 "plan -o FIFO writes through to its reader"
+    wait "$reader"
+    expect_match '"format": "octopipe.plan/1"' "$(cat "$T/fifo.out")" "the reader got the plan"
+    if [ -p "$T/fifo" ]; then ok "the FIFO is still a FIFO"; else not_ok "the FIFO is still a FIFO"; fi
+    cat "$T/fifo" > "$T/fifo.tl" &
+    reader=$!
+    sleep 0.3
+    run "$OCTOPIPE" sim "$plan" --timeline-out "$T/fifo"
+    wait "$reader"
+    expect_rc 0 "sim --timeline-out FIFO writes through"
+    expect_match '"format": "octopipe.timeline/1"' "$(cat "$T/fifo.tl")" "the reader got the timeline"
+    cat "$T/fifo" > "$T/fifo.ev" &
+    reader=$!
+    sleep 0.3
+    run "$OCTOPIPE" run --events-out "$T/fifo" "$plan"
+    wait "$reader"
+    expect_rc 0 "run --events-out FIFO streams to its reader"
+    expect_match '"ev":"done"' "$(cat "$T/fifo.ev")" "the reader got the whole stream"
+    if [ -p "$T/fifo" ]; then ok "the FIFO is still a FIFO after the run"; else not_ok "the FIFO is still a FIFO after the run"; fi
+else
+    skip "FIFO outputs" "no mkfifo"
+fi
+mkdir "$T/dir"
+run mkplan -o "$T/dir"
+expect_rc 1 "-o naming a directory is refused"
+expect_match "is a directory" "$ERR" "the refusal says why"
+mkdir "$T/real"
+ln -s real/target.json "$T/link.json"
+run mkplan -o "$T/link.json"
+expect_rc 0 "-o through a symbolic link"
+if [ -L "$T/link.json" ] && [ -f "$T/real/target.json" ]; then ok "the link stays a link and its target holds the plan"
+else not_ok "the link stays a link and its target holds the plan" "$(ls -l "$T" "$T/real")"; fi
+run "$OCTOPIPE" check "$T/link.json"
+expect_rc 0 "the plan saved through the link loads"
+printf 'old' > "$T/mode.json"
+chmod 600 "$T/mode.json"
+run mkplan -o "$T/mode.json"
+if [ "$(ls -l "$T/mode.json" | cut -c1-10)" = "-rw-------" ]; then ok "a replaced file keeps its permissions"
+else not_ok "a replaced file keeps its permissions" "$(ls -l "$T/mode.json")"; fi
+
+done_testing
