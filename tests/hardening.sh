@@ -148,4 +148,21 @@ run mkplan -o "$T/mode.json"
 if [ "$(ls -l "$T/mode.json" | cut -c1-10)" = "-rw-------" ]; then ok "a replaced file keeps its permissions"
 else not_ok "a replaced file keeps its permissions" "$(ls -l "$T/mode.json")"; fi
 
+# ---- check simulates plans: a deadlock or a device out of memory is exit 3 with sim's line
+for f in deadlock-plan oom-plan; do
+    run "$OCTOPIPE" sim "$data/$f.json"
+    simline=$ERR
+    run "$OCTOPIPE" check "$data/$f.json"
+    expect_rc 3 "check $f.json exits 3"
+    if [ "$ERR" = "$simline" ] && [ -z "$OUT" ]; then ok "check $f.json prints sim's line and no 'ok'"
+    else not_ok "check $f.json prints sim's line and no 'ok'" "check: $OUT / $ERR" "sim: $simline"; fi
+    run "$OCTOPIPE" check --structure-only "$data/$f.json"
+    expect_rc 0 "check --structure-only $f.json checks the structure alone"
+done
+run "$OCTOPIPE" check --json "$data/tiny-plan.json" "$data/oom-plan.json"
+expect_rc 3 "check --json exits 3 on an infeasible plan"
+expect_match '"infeasible": true' "$OUT" "check --json marks it infeasible"
+run "$OCTOPIPE" check "$data/oom-plan.json" "$data/bad/01-empty.json"
+expect_rc 2 "a bad file outranks an infeasible plan"
+
 done_testing

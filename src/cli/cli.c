@@ -14,10 +14,12 @@
 
 #include "cluster.h"
 #include "datadir.h"
+#include "doc.h"
 #include "fileio.h"
 #include "json.h"
 #include "model.h"
 #include "plan.h"
+#include "sim.h"
 
 const struct cli_cmd cli_commands[] = {
 	{ "check", "FILE...", "validate model, cluster, plan and timeline files", cmd_check },
@@ -281,4 +283,40 @@ int cli_write_plan(struct plan *p, const char *out, const char *model_path, cons
 		return EXIT_RUNTIME;
 	}
 	return plan_save(p, out, embed, &e) < 0 ? cli_report(&e) : EXIT_OK;
+}
+
+void cli_oom_line(struct strbuf *sb, const char *path, const struct plan *p, const struct metrics *m)
+{
+	int d = m->oom[0];
+
+	strbuf_addf(sb, "%s: plan infeasible: device %d needs ", path, d);
+	fmt_bytes(sb, (double)m->dev[d].peak_mem_bytes);
+	strbuf_addstr(sb, " at its peak but has ");
+	fmt_bytes(sb, cluster_usable_bytes(&p->cluster));
+	strbuf_addf(sb, " usable%s", m->noom > 1 ? " (other devices too)" : "");
+}
+
+int cli_plan_verdict(const char *path, const struct plan *p, struct strbuf *why)
+{
+	struct err e = ERR_INIT;
+	struct sim s;
+	struct sim_opts o;
+	struct metrics m;
+	int rc = EXIT_OK;
+
+	memset(&s, 0, sizeof(s));
+	sim_opts_default(&o);
+	if (sim_run(&s, p, &o, &m, &e) < 0) {
+		rc = e.cls == ERR_INFEASIBLE ? EXIT_INFEASIBLE : EXIT_RUNTIME;
+		if (rc == EXIT_INFEASIBLE)
+			strbuf_addf(why, "%s: plan infeasible: %s", path, e.msg);
+		else
+			strbuf_addf(why, "%s: %s", path, e.msg);
+	} else if (m.noom) {
+		cli_oom_line(why, path, p, &m);
+		rc = EXIT_INFEASIBLE;
+	}
+	metrics_release(&m);
+	sim_release(&s);
+	return rc;
 }

@@ -73,6 +73,13 @@ int cli_set_refs(struct plan *p, const char *model_path, const char *cluster_pat
  * otherwise the file refers to model_path / cluster_path relative to it (or embeds them
  * with embed). Prints the error and returns its exit code. */
 int cli_write_plan(struct plan *p, const char *out, const char *model_path, const char *cluster_path, bool embed);
+struct metrics;
+struct strbuf;
+/* The line sim prints for a plan whose device runs out of memory (m->noom > 0). */
+void cli_oom_line(struct strbuf *sb, const char *path, const struct plan *p, const struct metrics *m);
+/* Simulates p: EXIT_OK when it runs, else EXIT_INFEASIBLE (deadlock, out of memory) or
+ * EXIT_RUNTIME, with the line `octopipe sim` prints for it appended to why. */
+int cli_plan_verdict(const char *path, const struct plan *p, struct strbuf *why);
 /* Writes text to path ("-" = stdout) atomically; prints the error and returns its code. */
 int cli_write_text(const char *path, const char *text, size_t len);
 

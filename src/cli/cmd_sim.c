@@ -165,13 +165,9 @@ int cmd_sim(int argc, char **argv)
 	}
 	if (rc == EXIT_OK && m.noom) {
 		struct strbuf sb = STRBUF_INIT;
-		int d = m.oom[0];
 
-		fmt_bytes(&sb, (double)m.dev[d].peak_mem_bytes);
-		strbuf_addstr(&sb, " at its peak but has ");
-		fmt_bytes(&sb, cluster_usable_bytes(&p.cluster));
-		cli_err("%s: plan infeasible: device %d needs %s usable%s\n", path, d, sb.buf,
-		        m.noom > 1 ? " (other devices too)" : "");
+		cli_oom_line(&sb, path, &p, &m);
+		cli_err("%s\n", sb.buf);
 		strbuf_release(&sb);
 		rc = EXIT_INFEASIBLE;
 	}
