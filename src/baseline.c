@@ -59,7 +59,7 @@ int baseline_plan(struct plan *out, const struct model *m, const char *model_ref
 	total = (long)S * spec->microbatches * plan_ops_per_mb(out);
 	out->order = calloc((size_t)total, sizeof(*out->order));
 	if (!out->stages || !first || !out->order_start || !out->order) {
-		err_set(e, ERR_RUNTIME, "out of memory");
+		err_set(e, ERR_RUNTIME, "out of host memory");
 		goto fail;
 	}
 	if (partition_by_name(m, spec->partition, S, first, e) < 0)
@@ -84,7 +84,7 @@ int baseline_plan(struct plan *out, const struct model *m, const char *model_ref
 	}
 	if ((model_ref && !(out->model_ref = strdup(model_ref))) ||
 	    (cluster_ref && !(out->cluster_ref = strdup(cluster_ref)))) {
-		err_set(e, ERR_RUNTIME, "out of memory");
+		err_set(e, ERR_RUNTIME, "out of host memory");
 		goto fail;
 	}
 	if (sched_order(out, k, p, v, e) < 0)

@@ -115,7 +115,7 @@ int calibrate_add_profile(struct calib_set *s, const struct arch *a, const struc
 			goto out;
 		}
 		if (push(s, &pt) < 0) {
-			err_set(e, ERR_RUNTIME, "%s: out of memory", path);
+			err_set(e, ERR_RUNTIME, "%s: out of host memory", path);
 			goto out;
 		}
 	}

@@ -152,7 +152,7 @@ static int do_place(struct plan *p, int s, int d, const double *times, char *wha
 	if (!ostart || !ord) {
 		free(ostart);
 		free(ord);
-		return err_set(e, ERR_RUNTIME, "out of memory");
+		return err_set(e, ERR_RUNTIME, "out of host memory");
 	}
 	for (int dev = 0; dev < p->ndevices; dev++) {
 		int a = p->order_start[dev], b = p->order_start[dev + 1];
@@ -252,7 +252,7 @@ static int do_replace(struct plan *p, const struct plan *q, const char *label, c
 		return err_set(e, ERR_INPUT, "'%s' is for another model, cluster or microbatch count",
 		               label ? label : "the plan");
 	if (snap_copy(&s, q) < 0)
-		return err_set(e, ERR_RUNTIME, "out of memory");
+		return err_set(e, ERR_RUNTIME, "out of host memory");
 	memset(&tmp, 0, sizeof(tmp));
 	snap_move_to(&s, &tmp);
 	free(p->stages);
@@ -277,7 +277,7 @@ int edit_apply(struct edit_hist *h, struct plan *p, const struct edit *ed, char 
 	int r;
 
 	if (snap_copy(&before, p) < 0)
-		return err_set(e, ERR_RUNTIME, "out of memory");
+		return err_set(e, ERR_RUNTIME, "out of host memory");
 	switch (ed->kind) {
 	case EDIT_BOUNDARY: r = do_boundary(p, ed->stage, ed->delta, buf, sizeof(buf), e); break;
 	case EDIT_PLACE: r = do_place(p, ed->stage, ed->device, ed->times, buf, sizeof(buf), e); break;
@@ -298,7 +298,7 @@ int edit_apply(struct edit_hist *h, struct plan *p, const struct edit *ed, char 
 		snap_move_from(&failed, p, 0);
 		snap_release(&failed);
 		snap_move_to(&before, p);
-		return err_set(e, ERR_RUNTIME, "out of memory");
+		return err_set(e, ERR_RUNTIME, "out of host memory");
 	}
 	for (int i = 0; i < h->nredo; i++)
 		snap_release(&h->redo[i]);

@@ -99,7 +99,7 @@ int partition_balanced(const struct model *m, int nstages, int *first, struct er
 	if (!prefix || (n <= 4096 && !cand)) {
 		free(prefix);
 		free(cand);
-		return err_set(e, ERR_RUNTIME, "out of memory partitioning %d layers", n);
+		return err_set(e, ERR_RUNTIME, "out of host memory partitioning %d layers", n);
 	}
 	prefix[0] = 0;
 	for (int i = 0; i < n; i++)

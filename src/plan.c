@@ -362,6 +362,18 @@ void plan_stage_ms(const struct plan *p, int s, double ms[3])
 	ms[2] = p->split_backward ? w : 0;
 }
 
+void plan_size_orders(struct plan *p, int ops_per_stage)
+{
+	long per = (long)p->microbatches * ops_per_stage;
+
+	for (int d = 0; d <= p->ndevices; d++)
+		p->order_start[d] = 0;
+	for (int s = 0; s < p->nstages; s++)
+		p->order_start[p->stages[s].device + 1] += per;
+	for (int d = 0; d < p->ndevices; d++)
+		p->order_start[d + 1] += p->order_start[d];
+}
+
 int plan_stages_on(const struct plan *p, int d)
 {
 	int n = 0;

@@ -72,5 +72,9 @@ static inline long plan_total_ops(const struct plan *p)
 void plan_stage_ms(const struct plan *p, int s, double ms[3]);
 /* Number of stages placed on device d. */
 int plan_stages_on(const struct plan *p, int d);
+/* Sets order_start so that device d's list has room for ops_per_stage ops per microbatch
+ * of each stage it holds (one pass over the stages: plan_stages_on per device would be
+ * quadratic at tens of thousands of devices). */
+void plan_size_orders(struct plan *p, int ops_per_stage);
 
 #endif

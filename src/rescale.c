@@ -37,7 +37,7 @@ int rescale_fit(const struct plan *p, const struct timeline *t, const char *file
 	if (!r->factor || !r->samples || !r->predicted_ms || !syp || !spp) {
 		free(syp);
 		free(spp);
-		return err_set(e, ERR_RUNTIME, "out of memory fitting the layer costs");
+		return err_set(e, ERR_RUNTIME, "out of host memory fitting the layer costs");
 	}
 	for (int s = 0; s < S; s++) {
 		double c[RESCALE_KINDS] = { 0, 0, 0 }, speed = p->cluster.device_speed[p->stages[s].device];

@@ -287,7 +287,7 @@ static int order_policy(struct plan *plan, enum sched_kind k, int p, struct err 
 	if (k != SCHED_ADAPTIVE) {
 		cap = calloc(2 * (size_t)plan->nstages, sizeof(*cap));
 		if (!cap)
-			return err_set(e, ERR_RUNTIME, "out of memory");
+			return err_set(e, ERR_RUNTIME, "out of host memory");
 		o.policy.alternate = false;
 		o.policy.backward_first = true;
 		for (int st = 0; st < plan->nstages; st++) {
@@ -326,20 +326,17 @@ int sched_order(struct plan *plan, enum sched_kind k, int p, int v, struct err *
 		return err_set(e, ERR_INPUT, "%s with %d devices x %d chunks needs %d stages, the plan has %d",
 		               sched_name(k), p, v, p * v, plan->nstages);
 	/* device lists are sized by the stages each device holds */
-	plan->order_start[0] = 0;
-	for (int d = 0; d < plan->ndevices; d++)
-		plan->order_start[d + 1] = plan->order_start[d] +
-			plan_stages_on(plan, d) * plan->microbatches * plan_ops_per_mb(plan);
+	plan_size_orders(plan, plan_ops_per_mb(plan));
 	em.len = calloc((size_t)plan->ndevices, sizeof(int));
 	if (!em.len)
-		return err_set(e, ERR_RUNTIME, "out of memory");
+		return err_set(e, ERR_RUNTIME, "out of host memory");
 	switch (k) {
 	case SCHED_GPIPE: order_gpipe(&em, p, plan->microbatches); break;
 	case SCHED_1F1B: order_1f1b(&em, p, plan->microbatches); break;
 	case SCHED_INTERLEAVED: order_interleaved(&em, p, v, plan->microbatches); break;
 	case SCHED_DUALPIPEV:
 		if (order_dualpipev(&em, p, plan->microbatches) < 0)
-			r = err_set(e, ERR_RUNTIME, "out of memory");
+			r = err_set(e, ERR_RUNTIME, "out of host memory");
 		break;
 	default: r = order_policy(plan, k, p, e); break;
 	}

@@ -49,7 +49,7 @@ void sim_release(struct sim *s)
 	free(s->ready); free(s->start); free(s->end); free(s->npred); free(s->state); free(s->heap);
 	free(s->next); free(s->dev_free); free(s->dev_last_kind); free(s->dev_mem); free(s->dev_peak);
 	free(s->dev_static); free(s->dev_inflight); free(s->rq); free(s->rq_len);
-	free(s->dev_stage_start); free(s->dev_stages); free(s->link_free); free(s->stage_inflight); free(s->stage_wpend); free(s->stage_hold);
+	free(s->dev_stage_start); free(s->dev_stages); free(s->link_free); free(s->link_of); free(s->link_hash); free(s->stage_inflight); free(s->stage_wpend); free(s->stage_hold);
 	free(s->order); free(s->order_start); free(s->xfers); free(s->mem); free(s->work); free(s->marked);
 	memset(s, 0, sizeof(*s));
 }
@@ -68,7 +68,13 @@ static int ensure(struct sim *s, const struct plan *p)
 		    GROW(s->stage_out, p->nstages) || GROW(s->stage_inflight, p->nstages) ||
 		    GROW(s->stage_wpend, p->nstages) || GROW(s->rq_len, 3L * p->nstages) ||
 		    GROW(s->stage_hold, p->nstages) ||
-		    GROW(s->dev_stages, p->nstages))
+		    GROW(s->dev_stages, p->nstages) || GROW(s->link_of, 2L * p->nstages) ||
+		    GROW(s->link_free, 2L * p->nstages))
+			return -1;
+		/* the link table: a power of two at least twice the slots, so probes stay short */
+		for (s->link_hash_cap = 16; s->link_hash_cap < 4L * p->nstages; s->link_hash_cap *= 2)
+			;
+		if (GROW(s->link_hash, s->link_hash_cap))
 			return -1;
 		s->nstages_cap = p->nstages;
 	}
@@ -82,8 +88,7 @@ static int ensure(struct sim *s, const struct plan *p)
 		if (GROW(s->next, nd) || GROW(s->dev_free, nd) || GROW(s->dev_last_kind, nd) || GROW(s->dev_mem, nd) ||
 		    GROW(s->dev_peak, nd) || GROW(s->dev_static, nd) || GROW(s->dev_inflight, nd) ||
 		    GROW(s->dev_stage_start, nd + 1) || GROW(s->order_start, nd + 1) ||
-		    GROW(s->work, nd) || GROW(s->marked, nd) ||
-		    GROW(s->link_free, (long)nd * nd))
+		    GROW(s->work, nd) || GROW(s->marked, nd))
 			return -1;
 		s->ndev_cap = nd;
 	}
@@ -188,12 +193,12 @@ static struct sim_event heap_pop(struct sim *s)
 
 /* ---- transfers -------------------------------------------------------------------- */
 
-/* Sends bytes from device a to b at time t; returns the arrival time. */
-static double transfer(struct ctx *c, int a, int b, uint64_t bytes, double t, int stage, int mb, int kind)
+/* Sends bytes from device a to b at time t over the FIFO link slot; returns the arrival time. */
+static double transfer(struct ctx *c, int a, int b, int slot, uint64_t bytes, double t, int stage, int mb, int kind)
 {
 	struct sim *s = c->s;
 	const struct link *l = cluster_link(&c->p->cluster, a, b);
-	double *link = &s->link_free[(long)a * c->p->ndevices + b];
+	double *link = &s->link_free[s->link_of[slot]];
 	double start = t > *link ? t : *link;
 	double wire = (double)bytes / (l->gbytes_per_s * 1e6); /* GB/s = 1e6 bytes per ms */
 	double arrive = start + l->latency_us * 1e-3 + wire;
@@ -212,6 +217,43 @@ static double transfer(struct ctx *c, int a, int b, uint64_t bytes, double t, in
 		s->xfers[s->nxfers++] = (struct sim_xfer){ a, b, stage, mb, (uint8_t)kind, start, arrive, bytes };
 	}
 	return arrive;
+}
+
+/* Numbers the directed links the plan uses. Only adjacent stages talk, so a plan has at
+ * most 2(S-1) of them: slot 2s is stage s's activations to s+1, slot 2s+1 the gradients
+ * from s+1 back to s. Slots over the same directed pair of devices share one FIFO (found
+ * through a small open-addressing table), so memory and time are linear in stages
+ * instead of quadratic in devices (65 536 devices needed 32 GiB for a device x device
+ * table). */
+static void number_links(struct ctx *c)
+{
+	struct sim *s = c->s;
+	const struct stage *g = c->p->stages;
+	long mask = s->link_hash_cap - 1;
+	int n = 0;
+
+	memset(s->link_hash, 0, (size_t)s->link_hash_cap * sizeof(*s->link_hash));
+	for (int slot = 0; slot < 2 * (c->S - 1); slot++) {
+		int st = slot / 2, a = g[st + (slot & 1)].device, b = g[st + !(slot & 1)].device;
+		uint64_t key = (uint64_t)(uint32_t)a << 32 | (uint32_t)b;
+		long h = (long)((key * 0x9e3779b97f4a7c15ull) >> 20) & mask;
+
+		/* entries hold slot + 1 of the first slot over the pair; 0 is empty */
+		for (;; h = (h + 1) & mask) {
+			int q = s->link_hash[h] - 1;
+
+			if (q < 0) {
+				s->link_hash[h] = slot + 1;
+				s->link_of[slot] = n;
+				s->link_free[n++] = 0;
+				break;
+			}
+			if (g[q / 2 + (q & 1)].device == a && g[q / 2 + !(q & 1)].device == b) {
+				s->link_of[slot] = s->link_of[q];
+				break;
+			}
+		}
+	}
 }
 
 /* ---- the policy ------------------------------------------------------------------- */
@@ -497,7 +539,7 @@ static void finish_at(struct ctx *c, long op, int st, int mb, int k, double t)
 		arrive(c, op_id(c, st, mb, 1), t, t);
 		if (st + 1 < c->S) {
 			int d2 = p->stages[st + 1].device;
-			double at = d2 == d ? t : transfer(c, d, d2, s->stage_out[st], t, st, mb, XFER_ACT);
+			double at = d2 == d ? t : transfer(c, d, d2, 2 * st, s->stage_out[st], t, st, mb, XFER_ACT);
 
 			arrive(c, op_id(c, st + 1, mb, 0), at, t);
 		}
@@ -511,7 +553,7 @@ static void finish_at(struct ctx *c, long op, int st, int mb, int k, double t)
 		}
 		if (st > 0) {
 			int d2 = p->stages[st - 1].device;
-			double at = d2 == d ? t : transfer(c, d, d2, s->stage_out[st - 1], t, st, mb, XFER_GRAD);
+			double at = d2 == d ? t : transfer(c, d, d2, 2 * (st - 1) + 1, s->stage_out[st - 1], t, st, mb, XFER_GRAD);
 
 			arrive(c, op_id(c, st - 1, mb, 1), at, t);
 		}
@@ -565,21 +607,22 @@ static void setup(struct ctx *c)
 		s->dev_peak[d] = s->dev_static[d];
 	}
 	/* the stages of each device, and where its ops go in a policy-made order */
-	s->dev_stage_start[0] = 0;
+	/* (a counting sort: linear in devices + stages) */
+	for (int d = 0; d <= p->ndevices; d++)
+		s->dev_stage_start[d] = 0;
+	for (int st = 0; st < c->S; st++)
+		s->dev_stage_start[p->stages[st].device + 1]++;
 	s->order_start[0] = 0;
 	for (int d = 0; d < p->ndevices; d++) {
-		int n = s->dev_stage_start[d];
-
-		for (int st = 0; st < c->S; st++)
-			if (p->stages[st].device == d)
-				s->dev_stages[n++] = st;
-		s->dev_stage_start[d + 1] = n;
-		s->order_start[d + 1] = s->order_start[d] + (n - s->dev_stage_start[d]) * c->M * c->K;
+		s->order_start[d + 1] = s->order_start[d] + (long)s->dev_stage_start[d + 1] * c->M * c->K;
+		s->dev_stage_start[d + 1] += s->dev_stage_start[d];
+		s->work[d] = s->dev_stage_start[d]; /* cursor; work is empty until the run */
 	}
+	for (int st = 0; st < c->S; st++)
+		s->dev_stages[s->work[p->stages[st].device]++] = st;
 	for (int q = 0; q < 3 * c->S; q++)
 		s->rq_len[q] = 0;
-	for (long i = 0; i < (long)p->ndevices * p->ndevices; i++)
-		s->link_free[i] = 0;
+	number_links(c);
 	memset(s->ready, 0, (size_t)nops * sizeof(*s->ready));
 	memset(s->state, 0, (size_t)nops * sizeof(*s->state));
 	for (int st = 0; st < c->S; st++) {
@@ -663,7 +706,7 @@ static int diagnose_deadlock(struct ctx *c, struct metrics *m, struct err *e)
 	if (!pos || !seen) {
 		free(pos);
 		free(seen);
-		return err_set(e, ERR_RUNTIME, "out of memory diagnosing a deadlock");
+		return err_set(e, ERR_RUNTIME, "out of host memory diagnosing a deadlock");
 	}
 	for (int d = 0; d < p->ndevices; d++)
 		for (int i = p->order_start[d]; i < p->order_start[d + 1]; i++) {
@@ -694,7 +737,7 @@ static int diagnose_deadlock(struct ctx *c, struct metrics *m, struct err *e)
 		if (!m->cycle) {
 			free(pos);
 			free(seen);
-			return err_set(e, ERR_RUNTIME, "out of memory diagnosing a deadlock");
+			return err_set(e, ERR_RUNTIME, "out of host memory diagnosing a deadlock");
 		}
 		strbuf_addstr(&sb, "deadlock: ");
 		u = first;
@@ -872,7 +915,7 @@ int sim_run(struct sim *s, const struct plan *p, const struct sim_opts *opts,
 
 	memset(m, 0, sizeof(*m));
 	if (ensure(s, p) < 0)
-		return err_set(e, ERR_RUNTIME, "out of memory simulating %ld ops", nops);
+		return err_set(e, ERR_RUNTIME, "out of host memory simulating %ld ops", nops);
 	setup(&c);
 	s->nwork = 0;
 	for (int d = 0; d < p->ndevices; d++)
@@ -921,7 +964,7 @@ int sim_run(struct sim *s, const struct plan *p, const struct sim_opts *opts,
 		}
 	}
 	if (c.oom)
-		return err_set(e, ERR_RUNTIME, "out of memory recording the timeline");
+		return err_set(e, ERR_RUNTIME, "out of host memory recording the timeline");
 	if (c.done < nops) {
 		if (opts->policy_driven)
 			return err_set(e, ERR_INFEASIBLE, "the policy left %ld of %ld ops unscheduled", nops - c.done, nops);
@@ -929,7 +972,7 @@ int sim_run(struct sim *s, const struct plan *p, const struct sim_opts *opts,
 	}
 	if (compute_metrics(&c, m) < 0) {
 		metrics_release(m);
-		return err_set(e, ERR_RUNTIME, "out of memory computing metrics");
+		return err_set(e, ERR_RUNTIME, "out of host memory computing metrics");
 	}
 	return 0;
 }
@@ -1014,7 +1057,7 @@ int sim_timeline(const struct sim *s, const struct plan *p, const struct metrics
 	return 0;
 oom:
 	timeline_release(t);
-	return err_set(e, ERR_RUNTIME, "out of memory building the timeline");
+	return err_set(e, ERR_RUNTIME, "out of host memory building the timeline");
 }
 
 int sim_apply_order(const struct sim *s, struct plan *p, struct err *e)

@@ -90,7 +90,10 @@ struct sim {
 	int32_t *rq;               /* policy: ready microbatches, a min-heap per (stage, op slot) */
 	int *rq_len;
 	int *dev_stage_start, *dev_stages; /* the stages of each device (CSR) */
-	double *link_free;         /* ndev x ndev, FIFO per directed link */
+	double *link_free;         /* per directed link in use: when its FIFO is free */
+	int *link_of;              /* per stage boundary and direction: its link (see number_links) */
+	int *link_hash;            /* (device, device) -> first slot over it, open addressing */
+	long link_hash_cap;
 	int *work, nwork;          /* devices to look at next */
 	char *marked;              /* device is in work */
 	int *stage_inflight;

@@ -145,9 +145,7 @@ static void state_to_stages(struct plan *p, const struct tune_state *s)
 		p->stages[i].last = s->first[i + 1] - 1;
 		p->stages[i].device = s->device[i];
 	}
-	p->order_start[0] = 0;
-	for (int d = 0; d < p->ndevices; d++)
-		p->order_start[d + 1] = p->order_start[d] + plan_stages_on(p, d) * p->microbatches * 3;
+	plan_size_orders(p, 3);
 }
 
 static void policy_opts(const struct tune_state *s, int devices, int *cap, int *wcap, struct sim_opts *o)
@@ -205,7 +203,7 @@ int tune_state_plan(const struct model *m, const struct cluster *c, int microbat
 	memset(out, 0, sizeof(*out));
 	memset(&sim, 0, sizeof(sim));
 	if (!cap)
-		return err_set(e, ERR_RUNTIME, "out of memory");
+		return err_set(e, ERR_RUNTIME, "out of host memory");
 	if (model_copy(&out->model, m, e) < 0 || cluster_copy(&out->cluster, c, e) < 0)
 		goto fail;
 	out->microbatches = microbatches;
@@ -215,7 +213,7 @@ int tune_state_plan(const struct model *m, const struct cluster *c, int microbat
 	out->order_start = calloc((size_t)c->devices + 1, sizeof(int));
 	out->order = calloc((size_t)s->nstages * microbatches * 3, sizeof(*out->order));
 	if (!out->stages || !out->order_start || !out->order) {
-		err_set(e, ERR_RUNTIME, "out of memory");
+		err_set(e, ERR_RUNTIME, "out of host memory");
 		goto fail;
 	}
 	state_to_stages(out, s);
@@ -757,7 +755,7 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 
 	*out = NULL;
 	if (!t)
-		return err_set(e, ERR_RUNTIME, "out of memory");
+		return err_set(e, ERR_RUNTIME, "out of host memory");
 	t->model = m;
 	t->cluster = c;
 	t->opts = *o;
@@ -793,7 +791,7 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 	t->load = calloc((size_t)D, sizeof(double));
 	if (!t->work.stages || !t->work.order_start || !t->work.order || !t->cap_buf || !t->wcap_buf ||
 	    !t->layer_cost || !t->layer_fb || !t->load) {
-		err_set(e, ERR_RUNTIME, "out of memory");
+		err_set(e, ERR_RUNTIME, "out of host memory");
 		goto fail;
 	}
 	for (int l = 0; l < m->nlayers; l++) {
@@ -902,7 +900,7 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 	*out = t;
 	return 0;
 oom:
-	err_set(e, ERR_RUNTIME, "out of memory");
+	err_set(e, ERR_RUNTIME, "out of host memory");
 fail:
 	tune_free(t);
 	return -1;
@@ -956,7 +954,7 @@ int tune_step(struct tuner *t, const struct tune_step **step, struct err *e)
 						generate(t);
 						*step = record(t, PHASE_START, MOVE_RESTRUCTURE, t->cur.nstages, 0, what, before, t->cur_ms);
 						if (!*step)
-							return err_set(e, ERR_RUNTIME, "out of memory");
+							return err_set(e, ERR_RUNTIME, "out of host memory");
 						return 1;
 					}
 				}
@@ -991,7 +989,7 @@ int tune_step(struct tuner *t, const struct tune_step **step, struct err *e)
 			struct tune_state keep;
 
 			if (tune_state_copy(&keep, &c->st) < 0)
-				return err_set(e, ERR_RUNTIME, "out of memory");
+				return err_set(e, ERR_RUNTIME, "out of host memory");
 			tune_state_release(&t->cur);
 			t->cur = keep;
 			t->cur_ms = evaluate(t, &t->cur, &t->cur_metrics);
@@ -1002,13 +1000,13 @@ int tune_step(struct tuner *t, const struct tune_step **step, struct err *e)
 			if (t->cur_ms < t->best_ms) {
 				tune_state_release(&t->best);
 				if (tune_state_copy(&t->best, &t->cur) < 0)
-					return err_set(e, ERR_RUNTIME, "out of memory");
+					return err_set(e, ERR_RUNTIME, "out of host memory");
 				t->best_ms = t->cur_ms;
 			}
 			t->round_improved = true;
 			*step = record(t, t->phase, c->kind, c->a, c->b, c->what, before, t->cur_ms);
 			if (!*step)
-				return err_set(e, ERR_RUNTIME, "out of memory");
+				return err_set(e, ERR_RUNTIME, "out of host memory");
 			generate(t);
 			t->spent = now_s() - t->t0;
 			return 1;
@@ -1027,7 +1025,7 @@ int tune_result(struct tuner *t, struct plan *out, struct metrics *m, struct err
 		cJSON *root = plan_to_json(&t->best_baseline, true);
 
 		if (!root)
-			return err_set(e, ERR_RUNTIME, "out of memory");
+			return err_set(e, ERR_RUNTIME, "out of host memory");
 		r = plan_from_json(out, root, "tuned plan", NULL, e);
 		cJSON_Delete(root);
 		if (r < 0)

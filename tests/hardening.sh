@@ -165,4 +165,37 @@ expect_match '"infeasible": true' "$OUT" "check --json marks it infeasible"
 run "$OCTOPIPE" check "$data/oom-plan.json" "$data/bad/01-empty.json"
 expect_rc 2 "a bad file outranks an infeasible plan"
 
+# ---- memory: linear in devices, and a host allocation failure is named as such
+python3 - "$T" <<'PY'
+import json, sys
+t = sys.argv[1]
+for name, n in (("huge", 65536), ("big", 4096)):
+    json.dump({"format": "octopipe.cluster/1", "name": name, "gpu": "H200", "devices": n, "gpus_per_node": 8,
+               "mem_bytes": 141000000000, "intra_node": {"gbytes_per_s": 450, "latency_us": 5},
+               "inter_node": {"gbytes_per_s": 50, "latency_us": 10}}, open(f"{t}/{name}-cluster.json", "w"))
+    layer = {"kind": "attn", "f_ms": 1, "b_ms": 1, "w_ms": 1, "param_bytes": 1000, "act_bytes": 1000,
+             "act_w_bytes": 10, "out_bytes": 100}
+    json.dump({"format": "octopipe.model/1", "name": name, "seq_len": 1024, "layers": [layer] * n},
+              open(f"{t}/{name}-model.json", "w"))
+PY
+# a sanitizer build reserves terabytes of address space and cannot run under ulimit -v
+if (ulimit -v 1500000 && "$OCTOPIPE" --version) >/dev/null 2>&1; then
+    run sh -c 'ulimit -v 1500000; exec "$0" plan --model "$1/huge-model.json" --cluster "$1/huge-cluster.json" --schedule 1f1b --microbatches 2 -o "$1/huge-plan.json"' "$OCTOPIPE" "$T"
+    expect_rc 0 "a 65 536-device plan is made and simulated in 1.5 GB (a device x device table needed 32 GiB)"
+    run sh -c 'ulimit -v 1500000; exec "$0" check "$1/huge-plan.json"' "$OCTOPIPE" "$T"
+    expect_rc 0 "and check simulates it in 1.5 GB"
+    run sh -c 'ulimit -v 300000; exec "$0" plan --model "$1/big-model.json" --cluster "$1/big-cluster.json" --schedule 1f1b --microbatches 4096 -o "$1/big-plan.json"' "$OCTOPIPE" "$T"
+    expect_rc 1 "plan: host memory running out is exit 1"
+    expect_match "out of host memory" "$ERR" "plan says 'out of host memory', not 'internal error'"
+    if printf '%s' "$ERR" | grep -q "internal error"; then not_ok "plan does not call it an internal error" "$ERR"
+    else ok "plan does not call it an internal error"; fi
+    run sh -c 'ulimit -v 300000; exec "$0" compare --model "$1/big-model.json" --cluster "$1/big-cluster.json" --microbatches 4096' "$OCTOPIPE" "$T"
+    expect_rc 1 "compare: host memory running out is exit 1"
+    expect_match "^octopipe compare: out of host memory" "$ERR" "compare says 'out of host memory'"
+    if printf '%s' "$OUT" | grep -q "no: device"; then not_ok "compare does not blame the GPU memory" "$OUT"
+    else ok "compare does not blame the GPU memory"; fi
+else
+    skip "memory limits (ulimit -v)" "this build cannot run under ulimit -v (sanitizers)"
+fi
+
 done_testing

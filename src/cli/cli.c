@@ -43,7 +43,7 @@ static void put_printable(const char *text, size_t len)
 	struct strbuf sb = STRBUF_INIT;
 
 	strbuf_add_printable(&sb, text, len, true);
-	fputs(strbuf_failed(&sb) ? "octopipe: out of memory\n" : sb.buf, stderr);
+	fputs(strbuf_failed(&sb) ? "octopipe: out of host memory\n" : sb.buf, stderr);
 	strbuf_release(&sb);
 }
 
@@ -269,7 +269,7 @@ int cli_write_plan(struct plan *p, const char *out, const char *model_path, cons
 		struct strbuf sb = STRBUF_INIT;
 
 		if (!root) {
-			fprintf(stderr, "octopipe: out of memory\n");
+			fprintf(stderr, "octopipe: out of host memory\n");
 			return EXIT_RUNTIME;
 		}
 		json_write(&sb, root);

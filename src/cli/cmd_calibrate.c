@@ -203,7 +203,7 @@ int cmd_calibrate(int argc, char **argv)
 		json_write(&sb, root);
 	cJSON_Delete(root);
 	if (!root || strbuf_failed(&sb)) {
-		cli_err("octopipe calibrate: out of memory writing the model\n");
+		cli_err("octopipe calibrate: out of host memory writing the model\n");
 		rc = EXIT_RUNTIME;
 	} else {
 		/* re-simulate the same plan with the fitted costs */

@@ -77,8 +77,12 @@ static int report(const struct plan *p, const char *out)
 	memset(&s, 0, sizeof(s));
 	sim_opts_default(&o);
 	if (sim_run(&s, p, &o, &m, &e) < 0) {
-		/* a generator that emits a deadlocking order is a bug, not bad input */
-		cli_err("octopipe plan: internal error: the generated order does not run: %s\n", e.msg);
+		/* a generator that emits a deadlocking order is a bug, not bad input; running
+		 * out of host memory is neither */
+		if (e.cls == ERR_INFEASIBLE)
+			cli_err("octopipe plan: internal error: the generated order does not run: %s\n", e.msg);
+		else
+			cli_err("octopipe plan: %s\n", e.msg);
 		sim_release(&s);
 		return EXIT_RUNTIME;
 	}

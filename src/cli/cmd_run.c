@@ -70,7 +70,7 @@ static void usage(FILE *f)
 	      "error is the prediction's: (predicted - measured) / measured, as in octopipe calibrate.\n"
 	      "\n"
 	      "exit status: 0 ok, 1 a worker failed (named, with the reason), 2 bad input,\n"
-	      "3 the plan cannot run (deadlock or out of memory in simulation)\n", f);
+	      "3 the plan cannot run (deadlock or out of device memory in simulation)\n", f);
 }
 
 /* The octopipe.events/1 stream: one JSON object per line, built with cJSON. A failed
@@ -523,7 +523,7 @@ static int print_json(const struct metrics *m, const struct timeline *pred, cons
 	text = w.oom ? NULL : cJSON_PrintUnformatted(root);
 	cJSON_Delete(root);
 	if (!text) {
-		cli_err("octopipe run: out of memory\n");
+		cli_err("octopipe run: out of host memory\n");
 		return EXIT_RUNTIME;
 	}
 	puts(text);

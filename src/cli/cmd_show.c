@@ -121,7 +121,7 @@ static int print_json(const struct model *m, const char *path,
 	}
 	if (w.oom) {
 		cJSON_Delete(root);
-		cli_err("octopipe show: out of memory\n");
+		cli_err("octopipe show: out of host memory\n");
 		return EXIT_RUNTIME;
 	}
 	json_write(&sb, root);
@@ -161,7 +161,7 @@ int cmd_show(int argc, char **argv)
 	ks = model_kind_stats(&m, &nk);
 	if (!ks) {
 		model_release(&m);
-		cli_err("octopipe show: out of memory\n");
+		cli_err("octopipe show: out of host memory\n");
 		return EXIT_RUNTIME;
 	}
 	nh = model_heaviest(&m, heavy, HEAVIEST);

@@ -78,7 +78,7 @@ static int write_json(const char *path, cJSON *root)
 	int rc;
 
 	if (!root) {
-		cli_err("octopipe sim: out of memory\n");
+		cli_err("octopipe sim: out of host memory\n");
 		return EXIT_RUNTIME;
 	}
 	json_write(&sb, root);
