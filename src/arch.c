@@ -21,11 +21,19 @@ int arch_add(struct arch *a, const char *kind, const struct work *w, bool mtp)
 	struct arch_layer *l;
 
 	if (a->nlayers >= OCTO_MAX_LAYERS)
-		return -1;
-	l = realloc(a->layers, (size_t)(a->nlayers + 1) * sizeof(*l));
-	if (!l)
-		return -1;
-	a->layers = l;
+		return ARCH_TOO_MANY;
+	/* doubling: one realloc per layer made a 100 000-layer config quadratic */
+	if (a->nlayers == a->cap) {
+		int cap = a->cap ? 2 * a->cap : 64;
+
+		if (cap > OCTO_MAX_LAYERS)
+			cap = OCTO_MAX_LAYERS;
+		l = realloc(a->layers, (size_t)cap * sizeof(*l));
+		if (!l)
+			return -1;
+		a->layers = l;
+		a->cap = cap;
+	}
 	l = &a->layers[a->nlayers];
 	l->kind = strdup(kind);
 	if (!l->kind)
@@ -149,9 +157,11 @@ static int read_kind(struct jv *v, const cJSON *o, const char *path, struct arch
 	w.f[EFF_MEMORY] += memb;
 	w.core_class = cc;
 	w.unique = shared ? 0 : w.params;
-	if (arch_add(a, kind, &w, mtp) < 0)
-		return err_set(v->e, ERR_RUNTIME, "%s: out of memory", v->file);
-	return 0;
+	switch (arch_add(a, kind, &w, mtp)) {
+	case 0: return 0;
+	case ARCH_TOO_MANY: return jv_fail(v, path, "more than %d layers", OCTO_MAX_LAYERS);
+	default: return err_set(v->e, ERR_RUNTIME, "%s: out of host memory", v->file);
+	}
 }
 
 static int read_list(struct jv *v, const cJSON *root, const char *key, struct arch *a)
