@@ -257,6 +257,15 @@ int arch_to_model(const struct arch *a, const struct hardware *hw, const struct 
                   const char *name, struct model *m, struct err *e)
 {
 	memset(m, 0, sizeof(*m));
+	/* Megatron splits every head group evenly over the TP ranks: more ranks than heads, or
+	 * a degree that does not divide them, is no layout anyone can run */
+	for (int i = 0; o->tp > 1 && i < a->nlayers; i++) {
+		const struct work *w = &a->layers[i].w;
+
+		if (w->tp_units > 0 && (o->tp > w->tp_units || w->tp_units % o->tp != 0))
+			return err_set(e, ERR_INPUT, "--tp %d: layer %d (%s) has %d %s, which %d tensor-parallel ranks cannot "
+			               "split evenly", o->tp, i, a->layers[i].kind, w->tp_units, w->tp_unit_name, o->tp);
+	}
 	m->layers = calloc((size_t)(a->nlayers ? a->nlayers : 1), sizeof(*m->layers));
 	m->name = strdup(name);
 	if (!m->layers || !m->name)

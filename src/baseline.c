@@ -38,6 +38,11 @@ int baseline_plan(struct plan *out, const struct model *m, const char *model_ref
 		return err_set(e, ERR_INPUT, "%d pipeline devices but cluster '%s' has %d", p, c->name, c->devices);
 	if (sched_check(k, p, v, spec->microbatches, e) < 0)
 		return -1;
+	/* even a placement equal to the schedule's own is refused: accepting it would tell
+	 * the user it was used, and a different one would fail only by luck */
+	if (spec->placement && k != SCHED_ADAPTIVE)
+		return err_set(e, ERR_INPUT, "--placement only works with --schedule adaptive (%s places its stages itself)",
+		               sched_name(k));
 	S = p * v;
 	if (spec->placement && spec->nplacement != S)
 		return err_set(e, ERR_INPUT, "--placement lists %d devices but the plan has %d stages (%d devices x %d chunks)",
@@ -73,14 +78,6 @@ int baseline_plan(struct plan *out, const struct model *m, const char *model_ref
 			        out->stages[s].device, c->name, c->devices - 1);
 			goto fail;
 		}
-	}
-	if (spec->placement && k != SCHED_ADAPTIVE) {
-		for (int s = 0; s < S; s++)
-			if (out->stages[s].device != sched_device_of(k, s, p, v)) {
-				err_set(e, ERR_INPUT, "--placement only works with --schedule adaptive; %s places stage %d on "
-				        "device %d", sched_name(k), s, sched_device_of(k, s, p, v));
-				goto fail;
-			}
 	}
 	if ((model_ref && !(out->model_ref = strdup(model_ref))) ||
 	    (cluster_ref && !(out->cluster_ref = strdup(cluster_ref)))) {

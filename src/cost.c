@@ -192,9 +192,25 @@ static void mtp_proj(const struct block *b, struct work *w)
 	w->act_w += 2 * (2 * h + h);
 }
 
+/* A block that splits over n heads (attention or SSM) caps the layer's TP degree. */
+static void tp_limit(struct work *w, int n, const char *what)
+{
+	if (n > 0 && (w->tp_units == 0 || n < w->tp_units)) {
+		w->tp_units = n;
+		w->tp_unit_name = what;
+	}
+}
+
 void cost_block(const struct block *b, struct work *w)
 {
 	double before = w->params, before_active = w->active, before_unique = w->unique;
+
+	switch (b->kind) {
+	case BLK_ATTN: case BLK_MLA: tp_limit(w, b->n_q, "attention heads"); break;
+	case BLK_MAMBA2: tp_limit(w, b->ssm_heads, "SSM heads"); break;
+	case BLK_GDN: tp_limit(w, b->v_heads, "value heads"); break;
+	default: break;
+	}
 
 	switch (b->kind) {
 	case BLK_ATTN: attn(b, w); break;

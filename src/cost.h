@@ -70,6 +70,9 @@ struct work {
 	double in;               /* bytes per token of the layer input (kept under recompute) */
 	double a2a;              /* MoE all-to-all bytes per token (dispatch + combine) */
 	int tp_syncs;            /* tensor-parallel all-reduces of the hidden state per pass */
+	int tp_units;            /* heads the layer splits over tensor-parallel ranks (the fewest
+	                          * of its blocks: attention or SSM heads); 0 = no such limit */
+	const char *tp_unit_name;
 };
 
 /* Adds the work of b to w (a layer is the sum of its blocks). */

@@ -165,6 +165,30 @@ expect_match '"infeasible": true' "$OUT" "check --json marks it infeasible"
 run "$OCTOPIPE" check "$data/oom-plan.json" "$data/bad/01-empty.json"
 expect_rc 2 "a bad file outranks an infeasible plan"
 
+# ---- options that would be silently ignored or impossible are refused
+for sched in 1f1b interleaved zb-h1 zb-v dualpipev; do
+    run "$OCTOPIPE" plan --model gpt-13b --cluster 4xH200 --schedule $sched --microbatches 8 --placement 0,1,2,3 -o "$T/p.json"
+    expect_rc 2 "--placement with $sched (which places its stages itself) is refused, even when it matches"
+done
+expect_match "--placement only works with --schedule adaptive \(dualpipev places its stages itself\)" "$ERR" "and says why"
+run "$OCTOPIPE" plan --model gpt-13b --cluster 4xH200 --schedule adaptive --microbatches 8 --placement 3,2,1,0 -o "$T/p.json"
+expect_rc 0 "--placement with adaptive is used"
+cfg="$top_srcdir/samples/profiles/configs"
+run "$OCTOPIPE" cost "$cfg/deepseek-16b.json" --cluster 8xH200 --tp 1024 -o "$T/c.json"
+expect_rc 2 "--tp above the attention head count is refused"
+expect_match "cost: --tp 1024: a tensor-parallel group stays on one node" "$ERR" "beyond a node: says why"
+run "$OCTOPIPE" cost "$cfg/gpt-13b.json" --cluster 64xH200 --tp 16 -o "$T/c.json"
+expect_rc 2 "--tp 16 beyond an 8-GPU node is refused"
+python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); c["gpus_per_node"]=2048; c["devices"]=2048; json.dump(c,open(sys.argv[2],"w"))' \
+    "$top_srcdir/samples/clusters/8xH200.json" "$T/widenode.json"
+run "$OCTOPIPE" cost "$cfg/deepseek-16b.json" --cluster "$T/widenode.json" --tp 1024 -o "$T/c.json"
+expect_rc 2 "--tp 1024 on a 16-head model is refused"
+expect_match "--tp 1024: layer 1 \(attn\+dense\) has 16 attention heads, which 1024 tensor-parallel ranks cannot split evenly" "$ERR" "naming the layer and its heads"
+run "$OCTOPIPE" cost "$cfg/gpt-13b.json" --cluster "$T/widenode.json" --tp 16 -o "$T/c.json"
+expect_rc 2 "--tp 16 does not divide gpt-13b's 40 heads: refused"
+run "$OCTOPIPE" cost "$cfg/nemotron-nano-v2-9b.json" --cluster 8xH200 --tp 8 -o "$T/c.json"
+expect_rc 0 "--tp 8 splits nemotron's heads evenly"
+
 # ---- memory: linear in devices, and a host allocation failure is named as such
 python3 - "$T" <<'PY'
 import json, sys

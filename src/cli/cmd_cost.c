@@ -255,6 +255,13 @@ int cmd_cost(int argc, char **argv)
 		return cli_usage_error("cost", "at most %d configs", MAX_CONFIGS);
 	if ((rc = cli_load_cluster(cluster_arg, &c, cpath)) != 0)
 		return rc;
+	if (o.tp > c.gpus_per_node) {
+		/* its all-reduces run on the intra-node link, as every TP layout does */
+		rc = cli_usage_error("cost", "--tp %d: a tensor-parallel group stays on one node, and cluster '%s' has "
+		                     "%d GPUs per node", o.tp, c.name, c.gpus_per_node);
+		cluster_release(&c);
+		return rc;
+	}
 	o.link_gbytes_per_s = c.intra.gbytes_per_s;
 	o.link_latency_us = c.intra.latency_us;
 	for (int i = 0; i < nconf; i++) {
