@@ -320,3 +320,24 @@ int cli_plan_verdict(const char *path, const struct plan *p, struct strbuf *why)
 	sim_release(&s);
 	return rc;
 }
+
+int cli_put_json(cJSON *root, bool oom)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	if (!root || oom) {
+		cJSON_Delete(root);
+		cli_err("octopipe: out of host memory\n");
+		return EXIT_RUNTIME;
+	}
+	json_write(&sb, root);
+	cJSON_Delete(root);
+	if (strbuf_failed(&sb)) {
+		strbuf_release(&sb);
+		cli_err("octopipe: out of host memory\n");
+		return EXIT_RUNTIME;
+	}
+	fputs(sb.buf, stdout);
+	strbuf_release(&sb);
+	return EXIT_OK;
+}

@@ -80,6 +80,10 @@ void cli_oom_line(struct strbuf *sb, const char *path, const struct plan *p, con
 /* Simulates p: EXIT_OK when it runs, else EXIT_INFEASIBLE (deadlock, out of memory) or
  * EXIT_RUNTIME, with the line `octopipe sim` prints for it appended to why. */
 int cli_plan_verdict(const char *path, const struct plan *p, struct strbuf *why);
+/* Prints a built JSON document to stdout with the project's printer and frees it; oom
+ * (a jw builder's flag) or a NULL root is reported as one line. Returns the exit code. */
+#include <cjson/cJSON.h>
+int cli_put_json(cJSON *root, bool oom);
 /* Writes text to path ("-" = stdout) atomically; prints the error and returns its code. */
 int cli_write_text(const char *path, const char *text, size_t len);
 

@@ -70,30 +70,42 @@ static double measured_ms(const struct timeline *t)
 	return end;
 }
 
-static void report(const struct plan *p, const struct rescale *r, const char *tl_path, const char *plan_path,
+static int report(const struct plan *p, const struct rescale *r, const char *tl_path, const char *plan_path,
                    const char *source, double meas, double before, double after, bool json)
 {
 	const char *kn[RESCALE_KINDS] = { "f", p->split_backward ? "i" : "b", "w" };
 	int kinds = p->split_backward ? 3 : 2;
 
 	if (json) {
-		struct strbuf q1 = STRBUF_INIT, q2 = STRBUF_INIT;
+		struct jw w = { false };
+		cJSON *root = cJSON_CreateObject(), *o, *arr;
 
-		printf("{\"timeline\": %s, \"plan\": %s, \"source\": \"%s\", \"measured_ms\": %.6f, "
-		       "\"before\": {\"predicted_ms\": %.6f, \"error\": %.6f}, "
-		       "\"after\": {\"predicted_ms\": %.6f, \"error\": %.6f}, \"stages\": [",
-		       json_quoted(&q1, tl_path), json_quoted(&q2, plan_path), source, meas, before,
-		       meas > 0 ? (before - meas) / meas : 0, after, meas > 0 ? (after - meas) / meas : 0);
-		strbuf_release(&q1);
-		strbuf_release(&q2);
+		if (!root)
+			w.oom = true;
+		jw_str(&w, root, "timeline", tl_path);
+		jw_str(&w, root, "plan", plan_path);
+		jw_str(&w, root, "source", source);
+		jw_num(&w, root, "measured_ms", meas);
+		o = jw_obj(&w, root, "before");
+		jw_num(&w, o, "predicted_ms", before);
+		jw_num(&w, o, "error", meas > 0 ? (before - meas) / meas : 0);
+		o = jw_obj(&w, root, "after");
+		jw_num(&w, o, "predicted_ms", after);
+		jw_num(&w, o, "error", meas > 0 ? (after - meas) / meas : 0);
+		arr = jw_arr(&w, root, "stages");
 		for (int s = 0; s < r->nstages; s++) {
-			printf("%s{\"stage\": %d, \"device\": %d", s ? ", " : "", s, p->stages[s].device);
-			for (int k = 0; k < kinds; k++)
-				printf(", \"%s\": %.6f, \"%s_samples\": %d", kn[k], r->factor[s][k], kn[k], r->samples[s][k]);
-			printf("}");
+			char key[16];
+
+			o = jw_push(&w, arr, cJSON_CreateObject());
+			jw_num(&w, o, "stage", s);
+			jw_num(&w, o, "device", p->stages[s].device);
+			for (int k = 0; k < kinds; k++) {
+				jw_num(&w, o, kn[k], r->factor[s][k]);
+				snprintf(key, sizeof(key), "%s_samples", kn[k]);
+				jw_num(&w, o, key, r->samples[s][k]);
+			}
 		}
-		printf("]}\n");
-		return;
+		return cli_put_json(root, w.oom);
 	}
 	printf("calibrated from %s (%s run of %s)\n", tl_path, source, plan_path);
 	printf("iteration: measured %.2f ms; predicted %.2f ms before (error %+.2f%%), %.2f ms after (error %+.2f%%)\n\n",
@@ -105,6 +117,7 @@ static void report(const struct plan *p, const struct rescale *r, const char *tl
 			printf(" %8.4f", r->factor[s][k]);
 		printf("\n");
 	}
+	return EXIT_OK;
 }
 
 int cmd_calibrate(int argc, char **argv)
@@ -210,8 +223,9 @@ int cmd_calibrate(int argc, char **argv)
 		model_release(&p.model);
 		p.model = fitted;
 		if ((after = simulate(&p, plan_path, &rc)) >= 0) {
-			report(&p, &r, tl_path, plan_path, t.source, meas, before, after, json);
-			rc = cli_write_text(out, sb.buf, sb.len);
+			rc = report(&p, &r, tl_path, plan_path, t.source, meas, before, after, json);
+			if (rc == EXIT_OK)
+				rc = cli_write_text(out, sb.buf, sb.len);
 		}
 		memset(&fitted, 0, sizeof(fitted));
 	}

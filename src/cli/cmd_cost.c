@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <getopt.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,7 +64,7 @@ static void base_name(const char *path, char *out, size_t n)
 	snprintf(out, n, "%.*s", (int)len, s);
 }
 
-static void print_summary(const struct arch *a, const struct model *m, const struct cost_opts *o,
+static int print_summary(const struct arch *a, const struct model *m, const struct cost_opts *o,
                           const struct cluster *c, bool json)
 {
 	struct arch_totals t;
@@ -73,7 +74,6 @@ static void print_summary(const struct arch *a, const struct model *m, const str
 	arch_totals(a, o->seq, &t);
 	if (json) {
 		struct jw w = { false };
-		struct strbuf sb = STRBUF_INIT;
 		cJSON *root = cJSON_CreateObject(), *arr;
 
 		jw_str(&w, root, "name", m->name);
@@ -100,13 +100,7 @@ static void print_summary(const struct arch *a, const struct model *m, const str
 			jw_str(&w, h, "kind", m->layers[heavy[i]].kind);
 			jw_num(&w, h, "total_ms", layer_total_ms(&m->layers[heavy[i]]));
 		}
-		if (!w.oom) {
-			json_write(&sb, root);
-			fputs(sb.buf, stdout);
-		}
-		strbuf_release(&sb);
-		cJSON_Delete(root);
-		return;
+		return cli_put_json(root, w.oom);
 	}
 	printf("model %s (%s): %d layers, sequence %ld x micro-batch %ld, tp %d, on %s (%s efficiencies)\n",
 	       m->name, a->family, m->nlayers, o->seq, o->micro_batch, o->tp, c->gpu ? c->gpu : c->name,
@@ -125,6 +119,7 @@ static void print_summary(const struct arch *a, const struct model *m, const str
 		printf("  %5d  %-16s %9.3f ms  (F %.3f, B %.3f, W %.3f)\n", heavy[i], l->kind,
 		       layer_total_ms(l), l->f_ms, l->b_ms, l->w_ms);
 	}
+	return EXIT_OK;
 }
 
 static int calibrate(struct arch *archs, int n, char **profiles, struct cluster *c,
@@ -154,32 +149,42 @@ static int calibrate(struct arch *archs, int n, char **profiles, struct cluster 
 	free(c->hw.source);
 	c->hw.source = strbuf_detach(&src);
 	c->has_hw = true;
-	struct strbuf q = STRBUF_INIT;
+	struct jw w = { false };
+	cJSON *root = json ? cJSON_CreateObject() : NULL, *arr = NULL, *item;
 
-	if (json)
-		printf("{\"profiles\": [");
-	else
+	if (json) {
+		if (!root)
+			w.oom = true;
+		arr = jw_arr(&w, root, "profiles");
+	} else {
 		printf("%-40s %8s %8s   %8s %8s\n", "profile (mean abs. error)", "F was", "BW was", "F now", "BW now");
+	}
 	for (int k = 0; k <= n; k++) {
 		int p = k < n ? k : -1;
 
 		calibrate_error(&s, &before, p, &f0, &b0);
 		calibrate_error(&s, &c->hw, p, &f1, &b1);
-		if (json && p >= 0)
-			printf("%s{\"profile\": %s, \"f_err_pct\": %.2f, \"bw_err_pct\": %.2f, "
-			       "\"f_err_pct_before\": %.2f, \"bw_err_pct_before\": %.2f}",
-			       k ? ", " : "", json_quoted(&q, profiles[k]), f1, b1, f0, b0);
-		else if (!json)
+		if (json && p >= 0) {
+			item = jw_push(&w, arr, cJSON_CreateObject());
+			jw_str(&w, item, "profile", profiles[k]);
+			jw_num(&w, item, "f_err_pct", round(f1 * 100) / 100);
+			jw_num(&w, item, "bw_err_pct", round(b1 * 100) / 100);
+			jw_num(&w, item, "f_err_pct_before", round(f0 * 100) / 100);
+			jw_num(&w, item, "bw_err_pct_before", round(b0 * 100) / 100);
+		} else if (!json) {
 			printf("%-40s %7.1f%% %7.1f%%   %7.1f%% %7.1f%%\n", p >= 0 ? profiles[k] : "all",
 			       f0, b0, f1, b1);
+		}
 	}
-	strbuf_release(&q);
 	if (json) {
-		printf("], \"efficiency\": {");
-		for (int k = 0; k < EFF_NCLASS; k++)
-			printf("%s\"%s\": {\"f\": %.4g, \"b\": %.4g}", k ? ", " : "", hardware_class_names[k],
-			       c->hw.eff_f[k], c->hw.eff_b[k]);
-		printf("}}\n");
+		cJSON *eff = jw_obj(&w, root, "efficiency");
+
+		for (int k = 0; k < EFF_NCLASS; k++) {
+			item = jw_obj(&w, eff, hardware_class_names[k]);
+			jw_num(&w, item, "f", c->hw.eff_f[k]);
+			jw_num(&w, item, "b", c->hw.eff_b[k]);
+		}
+		rc = cli_put_json(root, w.oom);
 	} else {
 		printf("\n%-14s %8s %8s\n", "class", "eff F", "eff B");
 		for (int k = 0; k < EFF_NCLASS; k++)
@@ -295,7 +300,7 @@ int cmd_cost(int argc, char **argv)
 			} else if (out && model_save(&m, out, &e) < 0) {
 				rc = cli_report(&e);
 			} else if (nprof == 0) {
-				print_summary(&archs[0], &m, &o, &c, json);
+				rc = print_summary(&archs[0], &m, &o, &c, json);
 				if (out && !json)
 					printf("wrote %s\n", out);
 			}
