@@ -210,6 +210,13 @@ int fileio_write_atomic(const char *path, const void *data, size_t len, struct e
 		               path, dir, strerror(errno));
 	/* a replaced file keeps its permissions; a new one gets 0666 minus the umask */
 	if (stat(target, &st) == 0) {
+		/* the rename would replace a file its owner made read-only: refuse, as cp does */
+		if (access(target, W_OK) != 0) {
+			saved = errno;
+			close(fd);
+			unlink(tmp);
+			return err_set(e, ERR_RUNTIME, "%s: cannot write: %s", path, strerror(saved));
+		}
 		mode = st.st_mode & 07777;
 	} else {
 		mode_t mask = umask(0);

@@ -148,6 +148,36 @@ run mkplan -o "$T/mode.json"
 if [ "$(ls -l "$T/mode.json" | cut -c1-10)" = "-rw-------" ]; then ok "a replaced file keeps its permissions"
 else not_ok "a replaced file keeps its permissions" "$(ls -l "$T/mode.json")"; fi
 
+# ---- files the user may not read or write (as root these pass by permission: CI runs
+# this file again as a non-root user)
+if [ "$(id -u)" != 0 ]; then
+    mkdir "$T/ro"
+    mkplan -o "$T/ro/kept.json" >/dev/null
+    chmod 444 "$T/ro/kept.json"
+    before=$(cat "$T/ro/kept.json")
+    run "$OCTOPIPE" plan --model gpt-13b --cluster 4xH200 --schedule zb-h1 --microbatches 8 -o "$T/ro/kept.json"
+    expect_rc 1 "a read-only file is not replaced"
+    expect_match "kept.json: cannot write: Permission denied" "$ERR" "and says why"
+    if [ "$(cat "$T/ro/kept.json")" = "$before" ]; then ok "the read-only file is unchanged"
+    else not_ok "the read-only file is unchanged"; fi
+    chmod 555 "$T/ro"
+    run mkplan -o "$T/ro/new.json"
+    expect_rc 1 "an unwritable directory: exit 1"
+    expect_match "new.json: cannot create a temporary file in '.*/ro': Permission denied" "$ERR" "naming the directory"
+    if [ -z "$(ls "$T/ro" | grep -v kept.json)" ]; then ok "nothing is left in the directory"
+    else not_ok "nothing is left in the directory" "$(ls "$T/ro")"; fi
+    chmod 755 "$T/ro"
+    cp "$data/tiny-model.json" "$T/secret.json"
+    chmod 000 "$T/secret.json"
+    run "$OCTOPIPE" check "$T/secret.json"
+    expect_rc 2 "an unreadable file: exit 2"
+    expect_match "secret.json: cannot open: Permission denied" "$ERR" "saying why"
+    run "$OCTOPIPE" sim "$plan" --timeline-out "$T/ro"
+    expect_rc 1 "--timeline-out naming a directory: exit 1"
+else
+    skip "read-only and unreadable files" "running as root (CI runs this again as a non-root user)"
+fi
+
 # ---- check simulates plans: a deadlock or a device out of memory is exit 3 with sim's line
 for f in deadlock-plan oom-plan; do
     run "$OCTOPIPE" sim "$data/$f.json"
