@@ -129,7 +129,7 @@ static inline double op_dur(const struct ctx *c, long op)
 	int st = op_stage(c, op), k = op_k(c, op);
 	double d = k == 0 ? c->s->stage_f[st] : k == 2 ? c->s->stage_w[st] : c->s->stage_b[st];
 
-	return d / c->p->cluster.device_speed[c->p->stages[st].device];
+	return c->o->unit_costs ? d : d / c->p->cluster.device_speed[c->p->stages[st].device];
 }
 
 static inline long op_id(const struct ctx *c, int stage, int mb, int k)
@@ -199,6 +199,9 @@ static double transfer(struct ctx *c, int a, int b, int slot, uint64_t bytes, do
 	struct sim *s = c->s;
 	const struct link *l = cluster_link(&c->p->cluster, a, b);
 	double *link = &s->link_free[s->link_of[slot]];
+
+	if (c->o->unit_costs)
+		return t;
 	double start = t > *link ? t : *link;
 	double wire = (double)bytes / (l->gbytes_per_s * 1e6); /* GB/s = 1e6 bytes per ms */
 	double arrive = start + l->latency_us * 1e-3 + wire;
@@ -590,7 +593,13 @@ static void setup(struct ctx *c)
 			act_w += m->layers[l].act_w_bytes;
 			params += (double)m->layers[l].param_bytes / 2.0;
 		}
-		plan_stage_ms(p, st, ms);
+		if (c->o->unit_costs) {
+			ms[0] = 1;
+			ms[1] = p->split_backward ? 1 : 2;
+			ms[2] = p->split_backward ? 1 : 0;
+		} else {
+			plan_stage_ms(p, st, ms);
+		}
 		s->stage_f[st] = ms[0];
 		s->stage_b[st] = ms[1];
 		s->stage_w[st] = ms[2];

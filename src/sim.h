@@ -48,6 +48,9 @@ struct sim_opts {
 	bool record;               /* keep per-op times, transfers and memory for a timeline */
 	double bytes_per_param;    /* static memory per parameter: 16 (bf16 + Adam), 18 with fp32 grads */
 	int zero_dp;               /* ZeRO-1 data-parallel degree dividing the 12 optimizer bytes */
+	bool unit_costs;           /* every stage's F = I = W = 1 (B = 2) and transfers are free: a
+	                            * baseline's order derived this way is the same whatever the
+	                            * plan's costs and links, as its paper drew it */
 };
 
 /* The defaults: order-driven, 16 bytes per parameter, no ZeRO, adaptive policy settings. */

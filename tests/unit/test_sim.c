@@ -85,6 +85,97 @@ static void test_golden(void)
 	is_dbl(golden(SCHED_1F1B, 1, 5, &err), 15, EPS, "one device runs everything back to back");
 }
 
+/* Builds schedule k (v chunks of 1/v the cost) for a uniform model of per-stage F, I, W
+ * with activations of out bytes on links of gbps GB/s (0: free) and simulates it; the
+ * plan is kept in pl when asked. Returns the iteration time, or -1. */
+static double uniform_run(enum sched_kind k, int p, int m, double F, double I, double W, uint64_t out,
+                          double gbps, struct plan *keep)
+{
+	static struct err e;
+	struct model md;
+	struct cluster cl;
+	struct plan pl;
+	struct sim s;
+	struct sim_opts o;
+	struct metrics mt;
+	int v = sched_default_chunks(k);
+	struct baseline_spec spec = { k, m, 0, "uniform", NULL, 0, 0 };
+	double r = -1;
+
+	memset(&s, 0, sizeof(s));
+	synth_model(&md, p * v, F / v, I / v, W / v);
+	for (int l = 0; l < md.nlayers; l++)
+		md.layers[l].out_bytes = out;
+	synth_cluster(&cl, p, p, gbps, gbps > 0 ? 10 : 0);
+	if (baseline_plan(&pl, &md, NULL, &cl, NULL, &spec, &e) == 0) {
+		sim_opts_default(&o);
+		if (sim_run(&s, &pl, &o, &mt, &e) == 0)
+			r = mt.makespan_ms;
+		metrics_release(&mt);
+		if (keep)
+			*keep = pl;
+		else
+			plan_release(&pl);
+	}
+	sim_release(&s);
+	model_release(&md);
+	cluster_release(&cl);
+	return r;
+}
+
+static bool same_order(const struct plan *a, const struct plan *b)
+{
+	if (a->ndevices != b->ndevices || a->order_start[a->ndevices] != b->order_start[b->ndevices])
+		return false;
+	for (long i = 0; i < a->order_start[a->ndevices]; i++)
+		if (a->order[i].stage != b->order[i].stage || a->order[i].mb != b->order[i].mb ||
+		    a->order[i].kind != b->order[i].kind || a->order[i].pair != b->order[i].pair)
+			return false;
+	return true;
+}
+
+/* Baselines are the orders their names promise: closed forms for any F, I, W (the
+ * zero-bubble paper's m(F+I+W) + (p-1)(F+I-W) for ZB-H1), and orders that links and
+ * costs do not move (a greedy ZB-H1 fed the plan's own times came out 4% slower than
+ * its closed form on 1000-byte activations). */
+static void test_closed_forms(void)
+{
+	static const double fiw[][3] = { { 1, 1, 1 }, { 1, 2, 1 }, { 2, 1, 1 }, { 1, 1, 0.5 }, { 3, 2, 1 }, { 1, 1.5, 0.25 } };
+
+	for (size_t c = 0; c < sizeof(fiw) / sizeof(fiw[0]); c++)
+		for (int p = 2; p <= 8; p *= 2)
+			for (int m = p; m <= 3 * p; m += p) {
+				double F = fiw[c][0], I = fiw[c][1], W = fiw[c][2], B = I + W;
+
+				is_dbl(uniform_run(SCHED_ZBH1, p, m, F, I, W, 0, 0, NULL), m * (F + I + W) + (p - 1) * (F + I - W),
+				       1e-9, "ZB-H1 = m(F+I+W) + (p-1)(F+I-W): p=%d m=%d F=%g I=%g W=%g", p, m, F, I, W);
+				is_dbl(uniform_run(SCHED_1F1B, p, m, F, I, W, 0, 0, NULL), (m + p - 1) * (F + B), 1e-9,
+				       "1F1B = (m+p-1)(F+B): p=%d m=%d F=%g B=%g", p, m, F, B);
+				is_dbl(uniform_run(SCHED_GPIPE, p, m, F, I, W, 0, 0, NULL), (m + p - 1) * (F + B), 1e-9,
+				       "GPipe = (m+p-1)(F+B): p=%d m=%d F=%g B=%g", p, m, F, B);
+				is_dbl(uniform_run(SCHED_INTERLEAVED, p, m, F, I, W, 0, 0, NULL), m * (F + B) + (p - 1) * (F + B) / 2,
+				       1e-9, "interleaved = m(F+B) + (p-1)(F+B)/v: p=%d m=%d F=%g B=%g", p, m, F, B);
+			}
+	for (int k = SCHED_GPIPE; k < SCHED_ADAPTIVE; k++) {
+		struct plan free_links, slow_links, other_costs;
+		double t0 = uniform_run((enum sched_kind)k, 4, 8, 1, 1, 1, 0, 0, &free_links);
+		double t1 = uniform_run((enum sched_kind)k, 4, 8, 1, 1, 1, 1000, 0.0001, &slow_links);
+		double t2 = uniform_run((enum sched_kind)k, 4, 8, 1, 3, 0.2, 0, 0, &other_costs);
+
+		ok(t0 > 0 && t1 > t0 && t2 > 0, "%s builds with free and slow links", sched_name((enum sched_kind)k));
+		ok(t0 > 0 && t1 > 0 && same_order(&free_links, &slow_links), "%s: links do not move its order",
+		   sched_name((enum sched_kind)k));
+		ok(t0 > 0 && t2 > 0 && same_order(&free_links, &other_costs), "%s: op costs do not move its order",
+		   sched_name((enum sched_kind)k));
+		if (t0 > 0)
+			plan_release(&free_links);
+		if (t1 > 0)
+			plan_release(&slow_links);
+		if (t2 > 0)
+			plan_release(&other_costs);
+	}
+}
+
 /* A plan from explicit per-device token lists, stages of the given layer counts. */
 static int hand_plan(struct plan *p, const struct model *m, const struct cluster *c, int mbs, bool split,
                      int nstages, const int *counts, const int *dev, const char *const *lists[], struct err *e)
@@ -427,6 +518,7 @@ static void test_partitions(void)
 int main(void)
 {
 	test_golden();
+	test_closed_forms();
 	test_hand_computed();
 	test_deadlock();
 	test_oom_and_idle();
