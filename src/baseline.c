@@ -12,16 +12,27 @@
 
 const struct baseline_recipe baseline_recipes[] = {
 	{ "gpipe", SCHED_GPIPE, "uniform" },
-	{ "1f1b", SCHED_1F1B, "uniform" },
+	{ "1f1b", SCHED_1F1B, "megatron" },
 	{ "1f1b balanced", SCHED_1F1B, "balanced" },
-	{ "interleaved", SCHED_INTERLEAVED, "uniform" },
-	{ "zb-h1", SCHED_ZBH1, "uniform" },
-	{ "zb-h2", SCHED_ZBH2, "uniform" },
-	{ "zb-v", SCHED_ZBV, "uniform" },
+	{ "interleaved", SCHED_INTERLEAVED, "megatron" },
+	{ "zb-h1", SCHED_ZBH1, "megatron" },
+	{ "zb-h2", SCHED_ZBH2, "megatron" },
+	{ "zb-v", SCHED_ZBV, "megatron" },
 	{ "dualpipev", SCHED_DUALPIPEV, "uniform" },
 	{ "adaptive", SCHED_ADAPTIVE, "balanced" },
 };
 const int baseline_nrecipes = sizeof(baseline_recipes) / sizeof(baseline_recipes[0]);
+
+const char *baseline_reference_partition(enum sched_kind k)
+{
+	switch (k) {
+	case SCHED_1F1B: case SCHED_INTERLEAVED: case SCHED_ZBH1: case SCHED_ZBH2: case SCHED_ZBV:
+		/* Megatron-LM's schedules and the zero-bubble ones built on it split as it does */
+		return "megatron";
+	default:
+		return "uniform";
+	}
+}
 
 int baseline_plan(struct plan *out, const struct model *m, const char *model_ref,
                   const struct cluster *c, const char *cluster_ref,
@@ -67,7 +78,7 @@ int baseline_plan(struct plan *out, const struct model *m, const char *model_ref
 		err_set(e, ERR_RUNTIME, "out of host memory");
 		goto fail;
 	}
-	if (partition_by_name(m, spec->partition, S, first, e) < 0)
+	if (partition_by_name(m, spec->partition ? spec->partition : baseline_reference_partition(k), S, first, e) < 0)
 		goto fail;
 	for (int s = 0; s < S; s++) {
 		out->stages[s].first = first[s];

@@ -23,6 +23,11 @@ struct baseline_spec {
 	int devices;              /* pipeline devices; 0 = all of the cluster */
 };
 
+/* The partition a schedule's reference implementation uses: "megatron" for 1F1B,
+ * interleaved and the zero-bubble family (all built on Megatron-LM), "uniform" for
+ * GPipe, DualPipeV and adaptive. A spec without a partition gets this one. */
+const char *baseline_reference_partition(enum sched_kind k);
+
 /* The baselines OctoPipe compares against, in display order (compare, the UI). */
 struct baseline_recipe {
 	const char *name;          /* "1f1b balanced" */

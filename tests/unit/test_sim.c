@@ -498,7 +498,7 @@ static void test_partitions(void)
 {
 	struct model m;
 	struct err e = ERR_INIT;
-	int first[8];
+	int first[40];
 
 	synth_model(&m, 10, 1, 1, 1);
 	m.layers[9].f_ms = 10; /* head: 12 ms of the 39 total */
@@ -507,11 +507,29 @@ static void test_partitions(void)
 	ok(partition_balanced(&m, 4, first, &e) == 0, "balanced");
 	is_dbl(partition_max_cost(&m, 4, first), 12, 1e-12, "balanced puts the head alone (max stage 12 ms)");
 	ok(first[3] == 9, "the last stage is just the head");
-	ok(partition_megatron(&m, 4, first, &e) == 0 && first[1] == 2 && first[4] - first[3] == 2,
-	   "megatron: embedding and loss count as layers (2,3,3,2)");
+	ok(partition_megatron(&m, 4, first, true, &e) == 0 && first[1] == 2 && first[4] - first[3] == 2,
+	   "megatron accounted: embedding and loss count as layers (2,3,3,2)");
+	ok(partition_megatron(&m, 4, first, false, &e) == 0 && first[1] == 2 && first[2] == 5 && first[3] == 8,
+	   "megatron: 10 layers on 4 stages, the remainder in the middle (2,3,3,2)");
 	ok(partition_counts(&m, 3, "4,4,2", first, &e) == 0 && first[2] == 8, "explicit counts");
 	ok(partition_counts(&m, 3, "4,4,3", first, &e) < 0 && strstr(e.msg, "covers 11 layers"), "counts must cover the model");
 	ok(partition_uniform(&m, 11, first, &e) < 0 && strstr(e.msg, "only 10 layers"), "more stages than layers is refused");
+	model_release(&m);
+	/* a cost-model table: embedding, 32 decoder layers, head (Gemma's 32 layers on 4
+	 * stages: Megatron gives 8,8,8,8 decoder layers, the embedding and the head on top) */
+	synth_model(&m, 34, 1, 1, 1);
+	free(m.layers[0].kind);
+	m.layers[0].kind = strdup("embedding");
+	free(m.layers[33].kind);
+	m.layers[33].kind = strdup("head");
+	ok(partition_megatron(&m, 4, first, false, &e) == 0 && first[1] == 9 && first[2] == 17 && first[3] == 25 &&
+	   first[4] == 34, "megatron on a cost-model table: 8,8,8,8 decoder layers + embedding + head");
+	ok(partition_megatron(&m, 4, first, true, &e) == 0 && first[1] == 8 && first[2] == 17 && first[3] == 26 &&
+	   first[4] == 34, "megatron accounted: 7,9,9,7 decoder layers + embedding + head");
+	ok(partition_megatron(&m, 8, first, false, &e) == 0 && first[1] == 5 && first[8] - first[7] == 5,
+	   "megatron over 8 virtual stages (interleaved): 4 decoder layers each, the head with the last 4");
+	ok(partition_megatron(&m, 33, first, false, &e) < 0 && strstr(e.msg, "32 decoder layers"),
+	   "more stages than decoder layers: refused (%s)", e.msg);
 	model_release(&m);
 }
 
