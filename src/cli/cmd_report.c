@@ -115,14 +115,16 @@ int cmd_export_svg(int argc, char **argv)
 	int ch, rc;
 
 	optind = 0;
-	while ((ch = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+	opterr = 0;   /* one line of our own instead of getopt's */
+	while ((ch = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'o': out = optarg; break;
 		case 't': tl_path = optarg; break;
 		case 'w': if (parse_width("export", optarg, &o.width_px)) return EXIT_INPUT; break;
 		case 'c': o.critical_path = true; break;
 		case 'h': svg_usage(stdout); return EXIT_OK;
-		default: return cli_usage_error("export", "unknown option");
+		case ':': return cli_usage_error("export", "option '%s' needs a value", argv[optind - 1]);
+		default: return cli_usage_error("export", "unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	if (optind != argc - 1)
@@ -172,7 +174,8 @@ int cmd_report(int argc, char **argv)
 
 	memset(&in, 0, sizeof(in));
 	optind = 0;
-	while ((ch = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+	opterr = 0;   /* one line of our own instead of getopt's */
+	while ((ch = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'o': out = optarg; break;
 		case 's': steps_path = optarg; break;
@@ -180,7 +183,8 @@ int cmd_report(int argc, char **argv)
 		case 'w': if (parse_width("report", optarg, &in.width_px)) return EXIT_INPUT; break;
 		case 'c': in.critical_path = true; break;
 		case 'h': report_usage(stdout); return EXIT_OK;
-		default: return cli_usage_error("report", "unknown option");
+		case ':': return cli_usage_error("report", "option '%s' needs a value", argv[optind - 1]);
+		default: return cli_usage_error("report", "unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	n = argc - optind;
