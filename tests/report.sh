@@ -69,6 +69,12 @@ fs1200=$(printf '%s\n' "$OUT" | sed -n 's/.*<svg [^>]*font-size="\([0-9.]*\)".*/
 if [ "$fs600" = 5 ] && [ "$fs1200" = 10 ]; then ok "sizes scale with --width (font $fs600 at 600 px, $fs1200 at 1200)"
 else not_ok "sizes scale with --width" "font $fs600 at 600 px, $fs1200 at 1200"; fi
 
+# the README's picture is what `make samples` draws today
+picture="$plans/nemotron-nano-v2-9b-8xH200-tuned.svg"
+run "$OCTOPIPE" export svg "$tuned" --critical-path -o "$T/picture.svg"
+if cmp -s "$picture" "$T/picture.svg"; then ok "plans/*-tuned.svg (the README's picture) is up to date"
+else not_ok "plans/*-tuned.svg (the README's picture) is up to date" "regenerate it with make samples"; fi
+
 # a measured run drawn under the predicted rows
 run "$OCTOPIPE" run "$data/tiny-plan.json" --emu-slowdown 1:1.5 --timeline-out "$T/tiny-run.json"
 expect_rc 0 "the emulator runs the toy plan"
