@@ -569,7 +569,8 @@ static const char html_css[] =
 	"p.note{font-size:12px;color:#444;max-width:1000px}"
 	"svg{max-width:100%;height:auto;display:block}svg.defs{position:absolute;width:0;height:0}"
 	"figure{margin:8px 0 16px}"
-	"@media print{body{margin:0;max-width:none}section{break-before:page}"
+	"@media print{body{margin:0;max-width:none;-webkit-print-color-adjust:exact;print-color-adjust:exact}"
+	"section{break-before:page}"
 	"section#summary{break-before:auto}figure,table{break-inside:avoid}}";
 
 /* Baselines of one model, cluster and microbatch count. */
