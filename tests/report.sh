@@ -100,7 +100,6 @@ wellformed "$T/hostile.html" "markup in a plan's name is escaped in the report"
 # ---- report --------------------------------------------------------------------------------
 run "$OCTOPIPE" run "$tuned" --emu-slowdown 3:1.3 --timeline-out "$T/tuned-run.json"
 expect_rc 0 "the emulator runs the tuned sample"
-start=$(date +%s)
 run "$OCTOPIPE" report "$tuned" "$plans/nemotron-nano-v2-9b-8xH200-1f1b.json" "$plans/nemotron-nano-v2-9b-8xH200-zb-v.json" \
     --steps "$steps" --timeline "$T/tuned-run.json" --critical-path -o "$T/report.html"
 expect_rc 0 "report of three plans with steps and a measured run"
