@@ -87,12 +87,12 @@ else not_ok "the measured run adds one rect per measured op" "$n measured, $m pr
 
 # strings from files are escaped
 cp "$data/tiny-model.json" "$data/tiny-cluster.json" "$T/"
-sed 's/"name": "tiny 1f1b"/"name": "<b>\&amp; \\"q\\" '"'"'s'"'"' \\u0001 <\/svg>"/' "$data/tiny-plan.json" > "$T/hostile.json"
+sed 's/"name": "tiny 1f1b"/"name": "<b>\&amp; \\"q\\" '"'"'s'"'"' \\u00e9 <\/svg>"/' "$data/tiny-plan.json" > "$T/hostile.json"
 run "$OCTOPIPE" export svg "$T/hostile.json" -o "$T/hostile.svg"
 expect_rc 0 "export svg of a plan with markup in its name"
 wellformed "$T/hostile.svg" "markup in a plan's name is escaped in the SVG"
-expect_match '&lt;b&gt;&amp;amp; &quot;q&quot; &#39;s&#39; \? &lt;/svg&gt;' "$(cat "$T/hostile.svg")" \
-    "the name is escaped, control characters replaced"
+expect_match '&lt;b&gt;&amp;amp; &quot;q&quot; &#39;s&#39; é &lt;/svg&gt;' "$(cat "$T/hostile.svg")" \
+    "the name is escaped, UTF-8 kept"
 run "$OCTOPIPE" report "$T/hostile.json" -o "$T/hostile.html"
 expect_rc 0 "report of a plan with markup in its name"
 wellformed "$T/hostile.html" "markup in a plan's name is escaped in the report"
@@ -162,6 +162,16 @@ expect_match 'bad.steps: steps\[0\]\.after_ms' "$ERR" "the malformed step is nam
 if [ ! -e "$T/r.html" ]; then ok "nothing is written on bad input"; else not_ok "nothing is written on bad input"; fi
 run "$OCTOPIPE" export svg "$data/deadlock-plan.json"
 expect_rc 3 "export svg of a plan that deadlocks exits 3"
+if [ -w /dev/full ]; then
+    run sh -c 'exec "$0" export svg "$1" >/dev/full' "$OCTOPIPE" "$data/tiny-plan.json"
+    if [ "$RC" = 1 ] && [ "$(printf '%s\n' "$ERR" | wc -l | tr -d ' ')" = 1 ]; then ok "export svg to a full disk: exit 1, one line"
+    else not_ok "export svg to a full disk: exit 1, one line" "exit $RC" "$ERR"; fi
+    run "$OCTOPIPE" report "$data/tiny-plan.json" -o /dev/full
+    expect_rc 1 "report -o /dev/full exits 1"
+    expect_match 'No space left on device' "$ERR" "report -o /dev/full says why"
+else
+    skip "export svg to a full disk" "no writable /dev/full"
+fi
 
 # ---- a browser renders the report -------------------------------------------------------------
 chromium=/usr/bin/chromium

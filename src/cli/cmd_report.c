@@ -13,7 +13,6 @@
 #include <string.h>
 
 #include "cli.h"
-#include "fileio.h"
 #include "json.h"
 #include "report.h"
 
@@ -51,23 +50,6 @@ static void report_usage(FILE *f)
 	      "                     and predicted against measured per GPU\n"
 	      "  --width PX         width of the charts in pixels (default 1200)\n"
 	      "  --critical-path    outline the critical path in every Gantt chart\n", f);
-}
-
-/* text to path ("-" = standard output), every write checked. */
-static int write_out(const char *path, const struct strbuf *sb)
-{
-	struct err e = ERR_INIT;
-
-	if (strcmp(path, "-") == 0) {
-		if (fwrite(sb->buf, 1, sb->len, stdout) != sb->len || fflush(stdout) != 0) {
-			fprintf(stderr, "octopipe: cannot write to standard output\n");
-			return EXIT_RUNTIME;
-		}
-		return EXIT_OK;
-	}
-	if (fileio_write_atomic(path, sb->buf, sb->len, &e) < 0)
-		return cli_report(&e);
-	return EXIT_OK;
 }
 
 static int parse_width(const char *cmd, const char *s, int *out)
@@ -115,16 +97,14 @@ int cmd_export_svg(int argc, char **argv)
 	int ch, rc;
 
 	optind = 0;
-	opterr = 0;   /* one line of our own instead of getopt's */
-	while ((ch = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
+	while ((ch = cli_getopt("export", argc, argv, "o:h", opts)) != -1) {
 		switch (ch) {
 		case 'o': out = optarg; break;
 		case 't': tl_path = optarg; break;
 		case 'w': if (parse_width("export", optarg, &o.width_px)) return EXIT_INPUT; break;
 		case 'c': o.critical_path = true; break;
 		case 'h': svg_usage(stdout); return EXIT_OK;
-		case ':': return cli_usage_error("export", "option '%s' needs a value", argv[optind - 1]);
-		default: return cli_usage_error("export", "unknown option '%s'", argv[optind - 1]);
+		default: return EXIT_INPUT;   /* cli_getopt said why */
 		}
 	}
 	if (optind != argc - 1)
@@ -141,7 +121,7 @@ int cmd_export_svg(int argc, char **argv)
 			err_prefix(&e, argv[optind]);
 		rc = cli_report(&e);
 	} else {
-		rc = write_out(out, &sb);
+		rc = cli_write_text(out, sb.buf, sb.len);
 	}
 	strbuf_release(&sb);
 	if (tl_path)
@@ -174,8 +154,7 @@ int cmd_report(int argc, char **argv)
 
 	memset(&in, 0, sizeof(in));
 	optind = 0;
-	opterr = 0;   /* one line of our own instead of getopt's */
-	while ((ch = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
+	while ((ch = cli_getopt("report", argc, argv, "o:h", opts)) != -1) {
 		switch (ch) {
 		case 'o': out = optarg; break;
 		case 's': steps_path = optarg; break;
@@ -183,8 +162,7 @@ int cmd_report(int argc, char **argv)
 		case 'w': if (parse_width("report", optarg, &in.width_px)) return EXIT_INPUT; break;
 		case 'c': in.critical_path = true; break;
 		case 'h': report_usage(stdout); return EXIT_OK;
-		case ':': return cli_usage_error("report", "option '%s' needs a value", argv[optind - 1]);
-		default: return cli_usage_error("report", "unknown option '%s'", argv[optind - 1]);
+		default: return EXIT_INPUT;   /* cli_getopt said why */
 		}
 	}
 	n = argc - optind;
@@ -196,7 +174,7 @@ int cmd_report(int argc, char **argv)
 	pp = calloc((size_t)n, sizeof(*pp));
 	labels = calloc((size_t)n, sizeof(*labels));
 	if (!plans || !pp || !labels) {
-		fprintf(stderr, "octopipe: out of memory\n");
+		cli_err("octopipe: out of host memory\n");
 		rc = EXIT_RUNTIME;
 		goto done;
 	}
@@ -225,7 +203,7 @@ int cmd_report(int argc, char **argv)
 	if (report_html(&in, &sb, &e) < 0)
 		rc = cli_report(&e);
 	else
-		rc = write_out(out, &sb);
+		rc = cli_write_text(out, sb.buf, sb.len);
 done:
 	strbuf_release(&sb);
 	if (tl_path)
