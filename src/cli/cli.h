@@ -31,6 +31,9 @@ int cmd_sim(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+/* export svg (cmd_report.c): argv[0] is "svg". */
+int cmd_export_svg(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);

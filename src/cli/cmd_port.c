@@ -42,10 +42,12 @@ static void export_usage(FILE *f)
 {
 	fputs("usage: octopipe export torch-csv PLAN [-o FILE]\n"
 	      "       octopipe export megatron-layout PLAN\n"
+	      "       octopipe export svg PLAN [-o FILE] [--timeline T] [--width PX] [--critical-path]\n"
 	      "\n"
 	      "torch-csv writes each device's ops in order as PyTorch pipelining's schedule CSV;\n"
 	      "megatron-layout prints the partition as a Megatron pipeline layout string\n"
-	      "(E embedding, t decoder layer, L loss, '|' between virtual stages).\n", f);
+	      "(E embedding, t decoder layer, L loss, '|' between virtual stages);\n"
+	      "svg draws the plan as a per-GPU Gantt chart (octopipe export svg --help).\n", f);
 }
 
 static int import_profile(int argc, char **argv)
@@ -195,8 +197,10 @@ int cmd_export(int argc, char **argv)
 		export_usage(stdout);
 		return EXIT_OK;
 	}
+	if (argc >= 2 && strcmp(argv[1], "svg") == 0)
+		return cmd_export_svg(argc - 1, argv + 1);
 	if (argc < 3)
-		return cli_usage_error("export", "needs a format (torch-csv, megatron-layout) and a plan");
+		return cli_usage_error("export", "needs a format (torch-csv, megatron-layout, svg) and a plan");
 	what = argv[1];
 	for (int i = 2; i < argc; i++) {
 		if ((strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) && i + 1 < argc)
