@@ -151,6 +151,8 @@ static void describe_cluster(const struct cluster *c, struct strbuf *sb)
 	strbuf_addf(sb, " each; intra-node %g GB/s + %g us", c->intra.gbytes_per_s, c->intra.latency_us);
 	if (cluster_nodes(c) > 1)
 		strbuf_addf(sb, ", inter-node %g GB/s + %g us", c->inter.gbytes_per_s, c->inter.latency_us);
+	if (c->op_overhead_us > 0)
+		strbuf_addf(sb, "; %g us per op", c->op_overhead_us);
 }
 
 static void describe_plan(const struct plan *p, struct strbuf *sb)

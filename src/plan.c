@@ -350,16 +350,17 @@ int plan_load(struct plan *p, const char *path, struct err *e)
 
 void plan_stage_ms(const struct plan *p, int s, double ms[3])
 {
-	double f = 0, b = 0, w = 0;
+	double f = 0, b = 0, w = 0, o = p->cluster.op_overhead_us * 1e-3;
 
 	for (int l = p->stages[s].first; l <= p->stages[s].last; l++) {
 		f += p->model.layers[l].f_ms;
 		b += p->model.layers[l].b_ms;
 		w += p->model.layers[l].w_ms;
 	}
-	ms[0] = f;
-	ms[1] = p->split_backward ? b : b + w;
-	ms[2] = p->split_backward ? w : 0;
+	/* the runtime's fixed cost per op, whatever the op's size */
+	ms[0] = f + o;
+	ms[1] = (p->split_backward ? b : b + w) + o;
+	ms[2] = p->split_backward ? w + o : 0;
 }
 
 void plan_size_orders(struct plan *p, int ops_per_stage)

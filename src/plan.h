@@ -67,8 +67,9 @@ static inline long plan_total_ops(const struct plan *p)
 }
 
 /* Stage s's time per op slot on a speed-1 device: ms[0] F, ms[1] the backward op (I with
- * a split backward, else the full B = I + W), ms[2] W (0 without a split). The one sum
- * that the simulator and every executor backend share. */
+ * a split backward, else the full B = I + W), ms[2] W (0 without a split), each with the
+ * cluster's fixed per-op overhead. The one sum that the simulator and every executor
+ * backend share. */
 void plan_stage_ms(const struct plan *p, int s, double ms[3]);
 /* Number of stages placed on device d. */
 int plan_stages_on(const struct plan *p, int d);

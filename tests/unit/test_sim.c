@@ -88,8 +88,8 @@ static void test_golden(void)
 /* Builds schedule k (v chunks of 1/v the cost) for a uniform model of per-stage F, I, W
  * with activations of out bytes on links of gbps GB/s (0: free) and simulates it; the
  * plan is kept in pl when asked. Returns the iteration time, or -1. */
-static double uniform_run(enum sched_kind k, int p, int m, double F, double I, double W, uint64_t out,
-                          double gbps, struct plan *keep)
+static double uniform_run_o(enum sched_kind k, int p, int m, double F, double I, double W, uint64_t out,
+                            double gbps, double overhead_ms, struct plan *keep)
 {
 	static struct err e;
 	struct model md;
@@ -107,6 +107,7 @@ static double uniform_run(enum sched_kind k, int p, int m, double F, double I, d
 	for (int l = 0; l < md.nlayers; l++)
 		md.layers[l].out_bytes = out;
 	synth_cluster(&cl, p, p, gbps, gbps > 0 ? 10 : 0);
+	cl.op_overhead_us = overhead_ms * 1e3;
 	if (baseline_plan(&pl, &md, NULL, &cl, NULL, &spec, &e) == 0) {
 		sim_opts_default(&o);
 		if (sim_run(&s, &pl, &o, &mt, &e) == 0)
@@ -121,6 +122,12 @@ static double uniform_run(enum sched_kind k, int p, int m, double F, double I, d
 	model_release(&md);
 	cluster_release(&cl);
 	return r;
+}
+
+static double uniform_run(enum sched_kind k, int p, int m, double F, double I, double W, uint64_t out,
+                          double gbps, struct plan *keep)
+{
+	return uniform_run_o(k, p, m, F, I, W, out, gbps, 0, keep);
 }
 
 static bool same_order(const struct plan *a, const struct plan *b)
@@ -156,6 +163,24 @@ static void test_closed_forms(void)
 				is_dbl(uniform_run(SCHED_INTERLEAVED, p, m, F, I, W, 0, 0, NULL), m * (F + B) + (p - 1) * (F + B) / 2,
 				       1e-9, "interleaved = m(F+B) + (p-1)(F+B)/v: p=%d m=%d F=%g B=%g", p, m, F, B);
 			}
+	/* a constant per-op overhead o is one more F, I and W each: the same closed forms in
+	 * F + o, I + o, W + o (B + o for the fused backward, which is one op) */
+	for (int p = 2; p <= 8; p *= 2)
+		for (int m = p; m <= 2 * p; m += p) {
+			double F = 1, I = 1.5, W = 0.5, o = 0.2, B = I + W;
+
+			is_dbl(uniform_run_o(SCHED_ZBH1, p, m, F, I, W, 0, 0, o, NULL),
+			       m * (F + I + W + 3 * o) + (p - 1) * (F + I - W + o), 1e-9,
+			       "ZB-H1 with a per-op overhead o: m(F+I+W+3o) + (p-1)(F+I-W+o), p=%d m=%d", p, m);
+			is_dbl(uniform_run_o(SCHED_1F1B, p, m, F, I, W, 0, 0, o, NULL), (m + p - 1) * (F + B + 2 * o), 1e-9,
+			       "1F1B with a per-op overhead o: (m+p-1)(F+B+2o), p=%d m=%d", p, m);
+			is_dbl(uniform_run_o(SCHED_GPIPE, p, m, F, I, W, 0, 0, o, NULL), (m + p - 1) * (F + B + 2 * o), 1e-9,
+			       "GPipe with a per-op overhead o: (m+p-1)(F+B+2o), p=%d m=%d", p, m);
+			/* interleaved runs twice the ops of half the size: it pays o twice as often */
+			is_dbl(uniform_run_o(SCHED_INTERLEAVED, p, m, F, I, W, 0, 0, o, NULL),
+			       m * (F + B + 4 * o) + (p - 1) * (F + B + 4 * o) / 2, 1e-9,
+			       "interleaved with a per-op overhead o: m(F+B+4o) + (p-1)(F+B+4o)/2, p=%d m=%d", p, m);
+		}
 	for (int k = SCHED_GPIPE; k < SCHED_ADAPTIVE; k++) {
 		struct plan free_links, slow_links, other_costs;
 		double t0 = uniform_run((enum sched_kind)k, 4, 8, 1, 1, 1, 0, 0, &free_links);
