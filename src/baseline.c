@@ -67,6 +67,13 @@ int baseline_plan(struct plan *out, const struct model *m, const char *model_ref
 		goto fail;
 	out->microbatches = spec->microbatches;
 	out->split_backward = sched_split_backward(k);
+	/* Megatron-LM's 1F1B waits for each send/receive pair; its interleaved schedule,
+	 * the zero-bubble, DualPipe and OctoPipe runtimes overlap them with compute */
+	out->comm = k == SCHED_1F1B ? PLAN_COMM_BLOCKING : PLAN_COMM_OVERLAP;
+	if (spec->comm && plan_comm_from_name(spec->comm, &out->comm) < 0) {
+		err_set(e, ERR_INPUT, "--comm: '%s' is not overlap or blocking", spec->comm);
+		goto fail;
+	}
 	out->nstages = S;
 	out->ndevices = c->devices;
 	out->stages = calloc((size_t)S, sizeof(*out->stages));

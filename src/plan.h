@@ -29,6 +29,12 @@ struct stage {
 	int device;
 };
 
+/* How the runtime that runs the plan moves activations between devices (`"comm"`):
+ * overlapped with compute (OctoPipe's executor, Megatron's interleaved schedule), or
+ * blocking as Megatron-LM's default 1F1B does: a transfer holds the sending device until
+ * the receiving one has reached the op that consumes it and the data has arrived. */
+enum plan_comm { PLAN_COMM_OVERLAP = 0, PLAN_COMM_BLOCKING };
+
 struct plan {
 	char *name;             /* optional; NULL when not given */
 	char *model_ref;        /* the path as written in the file; NULL when embedded */
@@ -37,6 +43,7 @@ struct plan {
 	struct cluster cluster;
 	int microbatches;
 	bool split_backward;
+	enum plan_comm comm;    /* default overlap */
 	int nstages;
 	struct stage *stages;
 	int ndevices;           /* = cluster.devices */
@@ -71,6 +78,10 @@ static inline long plan_total_ops(const struct plan *p)
  * cluster's fixed per-op overhead. The one sum that the simulator and every executor
  * backend share. */
 void plan_stage_ms(const struct plan *p, int s, double ms[3]);
+const char *plan_comm_name(enum plan_comm c);
+/* "overlap" or "blocking"; -1 for anything else. */
+int plan_comm_from_name(const char *name, enum plan_comm *out);
+
 /* Number of stages placed on device d. */
 int plan_stages_on(const struct plan *p, int d);
 /* Sets order_start so that device d's list has room for ops_per_stage ops per microbatch

@@ -593,7 +593,7 @@ static int group_baselines(struct group *g, struct sim *s, struct err *e)
 
 	for (int i = 0; i < baseline_nrecipes && i < 32; i++) {
 		struct baseline_spec spec = { baseline_recipes[i].schedule, p->microbatches, 0,
-		                              baseline_recipes[i].partition, NULL, 0, 0 };
+		                              baseline_recipes[i].partition, NULL, 0, 0, NULL };
 		struct err be = ERR_INIT;
 		struct plan bp;
 		struct metrics m;

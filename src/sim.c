@@ -49,7 +49,8 @@ void sim_release(struct sim *s)
 	free(s->ready); free(s->start); free(s->end); free(s->npred); free(s->state); free(s->heap);
 	free(s->next); free(s->dev_free); free(s->dev_last_kind); free(s->dev_mem); free(s->dev_peak);
 	free(s->dev_static); free(s->dev_inflight); free(s->rq); free(s->rq_len);
-	free(s->dev_stage_start); free(s->dev_stages); free(s->link_free); free(s->link_of); free(s->link_hash); free(s->stage_inflight); free(s->stage_wpend); free(s->stage_hold);
+	free(s->dev_stage_start); free(s->dev_stages); free(s->link_free); free(s->link_of); free(s->link_hash);
+	free(s->pend_send); free(s->dev_blocked); free(s->dev_block_op); free(s->dev_last_end); free(s->stage_inflight); free(s->stage_wpend); free(s->stage_hold);
 	free(s->order); free(s->order_start); free(s->xfers); free(s->mem); free(s->work); free(s->marked);
 	memset(s, 0, sizeof(*s));
 }
@@ -80,7 +81,8 @@ static int ensure(struct sim *s, const struct plan *p)
 	}
 	if (nops > s->nops_cap) {
 		if (GROW(s->ready, nops) || GROW(s->start, nops) || GROW(s->end, nops) || GROW(s->npred, nops) ||
-		    GROW(s->state, nops) || GROW(s->heap, 2 * nops) || GROW(s->rq, nops) || GROW(s->order, nops))
+		    GROW(s->state, nops) || GROW(s->heap, 2 * nops) || GROW(s->rq, nops) || GROW(s->order, nops) ||
+		    GROW(s->pend_send, nops))
 			return -1;
 		s->nops_cap = nops;
 	}
@@ -88,7 +90,8 @@ static int ensure(struct sim *s, const struct plan *p)
 		if (GROW(s->next, nd) || GROW(s->dev_free, nd) || GROW(s->dev_last_kind, nd) || GROW(s->dev_mem, nd) ||
 		    GROW(s->dev_peak, nd) || GROW(s->dev_static, nd) || GROW(s->dev_inflight, nd) ||
 		    GROW(s->dev_stage_start, nd + 1) || GROW(s->order_start, nd + 1) ||
-		    GROW(s->work, nd) || GROW(s->marked, nd))
+		    GROW(s->work, nd) || GROW(s->marked, nd) || GROW(s->dev_blocked, nd) || GROW(s->dev_block_op, nd) ||
+		    GROW(s->dev_last_end, nd))
 			return -1;
 		s->ndev_cap = nd;
 	}
@@ -103,6 +106,7 @@ struct ctx {
 	const struct sim_opts *o;
 	int K, M, S;
 	bool record;
+	bool blocking;          /* transfers hold both devices (see try_rendezvous) */
 	bool oom;               /* an allocation failed while recording */
 	long done;
 	long nops;
@@ -353,6 +357,7 @@ static void start_op(struct ctx *c, long op, double t)
 }
 
 static void finish_at(struct ctx *c, long op, int st, int mb, int k, double t);
+static void try_rendezvous(struct ctx *c, long op);
 
 static inline void finish(struct ctx *c, long op, double t)
 {
@@ -385,6 +390,13 @@ static void dispatch_order(struct ctx *c, int d)
 		long op = action_op(c, a), op2;
 		double t;
 
+		if (c->blocking) {
+			try_rendezvous(c, op);
+			if (a->pair && s->next[d] + 1 < end)
+				try_rendezvous(c, action_op(c, a + 1));
+			if (s->dev_blocked[d] > 0)
+				return;  /* its own send is not received yet */
+		}
 		if (s->npred[op] > 0)
 			return;
 		t = s->dev_free[d] > s->ready[op] ? s->dev_free[d] : s->ready[op];
@@ -397,6 +409,7 @@ static void dispatch_order(struct ctx *c, int d)
 			                                                        : s->stage_b[a->stage]) / p->cluster.device_speed[d];
 			s->state[op] = 1;
 			s->dev_free[d] = s->end[op];
+			s->dev_last_end[d] = s->end[op];
 			s->next[d]++;
 			finish_at(c, op, a->stage, a->mb, k, s->end[op]);
 			continue;
@@ -422,6 +435,7 @@ static void dispatch_order(struct ctx *c, int d)
 			start_op(c, op, t);
 			start_op(c, op2, t2);
 			s->next[d] += 2;
+			s->dev_last_end[d] = done > s->end[op2] ? done : s->end[op2];
 			finish(c, op2, s->end[op2]);
 			finish(c, op, done);
 		}
@@ -526,6 +540,50 @@ static void arrive(struct ctx *c, long op, double at, double now)
 	}
 }
 
+/* Blocking communication (Megatron-LM's 1F1B): the producer's device holds until the
+ * transfer is done, and the transfer starts once the receiving device has reached the op
+ * that consumes it (it posts its receive when its previous op ends, even while its own
+ * send is still pending, as batched send/receive pairs do). The send is parked on the
+ * consumer until then. */
+static void post_blocking(struct ctx *c, long consumer, int from, double t)
+{
+	struct sim *s = c->s;
+
+	s->pend_send[consumer] = t;
+	s->dev_blocked[from]++;
+	s->dev_block_op[from] = consumer;
+	mark(c, op_dev(c, consumer));
+}
+
+/* op is next on its device d2: a send parked on it starts now. */
+static void try_rendezvous(struct ctx *c, long op)
+{
+	struct sim *s = c->s;
+	const struct plan *p = c->p;
+	int st = op_stage(c, op), mb = op_mb(c, op), k = op_k(c, op), d2 = op_dev(c, op), from, slot;
+	double t, at;
+
+	if (s->pend_send[op] < 0)
+		return;
+	t = s->pend_send[op] > s->dev_last_end[d2] ? s->pend_send[op] : s->dev_last_end[d2];
+	s->pend_send[op] = -1;
+	if (k == 0) {
+		from = p->stages[st - 1].device;
+		slot = 2 * (st - 1);
+		at = transfer(c, from, d2, slot, s->stage_out[st - 1], t, st - 1, mb, XFER_ACT);
+	} else {
+		from = p->stages[st + 1].device;
+		slot = 2 * st + 1;
+		at = transfer(c, from, d2, slot, s->stage_out[st], t, st + 1, mb, XFER_GRAD);
+	}
+	if (at > s->dev_free[from])
+		s->dev_free[from] = at;
+	if (--s->dev_blocked[from] == 0)
+		s->dev_block_op[from] = -1;
+	mark(c, from);
+	arrive(c, op, at, at);
+}
+
 /* op finished at t: free memory, release successors. */
 static void finish_at(struct ctx *c, long op, int st, int mb, int k, double t)
 {
@@ -542,9 +600,12 @@ static void finish_at(struct ctx *c, long op, int st, int mb, int k, double t)
 		arrive(c, op_id(c, st, mb, 1), t, t);
 		if (st + 1 < c->S) {
 			int d2 = p->stages[st + 1].device;
-			double at = d2 == d ? t : transfer(c, d, d2, 2 * st, s->stage_out[st], t, st, mb, XFER_ACT);
 
-			arrive(c, op_id(c, st + 1, mb, 0), at, t);
+			if (d2 != d && c->blocking)
+				post_blocking(c, op_id(c, st + 1, mb, 0), d, t);
+			else
+				arrive(c, op_id(c, st + 1, mb, 0),
+				       d2 == d ? t : transfer(c, d, d2, 2 * st, s->stage_out[st], t, st, mb, XFER_ACT), t);
 		}
 	} else if (k == 1) {
 		if (p->split_backward) {
@@ -556,9 +617,13 @@ static void finish_at(struct ctx *c, long op, int st, int mb, int k, double t)
 		}
 		if (st > 0) {
 			int d2 = p->stages[st - 1].device;
-			double at = d2 == d ? t : transfer(c, d, d2, 2 * (st - 1) + 1, s->stage_out[st - 1], t, st, mb, XFER_GRAD);
 
-			arrive(c, op_id(c, st - 1, mb, 1), at, t);
+			if (d2 != d && c->blocking)
+				post_blocking(c, op_id(c, st - 1, mb, 1), d, t);
+			else
+				arrive(c, op_id(c, st - 1, mb, 1),
+				       d2 == d ? t : transfer(c, d, d2, 2 * (st - 1) + 1, s->stage_out[st - 1], t, st, mb,
+				                              XFER_GRAD), t);
 		}
 	} else {
 		s->dev_mem[d] -= (double)s->stage_act_w[st];
@@ -577,6 +642,9 @@ static void setup(struct ctx *c)
 	double opt_bytes = c->o->bytes_per_param - 12.0 + 12.0 / (c->o->zero_dp > 0 ? c->o->zero_dp : 1);
 
 	for (int d = 0; d < p->ndevices; d++) {
+		s->dev_blocked[d] = 0;
+		s->dev_block_op[d] = -1;
+		s->dev_last_end[d] = 0;
 		s->dev_free[d] = 0;
 		s->dev_last_kind[d] = OP_B;
 		s->dev_static[d] = 0;
@@ -633,6 +701,9 @@ static void setup(struct ctx *c)
 		s->rq_len[q] = 0;
 	number_links(c);
 	memset(s->ready, 0, (size_t)nops * sizeof(*s->ready));
+	if (c->blocking)
+		for (long i = 0; i < nops; i++)
+			s->pend_send[i] = -1;
 	memset(s->state, 0, (size_t)nops * sizeof(*s->state));
 	for (int st = 0; st < c->S; st++) {
 		int8_t np[3] = { (int8_t)(st > 0), (int8_t)(1 + (st + 1 < c->S)), 1 };
@@ -687,6 +758,8 @@ static long blocker(const struct ctx *c, long op, const long *pos)
 
 		return action_op(c, a);
 	}
+	if (c->blocking && s->dev_blocked[d] > 0 && s->dev_block_op[d] >= 0)
+		return s->dev_block_op[d];  /* its send waits for the receiver to reach this op */
 	if (p->order[pos[op]].pair && pos[op] + 1 < p->order_start[d + 1]) {
 		/* the head of a pair also waits for its partner's inputs */
 		long partner = action_op(c, &p->order[pos[op] + 1]);
@@ -918,9 +991,14 @@ static int compute_metrics(struct ctx *c, struct metrics *m)
 int sim_run(struct sim *s, const struct plan *p, const struct sim_opts *opts,
             struct metrics *m, struct err *e)
 {
-	struct ctx c = { s, p, opts, plan_ops_per_mb(p), p->microbatches, p->nstages,
-	                 opts->record, false, 0, (long)p->nstages * p->microbatches * plan_ops_per_mb(p) };
+	struct ctx c = { .s = s, .p = p, .o = opts, .K = plan_ops_per_mb(p), .M = p->microbatches, .S = p->nstages,
+	                 .record = opts->record, .oom = false, .done = 0,
+	                 .nops = (long)p->nstages * p->microbatches * plan_ops_per_mb(p) };
 	long nops = c.nops;
+
+	/* the policy chooses among ready ops as they come: it always overlaps transfers */
+	c.blocking = !opts->policy_driven && !opts->unit_costs &&
+	             (opts->comm == SIM_COMM_BLOCKING || (opts->comm == SIM_COMM_PLAN && p->comm == PLAN_COMM_BLOCKING));
 
 	memset(m, 0, sizeof(*m));
 	if (ensure(s, p) < 0)

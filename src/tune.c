@@ -801,7 +801,7 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 	/* every baseline that applies: the result is never worse than the best of them */
 	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
 		for (int pi = 0; pi < 2; pi++) {
-			struct baseline_spec spec = { kinds[k], o->microbatches, 0, parts[pi], NULL, 0, 0 };
+			struct baseline_spec spec = { kinds[k], o->microbatches, 0, parts[pi], NULL, 0, 0, NULL };
 			struct plan p;
 			struct sim_opts so;
 			struct metrics mt;

@@ -269,7 +269,7 @@ static int steps_build(struct app *a, const struct model *m, const struct cluste
 	memset(&s, 0, sizeof(s));
 	for (size_t i = 0; i < n; i++) {
 		struct step *st = &a->steps[a->nsteps++];
-		struct baseline_spec spec = { baseline_recipes[i].schedule, mbs, 0, baseline_recipes[i].partition, NULL, 0, 0 };
+		struct baseline_spec spec = { baseline_recipes[i].schedule, mbs, 0, baseline_recipes[i].partition, NULL, 0, 0, NULL };
 		struct err e = ERR_INIT;
 		struct sim_opts o;
 		struct metrics mt;

@@ -90,7 +90,7 @@ int cmd_compare(int argc, char **argv)
 		       "PEAK MEM", "EFFICIENCY", "FEASIBLE");
 	}
 	for (size_t i = 0; i < (size_t)baseline_nrecipes; i++) {
-		struct baseline_spec spec = { baseline_recipes[i].schedule, mbs, 0, baseline_recipes[i].partition, NULL, 0, 0 };
+		struct baseline_spec spec = { baseline_recipes[i].schedule, mbs, 0, baseline_recipes[i].partition, NULL, 0, 0, NULL };
 		struct err e = ERR_INIT;
 		struct plan p;
 		struct metrics mt;

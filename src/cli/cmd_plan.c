@@ -19,7 +19,8 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: octopipe plan --model M --cluster C --schedule NAME --microbatches N\n"
 	        "                     [--partition uniform|balanced|megatron|...] [--chunks V]\n"
-	        "                     [--devices P] [--placement d0,d1,...] [--embed] -o PLAN\n"
+	        "                     [--devices P] [--placement d0,d1,...] [--comm HOW] [--embed]\n"
+	        "                     -o PLAN\n"
 	        "\n"
 	        "Builds a plan for model M on cluster C (files or bundled sample names) and writes it\n"
 	        "to PLAN (\"-\" for stdout), then prints its simulated iteration time.\n"
@@ -34,6 +35,9 @@ static void usage(FILE *f)
 	        "  --devices P       pipeline devices (default: the whole cluster)\n"
 	        "  --placement LIST  device of each stage (adaptive only)\n"
 	        "  --embed           write the model and cluster into the plan instead of paths\n"
+	        "  --comm HOW        overlap (transfers run beside compute) or blocking (a device\n"
+	        "                    holds until its send is received); default: as the schedule's\n"
+	        "                    runtime does it (blocking for Megatron's 1f1b, else overlap)\n"
 	        "\n"
 	        "exit status: 0 ok, 2 bad usage or input, 3 the plan does not fit in memory\n", sched_names());
 }
@@ -123,11 +127,12 @@ int cmd_plan(int argc, char **argv)
 		{ "placement", required_argument, NULL, 'P' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "embed", no_argument, NULL, 'e' },
+		{ "comm", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *model_arg = NULL, *cluster_arg = NULL, *sched = NULL, *out = NULL;
-	struct baseline_spec spec = { SCHED_1F1B, 0, 0, NULL, NULL, 0, 0 };
+	struct baseline_spec spec = { SCHED_1F1B, 0, 0, NULL, NULL, 0, 0, NULL };
 	char mpath[4096], cpath[4096];
 	struct model m;
 	struct cluster c;
@@ -144,6 +149,11 @@ int cmd_plan(int argc, char **argv)
 		case 's': sched = optarg; break;
 		case 'n': if ((spec.microbatches = cli_positive("plan", "--microbatches", optarg)) < 0) return EXIT_INPUT; break;
 		case 'p': spec.partition = optarg; break;
+		case 'C':
+			if (strcmp(optarg, "overlap") != 0 && strcmp(optarg, "blocking") != 0)
+				return cli_usage_error("plan", "--comm: '%s' is not overlap or blocking", optarg);
+			spec.comm = optarg;
+			break;
 		case 'v': if ((spec.chunks = cli_positive("plan", "--chunks", optarg)) < 0) return EXIT_INPUT; break;
 		case 'd': if ((spec.devices = cli_positive("plan", "--devices", optarg)) < 0) return EXIT_INPUT; break;
 		case 'P':

@@ -29,7 +29,7 @@ static double golden(enum sched_kind k, int p, int m, const char **err)
 	struct sim_opts o;
 	struct metrics mt;
 	int v = sched_default_chunks(k);
-	struct baseline_spec spec = { k, m, 0, "uniform", NULL, 0, 0 };
+	struct baseline_spec spec = { k, m, 0, "uniform", NULL, 0, 0, NULL };
 	double r = -1;
 
 	memset(&s, 0, sizeof(s));
@@ -99,7 +99,7 @@ static double uniform_run_o(enum sched_kind k, int p, int m, double F, double I,
 	struct sim_opts o;
 	struct metrics mt;
 	int v = sched_default_chunks(k);
-	struct baseline_spec spec = { k, m, 0, "uniform", NULL, 0, 0 };
+	struct baseline_spec spec = { k, m, 0, "uniform", NULL, 0, 0, NULL };
 	double r = -1;
 
 	memset(&s, 0, sizeof(s));
@@ -198,6 +198,60 @@ static void test_closed_forms(void)
 			plan_release(&slow_links);
 		if (t2 > 0)
 			plan_release(&other_costs);
+	}
+}
+
+/* 1F1B as Megatron-LM runs it, with blocking transfers of c ms (latency only): a device
+ * holds after each send until the receiver has reached the op that consumes it and the
+ * data is there; a receive is posted when the previous op ends. In the steady state a
+ * middle device then pays 2c per microbatch (one send each way), so
+ *   p >= 3: m(F+B+2c) + (p-1)(F+B) + (2p-5)c,    p = 2: (m+1)(F+B+c)
+ * (derived by hand and checked against an independent script of the same rules);
+ * overlapped, the same transfers cost much less. */
+static void test_blocking(void)
+{
+	static const double fbc[][3] = { { 1, 2, 0.1 }, { 1, 1, 0.5 }, { 2, 3, 0.25 } };
+
+	for (size_t i = 0; i < sizeof(fbc) / sizeof(fbc[0]); i++)
+		for (int p = 2; p <= 8; p *= 2)
+			for (int m = p; m <= 3 * p; m += p) {
+				double F = fbc[i][0], B = fbc[i][1], c = fbc[i][2], want, blocking, overlap;
+				struct model md;
+				struct cluster cl;
+				struct plan pl;
+				struct sim s;
+				struct sim_opts o;
+				struct metrics mt;
+				struct baseline_spec spec = { SCHED_1F1B, m, 0, "uniform", NULL, 0, 0, NULL };
+				struct err e = ERR_INIT;
+
+				memset(&s, 0, sizeof(s));
+				synth_model(&md, p, F, B / 2, B / 2);
+				synth_cluster(&cl, p, p, 0, c * 1e3);  /* infinite bandwidth: latency only */
+				if (baseline_plan(&pl, &md, NULL, &cl, NULL, &spec, &e) < 0) {
+					ok(0, "1F1B builds: %s", e.msg);
+					continue;
+				}
+				ok(pl.comm == PLAN_COMM_BLOCKING, "Megatron's 1F1B blocks on its transfers by default");
+				sim_opts_default(&o);
+				blocking = sim_run(&s, &pl, &o, &mt, &e) == 0 ? mt.makespan_ms : -1;
+				metrics_release(&mt);
+				o.comm = SIM_COMM_OVERLAP;
+				overlap = sim_run(&s, &pl, &o, &mt, &e) == 0 ? mt.makespan_ms : -1;
+				metrics_release(&mt);
+				want = p == 2 ? (m + 1) * (F + B + c) : m * (F + B + 2 * c) + (p - 1) * (F + B) + (2 * p - 5) * c;
+				is_dbl(blocking, want, 1e-9, "1F1B blocking, p=%d m=%d F=%g B=%g c=%g", p, m, F, B, c);
+				ok(overlap > 0 && overlap < blocking, "overlapped it is faster (%.3f < %.3f)", overlap, blocking);
+				plan_release(&pl);
+				sim_release(&s);
+				model_release(&md);
+				cluster_release(&cl);
+			}
+	/* with free links blocking changes nothing: the closed form without c */
+	{
+		double t = uniform_run(SCHED_1F1B, 4, 8, 1, 1, 1, 0, 0, NULL);
+
+		is_dbl(t, (8 + 4 - 1) * 3.0, 1e-9, "1F1B blocking on free links = (m+p-1)(F+B)");
 	}
 }
 
@@ -342,7 +396,7 @@ static void test_oom_and_idle(void)
 	struct sim_opts o;
 	struct metrics mt;
 	struct err e = ERR_INIT;
-	struct baseline_spec spec = { SCHED_GPIPE, 8, 0, "uniform", NULL, 0, 2 };
+	struct baseline_spec spec = { SCHED_GPIPE, 8, 0, "uniform", NULL, 0, 2, NULL };
 
 	memset(&s, 0, sizeof(s));
 	synth_model(&m, 4, 1, 1, 1);
@@ -443,7 +497,7 @@ static void test_random(void)
 		struct timeline t;
 		struct sim_opts o;
 		struct err e = ERR_INIT;
-		struct baseline_spec spec = { k, m, 0, parts[irand(0, 2)], NULL, 0, 0 };
+		struct baseline_spec spec = { k, m, 0, parts[irand(0, 2)], NULL, 0, 0, NULL };
 
 		synth_model(&md, L, 1, 1, 1);
 		for (int i = 0; i < L; i++) {
@@ -495,7 +549,7 @@ static void test_policy_replay(void)
 	struct sim_opts o;
 	struct metrics a, b;
 	struct err e = ERR_INIT;
-	struct baseline_spec spec = { SCHED_ADAPTIVE, 16, 0, "balanced", NULL, 0, 0 };
+	struct baseline_spec spec = { SCHED_ADAPTIVE, 16, 0, "balanced", NULL, 0, 0, NULL };
 
 	memset(&s, 0, sizeof(s));
 	synth_model(&md, 12, 1, 1, 0.5);
@@ -562,6 +616,7 @@ int main(void)
 {
 	test_golden();
 	test_closed_forms();
+	test_blocking();
 	test_hand_computed();
 	test_deadlock();
 	test_oom_and_idle();
