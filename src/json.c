@@ -653,6 +653,8 @@ static void put_pretty(struct strbuf *sb, const cJSON *item, size_t indent, size
 		strbuf_release(&tmp);
 		return;
 	}
+	/* the trial ran out of memory: fail the text rather than change its layout */
+	sb->oom = sb->oom || tmp.oom;
 	strbuf_release(&tmp);
 	if (!obj && scalars) {
 		/* wrap a long list of scalars, filling each line */
@@ -677,6 +679,7 @@ static void put_pretty(struct strbuf *sb, const cJSON *item, size_t indent, size
 			strbuf_add(sb, tok.buf, tok.len);
 			x += tok.len;
 		}
+		sb->oom = sb->oom || tok.oom; /* a token that failed would be missing */
 		strbuf_release(&tok);
 		strbuf_addch(sb, '\n');
 		strbuf_pad(sb, ' ', indent);
