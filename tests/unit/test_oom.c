@@ -48,9 +48,11 @@ int main(void)
 #include "cost.h"
 #include "doc.h"
 #include "fileio.h"
+#include "gantt.h"
 #include "hardware.h"
 #include "hfconfig.h"
 #include "json.h"
+#include "megatron.h"
 #include "metrics.h"
 #include "model.h"
 #include "plan.h"
@@ -60,6 +62,7 @@ int main(void)
 #include "strbuf.h"
 #include "timeline.h"
 #include "torchcsv.h"
+#include "trace.h"
 #include "tune.h"
 #include "../tap.h"
 
@@ -643,6 +646,69 @@ static int op_sim_order(struct strbuf *fp, struct err *e)
 	return 0;
 }
 
+/* Plans the simulator rejects (a deadlock) or flags (devices over capacity). */
+static struct plan deadlock_plan, oom_plan;
+
+/* An infeasible plan: the clean run's result is the error and the metrics behind it. */
+static int sim_infeasible(struct strbuf *fp, struct err *e, const struct plan *p)
+{
+	struct sim s;
+	struct sim_opts o;
+	struct metrics mt;
+	int r;
+
+	memset(&s, 0, sizeof(s));
+	sim_opts_default(&o);
+	r = sim_run(&s, p, &o, &mt, e);
+	if (r < 0 && e->cls != ERR_INFEASIBLE) {
+		metrics_release(&mt);
+		sim_release(&s);
+		return -1;
+	}
+	inj_pause();
+	strbuf_addf(fp, "%d %s\n", r, e->msg);
+	fp_json(fp, metrics_to_json(&mt));
+	inj_resume();
+	err_clear(e);
+	metrics_release(&mt);
+	sim_release(&s);
+	return 0;
+}
+
+static int op_sim_deadlock(struct strbuf *fp, struct err *e) { return sim_infeasible(fp, e, &deadlock_plan); }
+static int op_sim_device_oom(struct strbuf *fp, struct err *e) { return sim_infeasible(fp, e, &oom_plan); }
+
+/* The exporters: Chrome trace, torch CSV, Megatron layout, ASCII Gantt. */
+static int op_export(struct strbuf *fp, struct err *e)
+{
+	struct strbuf sb = STRBUF_INIT;
+	cJSON *trace = trace_from_timeline(&tiny_timeline, &tiny_plan);
+	int r = -1;
+
+	if (!trace) {
+		err_set(e, ERR_RUNTIME, "trace: out of memory");
+		return -1;
+	}
+	json_write(&sb, trace);
+	cJSON_Delete(trace);
+	torchcsv_export(&sim_plan_order, &sb);
+	if (megatron_layout(&tiny_plan, &sb, e) < 0)
+		goto out;
+	strbuf_addch(&sb, '\n');
+	gantt_ascii(&tiny_timeline, 100, &sb);
+	if (strbuf_failed(&sb)) {
+		err_set(e, ERR_RUNTIME, "export: out of memory");
+		goto out;
+	}
+	inj_pause();
+	strbuf_add(fp, sb.buf, sb.len);
+	inj_resume();
+	r = 0;
+out:
+	strbuf_release(&sb);
+	return r;
+}
+
 /* Policy-driven: metrics and the order it chose, written into a copy of the plan. */
 static int op_sim_policy(struct strbuf *fp, struct err *e)
 {
@@ -813,6 +879,9 @@ static const struct op ops[] = {
 	{ "plan_save + model_save", op_save },
 	{ "sim (order-driven)", op_sim_order },
 	{ "sim (policy-driven)", op_sim_policy },
+	{ "sim (deadlock)", op_sim_deadlock },
+	{ "sim (over device memory)", op_sim_device_oom },
+	{ "exporters", op_export },
 	{ "tune", op_tune },
 };
 
@@ -841,6 +910,8 @@ int main(int argc, char **argv)
 	    cluster_load(&tiny_cluster, tap_data("tiny-cluster.json"), &e) < 0 ||
 	    plan_load(&sim_plan_order, tap_data("tiny-plan-v.json"), &e) < 0 ||
 	    plan_load(&tiny_plan, tap_data("tiny-plan.json"), &e) < 0 ||
+	    plan_load(&deadlock_plan, tap_data("deadlock-plan.json"), &e) < 0 ||
+	    plan_load(&oom_plan, tap_data("oom-plan.json"), &e) < 0 ||
 	    timeline_load(&tiny_timeline, tap_data("tiny-timeline.json"), &e) < 0 ||
 	    baseline_plan(&sim_plan_policy, &tiny_model, NULL, &tiny_cluster, NULL, &spec, &e) < 0) {
 		printf("Bail out! %s\n", e.msg);
@@ -859,6 +930,8 @@ int main(int argc, char **argv)
 		rmdir(save_dir);
 	}
 	plan_release(&tiny_plan);
+	plan_release(&deadlock_plan);
+	plan_release(&oom_plan);
 	timeline_release(&tiny_timeline);
 	plan_release(&sim_plan_order);
 	plan_release(&sim_plan_policy);
