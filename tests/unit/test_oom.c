@@ -429,12 +429,32 @@ static int op_arch(struct strbuf *fp, struct err *e, const char *path)
 	return 0;
 }
 
-static char cfg_path[5][4096];
+/* Path of a file under the source tree. */
+static const char *top_file(const char *rel)
+{
+	static char buf[4][4096];
+	static int k;
+	const char *top = getenv("top_srcdir");
+
+	k = (k + 1) % 4;
+	snprintf(buf[k], sizeof(buf[k]), "%s/%s", top ? top : ".", rel);
+	return buf[k];
+}
+
+#define HF_OP(fn, rel) \
+	static int fn(struct strbuf *fp, struct err *e) { return op_arch(fp, e, top_file(rel)); }
 
 static int op_arch_file(struct strbuf *fp, struct err *e) { return op_arch(fp, e, tap_data("arch-tiny.json")); }
-static int op_hf_nemotron(struct strbuf *fp, struct err *e) { return op_arch(fp, e, cfg_path[0]); }
-static int op_hf_deepseek(struct strbuf *fp, struct err *e) { return op_arch(fp, e, cfg_path[1]); }
-static int op_hf_gptoss(struct strbuf *fp, struct err *e) { return op_arch(fp, e, cfg_path[2]); }
+HF_OP(op_hf_nemotron, "samples/profiles/configs/nemotron-nano-v2-9b.json")
+HF_OP(op_hf_deepseek, "samples/profiles/configs/deepseek-16b.json")
+HF_OP(op_hf_deepseek_v3, "samples/architectures/deepseek-v3.json")
+HF_OP(op_hf_gptoss, "samples/profiles/configs/gpt-oss-20b.json")
+HF_OP(op_hf_gpt2, "samples/profiles/configs/gpt-13b.json")
+HF_OP(op_hf_llama, "samples/architectures/llama2-7b.json")
+HF_OP(op_hf_gemma2, "samples/architectures/gemma2-27b.json")
+HF_OP(op_hf_gemma3, "samples/architectures/gemma3-12b.json")
+HF_OP(op_hf_jamba, "samples/architectures/jamba-v0.1.json")
+HF_OP(op_hf_qwen3next, "samples/architectures/qwen3-next-80b-a3b.json")
 
 /* The cost model: an architecture and a cluster's hardware to a layer table. */
 static int op_cost(struct strbuf *fp, struct err *e)
@@ -446,7 +466,7 @@ static int op_cost(struct strbuf *fp, struct err *e)
 	int r = -1;
 
 	memset(&a, 0, sizeof(a));
-	if (hfconfig_load_any(&a, cfg_path[0], e) < 0)
+	if (hfconfig_load_any(&a, top_file("samples/profiles/configs/nemotron-nano-v2-9b.json"), e) < 0)
 		return -1;
 	if (cluster_load(&c, tap_data("tiny-cluster.json"), e) < 0)
 		goto out_arch;
@@ -510,10 +530,10 @@ static int op_calibrate(struct strbuf *fp, struct err *e)
 	int r = -1;
 
 	memset(&a, 0, sizeof(a));
-	if (hfconfig_load_any(&a, cfg_path[3], e) < 0)
+	if (hfconfig_load_any(&a, top_file("samples/profiles/configs/gpt-13b.json"), e) < 0)
 		return -1;
 	hardware_default(&hw);
-	if (calibrate_add_profile(&s, &a, &hw, &o, cfg_path[4], e) < 0 || calibrate_fit(&s, &hw, e) < 0)
+	if (calibrate_add_profile(&s, &a, &hw, &o, top_file("samples/profiles/gpt-13b.json"), e) < 0 || calibrate_fit(&s, &hw, e) < 0)
 		goto out;
 	inj_pause();
 	for (int c = 0; c < EFF_NCLASS; c++)
@@ -594,25 +614,32 @@ out:
 	return rc;
 }
 
-/* The writers: a self-contained plan and a model, saved atomically. */
+/* The writers: a self-contained plan, a model, a cluster and a timeline, each saved
+ * atomically (the files are the result). */
 static char save_dir[64];
+static const char *const saved[] = { "plan.json", "model.json", "cluster.json", "timeline.json" };
+
+static const char *save_path(int i)
+{
+	static char path[128];
+
+	snprintf(path, sizeof(path), "%s/%s", save_dir, saved[i]);
+	return path;
+}
 
 static int op_save(struct strbuf *fp, struct err *e)
 {
-	char path[128];
-	size_t len;
-	char *text;
-
-	snprintf(path, sizeof(path), "%s/plan.json", save_dir);
-	if (plan_save(&sim_plan_order, path, true, e) < 0)
-		return -1;
-	snprintf(path, sizeof(path), "%s/model.json", save_dir);
-	if (model_save(&tiny_model, path, e) < 0)
+	if (plan_save(&sim_plan_order, save_path(0), true, e) < 0 || model_save(&tiny_model, save_path(1), e) < 0 ||
+	    cluster_save(&tiny_cluster, save_path(2), e) < 0 || timeline_save(&tiny_timeline, save_path(3), e) < 0)
 		return -1;
 	inj_pause();
-	text = fileio_read(path, &len, e);
-	strbuf_addstr(fp, text ? text : "(unreadable)");
-	free(text);
+	for (int i = 0; i < 4; i++) {
+		size_t len;
+		char *text = fileio_read(save_path(i), &len, e);
+
+		strbuf_addstr(fp, text ? text : "(unreadable)");
+		free(text);
+	}
 	inj_resume();
 	return 0;
 }
@@ -869,14 +896,21 @@ static const struct op ops[] = {
 	{ "arch file", op_arch_file },
 	{ "hf config (nemotron-h)", op_hf_nemotron },
 	{ "hf config (deepseek)", op_hf_deepseek },
+	{ "hf config (deepseek-v3, mtp)", op_hf_deepseek_v3 },
 	{ "hf config (gpt-oss)", op_hf_gptoss },
+	{ "hf config (gpt2)", op_hf_gpt2 },
+	{ "hf config (llama)", op_hf_llama },
+	{ "hf config (gemma2)", op_hf_gemma2 },
+	{ "hf config (gemma3)", op_hf_gemma3 },
+	{ "hf config (jamba)", op_hf_jamba },
+	{ "hf config (qwen3-next)", op_hf_qwen3next },
 	{ "cost model", op_cost },
 	{ "profile import (csv)", op_profile_csv },
 	{ "profile import (trace)", op_profile_trace },
 	{ "torch csv import", op_torchcsv },
 	{ "calibrate (profile + fit)", op_calibrate },
 	{ "rescale (timeline fit)", op_rescale },
-	{ "plan_save + model_save", op_save },
+	{ "writers (plan, model, cluster, timeline)", op_save },
 	{ "sim (order-driven)", op_sim_order },
 	{ "sim (policy-driven)", op_sim_policy },
 	{ "sim (deadlock)", op_sim_deadlock },
@@ -889,18 +923,12 @@ int main(int argc, char **argv)
 {
 	struct err e = ERR_INIT;
 	struct baseline_spec spec = { SCHED_ZBV, 4, 0, "balanced", NULL, 0, 0 };
-	const char *top = getenv("top_srcdir");
 	cJSON *warm;
 
 	inj_trace = getenv("OOM_TRACE") != NULL;
 	/* a first parse installs cJSON's allocator hooks (src/json.c) */
 	warm = json_parse("{}", 2, "warm-up", &e);
 	cJSON_Delete(warm);
-	snprintf(cfg_path[0], sizeof(cfg_path[0]), "%s/samples/profiles/configs/nemotron-nano-v2-9b.json", top ? top : ".");
-	snprintf(cfg_path[1], sizeof(cfg_path[1]), "%s/samples/profiles/configs/deepseek-16b.json", top ? top : ".");
-	snprintf(cfg_path[2], sizeof(cfg_path[2]), "%s/samples/profiles/configs/gpt-oss-20b.json", top ? top : ".");
-	snprintf(cfg_path[3], sizeof(cfg_path[3]), "%s/samples/profiles/configs/gpt-13b.json", top ? top : ".");
-	snprintf(cfg_path[4], sizeof(cfg_path[4]), "%s/samples/profiles/gpt-13b.json", top ? top : ".");
 	snprintf(save_dir, sizeof(save_dir), "/tmp/octopipe-oom-XXXXXX");
 	if (!mkdtemp(save_dir)) {
 		printf("Bail out! cannot make a temporary directory\n");
@@ -920,15 +948,9 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
 		if (argc < 2 || strstr(ops[i].name, argv[1]))
 			check_op(&ops[i]);
-	{
-		char path[128];
-
-		snprintf(path, sizeof(path), "%s/plan.json", save_dir);
-		unlink(path);
-		snprintf(path, sizeof(path), "%s/model.json", save_dir);
-		unlink(path);
-		rmdir(save_dir);
-	}
+	for (int i = 0; i < 4; i++)
+		unlink(save_path(i));
+	rmdir(save_dir);
 	plan_release(&tiny_plan);
 	plan_release(&deadlock_plan);
 	plan_release(&oom_plan);
