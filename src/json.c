@@ -291,13 +291,13 @@ cJSON *json_parse(const char *text, size_t len, const char *file, struct err *e)
 	return root;
 }
 
-cJSON *json_parse_any(const char *text, size_t len, bool *oom)
+cJSON *json_parse_any(const char *text, size_t len, const char **end, bool *oom)
 {
 	cJSON *root;
 
 	pthread_once(&hooks_once, install_hooks);
 	alloc_failed = false;
-	root = cJSON_ParseWithLength(text, len);
+	root = cJSON_ParseWithLengthOpts(text, len, end, 0);
 	*oom = !root && alloc_failed;
 	return root;
 }

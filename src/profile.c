@@ -313,7 +313,7 @@ static int read_trace(struct importer *im, const char *text, size_t len)
 {
 	struct jv v = { im->file, im->e, NULL };
 	bool oom;
-	cJSON *root = json_parse_any(text, len, &oom);
+	cJSON *root = json_parse_any(text, len, NULL, &oom);
 	const cJSON *events;
 	char p[JPATH_MAX];
 	long i = 0;
