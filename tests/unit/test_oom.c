@@ -221,9 +221,11 @@ void __wrap_free(void *p)
 	__real_free(p);
 }
 
-/* PCRE2 allocates through its own general context: its two constructors used by the
- * engine count as allocations too. */
+/* PCRE2 allocates through its own general context: its constructors the engine uses
+ * (a compiled pattern, match data, a captured substring) count as allocations too. */
+#ifndef PCRE2_CODE_UNIT_WIDTH
 #define PCRE2_CODE_UNIT_WIDTH 8
+#endif
 #include <pcre2.h>
 pcre2_code *__real_pcre2_compile_8(PCRE2_SPTR, PCRE2_SIZE, uint32_t, int *, PCRE2_SIZE *,
                                    pcre2_compile_context *);
@@ -235,6 +237,10 @@ void __real_pcre2_code_free_8(pcre2_code *);
 void __wrap_pcre2_code_free_8(pcre2_code *);
 void __real_pcre2_match_data_free_8(pcre2_match_data *);
 void __wrap_pcre2_match_data_free_8(pcre2_match_data *);
+int __real_pcre2_substring_get_byname_8(pcre2_match_data *, PCRE2_SPTR, PCRE2_UCHAR **, PCRE2_SIZE *);
+int __wrap_pcre2_substring_get_byname_8(pcre2_match_data *, PCRE2_SPTR, PCRE2_UCHAR **, PCRE2_SIZE *);
+void __real_pcre2_substring_free_8(PCRE2_UCHAR *);
+void __wrap_pcre2_substring_free_8(PCRE2_UCHAR *);
 
 pcre2_code *__wrap_pcre2_compile_8(PCRE2_SPTR pat, PCRE2_SIZE len, uint32_t opts, int *code,
                                    PCRE2_SIZE *off, pcre2_compile_context *cc)
@@ -292,6 +298,31 @@ void __wrap_pcre2_match_data_free_8(pcre2_match_data *md)
 	live_take(md);
 	pthread_mutex_unlock(&inj_lock);
 	__real_pcre2_match_data_free_8(md);
+}
+
+int __wrap_pcre2_substring_get_byname_8(pcre2_match_data *md, PCRE2_SPTR name, PCRE2_UCHAR **out,
+                                        PCRE2_SIZE *len)
+{
+	int r = PCRE2_ERROR_NOMEMORY;
+
+	pthread_mutex_lock(&inj_lock);
+	if (!inj_should_fail()) {
+		r = __real_pcre2_substring_get_byname_8(md, name, out, len);
+		if (r == 0 && !inj_paused)
+			live_put(*out);
+	}
+	pthread_mutex_unlock(&inj_lock);
+	return r;
+}
+
+void __wrap_pcre2_substring_free_8(PCRE2_UCHAR *s)
+{
+	if (!s)
+		return;
+	pthread_mutex_lock(&inj_lock);
+	live_take(s);
+	pthread_mutex_unlock(&inj_lock);
+	__real_pcre2_substring_free_8(s);
 }
 
 static void inj_arm(long fail_at, bool persistent)
