@@ -108,7 +108,10 @@ int baseline_plan(struct plan *out, const struct model *m, const char *model_ref
 		char name[160];
 
 		snprintf(name, sizeof(name), "%s %s", m->name, sched_name(k));
-		out->name = strdup(name);
+		if (!(out->name = strdup(name))) {
+			err_set(e, ERR_RUNTIME, "out of memory");
+			goto fail;
+		}
 	}
 	free(first);
 	return 0;

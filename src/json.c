@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,6 +93,33 @@ static void fmt_number(char *out, size_t n, double x)
 }
 
 /* ---- parsing --------------------------------------------------------------------- */
+
+/* cJSON returns NULL both for bad text and for a failed allocation. Its allocator hooks
+ * note the latter per thread, so that a parse failure can say which one it was. */
+static _Thread_local bool alloc_failed;
+
+static void *json_malloc(size_t n)
+{
+	void *p = malloc(n);
+
+	if (!p)
+		alloc_failed = true;
+	return p;
+}
+
+static void json_free(void *p)
+{
+	free(p);
+}
+
+static void install_hooks(void)
+{
+	cJSON_Hooks h = { json_malloc, json_free };
+
+	cJSON_InitHooks(&h);
+}
+
+static pthread_once_t hooks_once = PTHREAD_ONCE_INIT;
 
 static int name_cmp(const void *a, const void *b)
 {
@@ -225,7 +253,13 @@ cJSON *json_parse(const char *text, size_t len, const char *file, struct err *e)
 		jv_fail(&v, NULL, "file is empty, expected a JSON object");
 		return NULL;
 	}
+	pthread_once(&hooks_once, install_hooks);
+	alloc_failed = false;
 	root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+	if (!root && alloc_failed) {
+		err_set(e, ERR_RUNTIME, "%s: out of memory", file);
+		return NULL;
+	}
 	if (!root) {
 		size_t off = end && end >= text ? (size_t)(end - text) : 0;
 
@@ -254,6 +288,17 @@ cJSON *json_parse(const char *text, size_t len, const char *file, struct err *e)
 		cJSON_Delete(root);
 		return NULL;
 	}
+	return root;
+}
+
+cJSON *json_parse_any(const char *text, size_t len, const char **end, bool *oom)
+{
+	cJSON *root;
+
+	pthread_once(&hooks_once, install_hooks);
+	alloc_failed = false;
+	root = cJSON_ParseWithLengthOpts(text, len, end, 0);
+	*oom = !root && alloc_failed;
 	return root;
 }
 
@@ -622,6 +667,8 @@ static void put_pretty(struct strbuf *sb, const cJSON *item, size_t indent, size
 		strbuf_release(&tmp);
 		return;
 	}
+	/* the trial ran out of memory: fail the text rather than change its layout */
+	sb->oom = sb->oom || tmp.oom;
 	strbuf_release(&tmp);
 	if (!obj && scalars) {
 		/* wrap a long list of scalars, filling each line */
@@ -646,6 +693,7 @@ static void put_pretty(struct strbuf *sb, const cJSON *item, size_t indent, size
 			strbuf_add(sb, tok.buf, tok.len);
 			x += tok.len;
 		}
+		sb->oom = sb->oom || tok.oom; /* a token that failed would be missing */
 		strbuf_release(&tok);
 		strbuf_addch(sb, '\n');
 		strbuf_pad(sb, ' ', indent);

@@ -36,6 +36,11 @@ struct jv {
  * a root that is not an object, and objects with duplicate keys. Caller cJSON_Delete()s. */
 cJSON *json_parse(const char *text, size_t len, const char *file, struct err *e);
 
+/* Parses text as any JSON value (an array too), without json_parse's checks; *end (when
+ * end is not NULL) is where parsing stopped. Returns NULL when the text is not JSON, or
+ * with *oom set when an allocation failed. */
+cJSON *json_parse_any(const char *text, size_t len, const char **end, bool *oom);
+
 /* Reads and parses a whole file (fileio_read + json_parse). */
 cJSON *json_load_file(const char *path, struct err *e);
 

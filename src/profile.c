@@ -108,6 +108,8 @@ int profile_rules_load(struct profile_rules *r, const char *path, struct err *e)
 		pr->re = pcre2_compile((PCRE2_SPTR)pat, PCRE2_ZERO_TERMINATED, 0, &code, &off, NULL);
 		r->n++;
 		jpath_key(q, p, "pattern");
+		if (!pr->re && code == PCRE2_ERROR_NOMEMORY)
+			goto oom;
 		if (!pr->re) {
 			PCRE2_UCHAR msg[256];
 
@@ -233,6 +235,10 @@ static int record(struct importer *im, const char *name, size_t nlen, int phase,
 			if (a->kinds.len)
 				strbuf_addch(&a->kinds, '+');
 			strbuf_addstr(&a->kinds, kind);
+			if (strbuf_failed(&a->kinds)) {
+				r = err_set(im->e, ERR_RUNTIME, "%s: out of memory", im->file);
+				goto out;
+			}
 		}
 		if (layer > im->max)
 			im->max = layer;
@@ -241,6 +247,8 @@ static int record(struct importer *im, const char *name, size_t nlen, int phase,
 	}
 	im->st->unmatched++;
 	strbuf_addf(&im->st->unmatched_names, "%s\n", subj);
+	if (strbuf_failed(&im->st->unmatched_names))
+		r = err_set(im->e, ERR_RUNTIME, "%s: out of memory", im->file);
 out:
 	free(subj);
 	return r;
@@ -304,12 +312,15 @@ static int read_csv(struct importer *im, const char *text, size_t len)
 static int read_trace(struct importer *im, const char *text, size_t len)
 {
 	struct jv v = { im->file, im->e, NULL };
-	cJSON *root = cJSON_ParseWithLength(text, len);
+	bool oom;
+	cJSON *root = json_parse_any(text, len, NULL, &oom);
 	const cJSON *events;
 	char p[JPATH_MAX];
 	long i = 0;
 	int r = -1;
 
+	if (oom)
+		return err_set(im->e, ERR_RUNTIME, "%s: out of memory", im->file);
 	if (!root)
 		return err_set(im->e, ERR_INPUT, "%s: not valid JSON (a Chrome trace) nor CSV", im->file);
 	events = cJSON_IsArray(root) ? root : cJSON_GetObjectItemCaseSensitive(root, "traceEvents");

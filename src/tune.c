@@ -69,6 +69,9 @@ struct tuner {
 	struct tune_state starts[8];  /* other starting structures, best first */
 	double start_ms[8];
 	int nstarts, next_start;
+	/* an allocation failed where the search cannot report it (a candidate list, an
+	 * evaluation): the next tune_new/tune_step/tune_result says out of memory */
+	bool oom;
 };
 
 static double now_s(void)
@@ -179,6 +182,8 @@ static double evaluate(struct tuner *t, const struct tune_state *s, struct metri
 	policy_opts(s, t->cluster->devices, t->cap_buf, t->wcap_buf, &o);
 	t->evals++;
 	if (sim_run(&t->sim, &t->work, &o, &m, &e) < 0) {
+		if (e.cls == ERR_RUNTIME)
+			t->oom = true;
 		metrics_release(&m);
 		return INFINITY;
 	}
@@ -374,10 +379,8 @@ static void balance_objective(const struct tuner *t, const struct tune_state *s,
 /* Moves single boundary layers while that lowers the objective (no simulation). */
 static void refine_device_balance(const struct tuner *t, struct tune_state *s)
 {
-	double *load = malloc((size_t)t->cluster->devices * sizeof(double)), w0, q0;
+	double *load = t->load, w0, q0; /* the per-device scratch of estimate() */
 
-	if (!load)
-		return;
 	balance_objective(t, s, load, &w0, &q0);
 	for (int it = 0; it < 8 * s->nstages; it++) {
 		int best_b = -1, best_dir = 0;
@@ -405,7 +408,6 @@ static void refine_device_balance(const struct tuner *t, struct tune_state *s)
 		w0 = bw;
 		q0 = bq;
 	}
-	free(load);
 }
 
 static void place_round_robin(struct tune_state *s, int D)
@@ -439,14 +441,18 @@ static struct cand *cand_add(struct tuner *t, const struct tune_state *from, enu
 		int cap = t->ccap ? t->ccap * 2 : 64;
 		struct cand *n = realloc(t->cands, (size_t)cap * sizeof(*n));
 
-		if (!n)
+		if (!n) {
+			t->oom = true;
 			return NULL;
+		}
 		t->cands = n;
 		t->ccap = cap;
 	}
 	c = &t->cands[t->ncands];
-	if (tune_state_copy(&c->st, from) < 0)
+	if (tune_state_copy(&c->st, from) < 0) {
+		t->oom = true;
 		return NULL;
+	}
 	c->kind = kind;
 	c->a = a;
 	c->b = b;
@@ -560,8 +566,10 @@ static void gen_placement(struct tuner *t)
 
 			if (S > L || S > t->max_stages || (shape == 1 && per != 2) || (shape == 2 && (D < 2 || per >= t->opts.max_stages_per_device)))
 				continue;
-			if (state_alloc(&s, S) < 0)
+			if (state_alloc(&s, S) < 0) {
+				t->oom = true;
 				return;
+			}
 			s.sched = t->cur.sched;
 			if (shape == 1)
 				place_v(&s, D);
@@ -806,11 +814,21 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 			struct sim_opts so;
 			struct metrics mt;
 			struct err ignore = ERR_INIT;
+			int rc;
 
-			if (baseline_plan(&p, m, NULL, c, NULL, &spec, &ignore) < 0)
-				continue;
+			if (baseline_plan(&p, m, NULL, c, NULL, &spec, &ignore) < 0) {
+				if (ignore.cls == ERR_RUNTIME)
+					goto oom;
+				continue; /* this baseline does not apply */
+			}
 			sim_opts_default(&so);
-			if (sim_run(&t->sim, &p, &so, &mt, &ignore) == 0 && !mt.noom && mt.makespan_ms < t->baseline_ms) {
+			rc = sim_run(&t->sim, &p, &so, &mt, &ignore);
+			if (rc < 0 && ignore.cls == ERR_RUNTIME) {
+				plan_release(&p);
+				metrics_release(&mt);
+				goto oom;
+			}
+			if (rc == 0 && !mt.noom && mt.makespan_ms < t->baseline_ms) {
 				if (t->have_baseline)
 					plan_release(&t->best_baseline);
 				t->best_baseline = p;
@@ -836,8 +854,10 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 			struct tune_state s;
 			double ms;
 
-			if (state_alloc(&s, S) < 0)
+			if (state_alloc(&s, S) < 0) {
+				tune_state_release(&best_s);
 				goto oom;
+			}
 			if (shape == 2)
 				place_v(&s, D);
 			else
@@ -893,7 +913,8 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 		         t->cur.sched.alternate ? "adaptive" : "zero-bubble knobs", t->baseline_name, t->baseline_ms);
 	else
 		snprintf(msg, sizeof(msg), "start: %d stages; no baseline applies", t->cur.nstages);
-	if (!record(t, PHASE_START, MOVE_START, 0, 0, msg, t->have_baseline ? t->baseline_ms : t->cur_ms, t->cur_ms))
+	if (!record(t, PHASE_START, MOVE_START, 0, 0, msg, t->have_baseline ? t->baseline_ms : t->cur_ms, t->cur_ms) ||
+	    t->oom)
 		goto oom;
 	t->phase = PHASE_PARTITION;
 	t->spent = now_s() - t->t0;
@@ -906,7 +927,7 @@ fail:
 	return -1;
 }
 
-int tune_step(struct tuner *t, const struct tune_step **step, struct err *e)
+static int search_step(struct tuner *t, const struct tune_step **step, struct err *e)
 {
 	*step = NULL;
 	if (!t->started) {
@@ -1016,11 +1037,26 @@ int tune_step(struct tuner *t, const struct tune_step **step, struct err *e)
 	return 0;
 }
 
+int tune_step(struct tuner *t, const struct tune_step **step, struct err *e)
+{
+	int r = t->oom ? -1 : search_step(t, step, e);
+
+	if (t->oom) {
+		*step = NULL;
+		return err_set(e, ERR_RUNTIME, "out of memory");
+	}
+	return r;
+}
+
 int tune_result(struct tuner *t, struct plan *out, struct metrics *m, struct err *e)
 {
 	struct sim_opts o;
 	int r;
 
+	if (t->oom) {
+		memset(out, 0, sizeof(*out));
+		return err_set(e, ERR_RUNTIME, "out of memory");
+	}
 	if (t->have_baseline && t->baseline_ms <= t->best_ms) {
 		cJSON *root = plan_to_json(&t->best_baseline, true);
 
@@ -1039,10 +1075,14 @@ int tune_result(struct tuner *t, struct plan *out, struct metrics *m, struct err
 		char name[160];
 
 		snprintf(name, sizeof(name), "%s tuned", t->model->name);
-		out->name = strdup(name);
+		if (!(out->name = strdup(name))) {
+			plan_release(out);
+			return err_set(e, ERR_RUNTIME, "out of memory");
+		}
 	}
 	sim_opts_default(&o);
 	if (m && sim_run(&t->sim, out, &o, m, e) < 0) {
+		metrics_release(m);
 		plan_release(out);
 		return -1;
 	}
