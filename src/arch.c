@@ -200,7 +200,7 @@ int arch_from_json(struct arch *a, const cJSON *root, const char *file, struct e
 		goto fail;
 	a->hidden = hidden;
 	if (!(a->name = strdup(name)) || !(a->family = strdup("octopipe.arch"))) {
-		err_set(e, ERR_RUNTIME, "%s: out of memory", file);
+		err_set(e, ERR_RUNTIME, "%s: out of host memory", file);
 		goto fail;
 	}
 	for (const cJSON *c = kinds->child; c; c = c->next) {
@@ -294,5 +294,5 @@ int arch_to_model(const struct arch *a, const struct hardware *hw, const struct 
 	return 0;
 oom:
 	model_release(m);
-	return err_set(e, ERR_RUNTIME, "out of memory building the layer table of '%s'", name);
+	return err_set(e, ERR_RUNTIME, "out of host memory building the layer table of '%s'", name);
 }

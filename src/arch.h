@@ -36,7 +36,7 @@ struct arch {
 	struct arch_layer *layers;
 };
 
-/* Appends a layer (kind copied); -1 when out of memory, ARCH_TOO_MANY when the
+/* Appends a layer (kind copied); -1 when out of host memory, ARCH_TOO_MANY when the
  * architecture already has OCTO_MAX_LAYERS layers. */
 #define ARCH_TOO_MANY (-2)
 int arch_add(struct arch *a, const char *kind, const struct work *w, bool mtp);

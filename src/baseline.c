@@ -109,7 +109,7 @@ int baseline_plan(struct plan *out, const struct model *m, const char *model_ref
 
 		snprintf(name, sizeof(name), "%s %s", m->name, sched_name(k));
 		if (!(out->name = strdup(name))) {
-			err_set(e, ERR_RUNTIME, "out of memory");
+			err_set(e, ERR_RUNTIME, "out of host memory");
 			goto fail;
 		}
 	}

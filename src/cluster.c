@@ -107,7 +107,7 @@ int cluster_from_json(struct cluster *c, const cJSON *root, const char *file, co
 		goto oom;
 	return 0;
 oom:
-	err_set(e, ERR_RUNTIME, "%s: out of memory", file);
+	err_set(e, ERR_RUNTIME, "%s: out of host memory", file);
 fail:
 	cluster_release(c);
 	return -1;
@@ -186,7 +186,7 @@ int cluster_copy(struct cluster *dst, const struct cluster *src, struct err *e)
 
 	if (!root) {
 		memset(dst, 0, sizeof(*dst));
-		return err_set(e, ERR_RUNTIME, "out of memory copying cluster '%s'", src->name);
+		return err_set(e, ERR_RUNTIME, "out of host memory copying cluster '%s'", src->name);
 	}
 	r = cluster_from_json(dst, root, src->name, NULL, e);
 	cJSON_Delete(root);

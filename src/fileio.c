@@ -46,7 +46,7 @@ char *fileio_read(const char *path, size_t *len, struct err *e)
 			}
 			p = realloc(buf, ncap);
 			if (!p) {
-				err_set(e, ERR_RUNTIME, "%s: out of memory reading the file", path);
+				err_set(e, ERR_RUNTIME, "%s: out of host memory reading the file", path);
 				goto fail;
 			}
 			buf = p;

@@ -88,7 +88,7 @@ int hardware_from_json(struct hardware *hw, const cJSON *obj, const char *file, 
 			return -1;
 	}
 	if (source && !(hw->source = strdup(source)))
-		return err_set(e, ERR_RUNTIME, "%s: out of memory", file);
+		return err_set(e, ERR_RUNTIME, "%s: out of host memory", file);
 	return 0;
 }
 

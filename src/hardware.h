@@ -45,7 +45,7 @@ int hardware_class(const char *name);
  * prefix (NULL for a whole file); classes it does not name keep the defaults. */
 int hardware_from_json(struct hardware *hw, const cJSON *obj, const char *file, const char *prefix,
                        const char *path, struct err *e);
-/* New cJSON object (NULL when out of memory). */
+/* New cJSON object (NULL when out of host memory). */
 cJSON *hardware_to_json(const struct hardware *hw);
 void hardware_release(struct hardware *hw);
 

@@ -633,7 +633,7 @@ int hfconfig_read(struct arch *a, const cJSON *root, const char *file, struct er
 	       ? cJSON_GetObjectItemCaseSensitive(root, "_name_or_path")->valuestring : families[k].type;
 	if (!(a->name = strdup(name)) || !(a->family = strdup(families[k].type))) {
 		arch_release(a);
-		return err_set(e, ERR_RUNTIME, "%s: out of memory", file);
+		return err_set(e, ERR_RUNTIME, "%s: out of host memory", file);
 	}
 	return 0;
 }

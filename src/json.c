@@ -143,7 +143,7 @@ static int check_duplicates(struct jv *v, const cJSON *item, const char *path)
 		if (n > 1) {
 			names = malloc(n * sizeof(*names));
 			if (!names)
-				return err_set(v->e, ERR_RUNTIME, "%s: out of memory", v->file);
+				return err_set(v->e, ERR_RUNTIME, "%s: out of host memory", v->file);
 			for (c = item->child; c; c = c->next)
 				names[k++] = c->string ? c->string : "";
 			qsort(names, n, sizeof(*names), name_cmp);
@@ -257,7 +257,7 @@ cJSON *json_parse(const char *text, size_t len, const char *file, struct err *e)
 	alloc_failed = false;
 	root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
 	if (!root && alloc_failed) {
-		err_set(e, ERR_RUNTIME, "%s: out of memory", file);
+		err_set(e, ERR_RUNTIME, "%s: out of host memory", file);
 		return NULL;
 	}
 	if (!root) {
@@ -667,7 +667,7 @@ static void put_pretty(struct strbuf *sb, const cJSON *item, size_t indent, size
 		strbuf_release(&tmp);
 		return;
 	}
-	/* the trial ran out of memory: fail the text rather than change its layout */
+	/* the trial ran out of host memory: fail the text rather than change its layout */
 	sb->oom = sb->oom || tmp.oom;
 	strbuf_release(&tmp);
 	if (!obj && scalars) {
@@ -732,7 +732,7 @@ int json_save_file(const char *path, const cJSON *item, struct err *e)
 	json_write(&sb, item);
 	if (strbuf_failed(&sb)) {
 		strbuf_release(&sb);
-		return err_set(e, ERR_RUNTIME, "%s: out of memory formatting the file", path);
+		return err_set(e, ERR_RUNTIME, "%s: out of host memory formatting the file", path);
 	}
 	r = fileio_write_atomic(path, sb.buf, sb.len, e);
 	strbuf_release(&sb);
@@ -744,7 +744,7 @@ int json_save_built(const char *path, cJSON *root, struct err *e)
 	int r;
 
 	if (!root)
-		return err_set(e, ERR_RUNTIME, "%s: out of memory", path);
+		return err_set(e, ERR_RUNTIME, "%s: out of host memory", path);
 	r = json_save_file(path, root, e);
 	cJSON_Delete(root);
 	return r;

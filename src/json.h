@@ -91,7 +91,7 @@ const char *json_type_name(const cJSON *item);
 
 /* Copies of the members of obj whose keys are not in known (NULL-terminated) into *out
  * (NULL when there are none). Readers keep these so that writers can preserve fields they
- * do not understand. Returns -1 when out of memory. */
+ * do not understand. Returns -1 when out of host memory. */
 int json_extras(const cJSON *obj, const char *const *known, cJSON **out);
 
 /* sb := s as a JSON string literal (quotes and escapes included); returns sb->buf. For
@@ -103,7 +103,7 @@ void json_write(struct strbuf *sb, const cJSON *item);
 /* json_write + fileio_write_atomic. */
 int json_save_file(const char *path, const cJSON *item, struct err *e);
 /* The same for a tree just built by a *_to_json() writer: takes ownership of root and
- * frees it; a NULL root (the writer ran out of memory) is reported as such. */
+ * frees it; a NULL root (the writer ran out of host memory) is reported as such. */
 int json_save_built(const char *path, cJSON *root, struct err *e);
 
 /* Building documents: cJSON's Add* functions return NULL when an allocation fails and

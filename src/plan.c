@@ -40,7 +40,7 @@ void plan_release(struct plan *p)
 
 static int oom(struct jv *v)
 {
-	return err_set(v->e, ERR_RUNTIME, "%s: out of memory", v->file);
+	return err_set(v->e, ERR_RUNTIME, "%s: out of host memory", v->file);
 }
 
 /* Reads "model" / "cluster": a path (relative to base_dir) or an embedded object. */

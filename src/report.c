@@ -205,7 +205,7 @@ static int chart_init(struct chart *c, const struct plan *p, const char *label, 
 		c->crit = malloc((size_t)(n ? n : 1) * sizeof(long));
 		if (!pos || !c->crit) {
 			free(pos);
-			return err_set(e, ERR_RUNTIME, "out of memory finding the critical path");
+			return err_set(e, ERR_RUNTIME, "out of host memory finding the critical path");
 		}
 		explain_positions(p, pos);
 		c->ncrit = explain_critical_path(&c->s, p, pos, c->crit, n);
@@ -553,7 +553,7 @@ int report_svg(const struct plan *p, const struct timeline *measured, const stru
 	put_gantt(out, &c, measured, width, 0, o && o->critical_path, true);
 	chart_release(&c);
 	if (strbuf_failed(out))
-		return err_set(e, ERR_RUNTIME, "out of memory drawing the chart");
+		return err_set(e, ERR_RUNTIME, "out of host memory drawing the chart");
 	return 0;
 }
 
@@ -681,7 +681,7 @@ static int put_speedups(struct strbuf *sb, const struct chart *c, int n, struct 
 	if (!done || !g) {
 		free(done);
 		free(g);
-		return err_set(e, ERR_RUNTIME, "out of memory building the baselines");
+		return err_set(e, ERR_RUNTIME, "out of host memory building the baselines");
 	}
 	for (int i = 0; i < n && rc == 0; i++) {
 		if (done[i])
@@ -880,7 +880,7 @@ static int put_memory(struct strbuf *sb, const struct chart *c, int width, struc
 		free(ms);
 		ms = malloc((size_t)dv->nmem * sizeof(*ms));
 		if (!ms)
-			return err_set(e, ERR_RUNTIME, "out of memory drawing memory");
+			return err_set(e, ERR_RUNTIME, "out of host memory drawing memory");
 		for (int i = 0; i < dv->nmem; i++)
 			ms[i] = (struct msample){ dv->mem[i].t_ms, (double)dv->mem[i].bytes, i };
 		qsort(ms, (size_t)dv->nmem, sizeof(*ms), msample_cmp);
@@ -970,7 +970,7 @@ static int steps_read(const cJSON *root, const char *file, struct rstep **out, i
 		return jv_fail(&v, "steps", "no steps");
 	*out = calloc((size_t)cJSON_GetArraySize(arr), sizeof(**out));
 	if (!*out)
-		return err_set(e, ERR_RUNTIME, "out of memory reading steps");
+		return err_set(e, ERR_RUNTIME, "out of host memory reading steps");
 	for (const cJSON *it = arr->child; it; it = it->next, k++) {
 		char path[JPATH_MAX];
 		struct rstep *s = &(*out)[k];
@@ -1176,7 +1176,7 @@ int report_html(const struct report_input *in, struct strbuf *sb, struct err *e)
 	c = calloc((size_t)n, sizeof(*c));
 	if (!c) {
 		free(st);
-		return err_set(e, ERR_RUNTIME, "out of memory");
+		return err_set(e, ERR_RUNTIME, "out of host memory");
 	}
 	for (int i = 0; i < n; i++) {
 		if (chart_init(&c[i], in->plans[i], in->labels ? in->labels[i] : NULL, in->critical_path, e) < 0)
@@ -1263,7 +1263,7 @@ int report_html(const struct report_input *in, struct strbuf *sb, struct err *e)
 	}
 	strbuf_addstr(sb, "</body></html>\n");
 	if (strbuf_failed(sb))
-		err_set(e, ERR_RUNTIME, "out of memory writing the report");
+		err_set(e, ERR_RUNTIME, "out of host memory writing the report");
 	else
 		rc = 0;
 out:

@@ -33,7 +33,7 @@ struct report_svg_opts {
 /* Appends the Gantt chart of plan p as a standalone SVG document to out. measured (may
  * be NULL) is a run of p (octopipe run --timeline-out), drawn under each GPU's row.
  * Returns 0, or -1 with e set: ERR_INPUT when measured is not a run of p, ERR_INFEASIBLE
- * when p deadlocks, ERR_RUNTIME when out of memory. */
+ * when p deadlocks, ERR_RUNTIME when out of host memory. */
 int report_svg(const struct plan *p, const struct timeline *measured, const struct report_svg_opts *o,
                struct strbuf *out, struct err *e);
 
@@ -48,9 +48,9 @@ struct report_input {
 	bool critical_path;
 };
 
-/* Appends the HTML report to out. A plan that deadlocks or runs out of memory is listed
+/* Appends the HTML report to out. A plan that deadlocks or runs out of device memory is listed
  * as such (not an error). Returns 0, or -1 with e set: ERR_INPUT for bad steps or a
- * measured timeline that is not a run of plans[0], ERR_RUNTIME when out of memory. */
+ * measured timeline that is not a run of plans[0], ERR_RUNTIME when out of host memory. */
 int report_html(const struct report_input *in, struct strbuf *out, struct err *e);
 
 /* report_html() written atomically to path (fileio_write_atomic). */

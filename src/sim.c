@@ -848,7 +848,7 @@ static int diagnose_deadlock(struct ctx *c, struct metrics *m, struct err *e)
 	free(pos);
 	free(seen);
 	if (strbuf_failed(&sb))
-		err_set(e, ERR_RUNTIME, "out of memory diagnosing a deadlock");
+		err_set(e, ERR_RUNTIME, "out of host memory diagnosing a deadlock");
 	else
 		err_set(e, ERR_INFEASIBLE, "%s", sb.buf);
 	strbuf_release(&sb);

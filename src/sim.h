@@ -123,7 +123,7 @@ struct sim {
 
 /* Simulates plan p. Fills m (metrics_release() it) and, with opts->record, keeps op times
  * in s for sim_timeline(). Returns 0, or -1 with e set: ERR_INFEASIBLE when the order
- * deadlocks (m->cycle names the ops; e says so in words), ERR_RUNTIME when out of memory.
+ * deadlocks (m->cycle names the ops; e says so in words), ERR_RUNTIME when out of host memory.
  * Devices over capacity are listed in m->oom; that is not an error for sim_run(). */
 int sim_run(struct sim *s, const struct plan *p, const struct sim_opts *opts,
             struct metrics *m, struct err *e);

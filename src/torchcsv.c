@@ -180,7 +180,7 @@ int torchcsv_import(struct plan *out, const char *text, const char *file,
 	}
 	goto done;
 oom:
-	err_set(e, ERR_RUNTIME, "%s: out of memory", file);
+	err_set(e, ERR_RUNTIME, "%s: out of host memory", file);
 fail:
 	r = -1;
 done:

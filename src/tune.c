@@ -70,7 +70,7 @@ struct tuner {
 	double start_ms[8];
 	int nstarts, next_start;
 	/* an allocation failed where the search cannot report it (a candidate list, an
-	 * evaluation): the next tune_new/tune_step/tune_result says out of memory */
+	 * evaluation): the next tune_new/tune_step/tune_result says out of host memory */
 	bool oom;
 };
 
@@ -1043,7 +1043,7 @@ int tune_step(struct tuner *t, const struct tune_step **step, struct err *e)
 
 	if (t->oom) {
 		*step = NULL;
-		return err_set(e, ERR_RUNTIME, "out of memory");
+		return err_set(e, ERR_RUNTIME, "out of host memory");
 	}
 	return r;
 }
@@ -1055,7 +1055,7 @@ int tune_result(struct tuner *t, struct plan *out, struct metrics *m, struct err
 
 	if (t->oom) {
 		memset(out, 0, sizeof(*out));
-		return err_set(e, ERR_RUNTIME, "out of memory");
+		return err_set(e, ERR_RUNTIME, "out of host memory");
 	}
 	if (t->have_baseline && t->baseline_ms <= t->best_ms) {
 		cJSON *root = plan_to_json(&t->best_baseline, true);
@@ -1077,7 +1077,7 @@ int tune_result(struct tuner *t, struct plan *out, struct metrics *m, struct err
 		snprintf(name, sizeof(name), "%s tuned", t->model->name);
 		if (!(out->name = strdup(name))) {
 			plan_release(out);
-			return err_set(e, ERR_RUNTIME, "out of memory");
+			return err_set(e, ERR_RUNTIME, "out of host memory");
 		}
 	}
 	sim_opts_default(&o);

@@ -147,7 +147,7 @@ void pview_update(struct pview *v, const pcre2_code *re)
 
 	if (grow_arrays(v, nops) < 0) {
 		v->ran = false;
-		snprintf(v->why, sizeof(v->why), "out of memory");
+		snprintf(v->why, sizeof(v->why), "out of host memory");
 		return;
 	}
 	sim_opts_default(&o);
@@ -208,7 +208,7 @@ static int plan_dup(struct plan *dst, const struct plan *src, struct err *e)
 	int r;
 
 	if (!j)
-		return err_set(e, ERR_RUNTIME, "out of memory");
+		return err_set(e, ERR_RUNTIME, "out of host memory");
 	r = plan_from_json(dst, j, "(plan)", NULL, e);
 	cJSON_Delete(j);
 	return r;

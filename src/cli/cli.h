@@ -78,9 +78,9 @@ int cli_set_refs(struct plan *p, const char *model_path, const char *cluster_pat
 int cli_write_plan(struct plan *p, const char *out, const char *model_path, const char *cluster_path, bool embed);
 struct metrics;
 struct strbuf;
-/* The line sim prints for a plan whose device runs out of memory (m->noom > 0). */
+/* The line sim prints for a plan whose device runs out of host memory (m->noom > 0). */
 void cli_oom_line(struct strbuf *sb, const char *path, const struct plan *p, const struct metrics *m);
-/* Simulates p: EXIT_OK when it runs, else EXIT_INFEASIBLE (deadlock, out of memory) or
+/* Simulates p: EXIT_OK when it runs, else EXIT_INFEASIBLE (deadlock, out of device memory) or
  * EXIT_RUNTIME, with the line `octopipe sim` prints for it appended to why. */
 int cli_plan_verdict(const char *path, const struct plan *p, struct strbuf *why);
 /* Prints a built JSON document to stdout with the project's printer and frees it; oom

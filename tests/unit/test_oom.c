@@ -3,7 +3,7 @@
  * cost model, the simulator, the tuner) runs once to count its allocations, then once for
  * every n from 1 to that count with the n-th allocation failing: once with only that one
  * failing (transient) and once with it and every later one failing (persistent). Every
- * run must return an error whose message is one line saying "out of memory", or succeed
+ * run must return an error whose message is one line saying "out of host memory", or succeed
  * with exactly the result of the clean run when the failure was never reached; and every
  * allocation the run made must be freed by the time it returns (failure) or its result is
  * released (success).
@@ -744,7 +744,7 @@ static int op_export(struct strbuf *fp, struct err *e)
 	int r = -1;
 
 	if (!trace) {
-		err_set(e, ERR_RUNTIME, "trace: out of memory");
+		err_set(e, ERR_RUNTIME, "trace: out of host memory");
 		return -1;
 	}
 	json_write(&sb, trace);
@@ -755,7 +755,7 @@ static int op_export(struct strbuf *fp, struct err *e)
 	strbuf_addch(&sb, '\n');
 	gantt_ascii(&tiny_timeline, 100, &sb);
 	if (strbuf_failed(&sb)) {
-		err_set(e, ERR_RUNTIME, "export: out of memory");
+		err_set(e, ERR_RUNTIME, "export: out of host memory");
 		goto out;
 	}
 	inj_pause();
@@ -842,7 +842,7 @@ static int op_tune(struct strbuf *fp, struct err *e)
 
 static bool oom_message(const struct err *e)
 {
-	return e->cls == ERR_RUNTIME && !strchr(e->msg, '\n') && strstr(e->msg, "out of memory");
+	return e->cls == ERR_RUNTIME && !strchr(e->msg, '\n') && strstr(e->msg, "out of host memory");
 }
 
 /* Runs op for every injection point in one mode. */
@@ -889,7 +889,7 @@ static void inject(const struct op *op, bool persistent, long count, const char 
 		inj_resume();
 	}
 	ok(bad_rc == 0, "%s (%s, %ld points): a failed allocation is never a success", op->name, mode, count);
-	ok(bad_msg == 0, "%s (%s): the error says out of memory, in one line", op->name, mode);
+	ok(bad_msg == 0, "%s (%s): the error says out of host memory, in one line", op->name, mode);
 	ok(bad_leak == 0, "%s (%s): nothing leaks", op->name, mode);
 	ok(bad_result == 0, "%s (%s): unaffected runs give the clean result", op->name, mode);
 }
