@@ -28,6 +28,7 @@ struct hf {
 	long h, vocab, layers;
 	const char *layers_key;  /* the field that gave layers (n_layer for GPT-2) */
 	bool tied;
+	bool eager;            /* attn_implementation "eager": attention scores materialized */
 };
 
 #define BIG (1L << 30)
@@ -117,6 +118,7 @@ static int add_layer(struct hf *c, const char *kind, const struct block *b, int 
 
 		/* blocks are often set up before the hidden size is read */
 		x.h = c->h;
+		x.eager = c->eager;
 		cost_block(&x, &w);
 	}
 	return added(c, arch_add(c->a, kind, &w, mtp));
@@ -132,6 +134,7 @@ static struct block blk(struct hf *c, enum block_kind kind)
 	b.norms = 1;
 	b.vocab = c->vocab;
 	b.tied = c->tied;
+	b.eager = c->eager;
 	return b;
 }
 
@@ -160,6 +163,16 @@ static int add_head(struct hf *c, bool softcap)
 /* Common fields: hidden, vocab, layers, tie. */
 static int common(struct hf *c, bool tied_default)
 {
+	static const char *const impl_keys[] = { "attn_implementation", "_attn_implementation" };
+	const char *impl = NULL;
+
+	/* how the attention core ran: "eager" materializes the scores (the default of remote-code
+	 * models without SDPA); sdpa, flash_attention_2/3, flex_attention fuse it */
+	for (int i = 0; i < 2 && !impl; i++)
+		if (cJSON_GetObjectItemCaseSensitive(c->obj, impl_keys[i]) &&
+		    jv_string(&c->v, c->obj, c->path, impl_keys[i], JV_NONEMPTY, NULL, &impl) < 0)
+			return -1;
+	c->eager = impl && strcmp(impl, "eager") == 0;
 	if (geti(c, "hidden_size", true, 1, 0, &c->h) < 0 ||
 	    geti(c, "vocab_size", true, 1, 0, &c->vocab) < 0 ||
 	    geti(c, "num_hidden_layers", true, 1, 0, &c->layers) < 0 ||
@@ -308,6 +321,7 @@ static int deepseek(struct hf *c)
 		memset(&w, 0, sizeof(w));
 		for (int k = 0; k < 4; k++) {
 			m[k].h = c->h;
+			m[k].eager = c->eager;
 			cost_block(&m[k], &w);
 		}
 		w.in = w.out = 2.0 * c->h;
