@@ -470,8 +470,10 @@ int cmd_run(int argc, char **argv)
 		return cli_usage_error("run", "--share-gpus is for the cuda backend");
 	nranks = launched_ranks(&rank);
 	if (ro.cuda && share_gpus && (want_mpi || nranks > 1)) {
-		if (rank != 0)   /* rank 0 says it for the job */
-			return EXIT_INPUT;
+		/* rank 0 says it and fails the job; the others leave quietly and successfully, so
+		 * that mpirun does not kill rank 0 before its line is out */
+		if (rank != 0)
+			return EXIT_OK;
 		return cli_usage_error("run", "--share-gpus is for one process; as MPI ranks, ranks that share a GPU "
 		                       "already pass their data through it");
 	}
