@@ -74,6 +74,8 @@ int rescale_fit(const struct plan *p, const struct timeline *t, const char *file
 				return err_set(e, ERR_INPUT, "%s: devices[%d].ops[%d]: a %s op, but the plan %s the backward",
 				               file, d, i, op_kind_name((enum op_kind)o->kind),
 				               p->split_backward ? "splits" : "does not split");
+			/* the cluster's fixed per-op cost is not the layers': only the rest scales */
+			y -= p->cluster.op_overhead_us * 1e-3 / p->cluster.device_speed[d];
 			pr = r->predicted_ms[o->stage][k];
 			syp[o->stage][k] += y * pr;
 			spp[o->stage][k] += pr * pr;
