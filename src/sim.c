@@ -833,8 +833,13 @@ static int diagnose_deadlock(struct ctx *c, struct metrics *m, struct err *e)
 			action_format(&a, t1);
 			action_format(&ab, t2);
 			if (sb.len < 700) {
-				if (op_dev(c, b) == op_dev(c, u) && pos[b] == pos[u] - 1)
-					strbuf_addf(&sb, "%s%s comes after %s on device %d", i > 1 ? "; " : "", t1, t2, op_dev(c, u));
+				int du = op_dev(c, u);
+
+				if (op_dev(c, b) == du && pos[b] == pos[u] - 1)
+					strbuf_addf(&sb, "%s%s comes after %s on device %d", i > 1 ? "; " : "", t1, t2, du);
+				else if (c->blocking && pos[u] == s->next[du] && s->dev_blocked[du] > 0 && b == s->dev_block_op[du])
+					strbuf_addf(&sb, "%s%s (device %d) waits until device %d reaches %s to receive its send "
+					            "(blocking transfers)", i > 1 ? "; " : "", t1, du, op_dev(c, b), t2);
 				else
 					strbuf_addf(&sb, "%s%s (device %d) waits for %s (device %d)", i > 1 ? "; " : "", t1,
 					            op_dev(c, u), t2, op_dev(c, b));
