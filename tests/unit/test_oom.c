@@ -953,7 +953,7 @@ static const struct op ops[] = {
 int main(int argc, char **argv)
 {
 	struct err e = ERR_INIT;
-	struct baseline_spec spec = { SCHED_ZBV, 4, 0, "balanced", NULL, 0, 0 };
+	struct baseline_spec spec = { SCHED_ZBV, 4, 0, "balanced", NULL, 0, 0, NULL };
 	cJSON *warm;
 
 	inj_trace = getenv("OOM_TRACE") != NULL;
