@@ -10,6 +10,7 @@
 #include "config.h"
 #include "rescale.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -107,6 +108,122 @@ int rescale_apply(const struct rescale *r, const struct plan *p, struct model *m
 			m->layers[l].b_ms *= fb;
 			m->layers[l].w_ms *= fw;
 		}
+	}
+	return 0;
+}
+
+static int cmp_dbl(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+/* Median of v[0..n) (sorts v); n > 0. */
+static double median(double *v, long n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_dbl);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Per stage and kind: the stage's layer cost c (speed 1) and its measured ops' mean
+ * duration scaled to speed 1, y; samples n. The fit below works on these points. */
+struct point {
+	double c, y;
+	long n;
+};
+
+int rescale_fit_overhead(const struct plan *p, const struct timeline *t, const char *file, double *overhead_us,
+                         struct err *e)
+{
+	int S = p->nstages, kinds = p->split_backward ? 3 : 2, nk = 0;
+	struct point *pt;
+	double *slope, *icpt, ok_[RESCALE_KINDS];
+	long npairs = (long)S * (S - 1) / 2;
+
+	if (t->ndevices != p->ndevices)
+		return err_set(e, ERR_INPUT, "%s: devices: the timeline has %d devices, the plan %d", file,
+		               t->ndevices, p->ndevices);
+	pt = calloc((size_t)S * RESCALE_KINDS, sizeof(*pt));
+	slope = malloc((size_t)(npairs ? npairs : 1) * sizeof(*slope));
+	icpt = malloc((size_t)S * sizeof(*icpt));
+	if (!pt || !slope || !icpt) {
+		free(pt);
+		free(slope);
+		free(icpt);
+		return err_set(e, ERR_RUNTIME, "out of host memory fitting the per-op overhead");
+	}
+	for (int s = 0; s < S; s++)
+		for (int l = p->stages[s].first; l <= p->stages[s].last; l++) {
+			pt[s * RESCALE_KINDS + RESCALE_F].c += p->model.layers[l].f_ms;
+			pt[s * RESCALE_KINDS + RESCALE_B].c += p->model.layers[l].b_ms +
+			                                       (p->split_backward ? 0 : p->model.layers[l].w_ms);
+			pt[s * RESCALE_KINDS + RESCALE_W].c += p->split_backward ? p->model.layers[l].w_ms : 0;
+		}
+	for (int d = 0; d < t->ndevices; d++)
+		for (int i = 0; i < t->dev[d].nops; i++) {
+			const struct tl_op *o = &t->dev[d].ops[i];
+			struct point *q;
+
+			if (o->stage < 0 || o->stage >= S || p->stages[o->stage].device != d) {
+				free(pt);
+				free(slope);
+				free(icpt);
+				return err_set(e, ERR_INPUT, "%s: devices[%d].ops[%d]: not an op of this plan's device %d", file,
+				               d, i, d);
+			}
+			q = &pt[o->stage * RESCALE_KINDS + kind_slot(o->kind)];
+			q->y += (o->end_ms - o->start_ms) * p->cluster.device_speed[d];
+			q->n++;
+		}
+	/* Per kind, a robust line y = a c + o through the stages' points (Theil-Sen: the
+	 * median of the pairwise slopes, then the median intercept), so that one stage that is
+	 * simply slower than its model (a hot GPU, a mispriced layer) does not pass for a
+	 * per-op constant; the overhead is the median over the kinds. */
+	for (int k = 0; k < kinds; k++) {
+		long ns = 0, ni = 0;
+		double lo = INFINITY, hi = 0;
+
+		/* stages within a quarter of each other cannot separate a constant from a scale
+		 * once measurements are noisy: such a kind says nothing about the overhead */
+		for (int s = 0; s < S; s++)
+			if (pt[s * RESCALE_KINDS + k].n) {
+				lo = fmin(lo, pt[s * RESCALE_KINDS + k].c);
+				hi = fmax(hi, pt[s * RESCALE_KINDS + k].c);
+			}
+		if (!(hi > 0 && (hi - lo) / hi >= 0.25))
+			continue;
+		for (int a = 0; a < S; a++)
+			for (int b = a + 1; b < S; b++) {
+				const struct point *u = &pt[a * RESCALE_KINDS + k], *v = &pt[b * RESCALE_KINDS + k];
+
+				if (u->n && v->n && fabs(v->c - u->c) > 1e-9 * fmax(fabs(u->c), fabs(v->c)))
+					slope[ns++] = (v->y / v->n - u->y / u->n) / (v->c - u->c);
+			}
+		if (ns == 0)
+			continue;
+		{
+			double a_k = median(slope, ns);
+
+			for (int s = 0; s < S; s++)
+				if (pt[s * RESCALE_KINDS + k].n)
+					icpt[ni++] = pt[s * RESCALE_KINDS + k].y / pt[s * RESCALE_KINDS + k].n -
+					             a_k * pt[s * RESCALE_KINDS + k].c;
+			ok_[nk++] = median(icpt, ni);
+		}
+	}
+	free(pt);
+	free(slope);
+	free(icpt);
+	/* one stage cost per kind cannot tell a factor from a constant */
+	if (nk == 0)
+		return err_set(e, ERR_INPUT, "%s: the per-op overhead cannot be told from the layer costs: the plan's "
+		               "stages cost within 25%% of each other (run one with uneven stages, e.g. --partition 4,12,12,12)",
+		               file);
+	{
+		double o = median(ok_, nk);
+
+		*overhead_us = o > 0 ? o * 1e3 : 0;
 	}
 	return 0;
 }

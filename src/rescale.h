@@ -38,6 +38,15 @@ int rescale_fit(const struct plan *p, const struct timeline *t, const char *file
  * backward b_ms and w_ms both by the B factor. */
 int rescale_apply(const struct rescale *r, const struct plan *p, struct model *m, struct err *e);
 
+/* The runtime's fixed cost per op (microseconds, >= 0) that best explains t: per op kind
+ * a robust line through the stages' mean measured durations, (scale * stage cost +
+ * overhead) / device speed, so that stages of different cost separate the constant from
+ * the scale and a single odd stage does not move it. ERR_INPUT when the stages' costs are
+ * all equal. Set it as the plan's cluster op_overhead_us before rescale_fit, which then
+ * rescales only the rest. */
+int rescale_fit_overhead(const struct plan *p, const struct timeline *t, const char *file, double *overhead_us,
+                         struct err *e);
+
 void rescale_release(struct rescale *r);
 
 #endif

@@ -54,6 +54,37 @@ else
     not_ok "a refit with a per-op overhead" "exit $RC" "after $after" "$ERR"
 fi
 
+# the overhead itself: a run on a runtime with 20 ms per op (the emulator given a cluster
+# that says so), calibrated against the plan on a cluster that knows none, gives 20 ms back
+# and a cluster file that carries it; uneven stages tell a constant from a scale
+"$OCTOPIPE" plan --model gpt-13b --cluster 4xH200 --schedule 1f1b --microbatches 8 --partition 4,12,12,12 \
+    -o "$T/uneven.json" >/dev/null 2>&1
+python3 - "$T" <<'PY'
+import json, sys
+t = sys.argv[1]
+p = json.load(open(f"{t}/uneven.json")); p["cluster"] = "oh-cluster.json"
+json.dump(p, open(f"{t}/uneven-oh.json", "w"))
+PY
+"$OCTOPIPE" run --timeline-out "$T/oh-only.json" "$T/uneven-oh.json" >/dev/null 2>&1
+run "$OCTOPIPE" calibrate --json --fit-overhead --cluster-out "$T/fitted-cluster.json" --plan "$T/uneven.json" \
+    -o "$T/oh-fit2.json" "$T/oh-only.json"
+got=$(printf '%s' "$OUT" | python3 -c 'import json,sys; r=json.load(sys.stdin); print(r["op_overhead_us"], abs(r["after"]["error"]))' 2>/dev/null)
+if [ "$RC" = 0 ] && printf '%s' "$got" | awk '{ exit !($1 > 19990 && $1 < 20010 && $2 < 0.001) }'; then
+    ok "--fit-overhead recovers a 20 ms per-op overhead, and the refit lands (overhead us, error: $got)"
+else
+    not_ok "--fit-overhead recovers the overhead" "exit $RC" "$got" "$OUT" "$ERR"
+fi
+expect_match '"op_overhead_us": 2[0-9]{4}' "$(cat "$T/fitted-cluster.json" 2>/dev/null)" "--cluster-out writes it"
+"$OCTOPIPE" run --emu-slowdown 1:1.5 --timeline-out "$T/uneven-slow.json" "$T/uneven.json" >/dev/null 2>&1
+run "$OCTOPIPE" calibrate --fit-overhead --plan "$T/uneven.json" -o "$T/oh-fit3.json" "$T/uneven-slow.json"
+expect_rc 0 "one stage 1.5x slower, no overhead"
+expect_match '^per-op overhead: 0\.0 us' "$OUT" "is not taken for an overhead (a robust fit over the stages)"
+run "$OCTOPIPE" calibrate --fit-overhead -o "$T/x2.json" "$T/slow.json"
+expect_rc 2 "stages of nearly equal cost cannot tell an overhead"
+expect_match "stages cost within 25% of each other" "$ERR" "and it says so"
+run "$OCTOPIPE" calibrate --cluster-out "$T/c1.json" -o "$T/x1.json" "$T/slow.json"
+expect_rc 2 "--cluster-out needs --fit-overhead"
+
 zb="$top_srcdir/plans/nemotron-nano-v2-9b-8xH200-zb-h1.json"
 "$OCTOPIPE" run --emu-slowdown 3:2 --timeline-out "$T/zb.json" "$zb" >/dev/null 2>&1
 run "$OCTOPIPE" calibrate --json --plan "$zb" -o "$T/zbfit.json" "$T/zb.json"

@@ -21,7 +21,8 @@
 
 static void usage(FILE *f)
 {
-	fputs("usage: octopipe calibrate [--plan PLAN] [--model MODEL] [--json] -o OUT TIMELINE\n"
+	fputs("usage: octopipe calibrate [--plan PLAN] [--model MODEL] [--json]\n"
+	      "                          [--fit-overhead --cluster-out CLUSTER] -o OUT TIMELINE\n"
 	      "\n"
 	      "Rescales the layer costs of a model from a measured timeline (octopipe run\n"
 	      "--timeline-out, emu or cuda): for every stage of the plan and every op kind, the\n"
@@ -33,6 +34,13 @@ static void usage(FILE *f)
 	      "  --plan PLAN      the plan that ran (default: the timeline's \"plan\" field)\n"
 	      "  --model MODEL    the model to rescale (default: the plan's model)\n"
 	      "  --json           {\"measured_ms\", \"before\": {...}, \"after\": {...}, \"stages\": [...]}\n"
+	      "  --fit-overhead   first fit the runtime's fixed cost per op (one scale per op kind\n"
+	      "                   and one constant, over stages of different cost), then the\n"
+	      "                   factors of the rest; --cluster-out writes the plan's cluster\n"
+	      "                   with it (\"op_overhead_us\")\n"
+	      "\n"
+	      "The prediction is of OctoPipe's executor, which overlaps transfers: a measured\n"
+	      "run is compared with the plan simulated that way, whatever its \"comm\".\n"
 	      "\n"
 	      "exit status: 0 ok, 1 runtime failure, 2 bad input (a timeline of another plan),\n"
 	      "3 the plan cannot be simulated\n", f);
@@ -49,6 +57,7 @@ static double simulate(const struct plan *p, const char *path, int *rc)
 
 	memset(&s, 0, sizeof(s));
 	sim_opts_default(&so);
+	so.comm = SIM_COMM_OVERLAP;  /* the runs measured here are OctoPipe's executor's */
 	if (sim_run(&s, p, &so, &m, &e) < 0) {
 		cli_err("%s: plan infeasible: %s\n", path, e.msg);
 		*rc = e.cls == ERR_INFEASIBLE ? EXIT_INFEASIBLE : EXIT_RUNTIME;
@@ -71,7 +80,7 @@ static double measured_ms(const struct timeline *t)
 }
 
 static int report(const struct plan *p, const struct rescale *r, const char *tl_path, const char *plan_path,
-                   const char *source, double meas, double before, double after, bool json)
+                   const char *source, double meas, double before, double after, bool overhead, bool json)
 {
 	const char *kn[RESCALE_KINDS] = { "f", p->split_backward ? "i" : "b", "w" };
 	int kinds = p->split_backward ? 3 : 2;
@@ -86,6 +95,8 @@ static int report(const struct plan *p, const struct rescale *r, const char *tl_
 		jw_str(&w, root, "plan", plan_path);
 		jw_str(&w, root, "source", source);
 		jw_num(&w, root, "measured_ms", meas);
+		if (overhead)
+			jw_num(&w, root, "op_overhead_us", p->cluster.op_overhead_us);
 		o = jw_obj(&w, root, "before");
 		jw_num(&w, o, "predicted_ms", before);
 		jw_num(&w, o, "error", meas > 0 ? (before - meas) / meas : 0);
@@ -108,6 +119,9 @@ static int report(const struct plan *p, const struct rescale *r, const char *tl_
 		return cli_put_json(root, w.oom);
 	}
 	printf("calibrated from %s (%s run of %s)\n", tl_path, source, plan_path);
+	if (overhead)
+		printf("per-op overhead: %.1f us (the layers' factors below are fitted to the rest)\n",
+		       p->cluster.op_overhead_us);
 	printf("iteration: measured %.2f ms; predicted %.2f ms before (error %+.2f%%), %.2f ms after (error %+.2f%%)\n\n",
 	       meas, before, meas > 0 ? 100 * (before - meas) / meas : 0, after, meas > 0 ? 100 * (after - meas) / meas : 0);
 	printf("%5s %6s %8s %8s%s\n", "STAGE", "DEVICE", "F", p->split_backward ? "I" : "B", p->split_backward ? "        W" : "");
@@ -127,10 +141,14 @@ int cmd_calibrate(int argc, char **argv)
 		{ "plan", required_argument, NULL, 'p' },
 		{ "model", required_argument, NULL, 'm' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "fit-overhead", no_argument, NULL, 'F' },
+		{ "cluster-out", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *out = NULL, *plan_arg = NULL, *model_arg = NULL, *tl_path;
+	const char *out = NULL, *plan_arg = NULL, *model_arg = NULL, *tl_path, *cluster_out = NULL;
+	bool fit_overhead = false;
+	double overhead_us = 0;
 	char plan_path[4096], model_path[4096], dir[4096];
 	bool json = false;
 	int ch, rc = EXIT_OK;
@@ -150,6 +168,8 @@ int cmd_calibrate(int argc, char **argv)
 		case 'p': plan_arg = optarg; break;
 		case 'm': model_arg = optarg; break;
 		case 'j': json = true; break;
+		case 'F': fit_overhead = true; break;
+		case 'C': cluster_out = optarg; break;
 		case 'h': usage(stdout); return EXIT_OK;
 		default: return EXIT_INPUT;
 		}
@@ -158,6 +178,8 @@ int cmd_calibrate(int argc, char **argv)
 		return cli_usage_error("calibrate", optind >= argc ? "no timeline given" : "one timeline at a time");
 	if (!out)
 		return cli_usage_error("calibrate", "no output model given (-o MODEL)");
+	if (cluster_out && !fit_overhead)
+		return cli_usage_error("calibrate", "--cluster-out writes the fitted overhead: give --fit-overhead");
 	tl_path = argv[optind];
 	if (timeline_load(&t, tl_path, &e) < 0)
 		return cli_report(&e);
@@ -198,6 +220,17 @@ int cmd_calibrate(int argc, char **argv)
 	meas = measured_ms(&t);
 	if ((before = simulate(&p, plan_path, &rc)) < 0)
 		goto out_plan;
+	if (fit_overhead) {
+		if (rescale_fit_overhead(&p, &t, tl_path, &overhead_us, &e) < 0) {
+			rc = cli_report(&e);
+			goto out_plan;
+		}
+		p.cluster.op_overhead_us = overhead_us;
+		if (cluster_out && cluster_save(&p.cluster, cluster_out, &e) < 0) {
+			rc = cli_report(&e);
+			goto out_plan;
+		}
+	}
 	if (rescale_fit(&p, &t, tl_path, &r, &e) < 0) {
 		rc = cli_report(&e);
 		goto out_fit;
@@ -223,7 +256,7 @@ int cmd_calibrate(int argc, char **argv)
 		model_release(&p.model);
 		p.model = fitted;
 		if ((after = simulate(&p, plan_path, &rc)) >= 0) {
-			rc = report(&p, &r, tl_path, plan_path, t.source, meas, before, after, json);
+			rc = report(&p, &r, tl_path, plan_path, t.source, meas, before, after, fit_overhead, json);
 			if (rc == EXIT_OK)
 				rc = cli_write_text(out, sb.buf, sb.len);
 		}
