@@ -378,40 +378,42 @@ static char *abs_join(const char *dir, const char *rel)
 	return strdup(buf);
 }
 
-static void autosave_path(struct app *a)
+/* Claims this UI's autosave slot for the plan as it is now: keyed by the plan's real path,
+ * or by model, cluster and microbatches when it has no file. A slot holding an earlier
+ * session's edits is offered for recovery (unless need_empty). */
+static void autosave_setup(struct app *a, bool need_empty)
 {
-	const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
-	char dir[3000], base[256];
-	const char *b = a->path ? strrchr(a->path, '/') : NULL;
+	char key[9000], name[300], stem[400];
+	const struct plan *p = &a->cur.plan;
 
-	b = b ? b + 1 : a->path;
-	if (state && *state)
-		snprintf(dir, sizeof(dir), "%s/octopipe", state);
-	else if (home && *home)
-		snprintf(dir, sizeof(dir), "%s/.local/state/octopipe", home);
-	else {
+	if (a->no_autosave)
+		return;
+	if (!a->as.dir[0] && !autosave_dir(a->as.dir, sizeof(a->as.dir))) {
 		a->no_autosave = true;
 		return;
 	}
-	snprintf(base, sizeof(base), "%s", b ? b : "default-sample.json");
-	if (strlen(base) > 5 && strcmp(base + strlen(base) - 5, ".json") == 0)
-		base[strlen(base) - 5] = '\0';
-	snprintf(a->autosave_path, sizeof(a->autosave_path), "%s/%s.autosave.json", dir, base);
-}
+	if (a->path) {
+		char *real = realpath(a->path, NULL);
+		const char *b = strrchr(a->path, '/');
 
-static int mkdirs(const char *path)
-{
-	char buf[4096];
-
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (char *p = buf + 1; *p; p++)
-		if (*p == '/') {
-			*p = '\0';
-			if (mkdir(buf, 0777) < 0 && errno != EEXIST)
-				return -1;
-			*p = '/';
-		}
-	return 0;
+		snprintf(key, sizeof(key), "plan=%s", real ? real : a->path);
+		snprintf(name, sizeof(name), "%s", b ? b + 1 : a->path);
+		free(real);
+	} else {
+		snprintf(key, sizeof(key), "model=%s|cluster=%s|microbatches=%d", a->model_path ? a->model_path : p->model.name,
+		         a->cluster_path ? a->cluster_path : p->cluster.name, p->microbatches);
+		snprintf(name, sizeof(name), "%s-%s-%dmb", p->model.name ? p->model.name : "model",
+		         p->cluster.name ? p->cluster.name : "cluster", p->microbatches);
+	}
+	autosave_stem(name, key, stem, sizeof(stem));
+	if (autosave_claim(&a->as, stem, need_empty) < 0) {
+		app_msg(a, R_WARN, "autosave is off: no free autosave slot in %s (%s)", a->as.dir, strerror(errno));
+		return;
+	}
+	if (a->as.found) {
+		a->mode = MODE_QUESTION;
+		a->question = Q_RECOVER;
+	}
 }
 
 static void reset_view(struct app *a)
@@ -504,7 +506,7 @@ int app_init(struct app *a, const struct app_open *o, struct err *e)
 		model_release(&m);
 		cluster_release(&c);
 	}
-	autosave_path(a);
+	a->no_autosave = o->no_autosave;
 	pview_update(&a->cur, NULL);
 	app_set_ref_step(a, 1 < a->nsteps && a->steps[1].ok ? 1 : 0);
 	reset_view(a);
@@ -516,15 +518,15 @@ int app_init(struct app *a, const struct app_open *o, struct err *e)
 		err_set(e, ERR_INPUT, "%s", why);
 		return -1;
 	}
-	if (!a->no_autosave && access(a->autosave_path, R_OK) == 0)
-		app_msg(a, R_WARN, "unsaved edits from an earlier session are in %s (o opens it)", a->autosave_path);
-	else if (!a->cur.ran)
+	if (!a->cur.ran)
 		app_msg(a, R_ERROR, "plan cannot run: %s", a->cur.why);
+	autosave_setup(a, false);
 	return 0;
 }
 
 void app_release(struct app *a)
 {
+	autosave_release(&a->as, false);
 	run_release(&a->run);
 	tuning_release(&a->tuning);
 	pview_release(&a->cur);
@@ -1047,15 +1049,27 @@ int app_save(struct app *a, const char *path)
 		app_msg(a, R_ERROR, "cannot save: %s", e.msg);
 		return -1;
 	}
+	app_autosave_remove(a);
 	if (path != a->path) {
 		free(a->path);
 		a->path = strdup(path);
+		autosave_setup(a, true);
 	}
-	app_autosave_remove(a);
-	autosave_path(a);
 	a->saved_state = edit_state(&a->hist);
-	app_msg(a, R_GOOD, "saved %s", path);
+	if (!a->cur.ran || a->cur.m.noom)
+		app_msg(a, R_WARN, "saved %s, but the plan cannot run: %s", path, a->cur.why);
+	else
+		app_msg(a, R_GOOD, "saved %s", path);
 	return 0;
+}
+
+bool app_would_overwrite(const struct app *a, const char *path)
+{
+	struct stat st, own;
+
+	if (stat(path, &st) < 0)
+		return false;
+	return !(a->path && stat(a->path, &own) == 0 && own.st_dev == st.st_dev && own.st_ino == st.st_ino);
 }
 
 int app_open_file(struct app *a, const char *path)
@@ -1066,7 +1080,6 @@ int app_open_file(struct app *a, const char *path)
 		app_msg(a, R_ERROR, "cannot open: %s", e.msg);
 		return -1;
 	}
-	autosave_path(a);
 	pview_update(&a->cur, a->re);
 	tuning_release(&a->tuning);
 	if (a->ref.loaded) {
@@ -1080,7 +1093,40 @@ int app_open_file(struct app *a, const char *path)
 		app_msg(a, R_GOOD, "opened %s", a->path);
 	else
 		app_msg(a, R_ERROR, "opened %s, but it cannot run: %s", a->path, a->cur.why);
+	autosave_setup(a, false);
 	return 0;
+}
+
+void app_recover(struct app *a, int answer)
+{
+	struct err e = ERR_INIT;
+	struct plan p;
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s", a->as.path);
+	a->as.found = false;
+	switch (answer) {
+	case 'y':
+		if (plan_load(&p, path, &e) < 0) {
+			app_msg(a, R_ERROR, "cannot recover: %s (n leaves it, d deletes it)", e.msg);
+			a->as.found = true;
+			return;
+		}
+		app_adopt_plan(a, &p, "recovered the unsaved edits of an earlier session");
+		plan_release(&p);
+		a->as.written = true;   /* recovered, they are this UI's edits: saving or discarding them removes the file */
+		break;
+	case 'd':
+		if (unlink(path) < 0)
+			app_msg(a, R_ERROR, "cannot delete %s: %s", path, strerror(errno));
+		else
+			app_msg(a, R_NORMAL, "deleted the earlier session's unsaved edits (%s)", path);
+		break;
+	default:
+		autosave_setup(a, true);
+		app_msg(a, R_NORMAL, "left the earlier session's unsaved edits in %s", path);
+		break;
+	}
 }
 
 void app_autosave(struct app *a, double now)
@@ -1092,18 +1138,22 @@ void app_autosave(struct app *a, double now)
 	a->autosave_due = 0;
 	if (!app_modified(a))
 		return;
-	if (mkdirs(a->autosave_path) < 0 || plan_save(&a->cur.plan, a->autosave_path, true, &e) < 0) {
-		app_msg(a, R_WARN, "autosave failed: %s", e.msg[0] ? e.msg : strerror(errno));
+	if (!a->as.locked)
+		return;
+	if (plan_save(&a->cur.plan, a->as.path, true, &e) < 0) {
+		app_msg(a, R_WARN, "autosave failed: %s", e.msg);
 		a->no_autosave = true;
 		return;
 	}
+	a->as.written = true;
 	a->autosaved = true;
 }
 
 void app_autosave_remove(struct app *a)
 {
-	if (!a->no_autosave && a->autosave_path[0])
-		unlink(a->autosave_path);
+	if (a->as.written && a->as.path[0])
+		unlink(a->as.path);
+	a->as.written = false;
 	a->autosaved = false;
 	a->autosave_due = 0;
 }

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <time.h>
 
+#include "autosave.h"
 #include "edit.h"
 #include "metrics.h"
 #include "plan.h"
@@ -56,7 +57,9 @@ struct step {
 enum panel { PANEL_NONE, PANEL_DETAILS, PANEL_STEPS, PANEL_RUN };
 enum mode { MODE_NORMAL, MODE_HELP, MODE_PROMPT, MODE_QUESTION };
 enum prompt_kind { PROMPT_SEARCH, PROMPT_FILTER, PROMPT_SAVE_AS, PROMPT_OPEN, PROMPT_MOVE_STAGE };
-enum question_kind { Q_QUIT, Q_OPEN, Q_STOP, Q_STOP_QUIT };
+enum question_kind { Q_QUIT, Q_OPEN, Q_STOP, Q_STOP_QUIT, Q_RECOVER, Q_OVERWRITE };
+/* What follows a save that had to ask before overwriting a file. */
+enum after_save { AFTER_NOTHING, AFTER_QUIT, AFTER_OPEN };
 
 struct app {
 	struct pview cur;       /* the plan being edited */
@@ -103,13 +106,15 @@ struct app {
 	int input_len;
 	enum question_kind question;
 	char pending_open[4096];
+	char pending_save[4096];   /* Q_OVERWRITE: the file to overwrite */
+	enum after_save after_save;
 	char msg[600];
 	int msg_role;           /* enum role */
 	bool quit;
 
 	/* autosave */
 	double autosave_due;    /* monotonic seconds; 0 = nothing pending */
-	char autosave_path[4096];
+	struct autosave as;     /* this UI's autosave slot and its lock */
 	bool no_autosave;
 	double last_edit_ms;    /* edit + simulation time of the last edit */
 	bool autosaved;         /* the unsaved edits are in the autosave file */
@@ -128,6 +133,7 @@ struct app_open {
 	int run_iters;          /* 0: the default */
 	const char *backend;    /* "emu" or "cuda" (NULL: $OCTOPIPE_BACKEND, else emu) */
 	bool share_gpus;        /* cuda: several devices per GPU */
+	bool no_autosave;       /* neither autosave nor offer recovery (the headless renderer) */
 };
 
 int app_init(struct app *a, const struct app_open *o, struct err *e);
@@ -183,10 +189,19 @@ void app_next_match(struct app *a, int dir);
 void app_op_text(const struct plan *p, const struct action *x, char *buf, size_t n);
 
 /* ---- files ---- */
+/* Saves to path (NULL: the plan's own file); the message says when the plan saved cannot
+ * run. Never asks: callers check app_would_overwrite first. */
 int app_save(struct app *a, const char *path);
+/* True when path is an existing file other than the plan's own (saving there replaces it). */
+bool app_would_overwrite(const struct app *a, const char *path);
+/* Answers the recovery question for an autosave found at start or on open: 'y' adopts
+ * its plan as an undoable edit (the save target stays the plan's own file), 'n' leaves
+ * it for later (this UI takes another slot), 'd' deletes it. */
+void app_recover(struct app *a, int answer);
 /* Opens a plan file (replacing the edited plan and its history). */
 int app_open_file(struct app *a, const char *path);
 void app_autosave(struct app *a, double now);
+/* Deletes the autosave file if this UI wrote it (never another session's). */
 void app_autosave_remove(struct app *a);
 double app_now(void);
 

@@ -321,7 +321,7 @@ static int loop(struct app *a, const struct tui_opts *o, struct err *e)
 	close(sig_pipe[1]);
 	sig_pipe[0] = sig_pipe[1] = -1;
 	if (rc == 0 && a->autosaved && app_modified(a))
-		fprintf(stderr, "octopipe: unsaved edits are in %s\n", a->autosave_path);
+		fprintf(stderr, "octopipe: unsaved edits are in %s\n", a->as.path);
 	return rc;
 }
 
@@ -329,7 +329,7 @@ int tui_run(const struct tui_opts *o, FILE *out, struct err *e)
 {
 	struct app a;
 	struct app_open ao = { o->plan, o->model, o->cluster, o->microbatches, o->steps, o->launcher, o->time_scale,
-	                       o->run_iters, o->backend, o->share_gpus };
+	                       o->run_iters, o->backend, o->share_gpus, o->render != NULL };
 	int rc;
 
 	if (app_init(&a, &ao, e) < 0)

@@ -518,8 +518,17 @@ static void draw_status(struct app *a, struct screen *s, const struct rect *r)
 			[Q_STOP] = "stop the run? y stops it (sigterm), n or Esc lets it run",
 			[Q_STOP_QUIT] = "a run is in progress: y stops it and quits, n or Esc stays",
 		};
+		char buf[4400];
 
-		screen_text(s, 0, r->y, r->w, q[a->question], R_PROMPT);
+		if (a->question == Q_RECOVER)
+			snprintf(buf, sizeof(buf), "recover? y recovers, n leaves, d deletes the unsaved edits of an earlier "
+			         "session (%s)", a->as.path);
+		else if (a->question == Q_OVERWRITE)
+			snprintf(buf, sizeof(buf), "overwrite %s? it exists and is not this plan's file: y replaces it, n or Esc "
+			         "does not save", a->pending_save);
+		else
+			snprintf(buf, sizeof(buf), "%s", q[a->question]);
+		screen_text(s, 0, r->y, r->w, buf, R_PROMPT);
 		return;
 	}
 	if (a->msg[0])
@@ -662,6 +671,30 @@ static void default_save_name(struct app *a, char *buf, size_t n)
 	snprintf(buf + k, n - k, ".json");
 }
 
+/* Saves to path, or asks first when that would replace a file that is not the plan's own;
+ * then does what was asked for (quit, open). */
+static int save_or_ask(struct app *a, const char *path, enum after_save after)
+{
+	if (app_would_overwrite(a, path)) {
+		snprintf(a->pending_save, sizeof(a->pending_save), "%s", path);
+		a->after_save = after;
+		a->mode = MODE_QUESTION;
+		a->question = Q_OVERWRITE;
+		return KF_HANDLED | KF_REDRAW;
+	}
+	if (app_save(a, path) < 0)
+		return KF_HANDLED | KF_REDRAW;
+	if (after == AFTER_QUIT) {
+		a->quit = true;
+		return KF_HANDLED | KF_QUIT;
+	}
+	if (after == AFTER_OPEN) {
+		app_open_file(a, a->pending_open);
+		return KF_HANDLED | KF_REDRAW | KF_RELAYOUT;
+	}
+	return KF_HANDLED | KF_REDRAW;
+}
+
 static int submit_prompt(struct app *a)
 {
 	a->mode = MODE_NORMAL;
@@ -674,7 +707,7 @@ static int submit_prompt(struct app *a)
 		break;
 	case PROMPT_SAVE_AS:
 		if (a->input[0])
-			app_save(a, a->input);
+			save_or_ask(a, a->input, AFTER_NOTHING);
 		break;
 	case PROMPT_OPEN:
 		if (!a->input[0])
@@ -764,6 +797,35 @@ static int question_key(struct app *a, int key)
 		}
 		return KF_HANDLED;
 	}
+	if (a->question == Q_RECOVER) {
+		if (key != 'y' && key != 'Y' && key != 'n' && key != 'N' && key != 'd' && key != 'D')
+			return KF_HANDLED;
+		a->mode = MODE_NORMAL;
+		app_recover(a, key | 0x20);
+		return KF_HANDLED | KF_REDRAW | KF_RELAYOUT;
+	}
+	if (a->question == Q_OVERWRITE) {
+		if (key == 'y' || key == 'Y') {
+			a->mode = MODE_NORMAL;
+			if (app_save(a, a->pending_save) < 0)
+				return KF_HANDLED | KF_REDRAW;
+			if (a->after_save == AFTER_QUIT) {
+				a->quit = true;
+				return KF_HANDLED | KF_QUIT;
+			}
+			if (a->after_save == AFTER_OPEN) {
+				app_open_file(a, a->pending_open);
+				return KF_HANDLED | KF_REDRAW | KF_RELAYOUT;
+			}
+			return KF_HANDLED | KF_REDRAW;
+		}
+		if (key == 'n' || key == 'N' || key == 27 || key == 'q') {
+			a->mode = MODE_NORMAL;
+			app_msg(a, R_NORMAL, "not saved: %s is left as it was (S saves under another name)", a->pending_save);
+			return KF_HANDLED | KF_REDRAW;
+		}
+		return KF_HANDLED;
+	}
 	switch (key) {
 	case 'y': case 'Y':
 		go = true;
@@ -773,10 +835,8 @@ static int question_key(struct app *a, int key)
 			char name[4096];
 
 			default_save_name(a, name, sizeof(name));
-			if (app_save(a, name) < 0) {
-				a->mode = MODE_NORMAL;
-				return KF_HANDLED | KF_REDRAW;
-			}
+			a->mode = MODE_NORMAL;
+			return save_or_ask(a, name, a->question == Q_QUIT ? AFTER_QUIT : AFTER_OPEN);
 		} else if (app_save(a, NULL) < 0) {
 			a->mode = MODE_NORMAL;
 			return KF_HANDLED | KF_REDRAW;
