@@ -1105,6 +1105,7 @@ int view_key(struct app *a, int key)
 	case CMD_UNDO: app_undo(a); break;
 	case CMD_REDO: app_redo(a); break;
 	case CMD_REDRAW: r |= KF_REPAINT; break;
+	case CMD_SUSPEND: r |= KF_SUSPEND; break;
 	default: break;
 	}
 	return r;

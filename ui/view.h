@@ -18,6 +18,7 @@ enum {
 	KF_RELAYOUT = 4,    /* the layout changed (panel, compare, transfer rows) */
 	KF_QUIT = 8,
 	KF_REPAINT = 16,    /* repaint the terminal from scratch (Ctrl-L) */
+	KF_SUSPEND = 32,    /* stop the process, the terminal given back to the shell (^Z) */
 };
 
 /* Key codes that are not characters, as the terminal layer reports them (curses values). */
