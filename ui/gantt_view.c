@@ -3,8 +3,11 @@
  *
  * Each row is built in one pass over the device's ops: every op adds its overlap to the
  * columns it covers and claims the columns where it is the largest share, so short ops
- * never hide long ones at any zoom and a column is a bubble only when the device is
- * mostly idle there. The cost is O(ops + columns) per row, whatever the zoom.
+ * never hide long ones at any zoom. A column where the device is busy less than half the
+ * time shows ':' in the colour of its largest op; only a column with no work at all is a
+ * bubble. Ops that own no column (narrower than one) still show when they matter: the
+ * cursor, search matches and a deadlock's cycle mark the column of their midpoint. The
+ * cost is O(ops + columns) per row, whatever the zoom.
  */
 #include "config.h"
 #include "gantt_view.h"
@@ -132,6 +135,41 @@ static enum role op_role(const struct app *a, const struct pview *v, long op, lo
 	return kind_role(v->plan.order[idx].kind);
 }
 
+/* The ops of device d that must be seen but may own no column (narrower than one, or
+ * outweighed by a neighbour): the cursor, search matches, the deadlock cycle. Each marks
+ * the column of its midpoint unless it already shows there in its role. */
+static void mark_narrow_ops(const struct app *a, const struct pview *v, int d, long cursor, struct screen *s, int x0,
+                            int y, int w)
+{
+	const struct plan *p = &v->plan;
+	double mpc = a->ms_per_col > 0 ? a->ms_per_col : 1;
+	bool all = (a->re && !a->filter && v->nmatch > 0) || !v->ran;
+	int k0 = p->order_start[d], k1 = p->order_start[d + 1];
+
+	if (!all) {
+		if (cursor < k0 || cursor >= k1)
+			return;
+		k0 = (int)cursor;
+		k1 = k0 + 1;
+	}
+	for (int k = k0; k < k1; k++) {
+		const struct action *x = &p->order[k];
+		long op = sim_op_index(p, x->stage, x->mb, x->kind);
+		enum role role;
+		int c;
+
+		if (k != cursor && !v->cycle[op] && !(a->re && v->match[op]))
+			continue;
+		c = (int)floor(((v->start[op] + v->end[op]) / 2 - a->t0) / mpc);
+		if (c < 0 || c >= w)
+			continue;
+		role = op_role(a, v, op, k, cursor);
+		if (x0 + c < s->w && y < s->h && s->c[(long)y * s->w + x0 + c].role == role)
+			continue;
+		screen_put(s, x0 + c, y, op_kind_char((enum op_kind)x->kind), role);
+	}
+}
+
 void gantt_view_draw(const struct app *a, const struct pview *v, int focus, const char *title,
                      struct screen *s, const struct rect *r)
 {
@@ -191,9 +229,16 @@ void gantt_view_draw(const struct app *a, const struct pview *v, int focus, cons
 			double t = a->t0 + (c + 0.5) * mpc;
 			long k = owner[c];
 
-			if (k < 0 || busy[c] < 0.5) {
+			if (k < 0) {
 				if (t <= v->makespan)
 					screen_put(s, r->x + GANTT_LABEL_W + c, y, '.', R_BUBBLE);
+				continue;
+			}
+			if (busy[c] < 0.5) {
+				const struct action *x = &p->order[k];
+
+				screen_put(s, r->x + GANTT_LABEL_W + c, y, ':', op_role(a, v, sim_op_index(p, x->stage, x->mb, x->kind),
+				           k, cursor));
 				continue;
 			}
 			{
@@ -214,6 +259,7 @@ void gantt_view_draw(const struct app *a, const struct pview *v, int focus, cons
 				screen_put(s, r->x + GANTT_LABEL_W + c, y, ch, op_role(a, v, op, k, cursor));
 			}
 		}
+		mark_narrow_ops(a, v, d, cursor, s, r->x + GANTT_LABEL_W, y, w);
 		if (a->xfer_rows && v->ran && y + 1 < r->y + r->h) {
 			screen_text(s, r->x, y + 1, GANTT_LABEL_W - 1, "  xfer", R_DIM);
 			for (long i = 0; i < v->sim.nxfers; i++) {

@@ -1,0 +1,89 @@
+#!/bin/sh
+# The screen shows the truth (tmux-driven, on a private server, and --render frames): the
+# cursor and search matches show on ops narrower than a column, a column with any work is
+# not drawn as bubble, and what the other views show is labelled and reachable.
+. "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+T="$TMPDIR_TEST"
+
+if ! command -v tmux >/dev/null 2>&1; then
+    skip "tmux-driven UI tests" "tmux not installed"
+    done_testing
+    exit 0
+fi
+SOCK="octopipe-screen-$$"
+tm() { tmux -L "$SOCK" -f /dev/null "$@"; }
+trap 'tm kill-server >/dev/null 2>&1; rm -rf "$TMPDIR_TEST"' EXIT INT TERM
+mkdir -p "$T/home"
+
+start() {
+    w=$1 h=$2; shift 2
+    envs=""
+    while [ "$1" != "--" ]; do envs="$envs $1"; shift; done
+    shift
+    tm kill-server >/dev/null 2>&1
+    n=50
+    while [ $n -gt 0 ] && tm has-session >/dev/null 2>&1; do sleep 0.1; n=$((n - 1)); done
+    printf '#!/bin/sh\ncd "%s"\nenv HOME="%s" XDG_STATE_HOME= OCTOPIPE_DATADIR="%s"%s "%s" "$@"\necho "exit status $?"\nsleep 600\n' \
+        "$T" "$T/home" "$top_srcdir" "$envs" "$OCTOPIPE" > "$T/run.sh"
+    chmod +x "$T/run.sh"
+    tm new-session -d -x "$w" -y "$h" "$T/run.sh $*"
+    n=50
+    while [ $n -gt 0 ] && ! tm has-session >/dev/null 2>&1; do sleep 0.1; n=$((n - 1)); done
+}
+screen() { tm capture-pane -p 2>/dev/null; }
+wait_for() {
+    n=$(( ${2:-10} * 10 ))
+    while [ "$n" -gt 0 ]; do
+        if screen | grep -Eq -- "$1"; then return 0; fi
+        sleep 0.1
+        n=$((n - 1))
+    done
+    return 1
+}
+expect() {
+    if wait_for "$1" "${3:-10}"; then ok "$2"; else not_ok "$2" "no /$1/ on the screen:" "$(screen)"; fi
+}
+expect_not() {
+    if screen | grep -Eq -- "$1"; then not_ok "$2" "/$1/ is on the screen:" "$(screen)"; else ok "$2"; fi
+}
+keys() { tm send-keys "$@"; }
+typ() { tm send-keys -l "$1"; }
+# the gpu0 chart row with its colours (256-colour escapes as tmux reports them)
+gpu0_row() { tm capture-pane -p -e | grep '^gpu0 \|gpu0 ' | head -1; }
+
+# ---- the cursor shows on every op, however narrow -------------------------------------
+start 120 36 --
+expect '^gpu0 ' "the default sample at 120 columns"
+keys End
+expect '#[0-9]+ in its order'
+last=$(screen | sed -n 's/.*#\([0-9]*\) in its order.*/\1/p' | head -1)
+keys Home
+expect '#0 in its order'
+missing=0 i=0
+while [ "$i" -le "$last" ]; do
+    wait_for "#$i in its order" 5 || break
+    # the cursor's colours: black on white (256 colours: 38;5;16 on 48;5;231)
+    if ! gpu0_row | grep -q '48;5;231'; then missing=$((missing + 1)); fi
+    keys l
+    i=$((i + 1))
+done
+if [ "$i" -gt "$last" ] && [ "$missing" = 0 ]; then ok "the cursor is drawn on each of gpu0's $((last + 1)) ops"
+else not_ok "the cursor is drawn on every op" "$missing of $((last + 1)) ops without a visible cursor (walked $i)"; fi
+
+# a search match that is narrower than a column still shows
+keys /
+typ '^0W(3|5) '
+keys Enter
+expect 'match 1 of 2' "a search for two narrow ops"
+if gpu0_row | grep -q '48;5;214'; then ok "the match that is not under the cursor is drawn"; else not_ok "the other match is drawn" "$(gpu0_row)"; fi
+keys q
+expect '^exit status 0'
+
+# ---- a column with any work is not drawn as bubble ------------------------------------
+run "$OCTOPIPE" plan --model "$top_srcdir/samples/models/gpt-13b.json" --cluster "$top_srcdir/samples/clusters/4xH200.json" \
+    --schedule 1f1b --microbatches 8 --partition 37,1,1,1 -o "$T/skew.json"
+run "$OCTOPIPE" tui --render 100x30 "$T/skew.json"
+row=$(printf '%s\n' "$OUT" | grep '^gpu1 ')
+if printf '%s\n' "$row" | grep -q '[^.]$\|[:FBfb]'; then ok "a gpu busy a few percent is not drawn as pure bubble"
+else not_ok "a nearly idle gpu shows its work" "$row"; fi
+done_testing
