@@ -7,7 +7,29 @@ T="$TMPDIR_TEST"
 
 if ! command -v tmux >/dev/null 2>&1; then
     skip "tmux-driven UI tests" "tmux not installed"
-    done_testing
+    
+# ---- a deadlock: its text wrapped at words, in gpus, its ops marked, memory kept -------
+k='/^2I3 \n'
+i=0
+while [ $i -lt 30 ]; do k="$k<"; i=$((i + 1)); done
+run "$OCTOPIPE" tui --render 80x30 --keys "$k"
+expect_match 'DEADLOCK' "$OUT" "moving 2I3 before its forwards deadlocks"
+text=$(printf '%s\n' "$OUT" | sed -n '/^ deadlock: /,/^$/p' | sed 's/^ //' | tr '\n' ' ')
+expect_match '2I3 \(gpu 2\) waits for 2F3 \(gpu 2\)' "$text" "the cycle's text is wrapped at word boundaries and says gpu"
+if printf '%s\n' "$text" | grep -q device; then not_ok "the cycle's text says gpu, not device" "$text"; else ok "the cycle's text says gpu, not device"; fi
+expect_match '^ 0 \[#+\.*\] *[1-9][0-9]*G' "$OUT" "the memory bars keep the values of the plan shown"
+start 120 36 --
+expect '^gpu0 '
+keys /
+typ '^2I3 '
+keys Enter
+i=0
+while [ $i -lt 30 ]; do keys '<'; i=$((i + 1)); done
+expect 'DEADLOCK'
+if tm capture-pane -p -e | grep 'gpu2 ' | grep -q '48;5;160'; then ok "the cycle's ops are marked on the chart"
+else not_ok "the cycle's ops are marked on the chart" "$(tm capture-pane -p -e | grep 'gpu2 ')"; fi
+keys q y
+done_testing
     exit 0
 fi
 SOCK="octopipe-screen-$$"
@@ -86,4 +108,26 @@ run "$OCTOPIPE" tui --render 100x30 "$T/skew.json"
 row=$(printf '%s\n' "$OUT" | grep '^gpu1 ')
 if printf '%s\n' "$row" | grep -q '[^.]$\|[:FBfb]'; then ok "a gpu busy a few percent is not drawn as pure bubble"
 else not_ok "a nearly idle gpu shows its work" "$row"; fi
+
+# ---- a deadlock: its text wrapped at words, in gpus, its ops marked, memory kept -------
+k='/^2I3 \n'
+i=0
+while [ $i -lt 30 ]; do k="$k<"; i=$((i + 1)); done
+run "$OCTOPIPE" tui --render 80x30 --keys "$k"
+expect_match 'DEADLOCK' "$OUT" "moving 2I3 before its forwards deadlocks"
+text=$(printf '%s\n' "$OUT" | sed -n '/^ deadlock: /,/^$/p' | sed 's/^ //' | tr '\n' ' ')
+expect_match '2I3 \(gpu 2\) waits for 2F3 \(gpu 2\)' "$text" "the cycle's text is wrapped at word boundaries and says gpu"
+if printf '%s\n' "$text" | grep -q device; then not_ok "the cycle's text says gpu, not device" "$text"; else ok "the cycle's text says gpu, not device"; fi
+expect_match '^ 0 \[#+\.*\] *[1-9][0-9]*G' "$OUT" "the memory bars keep the values of the plan shown"
+start 120 36 --
+expect '^gpu0 '
+keys /
+typ '^2I3 '
+keys Enter
+i=0
+while [ $i -lt 30 ]; do keys '<'; i=$((i + 1)); done
+expect 'DEADLOCK'
+if tm capture-pane -p -e | grep 'gpu2 ' | grep -q '48;5;160'; then ok "the cycle's ops are marked on the chart"
+else not_ok "the cycle's ops are marked on the chart" "$(tm capture-pane -p -e | grep 'gpu2 ')"; fi
+keys q y
 done_testing

@@ -135,6 +135,24 @@ static int grow_arrays(struct pview *v, long nops)
 	return v->start && v->end && v->pos && v->crit && v->cycle && v->match ? 0 : -1;
 }
 
+/* The engine says "device"; the UI says "gpu" everywhere. Rewrites s in place. */
+static void say_gpu(char *s)
+{
+	char *p, *out = s;
+	const char *in = s;
+
+	while ((p = strstr(in, "device")) != NULL) {
+		size_t n = (size_t)(p - in);
+
+		memmove(out, in, n);
+		out += n;
+		memcpy(out, "gpu", 3);
+		out += 3;
+		in = p + 6;
+	}
+	memmove(out, in, strlen(in) + 1);
+}
+
 void pview_update(struct pview *v, const pcre2_code *re)
 {
 	struct plan *p = &v->plan;
@@ -154,8 +172,12 @@ void pview_update(struct pview *v, const pcre2_code *re)
 	o.record = true;
 	r = sim_run(&v->sim, p, &o, &m, &e);
 	v->sim_ms = (app_now() - t0) * 1e3;
-	metrics_release(&v->m);
-	v->m = m;
+	/* a plan that cannot run keeps the metrics of the last one that ran, as it keeps its
+	 * times: the memory bars and per-gpu figures go on describing the chart shown */
+	if (r == 0 || !v->have_times) {
+		metrics_release(&v->m);
+		v->m = m;
+	}
 	explain_positions(p, v->pos);
 	memset(v->crit, 0, (size_t)nops);
 	memset(v->cycle, 0, (size_t)nops);
@@ -193,11 +215,14 @@ void pview_update(struct pview *v, const pcre2_code *re)
 		v->ran = false;
 		v->deadlock = e.cls == ERR_INFEASIBLE;
 		snprintf(v->why, sizeof(v->why), "%s", e.msg);
+		say_gpu(v->why);
 		for (int i = 0; i < m.ncycle; i++) {
 			const struct action *x = &m.cycle[i].op;
 
 			v->cycle[sim_op_index(p, x->stage, x->mb, x->kind)] = 1;
 		}
+		if (v->m.dev != m.dev)
+			metrics_release(&m);
 	}
 	update_matches(v, re);
 }

@@ -118,6 +118,30 @@ static void panel_title(struct screen *s, const struct rect *r, const char *titl
 	screen_textf(s, r->x + 2, r->y, r->w - 4, R_TITLE, " %s ", title);
 }
 
+/* Draws text from (x, y) in lines of at most w cells broken at spaces (a word longer than
+ * a line is cut), on at most rows lines; returns the lines used. */
+static int text_wrap(struct screen *s, int x, int y, int w, int rows, const char *text, enum role role)
+{
+	int used = 0;
+
+	while (*text && used < rows && w > 0) {
+		int len = (int)strlen(text), cut = len;
+
+		if (len > w) {
+			cut = w;
+			while (cut > 0 && text[cut] != ' ')
+				cut--;
+			if (cut == 0)
+				cut = w;
+		}
+		screen_text(s, x, y + used++, cut, text, role);
+		text += cut;
+		while (*text == ' ')
+			text++;
+	}
+	return used;
+}
+
 static void draw_details(struct app *a, struct screen *s, const struct rect *r)
 {
 	struct pview *v = app_focus(a);
@@ -128,15 +152,8 @@ static void draw_details(struct app *a, struct screen *s, const struct rect *r)
 
 	panel_title(s, r, "details");
 	if (!v->ran && v->deadlock && y < r->y + r->h) {
-		screen_text(s, 1, y++, w, "this order deadlocks: every op of the cycle below waits for the next one", R_ERROR);
-		for (int k = 0, off = 0; y < r->y + r->h && v->why[off]; k++) {
-			int len = (int)strlen(v->why + off);
-
-			if (len > w)
-				len = w;
-			screen_text(s, 1, y++, len, v->why + off, R_WARN);
-			off += len;
-		}
+		screen_text(s, 1, y++, w, "this order deadlocks; the cycle, marked on the chart:", R_ERROR);
+		text_wrap(s, 1, y, w, r->y + r->h - y, v->why, R_WARN);
 		return;
 	}
 	if (i < 0) {
