@@ -102,6 +102,12 @@ keys Escape
 n=30
 while [ $n -gt 0 ] && screen | grep -q ' compare: '; do sleep 0.1; n=$((n - 1)); done
 expect_not ' compare: ' "a lone Esc still backs out"
+# Esc then a key that starts no sequence, typed at once, is Esc and that key
+keys v
+expect ' compare: '
+raw '\033/'
+expect 'search \(PCRE2\): /' "Esc / typed together: Esc, then / opens the search"
+keys Escape
 keys q
 expect '^exit status 0' "q quits"
 

@@ -211,8 +211,9 @@ static int known_sequence(const char *seq)
 }
 
 /* After an ESC from getch(): reads the rest of the sequence to its end (CSI: parameters up
- * to a final byte; SS3: one byte) and returns the key it means, 27 for a lone Esc, or ERR
- * for a sequence nobody knows, described in what. Its bytes are never taken as keys. */
+ * to a final byte; SS3: one byte) and returns the key it means, 27 for a lone Esc (or an
+ * Esc followed by a key that starts no sequence, which is kept for the next getch), or
+ * ERR for a sequence nobody knows, described in what. Its bytes are never taken as keys. */
 static int read_escape(char *what, size_t n)
 {
 	char seq[32];
@@ -220,9 +221,9 @@ static int read_escape(char *what, size_t n)
 
 	if (ch == ERR)
 		return 27;
-	if (ch == 27) {
-		/* Esc Esc: one Esc, and the second starts over (a held key, a sequence's ESC) */
-		ungetch(27);
+	if (ch != '[' && ch != 'O') {
+		/* not a sequence: Esc, then a key typed quickly after it (Esc Esc, Esc /) */
+		ungetch(ch);
 		return 27;
 	}
 	seq[len++] = (char)ch;
@@ -242,7 +243,7 @@ static int read_escape(char *what, size_t n)
 			if (ch != ERR && ch < 0x100)
 				seq[len++] = (char)ch;
 		}
-	} else if (ch == 'O') {
+	} else {
 		ch = next_byte();
 		if (ch != ERR && ch < 0x100)
 			seq[len++] = (char)ch;
