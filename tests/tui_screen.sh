@@ -7,29 +7,7 @@ T="$TMPDIR_TEST"
 
 if ! command -v tmux >/dev/null 2>&1; then
     skip "tmux-driven UI tests" "tmux not installed"
-    
-# ---- a deadlock: its text wrapped at words, in gpus, its ops marked, memory kept -------
-k='/^2I3 \n'
-i=0
-while [ $i -lt 30 ]; do k="$k<"; i=$((i + 1)); done
-run "$OCTOPIPE" tui --render 80x30 --keys "$k"
-expect_match 'DEADLOCK' "$OUT" "moving 2I3 before its forwards deadlocks"
-text=$(printf '%s\n' "$OUT" | sed -n '/^ deadlock: /,/^$/p' | sed 's/^ //' | tr '\n' ' ')
-expect_match '2I3 \(gpu 2\) waits for 2F3 \(gpu 2\)' "$text" "the cycle's text is wrapped at word boundaries and says gpu"
-if printf '%s\n' "$text" | grep -q device; then not_ok "the cycle's text says gpu, not device" "$text"; else ok "the cycle's text says gpu, not device"; fi
-expect_match '^ 0 \[#+\.*\] *[1-9][0-9]*G' "$OUT" "the memory bars keep the values of the plan shown"
-start 120 36 --
-expect '^gpu0 '
-keys /
-typ '^2I3 '
-keys Enter
-i=0
-while [ $i -lt 30 ]; do keys '<'; i=$((i + 1)); done
-expect 'DEADLOCK'
-if tm capture-pane -p -e | grep 'gpu2 ' | grep -q '48;5;160'; then ok "the cycle's ops are marked on the chart"
-else not_ok "the cycle's ops are marked on the chart" "$(tm capture-pane -p -e | grep 'gpu2 ')"; fi
-keys q y
-done_testing
+    done_testing
     exit 0
 fi
 SOCK="octopipe-screen-$$"
@@ -130,4 +108,27 @@ expect 'DEADLOCK'
 if tm capture-pane -p -e | grep 'gpu2 ' | grep -q '48;5;160'; then ok "the cycle's ops are marked on the chart"
 else not_ok "the cycle's ops are marked on the chart" "$(tm capture-pane -p -e | grep 'gpu2 ')"; fi
 keys q y
+
+# ---- measured rows and gauges say which plan they measured, greyed once it changes ----
+start 120 40 -- tui --time-scale 0.2 --iters 3 "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
+expect '^gpu0 '
+keys R
+expect 'run done: 3 iterations' "a run of the plan" 20
+expect 'run: done, 3 iterations of gpt-13b 1f1b  F8' "the run panel names the plan it measured"
+expect '^  meas ' "its measured rows are labelled meas"
+keys ']'
+expect 'stage 0 now ends' "an edit"
+expect 'iterations of gpt-13b 1f1b \[edited since: greyed\]' "the run panel says the run measured the plan before the edit"
+expect '^  old ' "the measured rows are labelled old"
+if tm capture-pane -p -e | grep '  old' | grep -q '48;5;25m'; then not_ok "and greyed" "$(tm capture-pane -p -e | grep '  old' | head -1)"
+else ok "and greyed (no op colours)"; fi
+keys u
+expect '^  meas ' "undoing the edit makes them current again"
+keys o
+typ "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
+keys Enter
+expect 'opened ' "opening a file again"
+expect 'iterations of gpt-13b 1f1b \[another file: greyed\]' "greys the run of the plan opened before"
+keys q
+expect '^exit status 0'
 done_testing

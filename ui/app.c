@@ -474,6 +474,7 @@ static int open_plan(struct app *a, const char *arg, struct err *e)
 	snprintf(a->source, sizeof(a->source), "%.199s", path);
 	edit_hist_release(&a->hist);
 	a->saved_state = edit_state(&a->hist);
+	a->plan_gen++;
 	steps_build(a, &p.model, &p.cluster, p.microbatches);
 	return 0;
 }
@@ -937,6 +938,11 @@ void app_adopt_step(struct app *a, int i)
 bool app_measured_rows(const struct app *a)
 {
 	return a->run.have_live && a->run.live.ndev == a->cur.plan.ndevices;
+}
+
+bool app_measured_current(const struct app *a)
+{
+	return a->run.have_live && a->run.plan_gen == a->plan_gen && a->run.plan_state == edit_state(&a->hist);
 }
 
 int app_rows_per_dev(const struct app *a, int focus)

@@ -70,6 +70,7 @@ struct app {
 	char *model_path;       /* the files the plan refers to (for a saved plan's references) */
 	char *cluster_path;
 	char source[200];       /* how the plan was made, for the title */
+	unsigned plan_gen;      /* counts the plans opened: which one a run measured */
 
 	struct step *steps;     /* the baselines' generation */
 	int nsteps, step_sel;
@@ -175,6 +176,9 @@ void app_set_ref_step(struct app *a, int i);
 void app_set_ref_plan(struct app *a, const struct plan *p, const char *name);
 /* A measured row under each gpu of the edited plan (a run was started on it). */
 bool app_measured_rows(const struct app *a);
+/* The run measured the plan as it is now (not an earlier state of it, not another file):
+ * else its rows and gauges are drawn greyed and say so. */
+bool app_measured_current(const struct app *a);
 /* Screen rows per device in a chart (focus 0: the edited plan, 1: the compared one). */
 int app_rows_per_dev(const struct app *a, int focus);
 /* Background work for the loop: one tuner step; true when there is more to do. */

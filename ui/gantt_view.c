@@ -81,8 +81,10 @@ static void draw_axis(const struct app *a, const char *title, struct screen *s, 
 static void draw_measured(const struct app *a, const struct live_dev *v, struct screen *s, int x0, int y, int w)
 {
 	double mpc = a->ms_per_col > 0 ? a->ms_per_col : 1, last = 0;
+	bool current = app_measured_current(a);
 
-	screen_text(s, x0, y, GANTT_LABEL_W - 1, "  meas", R_DIM);
+	/* a run of an earlier state of the plan (or of another file) is greyed: "old" */
+	screen_text(s, x0, y, GANTT_LABEL_W - 1, current ? "  meas" : "  old", R_DIM);
 	for (int i = 0; i < v->nops; i++)
 		if (v->ops[i].t1 > last)
 			last = v->ops[i].t1;
@@ -106,7 +108,7 @@ static void draw_measured(const struct app *a, const struct live_dev *v, struct 
 			char ch = c1 - c0 >= len + 1 && off < len ? txt[off] : off == 0 ? txt[0] :
 			          a->fill_glyphs ? (char)tolower((unsigned char)txt[0]) : ' ';
 
-			screen_put(s, x0 + GANTT_LABEL_W + c, y, ch, kind_role(o->kind));
+			screen_put(s, x0 + GANTT_LABEL_W + c, y, ch, current ? kind_role(o->kind) : R_FILTERED);
 		}
 	}
 }

@@ -434,14 +434,16 @@ static void draw_run(struct app *a, struct screen *s, const struct rect *r)
 	struct strbuf sb = STRBUF_INIT;
 	char title[1000];
 	int y = r->y + 1, cell = 44, per, x;
+	bool current = app_measured_current(a);
 
 	if (runner_active(&rn->r))
 		snprintf(title, sizeof(title), "run: %s pid %d, iteration %d of %d, time scale %g%s%s  F8 stops",
 		         rn->stop_asked ? "stopping" : "running", (int)rn->r.pid, l->iters_done + (l->iters_done < rn->iters),
 		         rn->iters, rn->time_scale, rn->launcher[0] ? ", under " : "", rn->launcher);
 	else if (rn->have_live)
-		snprintf(title, sizeof(title), "run: %s, %d iterations measured  F8 runs again, d details",
-		         l->done ? "done" : l->failed ? "failed" : "ended", l->iters_done);
+		snprintf(title, sizeof(title), "run: %s, %d iterations of %s%s  F8 runs again, d details",
+		         l->done ? "done" : l->failed ? "failed" : "ended", l->iters_done, rn->plan_name,
+		         current ? "" : a->run.plan_gen == a->plan_gen ? " [edited since: greyed]" : " [another file: greyed]");
 	else
 		snprintf(title, sizeof(title), "run: nothing yet  F8 runs the plan on the executor (time scale %g, %d iterations%s%s)",
 		         rn->time_scale, rn->iters, rn->launcher[0] ? ", under " : "", rn->launcher);
@@ -472,20 +474,20 @@ static void draw_run(struct app *a, struct screen *s, const struct rect *r)
 
 		if (cy >= r->y + r->h)
 			break;
-		screen_textf(s, cx, cy, 6, R_LABEL, "gpu%-2d", d);
+		screen_textf(s, cx, cy, 6, current ? R_LABEL : R_DIM, "gpu%-2d", d);
 		screen_put(s, cx + 6, cy, '[', R_NORMAL);
 		for (int i = 0; i < 10; i++)
-			screen_put(s, cx + 7 + i, cy, i < fill ? '#' : '.', i < fill ? R_MEM : R_MEM_FREE);
+			screen_put(s, cx + 7 + i, cy, i < fill ? '#' : '.', !current ? R_DIM : i < fill ? R_MEM : R_MEM_FREE);
 		screen_put(s, cx + 17, cy, ']', R_NORMAL);
 		if (u >= 0)
-			screen_textf(s, cx + 18, cy, 5, R_VALUE, "%4.0f%%", 100 * u);
+			screen_textf(s, cx + 18, cy, 5, current ? R_VALUE : R_DIM, "%4.0f%%", 100 * u);
 		else
 			screen_text(s, cx + 18, cy, 5, "   - ", R_DIM);
 		screen_put(s, cx + 24, cy, '|', R_DIM);
 		for (int k = 0; k < LIVE_HIST - 1; k++) {
 			double h = live_util(l, d, LIVE_HIST - 2 - k);
 
-			screen_put(s, cx + 25 + k, cy, h < 0 ? ' ' : levels[(int)(h * 9 + 0.5)], R_MEM);
+			screen_put(s, cx + 25 + k, cy, h < 0 ? ' ' : levels[(int)(h * 9 + 0.5)], current ? R_MEM : R_DIM);
 		}
 		screen_put(s, cx + 25 + LIVE_HIST - 1, cy, '|', R_DIM);
 	}
