@@ -28,7 +28,9 @@ start() {
     printf '#!/bin/sh\ncd "%s"\nenv HOME="%s" XDG_STATE_HOME= OCTOPIPE_DATADIR="%s"%s "%s" "$@"\necho "exit status $?"\nsleep 600\n' \
         "$T" "$T/home" "$top_srcdir" "$envs" "$OCTOPIPE" > "$T/run.sh"
     chmod +x "$T/run.sh"
-    tm new-session -d -x "$w" -y "$h" "$T/run.sh $*"
+    # a server still on its way out refuses the session: try again
+    n=5
+    until tm new-session -d -x "$w" -y "$h" "$T/run.sh $*" 2>/dev/null || [ $n -eq 0 ]; do sleep 0.2; n=$((n - 1)); done
     # the pane exists before the program draws: wait for the server to answer
     n=50
     while [ $n -gt 0 ] && ! tm has-session >/dev/null 2>&1; do sleep 0.1; n=$((n - 1)); done

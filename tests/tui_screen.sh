@@ -26,7 +26,9 @@ start() {
     printf '#!/bin/sh\ncd "%s"\nenv HOME="%s" XDG_STATE_HOME= OCTOPIPE_DATADIR="%s"%s "%s" "$@"\necho "exit status $?"\nsleep 600\n' \
         "$T" "$T/home" "$top_srcdir" "$envs" "$OCTOPIPE" > "$T/run.sh"
     chmod +x "$T/run.sh"
-    tm new-session -d -x "$w" -y "$h" "$T/run.sh $*"
+    # a server still on its way out refuses the session: try again
+    n=5
+    until tm new-session -d -x "$w" -y "$h" "$T/run.sh $*" 2>/dev/null || [ $n -eq 0 ]; do sleep 0.2; n=$((n - 1)); done
     n=50
     while [ $n -gt 0 ] && ! tm has-session >/dev/null 2>&1; do sleep 0.1; n=$((n - 1)); done
 }
@@ -129,6 +131,42 @@ typ "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
 keys Enter
 expect 'opened ' "opening a file again"
 expect 'iterations of gpt-13b 1f1b \[another file: greyed\]' "greys the run of the plan opened before"
+keys q
+expect '^exit status 0'
+# ---- every gpu is reachable: paging, the position, the header's bars, compare ---------
+BIG="--model nemotronh-56b --cluster 64xH200 --microbatches 128"
+run "$OCTOPIPE" tui $BIG --render 120x40
+expect_match 'gpu 0-25 of 64' "$OUT" "64 gpus: the chart says which rows it shows"
+expect_match ' 0-12 of 64$' "$OUT" "and so do the header's memory bars"
+run "$OCTOPIPE" tui $BIG --render 120x40 --keys G
+expect_match 'gpu 38-63 of 64' "$OUT" "G goes to the last gpu"
+expect_match '^gpu63 ' "$OUT" "whose row shows"
+expect_match '63 \[[#.]+\] *[0-9]+G' "$OUT" "with its memory bar"
+run "$OCTOPIPE" tui $BIG --render 120x40 --keys Gg
+expect_match 'gpu 0-25 of 64' "$OUT" "g goes back to the first"
+run "$OCTOPIPE" tui $BIG --render 120x40 --keys 'v\tG'
+n=$(printf '%s\n' "$OUT" | grep -c '^gpu63 ')
+if [ "$n" = 2 ]; then ok "in the compare view both charts scroll to the last gpu"; else not_ok "both charts show gpu63" "$OUT"; fi
+expect_match 'compare: 1f1b [0-9.]+ s OUT OF MEMORY \(gpu [0-9]+\)' "$OUT" "a compared plan that does not fit is marked"
+expect_match 'plan: [0-9.]+ s, speedup 1\.[0-9]+x' "$OUT" "the plan's title has its speedup over the compared plan"
+start 120 40 -- tui $BIG
+expect 'gpu 0-[0-9]+ of 64' "the UI with 64 gpus"
+page=$(screen | sed -n 's/.*gpu 0-\([0-9]*\) of 64.*/\1/p' | head -1)
+keys PageDown
+expect "gpu $((page + 1))-$((2 * page + 1)) of 64" "PgDn pages the gpu rows"
+expect "on gpu $((page + 1)), #" "with the cursor"
+keys PageUp
+expect "gpu 0-$page of 64" "PgUp pages back"
+keys q
+expect '^exit status 0'
+# the run's gauges: every gpu reachable too
+start 120 40 -- tui $BIG --time-scale 0 --iters 1
+expect '^gpu0 '
+keys R
+expect 'run done: 1 iterations' "a run on 64 gpus" 60
+expect 'gpus 0-[0-9]+ of 64 \(PgUp/PgDn\)' "the gauges that do not fit say which show"
+keys G
+expect ' gpu63 +\[' "and follow the rows to the last gpu"
 keys q
 expect '^exit status 0'
 done_testing

@@ -651,12 +651,50 @@ void app_clamp_cursor(struct app *a)
 		a->sel_pos = n - 1;
 	if (a->sel_pos < 0)
 		a->sel_pos = 0;
-	if (a->focus == 0) {
+	/* both charts show the same gpu rows: scroll them so the cursor's row shows in each */
+	{
+		int vis = app_page_devs(a);
+
 		if (a->sel_dev < a->row0)
 			a->row0 = a->sel_dev;
-		if (a->vis_devs > 0 && a->sel_dev >= a->row0 + a->vis_devs)
-			a->row0 = a->sel_dev - a->vis_devs + 1;
+		if (vis > 0 && a->sel_dev >= a->row0 + vis)
+			a->row0 = a->sel_dev - vis + 1;
 	}
+}
+
+int app_page_devs(const struct app *a)
+{
+	int vis = a->vis_devs;
+
+	if (a->compare && a->ref.loaded && a->vis_ref_devs > 0 && a->vis_ref_devs < vis)
+		vis = a->vis_ref_devs;
+	return vis > 0 ? vis : 1;
+}
+
+void app_cursor_dev(struct app *a, int dev)
+{
+	const struct pview *v = app_focus(a);
+
+	if (!v->loaded)
+		return;
+	if (dev >= v->plan.ndevices)
+		dev = v->plan.ndevices - 1;
+	if (dev < 0)
+		dev = 0;
+	if (dev != a->sel_dev)
+		app_cursor_move(a, dev - a->sel_dev, 0);
+}
+
+void app_page_rows(struct app *a, int dir)
+{
+	int page = app_page_devs(a), n = app_focus(a)->plan.ndevices, top = a->row0 + dir * page;
+
+	if (top > n - page)
+		top = n - page;
+	if (top < 0)
+		top = 0;
+	a->row0 = top;
+	app_cursor_dev(a, a->sel_dev + dir * page);
 }
 
 long app_cursor_op(const struct app *a)

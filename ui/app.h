@@ -91,6 +91,7 @@ struct app {
 	int chart_cols;         /* columns of the time area (set by the layout) */
 	int row0;               /* first device row shown */
 	int vis_devs;           /* device rows the main chart has room for (set by the layout) */
+	int vis_ref_devs;       /* and the compared chart (0: not shown); both scroll together */
 	int sel_dev, sel_pos;   /* cursor: device and index in its list */
 	bool fill_glyphs;       /* monochrome: fill blocks with letters */
 
@@ -157,6 +158,13 @@ void app_clamp_cursor(struct app *a);
 long app_cursor_op(const struct app *a);
 void app_cursor_to(struct app *a, long order_index);
 void app_cursor_move(struct app *a, int ddev, int dpos);
+/* The cursor to gpu dev (clamped), the op nearest in time to where it was. */
+void app_cursor_dev(struct app *a, int dev);
+/* Pages the gpu rows (dir -1 up, 1 down) like less: the view and the cursor move by one
+ * page of rows. */
+void app_page_rows(struct app *a, int dir);
+/* Gpu rows a chart shows at once: the fewer of the two charts' in the compare view. */
+int app_page_devs(const struct app *a);
 /* Scrolls the time axis so the cursor op is visible. */
 void app_show_cursor(struct app *a);
 /* Cursor to the op at column x of device row d (chart coordinates); false when none. */

@@ -70,8 +70,8 @@ static void draw_axis(const struct app *a, const char *title, struct screen *s, 
 	if (title && *title) {
 		int len = (int)strlen(title);
 
-		if (len > w / 2)
-			len = w / 2;
+		if (len > w * 2 / 3)
+			len = w * 2 / 3;
 		screen_text(s, x0 + GANTT_LABEL_W + w - len, y, len, title, R_TITLE);
 	}
 }
@@ -189,7 +189,19 @@ void gantt_view_draw(const struct app *a, const struct pview *v, int focus, cons
 		return;
 	if (a->focus != focus || app_cursor_op(a) < 0)
 		cursor = -1;
-	draw_axis(a, title, s, r->x, r->y, w);
+	{
+		/* which gpu rows show, when not all do: "gpu 12-23 of 64" */
+		int rows = (r->h - 1) / per, last = a->row0 + rows - 1;
+		char buf[300];
+
+		if (rows < p->ndevices) {
+			if (last >= p->ndevices)
+				last = p->ndevices - 1;
+			snprintf(buf, sizeof(buf), "%s gpu %d-%d of %d ", title ? title : "", a->row0, last, p->ndevices);
+			title = buf;
+		}
+		draw_axis(a, title, s, r->x, r->y, w);
+	}
 	for (int row = 0; 1 + row * per < r->h; row++) {
 		int d = a->row0 + row, y = r->y + 1 + row * per;
 		bool oom = false;

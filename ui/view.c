@@ -20,6 +20,20 @@
 
 /* ---- header ------------------------------------------------------------------------------ */
 
+/* When only `cells` of n gpus fit in a strip of cells (memory bars, run gauges), the first
+ * one shown: from the chart's first row, moved on so the cursor's gpu shows too; the last
+ * cell is kept to say which gpus these are. */
+static int first_shown(const struct app *a, int n, int cells)
+{
+	int first = a->row0;
+
+	if (a->sel_dev >= first + cells - 1)
+		first = a->sel_dev - cells + 2;
+	if (first > n - (cells - 1))
+		first = n - (cells - 1);
+	return first > 0 ? first : 0;
+}
+
 static void draw_header(struct app *a, struct screen *s, const struct rect *r, const struct layout *l)
 {
 	struct pview *v = &a->cur;
@@ -66,18 +80,22 @@ static void draw_header(struct app *a, struct screen *s, const struct rect *r, c
 
 	/* memory bars: peak per gpu against usable memory */
 	{
-		int per = l->mem_per_line, shown = per * l->mem_lines;
+		int per = l->mem_per_line, shown = per * l->mem_lines, first = 0;
 		double cap = cluster_usable_bytes(&p->cluster);
 
-		for (int d = 0; d < p->ndevices && d < shown; d++) {
-			int cx = (d % per) * LAYOUT_MEM_CELL, cy = r->y + 2 + d / per;
+		/* more gpus than bars: the bars follow the chart's rows and the cursor's gpu, the last
+		 * cell says which they are */
+		if (p->ndevices > shown)
+			first = first_shown(a, p->ndevices, shown);
+		for (int d = first; d < p->ndevices && d - first < shown; d++) {
+			int cx = ((d - first) % per) * LAYOUT_MEM_CELL, cy = r->y + 2 + (d - first) / per;
 			double peak = v->ran || v->m.dev ? (double)(v->m.dev ? v->m.dev[d].peak_mem_bytes : 0) : 0;
 			double frac = cap > 0 ? peak / cap : 0;
 			int fill = (int)(frac * 7 + 0.5);
 			bool over = frac > 1.0;
 
-			if (d == shown - 1 && p->ndevices > shown) {
-				screen_textf(s, cx + 1, cy, LAYOUT_MEM_CELL, R_DIM, "+%d more", p->ndevices - shown + 1);
+			if (d - first == shown - 1 && p->ndevices > shown) {
+				screen_textf(s, cx + 1, cy, LAYOUT_MEM_CELL - 1, R_DIM, "%d-%d of %d", first, d - 1, p->ndevices);
 				break;
 			}
 			screen_textf(s, cx, cy, 3, over ? R_ERROR : R_LABEL, "%2d", d);
@@ -93,6 +111,9 @@ static void draw_header(struct app *a, struct screen *s, const struct rect *r, c
 
 /* ---- charts ------------------------------------------------------------------------------ */
 
+/* A chart's title in the compare view: the compared plan with what keeps it from running
+ * (out of memory, deadlock), the edited plan with its speedup over it as `octopipe
+ * compare` prints it (the compared iteration / the plan's). */
 static void chart_title(struct app *a, struct pview *v, int focus, char *buf, size_t n)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -100,12 +121,15 @@ static void chart_title(struct app *a, struct pview *v, int focus, char *buf, si
 	if (v->ran)
 		fmt_ms(&sb, v->m.makespan_ms);
 	else
-		strbuf_addstr(&sb, v->deadlock ? "deadlock" : "cannot run");
+		strbuf_addstr(&sb, v->deadlock ? "DEADLOCK" : "CANNOT RUN");
+	if (v->ran && v->m.noom)
+		strbuf_addf(&sb, " OUT OF MEMORY (gpu %d)", v->m.oom[0]);
+	if (!focus && v->ran && a->ref.loaded && a->ref.ran && a->ref.m.makespan_ms > 0 && v->m.makespan_ms > 0)
+		strbuf_addf(&sb, ", speedup %.2fx", a->ref.m.makespan_ms / v->m.makespan_ms);
 	if (focus)
-		snprintf(buf, n, " compare: %s %s%s ", a->ref_name, sb.buf,
-		         a->focus == 1 ? " *" : "");
+		snprintf(buf, n, " compare: %s %s%s ", a->ref_name, sb.buf, a->focus == 1 ? " *" : "");
 	else
-		snprintf(buf, n, " %s: %s%s ", a->compare ? "plan" : "plan", sb.buf, a->compare && a->focus == 0 ? " *" : "");
+		snprintf(buf, n, " plan: %s%s ", sb.buf, a->compare && a->focus == 0 ? " *" : "");
 	strbuf_release(&sb);
 }
 
@@ -433,7 +457,7 @@ static void draw_run(struct app *a, struct screen *s, const struct rect *r)
 	const struct live *l = &rn->live;
 	struct strbuf sb = STRBUF_INIT;
 	char title[1000];
-	int y = r->y + 1, cell = 44, per, x;
+	int y = r->y + 1, cell = 44, per, x, cap, first = 0;
 	bool current = app_measured_current(a);
 
 	if (runner_active(&rn->r))
@@ -467,13 +491,23 @@ static void draw_run(struct app *a, struct screen *s, const struct rect *r)
 	per = (r->w - 2) / cell;
 	if (per < 1)
 		per = 1;
-	for (int d = 0; d < l->ndev; d++) {
-		int cx = 1 + (d % per) * cell, cy = y + d / per;
+	/* more gpus than gauges fit: they follow the chart's rows, the last cell says where */
+	cap = per * (r->y + r->h - y);
+	if (cap < 1)
+		cap = 1;
+	if (l->ndev > cap)
+		first = first_shown(a, l->ndev, cap);
+	for (int d = first; d < l->ndev; d++) {
+		int cx = 1 + ((d - first) % per) * cell, cy = y + (d - first) / per;
 		double u = live_util_mean(l, d, LIVE_BUCKETS_PER_ITER);
 		int fill = u < 0 ? 0 : (int)(u * 10 + 0.5);
 
 		if (cy >= r->y + r->h)
 			break;
+		if (l->ndev > cap && d - first == cap - 1) {
+			screen_textf(s, cx, cy, cell, R_DIM, "gpus %d-%d of %d (PgUp/PgDn)", first, d - 1, l->ndev);
+			break;
+		}
 		screen_textf(s, cx, cy, 6, current ? R_LABEL : R_DIM, "gpu%-2d", d);
 		screen_put(s, cx + 6, cy, '[', R_NORMAL);
 		for (int i = 0; i < 10; i++)
@@ -620,6 +654,7 @@ void view_layout(struct app *a, int cols, int rows, struct layout *l)
 	a->vis_devs = (l->gantt.h - 1) / per;
 	if (a->vis_devs < 1)
 		a->vis_devs = 1;
+	a->vis_ref_devs = l->ref.h > 1 ? (l->ref.h - 1) / app_rows_per_dev(a, 1) : 0;
 	if (a->fit)
 		app_fit(a);
 	app_clamp_cursor(a);
@@ -1095,6 +1130,10 @@ int view_key(struct app *a, int key)
 	case CMD_LAST: a->sel_pos = 1 << 30; app_clamp_cursor(a); app_show_cursor(a); break;
 	case CMD_PAGE_UP: app_cursor_move(a, 0, -10); break;
 	case CMD_PAGE_DOWN: app_cursor_move(a, 0, 10); break;
+	case CMD_ROWS_UP: app_page_rows(a, -1); break;
+	case CMD_ROWS_DOWN: app_page_rows(a, 1); break;
+	case CMD_TOP: app_cursor_dev(a, 0); break;
+	case CMD_BOTTOM: app_cursor_dev(a, 1 << 30); break;
 	case CMD_PAN_LEFT: app_pan(a, -a->chart_cols / 4); break;
 	case CMD_PAN_RIGHT: app_pan(a, a->chart_cols / 4); break;
 	case CMD_ZOOM_IN: app_zoom(a, 2); break;
@@ -1143,10 +1182,10 @@ int view_mouse(struct app *a, const struct layout *l, int x, int y, int button)
 		return 0;
 	}
 	if (button == 4 || button == 5) {
-		if (a->cur.plan.ndevices > a->vis_devs) {
+		if (a->cur.plan.ndevices > app_page_devs(a)) {
 			a->row0 += button == 4 ? -3 : 3;
-			if (a->row0 > a->cur.plan.ndevices - a->vis_devs)
-				a->row0 = a->cur.plan.ndevices - a->vis_devs;
+			if (a->row0 > a->cur.plan.ndevices - app_page_devs(a))
+				a->row0 = a->cur.plan.ndevices - app_page_devs(a);
 			if (a->row0 < 0)
 				a->row0 = 0;
 		} else {
