@@ -169,4 +169,17 @@ keys G
 expect ' gpu63 +\[' "and follow the rows to the last gpu"
 keys q
 expect '^exit status 0'
+# ---- per-gpu figures and the bottleneck, the header's bars labelled, help ends at its end
+run "$OCTOPIPE" tui --render 140x36
+expect_match ' busy bubl peak$' "$OUT" "from 130 columns on, the gpu rows have figures on the right"
+expect_match '^gpu0 .* [0-9]+% +[0-9]+% +[0-9]+G!?$' "$OUT" "busy %, bubble % and peak memory per gpu"
+n=$(printf '%s\n' "$OUT" | grep -c '^gpu[0-9].*!$')
+if [ "$n" = 1 ]; then ok "one gpu is marked the bottleneck"; else not_ok "one bottleneck mark" "$OUT"; fi
+expect_match 'mem: peak/gpu of [0-9.]+ GB' "$OUT" "the header says what its memory bars measure"
+k='?'
+i=0
+while [ $i -lt 80 ]; do k="${k}j"; i=$((i + 1)); done
+run "$OCTOPIPE" tui --render 100x40 --keys "$k"
+last=$(printf '%s\n' "$OUT" | tail -2 | head -1)
+expect_match '^ header: each gpu' "$last" "scrolling the help stops at its last line"
 done_testing

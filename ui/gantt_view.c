@@ -137,6 +137,42 @@ static enum role op_role(const struct app *a, const struct pview *v, long op, lo
 	return kind_role(v->plan.order[idx].kind);
 }
 
+/* The gpu with the most work: in a pipeline's steady state it sets the pace (-1: none). */
+static int busiest(const struct pview *v)
+{
+	int best = -1;
+
+	if (!v->m.dev)
+		return -1;
+	for (int d = 0; d < v->plan.ndevices; d++)
+		if (best < 0 || v->m.dev[d].busy_ms > v->m.dev[best].busy_ms)
+			best = d;
+	return best;
+}
+
+/* One gpu's figures right of its row: busy and bubble share of the iteration, peak memory
+ * (coloured when near or over the usable memory), '!' on the bottleneck. */
+static void draw_stats(const struct pview *v, int d, bool bottleneck, bool oom, struct screen *s, int x, int y, int w)
+{
+	const struct device_metrics *dm;
+	double cap = cluster_usable_bytes(&v->plan.cluster), span;
+	char peak[16];
+
+	if (!v->m.dev)
+		return;
+	dm = &v->m.dev[d];
+	span = dm->busy_ms + dm->idle_ms;
+	if ((double)dm->peak_mem_bytes >= 1e12)
+		snprintf(peak, sizeof(peak), "%.1fT", (double)dm->peak_mem_bytes / 1e12);
+	else
+		snprintf(peak, sizeof(peak), "%.0fG", (double)dm->peak_mem_bytes / 1e9);
+	screen_textf(s, x, y, 10, bottleneck ? R_WARN : R_VALUE, " %3.0f%% %3.0f%%", span > 0 ? 100 * dm->busy_ms / span : 0,
+	             100 * dm->bubble_ratio);
+	screen_textf(s, x + 10, y, 5, oom ? R_ERROR : cap > 0 && dm->peak_mem_bytes > 0.9 * cap ? R_MEM_HIGH : R_DIM, "%5s", peak);
+	if (bottleneck && w > 15)
+		screen_put(s, x + 15, y, '!', R_WARN);
+}
+
 /* The ops of device d that must be seen but may own no column (narrower than one, or
  * outweighed by a neighbour): the cursor, search matches, the deadlock cycle. Each marks
  * the column of its midpoint unless it already shows there in its role. */
@@ -178,7 +214,8 @@ void gantt_view_draw(const struct app *a, const struct pview *v, int focus, cons
 	static double busy[MAX_COLS], best[MAX_COLS];
 	static long owner[MAX_COLS];
 	const struct plan *p = &v->plan;
-	int w = r->w - GANTT_LABEL_W, per = app_rows_per_dev(a, focus);
+	int sw = gantt_view_stats_w(r->w), w = r->w - GANTT_LABEL_W - sw, per = app_rows_per_dev(a, focus);
+	int bottleneck = busiest(v);
 	long cursor = a->focus == focus ? (long)a->sel_pos + (a->sel_dev < p->ndevices && a->sel_dev >= 0 ?
 	              p->order_start[a->sel_dev] : 0) : -1;
 	double mpc = a->ms_per_col > 0 ? a->ms_per_col : 1;
@@ -202,6 +239,8 @@ void gantt_view_draw(const struct app *a, const struct pview *v, int focus, cons
 		}
 		draw_axis(a, title, s, r->x, r->y, w);
 	}
+	if (sw && v->m.dev)
+		screen_text(s, r->x + GANTT_LABEL_W + w, r->y, sw, " busy bubl peak", R_AXIS);
 	for (int row = 0; 1 + row * per < r->h; row++) {
 		int d = a->row0 + row, y = r->y + 1 + row * per;
 		bool oom = false;
@@ -211,6 +250,8 @@ void gantt_view_draw(const struct app *a, const struct pview *v, int focus, cons
 		for (int i = 0; i < v->m.noom && v->ran; i++)
 			oom = oom || v->m.oom[i] == d;
 		screen_textf(s, r->x, y, GANTT_LABEL_W - 1, oom ? R_ERROR : R_LABEL, "gpu%-3d", d);
+		if (sw)
+			draw_stats(v, d, d == bottleneck, oom, s, r->x + GANTT_LABEL_W + w, y, sw);
 		if (!v->have_times)
 			continue;
 		for (int c = 0; c < w; c++) {

@@ -167,7 +167,7 @@ void keys_help(struct strbuf *sb)
 	static const char *const groups[] = { "general", "files", "views", "cursor", "time axis", "edit", "search",
 	                                      "run", NULL };
 
-	strbuf_addstr(sb, "OctoPipe keys (Esc or q closes this help; Up/Down scroll)\n");
+	strbuf_addstr(sb, "OctoPipe keys (Esc or q closes this help; Up/Down, PgUp/PgDn, g/G scroll)\n");
 	for (int g = 0; groups[g]; g++) {
 		strbuf_addf(sb, "\n%s\n", groups[g]);
 		for (const struct command *k = commands; k->name; k++) {
@@ -182,5 +182,8 @@ void keys_help(struct strbuf *sb)
 	}
 	strbuf_addstr(sb, "\nmouse: click selects an op, the wheel scrolls, F-bar labels are buttons (--no-mouse: off)\n"
 	              "bubble = 1 - busy / (gpus x iteration); efficiency = lower bound / iteration\n"
-	              "ops: F forward, I input-grad, W weight-grad, B full backward, . idle (bubble)\n");
+	              "ops: F forward, I input-grad, W weight-grad, B full backward, . idle (bubble), : partly idle\n"
+	              "right of each gpu (130 columns on): busy and bubble share of the iteration, peak memory;\n"
+	              "  ! marks the busiest gpu, the bottleneck of the pipeline's steady state\n"
+	              "header: each gpu's peak memory against the usable memory of one gpu\n");
 }

@@ -69,6 +69,12 @@ static void draw_header(struct app *a, struct screen *s, const struct rect *r, c
 		x += screen_textf(s, x, r->y + 1, r->w, R_DIM, " of bound %s", sb.buf) + 2;
 		if (v->m.noom)
 			x += screen_textf(s, x, r->y + 1, r->w - x, R_ERROR, " OUT OF MEMORY: gpu %d ", v->m.oom[0]) + 1;
+		/* what the memory bars below measure, when there is room to say it */
+		if (r->w - x > 52) {
+			strbuf_reset(&sb);
+			fmt_bytes(&sb, cluster_usable_bytes(&p->cluster));
+			x += screen_textf(s, x, r->y + 1, r->w - x - 26, R_DIM, "mem: peak/gpu of %s", sb.buf) + 2;
+		}
 	} else {
 		x += screen_text(s, x, r->y + 1, r->w, v->deadlock ? " DEADLOCK " : " CANNOT RUN ", R_ERROR) + 1;
 		x += screen_text(s, x, r->y + 1, r->w - x, v->deadlock ? "the chart shows the last plan that ran; u undoes" :
@@ -619,6 +625,17 @@ static void draw_help(struct app *a, struct screen *s, int rows)
 	int n = 0, y = 0;
 
 	keys_help(&sb);
+	/* scrolling stops at the end: the last line at the bottom, never past it */
+	{
+		int nlines = 0;
+
+		for (const char *c = sb.buf; *c; c++)
+			nlines += *c == '\n';
+		if (a->help_top > nlines - rows)
+			a->help_top = nlines - rows;
+		if (a->help_top < 0)
+			a->help_top = 0;
+	}
 	line = sb.buf;
 	while (*line && y < rows) {
 		const char *nl = strchr(line, '\n');
@@ -650,7 +667,7 @@ void view_layout(struct app *a, int cols, int rows, struct layout *l)
 	layout_compute(&req, l);
 	if (l->too_small)
 		return;
-	a->chart_cols = cols - GANTT_LABEL_W;
+	a->chart_cols = cols - GANTT_LABEL_W - gantt_view_stats_w(cols);
 	a->vis_devs = (l->gantt.h - 1) / per;
 	if (a->vis_devs < 1)
 		a->vis_devs = 1;
@@ -925,6 +942,8 @@ static int help_key(struct app *a, int key)
 	case KEY_DOWN: case 'j': a->help_top++; break;
 	case KEY_PPAGE: a->help_top = a->help_top > 10 ? a->help_top - 10 : 0; break;
 	case KEY_NPAGE: case ' ': a->help_top += 10; break;
+	case KEY_HOME: case 'g': a->help_top = 0; break;
+	case KEY_END: case 'G': a->help_top = 1 << 20; break;   /* drawing stops it at the end */
 	case 27: case 'q': case '?': case KEY_F(1): case KEY_F(10):
 		a->mode = MODE_NORMAL;
 		return KF_HANDLED | KF_REDRAW | KF_RELAYOUT;
