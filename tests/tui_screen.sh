@@ -182,4 +182,24 @@ while [ $i -lt 80 ]; do k="${k}j"; i=$((i + 1)); done
 run "$OCTOPIPE" tui --render 100x40 --keys "$k"
 last=$(printf '%s\n' "$OUT" | tail -2 | head -1)
 expect_match '^ header: each gpu' "$last" "scrolling the help stops at its last line"
+# ---- the message log: every message in full ------------------------------------------
+k='/^2I3 \n<<<<<<<<'   # the eighth move makes a deadlock with a long message
+run "$OCTOPIPE" tui --render 80x30 --keys "$k"
+expect_match '\.\.\. \(M: in full\)$' "$OUT" "a message longer than the status line says where the rest is"
+run "$OCTOPIPE" tui --render 80x30 --keys "${k}M"
+expect_match '^ messages: [0-9]+, latest last' "$OUT" "M opens the message log"
+expect_match 'waits for .*\(u undoes\)$|^ +.*\(u undoes\)$' "$OUT" "with the whole of the last message, wrapped"
+start 100 30 --
+expect '^gpu0 '
+keys /
+typ nosuchop
+keys Enter
+expect 'no op matches'
+keys M
+expect '^ messages: [0-9]+, latest last' "M opens the message log in the terminal"
+expect '[0-9:]{8}  no op matches /nosuchop/' "the messages have their time"
+keys Escape
+expect '^gpu0 ' "Esc closes it"
+keys q
+expect '^exit status 0'
 done_testing

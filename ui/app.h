@@ -55,7 +55,15 @@ struct step {
 };
 
 enum panel { PANEL_NONE, PANEL_DETAILS, PANEL_STEPS, PANEL_RUN };
-enum mode { MODE_NORMAL, MODE_HELP, MODE_PROMPT, MODE_QUESTION };
+enum mode { MODE_NORMAL, MODE_HELP, MODE_PROMPT, MODE_QUESTION, MODE_LOG };
+
+#define APP_LOG_MAX 256         /* messages kept for the message log */
+
+struct log_entry {
+	char text[600];
+	int role;
+	time_t when;
+};
 enum prompt_kind { PROMPT_SEARCH, PROMPT_FILTER, PROMPT_SAVE_AS, PROMPT_OPEN, PROMPT_MOVE_STAGE };
 enum question_kind { Q_QUIT, Q_OPEN, Q_STOP, Q_STOP_QUIT, Q_RECOVER, Q_OVERWRITE };
 /* What follows a save that had to ask before overwriting a file. */
@@ -112,6 +120,9 @@ struct app {
 	enum after_save after_save;
 	char msg[600];
 	int msg_role;           /* enum role */
+	struct log_entry *log;  /* the last APP_LOG_MAX messages, a ring (NULL until the first) */
+	int log_n, log_next;
+	int log_top;            /* the message log's first line shown (-1: the end) */
 	bool quit;
 
 	/* autosave */
@@ -217,6 +228,10 @@ void app_autosave(struct app *a, double now);
 void app_autosave_remove(struct app *a);
 double app_now(void);
 
+/* Says something in the status line; it is kept in the message log as well (a message
+ * equal to the one before is kept once). */
 void app_msg(struct app *a, int role, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The k-th message of the log, oldest first (k < a->log_n). */
+const struct log_entry *app_log_entry(const struct app *a, int k);
 
 #endif

@@ -58,6 +58,7 @@ const struct command commands[] = {
 	{ CMD_UNDO, "undo", "edit", "undo (without limit)", 0 },
 	{ CMD_REDO, "redo", "edit", "redo", 0 },
 	{ CMD_BACK, "back", "general", "back out: close help, prompt, panel or search", 0 },
+	{ CMD_LOG, "messages", "general", "the message log: every message in full, latest last (Up/Down scroll)", 0 },
 	{ CMD_REDRAW, "redraw", "general", "redraw the screen", 0 },
 	{ CMD_SUSPEND, "suspend", "general", "suspend to the shell (fg resumes; unsaved edits are autosaved first)", 0 },
 	{ CMD_QUIT, "Quit", "general", "quit (asks first when there are unsaved edits)", 10 },
@@ -98,7 +99,7 @@ static const struct binding {
 	{ '<', CMD_OP_EARLIER }, { '>', CMD_OP_LATER },
 	{ '[', CMD_STAGE_SHRINK }, { ']', CMD_STAGE_GROW }, { 'm', CMD_MOVE_STAGE },
 	{ 'u', CMD_UNDO }, { 'U', CMD_REDO }, { CTRL('r'), CMD_REDO },
-	{ CTRL('l'), CMD_REDRAW }, { CTRL('z'), CMD_SUSPEND },
+	{ 'M', CMD_LOG }, { CTRL('l'), CMD_REDRAW }, { CTRL('z'), CMD_SUSPEND },
 	{ 0, CMD_NONE },
 };
 

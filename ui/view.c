@@ -148,26 +148,41 @@ static void panel_title(struct screen *s, const struct rect *r, const char *titl
 	screen_textf(s, r->x + 2, r->y, r->w - 4, R_TITLE, " %s ", title);
 }
 
-/* Draws text from (x, y) in lines of at most w cells broken at spaces (a word longer than
- * a line is cut), on at most rows lines; returns the lines used. */
+/* The rest of text after its first line of at most w cells, broken at a space (a word
+ * longer than a line is cut). */
+static const char *text_skip_line(const char *text, int w)
+{
+	int len = (int)strlen(text), cut = len;
+
+	if (len > w) {
+		cut = w;
+		while (cut > 0 && text[cut] != ' ')
+			cut--;
+		if (cut == 0)
+			cut = w;
+	}
+	text += cut;
+	while (*text == ' ')
+		text++;
+	return text;
+}
+
+/* Draws text from (x, y) in lines of at most w cells broken at spaces, on at most rows
+ * lines (s NULL: only counts); returns the lines used. */
 static int text_wrap(struct screen *s, int x, int y, int w, int rows, const char *text, enum role role)
 {
 	int used = 0;
 
 	while (*text && used < rows && w > 0) {
-		int len = (int)strlen(text), cut = len;
+		const char *next = text_skip_line(text, w);
+		int cut = (int)(next - text);
 
-		if (len > w) {
-			cut = w;
-			while (cut > 0 && text[cut] != ' ')
-				cut--;
-			if (cut == 0)
-				cut = w;
-		}
-		screen_text(s, x, y + used++, cut, text, role);
-		text += cut;
-		while (*text == ' ')
-			text++;
+		while (cut > 0 && text[cut - 1] == ' ')
+			cut--;
+		if (s)
+			screen_text(s, x, y + used, cut, text, role);
+		used++;
+		text = next;
 	}
 	return used;
 }
@@ -590,7 +605,14 @@ static void draw_status(struct app *a, struct screen *s, const struct rect *r)
 		screen_text(s, 0, r->y, r->w, buf, R_PROMPT);
 		return;
 	}
-	if (a->msg[0])
+	if (a->msg[0] && (int)strlen(a->msg) > r->w && r->w > 30) {
+		/* cut, and say where the rest is */
+		static const char more[] = " ... (M: in full)";
+		int n = r->w - (int)sizeof(more) + 1;
+
+		screen_text(s, 0, r->y, n, a->msg, (enum role)a->msg_role);
+		screen_text(s, n, r->y, r->w - n, more, R_DIM);
+	} else if (a->msg[0])
 		screen_text(s, 0, r->y, r->w, a->msg, (enum role)a->msg_role);
 	else
 		screen_text(s, 0, r->y, r->w, "? help  / search  arrows move  < > move op  [ ] move boundary  m move stage  u undo  c waited for",
@@ -655,6 +677,45 @@ static void draw_help(struct app *a, struct screen *s, int rows)
 	strbuf_release(&sb);
 }
 
+/* The message log, full screen: every message kept, wrapped, the latest at the bottom. */
+static void draw_log(struct app *a, struct screen *s, int rows)
+{
+	int w = s->w - 12, total = 0, top, y = 1, line = 0;
+
+	screen_textf(s, 1, 0, s->w - 2, R_TITLE, "messages: %d, latest last (Up/Down, PgUp/PgDn, g/G scroll; Esc or q "
+	             "closes)", a->log_n);
+	if (w < 10 || rows < 2)
+		return;
+	/* count the wrapped lines, then show the window that ends at the bottom or at log_top */
+	for (int k = 0; k < a->log_n; k++)
+		total += text_wrap(NULL, 0, 0, w, 1 << 20, app_log_entry(a, k)->text, R_NORMAL);
+	top = a->log_top < 0 || a->log_top > total - (rows - 1) ? total - (rows - 1) : a->log_top;
+	if (top < 0)
+		top = 0;
+	a->log_top = top >= total - (rows - 1) ? -1 : top;
+	for (int k = 0; k < a->log_n && y < rows; k++) {
+		const struct log_entry *le = app_log_entry(a, k);
+		int n = text_wrap(NULL, 0, 0, w, 1 << 20, le->text, R_NORMAL);
+
+		if (line + n > top) {
+			struct tm tm;
+			char hhmm[16];
+			int skip = top > line ? top - line : 0;
+			const char *t = le->text;
+
+			localtime_r(&le->when, &tm);
+			strftime(hhmm, sizeof(hhmm), "%H:%M:%S", &tm);
+			if (!skip)
+				screen_text(s, 1, y, 10, hhmm, R_DIM);
+			/* the lines of this message below the top of the window */
+			for (int i = 0; i < skip; i++)
+				t = text_skip_line(t, w);
+			y += text_wrap(s, 11, y, w, rows - y, t, (enum role)le->role);
+		}
+		line += n;
+	}
+}
+
 /* ---- the whole screen ------------------------------------------------------------------- */
 
 void view_layout(struct app *a, int cols, int rows, struct layout *l)
@@ -694,6 +755,11 @@ void view_draw(struct app *a, struct screen *s, const struct layout *l)
 	}
 	if (a->mode == MODE_HELP) {
 		draw_help(a, s, l->fbar.y);
+		draw_fbar(a, s, &l->fbar);
+		return;
+	}
+	if (a->mode == MODE_LOG) {
+		draw_log(a, s, l->fbar.y);
 		draw_fbar(a, s, &l->fbar);
 		return;
 	}
@@ -935,6 +1001,27 @@ static int question_key(struct app *a, int key)
 	return KF_HANDLED | KF_REDRAW | KF_RELAYOUT;
 }
 
+static int log_key(struct app *a, int key)
+{
+	int page = 10;
+
+	switch (key) {
+	case KEY_UP: case 'k': a->log_top = (a->log_top < 0 ? 1 << 20 : a->log_top) - 1; break;
+	case KEY_DOWN: case 'j': if (a->log_top >= 0) a->log_top++; break;
+	case KEY_PPAGE: a->log_top = (a->log_top < 0 ? 1 << 20 : a->log_top) - page; break;
+	case KEY_NPAGE: case ' ': if (a->log_top >= 0) a->log_top += page; break;
+	case KEY_HOME: case 'g': a->log_top = 0; break;
+	case KEY_END: case 'G': a->log_top = -1; break;
+	case 27: case 'q': case 'M': case KEY_F(10):
+		a->mode = MODE_NORMAL;
+		return KF_HANDLED | KF_REDRAW | KF_RELAYOUT;
+	default: break;
+	}
+	if (a->log_top < -1)
+		a->log_top = 0;
+	return KF_HANDLED | KF_REDRAW;
+}
+
 static int help_key(struct app *a, int key)
 {
 	switch (key) {
@@ -1016,6 +1103,8 @@ int view_key(struct app *a, int key)
 
 	if (a->mode == MODE_HELP)
 		return help_key(a, key);
+	if (a->mode == MODE_LOG)
+		return log_key(a, key);
 	if (a->mode == MODE_PROMPT)
 		return prompt_key(a, key);
 	if (a->mode == MODE_QUESTION)
@@ -1028,6 +1117,7 @@ int view_key(struct app *a, int key)
 	r = KF_HANDLED | KF_REDRAW;
 	switch (c) {
 	case CMD_HELP: a->mode = MODE_HELP; a->help_top = 0; break;
+	case CMD_LOG: a->mode = MODE_LOG; a->log_top = -1; break;
 	case CMD_SAVE:
 		if (a->path) {
 			app_save(a, NULL);
