@@ -116,7 +116,9 @@ expect '^exit status 0' "q quits"
 # ^Z suspends, in an interactive shell with job control: the shell gets the terminal back
 # and the job is stopped; fg resumes it with the screen drawn again
 stop_server
-tm new-session -d -x 120 -y 36 "env HOME=$T/home XDG_STATE_HOME= OCTOPIPE_DATADIR=$top_srcdir PS1='shell> ' ENV= sh -i"
+n=5
+until tm new-session -d -x 120 -y 36 "env HOME=$T/home XDG_STATE_HOME= OCTOPIPE_DATADIR=$top_srcdir PS1='shell> ' ENV= sh -i" \
+    2>/dev/null || [ $n -eq 0 ]; do sleep 0.2; n=$((n - 1)); done
 expect '^shell>' "an interactive shell"
 typ "$OCTOPIPE tui $PLAN"
 keys Enter
