@@ -125,16 +125,16 @@ keys Enter
 expect '^gpu0 ' "the UI runs in it"
 keys C-z
 expect 'Stopped' "^Z stops the job and the shell says so"
-expect_not 'F1Help' "the terminal is given back"
+expect_not 'F1.Help' "the terminal is given back"
 typ fg
 keys Enter
-expect 'F1Help' "fg resumes it with the screen drawn again"
+expect 'F1.Help' "fg resumes it with the screen drawn again"
 expect 'resumed' "and says so"
 keys l
 expect '#1 in its order' "keys work after resuming"
 keys q
 n=50
-while [ $n -gt 0 ] && screen | grep -q 'F1Help'; do sleep 0.1; n=$((n - 1)); done
+while [ $n -gt 0 ] && screen | grep -q 'F1.Help'; do sleep 0.1; n=$((n - 1)); done
 typ 'echo "exit status $?"'
 keys Enter
 expect '^exit status 0' "and q quits"

@@ -202,4 +202,12 @@ keys Escape
 expect '^gpu0 ' "Esc closes it"
 keys q
 expect '^exit status 0'
+# ---- the F-key bar fits 80 columns and shows each key's letter -----------------------
+run "$OCTOPIPE" tui --render 80x24
+bar=$(printf '%s\n' "$OUT" | tail -1)
+expect_match '^F1\?Help F2wSave F3/Find F4\\Filt F5vComp F6TStepsF7oOpen F8RRun +F9pOrderF10qQuit$' "$bar" \
+    "at 80 columns every F-key label fits, with the letter that does the same"
+run "$OCTOPIPE" tui --render 120x30
+bar=$(printf '%s\n' "$OUT" | tail -1)
+expect_match 'F3/Search .*F9pReorder +F10qQuit' "$bar" "wider, the full names"
 done_testing

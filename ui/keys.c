@@ -119,6 +119,14 @@ const struct command *keys_command(enum cmd c)
 	return NULL;
 }
 
+int keys_letter(enum cmd c)
+{
+	for (const struct binding *b = bindings; b->key; b++)
+		if (b->cmd == c && b->key > 32 && b->key < 127)
+			return b->key;
+	return 0;
+}
+
 static void keyname_of(int key, struct strbuf *sb)
 {
 	if (key >= KEY_F(1) && key <= KEY_F(12)) {

@@ -34,6 +34,9 @@ extern const struct command commands[];
 /* The command bound to a key code (curses KEY_* or a character), CMD_NONE if none. */
 enum cmd keys_lookup(int key);
 const struct command *keys_command(enum cmd c);
+/* The first printable key bound to a command ('?' for help), or 0: the letter the F-key
+ * bar shows beside the F-key, for terminals that swallow function keys. */
+int keys_letter(enum cmd c);
 /* "F1 ?" — the keys bound to a command, by their usual names. */
 void keys_names(enum cmd c, struct strbuf *sb);
 /* The help screen as lines of text ('\n'-separated), built from the tables. */

@@ -619,24 +619,44 @@ static void draw_status(struct app *a, struct screen *s, const struct rect *r)
 		            R_DIM);
 }
 
+/* A name of at most 5 letters for the F-key bar of an 80-column terminal. */
+static const char *fbar_short(enum cmd c, const char *name)
+{
+	switch (c) {
+	case CMD_SEARCH: return "Find";
+	case CMD_FILTER: return "Filt";
+	case CMD_COMPARE: return "Comp";
+	case CMD_REORDER: return "Order";
+	default: return name;
+	}
+}
+
+/* The F-key bar: each slot is the F-key, the letter that does the same (highlighted) and
+ * the command's name, shortened when the slots are narrow. */
 static void draw_fbar(struct app *a, struct screen *s, const struct rect *r)
 {
 	int slot = r->w / 10;
 
 	for (const struct command *k = commands; k->name; k++) {
+		const char *name;
 		bool grey;
-		int x;
+		int x, letter, lx;
 
 		if (!k->fkey)
 			continue;
 		x = (k->fkey - 1) * slot;
+		lx = x + (k->fkey == 10 ? 3 : 2);
 		screen_textf(s, x, r->y, 3, R_FKEY, "F%d", k->fkey);
+		if ((letter = keys_letter(k->cmd)) != 0)
+			screen_put(s, lx++, r->y, (char)letter, R_HELP_KEY);
 		/* Run is greyed while the plan cannot run, and reads Stop while a run is going */
 		grey = k->cmd == CMD_RUN && !a->cur.ran && !run_active(a);
-		screen_fill(s, &(struct rect){ x + (k->fkey == 10 ? 3 : 2), r->y, slot - (k->fkey == 10 ? 3 : 2), 1 }, ' ',
-		            grey ? R_FGREY : R_FLABEL);
-		screen_text(s, x + (k->fkey == 10 ? 3 : 2), r->y, slot - 3, k->cmd == CMD_RUN && run_active(a) ? "Stop" :
-		            k->name, grey ? R_FGREY : R_FLABEL);
+		name = k->cmd == CMD_RUN && run_active(a) ? "Stop" : k->name;
+		/* at 80 columns the labels touch, as in htop: their colour tells them apart */
+		if ((int)strlen(name) > x + slot - lx)
+			name = fbar_short(k->cmd, name);
+		screen_fill(s, &(struct rect){ lx, r->y, x + slot - lx, 1 }, ' ', grey ? R_FGREY : R_FLABEL);
+		screen_text(s, lx, r->y, x + slot - lx, name, grey ? R_FGREY : R_FLABEL);
 	}
 }
 
