@@ -143,4 +143,44 @@ expect '^exit status 0' "and q quits"
 start 120 36 TERM=dumb -- tui "$PLAN"
 expect 'cannot move the cursor, which the UI needs' "TERM=dumb is refused with a reason"
 expect '^exit status 2' "with exit status 2"
+# ---- prompts are edited like the shell's line: cursor, kill keys, history, Tab ---------
+mkdir -p "$T/data"
+start 120 36 -- tui "$PLAN"
+expect '^gpu0 '
+keys /
+typ abc
+keys Left Left
+typ X
+expect '^search \(PCRE2\): /aXbc' "Left moves the cursor in a prompt and typing inserts there"
+keys C-a
+typ '^'
+expect '^search \(PCRE2\): /\^aXbc' "^A goes to the start"
+keys C-e C-w
+expect '^search \(PCRE2\): / *$' "^E goes to the end and ^W deletes the word before it"
+typ nosuch1
+keys Enter
+expect 'no op matches /nosuch1/'
+keys /
+keys Up
+expect '^search \(PCRE2\): /nosuch1' "Up brings back the last search"
+keys Escape
+keys S C-u
+typ "$T/da"
+keys Tab
+expect "^save as: $T/data/" "Tab completes a directory"
+typ x.json
+keys Enter
+expect "saved $T/data/x.json" "and the completed path is used"
+keys S C-u
+typ '~/mine.json'
+keys Enter
+expect "saved $T/home/mine.json" "~ is the home directory"
+keys o
+typ gpt-13b-4xH200-1
+keys Tab
+expect '^open plan: gpt-13b-4xH200-1f1b' "Tab completes a bundled plan's short name"
+keys Enter
+expect 'opened .*plans/gpt-13b-4xH200-1f1b\.json' "which opens"
+keys q
+expect '^exit status 0'
 done_testing

@@ -584,6 +584,8 @@ void app_release(struct app *a)
 	free(a->model_path);
 	free(a->cluster_path);
 	free(a->log);
+	for (int k = 0; k <= PROMPT_MOVE_STAGE; k++)
+		line_hist_release(&a->prompt_hist[k]);
 	memset(a, 0, sizeof(*a));
 }
 

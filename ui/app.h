@@ -15,6 +15,7 @@
 #include "edit.h"
 #include "metrics.h"
 #include "plan.h"
+#include "prompt.h"
 #include "run.h"
 #include "sim.h"
 #include "tuning.h"
@@ -112,8 +113,8 @@ struct app {
 	enum mode mode;
 	int help_top;
 	enum prompt_kind prompt;
-	char input[512];
-	int input_len;
+	struct line line;       /* the prompt's text */
+	struct line_hist prompt_hist[PROMPT_MOVE_STAGE + 1];   /* one history per prompt */
 	enum question_kind question;
 	char pending_open[4096];
 	char pending_save[4096];   /* Q_OVERWRITE: the file to overwrite */

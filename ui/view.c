@@ -581,8 +581,15 @@ static void draw_status(struct app *a, struct screen *s, const struct rect *r)
 	if (a->mode == MODE_PROMPT) {
 		int x = screen_text(s, 0, r->y, r->w, prompt_label(a->prompt), R_PROMPT);
 
-		x += screen_text(s, x, r->y, r->w - x, a->input, R_NORMAL);
-		screen_put(s, x, r->y, '_', R_CURSOR);
+		/* the text scrolls so the cursor shows; the cursor is the cell it is on */
+		int room = r->w - x - 1, first = a->line.pos - room + 1 > 0 ? a->line.pos - room + 1 : 0;
+
+		screen_text(s, x, r->y, room, a->line.buf + first, R_NORMAL);
+		screen_put(s, x + a->line.pos - first, r->y, a->line.pos < a->line.len ? a->line.buf[a->line.pos] : ' ',
+		           R_CURSOR);
+		/* a message said while the prompt is open (a completion's matches) beside it */
+		if (a->msg[0] && r->w - x - a->line.len - 4 > 20 && a->line.len < room)
+			screen_text(s, x + a->line.len + 3, r->y, r->w - x - a->line.len - 3, a->msg, R_DIM);
 		return;
 	}
 	if (a->mode == MODE_QUESTION) {
@@ -803,13 +810,9 @@ static void start_prompt(struct app *a, enum prompt_kind k, const char *init)
 {
 	a->mode = MODE_PROMPT;
 	a->prompt = k;
-	size_t n = init ? strlen(init) : 0;
-
-	if (n >= sizeof(a->input))
-		n = sizeof(a->input) - 1;
-	memcpy(a->input, init ? init : "", n);
-	a->input[n] = '\0';
-	a->input_len = (int)n;
+	line_set(&a->line, init);
+	line_hist_reset(&a->prompt_hist[k]);
+	a->msg[0] = '\0';
 }
 
 static void default_save_name(struct app *a, char *buf, size_t n)
@@ -854,38 +857,46 @@ static int save_or_ask(struct app *a, const char *path, enum after_save after)
 
 static int submit_prompt(struct app *a)
 {
+	char input[4096];
+
 	a->mode = MODE_NORMAL;
+	line_hist_add(&a->prompt_hist[a->prompt], a->line.buf);
+	/* a file name may start with ~ like the shell's */
+	if (a->prompt == PROMPT_SAVE_AS || a->prompt == PROMPT_OPEN)
+		line_expand_home(a->line.buf, input, sizeof(input));
+	else
+		snprintf(input, sizeof(input), "%s", a->line.buf);
 	switch (a->prompt) {
 	case PROMPT_SEARCH:
-		app_search(a, a->input, false);
+		app_search(a, input, false);
 		break;
 	case PROMPT_FILTER:
-		app_search(a, a->input, true);
+		app_search(a, input, true);
 		break;
 	case PROMPT_SAVE_AS:
-		if (a->input[0])
-			save_or_ask(a, a->input, AFTER_NOTHING);
+		if (input[0])
+			save_or_ask(a, input, AFTER_NOTHING);
 		break;
 	case PROMPT_OPEN:
-		if (!a->input[0])
+		if (!input[0])
 			break;
 		if (app_modified(a)) {
-			snprintf(a->pending_open, sizeof(a->pending_open), "%s", a->input);
+			snprintf(a->pending_open, sizeof(a->pending_open), "%s", input);
 			a->mode = MODE_QUESTION;
 			a->question = Q_OPEN;
 		} else {
-			app_open_file(a, a->input);
+			app_open_file(a, input);
 		}
 		return KF_HANDLED | KF_REDRAW | KF_RELAYOUT;
 	case PROMPT_MOVE_STAGE: {
 		long i = app_cursor_op(a);
 		char *end;
-		long d = strtol(a->input, &end, 10);
+		long d = strtol(input, &end, 10);
 
 		if (i < 0)
 			break;
-		if (end == a->input || *end) {
-			app_msg(a, R_ERROR, "'%s' is not a gpu number", a->input);
+		if (end == input || *end) {
+			app_msg(a, R_ERROR, "'%s' is not a gpu number", input);
 			break;
 		}
 		{
@@ -918,19 +929,17 @@ static int prompt_key(struct app *a, int key)
 		break;
 	case '\n': case '\r': case KEY_ENTER:
 		return submit_prompt(a);
-	case KEY_BACKSPACE: case 127: case 8:
-		if (a->input_len > 0)
-			a->input[--a->input_len] = '\0';
-		break;
-	case 21: /* ^U */
-		a->input_len = 0;
-		a->input[0] = '\0';
+	case '\t':
+		/* file names complete like the shell's; open also knows the bundled plans' names */
+		if (a->prompt == PROMPT_SAVE_AS || a->prompt == PROMPT_OPEN) {
+			char msg[600];
+			int n = line_complete(&a->line, a->prompt == PROMPT_OPEN ? "plans" : NULL, msg, sizeof(msg));
+
+			app_msg(a, n == 0 ? R_WARN : R_NORMAL, "%s", msg);
+		}
 		break;
 	default:
-		if (key >= 32 && key < 127 && a->input_len < (int)sizeof(a->input) - 1) {
-			a->input[a->input_len++] = (char)key;
-			a->input[a->input_len] = '\0';
-		}
+		line_key(&a->line, &a->prompt_hist[a->prompt], key);
 	}
 	return KF_HANDLED | KF_REDRAW;
 }
