@@ -77,7 +77,7 @@ keys /
 typ '^0W(3|5) '
 keys Enter
 expect 'match 1 of 2' "a search for two narrow ops"
-if gpu0_row | grep -q '48;5;214'; then ok "the match that is not under the cursor is drawn"; else not_ok "the other match is drawn" "$(gpu0_row)"; fi
+if gpu0_row | grep -q '48;5;51m'; then ok "the match that is not under the cursor is drawn"; else not_ok "the other match is drawn" "$(gpu0_row)"; fi
 keys q
 expect '^exit status 0'
 
@@ -210,4 +210,26 @@ expect_match '^F1\?Help F2wSave F3/Find F4\\Filt F5vComp F6TStepsF7oOpen F8RRun 
 run "$OCTOPIPE" tui --render 120x30
 bar=$(printf '%s\n' "$OUT" | tail -1)
 expect_match 'F3/Search .*F9pReorder +F10qQuit' "$bar" "wider, the full names"
+# ---- colours: readable on a light background, matches unlike any op -------------------
+start 120 36 --
+expect '^gpu0 '
+n=$(tm capture-pane -p -e | awk -f "$top_srcdir/tests/pale.awk")
+if [ "$n" = 0 ]; then ok "no text in white or pale yellow on the terminal's own background"
+else not_ok "no pale text on the terminal's background" "$n cells"; fi
+keys '?'
+expect 'OctoPipe keys'
+n=$(tm capture-pane -p -e | awk -f "$top_srcdir/tests/pale.awk")
+if [ "$n" = 0 ]; then ok "nor in the help"; else not_ok "no pale text in the help" "$n cells"; fi
+keys q q
+expect '^exit status 0'
+start 120 36 TERM=xterm --
+expect '^gpu0 ' "8 colours"
+keys /
+typ '^0W(3|5) '
+keys Enter
+expect 'match 1 of 2'
+if tm capture-pane -p -e | grep 'gpu0 ' | grep -Eq '(\[|;)46[;m]'; then ok "a search match (cyan) is unlike a W op (yellow) in 8 colours"
+else not_ok "a search match is unlike a W op in 8 colours" "$(tm capture-pane -p -e | grep 'gpu0 ')"; fi
+keys q
+expect '^exit status 0'
 done_testing
