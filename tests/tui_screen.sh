@@ -110,6 +110,7 @@ expect 'DEADLOCK'
 if tm capture-pane -p -e | grep 'gpu2 ' | grep -q '48;5;160'; then ok "the cycle's ops are marked on the chart"
 else not_ok "the cycle's ops are marked on the chart" "$(tm capture-pane -p -e | grep 'gpu2 ')"; fi
 keys q y
+expect '^exit status 0' "quitting without saving"
 
 # ---- measured rows and gauges say which plan they measured, greyed once it changes ----
 start 120 40 -- tui --time-scale 0.2 --iters 3 "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
@@ -230,6 +231,19 @@ keys Enter
 expect 'match 1 of 2'
 if tm capture-pane -p -e | grep 'gpu0 ' | grep -Eq '(\[|;)46[;m]'; then ok "a search match (cyan) is unlike a W op (yellow) in 8 colours"
 else not_ok "a search match is unlike a W op in 8 colours" "$(tm capture-pane -p -e | grep 'gpu0 ')"; fi
+keys q
+expect '^exit status 0'
+# ---- the mouse wheel scrolls the gpu rows ---------------------------------------------
+# (an X10 mouse report as the terminal sends it: ESC [ M, button+32, x+33, y+33; the
+# wheel is button 64/65. Shift+wheel is not tested: ncurses reads it from X10 reports as
+# a motion, and most terminals keep it for their own scrollback.)
+start 120 40 -- tui $BIG
+expect 'gpu 0-[0-9]+ of 64'
+tm send-keys -l "$(printf '\033[Ma5+')"
+expect 'gpu 3-[0-9]+ of 64' "the wheel scrolls the gpu rows"
+expect 'on gpu 3, #' "and the cursor stays on a row that shows"
+tm send-keys -l "$(printf '\033[M`5+')"
+expect 'gpu 0-[0-9]+ of 64' "and back"
 keys q
 expect '^exit status 0'
 done_testing

@@ -189,7 +189,8 @@ void keys_help(struct strbuf *sb)
 			strbuf_release(&keys);
 		}
 	}
-	strbuf_addstr(sb, "\nmouse: click selects an op, the wheel scrolls, F-bar labels are buttons (--no-mouse: off)\n"
+	strbuf_addstr(sb, "\nmouse: click selects an op, the wheel scrolls the gpu rows, shift+wheel pans the time axis\n"
+	              "  (where the terminal passes it on), F-bar labels are buttons (--no-mouse: off)\n"
 	              "bubble = 1 - busy / (gpus x iteration); efficiency = lower bound / iteration\n"
 	              "ops: F forward, I input-grad, W weight-grad, B full backward, . idle (bubble), : partly idle\n"
 	              "right of each gpu (130 columns on): busy and bubble share of the iteration, peak memory;\n"

@@ -297,11 +297,12 @@ static int handle(struct app *a, const struct layout *l, int ch)
 			return 0;
 		if (ev.bstate & (BUTTON1_CLICKED | BUTTON1_PRESSED))
 			return view_mouse(a, l, ev.x, ev.y, 1);
+		/* the wheel scrolls the gpu rows; with shift it pans the time axis */
 		if (ev.bstate & BUTTON4_PRESSED)
-			return view_mouse(a, l, ev.x, ev.y, 4);
+			return view_mouse(a, l, ev.x, ev.y, ev.bstate & BUTTON_SHIFT ? 6 : 4);
 #ifdef BUTTON5_PRESSED
 		if (ev.bstate & BUTTON5_PRESSED)
-			return view_mouse(a, l, ev.x, ev.y, 5);
+			return view_mouse(a, l, ev.x, ev.y, ev.bstate & BUTTON_SHIFT ? 7 : 5);
 #endif
 		return 0;
 	}
@@ -381,7 +382,7 @@ static int loop(struct app *a, const struct tui_opts *o, struct err *e)
 	set_escdelay(ESC_DELAY_MS);
 	curs_set(0);
 	if (!o->no_mouse) {
-		mousemask(BUTTON1_CLICKED | BUTTON1_PRESSED | BUTTON4_PRESSED
+		mousemask(BUTTON1_CLICKED | BUTTON1_PRESSED | BUTTON4_PRESSED | BUTTON_SHIFT
 #ifdef BUTTON5_PRESSED
 		          | BUTTON5_PRESSED
 #endif

@@ -1319,6 +1319,10 @@ int view_mouse(struct app *a, const struct layout *l, int x, int y, int button)
 				return view_key(a, KEY_F(fk));   /* a click is the key press */
 		return 0;
 	}
+	if (button == 6 || button == 7) {
+		app_pan(a, button == 6 ? -a->chart_cols / 8 : a->chart_cols / 8);
+		return KF_HANDLED | KF_REDRAW;
+	}
 	if (button == 4 || button == 5) {
 		if (a->cur.plan.ndevices > app_page_devs(a)) {
 			a->row0 += button == 4 ? -3 : 3;
@@ -1326,6 +1330,9 @@ int view_mouse(struct app *a, const struct layout *l, int x, int y, int button)
 				a->row0 = a->cur.plan.ndevices - app_page_devs(a);
 			if (a->row0 < 0)
 				a->row0 = 0;
+			/* the cursor stays on a row that shows */
+			if (a->sel_dev < a->row0 || a->sel_dev >= a->row0 + app_page_devs(a))
+				app_cursor_dev(a, a->sel_dev < a->row0 ? a->row0 : a->row0 + app_page_devs(a) - 1);
 		} else {
 			app_pan(a, button == 4 ? -a->chart_cols / 8 : a->chart_cols / 8);
 		}
