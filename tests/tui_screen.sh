@@ -246,4 +246,9 @@ tm send-keys -l "$(printf '\033[M`5+')"
 expect 'gpu 0-[0-9]+ of 64' "and back"
 keys q
 expect '^exit status 0'
+# ---- the rows the charts leave empty say where each gpu's iteration goes ---------------
+run "$OCTOPIPE" tui --render 120x40
+expect_match "where each gpu's iteration goes" "$OUT" "below the chart, a table per gpu"
+expect_match '^ gpu +busy +idle: +warm-up +steady +cool-down +peak memory$' "$OUT" "of busy time, idle time by phase and peak memory"
+expect_match '^ gpu7 +[0-9.]+ m?s +[0-9]+% +[0-9.]+ m?s +[0-9.]+ m?s +[0-9.]+ m?s +[0-9.]+ GB +[0-9]+%$' "$OUT" "for every gpu shown"
 done_testing

@@ -743,6 +743,50 @@ static void draw_log(struct app *a, struct screen *s, int rows)
 	}
 }
 
+/* In the rows the charts leave empty, above the panel: each gpu's busy time, its idle time
+ * split by phase (warm-up before its first op, steady between ops, cool-down after its
+ * last) and its peak memory against the usable memory, for the gpus the chart shows. */
+static void draw_breakdown(struct app *a, struct screen *s, const struct layout *l)
+{
+	const struct pview *v = &a->cur;
+	const struct plan *p = &v->plan;
+	struct rect g = { 0, l->gantt.y + l->gantt.h + 1, l->gantt.w, 0 };
+	int shown = p->ndevices - a->row0, y = g.y, x = 1;
+	double cap = cluster_usable_bytes(&p->cluster);
+
+	g.h = (l->panel.h ? l->panel.y : l->status.y) - g.y;
+	if (shown > a->vis_devs)
+		shown = a->vis_devs;
+	if (!v->m.dev || g.h < 4 || g.w < 80)
+		return;
+	panel_title(s, &(struct rect){ g.x, y++, g.w, 1 }, v->ran ? "where each gpu's iteration goes" :
+	            "where each gpu's iteration goes (the last plan that ran)");
+	screen_text(s, x, y++, g.w - 2, "gpu     busy        idle:  warm-up     steady  cool-down    peak memory", R_LABEL);
+	for (int d = a->row0; d < a->row0 + shown && y < g.y + g.h; d++, y++) {
+		const struct device_metrics *dm = &v->m.dev[d];
+		double steady = dm->idle_ms - dm->warmup_idle_ms - dm->cooldown_idle_ms;
+		struct strbuf b = STRBUF_INIT, w = STRBUF_INIT, st = STRBUF_INIT, c = STRBUF_INIT, m = STRBUF_INIT;
+
+		fmt_ms(&b, dm->busy_ms);
+		fmt_ms(&w, dm->warmup_idle_ms);
+		fmt_ms(&st, steady > 0 ? steady : 0);
+		fmt_ms(&c, dm->cooldown_idle_ms);
+		fmt_bytes(&m, (double)dm->peak_mem_bytes);
+		screen_textf(s, x, y, 6, R_LABEL, "gpu%d", d);
+		screen_textf(s, x + 6, y, g.w - x - 7, R_NORMAL, "%9s %3.0f%%  %9s  %9s  %9s", b.buf,
+		             dm->busy_ms + dm->idle_ms > 0 ? 100 * dm->busy_ms / (dm->busy_ms + dm->idle_ms) : 0, w.buf, st.buf,
+		             c.buf);
+		screen_textf(s, x + 57, y, g.w - x - 58, cap > 0 && dm->peak_mem_bytes > cap ? R_ERROR :
+		             cap > 0 && dm->peak_mem_bytes > 0.9 * cap ? R_MEM_HIGH : R_NORMAL, "%9s %3.0f%%", m.buf,
+		             cap > 0 ? 100 * dm->peak_mem_bytes / cap : 0);
+		strbuf_release(&b);
+		strbuf_release(&w);
+		strbuf_release(&st);
+		strbuf_release(&c);
+		strbuf_release(&m);
+	}
+}
+
 /* ---- the whole screen ------------------------------------------------------------------- */
 
 void view_layout(struct app *a, int cols, int rows, struct layout *l)
@@ -797,6 +841,7 @@ void view_draw(struct app *a, struct screen *s, const struct layout *l)
 	}
 	chart_title(a, &a->cur, 0, title, sizeof(title));
 	gantt_view_draw(a, &a->cur, 0, a->compare ? title : NULL, s, &l->gantt);
+	draw_breakdown(a, s, l);
 	pw = panel_widget(a);
 	if (pw && l->panel.h > 0)
 		pw->draw(a, s, &l->panel);
