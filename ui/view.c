@@ -1009,6 +1009,8 @@ static int question_key(struct app *a, int key)
 		return KF_HANDLED;
 	}
 	if (a->question == Q_RECOVER) {
+		if (key == 27)
+			key = 'n';      /* Esc decides nothing: the edits stay for later */
 		if (key != 'y' && key != 'Y' && key != 'n' && key != 'N' && key != 'd' && key != 'D')
 			return KF_HANDLED;
 		a->mode = MODE_NORMAL;

@@ -67,6 +67,7 @@ int main(int argc, char **argv)
 
 	(void)argc;
 	datadir_find(argv[0]);
+	o.no_autosave = true;   /* no lock or autosave in the user's state directory */
 	if (app_init(&a, &o, &e) < 0) {
 		fprintf(stderr, "bench_tui: %s\n", e.msg);
 		return 1;
