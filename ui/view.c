@@ -753,6 +753,8 @@ static void draw_breakdown(struct app *a, struct screen *s, const struct layout 
 	struct rect g = { 0, l->gantt.y + l->gantt.h + 1, l->gantt.w, 0 };
 	int shown = p->ndevices - a->row0, y = g.y, x = 1;
 	double cap = cluster_usable_bytes(&p->cluster);
+	/* one set of buffers for all rows: no allocation per gpu in the redraw */
+	struct strbuf b = STRBUF_INIT, w = STRBUF_INIT, st = STRBUF_INIT, c = STRBUF_INIT, m = STRBUF_INIT;
 
 	g.h = (l->panel.h ? l->panel.y : l->status.y) - g.y;
 	if (shown > a->vis_devs)
@@ -765,8 +767,12 @@ static void draw_breakdown(struct app *a, struct screen *s, const struct layout 
 	for (int d = a->row0; d < a->row0 + shown && y < g.y + g.h; d++, y++) {
 		const struct device_metrics *dm = &v->m.dev[d];
 		double steady = dm->idle_ms - dm->warmup_idle_ms - dm->cooldown_idle_ms;
-		struct strbuf b = STRBUF_INIT, w = STRBUF_INIT, st = STRBUF_INIT, c = STRBUF_INIT, m = STRBUF_INIT;
 
+		strbuf_reset(&b);
+		strbuf_reset(&w);
+		strbuf_reset(&st);
+		strbuf_reset(&c);
+		strbuf_reset(&m);
 		fmt_ms(&b, dm->busy_ms);
 		fmt_ms(&w, dm->warmup_idle_ms);
 		fmt_ms(&st, steady > 0 ? steady : 0);
@@ -779,12 +785,12 @@ static void draw_breakdown(struct app *a, struct screen *s, const struct layout 
 		screen_textf(s, x + 57, y, g.w - x - 58, cap > 0 && dm->peak_mem_bytes > cap ? R_ERROR :
 		             cap > 0 && dm->peak_mem_bytes > 0.9 * cap ? R_MEM_HIGH : R_NORMAL, "%9s %3.0f%%", m.buf,
 		             cap > 0 ? 100 * dm->peak_mem_bytes / cap : 0);
-		strbuf_release(&b);
-		strbuf_release(&w);
-		strbuf_release(&st);
-		strbuf_release(&c);
-		strbuf_release(&m);
 	}
+	strbuf_release(&b);
+	strbuf_release(&w);
+	strbuf_release(&st);
+	strbuf_release(&c);
+	strbuf_release(&m);
 }
 
 /* ---- the whole screen ------------------------------------------------------------------- */
