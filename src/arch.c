@@ -21,11 +21,19 @@ int arch_add(struct arch *a, const char *kind, const struct work *w, bool mtp)
 	struct arch_layer *l;
 
 	if (a->nlayers >= OCTO_MAX_LAYERS)
-		return -1;
-	l = realloc(a->layers, (size_t)(a->nlayers + 1) * sizeof(*l));
-	if (!l)
-		return -1;
-	a->layers = l;
+		return ARCH_TOO_MANY;
+	/* doubling: one realloc per layer made a 100 000-layer config quadratic */
+	if (a->nlayers == a->cap) {
+		int cap = a->cap ? 2 * a->cap : 64;
+
+		if (cap > OCTO_MAX_LAYERS)
+			cap = OCTO_MAX_LAYERS;
+		l = realloc(a->layers, (size_t)cap * sizeof(*l));
+		if (!l)
+			return -1;
+		a->layers = l;
+		a->cap = cap;
+	}
 	l = &a->layers[a->nlayers];
 	l->kind = strdup(kind);
 	if (!l->kind)
@@ -149,9 +157,11 @@ static int read_kind(struct jv *v, const cJSON *o, const char *path, struct arch
 	w.f[EFF_MEMORY] += memb;
 	w.core_class = cc;
 	w.unique = shared ? 0 : w.params;
-	if (arch_add(a, kind, &w, mtp) < 0)
-		return err_set(v->e, ERR_RUNTIME, "%s: out of memory", v->file);
-	return 0;
+	switch (arch_add(a, kind, &w, mtp)) {
+	case 0: return 0;
+	case ARCH_TOO_MANY: return jv_fail(v, path, "more than %d layers", OCTO_MAX_LAYERS);
+	default: return err_set(v->e, ERR_RUNTIME, "%s: out of host memory", v->file);
+	}
 }
 
 static int read_list(struct jv *v, const cJSON *root, const char *key, struct arch *a)
@@ -190,7 +200,7 @@ int arch_from_json(struct arch *a, const cJSON *root, const char *file, struct e
 		goto fail;
 	a->hidden = hidden;
 	if (!(a->name = strdup(name)) || !(a->family = strdup("octopipe.arch"))) {
-		err_set(e, ERR_RUNTIME, "%s: out of memory", file);
+		err_set(e, ERR_RUNTIME, "%s: out of host memory", file);
 		goto fail;
 	}
 	for (const cJSON *c = kinds->child; c; c = c->next) {
@@ -247,6 +257,15 @@ int arch_to_model(const struct arch *a, const struct hardware *hw, const struct 
                   const char *name, struct model *m, struct err *e)
 {
 	memset(m, 0, sizeof(*m));
+	/* Megatron splits every head group evenly over the TP ranks: more ranks than heads, or
+	 * a degree that does not divide them, is no layout anyone can run */
+	for (int i = 0; o->tp > 1 && i < a->nlayers; i++) {
+		const struct work *w = &a->layers[i].w;
+
+		if (w->tp_units > 0 && (o->tp > w->tp_units || w->tp_units % o->tp != 0))
+			return err_set(e, ERR_INPUT, "--tp %d: layer %d (%s) has %d %s, which %d tensor-parallel ranks cannot "
+			               "split evenly", o->tp, i, a->layers[i].kind, w->tp_units, w->tp_unit_name, o->tp);
+	}
 	m->layers = calloc((size_t)(a->nlayers ? a->nlayers : 1), sizeof(*m->layers));
 	m->name = strdup(name);
 	if (!m->layers || !m->name)
@@ -275,5 +294,5 @@ int arch_to_model(const struct arch *a, const struct hardware *hw, const struct 
 	return 0;
 oom:
 	model_release(m);
-	return err_set(e, ERR_RUNTIME, "out of memory building the layer table of '%s'", name);
+	return err_set(e, ERR_RUNTIME, "out of host memory building the layer table of '%s'", name);
 }

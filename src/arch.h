@@ -32,11 +32,13 @@ struct arch {
 	char *family;            /* detected architecture, e.g. "nemotron_h" */
 	long seq_len;            /* default sequence length */
 	long hidden;
-	int nlayers;
+	int nlayers, cap;
 	struct arch_layer *layers;
 };
 
-/* Appends a layer (kind copied); -1 when out of memory. */
+/* Appends a layer (kind copied); -1 when out of host memory, ARCH_TOO_MANY when the
+ * architecture already has OCTO_MAX_LAYERS layers. */
+#define ARCH_TOO_MANY (-2)
 int arch_add(struct arch *a, const char *kind, const struct work *w, bool mtp);
 void arch_release(struct arch *a);
 

@@ -12,16 +12,27 @@
 
 const struct baseline_recipe baseline_recipes[] = {
 	{ "gpipe", SCHED_GPIPE, "uniform" },
-	{ "1f1b", SCHED_1F1B, "uniform" },
+	{ "1f1b", SCHED_1F1B, "megatron" },
 	{ "1f1b balanced", SCHED_1F1B, "balanced" },
-	{ "interleaved", SCHED_INTERLEAVED, "uniform" },
-	{ "zb-h1", SCHED_ZBH1, "uniform" },
-	{ "zb-h2", SCHED_ZBH2, "uniform" },
-	{ "zb-v", SCHED_ZBV, "uniform" },
+	{ "interleaved", SCHED_INTERLEAVED, "megatron" },
+	{ "zb-h1", SCHED_ZBH1, "megatron" },
+	{ "zb-h2", SCHED_ZBH2, "megatron" },
+	{ "zb-v", SCHED_ZBV, "megatron" },
 	{ "dualpipev", SCHED_DUALPIPEV, "uniform" },
 	{ "adaptive", SCHED_ADAPTIVE, "balanced" },
 };
 const int baseline_nrecipes = sizeof(baseline_recipes) / sizeof(baseline_recipes[0]);
+
+const char *baseline_reference_partition(enum sched_kind k)
+{
+	switch (k) {
+	case SCHED_1F1B: case SCHED_INTERLEAVED: case SCHED_ZBH1: case SCHED_ZBH2: case SCHED_ZBV:
+		/* Megatron-LM's schedules and the zero-bubble ones built on it split as it does */
+		return "megatron";
+	default:
+		return "uniform";
+	}
+}
 
 int baseline_plan(struct plan *out, const struct model *m, const char *model_ref,
                   const struct cluster *c, const char *cluster_ref,
@@ -38,6 +49,11 @@ int baseline_plan(struct plan *out, const struct model *m, const char *model_ref
 		return err_set(e, ERR_INPUT, "%d pipeline devices but cluster '%s' has %d", p, c->name, c->devices);
 	if (sched_check(k, p, v, spec->microbatches, e) < 0)
 		return -1;
+	/* even a placement equal to the schedule's own is refused: accepting it would tell
+	 * the user it was used, and a different one would fail only by luck */
+	if (spec->placement && k != SCHED_ADAPTIVE)
+		return err_set(e, ERR_INPUT, "--placement only works with --schedule adaptive (%s places its stages itself)",
+		               sched_name(k));
 	S = p * v;
 	if (spec->placement && spec->nplacement != S)
 		return err_set(e, ERR_INPUT, "--placement lists %d devices but the plan has %d stages (%d devices x %d chunks)",
@@ -51,6 +67,13 @@ int baseline_plan(struct plan *out, const struct model *m, const char *model_ref
 		goto fail;
 	out->microbatches = spec->microbatches;
 	out->split_backward = sched_split_backward(k);
+	/* Megatron-LM's 1F1B waits for each send/receive pair; its interleaved schedule,
+	 * the zero-bubble, DualPipe and OctoPipe runtimes overlap them with compute */
+	out->comm = k == SCHED_1F1B ? PLAN_COMM_BLOCKING : PLAN_COMM_OVERLAP;
+	if (spec->comm && plan_comm_from_name(spec->comm, &out->comm) < 0) {
+		err_set(e, ERR_INPUT, "--comm: '%s' is not overlap or blocking", spec->comm);
+		goto fail;
+	}
 	out->nstages = S;
 	out->ndevices = c->devices;
 	out->stages = calloc((size_t)S, sizeof(*out->stages));
@@ -59,10 +82,10 @@ int baseline_plan(struct plan *out, const struct model *m, const char *model_ref
 	total = (long)S * spec->microbatches * plan_ops_per_mb(out);
 	out->order = calloc((size_t)total, sizeof(*out->order));
 	if (!out->stages || !first || !out->order_start || !out->order) {
-		err_set(e, ERR_RUNTIME, "out of memory");
+		err_set(e, ERR_RUNTIME, "out of host memory");
 		goto fail;
 	}
-	if (partition_by_name(m, spec->partition, S, first, e) < 0)
+	if (partition_by_name(m, spec->partition ? spec->partition : baseline_reference_partition(k), S, first, e) < 0)
 		goto fail;
 	for (int s = 0; s < S; s++) {
 		out->stages[s].first = first[s];
@@ -74,17 +97,9 @@ int baseline_plan(struct plan *out, const struct model *m, const char *model_ref
 			goto fail;
 		}
 	}
-	if (spec->placement && k != SCHED_ADAPTIVE) {
-		for (int s = 0; s < S; s++)
-			if (out->stages[s].device != sched_device_of(k, s, p, v)) {
-				err_set(e, ERR_INPUT, "--placement only works with --schedule adaptive; %s places stage %d on "
-				        "device %d", sched_name(k), s, sched_device_of(k, s, p, v));
-				goto fail;
-			}
-	}
 	if ((model_ref && !(out->model_ref = strdup(model_ref))) ||
 	    (cluster_ref && !(out->cluster_ref = strdup(cluster_ref)))) {
-		err_set(e, ERR_RUNTIME, "out of memory");
+		err_set(e, ERR_RUNTIME, "out of host memory");
 		goto fail;
 	}
 	if (sched_order(out, k, p, v, e) < 0)
@@ -93,7 +108,10 @@ int baseline_plan(struct plan *out, const struct model *m, const char *model_ref
 		char name[160];
 
 		snprintf(name, sizeof(name), "%s %s", m->name, sched_name(k));
-		out->name = strdup(name);
+		if (!(out->name = strdup(name))) {
+			err_set(e, ERR_RUNTIME, "out of host memory");
+			goto fail;
+		}
 	}
 	free(first);
 	return 0;

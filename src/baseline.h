@@ -17,11 +17,18 @@ struct baseline_spec {
 	enum sched_kind schedule;
 	int microbatches;
 	int chunks;               /* stages per device; 0 = the schedule's default */
-	const char *partition;    /* "uniform" (default), "balanced", "megatron" or "7,7,6,6" */
+	const char *partition;    /* "uniform", "balanced", "megatron", "7,7,6,6"; NULL: the schedule's */
 	const int *placement;     /* device of each stage, or NULL for the schedule's placement */
 	int nplacement;
 	int devices;              /* pipeline devices; 0 = all of the cluster */
+	const char *comm;         /* "overlap" or "blocking"; NULL: as the schedule's runtime does it
+	                           * (blocking for Megatron-LM's 1F1B, overlap for the others) */
 };
+
+/* The partition a schedule's reference implementation uses: "megatron" for 1F1B,
+ * interleaved and the zero-bubble family (all built on Megatron-LM), "uniform" for
+ * GPipe, DualPipeV and adaptive. A spec without a partition gets this one. */
+const char *baseline_reference_partition(enum sched_kind k);
 
 /* The baselines OctoPipe compares against, in display order (compare, the UI). */
 struct baseline_recipe {

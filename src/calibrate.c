@@ -13,6 +13,7 @@
 #include "calibrate.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,10 +42,10 @@ static int push(struct calib_set *s, const struct calib_point *p)
 static void add_units(struct calib_point *p, const struct work *w, const struct hardware *hw,
                       const struct cost_opts *o)
 {
-	double fu[EFF_NCLASS], bu[EFF_NCLASS];
+	double fu[HW_NPARAM], bu[HW_NPARAM];
 
 	cost_units(w, hw, o, fu, bu);
-	for (int c = 0; c < EFF_NCLASS; c++) {
+	for (int c = 0; c < HW_NPARAM; c++) {
 		p->fu[c] += fu[c];
 		p->bu[c] += bu[c];
 	}
@@ -109,15 +110,32 @@ int calibrate_add_profile(struct calib_set *s, const struct arch *a, const struc
 			add_units(&pt, &a->layers[a->nlayers - 1].w, hw, &po);
 		pt.weight = 1.0 / n;
 		pt.profile = s->nprofiles;
+		snprintf(pt.kind, sizeof(pt.kind), "%s%s%s", fold && i == 0 ? "embedding+" : "",
+		         a->layers[first + i].kind, fold && i == n - 1 ? "+head" : "");
 		if (pt.bw_ms <= 0) {
 			jpath_key(p, p, model_form ? "b_ms" : "b_full_ms");
 			jv_fail(&v, p, "the backward must be > 0 to calibrate against");
 			goto out;
 		}
 		if (push(s, &pt) < 0) {
-			err_set(e, ERR_RUNTIME, "%s: out of memory", path);
+			err_set(e, ERR_RUNTIME, "%s: out of host memory", path);
 			goto out;
 		}
+	}
+	/* every kind of layer of a profile counts the same (the error is judged per kind): a
+	 * folded head layer weighs as much as the 25 layers of the common kind */
+	for (int k = base; k < s->n; k++) {
+		int same = 0, kinds = 0;
+
+		for (int j = base; j < s->n; j++) {
+			bool novel = true;
+
+			same += strcmp(s->pts[j].kind, s->pts[k].kind) == 0;
+			for (int q = base; q < j && novel; q++)
+				novel = strcmp(s->pts[q].kind, s->pts[j].kind) != 0;
+			kinds += novel;
+		}
+		s->pts[k].weight = 1.0 / ((double)kinds * same);
 	}
 	s->nprofiles++;
 	r = 0;
@@ -166,24 +184,31 @@ static int solve(double *A, double *b, int k)
 	return 0;
 }
 
-/* Fits x (= 1/eff) for one pass; backward selects the bu / bw_ms columns. */
-static int fit_pass(const struct calib_set *s, bool backward, double eff[EFF_NCLASS])
+/* the lower bound of parameter c: an efficiency is at most 1, an overhead at least 0 */
+static double lower(int c)
 {
-	double x[EFF_NCLASS], total[EFF_NCLASS] = { 0 };
-	bool free_[EFF_NCLASS], pinned[EFF_NCLASS] = { false };
+	return c == HW_LAUNCH ? 0 : 1;
+}
+
+/* Fits x (1/eff per class, then the launch overhead in us) for one pass; backward selects
+ * the bu / bw_ms columns. */
+static int fit_pass(const struct calib_set *s, bool backward, double x[HW_NPARAM])
+{
+	double total[HW_NPARAM] = { 0 }, x0[HW_NPARAM];
+	bool free_[HW_NPARAM], pinned[HW_NPARAM] = { false };
 
 	for (int i = 0; i < s->n; i++)
-		for (int c = 0; c < EFF_NCLASS; c++)
+		for (int c = 0; c < HW_NPARAM; c++)
 			total[c] += backward ? s->pts[i].bu[c] : s->pts[i].fu[c];
-	for (int c = 0; c < EFF_NCLASS; c++) {
+	for (int c = 0; c < HW_NPARAM; c++) {
 		free_[c] = total[c] > 0;
-		x[c] = 1.0 / eff[c];
+		x0[c] = x[c];
 	}
-	for (int round = 0; round <= EFF_NCLASS; round++) {
-		double A[EFF_NCLASS * EFF_NCLASS] = { 0 }, b[EFF_NCLASS] = { 0 };
-		int idx[EFF_NCLASS], k = 0, worst = -1;
+	for (int round = 0; round <= HW_NPARAM; round++) {
+		double A[HW_NPARAM * HW_NPARAM] = { 0 }, b[HW_NPARAM] = { 0 };
+		int idx[HW_NPARAM], k = 0, worst = -1;
 
-		for (int c = 0; c < EFF_NCLASS; c++)
+		for (int c = 0; c < HW_NPARAM; c++)
 			if (free_[c] && !pinned[c])
 				idx[k++] = c;
 		if (k == 0)
@@ -193,8 +218,8 @@ static int fit_pass(const struct calib_set *s, bool backward, double eff[EFF_NCL
 			const double *u = backward ? p->bu : p->fu;
 			double y = backward ? p->bw_ms : p->f_ms, rest = 0;
 
-			/* relative residual: divide the row by y; pinned and unfitted classes are known */
-			for (int c = 0; c < EFF_NCLASS; c++)
+			/* relative residual: divide the row by y; pinned and unfitted parameters are known */
+			for (int c = 0; c < HW_NPARAM; c++)
 				if (!free_[c] || pinned[c])
 					rest += u[c] * x[c];
 			for (int r = 0; r < k; r++) {
@@ -204,15 +229,16 @@ static int fit_pass(const struct calib_set *s, bool backward, double eff[EFF_NCL
 			}
 		}
 		for (int r = 0; r < k; r++) {
-			double x0 = 1.0 / eff[idx[r]];
+			/* the pull toward the current value, relative to it (an overhead of 0: to 1 us) */
+			double scale = x0[idx[r]] > 0 ? x0[idx[r]] : 1;
 
-			A[r * k + r] += RIDGE / (x0 * x0);
-			b[r] += RIDGE / x0;
+			A[r * k + r] += RIDGE / (scale * scale);
+			b[r] += RIDGE * x0[idx[r]] / (scale * scale);
 		}
 		if (solve(A, b, k) < 0)
 			return -1;
 		for (int r = 0; r < k; r++)
-			if (b[r] < 1 && (worst < 0 || b[r] < b[worst]))
+			if (b[r] < lower(idx[r]) && (worst < 0 || b[r] - lower(idx[r]) < b[worst] - lower(idx[worst])))
 				worst = r;
 		if (worst < 0) {
 			for (int r = 0; r < k; r++)
@@ -220,44 +246,81 @@ static int fit_pass(const struct calib_set *s, bool backward, double eff[EFF_NCL
 			break;
 		}
 		pinned[idx[worst]] = true;
-		x[idx[worst]] = 1;
+		x[idx[worst]] = lower(idx[worst]);
 	}
-	for (int c = 0; c < EFF_NCLASS; c++)
-		if (free_[c])
-			eff[c] = fmax(1e-6, fmin(1.0, 1.0 / x[c]));
 	return 0;
+}
+
+/* hw's parameters of one pass as fit_pass sees them, and back */
+static void params_get(const struct hardware *hw, bool backward, double x[HW_NPARAM])
+{
+	for (int c = 0; c < EFF_NCLASS; c++)
+		x[c] = 1.0 / (backward ? hw->eff_b[c] : hw->eff_f[c]);
+	x[HW_LAUNCH] = backward ? hw->launch_us_b : hw->launch_us_f;
+}
+
+static void params_set(struct hardware *hw, bool backward, const double x[HW_NPARAM])
+{
+	for (int c = 0; c < EFF_NCLASS; c++)
+		(backward ? hw->eff_b : hw->eff_f)[c] = fmax(1e-6, fmin(1.0, 1.0 / x[c]));
+	*(backward ? &hw->launch_us_b : &hw->launch_us_f) = fmax(0, x[HW_LAUNCH]);
 }
 
 int calibrate_fit(const struct calib_set *s, struct hardware *hw, struct err *e)
 {
 	if (s->n == 0)
 		return err_set(e, ERR_INPUT, "calibration needs at least one measured layer");
-	if (fit_pass(s, false, hw->eff_f) < 0 || fit_pass(s, true, hw->eff_b) < 0)
+	double xf[HW_NPARAM], xb[HW_NPARAM];
+
+	params_get(hw, false, xf);
+	params_get(hw, true, xb);
+	if (fit_pass(s, false, xf) < 0 || fit_pass(s, true, xb) < 0)
 		return err_set(e, ERR_INPUT, "the profiles do not determine the efficiencies "
 		               "(two kernel classes always appear in the same proportion)");
+	params_set(hw, false, xf);
+	params_set(hw, true, xb);
 	return 0;
 }
 
-void calibrate_error(const struct calib_set *s, const struct hardware *hw, int k,
-                     double *f_pct, double *bw_pct)
+void calibrate_predict(const struct calib_set *s, const struct hardware *hw, int i, double *f_ms,
+                       double *bw_ms)
+{
+	const struct calib_point *p = &s->pts[i];
+	double xf[HW_NPARAM], xb[HW_NPARAM];
+
+	params_get(hw, false, xf);
+	params_get(hw, true, xb);
+	*f_ms = *bw_ms = 0;
+	for (int c = 0; c < HW_NPARAM; c++) {
+		*f_ms += p->fu[c] * xf[c];
+		*bw_ms += p->bu[c] * xb[c];
+	}
+}
+
+int calibrate_error_kind(const struct calib_set *s, const struct hardware *hw, int k, const char *kind,
+                         double *f_pct, double *bw_pct)
 {
 	double ef = 0, eb = 0;
 	int n = 0;
 
 	for (int i = 0; i < s->n; i++) {
 		const struct calib_point *p = &s->pts[i];
-		double f = 0, bw = 0;
+		double f, bw;
 
-		if (k >= 0 && p->profile != k)
+		if ((k >= 0 && p->profile != k) || (kind && strcmp(p->kind, kind) != 0))
 			continue;
-		for (int c = 0; c < EFF_NCLASS; c++) {
-			f += p->fu[c] / hw->eff_f[c];
-			bw += p->bu[c] / hw->eff_b[c];
-		}
+		calibrate_predict(s, hw, i, &f, &bw);
 		ef += fabs(f - p->f_ms) / p->f_ms;
 		eb += fabs(bw - p->bw_ms) / p->bw_ms;
 		n++;
 	}
 	*f_pct = n ? 100 * ef / n : 0;
 	*bw_pct = n ? 100 * eb / n : 0;
+	return n;
+}
+
+void calibrate_error(const struct calib_set *s, const struct hardware *hw, int k,
+                     double *f_pct, double *bw_pct)
+{
+	calibrate_error_kind(s, hw, k, NULL, f_pct, bw_pct);
 }

@@ -14,12 +14,14 @@
 #include "arch.h"
 #include "hardware.h"
 
-/* One measured layer: its work in ms at efficiency 1 per class, and what was measured. */
+/* One measured layer: its work units per fitted parameter (cost_units), and what was
+ * measured. */
 struct calib_point {
-	double fu[EFF_NCLASS], bu[EFF_NCLASS];
+	double fu[HW_NPARAM], bu[HW_NPARAM];
 	double f_ms, bw_ms;
-	double weight;          /* 1 / points of its profile, so every profile counts the same */
+	double weight;          /* every profile, and every kind within it, counts the same */
 	int profile;            /* which profile it came from */
+	char kind[48];          /* the layer's kind ("embedding+" / "+head" when folded in) */
 };
 
 struct calib_set {
@@ -34,12 +36,21 @@ int calibrate_add_profile(struct calib_set *s, const struct arch *a, const struc
                           const struct cost_opts *o, const char *path, struct err *e);
 void calibrate_release(struct calib_set *s);
 
-/* Least-squares fit of 1/eff per class (relative errors, each profile weighted equally;
- * efficiencies capped at 1). Classes with no measured work keep hw's values. */
+/* Least-squares fit of 1/eff per class and of the launch overhead, forward and backward
+ * separately (relative errors, each profile weighted equally; efficiencies capped at 1,
+ * overheads >= 0). Parameters with no measured work keep hw's values. */
 int calibrate_fit(const struct calib_set *s, struct hardware *hw, struct err *e);
 
 /* Mean absolute percentage error of profile k (all profiles when k < 0) under hw. */
 void calibrate_error(const struct calib_set *s, const struct hardware *hw, int k,
                      double *f_pct, double *bw_pct);
+
+/* The same over the points of profile k whose kind is kind; returns how many there are. */
+int calibrate_error_kind(const struct calib_set *s, const struct hardware *hw, int k, const char *kind,
+                         double *f_pct, double *bw_pct);
+
+/* Predicted F and full backward of point i under hw, in ms. */
+void calibrate_predict(const struct calib_set *s, const struct hardware *hw, int i, double *f_ms,
+                       double *bw_ms);
 
 #endif

@@ -12,7 +12,7 @@
 
 static const char *const cluster_keys[] = {
 	"format", "name", "gpu", "devices", "gpus_per_node", "mem_bytes", "mem_headroom",
-	"speed", "device_speeds", "intra_node", "inter_node", "hardware", NULL
+	"speed", "device_speeds", "intra_node", "inter_node", "hardware", "op_overhead_us", NULL
 };
 
 void cluster_release(struct cluster *c)
@@ -59,6 +59,7 @@ int cluster_from_json(struct cluster *c, const cJSON *root, const char *file, co
 	    jv_bytes(&v, root, "", "mem_bytes", JV_REQUIRED, 0, &c->mem_bytes) < 0 ||
 	    jv_number(&v, root, "", "mem_headroom", 0, 0, 0.9, 0, &c->mem_headroom) < 0 ||
 	    jv_number(&v, root, "", "speed", 0, 1e-3, 1e3, 1.0, &c->speed) < 0 ||
+	    jv_number(&v, root, "", "op_overhead_us", 0, 0, 1e6, 0, &c->op_overhead_us) < 0 ||
 	    read_link(&v, root, "intra_node", true, &c->intra) < 0)
 		goto fail;
 	if (c->mem_bytes == 0) {
@@ -106,7 +107,7 @@ int cluster_from_json(struct cluster *c, const cJSON *root, const char *file, co
 		goto oom;
 	return 0;
 oom:
-	err_set(e, ERR_RUNTIME, "%s: out of memory", file);
+	err_set(e, ERR_RUNTIME, "%s: out of host memory", file);
 fail:
 	cluster_release(c);
 	return -1;
@@ -149,6 +150,8 @@ cJSON *cluster_to_json(const struct cluster *c)
 	if (c->mem_headroom > 0)
 		jw_num(&w, root, "mem_headroom", c->mem_headroom);
 	jw_num(&w, root, "speed", c->speed);
+	if (c->op_overhead_us > 0)
+		jw_num(&w, root, "op_overhead_us", c->op_overhead_us);
 	for (int d = 0; d < c->devices; d++)
 		if (c->device_speed[d] != c->speed)
 			uniform = false;
@@ -183,7 +186,7 @@ int cluster_copy(struct cluster *dst, const struct cluster *src, struct err *e)
 
 	if (!root) {
 		memset(dst, 0, sizeof(*dst));
-		return err_set(e, ERR_RUNTIME, "out of memory copying cluster '%s'", src->name);
+		return err_set(e, ERR_RUNTIME, "out of host memory copying cluster '%s'", src->name);
 	}
 	r = cluster_from_json(dst, root, src->name, NULL, e);
 	cJSON_Delete(root);

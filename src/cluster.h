@@ -30,6 +30,8 @@ struct cluster {
 	double mem_headroom;   /* fraction of mem_bytes kept free (allocator, NCCL, fragmentation) */
 	double speed;          /* default relative speed (1.0 = the speed the layer costs assume) */
 	double *device_speed;  /* devices entries */
+	double op_overhead_us; /* fixed time every op costs on top of its work (kernel launches,
+	                        * the runtime's bookkeeping): many small stages pay it often */
 	struct link intra;
 	struct link inter;     /* zero when the cluster is a single node */
 	bool has_hw;           /* a "hardware" section (cost model calibration) was given */

@@ -8,6 +8,12 @@
  * grad and weight grad each cost its forward; cores, scans and elementwise kernels cost
  * twice their forward and all of it is input grad (their weight grads are produced in the
  * same fused kernel). Keeping work per class is what lets calibration fit efficiencies.
+ *
+ * Alongside the per-class sums every block appends its kernels (what an eager or fused
+ * runtime launches: a fused QKV GEMM, RoPE, the core, one GEMM per expert with its gather
+ * and scatter, ...), and times are the sum over them of launches x overhead + (FLOPs /
+ * peak + bytes / HBM) / efficiency: linear in the fitted parameters, shape-aware through
+ * each kernel's bytes.
  */
 #include "config.h"
 #include "cost.h"
@@ -17,6 +23,54 @@
 
 /* elementwise traffic of one pre-norm and its residual add: read h write h, read 2h write h */
 #define NORM_BYTES(h) (10.0 * (double)(h))
+
+/*
+ * Eager attention materializes the scores: per query, key and head it writes the bf16
+ * QK^T product, scales and masks it (read and write), runs the softmax in fp32 (read,
+ * write fp32), casts back (read fp32, write bf16) and reads it again for PV: 24 bytes.
+ * Learned sink logits add a concatenation, a max and a subtraction before the softmax
+ * and a strided slice after it: 12 bytes more.
+ */
+#define EAGER_SCORE_BYTES 24.0
+#define SINK_SCORE_BYTES 12.0
+
+/* appends one entry of the kernel list (silently capped: WORK_MAX_KERNELS fits every block) */
+static void kt(struct work *w, int kind, int cls, int launches, const char *name, double n, double k,
+               double rows, double groups, double flops, double bytes)
+{
+	struct ktmpl *t;
+
+	if (w->nk >= WORK_MAX_KERNELS)
+		return;
+	t = &w->k[w->nk++];
+	t->kind = (unsigned char)kind;
+	t->cls = (unsigned char)cls;
+	t->launches = (unsigned short)(launches > 65535 ? 65535 : launches);
+	t->name = name;
+	t->n = (float)n;
+	t->k = (float)k;
+	t->rows = (float)rows;
+	t->groups = (float)groups;
+	t->flops = (float)flops;
+	t->bytes = (float)bytes;
+}
+
+static void gemm(struct work *w, const char *name, double n, double k)
+{
+	kt(w, KT_GEMM, EFF_GEMM, 1, name, n, k, 1, 1, 0, 0);
+}
+
+static void elem(struct work *w, const char *name, double bytes, int launches)
+{
+	if (bytes > 0)
+		kt(w, KT_ELEM, EFF_MEMORY, launches, name, 0, 0, 0, 0, 0, bytes);
+}
+
+static void norms(struct work *w, const struct block *b)
+{
+	/* each pre-norm: the norm and its residual add */
+	elem(w, "norm", b->norms * NORM_BYTES(b->h), 2 * b->norms);
+}
 
 static void attn(const struct block *b, struct work *w)
 {
@@ -29,8 +83,18 @@ static void attn(const struct block *b, struct work *w)
 	w->f[EFF_GEMM] += 2 * lin;
 	w->core_per_ctx += 4.0 * b->n_q * b->d_h;
 	w->window = b->window;
-	w->core_class = b->sinks ? EFF_EAGER : EFF_FLASH;
+	w->core_class = b->sinks || b->eager ? EFF_EAGER : EFF_FLASH;
 	w->f[EFF_MEMORY] += b->norms * NORM_BYTES(h) + 4 * (q + kv) + (b->out_gate ? 6 * q : 0);
+	norms(w, b);
+	gemm(w, "qkv", qproj + 2 * kv, h);
+	elem(w, "rope", 4 * (q + kv) + (b->out_gate ? 6 * q : 0), b->out_gate ? 3 : 2);
+	if (w->core_class == EFF_EAGER)
+		/* two batched GEMMs and the score passes (mask, softmax, casts; sinks: cat, max, sub, slice) */
+		kt(w, KT_CORE, EFF_EAGER, b->sinks ? 10 : 6, "attn_core", 0, 0, 0, 0, 4.0 * b->n_q * b->d_h,
+		   b->n_q * (EAGER_SCORE_BYTES + (b->sinks ? SINK_SCORE_BYTES : 0)));
+	else
+		kt(w, KT_CORE, EFF_FLASH, 1, "attn_core", 0, 0, 0, 0, 4.0 * b->n_q * b->d_h, 0);
+	gemm(w, "o_proj", h, q);
 	/* norm input, QKV input, Q K V, output-projection input, fp32 softmax statistics */
 	w->act += 2 * (h + h + q + 2 * kv + q) + 4.0 * b->n_q + (b->out_gate ? 2 * q : 0);
 	w->act_w += 2 * ((h + qproj + 2 * kv) + (q + h));
@@ -50,6 +114,23 @@ static void mla(const struct block *b, struct work *w)
 	w->window = 0;
 	w->core_class = EFF_FLASH;
 	w->f[EFF_MEMORY] += b->norms * NORM_BYTES(h) + 4 * n * dqk * 2;
+	norms(w, b);
+	if (rq > 0) {
+		gemm(w, "q_a", rq, h);
+		gemm(w, "q_b", n * dqk, rq);
+	} else {
+		gemm(w, "q", n * dqk, h);
+	}
+	gemm(w, "kv_a", rkv + b->d_rope, h);
+	gemm(w, "kv_b", n * (b->d_nope + dv), rkv);
+	elem(w, "rope", 4 * n * dqk * 2, 3);
+	if (b->eager) {
+		w->core_class = EFF_EAGER;
+		kt(w, KT_CORE, EFF_EAGER, 6, "attn_core", 0, 0, 0, 0, 2 * n * dqk + 2 * n * dv, n * EAGER_SCORE_BYTES);
+	} else {
+		kt(w, KT_CORE, EFF_FLASH, 1, "attn_core", 0, 0, 0, 0, 2 * n * dqk + 2 * n * dv, 0);
+	}
+	gemm(w, "o_proj", h, n * dv);
 	w->act += 2 * (2 * h + (rq > 0 ? rq : 0) + n * dqk + rkv + b->d_rope + n * dqk + n * dv + n * dv) +
 	          4 * n;
 	w->act_w += 2 * ((rq > 0 ? h + rq + rq + n * dqk : h + n * dqk) + (h + rkv + b->d_rope) +
@@ -62,6 +143,24 @@ static void mlp_core(const struct block *b, double f, double copies, struct work
 {
 	double h = (double)b->h;
 	double mats = b->gated ? 3 : 2;
+
+	if (cls == EFF_GROUPED) {
+		/* the routed experts: one GEMM per expert and pass, top-k rows per token, each expert
+		 * gathering its tokens and scattering its results back */
+		double E = b->experts;
+		int le = b->experts;
+
+		kt(w, KT_ELEM, EFF_MEMORY, le, "experts.gather", 0, 0, 0, 0, 0, 4.0 * copies * h);
+		kt(w, KT_GEMM, EFF_GROUPED, le, "experts.up", (mats - 1) * f, h, copies, E, 0, 0);
+		kt(w, KT_ELEM, EFF_MEMORY, b->gated ? 2 * le : le, "experts.act", 0, 0, 0, 0, 0,
+		   copies * (b->gated ? 6 : 4) * f);
+		kt(w, KT_GEMM, EFF_GROUPED, le, "experts.down", h, f, copies, E, 0, 0);
+		kt(w, KT_ELEM, EFF_MEMORY, le, "experts.scatter", 0, 0, 0, 0, 0, 4.0 * copies * h);
+	} else {
+		gemm(w, "mlp.up", (mats - 1) * f, h);
+		elem(w, "mlp.act", (b->gated ? 6 : 4) * f, b->gated ? 2 : 1);
+		gemm(w, "mlp.down", h, f);
+	}
 
 	w->f[cls] += copies * 2 * mats * h * f;
 	w->f[EFF_MEMORY] += copies * (b->gated ? 6 : 4) * f;
@@ -76,6 +175,7 @@ static void mlp(const struct block *b, struct work *w)
 	w->params += mats * h * f + b->norms * h + (b->bias ? (mats - 1) * f + h : 0);
 	w->f[EFF_MEMORY] += b->norms * NORM_BYTES(h);
 	w->act += 2 * h;
+	norms(w, b);
 	mlp_core(b, f, 1, w, EFF_GEMM);
 	w->tp_syncs++;
 }
@@ -93,12 +193,18 @@ static void moe(const struct block *b, struct work *w)
 	w->f[EFF_MEMORY] += b->norms * NORM_BYTES(h) + 8.0 * b->top_k * h + 12 * E;
 	w->act += 2 * h + 4 * E;
 	w->act_w += 2 * (h + E);
+	norms(w, b);
+	gemm(w, "router", E, h);
+	/* softmax, top-k, weights, token counts per expert */
+	elem(w, "route", 12 * E, 4);
 	mlp_core(b, f, b->top_k, w, EFF_GROUPED);
 	if (b->f_shared > 0) {
 		struct block s = *b;
 
 		s.gated = true;
 		mlp_core(&s, (double)b->f_shared, 1, w, EFF_GEMM);
+		if (b->shared_gate)
+			gemm(w, "shared_gate", 1, h);
 	}
 	w->a2a += 4.0 * b->top_k * h;
 	w->tp_syncs++;
@@ -115,6 +221,12 @@ static void mamba2(const struct block *b, struct work *w)
 	w->f[EFF_GEMM] += 2 * (in_proj + out_proj);
 	w->f[EFF_SSD] += 2 * K * xbc + 2 * Q * N * G + 2 * Q * P * H + 4 * N * P * H;
 	w->f[EFF_MEMORY] += b->norms * NORM_BYTES(h) + 4 * xbc + 8 * din;
+	norms(w, b);
+	gemm(w, "in_proj", 2 * din + 2 * G * N + H, h);
+	/* causal conv1d, chunk cumsum, chunk states, state passing, chunk scan */
+	kt(w, KT_OTHER, EFF_SSD, 5, "conv+ssd", 0, 0, 0, 0, 2 * K * xbc + 2 * Q * N * G + 2 * Q * P * H + 4 * N * P * H, 0);
+	elem(w, "gated_norm", 4 * xbc + 8 * din, 3);
+	gemm(w, "out_proj", h, din);
 	w->act += 2 * (2 * h + (2 * din + 2 * G * N + H) + xbc + 2 * din) + 4 * H + 4 * H * P * N / Q;
 	w->act_w += 2 * ((h + 2 * din + 2 * G * N + H) + (din + h));
 	w->tp_syncs++;
@@ -130,6 +242,13 @@ static void mamba1(const struct block *b, struct work *w)
 	w->f[EFF_GEMM] += 2 * lin;
 	w->f[EFF_SCAN] += 2 * K * din + 7 * din * N;
 	w->f[EFF_MEMORY] += b->norms * NORM_BYTES(h) + 16 * din;
+	norms(w, b);
+	gemm(w, "in_proj", 2 * din, h);
+	kt(w, KT_OTHER, EFF_SCAN, 2, "conv+scan", 0, 0, 0, 0, 2 * K * din + 7 * din * N, 0);
+	gemm(w, "x_proj", R + 2 * N, din);
+	gemm(w, "dt_proj", din, R);
+	elem(w, "gates", 16 * din, 4);
+	gemm(w, "out_proj", h, din);
 	w->act += 2 * (2 * h + 2 * din + din + (R + 2 * N) + 2 * din) + 4 * din;
 	w->act_w += 2 * ((h + 2 * din) + (din + R + 2 * N) + (R + din) + (din + h));
 	w->tp_syncs++;
@@ -146,6 +265,11 @@ static void gdn(const struct block *b, struct work *w)
 	w->f[EFF_GEMM] += 2 * lin;
 	w->f[EFF_SSD] += 2 * (K * (2 * qk + v) + 4 * Hv * dv * dv);
 	w->f[EFF_MEMORY] += b->norms * NORM_BYTES(h) + 4 * (2 * qk + v) + 8 * v;
+	norms(w, b);
+	gemm(w, "in_proj", 2 * qk + 2 * v + 2 * Hv, h);
+	kt(w, KT_OTHER, EFF_SSD, 5, "conv+delta", 0, 0, 0, 0, 2 * (K * (2 * qk + v) + 4 * Hv * dv * dv), 0);
+	elem(w, "gated_norm", 4 * (2 * qk + v) + 8 * v, 3);
+	gemm(w, "out_proj", h, v);
 	w->act += 2 * (2 * h + (2 * qk + 2 * v + 2 * Hv) + (2 * qk + v) + 2 * v) + 4 * Hv * b->k_dim;
 	w->act_w += 2 * ((h + 2 * qk + 2 * v + 2 * Hv) + (v + h));
 	w->tp_syncs++;
@@ -159,6 +283,7 @@ static void embed(const struct block *b, struct work *w)
 	w->active += V * h;
 	w->unique += V * h;
 	w->f[EFF_MEMORY] += 4 * h;
+	elem(w, "embedding", 4 * h, 1);
 	/* the backward is a scatter-add into a dense V x h gradient: zero, accumulate, write */
 	w->w_bytes += 6 * V * h;
 	w->out = 2 * h;
@@ -177,6 +302,9 @@ static void head(const struct block *b, struct work *w)
 	w->f[EFF_GEMM] += 2 * h * V;
 	/* bf16 logits, fp32 upcast, log-softmax and the loss gather (+ tanh soft-capping) */
 	w->f[EFF_MEMORY] += 4 * h + 16 * V + (b->softcap ? 8 * V : 0);
+	elem(w, "final_norm", 4 * h, 1);
+	gemm(w, "lm_head", V, h);
+	elem(w, "loss", 16 * V + (b->softcap ? 8 * V : 0), b->softcap ? 7 : 5);
 	w->act += 2 * (h + h) + 4 * V;
 	w->act_w += 2 * (h + V);
 }
@@ -188,13 +316,31 @@ static void mtp_proj(const struct block *b, struct work *w)
 	w->params += 2 * h * h + 2 * h;
 	w->f[EFF_GEMM] += 2 * 2 * h * h;
 	w->f[EFF_MEMORY] += 2 * NORM_BYTES(h);
+	elem(w, "norms", 2 * NORM_BYTES(h), 4);
+	gemm(w, "eh_proj", h, 2 * h);
 	w->act += 2 * (2 * h + 2 * h);
 	w->act_w += 2 * (2 * h + h);
+}
+
+/* A block that splits over n heads (attention or SSM) caps the layer's TP degree. */
+static void tp_limit(struct work *w, int n, const char *what)
+{
+	if (n > 0 && (w->tp_units == 0 || n < w->tp_units)) {
+		w->tp_units = n;
+		w->tp_unit_name = what;
+	}
 }
 
 void cost_block(const struct block *b, struct work *w)
 {
 	double before = w->params, before_active = w->active, before_unique = w->unique;
+
+	switch (b->kind) {
+	case BLK_ATTN: case BLK_MLA: tp_limit(w, b->n_q, "attention heads"); break;
+	case BLK_MAMBA2: tp_limit(w, b->ssm_heads, "SSM heads"); break;
+	case BLK_GDN: tp_limit(w, b->v_heads, "value heads"); break;
+	default: break;
+	}
 
 	switch (b->kind) {
 	case BLK_ATTN: attn(b, w); break;
@@ -235,36 +381,164 @@ double cost_flops(const struct work *w, long seq)
 	return sum;
 }
 
-/* ms of work at efficiency 1, forward, input grad and weight grad, per class */
-static void units3(const struct work *w, const struct hardware *hw, const struct cost_opts *o,
-                   double uf[EFF_NCLASS], double ub[EFF_NCLASS], double uw[EFF_NCLASS])
+/* one concrete kernel of template t for tokens tok, sequence seq, tp degree t, pass p */
+static int expand(const struct ktmpl *t, double tok, long seq, long window, double tp, enum kernel_pass p,
+                  struct kernel *k)
 {
-	double tok = (double)o->seq * (double)o->micro_batch, t = o->tp > 1 ? o->tp : 1;
-	double flops = hw->peak_tflops * 1e12, bytes = hw->hbm_gbytes_per_s * 1e9;
+	double twice = p == PASS_I ? 2 : 1;
 
-	for (int c = 0; c < EFF_NCLASS; c++) {
-		double rate = c == EFF_MEMORY ? bytes : flops;
+	memset(k, 0, sizeof(*k));
+	k->cls = t->cls;
+	k->name = t->name;
+	k->groups = 1;
+	k->launches = t->launches;
+	switch (t->kind) {
+	case KT_GEMM: {
+		double rows = tok * t->rows, n = t->n, kk = t->k, g = t->groups > 0 ? t->groups : 1;
 
-		uf[c] = 1e3 * tok * w->f[c] / t / rate;
+		/* the same three operands in every pass: F reads X and W and writes Y; I reads dY and
+		 * W and writes dX; W reads X and dY and writes dW */
+		k->m = rows / g;
+		k->n = n / tp;
+		k->k = kk;
+		k->groups = (int)g;
+		k->flops = 2 * rows * n * kk / tp;
+		k->bytes = 2 * (rows * kk + g * n * kk + rows * n) / tp;
+		return 1;
 	}
-	uf[w->core_class] += 1e3 * tok * w->core_per_ctx * cost_ctx(o->seq, w->window) / t / flops;
-	for (int c = 0; c < EFF_NCLASS; c++) {
-		bool linear = c == EFF_GEMM || c == EFF_GROUPED;
+	case KT_CORE: {
+		double keys = cost_ctx(seq, window);
 
-		ub[c] = linear ? uf[c] : 2 * uf[c];
-		uw[c] = linear ? uf[c] : 0;
+		if (p == PASS_W)
+			return 0;
+		k->flops = twice * tok * keys * t->flops / tp;
+		k->bytes = twice * tok * keys * t->bytes / tp;
+		return 1;
 	}
-	uw[EFF_MEMORY] = 1e3 * w->w_bytes / t / bytes;
+	case KT_OTHER:
+		if (p == PASS_W)
+			return 0;
+		k->flops = twice * tok * t->flops / tp;
+		return 1;
+	default:
+		if (p == PASS_W)
+			return 0;
+		k->bytes = twice * tok * t->bytes / tp;
+		return 1;
+	}
+}
+
+/* pseudo-kernel c of a layer without a kernel list: its class's FLOPs (or bytes), no launch */
+static int pseudo(const struct work *w, int c, double tok, long seq, double tp, enum kernel_pass p,
+                  struct kernel *k)
+{
+	bool linear = c == EFF_GEMM || c == EFF_GROUPED;
+	double x = tok * w->f[c] / tp;
+
+	if (c == w->core_class)
+		x += tok * w->core_per_ctx * cost_ctx(seq, w->window) / tp;
+	if (p == PASS_I && !linear)
+		x *= 2;
+	if (p == PASS_W)
+		x = linear ? x : c == EFF_MEMORY ? w->w_bytes / tp : 0;
+	if (x <= 0)
+		return 0;
+	memset(k, 0, sizeof(*k));
+	k->cls = c;
+	k->name = hardware_class_names[c];
+	k->groups = 1;
+	if (c == EFF_MEMORY)
+		k->bytes = x;
+	else
+		k->flops = x;
+	return 1;
+}
+
+int cost_kernels(const struct work *w, const struct cost_opts *o, enum kernel_pass p,
+                 struct kernel *out, int max)
+{
+	double tok = (double)o->seq * (double)o->micro_batch, tp = o->tp > 1 ? o->tp : 1;
+	struct kernel k;
+	int n = 0;
+
+	if (w->nk == 0) {
+		for (int c = 0; c < EFF_NCLASS; c++)
+			if (pseudo(w, c, tok, o->seq, tp, p, &k) && n++ < max)
+				out[n - 1] = k;
+		return n;
+	}
+	for (int i = 0; i < w->nk; i++)
+		if (expand(&w->k[i], tok, o->seq, w->window, tp, p, &k) && n++ < max)
+			out[n - 1] = k;
+	/* the embedding's weight gradient: zero a V x h buffer, scatter-add the rows */
+	if (p == PASS_W && w->w_bytes > 0) {
+		memset(&k, 0, sizeof(k));
+		k.cls = EFF_MEMORY;
+		k.name = "embedding.grad";
+		k.groups = 1;
+		k.bytes = w->w_bytes / tp;
+		k.launches = 2;
+		if (n++ < max)
+			out[n - 1] = k;
+	}
+	return n;
+}
+
+/*
+ * Adds kernel k's units: (FLOPs / peak + bytes / HBM) in its class, and its launches. At
+ * efficiency e of its class a kernel takes (FLOPs / peak + bytes / HBM) / e: its achieved
+ * fraction of peak is e x I / (I + I0), with I its arithmetic intensity (FLOPs per byte)
+ * and I0 = peak / HBM the ridge point (206 on an H200), a saturating function of the shape.
+ * A large GEMM (I in the thousands) runs at e; a skinny one (few tokens per expert, a small
+ * hidden size) is bound by moving its operands. Elementwise kernels have only bytes.
+ */
+static void add_kernel_units(const struct kernel *k, const struct hardware *hw, double u[HW_NPARAM])
+{
+	u[k->cls] += 1e3 * (k->flops / (hw->peak_tflops * 1e12) + k->bytes / (hw->hbm_gbytes_per_s * 1e9));
+	u[HW_LAUNCH] += 1e-3 * k->launches;
+}
+
+static double units_ms(const double u[HW_NPARAM], const double eff[EFF_NCLASS], double launch_us)
+{
+	double ms = u[HW_LAUNCH] * launch_us;
+
+	for (int c = 0; c < EFF_NCLASS; c++)
+		ms += u[c] / eff[c];
+	return ms;
+}
+
+double cost_kernel_ms(const struct kernel *k, const struct hardware *hw, enum kernel_pass p)
+{
+	double u[HW_NPARAM] = { 0 };
+
+	add_kernel_units(k, hw, u);
+	return p == PASS_F ? units_ms(u, hw->eff_f, hw->launch_us_f) : units_ms(u, hw->eff_b, hw->launch_us_b);
+}
+
+#define KMAX (2 * WORK_MAX_KERNELS + EFF_NCLASS)
+
+/* units of one pass (all its kernels) */
+static void pass_units(const struct work *w, const struct hardware *hw, const struct cost_opts *o,
+                       enum kernel_pass p, double u[HW_NPARAM])
+{
+	struct kernel ks[KMAX];
+	int n = cost_kernels(w, o, p, ks, KMAX);
+
+	memset(u, 0, HW_NPARAM * sizeof(*u));
+	for (int i = 0; i < n && i < KMAX; i++)
+		add_kernel_units(&ks[i], hw, u);
 }
 
 void cost_units(const struct work *w, const struct hardware *hw, const struct cost_opts *o,
-                double f_units[EFF_NCLASS], double bw_units[EFF_NCLASS])
+                double f_units[HW_NPARAM], double bw_units[HW_NPARAM])
 {
-	double ub[EFF_NCLASS], uw[EFF_NCLASS];
+	double ui[HW_NPARAM], uw[HW_NPARAM];
 
-	units3(w, hw, o, f_units, ub, uw);
-	for (int c = 0; c < EFF_NCLASS; c++)
-		bw_units[c] = ub[c] + uw[c];
+	pass_units(w, hw, o, PASS_F, f_units);
+	pass_units(w, hw, o, PASS_I, ui);
+	pass_units(w, hw, o, PASS_W, uw);
+	for (int c = 0; c < HW_NPARAM; c++)
+		bw_units[c] = ui[c] + uw[c];
 }
 
 /* ring all-reduce (2 (t-1)/t of the bytes each way) or all-to-all over the TP group */
@@ -278,17 +552,17 @@ static double comm_ms(const struct cost_opts *o, double bytes, double share, int
 void cost_layer(const struct work *w, const struct hardware *hw, const struct cost_opts *o,
                 struct layer_cost *lc)
 {
-	double uf[EFF_NCLASS], ub[EFF_NCLASS], uw[EFF_NCLASS];
+	double uf[HW_NPARAM], ub[HW_NPARAM], uw[HW_NPARAM];
 	double tok = (double)o->seq * (double)o->micro_batch, t = o->tp > 1 ? o->tp : 1;
 	double sync, a2a;
 
 	memset(lc, 0, sizeof(*lc));
-	units3(w, hw, o, uf, ub, uw);
-	for (int c = 0; c < EFF_NCLASS; c++) {
-		lc->f_ms += uf[c] / hw->eff_f[c];
-		lc->b_ms += ub[c] / hw->eff_b[c];
-		lc->w_ms += uw[c] / hw->eff_b[c];
-	}
+	pass_units(w, hw, o, PASS_F, uf);
+	pass_units(w, hw, o, PASS_I, ub);
+	pass_units(w, hw, o, PASS_W, uw);
+	lc->f_ms = units_ms(uf, hw->eff_f, hw->launch_us_f);
+	lc->b_ms = units_ms(ub, hw->eff_b, hw->launch_us_b);
+	lc->w_ms = units_ms(uw, hw->eff_b, hw->launch_us_b);
 	/* TP all-reduces of the hidden state and the MoE all-to-all: in F and I, never in W */
 	sync = w->tp_syncs * comm_ms(o, tok * (w->in > 0 ? w->in : w->out),
 	                             2 * (t - 1) / t, 2 * (o->tp - 1));

@@ -5,7 +5,9 @@
  *
  * A block's work is kept by kernel class (hardware.h) and per token, with the attention
  * core separate (FLOPs per attended key), so one description serves every sequence
- * length and window: time = work x tokens / (rate x efficiency of its class).
+ * length and window. Each block also appends its kernel list (struct ktmpl: GEMM shapes,
+ * cores, scans, elementwise bytes), and times are sums over it: cost_kernels() expands it
+ * for a sequence, micro-batch, TP degree and pass; cost_kernel_ms() prices one kernel.
  */
 #ifndef OCTO_COST_H
 #define OCTO_COST_H
@@ -37,6 +39,7 @@ struct block {
 	int n_q, n_kv, d_h;
 	long window;             /* sliding window; 0 = full causal */
 	bool qk_norm, out_gate, sinks;
+	bool eager;              /* scores materialized (HF attn_implementation "eager"), not fused */
 	/* MLA */
 	int q_lora, kv_lora, d_nope, d_rope, d_v;
 	/* MLP and MoE */
@@ -56,6 +59,31 @@ struct block {
 	bool softcap;            /* tanh logit soft-capping (Gemma) */
 };
 
+/*
+ * One entry of a layer's kernel list, per token and forward: what cost_kernels() expands
+ * into concrete kernels for a sequence length, micro-batch and pass. Kept compact (a layer
+ * holds up to WORK_MAX_KERNELS of them).
+ */
+enum ktmpl_kind {
+	KT_GEMM,     /* a linear layer: rows x k times k x n (per group) */
+	KT_CORE,     /* attention core: flops and bytes per attended key */
+	KT_OTHER,    /* scan / SSD chunks / convolution: FLOPs in their class */
+	KT_ELEM,     /* elementwise, norms, softmax-CE, gathers: bytes */
+};
+
+struct ktmpl {
+	unsigned char kind;      /* enum ktmpl_kind */
+	unsigned char cls;       /* enum eff_class of its FLOPs (KT_ELEM: EFF_MEMORY) */
+	unsigned short launches; /* kernel launches per pass */
+	const char *name;        /* static string: "qkv", "attn_core", "experts.down", ... */
+	float n, k;              /* KT_GEMM: output and reduction features */
+	float rows;              /* KT_GEMM: rows per token (MoE routed: top-k) */
+	float groups;            /* KT_GEMM: separate weight matrices (experts); 1 dense */
+	float flops, bytes;      /* KT_CORE: per token per key; KT_OTHER / KT_ELEM: per token */
+};
+
+#define WORK_MAX_KERNELS 20
+
 /* Work of one layer per token (forward), by kernel class. */
 struct work {
 	double params;           /* all weights (memory) */
@@ -70,6 +98,12 @@ struct work {
 	double in;               /* bytes per token of the layer input (kept under recompute) */
 	double a2a;              /* MoE all-to-all bytes per token (dispatch + combine) */
 	int tp_syncs;            /* tensor-parallel all-reduces of the hidden state per pass */
+	int tp_units;            /* heads the layer splits over tensor-parallel ranks (the fewest
+	                          * of its blocks: attention or SSM heads); 0 = no such limit */
+	const char *tp_unit_name;
+	/* the kernel list (cost_block fills it; an arch file's layer has none) */
+	int nk;
+	struct ktmpl k[WORK_MAX_KERNELS];
 };
 
 /* Adds the work of b to w (a layer is the sum of its blocks). */
@@ -87,6 +121,38 @@ struct cost_opts {
 	double link_gbytes_per_s, link_latency_us; /* the TP / EP group's link */
 };
 
+/*
+ * The kernel list of a layer: what the layer launches in one pass of one microbatch on
+ * one GPU of a TP group, in launch order. The cost model's times, calibration, tensor
+ * parallelism and the executor all read this one list.
+ *
+ * F is the forward; I the input gradient (a GEMM's dX, the backward of cores, scans and
+ * elementwise kernels at twice their forward work); W the weight gradient (a GEMM's dW,
+ * the embedding's scatter-add). A layer without a kernel list (an architecture file's
+ * per-token counts) gets one pseudo-kernel per class with its FLOPs or bytes, no shape
+ * and no launch.
+ */
+enum kernel_pass { PASS_F, PASS_I, PASS_W };
+
+struct kernel {
+	int cls;                 /* enum eff_class: which efficiency its FLOPs run at */
+	const char *name;        /* static string */
+	double m, n, k;          /* GEMM shape of one group: m x k times k x n (0: not a GEMM) */
+	int groups;              /* independent GEMMs (experts); 1 otherwise */
+	double flops;            /* all groups, per microbatch per GPU */
+	double bytes;            /* HBM traffic (operands and results; elementwise traffic) */
+	int launches;            /* kernel launches it stands for */
+};
+
+/* Writes up to max kernels of pass p of layer w to out (out may be NULL when max is 0);
+ * returns how many the layer has (more than max: the list was cut). */
+int cost_kernels(const struct work *w, const struct cost_opts *o, enum kernel_pass p,
+                 struct kernel *out, int max);
+
+/* Time of one kernel in ms: launches x launch overhead + FLOPs / (peak x efficiency of its
+ * class) + bytes / (HBM x memory efficiency), at the pass's (F, or backward) parameters. */
+double cost_kernel_ms(const struct kernel *k, const struct hardware *hw, enum kernel_pass p);
+
 struct layer_cost {
 	double f_ms, b_ms, w_ms;
 	double param_bytes, act_bytes, act_w_bytes, out_bytes;
@@ -96,9 +162,11 @@ struct layer_cost {
 void cost_layer(const struct work *w, const struct hardware *hw, const struct cost_opts *o,
                 struct layer_cost *lc);
 
-/* Work units that multiply 1/eff for each class in F and in the full backward (B + W),
- * in ms at efficiency 1: time = sum over classes of unit / eff. Calibration fits these. */
+/* Work units that multiply the fitted parameters in F and in the full backward (B + W):
+ * units[c] for c < EFF_NCLASS in ms at efficiency 1 (time = units / eff), and
+ * units[HW_LAUNCH] the number of launches / 1000 (time = units x launch_us). A layer's
+ * time is the sum of units x parameter; calibration fits the parameters. */
 void cost_units(const struct work *w, const struct hardware *hw, const struct cost_opts *o,
-                double f_units[EFF_NCLASS], double bw_units[EFF_NCLASS]);
+                double f_units[HW_NPARAM], double bw_units[HW_NPARAM]);
 
 #endif

@@ -151,19 +151,23 @@ static void describe_cluster(const struct cluster *c, struct strbuf *sb)
 	strbuf_addf(sb, " each; intra-node %g GB/s + %g us", c->intra.gbytes_per_s, c->intra.latency_us);
 	if (cluster_nodes(c) > 1)
 		strbuf_addf(sb, ", inter-node %g GB/s + %g us", c->inter.gbytes_per_s, c->inter.latency_us);
+	if (c->op_overhead_us > 0)
+		strbuf_addf(sb, "; %g us per op", c->op_overhead_us);
 }
 
 static void describe_plan(const struct plan *p, struct strbuf *sb)
 {
-	int max_per_dev = 0, used = 0;
+	int max_per_dev = 0, used = 0, *count = calloc((size_t)p->ndevices, sizeof(*count));
 
-	for (int d = 0; d < p->ndevices; d++) {
-		int n = plan_stages_on(p, d);
-
-		used += n > 0;
-		if (n > max_per_dev)
-			max_per_dev = n;
+	/* one pass over the stages (a plan may have tens of thousands of devices) */
+	for (int s = 0; count && s < p->nstages; s++)
+		count[p->stages[s].device]++;
+	for (int d = 0; count && d < p->ndevices; d++) {
+		used += count[d] > 0;
+		if (count[d] > max_per_dev)
+			max_per_dev = count[d];
 	}
+	free(count);
 	strbuf_addstr(sb, "plan");
 	if (p->name)
 		strbuf_addf(sb, " '%s'", p->name);

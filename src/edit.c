@@ -47,6 +47,7 @@ static void snap_move_from(struct plan_snap *s, struct plan *p, long id)
 	s->nstages = p->nstages;
 	s->stages = p->stages;
 	s->split_backward = p->split_backward;
+	s->comm = p->comm;
 	s->order_start = p->order_start;
 	s->order = p->order;
 	s->name = p->name;
@@ -59,6 +60,7 @@ static void snap_move_to(struct plan_snap *s, struct plan *p)
 	p->nstages = s->nstages;
 	p->stages = s->stages;
 	p->split_backward = s->split_backward;
+	p->comm = s->comm;
 	p->order_start = s->order_start;
 	p->order = s->order;
 	p->name = s->name;
@@ -75,6 +77,7 @@ static int snap_copy(struct plan_snap *s, const struct plan *p)
 	memset(s, 0, sizeof(*s));
 	s->nstages = p->nstages;
 	s->split_backward = p->split_backward;
+	s->comm = p->comm;
 	s->stages = malloc((size_t)p->nstages * sizeof(*s->stages));
 	s->order_start = malloc((size_t)(p->ndevices + 1) * sizeof(*s->order_start));
 	s->order = malloc((size_t)(nops ? nops : 1) * sizeof(*s->order));
@@ -152,7 +155,7 @@ static int do_place(struct plan *p, int s, int d, const double *times, char *wha
 	if (!ostart || !ord) {
 		free(ostart);
 		free(ord);
-		return err_set(e, ERR_RUNTIME, "out of memory");
+		return err_set(e, ERR_RUNTIME, "out of host memory");
 	}
 	for (int dev = 0; dev < p->ndevices; dev++) {
 		int a = p->order_start[dev], b = p->order_start[dev + 1];
@@ -252,7 +255,7 @@ static int do_replace(struct plan *p, const struct plan *q, const char *label, c
 		return err_set(e, ERR_INPUT, "'%s' is for another model, cluster or microbatch count",
 		               label ? label : "the plan");
 	if (snap_copy(&s, q) < 0)
-		return err_set(e, ERR_RUNTIME, "out of memory");
+		return err_set(e, ERR_RUNTIME, "out of host memory");
 	memset(&tmp, 0, sizeof(tmp));
 	snap_move_to(&s, &tmp);
 	free(p->stages);
@@ -262,6 +265,7 @@ static int do_replace(struct plan *p, const struct plan *q, const char *label, c
 	p->nstages = tmp.nstages;
 	p->stages = tmp.stages;
 	p->split_backward = tmp.split_backward;
+	p->comm = tmp.comm;
 	p->order_start = tmp.order_start;
 	p->order = tmp.order;
 	p->name = tmp.name;
@@ -277,7 +281,7 @@ int edit_apply(struct edit_hist *h, struct plan *p, const struct edit *ed, char 
 	int r;
 
 	if (snap_copy(&before, p) < 0)
-		return err_set(e, ERR_RUNTIME, "out of memory");
+		return err_set(e, ERR_RUNTIME, "out of host memory");
 	switch (ed->kind) {
 	case EDIT_BOUNDARY: r = do_boundary(p, ed->stage, ed->delta, buf, sizeof(buf), e); break;
 	case EDIT_PLACE: r = do_place(p, ed->stage, ed->device, ed->times, buf, sizeof(buf), e); break;
@@ -285,6 +289,12 @@ int edit_apply(struct edit_hist *h, struct plan *p, const struct edit *ed, char 
 	case EDIT_REORDER: r = do_reorder(p, buf, sizeof(buf), e); break;
 	case EDIT_REPLACE: r = do_replace(p, ed->with, ed->label, buf, sizeof(buf), e); break;
 	default: r = err_set(e, ERR_INPUT, "unknown edit");
+	}
+	if (r == 0 && (ed->kind == EDIT_PLACE || ed->kind == EDIT_REORDER) && p->comm == PLAN_COMM_BLOCKING) {
+		/* a new placement or a policy order is OctoPipe's plan, not Megatron's 1F1B: it
+		 * runs on OctoPipe's executor, which overlaps transfers (undo brings it back) */
+		p->comm = PLAN_COMM_OVERLAP;
+		snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "; transfers now overlap");
 	}
 	if (r < 0) {
 		snap_move_from(&failed, p, 0);
@@ -298,7 +308,7 @@ int edit_apply(struct edit_hist *h, struct plan *p, const struct edit *ed, char 
 		snap_move_from(&failed, p, 0);
 		snap_release(&failed);
 		snap_move_to(&before, p);
-		return err_set(e, ERR_RUNTIME, "out of memory");
+		return err_set(e, ERR_RUNTIME, "out of host memory");
 	}
 	for (int i = 0; i < h->nredo; i++)
 		snap_release(&h->redo[i]);

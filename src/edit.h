@@ -45,6 +45,7 @@ struct plan_snap {
 	int nstages;
 	struct stage *stages;
 	bool split_backward;
+	enum plan_comm comm;
 	int *order_start;
 	struct action *order;
 	char *name;

@@ -9,7 +9,7 @@
 
 enum err_class {
 	ERR_NONE = 0,
-	ERR_RUNTIME = 1,    /* I/O failure, out of memory, a worker died: exit 1 */
+	ERR_RUNTIME = 1,    /* I/O failure, out of host memory, a worker died: exit 1 */
 	ERR_INPUT = 2,      /* bad usage or a bad input file: exit 2 */
 	ERR_INFEASIBLE = 3, /* deadlock or out of device memory: exit 3 */
 };

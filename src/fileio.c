@@ -46,7 +46,7 @@ char *fileio_read(const char *path, size_t *len, struct err *e)
 			}
 			p = realloc(buf, ncap);
 			if (!p) {
-				err_set(e, ERR_RUNTIME, "%s: out of memory reading the file", path);
+				err_set(e, ERR_RUNTIME, "%s: out of host memory reading the file", path);
 				goto fail;
 			}
 			buf = p;
@@ -95,22 +95,136 @@ static int write_all(int fd, const char *p, size_t len)
 	return 0;
 }
 
+/* Opens a file that exists but is not a regular file (a FIFO, a terminal, /dev/null) for
+ * writing through it. A FIFO nobody reads is refused rather than waited on. */
+static int open_special(const char *path, const struct stat *st, struct err *e)
+{
+	int fd, fl;
+
+	if (S_ISDIR(st->st_mode))
+		return err_set(e, ERR_RUNTIME, "%s: is a directory", path);
+	if (!S_ISFIFO(st->st_mode) && !S_ISCHR(st->st_mode))
+		return err_set(e, ERR_RUNTIME, "%s: not a regular file, a FIFO or a device; refusing to replace it", path);
+	fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC | (S_ISFIFO(st->st_mode) ? O_NONBLOCK : 0));
+	if (fd < 0) {
+		if (errno == ENXIO)
+			return err_set(e, ERR_RUNTIME, "%s: a FIFO that no process is reading", path);
+		return err_set(e, ERR_RUNTIME, "%s: cannot open: %s", path, strerror(errno));
+	}
+	/* writes then block as usual: a slow reader is waited for, as by any shell redirection */
+	fl = fcntl(fd, F_GETFL);
+	if (fl >= 0)
+		(void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+	return fd;
+}
+
+/* Where a write to path goes: a symbolic link is followed, so that saving through it
+ * updates the file it names instead of replacing the link. into receives that path. */
+static int resolve_target(const char *path, char *into, size_t intosz, struct err *e)
+{
+	char buf[PATH_MAX], dir[PATH_MAX];
+	struct stat st;
+	ssize_t n;
+	int hops = 0;
+
+	if (snprintf(into, intosz, "%s", path) >= (int)intosz)
+		return err_set(e, ERR_RUNTIME, "%s: path too long", path);
+	while (lstat(into, &st) == 0 && S_ISLNK(st.st_mode)) {
+		if (++hops > 40)
+			return err_set(e, ERR_RUNTIME, "%s: too many levels of symbolic links", path);
+		n = readlink(into, buf, sizeof(buf) - 1);
+		if (n < 0)
+			return err_set(e, ERR_RUNTIME, "%s: cannot read the link: %s", path, strerror(errno));
+		buf[n] = '\0';
+		if (buf[0] == '/') {
+			if (snprintf(into, intosz, "%s", buf) >= (int)intosz)
+				return err_set(e, ERR_RUNTIME, "%s: path too long", path);
+		} else {
+			fileio_dirname(into, dir, sizeof(dir));
+			if (fileio_join(dir, buf, into, intosz) < 0)
+				return err_set(e, ERR_RUNTIME, "%s: path too long", path);
+		}
+	}
+	return 0;
+}
+
+FILE *fileio_open_stream(const char *path, struct err *e)
+{
+	struct stat st;
+	FILE *f;
+	int fd;
+
+	if (!path[0]) {
+		err_set(e, ERR_INPUT, "an empty file name");
+		return NULL;
+	}
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		fd = open_special(path, &st, e);
+	else if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOCTTY | O_CLOEXEC, 0666)) < 0)
+		err_set(e, ERR_RUNTIME, "%s: cannot create: %s", path, strerror(errno));
+	if (fd < 0)
+		return NULL;
+	if (!(f = fdopen(fd, "w"))) {
+		err_set(e, ERR_RUNTIME, "%s: %s", path, strerror(errno));
+		close(fd);
+	}
+	return f;
+}
+
+/* Writes data through an existing special file (no temp file, no rename). */
+static int write_special(const char *path, const struct stat *st, const void *data, size_t len, struct err *e)
+{
+	int fd = open_special(path, st, e), saved;
+
+	if (fd < 0)
+		return -1;
+	if (write_all(fd, data, len) != 0) {
+		saved = errno;
+		close(fd);
+		return err_set(e, ERR_RUNTIME, "%s: cannot write: %s", path, strerror(saved));
+	}
+	if (close(fd) != 0)
+		return err_set(e, ERR_RUNTIME, "%s: cannot write: %s", path, strerror(errno));
+	return 0;
+}
+
 int fileio_write_atomic(const char *path, const void *data, size_t len, struct err *e)
 {
-	char dir[4096], tmp[4200];
-	mode_t mask;
+	char target[PATH_MAX], dir[PATH_MAX], tmp[PATH_MAX + 16];
+	struct stat st;
+	mode_t mode;
 	int fd, saved;
 
-	fileio_dirname(path, dir, sizeof(dir));
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", path) >= (int)sizeof(tmp))
+	if (!path[0])
+		return err_set(e, ERR_INPUT, "an empty file name");
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		return write_special(path, &st, data, len, e);
+	if (resolve_target(path, target, sizeof(target), e) < 0)
+		return -1;
+	fileio_dirname(target, dir, sizeof(dir));
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", target) >= (int)sizeof(tmp))
 		return err_set(e, ERR_RUNTIME, "%s: path too long", path);
 	fd = mkstemp(tmp);
 	if (fd < 0)
 		return err_set(e, ERR_RUNTIME, "%s: cannot create a temporary file in '%s': %s",
 		               path, dir, strerror(errno));
-	mask = umask(0);
-	umask(mask);
-	if (fchmod(fd, 0666 & ~mask) != 0 || write_all(fd, data, len) != 0 || fsync(fd) != 0) {
+	/* a replaced file keeps its permissions; a new one gets 0666 minus the umask */
+	if (stat(target, &st) == 0) {
+		/* the rename would replace a file its owner made read-only: refuse, as cp does */
+		if (access(target, W_OK) != 0) {
+			saved = errno;
+			close(fd);
+			unlink(tmp);
+			return err_set(e, ERR_RUNTIME, "%s: cannot write: %s", path, strerror(saved));
+		}
+		mode = st.st_mode & 07777;
+	} else {
+		mode_t mask = umask(0);
+
+		umask(mask);
+		mode = 0666 & ~mask;
+	}
+	if (fchmod(fd, mode) != 0 || write_all(fd, data, len) != 0 || fsync(fd) != 0) {
 		saved = errno;
 		close(fd);
 		unlink(tmp);
@@ -121,7 +235,7 @@ int fileio_write_atomic(const char *path, const void *data, size_t len, struct e
 		unlink(tmp);
 		return err_set(e, ERR_RUNTIME, "%s: cannot write: %s", path, strerror(saved));
 	}
-	if (rename(tmp, path) != 0) {
+	if (rename(tmp, target) != 0) {
 		saved = errno;
 		unlink(tmp);
 		return err_set(e, ERR_RUNTIME, "%s: cannot replace the file: %s", path, strerror(saved));

@@ -9,6 +9,7 @@
 #define OCTO_FILEIO_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "err.h"
 
@@ -19,8 +20,16 @@
  * Errors (class ERR_INPUT): missing, unreadable, a directory, larger than the limit. */
 char *fileio_read(const char *path, size_t *len, struct err *e);
 
-/* Replaces path with data atomically; mode 0666 minus the umask. ERR_RUNTIME on failure. */
+/* Replaces path with data atomically; a new file gets mode 0666 minus the umask, a
+ * replaced one keeps its mode. A symbolic link is followed (the file it names is
+ * replaced, the link stays); a FIFO or a device is written through, never replaced (a
+ * FIFO no process reads is an error, not a wait); a directory or socket is refused.
+ * ERR_RUNTIME on failure, ERR_INPUT for an empty path. */
 int fileio_write_atomic(const char *path, const void *data, size_t len, struct err *e);
+
+/* Opens path for streaming output (truncating a regular file, creating a new one, writing
+ * through a FIFO or a device as fileio_write_atomic does). NULL with e filled on failure. */
+FILE *fileio_open_stream(const char *path, struct err *e);
 
 /* Directory part of path into out ("." when there is none). */
 void fileio_dirname(const char *path, char *out, size_t outsz);

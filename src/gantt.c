@@ -32,6 +32,7 @@ void gantt_ascii(const struct timeline *t, int width, struct strbuf *sb)
 	if (!busy || !row) {
 		free(busy);
 		free(row);
+		sb->oom = true; /* the caller's strbuf_failed() check sees it */
 		return;
 	}
 	for (int d = 0; d < t->ndevices; d++) {

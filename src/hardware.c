@@ -21,8 +21,10 @@ const char *const hardware_class_names[EFF_NCLASS] = {
  * are the least-squares fit of `octopipe cost --calibrate` over all four measured
  * profiles together (samples/README.md has the table and the error per model).
  */
-static const double default_eff_f[EFF_NCLASS] = { 0.7737, 0.03951, 0.1323, 0.001911, 0.1058, 0.1, 0.2089 };
-static const double default_eff_b[EFF_NCLASS] = { 0.6779, 0.06053, 0.1556, 0.002513, 0.03746, 0.05, 0.6718 };
+static const double default_eff_f[EFF_NCLASS] = { 0.6828, 0.06044, 0.1333, 0.2199, 0.07637, 0.1, 0.3415 };
+static const double default_eff_b[EFF_NCLASS] = { 0.7468, 0.09388, 0.1596, 0.4198, 0.02645, 0.05, 1 };
+#define DEFAULT_LAUNCH_US_F 0
+#define DEFAULT_LAUNCH_US_B 0
 
 void hardware_default(struct hardware *hw)
 {
@@ -31,6 +33,8 @@ void hardware_default(struct hardware *hw)
 	hw->hbm_gbytes_per_s = 4800;
 	memcpy(hw->eff_f, default_eff_f, sizeof(hw->eff_f));
 	memcpy(hw->eff_b, default_eff_b, sizeof(hw->eff_b));
+	hw->launch_us_f = DEFAULT_LAUNCH_US_F;
+	hw->launch_us_b = DEFAULT_LAUNCH_US_B;
 }
 
 int hardware_class(const char *name)
@@ -53,7 +57,7 @@ int hardware_from_json(struct hardware *hw, const cJSON *obj, const char *file, 
                        const char *path, struct err *e)
 {
 	struct jv v = { file, e, prefix };
-	const cJSON *effs;
+	const cJSON *effs, *launch;
 	const char *source;
 	char p[JPATH_MAX], q[JPATH_MAX];
 
@@ -64,8 +68,15 @@ int hardware_from_json(struct hardware *hw, const cJSON *obj, const char *file, 
 	    jv_number(&v, obj, path, "hbm_gbytes_per_s", 0, 1e-3, 1e9, hw->hbm_gbytes_per_s,
 	              &hw->hbm_gbytes_per_s) < 0 ||
 	    jv_string(&v, obj, path, "source", JV_NONEMPTY, NULL, &source) < 0 ||
-	    jv_object(&v, obj, path, "efficiency", 0, &effs) < 0)
+	    jv_object(&v, obj, path, "efficiency", 0, &effs) < 0 ||
+	    jv_object(&v, obj, path, "launch_us", 0, &launch) < 0)
 		return -1;
+	if (launch) {
+		jpath_key(p, path, "launch_us");
+		if (jv_number(&v, launch, p, "f", JV_REQUIRED, 0, 1e6, 0, &hw->launch_us_f) < 0 ||
+		    jv_number(&v, launch, p, "b", JV_REQUIRED, 0, 1e6, 0, &hw->launch_us_b) < 0)
+			return -1;
+	}
 	jpath_key(p, path, "efficiency");
 	for (const cJSON *c = effs ? effs->child : NULL; c; c = c->next) {
 		int k = hardware_class(c->string);
@@ -88,7 +99,7 @@ int hardware_from_json(struct hardware *hw, const cJSON *obj, const char *file, 
 			return -1;
 	}
 	if (source && !(hw->source = strdup(source)))
-		return err_set(e, ERR_RUNTIME, "%s: out of memory", file);
+		return err_set(e, ERR_RUNTIME, "%s: out of host memory", file);
 	return 0;
 }
 
@@ -108,6 +119,9 @@ cJSON *hardware_to_json(const struct hardware *hw)
 		jw_num(&w, o, "f", hw->eff_f[c]);
 		jw_num(&w, o, "b", hw->eff_b[c]);
 	}
+	effs = jw_obj(&w, root, "launch_us");
+	jw_num(&w, effs, "f", hw->launch_us_f);
+	jw_num(&w, effs, "b", hw->launch_us_b);
 	if (w.oom || !root) {
 		cJSON_Delete(root);
 		return NULL;

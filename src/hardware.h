@@ -3,6 +3,10 @@
  * bandwidth, and the achieved fraction of each for every kernel class, forward and
  * backward. Stored as the optional "hardware" section of a cluster file; `octopipe cost
  * --calibrate` writes it, and without it the H200 defaults below are used.
+ *
+ * JSON: {"peak_tflops", "hbm_gbytes_per_s", "efficiency": {class: {"f", "b"}},
+ * "launch_us": {"f", "b"}, "source"}; every member is optional (files written before
+ * "launch_us" existed load with the default overhead).
  */
 #ifndef OCTO_HARDWARE_H
 #define OCTO_HARDWARE_H
@@ -27,11 +31,17 @@ enum eff_class {
 	EFF_NCLASS
 };
 
+/* The fitted parameters: one inverse efficiency per class, then the launch overhead. */
+#define HW_LAUNCH EFF_NCLASS
+#define HW_NPARAM (EFF_NCLASS + 1)
+
 struct hardware {
 	double peak_tflops;       /* dense BF16 tensor-core peak */
 	double hbm_gbytes_per_s;  /* HBM bandwidth */
 	double eff_f[EFF_NCLASS]; /* achieved fraction in the forward pass */
 	double eff_b[EFF_NCLASS]; /* in the backward (input grad and weight grad) */
+	double launch_us_f;       /* fixed cost of one kernel launch in the forward (us): */
+	double launch_us_b;       /* dispatch, launch, tail; and in the backward */
 	char *source;             /* where the efficiencies come from (heap), or NULL */
 };
 
@@ -45,7 +55,7 @@ int hardware_class(const char *name);
  * prefix (NULL for a whole file); classes it does not name keep the defaults. */
 int hardware_from_json(struct hardware *hw, const cJSON *obj, const char *file, const char *prefix,
                        const char *path, struct err *e);
-/* New cJSON object (NULL when out of memory). */
+/* New cJSON object (NULL when out of host memory). */
 cJSON *hardware_to_json(const struct hardware *hw);
 void hardware_release(struct hardware *hw);
 

@@ -26,7 +26,9 @@ struct hf {
 	const char *path;      /* its JSON path ("" or "text_config") */
 	struct arch *a;
 	long h, vocab, layers;
+	const char *layers_key;  /* the field that gave layers (n_layer for GPT-2) */
 	bool tied;
+	bool eager;            /* attn_implementation "eager": attention scores materialized */
 };
 
 #define BIG (1L << 30)
@@ -89,7 +91,21 @@ static int layer_type(struct hf *c, long i, const char *full, int *out)
 
 static int oom(struct hf *c)
 {
-	return err_set(c->v.e, ERR_RUNTIME, "%s: out of memory", c->v.file);
+	return err_set(c->v.e, ERR_RUNTIME, "%s: out of host memory", c->v.file);
+}
+
+/* The result of arch_add as this reader's error: a config whose layers, with the
+ * embedding, the head and any MTP layers, pass the limit is bad input, not a lack of memory. */
+static int added(struct hf *c, int r)
+{
+	if (r == ARCH_TOO_MANY) {
+		char p[JPATH_MAX];
+
+		jpath_key(p, c->path, c->layers_key ? c->layers_key : "num_hidden_layers");
+		return jv_fail(&c->v, p, "%ld layers plus the embedding and the head pass the limit of %d layers",
+		               c->layers, OCTO_MAX_LAYERS);
+	}
+	return r < 0 ? oom(c) : 0;
 }
 
 static int add_layer(struct hf *c, const char *kind, const struct block *b, int n, bool mtp)
@@ -102,9 +118,10 @@ static int add_layer(struct hf *c, const char *kind, const struct block *b, int 
 
 		/* blocks are often set up before the hidden size is read */
 		x.h = c->h;
+		x.eager = c->eager;
 		cost_block(&x, &w);
 	}
-	return arch_add(c->a, kind, &w, mtp) < 0 ? oom(c) : 0;
+	return added(c, arch_add(c->a, kind, &w, mtp));
 }
 
 static struct block blk(struct hf *c, enum block_kind kind)
@@ -117,6 +134,7 @@ static struct block blk(struct hf *c, enum block_kind kind)
 	b.norms = 1;
 	b.vocab = c->vocab;
 	b.tied = c->tied;
+	b.eager = c->eager;
 	return b;
 }
 
@@ -131,7 +149,7 @@ static int add_embedding(struct hf *c, long positions)
 	w.params += (double)positions * c->h;
 	w.active += (double)positions * c->h;
 	w.unique += (double)positions * c->h;
-	return arch_add(c->a, "embedding", &w, false) < 0 ? oom(c) : 0;
+	return added(c, arch_add(c->a, "embedding", &w, false));
 }
 
 static int add_head(struct hf *c, bool softcap)
@@ -145,6 +163,16 @@ static int add_head(struct hf *c, bool softcap)
 /* Common fields: hidden, vocab, layers, tie. */
 static int common(struct hf *c, bool tied_default)
 {
+	static const char *const impl_keys[] = { "attn_implementation", "_attn_implementation" };
+	const char *impl = NULL;
+
+	/* how the attention core ran: "eager" materializes the scores (the default of remote-code
+	 * models without SDPA); sdpa, flash_attention_2/3, flex_attention fuse it */
+	for (int i = 0; i < 2 && !impl; i++)
+		if (cJSON_GetObjectItemCaseSensitive(c->obj, impl_keys[i]) &&
+		    jv_string(&c->v, c->obj, c->path, impl_keys[i], JV_NONEMPTY, NULL, &impl) < 0)
+			return -1;
+	c->eager = impl && strcmp(impl, "eager") == 0;
 	if (geti(c, "hidden_size", true, 1, 0, &c->h) < 0 ||
 	    geti(c, "vocab_size", true, 1, 0, &c->vocab) < 0 ||
 	    geti(c, "num_hidden_layers", true, 1, 0, &c->layers) < 0 ||
@@ -293,11 +321,12 @@ static int deepseek(struct hf *c)
 		memset(&w, 0, sizeof(w));
 		for (int k = 0; k < 4; k++) {
 			m[k].h = c->h;
+			m[k].eager = c->eager;
 			cost_block(&m[k], &w);
 		}
 		w.in = w.out = 2.0 * c->h;
-		if (arch_add(c->a, "mtp", &w, true) < 0)
-			return oom(c);
+		if (added(c, arch_add(c->a, "mtp", &w, true)) < 0)
+			return -1;
 	}
 	return add_head(c, false);
 }
@@ -520,7 +549,7 @@ static int gpt2(struct hf *c)
 	long heads, inner, positions;
 
 	if (geti(c, "n_embd", true, 1, 0, &c->h) < 0 ||
-	    geti(c, "n_layer", true, 1, 0, &c->layers) < 0 ||
+	    (c->layers_key = "n_layer", geti(c, "n_layer", true, 1, 0, &c->layers)) < 0 ||
 	    geti(c, "n_head", true, 1, 0, &heads) < 0 ||
 	    geti(c, "vocab_size", true, 1, 0, &c->vocab) < 0 ||
 	    geti(c, "n_positions", false, 0, 0, &positions) < 0 ||
@@ -618,7 +647,7 @@ int hfconfig_read(struct arch *a, const cJSON *root, const char *file, struct er
 	       ? cJSON_GetObjectItemCaseSensitive(root, "_name_or_path")->valuestring : families[k].type;
 	if (!(a->name = strdup(name)) || !(a->family = strdup(families[k].type))) {
 		arch_release(a);
-		return err_set(e, ERR_RUNTIME, "%s: out of memory", file);
+		return err_set(e, ERR_RUNTIME, "%s: out of host memory", file);
 	}
 	return 0;
 }

@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,6 +94,33 @@ static void fmt_number(char *out, size_t n, double x)
 
 /* ---- parsing --------------------------------------------------------------------- */
 
+/* cJSON returns NULL both for bad text and for a failed allocation. Its allocator hooks
+ * note the latter per thread, so that a parse failure can say which one it was. */
+static _Thread_local bool alloc_failed;
+
+static void *json_malloc(size_t n)
+{
+	void *p = malloc(n);
+
+	if (!p)
+		alloc_failed = true;
+	return p;
+}
+
+static void json_free(void *p)
+{
+	free(p);
+}
+
+static void install_hooks(void)
+{
+	cJSON_Hooks h = { json_malloc, json_free };
+
+	cJSON_InitHooks(&h);
+}
+
+static pthread_once_t hooks_once = PTHREAD_ONCE_INIT;
+
 static int name_cmp(const void *a, const void *b)
 {
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
@@ -115,7 +143,7 @@ static int check_duplicates(struct jv *v, const cJSON *item, const char *path)
 		if (n > 1) {
 			names = malloc(n * sizeof(*names));
 			if (!names)
-				return err_set(v->e, ERR_RUNTIME, "%s: out of memory", v->file);
+				return err_set(v->e, ERR_RUNTIME, "%s: out of host memory", v->file);
 			for (c = item->child; c; c = c->next)
 				names[k++] = c->string ? c->string : "";
 			qsort(names, n, sizeof(*names), name_cmp);
@@ -225,7 +253,13 @@ cJSON *json_parse(const char *text, size_t len, const char *file, struct err *e)
 		jv_fail(&v, NULL, "file is empty, expected a JSON object");
 		return NULL;
 	}
+	pthread_once(&hooks_once, install_hooks);
+	alloc_failed = false;
 	root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+	if (!root && alloc_failed) {
+		err_set(e, ERR_RUNTIME, "%s: out of host memory", file);
+		return NULL;
+	}
 	if (!root) {
 		size_t off = end && end >= text ? (size_t)(end - text) : 0;
 
@@ -254,6 +288,17 @@ cJSON *json_parse(const char *text, size_t len, const char *file, struct err *e)
 		cJSON_Delete(root);
 		return NULL;
 	}
+	return root;
+}
+
+cJSON *json_parse_any(const char *text, size_t len, const char **end, bool *oom)
+{
+	cJSON *root;
+
+	pthread_once(&hooks_once, install_hooks);
+	alloc_failed = false;
+	root = cJSON_ParseWithLengthOpts(text, len, end, 0);
+	*oom = !root && alloc_failed;
 	return root;
 }
 
@@ -410,6 +455,18 @@ int jv_bytes(struct jv *v, const cJSON *obj, const char *path, const char *key,
 	return r;
 }
 
+/* Control characters (C0, DEL, and C1 as UTF-8) in a name would reach a terminal raw
+ * from every message and table that prints it. */
+static bool has_control(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	for (; *p; p++)
+		if (*p < 0x20 || *p == 0x7f || (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f))
+			return true;
+	return false;
+}
+
 int jv_string(struct jv *v, const cJSON *obj, const char *path, const char *key,
               int flags, const char *dflt, const char **out)
 {
@@ -428,6 +485,8 @@ int jv_string(struct jv *v, const cJSON *obj, const char *path, const char *key,
 		return jv_fail(v, p, "must be a string, not %s", json_type_name(c));
 	if ((flags & JV_NONEMPTY) && !c->valuestring[0])
 		return jv_fail(v, p, "must not be empty");
+	if (has_control(c->valuestring))
+		return jv_fail(v, p, "must not contain control characters");
 	*out = c->valuestring;
 	return 1;
 }
@@ -608,6 +667,8 @@ static void put_pretty(struct strbuf *sb, const cJSON *item, size_t indent, size
 		strbuf_release(&tmp);
 		return;
 	}
+	/* the trial ran out of host memory: fail the text rather than change its layout */
+	sb->oom = sb->oom || tmp.oom;
 	strbuf_release(&tmp);
 	if (!obj && scalars) {
 		/* wrap a long list of scalars, filling each line */
@@ -632,6 +693,7 @@ static void put_pretty(struct strbuf *sb, const cJSON *item, size_t indent, size
 			strbuf_add(sb, tok.buf, tok.len);
 			x += tok.len;
 		}
+		sb->oom = sb->oom || tok.oom; /* a token that failed would be missing */
 		strbuf_release(&tok);
 		strbuf_addch(sb, '\n');
 		strbuf_pad(sb, ' ', indent);
@@ -670,7 +732,7 @@ int json_save_file(const char *path, const cJSON *item, struct err *e)
 	json_write(&sb, item);
 	if (strbuf_failed(&sb)) {
 		strbuf_release(&sb);
-		return err_set(e, ERR_RUNTIME, "%s: out of memory formatting the file", path);
+		return err_set(e, ERR_RUNTIME, "%s: out of host memory formatting the file", path);
 	}
 	r = fileio_write_atomic(path, sb.buf, sb.len, e);
 	strbuf_release(&sb);
@@ -682,7 +744,7 @@ int json_save_built(const char *path, cJSON *root, struct err *e)
 	int r;
 
 	if (!root)
-		return err_set(e, ERR_RUNTIME, "%s: out of memory", path);
+		return err_set(e, ERR_RUNTIME, "%s: out of host memory", path);
 	r = json_save_file(path, root, e);
 	cJSON_Delete(root);
 	return r;

@@ -36,6 +36,11 @@ struct jv {
  * a root that is not an object, and objects with duplicate keys. Caller cJSON_Delete()s. */
 cJSON *json_parse(const char *text, size_t len, const char *file, struct err *e);
 
+/* Parses text as any JSON value (an array too), without json_parse's checks; *end (when
+ * end is not NULL) is where parsing stopped. Returns NULL when the text is not JSON, or
+ * with *oom set when an allocation failed. */
+cJSON *json_parse_any(const char *text, size_t len, const char **end, bool *oom);
+
 /* Reads and parses a whole file (fileio_read + json_parse). */
 cJSON *json_load_file(const char *path, struct err *e);
 
@@ -86,7 +91,7 @@ const char *json_type_name(const cJSON *item);
 
 /* Copies of the members of obj whose keys are not in known (NULL-terminated) into *out
  * (NULL when there are none). Readers keep these so that writers can preserve fields they
- * do not understand. Returns -1 when out of memory. */
+ * do not understand. Returns -1 when out of host memory. */
 int json_extras(const cJSON *obj, const char *const *known, cJSON **out);
 
 /* sb := s as a JSON string literal (quotes and escapes included); returns sb->buf. For
@@ -98,7 +103,7 @@ void json_write(struct strbuf *sb, const cJSON *item);
 /* json_write + fileio_write_atomic. */
 int json_save_file(const char *path, const cJSON *item, struct err *e);
 /* The same for a tree just built by a *_to_json() writer: takes ownership of root and
- * frees it; a NULL root (the writer ran out of memory) is reported as such. */
+ * frees it; a NULL root (the writer ran out of host memory) is reported as such. */
 int json_save_built(const char *path, cJSON *root, struct err *e);
 
 /* Building documents: cJSON's Add* functions return NULL when an allocation fails and

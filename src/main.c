@@ -4,6 +4,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +53,21 @@ static void version(void)
 	printf("data: %s\n", dd ? dd : "(not found)");
 }
 
+/* Exits with rc once everything written to stdout has reached it: a full disk, /dev/full
+ * or a closed pipe turns a success into exit 1 with one line, instead of a silent cut. */
+static void finish(int rc)
+{
+	int saved;
+
+	errno = 0;
+	if (fflush(stdout) != 0 || ferror(stdout) || fclose(stdout) != 0) {
+		saved = errno;
+		cli_err("octopipe: cannot write to standard output: %s\n", saved ? strerror(saved) : "write error");
+		exit(rc == EXIT_OK ? EXIT_RUNTIME : rc);
+	}
+	exit(rc);
+}
+
 int main(int argc, char **argv)
 {
 	const char *cmd;
@@ -62,21 +78,21 @@ int main(int argc, char **argv)
 		char *tui_args[] = { "tui", NULL };
 
 		if (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO))
-			exit(cmd_tui(1, tui_args));
-		exit(cmd_show(2, args));
+			finish(cmd_tui(1, tui_args));
+		finish(cmd_show(2, args));
 	}
 	cmd = argv[1];
 	if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
 		usage(stdout);
-		exit(EXIT_OK);
+		finish(EXIT_OK);
 	}
 	if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0) {
 		version();
-		exit(EXIT_OK);
+		finish(EXIT_OK);
 	}
 	for (const struct cli_cmd *c = cli_commands; c->name; c++)
 		if (strcmp(c->name, cmd) == 0)
-			exit(c->run(argc - 1, argv + 1));
-	fprintf(stderr, "octopipe: '%s' is not a command (see 'octopipe --help')\n", cmd);
-	exit(EXIT_INPUT);
+			finish(c->run(argc - 1, argv + 1));
+	cli_err("octopipe: '%s' is not a command (see 'octopipe --help')\n", cmd);
+	finish(EXIT_INPUT);
 }

@@ -21,9 +21,9 @@ int megatron_layout(const struct plan *p, struct strbuf *sb, struct err *e)
 {
 	int used = 0;
 
-	for (int d = 0; d < p->ndevices; d++)
-		if (plan_stages_on(p, d) > 0)
-			used = d + 1;
+	for (int s = 0; s < p->nstages; s++)
+		if (p->stages[s].device + 1 > used)
+			used = p->stages[s].device + 1;
 	for (int s = 0; s < p->nstages; s++)
 		if (p->stages[s].device != s % used)
 			return err_set(e, ERR_INPUT, "a Megatron layout needs stage s on device s mod %d; this plan places "

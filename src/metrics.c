@@ -59,7 +59,7 @@ static int read_deadlock(struct jv *v, const cJSON *obj, const char *path, struc
 		return jv_fail(v, q, "must list the ops of the cycle");
 	m->cycle = calloc((size_t)cJSON_GetArraySize(cycle), sizeof(*m->cycle));
 	if (!m->cycle)
-		return err_set(v->e, ERR_RUNTIME, "%s: out of memory", v->file);
+		return err_set(v->e, ERR_RUNTIME, "%s: out of host memory", v->file);
 	for (const cJSON *c = cycle->child; c; c = c->next, i++) {
 		char ep[JPATH_MAX], fp[JPATH_MAX];
 		const char *tok;
@@ -142,7 +142,7 @@ int metrics_from_json(struct metrics *m, const cJSON *obj, const char *file, con
 	}
 	return 0;
 oom:
-	err_set(e, ERR_RUNTIME, "%s: out of memory", file);
+	err_set(e, ERR_RUNTIME, "%s: out of host memory", file);
 fail:
 	metrics_release(m);
 	return -1;

@@ -48,7 +48,7 @@ struct metrics {
 
 int metrics_from_json(struct metrics *m, const cJSON *obj, const char *file, const char *path,
                       struct err *e);
-/* NULL when out of memory. */
+/* NULL when out of host memory. */
 cJSON *metrics_to_json(const struct metrics *m);
 void metrics_release(struct metrics *m);
 

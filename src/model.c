@@ -43,7 +43,7 @@ void model_release(struct model *m)
 
 static int oom(struct jv *v)
 {
-	return err_set(v->e, ERR_RUNTIME, "%s: out of memory", v->file);
+	return err_set(v->e, ERR_RUNTIME, "%s: out of host memory", v->file);
 }
 
 /* Reads one layer object at path into l. */
@@ -416,7 +416,7 @@ int model_copy(struct model *dst, const struct model *src, struct err *e)
 
 	if (!root) {
 		memset(dst, 0, sizeof(*dst));
-		return err_set(e, ERR_RUNTIME, "out of memory copying model '%s'", src->name);
+		return err_set(e, ERR_RUNTIME, "out of host memory copying model '%s'", src->name);
 	}
 	r = model_from_json(dst, root, src->name, NULL, e);
 	cJSON_Delete(root);

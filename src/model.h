@@ -47,7 +47,7 @@ struct model {
 int model_from_json(struct model *m, const cJSON *root, const char *file, const char *path,
                      struct err *e);
 int model_load(struct model *m, const char *path, struct err *e);
-/* New cJSON tree of the model (caller cJSON_Delete()s); NULL when out of memory. */
+/* New cJSON tree of the model (caller cJSON_Delete()s); NULL when out of host memory. */
 cJSON *model_to_json(const struct model *m);
 int model_save(const struct model *m, const char *path, struct err *e);
 void model_release(struct model *m);

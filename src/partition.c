@@ -7,6 +7,7 @@
 #include "config.h"
 #include "partition.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -99,7 +100,7 @@ int partition_balanced(const struct model *m, int nstages, int *first, struct er
 	if (!prefix || (n <= 4096 && !cand)) {
 		free(prefix);
 		free(cand);
-		return err_set(e, ERR_RUNTIME, "out of memory partitioning %d layers", n);
+		return err_set(e, ERR_RUNTIME, "out of host memory partitioning %d layers", n);
 	}
 	prefix[0] = 0;
 	for (int i = 0; i < n; i++)
@@ -168,26 +169,68 @@ int partition_counts(const struct model *m, int nstages, const char *counts, int
 	return 0;
 }
 
-int partition_megatron(const struct model *m, int nstages, int *first, struct err *e)
+/* Entries of a layer table that are not decoder layers: a leading embedding, and a
+ * trailing head (with its loss) or multi-token-prediction modules. Cost-model tables list
+ * them on their own; measured tables fold them into the first and last layer. */
+static bool is_embedding(const struct layer *l)
 {
-	int units = m->nlayers + 2, base, extra;
+	return strcmp(l->kind, "embedding") == 0;
+}
+
+static bool is_output(const struct layer *l)
+{
+	return strcmp(l->kind, "head") == 0 || strcmp(l->kind, "mtp") == 0 || strcmp(l->kind, "loss") == 0;
+}
+
+int partition_megatron(const struct model *m, int nstages, int *first, bool accounted, struct err *e)
+{
+	int lead = 0, tail = 0, dec, units, base, extra, at;
+	int *count;
 
 	if (check_stages(m, nstages, e) < 0)
 		return -1;
-	if (nstages == 1)
-		return partition_uniform(m, 1, first, e);
+	while (lead < m->nlayers && is_embedding(&m->layers[lead]))
+		lead++;
+	while (tail < m->nlayers - lead && is_output(&m->layers[m->nlayers - 1 - tail]))
+		tail++;
+	dec = m->nlayers - lead - tail;
+	/* with the flags, the embedding and the loss each take a decoder layer's place */
+	units = dec + (accounted && nstages > 1 ? 2 : 0);
+	if (units < nstages || (accounted && nstages > 1 && units / nstages < 2 && units % nstages < 2))
+		return err_set(e, ERR_INPUT, "%d stages are too many for a Megatron split of %d decoder layers", nstages, dec);
+	count = calloc((size_t)nstages, sizeof(*count));
+	if (!count)
+		return err_set(e, ERR_RUNTIME, "out of host memory");
 	base = units / nstages;
 	extra = units % nstages;
+	for (int s = 0; s < nstages; s++)
+		count[s] = base;
+	/* Megatron-LM wants the split to be even; when it is not, the middle stages (which
+	 * hold neither the embedding nor the loss) take the extra layers first */
+	for (int s = 1; extra > 0 && s < nstages - 1; s++, extra--)
+		count[s]++;
+	if (extra > 0) {
+		count[0]++;
+		extra--;
+	}
+	if (extra > 0)
+		count[nstages - 1]++;
+	if (accounted && nstages > 1) {
+		count[0]--;
+		count[nstages - 1]--;
+	}
+	at = 0;
 	first[0] = 0;
 	for (int s = 0; s < nstages; s++) {
-		/* uniform over layers + embedding + loss, then the ends give up their extra unit */
-		int count = base + (s < extra) - (s == 0) - (s == nstages - 1);
-
-		if (count < 1)
-			return err_set(e, ERR_INPUT, "%d stages are too many for a Megatron split of %d layers", nstages,
-			               m->nlayers);
-		first[s + 1] = first[s] + count;
+		if (count[s] < 1) {
+			free(count);
+			return err_set(e, ERR_INPUT, "%d stages are too many for a Megatron split of %d decoder layers", nstages,
+			               dec);
+		}
+		at += count[s] + (s == 0 ? lead : 0) + (s == nstages - 1 ? tail : 0);
+		first[s + 1] = at;
 	}
+	free(count);
 	if (first[nstages] != m->nlayers)
 		return err_set(e, ERR_RUNTIME, "megatron partition miscounted (%d of %d layers)", first[nstages], m->nlayers);
 	return 0;
@@ -215,9 +258,11 @@ int partition_by_name(const struct model *m, const char *how, int nstages, int *
 	if (strcmp(how, "balanced") == 0)
 		return partition_balanced(m, nstages, first, e);
 	if (strcmp(how, "megatron") == 0)
-		return partition_megatron(m, nstages, first, e);
+		return partition_megatron(m, nstages, first, false, e);
+	if (strcmp(how, "megatron-accounted") == 0)
+		return partition_megatron(m, nstages, first, true, e);
 	if (how[0] >= '0' && how[0] <= '9')
 		return partition_counts(m, nstages, how, first, e);
-	return err_set(e, ERR_INPUT, "unknown partition '%s' (uniform, balanced, megatron or layer counts like 7,7,6,6)",
-	               how);
+	return err_set(e, ERR_INPUT, "unknown partition '%s' (uniform, balanced, megatron, megatron-accounted or layer "
+	               "counts like 7,7,6,6)", how);
 }

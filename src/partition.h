@@ -20,12 +20,19 @@ int partition_balanced(const struct model *m, int nstages, int *first, struct er
 /* Explicit layer counts, e.g. "7,7,6,6" (must sum to the layer count). */
 int partition_counts(const struct model *m, int nstages, const char *counts, int *first, struct err *e);
 
-/* Megatron's account_for_embedding/loss_in_pipeline_split: the embedding and the loss count
- * as one layer each, so the first and last stages get one real layer fewer. */
-int partition_megatron(const struct model *m, int nstages, int *first, struct err *e);
+/* Megatron-LM's split: the decoder layers evenly over the stages, the embedding on the
+ * first stage and the output layer with its loss (and MTP modules) on the last, on top
+ * of their share. A table whose first entries are "embedding" and whose last are "head"
+ * / "mtp" / "loss" (cost-model tables) keeps them out of the count; a measured table that
+ * folds them into its first and last layers splits all its entries. With accounted
+ * (--account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split), the
+ * embedding and the loss each take one decoder layer's place on their stage. Megatron
+ * wants an even split; any remainder goes to the middle stages first. */
+#include <stdbool.h>
+int partition_megatron(const struct model *m, int nstages, int *first, bool accounted, struct err *e);
 
 /* By name, as the command line spells it: "uniform" (also for NULL), "balanced",
- * "megatron", or explicit counts like "7,7,6,6". */
+ * "megatron", "megatron-accounted", or explicit counts like "7,7,6,6". */
 int partition_by_name(const struct model *m, const char *how, int nstages, int *first, struct err *e);
 
 /* Largest stage cost of a partition (F + B + W per microbatch, speed 1). */

@@ -18,7 +18,7 @@
 #include "bounds.h"
 
 static const char *const plan_keys[] = {
-	"format", "name", "model", "cluster", "microbatches", "split_backward",
+	"format", "name", "model", "cluster", "microbatches", "split_backward", "comm",
 	"stages", "schedule", NULL
 };
 
@@ -40,7 +40,7 @@ void plan_release(struct plan *p)
 
 static int oom(struct jv *v)
 {
-	return err_set(v->e, ERR_RUNTIME, "%s: out of memory", v->file);
+	return err_set(v->e, ERR_RUNTIME, "%s: out of host memory", v->file);
 }
 
 /* Reads "model" / "cluster": a path (relative to base_dir) or an embedded object. */
@@ -307,18 +307,23 @@ int plan_from_json(struct plan *p, const cJSON *root, const char *file, const ch
                    struct err *e)
 {
 	struct jv v = { file, e, NULL };
-	const char *name;
+	const char *name, *comm;
 	long mb;
 
 	memset(p, 0, sizeof(*p));
 	if (jv_format(&v, root, PLAN_FORMAT) < 0 ||
 	    jv_string(&v, root, "", "name", JV_NONEMPTY, NULL, &name) < 0 ||
+	    jv_string(&v, root, "", "comm", 0, "overlap", &comm) < 0 ||
 	    jv_int(&v, root, "", "microbatches", JV_REQUIRED, 1, OCTO_MAX_MICROBATCHES, 0, &mb) < 0 ||
 	    jv_bool(&v, root, "", "split_backward", JV_REQUIRED, false, &p->split_backward) < 0 ||
 	    read_part(&v, root, "model", base_dir, p) < 0 ||
 	    read_part(&v, root, "cluster", base_dir, p) < 0)
 		goto fail;
 	p->microbatches = (int)mb;
+	if (plan_comm_from_name(comm, &p->comm) < 0) {
+		jv_fail(&v, "comm", "must be \"overlap\" or \"blocking\", not '%.40s'", comm);
+		goto fail;
+	}
 	if (read_stages(&v, root, p) < 0 || read_schedule(&v, root, p) < 0)
 		goto fail;
 	if (name && !(p->name = strdup(name)))
@@ -350,16 +355,45 @@ int plan_load(struct plan *p, const char *path, struct err *e)
 
 void plan_stage_ms(const struct plan *p, int s, double ms[3])
 {
-	double f = 0, b = 0, w = 0;
+	double f = 0, b = 0, w = 0, o = p->cluster.op_overhead_us * 1e-3;
 
 	for (int l = p->stages[s].first; l <= p->stages[s].last; l++) {
 		f += p->model.layers[l].f_ms;
 		b += p->model.layers[l].b_ms;
 		w += p->model.layers[l].w_ms;
 	}
-	ms[0] = f;
-	ms[1] = p->split_backward ? b : b + w;
-	ms[2] = p->split_backward ? w : 0;
+	/* the runtime's fixed cost per op, whatever the op's size */
+	ms[0] = f + o;
+	ms[1] = (p->split_backward ? b : b + w) + o;
+	ms[2] = p->split_backward ? w + o : 0;
+}
+
+const char *plan_comm_name(enum plan_comm c)
+{
+	return c == PLAN_COMM_BLOCKING ? "blocking" : "overlap";
+}
+
+int plan_comm_from_name(const char *name, enum plan_comm *out)
+{
+	if (strcmp(name, "overlap") == 0)
+		*out = PLAN_COMM_OVERLAP;
+	else if (strcmp(name, "blocking") == 0)
+		*out = PLAN_COMM_BLOCKING;
+	else
+		return -1;
+	return 0;
+}
+
+void plan_size_orders(struct plan *p, int ops_per_stage)
+{
+	long per = (long)p->microbatches * ops_per_stage;
+
+	for (int d = 0; d <= p->ndevices; d++)
+		p->order_start[d] = 0;
+	for (int s = 0; s < p->nstages; s++)
+		p->order_start[p->stages[s].device + 1] += per;
+	for (int d = 0; d < p->ndevices; d++)
+		p->order_start[d + 1] += p->order_start[d];
 }
 
 int plan_stages_on(const struct plan *p, int d)
@@ -390,6 +424,8 @@ cJSON *plan_to_json(const struct plan *p, bool embed)
 		jw_item(&w, root, "cluster", cluster_to_json(&p->cluster));
 	jw_num(&w, root, "microbatches", p->microbatches);
 	jw_bool(&w, root, "split_backward", p->split_backward);
+	if (p->comm != PLAN_COMM_OVERLAP)  /* the default is left out: older plans stay byte-identical */
+		jw_str(&w, root, "comm", plan_comm_name(p->comm));
 	arr = jw_arr(&w, root, "stages");
 	for (int s = 0; s < p->nstages; s++) {
 		cJSON *o = jw_push(&w, arr, cJSON_CreateObject()), *range;

@@ -29,6 +29,12 @@ struct stage {
 	int device;
 };
 
+/* How the runtime that runs the plan moves activations between devices (`"comm"`):
+ * overlapped with compute (OctoPipe's executor, Megatron's interleaved schedule), or
+ * blocking as Megatron-LM's default 1F1B does: a transfer holds the sending device until
+ * the receiving one has reached the op that consumes it and the data has arrived. */
+enum plan_comm { PLAN_COMM_OVERLAP = 0, PLAN_COMM_BLOCKING };
+
 struct plan {
 	char *name;             /* optional; NULL when not given */
 	char *model_ref;        /* the path as written in the file; NULL when embedded */
@@ -37,6 +43,7 @@ struct plan {
 	struct cluster cluster;
 	int microbatches;
 	bool split_backward;
+	enum plan_comm comm;    /* default overlap */
 	int nstages;
 	struct stage *stages;
 	int ndevices;           /* = cluster.devices */
@@ -67,10 +74,19 @@ static inline long plan_total_ops(const struct plan *p)
 }
 
 /* Stage s's time per op slot on a speed-1 device: ms[0] F, ms[1] the backward op (I with
- * a split backward, else the full B = I + W), ms[2] W (0 without a split). The one sum
- * that the simulator and every executor backend share. */
+ * a split backward, else the full B = I + W), ms[2] W (0 without a split), each with the
+ * cluster's fixed per-op overhead. The one sum that the simulator and every executor
+ * backend share. */
 void plan_stage_ms(const struct plan *p, int s, double ms[3]);
+const char *plan_comm_name(enum plan_comm c);
+/* "overlap" or "blocking"; -1 for anything else. */
+int plan_comm_from_name(const char *name, enum plan_comm *out);
+
 /* Number of stages placed on device d. */
 int plan_stages_on(const struct plan *p, int d);
+/* Sets order_start so that device d's list has room for ops_per_stage ops per microbatch
+ * of each stage it holds (one pass over the stages: plan_stages_on per device would be
+ * quadratic at tens of thousands of devices). */
+void plan_size_orders(struct plan *p, int ops_per_stage);
 
 #endif

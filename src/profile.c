@@ -108,6 +108,8 @@ int profile_rules_load(struct profile_rules *r, const char *path, struct err *e)
 		pr->re = pcre2_compile((PCRE2_SPTR)pat, PCRE2_ZERO_TERMINATED, 0, &code, &off, NULL);
 		r->n++;
 		jpath_key(q, p, "pattern");
+		if (!pr->re && code == PCRE2_ERROR_NOMEMORY)
+			goto oom;
 		if (!pr->re) {
 			PCRE2_UCHAR msg[256];
 
@@ -126,7 +128,7 @@ int profile_rules_load(struct profile_rules *r, const char *path, struct err *e)
 	cJSON_Delete(root);
 	return 0;
 oom:
-	err_set(e, ERR_RUNTIME, "%s: out of memory", path);
+	err_set(e, ERR_RUNTIME, "%s: out of host memory", path);
 fail:
 	cJSON_Delete(root);
 	profile_rules_release(r);
@@ -180,7 +182,7 @@ static int record(struct importer *im, const char *name, size_t nlen, int phase,
 	int r = 0;
 
 	if (!subj)
-		return err_set(im->e, ERR_RUNTIME, "%s: out of memory", im->file);
+		return err_set(im->e, ERR_RUNTIME, "%s: out of host memory", im->file);
 	im->st->records++;
 	for (int i = 0; i < im->r->n; i++) {
 		const struct profile_rule *pr = &im->r->rules[i];
@@ -216,7 +218,7 @@ static int record(struct importer *im, const char *name, size_t nlen, int phase,
 			struct agg *n = realloc(im->layers, (size_t)cap * sizeof(*n));
 
 			if (!n) {
-				r = err_set(im->e, ERR_RUNTIME, "%s: out of memory", im->file);
+				r = err_set(im->e, ERR_RUNTIME, "%s: out of host memory", im->file);
 				goto out;
 			}
 			for (long k = im->cap; k < cap; k++) {
@@ -233,6 +235,10 @@ static int record(struct importer *im, const char *name, size_t nlen, int phase,
 			if (a->kinds.len)
 				strbuf_addch(&a->kinds, '+');
 			strbuf_addstr(&a->kinds, kind);
+			if (strbuf_failed(&a->kinds)) {
+				r = err_set(im->e, ERR_RUNTIME, "%s: out of host memory", im->file);
+				goto out;
+			}
 		}
 		if (layer > im->max)
 			im->max = layer;
@@ -241,6 +247,8 @@ static int record(struct importer *im, const char *name, size_t nlen, int phase,
 	}
 	im->st->unmatched++;
 	strbuf_addf(&im->st->unmatched_names, "%s\n", subj);
+	if (strbuf_failed(&im->st->unmatched_names))
+		r = err_set(im->e, ERR_RUNTIME, "%s: out of host memory", im->file);
 out:
 	free(subj);
 	return r;
@@ -304,12 +312,15 @@ static int read_csv(struct importer *im, const char *text, size_t len)
 static int read_trace(struct importer *im, const char *text, size_t len)
 {
 	struct jv v = { im->file, im->e, NULL };
-	cJSON *root = cJSON_ParseWithLength(text, len);
+	bool oom;
+	cJSON *root = json_parse_any(text, len, NULL, &oom);
 	const cJSON *events;
 	char p[JPATH_MAX];
 	long i = 0;
 	int r = -1;
 
+	if (oom)
+		return err_set(im->e, ERR_RUNTIME, "%s: out of host memory", im->file);
 	if (!root)
 		return err_set(im->e, ERR_INPUT, "%s: not valid JSON (a Chrome trace) nor CSV", im->file);
 	events = cJSON_IsArray(root) ? root : cJSON_GetObjectItemCaseSensitive(root, "traceEvents");
@@ -389,7 +400,7 @@ int profile_import(const struct profile_rules *r, const char *text, size_t len, 
 	rc = 0;
 	goto out;
 oom:
-	err_set(e, ERR_RUNTIME, "%s: out of memory", file);
+	err_set(e, ERR_RUNTIME, "%s: out of host memory", file);
 out:
 	for (long l = 0; l < im.cap; l++)
 		strbuf_release(&im.layers[l].kinds);

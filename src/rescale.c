@@ -37,7 +37,7 @@ int rescale_fit(const struct plan *p, const struct timeline *t, const char *file
 	if (!r->factor || !r->samples || !r->predicted_ms || !syp || !spp) {
 		free(syp);
 		free(spp);
-		return err_set(e, ERR_RUNTIME, "out of memory fitting the layer costs");
+		return err_set(e, ERR_RUNTIME, "out of host memory fitting the layer costs");
 	}
 	for (int s = 0; s < S; s++) {
 		double c[RESCALE_KINDS] = { 0, 0, 0 }, speed = p->cluster.device_speed[p->stages[s].device];
@@ -74,6 +74,8 @@ int rescale_fit(const struct plan *p, const struct timeline *t, const char *file
 				return err_set(e, ERR_INPUT, "%s: devices[%d].ops[%d]: a %s op, but the plan %s the backward",
 				               file, d, i, op_kind_name((enum op_kind)o->kind),
 				               p->split_backward ? "splits" : "does not split");
+			/* the cluster's fixed per-op cost is not the layers': only the rest scales */
+			y -= p->cluster.op_overhead_us * 1e-3 / p->cluster.device_speed[d];
 			pr = r->predicted_ms[o->stage][k];
 			syp[o->stage][k] += y * pr;
 			spp[o->stage][k] += pr * pr;

@@ -1,12 +1,14 @@
 /*
  * sched — baseline schedules (see sched.h).
  *
- * GPipe, 1F1B and Megatron's interleaved 1F1B are written out by their closed-form
- * orders. The zero-bubble family and DualPipeV are greedy list schedules under a memory
- * cap, which is how they were derived in the first place: backward before forward, W
- * only when nothing else is ready, and at most as many microbatches in flight per stage
- * as the schedule's memory budget allows (1F1B's p - s for ZB-H1 and ZB-V, about twice
- * that for ZB-H2). The simulator runs the policy and its start order becomes the plan.
+ * GPipe, 1F1B, Megatron's interleaved 1F1B, ZB-H1 and DualPipeV are written out by their
+ * closed-form orders. ZB-H2 and ZB-V are greedy list schedules under a memory cap, which
+ * is how they were derived in the first place: backward before forward, W only when
+ * nothing else is ready, and at most as many microbatches in flight per stage as the
+ * schedule's memory budget allows (1F1B's p - s for ZB-V, about twice that for ZB-H2).
+ * The simulator runs that policy with unit costs and free transfers (the papers' F = B =
+ * W), and its start order becomes the plan: a baseline's order never depends on the
+ * plan's costs or links, so it is the yardstick its name promises.
  */
 #include "config.h"
 #include "sched.h"
@@ -140,6 +142,36 @@ static void order_1f1b(struct emitter *em, int p, int m)
 		}
 		for (int j = m - warm; j < m; j++)
 			emit_backward(em, d, d, j);
+	}
+}
+
+/* ZB-H1 (Qi et al., zero bubble, "handcrafted schedule 1"): 1F1B's warm-up and steady
+ * state with the backward split, and device d holding back its Ws by d: its W of
+ * microbatch j runs after its I of microbatch j + d. Every device then keeps p
+ * microbatches' activations at most, as 1F1B does, and the later stages' Ws fill the
+ * cool-down bubbles of 1F1B: the iteration is m(F+I+W) + (p-1)(F+I-W) with free transfers,
+ * for any F, I, W (tests pin it). The order is fixed: the plan's costs and links do not
+ * move it. */
+static void order_zbh1(struct emitter *em, int p, int m)
+{
+	if (!em->p->split_backward) {
+		order_1f1b(em, p, m);  /* no W to hold back: exactly 1F1B */
+		return;
+	}
+	for (int d = 0; d < p; d++) {
+		int warm = p - 1 - d < m ? p - 1 - d : m, f = 0, i = 0, w = 0;
+
+		for (; f < warm; f++)
+			emit(em, d, d, OP_F, f);
+		while (i < m) {
+			if (f < m)
+				emit(em, d, d, OP_F, f++);
+			emit(em, d, d, OP_I, i++);
+			if (i - w > d)
+				emit(em, d, d, OP_W, w++);
+		}
+		while (w < m)
+			emit(em, d, d, OP_W, w++);
 	}
 }
 
@@ -284,10 +316,13 @@ static int order_policy(struct plan *plan, enum sched_kind k, int p, struct err 
 	memset(&s, 0, sizeof(s));
 	sim_opts_default(&o);
 	o.policy_driven = true;
+	/* the zero-bubble schedules were derived with F = B = W and free transfers: so is
+	 * their order here, whatever the plan's costs and links */
+	o.unit_costs = k != SCHED_ADAPTIVE;
 	if (k != SCHED_ADAPTIVE) {
 		cap = calloc(2 * (size_t)plan->nstages, sizeof(*cap));
 		if (!cap)
-			return err_set(e, ERR_RUNTIME, "out of memory");
+			return err_set(e, ERR_RUNTIME, "out of host memory");
 		o.policy.alternate = false;
 		o.policy.backward_first = true;
 		for (int st = 0; st < plan->nstages; st++) {
@@ -326,20 +361,18 @@ int sched_order(struct plan *plan, enum sched_kind k, int p, int v, struct err *
 		return err_set(e, ERR_INPUT, "%s with %d devices x %d chunks needs %d stages, the plan has %d",
 		               sched_name(k), p, v, p * v, plan->nstages);
 	/* device lists are sized by the stages each device holds */
-	plan->order_start[0] = 0;
-	for (int d = 0; d < plan->ndevices; d++)
-		plan->order_start[d + 1] = plan->order_start[d] +
-			plan_stages_on(plan, d) * plan->microbatches * plan_ops_per_mb(plan);
+	plan_size_orders(plan, plan_ops_per_mb(plan));
 	em.len = calloc((size_t)plan->ndevices, sizeof(int));
 	if (!em.len)
-		return err_set(e, ERR_RUNTIME, "out of memory");
+		return err_set(e, ERR_RUNTIME, "out of host memory");
 	switch (k) {
 	case SCHED_GPIPE: order_gpipe(&em, p, plan->microbatches); break;
 	case SCHED_1F1B: order_1f1b(&em, p, plan->microbatches); break;
 	case SCHED_INTERLEAVED: order_interleaved(&em, p, v, plan->microbatches); break;
+	case SCHED_ZBH1: order_zbh1(&em, p, plan->microbatches); break;
 	case SCHED_DUALPIPEV:
 		if (order_dualpipev(&em, p, plan->microbatches) < 0)
-			r = err_set(e, ERR_RUNTIME, "out of memory");
+			r = err_set(e, ERR_RUNTIME, "out of host memory");
 		break;
 	default: r = order_policy(plan, k, p, e); break;
 	}

@@ -49,7 +49,8 @@ void sim_release(struct sim *s)
 	free(s->ready); free(s->start); free(s->end); free(s->npred); free(s->state); free(s->heap);
 	free(s->next); free(s->dev_free); free(s->dev_last_kind); free(s->dev_mem); free(s->dev_peak);
 	free(s->dev_static); free(s->dev_inflight); free(s->rq); free(s->rq_len);
-	free(s->dev_stage_start); free(s->dev_stages); free(s->link_free); free(s->stage_inflight); free(s->stage_wpend); free(s->stage_hold);
+	free(s->dev_stage_start); free(s->dev_stages); free(s->link_free); free(s->link_of); free(s->link_hash);
+	free(s->pend_send); free(s->dev_blocked); free(s->dev_block_op); free(s->dev_last_end); free(s->stage_inflight); free(s->stage_wpend); free(s->stage_hold);
 	free(s->order); free(s->order_start); free(s->xfers); free(s->mem); free(s->work); free(s->marked);
 	memset(s, 0, sizeof(*s));
 }
@@ -68,13 +69,20 @@ static int ensure(struct sim *s, const struct plan *p)
 		    GROW(s->stage_out, p->nstages) || GROW(s->stage_inflight, p->nstages) ||
 		    GROW(s->stage_wpend, p->nstages) || GROW(s->rq_len, 3L * p->nstages) ||
 		    GROW(s->stage_hold, p->nstages) ||
-		    GROW(s->dev_stages, p->nstages))
+		    GROW(s->dev_stages, p->nstages) || GROW(s->link_of, 2L * p->nstages) ||
+		    GROW(s->link_free, 2L * p->nstages))
+			return -1;
+		/* the link table: a power of two at least twice the slots, so probes stay short */
+		for (s->link_hash_cap = 16; s->link_hash_cap < 4L * p->nstages; s->link_hash_cap *= 2)
+			;
+		if (GROW(s->link_hash, s->link_hash_cap))
 			return -1;
 		s->nstages_cap = p->nstages;
 	}
 	if (nops > s->nops_cap) {
 		if (GROW(s->ready, nops) || GROW(s->start, nops) || GROW(s->end, nops) || GROW(s->npred, nops) ||
-		    GROW(s->state, nops) || GROW(s->heap, 2 * nops) || GROW(s->rq, nops) || GROW(s->order, nops))
+		    GROW(s->state, nops) || GROW(s->heap, 2 * nops) || GROW(s->rq, nops) || GROW(s->order, nops) ||
+		    GROW(s->pend_send, nops))
 			return -1;
 		s->nops_cap = nops;
 	}
@@ -82,8 +90,8 @@ static int ensure(struct sim *s, const struct plan *p)
 		if (GROW(s->next, nd) || GROW(s->dev_free, nd) || GROW(s->dev_last_kind, nd) || GROW(s->dev_mem, nd) ||
 		    GROW(s->dev_peak, nd) || GROW(s->dev_static, nd) || GROW(s->dev_inflight, nd) ||
 		    GROW(s->dev_stage_start, nd + 1) || GROW(s->order_start, nd + 1) ||
-		    GROW(s->work, nd) || GROW(s->marked, nd) ||
-		    GROW(s->link_free, (long)nd * nd))
+		    GROW(s->work, nd) || GROW(s->marked, nd) || GROW(s->dev_blocked, nd) || GROW(s->dev_block_op, nd) ||
+		    GROW(s->dev_last_end, nd))
 			return -1;
 		s->ndev_cap = nd;
 	}
@@ -98,6 +106,7 @@ struct ctx {
 	const struct sim_opts *o;
 	int K, M, S;
 	bool record;
+	bool blocking;          /* transfers hold both devices (see try_rendezvous) */
 	bool oom;               /* an allocation failed while recording */
 	long done;
 	long nops;
@@ -124,7 +133,7 @@ static inline double op_dur(const struct ctx *c, long op)
 	int st = op_stage(c, op), k = op_k(c, op);
 	double d = k == 0 ? c->s->stage_f[st] : k == 2 ? c->s->stage_w[st] : c->s->stage_b[st];
 
-	return d / c->p->cluster.device_speed[c->p->stages[st].device];
+	return c->o->unit_costs ? d : d / c->p->cluster.device_speed[c->p->stages[st].device];
 }
 
 static inline long op_id(const struct ctx *c, int stage, int mb, int k)
@@ -188,12 +197,15 @@ static struct sim_event heap_pop(struct sim *s)
 
 /* ---- transfers -------------------------------------------------------------------- */
 
-/* Sends bytes from device a to b at time t; returns the arrival time. */
-static double transfer(struct ctx *c, int a, int b, uint64_t bytes, double t, int stage, int mb, int kind)
+/* Sends bytes from device a to b at time t over the FIFO link slot; returns the arrival time. */
+static double transfer(struct ctx *c, int a, int b, int slot, uint64_t bytes, double t, int stage, int mb, int kind)
 {
 	struct sim *s = c->s;
 	const struct link *l = cluster_link(&c->p->cluster, a, b);
-	double *link = &s->link_free[(long)a * c->p->ndevices + b];
+	double *link = &s->link_free[s->link_of[slot]];
+
+	if (c->o->unit_costs)
+		return t;
 	double start = t > *link ? t : *link;
 	double wire = (double)bytes / (l->gbytes_per_s * 1e6); /* GB/s = 1e6 bytes per ms */
 	double arrive = start + l->latency_us * 1e-3 + wire;
@@ -212,6 +224,43 @@ static double transfer(struct ctx *c, int a, int b, uint64_t bytes, double t, in
 		s->xfers[s->nxfers++] = (struct sim_xfer){ a, b, stage, mb, (uint8_t)kind, start, arrive, bytes };
 	}
 	return arrive;
+}
+
+/* Numbers the directed links the plan uses. Only adjacent stages talk, so a plan has at
+ * most 2(S-1) of them: slot 2s is stage s's activations to s+1, slot 2s+1 the gradients
+ * from s+1 back to s. Slots over the same directed pair of devices share one FIFO (found
+ * through a small open-addressing table), so memory and time are linear in stages
+ * instead of quadratic in devices (65 536 devices needed 32 GiB for a device x device
+ * table). */
+static void number_links(struct ctx *c)
+{
+	struct sim *s = c->s;
+	const struct stage *g = c->p->stages;
+	long mask = s->link_hash_cap - 1;
+	int n = 0;
+
+	memset(s->link_hash, 0, (size_t)s->link_hash_cap * sizeof(*s->link_hash));
+	for (int slot = 0; slot < 2 * (c->S - 1); slot++) {
+		int st = slot / 2, a = g[st + (slot & 1)].device, b = g[st + !(slot & 1)].device;
+		uint64_t key = (uint64_t)(uint32_t)a << 32 | (uint32_t)b;
+		long h = (long)((key * 0x9e3779b97f4a7c15ull) >> 20) & mask;
+
+		/* entries hold slot + 1 of the first slot over the pair; 0 is empty */
+		for (;; h = (h + 1) & mask) {
+			int q = s->link_hash[h] - 1;
+
+			if (q < 0) {
+				s->link_hash[h] = slot + 1;
+				s->link_of[slot] = n;
+				s->link_free[n++] = 0;
+				break;
+			}
+			if (g[q / 2 + (q & 1)].device == a && g[q / 2 + !(q & 1)].device == b) {
+				s->link_of[slot] = s->link_of[q];
+				break;
+			}
+		}
+	}
 }
 
 /* ---- the policy ------------------------------------------------------------------- */
@@ -308,6 +357,7 @@ static void start_op(struct ctx *c, long op, double t)
 }
 
 static void finish_at(struct ctx *c, long op, int st, int mb, int k, double t);
+static void try_rendezvous(struct ctx *c, long op);
 
 static inline void finish(struct ctx *c, long op, double t)
 {
@@ -340,6 +390,13 @@ static void dispatch_order(struct ctx *c, int d)
 		long op = action_op(c, a), op2;
 		double t;
 
+		if (c->blocking) {
+			try_rendezvous(c, op);
+			if (a->pair && s->next[d] + 1 < end)
+				try_rendezvous(c, action_op(c, a + 1));
+			if (s->dev_blocked[d] > 0)
+				return;  /* its own send is not received yet */
+		}
 		if (s->npred[op] > 0)
 			return;
 		t = s->dev_free[d] > s->ready[op] ? s->dev_free[d] : s->ready[op];
@@ -352,6 +409,7 @@ static void dispatch_order(struct ctx *c, int d)
 			                                                        : s->stage_b[a->stage]) / p->cluster.device_speed[d];
 			s->state[op] = 1;
 			s->dev_free[d] = s->end[op];
+			s->dev_last_end[d] = s->end[op];
 			s->next[d]++;
 			finish_at(c, op, a->stage, a->mb, k, s->end[op]);
 			continue;
@@ -377,6 +435,7 @@ static void dispatch_order(struct ctx *c, int d)
 			start_op(c, op, t);
 			start_op(c, op2, t2);
 			s->next[d] += 2;
+			s->dev_last_end[d] = done > s->end[op2] ? done : s->end[op2];
 			finish(c, op2, s->end[op2]);
 			finish(c, op, done);
 		}
@@ -481,6 +540,50 @@ static void arrive(struct ctx *c, long op, double at, double now)
 	}
 }
 
+/* Blocking communication (Megatron-LM's 1F1B): the producer's device holds until the
+ * transfer is done, and the transfer starts once the receiving device has reached the op
+ * that consumes it (it posts its receive when its previous op ends, even while its own
+ * send is still pending, as batched send/receive pairs do). The send is parked on the
+ * consumer until then. */
+static void post_blocking(struct ctx *c, long consumer, int from, double t)
+{
+	struct sim *s = c->s;
+
+	s->pend_send[consumer] = t;
+	s->dev_blocked[from]++;
+	s->dev_block_op[from] = consumer;
+	mark(c, op_dev(c, consumer));
+}
+
+/* op is next on its device d2: a send parked on it starts now. */
+static void try_rendezvous(struct ctx *c, long op)
+{
+	struct sim *s = c->s;
+	const struct plan *p = c->p;
+	int st = op_stage(c, op), mb = op_mb(c, op), k = op_k(c, op), d2 = op_dev(c, op), from, slot;
+	double t, at;
+
+	if (s->pend_send[op] < 0)
+		return;
+	t = s->pend_send[op] > s->dev_last_end[d2] ? s->pend_send[op] : s->dev_last_end[d2];
+	s->pend_send[op] = -1;
+	if (k == 0) {
+		from = p->stages[st - 1].device;
+		slot = 2 * (st - 1);
+		at = transfer(c, from, d2, slot, s->stage_out[st - 1], t, st - 1, mb, XFER_ACT);
+	} else {
+		from = p->stages[st + 1].device;
+		slot = 2 * st + 1;
+		at = transfer(c, from, d2, slot, s->stage_out[st], t, st + 1, mb, XFER_GRAD);
+	}
+	if (at > s->dev_free[from])
+		s->dev_free[from] = at;
+	if (--s->dev_blocked[from] == 0)
+		s->dev_block_op[from] = -1;
+	mark(c, from);
+	arrive(c, op, at, at);
+}
+
 /* op finished at t: free memory, release successors. */
 static void finish_at(struct ctx *c, long op, int st, int mb, int k, double t)
 {
@@ -497,9 +600,12 @@ static void finish_at(struct ctx *c, long op, int st, int mb, int k, double t)
 		arrive(c, op_id(c, st, mb, 1), t, t);
 		if (st + 1 < c->S) {
 			int d2 = p->stages[st + 1].device;
-			double at = d2 == d ? t : transfer(c, d, d2, s->stage_out[st], t, st, mb, XFER_ACT);
 
-			arrive(c, op_id(c, st + 1, mb, 0), at, t);
+			if (d2 != d && c->blocking)
+				post_blocking(c, op_id(c, st + 1, mb, 0), d, t);
+			else
+				arrive(c, op_id(c, st + 1, mb, 0),
+				       d2 == d ? t : transfer(c, d, d2, 2 * st, s->stage_out[st], t, st, mb, XFER_ACT), t);
 		}
 	} else if (k == 1) {
 		if (p->split_backward) {
@@ -511,9 +617,13 @@ static void finish_at(struct ctx *c, long op, int st, int mb, int k, double t)
 		}
 		if (st > 0) {
 			int d2 = p->stages[st - 1].device;
-			double at = d2 == d ? t : transfer(c, d, d2, s->stage_out[st - 1], t, st, mb, XFER_GRAD);
 
-			arrive(c, op_id(c, st - 1, mb, 1), at, t);
+			if (d2 != d && c->blocking)
+				post_blocking(c, op_id(c, st - 1, mb, 1), d, t);
+			else
+				arrive(c, op_id(c, st - 1, mb, 1),
+				       d2 == d ? t : transfer(c, d, d2, 2 * (st - 1) + 1, s->stage_out[st - 1], t, st, mb,
+				                              XFER_GRAD), t);
 		}
 	} else {
 		s->dev_mem[d] -= (double)s->stage_act_w[st];
@@ -532,6 +642,9 @@ static void setup(struct ctx *c)
 	double opt_bytes = c->o->bytes_per_param - 12.0 + 12.0 / (c->o->zero_dp > 0 ? c->o->zero_dp : 1);
 
 	for (int d = 0; d < p->ndevices; d++) {
+		s->dev_blocked[d] = 0;
+		s->dev_block_op[d] = -1;
+		s->dev_last_end[d] = 0;
 		s->dev_free[d] = 0;
 		s->dev_last_kind[d] = OP_B;
 		s->dev_static[d] = 0;
@@ -548,7 +661,13 @@ static void setup(struct ctx *c)
 			act_w += m->layers[l].act_w_bytes;
 			params += (double)m->layers[l].param_bytes / 2.0;
 		}
-		plan_stage_ms(p, st, ms);
+		if (c->o->unit_costs) {
+			ms[0] = 1;
+			ms[1] = p->split_backward ? 1 : 2;
+			ms[2] = p->split_backward ? 1 : 0;
+		} else {
+			plan_stage_ms(p, st, ms);
+		}
 		s->stage_f[st] = ms[0];
 		s->stage_b[st] = ms[1];
 		s->stage_w[st] = ms[2];
@@ -565,22 +684,26 @@ static void setup(struct ctx *c)
 		s->dev_peak[d] = s->dev_static[d];
 	}
 	/* the stages of each device, and where its ops go in a policy-made order */
-	s->dev_stage_start[0] = 0;
+	/* (a counting sort: linear in devices + stages) */
+	for (int d = 0; d <= p->ndevices; d++)
+		s->dev_stage_start[d] = 0;
+	for (int st = 0; st < c->S; st++)
+		s->dev_stage_start[p->stages[st].device + 1]++;
 	s->order_start[0] = 0;
 	for (int d = 0; d < p->ndevices; d++) {
-		int n = s->dev_stage_start[d];
-
-		for (int st = 0; st < c->S; st++)
-			if (p->stages[st].device == d)
-				s->dev_stages[n++] = st;
-		s->dev_stage_start[d + 1] = n;
-		s->order_start[d + 1] = s->order_start[d] + (n - s->dev_stage_start[d]) * c->M * c->K;
+		s->order_start[d + 1] = s->order_start[d] + (long)s->dev_stage_start[d + 1] * c->M * c->K;
+		s->dev_stage_start[d + 1] += s->dev_stage_start[d];
+		s->work[d] = s->dev_stage_start[d]; /* cursor; work is empty until the run */
 	}
+	for (int st = 0; st < c->S; st++)
+		s->dev_stages[s->work[p->stages[st].device]++] = st;
 	for (int q = 0; q < 3 * c->S; q++)
 		s->rq_len[q] = 0;
-	for (long i = 0; i < (long)p->ndevices * p->ndevices; i++)
-		s->link_free[i] = 0;
+	number_links(c);
 	memset(s->ready, 0, (size_t)nops * sizeof(*s->ready));
+	if (c->blocking)
+		for (long i = 0; i < nops; i++)
+			s->pend_send[i] = -1;
 	memset(s->state, 0, (size_t)nops * sizeof(*s->state));
 	for (int st = 0; st < c->S; st++) {
 		int8_t np[3] = { (int8_t)(st > 0), (int8_t)(1 + (st + 1 < c->S)), 1 };
@@ -635,6 +758,8 @@ static long blocker(const struct ctx *c, long op, const long *pos)
 
 		return action_op(c, a);
 	}
+	if (c->blocking && s->dev_blocked[d] > 0 && s->dev_block_op[d] >= 0)
+		return s->dev_block_op[d];  /* its send waits for the receiver to reach this op */
 	if (p->order[pos[op]].pair && pos[op] + 1 < p->order_start[d + 1]) {
 		/* the head of a pair also waits for its partner's inputs */
 		long partner = action_op(c, &p->order[pos[op] + 1]);
@@ -663,7 +788,7 @@ static int diagnose_deadlock(struct ctx *c, struct metrics *m, struct err *e)
 	if (!pos || !seen) {
 		free(pos);
 		free(seen);
-		return err_set(e, ERR_RUNTIME, "out of memory diagnosing a deadlock");
+		return err_set(e, ERR_RUNTIME, "out of host memory diagnosing a deadlock");
 	}
 	for (int d = 0; d < p->ndevices; d++)
 		for (int i = p->order_start[d]; i < p->order_start[d + 1]; i++) {
@@ -694,7 +819,7 @@ static int diagnose_deadlock(struct ctx *c, struct metrics *m, struct err *e)
 		if (!m->cycle) {
 			free(pos);
 			free(seen);
-			return err_set(e, ERR_RUNTIME, "out of memory diagnosing a deadlock");
+			return err_set(e, ERR_RUNTIME, "out of host memory diagnosing a deadlock");
 		}
 		strbuf_addstr(&sb, "deadlock: ");
 		u = first;
@@ -708,8 +833,13 @@ static int diagnose_deadlock(struct ctx *c, struct metrics *m, struct err *e)
 			action_format(&a, t1);
 			action_format(&ab, t2);
 			if (sb.len < 700) {
-				if (op_dev(c, b) == op_dev(c, u) && pos[b] == pos[u] - 1)
-					strbuf_addf(&sb, "%s%s comes after %s on device %d", i > 1 ? "; " : "", t1, t2, op_dev(c, u));
+				int du = op_dev(c, u);
+
+				if (op_dev(c, b) == du && pos[b] == pos[u] - 1)
+					strbuf_addf(&sb, "%s%s comes after %s on device %d", i > 1 ? "; " : "", t1, t2, du);
+				else if (c->blocking && pos[u] == s->next[du] && s->dev_blocked[du] > 0 && b == s->dev_block_op[du])
+					strbuf_addf(&sb, "%s%s (device %d) waits until device %d reaches %s to receive its send "
+					            "(blocking transfers)", i > 1 ? "; " : "", t1, du, op_dev(c, b), t2);
 				else
 					strbuf_addf(&sb, "%s%s (device %d) waits for %s (device %d)", i > 1 ? "; " : "", t1,
 					            op_dev(c, u), t2, op_dev(c, b));
@@ -722,7 +852,10 @@ static int diagnose_deadlock(struct ctx *c, struct metrics *m, struct err *e)
 	}
 	free(pos);
 	free(seen);
-	err_set(e, ERR_INFEASIBLE, "%s", sb.buf);
+	if (strbuf_failed(&sb))
+		err_set(e, ERR_RUNTIME, "out of host memory diagnosing a deadlock");
+	else
+		err_set(e, ERR_INFEASIBLE, "%s", sb.buf);
 	strbuf_release(&sb);
 	return -1;
 }
@@ -866,13 +999,18 @@ static int compute_metrics(struct ctx *c, struct metrics *m)
 int sim_run(struct sim *s, const struct plan *p, const struct sim_opts *opts,
             struct metrics *m, struct err *e)
 {
-	struct ctx c = { s, p, opts, plan_ops_per_mb(p), p->microbatches, p->nstages,
-	                 opts->record, false, 0, (long)p->nstages * p->microbatches * plan_ops_per_mb(p) };
+	struct ctx c = { .s = s, .p = p, .o = opts, .K = plan_ops_per_mb(p), .M = p->microbatches, .S = p->nstages,
+	                 .record = opts->record, .oom = false, .done = 0,
+	                 .nops = (long)p->nstages * p->microbatches * plan_ops_per_mb(p) };
 	long nops = c.nops;
+
+	/* the policy chooses among ready ops as they come: it always overlaps transfers */
+	c.blocking = !opts->policy_driven && !opts->unit_costs &&
+	             (opts->comm == SIM_COMM_BLOCKING || (opts->comm == SIM_COMM_PLAN && p->comm == PLAN_COMM_BLOCKING));
 
 	memset(m, 0, sizeof(*m));
 	if (ensure(s, p) < 0)
-		return err_set(e, ERR_RUNTIME, "out of memory simulating %ld ops", nops);
+		return err_set(e, ERR_RUNTIME, "out of host memory simulating %ld ops", nops);
 	setup(&c);
 	s->nwork = 0;
 	for (int d = 0; d < p->ndevices; d++)
@@ -921,7 +1059,7 @@ int sim_run(struct sim *s, const struct plan *p, const struct sim_opts *opts,
 		}
 	}
 	if (c.oom)
-		return err_set(e, ERR_RUNTIME, "out of memory recording the timeline");
+		return err_set(e, ERR_RUNTIME, "out of host memory recording the timeline");
 	if (c.done < nops) {
 		if (opts->policy_driven)
 			return err_set(e, ERR_INFEASIBLE, "the policy left %ld of %ld ops unscheduled", nops - c.done, nops);
@@ -929,7 +1067,7 @@ int sim_run(struct sim *s, const struct plan *p, const struct sim_opts *opts,
 	}
 	if (compute_metrics(&c, m) < 0) {
 		metrics_release(m);
-		return err_set(e, ERR_RUNTIME, "out of memory computing metrics");
+		return err_set(e, ERR_RUNTIME, "out of host memory computing metrics");
 	}
 	return 0;
 }
@@ -1014,7 +1152,7 @@ int sim_timeline(const struct sim *s, const struct plan *p, const struct metrics
 	return 0;
 oom:
 	timeline_release(t);
-	return err_set(e, ERR_RUNTIME, "out of memory building the timeline");
+	return err_set(e, ERR_RUNTIME, "out of host memory building the timeline");
 }
 
 int sim_apply_order(const struct sim *s, struct plan *p, struct err *e)

@@ -48,7 +48,14 @@ struct sim_opts {
 	bool record;               /* keep per-op times, transfers and memory for a timeline */
 	double bytes_per_param;    /* static memory per parameter: 16 (bf16 + Adam), 18 with fp32 grads */
 	int zero_dp;               /* ZeRO-1 data-parallel degree dividing the 12 optimizer bytes */
+	int comm;                  /* SIM_COMM_PLAN: as the plan says; or force overlap / blocking
+	                            * (order-driven only: the policy always overlaps) */
+	bool unit_costs;           /* every stage's F = I = W = 1 (B = 2) and transfers are free: a
+	                            * baseline's order derived this way is the same whatever the
+	                            * plan's costs and links, as its paper drew it */
 };
+
+enum { SIM_COMM_PLAN = 0, SIM_COMM_OVERLAP, SIM_COMM_BLOCKING };
 
 /* The defaults: order-driven, 16 bytes per parameter, no ZeRO, adaptive policy settings. */
 void sim_opts_default(struct sim_opts *o);
@@ -90,7 +97,15 @@ struct sim {
 	int32_t *rq;               /* policy: ready microbatches, a min-heap per (stage, op slot) */
 	int *rq_len;
 	int *dev_stage_start, *dev_stages; /* the stages of each device (CSR) */
-	double *link_free;         /* ndev x ndev, FIFO per directed link */
+	double *link_free;         /* per directed link in use: when its FIFO is free */
+	int *link_of;              /* per stage boundary and direction: its link (see number_links) */
+	double *pend_send;         /* blocking: per op, when its cross-device input was ready to
+	                            * leave (-1: none waiting for the receiver) */
+	int *dev_blocked;          /* blocking: sends of the device not yet received */
+	long *dev_block_op;        /* blocking: the op one of them waits for (deadlock naming) */
+	double *dev_last_end;      /* end of the device's last op (when it posts its next receive) */
+	int *link_hash;            /* (device, device) -> first slot over it, open addressing */
+	long link_hash_cap;
 	int *work, nwork;          /* devices to look at next */
 	char *marked;              /* device is in work */
 	int *stage_inflight;
@@ -108,7 +123,7 @@ struct sim {
 
 /* Simulates plan p. Fills m (metrics_release() it) and, with opts->record, keeps op times
  * in s for sim_timeline(). Returns 0, or -1 with e set: ERR_INFEASIBLE when the order
- * deadlocks (m->cycle names the ops; e says so in words), ERR_RUNTIME when out of memory.
+ * deadlocks (m->cycle names the ops; e says so in words), ERR_RUNTIME when out of host memory.
  * Devices over capacity are listed in m->oom; that is not an error for sim_run(). */
 int sim_run(struct sim *s, const struct plan *p, const struct sim_opts *opts,
             struct metrics *m, struct err *e);

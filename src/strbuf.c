@@ -133,3 +133,61 @@ void strbuf_truncate(struct strbuf *sb, size_t len)
 		sb->buf[len] = '\0';
 	}
 }
+
+/* Length of the valid UTF-8 sequence at s (n bytes left), 0 when it is not one. */
+static size_t utf8_len(const unsigned char *s, size_t n, unsigned *cp)
+{
+	size_t len, i;
+	unsigned c = s[0], min;
+
+	if (c < 0x80) {
+		*cp = c;
+		return 1;
+	}
+	if (c >= 0xc2 && c <= 0xdf) {
+		len = 2; c &= 0x1f; min = 0x80;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		len = 3; c &= 0x0f; min = 0x800;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		len = 4; c &= 0x07; min = 0x10000;
+	} else {
+		return 0;
+	}
+	if (len > n)
+		return 0;
+	for (i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		c = (c << 6) | (s[i] & 0x3f);
+	}
+	if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	*cp = c;
+	return len;
+}
+
+void strbuf_add_printable(struct strbuf *sb, const char *s, size_t n, bool keep_newlines)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0;
+
+	while (i < n) {
+		unsigned cp;
+		size_t len = utf8_len(p + i, n - i, &cp);
+
+		if (len == 0) {
+			strbuf_addf(sb, "\\x%02x", p[i]);
+			i++;
+			continue;
+		}
+		if (cp == '\n' && keep_newlines)
+			strbuf_addch(sb, '\n');
+		else if (cp < 0x20 || cp == 0x7f)
+			strbuf_addf(sb, "\\x%02x", cp);
+		else if (cp >= 0x80 && cp <= 0x9f)
+			strbuf_addf(sb, "\\u%04x", cp);
+		else
+			strbuf_add(sb, p + i, len);
+		i += len;
+	}
+}

@@ -37,6 +37,11 @@ void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap);
 /* Appends n copies of c. */
 void strbuf_pad(struct strbuf *sb, char c, size_t n);
 void strbuf_truncate(struct strbuf *sb, size_t len);
+/* Appends s[0..n) for a terminal: valid UTF-8 is copied, control characters (C0, DEL,
+ * U+0080..U+009F) and bytes that are not UTF-8 become "\xNN" / "\u0085", so text from
+ * files and arguments can never move the cursor or retitle a terminal. With
+ * keep_newlines, '\n' is copied as is. */
+void strbuf_add_printable(struct strbuf *sb, const char *s, size_t n, bool keep_newlines);
 static inline bool strbuf_failed(const struct strbuf *sb) { return sb->oom; }
 
 #endif

@@ -41,7 +41,7 @@ void timeline_release(struct timeline *t)
 
 static int oom(struct jv *v)
 {
-	return err_set(v->e, ERR_RUNTIME, "%s: out of memory", v->file);
+	return err_set(v->e, ERR_RUNTIME, "%s: out of host memory", v->file);
 }
 
 static int read_kind(struct jv *v, const cJSON *o, const char *path, uint8_t *kind)

@@ -176,7 +176,7 @@ long timeline_check_plan(const struct plan *p, const struct timeline *t, double 
 		free(c.op);
 		free(c.xf);
 		if (e)
-			err_set(e, ERR_RUNTIME, "out of memory checking the timeline");
+			err_set(e, ERR_RUNTIME, "out of host memory checking the timeline");
 		return -1;
 	}
 	for (long k = 0; k < t->nxfers; k++) {

@@ -21,7 +21,7 @@
 #include "timeline.h"
 
 /* Returns the number of violations (0: the timeline keeps every rule); the first one is
- * described in e as one line. -1 on out of memory. */
+ * described in e as one line. -1 on out of host memory. */
 long timeline_check_plan(const struct plan *p, const struct timeline *t, double slack_ms, struct err *e);
 
 #endif

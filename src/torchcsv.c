@@ -108,6 +108,8 @@ int torchcsv_import(struct plan *out, const char *text, const char *file,
 			break;
 		line++;
 	}
+	if (w.oom)
+		goto oom; /* a cell left out would look like a missing stage */
 	if (max_stage < 0) {
 		err_set(e, ERR_INPUT, "%s: no actions found", file);
 		goto fail;
@@ -171,10 +173,14 @@ int torchcsv_import(struct plan *out, const char *text, const char *file,
 		free(out->cluster_ref);
 		out->model_ref = model_ref ? strdup(model_ref) : NULL;
 		out->cluster_ref = cluster_ref ? strdup(cluster_ref) : NULL;
+		if ((model_ref && !out->model_ref) || (cluster_ref && !out->cluster_ref)) {
+			plan_release(out);
+			goto oom;
+		}
 	}
 	goto done;
 oom:
-	err_set(e, ERR_RUNTIME, "%s: out of memory", file);
+	err_set(e, ERR_RUNTIME, "%s: out of host memory", file);
 fail:
 	r = -1;
 done:

@@ -11,7 +11,7 @@
 #include "plan.h"
 #include "timeline.h"
 
-/* New trace document (caller cJSON_Delete()s), NULL when out of memory. p may be NULL
+/* New trace document (caller cJSON_Delete()s), NULL when out of host memory. p may be NULL
  * (then layer ranges are left out). */
 cJSON *trace_from_timeline(const struct timeline *t, const struct plan *p);
 

@@ -69,6 +69,9 @@ struct tuner {
 	struct tune_state starts[8];  /* other starting structures, best first */
 	double start_ms[8];
 	int nstarts, next_start;
+	/* an allocation failed where the search cannot report it (a candidate list, an
+	 * evaluation): the next tune_new/tune_step/tune_result says out of host memory */
+	bool oom;
 };
 
 static double now_s(void)
@@ -145,9 +148,7 @@ static void state_to_stages(struct plan *p, const struct tune_state *s)
 		p->stages[i].last = s->first[i + 1] - 1;
 		p->stages[i].device = s->device[i];
 	}
-	p->order_start[0] = 0;
-	for (int d = 0; d < p->ndevices; d++)
-		p->order_start[d + 1] = p->order_start[d] + plan_stages_on(p, d) * p->microbatches * 3;
+	plan_size_orders(p, 3);
 }
 
 static void policy_opts(const struct tune_state *s, int devices, int *cap, int *wcap, struct sim_opts *o)
@@ -181,6 +182,8 @@ static double evaluate(struct tuner *t, const struct tune_state *s, struct metri
 	policy_opts(s, t->cluster->devices, t->cap_buf, t->wcap_buf, &o);
 	t->evals++;
 	if (sim_run(&t->sim, &t->work, &o, &m, &e) < 0) {
+		if (e.cls == ERR_RUNTIME)
+			t->oom = true;
 		metrics_release(&m);
 		return INFINITY;
 	}
@@ -205,7 +208,7 @@ int tune_state_plan(const struct model *m, const struct cluster *c, int microbat
 	memset(out, 0, sizeof(*out));
 	memset(&sim, 0, sizeof(sim));
 	if (!cap)
-		return err_set(e, ERR_RUNTIME, "out of memory");
+		return err_set(e, ERR_RUNTIME, "out of host memory");
 	if (model_copy(&out->model, m, e) < 0 || cluster_copy(&out->cluster, c, e) < 0)
 		goto fail;
 	out->microbatches = microbatches;
@@ -215,7 +218,7 @@ int tune_state_plan(const struct model *m, const struct cluster *c, int microbat
 	out->order_start = calloc((size_t)c->devices + 1, sizeof(int));
 	out->order = calloc((size_t)s->nstages * microbatches * 3, sizeof(*out->order));
 	if (!out->stages || !out->order_start || !out->order) {
-		err_set(e, ERR_RUNTIME, "out of memory");
+		err_set(e, ERR_RUNTIME, "out of host memory");
 		goto fail;
 	}
 	state_to_stages(out, s);
@@ -376,10 +379,8 @@ static void balance_objective(const struct tuner *t, const struct tune_state *s,
 /* Moves single boundary layers while that lowers the objective (no simulation). */
 static void refine_device_balance(const struct tuner *t, struct tune_state *s)
 {
-	double *load = malloc((size_t)t->cluster->devices * sizeof(double)), w0, q0;
+	double *load = t->load, w0, q0; /* the per-device scratch of estimate() */
 
-	if (!load)
-		return;
 	balance_objective(t, s, load, &w0, &q0);
 	for (int it = 0; it < 8 * s->nstages; it++) {
 		int best_b = -1, best_dir = 0;
@@ -407,7 +408,6 @@ static void refine_device_balance(const struct tuner *t, struct tune_state *s)
 		w0 = bw;
 		q0 = bq;
 	}
-	free(load);
 }
 
 static void place_round_robin(struct tune_state *s, int D)
@@ -441,14 +441,18 @@ static struct cand *cand_add(struct tuner *t, const struct tune_state *from, enu
 		int cap = t->ccap ? t->ccap * 2 : 64;
 		struct cand *n = realloc(t->cands, (size_t)cap * sizeof(*n));
 
-		if (!n)
+		if (!n) {
+			t->oom = true;
 			return NULL;
+		}
 		t->cands = n;
 		t->ccap = cap;
 	}
 	c = &t->cands[t->ncands];
-	if (tune_state_copy(&c->st, from) < 0)
+	if (tune_state_copy(&c->st, from) < 0) {
+		t->oom = true;
 		return NULL;
+	}
 	c->kind = kind;
 	c->a = a;
 	c->b = b;
@@ -562,8 +566,10 @@ static void gen_placement(struct tuner *t)
 
 			if (S > L || S > t->max_stages || (shape == 1 && per != 2) || (shape == 2 && (D < 2 || per >= t->opts.max_stages_per_device)))
 				continue;
-			if (state_alloc(&s, S) < 0)
+			if (state_alloc(&s, S) < 0) {
+				t->oom = true;
 				return;
+			}
 			s.sched = t->cur.sched;
 			if (shape == 1)
 				place_v(&s, D);
@@ -757,7 +763,7 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 
 	*out = NULL;
 	if (!t)
-		return err_set(e, ERR_RUNTIME, "out of memory");
+		return err_set(e, ERR_RUNTIME, "out of host memory");
 	t->model = m;
 	t->cluster = c;
 	t->opts = *o;
@@ -793,7 +799,7 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 	t->load = calloc((size_t)D, sizeof(double));
 	if (!t->work.stages || !t->work.order_start || !t->work.order || !t->cap_buf || !t->wcap_buf ||
 	    !t->layer_cost || !t->layer_fb || !t->load) {
-		err_set(e, ERR_RUNTIME, "out of memory");
+		err_set(e, ERR_RUNTIME, "out of host memory");
 		goto fail;
 	}
 	for (int l = 0; l < m->nlayers; l++) {
@@ -803,16 +809,26 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 	/* every baseline that applies: the result is never worse than the best of them */
 	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
 		for (int pi = 0; pi < 2; pi++) {
-			struct baseline_spec spec = { kinds[k], o->microbatches, 0, parts[pi], NULL, 0, 0 };
+			struct baseline_spec spec = { kinds[k], o->microbatches, 0, parts[pi], NULL, 0, 0, NULL };
 			struct plan p;
 			struct sim_opts so;
 			struct metrics mt;
 			struct err ignore = ERR_INIT;
+			int rc;
 
-			if (baseline_plan(&p, m, NULL, c, NULL, &spec, &ignore) < 0)
-				continue;
+			if (baseline_plan(&p, m, NULL, c, NULL, &spec, &ignore) < 0) {
+				if (ignore.cls == ERR_RUNTIME)
+					goto oom;
+				continue; /* this baseline does not apply */
+			}
 			sim_opts_default(&so);
-			if (sim_run(&t->sim, &p, &so, &mt, &ignore) == 0 && !mt.noom && mt.makespan_ms < t->baseline_ms) {
+			rc = sim_run(&t->sim, &p, &so, &mt, &ignore);
+			if (rc < 0 && ignore.cls == ERR_RUNTIME) {
+				plan_release(&p);
+				metrics_release(&mt);
+				goto oom;
+			}
+			if (rc == 0 && !mt.noom && mt.makespan_ms < t->baseline_ms) {
 				if (t->have_baseline)
 					plan_release(&t->best_baseline);
 				t->best_baseline = p;
@@ -838,8 +854,10 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 			struct tune_state s;
 			double ms;
 
-			if (state_alloc(&s, S) < 0)
+			if (state_alloc(&s, S) < 0) {
+				tune_state_release(&best_s);
 				goto oom;
+			}
 			if (shape == 2)
 				place_v(&s, D);
 			else
@@ -895,20 +913,21 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 		         t->cur.sched.alternate ? "adaptive" : "zero-bubble knobs", t->baseline_name, t->baseline_ms);
 	else
 		snprintf(msg, sizeof(msg), "start: %d stages; no baseline applies", t->cur.nstages);
-	if (!record(t, PHASE_START, MOVE_START, 0, 0, msg, t->have_baseline ? t->baseline_ms : t->cur_ms, t->cur_ms))
+	if (!record(t, PHASE_START, MOVE_START, 0, 0, msg, t->have_baseline ? t->baseline_ms : t->cur_ms, t->cur_ms) ||
+	    t->oom)
 		goto oom;
 	t->phase = PHASE_PARTITION;
 	t->spent = now_s() - t->t0;
 	*out = t;
 	return 0;
 oom:
-	err_set(e, ERR_RUNTIME, "out of memory");
+	err_set(e, ERR_RUNTIME, "out of host memory");
 fail:
 	tune_free(t);
 	return -1;
 }
 
-int tune_step(struct tuner *t, const struct tune_step **step, struct err *e)
+static int search_step(struct tuner *t, const struct tune_step **step, struct err *e)
 {
 	*step = NULL;
 	if (!t->started) {
@@ -956,7 +975,7 @@ int tune_step(struct tuner *t, const struct tune_step **step, struct err *e)
 						generate(t);
 						*step = record(t, PHASE_START, MOVE_RESTRUCTURE, t->cur.nstages, 0, what, before, t->cur_ms);
 						if (!*step)
-							return err_set(e, ERR_RUNTIME, "out of memory");
+							return err_set(e, ERR_RUNTIME, "out of host memory");
 						return 1;
 					}
 				}
@@ -991,7 +1010,7 @@ int tune_step(struct tuner *t, const struct tune_step **step, struct err *e)
 			struct tune_state keep;
 
 			if (tune_state_copy(&keep, &c->st) < 0)
-				return err_set(e, ERR_RUNTIME, "out of memory");
+				return err_set(e, ERR_RUNTIME, "out of host memory");
 			tune_state_release(&t->cur);
 			t->cur = keep;
 			t->cur_ms = evaluate(t, &t->cur, &t->cur_metrics);
@@ -1002,13 +1021,13 @@ int tune_step(struct tuner *t, const struct tune_step **step, struct err *e)
 			if (t->cur_ms < t->best_ms) {
 				tune_state_release(&t->best);
 				if (tune_state_copy(&t->best, &t->cur) < 0)
-					return err_set(e, ERR_RUNTIME, "out of memory");
+					return err_set(e, ERR_RUNTIME, "out of host memory");
 				t->best_ms = t->cur_ms;
 			}
 			t->round_improved = true;
 			*step = record(t, t->phase, c->kind, c->a, c->b, c->what, before, t->cur_ms);
 			if (!*step)
-				return err_set(e, ERR_RUNTIME, "out of memory");
+				return err_set(e, ERR_RUNTIME, "out of host memory");
 			generate(t);
 			t->spent = now_s() - t->t0;
 			return 1;
@@ -1018,16 +1037,31 @@ int tune_step(struct tuner *t, const struct tune_step **step, struct err *e)
 	return 0;
 }
 
+int tune_step(struct tuner *t, const struct tune_step **step, struct err *e)
+{
+	int r = t->oom ? -1 : search_step(t, step, e);
+
+	if (t->oom) {
+		*step = NULL;
+		return err_set(e, ERR_RUNTIME, "out of host memory");
+	}
+	return r;
+}
+
 int tune_result(struct tuner *t, struct plan *out, struct metrics *m, struct err *e)
 {
 	struct sim_opts o;
 	int r;
 
+	if (t->oom) {
+		memset(out, 0, sizeof(*out));
+		return err_set(e, ERR_RUNTIME, "out of host memory");
+	}
 	if (t->have_baseline && t->baseline_ms <= t->best_ms) {
 		cJSON *root = plan_to_json(&t->best_baseline, true);
 
 		if (!root)
-			return err_set(e, ERR_RUNTIME, "out of memory");
+			return err_set(e, ERR_RUNTIME, "out of host memory");
 		r = plan_from_json(out, root, "tuned plan", NULL, e);
 		cJSON_Delete(root);
 		if (r < 0)
@@ -1041,10 +1075,14 @@ int tune_result(struct tuner *t, struct plan *out, struct metrics *m, struct err
 		char name[160];
 
 		snprintf(name, sizeof(name), "%s tuned", t->model->name);
-		out->name = strdup(name);
+		if (!(out->name = strdup(name))) {
+			plan_release(out);
+			return err_set(e, ERR_RUNTIME, "out of host memory");
+		}
 	}
 	sim_opts_default(&o);
 	if (m && sim_run(&t->sim, out, &o, m, e) < 0) {
+		metrics_release(m);
 		plan_release(out);
 		return -1;
 	}

@@ -34,6 +34,26 @@ run "$OCTOPIPE" calibrate -o "$T/fit2.json" "$T/slow.json"
 expect_match '^iteration: measured [0-9.]+ ms; predicted [0-9.]+ ms before \(error -[0-9.]+%\), [0-9.]+ ms after \(error [+-]0\.0[0-9]%\)$' "$OUT" "the report shows the error before and after"
 expect_match '^    1      1   1\.5000   1\.5000$' "$OUT" "and the factors per stage"
 
+# a cluster with a fixed per-op cost: only the layers' share is rescaled, so the refit
+# still lands on the measurement (a factor over the whole op would add the overhead twice)
+python3 - "$top_srcdir" "$T" <<'PY'
+import json, sys
+top, t = sys.argv[1], sys.argv[2]
+c = json.load(open(f"{top}/samples/clusters/4xH200.json")); c["op_overhead_us"] = 20000
+json.dump(c, open(f"{t}/oh-cluster.json", "w"))
+p = json.load(open(f"{top}/plans/gpt-13b-4xH200-1f1b.json"))
+p["model"] = f"{top}/samples/models/gpt-13b.json"; p["cluster"] = f"{t}/oh-cluster.json"
+json.dump(p, open(f"{t}/oh-plan.json", "w"))
+PY
+"$OCTOPIPE" run --emu-slowdown 2:1.5 --timeline-out "$T/oh-run.json" "$T/oh-plan.json" >/dev/null 2>&1
+run "$OCTOPIPE" calibrate --json --plan "$T/oh-plan.json" -o "$T/oh-fit.json" "$T/oh-run.json"
+after=$(printf '%s' "$OUT" | python3 -c 'import json,sys; print(abs(json.load(sys.stdin)["after"]["error"]))' 2>/dev/null)
+if [ "$RC" = 0 ] && awk -v a="$after" 'BEGIN { exit !(a < 0.002) }'; then
+    ok "with a 20 ms per-op overhead the refit lands within 0.2% (error $after)"
+else
+    not_ok "a refit with a per-op overhead" "exit $RC" "after $after" "$ERR"
+fi
+
 zb="$top_srcdir/plans/nemotron-nano-v2-9b-8xH200-zb-h1.json"
 "$OCTOPIPE" run --emu-slowdown 3:2 --timeline-out "$T/zb.json" "$zb" >/dev/null 2>&1
 run "$OCTOPIPE" calibrate --json --plan "$zb" -o "$T/zbfit.json" "$T/zb.json"

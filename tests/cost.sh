@@ -81,10 +81,60 @@ all=$(printf '%s\n' "$OUT" | sed -n 's/^all  *//p')
 set -- $all
 if [ "$#" = 4 ] && [ "$1" = "$3" ] && [ "$2" = "$4" ]; then ok "the built-in defaults are the joint fit ($all)"
 else not_ok "the built-in defaults are the joint fit" "$all"; fi
-for m in nemotron-nano-v2-9b gpt-13b; do
-    line=$(printf '%s\n' "$OUT" | grep "$m.json")
-    expect_match "$m.json +[0-9]\.[0-9]% +[0-9]\.[0-9]%" "$line" "defaults reproduce $m within 10% (F and backward)"
-done
+# the built-in defaults (the joint fit) per profile and layer kind, F and full backward
+# (issue 13): every kind is pinned at its error when the defaults were fitted, so a change
+# of the model that makes any kind worse fails; the kinds that meet the 15% aim must keep it
+run "$OCTOPIPE" cost $C/nemotron-nano-v2-9b.json $C/deepseek-16b.json $C/gpt-oss-20b.json $C/gpt-13b.json \
+    --cluster 8xH200 --predict $P/nemotron-nano-v2-9b.json --predict $P/deepseek-16b.json \
+    --predict $P/gpt-oss-20b.json --predict $P/gpt-13b.json --json
+expect_rc 0 "cost --predict over the four profiles"
+r=$(printf '%s' "$OUT" | python3 -c 'import json, sys
+pinned = {
+    ("nemotron-nano-v2-9b", "embedding+mamba2"): (13.1, 17.1), ("nemotron-nano-v2-9b", "mlp"): (13.1, 4.2),
+    ("nemotron-nano-v2-9b", "mamba2"): (10.1, 11.4), ("nemotron-nano-v2-9b", "attn"): (3.6, 10.8),
+    ("nemotron-nano-v2-9b", "mlp+head"): (5.7, 8.9),
+    ("deepseek-16b", "embedding+attn+dense"): (15.3, 14.0), ("deepseek-16b", "attn+dense"): (6.1, 4.6),
+    ("deepseek-16b", "attn+moe"): (43.8, 36.7), ("deepseek-16b", "attn+moe+head"): (27.1, 42.7),
+    ("gpt-oss-20b", "embedding+attn+moe"): (36.0, 48.2), ("gpt-oss-20b", "swa+moe"): (32.6, 45.8),
+    ("gpt-oss-20b", "attn+moe"): (33.5, 42.6), ("gpt-oss-20b", "swa+moe+head"): (27.3, 28.7),
+    ("gpt-13b", "embedding+attn+mlp"): (8.3, 21.0), ("gpt-13b", "attn+mlp"): (5.7, 6.2),
+    ("gpt-13b", "attn+mlp+head"): (10.4, 2.4)}
+seen, bad, good = set(), [], 0
+for k in json.load(sys.stdin)["kinds"]:
+    key = (k["profile"].split("/")[-1][:-5], k["kind"])
+    seen.add(key)
+    f, b = pinned.get(key, (-1, -1))
+    if k["f_err_pct"] > f + 0.5 or k["bw_err_pct"] > b + 0.5:
+        bad.append("%s %s: F %.1f%% BW %.1f%% (pinned %.1f%% %.1f%%)" % (key + (k["f_err_pct"], k["bw_err_pct"], f, b)))
+    if f <= 15 and b <= 15:
+        good += k["f_err_pct"] <= 15 and k["bw_err_pct"] <= 15
+if seen != set(pinned):
+    bad.append("kinds %s" % sorted(seen ^ set(pinned)))
+print("; ".join(bad) if bad else "ok %d" % good)')
+if [ "$r" = "ok 7" ]; then ok "per-kind errors of the defaults stay at their pins; the 7 kinds under 15% stay there"
+else not_ok "per-kind errors of the defaults" "$r"; fi
+# leave-one-model-out (tests/loo.py) runs the fits end to end; its table is in samples/README.md
+run python3 tests/loo.py "$OCTOPIPE" .
+expect_rc 0 "leave-one-model-out runs"
+expect_match '^\| gpt-13b \| attn\+mlp \| 38 \| [0-9.]+% \| [0-9.]+% \| 5\.7% \| 6\.2% \|$' "$OUT" "and reports held-out and joint errors per kind"
+# relative-costs.json: the full backward over the forward of every layer type is
+# reproduced within 25% on average (the head and the B / W split are not: samples/README.md)
+run python3 tests/relcosts.py "$OCTOPIPE" . samples/clusters/8xH200.json
+expect_rc 0 "the relative-costs comparison runs"
+r=$(printf '%s\n' "$OUT" | awk -F'|' '/\(B\+W\)\/F/ && $3 !~ /head/ { n++; sub(/%/, "", $7); if ($7 + 0 > 25) bad = bad $2 $3 " " $7 "%;" } END { print n, bad }')
+if [ "$r" = "5 " ]; then ok "layer (B+W)/F of all five measured layer types within 25% of relative-costs.json"
+else not_ok "layer (B+W)/F within 25%" "$r"; fi
+# attn_implementation: "eager" materializes the scores, anything else is fused
+sed 's/"eager"/"sdpa"/' $C/deepseek-16b.json >"$T/ds-sdpa.json"
+e=$("$OCTOPIPE" cost $C/deepseek-16b.json --cluster 8xH200 --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["f_ms"])')
+f=$("$OCTOPIPE" cost "$T/ds-sdpa.json" --cluster 8xH200 --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["f_ms"])')
+if python3 -c "import sys; sys.exit(0 if $e > 1.2 * $f else 1)"; then ok "eager attention costs more than sdpa ($e vs $f ms)"
+else not_ok "eager attention costs more" "$e vs $f"; fi
+sed 's/"eager"/7/' $C/deepseek-16b.json >"$T/ds-bad.json"
+run "$OCTOPIPE" cost "$T/ds-bad.json" --cluster 8xH200
+expect_match 'ds-bad.json: attn_implementation: must be a string' "$ERR" "a non-string attn_implementation is refused"
+run "$OCTOPIPE" cost $C/gpt-13b.json --cluster 8xH200 --predict $P/gpt-13b.json -o "$T/x.json"
+expect_rc 2 "--predict writes nothing"
 run "$OCTOPIPE" cost $C/gpt-13b.json --cluster 8xH200 --calibrate $P/deepseek-16b.json --cluster-out "$T/x.json"
 expect_rc 2 "a profile of another model is refused"
 expect_match 'layers: has 28 entries but the architecture has 42 layers' "$ERR" "and says why"

@@ -15,7 +15,12 @@ case "$RC" in
 esac
 expect_match '^driver .*, runtime [0-9]+\.[0-9]+, nccl 2\.[0-9]+\.[0-9]+' "$OUT" "octopipe-gpuinfo reports CUDA runtime and NCCL versions"
 run "$probe" --json
-expect_match '"nccl_version": [1-9][0-9]+' "$OUT" "octopipe-gpuinfo --json carries the NCCL version"
+expect_match '"nccl_version": ?[1-9][0-9]+' "$OUT" "octopipe-gpuinfo --json carries the NCCL version"
+if printf '%s' "$OUT" | python3 -c 'import json, sys; d = json.load(sys.stdin); assert d["count"] == len(d["devices"]); assert d["count"] or d["reason"]'; then
+    ok "octopipe-gpuinfo --json is JSON with a device per count, or the reason"
+else
+    not_ok "octopipe-gpuinfo --json is JSON with a device per count, or the reason" "$OUT"
+fi
 run "$probe" --bogus
 expect_rc 2 "octopipe-gpuinfo rejects unknown options"
 done_testing

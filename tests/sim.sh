@@ -101,4 +101,37 @@ expect_rc 0 "export megatron-layout"
 expect_match '^Et\*10\|t\*10\|t\*10\|t\*10L$' "$OUT" "gpt-13b in 4 stages of 10 layers"
 run "$OCTOPIPE" export megatron-layout "$T/zb-v.json"
 expect_rc 2 "a V placement has no Megatron layout"
+# transfers: Megatron's 1F1B blocks on them (the plan says so), --comm overrides; an
+# interleaved order cannot run with blocking transfers, and the deadlock says why
+run "$OCTOPIPE" sim "$top_srcdir/plans/nemotron-nano-v2-9b-8xH200-1f1b.json"
+expect_match "fused backward, blocking transfers" "$OUT" "a Megatron 1F1B plan simulates its blocking transfers"
+expect_match '"comm": "blocking"' "$(cat "$top_srcdir/plans/nemotron-nano-v2-9b-8xH200-1f1b.json")" "and the plan file says so"
+run "$OCTOPIPE" sim --comm blocking "$top_srcdir/plans/nemotron-nano-v2-9b-8xH200-interleaved.json"
+expect_rc 3 "interleaved with blocking transfers deadlocks"
+expect_match "waits until device [0-9]+ reaches [0-9]+B[0-9]+ to receive its send \(blocking transfers\)" "$ERR" "naming the send nobody receives"
+run "$OCTOPIPE" sim --comm sideways "$top_srcdir/plans/nemotron-nano-v2-9b-8xH200-1f1b.json"
+expect_rc 2 "--comm takes overlap or blocking"
+
+# a per-op overhead (cluster op_overhead_us) is paid by every op: the tiny plan's critical
+# path holds more than three ops, so 1 ms per op makes it at least 3 ms longer
+python3 - "$top_srcdir/tests/data" "$T" <<'PY'
+import json, sys
+d, t = sys.argv[1], sys.argv[2]
+c = json.load(open(f"{d}/tiny-cluster.json")); c["op_overhead_us"] = 1000
+json.dump(c, open(f"{t}/oh-cluster.json", "w"))
+p = json.load(open(f"{d}/tiny-plan.json")); p["model"] = f"{d}/tiny-model.json"; p["cluster"] = f"{t}/oh-cluster.json"
+json.dump(p, open(f"{t}/oh-plan.json", "w"))
+PY
+run "$OCTOPIPE" check "$T/oh-cluster.json"
+expect_match "; 1000 us per op" "$OUT" "check shows a cluster's per-op overhead"
+run "$OCTOPIPE" sim --json "$T/oh-plan.json"
+with=$(printf '%s' "$OUT" | python3 -c 'import json,sys; print(json.load(sys.stdin)["makespan_ms"])')
+run "$OCTOPIPE" sim --json "$data/tiny-plan.json"
+without=$(printf '%s' "$OUT" | python3 -c 'import json,sys; print(json.load(sys.stdin)["makespan_ms"])')
+if awk -v a="$with" -v b="$without" 'BEGIN { exit !(a >= b + 3 - 1e-9) }'; then
+    ok "a 1 ms per-op overhead lengthens the tiny plan by at least 3 ms ($without -> $with ms)"
+else
+    not_ok "a per-op overhead lengthens the iteration" "$without -> $with"
+fi
+
 done_testing

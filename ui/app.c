@@ -184,7 +184,7 @@ void pview_update(struct pview *v, const pcre2_code *re)
 
 	if (grow_arrays(v, nops) < 0) {
 		v->ran = false;
-		snprintf(v->why, sizeof(v->why), "out of memory");
+		snprintf(v->why, sizeof(v->why), "out of host memory");
 		return;
 	}
 	sim_opts_default(&o);
@@ -252,7 +252,7 @@ static int plan_dup(struct plan *dst, const struct plan *src, struct err *e)
 	int r;
 
 	if (!j)
-		return err_set(e, ERR_RUNTIME, "out of memory");
+		return err_set(e, ERR_RUNTIME, "out of host memory");
 	r = plan_from_json(dst, j, "(plan)", NULL, e);
 	cJSON_Delete(j);
 	return r;
@@ -313,7 +313,7 @@ static int steps_build(struct app *a, const struct model *m, const struct cluste
 	memset(&s, 0, sizeof(s));
 	for (size_t i = 0; i < n; i++) {
 		struct step *st = &a->steps[a->nsteps++];
-		struct baseline_spec spec = { baseline_recipes[i].schedule, mbs, 0, baseline_recipes[i].partition, NULL, 0, 0 };
+		struct baseline_spec spec = { baseline_recipes[i].schedule, mbs, 0, baseline_recipes[i].partition, NULL, 0, 0, NULL };
 		struct err e = ERR_INIT;
 		struct sim_opts o;
 		struct metrics mt;

@@ -29,7 +29,7 @@ struct pview {
 	struct plan plan;
 	struct sim sim;
 	struct metrics m;
-	bool ran;               /* the last simulation finished (maybe out of memory) */
+	bool ran;               /* the last simulation finished (maybe out of host memory) */
 	bool deadlock;          /* the last simulation deadlocked: times are the last good run's */
 	char why[1024];         /* why the plan cannot run, in words ("" when it can) */
 	long nops;

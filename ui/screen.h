@@ -32,7 +32,7 @@ struct rect {
 	int x, y, w, h;
 };
 
-/* Resizes (contents are cleared); -1 when out of memory. */
+/* Resizes (contents are cleared); -1 when out of host memory. */
 int screen_resize(struct screen *s, int w, int h);
 void screen_release(struct screen *s);
 void screen_clear(struct screen *s);

@@ -139,7 +139,7 @@ static int render(struct app *a, const struct tui_opts *o, FILE *out, struct err
 		return err_set(e, ERR_INPUT, "--render: '%s' is not a size like 120x40", o->render);
 	if (screen_resize(&s, w, h) < 0 || !(buf = malloc((size_t)w + 1))) {
 		screen_release(&s);
-		return err_set(e, ERR_RUNTIME, "out of memory");
+		return err_set(e, ERR_RUNTIME, "out of host memory");
 	}
 	a->fill_glyphs = true;
 	view_layout(a, w, h, &l);
@@ -401,7 +401,7 @@ static int loop(struct app *a, const struct tui_opts *o, struct err *e)
 
 			getmaxyx(stdscr, rows, cols);
 			if (screen_resize(&s, cols, rows) < 0) {
-				rc = err_set(e, ERR_RUNTIME, "out of memory");
+				rc = err_set(e, ERR_RUNTIME, "out of host memory");
 				break;
 			}
 			view_layout(a, cols, rows, &l);

@@ -176,7 +176,7 @@ void tuning_tick(struct app *a)
 			if (t)
 				g->n--;
 			g->state = TUNING_FAILED;
-			snprintf(g->why, sizeof(g->why), "out of memory");
+			snprintf(g->why, sizeof(g->why), "out of host memory");
 			finish(a);
 			return;
 		}
@@ -215,12 +215,12 @@ static int load_step(struct tuning *g, const cJSON *o, int k, struct err *e)
 		return err_set(e, ERR_INPUT, "steps[%d]: needs phase, after_ms and stages", k);
 	t = push(g);
 	if (!t)
-		return err_set(e, ERR_RUNTIME, "out of memory");
+		return err_set(e, ERR_RUNTIME, "out of host memory");
 	t->state.nstages = S;
 	t->state.first = calloc((size_t)S + 1, sizeof(int));
 	t->state.device = calloc((size_t)S, sizeof(int));
 	if (!t->state.first || !t->state.device)
-		return err_set(e, ERR_RUNTIME, "out of memory");
+		return err_set(e, ERR_RUNTIME, "out of host memory");
 	for (int s = 0; s < S; s++) {
 		const cJSON *so = cJSON_GetArrayItem(st, s), *ly = cJSON_GetObjectItemCaseSensitive(so, "layers");
 		const cJSON *dv = cJSON_GetObjectItemCaseSensitive(so, "device");

@@ -4,6 +4,9 @@
 #include "config.h"
 #include "cli.h"
 
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,10 +14,12 @@
 
 #include "cluster.h"
 #include "datadir.h"
+#include "doc.h"
 #include "fileio.h"
 #include "json.h"
 #include "model.h"
 #include "plan.h"
+#include "sim.h"
 
 const struct cli_cmd cli_commands[] = {
 	{ "check", "FILE...", "validate model, cluster, plan and timeline files", cmd_check },
@@ -27,14 +32,43 @@ const struct cli_cmd cli_commands[] = {
 	{ "cost", "CONFIG --cluster C -o MODEL", "layer table from a config.json or architecture; --calibrate to profiles", cmd_cost },
 	{ "run", "PLAN [--backend emu]", "execute a plan on the emulated executor, measured against the simulation", cmd_run },
 	{ "calibrate", "TIMELINE -o MODEL", "rescale a model's layer costs from a measured run; error before and after", cmd_calibrate },
-	{ "export", "torch-csv|megatron-layout PLAN", "write a plan as PyTorch CSV or a Megatron layout", cmd_export },
+	{ "export", "torch-csv|megatron-layout|svg PLAN", "write a plan as PyTorch CSV, a Megatron layout or an SVG Gantt chart", cmd_export },
+	{ "report", "PLAN... -o FILE", "one self-contained HTML report: summary, speedups, Gantts, bubbles, memory, steps", cmd_report },
 	{ "tui", "[PLAN | --model M --cluster C]", "the terminal UI: Gantt charts, hand edits, compare, steps", cmd_tui },
 	{ NULL, NULL, NULL, NULL },
 };
 
+/* Writes text to stderr with control characters escaped (see strbuf_add_printable). */
+static void put_printable(const char *text, size_t len)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	strbuf_add_printable(&sb, text, len, true);
+	fputs(strbuf_failed(&sb) ? "octopipe: out of host memory\n" : sb.buf, stderr);
+	strbuf_release(&sb);
+}
+
+void cli_verr(const char *fmt, va_list ap)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	strbuf_vaddf(&sb, fmt, ap);
+	put_printable(sb.buf, sb.len);
+	strbuf_release(&sb);
+}
+
+void cli_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	cli_verr(fmt, ap);
+	va_end(ap);
+}
+
 int cli_report(const struct err *e)
 {
-	fprintf(stderr, "%s\n", e->msg[0] ? e->msg : "unknown error");
+	cli_err("%s\n", e->msg[0] ? e->msg : "unknown error");
 	switch (e->cls) {
 	case ERR_INPUT: return EXIT_INPUT;
 	case ERR_INFEASIBLE: return EXIT_INFEASIBLE;
@@ -44,14 +78,119 @@ int cli_report(const struct err *e)
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
+	struct strbuf sb = STRBUF_INIT;
 	va_list ap;
 
-	fprintf(stderr, "octopipe %s: ", cmd);
+	strbuf_addf(&sb, "octopipe %s: ", cmd);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	strbuf_vaddf(&sb, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, " (see 'octopipe %s --help')\n", cmd);
+	strbuf_addf(&sb, " (see 'octopipe %s --help')", cmd);
+	/* one line, even when an argument holds a newline */
+	for (size_t i = 0; i < sb.len; i++)
+		if (sb.buf[i] == '\n')
+			sb.buf[i] = ' ';
+	strbuf_addch(&sb, '\n');
+	put_printable(sb.buf, sb.len);
+	strbuf_release(&sb);
 	return EXIT_INPUT;
+}
+
+/* The option at argv[i] as the user wrote it, without any "=value". */
+static void option_name(char *out, size_t outsz, const char *arg)
+{
+	size_t n = strcspn(arg, "=");
+
+	snprintf(out, outsz, "%.*s", (int)(n < 200 ? n : 200), arg);
+}
+
+int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts, const struct option *longopts)
+{
+	char spec[128], name[256];
+	const char *arg;
+	size_t skip = (shortopts[0] == '+' || shortopts[0] == '-') ? 1 : 0;
+	int ch, matches = 0;
+	const struct option *hit = NULL;
+
+	/* ':' first: getopt reports a missing value as ':' and prints nothing itself, so the
+	 * user gets one line from us, naming the option and what is wrong with it */
+	snprintf(spec, sizeof(spec), "%.*s:%s", (int)skip, shortopts, shortopts + skip);
+	opterr = 0;
+	ch = getopt_long(argc, argv, spec, longopts, NULL);
+	if (ch == -1)
+		return -1;
+	arg = (optind >= 1 && optind <= argc) ? argv[optind - 1] : "";
+	if (ch == ':' || ch == '?') {
+		if (strncmp(arg, "--", 2) != 0) {
+			/* a short option: optopt is the letter */
+			if (ch == ':')
+				cli_usage_error(cmd, "option '-%c' needs a value", optopt);
+			else if (optopt && isprint(optopt))
+				cli_usage_error(cmd, "unknown option '-%c'", optopt);
+			else
+				cli_usage_error(cmd, "unknown option '%s'", arg);
+			return '?';
+		}
+		option_name(name, sizeof(name), arg);
+		for (const struct option *o = longopts; o && o->name; o++) {
+			size_t n = strlen(name + 2);
+
+			if (strncmp(o->name, name + 2, n) == 0) {
+				matches++;
+				if (!hit || strlen(o->name) == n)
+					hit = o;
+			}
+		}
+		if (hit && (matches == 1 || strlen(hit->name) == strlen(name + 2)))
+			snprintf(name, sizeof(name), "--%s", hit->name);
+		else
+			hit = NULL;
+		if (ch == ':')
+			cli_usage_error(cmd, "option '%s' needs a value", name);
+		else if (hit && hit->has_arg == no_argument && strchr(arg, '='))
+			cli_usage_error(cmd, "option '%s' takes no value", name);
+		else if (matches > 1 && !hit)
+			cli_usage_error(cmd, "option '%s' is ambiguous", name);
+		else
+			cli_usage_error(cmd, "unknown option '%s'", name);
+		return '?';
+	}
+	if (optarg && !optarg[0]) {
+		/* an empty value is a slip (an unset shell variable, -o ""), except for the
+		 * options where "nothing" means something */
+		static const char *const may_be_empty[] = { "keys", "launcher", NULL };
+		const struct option *o = longopts;
+
+		while (o && o->name && o->val != ch)
+			o++;
+		for (int i = 0; o && o->name && may_be_empty[i]; i++)
+			if (strcmp(o->name, may_be_empty[i]) == 0)
+				return ch;
+		if (o && o->name)
+			snprintf(name, sizeof(name), "--%s", o->name);
+		else
+			snprintf(name, sizeof(name), "-%c", ch);
+		cli_usage_error(cmd, "option '%s' needs a value, not an empty string", name);
+		return '?';
+	}
+	return ch;
+}
+
+int cli_number(const char *cmd, const char *opt, const char *value, double lo, double hi, bool lo_open,
+               double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(value, &end);
+	/* written as "not inside" so that NaN, which compares false, is refused */
+	if (end == value || *end || errno == ERANGE || !(lo_open ? v > lo : v >= lo) || !(v <= hi)) {
+		cli_usage_error(cmd, "%s: '%s' is not a number in %c%g, %g]", opt, value, lo_open ? '(' : '[', lo, hi);
+		return -1;
+	}
+	*out = v;
+	return 0;
 }
 
 const char *cli_resolve(const char *arg, const char *subdir)
@@ -131,7 +270,7 @@ int cli_write_plan(struct plan *p, const char *out, const char *model_path, cons
 		struct strbuf sb = STRBUF_INIT;
 
 		if (!root) {
-			fprintf(stderr, "octopipe: out of memory\n");
+			fprintf(stderr, "octopipe: out of host memory\n");
 			return EXIT_RUNTIME;
 		}
 		json_write(&sb, root);
@@ -145,4 +284,61 @@ int cli_write_plan(struct plan *p, const char *out, const char *model_path, cons
 		return EXIT_RUNTIME;
 	}
 	return plan_save(p, out, embed, &e) < 0 ? cli_report(&e) : EXIT_OK;
+}
+
+void cli_oom_line(struct strbuf *sb, const char *path, const struct plan *p, const struct metrics *m)
+{
+	int d = m->oom[0];
+
+	strbuf_addf(sb, "%s: plan infeasible: device %d needs ", path, d);
+	fmt_bytes(sb, (double)m->dev[d].peak_mem_bytes);
+	strbuf_addstr(sb, " at its peak but has ");
+	fmt_bytes(sb, cluster_usable_bytes(&p->cluster));
+	strbuf_addf(sb, " usable%s", m->noom > 1 ? " (other devices too)" : "");
+}
+
+int cli_plan_verdict(const char *path, const struct plan *p, struct strbuf *why)
+{
+	struct err e = ERR_INIT;
+	struct sim s;
+	struct sim_opts o;
+	struct metrics m;
+	int rc = EXIT_OK;
+
+	memset(&s, 0, sizeof(s));
+	sim_opts_default(&o);
+	if (sim_run(&s, p, &o, &m, &e) < 0) {
+		rc = e.cls == ERR_INFEASIBLE ? EXIT_INFEASIBLE : EXIT_RUNTIME;
+		if (rc == EXIT_INFEASIBLE)
+			strbuf_addf(why, "%s: plan infeasible: %s", path, e.msg);
+		else
+			strbuf_addf(why, "%s: %s", path, e.msg);
+	} else if (m.noom) {
+		cli_oom_line(why, path, p, &m);
+		rc = EXIT_INFEASIBLE;
+	}
+	metrics_release(&m);
+	sim_release(&s);
+	return rc;
+}
+
+int cli_put_json(cJSON *root, bool oom)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	if (!root || oom) {
+		cJSON_Delete(root);
+		cli_err("octopipe: out of host memory\n");
+		return EXIT_RUNTIME;
+	}
+	json_write(&sb, root);
+	cJSON_Delete(root);
+	if (strbuf_failed(&sb)) {
+		strbuf_release(&sb);
+		cli_err("octopipe: out of host memory\n");
+		return EXIT_RUNTIME;
+	}
+	fputs(sb.buf, stdout);
+	strbuf_release(&sb);
+	return EXIT_OK;
 }

@@ -7,6 +7,7 @@
 #ifndef OCTO_CLI_H
 #define OCTO_CLI_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -30,12 +31,28 @@ int cmd_sim(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+/* export svg (cmd_report.c): argv[0] is "svg". */
+int cmd_export_svg(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
 int cmd_cost(int argc, char **argv);
 int cmd_tui(int argc, char **argv);
 
+/* Prints one message to stderr, with control characters from names and paths escaped
+ * (every error line of the CLI goes through here or cli_report / cli_usage_error). */
+void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cli_verr(const char *fmt, va_list ap);
+/* getopt_long for a subcommand: one usage line naming the option on a missing value, an
+ * unknown or ambiguous option, a value given to a flag, or an empty value; it then returns
+ * '?' (the caller returns EXIT_INPUT). Otherwise as getopt_long. */
+struct option;
+int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts, const struct option *longopts);
+/* A number option inside [lo, hi] (lo excluded with lo_open); NaN, infinities and trailing
+ * text are refused with a usage line. Returns 0, or -1 after printing. */
+int cli_number(const char *cmd, const char *opt, const char *value, double lo, double hi, bool lo_open,
+               double *out);
 /* Prints e's message as the one error line and returns the exit code for its class. */
 int cli_report(const struct err *e);
 /* "octopipe CMD: <message>" + a pointer to --help, exit code 2. */
@@ -59,6 +76,17 @@ int cli_set_refs(struct plan *p, const char *model_path, const char *cluster_pat
  * otherwise the file refers to model_path / cluster_path relative to it (or embeds them
  * with embed). Prints the error and returns its exit code. */
 int cli_write_plan(struct plan *p, const char *out, const char *model_path, const char *cluster_path, bool embed);
+struct metrics;
+struct strbuf;
+/* The line sim prints for a plan whose device runs out of host memory (m->noom > 0). */
+void cli_oom_line(struct strbuf *sb, const char *path, const struct plan *p, const struct metrics *m);
+/* Simulates p: EXIT_OK when it runs, else EXIT_INFEASIBLE (deadlock, out of device memory) or
+ * EXIT_RUNTIME, with the line `octopipe sim` prints for it appended to why. */
+int cli_plan_verdict(const char *path, const struct plan *p, struct strbuf *why);
+/* Prints a built JSON document to stdout with the project's printer and frees it; oom
+ * (a jw builder's flag) or a NULL root is reported as one line. Returns the exit code. */
+#include <cjson/cJSON.h>
+int cli_put_json(cJSON *root, bool oom);
 /* Writes text to path ("-" = stdout) atomically; prints the error and returns its code. */
 int cli_write_text(const char *path, const char *text, size_t len);
 

@@ -50,7 +50,7 @@ static double simulate(const struct plan *p, const char *path, int *rc)
 	memset(&s, 0, sizeof(s));
 	sim_opts_default(&so);
 	if (sim_run(&s, p, &so, &m, &e) < 0) {
-		fprintf(stderr, "%s: plan infeasible: %s\n", path, e.msg);
+		cli_err("%s: plan infeasible: %s\n", path, e.msg);
 		*rc = e.cls == ERR_INFEASIBLE ? EXIT_INFEASIBLE : EXIT_RUNTIME;
 	} else {
 		ms = m.makespan_ms;
@@ -70,30 +70,42 @@ static double measured_ms(const struct timeline *t)
 	return end;
 }
 
-static void report(const struct plan *p, const struct rescale *r, const char *tl_path, const char *plan_path,
+static int report(const struct plan *p, const struct rescale *r, const char *tl_path, const char *plan_path,
                    const char *source, double meas, double before, double after, bool json)
 {
 	const char *kn[RESCALE_KINDS] = { "f", p->split_backward ? "i" : "b", "w" };
 	int kinds = p->split_backward ? 3 : 2;
 
 	if (json) {
-		struct strbuf q1 = STRBUF_INIT, q2 = STRBUF_INIT;
+		struct jw w = { false };
+		cJSON *root = cJSON_CreateObject(), *o, *arr;
 
-		printf("{\"timeline\": %s, \"plan\": %s, \"source\": \"%s\", \"measured_ms\": %.6f, "
-		       "\"before\": {\"predicted_ms\": %.6f, \"error\": %.6f}, "
-		       "\"after\": {\"predicted_ms\": %.6f, \"error\": %.6f}, \"stages\": [",
-		       json_quoted(&q1, tl_path), json_quoted(&q2, plan_path), source, meas, before,
-		       meas > 0 ? (before - meas) / meas : 0, after, meas > 0 ? (after - meas) / meas : 0);
-		strbuf_release(&q1);
-		strbuf_release(&q2);
+		if (!root)
+			w.oom = true;
+		jw_str(&w, root, "timeline", tl_path);
+		jw_str(&w, root, "plan", plan_path);
+		jw_str(&w, root, "source", source);
+		jw_num(&w, root, "measured_ms", meas);
+		o = jw_obj(&w, root, "before");
+		jw_num(&w, o, "predicted_ms", before);
+		jw_num(&w, o, "error", meas > 0 ? (before - meas) / meas : 0);
+		o = jw_obj(&w, root, "after");
+		jw_num(&w, o, "predicted_ms", after);
+		jw_num(&w, o, "error", meas > 0 ? (after - meas) / meas : 0);
+		arr = jw_arr(&w, root, "stages");
 		for (int s = 0; s < r->nstages; s++) {
-			printf("%s{\"stage\": %d, \"device\": %d", s ? ", " : "", s, p->stages[s].device);
-			for (int k = 0; k < kinds; k++)
-				printf(", \"%s\": %.6f, \"%s_samples\": %d", kn[k], r->factor[s][k], kn[k], r->samples[s][k]);
-			printf("}");
+			char key[16];
+
+			o = jw_push(&w, arr, cJSON_CreateObject());
+			jw_num(&w, o, "stage", s);
+			jw_num(&w, o, "device", p->stages[s].device);
+			for (int k = 0; k < kinds; k++) {
+				jw_num(&w, o, kn[k], r->factor[s][k]);
+				snprintf(key, sizeof(key), "%s_samples", kn[k]);
+				jw_num(&w, o, key, r->samples[s][k]);
+			}
 		}
-		printf("]}\n");
-		return;
+		return cli_put_json(root, w.oom);
 	}
 	printf("calibrated from %s (%s run of %s)\n", tl_path, source, plan_path);
 	printf("iteration: measured %.2f ms; predicted %.2f ms before (error %+.2f%%), %.2f ms after (error %+.2f%%)\n\n",
@@ -105,6 +117,7 @@ static void report(const struct plan *p, const struct rescale *r, const char *tl
 			printf(" %8.4f", r->factor[s][k]);
 		printf("\n");
 	}
+	return EXIT_OK;
 }
 
 int cmd_calibrate(int argc, char **argv)
@@ -131,14 +144,14 @@ int cmd_calibrate(int argc, char **argv)
 	struct strbuf sb = STRBUF_INIT;
 
 	optind = 0;
-	while ((ch = getopt_long(argc, argv, "o:jh", opts, NULL)) != -1) {
+	while ((ch = cli_getopt("calibrate", argc, argv, "o:jh", opts)) != -1) {
 		switch (ch) {
 		case 'o': out = optarg; break;
 		case 'p': plan_arg = optarg; break;
 		case 'm': model_arg = optarg; break;
 		case 'j': json = true; break;
 		case 'h': usage(stdout); return EXIT_OK;
-		default: return cli_usage_error("calibrate", "unknown option");
+		default: return EXIT_INPUT;
 		}
 	}
 	if (optind != argc - 1)
@@ -149,7 +162,7 @@ int cmd_calibrate(int argc, char **argv)
 	if (timeline_load(&t, tl_path, &e) < 0)
 		return cli_report(&e);
 	if (strcmp(t.source, "sim") == 0) {
-		fprintf(stderr, "%s: a simulated timeline, not a measurement (use octopipe run --timeline-out)\n", tl_path);
+		cli_err("%s: a simulated timeline, not a measurement (use octopipe run --timeline-out)\n", tl_path);
 		timeline_release(&t);
 		return EXIT_INPUT;
 	}
@@ -173,7 +186,7 @@ int cmd_calibrate(int argc, char **argv)
 		if ((rc = cli_load_model(model_arg, &m, model_path)) != 0)
 			goto out_plan;
 		if (m.nlayers != p.model.nlayers) {
-			fprintf(stderr, "%s: %d layers, but the plan '%s' partitions %d\n", model_path, m.nlayers, plan_path,
+			cli_err("%s: %d layers, but the plan '%s' partitions %d\n", model_path, m.nlayers, plan_path,
 			        p.model.nlayers);
 			model_release(&m);
 			rc = EXIT_INPUT;
@@ -203,15 +216,16 @@ int cmd_calibrate(int argc, char **argv)
 		json_write(&sb, root);
 	cJSON_Delete(root);
 	if (!root || strbuf_failed(&sb)) {
-		fprintf(stderr, "octopipe calibrate: out of memory writing the model\n");
+		cli_err("octopipe calibrate: out of host memory writing the model\n");
 		rc = EXIT_RUNTIME;
 	} else {
 		/* re-simulate the same plan with the fitted costs */
 		model_release(&p.model);
 		p.model = fitted;
 		if ((after = simulate(&p, plan_path, &rc)) >= 0) {
-			report(&p, &r, tl_path, plan_path, t.source, meas, before, after, json);
-			rc = cli_write_text(out, sb.buf, sb.len);
+			rc = report(&p, &r, tl_path, plan_path, t.source, meas, before, after, json);
+			if (rc == EXIT_OK)
+				rc = cli_write_text(out, sb.buf, sb.len);
 		}
 		memset(&fitted, 0, sizeof(fitted));
 	}

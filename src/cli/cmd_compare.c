@@ -50,14 +50,14 @@ int cmd_compare(int argc, char **argv)
 	double *row_ms;
 
 	optind = 0;
-	while ((ch = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
+	while ((ch = cli_getopt("compare", argc, argv, "jh", opts)) != -1) {
 		switch (ch) {
 		case 'm': model_arg = optarg; break;
 		case 'c': cluster_arg = optarg; break;
 		case 'n': if ((mbs = cli_positive("compare", "--microbatches", optarg)) < 0) return EXIT_INPUT; break;
 		case 'j': json = true; break;
 		case 'h': usage(stdout); return EXIT_OK;
-		default: return cli_usage_error("compare", "unknown option");
+		default: return EXIT_INPUT;
 		}
 	}
 	if (!model_arg || !cluster_arg || !mbs)
@@ -90,7 +90,7 @@ int cmd_compare(int argc, char **argv)
 		       "PEAK MEM", "EFFICIENCY", "FEASIBLE");
 	}
 	for (size_t i = 0; i < (size_t)baseline_nrecipes; i++) {
-		struct baseline_spec spec = { baseline_recipes[i].schedule, mbs, 0, baseline_recipes[i].partition, NULL, 0, 0 };
+		struct baseline_spec spec = { baseline_recipes[i].schedule, mbs, 0, baseline_recipes[i].partition, NULL, 0, 0, NULL };
 		struct err e = ERR_INIT;
 		struct plan p;
 		struct metrics mt;
@@ -113,6 +113,15 @@ int cmd_compare(int argc, char **argv)
 				else
 					row_ms[i] = mt.makespan_ms;
 			}
+		}
+		if (!ran && e.cls == ERR_RUNTIME) {
+			/* the host, not the plan, ran out of something: no row can be trusted */
+			cli_err("octopipe compare: %s\n", e.msg);
+			if (built)
+				plan_release(&p);
+			metrics_release(&mt);
+			rc = EXIT_RUNTIME;
+			break;
 		}
 		if (!ran)
 			snprintf(why, sizeof(why), "n/a: %.250s", e.msg);
@@ -152,7 +161,7 @@ int cmd_compare(int argc, char **argv)
 			plan_release(&p);
 	}
 	/* the tuned plan, and how much faster it is than each baseline */
-	{
+	if (rc == EXIT_OK) {
 		struct tune_opts to;
 		struct tuner *t = NULL;
 		struct err e = ERR_INIT;
@@ -207,22 +216,25 @@ int cmd_compare(int argc, char **argv)
 			}
 			metrics_release(&mt);
 			plan_release(&p);
+		} else if (e.cls == ERR_RUNTIME) {
+			cli_err("octopipe compare: %s\n", e.msg);
+			rc = EXIT_RUNTIME;
 		} else if (!json) {
 			printf("%-15s %12s %12s %7s %10s %10s  n/a: %s\n", "tuned", "-", "-", "-", "-", "-", e.msg);
 		}
 		tune_free(t);
 	}
-	if (json) {
+	if (json && rc == EXIT_OK) {
 		struct strbuf sb = STRBUF_INIT;
 
 		json_write(&sb, out);
 		fputs(sb.buf, stdout);
 		strbuf_release(&sb);
-		cJSON_Delete(out);
 	}
+	cJSON_Delete(out);
 	sim_release(&s);
 	model_release(&m);
 	cluster_release(&c);
 	free(row_ms);
-	return w.oom ? EXIT_RUNTIME : EXIT_OK;
+	return rc != EXIT_OK ? rc : w.oom ? EXIT_RUNTIME : EXIT_OK;
 }

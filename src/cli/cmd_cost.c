@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <getopt.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,15 +29,16 @@ static void usage(FILE *f)
 	fputs("usage: octopipe cost CONFIG --cluster C [--seq S] [--micro-batch B] [--tp T]\n"
 	      "                     [--recompute] [--name NAME] [--json] [-o MODEL]\n"
 	      "       octopipe cost CONFIG... --cluster C --calibrate PROFILE... [--cluster-out FILE]\n"
+	      "       octopipe cost CONFIG... --cluster C --predict PROFILE...\n"
 	      "\n"
 	      "Reads CONFIG, a Hugging Face config.json (model types: llama, gemma2, gemma3,\n"
 	      "gemma3_text, deepseek, deepseek_v2, deepseek_v3, nemotron_h, jamba, qwen3_next,\n"
 	      "gpt_oss, gpt2) or an OctoPipe architecture file (octopipe.arch/1), and writes its\n"
 	      "layer table for one GPU of cluster C: an embedding layer, the decoder layers, MTP\n"
-	      "modules, and the head (final norm + LM head + loss). Times come from FLOPs per\n"
-	      "kernel class over the GPU's peak times the class's efficiency (the cluster's\n"
-	      "\"hardware\" section, else H200 defaults); memory-bound kernels from bytes over HBM\n"
-	      "bandwidth. Prints parameters, FLOPs per token and the heaviest layers.\n"
+	      "modules, and the head (final norm + LM head + loss). Times are sums over each\n"
+	      "layer's kernels: launches x launch overhead + (FLOPs / peak + bytes / HBM) / the\n"
+	      "efficiency of the kernel's class (the cluster's \"hardware\" section, else H200\n"
+	      "defaults). Prints parameters, FLOPs per token and the heaviest layers.\n"
 	      "\n"
 	      "  --seq S           sequence length (default: 4096, or the architecture file's)\n"
 	      "  --micro-batch B   sequences per microbatch (default 1)\n"
@@ -48,7 +50,9 @@ static void usage(FILE *f)
 	      "  -o MODEL          write the layer table (octopipe.model/1); '-' for stdout\n"
 	      "  --calibrate PROFILE  fit the efficiencies to a measured profile (one per CONFIG,\n"
 	      "                    in order; samples/profiles format or a layer table) and save\n"
-	      "                    them in the cluster file (or --cluster-out FILE)\n", f);
+	      "                    them in the cluster file (or --cluster-out FILE)\n"
+	      "  --predict PROFILE like --calibrate, but fits nothing and writes nothing: prints the\n"
+	      "                    error per layer kind of the cluster's efficiencies\n", f);
 }
 
 static void base_name(const char *path, char *out, size_t n)
@@ -63,7 +67,7 @@ static void base_name(const char *path, char *out, size_t n)
 	snprintf(out, n, "%.*s", (int)len, s);
 }
 
-static void print_summary(const struct arch *a, const struct model *m, const struct cost_opts *o,
+static int print_summary(const struct arch *a, const struct model *m, const struct cost_opts *o,
                           const struct cluster *c, bool json)
 {
 	struct arch_totals t;
@@ -73,7 +77,6 @@ static void print_summary(const struct arch *a, const struct model *m, const str
 	arch_totals(a, o->seq, &t);
 	if (json) {
 		struct jw w = { false };
-		struct strbuf sb = STRBUF_INIT;
 		cJSON *root = cJSON_CreateObject(), *arr;
 
 		jw_str(&w, root, "name", m->name);
@@ -100,13 +103,7 @@ static void print_summary(const struct arch *a, const struct model *m, const str
 			jw_str(&w, h, "kind", m->layers[heavy[i]].kind);
 			jw_num(&w, h, "total_ms", layer_total_ms(&m->layers[heavy[i]]));
 		}
-		if (!w.oom) {
-			json_write(&sb, root);
-			fputs(sb.buf, stdout);
-		}
-		strbuf_release(&sb);
-		cJSON_Delete(root);
-		return;
+		return cli_put_json(root, w.oom);
 	}
 	printf("model %s (%s): %d layers, sequence %ld x micro-batch %ld, tp %d, on %s (%s efficiencies)\n",
 	       m->name, a->family, m->nlayers, o->seq, o->micro_batch, o->tp, c->gpu ? c->gpu : c->name,
@@ -125,6 +122,92 @@ static void print_summary(const struct arch *a, const struct model *m, const str
 		printf("  %5d  %-16s %9.3f ms  (F %.3f, B %.3f, W %.3f)\n", heavy[i], l->kind,
 		       layer_total_ms(l), l->f_ms, l->b_ms, l->w_ms);
 	}
+	return EXIT_OK;
+}
+
+/* Per profile and layer kind: mean absolute error of F and of the full backward under hw. */
+static void kind_errors(const struct calib_set *s, const struct hardware *hw, char **profiles, int n,
+                        struct jw *w, cJSON *arr)
+{
+	if (!arr)
+		printf("\n%-28s %-28s %6s %8s %8s\n", "profile", "kind", "layers", "F err", "BW err");
+	for (int k = 0; k < n; k++)
+		for (int i = 0; i < s->n; i++) {
+			const struct calib_point *p = &s->pts[i];
+			double f, b;
+			int first = 1, cnt;
+
+			if (p->profile != k)
+				continue;
+			for (int j = 0; j < i; j++)
+				if (s->pts[j].profile == k && strcmp(s->pts[j].kind, p->kind) == 0)
+					first = 0;
+			if (!first)
+				continue;
+			cnt = calibrate_error_kind(s, hw, k, p->kind, &f, &b);
+			if (arr) {
+				cJSON *item = jw_push(w, arr, cJSON_CreateObject());
+
+				jw_str(w, item, "profile", profiles[k]);
+				jw_str(w, item, "kind", p->kind);
+				jw_num(w, item, "layers", cnt);
+				jw_num(w, item, "f_err_pct", round(f * 100) / 100);
+				jw_num(w, item, "bw_err_pct", round(b * 100) / 100);
+			} else {
+				const char *base = strrchr(profiles[k], '/');
+
+				printf("%-28s %-28s %6d %7.1f%% %7.1f%%\n", base ? base + 1 : profiles[k], p->kind, cnt, f, b);
+			}
+		}
+}
+
+/* --predict: the errors of the cluster's hardware against the profiles, nothing fitted */
+static int predict(struct arch *archs, int n, char **profiles, struct cluster *c, const struct cost_opts *o,
+                   bool json)
+{
+	struct calib_set s = { NULL, 0, 0 };
+	struct err e = ERR_INIT;
+	struct jw w = { false };
+	cJSON *root = json ? cJSON_CreateObject() : NULL;
+	int rc = EXIT_OK;
+
+	for (int i = 0; i < n; i++)
+		if (calibrate_add_profile(&s, &archs[i], &c->hw, o, profiles[i], &e) < 0) {
+			calibrate_release(&s);
+			cJSON_Delete(root);
+			return cli_report(&e);
+		}
+	if (json && !root)
+		w.oom = true;
+	kind_errors(&s, &c->hw, profiles, n, &w, json ? jw_arr(&w, root, "kinds") : NULL);
+	if (json) {
+		/* every measured layer with its work units per parameter (cost_units), so the model
+		 * can be studied outside */
+		cJSON *pts = jw_arr(&w, root, "points");
+
+		for (int i = 0; i < s.n; i++) {
+			const struct calib_point *p = &s.pts[i];
+			cJSON *item = jw_push(&w, pts, cJSON_CreateObject()), *fu, *bu;
+			double f, b;
+
+			calibrate_predict(&s, &c->hw, i, &f, &b);
+			jw_num(&w, item, "profile", p->profile);
+			jw_str(&w, item, "kind", p->kind);
+			jw_num(&w, item, "f_ms", p->f_ms);
+			jw_num(&w, item, "bw_ms", p->bw_ms);
+			jw_num(&w, item, "f_pred_ms", f);
+			jw_num(&w, item, "bw_pred_ms", b);
+			fu = jw_arr(&w, item, "f_units");
+			bu = jw_arr(&w, item, "bw_units");
+			for (int k = 0; k < HW_NPARAM; k++) {
+				jw_push(&w, fu, cJSON_CreateNumber(p->fu[k]));
+				jw_push(&w, bu, cJSON_CreateNumber(p->bu[k]));
+			}
+		}
+		rc = cli_put_json(root, w.oom);
+	}
+	calibrate_release(&s);
+	return rc;
 }
 
 static int calibrate(struct arch *archs, int n, char **profiles, struct cluster *c,
@@ -154,36 +237,52 @@ static int calibrate(struct arch *archs, int n, char **profiles, struct cluster 
 	free(c->hw.source);
 	c->hw.source = strbuf_detach(&src);
 	c->has_hw = true;
-	struct strbuf q = STRBUF_INIT;
+	struct jw w = { false };
+	cJSON *root = json ? cJSON_CreateObject() : NULL, *arr = NULL, *item;
 
-	if (json)
-		printf("{\"profiles\": [");
-	else
+	if (json) {
+		if (!root)
+			w.oom = true;
+		arr = jw_arr(&w, root, "profiles");
+	} else {
 		printf("%-40s %8s %8s   %8s %8s\n", "profile (mean abs. error)", "F was", "BW was", "F now", "BW now");
+	}
 	for (int k = 0; k <= n; k++) {
 		int p = k < n ? k : -1;
 
 		calibrate_error(&s, &before, p, &f0, &b0);
 		calibrate_error(&s, &c->hw, p, &f1, &b1);
-		if (json && p >= 0)
-			printf("%s{\"profile\": %s, \"f_err_pct\": %.2f, \"bw_err_pct\": %.2f, "
-			       "\"f_err_pct_before\": %.2f, \"bw_err_pct_before\": %.2f}",
-			       k ? ", " : "", json_quoted(&q, profiles[k]), f1, b1, f0, b0);
-		else if (!json)
+		if (json && p >= 0) {
+			item = jw_push(&w, arr, cJSON_CreateObject());
+			jw_str(&w, item, "profile", profiles[k]);
+			jw_num(&w, item, "f_err_pct", round(f1 * 100) / 100);
+			jw_num(&w, item, "bw_err_pct", round(b1 * 100) / 100);
+			jw_num(&w, item, "f_err_pct_before", round(f0 * 100) / 100);
+			jw_num(&w, item, "bw_err_pct_before", round(b0 * 100) / 100);
+		} else if (!json) {
 			printf("%-40s %7.1f%% %7.1f%%   %7.1f%% %7.1f%%\n", p >= 0 ? profiles[k] : "all",
 			       f0, b0, f1, b1);
+		}
 	}
-	strbuf_release(&q);
 	if (json) {
-		printf("], \"efficiency\": {");
-		for (int k = 0; k < EFF_NCLASS; k++)
-			printf("%s\"%s\": {\"f\": %.4g, \"b\": %.4g}", k ? ", " : "", hardware_class_names[k],
-			       c->hw.eff_f[k], c->hw.eff_b[k]);
-		printf("}}\n");
+		cJSON *eff = jw_obj(&w, root, "efficiency");
+
+		for (int k = 0; k < EFF_NCLASS; k++) {
+			item = jw_obj(&w, eff, hardware_class_names[k]);
+			jw_num(&w, item, "f", c->hw.eff_f[k]);
+			jw_num(&w, item, "b", c->hw.eff_b[k]);
+		}
+		item = jw_obj(&w, root, "launch_us");
+		jw_num(&w, item, "f", c->hw.launch_us_f);
+		jw_num(&w, item, "b", c->hw.launch_us_b);
+		kind_errors(&s, &c->hw, profiles, n, &w, jw_arr(&w, root, "kinds"));
+		rc = cli_put_json(root, w.oom);
 	} else {
 		printf("\n%-14s %8s %8s\n", "class", "eff F", "eff B");
 		for (int k = 0; k < EFF_NCLASS; k++)
 			printf("%-14s %8.4f %8.4f\n", hardware_class_names[k], c->hw.eff_f[k], c->hw.eff_b[k]);
+		printf("%-14s %7.2fus %7.2fus\n", "launch", c->hw.launch_us_f, c->hw.launch_us_b);
+		kind_errors(&s, &c->hw, profiles, n, NULL, NULL);
 	}
 	calibrate_release(&s);
 	if (cluster_save(c, cluster_out ? cluster_out : cluster_path, &e) < 0)
@@ -206,6 +305,7 @@ int cmd_cost(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "calibrate", required_argument, NULL, 'C' },
 		{ "cluster-out", required_argument, NULL, 'O' },
+		{ "predict", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -218,10 +318,10 @@ int cmd_cost(int argc, char **argv)
 	struct err e = ERR_INIT;
 	char cpath[4096], nbuf[256];
 	int ch, nprof = 0, nconf, rc = EXIT_OK, v;
-	bool json = false;
+	bool json = false, only_predict = false;
 
 	optind = 0;
-	while ((ch = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+	while ((ch = cli_getopt("cost", argc, argv, "o:h", opts)) != -1) {
 		switch (ch) {
 		case 'c': cluster_arg = optarg; break;
 		case 's': if ((v = cli_positive("cost", "--seq", optarg)) < 0) return EXIT_INPUT; o.seq = v; break;
@@ -231,6 +331,9 @@ int cmd_cost(int argc, char **argv)
 		case 'n': name = optarg; break;
 		case 'j': json = true; break;
 		case 'o': out = optarg; break;
+		case 'P':
+			only_predict = true;
+			/* fall through */
 		case 'C':
 			if (nprof == MAX_CONFIGS)
 				return cli_usage_error("cost", "at most %d profiles", MAX_CONFIGS);
@@ -238,7 +341,7 @@ int cmd_cost(int argc, char **argv)
 			break;
 		case 'O': cluster_out = optarg; break;
 		case 'h': usage(stdout); return EXIT_OK;
-		default: return cli_usage_error("cost", "unknown option");
+		default: return EXIT_INPUT;
 		}
 	}
 	nconf = argc - optind;
@@ -249,12 +352,21 @@ int cmd_cost(int argc, char **argv)
 	if (nprof > 0 && nprof != nconf)
 		return cli_usage_error("cost", "%d configs but %d profiles: --calibrate pairs them in order",
 		                       nconf, nprof);
+	if (only_predict && (out || cluster_out))
+		return cli_usage_error("cost", "--predict writes nothing (no -o, no --cluster-out)");
 	if (nprof == 0 && nconf > 1)
 		return cli_usage_error("cost", "one config at a time (several only with --calibrate)");
 	if (nconf > MAX_CONFIGS)
 		return cli_usage_error("cost", "at most %d configs", MAX_CONFIGS);
 	if ((rc = cli_load_cluster(cluster_arg, &c, cpath)) != 0)
 		return rc;
+	if (o.tp > c.gpus_per_node) {
+		/* its all-reduces run on the intra-node link, as every TP layout does */
+		rc = cli_usage_error("cost", "--tp %d: a tensor-parallel group stays on one node, and cluster '%s' has "
+		                     "%d GPUs per node", o.tp, c.name, c.gpus_per_node);
+		cluster_release(&c);
+		return rc;
+	}
 	o.link_gbytes_per_s = c.intra.gbytes_per_s;
 	o.link_latency_us = c.intra.latency_us;
 	for (int i = 0; i < nconf; i++) {
@@ -267,6 +379,13 @@ int cmd_cost(int argc, char **argv)
 	}
 	if (o.seq == 0)
 		o.seq = archs[0].seq_len > 0 ? archs[0].seq_len : 4096;
+	if (only_predict) {
+		rc = predict(archs, nconf, profiles, &c, &o, json);
+		for (int i = 0; i < nconf; i++)
+			arch_release(&archs[i]);
+		cluster_release(&c);
+		return rc;
+	}
 	if (nprof > 0)
 		rc = calibrate(archs, nconf, profiles, &c, &o, cpath, cluster_out, json);
 	if (rc == EXIT_OK && (nprof == 0 || out)) {
@@ -288,7 +407,7 @@ int cmd_cost(int argc, char **argv)
 			} else if (out && model_save(&m, out, &e) < 0) {
 				rc = cli_report(&e);
 			} else if (nprof == 0) {
-				print_summary(&archs[0], &m, &o, &c, json);
+				rc = print_summary(&archs[0], &m, &o, &c, json);
 				if (out && !json)
 					printf("wrote %s\n", out);
 			}

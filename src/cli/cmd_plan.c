@@ -18,20 +18,26 @@
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: octopipe plan --model M --cluster C --schedule NAME --microbatches N\n"
-	        "                     [--partition uniform|balanced|megatron|a,b,c...] [--chunks V]\n"
-	        "                     [--devices P] [--placement d0,d1,...] [--embed] -o PLAN\n"
+	        "                     [--partition uniform|balanced|megatron|...] [--chunks V]\n"
+	        "                     [--devices P] [--placement d0,d1,...] [--comm HOW] [--embed]\n"
+	        "                     -o PLAN\n"
 	        "\n"
 	        "Builds a plan for model M on cluster C (files or bundled sample names) and writes it\n"
 	        "to PLAN (\"-\" for stdout), then prints its simulated iteration time.\n"
 	        "\n"
 	        "  --schedule NAME   %s\n"
-	        "  --partition HOW   layer counts per stage: uniform (default), balanced (min-max\n"
-	        "                    stage cost), megatron (embedding and loss count as layers),\n"
-	        "                    or explicit counts like 7,7,6,6\n"
+	        "  --partition HOW   layer counts per stage: uniform, balanced (min-max stage cost),\n"
+	        "                    megatron (decoder layers evenly, the embedding and the loss on\n"
+	        "                    top of the first and last stage), megatron-accounted (they count\n"
+	        "                    as a layer each), or explicit counts like 7,7,6,6; default: the\n"
+	        "                    schedule's own (megatron for 1f1b, interleaved and zb-*)\n"
 	        "  --chunks V        stages per device (interleaved: 2 or more; zb-v, dualpipev: 2)\n"
 	        "  --devices P       pipeline devices (default: the whole cluster)\n"
 	        "  --placement LIST  device of each stage (adaptive only)\n"
 	        "  --embed           write the model and cluster into the plan instead of paths\n"
+	        "  --comm HOW        overlap (transfers run beside compute) or blocking (a device\n"
+	        "                    holds until its send is received); default: as the schedule's\n"
+	        "                    runtime does it (blocking for Megatron's 1f1b, else overlap)\n"
 	        "\n"
 	        "exit status: 0 ok, 2 bad usage or input, 3 the plan does not fit in memory\n", sched_names());
 }
@@ -77,8 +83,12 @@ static int report(const struct plan *p, const char *out)
 	memset(&s, 0, sizeof(s));
 	sim_opts_default(&o);
 	if (sim_run(&s, p, &o, &m, &e) < 0) {
-		/* a generator that emits a deadlocking order is a bug, not bad input */
-		fprintf(stderr, "octopipe plan: internal error: the generated order does not run: %s\n", e.msg);
+		/* a generator that emits a deadlocking order is a bug, not bad input; running
+		 * out of host memory is neither */
+		if (e.cls == ERR_INFEASIBLE)
+			cli_err("octopipe plan: internal error: the generated order does not run: %s\n", e.msg);
+		else
+			cli_err("octopipe plan: %s\n", e.msg);
 		sim_release(&s);
 		return EXIT_RUNTIME;
 	}
@@ -94,7 +104,7 @@ static int report(const struct plan *p, const char *out)
 		fmt_bytes(&sb, (double)m.dev[d].peak_mem_bytes);
 		strbuf_addstr(&sb, " at its peak but has ");
 		fmt_bytes(&sb, cluster_usable_bytes(&p->cluster));
-		fprintf(stderr, "plan infeasible: device %d needs %s usable%s\n", d, sb.buf,
+		cli_err("plan infeasible: device %d needs %s usable%s\n", d, sb.buf,
 		        m.noom > 1 ? " (and other devices too)" : "");
 		rc = EXIT_INFEASIBLE;
 	}
@@ -117,11 +127,12 @@ int cmd_plan(int argc, char **argv)
 		{ "placement", required_argument, NULL, 'P' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "embed", no_argument, NULL, 'e' },
+		{ "comm", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *model_arg = NULL, *cluster_arg = NULL, *sched = NULL, *out = NULL;
-	struct baseline_spec spec = { SCHED_1F1B, 0, 0, NULL, NULL, 0, 0 };
+	struct baseline_spec spec = { SCHED_1F1B, 0, 0, NULL, NULL, 0, 0, NULL };
 	char mpath[4096], cpath[4096];
 	struct model m;
 	struct cluster c;
@@ -131,13 +142,18 @@ int cmd_plan(int argc, char **argv)
 	int *placement = NULL, rc, k, ch;
 
 	optind = 0;
-	while ((ch = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+	while ((ch = cli_getopt("plan", argc, argv, "o:h", opts)) != -1) {
 		switch (ch) {
 		case 'm': model_arg = optarg; break;
 		case 'c': cluster_arg = optarg; break;
 		case 's': sched = optarg; break;
 		case 'n': if ((spec.microbatches = cli_positive("plan", "--microbatches", optarg)) < 0) return EXIT_INPUT; break;
 		case 'p': spec.partition = optarg; break;
+		case 'C':
+			if (strcmp(optarg, "overlap") != 0 && strcmp(optarg, "blocking") != 0)
+				return cli_usage_error("plan", "--comm: '%s' is not overlap or blocking", optarg);
+			spec.comm = optarg;
+			break;
 		case 'v': if ((spec.chunks = cli_positive("plan", "--chunks", optarg)) < 0) return EXIT_INPUT; break;
 		case 'd': if ((spec.devices = cli_positive("plan", "--devices", optarg)) < 0) return EXIT_INPUT; break;
 		case 'P':
@@ -148,7 +164,7 @@ int cmd_plan(int argc, char **argv)
 		case 'o': out = optarg; break;
 		case 'e': embed = true; break;
 		case 'h': usage(stdout); return EXIT_OK;
-		default: return cli_usage_error("plan", "unknown option");
+		default: return EXIT_INPUT;
 		}
 	}
 	spec.placement = placement;

@@ -42,10 +42,12 @@ static void export_usage(FILE *f)
 {
 	fputs("usage: octopipe export torch-csv PLAN [-o FILE]\n"
 	      "       octopipe export megatron-layout PLAN\n"
+	      "       octopipe export svg PLAN [-o FILE] [--timeline T] [--width PX] [--critical-path]\n"
 	      "\n"
 	      "torch-csv writes each device's ops in order as PyTorch pipelining's schedule CSV;\n"
 	      "megatron-layout prints the partition as a Megatron pipeline layout string\n"
-	      "(E embedding, t decoder layer, L loss, '|' between virtual stages).\n", f);
+	      "(E embedding, t decoder layer, L loss, '|' between virtual stages);\n"
+	      "svg draws the plan as a per-GPU Gantt chart (octopipe export svg --help).\n", f);
 }
 
 static int import_profile(int argc, char **argv)
@@ -69,14 +71,14 @@ static int import_profile(int argc, char **argv)
 	char *text;
 
 	optind = 0;
-	while ((ch = getopt_long(argc, argv, "o:vh", opts, NULL)) != -1) {
+	while ((ch = cli_getopt("import", argc, argv, "o:vh", opts)) != -1) {
 		switch (ch) {
 		case 'r': rules_path = optarg; break;
 		case 'n': if ((iters = cli_positive("import", "--iters", optarg)) < 0) return EXIT_INPUT; break;
 		case 'v': verbose = true; break;
 		case 'o': out = optarg; break;
 		case 'h': import_usage(stdout); return EXIT_OK;
-		default: return cli_usage_error("import", "unknown option");
+		default: return EXIT_INPUT;
 		}
 	}
 	if (optind != argc - 1 || !rules_path || !out)
@@ -102,11 +104,11 @@ static int import_profile(int argc, char **argv)
 		} else {
 			rc = model_save(&m, out, &e) < 0 ? cli_report(&e) : EXIT_OK;
 		}
-		fprintf(stderr, "%s: %ld records, %ld matched, %ld unmatched; %d layers%s\n", argv[optind],
+		cli_err("%s: %ld records, %ld matched, %ld unmatched; %d layers%s\n", argv[optind],
 		        st.records, st.matched, st.unmatched, m.nlayers,
 		        st.unmatched && !verbose ? " (--verbose lists the unmatched)" : "");
 		if (verbose && st.unmatched)
-			fprintf(stderr, "unmatched:\n%s", st.unmatched_names.buf);
+			cli_err("unmatched:\n%s", st.unmatched_names.buf);
 		model_release(&m);
 	}
 	strbuf_release(&st.unmatched_names);
@@ -146,7 +148,7 @@ int cmd_import(int argc, char **argv)
 	optind = 0;
 	argc--;
 	argv++;
-	while ((ch = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+	while ((ch = cli_getopt("import", argc, argv, "o:h", opts)) != -1) {
 		switch (ch) {
 		case 'm': model_arg = optarg; break;
 		case 'c': cluster_arg = optarg; break;
@@ -154,7 +156,7 @@ int cmd_import(int argc, char **argv)
 		case 'p': partition = optarg; break;
 		case 'o': out = optarg; break;
 		case 'h': import_usage(stdout); return EXIT_OK;
-		default: return cli_usage_error("import", "unknown option");
+		default: return EXIT_INPUT;
 		}
 	}
 	if (optind != argc - 1 || !model_arg || !cluster_arg || !out)
@@ -195,8 +197,10 @@ int cmd_export(int argc, char **argv)
 		export_usage(stdout);
 		return EXIT_OK;
 	}
+	if (argc >= 2 && strcmp(argv[1], "svg") == 0)
+		return cmd_export_svg(argc - 1, argv + 1);
 	if (argc < 3)
-		return cli_usage_error("export", "needs a format (torch-csv, megatron-layout) and a plan");
+		return cli_usage_error("export", "needs a format (torch-csv, megatron-layout, svg) and a plan");
 	what = argv[1];
 	for (int i = 2; i < argc; i++) {
 		if ((strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) && i + 1 < argc)

@@ -70,21 +70,88 @@ static void usage(FILE *f)
 	      "error is the prediction's: (predicted - measured) / measured, as in octopipe calibrate.\n"
 	      "\n"
 	      "exit status: 0 ok, 1 a worker failed (named, with the reason), 2 bad input,\n"
-	      "3 the plan cannot run (deadlock or out of memory in simulation)\n", f);
+	      "3 the plan cannot run (deadlock or out of device memory in simulation)\n", f);
 }
 
+/* The octopipe.events/1 stream: one JSON object per line, built with cJSON. A failed
+ * write (full disk, closed pipe) is remembered and reported once the run ends. */
 struct events {
 	FILE *f;
+	const char *path;  /* as the user named it ("-" for stdout) */
 	int iter;
+	int err;           /* errno of the first failed write, ENOMEM when a line could not be built */
 };
+
+/* Microsecond resolution keeps lines short; nothing measured here is finer. */
+static double usec(double ms)
+{
+	return round(ms * 1e6) / 1e6;
+}
+
+/* A new event object of kind ev with its iteration (iter < 0: none); w collects failures. */
+static cJSON *event_new(struct jw *w, const char *kind, int iter)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	if (!o)
+		w->oom = true;
+	jw_str(w, o, "ev", kind);
+	if (iter >= 0)
+		jw_num(w, o, "iter", iter);
+	return o;
+}
+
+/* Writes o as one line and frees it. */
+static void event_emit(struct events *ev, cJSON *o, const struct jw *w)
+{
+	char *line = (o && !w->oom) ? cJSON_PrintUnformatted(o) : NULL;
+
+	cJSON_Delete(o);
+	if (ev->err)
+		goto out;
+	if (!line) {
+		ev->err = ENOMEM;
+		goto out;
+	}
+	errno = 0;
+	if (fputs(line, ev->f) == EOF || putc('\n', ev->f) == EOF || ferror(ev->f))
+		ev->err = errno ? errno : EIO;
+out:
+	free(line);
+}
+
+/* Flushes and closes the stream (not stdout, which main closes); reports the first failure
+ * as one line and returns -1. */
+static int events_close(struct events *ev)
+{
+	if (!ev->f)
+		return 0;
+	errno = 0;
+	if (fflush(ev->f) != 0 && !ev->err)
+		ev->err = errno ? errno : EIO;
+	if (ev->f != stdout && fclose(ev->f) != 0 && !ev->err)
+		ev->err = errno ? errno : EIO;
+	ev->f = NULL;
+	if (!ev->err)
+		return 0;
+	cli_err("octopipe run: cannot write the events to '%s': %s\n", ev->path, strerror(ev->err));
+	return -1;
+}
 
 static void on_op(void *ctx, int dev, const struct action *a, double t0, double t1)
 {
 	struct events *ev = ctx;
+	struct jw w = { false };
+	cJSON *o = event_new(&w, "op", ev->iter);
+	char kind[2] = { op_kind_char((enum op_kind)a->kind), 0 };
 
-	fprintf(ev->f, "{\"ev\": \"op\", \"iter\": %d, \"dev\": %d, \"op\": \"%c\", \"stage\": %d, \"mb\": %d, "
-	        "\"t0_ms\": %.6f, \"t1_ms\": %.6f}\n", ev->iter, dev, op_kind_char((enum op_kind)a->kind),
-	        (int)a->stage, (int)a->mb, t0, t1);
+	jw_num(&w, o, "dev", dev);
+	jw_str(&w, o, "op", kind);
+	jw_num(&w, o, "stage", a->stage);
+	jw_num(&w, o, "mb", a->mb);
+	jw_num(&w, o, "t0_ms", usec(t0));
+	jw_num(&w, o, "t1_ms", usec(t1));
+	event_emit(ev, o, &w);
 }
 
 /* The prediction's error, as octopipe calibrate reports it: (predicted - measured) / measured. */
@@ -194,6 +261,8 @@ static void util_events(const struct timeline *t, const struct backend *be, stru
 		double busy = 0, util = 0;
 		uint64_t mem = 0;
 		bool have = false;
+		struct jw w;
+		cJSON *o;
 
 		for (int i = 0; i < t->dev[d].nops; i++)
 			busy += t->dev[d].ops[i].end_ms - t->dev[d].ops[i].start_ms;
@@ -202,12 +271,18 @@ static void util_events(const struct timeline *t, const struct backend *be, stru
 #else
 		(void)be;
 #endif
-		fprintf(ev->f, "{\"ev\": \"util\", \"iter\": %d, \"dev\": %d, \"busy\": %.4f", ev->iter, d,
-		        it > 0 ? busy / it : 0);
-		if (have)
-			fprintf(ev->f, ", \"gpu_util\": %.2f, \"mem_bytes\": %llu}\n", util, (unsigned long long)mem);
-		else
-			fprintf(ev->f, ", \"gpu_util\": null, \"mem_bytes\": null}\n");
+		w = (struct jw){ false };
+		o = event_new(&w, "util", ev->iter);
+		jw_num(&w, o, "dev", d);
+		jw_num(&w, o, "busy", round((it > 0 ? busy / it : 0) * 1e4) / 1e4);
+		if (have) {
+			jw_num(&w, o, "gpu_util", round(util * 100) / 100);
+			jw_num(&w, o, "mem_bytes", (double)mem);
+		} else {
+			jw_null(&w, o, "gpu_util");
+			jw_null(&w, o, "mem_bytes");
+		}
+		event_emit(ev, o, &w);
 	}
 }
 
@@ -217,17 +292,27 @@ static void xfer_events(const struct timeline *t, struct events *ev)
 	for (long k = 0; k < t->nxfers; k++) {
 		const struct tl_xfer *x = &t->xfers[k];
 
-		fprintf(ev->f, "{\"ev\": \"xfer\", \"iter\": %d, \"src\": %d, \"dst\": %d, \"stage\": %d, \"mb\": %d, "
-		        "\"kind\": \"%s\", \"t0_ms\": %.6f, \"t1_ms\": %.6f, \"bytes\": %llu}\n", ev->iter, x->src, x->dst,
-		        (int)x->stage, (int)x->mb, x->kind == XFER_ACT ? "act" : "grad", x->start_ms, x->end_ms,
-		        (unsigned long long)x->bytes);
+		struct jw w = { false };
+		cJSON *o = event_new(&w, "xfer", ev->iter);
+
+		jw_num(&w, o, "src", x->src);
+		jw_num(&w, o, "dst", x->dst);
+		jw_num(&w, o, "stage", x->stage);
+		jw_num(&w, o, "mb", x->mb);
+		jw_str(&w, o, "kind", x->kind == XFER_ACT ? "act" : "grad");
+		jw_num(&w, o, "t0_ms", usec(x->start_ms));
+		jw_num(&w, o, "t1_ms", usec(x->end_ms));
+		jw_num(&w, o, "bytes", (double)x->bytes);
+		event_emit(ev, o, &w);
 	}
 }
 
 /* An error event; "dev" names the device (or rank) the message starts with, else null. */
-static void error_event(struct events *ev, struct strbuf *q, const char *msg)
+static void error_event(struct events *ev, const char *msg)
 {
 	static const char *const who[] = { "rank ", "device ", "worker ", NULL };
+	struct jw w = { false };
+	cJSON *o = event_new(&w, "error", -1);
 	int dev = -1;
 
 	for (int i = 0; who[i] && dev < 0; i++) {
@@ -237,9 +322,11 @@ static void error_event(struct events *ev, struct strbuf *q, const char *msg)
 			dev = atoi(msg + n);
 	}
 	if (dev >= 0)
-		fprintf(ev->f, "{\"ev\": \"error\", \"dev\": %d, \"msg\": %s}\n", dev, json_quoted(q, msg));
+		jw_num(&w, o, "dev", dev);
 	else
-		fprintf(ev->f, "{\"ev\": \"error\", \"dev\": null, \"msg\": %s}\n", json_quoted(q, msg));
+		jw_null(&w, o, "dev");
+	jw_str(&w, o, "msg", msg);
+	event_emit(ev, o, &w);
 }
 
 /* Under MPI the ops are known only once rank 0 gathered them: stream them then. */
@@ -264,7 +351,7 @@ static int run_cuda_program(int argc, char **argv)
 	char *slash;
 
 	if (n <= 0) {
-		fprintf(stderr, "octopipe run: cannot find the octopipe-cuda program (no /proc/self/exe)\n");
+		cli_err("octopipe run: cannot find the octopipe-cuda program (no /proc/self/exe)\n");
 		return EXIT_RUNTIME;
 	}
 	self[n] = '\0';
@@ -280,7 +367,7 @@ static int run_cuda_program(int argc, char **argv)
 		args[i + 1] = argv[i];
 	fflush(NULL);
 	execv(path, args);
-	fprintf(stderr, "octopipe run: cannot start the cuda backend '%s': %s\n", path, strerror(errno));
+	cli_err("octopipe run: cannot start the cuda backend '%s': %s\n", path, strerror(errno));
 	free(args);
 	return EXIT_RUNTIME;
 }
@@ -318,26 +405,32 @@ int cmd_run(int argc, char **argv)
 
 	emu_opts_default(&eo);
 	optind = 0;
-	while ((ch = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
-		char *end = NULL;
+	while ((ch = cli_getopt("run", argc, argv, "jh", opts)) != -1) {
+		double x = 0;
 
 		switch (ch) {
 		case 'b': backend = optarg; break;
 		case 'i': if ((iters = cli_positive("run", "--iters", optarg)) < 0) return EXIT_INPUT; break;
 		case 's':
-			eo.time_scale = strtod(optarg, &end);
-			if (end == optarg || *end || eo.time_scale < 0 || eo.time_scale > 100)
-				return cli_usage_error("run", "--time-scale: '%s' is not a number in [0, 100]", optarg);
+			if (cli_number("run", "--time-scale", optarg, 0, 100, false, &eo.time_scale) < 0)
+				return EXIT_INPUT;
 			break;
 		case 't':
-			eo.timeout_s = strtod(optarg, &end);
-			if (end == optarg || *end || eo.timeout_s <= 0 || eo.timeout_s > 86400)
-				return cli_usage_error("run", "--timeout: '%s' is not a positive number of seconds", optarg);
+			if (cli_number("run", "--timeout", optarg, 0, 86400, true, &eo.timeout_s) < 0)
+				return EXIT_INPUT;
 			break;
 		case 'E': events_out = optarg; break;
 		case 'T': tl_out = optarg; break;
-		case 'K': eo.kill_device = atoi(optarg); break;
-		case 'A': eo.kill_after_ops = atoi(optarg); break;
+		case 'K':
+			if (cli_number("run", "--kill-device", optarg, 0, 65535, false, &x) < 0 || x != (int)x)
+				return x != (int)x ? cli_usage_error("run", "--kill-device: '%s' is not a device id", optarg) : EXIT_INPUT;
+			eo.kill_device = (int)x;
+			break;
+		case 'A':
+			if (cli_number("run", "--kill-after", optarg, 0, 1e9, false, &x) < 0 || x != (int)x)
+				return x != (int)x ? cli_usage_error("run", "--kill-after: '%s' is not a count of ops", optarg) : EXIT_INPUT;
+			eo.kill_after_ops = (int)x;
+			break;
 		case 'S':
 			/* hidden: STAGE:FACTOR makes one stage slower than its model says (calibration tests) */
 			if (sscanf(optarg, "%d:%lf", &eo.slow_stage, &eo.slow_factor) != 2 || eo.slow_stage < 0 ||
@@ -346,14 +439,13 @@ int cmd_run(int argc, char **argv)
 			break;
 		case 'M': want_mpi = true; break;
 		case 'G':
-			gemm_tflops = strtod(optarg, &end);
-			if (end == optarg || *end || !(gemm_tflops > 0 && gemm_tflops < 1e6))
-				return cli_usage_error("run", "--gemm-tflops: '%s' is not a positive number", optarg);
+			if (cli_number("run", "--gemm-tflops", optarg, 0, 1e6, true, &gemm_tflops) < 0)
+				return EXIT_INPUT;
 			break;
 		case 'g': share_gpus = true; break;
 		case 'j': json = true; break;
 		case 'h': usage(stdout); return EXIT_OK;
-		default: return cli_usage_error("run", "unknown option");
+		default: return EXIT_INPUT;
 		}
 	}
 	if (optind != argc - 1)
@@ -365,7 +457,7 @@ int cmd_run(int argc, char **argv)
 			 * the CUDA libraries (startup time, and machines without a driver) */
 			return run_cuda_program(argc, argv);
 #elif !defined(OCTO_CUDA_BACKEND)
-			fprintf(stderr, "octopipe run: the cuda backend was not built (configure found no CUDA, NCCL and cuBLAS)\n");
+			cli_err("octopipe run: the cuda backend was not built (configure found no CUDA, NCCL and cuBLAS)\n");
 			return EXIT_RUNTIME;
 #endif
 		} else {
@@ -378,8 +470,10 @@ int cmd_run(int argc, char **argv)
 		return cli_usage_error("run", "--share-gpus is for the cuda backend");
 	nranks = launched_ranks(&rank);
 	if (ro.cuda && share_gpus && (want_mpi || nranks > 1)) {
-		if (rank != 0)   /* rank 0 says it for the job */
-			return EXIT_INPUT;
+		/* rank 0 says it and fails the job; the others leave quietly and successfully, so
+		 * that mpirun does not kill rank 0 before its line is out */
+		if (rank != 0)
+			return EXIT_OK;
 		return cli_usage_error("run", "--share-gpus is for one process; as MPI ranks, ranks that share a GPU "
 		                       "already pass their data through it");
 	}
@@ -396,7 +490,7 @@ int cmd_run(int argc, char **argv)
 #else
 	if (want_mpi || nranks > 1) {
 		if (rank == 0)
-			fprintf(stderr, "octopipe run: %s, but this octopipe was built without MPI (configure --with-mpi)\n",
+			cli_err("octopipe run: %s, but this octopipe was built without MPI (configure --with-mpi)\n",
 			        want_mpi ? "--mpi was given" : "launched as several MPI ranks");
 		return EXIT_INPUT;
 	}
@@ -404,12 +498,46 @@ int cmd_run(int argc, char **argv)
 	return execute(argv[optind], &ro, 0, false);
 }
 
+/* run --json: the iteration and each device, predicted against measured. */
+static int print_json(const struct metrics *m, const struct timeline *pred, const struct timeline *meas,
+                      double measured, int repaired)
+{
+	struct jw w = { false };
+	cJSON *root = cJSON_CreateObject(), *devs;
+	char *text;
+
+	if (!root)
+		w.oom = true;
+	jw_num(&w, root, "predicted_ms", usec(m->makespan_ms));
+	jw_num(&w, root, "measured_ms", usec(measured));
+	jw_num(&w, root, "error", usec(prediction_error(m->makespan_ms, measured)));
+	jw_num(&w, root, "repaired_receives", repaired);
+	devs = jw_arr(&w, root, "devices");
+	for (int d = 0; d < meas->ndevices; d++) {
+		double pe = end_of(&pred->dev[d]), me = end_of(&meas->dev[d]);
+		cJSON *o = jw_push(&w, devs, cJSON_CreateObject());
+
+		jw_num(&w, o, "id", d);
+		jw_num(&w, o, "predicted_ms", usec(pe));
+		jw_num(&w, o, "measured_ms", usec(me));
+		jw_num(&w, o, "error", usec(prediction_error(pe, me)));
+	}
+	text = w.oom ? NULL : cJSON_PrintUnformatted(root);
+	cJSON_Delete(root);
+	if (!text) {
+		cli_err("octopipe run: out of host memory\n");
+		return EXIT_RUNTIME;
+	}
+	puts(text);
+	free(text);
+	return EXIT_OK;
+}
+
 static int execute(const char *arg, const struct run_opts *ro, int rank, bool mpi)
 {
 	const char *path, *events_out = ro->events_out, *tl_out = ro->tl_out;
 	struct emu_opts eo = ro->eo;
-	struct events ev = { NULL, 0 };
-	struct strbuf q = STRBUF_INIT;  /* JSON-quoted strings for the event stream */
+	struct events ev = { NULL, NULL, 0, 0 };
 	bool json = ro->json;
 	int iters = ro->iters, rc = EXIT_OK, repaired = 0;
 	struct err e = ERR_INIT, broke = ERR_INIT;
@@ -430,12 +558,15 @@ static int execute(const char *arg, const struct run_opts *ro, int rank, bool mp
 	memset(&s, 0, sizeof(s));
 	sim_opts_default(&so);
 	so.record = true;
+	/* the prediction is of this executor, which overlaps every transfer with compute,
+	 * whatever runtime the plan was written for */
+	so.comm = SIM_COMM_OVERLAP;
 	if (sim_run(&s, &p, &so, &m, &e) < 0) {
 		rc = e.cls == ERR_INFEASIBLE ? EXIT_INFEASIBLE : EXIT_RUNTIME;
 		err_prefix(&e, "plan infeasible");
 		err_prefix(&e, path);
 		stop_ranks(ro, mpi, &e);
-		fprintf(stderr, "%s\n", e.msg);
+		cli_err("%s\n", e.msg);
 		metrics_release(&m);
 		sim_release(&s);
 		plan_release(&p);
@@ -448,7 +579,7 @@ static int execute(const char *arg, const struct run_opts *ro, int rank, bool mp
 	}
 	if (exec_check(&x, &e) > 0) {
 		if (rank == 0)
-			fprintf(stderr, "%s: %s; repairing\n", path, e.msg);
+			cli_err("%s: %s; repairing\n", path, e.msg);
 		repaired = exec_repair(&x);
 	}
 	if (exec_check(&x, &e) > 0 || exec_validate(&x, &e) < 0) {
@@ -458,11 +589,11 @@ static int execute(const char *arg, const struct run_opts *ro, int rank, bool mp
 		goto out_x;
 	}
 	if (events_out && rank == 0) {
-		ev.f = strcmp(events_out, "-") == 0 ? stdout : fopen(events_out, "w");
+		ev.path = events_out;
+		ev.f = strcmp(events_out, "-") == 0 ? stdout : fileio_open_stream(events_out, &e);
 		if (!ev.f) {
-			err_set(&e, ERR_RUNTIME, "cannot write '%s'", events_out);
 			stop_ranks(ro, mpi, &e);
-			fprintf(stderr, "octopipe run: %s\n", e.msg);
+			cli_err("octopipe run: %s\n", e.msg);
 			rc = EXIT_RUNTIME;
 			goto out_x;
 		}
@@ -480,7 +611,7 @@ static int execute(const char *arg, const struct run_opts *ro, int rank, bool mp
 		co.kill_after_ops = eo.kill_after_ops;
 		co.rank = mpi ? rank : -1;
 		if (cuda_exec_open(&be.cuda, &p, &x, &co, &e) < 0) {
-			fprintf(stderr, "octopipe run: %s\n", e.msg);
+			cli_err("octopipe run: %s\n", e.msg);
 			rc = e.cls == ERR_INPUT ? EXIT_INPUT : EXIT_RUNTIME;
 			goto out_x;
 		}
@@ -488,8 +619,15 @@ static int execute(const char *arg, const struct run_opts *ro, int rank, bool mp
 #endif
 	if (ev.f) {
 		setvbuf(ev.f, NULL, _IOLBF, 0);
-		fprintf(ev.f, "{\"ev\": \"start\", \"plan\": %s, \"backend\": \"%s\", \"devices\": %d, \"iters\": %d, "
-		        "\"predicted_ms\": %.6f}\n", json_quoted(&q, path), bname, p.ndevices, iters, m.makespan_ms);
+		struct jw w = { false };
+		cJSON *o = event_new(&w, "start", -1);
+
+		jw_str(&w, o, "plan", path);
+		jw_str(&w, o, "backend", bname);
+		jw_num(&w, o, "devices", p.ndevices);
+		jw_num(&w, o, "iters", iters);
+		jw_num(&w, o, "predicted_ms", usec(m.makespan_ms));
+		event_emit(&ev, o, &w);
 		eo.on_op = on_op;
 		eo.ctx = &ev;
 	}
@@ -500,8 +638,8 @@ static int execute(const char *arg, const struct run_opts *ro, int rank, bool mp
 		ev.iter = it;
 		if (run_once(&p, &x, &eo, &be, &t, &e) < 0) {
 			if (ev.f)
-				error_event(&ev, &q, e.msg);
-			fprintf(stderr, "%s: run failed: %s\n", path, e.msg);
+				error_event(&ev, e.msg);
+			cli_err("%s: run failed: %s\n", path, e.msg);
 			rc = e.cls == ERR_INPUT ? EXIT_INPUT : EXIT_RUNTIME;
 			break;
 		}
@@ -510,8 +648,8 @@ static int execute(const char *arg, const struct run_opts *ro, int rank, bool mp
 		if (rank == 0 && !broke.msg[0] &&
 		    timeline_check_plan(&p, &t, ro->cuda ? CUDA_CLOCK_SLACK_MS : 1e-6, &broke) != 0) {
 			if (ev.f)
-				error_event(&ev, &q, broke.msg);
-			fprintf(stderr, "%s: iteration %d broke the plan: %s\n", path, it, broke.msg);
+				error_event(&ev, broke.msg);
+			cli_err("%s: iteration %d broke the plan: %s\n", path, it, broke.msg);
 			rc = EXIT_RUNTIME;
 		}
 		if (ev.f && (mpi || ro->cuda))
@@ -521,11 +659,14 @@ static int execute(const char *arg, const struct run_opts *ro, int rank, bool mp
 		if (ev.f)
 			util_events(&t, &be, &ev);
 		if (ev.f) {
+			struct jw w = { false };
+			cJSON *o = event_new(&w, "iter", it);
 			double ms = 0;
 
 			for (int d = 0; d < t.ndevices; d++)
 				ms = fmax(ms, end_of(&t.dev[d]));
-			fprintf(ev.f, "{\"ev\": \"iter\", \"iter\": %d, \"ms\": %.6f}\n", it, ms);
+			jw_num(&w, o, "ms", usec(ms));
+			event_emit(&ev, o, &w);
 		}
 		timeline_release(&meas);
 		meas = t;
@@ -536,23 +677,24 @@ static int execute(const char *arg, const struct run_opts *ro, int rank, bool mp
 		for (int d = 0; d < meas.ndevices; d++)
 			measured = fmax(measured, end_of(&meas.dev[d]));
 		err = prediction_error(m.makespan_ms, measured);
-		if (ev.f)
-			fprintf(ev.f, "{\"ev\": \"done\", \"measured_ms\": %.6f, \"error\": %.6f}\n", measured, err);
-		if (json) {
-			printf("{\"predicted_ms\": %.6f, \"measured_ms\": %.6f, \"error\": %.6f, \"repaired_receives\": %d, "
-			       "\"devices\": [", m.makespan_ms, measured, err, repaired);
-			for (int d = 0; d < meas.ndevices; d++) {
-				double pe = end_of(&pred.dev[d]), me = end_of(&meas.dev[d]);
+		if (ev.f) {
+			struct jw w = { false };
+			cJSON *o = event_new(&w, "done", -1);
 
-				printf("%s{\"id\": %d, \"predicted_ms\": %.6f, \"measured_ms\": %.6f, \"error\": %.6f}", d ? ", " : "",
-				       d, pe, me, prediction_error(pe, me));
-			}
-			printf("]}\n");
+			jw_num(&w, o, "measured_ms", usec(measured));
+			jw_num(&w, o, "error", usec(err));
+			event_emit(&ev, o, &w);
+		}
+		if (json) {
+			rc = print_json(&m, &pred, &meas, measured, repaired);
 		} else if (!(ev.f == stdout)) {
 			printf("plan %s on %s%s: %d iteration%s, %d transfers%s\n", path, bname, mpi ? " over MPI" : "", iters,
 			       iters == 1 ? "" : "s", x.nxfers, repaired ? " (receives repaired)" : "");
 			printf("iteration: predicted %.2f ms, measured %.2f ms, error %+.2f%%\n", m.makespan_ms, measured,
 			       100 * err);
+			if (p.comm == PLAN_COMM_BLOCKING)
+				printf("note: the plan's transfers block as in Megatron-LM's 1F1B; this executor overlaps them,\n"
+				       "and so does the prediction above (octopipe sim shows the blocking one)\n");
 #ifdef OCTO_CUDA_BACKEND
 			if (be.cuda && cuda_exec_gpus(be.cuda) < meas.ndevices)
 				printf("note: %d devices on %d GPU%s: devices that share a GPU run at once and slow each other, so\n"
@@ -601,8 +743,8 @@ static int execute(const char *arg, const struct run_opts *ro, int rank, bool mp
 	}
 	timeline_release(&meas);
 out_x:
-	if (ev.f && ev.f != stdout)
-		fclose(ev.f);
+	if (events_close(&ev) < 0 && rc == EXIT_OK)
+		rc = EXIT_RUNTIME;
 #ifdef OCTO_CUDA_BACKEND
 	cuda_exec_close(be.cuda);
 #endif
@@ -612,6 +754,5 @@ out_sim:
 	metrics_release(&m);
 	sim_release(&s);
 	plan_release(&p);
-	strbuf_release(&q);
 	return rc;
 }

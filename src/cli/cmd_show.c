@@ -121,7 +121,7 @@ static int print_json(const struct model *m, const char *path,
 	}
 	if (w.oom) {
 		cJSON_Delete(root);
-		fprintf(stderr, "octopipe show: out of memory\n");
+		cli_err("octopipe show: out of host memory\n");
 		return EXIT_RUNTIME;
 	}
 	json_write(&sb, root);
@@ -146,11 +146,11 @@ int cmd_show(int argc, char **argv)
 	const char *path;
 
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
+	while ((c = cli_getopt("show", argc, argv, "jh", opts)) != -1) {
 		switch (c) {
 		case 'j': json = true; break;
 		case 'h': usage(stdout); return EXIT_OK;
-		default: return cli_usage_error("show", "unknown option");
+		default: return EXIT_INPUT;
 		}
 	}
 	if (optind != argc - 1)
@@ -161,7 +161,7 @@ int cmd_show(int argc, char **argv)
 	ks = model_kind_stats(&m, &nk);
 	if (!ks) {
 		model_release(&m);
-		fprintf(stderr, "octopipe show: out of memory\n");
+		cli_err("octopipe show: out of host memory\n");
 		return EXIT_RUNTIME;
 	}
 	nh = model_heaviest(&m, heavy, HEAVIEST);

@@ -21,10 +21,11 @@
 static void usage(FILE *f)
 {
 	fputs("usage: octopipe sim [--json] [--gantt [--width N]] [--timeline-out FILE]\n"
-	      "                    [--trace-out FILE] PLAN\n"
+	      "                    [--trace-out FILE] [--comm overlap|blocking] PLAN\n"
 	      "\n"
 	      "Simulates PLAN: every device runs its op list in order; transfers between devices\n"
-	      "cost latency + bytes / bandwidth and overlap compute. Prints the iteration time,\n"
+	      "cost latency + bytes / bandwidth and overlap compute, or hold both devices when the\n"
+	      "plan's \"comm\" is blocking (Megatron-LM's 1F1B). Prints the iteration time,\n"
 	      "throughput, bubble ratio (1 - busy / (devices x iteration)), per-device idle time\n"
 	      "before the first backward (warm-up) and after the last forward (cool-down), and\n"
 	      "peak memory against capacity.\n"
@@ -33,18 +34,20 @@ static void usage(FILE *f)
 	      "  --gantt             add a text Gantt chart (--width columns, default 100)\n"
 	      "  --timeline-out F    write the predicted timeline (octopipe.timeline/1)\n"
 	      "  --trace-out F       write a Chrome trace / Perfetto JSON (open in ui.perfetto.dev)\n"
+	      "  --comm HOW          simulate the transfers as overlap or blocking, whatever the\n"
+	      "                      plan says\n"
 	      "\n"
 	      "exit status: 0 ok, 2 bad input, 3 infeasible (deadlock: the cycle is named; out of\n"
 	      "memory: the device is named)\n", f);
 }
 
-static void summary(const struct plan *p, const char *path, const struct metrics *m)
+static void summary(const struct plan *p, const char *path, const struct metrics *m, bool blocking)
 {
 	struct strbuf sb = STRBUF_INIT;
 
-	strbuf_addf(&sb, "plan %s: %s on %s, %d stages on %d devices, %d microbatches, %s backward\n",
+	strbuf_addf(&sb, "plan %s: %s on %s, %d stages on %d devices, %d microbatches, %s backward%s\n",
 	            path, p->model.name, p->cluster.name, p->nstages, p->ndevices, p->microbatches,
-	            p->split_backward ? "split" : "fused");
+	            p->split_backward ? "split" : "fused", blocking ? ", blocking transfers" : "");
 	strbuf_addstr(&sb, "iteration ");
 	fmt_ms(&sb, m->makespan_ms);
 	strbuf_addf(&sb, "   throughput %.0f tokens/s   efficiency %.1f%% of the lower bound (", m->throughput_tokens_per_s,
@@ -78,7 +81,7 @@ static int write_json(const char *path, cJSON *root)
 	int rc;
 
 	if (!root) {
-		fprintf(stderr, "octopipe sim: out of memory\n");
+		cli_err("octopipe sim: out of host memory\n");
 		return EXIT_RUNTIME;
 	}
 	json_write(&sb, root);
@@ -96,10 +99,11 @@ int cmd_sim(int argc, char **argv)
 		{ "width", required_argument, NULL, 'w' },
 		{ "timeline-out", required_argument, NULL, 't' },
 		{ "trace-out", required_argument, NULL, 'T' },
+		{ "comm", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *tl_out = NULL, *trace_out = NULL, *path;
+	const char *tl_out = NULL, *trace_out = NULL, *path, *comm = NULL;
 	bool json = false, gantt = false;
 	int width = 100, ch, rc = EXIT_OK;
 	struct err e = ERR_INIT;
@@ -110,15 +114,20 @@ int cmd_sim(int argc, char **argv)
 	struct timeline t;
 
 	optind = 0;
-	while ((ch = getopt_long(argc, argv, "jgh", opts, NULL)) != -1) {
+	while ((ch = cli_getopt("sim", argc, argv, "jgh", opts)) != -1) {
 		switch (ch) {
 		case 'j': json = true; break;
 		case 'g': gantt = true; break;
 		case 'w': if ((width = cli_positive("sim", "--width", optarg)) < 0) return EXIT_INPUT; break;
 		case 't': tl_out = optarg; break;
 		case 'T': trace_out = optarg; break;
+		case 'C':
+			if (strcmp(optarg, "overlap") != 0 && strcmp(optarg, "blocking") != 0)
+				return cli_usage_error("sim", "--comm: '%s' is not overlap or blocking", optarg);
+			comm = optarg;
+			break;
 		case 'h': usage(stdout); return EXIT_OK;
-		default: return cli_usage_error("sim", "unknown option");
+		default: return EXIT_INPUT;
 		}
 	}
 	if (optind != argc - 1)
@@ -129,11 +138,13 @@ int cmd_sim(int argc, char **argv)
 	memset(&s, 0, sizeof(s));
 	sim_opts_default(&o);
 	o.record = tl_out || trace_out || gantt;
+	if (comm)
+		o.comm = strcmp(comm, "blocking") == 0 ? SIM_COMM_BLOCKING : SIM_COMM_OVERLAP;
 	if (sim_run(&s, &p, &o, &m, &e) < 0) {
 		if (json && m.ncycle) {
 			write_json("-", metrics_to_json(&m));
 		}
-		fprintf(stderr, "%s: plan infeasible: %s\n", path, e.msg);
+		cli_err("%s: plan infeasible: %s\n", path, e.msg);
 		rc = e.cls == ERR_INFEASIBLE ? EXIT_INFEASIBLE : EXIT_RUNTIME;
 		metrics_release(&m);
 		goto out;
@@ -141,7 +152,7 @@ int cmd_sim(int argc, char **argv)
 	if (json)
 		rc = write_json("-", metrics_to_json(&m));
 	else
-		summary(&p, path, &m);
+		summary(&p, path, &m, comm ? strcmp(comm, "blocking") == 0 : p.comm == PLAN_COMM_BLOCKING);
 	if (o.record && rc == EXIT_OK) {
 		if (sim_timeline(&s, &p, &m, &t, &e) < 0) {
 			rc = cli_report(&e);
@@ -165,13 +176,9 @@ int cmd_sim(int argc, char **argv)
 	}
 	if (rc == EXIT_OK && m.noom) {
 		struct strbuf sb = STRBUF_INIT;
-		int d = m.oom[0];
 
-		fmt_bytes(&sb, (double)m.dev[d].peak_mem_bytes);
-		strbuf_addstr(&sb, " at its peak but has ");
-		fmt_bytes(&sb, cluster_usable_bytes(&p.cluster));
-		fprintf(stderr, "%s: plan infeasible: device %d needs %s usable%s\n", path, d, sb.buf,
-		        m.noom > 1 ? " (other devices too)" : "");
+		cli_oom_line(&sb, path, &p, &m);
+		cli_err("%s\n", sb.buf);
 		strbuf_release(&sb);
 		rc = EXIT_INFEASIBLE;
 	}

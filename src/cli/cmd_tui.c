@@ -63,7 +63,7 @@ int cmd_tui(int argc, char **argv)
 	memset(&o, 0, sizeof(o));
 	o.time_scale = -1;
 	optind = 0;
-	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((ch = cli_getopt("tui", argc, argv, "h", opts)) != -1) {
 		switch (ch) {
 		case 'm': o.model = optarg; break;
 		case 'c': o.cluster = optarg; break;
@@ -74,14 +74,10 @@ int cmd_tui(int argc, char **argv)
 		case 'k': o.keys = optarg; break;
 		case 's': o.steps = optarg; break;
 		case 'L': o.launcher = optarg; break;
-		case 'S': {
-			char *end;
-
-			o.time_scale = strtod(optarg, &end);
-			if (end == optarg || *end || o.time_scale < 0 || o.time_scale > 100)
-				return cli_usage_error("tui", "--time-scale: '%s' is not a number in [0, 100]", optarg);
+		case 'S':
+			if (cli_number("tui", "--time-scale", optarg, 0, 100, false, &o.time_scale) < 0)
+				return EXIT_INPUT;
 			break;
-		}
 		case 'i': if ((o.run_iters = cli_positive("tui", "--iters", optarg)) < 0) return EXIT_INPUT; break;
 		case 'b':
 			if (strcmp(optarg, "emu") != 0 && strcmp(optarg, "cuda") != 0)
@@ -90,7 +86,7 @@ int cmd_tui(int argc, char **argv)
 			break;
 		case 'g': o.share_gpus = true; break;
 		case 'h': usage(stdout); return EXIT_OK;
-		default: return cli_usage_error("tui", "unknown option");
+		default: return EXIT_INPUT;
 		}
 	}
 	if (optind < argc - 1)

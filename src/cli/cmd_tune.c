@@ -67,7 +67,7 @@ int cmd_tune(int argc, char **argv)
 
 	tune_opts_default(&o);
 	optind = 0;
-	while ((ch = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
+	while ((ch = cli_getopt("tune", argc, argv, "o:qh", opts)) != -1) {
 		switch (ch) {
 		case 'm': model_arg = optarg; break;
 		case 'c': cluster_arg = optarg; break;
@@ -75,14 +75,10 @@ int cmd_tune(int argc, char **argv)
 		case 'o': out = optarg; break;
 		case 's': steps_out = optarg; break;
 		case 'k': if ((o.max_stages_per_device = cli_positive("tune", "--max-stages-per-device", optarg)) < 0) return EXIT_INPUT; break;
-		case 't': {
-			char *end;
-
-			o.time_budget_s = strtod(optarg, &end);
-			if (end == optarg || *end || o.time_budget_s <= 0)
-				return cli_usage_error("tune", "--time-budget: '%s' is not a positive number of seconds", optarg);
+		case 't':
+			if (cli_number("tune", "--time-budget", optarg, 0, 1e7, true, &o.time_budget_s) < 0)
+				return EXIT_INPUT;
 			break;
-		}
 		case 'S': {
 			char *end;
 			unsigned long v = strtoul(optarg, &end, 10);
@@ -94,7 +90,7 @@ int cmd_tune(int argc, char **argv)
 		}
 		case 'q': quiet = true; break;
 		case 'h': usage(stdout); return EXIT_OK;
-		default: return cli_usage_error("tune", "unknown option");
+		default: return EXIT_INPUT;
 		}
 	}
 	if (!model_arg || !cluster_arg || !o.microbatches)

@@ -434,7 +434,7 @@ static int gpu_setup(struct gpu *g)
 	BLASCHECK(g, cublasCreate(&g->blas));
 	BLASCHECK(g, cublasSetStream(g->blas, g->compute));
 	if (!(g->shape = calloc((size_t)p->nstages * 3, sizeof(*g->shape))))
-		return gpu_fail(g, "out of memory");
+		return gpu_fail(g, "out of host memory");
 	for (int s = 0; s < p->nstages; s++) {
 		double ms[3];
 		uint64_t out = p->model.layers[p->stages[s].last].out_bytes;
@@ -481,7 +481,7 @@ static int gpu_setup(struct gpu *g)
 	g->op_end = calloc((size_t)(g->nops ? g->nops : 1), sizeof(cudaEvent_t));
 	g->launch_end = calloc((size_t)(g->nops ? g->nops : 1), sizeof(long));
 	if (!g->op_start || !g->op_end || !g->launch_end)
-		return gpu_fail(g, "out of memory");
+		return gpu_fail(g, "out of host memory");
 	for (int i = 0; i < g->nops; i++) {
 		CUDACHECK(g, cudaEventCreate(&g->op_start[i]));
 		CUDACHECK(g, cudaEventCreate(&g->op_end[i]));
@@ -800,7 +800,7 @@ static int all_gpus(struct cuda_exec *c, int (*phase)(struct gpu *), struct err 
 	int started = 0, failed = -1;
 
 	if (!th)
-		return err_set(e, ERR_RUNTIME, "out of memory");
+		return err_set(e, ERR_RUNTIME, "out of host memory");
 #ifdef HAVE_MPI
 	if (c->me >= 0) {
 		/* one device in this rank's own thread; then every rank agrees on the first failure */
@@ -922,7 +922,7 @@ int cuda_exec_open(struct cuda_exec **out, const struct plan *p, const struct ex
 
 	*out = NULL;
 	if (!(c = calloc(1, sizeof(*c))))
-		return err_set(e, ERR_RUNTIME, "out of memory");
+		return err_set(e, ERR_RUNTIME, "out of host memory");
 	c->p = p;
 	c->x = x;
 	c->o = *o;
@@ -978,18 +978,18 @@ int cuda_exec_open(struct cuda_exec **out, const struct plan *p, const struct ex
 	c->util = calloc((size_t)c->ndev, sizeof(*c->util));
 	c->mem = calloc((size_t)c->ndev, sizeof(*c->mem));
 	if (c->me >= 0 && !alloc_rank_buffers(c)) {
-		err_set(e, ERR_RUNTIME, "out of memory");
+		err_set(e, ERR_RUNTIME, "out of host memory");
 		failed = true;
 	}
 	if (!c->g || !c->chan_of || !c->ch || !c->xf_send || !c->xf_begin || !c->xf_end || !c->xf_send_ms ||
 	    !c->xf_begin_ms || !c->xf_end_ms || !c->posted || !c->slot || !c->hdr || !c->pending || !c->ref_stream ||
 	    !c->ref || !c->gpu_index || !c->gpu_name || !c->util || !c->mem) {
-		err_set(e, ERR_RUNTIME, "out of memory");
+		err_set(e, ERR_RUNTIME, "out of host memory");
 		failed = true;
 	}
 #ifdef HAVE_MPI
 	if (!failed && c->me >= 0 && world_slots(x->nxfers) < 0) {
-		err_set(e, ERR_RUNTIME, "out of memory");
+		err_set(e, ERR_RUNTIME, "out of host memory");
 		failed = true;
 	}
 	/* the ranks' first agreement (cuda_exec_fail_ranks meets it too) */
@@ -1137,7 +1137,7 @@ static int gpu_refit(struct gpu *g)
 	if (!sum || !cnt) {
 		free(sum);
 		free(cnt);
-		return gpu_fail(g, "out of memory");
+		return gpu_fail(g, "out of host memory");
 	}
 	CUDACHECK(g, cudaSetDevice(g->gpu));
 	for (int i = x->start[g->dev]; i < x->start[g->dev + 1]; i++) {
@@ -1174,7 +1174,7 @@ static int read_device(struct cuda_exec *c, int d, struct timeline *t, struct er
 	int op = 0;
 
 	if (cudaSetDevice(g->gpu) != cudaSuccess || !(t->dev[d].ops = calloc((size_t)(g->nops + 1), sizeof(struct tl_op))))
-		return err_set(e, ERR_RUNTIME, "out of memory reading the measured times");
+		return err_set(e, ERR_RUNTIME, "out of host memory reading the measured times");
 	for (int i = x->start[d]; i < x->start[d + 1]; i++) {
 		const struct exec_item *it = &x->items[i];
 		double s0, s1;
@@ -1243,7 +1243,7 @@ static int gather_ranks(struct cuda_exec *c, struct timeline *t, struct err *e)
 		for (int d = 1; d < c->ndev; d++) {
 			v += counts[d - 1];
 			if (!(t->dev[d].ops = calloc((size_t)(counts[d] / 5 + 1), sizeof(struct tl_op)))) {
-				err_set(e, ERR_RUNTIME, "out of memory gathering the measured times");
+				err_set(e, ERR_RUNTIME, "out of host memory gathering the measured times");
 				ok = false;
 				break;
 			}
@@ -1271,7 +1271,7 @@ int cuda_exec_run(struct cuda_exec *c, struct timeline *t, struct err *e)
 	t->dev = calloc((size_t)c->ndev, sizeof(*t->dev));
 	t->xfers = calloc((size_t)(x->nxfers + 1), sizeof(*t->xfers));
 	if (!t->source || !t->dev || !t->xfers) {
-		err_set(e, ERR_RUNTIME, "out of memory reading the measured times");
+		err_set(e, ERR_RUNTIME, "out of host memory reading the measured times");
 		if (c->me < 0) {
 			timeline_release(t);
 			return -1;

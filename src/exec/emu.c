@@ -310,7 +310,7 @@ int emu_run(const struct plan *p, const struct exec_program *x, const struct emu
 	}
 	goto out;
 oom:
-	err_set(e, ERR_RUNTIME, "out of memory starting the emulated executor");
+	err_set(e, ERR_RUNTIME, "out of host memory starting the emulated executor");
 out:
 	for (int i = 0; em.chans && i < D * D; i++) {
 		free(em.chans[i].sends);

@@ -492,7 +492,7 @@ int emu_mpi_run(const struct plan *p, const struct exec_program *x, const struct
 	if (setup(&r) < 0 || !all) {
 		/* still meet the others below, so that they stop too */
 		r.st.status = ST_FAILED;
-		snprintf(r.st.msg, sizeof(r.st.msg), "out of memory starting the emulated executor");
+		snprintf(r.st.msg, sizeof(r.st.msg), "out of host memory starting the emulated executor");
 	} else {
 		run_program(&r);
 	}
@@ -513,7 +513,7 @@ int emu_mpi_run(const struct plan *p, const struct exec_program *x, const struct
 	} else if (received != x->nxfers) {
 		err_set(e, ERR_RUNTIME, "the run ended with %d of %d transfers received", received, x->nxfers);
 	} else if (gather(&r, measured) < 0) {
-		err_set(e, ERR_RUNTIME, "out of memory gathering the measured timeline");
+		err_set(e, ERR_RUNTIME, "out of host memory gathering the measured timeline");
 	} else {
 		rc = 0;
 	}

@@ -29,7 +29,7 @@ struct nvml *nvml_open(char *reason, size_t reasonsz)
 	struct nvml *n = calloc(1, sizeof(*n));
 
 	if (!n) {
-		snprintf(reason, reasonsz, "out of memory");
+		snprintf(reason, reasonsz, "out of host memory");
 		return NULL;
 	}
 	n->lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);

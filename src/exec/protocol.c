@@ -196,7 +196,7 @@ int exec_build(const struct plan *p, const struct timeline *t, struct exec_progr
 oom:
 	exec_release(x);
 	free(count); free(start); free(end); free(produces); free(consumes); free(incoming); free(posted);
-	return err_set(e, ERR_RUNTIME, "out of memory deriving the executor protocol");
+	return err_set(e, ERR_RUNTIME, "out of host memory deriving the executor protocol");
 }
 
 /* The k-th transfer of a kind (send or recv) between a and b on device dev, or -1
@@ -257,7 +257,7 @@ static int pair_ranks(const struct exec_program *x, int32_t *send_rank, int32_t 
 }
 
 /* The transfers that would meet the wrong partner: send_rank != recv_rank. Fills ranks
- * (nxfers entries each); -1 when out of memory. */
+ * (nxfers entries each); -1 when out of host memory. */
 static long mismatches(const struct exec_program *x, int32_t *send_rank, int32_t *recv_rank)
 {
 	long bad = 0;
@@ -280,7 +280,7 @@ int exec_check(const struct exec_program *x, struct err *e)
 	if (bad < 0) {
 		free(sr);
 		free(rr);
-		err_set(e, ERR_RUNTIME, "out of memory checking the transfer order");
+		err_set(e, ERR_RUNTIME, "out of host memory checking the transfer order");
 		return 1;
 	}
 	for (int m = 0; m < x->nxfers && bad > 0 && e; m++) {
@@ -372,7 +372,7 @@ static int check_w_fifo(const struct exec_program *x, struct err *e)
 	head = calloc((size_t)S + 1, sizeof(int));
 	tail = calloc((size_t)S + 1, sizeof(int));
 	if (!fifo || !head || !tail) {
-		rc = err_set(e, ERR_RUNTIME, "out of memory checking the W order");
+		rc = err_set(e, ERR_RUNTIME, "out of host memory checking the W order");
 		goto out;
 	}
 	for (int i = 0; i < x->start[x->ndevices] && rc == 0; i++) {

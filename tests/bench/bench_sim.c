@@ -34,7 +34,7 @@ int main(void)
 		struct cluster cl;
 		struct plan pl;
 		struct err e = ERR_INIT;
-		struct baseline_spec spec = { SCHED_ZBH1, m, 0, "uniform", NULL, 0, 0 };
+		struct baseline_spec spec = { SCHED_ZBH1, m, 0, "uniform", NULL, 0, 0, NULL };
 		struct sim_opts o;
 		struct metrics mt;
 		double t0, order_ms, policy_ms;

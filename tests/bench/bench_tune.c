@@ -21,7 +21,7 @@
 static double baseline_ms(const struct model *m, const struct cluster *c, int mbs, enum sched_kind k,
                           const char *part)
 {
-	struct baseline_spec spec = { k, mbs, 0, part, NULL, 0, 0 };
+	struct baseline_spec spec = { k, mbs, 0, part, NULL, 0, 0, NULL };
 	struct plan p;
 	struct sim s;
 	struct sim_opts o;

@@ -58,7 +58,7 @@ static inline int synth_exec_plan(enum sched_kind k, struct plan *p, struct time
 	struct sim_opts o;
 	struct metrics mt;
 	int v = sched_default_chunks(k), r = -1;
-	struct baseline_spec spec = { k, 8, 0, "balanced", NULL, 0, 0 };
+	struct baseline_spec spec = { k, 8, 0, "balanced", NULL, 0, 0, NULL };
 
 	memset(&s, 0, sizeof(s));
 	synth_model(&m, 4 * v + 3, 1, 1, 0.5);

@@ -283,10 +283,136 @@ static void calibration(void)
 	}
 	calibrate_error(&s, &hw, -1, &ef, &eb);
 	ok(ef < 0.1 && eb < 0.1, "and reproduces the profile (%.3f%% F, %.3f%% BW)", ef, eb);
-	is_dbl(hw.eff_f[EFF_GROUPED], 0.03951, 1e-9, "a class the profile never uses keeps its value");
+	{
+		struct hardware d;
+
+		hardware_default(&d);
+		is_dbl(hw.eff_f[EFF_GROUPED], d.eff_f[EFF_GROUPED], 1e-12, "a class the profile never uses keeps its value");
+	}
 	calibrate_release(&s);
 	unlink(path);
 	arch_release(&a);
+}
+
+/* The kernel list: shapes per pass, and times that are its sum. */
+static void kernels(void)
+{
+	struct block b = mk(BLK_ATTN, 8);
+	struct work w;
+	struct cost_opts o = { 16, 1, 1, false, 0, 0 };
+	struct kernel k[WORK_MAX_KERNELS];
+	struct hardware hw;
+	struct layer_cost lc;
+	double f = 0, i = 0, wt = 0;
+	int n;
+
+	b.n_q = 2, b.n_kv = 1, b.d_h = 4;
+	w = block_work(b);
+	n = cost_kernels(&w, &o, PASS_F, k, WORK_MAX_KERNELS);
+	is_int(n, 5, "attention forward: norm, qkv, rope, core, o_proj");
+	is_str(k[1].name, "qkv", "the fused QKV projection");
+	ok(k[1].m == 16 && k[1].n == 16 && k[1].k == 8, "qkv is 16 tokens x 8 in x 16 out (%g %g %g)", k[1].m, k[1].n,
+	   k[1].k);
+	is_dbl(k[1].flops, 2.0 * 16 * 16 * 8, 0, "qkv FLOPs 2mnk");
+	is_dbl(k[1].bytes, 2.0 * (16 * 8 + 16 * 8 + 16 * 16), 0, "qkv moves X, W and Y in bf16");
+	is_str(k[3].name, "attn_core", "the attention core");
+	ok(k[3].cls == EFF_FLASH && k[3].launches == 1, "a fused (flash) core is one launch");
+	is_dbl(k[3].flops, 16 * cost_ctx(16, 0) * 32, 0, "core FLOPs: tokens x keys x 4 n_q d_h");
+	is_int(cost_kernels(&w, &o, PASS_F, k, 2), 5, "a short buffer still reports the full count");
+	n = cost_kernels(&w, &o, PASS_I, k, WORK_MAX_KERNELS);
+	is_int(n, 5, "input grad: the same kernels");
+	is_dbl(k[3].flops, 2 * 16 * cost_ctx(16, 0) * 32, 0, "the core's backward is twice its forward");
+	n = cost_kernels(&w, &o, PASS_W, k, WORK_MAX_KERNELS);
+	ok(n == 2 && strcmp(k[0].name, "qkv") == 0 && strcmp(k[1].name, "o_proj") == 0,
+	   "weight grad: the two GEMMs only");
+
+	hardware_default(&hw);
+	hw.launch_us_f = 5, hw.launch_us_b = 7;
+	cost_layer(&w, &hw, &o, &lc);
+	n = cost_kernels(&w, &o, PASS_F, k, WORK_MAX_KERNELS);
+	for (int j = 0; j < n; j++)
+		f += cost_kernel_ms(&k[j], &hw, PASS_F);
+	n = cost_kernels(&w, &o, PASS_I, k, WORK_MAX_KERNELS);
+	for (int j = 0; j < n; j++)
+		i += cost_kernel_ms(&k[j], &hw, PASS_I);
+	n = cost_kernels(&w, &o, PASS_W, k, WORK_MAX_KERNELS);
+	for (int j = 0; j < n; j++)
+		wt += cost_kernel_ms(&k[j], &hw, PASS_W);
+	is_dbl(lc.f_ms, f, 1e-12, "F is the sum of its kernels");
+	is_dbl(lc.b_ms, i, 1e-12, "B is the sum of its kernels");
+	is_dbl(lc.w_ms, wt, 1e-12, "W is the sum of its kernels");
+	ok(lc.f_ms > 6 * 5e-3, "every launch costs its overhead (%g ms for 6 launches)", lc.f_ms);
+
+	/* a small GEMM runs below its class's efficiency: a roofline in its arithmetic intensity */
+	{
+		struct kernel big = { EFF_GEMM, "big", 4096, 4096, 4096, 1, 2.0 * 4096 * 4096 * 4096,
+		                      2.0 * 3 * 4096 * 4096, 0 };
+		struct kernel thin = { EFF_GEMM, "thin", 16, 4096, 4096, 1, 2.0 * 16 * 4096 * 4096,
+		                       2.0 * (16 * 4096 * 2 + 4096.0 * 4096), 0 };
+		double eb = big.flops / (hw.peak_tflops * 1e9) / cost_kernel_ms(&big, &hw, PASS_F);
+		double et = thin.flops / (hw.peak_tflops * 1e9) / cost_kernel_ms(&thin, &hw, PASS_F);
+
+		double ridge = hw.peak_tflops * 1e12 / (hw.hbm_gbytes_per_s * 1e9), ib = big.flops / big.bytes;
+
+		is_dbl(eb, hw.eff_f[EFF_GEMM] * ib / (ib + ridge), 1e-9,
+		       "a GEMM runs at e x I / (I + I0): a 4096-cube one at %.3f of peak", eb);
+		ok(et < 0.1 * hw.eff_f[EFF_GEMM], "a 16-row one far below its class (%.3f)", et);
+	}
+
+	/* MoE: one GEMM per expert, top-k rows per token */
+	b = mk(BLK_MOE, 64);
+	b.f = 32, b.gated = true, b.experts = 8, b.top_k = 2;
+	w = block_work(b);
+	o.seq = 64;
+	n = cost_kernels(&w, &o, PASS_F, k, WORK_MAX_KERNELS);
+	for (int j = 0; j < n; j++)
+		if (strcmp(k[j].name, "experts.up") == 0) {
+			ok(k[j].cls == EFF_GROUPED && k[j].groups == 8 && k[j].m == 64.0 * 2 / 8 && k[j].launches == 8,
+			   "routed experts: 8 GEMMs of 16 rows, one launch each");
+			is_dbl(k[j].flops, 2.0 * 64 * 2 * 64 * 64, 0, "their FLOPs count the top-k copies once");
+		}
+
+	/* eager attention materializes the scores: bytes per attended key */
+	b = mk(BLK_ATTN, 8);
+	b.n_q = 2, b.n_kv = 1, b.d_h = 4, b.eager = true;
+	w = block_work(b);
+	o.seq = 16;
+	n = cost_kernels(&w, &o, PASS_F, k, WORK_MAX_KERNELS);
+	ok(w.core_class == EFF_EAGER && k[3].cls == EFF_EAGER && k[3].bytes == 16 * cost_ctx(16, 0) * 2 * 24.0,
+	   "eager attention: 24 bytes per score (%g)", k[3].bytes);
+
+	/* an architecture file's layer has no shapes: one pseudo-kernel per class, no launch */
+	memset(&w, 0, sizeof(w));
+	w.f[EFF_GEMM] = 10;
+	w.f[EFF_MEMORY] = 4;
+	n = cost_kernels(&w, &o, PASS_F, k, WORK_MAX_KERNELS);
+	ok(n == 2 && k[0].flops == 160 && k[1].bytes == 64 && k[0].launches == 0, "pseudo-kernels per class");
+}
+
+/* The hardware section's launch overhead: written, read back, optional in old files. */
+static void hardware_json(void)
+{
+	struct hardware hw, back;
+	struct err e = ERR_INIT;
+	cJSON *j;
+
+	hardware_default(&hw);
+	hw.launch_us_f = 3.5, hw.launch_us_b = 4.5;
+	j = hardware_to_json(&hw);
+	ok(j && hardware_from_json(&back, j, "c.json", NULL, "hardware", &e) == 0, "a hardware section reads back");
+	is_dbl(back.launch_us_f, 3.5, 0, "forward launch overhead");
+	is_dbl(back.launch_us_b, 4.5, 0, "backward launch overhead");
+	hardware_release(&back);
+	cJSON_DeleteItemFromObject(j, "launch_us");
+	ok(hardware_from_json(&back, j, "c.json", NULL, "hardware", &e) == 0, "a section without launch_us loads");
+	hardware_default(&hw);
+	is_dbl(back.launch_us_f, hw.launch_us_f, 0, "with the default overhead");
+	hardware_release(&back);
+	cJSON_AddItemToObject(j, "launch_us", cJSON_CreateString("fast"));
+	ok(hardware_from_json(&back, j, "c.json", NULL, "hardware", &e) < 0 &&
+	   strstr(e.msg, "c.json: hardware.launch_us: must be an object") != NULL, "a bad launch_us is named (%s)", e.msg);
+	hardware_release(&back);
+	cJSON_Delete(j);
 }
 
 int main(void)
@@ -297,5 +423,7 @@ int main(void)
 	times();
 	arch_file();
 	calibration();
+	kernels();
+	hardware_json();
 	return tap_done();
 }

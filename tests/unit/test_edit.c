@@ -53,7 +53,7 @@ static void make(struct plan *p, enum sched_kind k, int devs, int mbs)
 	struct model m;
 	struct cluster c;
 	struct err e = ERR_INIT;
-	struct baseline_spec spec = { k, mbs, 0, "uniform", NULL, 0, 0 };
+	struct baseline_spec spec = { k, mbs, 0, "uniform", NULL, 0, 0, NULL };
 
 	synth_model(&m, 4 * devs, 1, 1, 0.5);
 	for (int l = 0; l < m.nlayers; l++)

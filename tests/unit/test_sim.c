@@ -29,7 +29,7 @@ static double golden(enum sched_kind k, int p, int m, const char **err)
 	struct sim_opts o;
 	struct metrics mt;
 	int v = sched_default_chunks(k);
-	struct baseline_spec spec = { k, m, 0, "uniform", NULL, 0, 0 };
+	struct baseline_spec spec = { k, m, 0, "uniform", NULL, 0, 0, NULL };
 	double r = -1;
 
 	memset(&s, 0, sizeof(s));
@@ -83,6 +83,176 @@ static void test_golden(void)
 	ok(golden(SCHED_DUALPIPEV, 4, 6, &err) < 0 && err && strstr(err, "at least 2 microbatches per device"),
 	   "dualpipev with m < 2p is refused: %s", err ? err : "");
 	is_dbl(golden(SCHED_1F1B, 1, 5, &err), 15, EPS, "one device runs everything back to back");
+}
+
+/* Builds schedule k (v chunks of 1/v the cost) for a uniform model of per-stage F, I, W
+ * with activations of out bytes on links of gbps GB/s (0: free) and simulates it; the
+ * plan is kept in pl when asked. Returns the iteration time, or -1. */
+static double uniform_run_o(enum sched_kind k, int p, int m, double F, double I, double W, uint64_t out,
+                            double gbps, double overhead_ms, struct plan *keep)
+{
+	static struct err e;
+	struct model md;
+	struct cluster cl;
+	struct plan pl;
+	struct sim s;
+	struct sim_opts o;
+	struct metrics mt;
+	int v = sched_default_chunks(k);
+	struct baseline_spec spec = { k, m, 0, "uniform", NULL, 0, 0, NULL };
+	double r = -1;
+
+	memset(&s, 0, sizeof(s));
+	synth_model(&md, p * v, F / v, I / v, W / v);
+	for (int l = 0; l < md.nlayers; l++)
+		md.layers[l].out_bytes = out;
+	synth_cluster(&cl, p, p, gbps, gbps > 0 ? 10 : 0);
+	cl.op_overhead_us = overhead_ms * 1e3;
+	if (baseline_plan(&pl, &md, NULL, &cl, NULL, &spec, &e) == 0) {
+		sim_opts_default(&o);
+		if (sim_run(&s, &pl, &o, &mt, &e) == 0)
+			r = mt.makespan_ms;
+		metrics_release(&mt);
+		if (keep)
+			*keep = pl;
+		else
+			plan_release(&pl);
+	}
+	sim_release(&s);
+	model_release(&md);
+	cluster_release(&cl);
+	return r;
+}
+
+static double uniform_run(enum sched_kind k, int p, int m, double F, double I, double W, uint64_t out,
+                          double gbps, struct plan *keep)
+{
+	return uniform_run_o(k, p, m, F, I, W, out, gbps, 0, keep);
+}
+
+static bool same_order(const struct plan *a, const struct plan *b)
+{
+	if (a->ndevices != b->ndevices || a->order_start[a->ndevices] != b->order_start[b->ndevices])
+		return false;
+	for (long i = 0; i < a->order_start[a->ndevices]; i++)
+		if (a->order[i].stage != b->order[i].stage || a->order[i].mb != b->order[i].mb ||
+		    a->order[i].kind != b->order[i].kind || a->order[i].pair != b->order[i].pair)
+			return false;
+	return true;
+}
+
+/* Baselines are the orders their names promise: closed forms for any F, I, W (the
+ * zero-bubble paper's m(F+I+W) + (p-1)(F+I-W) for ZB-H1), and orders that links and
+ * costs do not move (a greedy ZB-H1 fed the plan's own times came out 4% slower than
+ * its closed form on 1000-byte activations). */
+static void test_closed_forms(void)
+{
+	static const double fiw[][3] = { { 1, 1, 1 }, { 1, 2, 1 }, { 2, 1, 1 }, { 1, 1, 0.5 }, { 3, 2, 1 }, { 1, 1.5, 0.25 } };
+
+	for (size_t c = 0; c < sizeof(fiw) / sizeof(fiw[0]); c++)
+		for (int p = 2; p <= 8; p *= 2)
+			for (int m = p; m <= 3 * p; m += p) {
+				double F = fiw[c][0], I = fiw[c][1], W = fiw[c][2], B = I + W;
+
+				is_dbl(uniform_run(SCHED_ZBH1, p, m, F, I, W, 0, 0, NULL), m * (F + I + W) + (p - 1) * (F + I - W),
+				       1e-9, "ZB-H1 = m(F+I+W) + (p-1)(F+I-W): p=%d m=%d F=%g I=%g W=%g", p, m, F, I, W);
+				is_dbl(uniform_run(SCHED_1F1B, p, m, F, I, W, 0, 0, NULL), (m + p - 1) * (F + B), 1e-9,
+				       "1F1B = (m+p-1)(F+B): p=%d m=%d F=%g B=%g", p, m, F, B);
+				is_dbl(uniform_run(SCHED_GPIPE, p, m, F, I, W, 0, 0, NULL), (m + p - 1) * (F + B), 1e-9,
+				       "GPipe = (m+p-1)(F+B): p=%d m=%d F=%g B=%g", p, m, F, B);
+				is_dbl(uniform_run(SCHED_INTERLEAVED, p, m, F, I, W, 0, 0, NULL), m * (F + B) + (p - 1) * (F + B) / 2,
+				       1e-9, "interleaved = m(F+B) + (p-1)(F+B)/v: p=%d m=%d F=%g B=%g", p, m, F, B);
+			}
+	/* a constant per-op overhead o is one more F, I and W each: the same closed forms in
+	 * F + o, I + o, W + o (B + o for the fused backward, which is one op) */
+	for (int p = 2; p <= 8; p *= 2)
+		for (int m = p; m <= 2 * p; m += p) {
+			double F = 1, I = 1.5, W = 0.5, o = 0.2, B = I + W;
+
+			is_dbl(uniform_run_o(SCHED_ZBH1, p, m, F, I, W, 0, 0, o, NULL),
+			       m * (F + I + W + 3 * o) + (p - 1) * (F + I - W + o), 1e-9,
+			       "ZB-H1 with a per-op overhead o: m(F+I+W+3o) + (p-1)(F+I-W+o), p=%d m=%d", p, m);
+			is_dbl(uniform_run_o(SCHED_1F1B, p, m, F, I, W, 0, 0, o, NULL), (m + p - 1) * (F + B + 2 * o), 1e-9,
+			       "1F1B with a per-op overhead o: (m+p-1)(F+B+2o), p=%d m=%d", p, m);
+			is_dbl(uniform_run_o(SCHED_GPIPE, p, m, F, I, W, 0, 0, o, NULL), (m + p - 1) * (F + B + 2 * o), 1e-9,
+			       "GPipe with a per-op overhead o: (m+p-1)(F+B+2o), p=%d m=%d", p, m);
+			/* interleaved runs twice the ops of half the size: it pays o twice as often */
+			is_dbl(uniform_run_o(SCHED_INTERLEAVED, p, m, F, I, W, 0, 0, o, NULL),
+			       m * (F + B + 4 * o) + (p - 1) * (F + B + 4 * o) / 2, 1e-9,
+			       "interleaved with a per-op overhead o: m(F+B+4o) + (p-1)(F+B+4o)/2, p=%d m=%d", p, m);
+		}
+	for (int k = SCHED_GPIPE; k < SCHED_ADAPTIVE; k++) {
+		struct plan free_links, slow_links, other_costs;
+		double t0 = uniform_run((enum sched_kind)k, 4, 8, 1, 1, 1, 0, 0, &free_links);
+		double t1 = uniform_run((enum sched_kind)k, 4, 8, 1, 1, 1, 1000, 0.0001, &slow_links);
+		double t2 = uniform_run((enum sched_kind)k, 4, 8, 1, 3, 0.2, 0, 0, &other_costs);
+
+		ok(t0 > 0 && t1 > t0 && t2 > 0, "%s builds with free and slow links", sched_name((enum sched_kind)k));
+		ok(t0 > 0 && t1 > 0 && same_order(&free_links, &slow_links), "%s: links do not move its order",
+		   sched_name((enum sched_kind)k));
+		ok(t0 > 0 && t2 > 0 && same_order(&free_links, &other_costs), "%s: op costs do not move its order",
+		   sched_name((enum sched_kind)k));
+		if (t0 > 0)
+			plan_release(&free_links);
+		if (t1 > 0)
+			plan_release(&slow_links);
+		if (t2 > 0)
+			plan_release(&other_costs);
+	}
+}
+
+/* 1F1B as Megatron-LM runs it, with blocking transfers of c ms (latency only): a device
+ * holds after each send until the receiver has reached the op that consumes it and the
+ * data is there; a receive is posted when the previous op ends. In the steady state a
+ * middle device then pays 2c per microbatch (one send each way), so
+ *   p >= 3: m(F+B+2c) + (p-1)(F+B) + (2p-5)c,    p = 2: (m+1)(F+B+c)
+ * (derived by hand and checked against an independent script of the same rules);
+ * overlapped, the same transfers cost much less. */
+static void test_blocking(void)
+{
+	static const double fbc[][3] = { { 1, 2, 0.1 }, { 1, 1, 0.5 }, { 2, 3, 0.25 } };
+
+	for (size_t i = 0; i < sizeof(fbc) / sizeof(fbc[0]); i++)
+		for (int p = 2; p <= 8; p *= 2)
+			for (int m = p; m <= 3 * p; m += p) {
+				double F = fbc[i][0], B = fbc[i][1], c = fbc[i][2], want, blocking, overlap;
+				struct model md;
+				struct cluster cl;
+				struct plan pl;
+				struct sim s;
+				struct sim_opts o;
+				struct metrics mt;
+				struct baseline_spec spec = { SCHED_1F1B, m, 0, "uniform", NULL, 0, 0, NULL };
+				struct err e = ERR_INIT;
+
+				memset(&s, 0, sizeof(s));
+				synth_model(&md, p, F, B / 2, B / 2);
+				synth_cluster(&cl, p, p, 0, c * 1e3);  /* infinite bandwidth: latency only */
+				if (baseline_plan(&pl, &md, NULL, &cl, NULL, &spec, &e) < 0) {
+					ok(0, "1F1B builds: %s", e.msg);
+					continue;
+				}
+				ok(pl.comm == PLAN_COMM_BLOCKING, "Megatron's 1F1B blocks on its transfers by default");
+				sim_opts_default(&o);
+				blocking = sim_run(&s, &pl, &o, &mt, &e) == 0 ? mt.makespan_ms : -1;
+				metrics_release(&mt);
+				o.comm = SIM_COMM_OVERLAP;
+				overlap = sim_run(&s, &pl, &o, &mt, &e) == 0 ? mt.makespan_ms : -1;
+				metrics_release(&mt);
+				want = p == 2 ? (m + 1) * (F + B + c) : m * (F + B + 2 * c) + (p - 1) * (F + B) + (2 * p - 5) * c;
+				is_dbl(blocking, want, 1e-9, "1F1B blocking, p=%d m=%d F=%g B=%g c=%g", p, m, F, B, c);
+				ok(overlap > 0 && overlap < blocking, "overlapped it is faster (%.3f < %.3f)", overlap, blocking);
+				plan_release(&pl);
+				sim_release(&s);
+				model_release(&md);
+				cluster_release(&cl);
+			}
+	/* with free links blocking changes nothing: the closed form without c */
+	{
+		double t = uniform_run(SCHED_1F1B, 4, 8, 1, 1, 1, 0, 0, NULL);
+
+		is_dbl(t, (8 + 4 - 1) * 3.0, 1e-9, "1F1B blocking on free links = (m+p-1)(F+B)");
+	}
 }
 
 /* A plan from explicit per-device token lists, stages of the given layer counts. */
@@ -226,7 +396,7 @@ static void test_oom_and_idle(void)
 	struct sim_opts o;
 	struct metrics mt;
 	struct err e = ERR_INIT;
-	struct baseline_spec spec = { SCHED_GPIPE, 8, 0, "uniform", NULL, 0, 2 };
+	struct baseline_spec spec = { SCHED_GPIPE, 8, 0, "uniform", NULL, 0, 2, NULL };
 
 	memset(&s, 0, sizeof(s));
 	synth_model(&m, 4, 1, 1, 1);
@@ -327,7 +497,7 @@ static void test_random(void)
 		struct timeline t;
 		struct sim_opts o;
 		struct err e = ERR_INIT;
-		struct baseline_spec spec = { k, m, 0, parts[irand(0, 2)], NULL, 0, 0 };
+		struct baseline_spec spec = { k, m, 0, parts[irand(0, 2)], NULL, 0, 0, NULL };
 
 		synth_model(&md, L, 1, 1, 1);
 		for (int i = 0; i < L; i++) {
@@ -379,7 +549,7 @@ static void test_policy_replay(void)
 	struct sim_opts o;
 	struct metrics a, b;
 	struct err e = ERR_INIT;
-	struct baseline_spec spec = { SCHED_ADAPTIVE, 16, 0, "balanced", NULL, 0, 0 };
+	struct baseline_spec spec = { SCHED_ADAPTIVE, 16, 0, "balanced", NULL, 0, 0, NULL };
 
 	memset(&s, 0, sizeof(s));
 	synth_model(&md, 12, 1, 1, 0.5);
@@ -407,7 +577,7 @@ static void test_partitions(void)
 {
 	struct model m;
 	struct err e = ERR_INIT;
-	int first[8];
+	int first[40];
 
 	synth_model(&m, 10, 1, 1, 1);
 	m.layers[9].f_ms = 10; /* head: 12 ms of the 39 total */
@@ -416,17 +586,37 @@ static void test_partitions(void)
 	ok(partition_balanced(&m, 4, first, &e) == 0, "balanced");
 	is_dbl(partition_max_cost(&m, 4, first), 12, 1e-12, "balanced puts the head alone (max stage 12 ms)");
 	ok(first[3] == 9, "the last stage is just the head");
-	ok(partition_megatron(&m, 4, first, &e) == 0 && first[1] == 2 && first[4] - first[3] == 2,
-	   "megatron: embedding and loss count as layers (2,3,3,2)");
+	ok(partition_megatron(&m, 4, first, true, &e) == 0 && first[1] == 2 && first[4] - first[3] == 2,
+	   "megatron accounted: embedding and loss count as layers (2,3,3,2)");
+	ok(partition_megatron(&m, 4, first, false, &e) == 0 && first[1] == 2 && first[2] == 5 && first[3] == 8,
+	   "megatron: 10 layers on 4 stages, the remainder in the middle (2,3,3,2)");
 	ok(partition_counts(&m, 3, "4,4,2", first, &e) == 0 && first[2] == 8, "explicit counts");
 	ok(partition_counts(&m, 3, "4,4,3", first, &e) < 0 && strstr(e.msg, "covers 11 layers"), "counts must cover the model");
 	ok(partition_uniform(&m, 11, first, &e) < 0 && strstr(e.msg, "only 10 layers"), "more stages than layers is refused");
+	model_release(&m);
+	/* a cost-model table: embedding, 32 decoder layers, head (Gemma's 32 layers on 4
+	 * stages: Megatron gives 8,8,8,8 decoder layers, the embedding and the head on top) */
+	synth_model(&m, 34, 1, 1, 1);
+	free(m.layers[0].kind);
+	m.layers[0].kind = strdup("embedding");
+	free(m.layers[33].kind);
+	m.layers[33].kind = strdup("head");
+	ok(partition_megatron(&m, 4, first, false, &e) == 0 && first[1] == 9 && first[2] == 17 && first[3] == 25 &&
+	   first[4] == 34, "megatron on a cost-model table: 8,8,8,8 decoder layers + embedding + head");
+	ok(partition_megatron(&m, 4, first, true, &e) == 0 && first[1] == 8 && first[2] == 17 && first[3] == 26 &&
+	   first[4] == 34, "megatron accounted: 7,9,9,7 decoder layers + embedding + head");
+	ok(partition_megatron(&m, 8, first, false, &e) == 0 && first[1] == 5 && first[8] - first[7] == 5,
+	   "megatron over 8 virtual stages (interleaved): 4 decoder layers each, the head with the last 4");
+	ok(partition_megatron(&m, 33, first, false, &e) < 0 && strstr(e.msg, "32 decoder layers"),
+	   "more stages than decoder layers: refused (%s)", e.msg);
 	model_release(&m);
 }
 
 int main(void)
 {
 	test_golden();
+	test_closed_forms();
+	test_blocking();
 	test_hand_computed();
 	test_deadlock();
 	test_oom_and_idle();

@@ -174,7 +174,7 @@ static double baseline_best(const struct model *m, const struct cluster *c, int 
 	memset(&s, 0, sizeof(s));
 	for (int k = 0; k < SCHED_COUNT; k++)
 		for (int pi = 0; pi < 2; pi++) {
-			struct baseline_spec spec = { (enum sched_kind)k, mbs, 0, parts[pi], NULL, 0, 0 };
+			struct baseline_spec spec = { (enum sched_kind)k, mbs, 0, parts[pi], NULL, 0, 0, NULL };
 			struct plan p;
 			struct metrics mt;
 			struct sim_opts o;

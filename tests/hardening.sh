@@ -1,0 +1,255 @@
+#!/bin/sh
+# Hardening regressions (issue 16): option errors are one line naming the option, text from
+# arguments and files never reaches the terminal raw, every write is checked (stdout, -o,
+# --timeline-out, --events-out), outputs never replace a FIFO, a device or a symbolic
+# link, and numbers that are not numbers (NaN) are refused.
+. "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+T="$TMPDIR_TEST"
+data="$top_srcdir/tests/data"
+plan="$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
+mkplan() { "$OCTOPIPE" plan --model gpt-13b --cluster 4xH200 --schedule 1f1b --microbatches 8 "$@"; }
+lines() { printf '%s\n' "$1" | grep -c .; }
+
+# ---- option errors: one line, naming the option and what is wrong
+for args in "sim --trace-out" "sim --bogus $plan" "sim --json=1 $plan" "plan -o" "run --timeout" \
+            "plan --m x" "sim -x $plan" "tune --model"; do
+    # shellcheck disable=SC2086
+    run "$OCTOPIPE" $args
+    if [ "$RC" = 2 ] && [ "$(lines "$ERR")" = 1 ] && ! printf '%s' "$ERR" | grep -q "^octopipe: "; then
+        ok "'$args': exit 2 with one line ($ERR)"
+    else
+        not_ok "'$args': exit 2 with one line" "exit $RC" "$ERR"
+    fi
+done
+run "$OCTOPIPE" sim --trace-out
+expect_match "option '--trace-out' needs a value" "$ERR" "a missing value names the option, not 'unknown option'"
+run "$OCTOPIPE" sim --json=1 "$plan"
+expect_match "option '--json' takes no value" "$ERR" "a value given to a flag is named as such"
+run "$OCTOPIPE" plan --m x
+expect_match "option '--m' is ambiguous" "$ERR" "an ambiguous prefix is named as such"
+run "$OCTOPIPE" sim --frobnicate "$plan"
+expect_match "unknown option '--frobnicate'" "$ERR" "an unknown option is named"
+run mkplan -o ""
+expect_rc 2 "-o '' is refused"
+expect_match "needs a value, not an empty string" "$ERR" "-o '' says why"
+run "$OCTOPIPE" sim "$plan" --timeline-out=
+expect_rc 2 "--timeline-out= is refused"
+run "$OCTOPIPE" tui --render 80x24 --keys "" "$plan"
+expect_rc 0 "--keys '' (no keys) is still accepted"
+
+# ---- numbers that are not numbers
+for v in nan NaN inf -1 0 1e400 12abc; do
+    run "$OCTOPIPE" run --timeout "$v" "$plan"
+    expect_rc 2 "run --timeout $v is refused"
+done
+run "$OCTOPIPE" run --timeout nan "$plan"
+expect_match "--timeout: 'nan' is not a number in \(0, 86400\]" "$ERR" "run --timeout nan says why"
+run "$OCTOPIPE" tui --time-scale nan "$plan"
+expect_rc 2 "tui --time-scale nan is refused"
+run "$OCTOPIPE" tune --model gpt-13b --cluster 4xH200 --microbatches 8 --time-budget nan -o "$T/t.json"
+expect_rc 2 "tune --time-budget nan is refused"
+run "$OCTOPIPE" run --kill-device 1.5 "$plan"
+expect_rc 2 "run --kill-device 1.5 is refused"
+
+# ---- control characters from arguments and files are escaped
+esc=$(printf '\033')
+run "$OCTOPIPE" check "$T/${esc}]0;pwned${esc}\\x.json"
+if [ "$RC" = 2 ] && ! printf '%s' "$ERR" | grep -q "$esc" && printf '%s' "$ERR" | grep -q 'x1b\]0;pwned'; then
+    ok "an escape sequence in a file name is printed escaped"
+else
+    not_ok "an escape sequence in a file name is printed escaped" "exit $RC" "$(printf '%s' "$ERR" | od -c | head -3)"
+fi
+run "$OCTOPIPE" "$(printf 'bad\033[2Jcmd')"
+if [ "$RC" = 2 ] && ! printf '%s' "$ERR" | grep -q "$esc"; then ok "an escape sequence in a command name is escaped"
+else not_ok "an escape sequence in a command name is escaped" "$ERR"; fi
+run "$OCTOPIPE" sim --bogus"$(printf '\033[31m')" "$plan"
+if [ "$RC" = 2 ] && ! printf '%s' "$ERR" | grep -q "$esc"; then ok "an escape sequence in an option is escaped"
+else not_ok "an escape sequence in an option is escaped" "$ERR"; fi
+sed 's/"name": "tiny"/"name": "ti\\u001b[2Jny"/' "$data/tiny-model.json" > "$T/esc-model.json"
+run "$OCTOPIPE" check "$T/esc-model.json"
+expect_rc 2 "a control character in a model name is refused"
+expect_match 'name: must not contain control characters' "$ERR" "the refusal names the field"
+
+# ---- every write to stdout is checked
+if [ -w /dev/full ]; then
+    for args in "show gpt-13b" "show --json gpt-13b" "sim --json $plan" "sim $plan" "export torch-csv $plan" \
+                "export megatron-layout $plan" "check $plan"; do
+        # shellcheck disable=SC2086
+        run sh -c "exec \"\$0\" $args >/dev/full" "$OCTOPIPE"
+        if [ "$RC" = 1 ] && [ "$(lines "$ERR")" = 1 ] && printf '%s' "$ERR" | grep -q 'No space left on device'; then
+            ok "'$args' to a full disk: exit 1, one line"
+        else
+            not_ok "'$args' to a full disk: exit 1, one line" "exit $RC" "$ERR"
+        fi
+    done
+    run sh -c 'exec "$0" plan --model gpt-13b --cluster 4xH200 --schedule 1f1b --microbatches 8 -o - >/dev/full' "$OCTOPIPE"
+    expect_rc 1 "plan -o - to a full disk exits 1"
+    run "$OCTOPIPE" run --events-out /dev/full "$plan"
+    expect_rc 1 "run --events-out to a full disk exits 1"
+    expect_match "cannot write the events to '/dev/full': No space left on device" "$ERR" "run --events-out says why"
+    run "$OCTOPIPE" sim "$plan" --timeline-out /dev/full
+    expect_rc 1 "sim --timeline-out to a full disk exits 1"
+    run mkplan -o /dev/full
+    expect_rc 1 "plan -o /dev/full exits 1"
+    if [ -c /dev/full ]; then ok "/dev/full is still a device"; else not_ok "/dev/full is still a device"; fi
+else
+    skip "writes to a full disk" "no /dev/full"
+fi
+
+# ---- outputs never replace what is not a regular file
+run mkplan -o /dev/null
+expect_rc 0 "plan -o /dev/null writes through"
+if [ -c /dev/null ]; then ok "/dev/null is still a device"; else not_ok "/dev/null is still a device"; fi
+if command -v mkfifo >/dev/null 2>&1 && mkfifo "$T/fifo"; then
+    run mkplan -o "$T/fifo"
+    expect_rc 1 "a FIFO nobody reads is refused, not waited on"
+    expect_match "a FIFO that no process is reading" "$ERR" "the refusal says why"
+    cat "$T/fifo" > "$T/fifo.out" &
+    reader=$!
+    sleep 0.3
+    run mkplan -o "$T/fifo"
+    expect_rc 0 "plan -o FIFO writes through to its reader"
+    wait "$reader"
+    expect_match '"format": "octopipe.plan/1"' "$(cat "$T/fifo.out")" "the reader got the plan"
+    if [ -p "$T/fifo" ]; then ok "the FIFO is still a FIFO"; else not_ok "the FIFO is still a FIFO"; fi
+    cat "$T/fifo" > "$T/fifo.tl" &
+    reader=$!
+    sleep 0.3
+    run "$OCTOPIPE" sim "$plan" --timeline-out "$T/fifo"
+    wait "$reader"
+    expect_rc 0 "sim --timeline-out FIFO writes through"
+    expect_match '"format": "octopipe.timeline/1"' "$(cat "$T/fifo.tl")" "the reader got the timeline"
+    cat "$T/fifo" > "$T/fifo.ev" &
+    reader=$!
+    sleep 0.3
+    run "$OCTOPIPE" run --events-out "$T/fifo" "$plan"
+    wait "$reader"
+    expect_rc 0 "run --events-out FIFO streams to its reader"
+    expect_match '"ev":"done"' "$(cat "$T/fifo.ev")" "the reader got the whole stream"
+    if [ -p "$T/fifo" ]; then ok "the FIFO is still a FIFO after the run"; else not_ok "the FIFO is still a FIFO after the run"; fi
+else
+    skip "FIFO outputs" "no mkfifo"
+fi
+mkdir "$T/dir"
+run mkplan -o "$T/dir"
+expect_rc 1 "-o naming a directory is refused"
+expect_match "is a directory" "$ERR" "the refusal says why"
+mkdir "$T/real"
+ln -s real/target.json "$T/link.json"
+run mkplan -o "$T/link.json"
+expect_rc 0 "-o through a symbolic link"
+if [ -L "$T/link.json" ] && [ -f "$T/real/target.json" ]; then ok "the link stays a link and its target holds the plan"
+else not_ok "the link stays a link and its target holds the plan" "$(ls -l "$T" "$T/real")"; fi
+run "$OCTOPIPE" check "$T/link.json"
+expect_rc 0 "the plan saved through the link loads"
+printf 'old' > "$T/mode.json"
+chmod 600 "$T/mode.json"
+run mkplan -o "$T/mode.json"
+if [ "$(ls -l "$T/mode.json" | cut -c1-10)" = "-rw-------" ]; then ok "a replaced file keeps its permissions"
+else not_ok "a replaced file keeps its permissions" "$(ls -l "$T/mode.json")"; fi
+
+# ---- files the user may not read or write (as root these pass by permission: CI runs
+# this file again as a non-root user)
+if [ "$(id -u)" != 0 ]; then
+    mkdir "$T/ro"
+    mkplan -o "$T/ro/kept.json" >/dev/null
+    chmod 444 "$T/ro/kept.json"
+    before=$(cat "$T/ro/kept.json")
+    run "$OCTOPIPE" plan --model gpt-13b --cluster 4xH200 --schedule zb-h1 --microbatches 8 -o "$T/ro/kept.json"
+    expect_rc 1 "a read-only file is not replaced"
+    expect_match "kept.json: cannot write: Permission denied" "$ERR" "and says why"
+    if [ "$(cat "$T/ro/kept.json")" = "$before" ]; then ok "the read-only file is unchanged"
+    else not_ok "the read-only file is unchanged"; fi
+    chmod 555 "$T/ro"
+    run mkplan -o "$T/ro/new.json"
+    expect_rc 1 "an unwritable directory: exit 1"
+    expect_match "new.json: cannot create a temporary file in '.*/ro': Permission denied" "$ERR" "naming the directory"
+    if [ -z "$(ls "$T/ro" | grep -v kept.json)" ]; then ok "nothing is left in the directory"
+    else not_ok "nothing is left in the directory" "$(ls "$T/ro")"; fi
+    chmod 755 "$T/ro"
+    cp "$data/tiny-model.json" "$T/secret.json"
+    chmod 000 "$T/secret.json"
+    run "$OCTOPIPE" check "$T/secret.json"
+    expect_rc 2 "an unreadable file: exit 2"
+    expect_match "secret.json: cannot open: Permission denied" "$ERR" "saying why"
+    run "$OCTOPIPE" sim "$plan" --timeline-out "$T/ro"
+    expect_rc 1 "--timeline-out naming a directory: exit 1"
+else
+    skip "read-only and unreadable files" "running as root (CI runs this again as a non-root user)"
+fi
+
+# ---- check simulates plans: a deadlock or a device out of memory is exit 3 with sim's line
+for f in deadlock-plan oom-plan; do
+    run "$OCTOPIPE" sim "$data/$f.json"
+    simline=$ERR
+    run "$OCTOPIPE" check "$data/$f.json"
+    expect_rc 3 "check $f.json exits 3"
+    if [ "$ERR" = "$simline" ] && [ -z "$OUT" ]; then ok "check $f.json prints sim's line and no 'ok'"
+    else not_ok "check $f.json prints sim's line and no 'ok'" "check: $OUT / $ERR" "sim: $simline"; fi
+    run "$OCTOPIPE" check --structure-only "$data/$f.json"
+    expect_rc 0 "check --structure-only $f.json checks the structure alone"
+done
+run "$OCTOPIPE" check --json "$data/tiny-plan.json" "$data/oom-plan.json"
+expect_rc 3 "check --json exits 3 on an infeasible plan"
+expect_match '"infeasible": true' "$OUT" "check --json marks it infeasible"
+run "$OCTOPIPE" check "$data/oom-plan.json" "$data/bad/01-empty.json"
+expect_rc 2 "a bad file outranks an infeasible plan"
+
+# ---- options that would be silently ignored or impossible are refused
+for sched in 1f1b interleaved zb-h1 zb-v dualpipev; do
+    run "$OCTOPIPE" plan --model gpt-13b --cluster 4xH200 --schedule $sched --microbatches 8 --placement 0,1,2,3 -o "$T/p.json"
+    expect_rc 2 "--placement with $sched (which places its stages itself) is refused, even when it matches"
+done
+expect_match "--placement only works with --schedule adaptive \(dualpipev places its stages itself\)" "$ERR" "and says why"
+run "$OCTOPIPE" plan --model gpt-13b --cluster 4xH200 --schedule adaptive --microbatches 8 --placement 3,2,1,0 -o "$T/p.json"
+expect_rc 0 "--placement with adaptive is used"
+cfg="$top_srcdir/samples/profiles/configs"
+run "$OCTOPIPE" cost "$cfg/deepseek-16b.json" --cluster 8xH200 --tp 1024 -o "$T/c.json"
+expect_rc 2 "--tp above the attention head count is refused"
+expect_match "cost: --tp 1024: a tensor-parallel group stays on one node" "$ERR" "beyond a node: says why"
+run "$OCTOPIPE" cost "$cfg/gpt-13b.json" --cluster 64xH200 --tp 16 -o "$T/c.json"
+expect_rc 2 "--tp 16 beyond an 8-GPU node is refused"
+python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); c["gpus_per_node"]=2048; c["devices"]=2048; json.dump(c,open(sys.argv[2],"w"))' \
+    "$top_srcdir/samples/clusters/8xH200.json" "$T/widenode.json"
+run "$OCTOPIPE" cost "$cfg/deepseek-16b.json" --cluster "$T/widenode.json" --tp 1024 -o "$T/c.json"
+expect_rc 2 "--tp 1024 on a 16-head model is refused"
+expect_match "--tp 1024: layer 1 \(attn\+dense\) has 16 attention heads, which 1024 tensor-parallel ranks cannot split evenly" "$ERR" "naming the layer and its heads"
+run "$OCTOPIPE" cost "$cfg/gpt-13b.json" --cluster "$T/widenode.json" --tp 16 -o "$T/c.json"
+expect_rc 2 "--tp 16 does not divide gpt-13b's 40 heads: refused"
+run "$OCTOPIPE" cost "$cfg/nemotron-nano-v2-9b.json" --cluster 8xH200 --tp 8 -o "$T/c.json"
+expect_rc 0 "--tp 8 splits nemotron's heads evenly"
+
+# ---- memory: linear in devices, and a host allocation failure is named as such
+python3 - "$T" <<'PY'
+import json, sys
+t = sys.argv[1]
+for name, n in (("huge", 65536), ("big", 4096)):
+    json.dump({"format": "octopipe.cluster/1", "name": name, "gpu": "H200", "devices": n, "gpus_per_node": 8,
+               "mem_bytes": 141000000000, "intra_node": {"gbytes_per_s": 450, "latency_us": 5},
+               "inter_node": {"gbytes_per_s": 50, "latency_us": 10}}, open(f"{t}/{name}-cluster.json", "w"))
+    layer = {"kind": "attn", "f_ms": 1, "b_ms": 1, "w_ms": 1, "param_bytes": 1000, "act_bytes": 1000,
+             "act_w_bytes": 10, "out_bytes": 100}
+    json.dump({"format": "octopipe.model/1", "name": name, "seq_len": 1024, "layers": [layer] * n},
+              open(f"{t}/{name}-model.json", "w"))
+PY
+# a sanitizer build reserves terabytes of address space and cannot run under ulimit -v
+if (ulimit -v 1500000 && "$OCTOPIPE" --version) >/dev/null 2>&1; then
+    run sh -c 'ulimit -v 1500000; exec "$0" plan --model "$1/huge-model.json" --cluster "$1/huge-cluster.json" --schedule 1f1b --microbatches 2 -o "$1/huge-plan.json"' "$OCTOPIPE" "$T"
+    expect_rc 0 "a 65 536-device plan is made and simulated in 1.5 GB (a device x device table needed 32 GiB)"
+    run sh -c 'ulimit -v 1500000; exec "$0" check "$1/huge-plan.json"' "$OCTOPIPE" "$T"
+    expect_rc 0 "and check simulates it in 1.5 GB"
+    run sh -c 'ulimit -v 300000; exec "$0" plan --model "$1/big-model.json" --cluster "$1/big-cluster.json" --schedule 1f1b --microbatches 4096 -o "$1/big-plan.json"' "$OCTOPIPE" "$T"
+    expect_rc 1 "plan: host memory running out is exit 1"
+    expect_match "out of host memory" "$ERR" "plan says 'out of host memory', not 'internal error'"
+    if printf '%s' "$ERR" | grep -q "internal error"; then not_ok "plan does not call it an internal error" "$ERR"
+    else ok "plan does not call it an internal error"; fi
+    run sh -c 'ulimit -v 300000; exec "$0" compare --model "$1/big-model.json" --cluster "$1/big-cluster.json" --microbatches 4096' "$OCTOPIPE" "$T"
+    expect_rc 1 "compare: host memory running out is exit 1"
+    expect_match "^octopipe compare: out of host memory" "$ERR" "compare says 'out of host memory'"
+    if printf '%s' "$OUT" | grep -q "no: device"; then not_ok "compare does not blame the GPU memory" "$OUT"
+    else ok "compare does not blame the GPU memory"; fi
+else
+    skip "memory limits (ulimit -v)" "this build cannot run under ulimit -v (sanitizers)"
+fi
+
+done_testing

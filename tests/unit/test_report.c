@@ -1,0 +1,131 @@
+/*
+ * test_report — the engine API behind `octopipe export svg`, `octopipe report` and the
+ * TUI's report key: one op rect per op for every schedule, the same bytes twice, a
+ * measured run drawn under the rows (and refused when it belongs to another plan), two
+ * plans and tuner steps in one HTML file written atomically, and bad steps or widths as
+ * one-line ERR_INPUT errors.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <unistd.h>
+
+#include "fileio.h"
+#include "json.h"
+#include "report.h"
+#include "synth.h"
+#include "../tap.h"
+
+static long count(const char *hay, const char *needle)
+{
+	long n = 0;
+
+	for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
+		n++;
+	return n;
+}
+
+int main(void)
+{
+	static const enum sched_kind kinds[] = { SCHED_1F1B, SCHED_INTERLEAVED, SCHED_ZBH1, SCHED_ZBV, SCHED_DUALPIPEV };
+	struct plan p1, p2;
+	struct timeline t1, t2;
+	struct err e = ERR_INIT;
+
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		struct plan p;
+		struct timeline t;
+		struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
+		struct report_svg_opts o = { 800, true, "x<y" };
+
+		if (!ok(synth_exec_plan(kinds[i], &p, &t, &e) == 0, "%s: a plan (%s)", sched_name(kinds[i]), e.msg))
+			continue;
+		ok(report_svg(&p, NULL, &o, &a, &e) == 0, "%s: report_svg", sched_name(kinds[i]));
+		is_int(count(a.buf, "<rect class=\"op "), plan_total_ops(&p), "%s: one op rect per op", sched_name(kinds[i]));
+		ok(strstr(a.buf, "<title>x&lt;y</title>") != NULL, "%s: the title is escaped", sched_name(kinds[i]));
+		ok(strstr(a.buf, "<path class=\"cp\"") != NULL, "%s: the critical path is drawn", sched_name(kinds[i]));
+		report_svg(&p, NULL, &o, &b, &e);
+		ok(a.len == b.len && memcmp(a.buf, b.buf, a.len) == 0, "%s: the same plan gives the same bytes",
+		   sched_name(kinds[i]));
+		/* the simulated timeline stands in for a measured run */
+		strbuf_reset(&b);
+		ok(report_svg(&p, &t, &o, &b, &e) == 0, "%s: report_svg with a run", sched_name(kinds[i]));
+		is_int(count(b.buf, "<rect class=\"mo "), plan_total_ops(&p), "%s: one measured rect per op",
+		       sched_name(kinds[i]));
+		strbuf_release(&a);
+		strbuf_release(&b);
+		timeline_release(&t);
+		plan_release(&p);
+	}
+
+	if (synth_exec_plan(SCHED_1F1B, &p1, &t1, &e) < 0 || synth_exec_plan(SCHED_ZBV, &p2, &t2, &e) < 0) {
+		ok(0, "two plans (%s)", e.msg);
+		return tap_done();
+	}
+	{
+		struct strbuf sb = STRBUF_INIT;
+		struct report_svg_opts o = { 100, false, NULL };
+
+		err_clear(&e);
+		ok(report_svg(&p1, NULL, &o, &sb, &e) < 0 && e.cls == ERR_INPUT, "a width of 100 px is refused (%s)", e.msg);
+		err_clear(&e);
+		/* zb-v runs 2 stages per device: its run is not a run of the 1f1b plan */
+		ok(report_svg(&p1, &t2, NULL, &sb, &e) < 0 && e.cls == ERR_INPUT, "another plan's run is refused (%s)", e.msg);
+		strbuf_release(&sb);
+	}
+	{
+		const struct plan *plans[2] = { &p1, &p2 };
+		const char *labels[2] = { "one & only", "two" };
+		const char *steps_text =
+			"{\"format\": \"octopipe.steps/1\", \"model\": \"synthetic\", \"cluster\": \"synthetic\","
+			" \"best_baseline\": \"1f1b\", \"best_baseline_ms\": 40, \"steps\": ["
+			"{\"step\": 0, \"phase\": \"start\", \"what\": \"start\", \"before_ms\": 40, \"after_ms\": 40},"
+			"{\"step\": 1, \"phase\": \"partition\", \"what\": \"<moved>\", \"before_ms\": 40, \"after_ms\": 35},"
+			"{\"step\": 2, \"phase\": \"scheduling\", \"what\": \"knobs\", \"before_ms\": 35, \"after_ms\": 33}]}";
+		cJSON *steps = json_parse(steps_text, strlen(steps_text), "steps.json", &e);
+		const char *bad_text = "{\"format\": \"octopipe.steps/1\", \"steps\": [{\"phase\": 3}]}";
+		cJSON *bad = json_parse(bad_text, strlen(bad_text), "bad.json", &e);
+		struct report_input in = { plans, labels, 2, steps, "steps.json", &t1, 0, true };
+		struct strbuf sb = STRBUF_INIT;
+		char path[] = "/tmp/octopipe-report-XXXXXX";
+		int fd = mkstemp(path);
+		size_t len = 0;
+		char *text;
+
+		ok(steps && bad, "steps documents parse");
+		ok(report_html(&in, &sb, &e) == 0, "report_html of two plans, steps and a run (%s)", e.msg);
+		is_int(count(sb.buf, "<rect class=\"op "), plan_total_ops(&p1) + plan_total_ops(&p2), "one op rect per op of both plans");
+		is_int(count(sb.buf, "<rect class=\"mo "), plan_total_ops(&p1), "the run under the first plan only");
+		ok(strstr(sb.buf, "one &amp; only") != NULL, "labels are escaped");
+		ok(strstr(sb.buf, "&lt;moved&gt;") != NULL, "step descriptions are escaped");
+		ok(strstr(sb.buf, "<script") == NULL, "no scripts");
+		err_clear(&e);
+		ok(fd >= 0 && report_write(path, &in, &e) == 0, "report_write (%s)", e.msg);
+		text = fileio_read(path, &len, &e);
+		ok(text && len == sb.len && memcmp(text, sb.buf, len) == 0, "report_write writes what report_html gives");
+		free(text);
+		if (fd >= 0) {
+			close(fd);
+			unlink(path);
+		}
+		in.steps = bad;
+		in.steps_file = "bad.json";
+		err_clear(&e);
+		ok(report_html(&in, &sb, &e) < 0 && e.cls == ERR_INPUT && strstr(e.msg, "bad.json: steps[0].phase") == e.msg,
+		   "a bad step is one ERR_INPUT line naming its path (%s)", e.msg);
+		in.steps = NULL;
+		in.measured = &t2;
+		err_clear(&e);
+		ok(report_html(&in, &sb, &e) < 0 && e.cls == ERR_INPUT, "a run of another plan is refused (%s)", e.msg);
+		in.nplans = 0;
+		ok(report_html(&in, &sb, &e) < 0 && e.cls == ERR_INPUT, "no plans is refused");
+		strbuf_release(&sb);
+		cJSON_Delete(steps);
+		cJSON_Delete(bad);
+	}
+	timeline_release(&t1);
+	timeline_release(&t2);
+	plan_release(&p1);
+	plan_release(&p2);
+	return tap_done();
+}
