@@ -217,7 +217,9 @@ static int known_sequence(const char *seq)
 static int read_escape(char *what, size_t n)
 {
 	char seq[32];
-	int len = 0, ch = next_byte();
+	/* curses gave us the ESC after waiting ESCDELAY for more: what follows is here already
+	 * or is not coming, so a lone Esc costs no second wait */
+	int len = 0, ch = getch();
 
 	if (ch == ERR)
 		return 27;
