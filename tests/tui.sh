@@ -28,7 +28,9 @@ start() {
     printf '#!/bin/sh\ncd "%s"\nenv HOME="%s" XDG_STATE_HOME= OCTOPIPE_DATADIR="%s"%s "%s" "$@"\necho "exit status $?"\nsleep 600\n' \
         "$T" "$T/home" "$top_srcdir" "$envs" "$OCTOPIPE" > "$T/run.sh"
     chmod +x "$T/run.sh"
-    tm new-session -d -x "$w" -y "$h" "$T/run.sh $*"
+    # a server still on its way out refuses the session: try again
+    n=5
+    until tm new-session -d -x "$w" -y "$h" "$T/run.sh $*" 2>/dev/null || [ $n -eq 0 ]; do sleep 0.2; n=$((n - 1)); done
     # the pane exists before the program draws: wait for the server to answer
     n=50
     while [ $n -gt 0 ] && ! tm has-session >/dev/null 2>&1; do sleep 0.1; n=$((n - 1)); done
@@ -65,8 +67,8 @@ expect '8xH200 \(8 gpus\), 32 microbatches' "with the cluster and the microbatch
 expect '^ 0 \[[#.]{7}\] *[0-9]+G' "and a memory bar per gpu"
 expect '^gpu7 ' "one chart row per gpu"
 expect '^time +\|0ms +\|[0-9]+ms' "a time axis with units"
-expect 'F1Help .*F10Quit' "the F-key bar"
-expect 'F8Run' "with the run slot"
+expect 'F1.Help .*F10.Quit' "the F-key bar"
+expect 'F8.Run' "with the run slot"
 
 # zoom: microbatch numbers appear in wide ops
 keys + + + +
@@ -129,7 +131,7 @@ keys F1
 expect 'OctoPipe keys' "F1 opens the help"
 expect '^ +F2 w \^S +save the plan' "help lines come from the key table"
 keys Escape
-expect 'F1Help' "Esc closes the help"
+expect 'F1.Help' "Esc closes the help"
 keys '?'
 expect 'OctoPipe keys' "? opens it too"
 keys q
@@ -170,7 +172,7 @@ tm resize-window -x 70 -y 20
 expect 'terminal too small: 70x20' "below 80x24 a clear message"
 tm resize-window -x 160 -y 50
 expect '^gpu7 ' "larger again: relayout"
-expect 'F10Quit' "with the F-key bar at the bottom"
+expect 'F10.Quit' "with the F-key bar at the bottom"
 
 # autosave, save as, quit with unsaved changes
 keys /
@@ -193,7 +195,7 @@ expect "saved $T/mine.json" "the plan is saved"
 edited=$(iteration)
 keys q
 expect '^exit status 0' "q quits at once when everything is saved"
-expect_not 'F1Help' "and the terminal is restored"
+expect_not 'F1.Help' "and the terminal is restored"
 run "$OCTOPIPE" check "$T/mine.json"
 expect_rc 0 "the saved plan is valid"
 start 120 36 -- tui "$T/mine.json"
@@ -240,7 +242,7 @@ expect '^gpu0 '
 pid=$(ps -o pid= --ppid "$(tm display -p '#{pane_pid}')" | tr -d ' ' | head -1)
 kill -TERM "$pid" 2>/dev/null
 expect '^exit status 0' "SIGTERM quits cleanly"
-expect_not 'F1Help' "and restores the terminal"
+expect_not 'F1.Help' "and restores the terminal"
 start 120 36 -- tui
 expect '^gpu0 '
 pid=$(ps -o pid= --ppid "$(tm display -p '#{pane_pid}')" | tr -d ' ' | head -1)
@@ -264,12 +266,12 @@ expect '^gpu0 ' "tui with run options starts"
 keys R
 expect 'run: running pid [0-9]+' "F8/R starts the executor as a child"
 expect '^  meas ' "measured rows appear under the predicted ones"
-expect 'F8Stop' "the F-bar offers to stop it"
+expect 'F8.Stop' "the F-bar offers to stop it"
 expect '^ iterations [0-9.]+ m?s' "iteration times appear" 15
 expect '^ gpu0 +\[[#.]{10}\] +[0-9]+%' "each gpu has a utilization bar"
 expect ' gpu7 +\[[#.]{10}\] +[0-9]+% \|[^|]{15}\|' "with its history"
 expect 'run done: 3 iterations, measured [0-9.]+ m?s vs predicted [0-9.]+ m?s' "the run ends and says how it compared" 20
-expect 'F8Run' "and Run is offered again"
+expect 'F8.Run' "and Run is offered again"
 keys q
 expect '^exit status 0' "quits after a finished run"
 

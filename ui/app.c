@@ -47,6 +47,25 @@ void app_msg(struct app *a, int role, const char *fmt, ...)
 	vsnprintf(a->msg, sizeof(a->msg), fmt, ap);
 	va_end(ap);
 	a->msg_role = role;
+	if (!a->log && !(a->log = calloc(APP_LOG_MAX, sizeof(*a->log))))
+		return;
+	if (a->log_n > 0 && strcmp(app_log_entry(a, a->log_n - 1)->text, a->msg) == 0)
+		return;
+	{
+		struct log_entry *le = &a->log[a->log_next];
+
+		memcpy(le->text, a->msg, sizeof(le->text));
+		le->role = role;
+		le->when = time(NULL);
+		a->log_next = (a->log_next + 1) % APP_LOG_MAX;
+		if (a->log_n < APP_LOG_MAX)
+			a->log_n++;
+	}
+}
+
+const struct log_entry *app_log_entry(const struct app *a, int k)
+{
+	return &a->log[(a->log_next - a->log_n + k + APP_LOG_MAX) % APP_LOG_MAX];
 }
 
 /* ---- plan views -------------------------------------------------------------------- */
@@ -135,6 +154,24 @@ static int grow_arrays(struct pview *v, long nops)
 	return v->start && v->end && v->pos && v->crit && v->cycle && v->match ? 0 : -1;
 }
 
+/* The engine says "device"; the UI says "gpu" everywhere. Rewrites s in place. */
+static void say_gpu(char *s)
+{
+	char *p, *out = s;
+	const char *in = s;
+
+	while ((p = strstr(in, "device")) != NULL) {
+		size_t n = (size_t)(p - in);
+
+		memmove(out, in, n);
+		out += n;
+		memcpy(out, "gpu", 3);
+		out += 3;
+		in = p + 6;
+	}
+	memmove(out, in, strlen(in) + 1);
+}
+
 void pview_update(struct pview *v, const pcre2_code *re)
 {
 	struct plan *p = &v->plan;
@@ -154,8 +191,12 @@ void pview_update(struct pview *v, const pcre2_code *re)
 	o.record = true;
 	r = sim_run(&v->sim, p, &o, &m, &e);
 	v->sim_ms = (app_now() - t0) * 1e3;
-	metrics_release(&v->m);
-	v->m = m;
+	/* a plan that cannot run keeps the metrics of the last one that ran, as it keeps its
+	 * times: the memory bars and per-gpu figures go on describing the chart shown */
+	if (r == 0 || !v->have_times) {
+		metrics_release(&v->m);
+		v->m = m;
+	}
 	explain_positions(p, v->pos);
 	memset(v->crit, 0, (size_t)nops);
 	memset(v->cycle, 0, (size_t)nops);
@@ -193,11 +234,14 @@ void pview_update(struct pview *v, const pcre2_code *re)
 		v->ran = false;
 		v->deadlock = e.cls == ERR_INFEASIBLE;
 		snprintf(v->why, sizeof(v->why), "%s", e.msg);
+		say_gpu(v->why);
 		for (int i = 0; i < m.ncycle; i++) {
 			const struct action *x = &m.cycle[i].op;
 
 			v->cycle[sim_op_index(p, x->stage, x->mb, x->kind)] = 1;
 		}
+		if (v->m.dev != m.dev)
+			metrics_release(&m);
 	}
 	update_matches(v, re);
 }
@@ -378,40 +422,42 @@ static char *abs_join(const char *dir, const char *rel)
 	return strdup(buf);
 }
 
-static void autosave_path(struct app *a)
+/* Claims this UI's autosave slot for the plan as it is now: keyed by the plan's real path,
+ * or by model, cluster and microbatches when it has no file. A slot holding an earlier
+ * session's edits is offered for recovery (unless need_empty). */
+static void autosave_setup(struct app *a, bool need_empty)
 {
-	const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
-	char dir[3000], base[256];
-	const char *b = a->path ? strrchr(a->path, '/') : NULL;
+	char key[9000], name[300], stem[400];
+	const struct plan *p = &a->cur.plan;
 
-	b = b ? b + 1 : a->path;
-	if (state && *state)
-		snprintf(dir, sizeof(dir), "%s/octopipe", state);
-	else if (home && *home)
-		snprintf(dir, sizeof(dir), "%s/.local/state/octopipe", home);
-	else {
+	if (a->no_autosave)
+		return;
+	if (!a->as.dir[0] && !autosave_dir(a->as.dir, sizeof(a->as.dir))) {
 		a->no_autosave = true;
 		return;
 	}
-	snprintf(base, sizeof(base), "%s", b ? b : "default-sample.json");
-	if (strlen(base) > 5 && strcmp(base + strlen(base) - 5, ".json") == 0)
-		base[strlen(base) - 5] = '\0';
-	snprintf(a->autosave_path, sizeof(a->autosave_path), "%s/%s.autosave.json", dir, base);
-}
+	if (a->path) {
+		char *real = realpath(a->path, NULL);
+		const char *b = strrchr(a->path, '/');
 
-static int mkdirs(const char *path)
-{
-	char buf[4096];
-
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (char *p = buf + 1; *p; p++)
-		if (*p == '/') {
-			*p = '\0';
-			if (mkdir(buf, 0777) < 0 && errno != EEXIST)
-				return -1;
-			*p = '/';
-		}
-	return 0;
+		snprintf(key, sizeof(key), "plan=%s", real ? real : a->path);
+		snprintf(name, sizeof(name), "%s", b ? b + 1 : a->path);
+		free(real);
+	} else {
+		snprintf(key, sizeof(key), "model=%s|cluster=%s|microbatches=%d", a->model_path ? a->model_path : p->model.name,
+		         a->cluster_path ? a->cluster_path : p->cluster.name, p->microbatches);
+		snprintf(name, sizeof(name), "%s-%s-%dmb", p->model.name ? p->model.name : "model",
+		         p->cluster.name ? p->cluster.name : "cluster", p->microbatches);
+	}
+	autosave_stem(name, key, stem, sizeof(stem));
+	if (autosave_claim(&a->as, stem, need_empty) < 0) {
+		app_msg(a, R_WARN, "autosave is off: no free autosave slot in %s (%s)", a->as.dir, strerror(errno));
+		return;
+	}
+	if (a->as.found) {
+		a->mode = MODE_QUESTION;
+		a->question = Q_RECOVER;
+	}
 }
 
 static void reset_view(struct app *a)
@@ -447,6 +493,7 @@ static int open_plan(struct app *a, const char *arg, struct err *e)
 	snprintf(a->source, sizeof(a->source), "%.199s", path);
 	edit_hist_release(&a->hist);
 	a->saved_state = edit_state(&a->hist);
+	a->plan_gen++;
 	steps_build(a, &p.model, &p.cluster, p.microbatches);
 	return 0;
 }
@@ -504,7 +551,7 @@ int app_init(struct app *a, const struct app_open *o, struct err *e)
 		model_release(&m);
 		cluster_release(&c);
 	}
-	autosave_path(a);
+	a->no_autosave = o->no_autosave;
 	pview_update(&a->cur, NULL);
 	app_set_ref_step(a, 1 < a->nsteps && a->steps[1].ok ? 1 : 0);
 	reset_view(a);
@@ -516,15 +563,15 @@ int app_init(struct app *a, const struct app_open *o, struct err *e)
 		err_set(e, ERR_INPUT, "%s", why);
 		return -1;
 	}
-	if (!a->no_autosave && access(a->autosave_path, R_OK) == 0)
-		app_msg(a, R_WARN, "unsaved edits from an earlier session are in %s (o opens it)", a->autosave_path);
-	else if (!a->cur.ran)
+	if (!a->cur.ran)
 		app_msg(a, R_ERROR, "plan cannot run: %s", a->cur.why);
+	autosave_setup(a, false);
 	return 0;
 }
 
 void app_release(struct app *a)
 {
+	autosave_release(&a->as, false);
 	run_release(&a->run);
 	tuning_release(&a->tuning);
 	pview_release(&a->cur);
@@ -536,6 +583,9 @@ void app_release(struct app *a)
 	free(a->path);
 	free(a->model_path);
 	free(a->cluster_path);
+	free(a->log);
+	for (int k = 0; k <= PROMPT_MOVE_STAGE; k++)
+		line_hist_release(&a->prompt_hist[k]);
 	memset(a, 0, sizeof(*a));
 }
 
@@ -623,12 +673,50 @@ void app_clamp_cursor(struct app *a)
 		a->sel_pos = n - 1;
 	if (a->sel_pos < 0)
 		a->sel_pos = 0;
-	if (a->focus == 0) {
+	/* both charts show the same gpu rows: scroll them so the cursor's row shows in each */
+	{
+		int vis = app_page_devs(a);
+
 		if (a->sel_dev < a->row0)
 			a->row0 = a->sel_dev;
-		if (a->vis_devs > 0 && a->sel_dev >= a->row0 + a->vis_devs)
-			a->row0 = a->sel_dev - a->vis_devs + 1;
+		if (vis > 0 && a->sel_dev >= a->row0 + vis)
+			a->row0 = a->sel_dev - vis + 1;
 	}
+}
+
+int app_page_devs(const struct app *a)
+{
+	int vis = a->vis_devs;
+
+	if (a->compare && a->ref.loaded && a->vis_ref_devs > 0 && a->vis_ref_devs < vis)
+		vis = a->vis_ref_devs;
+	return vis > 0 ? vis : 1;
+}
+
+void app_cursor_dev(struct app *a, int dev)
+{
+	const struct pview *v = app_focus(a);
+
+	if (!v->loaded)
+		return;
+	if (dev >= v->plan.ndevices)
+		dev = v->plan.ndevices - 1;
+	if (dev < 0)
+		dev = 0;
+	if (dev != a->sel_dev)
+		app_cursor_move(a, dev - a->sel_dev, 0);
+}
+
+void app_page_rows(struct app *a, int dir)
+{
+	int page = app_page_devs(a), n = app_focus(a)->plan.ndevices, top = a->row0 + dir * page;
+
+	if (top > n - page)
+		top = n - page;
+	if (top < 0)
+		top = 0;
+	a->row0 = top;
+	app_cursor_dev(a, a->sel_dev + dir * page);
 }
 
 long app_cursor_op(const struct app *a)
@@ -912,6 +1000,11 @@ bool app_measured_rows(const struct app *a)
 	return a->run.have_live && a->run.live.ndev == a->cur.plan.ndevices;
 }
 
+bool app_measured_current(const struct app *a)
+{
+	return a->run.have_live && a->run.plan_gen == a->plan_gen && a->run.plan_state == edit_state(&a->hist);
+}
+
 int app_rows_per_dev(const struct app *a, int focus)
 {
 	return 1 + (a->xfer_rows ? 1 : 0) + (focus == 0 && app_measured_rows(a) ? 1 : 0);
@@ -1047,15 +1140,27 @@ int app_save(struct app *a, const char *path)
 		app_msg(a, R_ERROR, "cannot save: %s", e.msg);
 		return -1;
 	}
+	app_autosave_remove(a);
 	if (path != a->path) {
 		free(a->path);
 		a->path = strdup(path);
+		autosave_setup(a, true);
 	}
-	app_autosave_remove(a);
-	autosave_path(a);
 	a->saved_state = edit_state(&a->hist);
-	app_msg(a, R_GOOD, "saved %s", path);
+	if (!a->cur.ran || a->cur.m.noom)
+		app_msg(a, R_WARN, "saved %s, but the plan cannot run: %s", path, a->cur.why);
+	else
+		app_msg(a, R_GOOD, "saved %s", path);
 	return 0;
+}
+
+bool app_would_overwrite(const struct app *a, const char *path)
+{
+	struct stat st, own;
+
+	if (stat(path, &st) < 0)
+		return false;
+	return !(a->path && stat(a->path, &own) == 0 && own.st_dev == st.st_dev && own.st_ino == st.st_ino);
 }
 
 int app_open_file(struct app *a, const char *path)
@@ -1066,7 +1171,6 @@ int app_open_file(struct app *a, const char *path)
 		app_msg(a, R_ERROR, "cannot open: %s", e.msg);
 		return -1;
 	}
-	autosave_path(a);
 	pview_update(&a->cur, a->re);
 	tuning_release(&a->tuning);
 	if (a->ref.loaded) {
@@ -1080,7 +1184,40 @@ int app_open_file(struct app *a, const char *path)
 		app_msg(a, R_GOOD, "opened %s", a->path);
 	else
 		app_msg(a, R_ERROR, "opened %s, but it cannot run: %s", a->path, a->cur.why);
+	autosave_setup(a, false);
 	return 0;
+}
+
+void app_recover(struct app *a, int answer)
+{
+	struct err e = ERR_INIT;
+	struct plan p;
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s", a->as.path);
+	a->as.found = false;
+	switch (answer) {
+	case 'y':
+		if (plan_load(&p, path, &e) < 0) {
+			app_msg(a, R_ERROR, "cannot recover: %s (n leaves it, d deletes it)", e.msg);
+			a->as.found = true;
+			return;
+		}
+		app_adopt_plan(a, &p, "recovered the unsaved edits of an earlier session");
+		plan_release(&p);
+		a->as.written = true;   /* recovered, they are this UI's edits: saving or discarding them removes the file */
+		break;
+	case 'd':
+		if (unlink(path) < 0)
+			app_msg(a, R_ERROR, "cannot delete %s: %s", path, strerror(errno));
+		else
+			app_msg(a, R_NORMAL, "deleted the earlier session's unsaved edits (%s)", path);
+		break;
+	default:
+		autosave_setup(a, true);
+		app_msg(a, R_NORMAL, "left the earlier session's unsaved edits in %s", path);
+		break;
+	}
 }
 
 void app_autosave(struct app *a, double now)
@@ -1092,18 +1229,22 @@ void app_autosave(struct app *a, double now)
 	a->autosave_due = 0;
 	if (!app_modified(a))
 		return;
-	if (mkdirs(a->autosave_path) < 0 || plan_save(&a->cur.plan, a->autosave_path, true, &e) < 0) {
-		app_msg(a, R_WARN, "autosave failed: %s", e.msg[0] ? e.msg : strerror(errno));
+	if (!a->as.locked)
+		return;
+	if (plan_save(&a->cur.plan, a->as.path, true, &e) < 0) {
+		app_msg(a, R_WARN, "autosave failed: %s", e.msg);
 		a->no_autosave = true;
 		return;
 	}
+	a->as.written = true;
 	a->autosaved = true;
 }
 
 void app_autosave_remove(struct app *a)
 {
-	if (!a->no_autosave && a->autosave_path[0])
-		unlink(a->autosave_path);
+	if (a->as.written && a->as.path[0])
+		unlink(a->as.path);
+	a->as.written = false;
 	a->autosaved = false;
 	a->autosave_due = 0;
 }

@@ -11,9 +11,11 @@
 #include <stdbool.h>
 #include <time.h>
 
+#include "autosave.h"
 #include "edit.h"
 #include "metrics.h"
 #include "plan.h"
+#include "prompt.h"
 #include "run.h"
 #include "sim.h"
 #include "tuning.h"
@@ -54,9 +56,19 @@ struct step {
 };
 
 enum panel { PANEL_NONE, PANEL_DETAILS, PANEL_STEPS, PANEL_RUN };
-enum mode { MODE_NORMAL, MODE_HELP, MODE_PROMPT, MODE_QUESTION };
+enum mode { MODE_NORMAL, MODE_HELP, MODE_PROMPT, MODE_QUESTION, MODE_LOG };
+
+#define APP_LOG_MAX 256         /* messages kept for the message log */
+
+struct log_entry {
+	char text[600];
+	int role;
+	time_t when;
+};
 enum prompt_kind { PROMPT_SEARCH, PROMPT_FILTER, PROMPT_SAVE_AS, PROMPT_OPEN, PROMPT_MOVE_STAGE };
-enum question_kind { Q_QUIT, Q_OPEN, Q_STOP, Q_STOP_QUIT };
+enum question_kind { Q_QUIT, Q_OPEN, Q_STOP, Q_STOP_QUIT, Q_RECOVER, Q_OVERWRITE };
+/* What follows a save that had to ask before overwriting a file. */
+enum after_save { AFTER_NOTHING, AFTER_QUIT, AFTER_OPEN };
 
 struct app {
 	struct pview cur;       /* the plan being edited */
@@ -67,6 +79,7 @@ struct app {
 	char *model_path;       /* the files the plan refers to (for a saved plan's references) */
 	char *cluster_path;
 	char source[200];       /* how the plan was made, for the title */
+	unsigned plan_gen;      /* counts the plans opened: which one a run measured */
 
 	struct step *steps;     /* the baselines' generation */
 	int nsteps, step_sel;
@@ -87,6 +100,7 @@ struct app {
 	int chart_cols;         /* columns of the time area (set by the layout) */
 	int row0;               /* first device row shown */
 	int vis_devs;           /* device rows the main chart has room for (set by the layout) */
+	int vis_ref_devs;       /* and the compared chart (0: not shown); both scroll together */
 	int sel_dev, sel_pos;   /* cursor: device and index in its list */
 	bool fill_glyphs;       /* monochrome: fill blocks with letters */
 
@@ -99,17 +113,22 @@ struct app {
 	enum mode mode;
 	int help_top;
 	enum prompt_kind prompt;
-	char input[512];
-	int input_len;
+	struct line line;       /* the prompt's text */
+	struct line_hist prompt_hist[PROMPT_MOVE_STAGE + 1];   /* one history per prompt */
 	enum question_kind question;
 	char pending_open[4096];
+	char pending_save[4096];   /* Q_OVERWRITE: the file to overwrite */
+	enum after_save after_save;
 	char msg[600];
 	int msg_role;           /* enum role */
+	struct log_entry *log;  /* the last APP_LOG_MAX messages, a ring (NULL until the first) */
+	int log_n, log_next;
+	int log_top;            /* the message log's first line shown (-1: the end) */
 	bool quit;
 
 	/* autosave */
 	double autosave_due;    /* monotonic seconds; 0 = nothing pending */
-	char autosave_path[4096];
+	struct autosave as;     /* this UI's autosave slot and its lock */
 	bool no_autosave;
 	double last_edit_ms;    /* edit + simulation time of the last edit */
 	bool autosaved;         /* the unsaved edits are in the autosave file */
@@ -128,6 +147,7 @@ struct app_open {
 	int run_iters;          /* 0: the default */
 	const char *backend;    /* "emu" or "cuda" (NULL: $OCTOPIPE_BACKEND, else emu) */
 	bool share_gpus;        /* cuda: several devices per GPU */
+	bool no_autosave;       /* neither autosave nor offer recovery (the headless renderer) */
 };
 
 int app_init(struct app *a, const struct app_open *o, struct err *e);
@@ -150,6 +170,13 @@ void app_clamp_cursor(struct app *a);
 long app_cursor_op(const struct app *a);
 void app_cursor_to(struct app *a, long order_index);
 void app_cursor_move(struct app *a, int ddev, int dpos);
+/* The cursor to gpu dev (clamped), the op nearest in time to where it was. */
+void app_cursor_dev(struct app *a, int dev);
+/* Pages the gpu rows (dir -1 up, 1 down) like less: the view and the cursor move by one
+ * page of rows. */
+void app_page_rows(struct app *a, int dir);
+/* Gpu rows a chart shows at once: the fewer of the two charts' in the compare view. */
+int app_page_devs(const struct app *a);
 /* Scrolls the time axis so the cursor op is visible. */
 void app_show_cursor(struct app *a);
 /* Cursor to the op at column x of device row d (chart coordinates); false when none. */
@@ -169,6 +196,9 @@ void app_set_ref_step(struct app *a, int i);
 void app_set_ref_plan(struct app *a, const struct plan *p, const char *name);
 /* A measured row under each gpu of the edited plan (a run was started on it). */
 bool app_measured_rows(const struct app *a);
+/* The run measured the plan as it is now (not an earlier state of it, not another file):
+ * else its rows and gauges are drawn greyed and say so. */
+bool app_measured_current(const struct app *a);
 /* Screen rows per device in a chart (focus 0: the edited plan, 1: the compared one). */
 int app_rows_per_dev(const struct app *a, int focus);
 /* Background work for the loop: one tuner step; true when there is more to do. */
@@ -183,13 +213,26 @@ void app_next_match(struct app *a, int dir);
 void app_op_text(const struct plan *p, const struct action *x, char *buf, size_t n);
 
 /* ---- files ---- */
+/* Saves to path (NULL: the plan's own file); the message says when the plan saved cannot
+ * run. Never asks: callers check app_would_overwrite first. */
 int app_save(struct app *a, const char *path);
+/* True when path is an existing file other than the plan's own (saving there replaces it). */
+bool app_would_overwrite(const struct app *a, const char *path);
+/* Answers the recovery question for an autosave found at start or on open: 'y' adopts
+ * its plan as an undoable edit (the save target stays the plan's own file), 'n' leaves
+ * it for later (this UI takes another slot), 'd' deletes it. */
+void app_recover(struct app *a, int answer);
 /* Opens a plan file (replacing the edited plan and its history). */
 int app_open_file(struct app *a, const char *path);
 void app_autosave(struct app *a, double now);
+/* Deletes the autosave file if this UI wrote it (never another session's). */
 void app_autosave_remove(struct app *a);
 double app_now(void);
 
+/* Says something in the status line; it is kept in the message log as well (a message
+ * equal to the one before is kept once). */
 void app_msg(struct app *a, int role, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The k-th message of the log, oldest first (k < a->log_n). */
+const struct log_entry *app_log_entry(const struct app *a, int k);
 
 #endif

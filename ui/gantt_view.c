@@ -3,8 +3,11 @@
  *
  * Each row is built in one pass over the device's ops: every op adds its overlap to the
  * columns it covers and claims the columns where it is the largest share, so short ops
- * never hide long ones at any zoom and a column is a bubble only when the device is
- * mostly idle there. The cost is O(ops + columns) per row, whatever the zoom.
+ * never hide long ones at any zoom. A column where the device is busy less than half the
+ * time shows ':' in the colour of its largest op; only a column with no work at all is a
+ * bubble. Ops that own no column (narrower than one) still show when they matter: the
+ * cursor, search matches and a deadlock's cycle mark the column of their midpoint. The
+ * cost is O(ops + columns) per row, whatever the zoom.
  */
 #include "config.h"
 #include "gantt_view.h"
@@ -67,8 +70,8 @@ static void draw_axis(const struct app *a, const char *title, struct screen *s, 
 	if (title && *title) {
 		int len = (int)strlen(title);
 
-		if (len > w / 2)
-			len = w / 2;
+		if (len > w * 2 / 3)
+			len = w * 2 / 3;
 		screen_text(s, x0 + GANTT_LABEL_W + w - len, y, len, title, R_TITLE);
 	}
 }
@@ -78,8 +81,10 @@ static void draw_axis(const struct app *a, const char *title, struct screen *s, 
 static void draw_measured(const struct app *a, const struct live_dev *v, struct screen *s, int x0, int y, int w)
 {
 	double mpc = a->ms_per_col > 0 ? a->ms_per_col : 1, last = 0;
+	bool current = app_measured_current(a);
 
-	screen_text(s, x0, y, GANTT_LABEL_W - 1, "  meas", R_DIM);
+	/* a run of an earlier state of the plan (or of another file) is greyed: "old" */
+	screen_text(s, x0, y, GANTT_LABEL_W - 1, current ? "  meas" : "  old", R_DIM);
 	for (int i = 0; i < v->nops; i++)
 		if (v->ops[i].t1 > last)
 			last = v->ops[i].t1;
@@ -103,7 +108,7 @@ static void draw_measured(const struct app *a, const struct live_dev *v, struct 
 			char ch = c1 - c0 >= len + 1 && off < len ? txt[off] : off == 0 ? txt[0] :
 			          a->fill_glyphs ? (char)tolower((unsigned char)txt[0]) : ' ';
 
-			screen_put(s, x0 + GANTT_LABEL_W + c, y, ch, kind_role(o->kind));
+			screen_put(s, x0 + GANTT_LABEL_W + c, y, ch, current ? kind_role(o->kind) : R_FILTERED);
 		}
 	}
 }
@@ -132,13 +137,85 @@ static enum role op_role(const struct app *a, const struct pview *v, long op, lo
 	return kind_role(v->plan.order[idx].kind);
 }
 
+/* The gpu with the most work: in a pipeline's steady state it sets the pace (-1: none). */
+static int busiest(const struct pview *v)
+{
+	int best = -1;
+
+	if (!v->m.dev)
+		return -1;
+	for (int d = 0; d < v->plan.ndevices; d++)
+		if (best < 0 || v->m.dev[d].busy_ms > v->m.dev[best].busy_ms)
+			best = d;
+	return best;
+}
+
+/* One gpu's figures right of its row: busy and bubble share of the iteration, peak memory
+ * (coloured when near or over the usable memory), '!' on the bottleneck. */
+static void draw_stats(const struct pview *v, int d, bool bottleneck, bool oom, struct screen *s, int x, int y, int w)
+{
+	const struct device_metrics *dm;
+	double cap = cluster_usable_bytes(&v->plan.cluster), span;
+	char peak[16];
+
+	if (!v->m.dev)
+		return;
+	dm = &v->m.dev[d];
+	span = dm->busy_ms + dm->idle_ms;
+	if ((double)dm->peak_mem_bytes >= 1e12)
+		snprintf(peak, sizeof(peak), "%.1fT", (double)dm->peak_mem_bytes / 1e12);
+	else
+		snprintf(peak, sizeof(peak), "%.0fG", (double)dm->peak_mem_bytes / 1e9);
+	screen_textf(s, x, y, 10, bottleneck ? R_WARN : R_VALUE, " %3.0f%% %3.0f%%", span > 0 ? 100 * dm->busy_ms / span : 0,
+	             100 * dm->bubble_ratio);
+	screen_textf(s, x + 10, y, 5, oom ? R_ERROR : cap > 0 && dm->peak_mem_bytes > 0.9 * cap ? R_MEM_HIGH : R_DIM, "%5s", peak);
+	if (bottleneck && w > 15)
+		screen_put(s, x + 15, y, '!', R_WARN);
+}
+
+/* The ops of device d that must be seen but may own no column (narrower than one, or
+ * outweighed by a neighbour): the cursor, search matches, the deadlock cycle. Each marks
+ * the column of its midpoint unless it already shows there in its role. */
+static void mark_narrow_ops(const struct app *a, const struct pview *v, int d, long cursor, struct screen *s, int x0,
+                            int y, int w)
+{
+	const struct plan *p = &v->plan;
+	double mpc = a->ms_per_col > 0 ? a->ms_per_col : 1;
+	bool all = (a->re && !a->filter && v->nmatch > 0) || !v->ran;
+	int k0 = p->order_start[d], k1 = p->order_start[d + 1];
+
+	if (!all) {
+		if (cursor < k0 || cursor >= k1)
+			return;
+		k0 = (int)cursor;
+		k1 = k0 + 1;
+	}
+	for (int k = k0; k < k1; k++) {
+		const struct action *x = &p->order[k];
+		long op = sim_op_index(p, x->stage, x->mb, x->kind);
+		enum role role;
+		int c;
+
+		if (k != cursor && !v->cycle[op] && !(a->re && v->match[op]))
+			continue;
+		c = (int)floor(((v->start[op] + v->end[op]) / 2 - a->t0) / mpc);
+		if (c < 0 || c >= w)
+			continue;
+		role = op_role(a, v, op, k, cursor);
+		if (x0 + c < s->w && y < s->h && s->c[(long)y * s->w + x0 + c].role == role)
+			continue;
+		screen_put(s, x0 + c, y, op_kind_char((enum op_kind)x->kind), role);
+	}
+}
+
 void gantt_view_draw(const struct app *a, const struct pview *v, int focus, const char *title,
                      struct screen *s, const struct rect *r)
 {
 	static double busy[MAX_COLS], best[MAX_COLS];
 	static long owner[MAX_COLS];
 	const struct plan *p = &v->plan;
-	int w = r->w - GANTT_LABEL_W, per = app_rows_per_dev(a, focus);
+	int sw = gantt_view_stats_w(r->w), w = r->w - GANTT_LABEL_W - sw, per = app_rows_per_dev(a, focus);
+	int bottleneck = busiest(v);
 	long cursor = a->focus == focus ? (long)a->sel_pos + (a->sel_dev < p->ndevices && a->sel_dev >= 0 ?
 	              p->order_start[a->sel_dev] : 0) : -1;
 	double mpc = a->ms_per_col > 0 ? a->ms_per_col : 1;
@@ -149,7 +226,21 @@ void gantt_view_draw(const struct app *a, const struct pview *v, int focus, cons
 		return;
 	if (a->focus != focus || app_cursor_op(a) < 0)
 		cursor = -1;
-	draw_axis(a, title, s, r->x, r->y, w);
+	{
+		/* which gpu rows show, when not all do: "gpu 12-23 of 64" */
+		int rows = (r->h - 1) / per, last = a->row0 + rows - 1;
+		char buf[300];
+
+		if (rows < p->ndevices) {
+			if (last >= p->ndevices)
+				last = p->ndevices - 1;
+			snprintf(buf, sizeof(buf), "%s gpu %d-%d of %d ", title ? title : "", a->row0, last, p->ndevices);
+			title = buf;
+		}
+		draw_axis(a, title, s, r->x, r->y, w);
+	}
+	if (sw && v->m.dev)
+		screen_text(s, r->x + GANTT_LABEL_W + w, r->y, sw, " busy bubl peak", R_AXIS);
 	for (int row = 0; 1 + row * per < r->h; row++) {
 		int d = a->row0 + row, y = r->y + 1 + row * per;
 		bool oom = false;
@@ -159,6 +250,8 @@ void gantt_view_draw(const struct app *a, const struct pview *v, int focus, cons
 		for (int i = 0; i < v->m.noom && v->ran; i++)
 			oom = oom || v->m.oom[i] == d;
 		screen_textf(s, r->x, y, GANTT_LABEL_W - 1, oom ? R_ERROR : R_LABEL, "gpu%-3d", d);
+		if (sw)
+			draw_stats(v, d, d == bottleneck, oom, s, r->x + GANTT_LABEL_W + w, y, sw);
 		if (!v->have_times)
 			continue;
 		for (int c = 0; c < w; c++) {
@@ -191,9 +284,16 @@ void gantt_view_draw(const struct app *a, const struct pview *v, int focus, cons
 			double t = a->t0 + (c + 0.5) * mpc;
 			long k = owner[c];
 
-			if (k < 0 || busy[c] < 0.5) {
+			if (k < 0) {
 				if (t <= v->makespan)
 					screen_put(s, r->x + GANTT_LABEL_W + c, y, '.', R_BUBBLE);
+				continue;
+			}
+			if (busy[c] < 0.5) {
+				const struct action *x = &p->order[k];
+
+				screen_put(s, r->x + GANTT_LABEL_W + c, y, ':', op_role(a, v, sim_op_index(p, x->stage, x->mb, x->kind),
+				           k, cursor));
 				continue;
 			}
 			{
@@ -214,6 +314,7 @@ void gantt_view_draw(const struct app *a, const struct pview *v, int focus, cons
 				screen_put(s, r->x + GANTT_LABEL_W + c, y, ch, op_role(a, v, op, k, cursor));
 			}
 		}
+		mark_narrow_ops(a, v, d, cursor, s, r->x + GANTT_LABEL_W, y, w);
 		if (a->xfer_rows && v->ran && y + 1 < r->y + r->h) {
 			screen_text(s, r->x, y + 1, GANTT_LABEL_W - 1, "  xfer", R_DIM);
 			for (long i = 0; i < v->sim.nxfers; i++) {

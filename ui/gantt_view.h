@@ -11,6 +11,14 @@
 #include "screen.h"
 
 #define GANTT_LABEL_W 7   /* "gpu12 " and a margin */
+#define GANTT_STATS_W 16  /* per-gpu figures right of the chart: " 93%  7% 116G !" */
+#define GANTT_STATS_MIN 130 /* from this width on (narrower, the chart needs the room) */
+
+/* Columns the per-gpu figures take in a chart this wide (0: no room for them). */
+static inline int gantt_view_stats_w(int width)
+{
+	return width >= GANTT_STATS_MIN ? GANTT_STATS_W : 0;
+}
 
 /* Draws view v (focus: 0 the edited plan, 1 the compared one) into r. */
 void gantt_view_draw(const struct app *a, const struct pview *v, int focus, const char *title,

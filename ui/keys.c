@@ -35,8 +35,12 @@ const struct command commands[] = {
 	{ CMD_DOWN, "down", "cursor", "gpu below", 0 },
 	{ CMD_FIRST, "first", "cursor", "first op on the gpu", 0 },
 	{ CMD_LAST, "last", "cursor", "last op on the gpu", 0 },
-	{ CMD_PAGE_UP, "pgup", "cursor", "ten ops back", 0 },
-	{ CMD_PAGE_DOWN, "pgdn", "cursor", "ten ops on", 0 },
+	{ CMD_PAGE_UP, "ops back", "cursor", "ten ops back", 0 },
+	{ CMD_PAGE_DOWN, "ops on", "cursor", "ten ops on", 0 },
+	{ CMD_ROWS_UP, "pgup", "cursor", "a page of gpu rows up", 0 },
+	{ CMD_ROWS_DOWN, "pgdn", "cursor", "a page of gpu rows down", 0 },
+	{ CMD_TOP, "top", "cursor", "the first gpu", 0 },
+	{ CMD_BOTTOM, "bottom", "cursor", "the last gpu", 0 },
 	{ CMD_WAITED, "waited", "cursor", "jump to the op this one waited for (back along the critical path)", 0 },
 	{ CMD_CRIT_END, "crit", "cursor", "jump to the op that ends last (the end of the critical path)", 0 },
 	{ CMD_CRIT_SHOW, "path", "views", "mark or unmark the critical path on the chart", 0 },
@@ -54,7 +58,9 @@ const struct command commands[] = {
 	{ CMD_UNDO, "undo", "edit", "undo (without limit)", 0 },
 	{ CMD_REDO, "redo", "edit", "redo", 0 },
 	{ CMD_BACK, "back", "general", "back out: close help, prompt, panel or search", 0 },
+	{ CMD_LOG, "messages", "general", "the message log: every message in full, latest last (Up/Down scroll)", 0 },
 	{ CMD_REDRAW, "redraw", "general", "redraw the screen", 0 },
+	{ CMD_SUSPEND, "suspend", "general", "suspend to the shell (fg resumes; unsaved edits are autosaved first)", 0 },
 	{ CMD_QUIT, "Quit", "general", "quit (asks first when there are unsaved edits)", 10 },
 	{ CMD_NONE, NULL, NULL, NULL, 0 },
 };
@@ -85,14 +91,15 @@ static const struct binding {
 	{ KEY_DOWN, CMD_DOWN }, { 'j', CMD_DOWN },
 	{ KEY_HOME, CMD_FIRST }, { '^', CMD_FIRST },
 	{ KEY_END, CMD_LAST }, { '$', CMD_LAST },
-	{ KEY_PPAGE, CMD_PAGE_UP }, { KEY_NPAGE, CMD_PAGE_DOWN },
+	{ '{', CMD_PAGE_UP }, { '}', CMD_PAGE_DOWN },
+	{ KEY_PPAGE, CMD_ROWS_UP }, { KEY_NPAGE, CMD_ROWS_DOWN }, { 'g', CMD_TOP }, { 'G', CMD_BOTTOM },
 	{ 'c', CMD_WAITED }, { 'C', CMD_CRIT_END }, { 'P', CMD_CRIT_SHOW },
 	{ '+', CMD_ZOOM_IN }, { '=', CMD_ZOOM_IN }, { '-', CMD_ZOOM_OUT }, { '0', CMD_FIT }, { 'f', CMD_FIT },
 	{ 'H', CMD_PAN_LEFT }, { KEY_SLEFT, CMD_PAN_LEFT }, { 'L', CMD_PAN_RIGHT }, { KEY_SRIGHT, CMD_PAN_RIGHT },
 	{ '<', CMD_OP_EARLIER }, { '>', CMD_OP_LATER },
 	{ '[', CMD_STAGE_SHRINK }, { ']', CMD_STAGE_GROW }, { 'm', CMD_MOVE_STAGE },
 	{ 'u', CMD_UNDO }, { 'U', CMD_REDO }, { CTRL('r'), CMD_REDO },
-	{ CTRL('l'), CMD_REDRAW },
+	{ 'M', CMD_LOG }, { CTRL('l'), CMD_REDRAW }, { CTRL('z'), CMD_SUSPEND },
 	{ 0, CMD_NONE },
 };
 
@@ -110,6 +117,14 @@ const struct command *keys_command(enum cmd c)
 		if (k->cmd == c)
 			return k;
 	return NULL;
+}
+
+int keys_letter(enum cmd c)
+{
+	for (const struct binding *b = bindings; b->key; b++)
+		if (b->cmd == c && b->key > 32 && b->key < 127)
+			return b->key;
+	return 0;
 }
 
 static void keyname_of(int key, struct strbuf *sb)
@@ -161,7 +176,7 @@ void keys_help(struct strbuf *sb)
 	static const char *const groups[] = { "general", "files", "views", "cursor", "time axis", "edit", "search",
 	                                      "run", NULL };
 
-	strbuf_addstr(sb, "OctoPipe keys (Esc or q closes this help; Up/Down scroll)\n");
+	strbuf_addstr(sb, "OctoPipe keys (Esc or q closes this help; Up/Down, PgUp/PgDn, g/G scroll)\n");
 	for (int g = 0; groups[g]; g++) {
 		strbuf_addf(sb, "\n%s\n", groups[g]);
 		for (const struct command *k = commands; k->name; k++) {
@@ -174,7 +189,11 @@ void keys_help(struct strbuf *sb)
 			strbuf_release(&keys);
 		}
 	}
-	strbuf_addstr(sb, "\nmouse: click selects an op, the wheel scrolls, F-bar labels are buttons (--no-mouse: off)\n"
+	strbuf_addstr(sb, "\nmouse: click selects an op, the wheel scrolls the gpu rows, shift+wheel pans the time axis\n"
+	              "  (where the terminal passes it on), F-bar labels are buttons (--no-mouse: off)\n"
 	              "bubble = 1 - busy / (gpus x iteration); efficiency = lower bound / iteration\n"
-	              "ops: F forward, I input-grad, W weight-grad, B full backward, . idle (bubble)\n");
+	              "ops: F forward, I input-grad, W weight-grad, B full backward, . idle (bubble), : partly idle\n"
+	              "right of each gpu (130 columns on): busy and bubble share of the iteration, peak memory;\n"
+	              "  ! marks the busiest gpu, the bottleneck of the pipeline's steady state\n"
+	              "header: each gpu's peak memory against the usable memory of one gpu\n");
 }

@@ -17,7 +17,7 @@ enum cmd {
 	CMD_WAITED, CMD_CRIT_END, CMD_CRIT_SHOW, CMD_NEXT_MATCH, CMD_PREV_MATCH,
 	CMD_OP_EARLIER, CMD_OP_LATER, CMD_STAGE_SHRINK, CMD_STAGE_GROW, CMD_MOVE_STAGE,
 	CMD_UNDO, CMD_REDO, CMD_SAVE_AS, CMD_XFERS, CMD_DETAILS, CMD_SWITCH, CMD_REF_NEXT, CMD_ADOPT,
-	CMD_REDRAW,
+	CMD_REDRAW, CMD_SUSPEND, CMD_ROWS_UP, CMD_ROWS_DOWN, CMD_TOP, CMD_BOTTOM, CMD_LOG,
 	CMD_COUNT
 };
 
@@ -34,6 +34,9 @@ extern const struct command commands[];
 /* The command bound to a key code (curses KEY_* or a character), CMD_NONE if none. */
 enum cmd keys_lookup(int key);
 const struct command *keys_command(enum cmd c);
+/* The first printable key bound to a command ('?' for help), or 0: the letter the F-key
+ * bar shows beside the F-key, for terminals that swallow function keys. */
+int keys_letter(enum cmd c);
 /* "F1 ?" — the keys bound to a command, by their usual names. */
 void keys_names(enum cmd c, struct strbuf *sb);
 /* The help screen as lines of text ('\n'-separated), built from the tables. */

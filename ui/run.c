@@ -149,6 +149,8 @@ int run_start(struct app *a)
 	r->stop_asked = false;
 	r->started_at = app_now();
 	snprintf(r->plan_name, sizeof(r->plan_name), "%s", a->cur.plan.name ? a->cur.plan.name : "plan");
+	r->plan_state = edit_state(&a->hist);
+	r->plan_gen = a->plan_gen;
 	a->panel = PANEL_RUN;
 	app_msg(a, R_NORMAL, "running %s%s%s: %d iterations at time scale %g (F8 stops)", r->plan_name,
 	        r->launcher[0] ? " under " : "", r->launcher, r->iters, r->time_scale);

@@ -34,6 +34,8 @@ struct run {
 	bool stop_asked;
 	char plan_path[4096];        /* the temporary plan file ("" = none) */
 	char plan_name[160];
+	long plan_state;             /* edit_state() of the plan it measures */
+	unsigned plan_gen;           /* and its app.plan_gen (which file) */
 	double started_at;
 };
 

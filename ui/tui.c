@@ -6,6 +6,11 @@
  * every wake-up getch() is drained until ERR (ncurses may hold bytes poll() cannot see)
  * and the screen is drawn once; a stream of events redraws at most every 30 ms.
  *
+ * An ESC from curses starts a sequence curses did not know: it is read to its end (with
+ * vim's ttimeoutlen, ESC_DELAY_MS, between bytes), taken as the key it means when it is a
+ * well-known one (PuTTY, rxvt, the linux console) and otherwise dropped with "unknown
+ * key", so none of its bytes is ever replayed as a key that edits the plan.
+ *
  * The terminal is restored on every way out: the normal return, exit() (atexit), fatal
  * signals (SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL: restore, then die by the same
  * signal) and SIGTERM / SIGHUP / SIGINT (autosave unsaved edits, restore, return).
@@ -21,6 +26,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <term.h>
 #include <unistd.h>
 
 #include "app.h"
@@ -161,6 +167,125 @@ static int render(struct app *a, const struct tui_opts *o, FILE *out, struct err
 	return 0;
 }
 
+/* ---- keys: escape sequences curses does not know ------------------------------------------ */
+
+/* Like vim's ttimeoutlen: how long the bytes of one key may take to arrive. */
+#define ESC_DELAY_MS 100
+
+/* The next byte of a sequence, waiting at most ESC_DELAY_MS for it; ERR when none came. */
+static int next_byte(void)
+{
+	int ch = getch();
+
+	if (ch == ERR) {
+		struct pollfd pf = { STDIN_FILENO, POLLIN, 0 };
+
+		if (poll(&pf, 1, ESC_DELAY_MS) > 0)
+			ch = getch();
+	}
+	return ch;
+}
+
+/* Well-known sequences terminfo often lacks (PuTTY, rxvt, the linux console, a TERM that
+ * does not match the terminal), as the keys they mean. */
+static int known_sequence(const char *seq)
+{
+	static const struct { const char *seq; int key; } map[] = {
+		{ "[11~", KEY_F(1) }, { "[12~", KEY_F(2) }, { "[13~", KEY_F(3) }, { "[14~", KEY_F(4) },
+		{ "[15~", KEY_F(5) }, { "[17~", KEY_F(6) }, { "[18~", KEY_F(7) }, { "[19~", KEY_F(8) },
+		{ "[20~", KEY_F(9) }, { "[21~", KEY_F(10) },
+		{ "OP", KEY_F(1) }, { "OQ", KEY_F(2) }, { "OR", KEY_F(3) }, { "OS", KEY_F(4) },
+		{ "[[A", KEY_F(1) }, { "[[B", KEY_F(2) }, { "[[C", KEY_F(3) }, { "[[D", KEY_F(4) }, { "[[E", KEY_F(5) },
+		{ "[1~", KEY_HOME }, { "[7~", KEY_HOME }, { "[H", KEY_HOME }, { "OH", KEY_HOME },
+		{ "[4~", KEY_END }, { "[8~", KEY_END }, { "[F", KEY_END }, { "OF", KEY_END },
+		{ "[5~", KEY_PPAGE }, { "[6~", KEY_NPAGE },
+		{ "[A", KEY_UP }, { "[B", KEY_DOWN }, { "[C", KEY_RIGHT }, { "[D", KEY_LEFT },
+		{ "OA", KEY_UP }, { "OB", KEY_DOWN }, { "OC", KEY_RIGHT }, { "OD", KEY_LEFT },
+		{ "[1;2C", KEY_SRIGHT }, { "[1;2D", KEY_SLEFT }, { "[c", KEY_SRIGHT }, { "[d", KEY_SLEFT },
+	};
+
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (strcmp(seq, map[i].seq) == 0)
+			return map[i].key;
+	return ERR;
+}
+
+/* After an ESC from getch(): reads the rest of the sequence to its end (CSI: parameters up
+ * to a final byte; SS3: one byte) and returns the key it means, 27 for a lone Esc (or an
+ * Esc followed by a key that starts no sequence, which is kept for the next getch), or
+ * ERR for a sequence nobody knows, described in what. Its bytes are never taken as keys. */
+static int read_escape(char *what, size_t n)
+{
+	char seq[32];
+	/* curses gave us the ESC after waiting ESCDELAY for more: what follows is here already
+	 * or is not coming, so a lone Esc costs no second wait */
+	int len = 0, ch = getch();
+
+	if (ch == ERR)
+		return 27;
+	if (ch != '[' && ch != 'O') {
+		/* not a sequence: Esc, then a key typed quickly after it (Esc Esc, Esc /) */
+		ungetch(ch);
+		return 27;
+	}
+	seq[len++] = (char)ch;
+	if (ch == '[') {
+		ch = next_byte();
+		if (ch == '[') {                  /* the linux console's F1-F5: ESC [ [ A..E */
+			seq[len++] = '[';
+			ch = next_byte();
+			if (ch != ERR)
+				seq[len++] = (char)ch;
+		} else {
+			/* parameters and intermediates, then one final byte (ECMA-48) */
+			while (ch != ERR && ch >= 0x20 && ch < 0x40 && len < (int)sizeof(seq) - 2) {
+				seq[len++] = (char)ch;
+				ch = next_byte();
+			}
+			if (ch != ERR && ch < 0x100)
+				seq[len++] = (char)ch;
+		}
+	} else {
+		ch = next_byte();
+		if (ch != ERR && ch < 0x100)
+			seq[len++] = (char)ch;
+	}
+	seq[len] = '\0';
+	ch = known_sequence(seq);
+	if (ch != ERR)
+		return ch;
+	{
+		size_t k = (size_t)snprintf(what, n, "ESC");
+
+		for (int i = 0; i < len && k + 5 < n; i++)
+			k += (size_t)snprintf(what + k, n - k, (unsigned char)seq[i] >= 32 && (unsigned char)seq[i] < 127 ?
+			                      "%c" : "\\x%02x", (unsigned char)seq[i]);
+	}
+	return ERR;
+}
+
+/* ^Z: the terminal back to the shell, stopped, and the screen again when resumed. */
+static void suspend(struct app *a)
+{
+	struct sigaction sa, old;
+
+	a->autosave_due = app_now();
+	app_autosave(a, app_now());
+	def_prog_mode();
+	restore_terminal();
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = SIG_DFL;
+	sigaction(SIGTSTP, &sa, &old);
+	kill(getpid(), SIGTSTP);
+	/* here again after SIGCONT */
+	sigaction(SIGTSTP, &old, NULL);
+	reset_prog_mode();
+	curses_on = 1;
+	clearok(curscr, TRUE);
+	app_msg(a, R_NORMAL, "resumed");
+}
+
 /* ---- the terminal loop ------------------------------------------------------------------ */
 
 static int handle(struct app *a, const struct layout *l, int ch)
@@ -174,16 +299,27 @@ static int handle(struct app *a, const struct layout *l, int ch)
 			return 0;
 		if (ev.bstate & (BUTTON1_CLICKED | BUTTON1_PRESSED))
 			return view_mouse(a, l, ev.x, ev.y, 1);
+		/* the wheel scrolls the gpu rows; with shift it pans the time axis */
 		if (ev.bstate & BUTTON4_PRESSED)
-			return view_mouse(a, l, ev.x, ev.y, 4);
+			return view_mouse(a, l, ev.x, ev.y, ev.bstate & BUTTON_SHIFT ? 6 : 4);
 #ifdef BUTTON5_PRESSED
 		if (ev.bstate & BUTTON5_PRESSED)
-			return view_mouse(a, l, ev.x, ev.y, 5);
+			return view_mouse(a, l, ev.x, ev.y, ev.bstate & BUTTON_SHIFT ? 7 : 5);
 #endif
 		return 0;
 	}
 	if (ch == 3) /* ^C in raw mode: the same as q */
 		ch = 'q';
+	if (ch == 27) {
+		char what[120];
+
+		ch = read_escape(what, sizeof(what));
+		if (ch == ERR) {
+			app_msg(a, R_WARN, "unknown key %s ignored (does TERM=%s match the terminal?)", what,
+			        getenv("TERM") ? getenv("TERM") : "");
+			return KF_REDRAW;
+		}
+	}
 	return view_key(a, ch);
 }
 
@@ -212,6 +348,28 @@ static int loop(struct app *a, const struct tui_opts *o, struct err *e)
 	fcntl(sig_pipe[0], F_SETFL, O_NONBLOCK);
 	fcntl(sig_pipe[1], F_SETFL, O_NONBLOCK);
 	setlocale(LC_ALL, "");
+	{
+		/* a terminal that cannot address the cursor (TERM=dumb, a printing terminal) would
+		 * show a blank or garbled screen: refuse it in words instead */
+		int terr = 0;
+		const char *term = getenv("TERM");
+		bool can = false;
+
+		if (setupterm(NULL, STDOUT_FILENO, &terr) == OK) {
+			char *cup = tigetstr("cup");
+
+			can = cup && cup != (char *)-1 && !tigetflag("hc");
+			del_curterm(cur_term);
+		}
+		if (!can) {
+			close(sig_pipe[0]);
+			close(sig_pipe[1]);
+			sig_pipe[0] = sig_pipe[1] = -1;
+			return err_set(e, ERR_INPUT, "the terminal '%s' cannot move the cursor, which the UI needs: set TERM "
+			               "to the terminal's type (e.g. xterm-256color), or try 'octopipe sim PLAN' or "
+			               "'octopipe tui --render 120x40'", term && *term ? term : "(TERM unset)");
+		}
+	}
 	scr = newterm(NULL, stdout, stdin);
 	if (!scr)
 		return err_set(e, ERR_RUNTIME, "cannot drive the terminal '%s'", getenv("TERM") ? getenv("TERM") : "(TERM unset)");
@@ -223,10 +381,10 @@ static int loop(struct app *a, const struct tui_opts *o, struct err *e)
 	nonl();
 	keypad(stdscr, TRUE);
 	nodelay(stdscr, TRUE);
-	set_escdelay(25);
+	set_escdelay(ESC_DELAY_MS);
 	curs_set(0);
 	if (!o->no_mouse) {
-		mousemask(BUTTON1_CLICKED | BUTTON1_PRESSED | BUTTON4_PRESSED
+		mousemask(BUTTON1_CLICKED | BUTTON1_PRESSED | BUTTON4_PRESSED | BUTTON_SHIFT
 #ifdef BUTTON5_PRESSED
 		          | BUTTON5_PRESSED
 #endif
@@ -304,6 +462,11 @@ static int loop(struct app *a, const struct tui_opts *o, struct err *e)
 		}
 		while ((ch = getch()) != ERR) {
 			flags |= handle(a, &l, ch) | KF_REDRAW;
+			if (flags & KF_SUSPEND) {
+				flags &= ~KF_SUSPEND;
+				suspend(a);
+				flags |= KF_RELAYOUT | KF_REPAINT;
+			}
 			if (flags & KF_QUIT)
 				break;
 		}
@@ -321,7 +484,7 @@ static int loop(struct app *a, const struct tui_opts *o, struct err *e)
 	close(sig_pipe[1]);
 	sig_pipe[0] = sig_pipe[1] = -1;
 	if (rc == 0 && a->autosaved && app_modified(a))
-		fprintf(stderr, "octopipe: unsaved edits are in %s\n", a->autosave_path);
+		fprintf(stderr, "octopipe: unsaved edits are in %s\n", a->as.path);
 	return rc;
 }
 
@@ -329,7 +492,7 @@ int tui_run(const struct tui_opts *o, FILE *out, struct err *e)
 {
 	struct app a;
 	struct app_open ao = { o->plan, o->model, o->cluster, o->microbatches, o->steps, o->launcher, o->time_scale,
-	                       o->run_iters, o->backend, o->share_gpus };
+	                       o->run_iters, o->backend, o->share_gpus, o->render != NULL };
 	int rc;
 
 	if (app_init(&a, &ao, e) < 0)

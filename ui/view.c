@@ -20,6 +20,20 @@
 
 /* ---- header ------------------------------------------------------------------------------ */
 
+/* When only `cells` of n gpus fit in a strip of cells (memory bars, run gauges), the first
+ * one shown: from the chart's first row, moved on so the cursor's gpu shows too; the last
+ * cell is kept to say which gpus these are. */
+static int first_shown(const struct app *a, int n, int cells)
+{
+	int first = a->row0;
+
+	if (a->sel_dev >= first + cells - 1)
+		first = a->sel_dev - cells + 2;
+	if (first > n - (cells - 1))
+		first = n - (cells - 1);
+	return first > 0 ? first : 0;
+}
+
 static void draw_header(struct app *a, struct screen *s, const struct rect *r, const struct layout *l)
 {
 	struct pview *v = &a->cur;
@@ -55,6 +69,12 @@ static void draw_header(struct app *a, struct screen *s, const struct rect *r, c
 		x += screen_textf(s, x, r->y + 1, r->w, R_DIM, " of bound %s", sb.buf) + 2;
 		if (v->m.noom)
 			x += screen_textf(s, x, r->y + 1, r->w - x, R_ERROR, " OUT OF MEMORY: gpu %d ", v->m.oom[0]) + 1;
+		/* what the memory bars below measure, when there is room to say it */
+		if (r->w - x > 52) {
+			strbuf_reset(&sb);
+			fmt_bytes(&sb, cluster_usable_bytes(&p->cluster));
+			x += screen_textf(s, x, r->y + 1, r->w - x - 26, R_DIM, "mem: peak/gpu of %s", sb.buf) + 2;
+		}
 	} else {
 		x += screen_text(s, x, r->y + 1, r->w, v->deadlock ? " DEADLOCK " : " CANNOT RUN ", R_ERROR) + 1;
 		x += screen_text(s, x, r->y + 1, r->w - x, v->deadlock ? "the chart shows the last plan that ran; u undoes" :
@@ -66,18 +86,22 @@ static void draw_header(struct app *a, struct screen *s, const struct rect *r, c
 
 	/* memory bars: peak per gpu against usable memory */
 	{
-		int per = l->mem_per_line, shown = per * l->mem_lines;
+		int per = l->mem_per_line, shown = per * l->mem_lines, first = 0;
 		double cap = cluster_usable_bytes(&p->cluster);
 
-		for (int d = 0; d < p->ndevices && d < shown; d++) {
-			int cx = (d % per) * LAYOUT_MEM_CELL, cy = r->y + 2 + d / per;
+		/* more gpus than bars: the bars follow the chart's rows and the cursor's gpu, the last
+		 * cell says which they are */
+		if (p->ndevices > shown)
+			first = first_shown(a, p->ndevices, shown);
+		for (int d = first; d < p->ndevices && d - first < shown; d++) {
+			int cx = ((d - first) % per) * LAYOUT_MEM_CELL, cy = r->y + 2 + (d - first) / per;
 			double peak = v->ran || v->m.dev ? (double)(v->m.dev ? v->m.dev[d].peak_mem_bytes : 0) : 0;
 			double frac = cap > 0 ? peak / cap : 0;
 			int fill = (int)(frac * 7 + 0.5);
 			bool over = frac > 1.0;
 
-			if (d == shown - 1 && p->ndevices > shown) {
-				screen_textf(s, cx + 1, cy, LAYOUT_MEM_CELL, R_DIM, "+%d more", p->ndevices - shown + 1);
+			if (d - first == shown - 1 && p->ndevices > shown) {
+				screen_textf(s, cx + 1, cy, LAYOUT_MEM_CELL - 1, R_DIM, "%d-%d of %d", first, d - 1, p->ndevices);
 				break;
 			}
 			screen_textf(s, cx, cy, 3, over ? R_ERROR : R_LABEL, "%2d", d);
@@ -93,6 +117,9 @@ static void draw_header(struct app *a, struct screen *s, const struct rect *r, c
 
 /* ---- charts ------------------------------------------------------------------------------ */
 
+/* A chart's title in the compare view: the compared plan with what keeps it from running
+ * (out of memory, deadlock), the edited plan with its speedup over it as `octopipe
+ * compare` prints it (the compared iteration / the plan's). */
 static void chart_title(struct app *a, struct pview *v, int focus, char *buf, size_t n)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -100,12 +127,15 @@ static void chart_title(struct app *a, struct pview *v, int focus, char *buf, si
 	if (v->ran)
 		fmt_ms(&sb, v->m.makespan_ms);
 	else
-		strbuf_addstr(&sb, v->deadlock ? "deadlock" : "cannot run");
+		strbuf_addstr(&sb, v->deadlock ? "DEADLOCK" : "CANNOT RUN");
+	if (v->ran && v->m.noom)
+		strbuf_addf(&sb, " OUT OF MEMORY (gpu %d)", v->m.oom[0]);
+	if (!focus && v->ran && a->ref.loaded && a->ref.ran && a->ref.m.makespan_ms > 0 && v->m.makespan_ms > 0)
+		strbuf_addf(&sb, ", speedup %.2fx", a->ref.m.makespan_ms / v->m.makespan_ms);
 	if (focus)
-		snprintf(buf, n, " compare: %s %s%s ", a->ref_name, sb.buf,
-		         a->focus == 1 ? " *" : "");
+		snprintf(buf, n, " compare: %s %s%s ", a->ref_name, sb.buf, a->focus == 1 ? " *" : "");
 	else
-		snprintf(buf, n, " %s: %s%s ", a->compare ? "plan" : "plan", sb.buf, a->compare && a->focus == 0 ? " *" : "");
+		snprintf(buf, n, " plan: %s%s ", sb.buf, a->compare && a->focus == 0 ? " *" : "");
 	strbuf_release(&sb);
 }
 
@@ -118,6 +148,45 @@ static void panel_title(struct screen *s, const struct rect *r, const char *titl
 	screen_textf(s, r->x + 2, r->y, r->w - 4, R_TITLE, " %s ", title);
 }
 
+/* The rest of text after its first line of at most w cells, broken at a space (a word
+ * longer than a line is cut). */
+static const char *text_skip_line(const char *text, int w)
+{
+	int len = (int)strlen(text), cut = len;
+
+	if (len > w) {
+		cut = w;
+		while (cut > 0 && text[cut] != ' ')
+			cut--;
+		if (cut == 0)
+			cut = w;
+	}
+	text += cut;
+	while (*text == ' ')
+		text++;
+	return text;
+}
+
+/* Draws text from (x, y) in lines of at most w cells broken at spaces, on at most rows
+ * lines (s NULL: only counts); returns the lines used. */
+static int text_wrap(struct screen *s, int x, int y, int w, int rows, const char *text, enum role role)
+{
+	int used = 0;
+
+	while (*text && used < rows && w > 0) {
+		const char *next = text_skip_line(text, w);
+		int cut = (int)(next - text);
+
+		while (cut > 0 && text[cut - 1] == ' ')
+			cut--;
+		if (s)
+			screen_text(s, x, y + used, cut, text, role);
+		used++;
+		text = next;
+	}
+	return used;
+}
+
 static void draw_details(struct app *a, struct screen *s, const struct rect *r)
 {
 	struct pview *v = app_focus(a);
@@ -128,15 +197,8 @@ static void draw_details(struct app *a, struct screen *s, const struct rect *r)
 
 	panel_title(s, r, "details");
 	if (!v->ran && v->deadlock && y < r->y + r->h) {
-		screen_text(s, 1, y++, w, "this order deadlocks: every op of the cycle below waits for the next one", R_ERROR);
-		for (int k = 0, off = 0; y < r->y + r->h && v->why[off]; k++) {
-			int len = (int)strlen(v->why + off);
-
-			if (len > w)
-				len = w;
-			screen_text(s, 1, y++, len, v->why + off, R_WARN);
-			off += len;
-		}
+		screen_text(s, 1, y++, w, "this order deadlocks; the cycle, marked on the chart:", R_ERROR);
+		text_wrap(s, 1, y, w, r->y + r->h - y, v->why, R_WARN);
 		return;
 	}
 	if (i < 0) {
@@ -416,15 +478,17 @@ static void draw_run(struct app *a, struct screen *s, const struct rect *r)
 	const struct live *l = &rn->live;
 	struct strbuf sb = STRBUF_INIT;
 	char title[1000];
-	int y = r->y + 1, cell = 44, per, x;
+	int y = r->y + 1, cell = 44, per, x, cap, first = 0;
+	bool current = app_measured_current(a);
 
 	if (runner_active(&rn->r))
 		snprintf(title, sizeof(title), "run: %s pid %d, iteration %d of %d, time scale %g%s%s  F8 stops",
 		         rn->stop_asked ? "stopping" : "running", (int)rn->r.pid, l->iters_done + (l->iters_done < rn->iters),
 		         rn->iters, rn->time_scale, rn->launcher[0] ? ", under " : "", rn->launcher);
 	else if (rn->have_live)
-		snprintf(title, sizeof(title), "run: %s, %d iterations measured  F8 runs again, d details",
-		         l->done ? "done" : l->failed ? "failed" : "ended", l->iters_done);
+		snprintf(title, sizeof(title), "run: %s, %d iterations of %s%s  F8 runs again, d details",
+		         l->done ? "done" : l->failed ? "failed" : "ended", l->iters_done, rn->plan_name,
+		         current ? "" : a->run.plan_gen == a->plan_gen ? " [edited since: greyed]" : " [another file: greyed]");
 	else
 		snprintf(title, sizeof(title), "run: nothing yet  F8 runs the plan on the executor (time scale %g, %d iterations%s%s)",
 		         rn->time_scale, rn->iters, rn->launcher[0] ? ", under " : "", rn->launcher);
@@ -448,27 +512,37 @@ static void draw_run(struct app *a, struct screen *s, const struct rect *r)
 	per = (r->w - 2) / cell;
 	if (per < 1)
 		per = 1;
-	for (int d = 0; d < l->ndev; d++) {
-		int cx = 1 + (d % per) * cell, cy = y + d / per;
+	/* more gpus than gauges fit: they follow the chart's rows, the last cell says where */
+	cap = per * (r->y + r->h - y);
+	if (cap < 1)
+		cap = 1;
+	if (l->ndev > cap)
+		first = first_shown(a, l->ndev, cap);
+	for (int d = first; d < l->ndev; d++) {
+		int cx = 1 + ((d - first) % per) * cell, cy = y + (d - first) / per;
 		double u = live_util_mean(l, d, LIVE_BUCKETS_PER_ITER);
 		int fill = u < 0 ? 0 : (int)(u * 10 + 0.5);
 
 		if (cy >= r->y + r->h)
 			break;
-		screen_textf(s, cx, cy, 6, R_LABEL, "gpu%-2d", d);
+		if (l->ndev > cap && d - first == cap - 1) {
+			screen_textf(s, cx, cy, cell, R_DIM, "gpus %d-%d of %d (PgUp/PgDn)", first, d - 1, l->ndev);
+			break;
+		}
+		screen_textf(s, cx, cy, 6, current ? R_LABEL : R_DIM, "gpu%-2d", d);
 		screen_put(s, cx + 6, cy, '[', R_NORMAL);
 		for (int i = 0; i < 10; i++)
-			screen_put(s, cx + 7 + i, cy, i < fill ? '#' : '.', i < fill ? R_MEM : R_MEM_FREE);
+			screen_put(s, cx + 7 + i, cy, i < fill ? '#' : '.', !current ? R_DIM : i < fill ? R_MEM : R_MEM_FREE);
 		screen_put(s, cx + 17, cy, ']', R_NORMAL);
 		if (u >= 0)
-			screen_textf(s, cx + 18, cy, 5, R_VALUE, "%4.0f%%", 100 * u);
+			screen_textf(s, cx + 18, cy, 5, current ? R_VALUE : R_DIM, "%4.0f%%", 100 * u);
 		else
 			screen_text(s, cx + 18, cy, 5, "   - ", R_DIM);
 		screen_put(s, cx + 24, cy, '|', R_DIM);
 		for (int k = 0; k < LIVE_HIST - 1; k++) {
 			double h = live_util(l, d, LIVE_HIST - 2 - k);
 
-			screen_put(s, cx + 25 + k, cy, h < 0 ? ' ' : levels[(int)(h * 9 + 0.5)], R_MEM);
+			screen_put(s, cx + 25 + k, cy, h < 0 ? ' ' : levels[(int)(h * 9 + 0.5)], current ? R_MEM : R_DIM);
 		}
 		screen_put(s, cx + 25 + LIVE_HIST - 1, cy, '|', R_DIM);
 	}
@@ -507,8 +581,15 @@ static void draw_status(struct app *a, struct screen *s, const struct rect *r)
 	if (a->mode == MODE_PROMPT) {
 		int x = screen_text(s, 0, r->y, r->w, prompt_label(a->prompt), R_PROMPT);
 
-		x += screen_text(s, x, r->y, r->w - x, a->input, R_NORMAL);
-		screen_put(s, x, r->y, '_', R_CURSOR);
+		/* the text scrolls so the cursor shows; the cursor is the cell it is on */
+		int room = r->w - x - 1, first = a->line.pos - room + 1 > 0 ? a->line.pos - room + 1 : 0;
+
+		screen_text(s, x, r->y, room, a->line.buf + first, R_NORMAL);
+		screen_put(s, x + a->line.pos - first, r->y, a->line.pos < a->line.len ? a->line.buf[a->line.pos] : ' ',
+		           R_CURSOR);
+		/* a message said while the prompt is open (a completion's matches) beside it */
+		if (a->msg[0] && r->w - x - a->line.len - 4 > 20 && a->line.len < room)
+			screen_text(s, x + a->line.len + 3, r->y, r->w - x - a->line.len - 3, a->msg, R_DIM);
 		return;
 	}
 	if (a->mode == MODE_QUESTION) {
@@ -518,35 +599,71 @@ static void draw_status(struct app *a, struct screen *s, const struct rect *r)
 			[Q_STOP] = "stop the run? y stops it (sigterm), n or Esc lets it run",
 			[Q_STOP_QUIT] = "a run is in progress: y stops it and quits, n or Esc stays",
 		};
+		char buf[4400];
 
-		screen_text(s, 0, r->y, r->w, q[a->question], R_PROMPT);
+		if (a->question == Q_RECOVER)
+			snprintf(buf, sizeof(buf), "recover? y recovers, n leaves, d deletes the unsaved edits of an earlier "
+			         "session (%s)", a->as.path);
+		else if (a->question == Q_OVERWRITE)
+			snprintf(buf, sizeof(buf), "overwrite %s? it exists and is not this plan's file: y replaces it, n or Esc "
+			         "does not save", a->pending_save);
+		else
+			snprintf(buf, sizeof(buf), "%s", q[a->question]);
+		screen_text(s, 0, r->y, r->w, buf, R_PROMPT);
 		return;
 	}
-	if (a->msg[0])
+	if (a->msg[0] && (int)strlen(a->msg) > r->w && r->w > 30) {
+		/* cut, and say where the rest is */
+		static const char more[] = " ... (M: in full)";
+		int n = r->w - (int)sizeof(more) + 1;
+
+		screen_text(s, 0, r->y, n, a->msg, (enum role)a->msg_role);
+		screen_text(s, n, r->y, r->w - n, more, R_DIM);
+	} else if (a->msg[0])
 		screen_text(s, 0, r->y, r->w, a->msg, (enum role)a->msg_role);
 	else
 		screen_text(s, 0, r->y, r->w, "? help  / search  arrows move  < > move op  [ ] move boundary  m move stage  u undo  c waited for",
 		            R_DIM);
 }
 
+/* A name of at most 5 letters for the F-key bar of an 80-column terminal. */
+static const char *fbar_short(enum cmd c, const char *name)
+{
+	switch (c) {
+	case CMD_SEARCH: return "Find";
+	case CMD_FILTER: return "Filt";
+	case CMD_COMPARE: return "Comp";
+	case CMD_REORDER: return "Order";
+	default: return name;
+	}
+}
+
+/* The F-key bar: each slot is the F-key, the letter that does the same (highlighted) and
+ * the command's name, shortened when the slots are narrow. */
 static void draw_fbar(struct app *a, struct screen *s, const struct rect *r)
 {
 	int slot = r->w / 10;
 
 	for (const struct command *k = commands; k->name; k++) {
+		const char *name;
 		bool grey;
-		int x;
+		int x, letter, lx;
 
 		if (!k->fkey)
 			continue;
 		x = (k->fkey - 1) * slot;
+		lx = x + (k->fkey == 10 ? 3 : 2);
 		screen_textf(s, x, r->y, 3, R_FKEY, "F%d", k->fkey);
+		if ((letter = keys_letter(k->cmd)) != 0)
+			screen_put(s, lx++, r->y, (char)letter, R_HELP_KEY);
 		/* Run is greyed while the plan cannot run, and reads Stop while a run is going */
 		grey = k->cmd == CMD_RUN && !a->cur.ran && !run_active(a);
-		screen_fill(s, &(struct rect){ x + (k->fkey == 10 ? 3 : 2), r->y, slot - (k->fkey == 10 ? 3 : 2), 1 }, ' ',
-		            grey ? R_FGREY : R_FLABEL);
-		screen_text(s, x + (k->fkey == 10 ? 3 : 2), r->y, slot - 3, k->cmd == CMD_RUN && run_active(a) ? "Stop" :
-		            k->name, grey ? R_FGREY : R_FLABEL);
+		name = k->cmd == CMD_RUN && run_active(a) ? "Stop" : k->name;
+		/* at 80 columns the labels touch, as in htop: their colour tells them apart */
+		if ((int)strlen(name) > x + slot - lx)
+			name = fbar_short(k->cmd, name);
+		screen_fill(s, &(struct rect){ lx, r->y, x + slot - lx, 1 }, ' ', grey ? R_FGREY : R_FLABEL);
+		screen_text(s, lx, r->y, x + slot - lx, name, grey ? R_FGREY : R_FLABEL);
 	}
 }
 
@@ -557,6 +674,17 @@ static void draw_help(struct app *a, struct screen *s, int rows)
 	int n = 0, y = 0;
 
 	keys_help(&sb);
+	/* scrolling stops at the end: the last line at the bottom, never past it */
+	{
+		int nlines = 0;
+
+		for (const char *c = sb.buf; *c; c++)
+			nlines += *c == '\n';
+		if (a->help_top > nlines - rows)
+			a->help_top = nlines - rows;
+		if (a->help_top < 0)
+			a->help_top = 0;
+	}
 	line = sb.buf;
 	while (*line && y < rows) {
 		const char *nl = strchr(line, '\n');
@@ -576,6 +704,95 @@ static void draw_help(struct app *a, struct screen *s, int rows)
 	strbuf_release(&sb);
 }
 
+/* The message log, full screen: every message kept, wrapped, the latest at the bottom. */
+static void draw_log(struct app *a, struct screen *s, int rows)
+{
+	int w = s->w - 12, total = 0, top, y = 1, line = 0;
+
+	screen_textf(s, 1, 0, s->w - 2, R_TITLE, "messages: %d, latest last (Up/Down, PgUp/PgDn, g/G scroll; Esc or q "
+	             "closes)", a->log_n);
+	if (w < 10 || rows < 2)
+		return;
+	/* count the wrapped lines, then show the window that ends at the bottom or at log_top */
+	for (int k = 0; k < a->log_n; k++)
+		total += text_wrap(NULL, 0, 0, w, 1 << 20, app_log_entry(a, k)->text, R_NORMAL);
+	top = a->log_top < 0 || a->log_top > total - (rows - 1) ? total - (rows - 1) : a->log_top;
+	if (top < 0)
+		top = 0;
+	a->log_top = top >= total - (rows - 1) ? -1 : top;
+	for (int k = 0; k < a->log_n && y < rows; k++) {
+		const struct log_entry *le = app_log_entry(a, k);
+		int n = text_wrap(NULL, 0, 0, w, 1 << 20, le->text, R_NORMAL);
+
+		if (line + n > top) {
+			struct tm tm;
+			char hhmm[16];
+			int skip = top > line ? top - line : 0;
+			const char *t = le->text;
+
+			localtime_r(&le->when, &tm);
+			strftime(hhmm, sizeof(hhmm), "%H:%M:%S", &tm);
+			if (!skip)
+				screen_text(s, 1, y, 10, hhmm, R_DIM);
+			/* the lines of this message below the top of the window */
+			for (int i = 0; i < skip; i++)
+				t = text_skip_line(t, w);
+			y += text_wrap(s, 11, y, w, rows - y, t, (enum role)le->role);
+		}
+		line += n;
+	}
+}
+
+/* In the rows the charts leave empty, above the panel: each gpu's busy time, its idle time
+ * split by phase (warm-up before its first op, steady between ops, cool-down after its
+ * last) and its peak memory against the usable memory, for the gpus the chart shows. */
+static void draw_breakdown(struct app *a, struct screen *s, const struct layout *l)
+{
+	const struct pview *v = &a->cur;
+	const struct plan *p = &v->plan;
+	struct rect g = { 0, l->gantt.y + l->gantt.h + 1, l->gantt.w, 0 };
+	int shown = p->ndevices - a->row0, y = g.y, x = 1;
+	double cap = cluster_usable_bytes(&p->cluster);
+	/* one set of buffers for all rows: no allocation per gpu in the redraw */
+	struct strbuf b = STRBUF_INIT, w = STRBUF_INIT, st = STRBUF_INIT, c = STRBUF_INIT, m = STRBUF_INIT;
+
+	g.h = (l->panel.h ? l->panel.y : l->status.y) - g.y;
+	if (shown > a->vis_devs)
+		shown = a->vis_devs;
+	if (!v->m.dev || g.h < 4 || g.w < 80)
+		return;
+	panel_title(s, &(struct rect){ g.x, y++, g.w, 1 }, v->ran ? "where each gpu's iteration goes" :
+	            "where each gpu's iteration goes (the last plan that ran)");
+	screen_text(s, x, y++, g.w - 2, "gpu     busy        idle:  warm-up     steady  cool-down    peak memory", R_LABEL);
+	for (int d = a->row0; d < a->row0 + shown && y < g.y + g.h; d++, y++) {
+		const struct device_metrics *dm = &v->m.dev[d];
+		double steady = dm->idle_ms - dm->warmup_idle_ms - dm->cooldown_idle_ms;
+
+		strbuf_reset(&b);
+		strbuf_reset(&w);
+		strbuf_reset(&st);
+		strbuf_reset(&c);
+		strbuf_reset(&m);
+		fmt_ms(&b, dm->busy_ms);
+		fmt_ms(&w, dm->warmup_idle_ms);
+		fmt_ms(&st, steady > 0 ? steady : 0);
+		fmt_ms(&c, dm->cooldown_idle_ms);
+		fmt_bytes(&m, (double)dm->peak_mem_bytes);
+		screen_textf(s, x, y, 6, R_LABEL, "gpu%d", d);
+		screen_textf(s, x + 6, y, g.w - x - 7, R_NORMAL, "%9s %3.0f%%  %9s  %9s  %9s", b.buf,
+		             dm->busy_ms + dm->idle_ms > 0 ? 100 * dm->busy_ms / (dm->busy_ms + dm->idle_ms) : 0, w.buf, st.buf,
+		             c.buf);
+		screen_textf(s, x + 57, y, g.w - x - 58, cap > 0 && dm->peak_mem_bytes > cap ? R_ERROR :
+		             cap > 0 && dm->peak_mem_bytes > 0.9 * cap ? R_MEM_HIGH : R_NORMAL, "%9s %3.0f%%", m.buf,
+		             cap > 0 ? 100 * dm->peak_mem_bytes / cap : 0);
+	}
+	strbuf_release(&b);
+	strbuf_release(&w);
+	strbuf_release(&st);
+	strbuf_release(&c);
+	strbuf_release(&m);
+}
+
 /* ---- the whole screen ------------------------------------------------------------------- */
 
 void view_layout(struct app *a, int cols, int rows, struct layout *l)
@@ -588,10 +805,11 @@ void view_layout(struct app *a, int cols, int rows, struct layout *l)
 	layout_compute(&req, l);
 	if (l->too_small)
 		return;
-	a->chart_cols = cols - GANTT_LABEL_W;
+	a->chart_cols = cols - GANTT_LABEL_W - gantt_view_stats_w(cols);
 	a->vis_devs = (l->gantt.h - 1) / per;
 	if (a->vis_devs < 1)
 		a->vis_devs = 1;
+	a->vis_ref_devs = l->ref.h > 1 ? (l->ref.h - 1) / app_rows_per_dev(a, 1) : 0;
 	if (a->fit)
 		app_fit(a);
 	app_clamp_cursor(a);
@@ -617,6 +835,11 @@ void view_draw(struct app *a, struct screen *s, const struct layout *l)
 		draw_fbar(a, s, &l->fbar);
 		return;
 	}
+	if (a->mode == MODE_LOG) {
+		draw_log(a, s, l->fbar.y);
+		draw_fbar(a, s, &l->fbar);
+		return;
+	}
 	draw_header(a, s, &l->header, l);
 	if (l->ref.h > 0 && a->ref.loaded) {
 		chart_title(a, &a->ref, 1, title, sizeof(title));
@@ -624,6 +847,7 @@ void view_draw(struct app *a, struct screen *s, const struct layout *l)
 	}
 	chart_title(a, &a->cur, 0, title, sizeof(title));
 	gantt_view_draw(a, &a->cur, 0, a->compare ? title : NULL, s, &l->gantt);
+	draw_breakdown(a, s, l);
 	pw = panel_widget(a);
 	if (pw && l->panel.h > 0)
 		pw->draw(a, s, &l->panel);
@@ -637,13 +861,9 @@ static void start_prompt(struct app *a, enum prompt_kind k, const char *init)
 {
 	a->mode = MODE_PROMPT;
 	a->prompt = k;
-	size_t n = init ? strlen(init) : 0;
-
-	if (n >= sizeof(a->input))
-		n = sizeof(a->input) - 1;
-	memcpy(a->input, init ? init : "", n);
-	a->input[n] = '\0';
-	a->input_len = (int)n;
+	line_set(&a->line, init);
+	line_hist_reset(&a->prompt_hist[k]);
+	a->msg[0] = '\0';
 }
 
 static void default_save_name(struct app *a, char *buf, size_t n)
@@ -662,40 +882,72 @@ static void default_save_name(struct app *a, char *buf, size_t n)
 	snprintf(buf + k, n - k, ".json");
 }
 
+/* Saves to path, or asks first when that would replace a file that is not the plan's own;
+ * then does what was asked for (quit, open). */
+static int save_or_ask(struct app *a, const char *path, enum after_save after)
+{
+	if (app_would_overwrite(a, path)) {
+		snprintf(a->pending_save, sizeof(a->pending_save), "%s", path);
+		a->after_save = after;
+		a->mode = MODE_QUESTION;
+		a->question = Q_OVERWRITE;
+		return KF_HANDLED | KF_REDRAW;
+	}
+	if (app_save(a, path) < 0)
+		return KF_HANDLED | KF_REDRAW;
+	if (after == AFTER_QUIT) {
+		a->quit = true;
+		return KF_HANDLED | KF_QUIT;
+	}
+	if (after == AFTER_OPEN) {
+		app_open_file(a, a->pending_open);
+		return KF_HANDLED | KF_REDRAW | KF_RELAYOUT;
+	}
+	return KF_HANDLED | KF_REDRAW;
+}
+
 static int submit_prompt(struct app *a)
 {
+	char input[4096];
+
 	a->mode = MODE_NORMAL;
+	line_hist_add(&a->prompt_hist[a->prompt], a->line.buf);
+	/* a file name may start with ~ like the shell's */
+	if (a->prompt == PROMPT_SAVE_AS || a->prompt == PROMPT_OPEN)
+		line_expand_home(a->line.buf, input, sizeof(input));
+	else
+		snprintf(input, sizeof(input), "%s", a->line.buf);
 	switch (a->prompt) {
 	case PROMPT_SEARCH:
-		app_search(a, a->input, false);
+		app_search(a, input, false);
 		break;
 	case PROMPT_FILTER:
-		app_search(a, a->input, true);
+		app_search(a, input, true);
 		break;
 	case PROMPT_SAVE_AS:
-		if (a->input[0])
-			app_save(a, a->input);
+		if (input[0])
+			save_or_ask(a, input, AFTER_NOTHING);
 		break;
 	case PROMPT_OPEN:
-		if (!a->input[0])
+		if (!input[0])
 			break;
 		if (app_modified(a)) {
-			snprintf(a->pending_open, sizeof(a->pending_open), "%s", a->input);
+			snprintf(a->pending_open, sizeof(a->pending_open), "%s", input);
 			a->mode = MODE_QUESTION;
 			a->question = Q_OPEN;
 		} else {
-			app_open_file(a, a->input);
+			app_open_file(a, input);
 		}
 		return KF_HANDLED | KF_REDRAW | KF_RELAYOUT;
 	case PROMPT_MOVE_STAGE: {
 		long i = app_cursor_op(a);
 		char *end;
-		long d = strtol(a->input, &end, 10);
+		long d = strtol(input, &end, 10);
 
 		if (i < 0)
 			break;
-		if (end == a->input || *end) {
-			app_msg(a, R_ERROR, "'%s' is not a gpu number", a->input);
+		if (end == input || *end) {
+			app_msg(a, R_ERROR, "'%s' is not a gpu number", input);
 			break;
 		}
 		{
@@ -728,19 +980,17 @@ static int prompt_key(struct app *a, int key)
 		break;
 	case '\n': case '\r': case KEY_ENTER:
 		return submit_prompt(a);
-	case KEY_BACKSPACE: case 127: case 8:
-		if (a->input_len > 0)
-			a->input[--a->input_len] = '\0';
-		break;
-	case 21: /* ^U */
-		a->input_len = 0;
-		a->input[0] = '\0';
+	case '\t':
+		/* file names complete like the shell's; open also knows the bundled plans' names */
+		if (a->prompt == PROMPT_SAVE_AS || a->prompt == PROMPT_OPEN) {
+			char msg[600];
+			int n = line_complete(&a->line, a->prompt == PROMPT_OPEN ? "plans" : NULL, msg, sizeof(msg));
+
+			app_msg(a, n == 0 ? R_WARN : R_NORMAL, "%s", msg);
+		}
 		break;
 	default:
-		if (key >= 32 && key < 127 && a->input_len < (int)sizeof(a->input) - 1) {
-			a->input[a->input_len++] = (char)key;
-			a->input[a->input_len] = '\0';
-		}
+		line_key(&a->line, &a->prompt_hist[a->prompt], key);
 	}
 	return KF_HANDLED | KF_REDRAW;
 }
@@ -764,6 +1014,37 @@ static int question_key(struct app *a, int key)
 		}
 		return KF_HANDLED;
 	}
+	if (a->question == Q_RECOVER) {
+		if (key == 27)
+			key = 'n';      /* Esc decides nothing: the edits stay for later */
+		if (key != 'y' && key != 'Y' && key != 'n' && key != 'N' && key != 'd' && key != 'D')
+			return KF_HANDLED;
+		a->mode = MODE_NORMAL;
+		app_recover(a, key | 0x20);
+		return KF_HANDLED | KF_REDRAW | KF_RELAYOUT;
+	}
+	if (a->question == Q_OVERWRITE) {
+		if (key == 'y' || key == 'Y') {
+			a->mode = MODE_NORMAL;
+			if (app_save(a, a->pending_save) < 0)
+				return KF_HANDLED | KF_REDRAW;
+			if (a->after_save == AFTER_QUIT) {
+				a->quit = true;
+				return KF_HANDLED | KF_QUIT;
+			}
+			if (a->after_save == AFTER_OPEN) {
+				app_open_file(a, a->pending_open);
+				return KF_HANDLED | KF_REDRAW | KF_RELAYOUT;
+			}
+			return KF_HANDLED | KF_REDRAW;
+		}
+		if (key == 'n' || key == 'N' || key == 27 || key == 'q') {
+			a->mode = MODE_NORMAL;
+			app_msg(a, R_NORMAL, "not saved: %s is left as it was (S saves under another name)", a->pending_save);
+			return KF_HANDLED | KF_REDRAW;
+		}
+		return KF_HANDLED;
+	}
 	switch (key) {
 	case 'y': case 'Y':
 		go = true;
@@ -773,10 +1054,8 @@ static int question_key(struct app *a, int key)
 			char name[4096];
 
 			default_save_name(a, name, sizeof(name));
-			if (app_save(a, name) < 0) {
-				a->mode = MODE_NORMAL;
-				return KF_HANDLED | KF_REDRAW;
-			}
+			a->mode = MODE_NORMAL;
+			return save_or_ask(a, name, a->question == Q_QUIT ? AFTER_QUIT : AFTER_OPEN);
 		} else if (app_save(a, NULL) < 0) {
 			a->mode = MODE_NORMAL;
 			return KF_HANDLED | KF_REDRAW;
@@ -804,6 +1083,27 @@ static int question_key(struct app *a, int key)
 	return KF_HANDLED | KF_REDRAW | KF_RELAYOUT;
 }
 
+static int log_key(struct app *a, int key)
+{
+	int page = 10;
+
+	switch (key) {
+	case KEY_UP: case 'k': a->log_top = (a->log_top < 0 ? 1 << 20 : a->log_top) - 1; break;
+	case KEY_DOWN: case 'j': if (a->log_top >= 0) a->log_top++; break;
+	case KEY_PPAGE: a->log_top = (a->log_top < 0 ? 1 << 20 : a->log_top) - page; break;
+	case KEY_NPAGE: case ' ': if (a->log_top >= 0) a->log_top += page; break;
+	case KEY_HOME: case 'g': a->log_top = 0; break;
+	case KEY_END: case 'G': a->log_top = -1; break;
+	case 27: case 'q': case 'M': case KEY_F(10):
+		a->mode = MODE_NORMAL;
+		return KF_HANDLED | KF_REDRAW | KF_RELAYOUT;
+	default: break;
+	}
+	if (a->log_top < -1)
+		a->log_top = 0;
+	return KF_HANDLED | KF_REDRAW;
+}
+
 static int help_key(struct app *a, int key)
 {
 	switch (key) {
@@ -811,6 +1111,8 @@ static int help_key(struct app *a, int key)
 	case KEY_DOWN: case 'j': a->help_top++; break;
 	case KEY_PPAGE: a->help_top = a->help_top > 10 ? a->help_top - 10 : 0; break;
 	case KEY_NPAGE: case ' ': a->help_top += 10; break;
+	case KEY_HOME: case 'g': a->help_top = 0; break;
+	case KEY_END: case 'G': a->help_top = 1 << 20; break;   /* drawing stops it at the end */
 	case 27: case 'q': case '?': case KEY_F(1): case KEY_F(10):
 		a->mode = MODE_NORMAL;
 		return KF_HANDLED | KF_REDRAW | KF_RELAYOUT;
@@ -883,6 +1185,8 @@ int view_key(struct app *a, int key)
 
 	if (a->mode == MODE_HELP)
 		return help_key(a, key);
+	if (a->mode == MODE_LOG)
+		return log_key(a, key);
 	if (a->mode == MODE_PROMPT)
 		return prompt_key(a, key);
 	if (a->mode == MODE_QUESTION)
@@ -895,6 +1199,7 @@ int view_key(struct app *a, int key)
 	r = KF_HANDLED | KF_REDRAW;
 	switch (c) {
 	case CMD_HELP: a->mode = MODE_HELP; a->help_top = 0; break;
+	case CMD_LOG: a->mode = MODE_LOG; a->log_top = -1; break;
 	case CMD_SAVE:
 		if (a->path) {
 			app_save(a, NULL);
@@ -1016,6 +1321,10 @@ int view_key(struct app *a, int key)
 	case CMD_LAST: a->sel_pos = 1 << 30; app_clamp_cursor(a); app_show_cursor(a); break;
 	case CMD_PAGE_UP: app_cursor_move(a, 0, -10); break;
 	case CMD_PAGE_DOWN: app_cursor_move(a, 0, 10); break;
+	case CMD_ROWS_UP: app_page_rows(a, -1); break;
+	case CMD_ROWS_DOWN: app_page_rows(a, 1); break;
+	case CMD_TOP: app_cursor_dev(a, 0); break;
+	case CMD_BOTTOM: app_cursor_dev(a, 1 << 30); break;
 	case CMD_PAN_LEFT: app_pan(a, -a->chart_cols / 4); break;
 	case CMD_PAN_RIGHT: app_pan(a, a->chart_cols / 4); break;
 	case CMD_ZOOM_IN: app_zoom(a, 2); break;
@@ -1045,6 +1354,7 @@ int view_key(struct app *a, int key)
 	case CMD_UNDO: app_undo(a); break;
 	case CMD_REDO: app_redo(a); break;
 	case CMD_REDRAW: r |= KF_REPAINT; break;
+	case CMD_SUSPEND: r |= KF_SUSPEND; break;
 	default: break;
 	}
 	return r;
@@ -1062,13 +1372,20 @@ int view_mouse(struct app *a, const struct layout *l, int x, int y, int button)
 				return view_key(a, KEY_F(fk));   /* a click is the key press */
 		return 0;
 	}
+	if (button == 6 || button == 7) {
+		app_pan(a, button == 6 ? -a->chart_cols / 8 : a->chart_cols / 8);
+		return KF_HANDLED | KF_REDRAW;
+	}
 	if (button == 4 || button == 5) {
-		if (a->cur.plan.ndevices > a->vis_devs) {
+		if (a->cur.plan.ndevices > app_page_devs(a)) {
 			a->row0 += button == 4 ? -3 : 3;
-			if (a->row0 > a->cur.plan.ndevices - a->vis_devs)
-				a->row0 = a->cur.plan.ndevices - a->vis_devs;
+			if (a->row0 > a->cur.plan.ndevices - app_page_devs(a))
+				a->row0 = a->cur.plan.ndevices - app_page_devs(a);
 			if (a->row0 < 0)
 				a->row0 = 0;
+			/* the cursor stays on a row that shows */
+			if (a->sel_dev < a->row0 || a->sel_dev >= a->row0 + app_page_devs(a))
+				app_cursor_dev(a, a->sel_dev < a->row0 ? a->row0 : a->row0 + app_page_devs(a) - 1);
 		} else {
 			app_pan(a, button == 4 ? -a->chart_cols / 8 : a->chart_cols / 8);
 		}

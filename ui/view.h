@@ -18,6 +18,7 @@ enum {
 	KF_RELAYOUT = 4,    /* the layout changed (panel, compare, transfer rows) */
 	KF_QUIT = 8,
 	KF_REPAINT = 16,    /* repaint the terminal from scratch (Ctrl-L) */
+	KF_SUSPEND = 32,    /* stop the process, the terminal given back to the shell (^Z) */
 };
 
 /* Key codes that are not characters, as the terminal layer reports them (curses values). */
@@ -31,7 +32,8 @@ struct widget {
 void view_layout(struct app *a, int cols, int rows, struct layout *l);
 void view_draw(struct app *a, struct screen *s, const struct layout *l);
 int view_key(struct app *a, int key);
-/* A mouse event at (x, y): button 1 click, 4 wheel up, 5 wheel down. */
+/* A mouse event at (x, y): button 1 click, 4 wheel up, 5 wheel down (the gpu rows), 6 and
+ * 7 the same with shift (the time axis). */
 int view_mouse(struct app *a, const struct layout *l, int x, int y, int button);
 
 #endif

@@ -52,7 +52,8 @@ static void report(const struct row *r, const char *budget)
 int main(int argc, char **argv)
 {
 	struct app a;
-	struct app_open o = { NULL, "nemotron-nano-v2-9b", "16xH200", 64, NULL, NULL, -1, 0 };
+	struct app_open o = { .model = "nemotron-nano-v2-9b", .cluster = "16xH200", .microbatches = 64, .time_scale = -1,
+	                      .no_autosave = true };   /* no lock or autosave in the user's state directory */
 	struct err e = ERR_INIT;
 	struct screen s = { 0, 0, NULL };
 	struct layout l;

@@ -1,0 +1,185 @@
+#!/bin/sh
+# Work is never lost (tmux-driven, on a private server): autosaves are keyed by the plan
+# and locked like vim's swap files, found ones are offered for recovery, saving never
+# replaces another file without asking, and saving a plan that cannot run says so.
+. "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+T="$TMPDIR_TEST"
+
+if ! command -v tmux >/dev/null 2>&1; then
+    skip "tmux-driven UI tests" "tmux not installed"
+    done_testing
+    exit 0
+fi
+SOCK="octopipe-files-$$"
+tm() { tmux -L "$SOCK" -f /dev/null "$@"; }
+trap 'tm kill-server >/dev/null 2>&1; rm -rf "$TMPDIR_TEST"' EXIT INT TERM
+mkdir -p "$T/home"
+STATE="$T/home/.local/state/octopipe"
+
+# open NAME W H -- ARGS...: octopipe in session NAME (other sessions keep running); the
+# pane stays after it exits and shows "exit status N"
+open() {
+    name=$1 w=$2 h=$3; shift 4
+    tm kill-session -t "$name" >/dev/null 2>&1
+    printf '#!/bin/sh\ncd "%s"\nenv HOME="%s" XDG_STATE_HOME= OCTOPIPE_DATADIR="%s" "%s" "$@"\necho "exit status $?"\nsleep 600\n' \
+        "$T" "$T/home" "$top_srcdir" "$OCTOPIPE" > "$T/run-$name.sh"
+    chmod +x "$T/run-$name.sh"
+    tm new-session -d -s "$name" -x "$w" -y "$h" "$T/run-$name.sh $*"
+    n=50
+    while [ $n -gt 0 ] && ! tm has-session -t "$name" >/dev/null 2>&1; do sleep 0.1; n=$((n - 1)); done
+}
+screen() { tm capture-pane -p -t "$S" 2>/dev/null; }
+wait_for() {
+    n=$(( ${2:-10} * 10 ))
+    while [ "$n" -gt 0 ]; do
+        if screen | grep -Eq -- "$1"; then return 0; fi
+        sleep 0.1
+        n=$((n - 1))
+    done
+    return 1
+}
+expect() {
+    if wait_for "$1" "${3:-10}"; then ok "$2"; else not_ok "$2" "no /$1/ on the screen of $S:" "$(screen)"; fi
+}
+expect_not() {
+    if screen | grep -Eq -- "$1"; then not_ok "$2" "/$1/ is on the screen of $S:" "$(screen)"; else ok "$2"; fi
+}
+keys() { tm send-keys -t "$S" "$@"; }
+typ() { tm send-keys -t "$S" -l "$1"; }
+pid_of() { ps -o pid= --ppid "$(tm display -p -t "$1" '#{pane_pid}')" | tr -d ' ' | head -1; }
+nautosaves() { ls "$STATE"/*.autosave.json 2>/dev/null | wc -l | tr -d ' '; }
+
+run "$OCTOPIPE" plan --model "$top_srcdir/samples/models/gpt-13b.json" --cluster "$top_srcdir/samples/clusters/4xH200.json" \
+    --schedule 1f1b --microbatches 8 -o "$T/p.json"
+expect_rc 0 "a plan file to edit"
+cp "$T/p.json" "$T/other.json"
+
+# ---- two UIs on one plan never share an autosave; q deletes only its own -------------
+S=a; open a 120 36 -- tui "$T/p.json"
+expect '^gpu0 ' "the first UI opens the plan"
+S=b; open b 120 36 -- tui "$T/p.json"
+expect '^gpu0 ' "a second UI opens the same plan"
+S=a; keys ']'
+expect 'stage 0 now ends' "the first UI edits"
+expect 'autosaved' "and autosaves" 6
+S=b; keys ']' ']'
+expect 'stage 0 now ends' "the second UI edits"
+expect 'autosaved' "and autosaves" 6
+n=$(nautosaves)
+if [ "$n" = 2 ]; then ok "two UIs on one plan keep two autosave files"; else not_ok "two autosave files" "$(ls -la "$STATE")"; fi
+S=a; keys q
+expect 'unsaved edits: s saves and quits, y quits without saving' "the first UI asks before quitting"
+keys y
+expect '^exit status 0' "and quits without saving"
+n=$(nautosaves)
+if [ "$n" = 1 ]; then ok "quitting deletes only the UI's own autosave"; else not_ok "one autosave left" "$(ls -la "$STATE")"; fi
+
+# ---- a crash leaves the autosave and a stale lock; the next UI offers it -------------
+S=b; kill -KILL "$(pid_of b)"
+expect 'exit status 137' "the second UI is killed (a crash)"
+S=c; open c 120 36 -- tui "$T/p.json"
+expect 'recover\? y recovers, n leaves, d deletes the unsaved edits of an earlier session' \
+    "the next UI on the plan offers to recover the crashed session's edits"
+keys n
+expect 'left the earlier session.s unsaved edits' "n leaves them"
+keys q
+expect '^exit status 0' "an unmodified UI quits at once"
+n=$(nautosaves)
+if [ "$n" = 1 ]; then ok "and a plain q does not delete the earlier session's edits"; else not_ok "the found autosave survives q" "$(ls -la "$STATE")"; fi
+S=d; open d 120 36 -- tui "$T/p.json"
+expect 'recover\? ' "it is offered again"
+keys y
+expect 'recovered the unsaved edits of an earlier session' "y recovers them"
+expect '\[modified' "as unsaved edits of the plan"
+expect 'p\.json' "whose save target is still the plan's own file"
+keys w
+expect "saved $T/p.json" "F2 saves to the plan's own file"
+if cmp -s "$T/p.json" "$T/other.json"; then not_ok "the recovered edits are in the plan file"; else ok "the recovered edits are in the plan file"; fi
+n=$(nautosaves)
+if [ "$n" = 0 ]; then ok "saving removes the autosave"; else not_ok "no autosave left after saving" "$(ls -la "$STATE")"; fi
+
+# ---- save as never replaces another file without asking -------------------------------
+keys ']'
+expect 'stage 0 now ends'
+keys S
+expect 'save as: ' "S asks where to save"
+keys C-u
+typ "$T/other.json"
+keys Enter
+expect "overwrite $T/other.json\\? it exists and is not this plan's file" "saving over another existing file asks first"
+keys n
+expect 'not saved' "n does not save"
+run "$OCTOPIPE" plan --model "$top_srcdir/samples/models/gpt-13b.json" --cluster "$top_srcdir/samples/clusters/4xH200.json" \
+    --schedule 1f1b --microbatches 8 -o "$T/fresh.json"
+if cmp -s "$T/other.json" "$T/fresh.json"; then ok "and the other file is untouched"; else not_ok "the other file is untouched"; fi
+keys S C-u
+typ "$T/other.json"
+keys Enter
+expect "overwrite $T/other.json\\?"
+keys y
+expect "saved $T/other.json" "y replaces it"
+keys S C-u
+typ "$T/new.json"
+keys Enter
+expect "saved $T/new.json" "a new file is saved without asking"
+keys w
+expect "saved $T/new.json" "and F2 then saves to it without asking"
+
+# ---- saving a plan that cannot run says so --------------------------------------------
+keys /
+typ '^0B0 '
+keys Enter
+i=0
+while [ $i -lt 12 ]; do keys '<'; i=$((i + 1)); done
+expect 'DEADLOCK' "an order that deadlocks"
+keys w
+expect "saved $T/new.json, but the plan cannot run: deadlock" "saving it says the plan cannot run"
+keys q
+expect 'unsaved|^exit status 0'
+keys y
+expect '^exit status 0'
+
+# ---- without a file: keyed by model, cluster and microbatches -------------------------
+M="--model gpt-13b --cluster 4xH200"
+S=e; open e 120 36 -- tui $M --microbatches 8
+expect '^gpu0 ' "a model and cluster open without a file"
+keys ']'
+expect 'autosaved' "its edits are autosaved" 6
+kill -KILL "$(pid_of e)"
+S=f; open f 120 36 -- tui $M --microbatches 16
+expect '^gpu0 ' "the same model with other microbatches"
+expect_not 'recover\?' "is not offered the other run's edits"
+keys q
+S=g; open g 120 36 -- tui $M --microbatches 8
+expect 'recover\? ' "the same model, cluster and microbatches are"
+keys d
+expect "deleted the earlier session's unsaved edits" "d deletes them"
+n=$(nautosaves)
+if [ "$n" = 0 ]; then ok "and the file is gone"; else not_ok "the autosave is deleted" "$(ls -la "$STATE")"; fi
+# the quit question's "s" on a plan without a file asks before replacing plans/NAME.json
+mkdir -p "$T/plans"
+keys S
+expect 'save as: plans/'
+default=$(screen | sed -n 's/^save as: \(plans\/[^ _]*\.json\).*/\1/p' | head -1)
+keys Escape
+echo '{}' > "$T/$default"
+keys ']'
+expect 'stage 0 now ends'
+keys q
+expect 'unsaved edits'
+keys s
+expect "overwrite $default\\?" "s on quit asks before replacing an existing $default"
+keys n
+expect 'not saved' "n keeps it"
+if [ "$(cat "$T/$default")" = '{}' ]; then ok "and the file is untouched"; else not_ok "the file is untouched"; fi
+keys q y
+expect '^exit status 0'
+ls "$STATE"/*.lock >/dev/null 2>&1 && {
+    # only the killed UIs' stale locks may be left
+    for l in "$STATE"/*.lock; do
+        p=$(cut -d' ' -f1 < "$l")
+        if kill -0 "$p" 2>/dev/null; then not_ok "a lock of a running UI is left" "$l"; fi
+    done
+}
+ok "locks are released on quit"
+done_testing

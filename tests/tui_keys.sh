@@ -1,0 +1,186 @@
+#!/bin/sh
+# Keys never edit by accident (tmux-driven, on a private server): escape sequences the
+# terminfo does not know are read to their end and dropped, well-known ones (PuTTY, rxvt,
+# the linux console) mean their key, an arrow split across a slow link is still an arrow;
+# ^Z suspends and resumes; a terminal that cannot move the cursor is refused in words.
+. "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+T="$TMPDIR_TEST"
+
+if ! command -v tmux >/dev/null 2>&1; then
+    skip "tmux-driven UI tests" "tmux not installed"
+    done_testing
+    exit 0
+fi
+SOCK="octopipe-keys-$$"
+tm() { tmux -L "$SOCK" -f /dev/null "$@"; }
+trap 'tm kill-server >/dev/null 2>&1; rm -rf "$TMPDIR_TEST"' EXIT INT TERM
+mkdir -p "$T/home"
+
+stop_server() {
+    tm kill-server >/dev/null 2>&1
+    n=50
+    while [ $n -gt 0 ] && tm has-session >/dev/null 2>&1; do sleep 0.1; n=$((n - 1)); done
+}
+# start W H [ENV=VALUE...] -- ARGS...
+start() {
+    w=$1 h=$2; shift 2
+    envs=""
+    while [ "$1" != "--" ]; do envs="$envs $1"; shift; done
+    shift
+    stop_server
+    printf '#!/bin/sh\ncd "%s"\nenv HOME="%s" XDG_STATE_HOME= OCTOPIPE_DATADIR="%s"%s "%s" "$@"\necho "exit status $?"\nsleep 600\n' \
+        "$T" "$T/home" "$top_srcdir" "$envs" "$OCTOPIPE" > "$T/run.sh"
+    chmod +x "$T/run.sh"
+    # a server still on its way out refuses the session: try again
+    n=5
+    until tm new-session -d -x "$w" -y "$h" "$T/run.sh $*" 2>/dev/null || [ $n -eq 0 ]; do sleep 0.2; n=$((n - 1)); done
+    n=50
+    while [ $n -gt 0 ] && ! tm has-session >/dev/null 2>&1; do sleep 0.1; n=$((n - 1)); done
+}
+screen() { tm capture-pane -p 2>/dev/null; }
+wait_for() {
+    n=$(( ${2:-10} * 10 ))
+    while [ "$n" -gt 0 ]; do
+        if screen | grep -Eq -- "$1"; then return 0; fi
+        sleep 0.1
+        n=$((n - 1))
+    done
+    return 1
+}
+expect() {
+    if wait_for "$1" "${3:-10}"; then ok "$2"; else not_ok "$2" "no /$1/ on the screen:" "$(screen)"; fi
+}
+expect_not() {
+    if screen | grep -Eq -- "$1"; then not_ok "$2" "/$1/ is on the screen:" "$(screen)"; else ok "$2"; fi
+}
+keys() { tm send-keys "$@"; }
+typ() { tm send-keys -l "$1"; }
+# raw BYTES (printf format): sent to the program in one write, as a terminal would
+raw() { tm send-keys -l "$(printf "$1")"; }
+unmodified() { expect_not '\[modified|now ends at layer' "$1"; }
+
+PLAN="$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
+start 120 36 -- tui "$PLAN"
+expect '^gpu0 ' "the UI starts"
+
+# an unknown sequence is dropped whole and said so; before, its '[' moved a boundary
+raw '\033[99~'
+expect 'unknown key ESC\[99~ ignored' "an unknown CSI sequence is reported as an unknown key"
+unmodified "and none of its bytes edits the plan"
+raw '\033[3;7y'
+expect 'unknown key ESC\[3;7y ignored' "a CSI sequence with parameters is read to its final byte"
+unmodified "and dropped"
+raw '\033Ox'
+expect 'unknown key ESCOx ignored' "an unknown SS3 sequence too"
+
+# PuTTY's and the linux console's keys mean what they say
+raw '\033[11~'
+expect 'OctoPipe keys' "PuTTY's F1 (ESC[11~) opens the help"
+keys q
+expect '^gpu0 '
+unmodified "without touching the plan"
+keys l l l
+expect '#3 in its order' "the cursor moves right"
+raw '\033[1~'
+expect '#0 in its order' "PuTTY's Home (ESC[1~) goes to the first op"
+raw '\033[4~'
+expect '#1[0-9] in its order' "PuTTY's End (ESC[4~) to the last"
+unmodified "and nothing was edited"
+raw '\033[[A'
+expect 'OctoPipe keys' "the linux console's F1 (ESC[[A) opens the help"
+keys q
+expect '^gpu0 '
+
+# an arrow split across a slow link (ESC, then '[B' 30 ms later) is still an arrow
+raw '\033'
+sleep 0.03
+typ '[B'
+expect 'on gpu 1, #' "an arrow whose bytes arrive apart moves the cursor"
+unmodified "and its '[' does not move a stage boundary"
+# a lone Esc is still Esc: it closes the compare view
+keys v
+expect ' compare: '
+keys Escape
+n=30
+while [ $n -gt 0 ] && screen | grep -q ' compare: '; do sleep 0.1; n=$((n - 1)); done
+expect_not ' compare: ' "a lone Esc still backs out"
+# Esc then a key that starts no sequence, typed at once, is Esc and that key
+keys v
+expect ' compare: '
+raw '\033/'
+expect 'search \(PCRE2\): /' "Esc / typed together: Esc, then / opens the search"
+keys Escape
+keys q
+expect '^exit status 0' "q quits"
+
+# ^Z suspends, in an interactive shell with job control: the shell gets the terminal back
+# and the job is stopped; fg resumes it with the screen drawn again
+stop_server
+n=5
+until tm new-session -d -x 120 -y 36 "env HOME=$T/home XDG_STATE_HOME= OCTOPIPE_DATADIR=$top_srcdir PS1='shell> ' ENV= sh -i" \
+    2>/dev/null || [ $n -eq 0 ]; do sleep 0.2; n=$((n - 1)); done
+expect '^shell>' "an interactive shell"
+typ "$OCTOPIPE tui $PLAN"
+keys Enter
+expect '^gpu0 ' "the UI runs in it"
+keys C-z
+expect 'Stopped' "^Z stops the job and the shell says so"
+expect_not 'F1.Help' "the terminal is given back"
+typ fg
+keys Enter
+expect 'F1.Help' "fg resumes it with the screen drawn again"
+expect 'resumed' "and says so"
+keys l
+expect '#1 in its order' "keys work after resuming"
+keys q
+n=50
+while [ $n -gt 0 ] && screen | grep -q 'F1.Help'; do sleep 0.1; n=$((n - 1)); done
+typ 'echo "exit status $?"'
+keys Enter
+expect '^exit status 0' "and q quits"
+
+# a terminal that cannot move the cursor is refused in words, not a blank screen
+start 120 36 TERM=dumb -- tui "$PLAN"
+expect 'cannot move the cursor, which the UI needs' "TERM=dumb is refused with a reason"
+expect '^exit status 2' "with exit status 2"
+# ---- prompts are edited like the shell's line: cursor, kill keys, history, Tab ---------
+mkdir -p "$T/data"
+start 120 36 -- tui "$PLAN"
+expect '^gpu0 '
+keys /
+typ abc
+keys Left Left
+typ X
+expect '^search \(PCRE2\): /aXbc' "Left moves the cursor in a prompt and typing inserts there"
+keys C-a
+typ '^'
+expect '^search \(PCRE2\): /\^aXbc' "^A goes to the start"
+keys C-e C-w
+expect '^search \(PCRE2\): / *$' "^E goes to the end and ^W deletes the word before it"
+typ nosuch1
+keys Enter
+expect 'no op matches /nosuch1/'
+keys /
+keys Up
+expect '^search \(PCRE2\): /nosuch1' "Up brings back the last search"
+keys Escape
+keys S C-u
+typ "$T/da"
+keys Tab
+expect "^save as: $T/data/" "Tab completes a directory"
+typ x.json
+keys Enter
+expect "saved $T/data/x.json" "and the completed path is used"
+keys S C-u
+typ '~/mine.json'
+keys Enter
+expect "saved $T/home/mine.json" "~ is the home directory"
+keys o
+typ gpt-13b-4xH200-1
+keys Tab
+expect '^open plan: gpt-13b-4xH200-1f1b' "Tab completes a bundled plan's short name"
+keys Enter
+expect 'opened .*plans/gpt-13b-4xH200-1f1b\.json' "which opens"
+keys q
+expect '^exit status 0'
+done_testing

@@ -1,0 +1,254 @@
+#!/bin/sh
+# The screen shows the truth (tmux-driven, on a private server, and --render frames): the
+# cursor and search matches show on ops narrower than a column, a column with any work is
+# not drawn as bubble, and what the other views show is labelled and reachable.
+. "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+T="$TMPDIR_TEST"
+
+if ! command -v tmux >/dev/null 2>&1; then
+    skip "tmux-driven UI tests" "tmux not installed"
+    done_testing
+    exit 0
+fi
+SOCK="octopipe-screen-$$"
+tm() { tmux -L "$SOCK" -f /dev/null "$@"; }
+trap 'tm kill-server >/dev/null 2>&1; rm -rf "$TMPDIR_TEST"' EXIT INT TERM
+mkdir -p "$T/home"
+
+start() {
+    w=$1 h=$2; shift 2
+    envs=""
+    while [ "$1" != "--" ]; do envs="$envs $1"; shift; done
+    shift
+    tm kill-server >/dev/null 2>&1
+    n=50
+    while [ $n -gt 0 ] && tm has-session >/dev/null 2>&1; do sleep 0.1; n=$((n - 1)); done
+    printf '#!/bin/sh\ncd "%s"\nenv HOME="%s" XDG_STATE_HOME= OCTOPIPE_DATADIR="%s"%s "%s" "$@"\necho "exit status $?"\nsleep 600\n' \
+        "$T" "$T/home" "$top_srcdir" "$envs" "$OCTOPIPE" > "$T/run.sh"
+    chmod +x "$T/run.sh"
+    # a server still on its way out refuses the session: try again
+    n=5
+    until tm new-session -d -x "$w" -y "$h" "$T/run.sh $*" 2>/dev/null || [ $n -eq 0 ]; do sleep 0.2; n=$((n - 1)); done
+    n=50
+    while [ $n -gt 0 ] && ! tm has-session >/dev/null 2>&1; do sleep 0.1; n=$((n - 1)); done
+}
+screen() { tm capture-pane -p 2>/dev/null; }
+wait_for() {
+    n=$(( ${2:-10} * 10 ))
+    while [ "$n" -gt 0 ]; do
+        if screen | grep -Eq -- "$1"; then return 0; fi
+        sleep 0.1
+        n=$((n - 1))
+    done
+    return 1
+}
+expect() {
+    if wait_for "$1" "${3:-10}"; then ok "$2"; else not_ok "$2" "no /$1/ on the screen:" "$(screen)"; fi
+}
+expect_not() {
+    if screen | grep -Eq -- "$1"; then not_ok "$2" "/$1/ is on the screen:" "$(screen)"; else ok "$2"; fi
+}
+keys() { tm send-keys "$@"; }
+typ() { tm send-keys -l "$1"; }
+# the gpu0 chart row with its colours (256-colour escapes as tmux reports them)
+gpu0_row() { tm capture-pane -p -e | grep '^gpu0 \|gpu0 ' | head -1; }
+
+# ---- the cursor shows on every op, however narrow -------------------------------------
+start 120 36 --
+expect '^gpu0 ' "the default sample at 120 columns"
+keys End
+expect '#[0-9]+ in its order'
+last=$(screen | sed -n 's/.*#\([0-9]*\) in its order.*/\1/p' | head -1)
+keys Home
+expect '#0 in its order'
+missing=0 i=0
+while [ "$i" -le "$last" ]; do
+    wait_for "#$i in its order" 5 || break
+    # the cursor's colours: black on white (256 colours: 38;5;16 on 48;5;231)
+    if ! gpu0_row | grep -q '48;5;231'; then missing=$((missing + 1)); fi
+    keys l
+    i=$((i + 1))
+done
+if [ "$i" -gt "$last" ] && [ "$missing" = 0 ]; then ok "the cursor is drawn on each of gpu0's $((last + 1)) ops"
+else not_ok "the cursor is drawn on every op" "$missing of $((last + 1)) ops without a visible cursor (walked $i)"; fi
+
+# a search match that is narrower than a column still shows
+keys /
+typ '^0W(3|5) '
+keys Enter
+expect 'match 1 of 2' "a search for two narrow ops"
+if gpu0_row | grep -q '48;5;51m'; then ok "the match that is not under the cursor is drawn"; else not_ok "the other match is drawn" "$(gpu0_row)"; fi
+keys q
+expect '^exit status 0'
+
+# ---- a column with any work is not drawn as bubble ------------------------------------
+run "$OCTOPIPE" plan --model "$top_srcdir/samples/models/gpt-13b.json" --cluster "$top_srcdir/samples/clusters/4xH200.json" \
+    --schedule 1f1b --microbatches 8 --partition 37,1,1,1 -o "$T/skew.json"
+run "$OCTOPIPE" tui --render 100x30 "$T/skew.json"
+row=$(printf '%s\n' "$OUT" | grep '^gpu1 ')
+if printf '%s\n' "$row" | grep -q '[^.]$\|[:FBfb]'; then ok "a gpu busy a few percent is not drawn as pure bubble"
+else not_ok "a nearly idle gpu shows its work" "$row"; fi
+
+# ---- a deadlock: its text wrapped at words, in gpus, its ops marked, memory kept -------
+k='/^2I3 \n'
+i=0
+while [ $i -lt 30 ]; do k="$k<"; i=$((i + 1)); done
+run "$OCTOPIPE" tui --render 80x30 --keys "$k"
+expect_match 'DEADLOCK' "$OUT" "moving 2I3 before its forwards deadlocks"
+text=$(printf '%s\n' "$OUT" | sed -n '/^ deadlock: /,/^$/p' | sed 's/^ //' | tr '\n' ' ')
+expect_match '2I3 \(gpu 2\) waits for 2F3 \(gpu 2\)' "$text" "the cycle's text is wrapped at word boundaries and says gpu"
+if printf '%s\n' "$text" | grep -q device; then not_ok "the cycle's text says gpu, not device" "$text"; else ok "the cycle's text says gpu, not device"; fi
+expect_match '^ 0 \[#+\.*\] *[1-9][0-9]*G' "$OUT" "the memory bars keep the values of the plan shown"
+start 120 36 --
+expect '^gpu0 '
+keys /
+typ '^2I3 '
+keys Enter
+i=0
+while [ $i -lt 30 ]; do keys '<'; i=$((i + 1)); done
+expect 'DEADLOCK'
+if tm capture-pane -p -e | grep 'gpu2 ' | grep -q '48;5;160'; then ok "the cycle's ops are marked on the chart"
+else not_ok "the cycle's ops are marked on the chart" "$(tm capture-pane -p -e | grep 'gpu2 ')"; fi
+keys q y
+expect '^exit status 0' "quitting without saving"
+
+# ---- measured rows and gauges say which plan they measured, greyed once it changes ----
+start 120 40 -- tui --time-scale 0.2 --iters 3 "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
+expect '^gpu0 '
+keys R
+expect 'run done: 3 iterations' "a run of the plan" 20
+expect 'run: done, 3 iterations of gpt-13b 1f1b  F8' "the run panel names the plan it measured"
+expect '^  meas ' "its measured rows are labelled meas"
+keys ']'
+expect 'stage 0 now ends' "an edit"
+expect 'iterations of gpt-13b 1f1b \[edited since: greyed\]' "the run panel says the run measured the plan before the edit"
+expect '^  old ' "the measured rows are labelled old"
+if tm capture-pane -p -e | grep '  old' | grep -q '48;5;25m'; then not_ok "and greyed" "$(tm capture-pane -p -e | grep '  old' | head -1)"
+else ok "and greyed (no op colours)"; fi
+keys u
+expect '^  meas ' "undoing the edit makes them current again"
+keys o
+typ "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
+keys Enter
+expect 'opened ' "opening a file again"
+expect 'iterations of gpt-13b 1f1b \[another file: greyed\]' "greys the run of the plan opened before"
+keys q
+expect '^exit status 0'
+# ---- every gpu is reachable: paging, the position, the header's bars, compare ---------
+BIG="--model nemotronh-56b --cluster 64xH200 --microbatches 128"
+run "$OCTOPIPE" tui $BIG --render 120x40
+expect_match 'gpu 0-25 of 64' "$OUT" "64 gpus: the chart says which rows it shows"
+expect_match ' 0-12 of 64$' "$OUT" "and so do the header's memory bars"
+run "$OCTOPIPE" tui $BIG --render 120x40 --keys G
+expect_match 'gpu 38-63 of 64' "$OUT" "G goes to the last gpu"
+expect_match '^gpu63 ' "$OUT" "whose row shows"
+expect_match '63 \[[#.]+\] *[0-9]+G' "$OUT" "with its memory bar"
+run "$OCTOPIPE" tui $BIG --render 120x40 --keys Gg
+expect_match 'gpu 0-25 of 64' "$OUT" "g goes back to the first"
+run "$OCTOPIPE" tui $BIG --render 120x40 --keys 'v\tG'
+n=$(printf '%s\n' "$OUT" | grep -c '^gpu63 ')
+if [ "$n" = 2 ]; then ok "in the compare view both charts scroll to the last gpu"; else not_ok "both charts show gpu63" "$OUT"; fi
+expect_match 'compare: 1f1b [0-9.]+ s OUT OF MEMORY \(gpu [0-9]+\)' "$OUT" "a compared plan that does not fit is marked"
+expect_match 'plan: [0-9.]+ s, speedup 1\.[0-9]+x' "$OUT" "the plan's title has its speedup over the compared plan"
+start 120 40 -- tui $BIG
+expect 'gpu 0-[0-9]+ of 64' "the UI with 64 gpus"
+page=$(screen | sed -n 's/.*gpu 0-\([0-9]*\) of 64.*/\1/p' | head -1)
+keys PageDown
+expect "gpu $((page + 1))-$((2 * page + 1)) of 64" "PgDn pages the gpu rows"
+expect "on gpu $((page + 1)), #" "with the cursor"
+keys PageUp
+expect "gpu 0-$page of 64" "PgUp pages back"
+keys q
+expect '^exit status 0'
+# the run's gauges: every gpu reachable too
+start 120 40 -- tui $BIG --time-scale 0 --iters 1
+expect '^gpu0 '
+keys R
+expect 'run done: 1 iterations' "a run on 64 gpus" 60
+expect 'gpus 0-[0-9]+ of 64 \(PgUp/PgDn\)' "the gauges that do not fit say which show"
+keys G
+expect ' gpu63 +\[' "and follow the rows to the last gpu"
+keys q
+expect '^exit status 0'
+# ---- per-gpu figures and the bottleneck, the header's bars labelled, help ends at its end
+run "$OCTOPIPE" tui --render 140x36
+expect_match ' busy bubl peak$' "$OUT" "from 130 columns on, the gpu rows have figures on the right"
+expect_match '^gpu0 .* [0-9]+% +[0-9]+% +[0-9]+G!?$' "$OUT" "busy %, bubble % and peak memory per gpu"
+n=$(printf '%s\n' "$OUT" | grep -c '^gpu[0-9].*!$')
+if [ "$n" = 1 ]; then ok "one gpu is marked the bottleneck"; else not_ok "one bottleneck mark" "$OUT"; fi
+expect_match 'mem: peak/gpu of [0-9.]+ GB' "$OUT" "the header says what its memory bars measure"
+k='?'
+i=0
+while [ $i -lt 80 ]; do k="${k}j"; i=$((i + 1)); done
+run "$OCTOPIPE" tui --render 100x40 --keys "$k"
+last=$(printf '%s\n' "$OUT" | tail -2 | head -1)
+expect_match '^ header: each gpu' "$last" "scrolling the help stops at its last line"
+# ---- the message log: every message in full ------------------------------------------
+k='/^2I3 \n<<<<<<<<'   # the eighth move makes a deadlock with a long message
+run "$OCTOPIPE" tui --render 80x30 --keys "$k"
+expect_match '\.\.\. \(M: in full\)$' "$OUT" "a message longer than the status line says where the rest is"
+run "$OCTOPIPE" tui --render 80x30 --keys "${k}M"
+expect_match '^ messages: [0-9]+, latest last' "$OUT" "M opens the message log"
+expect_match 'waits for .*\(u undoes\)$|^ +.*\(u undoes\)$' "$OUT" "with the whole of the last message, wrapped"
+start 100 30 --
+expect '^gpu0 '
+keys /
+typ nosuchop
+keys Enter
+expect 'no op matches'
+keys M
+expect '^ messages: [0-9]+, latest last' "M opens the message log in the terminal"
+expect '[0-9:]{8}  no op matches /nosuchop/' "the messages have their time"
+keys Escape
+expect '^gpu0 ' "Esc closes it"
+keys q
+expect '^exit status 0'
+# ---- the F-key bar fits 80 columns and shows each key's letter -----------------------
+run "$OCTOPIPE" tui --render 80x24
+bar=$(printf '%s\n' "$OUT" | tail -1)
+expect_match '^F1\?Help F2wSave F3/Find F4\\Filt F5vComp F6TStepsF7oOpen F8RRun +F9pOrderF10qQuit$' "$bar" \
+    "at 80 columns every F-key label fits, with the letter that does the same"
+run "$OCTOPIPE" tui --render 120x30
+bar=$(printf '%s\n' "$OUT" | tail -1)
+expect_match 'F3/Search .*F9pReorder +F10qQuit' "$bar" "wider, the full names"
+# ---- colours: readable on a light background, matches unlike any op -------------------
+start 120 36 --
+expect '^gpu0 '
+n=$(tm capture-pane -p -e | awk -f "$top_srcdir/tests/pale.awk")
+if [ "$n" = 0 ]; then ok "no text in white or pale yellow on the terminal's own background"
+else not_ok "no pale text on the terminal's background" "$n cells"; fi
+keys '?'
+expect 'OctoPipe keys'
+n=$(tm capture-pane -p -e | awk -f "$top_srcdir/tests/pale.awk")
+if [ "$n" = 0 ]; then ok "nor in the help"; else not_ok "no pale text in the help" "$n cells"; fi
+keys q q
+expect '^exit status 0'
+start 120 36 TERM=xterm --
+expect '^gpu0 ' "8 colours"
+keys /
+typ '^0W(3|5) '
+keys Enter
+expect 'match 1 of 2'
+if tm capture-pane -p -e | grep 'gpu0 ' | grep -Eq '(\[|;)46[;m]'; then ok "a search match (cyan) is unlike a W op (yellow) in 8 colours"
+else not_ok "a search match is unlike a W op in 8 colours" "$(tm capture-pane -p -e | grep 'gpu0 ')"; fi
+keys q
+expect '^exit status 0'
+# ---- the mouse wheel scrolls the gpu rows ---------------------------------------------
+# (an X10 mouse report as the terminal sends it: ESC [ M, button+32, x+33, y+33; the
+# wheel is button 64/65. Shift+wheel is not tested: ncurses reads it from X10 reports as
+# a motion, and most terminals keep it for their own scrollback.)
+start 120 40 -- tui $BIG
+expect 'gpu 0-[0-9]+ of 64'
+tm send-keys -l "$(printf '\033[Ma5+')"
+expect 'gpu 3-[0-9]+ of 64' "the wheel scrolls the gpu rows"
+expect 'on gpu 3, #' "and the cursor stays on a row that shows"
+tm send-keys -l "$(printf '\033[M`5+')"
+expect 'gpu 0-[0-9]+ of 64' "and back"
+keys q
+expect '^exit status 0'
+# ---- the rows the charts leave empty say where each gpu's iteration goes ---------------
+run "$OCTOPIPE" tui --render 120x40
+expect_match "where each gpu's iteration goes" "$OUT" "below the chart, a table per gpu"
+expect_match '^ gpu +busy +idle: +warm-up +steady +cool-down +peak memory$' "$OUT" "of busy time, idle time by phase and peak memory"
+expect_match '^ gpu7 +[0-9.]+ m?s +[0-9]+% +[0-9.]+ m?s +[0-9.]+ m?s +[0-9.]+ m?s +[0-9.]+ GB +[0-9]+%$' "$OUT" "for every gpu shown"
+done_testing

@@ -1,0 +1,39 @@
+/*
+ * autosave — where a UI keeps its unsaved edits, like vim's swap files: one file per plan
+ * (keyed by the plan's real path, or by model + cluster + microbatches when it has no file)
+ * with a lock beside it naming the process that owns it. Two running UIs never share a
+ * file (the second takes the next slot), a lock whose process is gone is stale and taken
+ * over, and a file found in a slot nobody holds is an earlier session's work to offer for
+ * recovery. No curses.
+ */
+#ifndef OCTO_UI_AUTOSAVE_H
+#define OCTO_UI_AUTOSAVE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define AUTOSAVE_SLOTS 10
+
+struct autosave {
+	char dir[3000];         /* where autosaves live ("" = nowhere: autosave is off) */
+	char path[4096];        /* the claimed slot's file */
+	char lock[4096];        /* its lock, which this process holds while locked */
+	bool locked;
+	bool found;             /* path held an earlier session's edits when claimed */
+	bool written;           /* this process wrote path (only then may it delete it) */
+};
+
+/* The directory: $XDG_STATE_HOME/octopipe or ~/.local/state/octopipe; false when neither
+ * is set. */
+bool autosave_dir(char *buf, size_t n);
+/* The file stem for a key (a plan's real path, or "model|cluster|mbs"): "name-0123abcd…",
+ * name being the readable part (the plan's file name without .json). */
+void autosave_stem(const char *name, const char *key, char *buf, size_t n);
+/* Releases any slot held, then claims a slot for stem in as->dir: an unlocked slot with a
+ * file first (as->found set) unless need_empty, else the first free slot. -1 with errno
+ * set when none can be claimed (every slot held, or the directory cannot be made). */
+int autosave_claim(struct autosave *as, const char *stem, bool need_empty);
+/* Removes the file if this process wrote it, and the lock; as->path stays for messages. */
+void autosave_release(struct autosave *as, bool remove_file);
+
+#endif

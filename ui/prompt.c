@@ -1,0 +1,246 @@
+/*
+ * prompt — the prompts' line editor (see prompt.h). The line is a byte buffer edited at
+ * a cursor; the keys are the shell's (readline's emacs defaults) so nothing new is to be
+ * learnt. Completion reads one directory per Tab: cheap enough to need no cache.
+ */
+#include "config.h"
+#include "prompt.h"
+
+#include <curses.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "datadir.h"
+
+#define CTRL(c) ((c) & 0x1f)
+
+void line_set(struct line *l, const char *s)
+{
+	snprintf(l->buf, sizeof(l->buf), "%s", s ? s : "");
+	l->len = l->pos = (int)strlen(l->buf);
+}
+
+static void delete_range(struct line *l, int from, int to)
+{
+	if (from < 0)
+		from = 0;
+	if (to > l->len)
+		to = l->len;
+	if (from >= to)
+		return;
+	memmove(l->buf + from, l->buf + to, (size_t)(l->len - to + 1));
+	l->len -= to - from;
+	if (l->pos > to)
+		l->pos -= to - from;
+	else if (l->pos > from)
+		l->pos = from;
+}
+
+static void insert_text(struct line *l, const char *s, int n)
+{
+	if (n > LINE_MAX_LEN - l->len)
+		n = LINE_MAX_LEN - l->len;
+	if (n <= 0)
+		return;
+	memmove(l->buf + l->pos + n, l->buf + l->pos, (size_t)(l->len - l->pos + 1));
+	memcpy(l->buf + l->pos, s, (size_t)n);
+	l->len += n;
+	l->pos += n;
+}
+
+static void hist_show(struct line *l, struct line_hist *h, int to)
+{
+	if (to < 0 || to > h->n)
+		return;
+	if (h->browse == h->n)
+		snprintf(h->typed, sizeof(h->typed), "%s", l->buf);
+	h->browse = to;
+	line_set(l, to == h->n ? h->typed : h->items[to]);
+}
+
+bool line_key(struct line *l, struct line_hist *h, int key)
+{
+	switch (key) {
+	case KEY_LEFT: case CTRL('b'): if (l->pos > 0) l->pos--; return true;
+	case KEY_RIGHT: case CTRL('f'): if (l->pos < l->len) l->pos++; return true;
+	case KEY_HOME: case CTRL('a'): l->pos = 0; return true;
+	case KEY_END: case CTRL('e'): l->pos = l->len; return true;
+	case KEY_BACKSPACE: case 127: case 8: delete_range(l, l->pos - 1, l->pos); return true;
+	case KEY_DC: case CTRL('d'): delete_range(l, l->pos, l->pos + 1); return true;
+	case CTRL('u'): delete_range(l, 0, l->pos); return true;
+	case CTRL('k'): delete_range(l, l->pos, l->len); return true;
+	case CTRL('w'): {
+		/* the word before the cursor, and the blanks after it (readline's unix-word-rubout) */
+		int p = l->pos;
+
+		while (p > 0 && l->buf[p - 1] == ' ')
+			p--;
+		while (p > 0 && l->buf[p - 1] != ' ')
+			p--;
+		delete_range(l, p, l->pos);
+		return true;
+	}
+	case KEY_UP:
+		if (h)
+			hist_show(l, h, h->browse - 1);
+		return true;
+	case KEY_DOWN:
+		if (h)
+			hist_show(l, h, h->browse + 1);
+		return true;
+	default:
+		if (key >= 32 && key < 127) {
+			char c = (char)key;
+
+			insert_text(l, &c, 1);
+			return true;
+		}
+		return false;
+	}
+}
+
+void line_hist_add(struct line_hist *h, const char *s)
+{
+	if (*s && !(h->n > 0 && strcmp(h->items[h->n - 1], s) == 0)) {
+		char *copy = strdup(s);
+
+		if (copy) {
+			if (h->n == LINE_HIST) {
+				free(h->items[0]);
+				memmove(h->items, h->items + 1, (LINE_HIST - 1) * sizeof(h->items[0]));
+				h->n--;
+			}
+			h->items[h->n++] = copy;
+		}
+	}
+	line_hist_reset(h);
+}
+
+void line_hist_reset(struct line_hist *h)
+{
+	h->browse = h->n;
+	h->typed[0] = '\0';
+}
+
+void line_hist_release(struct line_hist *h)
+{
+	for (int i = 0; i < h->n; i++)
+		free(h->items[i]);
+	memset(h, 0, sizeof(*h));
+}
+
+void line_expand_home(const char *in, char *out, size_t n)
+{
+	const char *home = getenv("HOME");
+
+	if (in[0] == '~' && (in[1] == '/' || in[1] == '\0') && home && *home)
+		snprintf(out, n, "%s%s", home, in + 1);
+	else
+		snprintf(out, n, "%s", in);
+}
+
+struct matches {
+	char names[64][256];
+	int n, total;
+	char common[256];
+};
+
+static void add_match(struct matches *m, const char *name)
+{
+	if (m->total++ == 0) {
+		snprintf(m->common, sizeof(m->common), "%s", name);
+	} else {
+		size_t k = 0;
+
+		while (m->common[k] && m->common[k] == name[k])
+			k++;
+		m->common[k] = '\0';
+	}
+	if (m->n < 64)
+		snprintf(m->names[m->n++], sizeof(m->names[0]), "%s", name);
+}
+
+/* The entries of dir starting with base (a directory's name with its '/'). */
+static void dir_matches(const char *dir, const char *base, bool json_only, bool strip_json, struct matches *m)
+{
+	DIR *d = opendir(dir[0] ? dir : ".");
+	struct dirent *e;
+	size_t bl = strlen(base);
+
+	if (!d)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		char name[256], full[4096];
+		struct stat st;
+		size_t nl = strlen(e->d_name);
+		bool is_dir;
+
+		if (strncmp(e->d_name, base, bl) != 0 || strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if (e->d_name[0] == '.' && base[0] != '.')
+			continue;
+		snprintf(full, sizeof(full), "%s%s", dir[0] ? dir : "./", e->d_name);
+		is_dir = stat(full, &st) == 0 && S_ISDIR(st.st_mode);
+		if (json_only && (is_dir || nl < 5 || strcmp(e->d_name + nl - 5, ".json") != 0))
+			continue;
+		snprintf(name, sizeof(name), "%.*s%s", (int)(strip_json ? nl - 5 : nl), e->d_name, is_dir ? "/" : "");
+		add_match(m, name);
+	}
+	closedir(d);
+}
+
+int line_complete(struct line *l, const char *subdir, char *msg, size_t n)
+{
+	char word[LINE_MAX_LEN + 1], path[4096], dir[4096];
+	const char *slash;
+	struct matches *m = calloc(1, sizeof(*m));
+	int start = l->pos, count;
+
+	if (!m) {
+		snprintf(msg, n, "out of memory");
+		return 0;
+	}
+	/* the word before the cursor (paths here have no blanks) */
+	while (start > 0 && l->buf[start - 1] != ' ')
+		start--;
+	snprintf(word, sizeof(word), "%.*s", l->pos - start, l->buf + start);
+	line_expand_home(word, path, sizeof(path));
+	slash = strrchr(path, '/');
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path + 1) : 0, path);
+	dir_matches(dir, slash ? slash + 1 : path, false, false, m);
+	if (subdir && !strchr(word, '/')) {
+		const char *dd = datadir_find(NULL);
+
+		if (dd) {
+			snprintf(dir, sizeof(dir), "%s/%s/", dd, subdir);
+			dir_matches(dir, word, true, true, m);
+		}
+	}
+	count = m->total;
+	if (count == 0) {
+		snprintf(msg, n, "no file matches '%s'", word);
+	} else {
+		/* replace the word by its expansion up to the last '/', plus the common part */
+		char repl[4096];
+		const char *base = slash ? slash + 1 : path;
+
+		snprintf(repl, sizeof(repl), "%.*s%s", slash ? (int)(slash - path + 1) : 0, path, m->common);
+		if (strlen(m->common) >= strlen(base) || strcmp(word, path) != 0) {
+			delete_range(l, start, l->pos);
+			insert_text(l, repl, (int)strlen(repl));
+		}
+		if (count == 1) {
+			snprintf(msg, n, "%s", m->names[0]);
+		} else {
+			size_t k = (size_t)snprintf(msg, n, "%d matches:", count);
+
+			for (int i = 0; i < m->n && k + 2 < n; i++)
+				k += (size_t)snprintf(msg + k, n - k, " %s", m->names[i]);
+		}
+	}
+	free(m);
+	return count;
+}
