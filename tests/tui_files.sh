@@ -125,6 +125,34 @@ expect "saved $T/new.json" "a new file is saved without asking"
 keys w
 expect "saved $T/new.json" "and F2 then saves to it without asking"
 
+# ---- E writes the HTML report, next to the plan, and asks before replacing a file ------
+keys v
+expect 'compare:' "the compare view is open (the report then carries both plans)"
+keys E
+expect "write the report to: $T/new.html" "E offers the plan's name with .html"
+keys Enter
+expect "report written to $T/new.html \\(the plan, the compared plan" "the report is written and says what is in it"
+if grep -q '<svg' "$T/new.html" 2>/dev/null && ! grep -qi '<script' "$T/new.html"; then ok "it holds the charts and no script"
+else not_ok "the report holds the charts and no script" "$(head -c 300 "$T/new.html" 2>/dev/null)"; fi
+if command -v xmllint >/dev/null 2>&1; then
+    if xmllint --html --noout "$T/new.html" 2>/dev/null; then ok "the report is well-formed HTML"; else not_ok "the report is well-formed HTML"; fi
+fi
+printf 'mine\n' > "$T/keep.html"
+keys E C-u
+typ "$T/keep.html"
+keys Enter
+expect "overwrite $T/keep.html\\? it exists" "writing over an existing file asks first"
+keys n
+expect "no report written: $T/keep.html is left as it was" "n writes nothing"
+if [ "$(cat "$T/keep.html")" = mine ]; then ok "and the file is untouched"; else not_ok "the file is untouched"; fi
+keys E C-u
+typ "$T/keep.html"
+keys Enter
+expect "overwrite $T/keep.html\\?"
+keys y
+expect "report written to $T/keep.html" "y replaces it"
+keys v
+
 # ---- saving a plan that cannot run says so --------------------------------------------
 keys /
 typ '^0B0 '

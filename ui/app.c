@@ -24,6 +24,8 @@
 #include "doc.h"
 #include "explain.h"
 #include "fileio.h"
+#include "json.h"
+#include "report.h"
 #include "screen.h"
 
 #define DEFAULT_MODEL "nemotron-nano-v2-9b"
@@ -969,6 +971,53 @@ void app_undo(struct app *a)
 void app_redo(struct app *a)
 {
 	history_step(a, false);
+}
+
+void app_write_report(struct app *a, const char *path)
+{
+	const struct plan *plans[2];
+	const char *labels[2];
+	struct report_input in;
+	struct err e = ERR_INIT;
+	cJSON *steps = NULL;
+	const char *steps_what = "";
+	int n = 0;
+
+	if (!a->cur.loaded) {
+		app_msg(a, R_ERROR, "no plan to report on");
+		return;
+	}
+	plans[n] = &a->cur.plan;
+	labels[n++] = app_modified(a) ? "this plan (edited)" : "this plan";
+	if (a->compare && a->ref.loaded) {
+		plans[n] = &a->ref.plan;
+		labels[n++] = a->ref_name[0] ? a->ref_name : "compared";
+	}
+	/* the tuner's steps: the live tuner's, or the steps file the UI was given */
+	if (a->tuning.t) {
+		steps = tune_steps_to_json(a->tuning.t);
+		steps_what = ", the tuner's steps";
+	} else if (a->tuning.source[0]) {
+		steps = json_load_file(a->tuning.source, &e);
+		if (!steps) {
+			app_msg(a, R_ERROR, "report not written: %s", e.msg);
+			return;
+		}
+		steps_what = ", the recorded steps";
+	}
+	memset(&in, 0, sizeof(in));
+	in.plans = plans;
+	in.labels = labels;
+	in.nplans = n;
+	in.steps = steps;
+	in.steps_file = a->tuning.source[0] ? a->tuning.source : NULL;
+	in.critical_path = true;
+	if (report_write(path, &in, &e) < 0)
+		app_msg(a, R_ERROR, "report not written: %s", e.msg);
+	else
+		app_msg(a, R_GOOD, "report written to %s (the plan%s%s); open it in a browser", path,
+		        n > 1 ? ", the compared plan" : "", steps_what);
+	cJSON_Delete(steps);
 }
 
 void app_adopt_plan(struct app *a, const struct plan *p, const char *label)

@@ -65,8 +65,8 @@ struct log_entry {
 	int role;
 	time_t when;
 };
-enum prompt_kind { PROMPT_SEARCH, PROMPT_FILTER, PROMPT_SAVE_AS, PROMPT_OPEN, PROMPT_MOVE_STAGE };
-enum question_kind { Q_QUIT, Q_OPEN, Q_STOP, Q_STOP_QUIT, Q_RECOVER, Q_OVERWRITE };
+enum prompt_kind { PROMPT_SEARCH, PROMPT_FILTER, PROMPT_SAVE_AS, PROMPT_OPEN, PROMPT_REPORT, PROMPT_MOVE_STAGE };
+enum question_kind { Q_QUIT, Q_OPEN, Q_STOP, Q_STOP_QUIT, Q_RECOVER, Q_OVERWRITE, Q_OVERWRITE_REPORT };
 /* What follows a save that had to ask before overwriting a file. */
 enum after_save { AFTER_NOTHING, AFTER_QUIT, AFTER_OPEN };
 
@@ -189,6 +189,10 @@ void app_edit(struct app *a, const struct edit *ed);
 void app_undo(struct app *a);
 void app_redo(struct app *a);
 void app_adopt_step(struct app *a, int i);
+/* Writes the HTML report (src/report.h) of the edited plan, the compared one when the
+ * compare view is open, and the tuner's steps when there are any, to path; says where or
+ * why not in the message line. */
+void app_write_report(struct app *a, const char *path);
 /* Adopts a copy of p as the edited plan (an undoable edit labelled label). */
 void app_adopt_plan(struct app *a, const struct plan *p, const char *label);
 void app_set_ref_step(struct app *a, int i);

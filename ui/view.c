@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "doc.h"
 #include "explain.h"
@@ -571,6 +572,7 @@ static const char *prompt_label(enum prompt_kind k)
 	case PROMPT_SEARCH: return "search (PCRE2): /";
 	case PROMPT_FILTER: return "filter (PCRE2, empty shows all): \\";
 	case PROMPT_SAVE_AS: return "save as: ";
+	case PROMPT_REPORT: return "write the report to: ";
 	case PROMPT_OPEN: return "open plan: ";
 	default: return "move the stage to gpu: ";
 	}
@@ -607,6 +609,9 @@ static void draw_status(struct app *a, struct screen *s, const struct rect *r)
 		else if (a->question == Q_OVERWRITE)
 			snprintf(buf, sizeof(buf), "overwrite %s? it exists and is not this plan's file: y replaces it, n or Esc "
 			         "does not save", a->pending_save);
+		else if (a->question == Q_OVERWRITE_REPORT)
+			snprintf(buf, sizeof(buf), "overwrite %s? it exists: y replaces it with the report, n or Esc writes "
+			         "nothing", a->pending_save);
 		else
 			snprintf(buf, sizeof(buf), "%s", q[a->question]);
 		screen_text(s, 0, r->y, r->w, buf, R_PROMPT);
@@ -913,7 +918,7 @@ static int submit_prompt(struct app *a)
 	a->mode = MODE_NORMAL;
 	line_hist_add(&a->prompt_hist[a->prompt], a->line.buf);
 	/* a file name may start with ~ like the shell's */
-	if (a->prompt == PROMPT_SAVE_AS || a->prompt == PROMPT_OPEN)
+	if (a->prompt == PROMPT_SAVE_AS || a->prompt == PROMPT_OPEN || a->prompt == PROMPT_REPORT)
 		line_expand_home(a->line.buf, input, sizeof(input));
 	else
 		snprintf(input, sizeof(input), "%s", a->line.buf);
@@ -928,6 +933,21 @@ static int submit_prompt(struct app *a)
 		if (input[0])
 			save_or_ask(a, input, AFTER_NOTHING);
 		break;
+	case PROMPT_REPORT: {
+		struct stat st;
+
+		if (!input[0])
+			break;
+		if (stat(input, &st) == 0) {
+			/* a report replaces nothing it was not asked to */
+			snprintf(a->pending_save, sizeof(a->pending_save), "%s", input);
+			a->mode = MODE_QUESTION;
+			a->question = Q_OVERWRITE_REPORT;
+			break;
+		}
+		app_write_report(a, input);
+		break;
+	}
 	case PROMPT_OPEN:
 		if (!input[0])
 			break;
@@ -982,7 +1002,7 @@ static int prompt_key(struct app *a, int key)
 		return submit_prompt(a);
 	case '\t':
 		/* file names complete like the shell's; open also knows the bundled plans' names */
-		if (a->prompt == PROMPT_SAVE_AS || a->prompt == PROMPT_OPEN) {
+		if (a->prompt == PROMPT_SAVE_AS || a->prompt == PROMPT_OPEN || a->prompt == PROMPT_REPORT) {
 			char msg[600];
 			int n = line_complete(&a->line, a->prompt == PROMPT_OPEN ? "plans" : NULL, msg, sizeof(msg));
 
@@ -1022,6 +1042,19 @@ static int question_key(struct app *a, int key)
 		a->mode = MODE_NORMAL;
 		app_recover(a, key | 0x20);
 		return KF_HANDLED | KF_REDRAW | KF_RELAYOUT;
+	}
+	if (a->question == Q_OVERWRITE_REPORT) {
+		if (key == 'y' || key == 'Y') {
+			a->mode = MODE_NORMAL;
+			app_write_report(a, a->pending_save);
+			return KF_HANDLED | KF_REDRAW;
+		}
+		if (key == 'n' || key == 'N' || key == 27 || key == 'q') {
+			a->mode = MODE_NORMAL;
+			app_msg(a, R_NORMAL, "no report written: %s is left as it was", a->pending_save);
+			return KF_HANDLED | KF_REDRAW;
+		}
+		return KF_HANDLED;
 	}
 	if (a->question == Q_OVERWRITE) {
 		if (key == 'y' || key == 'Y') {
@@ -1218,6 +1251,18 @@ int view_key(struct app *a, int key)
 		break;
 	}
 	case CMD_OPEN: start_prompt(a, PROMPT_OPEN, ""); break;
+	case CMD_REPORT: {
+		char name[4096];
+		size_t n;
+
+		/* beside the plan's file, or plans/NAME.html for a plan without one */
+		default_save_name(a, name, sizeof(name));
+		n = strlen(name);
+		if (n > 5 && strcmp(name + n - 5, ".json") == 0)
+			snprintf(name + n - 5, sizeof(name) - (n - 5), ".html");
+		start_prompt(a, PROMPT_REPORT, name);
+		break;
+	}
 	case CMD_SEARCH: start_prompt(a, PROMPT_SEARCH, ""); break;
 	case CMD_FILTER: start_prompt(a, PROMPT_FILTER, a->filter ? a->pattern : ""); break;
 	case CMD_NEXT_MATCH: app_next_match(a, 1); break;
