@@ -17,7 +17,7 @@ const struct command commands[] = {
 	{ CMD_SAVE, "Save", "files", "save the plan to its file (atomic: temp file + rename)", 2 },
 	{ CMD_SAVE_AS, "SaveAs", "files", "save the plan under a new name (e.g. plans/mine.json)", 0 },
 	{ CMD_OPEN, "Open", "files", "open another plan (asks first when there are unsaved edits)", 7 },
-	{ CMD_REPORT, "report", "files", "write an HTML report: the plan, the compared plan, the tuner's steps (asks before replacing a file)", 0 },
+	{ CMD_REPORT, "report", "files", "write an HTML report of the plan, the compared one and the tuner's steps", 0 },
 	{ CMD_SEARCH, "Search", "search", "search ops with a PCRE2 pattern, e.g. mb=3\\b, kind=W, stage=2, attn", 3 },
 	{ CMD_FILTER, "Filter", "search", "show only the ops matching a pattern (empty pattern: all)", 4 },
 	{ CMD_NEXT_MATCH, "next", "search", "next match", 0 },
