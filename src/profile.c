@@ -59,18 +59,15 @@ static int parse_phase(const char *s, size_t n)
 	return -1;
 }
 
-int profile_rules_load(struct profile_rules *r, const char *path, struct err *e)
+int profile_rules_from_json(struct profile_rules *r, const cJSON *root, const char *path, struct err *e)
 {
 	struct jv v = { path, e, NULL };
-	cJSON *root = json_load_file(path, e);
 	const cJSON *rules;
 	const char *name;
 	char p[JPATH_MAX], q[JPATH_MAX];
 	long i = 0;
 
 	memset(r, 0, sizeof(*r));
-	if (!root)
-		return -1;
 	if (jv_format(&v, root, RULES_FORMAT) < 0 ||
 	    jv_string(&v, root, "", "name", JV_REQUIRED | JV_NONEMPTY, NULL, &name) < 0 ||
 	    jv_int(&v, root, "", "seq_len", JV_REQUIRED, 1, OCTO_MAX_SEQ_LEN, 0, &r->seq_len) < 0 ||
@@ -126,14 +123,25 @@ int profile_rules_load(struct profile_rules *r, const char *path, struct err *e)
 		if (!pr->md || (kind && !(pr->kind = strdup(kind))) || (phase && !(pr->phase = strdup(phase))))
 			goto oom;
 	}
-	cJSON_Delete(root);
 	return 0;
 oom:
 	err_set(e, ERR_RUNTIME, "%s: out of host memory", path);
 fail:
-	cJSON_Delete(root);
 	profile_rules_release(r);
 	return -1;
+}
+
+int profile_rules_load(struct profile_rules *r, const char *path, struct err *e)
+{
+	cJSON *root = json_load_file(path, e);
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	if (!root)
+		return -1;
+	rc = profile_rules_from_json(r, root, path, e);
+	cJSON_Delete(root);
+	return rc;
 }
 
 struct agg {
