@@ -68,7 +68,9 @@ static int read_classes(struct jv *v, const char *path, const char *s, int *gemm
 	while (*s) {
 		size_t n = strcspn(s, "+");
 
-		snprintf(word, sizeof(word), "%.*s", (int)(n < 63 ? n : 63), s);
+		if (n >= sizeof(word)) /* longer than any class: not one (and not cut to one) */
+			return jv_fail(v, path, "'%.40s...' is not a kernel class", s);
+		snprintf(word, sizeof(word), "%.*s", (int)n, s);
 		if (strcmp(word, "gemm") == 0 || strcmp(word, "memory") == 0)
 			;
 		else if (strcmp(word, "grouped_gemm") == 0)

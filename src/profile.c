@@ -380,8 +380,9 @@ out:
 static int read_trace(struct importer *im, const char *text, size_t len)
 {
 	struct jv v = { im->file, im->e, NULL };
+	const char *end = NULL;
 	bool oom;
-	cJSON *root = json_parse_any(text, len, NULL, &oom);
+	cJSON *root = json_parse_any(text, len, &end, &oom);
 	const cJSON *events;
 	char p[JPATH_MAX];
 	long i = 0;
@@ -391,6 +392,14 @@ static int read_trace(struct importer *im, const char *text, size_t len)
 		return err_set(im->e, ERR_RUNTIME, "%s: out of host memory", im->file);
 	if (!root)
 		return err_set(im->e, ERR_INPUT, "%s: not valid JSON (a Chrome trace) nor CSV", im->file);
+	/* the whole file is the trace: a NUL or anything else after it is not ignored */
+	while (end && end < text + len && (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r'))
+		end++;
+	if (end && end < text + len) {
+		err_set(im->e, ERR_INPUT, "%s: text after the end of the trace (at byte %zu)", im->file,
+		        (size_t)(end - text));
+		goto out;
+	}
 	events = cJSON_IsArray(root) ? root : cJSON_GetObjectItemCaseSensitive(root, "traceEvents");
 	if (!cJSON_IsArray(events)) {
 		jv_fail(&v, "traceEvents", "required field is missing or not an array");

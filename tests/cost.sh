@@ -183,6 +183,9 @@ expect_match "nul-name.csv: line 2: name 'decoder\.layers\.0\.mixer\\\\x00A+\.\.
 run "$OCTOPIPE" import profile $D/records.csv --rules $D/alt-rules.json -o "$T/x.json"
 expect_rc 2 "a rule whose layer group takes no part in a match exits 2"
 expect_match "line 2: rules\[0\] matches 'embed_tokens'|line [0-9]+: rules\[0\] matches 'lm_head' but its layer group took no part" "$ERR" "and says so"
+run "$OCTOPIPE" import profile $D/trace-then-nul.json --rules $D/rules.json -o "$T/x.json"
+expect_rc 2 "a Chrome trace followed by a NUL and more text is refused"
+expect_match "trace-then-nul.json: text after the end of the trace \(at byte 74\)$" "$ERR" "with the offset of what follows"
 # RFC 4180 fields
 run "$OCTOPIPE" import profile $D/quoted.csv --rules $D/rules.json -o "$T/x.json"
 expect_rc 2 "a newline inside a quoted name is refused"
