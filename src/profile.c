@@ -381,13 +381,16 @@ static int read_trace(struct importer *im, const char *text, size_t len)
 {
 	struct jv v = { im->file, im->e, NULL };
 	const char *end = NULL;
-	bool oom;
-	cJSON *root = json_parse_any(text, len, &end, &oom);
+	size_t nul = json_nul_at(text, len);
+	bool oom = false;
+	cJSON *root = nul < len ? NULL : json_parse_any(text, len, &end, &oom);
 	const cJSON *events;
 	char p[JPATH_MAX];
 	long i = 0;
 	int r = -1;
 
+	if (nul < len)
+		return err_set(im->e, ERR_INPUT, "%s: a NUL character (raw or \\u0000) at byte %zu", im->file, nul);
 	if (oom)
 		return err_set(im->e, ERR_RUNTIME, "%s: out of host memory", im->file);
 	if (!root)
