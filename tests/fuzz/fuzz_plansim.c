@@ -5,6 +5,7 @@
  * predicts must keep the plan's rules, as tlcheck checks an executor's run: every op once
  * on its stage's device in the plan's order, no two ops of a device overlapping (a pair
  * of the plan may), every dependency and transfer respected. The metrics must be sane.
+ * The policy-driven scheduler's order, replayed, must run and keep the rules as well.
  */
 #include "config.h"
 
@@ -69,11 +70,35 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				abort();
 			}
 			metrics_release(&m);
-			/* the policy-driven scheduler on the same stages */
+			/* the policy-driven scheduler on the same stages: the order it chose, replayed
+			 * order-driven, must run (no deadlock) and keep the rules too */
 			o.policy_driven = true;
-			o.record = false;
-			if (sim_run(&s, &p, &o, &m, &e) == 0)
+			o.record = true;
+			if (sim_run(&s, &p, &o, &m, &e) == 0) {
 				check_metrics(&p, &m);
+				if (sim_apply_order(&s, &p, &e) != 0) {
+					fprintf(stderr, "%s\n", e.msg);
+					abort(); /* the policy ran every op, so its order is complete */
+				}
+				metrics_release(&m);
+				o.policy_driven = false;
+				err_clear(&e);
+				if (sim_run(&s, &p, &o, &m, &e) != 0) {
+					if (e.cls != ERR_RUNTIME) {
+						fprintf(stderr, "%s\n", e.msg);
+						abort(); /* the policy's own order deadlocks */
+					}
+				} else {
+					check_metrics(&p, &m);
+					if (sim_timeline(&s, &p, &m, &t, &e) != 0)
+						abort();
+					if (timeline_check_plan(&p, &t, 1e-6, &e) != 0) {
+						fprintf(stderr, "%s\n", e.msg);
+						abort();
+					}
+					timeline_release(&t);
+				}
+			}
 			metrics_release(&m);
 			sim_release(&s);
 		}
