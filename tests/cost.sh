@@ -147,6 +147,13 @@ sed 's/"gemm"/"tpu"/' "$T/bad1.json" >"$T/bad2.json"
 run "$OCTOPIPE" check "$T/bad2.json"
 expect_match 'hardware.efficiency.tpu: not a kernel class' "$ERR" "an unknown kernel class is refused"
 
+# an architecture too large for a layer table is bad input, not a table that cannot load
+# (found by fuzz_hfconfig: hidden_size 71683200 gave param_bytes above 2^53)
+run "$OCTOPIPE" cost "$top_srcdir/tests/fuzz/regress/hfconfig/deepseek-v3-hidden-71683200.json" --cluster 8xH200 -o "$T/huge.json"
+expect_rc 2 "a config whose layers exceed what a layer table holds exits 2"
+expect_match "'huge': layer 1 \(attn\+dense\) would hold 4\.11e\+16 bytes, more than a layer table holds \(2\^53\): the architecture is too large$" "$ERR" "and names the layer"
+if [ ! -e "$T/huge.json" ]; then ok "and writes nothing"; else not_ok "and writes nothing"; fi
+
 # import profile
 D=$data/profile
 run "$OCTOPIPE" import profile $D/records.csv --rules $D/rules.json -o "$T/p.json"
