@@ -68,7 +68,9 @@ static int read_classes(struct jv *v, const char *path, const char *s, int *gemm
 	while (*s) {
 		size_t n = strcspn(s, "+");
 
-		snprintf(word, sizeof(word), "%.*s", (int)(n < 63 ? n : 63), s);
+		if (n >= sizeof(word)) /* longer than any class: not one (and not cut to one) */
+			return jv_fail(v, path, "'%.40s...' is not a kernel class", s);
+		snprintf(word, sizeof(word), "%.*s", (int)n, s);
 		if (strcmp(word, "gemm") == 0 || strcmp(word, "memory") == 0)
 			;
 		else if (strcmp(word, "grouped_gemm") == 0)
@@ -253,9 +255,35 @@ void arch_totals(const struct arch *a, long seq, struct arch_totals *t)
 	}
 }
 
+/* A layer's cost within what the model reader takes back (model.c): an architecture of
+ * absurd size (a hidden size of 10^8) is bad input, not a table nobody can load. */
+static int check_cost(const char *name, int i, const char *kind, const struct layer_cost *lc,
+                      double *sum_params, double *sum_act, struct err *e)
+{
+	const double ms[3] = { lc->f_ms, lc->b_ms, lc->w_ms };
+	const double bytes[4] = { lc->param_bytes, lc->act_bytes, lc->act_w_bytes, lc->out_bytes };
+
+	for (int k = 0; k < 3; k++)
+		if (!(ms[k] >= 0 && ms[k] <= OCTO_MAX_COST_MS))
+			return err_set(e, ERR_INPUT, "'%s': layer %d (%s) would take %.3g ms, more than a layer table "
+			               "holds (%g ms): the architecture is too large", name, i, kind, ms[k], OCTO_MAX_COST_MS);
+	for (int k = 0; k < 4; k++)
+		if (!(bytes[k] >= 0 && bytes[k] <= 9007199254740992.0))
+			return err_set(e, ERR_INPUT, "'%s': layer %d (%s) would hold %.3g bytes, more than a layer table "
+			               "holds (2^53): the architecture is too large", name, i, kind, bytes[k]);
+	*sum_params += lc->param_bytes;
+	*sum_act += lc->act_bytes;
+	if (*sum_params > OCTO_MAX_TOTAL_BYTES || *sum_act > OCTO_MAX_TOTAL_BYTES)
+		return err_set(e, ERR_INPUT, "'%s': the layers up to %d hold more than 2^62 bytes: the architecture is "
+		               "too large", name, i);
+	return 0;
+}
+
 int arch_to_model(const struct arch *a, const struct hardware *hw, const struct cost_opts *o,
                   const char *name, struct model *m, struct err *e)
 {
+	double sum_params = 0, sum_act = 0;
+
 	memset(m, 0, sizeof(*m));
 	/* Megatron splits every head group evenly over the TP ranks: more ranks than heads, or
 	 * a degree that does not divide them, is no layout anyone can run */
@@ -277,6 +305,10 @@ int arch_to_model(const struct arch *a, const struct hardware *hw, const struct 
 		struct layer_cost lc;
 
 		cost_layer(&a->layers[i].w, hw, o, &lc);
+		if (check_cost(name, i, a->layers[i].kind, &lc, &sum_params, &sum_act, e) < 0) {
+			model_release(m);
+			return -1;
+		}
 		if (!(l->kind = strdup(a->layers[i].kind)))
 			goto oom;
 		m->nlayers++;

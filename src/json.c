@@ -239,6 +239,20 @@ static void describe_position(const char *text, size_t len, size_t off, char *ou
 		         line, col, (unsigned char)text[off]);
 }
 
+size_t json_nul_at(const char *text, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		if (text[i] == '\0')
+			return i;
+		if (text[i] == '\\' && i + 1 < len) {
+			if (text[i + 1] == 'u' && i + 5 < len && memcmp(text + i + 2, "0000", 4) == 0)
+				return i;
+			i++; /* the escaped character: "\\u0000" is a backslash and text */
+		}
+	}
+	return len;
+}
+
 cJSON *json_parse(const char *text, size_t len, const char *file, struct err *e)
 {
 	struct jv v = { file, e, NULL };
@@ -251,6 +265,15 @@ cJSON *json_parse(const char *text, size_t len, const char *file, struct err *e)
 		;
 	if (i == len) {
 		jv_fail(&v, NULL, "file is empty, expected a JSON object");
+		return NULL;
+	}
+	/* cJSON keeps strings NUL-terminated: a NUL inside one would silently cut it */
+	if ((i = json_nul_at(text, len)) < len) {
+		size_t line = 1, col = 1;
+
+		for (size_t k = 0; k < i; k++)
+			text[k] == '\n' ? (line++, col = 1) : col++;
+		jv_fail(&v, NULL, "line %zu, column %zu: a NUL character (raw or \\u0000) is not allowed", line, col);
 		return NULL;
 	}
 	pthread_once(&hooks_once, install_hooks);

@@ -33,13 +33,18 @@ struct jv {
 };
 
 /* Parses text (need not be NUL-terminated). Rejects invalid JSON with its line and column,
- * a root that is not an object, and objects with duplicate keys. Caller cJSON_Delete()s. */
+ * NUL characters, a root that is not an object, and objects with duplicate keys. Caller
+ * cJSON_Delete()s. */
 cJSON *json_parse(const char *text, size_t len, const char *file, struct err *e);
 
 /* Parses text as any JSON value (an array too), without json_parse's checks; *end (when
  * end is not NULL) is where parsing stopped. Returns NULL when the text is not JSON, or
  * with *oom set when an allocation failed. */
 cJSON *json_parse_any(const char *text, size_t len, const char **end, bool *oom);
+
+/* Offset of the first NUL character in JSON text, raw or escaped as \u0000 (cJSON's
+ * strings are C strings, so either would cut a string short), or len when there is none. */
+size_t json_nul_at(const char *text, size_t len);
 
 /* Reads and parses a whole file (fileio_read + json_parse). */
 cJSON *json_load_file(const char *path, struct err *e);

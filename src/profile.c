@@ -17,6 +17,7 @@
 #include <pcre2.h>
 
 #include "bounds.h"
+#include "csv.h"
 #include "json.h"
 
 struct profile_rule {
@@ -58,18 +59,15 @@ static int parse_phase(const char *s, size_t n)
 	return -1;
 }
 
-int profile_rules_load(struct profile_rules *r, const char *path, struct err *e)
+int profile_rules_from_json(struct profile_rules *r, const cJSON *root, const char *path, struct err *e)
 {
 	struct jv v = { path, e, NULL };
-	cJSON *root = json_load_file(path, e);
 	const cJSON *rules;
 	const char *name;
 	char p[JPATH_MAX], q[JPATH_MAX];
 	long i = 0;
 
 	memset(r, 0, sizeof(*r));
-	if (!root)
-		return -1;
 	if (jv_format(&v, root, RULES_FORMAT) < 0 ||
 	    jv_string(&v, root, "", "name", JV_REQUIRED | JV_NONEMPTY, NULL, &name) < 0 ||
 	    jv_int(&v, root, "", "seq_len", JV_REQUIRED, 1, OCTO_MAX_SEQ_LEN, 0, &r->seq_len) < 0 ||
@@ -125,14 +123,25 @@ int profile_rules_load(struct profile_rules *r, const char *path, struct err *e)
 		if (!pr->md || (kind && !(pr->kind = strdup(kind))) || (phase && !(pr->phase = strdup(phase))))
 			goto oom;
 	}
-	cJSON_Delete(root);
 	return 0;
 oom:
 	err_set(e, ERR_RUNTIME, "%s: out of host memory", path);
 fail:
-	cJSON_Delete(root);
 	profile_rules_release(r);
 	return -1;
+}
+
+int profile_rules_load(struct profile_rules *r, const char *path, struct err *e)
+{
+	cJSON *root = json_load_file(path, e);
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	if (!root)
+		return -1;
+	rc = profile_rules_from_json(r, root, path, e);
+	cJSON_Delete(root);
+	return rc;
 }
 
 struct agg {
@@ -150,14 +159,38 @@ struct importer {
 	struct err *e;
 };
 
-/* named group of the last match into out (NUL-terminated); 0 when the group is unset */
-static int group(const struct profile_rule *pr, const char *name, char *out, size_t n)
+/* Named group of the last match: 1 with a copy in *out (pcre2_substring_free() it) when
+ * the group took part in the match, 0 when the pattern has no such group or it did not,
+ * -1 out of host memory. Copied whole, however long: the caller judges the length. */
+static int group(const struct profile_rule *pr, const char *name, char **out)
 {
-	PCRE2_SIZE len = n;
+	PCRE2_SIZE len;
+	int r;
 
+	*out = NULL;
 	if (pcre2_substring_number_from_name(pr->re, (PCRE2_SPTR)name) < 0)
 		return 0;
-	return pcre2_substring_copy_byname(pr->md, (PCRE2_SPTR)name, (PCRE2_UCHAR *)out, &len) == 0;
+	r = pcre2_substring_get_byname(pr->md, (PCRE2_SPTR)name, (PCRE2_UCHAR **)out, &len);
+	if (r == 0)
+		return 1;
+	*out = NULL;
+	return r == PCRE2_ERROR_NOMEMORY ? -1 : 0;
+}
+
+/* A layer index from its decimal digits (no sign, no spaces); -1 when it is not one. */
+static long layer_number(const char *s)
+{
+	long x = 0;
+	size_t n = strlen(s);
+
+	if (n == 0 || n > 9)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		x = 10 * x + (s[i] - '0');
+	}
+	return x < OCTO_MAX_LAYERS ? x : -1;
 }
 
 static bool has_kind(const struct strbuf *kinds, const char *k)
@@ -174,53 +207,73 @@ static bool has_kind(const struct strbuf *kinds, const char *k)
 	return false;
 }
 
-/* One record. where: "line 7" or "traceEvents[12]" for messages. */
+/* One record. where: "line 7" or "traceEvents[12]" for messages. The name is
+ * length-delimited: it is matched with its length and never read as a C string. */
 static int record(struct importer *im, const char *name, size_t nlen, int phase, double ms,
                   const char *where)
 {
-	char buf[64], *subj = strndup(name, nlen);
+	char *subj, *lbuf = NULL, *kbuf = NULL, *pbuf = NULL, pn[96], pv[96];
 	int r = 0;
 
+	for (size_t i = 0; i < nlen; i++)
+		if ((unsigned char)name[i] < 0x20 && name[i] != '\t')
+			return err_set(im->e, ERR_INPUT, "%s: %s: name '%s' holds a control character (byte 0x%02x)",
+			               im->file, where, csv_printable(pn, sizeof(pn), name, nlen, 60),
+			               (unsigned char)name[i]);
+	subj = malloc(nlen + 1);
 	if (!subj)
 		return err_set(im->e, ERR_RUNTIME, "%s: out of host memory", im->file);
+	memcpy(subj, name, nlen);
+	subj[nlen] = '\0';
+	csv_printable(pn, sizeof(pn), subj, nlen, 60);
 	im->st->records++;
 	for (int i = 0; i < im->r->n; i++) {
 		const struct profile_rule *pr = &im->r->rules[i];
 		long layer = pr->layer;
 		const char *kind = pr->kind ? pr->kind : "layer";
-		char kbuf[128];
-		int ph = phase;
+		int ph = phase, g;
 		struct agg *a;
 
 		if (pcre2_match(pr->re, (PCRE2_SPTR)subj, nlen, 0, 0, pr->md, NULL) < 0)
 			continue;
-		if (group(pr, "layer", buf, sizeof(buf))) {
-			char *end;
-
-			layer = strtol(buf, &end, 10);
-			if (*end || layer < 0 || layer >= OCTO_MAX_LAYERS) {
-				r = err_set(im->e, ERR_INPUT, "%s: %s: layer '%s' of '%s' is not a layer index",
-				            im->file, where, buf, subj);
+		if ((g = group(pr, "layer", &lbuf)) < 0)
+			goto oom;
+		if (g && (layer = layer_number(lbuf)) < 0) {
+			r = err_set(im->e, ERR_INPUT, "%s: %s: layer '%s' of '%s' is not a layer number in [0, %d]",
+			            im->file, where, csv_printable(pv, sizeof(pv), lbuf, strlen(lbuf), 24), pn,
+			            OCTO_MAX_LAYERS - 1);
+			goto out;
+		}
+		if (layer < 0) {
+			r = err_set(im->e, ERR_INPUT, "%s: %s: rules[%d] matches '%s' but its layer group took no part in the match",
+			            im->file, where, i, pn);
+			goto out;
+		}
+		if ((g = group(pr, "kind", &kbuf)) < 0)
+			goto oom;
+		if (g) {
+			if (!kbuf[0] || strchr(kbuf, '+')) {
+				r = err_set(im->e, ERR_INPUT, "%s: %s: kind '%s' of '%s' is not a kind (not empty, no '+')",
+				            im->file, where, csv_printable(pv, sizeof(pv), kbuf, strlen(kbuf), 24), pn);
 				goto out;
 			}
-		}
-		if (group(pr, "kind", kbuf, sizeof(kbuf)))
 			kind = kbuf;
-		if (group(pr, "phase", buf, sizeof(buf)) && (ph = parse_phase(buf, strlen(buf))) < 0) {
+		}
+		if ((g = group(pr, "phase", &pbuf)) < 0)
+			goto oom;
+		if (g && (ph = parse_phase(pbuf, strlen(pbuf))) < 0) {
 			r = err_set(im->e, ERR_INPUT, "%s: %s: phase '%s' of '%s' is not F, B, W or BW",
-			            im->file, where, buf, subj);
+			            im->file, where, csv_printable(pv, sizeof(pv), pbuf, strlen(pbuf), 24), pn);
 			goto out;
-		} else if (pr->phase) {
+		} else if (!g && pr->phase) {
 			ph = parse_phase(pr->phase, strlen(pr->phase));
 		}
 		if (layer >= im->cap) {
 			long cap = layer + 64;
 			struct agg *n = realloc(im->layers, (size_t)cap * sizeof(*n));
 
-			if (!n) {
-				r = err_set(im->e, ERR_RUNTIME, "%s: out of host memory", im->file);
-				goto out;
-			}
+			if (!n)
+				goto oom;
 			for (long k = im->cap; k < cap; k++) {
 				memset(&n[k], 0, sizeof(n[k]));
 				strbuf_init(&n[k].kinds);
@@ -235,10 +288,8 @@ static int record(struct importer *im, const char *name, size_t nlen, int phase,
 			if (a->kinds.len)
 				strbuf_addch(&a->kinds, '+');
 			strbuf_addstr(&a->kinds, kind);
-			if (strbuf_failed(&a->kinds)) {
-				r = err_set(im->e, ERR_RUNTIME, "%s: out of host memory", im->file);
-				goto out;
-			}
+			if (strbuf_failed(&a->kinds))
+				goto oom;
 		}
 		if (layer > im->max)
 			im->max = layer;
@@ -248,81 +299,110 @@ static int record(struct importer *im, const char *name, size_t nlen, int phase,
 	im->st->unmatched++;
 	strbuf_addf(&im->st->unmatched_names, "%s\n", subj);
 	if (strbuf_failed(&im->st->unmatched_names))
-		r = err_set(im->e, ERR_RUNTIME, "%s: out of host memory", im->file);
+		goto oom;
+	goto out;
+oom:
+	r = err_set(im->e, ERR_RUNTIME, "%s: out of host memory", im->file);
 out:
+	pcre2_substring_free((PCRE2_UCHAR *)lbuf);
+	pcre2_substring_free((PCRE2_UCHAR *)kbuf);
+	pcre2_substring_free((PCRE2_UCHAR *)pbuf);
 	free(subj);
 	return r;
 }
 
+/* A field without the spaces around it (and any CR the line end left). */
+static void trim(const char **s, size_t *n)
+{
+	while (*n && ((*s)[0] == ' ' || (*s)[0] == '\t'))
+		(*s)++, (*n)--;
+	while (*n && ((*s)[*n - 1] == ' ' || (*s)[*n - 1] == '\t' || (*s)[*n - 1] == '\r'))
+		(*n)--;
+}
+
+/* name,phase,ms records (RFC 4180: a quoted name may hold commas and quotes). */
 static int read_csv(struct importer *im, const char *text, size_t len)
 {
-	const char *s = text, *end = text + len;
-	long line = 0;
-	char where[32];
+	struct csv c;
+	char where[32], pv[96];
+	int r, rc = -1;
 
-	while (s < end) {
-		const char *eol = memchr(s, '\n', (size_t)(end - s)), *f[3];
-		size_t fl[3];
-		int nf = 0, ph;
+	csv_init(&c, text, len);
+	while ((r = csv_next(&c, im->file, im->e)) > 0) {
+		const char *ph_s, *ms_s;
+		size_t ph_n, ms_n;
 		char num[64], *e;
 		double ms;
+		int ph;
 
-		if (!eol)
-			eol = end;
-		line++;
-		snprintf(where, sizeof(where), "line %ld", line);
-		for (const char *p = s; nf < 3;) {
-			const char *c = memchr(p, ',', (size_t)(eol - p));
-
-			f[nf] = p;
-			fl[nf] = (size_t)((nf < 2 && c ? c : eol) - p);
-			nf++;
-			if (!c || nf == 3)
-				break;
-			p = c + 1;
-		}
-		while (nf && fl[nf - 1] && (f[nf - 1][fl[nf - 1] - 1] == '\r' || f[nf - 1][fl[nf - 1] - 1] == ' '))
-			fl[nf - 1]--;
-		if ((eol == s) || s[0] == '#' || (eol - s == 1 && s[0] == '\r')) {
-			s = eol + 1;
+		snprintf(where, sizeof(where), "line %ld", c.line);
+		if ((c.n == 1 && c.f[0].len == 0) || (c.n == 1 && c.f[0].len == 1 && c.f[0].s[0] == '\r') ||
+		    (!c.f[0].quoted && c.f[0].len && c.f[0].s[0] == '#'))
 			continue;
+		if (c.n != 3) {
+			err_set(im->e, ERR_INPUT, "%s: %s: expected name,phase,ms (got %d field%s)", im->file, where,
+			        c.n, c.n == 1 ? "" : "s");
+			goto out;
 		}
-		if (nf != 3)
-			return err_set(im->e, ERR_INPUT, "%s: %s: expected name,phase,ms", im->file, where);
-		snprintf(num, sizeof(num), "%.*s", (int)(fl[2] < 63 ? fl[2] : 63), f[2]);
-		ms = strtod(num, &e);
-		if (e == num || *e || !(ms >= 0) || ms > OCTO_MAX_COST_MS) {
-			if (line == 1) { /* a header */
-				s = eol + 1;
+		ph_s = c.f[1].s, ph_n = c.f[1].len;
+		ms_s = c.f[2].s, ms_n = c.f[2].len;
+		trim(&ph_s, &ph_n);
+		trim(&ms_s, &ms_n);
+		ms = -1;
+		if (ms_n < sizeof(num) && !memchr(ms_s, '\0', ms_n)) {
+			memcpy(num, ms_s, ms_n);
+			num[ms_n] = '\0';
+			ms = strtod(num, &e);
+			if (e == num || *e)
+				ms = -1;
+		}
+		if (!(ms >= 0) || ms > OCTO_MAX_COST_MS) {
+			if (c.line == 1) /* a header */
 				continue;
-			}
-			return err_set(im->e, ERR_INPUT, "%s: %s: '%s' is not a time in ms >= 0",
-			               im->file, where, num);
+			err_set(im->e, ERR_INPUT, "%s: %s: '%s' is not a time in ms >= 0", im->file, where,
+			        csv_printable(pv, sizeof(pv), ms_s, ms_n, 24));
+			goto out;
 		}
-		if ((ph = parse_phase(f[1], fl[1])) < 0)
-			return err_set(im->e, ERR_INPUT, "%s: %s: phase '%.*s' is not F, B, W or BW", im->file,
-			               where, (int)fl[1], f[1]);
-		if (record(im, f[0], fl[0], ph, ms, where) < 0)
-			return -1;
-		s = eol + 1;
+		if ((ph = parse_phase(ph_s, memchr(ph_s, '\0', ph_n) ? 0 : ph_n)) < 0) {
+			err_set(im->e, ERR_INPUT, "%s: %s: phase '%s' is not F, B, W or BW", im->file, where,
+			        csv_printable(pv, sizeof(pv), ph_s, ph_n, 24));
+			goto out;
+		}
+		if (record(im, c.f[0].s, c.f[0].len, ph, ms, where) < 0)
+			goto out;
 	}
-	return 0;
+	rc = r;
+out:
+	csv_release(&c);
+	return rc;
 }
 
 static int read_trace(struct importer *im, const char *text, size_t len)
 {
 	struct jv v = { im->file, im->e, NULL };
-	bool oom;
-	cJSON *root = json_parse_any(text, len, NULL, &oom);
+	const char *end = NULL;
+	size_t nul = json_nul_at(text, len);
+	bool oom = false;
+	cJSON *root = nul < len ? NULL : json_parse_any(text, len, &end, &oom);
 	const cJSON *events;
 	char p[JPATH_MAX];
 	long i = 0;
 	int r = -1;
 
+	if (nul < len)
+		return err_set(im->e, ERR_INPUT, "%s: a NUL character (raw or \\u0000) at byte %zu", im->file, nul);
 	if (oom)
 		return err_set(im->e, ERR_RUNTIME, "%s: out of host memory", im->file);
 	if (!root)
 		return err_set(im->e, ERR_INPUT, "%s: not valid JSON (a Chrome trace) nor CSV", im->file);
+	/* the whole file is the trace: a NUL or anything else after it is not ignored */
+	while (end && end < text + len && (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r'))
+		end++;
+	if (end && end < text + len) {
+		err_set(im->e, ERR_INPUT, "%s: text after the end of the trace (at byte %zu)", im->file,
+		        (size_t)(end - text));
+		goto out;
+	}
 	events = cJSON_IsArray(root) ? root : cJSON_GetObjectItemCaseSensitive(root, "traceEvents");
 	if (!cJSON_IsArray(events)) {
 		jv_fail(&v, "traceEvents", "required field is missing or not an array");

@@ -18,6 +18,8 @@
 
 #include <stddef.h>
 
+#include <cjson/cJSON.h>
+
 #include "err.h"
 #include "model.h"
 #include "strbuf.h"
@@ -39,6 +41,8 @@ struct profile_stats {
 	struct strbuf unmatched_names; /* one per line, in input order */
 };
 
+/* Reads a rules document (path names it in messages); profile_rules_load reads the file. */
+int profile_rules_from_json(struct profile_rules *r, const cJSON *root, const char *path, struct err *e);
 int profile_rules_load(struct profile_rules *r, const char *path, struct err *e);
 void profile_rules_release(struct profile_rules *r);
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "bounds.h"
+#include "csv.h"
 #include "json.h"
 #include "partition.h"
 
@@ -28,7 +29,7 @@ void torchcsv_export(const struct plan *p, struct strbuf *sb)
 	}
 }
 
-int torchcsv_import(struct plan *out, const char *text, const char *file,
+int torchcsv_import(struct plan *out, const char *text, size_t len, const char *file,
                     const struct model *m, const char *model_ref,
                     const struct cluster *c, const char *cluster_ref,
                     int microbatches, const char *partition, struct err *e)
@@ -36,78 +37,74 @@ int torchcsv_import(struct plan *out, const char *text, const char *file,
 	cJSON *root = NULL, *sched, *row = NULL, *stages, *embedded_model = NULL, *embedded_cluster = NULL;
 	int nrows = 0, max_stage = -1, max_mb = -1, *stage_dev = NULL, *first = NULL, r = -1;
 	bool split = false;
-	const char *p = text;
-	long line = 1;
+	struct csv csv;
 	struct jw w = { false };
+	char pv[96];
 
 	memset(out, 0, sizeof(*out));
+	csv_init(&csv, text, len);
 	root = cJSON_CreateObject();
 	sched = jw_arr(&w, root, "schedule");
 	if (!root || !sched)
 		goto oom;
 	/* pass 1: cells into the schedule lists, tracking stages and microbatches */
-	while (*p) {
-		const char *eol = strchr(p, '\n');
-		size_t len = eol ? (size_t)(eol - p) : strlen(p);
-		int col = 0;
+	while ((r = csv_next(&csv, file, e)) > 0) {
+		long line = csv.line;
 
-		if (len && p[len - 1] == '\r')
-			len--;
 		if (nrows >= c->devices) {
 			bool blank = true;
 
-			for (size_t i = 0; i < len; i++)
-				blank = blank && (p[i] == ',' || p[i] == ' ');
+			for (int i = 0; i < csv.n; i++)
+				for (size_t k = 0; k < csv.f[i].len; k++)
+					blank = blank && csv.f[i].s[k] == ' ';
 			if (!blank) {
 				err_set(e, ERR_INPUT, "%s: line %ld: more rows than cluster '%s' has devices (%d)", file, line,
 				        c->name, c->devices);
 				goto fail;
 			}
-		} else {
-			row = jw_push(&w, sched, cJSON_CreateArray());
-			nrows++;
-			for (size_t i = 0; i <= len;) {
-				size_t j = i;
-				char cell[64];
-				struct action a;
-
-				while (j < len && p[j] != ',')
-					j++;
-				col++;
-				while (i < j && p[i] == ' ')
-					i++;
-				if (j - i >= sizeof(cell)) {
-					err_set(e, ERR_INPUT, "%s: line %ld, column %d: '%.20s...' is not an action", file, line, col, p + i);
-					goto fail;
-				}
-				memcpy(cell, p + i, j - i);
-				cell[j - i] = '\0';
-				for (size_t k = strlen(cell); k > 0 && cell[k - 1] == ' '; k--)
-					cell[k - 1] = '\0';
-				if (cell[0]) {
-					if (action_parse(cell, &a) < 0) {
-						err_set(e, ERR_INPUT, "%s: line %ld, column %d: '%s' is not an action", file, line, col, cell);
-						goto fail;
-					}
-					if (a.stage >= OCTO_MAX_STAGES || a.mb >= OCTO_MAX_MICROBATCHES) {
-						err_set(e, ERR_INPUT, "%s: line %ld, column %d: '%s' is out of range", file, line, col, cell);
-						goto fail;
-					}
-					if (a.stage > max_stage)
-						max_stage = a.stage;
-					if (a.mb > max_mb)
-						max_mb = a.mb;
-					split = split || a.kind == OP_I || a.kind == OP_W;
-					jw_push(&w, row, cJSON_CreateString(cell));
-				}
-				i = j + 1;
-			}
+			continue;
 		}
-		p += len + (p[len] == '\r') + (eol ? 1 : 0);
-		if (!eol)
-			break;
-		line++;
+		row = jw_push(&w, sched, cJSON_CreateArray());
+		nrows++;
+		for (int col = 1; col <= csv.n; col++) {
+			const char *s = csv.f[col - 1].s;
+			size_t n = csv.f[col - 1].len;
+			char cell[64];
+			struct action a;
+
+			while (n && s[0] == ' ')
+				s++, n--;
+			while (n && s[n - 1] == ' ')
+				n--;
+			if (n == 0)
+				continue;
+			if (n >= sizeof(cell) || memchr(s, '\0', n)) {
+				err_set(e, ERR_INPUT, "%s: line %ld, column %d: '%s' is not an action", file, line, col,
+				        csv_printable(pv, sizeof(pv), s, n, 20));
+				goto fail;
+			}
+			memcpy(cell, s, n);
+			cell[n] = '\0';
+			if (action_parse(cell, &a) < 0) {
+				err_set(e, ERR_INPUT, "%s: line %ld, column %d: '%s' is not an action", file, line, col,
+				        csv_printable(pv, sizeof(pv), s, n, 20));
+				goto fail;
+			}
+			if (a.stage >= OCTO_MAX_STAGES || a.mb >= OCTO_MAX_MICROBATCHES) {
+				err_set(e, ERR_INPUT, "%s: line %ld, column %d: '%s' is out of range", file, line, col, cell);
+				goto fail;
+			}
+			if (a.stage > max_stage)
+				max_stage = a.stage;
+			if (a.mb > max_mb)
+				max_mb = a.mb;
+			split = split || a.kind == OP_I || a.kind == OP_W;
+			jw_push(&w, row, cJSON_CreateString(cell));
+		}
 	}
+	if (r < 0)
+		goto fail;
+	r = -1;
 	if (w.oom)
 		goto oom; /* a cell left out would look like a missing stage */
 	if (max_stage < 0) {
@@ -185,6 +182,7 @@ fail:
 	r = -1;
 done:
 	cJSON_Delete(root);
+	csv_release(&csv);
 	free(stage_dev);
 	free(first);
 	return r;

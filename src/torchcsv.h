@@ -17,10 +17,10 @@
 /* Appends the plan's order as CSV. Overlapped pairs become two consecutive cells. */
 void torchcsv_export(const struct plan *p, struct strbuf *sb);
 
-/* Builds a plan from CSV text: file names the input in messages; microbatches 0 means
+/* Builds a plan from CSV text (len bytes, RFC 4180: cells may be quoted): file names the input in messages; microbatches 0 means
  * "one more than the largest in the file"; partition as in baseline.h (NULL = uniform).
  * The model and cluster are copied; model_ref/cluster_ref are written into the plan. */
-int torchcsv_import(struct plan *out, const char *text, const char *file,
+int torchcsv_import(struct plan *out, const char *text, size_t len, const char *file,
                     const struct model *m, const char *model_ref,
                     const struct cluster *c, const char *cluster_ref,
                     int microbatches, const char *partition, struct err *e);

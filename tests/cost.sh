@@ -147,6 +147,13 @@ sed 's/"gemm"/"tpu"/' "$T/bad1.json" >"$T/bad2.json"
 run "$OCTOPIPE" check "$T/bad2.json"
 expect_match 'hardware.efficiency.tpu: not a kernel class' "$ERR" "an unknown kernel class is refused"
 
+# an architecture too large for a layer table is bad input, not a table that cannot load
+# (found by fuzz_hfconfig: hidden_size 71683200 gave param_bytes above 2^53)
+run "$OCTOPIPE" cost "$top_srcdir/tests/fuzz/regress/hfconfig/deepseek-v3-hidden-71683200.json" --cluster 8xH200 -o "$T/huge.json"
+expect_rc 2 "a config whose layers exceed what a layer table holds exits 2"
+expect_match "'huge': layer 1 \(attn\+dense\) would hold 4\.11e\+16 bytes, more than a layer table holds \(2\^53\): the architecture is too large$" "$ERR" "and names the layer"
+if [ ! -e "$T/huge.json" ]; then ok "and writes nothing"; else not_ok "and writes nothing"; fi
+
 # import profile
 D=$data/profile
 run "$OCTOPIPE" import profile $D/records.csv --rules $D/rules.json -o "$T/p.json"
@@ -170,4 +177,36 @@ expect_match "line 1: phase 'Q' is not F, B, W or BW" "$ERR" "a bad phase is nam
 printf 'decoder.layers.0.mixer,F,1\ndecoder.layers.2.mixer,F,1\n' >"$T/gap.csv"
 run "$OCTOPIPE" import profile "$T/gap.csv" --rules $D/rules.json -o "$T/x.json"
 expect_match 'no record matched layer 1' "$ERR" "a missing layer is refused"
+# malformed records: one clear line and exit 2, never a crash (issue 16)
+run "$OCTOPIPE" import profile $D/long-layer.csv --rules $D/rules.json -o "$T/x.json"
+expect_rc 2 "a 70-digit layer number in a CSV exits 2"
+expect_match "long-layer.csv: line 2: layer '1{24}\.\.\.' of '.*' is not a layer number in \[0, 99999\]$" "$ERR" "and says the layer number is out of range"
+run "$OCTOPIPE" import profile $D/long-layer-trace.json --rules $D/rules.json -o "$T/x.json"
+expect_rc 2 "a 70-digit layer number in a Chrome trace exits 2"
+expect_match "long-layer-trace.json: traceEvents\[0\]: layer '1+\.\.\.' .* is not a layer number" "$ERR" "and names the event"
+run "$OCTOPIPE" import profile $D/nul-name.csv --rules $D/rules.json -o "$T/x.json"
+expect_rc 2 "a NUL byte in a record name exits 2"
+expect_match "nul-name.csv: line 2: name 'decoder\.layers\.0\.mixer\\\\x00A+\.\.\.' holds a control character \(byte 0x00\)$" "$ERR" "and shows the byte escaped"
+run "$OCTOPIPE" import profile $D/records.csv --rules $D/alt-rules.json -o "$T/x.json"
+expect_rc 2 "a rule whose layer group takes no part in a match exits 2"
+expect_match "line 2: rules\[0\] matches 'embed_tokens'|line [0-9]+: rules\[0\] matches 'lm_head' but its layer group took no part" "$ERR" "and says so"
+run "$OCTOPIPE" import profile $D/trace-then-nul.json --rules $D/rules.json -o "$T/x.json"
+expect_rc 2 "a Chrome trace followed by a NUL and more text is refused"
+expect_match "trace-then-nul.json: a NUL character \(raw or .u0000\) at byte 74$" "$ERR" "with the NUL's offset"
+printf '{"traceEvents": []} {"traceEvents": []}' >"$T/two.json"
+run "$OCTOPIPE" import profile "$T/two.json" --rules $D/rules.json -o "$T/x.json"
+expect_match "two.json: text after the end of the trace \(at byte 20\)$" "$ERR" "text after a trace is refused with its offset"
+# RFC 4180 fields
+run "$OCTOPIPE" import profile $D/quoted.csv --rules $D/rules.json -o "$T/x.json"
+expect_rc 2 "a newline inside a quoted name is refused"
+expect_match "quoted.csv: line 5: name 'decoder\.layers\.0\.mixer\\\\nbwd' holds a control character" "$ERR" "with the line the record starts on"
+head -4 $D/quoted.csv >"$T/quoted.csv"
+run "$OCTOPIPE" import profile "$T/quoted.csv" --rules $D/rules.json -o "$T/q.json"
+expect_rc 0 "quoted fields: commas, doubled quotes, CRLF"
+r=$(python3 -c 'import json,sys; l=json.load(open(sys.argv[1]))["layers"]; print([(x["kind"],x["f_ms"],x["b_ms"]) for x in l])' "$T/q.json")
+want="[('mixer', 1, 0), ('mlp', 2, 0), ('mixer', 0, 1.5)]"
+if [ "$r" = "$want" ]; then ok "quoted fields are unquoted"; else not_ok "quoted fields are unquoted" "got  $r" "want $want"; fi
+run "$OCTOPIPE" import profile $D/unclosed.csv --rules $D/rules.json -o "$T/x.json"
+expect_rc 2 "a quote never closed exits 2"
+expect_match "unclosed.csv: line 3: quoted field is never closed$" "$ERR" "and names the line it opens on"
 done_testing

@@ -95,6 +95,22 @@ expect_match 'bad.csv: line 1, column 2: .0X1. is not an action' "$ERR" "with it
 printf '0F0,0B0\n0F1\n' > "$T/bad2.csv"
 run "$OCTOPIPE" import torch-csv "$T/bad2.csv" --model "$data/tiny-model.json" --cluster "$data/tiny-cluster.json" -o "$T/x.json"
 expect_rc 2 "a stage on two ranks is refused"
+# RFC 4180: quoted cells are read, malformed quoting and NUL bytes get one clear line
+run "$OCTOPIPE" import torch-csv "$data/torchcsv/quoted.csv" --model "$data/tiny-model.json" --cluster "$data/tiny-cluster.json" -o "$T/q.json"
+expect_rc 0 "import a CSV with quoted cells and CRLF line ends"
+if cmp -s "$T/q.json" "$T/csv.json"; then ok "quoted cells give the same plan"; else not_ok "quoted cells give the same plan" "$(diff "$T/q.json" "$T/csv.json" | head -5)"; fi
+run "$OCTOPIPE" import torch-csv "$data/torchcsv/newline-in-cell.csv" --model "$data/tiny-model.json" --cluster "$data/tiny-cluster.json" -o "$T/x.json"
+expect_rc 2 "a line break inside a quoted cell is refused"
+expect_match "newline-in-cell.csv: line 1, column 2: '0F\\\\n1' is not an action$" "$ERR" "on one line, the break escaped"
+run "$OCTOPIPE" import torch-csv "$data/torchcsv/unclosed.csv" --model "$data/tiny-model.json" --cluster "$data/tiny-cluster.json" -o "$T/x.json"
+expect_rc 2 "a quote never closed is refused"
+expect_match "unclosed.csv: line 1: quoted field is never closed$" "$ERR" "and says so"
+run "$OCTOPIPE" import torch-csv "$data/torchcsv/after-quote.csv" --model "$data/tiny-model.json" --cluster "$data/tiny-cluster.json" -o "$T/x.json"
+expect_rc 2 "text after a closing quote is refused"
+expect_match "after-quote.csv: line 1: text after the closing quote of a field$" "$ERR" "and says so"
+run "$OCTOPIPE" import torch-csv "$data/torchcsv/nul-byte.csv" --model "$data/tiny-model.json" --cluster "$data/tiny-cluster.json" -o "$T/x.json"
+expect_rc 2 "a NUL byte is not the end of the file"
+expect_match "nul-byte.csv: line 2, column 13: '1W3\\\\x00' is not an action$" "$ERR" "the cell with the NUL is named"
 
 run "$OCTOPIPE" export megatron-layout "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
 expect_rc 0 "export megatron-layout"

@@ -61,13 +61,24 @@ static void advance(struct live_dev *v, long b)
 	}
 }
 
+/* A bucket index from a rounded quotient of times: they come from the executor's stream,
+ * so an absurd one (1e300 ms) clamps instead of overflowing the conversion to long. */
+static long bucket_index(double q)
+{
+	if (!(q > 0))
+		return 0;
+	return q < 1e15 ? (long)q : (long)1e15;
+}
+
 static void add_busy(struct live *l, struct live_dev *v, double s, double e)
 {
 	double w = l->bucket_ms;
-	long b0 = (long)floor(s / w), b1 = (long)ceil(e / w) - 1;   /* the buckets it overlaps */
+	long b0 = bucket_index(floor(s / w)), b1 = bucket_index(ceil(e / w)) - 1;   /* the buckets it overlaps */
 
 	if (b1 < b0)
 		b1 = b0;
+	if (b1 - b0 >= LIVE_HIST)
+		b0 = b1 - LIVE_HIST + 1;          /* only the ring's last buckets can keep anything */
 
 	if (v->first >= 0 && b0 < v->cur - LIVE_HIST + 1)
 		b0 = v->cur - LIVE_HIST + 1;      /* older than the ring: nothing to keep */
@@ -137,7 +148,7 @@ void live_feed(struct live *l, const struct event *ev)
 		/* the iteration is over: every device's buckets before its end are complete */
 		for (int d = 0; d < l->ndev; d++)
 			if (l->dev[d].first >= 0) {
-				long b = (long)floor(l->base_ms / l->bucket_ms + 1e-9);
+				long b = bucket_index(floor(l->base_ms / l->bucket_ms + 1e-9));
 
 				if (b > l->dev[d].cur)
 					advance(&l->dev[d], b);

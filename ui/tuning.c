@@ -6,7 +6,8 @@
  * step out as it arrives, because the tuner's step array moves when it grows. A step keeps
  * the compact tuner state rather than a plan; the plan is regenerated on demand by the
  * same policy-driven scheduler the tuner evaluated, so what the user sees and adopts is
- * exactly what the tuner measured. Steps loaded from a file become the same records.
+ * exactly what the tuner measured. Steps loaded from a file (read and checked by the
+ * engine's steps_load) become the same records.
  */
 #include "config.h"
 #include "tuning.h"
@@ -20,6 +21,7 @@
 #include "doc.h"
 #include "json.h"
 #include "screen.h"
+#include "steps.h"
 
 static void steps_clear(struct tuning *g)
 {
@@ -203,108 +205,45 @@ void tuning_cancel(struct app *a)
 
 /* ---- steps files --------------------------------------------------------------------- */
 
-static int load_step(struct tuning *g, const cJSON *o, int k, struct err *e)
-{
-	const cJSON *ph = cJSON_GetObjectItemCaseSensitive(o, "phase"), *what = cJSON_GetObjectItemCaseSensitive(o, "what");
-	const cJSON *st = cJSON_GetObjectItemCaseSensitive(o, "stages"), *sch = cJSON_GetObjectItemCaseSensitive(o, "scheduler");
-	const cJSON *b = cJSON_GetObjectItemCaseSensitive(o, "before_ms"), *af = cJSON_GetObjectItemCaseSensitive(o, "after_ms");
-	int S = cJSON_IsArray(st) ? cJSON_GetArraySize(st) : 0, next = 0;
-	struct tstep *t;
-
-	if (!cJSON_IsObject(o) || !cJSON_IsString(ph) || !cJSON_IsNumber(af) || S < 1)
-		return err_set(e, ERR_INPUT, "steps[%d]: needs phase, after_ms and stages", k);
-	t = push(g);
-	if (!t)
-		return err_set(e, ERR_RUNTIME, "out of host memory");
-	t->state.nstages = S;
-	t->state.first = calloc((size_t)S + 1, sizeof(int));
-	t->state.device = calloc((size_t)S, sizeof(int));
-	if (!t->state.first || !t->state.device)
-		return err_set(e, ERR_RUNTIME, "out of host memory");
-	for (int s = 0; s < S; s++) {
-		const cJSON *so = cJSON_GetArrayItem(st, s), *ly = cJSON_GetObjectItemCaseSensitive(so, "layers");
-		const cJSON *dv = cJSON_GetObjectItemCaseSensitive(so, "device");
-		const cJSON *l0 = cJSON_GetArrayItem(ly, 0), *l1 = cJSON_GetArrayItem(ly, 1);
-
-		if (!cJSON_IsNumber(l0) || !cJSON_IsNumber(l1) || !cJSON_IsNumber(dv) || l0->valueint != next ||
-		    l1->valueint < l0->valueint || dv->valueint < 0 || dv->valueint >= g->c.devices)
-			return err_set(e, ERR_INPUT, "steps[%d].stages[%d]: not a layer range [%d, ...] on one of %d gpus", k, s,
-			               next, g->c.devices);
-		t->state.first[s] = next;
-		t->state.device[s] = dv->valueint;
-		next = l1->valueint + 1;
-	}
-	if (next != g->m.nlayers)
-		return err_set(e, ERR_INPUT, "steps[%d]: the stages cover %d layers, the model has %d", k, next, g->m.nlayers);
-	t->state.first[S] = next;
-	if (cJSON_IsObject(sch)) {
-		const cJSON *x;
-
-		t->state.sched.alternate = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(sch, "alternate"));
-		t->state.sched.defer_arrivals = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(sch, "defer_arrivals"));
-		if (cJSON_IsNumber(x = cJSON_GetObjectItemCaseSensitive(sch, "cap_extra")))
-			t->state.sched.cap_extra = x->valueint;
-		if (cJSON_IsNumber(x = cJSON_GetObjectItemCaseSensitive(sch, "wcap")))
-			t->state.sched.wcap = x->valueint;
-	}
-	t->index = k;
-	snprintf(t->phase, sizeof(t->phase), "%s", ph->valuestring);
-	snprintf(t->what, sizeof(t->what), "%s", cJSON_IsString(what) ? what->valuestring : "");
-	t->before_ms = cJSON_IsNumber(b) ? b->valuedouble : 0;
-	t->after_ms = af->valuedouble;
-	return 0;
-}
-
+/* The engine reads and checks the file (steps_load); the steps become the same records
+ * as the tuner's, taking over each step's state. */
 int tuning_load(struct app *a, const char *path)
 {
 	struct tuning *g = &a->tuning;
 	struct err e = ERR_INIT;
-	cJSON *root = json_load_file(path, &e), *steps;
-	const cJSON *model, *mbs;
-	int n;
+	struct steps st;
 
 	tuning_release(g);
-	if (!root || take_model(a, &e) < 0)
+	memset(&st, 0, sizeof(st));
+	if (take_model(a, &e) < 0 || steps_load(&st, path, &g->m, &g->c, g->microbatches, &e) < 0)
 		goto fail;
-	if (jv_format(&(struct jv){ .e = &e, .file = path }, root, "octopipe.steps/1") < 0)
-		goto fail;
-	model = cJSON_GetObjectItemCaseSensitive(root, "model");
-	mbs = cJSON_GetObjectItemCaseSensitive(root, "microbatches");
-	if (cJSON_IsString(model) && strcmp(model->valuestring, g->m.name) != 0) {
-		err_set(&e, ERR_INPUT, "%s: steps of model '%s', the plan is of '%s'", path, model->valuestring, g->m.name);
-		goto fail;
-	}
-	if (cJSON_IsNumber(mbs))
-		g->microbatches = mbs->valueint;
-	steps = cJSON_GetObjectItemCaseSensitive(root, "steps");
-	n = cJSON_IsArray(steps) ? cJSON_GetArraySize(steps) : 0;
-	if (n < 1) {
-		err_set(&e, ERR_INPUT, "%s: no steps", path);
-		goto fail;
-	}
-	for (int k = 0; k < n; k++)
-		if (load_step(g, cJSON_GetArrayItem(steps, k), k, &e) < 0) {
-			err_prefix(&e, path);
+	g->microbatches = st.microbatches;
+	for (int k = 0; k < st.n; k++) {
+		struct steps_step *s = &st.steps[k];
+		struct tstep *t = push(g);
+
+		if (!t) {
+			err_set(&e, ERR_RUNTIME, "out of host memory");
 			goto fail;
 		}
-	{
-		const cJSON *b = cJSON_GetObjectItemCaseSensitive(root, "best_baseline");
-		const cJSON *bm = cJSON_GetObjectItemCaseSensitive(root, "best_baseline_ms");
-		const cJSON *ev = cJSON_GetObjectItemCaseSensitive(root, "evaluations");
-
-		if (cJSON_IsString(b))
-			snprintf(g->baseline, sizeof(g->baseline), "%s", b->valuestring);
-		if (cJSON_IsNumber(bm))
-			g->baseline_ms = bm->valuedouble;
-		if (cJSON_IsNumber(ev))
-			g->evals = (long)ev->valuedouble;
+		t->index = k;
+		snprintf(t->phase, sizeof(t->phase), "%s", tune_phase_name(s->phase));
+		snprintf(t->what, sizeof(t->what), "%s", s->what);
+		t->before_ms = s->before_ms;
+		t->after_ms = s->after_ms;
+		t->state = s->state;
+		memset(&s->state, 0, sizeof(s->state));
 	}
-	cJSON_Delete(root);
+	if (st.best_baseline)
+		snprintf(g->baseline, sizeof(g->baseline), "%s", st.best_baseline);
+	g->baseline_ms = st.best_baseline_ms;
+	g->evals = st.evaluations;
+	steps_release(&st);
 	g->state = TUNING_FILE;
 	snprintf(g->source, sizeof(g->source), "%s", path);
 	return 0;
 fail:
-	cJSON_Delete(root);
+	steps_release(&st);
 	tuning_release(g);
 	g->state = TUNING_FAILED;
 	snprintf(g->why, sizeof(g->why), "%s", e.msg);

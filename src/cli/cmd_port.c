@@ -136,6 +136,7 @@ int cmd_import(int argc, char **argv)
 	struct plan p;
 	struct err e = ERR_INIT;
 	char *text;
+	size_t len;
 
 	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
 		import_usage(stdout);
@@ -161,7 +162,7 @@ int cmd_import(int argc, char **argv)
 	}
 	if (optind != argc - 1 || !model_arg || !cluster_arg || !out)
 		return cli_usage_error("import", "needs FILE, --model, --cluster and -o");
-	text = fileio_read(argv[optind], NULL, &e);
+	text = fileio_read(argv[optind], &len, &e);
 	if (!text)
 		return cli_report(&e);
 	if ((rc = cli_load_model(model_arg, &m, mpath)) != 0) {
@@ -173,7 +174,7 @@ int cmd_import(int argc, char **argv)
 		model_release(&m);
 		return rc;
 	}
-	if (torchcsv_import(&p, text, argv[optind], &m, NULL, &c, NULL, mbs, partition, &e) < 0) {
+	if (torchcsv_import(&p, text, len, argv[optind], &m, NULL, &c, NULL, mbs, partition, &e) < 0) {
 		rc = cli_report(&e);
 	} else {
 		rc = cli_write_plan(&p, out, mpath, cpath, false);

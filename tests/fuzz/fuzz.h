@@ -10,7 +10,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "cluster.h"
 #include "json.h"
+#include "model.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -35,6 +37,37 @@ static inline cJSON *fuzz_rewrite(const cJSON *root)
 	if (!again)
 		abort();
 	return again;
+}
+
+/* The model and cluster the CSV and steps targets import against: tests/data's tiny
+ * model (4 layers) on a 4-gpu cluster, so the seed schedules and steps apply. Returns 0
+ * or aborts (a fixed document that does not load is a bug of the harness). */
+static const char fuzz_model_json[] =
+	"{\"format\": \"octopipe.model/1\", \"name\": \"tiny\", \"seq_len\": 1024, \"layers\": ["
+	"{\"kind\": \"embedding+attn\", \"f_ms\": 1.5, \"b_ms\": 1.5, \"w_ms\": 1, \"param_bytes\": 4000000,"
+	" \"act_bytes\": 2000000, \"act_w_bytes\": 1000000, \"out_bytes\": 524288},"
+	"{\"kind\": \"attn\", \"f_ms\": 1, \"b_ms\": 1, \"w_ms\": 1, \"param_bytes\": 1000000,"
+	" \"act_bytes\": 2000000, \"act_w_bytes\": 1000000, \"out_bytes\": 524288},"
+	"{\"kind\": \"mamba\", \"f_ms\": 0.5, \"b_ms\": 1, \"w_ms\": 0.25, \"param_bytes\": 500000,"
+	" \"act_bytes\": 1000000, \"act_w_bytes\": 0, \"out_bytes\": 524288},"
+	"{\"kind\": \"attn+head\", \"f_ms\": 3, \"b_ms\": 2, \"w_ms\": 2, \"param_bytes\": 6000000,"
+	" \"act_bytes\": 8000000, \"act_w_bytes\": 4000000, \"out_bytes\": 0}]}";
+static const char fuzz_cluster_json[] =
+	"{\"format\": \"octopipe.cluster/1\", \"name\": \"2xtest\", \"devices\": 4, \"gpus_per_node\": 2,"
+	" \"mem_bytes\": 141000000000, \"intra_node\": {\"gbytes_per_s\": 450, \"latency_us\": 5},"
+	" \"inter_node\": {\"gbytes_per_s\": 50, \"latency_us\": 10}}";
+
+static inline void fuzz_tiny(struct model *m, struct cluster *c)
+{
+	struct err e = ERR_INIT;
+	cJSON *mj = json_parse(fuzz_model_json, sizeof(fuzz_model_json) - 1, "fuzz-model", &e);
+	cJSON *cj = json_parse(fuzz_cluster_json, sizeof(fuzz_cluster_json) - 1, "fuzz-cluster", &e);
+
+	if (!mj || !cj || model_from_json(m, mj, "fuzz-model", NULL, &e) < 0 ||
+	    cluster_from_json(c, cj, "fuzz-cluster", NULL, &e) < 0)
+		abort();
+	cJSON_Delete(mj);
+	cJSON_Delete(cj);
 }
 
 #endif

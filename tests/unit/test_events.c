@@ -248,12 +248,32 @@ static void test_runner(void)
 	ok(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD, "no child is left, not even a zombie");
 }
 
+/* Absurd times from a broken executor (issue 16, found by fuzz_events): a 1e12 ms op
+ * used to walk every 10 ms bucket it covers (minutes), 1e308 overflowed a conversion. */
+static void test_live_huge_times(void)
+{
+	struct live l;
+	double t0 = mono(), u;
+
+	ok(live_init(&l, 2, 80) == 0, "live state for absurd times");
+	live_feed_line(&l, "{\"ev\": \"op\", \"iter\": 0, \"dev\": 0, \"op\": \"F\", \"stage\": 0, \"mb\": 0, "
+	                   "\"t0_ms\": 0, \"t1_ms\": 1e12}");
+	live_feed_line(&l, "{\"ev\": \"iter\", \"iter\": 0, \"ms\": 1e308}");
+	live_feed_line(&l, "{\"ev\": \"op\", \"iter\": 1, \"dev\": 1, \"op\": \"F\", \"stage\": 0, \"mb\": 0, "
+	                   "\"t0_ms\": 1e300, \"t1_ms\": 1e301}");
+	ok(mono() - t0 < 1, "a 1e12 ms op and a 1e308 ms iteration are taken at once (%.2f s)", mono() - t0);
+	u = live_util(&l, 0, 0);
+	ok(u == -1 || (u >= 0 && u <= 1), "and utilization stays a share (%g)", u);
+	live_release(&l);
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
 	test_parse();
 	test_linebuf();
 	test_live();
+	test_live_huge_times();
 	test_runner();
 	return tap_done();
 }

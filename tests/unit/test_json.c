@@ -180,5 +180,18 @@ int main(void)
 	test_getters();
 	test_write();
 	test_extras();
+	/* NUL characters: cJSON's strings are C strings, so one would cut a string short */
+	{
+		static const char esc[] = "{\"a\": \"x\\u0000y\"}", bs[] = "{\"a\": \"x\\\\u0000y\"}";
+		static const char raw[] = "{\"a\": 1}\0";
+		struct err e2 = ERR_INIT;
+
+		is_int(json_nul_at(esc, sizeof(esc) - 1), 8, "an escaped \\u0000 is found");
+		is_int(json_nul_at(bs, sizeof(bs) - 1), sizeof(bs) - 1, "an escaped backslash before u0000 is not one");
+		is_int(json_nul_at(raw, sizeof(raw) - 1), 8, "a raw NUL is found");
+		ok(json_parse(esc, sizeof(esc) - 1, "n.json", &e2) == NULL &&
+		   strcmp(e2.msg, "n.json: line 1, column 9: a NUL character (raw or \\u0000) is not allowed") == 0,
+		   "json_parse refuses it with its position (%s)", e2.msg);
+	}
 	return tap_done();
 }

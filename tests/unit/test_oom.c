@@ -591,7 +591,7 @@ static int op_torchcsv(struct strbuf *fp, struct err *e)
 
 	if (!text)
 		return -1;
-	if (torchcsv_import(&p, text, "schedule.csv", &tiny_model, "tiny-model.json", &tiny_cluster,
+	if (torchcsv_import(&p, text, len, "schedule.csv", &tiny_model, "tiny-model.json", &tiny_cluster,
 	                    "tiny-cluster.json", 0, NULL, e) < 0) {
 		free(text);
 		return -1;

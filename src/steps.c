@@ -1,0 +1,204 @@
+/*
+ * steps — reading octopipe.steps/1 (see steps.h).
+ *
+ * A step is a tuner state, so the reader's job is to make sure the state is one the
+ * tuner could have produced for this model and cluster: every value goes through the
+ * jv_* getters with its JSON path, and the limits that keep tune_state_plan() in range
+ * (stage count x microbatches) are checked here rather than trusted there.
+ */
+#include "config.h"
+#include "steps.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "bounds.h"
+#include "json.h"
+
+void steps_release(struct steps *s)
+{
+	if (!s)
+		return;
+	for (int i = 0; i < s->n; i++) {
+		free(s->steps[i].what);
+		tune_state_release(&s->steps[i].state);
+	}
+	free(s->steps);
+	free(s->model);
+	free(s->best_baseline);
+	memset(s, 0, sizeof(*s));
+}
+
+static int parse_phase(struct jv *v, const cJSON *o, const char *path, enum tune_phase *out)
+{
+	static const enum tune_phase all[] = { PHASE_START, PHASE_PARTITION, PHASE_PLACEMENT, PHASE_SCHEDULING };
+	const char *name;
+	char p[JPATH_MAX];
+
+	if (jv_string(v, o, path, "phase", JV_REQUIRED, NULL, &name) < 0)
+		return -1;
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		if (strcmp(name, tune_phase_name(all[i])) == 0) {
+			*out = all[i];
+			return 0;
+		}
+	jpath_key(p, path, "phase");
+	return jv_fail(v, p, "'%.40s' is not a phase (start, partition, placement or scheduling)", name);
+}
+
+static int read_stages(struct jv *v, const cJSON *o, const char *path, const struct model *m,
+                       const struct cluster *c, struct tune_state *st)
+{
+	const cJSON *arr, *so;
+	char sp[JPATH_MAX], p[JPATH_MAX], rp[JPATH_MAX], ep[JPATH_MAX];
+	int next = 0, S, k = 0;
+
+	if (jv_array(v, o, path, "stages", JV_REQUIRED, &arr) < 0)
+		return -1;
+	jpath_key(sp, path, "stages");
+	S = cJSON_GetArraySize(arr);
+	if (S < 1)
+		return jv_fail(v, sp, "must list at least one stage");
+	if (S > m->nlayers)
+		return jv_fail(v, sp, "%d stages but the model has %d layers", S, m->nlayers);
+	st->nstages = S;
+	st->first = calloc((size_t)S + 1, sizeof(int));
+	st->device = calloc((size_t)S, sizeof(int));
+	if (!st->first || !st->device)
+		return err_set(v->e, ERR_RUNTIME, "%s: out of host memory", v->file);
+	for (so = arr->child; so; so = so->next, k++) {
+		const cJSON *range;
+		double a, b;
+		long dev;
+
+		jpath_index(p, sp, k);
+		if (!cJSON_IsObject(so))
+			return jv_fail(v, p, "must be an object, not %s", json_type_name(so));
+		if (jv_array(v, so, p, "layers", JV_REQUIRED, &range) < 0)
+			return -1;
+		jpath_key(rp, p, "layers");
+		if (cJSON_GetArraySize(range) != 2)
+			return jv_fail(v, rp, "must be [first, last], an inclusive layer range");
+		jpath_index(ep, rp, 0);
+		if (jv_number_value(v, range->child, ep, JV_INTEGER, 0, m->nlayers - 1, &a) < 0)
+			return -1;
+		jpath_index(ep, rp, 1);
+		if (jv_number_value(v, range->child->next, ep, JV_INTEGER, 0, m->nlayers - 1, &b) < 0)
+			return -1;
+		if (b < a)
+			return jv_fail(v, rp, "last layer %d comes before first layer %d", (int)b, (int)a);
+		if ((int)a != next)
+			return jv_fail(v, rp, "starts at layer %d, want %d (stages cover every layer once, in order)",
+			               (int)a, next);
+		if (jv_int(v, so, p, "device", JV_REQUIRED, 0, c->devices - 1, 0, &dev) < 0) {
+			if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(so, "device"))) {
+				jpath_key(ep, p, "device");
+				return jv_fail(v, ep, "no such device (cluster '%s' has %d: 0..%d)", c->name, c->devices,
+				               c->devices - 1);
+			}
+			return -1;
+		}
+		st->first[k] = next;
+		st->device[k] = (int)dev;
+		next = (int)b + 1;
+	}
+	if (next != m->nlayers)
+		return jv_fail(v, sp, "the stages cover %d layers, model '%s' has %d", next, m->name, m->nlayers);
+	st->first[S] = next;
+	return 0;
+}
+
+static int read_scheduler(struct jv *v, const cJSON *o, const char *path, struct tune_sched *out)
+{
+	const cJSON *sch;
+	char p[JPATH_MAX];
+	long x;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	if ((r = jv_object(v, o, path, "scheduler", 0, &sch)) <= 0)
+		return r;
+	jpath_key(p, path, "scheduler");
+	if (jv_bool(v, sch, p, "alternate", 0, false, &out->alternate) < 0 ||
+	    jv_bool(v, sch, p, "defer_arrivals", 0, false, &out->defer_arrivals) < 0)
+		return -1;
+	if (jv_int(v, sch, p, "cap_extra", 0, -OCTO_MAX_MICROBATCHES, OCTO_MAX_MICROBATCHES, 0, &x) < 0)
+		return -1;
+	out->cap_extra = (int)x;
+	if (jv_int(v, sch, p, "wcap", 0, 0, OCTO_MAX_MICROBATCHES, 0, &x) < 0)
+		return -1;
+	out->wcap = (int)x;
+	return 0;
+}
+
+int steps_from_json(struct steps *s, const cJSON *root, const char *file, const struct model *m,
+                    const struct cluster *c, int microbatches, struct err *e)
+{
+	struct jv v = { file, e, NULL };
+	const cJSON *arr, *o;
+	const char *model = NULL, *baseline = NULL, *what;
+	char p[JPATH_MAX];
+	long mbs, evals;
+	int k = 0;
+
+	memset(s, 0, sizeof(*s));
+	if (jv_format(&v, root, STEPS_FORMAT) < 0 ||
+	    jv_string(&v, root, "", "model", JV_NONEMPTY, NULL, &model) < 0 ||
+	    jv_int(&v, root, "", "microbatches", 0, 1, OCTO_MAX_MICROBATCHES, microbatches, &mbs) < 0 ||
+	    jv_string(&v, root, "", "best_baseline", 0, NULL, &baseline) < 0 ||
+	    jv_number(&v, root, "", "best_baseline_ms", 0, 0, 1e300, 0, &s->best_baseline_ms) < 0 ||
+	    jv_int(&v, root, "", "evaluations", 0, 0, 1L << 53, 0, &evals) < 0 ||
+	    jv_array(&v, root, "", "steps", JV_REQUIRED, &arr) < 0)
+		return -1;
+	if (model && strcmp(model, m->name) != 0)
+		return jv_fail(&v, "model", "steps of model '%.100s', the plan is of '%s'", model, m->name);
+	if (cJSON_GetArraySize(arr) < 1)
+		return jv_fail(&v, "steps", "must list at least one step");
+	s->microbatches = (int)mbs;
+	s->evaluations = evals;
+	if ((model && !(s->model = strdup(model))) || (baseline && !(s->best_baseline = strdup(baseline))))
+		goto oom;
+	s->steps = calloc((size_t)cJSON_GetArraySize(arr), sizeof(*s->steps));
+	if (!s->steps)
+		goto oom;
+	for (o = arr->child; o; o = o->next, k++) {
+		struct steps_step *t = &s->steps[s->n];
+		long ops;
+
+		jpath_index(p, "steps", k);
+		if (!cJSON_IsObject(o))
+			return jv_fail(&v, p, "must be an object, not %s", json_type_name(o));
+		s->n++;
+		if (parse_phase(&v, o, p, &t->phase) < 0 ||
+		    jv_string(&v, o, p, "what", 0, "", &what) < 0 ||
+		    jv_number(&v, o, p, "before_ms", 0, 0, 1e300, 0, &t->before_ms) < 0 ||
+		    jv_number(&v, o, p, "after_ms", JV_REQUIRED, 0, 1e300, 0, &t->after_ms) < 0 ||
+		    read_stages(&v, o, p, m, c, &t->state) < 0 ||
+		    read_scheduler(&v, o, p, &t->state.sched) < 0)
+			return -1;
+		if (!(t->what = strdup(what)))
+			goto oom;
+		/* what tune_state_plan() will allocate for this step */
+		ops = (long)t->state.nstages * s->microbatches * 3;
+		if (ops > OCTO_MAX_OPS)
+			return jv_fail(&v, p, "%d stages x %d microbatches is more than %ld ops", t->state.nstages,
+			               s->microbatches, (long)OCTO_MAX_OPS);
+	}
+	return 0;
+oom:
+	return err_set(e, ERR_RUNTIME, "%s: out of host memory", file);
+}
+
+int steps_load(struct steps *s, const char *path, const struct model *m, const struct cluster *c,
+               int microbatches, struct err *e)
+{
+	cJSON *root = json_load_file(path, e);
+	int r;
+
+	memset(s, 0, sizeof(*s));
+	if (!root)
+		return -1;
+	r = steps_from_json(s, root, path, m, c, microbatches, e);
+	cJSON_Delete(root);
+	return r;
+}
