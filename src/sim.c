@@ -888,6 +888,200 @@ double sim_lower_bound(const struct model *mdl, const struct cluster *cl, int mi
 	return fmax(work, fmax(chain, heaviest));
 }
 
+/*
+ * The tight bound. Every claim below holds for every plan of this model, cluster and
+ * microbatch count M — any partition into contiguous stages, any placement (several,
+ * non-adjacent stages per device allowed), any per-device order — so the bound is a max of
+ * inequalities each of which some plan-independent argument proves. Communication only
+ * delays ops (durations and transfers are >= 0 and the graph is fixed), so it is ignored.
+ *
+ * Notation (work in ms at speed 1): c_l = f_l + b_l + w_l; B_l is the backward on the
+ * gradient chain (b_l when the backward is split, b_l + w_l fused); o the per-op overhead;
+ * K ops per stage and microbatch (3 split, 2 fused). An op of stage [a,b] costs the sum over
+ * its layers plus o; divided by its device's speed, at most s_max. Speeds sorted
+ * descending give top[k], the sum of the k fastest; s_min the slowest.
+ * Pf(e) = sum_{j<e} f_j (+ o when e > 0: at least one stage's F lies before layer e) is
+ * the earliest any F of a stage starting at layer e can start (at s_max); Pb(e) likewise
+ * for the backward chain below e; wt = w_0 + o when split (W(0,m) follows I(0,m)), else 0.
+ *
+ * (1) Fill/drain per device. A device d that holds anything first runs an F (I and W of a
+ *   stage wait for its F on the same device), of a stage starting at some layer a >= e_d,
+ *   its entry (lowest layer it holds): it starts at >= Pf(e_d)/s_max. Its last F or I op is
+ *   an I (each F is followed by its own I on d), of a stage starting at a >= e_d, and after
+ *   it the backward chain below a and W(0,m) still run: >= (Pb(e_d) + wt)/s_max. So
+ *     T >= Pf(e_d)/s_max + load_d/s_d                       (A)
+ *     T >= (Pf(e_d) + Pb(e_d) + wt)/s_max + FB_d/s_d          (B; FB = F and I/B work only).
+ *   Multiply by s_d and sum over the k devices in use: their entries are k distinct layers,
+ *   so sum Pf(e_d) >= sum_{j<k} Pf(j); each holds >= 1 stage, so the work is at least
+ *   M (sum c + K o k) (resp. M (sum (f + B) + 2 o k)); their speeds sum to <= top[k]:
+ *     T >= min over k <= min(D, L) of [M sum c + M K o k + (s_min/s_max) sum_{j<k} Pf(j)] / top[k]
+ *   and the same with (B). With k = D and o = 0 this is total work / total speed plus the
+ *   average fill, so it never falls below that part of the old bound. What it cannot claim:
+ *   free placement lets a device enter at layer j and go on with later layers (interleaving
+ *   to single layers), so the fill provable is about one layer per device, not the (D-1)
+ *   stages of a 1F1B pipeline.
+ * (2) The stage around one layer. Whatever the partition, layer l sits in one stage [a,b]
+ *   on one device; all its M F and M I (and W) ops run there one at a time, none before
+ *   Pf(a), every I followed by the chain below a (tail Pb(a) + wt) and by its own W; the
+ *   first I waits for an F to go up through the layers above b and back, U(b) = sum_{j>b}
+ *   (f_j + B_j) + 2o (when b < L-1). With F, I, W the stage's per-op costs:
+ *     T >= Pf(a) + M (F + I + W)
+ *     T >= Pf(a) + M (F + I) + max(Pb(a) + wt, W)
+ *     T >= Pf(a) + M F + U(b) + I + Pb(a) + wt
+ *     T >= Pf(a) + F + U(b) + M I + Pb(a) + wt            (all / s_max)
+ *   minimised over the stages a <= l <= b (every term grows with b but U's 2o, which is gone
+ *   at b = L-1: so b = l or b = L-1). Taken for the first and the last layer and the
+ *   heaviest ones; this is what makes a huge LM head (last layer) cost its forward
+ *   prefix and its backward suffix on top of M times its own work.
+ * (3) Layer granularity. A layer is never split, but a device may hold any set of layers,
+ *   so the best contiguous min-max partition is NOT a bound (non-contiguous sets can
+ *   balance better). What holds: the j heaviest layers sit on some j' <= j devices, each
+ *   paying >= one stage of overhead, so T >= min_{j'<=j} (M sum_{top j} c + j' M K o) /
+ *   top[j']; and among the k D + 1 heaviest layers one device holds k + 1 (pigeonhole), so
+ *   T >= M (the k + 1 lightest of them + K o) / s_max.
+ * (4) One microbatch's chain, with its overheads: (sum f + sum B + 2o + wt) / s_max.
+ * The tight bound is the largest of these and of the old bound.
+ */
+
+/* Pf or Pb: the chain cost below layer e (sum of x over j < e, plus one op's overhead). */
+static double chain_below(const double *prefix, int e, double o)
+{
+	return e > 0 ? prefix[e] + o : 0;
+}
+
+static int cmp_desc(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* Bound (2) for layer l: the best stage around it. pf, pb, pw, pc: prefix sums of f, B,
+ * w (split) and f + B. */
+static double stage_window(int L, int M, int l, double o, double wt, bool split, const double *pf,
+                           const double *pb, const double *pw, double total_fb)
+{
+	double best = INFINITY;
+
+	for (int a = 0; a <= l; a++) {
+		double head = chain_below(pf, a, o), tail = chain_below(pb, a, o) + wt;
+		int bs[2] = { l, L - 1 };
+
+		for (int i = 0; i < (l == L - 1 ? 1 : 2); i++) {
+			int b = bs[i];
+			double F = pf[b + 1] - pf[a] + o, I = pb[b + 1] - pb[a] + o;
+			double W = split ? pw[b + 1] - pw[a] + o : 0;
+			double up = total_fb - (pf[b + 1] + pb[b + 1]) + (b < L - 1 ? 2 * o : 0);
+			double v = head + M * (F + I + W);
+
+			v = fmax(v, head + M * (F + I) + fmax(tail, W));
+			v = fmax(v, head + M * F + up + I + tail);
+			v = fmax(v, head + F + up + M * I + tail);
+			if (v < best)
+				best = v;
+		}
+	}
+	return best;
+}
+
+double sim_lower_bound_tight(const struct model *mdl, const struct cluster *cl, int microbatches,
+                             bool split_backward)
+{
+	int L = mdl->nlayers, D = cl->devices, M = microbatches, K = split_backward ? 3 : 2;
+	double o = cl->op_overhead_us > 0 ? cl->op_overhead_us * 1e-3 : 0;
+	double *buf, *pf, *pb, *pw, *sp, *top, *load;
+	double best, smax, smin, sum_c = 0, sum_fb, wt;
+	int cand[5], kmax;
+
+	if (L < 1 || D < 1 || M < 1)
+		return sim_lower_bound(mdl, cl, microbatches, split_backward);
+	buf = malloc(sizeof(double) * (size_t)(4 * (L + 1) + 2 * (D + 1) + L));
+	if (!buf) /* the old bound is still a bound */
+		return sim_lower_bound(mdl, cl, microbatches, split_backward);
+	pf = buf; pb = pf + L + 1; pw = pb + L + 1; sp = pw + L + 1; top = sp + D + 1; load = top + D + 1;
+	pf[0] = pb[0] = pw[0] = 0;
+	for (int l = 0; l < L; l++) {
+		const struct layer *y = &mdl->layers[l];
+
+		pf[l + 1] = pf[l] + y->f_ms;
+		pb[l + 1] = pb[l] + y->b_ms + (split_backward ? 0 : y->w_ms);
+		pw[l + 1] = pw[l] + (split_backward ? y->w_ms : 0);
+		load[l] = y->f_ms + y->b_ms + y->w_ms;
+		sum_c += load[l];
+	}
+	sum_fb = pf[L] + pb[L];
+	wt = split_backward ? mdl->layers[0].w_ms + o : 0;
+	for (int d = 0; d < D; d++)
+		sp[d] = cl->device_speed[d];
+	qsort(sp, (size_t)D, sizeof(double), cmp_desc);
+	smax = sp[0];
+	smin = sp[D - 1];
+	top[0] = 0;
+	for (int d = 0; d < D; d++)
+		top[d + 1] = top[d] + sp[d];
+	best = sim_lower_bound(mdl, cl, microbatches, split_backward);
+
+	/* (4) one microbatch's chain */
+	best = fmax(best, (sum_fb + 2 * o + wt) / smax);
+
+	/* (1) fill and drain over the devices in use */
+	kmax = D < L ? D : L;
+	{
+		double fa = 0, fb = 0, ra = INFINITY, rb = INFINITY;
+
+		for (int k = 1; k <= kmax; k++) {
+			int j = k - 1;
+
+			fa += chain_below(pf, j, o);
+			fb += chain_below(pf, j, o) + chain_below(pb, j, o) + wt;
+			ra = fmin(ra, (M * (sum_c + K * o * k) + smin / smax * fa) / top[k]);
+			rb = fmin(rb, (M * (sum_fb + 2 * o * k) + smin / smax * fb) / top[k]);
+		}
+		best = fmax(best, fmax(ra, rb));
+	}
+
+	/* (2) the stage around the first, the last and the heaviest layers */
+	{
+		int n = 0, hc = 0, hf = 0, hb = 0;
+
+		for (int l = 1; l < L; l++) {
+			if (load[l] > load[hc])
+				hc = l;
+			if (pf[l + 1] - pf[l] > pf[hf + 1] - pf[hf])
+				hf = l;
+			if (pb[l + 1] - pb[l] > pb[hb + 1] - pb[hb])
+				hb = l;
+		}
+		cand[n++] = 0; cand[n++] = L - 1; cand[n++] = hc; cand[n++] = hf; cand[n++] = hb;
+		for (int i = 0; i < n; i++)
+			best = fmax(best, stage_window(L, M, cand[i], o, wt, split_backward, pf, pb, pw, sum_fb) / smax);
+	}
+
+	/* (3) granularity: the heaviest layers */
+	qsort(load, (size_t)L, sizeof(double), cmp_desc);
+	{
+		double sum = 0;
+
+		for (int j = 1; j <= kmax; j++) {
+			double r = INFINITY;
+
+			sum += load[j - 1];
+			for (int jj = 1; jj <= j; jj++)
+				r = fmin(r, M * (sum + jj * K * o) / top[jj]);
+			best = fmax(best, r);
+		}
+		for (int k = 1; (long)k * D + 1 <= L; k++) {
+			double s = 0;
+
+			for (int i = k * D - k; i <= k * D; i++)
+				s += load[i];
+			best = fmax(best, M * (s + K * o) / smax);
+		}
+	}
+	free(buf);
+	return best;
+}
+
 /* Walks each device's ops in execution order: busy/idle split, memory curve and peak. */
 static int compute_metrics(struct ctx *c, struct metrics *m)
 {
@@ -988,6 +1182,10 @@ static int compute_metrics(struct ctx *c, struct metrics *m)
 	m->efficiency = makespan > 0 ? m->lower_bound_ms / makespan : 0;
 	if (m->efficiency > 1)
 		m->efficiency = 1;
+	m->lower_bound_tight_ms = sim_lower_bound_tight(&p->model, &p->cluster, p->microbatches, p->split_backward);
+	m->efficiency_tight = makespan > 0 ? m->lower_bound_tight_ms / makespan : 0;
+	if (m->efficiency_tight > 1)
+		m->efficiency_tight = 1;
 	m->throughput_tokens_per_s = makespan > 0
 		? (double)p->microbatches * (double)p->model.seq_len * (double)p->model.micro_batch_size / (makespan / 1000)
 		: 0;

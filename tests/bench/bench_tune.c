@@ -2,7 +2,8 @@
  * bench_tune — tuning quality and speed: for every sample model on 4, 8, 16 and 32 H200s
  * with 2x, 4x and 8x as many microbatches as GPUs, the tuned iteration time against 1F1B,
  * interleaved 1F1B, ZB-H1, ZB-V and balanced-partition 1F1B (speedup = baseline / tuned),
- * its efficiency against the lower bound, and the time the tuner took on one core.
+ * both lower bounds (the old one and the tight one) with the efficiency against each, and
+ * the time the tuner took on one core and the plans it simulated.
  * Prints a table; never fails on timing.
  *
  * usage: bench_tune SRCDIR [MODEL...]
@@ -55,11 +56,12 @@ int main(int argc, char **argv)
 	static const int gpus[] = { 4, 8, 16, 32 };
 	const char *const *models = argc > 2 ? (const char *const *)argv + 2 : all;
 	const char *src = argc > 1 ? argv[1] : ".";
-	double sum_il = 0, sum_1f1b = 0, sum_zb = 0;
-	int n = 0;
+	double sum_il = 0, sum_1f1b = 0, sum_zb = 0, sum_eff = 0, sum_efft = 0, sum_secs = 0;
+	int n = 0, neff = 0;
 
-	printf("%-20s %4s %4s %10s %7s %7s %7s %7s %7s %6s %8s %6s\n", "model", "gpus", "mbs", "tuned ms",
-	       "1f1b", "interl", "zb-h1", "zb-v", "1f1b-b", "eff", "tune s", "evals");
+	printf("%-20s %4s %4s %10s %7s %7s %7s %7s %7s %10s %10s %6s %6s %8s %6s\n", "model", "gpus", "mbs",
+	       "tuned ms", "1f1b", "interl", "zb-h1", "zb-v", "1f1b-b", "bound ms", "tight ms", "eff", "effT",
+	       "tune s", "evals");
 	for (int mi = 0; models[mi]; mi++) {
 		char path[4096];
 		struct model m;
@@ -118,7 +120,12 @@ int main(int argc, char **argv)
 				cell(bz, tuned);
 				cell(bv, tuned);
 				cell(bb, tuned);
-				printf(" %5.1f%% %8.2f %6ld\n", 100 * mt.efficiency, secs, evals);
+				printf(" %10.1f %10.1f %5.1f%% %5.1f%% %8.2f %6ld\n", mt.lower_bound_ms, mt.lower_bound_tight_ms,
+				       100 * mt.efficiency, 100 * mt.efficiency_tight, secs, evals);
+				sum_eff += mt.efficiency;
+				sum_efft += mt.efficiency_tight;
+				sum_secs += secs;
+				neff++;
 				fflush(stdout);
 				if (!isnan(bi) && !isnan(b1) && !isnan(bz)) {
 					sum_il += bi / tuned;
@@ -137,5 +144,8 @@ int main(int argc, char **argv)
 	if (n)
 		printf("\nmean speedup over %d configurations: %.2fx vs interleaved 1F1B, %.2fx vs 1F1B, %.2fx vs ZB-H1\n",
 		       n, sum_il / n, sum_1f1b / n, sum_zb / n);
+	if (neff)
+		printf("mean efficiency over %d configurations: %.1f%% of the bound, %.1f%% of the tight bound; "
+		       "%.2f s tuning on average\n", neff, 100 * sum_eff / neff, 100 * sum_efft / neff, sum_secs / neff);
 	return 0;
 }
