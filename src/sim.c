@@ -940,38 +940,47 @@ double sim_lower_bound(const struct model *mdl, const struct cluster *cl, int mi
  *   top[j']; and among the k D + 1 heaviest layers one device holds k + 1 (pigeonhole), so
  *   T >= M (the k + 1 lightest of them + K o) / s_max.
  * (4) One microbatch's chain, with its overheads: (sum f + sum B + 2o + wt) / s_max.
- * The tight bound is the largest of these and of the old bound.
+ * The tight bound is the largest of these and of the old bound. It allocates nothing:
+ * the heaviest layers and fastest devices kept are the first TIGHT_TOP (a bound over fewer
+ * of them is still a bound; past them a device's speed counts as the last one kept).
  */
 
-/* Pf or Pb: the chain cost below layer e (sum of x over j < e, plus one op's overhead). */
-static double chain_below(const double *prefix, int e, double o)
+#define TIGHT_TOP 128 /* the heaviest layers and fastest devices kept (on the stack) */
+
+/* Inserts x into the descending list v[0..*n) of at most TIGHT_TOP values. */
+static void top_insert(double *v, int *n, double x)
 {
-	return e > 0 ? prefix[e] + o : 0;
+	int i = *n < TIGHT_TOP ? (*n)++ : TIGHT_TOP - 1;
+
+	if (i == TIGHT_TOP - 1 && *n == TIGHT_TOP && v[i] >= x)
+		return;
+	for (; i > 0 && v[i - 1] < x; i--)
+		v[i] = v[i - 1];
+	v[i] = x;
 }
 
-static int cmp_desc(const void *a, const void *b)
+/* Bound (2) for layer l, at speed 1: the best stage [a, b] around it. pf_l and pb_l: the
+ * forward and backward (B) sums over layers 0..l; rest_*: the f, B and w sums above l. */
+static double stage_window(const struct model *mdl, int M, int l, double o, double wt, bool split,
+                           double pf_l, double pb_l, double rest_f, double rest_b, double rest_w)
 {
-	double x = *(const double *)a, y = *(const double *)b;
+	int L = mdl->nlayers;
+	double best = INFINITY, f = 0, b = 0, w = 0;
 
-	return x < y ? 1 : x > y ? -1 : 0;
-}
+	for (int a = l; a >= 0; a--) {
+		const struct layer *y = &mdl->layers[a];
+		double head, tail;
 
-/* Bound (2) for layer l: the best stage around it. pf, pb, pw, pc: prefix sums of f, B,
- * w (split) and f + B. */
-static double stage_window(int L, int M, int l, double o, double wt, bool split, const double *pf,
-                           const double *pb, const double *pw, double total_fb)
-{
-	double best = INFINITY;
-
-	for (int a = 0; a <= l; a++) {
-		double head = chain_below(pf, a, o), tail = chain_below(pb, a, o) + wt;
-		int bs[2] = { l, L - 1 };
-
+		f += y->f_ms;
+		b += y->b_ms + (split ? 0 : y->w_ms);
+		w += split ? y->w_ms : 0;
+		head = a > 0 ? pf_l - f + o : 0;
+		tail = (a > 0 ? pb_l - b + o : 0) + wt;
 		for (int i = 0; i < (l == L - 1 ? 1 : 2); i++) {
-			int b = bs[i];
-			double F = pf[b + 1] - pf[a] + o, I = pb[b + 1] - pb[a] + o;
-			double W = split ? pw[b + 1] - pw[a] + o : 0;
-			double up = total_fb - (pf[b + 1] + pb[b + 1]) + (b < L - 1 ? 2 * o : 0);
+			/* b = l, or b = L - 1 (no stage above: no overhead to go up and back) */
+			double F = f + (i ? rest_f : 0) + o, I = b + (i ? rest_b : 0) + o;
+			double W = split ? w + (i ? rest_w : 0) + o : 0;
+			double up = i || l == L - 1 ? 0 : rest_f + rest_b + 2 * o;
 			double v = head + M * (F + I + W);
 
 			v = fmax(v, head + M * (F + I) + fmax(tail, W));
@@ -987,98 +996,113 @@ static double stage_window(int L, int M, int l, double o, double wt, bool split,
 double sim_lower_bound_tight(const struct model *mdl, const struct cluster *cl, int microbatches,
                              bool split_backward)
 {
-	int L = mdl->nlayers, D = cl->devices, M = microbatches, K = split_backward ? 3 : 2;
+	int L = mdl->nlayers, D = cl->devices, M = microbatches, K = split_backward ? 3 : 2, nsp = 0, nld = 0;
 	double o = cl->op_overhead_us > 0 ? cl->op_overhead_us * 1e-3 : 0;
-	double *buf, *pf, *pb, *pw, *sp, *top, *load;
-	double best, smax, smin, sum_c = 0, sum_fb, wt;
-	int cand[5], kmax;
+	double sp[TIGHT_TOP], ld[TIGHT_TOP];
+	double best, smax, smin, ssum = 0, sum_c = 0, sum_f = 0, sum_b = 0, wt;
+	int kmax, hc = 0, hf = 0, hb = 0;
 
+	best = sim_lower_bound(mdl, cl, microbatches, split_backward);
 	if (L < 1 || D < 1 || M < 1)
-		return sim_lower_bound(mdl, cl, microbatches, split_backward);
-	buf = malloc(sizeof(double) * (size_t)(4 * (L + 1) + 2 * (D + 1) + L));
-	if (!buf) /* the old bound is still a bound */
-		return sim_lower_bound(mdl, cl, microbatches, split_backward);
-	pf = buf; pb = pf + L + 1; pw = pb + L + 1; sp = pw + L + 1; top = sp + D + 1; load = top + D + 1;
-	pf[0] = pb[0] = pw[0] = 0;
+		return best;
+	smax = smin = cl->device_speed[0];
+	for (int d = 0; d < D; d++) {
+		double x = cl->device_speed[d];
+
+		ssum += x;
+		smax = fmax(smax, x);
+		smin = fmin(smin, x);
+		top_insert(sp, &nsp, x);
+	}
 	for (int l = 0; l < L; l++) {
 		const struct layer *y = &mdl->layers[l];
+		double c = y->f_ms + y->b_ms + y->w_ms;
+		const struct layer *h;
 
-		pf[l + 1] = pf[l] + y->f_ms;
-		pb[l + 1] = pb[l] + y->b_ms + (split_backward ? 0 : y->w_ms);
-		pw[l + 1] = pw[l] + (split_backward ? y->w_ms : 0);
-		load[l] = y->f_ms + y->b_ms + y->w_ms;
-		sum_c += load[l];
+		sum_c += c;
+		sum_f += y->f_ms;
+		sum_b += y->b_ms + (split_backward ? 0 : y->w_ms);
+		top_insert(ld, &nld, c);
+		h = &mdl->layers[hc];
+		if (c > h->f_ms + h->b_ms + h->w_ms)
+			hc = l;
+		if (y->f_ms > mdl->layers[hf].f_ms)
+			hf = l;
+		if (y->b_ms + y->w_ms * !split_backward > mdl->layers[hb].b_ms + mdl->layers[hb].w_ms * !split_backward)
+			hb = l;
 	}
-	sum_fb = pf[L] + pb[L];
 	wt = split_backward ? mdl->layers[0].w_ms + o : 0;
-	for (int d = 0; d < D; d++)
-		sp[d] = cl->device_speed[d];
-	qsort(sp, (size_t)D, sizeof(double), cmp_desc);
-	smax = sp[0];
-	smin = sp[D - 1];
-	top[0] = 0;
-	for (int d = 0; d < D; d++)
-		top[d + 1] = top[d] + sp[d];
-	best = sim_lower_bound(mdl, cl, microbatches, split_backward);
+	kmax = D < L ? D : L;
 
 	/* (4) one microbatch's chain */
-	best = fmax(best, (sum_fb + 2 * o + wt) / smax);
+	best = fmax(best, (sum_f + sum_b + 2 * o + wt) / smax);
 
-	/* (1) fill and drain over the devices in use */
-	kmax = D < L ? D : L;
+	/* (1) fill and drain over the k devices in use; top: their speeds at most */
 	{
-		double fa = 0, fb = 0, ra = INFINITY, rb = INFINITY;
+		double fa = 0, fb = 0, ra = INFINITY, rb = INFINITY, top = 0, pf = 0, pb = 0;
 
 		for (int k = 1; k <= kmax; k++) {
 			int j = k - 1;
+			double cf = j > 0 ? pf + o : 0, cb = j > 0 ? pb + o : 0;
 
-			fa += chain_below(pf, j, o);
-			fb += chain_below(pf, j, o) + chain_below(pb, j, o) + wt;
-			ra = fmin(ra, (M * (sum_c + K * o * k) + smin / smax * fa) / top[k]);
-			rb = fmin(rb, (M * (sum_fb + 2 * o * k) + smin / smax * fb) / top[k]);
+			top = fmin(ssum, top + sp[j < nsp ? j : nsp - 1]);
+			fa += cf;
+			fb += cf + cb + wt;
+			ra = fmin(ra, (M * (sum_c + K * o * k) + smin / smax * fa) / top);
+			rb = fmin(rb, (M * (sum_f + sum_b + 2 * o * k) + smin / smax * fb) / top);
+			pf += mdl->layers[j].f_ms;
+			pb += mdl->layers[j].b_ms + (split_backward ? 0 : mdl->layers[j].w_ms);
 		}
 		best = fmax(best, fmax(ra, rb));
 	}
 
 	/* (2) the stage around the first, the last and the heaviest layers */
 	{
-		int n = 0, hc = 0, hf = 0, hb = 0;
+		int cand[5] = { 0, L - 1, hc, hf, hb };
 
-		for (int l = 1; l < L; l++) {
-			if (load[l] > load[hc])
-				hc = l;
-			if (pf[l + 1] - pf[l] > pf[hf + 1] - pf[hf])
-				hf = l;
-			if (pb[l + 1] - pb[l] > pb[hb + 1] - pb[hb])
-				hb = l;
+		for (int i = 0; i < 5; i++) {
+			int l = cand[i];
+			double pf = 0, pb = 0, rf = 0, rb = 0, rw = 0;
+
+			for (int j = 0; j < L; j++) {
+				const struct layer *y = &mdl->layers[j];
+				double bj = y->b_ms + (split_backward ? 0 : y->w_ms);
+
+				if (j <= l) {
+					pf += y->f_ms;
+					pb += bj;
+				} else {
+					rf += y->f_ms;
+					rb += bj;
+					rw += split_backward ? y->w_ms : 0;
+				}
+			}
+			best = fmax(best, stage_window(mdl, M, l, o, wt, split_backward, pf, pb, rf, rb, rw) / smax);
 		}
-		cand[n++] = 0; cand[n++] = L - 1; cand[n++] = hc; cand[n++] = hf; cand[n++] = hb;
-		for (int i = 0; i < n; i++)
-			best = fmax(best, stage_window(L, M, cand[i], o, wt, split_backward, pf, pb, pw, sum_fb) / smax);
 	}
 
-	/* (3) granularity: the heaviest layers */
-	qsort(load, (size_t)L, sizeof(double), cmp_desc);
+	/* (3) granularity: the heaviest layers (as many as were kept) */
 	{
 		double sum = 0;
 
-		for (int j = 1; j <= kmax; j++) {
-			double r = INFINITY;
+		for (int j = 1; j <= kmax && j <= nld; j++) {
+			double r = INFINITY, top = 0;
 
-			sum += load[j - 1];
-			for (int jj = 1; jj <= j; jj++)
-				r = fmin(r, M * (sum + jj * K * o) / top[jj]);
+			sum += ld[j - 1];
+			for (int jj = 1; jj <= j; jj++) {
+				top = fmin(ssum, top + sp[jj - 1 < nsp ? jj - 1 : nsp - 1]);
+				r = fmin(r, M * (sum + jj * K * o) / top);
+			}
 			best = fmax(best, r);
 		}
-		for (int k = 1; (long)k * D + 1 <= L; k++) {
-			double s = 0;
+		for (int k = 1; (long)k * D + 1 <= L && (long)k * D + 1 <= nld; k++) {
+			double x = 0;
 
 			for (int i = k * D - k; i <= k * D; i++)
-				s += load[i];
-			best = fmax(best, M * (s + K * o) / smax);
+				x += ld[i];
+			best = fmax(best, M * (x + K * o) / smax);
 		}
 	}
-	free(buf);
 	return best;
 }
 
