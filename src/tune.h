@@ -41,7 +41,8 @@ struct tune_opts {
 	 * search (perturb the best state, descend again) until the budget is spent or the
 	 * best plan reaches the tight lower bound. */
 	double time_budget_s;       /* 0 = none */
-	long max_evals;             /* candidates to simulate at most; 0 = none */
+	long max_evals;             /* stop after this many simulations (the accepted one is
+	                             * simulated again for its metrics); 0 = none */
 	unsigned seed;              /* tie-breaks and perturbations: the sequence of candidates
 	                             * is a function of the seed, so with max_evals (and no time
 	                             * budget) the same seed gives the same plan */

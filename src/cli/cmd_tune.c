@@ -88,7 +88,7 @@ static void usage(FILE *f)
 	      "  --max-stages-per-device K   stages one device may hold (default 2)\n"
 	      "  --budget SECONDS            search this long (default 1; 0: until converged,\n"
 	      "                              or --evals); --time-budget is the old name\n"
-	      "  --evals N                   simulate at most N candidate plans (without --budget:\n"
+	      "  --evals N                   stop after about N candidate plans (without --budget:\n"
 	      "                              no time limit, and the same seed gives the same plan)\n"
 	      "  --seed N                    seed of tie-breaks and perturbations\n", f);
 }
