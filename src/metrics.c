@@ -99,8 +99,15 @@ int metrics_from_json(struct metrics *m, const cJSON *obj, const char *file, con
 	    jv_number(&v, obj, path, "bubble_ratio", JV_REQUIRED, 0, 1, 0, &m->bubble_ratio) < 0 ||
 	    jv_number(&v, obj, path, "lower_bound_ms", 0, 0, BIG, 0, &m->lower_bound_ms) < 0 ||
 	    jv_number(&v, obj, path, "efficiency", 0, 0, 1, 0, &m->efficiency) < 0 ||
+	    jv_number(&v, obj, path, "lower_bound_tight_ms", 0, 0, BIG, -1, &m->lower_bound_tight_ms) < 0 ||
+	    jv_number(&v, obj, path, "efficiency_tight", 0, 0, 1, -1, &m->efficiency_tight) < 0 ||
 	    jv_array(&v, obj, path, "devices", JV_REQUIRED, &devs) < 0)
 		goto fail;
+	/* files written before the tight bound existed: the old bound is the best they know */
+	if (m->lower_bound_tight_ms < 0)
+		m->lower_bound_tight_ms = m->lower_bound_ms;
+	if (m->efficiency_tight < 0)
+		m->efficiency_tight = m->efficiency;
 	jpath_key(p, path, "devices");
 	if (cJSON_GetArraySize(devs) < 1 || cJSON_GetArraySize(devs) > OCTO_MAX_DEVICES) {
 		jv_fail(&v, p, "must list between 1 and %d devices", OCTO_MAX_DEVICES);
@@ -159,6 +166,8 @@ cJSON *metrics_to_json(const struct metrics *m)
 	jw_num(&w, root, "bubble_ratio", m->bubble_ratio);
 	jw_num(&w, root, "lower_bound_ms", m->lower_bound_ms);
 	jw_num(&w, root, "efficiency", m->efficiency);
+	jw_num(&w, root, "lower_bound_tight_ms", m->lower_bound_tight_ms);
+	jw_num(&w, root, "efficiency_tight", m->efficiency_tight);
 	arr = jw_arr(&w, root, "devices");
 	for (int d = 0; d < m->ndevices; d++) {
 		const struct device_metrics *dm = &m->dev[d];

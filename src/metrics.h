@@ -38,6 +38,8 @@ struct metrics {
 	double bubble_ratio;
 	double lower_bound_ms;
 	double efficiency;
+	double lower_bound_tight_ms; /* sim_lower_bound_tight(); a file without it: lower_bound_ms */
+	double efficiency_tight;     /* lower_bound_tight_ms / makespan_ms */
 	int ndevices;
 	struct device_metrics *dev;
 	int ncycle;                 /* 0 = no deadlock */

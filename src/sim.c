@@ -888,6 +888,224 @@ double sim_lower_bound(const struct model *mdl, const struct cluster *cl, int mi
 	return fmax(work, fmax(chain, heaviest));
 }
 
+/*
+ * The tight bound. Every claim below holds for every plan of this model, cluster and
+ * microbatch count M — any partition into contiguous stages, any placement (several,
+ * non-adjacent stages per device allowed), any per-device order — so the bound is a max of
+ * inequalities each of which some plan-independent argument proves. Communication only
+ * delays ops (durations and transfers are >= 0 and the graph is fixed), so it is ignored.
+ *
+ * Notation (work in ms at speed 1): c_l = f_l + b_l + w_l; B_l is the backward on the
+ * gradient chain (b_l when the backward is split, b_l + w_l fused); o the per-op overhead;
+ * K ops per stage and microbatch (3 split, 2 fused). An op of stage [a,b] costs the sum over
+ * its layers plus o; divided by its device's speed, at most s_max. Speeds sorted
+ * descending give top[k], the sum of the k fastest; s_min the slowest.
+ * Pf(e) = sum_{j<e} f_j (+ o when e > 0: at least one stage's F lies before layer e) is
+ * the earliest any F of a stage starting at layer e can start (at s_max); Pb(e) likewise
+ * for the backward chain below e; wt = w_0 + o when split (W(0,m) follows I(0,m)), else 0.
+ *
+ * (1) Fill/drain per device. A device d that holds anything first runs an F (I and W of a
+ *   stage wait for its F on the same device), of a stage starting at some layer a >= e_d,
+ *   its entry (lowest layer it holds): it starts at >= Pf(e_d)/s_max. Its last F or I op is
+ *   an I (each F is followed by its own I on d), of a stage starting at a >= e_d, and after
+ *   it the backward chain below a and W(0,m) still run: >= (Pb(e_d) + wt)/s_max. So
+ *     T >= Pf(e_d)/s_max + load_d/s_d                       (A)
+ *     T >= (Pf(e_d) + Pb(e_d) + wt)/s_max + FB_d/s_d          (B; FB = F and I/B work only).
+ *   Multiply by s_d and sum over the k devices in use: their entries are k distinct layers,
+ *   so sum Pf(e_d) >= sum_{j<k} Pf(j); each holds >= 1 stage, so the work is at least
+ *   M (sum c + K o k) (resp. M (sum (f + B) + 2 o k)); their speeds sum to <= top[k]:
+ *     T >= min over k <= min(D, L) of [M sum c + M K o k + (s_min/s_max) sum_{j<k} Pf(j)] / top[k]
+ *   and the same with (B). With k = D and o = 0 this is total work / total speed plus the
+ *   average fill, so it never falls below that part of the old bound. What it cannot claim:
+ *   free placement lets a device enter at layer j and go on with later layers (interleaving
+ *   to single layers), so the fill provable is about one layer per device, not the (D-1)
+ *   stages of a 1F1B pipeline.
+ * (2) The stage around one layer. Whatever the partition, layer l sits in one stage [a,b]
+ *   on one device; all its M F and M I (and W) ops run there one at a time, none before
+ *   Pf(a), every I followed by the chain below a (tail Pb(a) + wt) and by its own W; the
+ *   first I waits for an F to go up through the layers above b and back, U(b) = sum_{j>b}
+ *   (f_j + B_j) + 2o (when b < L-1). With F, I, W the stage's per-op costs:
+ *     T >= Pf(a) + M (F + I + W)
+ *     T >= Pf(a) + M (F + I) + max(Pb(a) + wt, W)
+ *     T >= Pf(a) + M F + U(b) + I + Pb(a) + wt
+ *     T >= Pf(a) + F + U(b) + M I + Pb(a) + wt            (all / s_max)
+ *   minimised over the stages a <= l <= b (every term grows with b but U's 2o, which is gone
+ *   at b = L-1: so b = l or b = L-1). Taken for the first and the last layer and the
+ *   heaviest ones; this is what makes a huge LM head (last layer) cost its forward
+ *   prefix and its backward suffix on top of M times its own work.
+ * (3) Layer granularity. A layer is never split, but a device may hold any set of layers,
+ *   so the best contiguous min-max partition is NOT a bound (non-contiguous sets can
+ *   balance better). What holds: the j heaviest layers sit on some j' <= j devices, each
+ *   paying >= one stage of overhead, so T >= min_{j'<=j} (M sum_{top j} c + j' M K o) /
+ *   top[j']; and among the k D + 1 heaviest layers one device holds k + 1 (pigeonhole), so
+ *   T >= M (the k + 1 lightest of them + K o) / s_max.
+ * (4) One microbatch's chain, with its overheads: (sum f + sum B + 2o + wt) / s_max.
+ * The tight bound is the largest of these and of the old bound. It allocates nothing:
+ * the heaviest layers and fastest devices kept are the first TIGHT_TOP (a bound over fewer
+ * of them is still a bound; past them a device's speed counts as the last one kept).
+ */
+
+#define TIGHT_TOP 128 /* the heaviest layers and fastest devices kept (on the stack) */
+
+/* Inserts x into the descending list v[0..*n) of at most TIGHT_TOP values. */
+static void top_insert(double *v, int *n, double x)
+{
+	int i = *n < TIGHT_TOP ? (*n)++ : TIGHT_TOP - 1;
+
+	if (i == TIGHT_TOP - 1 && *n == TIGHT_TOP && v[i] >= x)
+		return;
+	for (; i > 0 && v[i - 1] < x; i--)
+		v[i] = v[i - 1];
+	v[i] = x;
+}
+
+/* Bound (2) for layer l, at speed 1: the best stage [a, b] around it. pf_l and pb_l: the
+ * forward and backward (B) sums over layers 0..l; rest_*: the f, B and w sums above l. */
+static double stage_window(const struct model *mdl, int M, int l, double o, double wt, bool split,
+                           double pf_l, double pb_l, double rest_f, double rest_b, double rest_w)
+{
+	int L = mdl->nlayers;
+	double best = INFINITY, f = 0, b = 0, w = 0;
+
+	for (int a = l; a >= 0; a--) {
+		const struct layer *y = &mdl->layers[a];
+		double head, tail;
+
+		f += y->f_ms;
+		b += y->b_ms + (split ? 0 : y->w_ms);
+		w += split ? y->w_ms : 0;
+		head = a > 0 ? pf_l - f + o : 0;
+		tail = (a > 0 ? pb_l - b + o : 0) + wt;
+		for (int i = 0; i < (l == L - 1 ? 1 : 2); i++) {
+			/* b = l, or b = L - 1 (no stage above: no overhead to go up and back) */
+			double F = f + (i ? rest_f : 0) + o, I = b + (i ? rest_b : 0) + o;
+			double W = split ? w + (i ? rest_w : 0) + o : 0;
+			double up = i || l == L - 1 ? 0 : rest_f + rest_b + 2 * o;
+			double v = head + M * (F + I + W);
+
+			v = fmax(v, head + M * (F + I) + fmax(tail, W));
+			v = fmax(v, head + M * F + up + I + tail);
+			v = fmax(v, head + F + up + M * I + tail);
+			if (v < best)
+				best = v;
+		}
+	}
+	return best;
+}
+
+double sim_lower_bound_tight(const struct model *mdl, const struct cluster *cl, int microbatches,
+                             bool split_backward)
+{
+	int L = mdl->nlayers, D = cl->devices, M = microbatches, K = split_backward ? 3 : 2, nsp = 0, nld = 0;
+	double o = cl->op_overhead_us > 0 ? cl->op_overhead_us * 1e-3 : 0;
+	double sp[TIGHT_TOP], ld[TIGHT_TOP];
+	double best, smax, smin, ssum = 0, sum_c = 0, sum_f = 0, sum_b = 0, wt;
+	int kmax, hc = 0, hf = 0, hb = 0;
+
+	best = sim_lower_bound(mdl, cl, microbatches, split_backward);
+	if (L < 1 || D < 1 || M < 1)
+		return best;
+	smax = smin = cl->device_speed[0];
+	for (int d = 0; d < D; d++) {
+		double x = cl->device_speed[d];
+
+		ssum += x;
+		smax = fmax(smax, x);
+		smin = fmin(smin, x);
+		top_insert(sp, &nsp, x);
+	}
+	for (int l = 0; l < L; l++) {
+		const struct layer *y = &mdl->layers[l];
+		double c = y->f_ms + y->b_ms + y->w_ms;
+		const struct layer *h;
+
+		sum_c += c;
+		sum_f += y->f_ms;
+		sum_b += y->b_ms + (split_backward ? 0 : y->w_ms);
+		top_insert(ld, &nld, c);
+		h = &mdl->layers[hc];
+		if (c > h->f_ms + h->b_ms + h->w_ms)
+			hc = l;
+		if (y->f_ms > mdl->layers[hf].f_ms)
+			hf = l;
+		if (y->b_ms + y->w_ms * !split_backward > mdl->layers[hb].b_ms + mdl->layers[hb].w_ms * !split_backward)
+			hb = l;
+	}
+	wt = split_backward ? mdl->layers[0].w_ms + o : 0;
+	kmax = D < L ? D : L;
+
+	/* (4) one microbatch's chain */
+	best = fmax(best, (sum_f + sum_b + 2 * o + wt) / smax);
+
+	/* (1) fill and drain over the k devices in use; top: their speeds at most */
+	{
+		double fa = 0, fb = 0, ra = INFINITY, rb = INFINITY, top = 0, pf = 0, pb = 0;
+
+		for (int k = 1; k <= kmax; k++) {
+			int j = k - 1;
+			double cf = j > 0 ? pf + o : 0, cb = j > 0 ? pb + o : 0;
+
+			top = fmin(ssum, top + sp[j < nsp ? j : nsp - 1]);
+			fa += cf;
+			fb += cf + cb + wt;
+			ra = fmin(ra, (M * (sum_c + K * o * k) + smin / smax * fa) / top);
+			rb = fmin(rb, (M * (sum_f + sum_b + 2 * o * k) + smin / smax * fb) / top);
+			pf += mdl->layers[j].f_ms;
+			pb += mdl->layers[j].b_ms + (split_backward ? 0 : mdl->layers[j].w_ms);
+		}
+		best = fmax(best, fmax(ra, rb));
+	}
+
+	/* (2) the stage around the first, the last and the heaviest layers */
+	{
+		int cand[5] = { 0, L - 1, hc, hf, hb };
+
+		for (int i = 0; i < 5; i++) {
+			int l = cand[i];
+			double pf = 0, pb = 0, rf = 0, rb = 0, rw = 0;
+
+			for (int j = 0; j < L; j++) {
+				const struct layer *y = &mdl->layers[j];
+				double bj = y->b_ms + (split_backward ? 0 : y->w_ms);
+
+				if (j <= l) {
+					pf += y->f_ms;
+					pb += bj;
+				} else {
+					rf += y->f_ms;
+					rb += bj;
+					rw += split_backward ? y->w_ms : 0;
+				}
+			}
+			best = fmax(best, stage_window(mdl, M, l, o, wt, split_backward, pf, pb, rf, rb, rw) / smax);
+		}
+	}
+
+	/* (3) granularity: the heaviest layers (as many as were kept) */
+	{
+		double sum = 0;
+
+		for (int j = 1; j <= kmax && j <= nld; j++) {
+			double r = INFINITY, top = 0;
+
+			sum += ld[j - 1];
+			for (int jj = 1; jj <= j; jj++) {
+				top = fmin(ssum, top + sp[jj - 1 < nsp ? jj - 1 : nsp - 1]);
+				r = fmin(r, M * (sum + jj * K * o) / top);
+			}
+			best = fmax(best, r);
+		}
+		for (int k = 1; (long)k * D + 1 <= L && (long)k * D + 1 <= nld; k++) {
+			double x = 0;
+
+			for (int i = k * D - k; i <= k * D; i++)
+				x += ld[i];
+			best = fmax(best, M * (x + K * o) / smax);
+		}
+	}
+	return best;
+}
+
 /* Walks each device's ops in execution order: busy/idle split, memory curve and peak. */
 static int compute_metrics(struct ctx *c, struct metrics *m)
 {
@@ -988,6 +1206,10 @@ static int compute_metrics(struct ctx *c, struct metrics *m)
 	m->efficiency = makespan > 0 ? m->lower_bound_ms / makespan : 0;
 	if (m->efficiency > 1)
 		m->efficiency = 1;
+	m->lower_bound_tight_ms = sim_lower_bound_tight(&p->model, &p->cluster, p->microbatches, p->split_backward);
+	m->efficiency_tight = makespan > 0 ? m->lower_bound_tight_ms / makespan : 0;
+	if (m->efficiency_tight > 1)
+		m->efficiency_tight = 1;
 	m->throughput_tokens_per_s = makespan > 0
 		? (double)p->microbatches * (double)p->model.seq_len * (double)p->model.micro_batch_size / (makespan / 1000)
 		: 0;

@@ -142,6 +142,13 @@ int sim_apply_order(const struct sim *s, struct plan *p, struct err *e);
 double sim_lower_bound(const struct model *mdl, const struct cluster *c, int microbatches,
                        bool split_backward);
 
+/* A tighter bound, also over every plan (partition, placement and order free): the old
+ * one plus pipeline fill and drain per device, the stage around the first, last and
+ * heaviest layers, layer granularity and the per-op overhead; the argument is at its
+ * definition in sim.c. Always >= sim_lower_bound(). */
+double sim_lower_bound_tight(const struct model *mdl, const struct cluster *c, int microbatches,
+                             bool split_backward);
+
 void sim_release(struct sim *s);
 
 /* Index of an op in the simulator's arrays. */

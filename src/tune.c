@@ -22,6 +22,7 @@
 #include "json.h"
 #include "partition.h"
 #include "sim.h"
+#include "strbuf.h"
 
 #define IMPROVE_EPS 1e-9   /* relative: a move must beat the current time by this much */
 #define MAX_RANKED 8       /* candidates simulated per ranked move family */
@@ -64,6 +65,10 @@ struct tuner {
 	int nsteps, scap;
 	long evals;
 	double t0, spent;
+	double bound_ms;         /* sim_lower_bound_tight(): the search stops on reaching it */
+	double last_progress;
+	bool interrupted;
+	int kicks;               /* perturbations since the best last improved */
 	unsigned long long rng;
 	int *cap_buf, *wcap_buf;
 	struct tune_state starts[8];  /* other starting structures, best first */
@@ -181,6 +186,18 @@ static double evaluate(struct tuner *t, const struct tune_state *s, struct metri
 	state_to_stages(&t->work, s);
 	policy_opts(s, t->cluster->devices, t->cap_buf, t->wcap_buf, &o);
 	t->evals++;
+	if (t->opts.progress) {
+		double now = now_s(), every = t->opts.progress_every_s > 0 ? t->opts.progress_every_s : 0.1;
+
+		if (now - t->last_progress >= every) {
+			struct tune_progress pr = { t->evals, now - t->t0,
+			                            fmin(t->best_ms, t->have_baseline ? t->baseline_ms : INFINITY),
+			                            t->bound_ms };
+
+			t->last_progress = now;
+			t->opts.progress(t->opts.progress_arg, &pr);
+		}
+	}
 	if (sim_run(&t->sim, &t->work, &o, &m, &e) < 0) {
 		if (e.cls == ERR_RUNTIME)
 			t->oom = true;
@@ -776,7 +793,8 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 	t->rng = 0x9e3779b97f4a7c15ULL ^ ((unsigned long long)o->seed * 0x100000001b3ULL);
 	if (!t->rng)
 		t->rng = 1;
-	t->t0 = now_s();
+	t->t0 = t->last_progress = now_s();
+	t->bound_ms = sim_lower_bound_tight(m, c, o->microbatches, true);
 	maxS = D * t->opts.max_stages_per_device;
 	if (maxS > m->nlayers)
 		maxS = m->nlayers;
@@ -927,6 +945,132 @@ fail:
 	return -1;
 }
 
+/* ---- the budget and iterated local search --------------------------------------------- */
+
+/* Whether the search must stop now: time, evaluations, or an interrupt. */
+static bool out_of_budget(struct tuner *t)
+{
+	if (t->opts.stop && *t->opts.stop) {
+		t->interrupted = true;
+		return true;
+	}
+	if (t->opts.max_evals > 0 && t->evals >= t->opts.max_evals)
+		return true;
+	return t->opts.time_budget_s > 0 && now_s() - t->t0 > t->opts.time_budget_s;
+}
+
+/* A budget makes the tuner anytime: past convergence it perturbs and descends again. */
+static bool anytime(const struct tuner *t)
+{
+	return t->opts.time_budget_s > 0 || t->opts.max_evals > 0;
+}
+
+/* One random change to s (a kick), described into what; false when it did not apply. */
+static bool kick(struct tuner *t, struct tune_state *s, struct strbuf *what)
+{
+	int S = s->nstages, D = t->cluster->devices;
+
+	switch (next_rand(t) % 4) {
+	case 0: { /* a boundary moves by 1-3 layers */
+		int b, delta;
+
+		if (S < 2)
+			return false;
+		b = 1 + (int)(next_rand(t) % (unsigned)(S - 1));
+		delta = 1 + (int)(next_rand(t) % 3);
+		if (next_rand(t) & 1)
+			delta = -delta;
+		if (s->first[b] + delta <= s->first[b - 1] || s->first[b] + delta >= s->first[b + 1])
+			return false;
+		s->first[b] += delta;
+		strbuf_addf(what, " boundary %d %+d", b, delta);
+		return true;
+	}
+	case 1: { /* a stage to another device */
+		int st = (int)(next_rand(t) % (unsigned)S), d = (int)(next_rand(t) % (unsigned)D);
+
+		if (d == s->device[st] || stages_on(s, d) >= t->opts.max_stages_per_device || stages_on(s, s->device[st]) < 2 ||
+		    (st > 0 && s->device[st - 1] == d) || (st + 1 < S && s->device[st + 1] == d))
+			return false;
+		strbuf_addf(what, " stage %d to gpu %d", st, d);
+		s->device[st] = d;
+		return true;
+	}
+	case 2: { /* two stages swap devices */
+		int a = (int)(next_rand(t) % (unsigned)S), b = (int)(next_rand(t) % (unsigned)S), x;
+
+		if (s->device[a] == s->device[b])
+			return false;
+		x = s->device[a];
+		s->device[a] = s->device[b];
+		s->device[b] = x;
+		strbuf_addf(what, " swap stages %d and %d", a < b ? a : b, a < b ? b : a);
+		return true;
+	}
+	default: { /* the scheduler's knobs */
+		static const char *const names[] = { "alternation", "deferral", "depth", "W cap" };
+		int k = (int)(next_rand(t) % 4);
+
+		if (k == 0)
+			s->sched.alternate = !s->sched.alternate;
+		else if (k == 1)
+			s->sched.defer_arrivals = !s->sched.defer_arrivals;
+		else if (k == 2)
+			s->sched.cap_extra = (int)(next_rand(t) % 5) - 1;
+		else
+			s->sched.wcap = (int[]){ 0, 1, D, 2 * D }[next_rand(t) % 4];
+		strbuf_addf(what, " %s", names[k]);
+		return true;
+	}
+	}
+}
+
+/* Perturbs the best state (1 to 4 kicks, more after each fruitless one), makes it the
+ * current one and records the step; returns it, or NULL when out of host memory. */
+static struct tune_step *perturb(struct tuner *t)
+{
+	struct tune_state s;
+	struct strbuf what = STRBUF_INIT;
+	struct tune_step *st;
+	double before = t->cur_ms;
+	int want = 1 + t->kicks % 4, done = 0;
+
+	if (tune_state_copy(&s, &t->best) < 0)
+		return NULL;
+	strbuf_addstr(&what, "perturb the best:");
+	for (int tries = 0; done < want && tries < 64; tries++) {
+		struct tune_state n;
+		size_t len = what.len;
+
+		if (tune_state_copy(&n, &s) < 0) {
+			tune_state_release(&s);
+			strbuf_release(&what);
+			return NULL;
+		}
+		if (kick(t, &n, &what) && static_fits(t, &n) && !tune_state_equal(&n, &s)) {
+			tune_state_release(&s);
+			s = n;
+			done++;
+		} else {
+			tune_state_release(&n);
+			strbuf_truncate(&what, len);
+		}
+	}
+	t->kicks++;
+	tune_state_release(&t->cur);
+	t->cur = s;
+	t->cur_ms = evaluate(t, &t->cur, &t->cur_metrics);
+	t->rounds_done = 0;
+	t->round_improved = false;
+	t->tabu_boundary = -1;
+	t->phase = PHASE_PARTITION;
+	generate(t);
+	st = strbuf_failed(&what) ? NULL
+	     : record(t, PHASE_START, MOVE_RESTRUCTURE, t->cur.nstages, 0, what.buf, before, t->cur_ms);
+	strbuf_release(&what);
+	return st;
+}
+
 static int search_step(struct tuner *t, const struct tune_step **step, struct err *e)
 {
 	*step = NULL;
@@ -940,7 +1084,7 @@ static int search_step(struct tuner *t, const struct tune_step **step, struct er
 		struct cand *c;
 		double ms;
 
-		if (t->opts.time_budget_s > 0 && now_s() - t->t0 > t->opts.time_budget_s) {
+		if (out_of_budget(t)) {
 			t->done = true;
 			break;
 		}
@@ -953,8 +1097,15 @@ static int search_step(struct tuner *t, const struct tune_step **step, struct er
 					while (t->next_start < t->nstarts && !isfinite(t->start_ms[t->next_start]))
 						t->next_start++;
 					if (t->next_start >= t->nstarts) {
-						t->done = true;
-						break;
+						/* converged: with a budget, kick the best and descend again,
+						 * until the budget is spent or nothing is left to gain */
+						if (!anytime(t) || t->best_ms <= t->bound_ms * (1 + IMPROVE_EPS) || out_of_budget(t)) {
+							t->done = true;
+							break;
+						}
+						if (!(*step = perturb(t)))
+							return err_set(e, ERR_RUNTIME, "out of host memory");
+						return 1;
 					}
 					{
 						int k = t->next_start++;
@@ -993,7 +1144,7 @@ static int search_step(struct tuner *t, const struct tune_step **step, struct er
 			double best_ms = t->cur_ms * (1 - IMPROVE_EPS);
 
 			for (; t->ci < t->ncands; t->ci++) {
-				if (t->opts.time_budget_s > 0 && now_s() - t->t0 > t->opts.time_budget_s)
+				if (out_of_budget(t))
 					break;
 				ms = evaluate(t, &t->cands[t->ci].st, NULL);
 				if (ms < best_ms) {
@@ -1023,6 +1174,7 @@ static int search_step(struct tuner *t, const struct tune_step **step, struct er
 				if (tune_state_copy(&t->best, &t->cur) < 0)
 					return err_set(e, ERR_RUNTIME, "out of host memory");
 				t->best_ms = t->cur_ms;
+				t->kicks = 0;
 			}
 			t->round_improved = true;
 			*step = record(t, t->phase, c->kind, c->a, c->b, c->what, before, t->cur_ms);
@@ -1101,6 +1253,16 @@ void tune_stats(const struct tuner *t, long *evaluations, double *seconds)
 		*evaluations = t->evals;
 	if (seconds)
 		*seconds = t->spent;
+}
+
+bool tune_interrupted(const struct tuner *t)
+{
+	return t->interrupted;
+}
+
+double tune_bound(const struct tuner *t)
+{
+	return t->bound_ms;
 }
 
 void tune_free(struct tuner *t)

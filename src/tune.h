@@ -15,6 +15,7 @@
 #ifndef OCTO_TUNE_H
 #define OCTO_TUNE_H
 
+#include <signal.h>
 #include <stdbool.h>
 
 #include <cjson/cJSON.h>
@@ -25,12 +26,34 @@
 #include "model.h"
 #include "plan.h"
 
+struct tune_progress {
+	long evaluations;           /* candidates simulated so far */
+	double seconds;             /* since tune_new() began */
+	double best_ms;             /* the best plan so far (the best baseline included) */
+	double bound_ms;            /* sim_lower_bound_tight() of this model, cluster and M */
+};
+
 struct tune_opts {
 	int microbatches;
 	int max_stages_per_device;  /* 1.. (default 2) */
+	/* The budget. With neither limit the search stops when a whole round and every
+	 * restart improve nothing. With one, it goes on after that as an iterated local
+	 * search (perturb the best state, descend again) until the budget is spent or the
+	 * best plan reaches the tight lower bound. */
 	double time_budget_s;       /* 0 = none */
-	unsigned seed;              /* tie-breaks and sampling; same seed, same result */
+	long max_evals;             /* stop after this many simulations (the accepted one is
+	                             * simulated again for its metrics); 0 = none */
+	unsigned seed;              /* tie-breaks and perturbations: the sequence of candidates
+	                             * is a function of the seed, so with max_evals (and no time
+	                             * budget) the same seed gives the same plan */
 	int max_rounds;             /* 0 = until a round improves nothing */
+	/* When non-NULL and non-zero (e.g. set by a SIGINT handler), the search stops at the
+	 * next candidate and keeps the best plan so far; tune_interrupted() then says so. */
+	const volatile sig_atomic_t *stop;
+	/* Called at most every progress_every_s seconds while the search runs (NULL: never). */
+	void (*progress)(void *arg, const struct tune_progress *p);
+	void *progress_arg;
+	double progress_every_s;    /* 0: 0.1 s */
 };
 
 void tune_opts_default(struct tune_opts *o);
@@ -92,6 +115,10 @@ int tune_result(struct tuner *t, struct plan *out, struct metrics *m, struct err
 int tune_steps(const struct tuner *t, const struct tune_step **steps);
 /* Counters: candidates simulated, seconds spent. */
 void tune_stats(const struct tuner *t, long *evaluations, double *seconds);
+/* Whether the search ended because opts.stop was raised (the result is the best so far). */
+bool tune_interrupted(const struct tuner *t);
+/* The tight lower bound the search aims at (split backward, as the tuner's plans). */
+double tune_bound(const struct tuner *t);
 void tune_free(struct tuner *t);
 
 /* Regenerates the plan of a state (the policy-driven order). */

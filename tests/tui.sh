@@ -62,7 +62,7 @@ iteration() { screen | sed -n 's/^ iteration \([0-9.]* m*s\).*/\1/p' | head -1; 
 # ---- the default sample ------------------------------------------------------------------
 start 120 36 --
 expect 'OctoPipe +nemotron-nano-v2-9b adaptive' "octopipe with no arguments opens the TUI on the default sample"
-expect '^ iteration 1\.84 s +tokens/s [0-9]+ +bubble [0-9.]+% +efficiency [0-9.]+%' "the header shows iteration, tokens/s, bubble, efficiency"
+expect '^ iteration 1\.84 s +tokens/s [0-9]+ +bubble [0-9.]+% +bound [0-9.]+ s [0-9.]+% +tight [0-9.]+ s [0-9.]+%' "the header shows iteration, tokens/s, bubble, both bounds with the efficiency against each"
 expect '8xH200 \(8 gpus\), 32 microbatches' "with the cluster and the microbatches"
 expect '^ 0 \[[#.]{7}\] *[0-9]+G' "and a memory bar per gpu"
 expect '^gpu7 ' "one chart row per gpu"

@@ -1,6 +1,7 @@
 #!/bin/sh
 # octopipe tune and the tuned row of compare: a valid plan that is never slower than the
-# baselines, a step record, determinism for a seed, and the usage errors.
+# baselines, a step record, both bounds, determinism for a seed and an evaluation budget,
+# Ctrl-C keeping the best plan, and the usage errors.
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
 T="$TMPDIR_TEST"
 json_ok() { python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$1" 2>/dev/null; }
@@ -10,6 +11,10 @@ run "$OCTOPIPE" tune --model gpt-13b --cluster 4xH200 --microbatches 8 -o "$T/tu
 expect_rc 0 "tune writes a plan"
 expect_match '^   0 start +start: ' "$OUT" "tune prints the start"
 expect_match '^tuned: .* per iteration, [0-9.]+x the best baseline' "$OUT" "and a summary against the best baseline"
+expect_match '^bounds: .* \(efficiency [0-9.]+%\), tight .* \(efficiency [0-9.]+%\): at most [0-9.]+% slower' "$OUT" \
+    "and both bounds with the gap"
+if printf '%s' "$ERR" | grep -q 'tuning: best'; then not_ok "no progress line when stderr is not a terminal" "$ERR"
+else ok "no progress line when stderr is not a terminal"; fi
 run "$OCTOPIPE" check "$T/tuned.json"
 expect_rc 0 "the tuned plan is valid"
 if json_ok "$T/steps.json"; then ok "the step record is JSON"; else not_ok "the step record is JSON"; fi
@@ -24,9 +29,23 @@ for s in 1f1b zb-h1 interleaved; do
     else not_ok "tuned is not slower than $s" "tuned $tuned, $s $base"; fi
 done
 
-run "$OCTOPIPE" tune --model gpt-13b --cluster 4xH200 --microbatches 8 --seed 5 -o "$T/a.json" --quiet
-run "$OCTOPIPE" tune --model gpt-13b --cluster 4xH200 --microbatches 8 --seed 5 -o "$T/b.json" --quiet
-if cmp -s "$T/a.json" "$T/b.json"; then ok "the same seed writes the same plan"; else not_ok "the same seed writes the same plan"; fi
+# a time budget stops wherever the clock says; an evaluation budget is exact
+run "$OCTOPIPE" tune --model gpt-13b --cluster 4xH200 --microbatches 8 --seed 5 --evals 3000 -o "$T/a.json" --quiet
+run "$OCTOPIPE" tune --model gpt-13b --cluster 4xH200 --microbatches 8 --seed 5 --evals 3000 -o "$T/b.json" --quiet
+if cmp -s "$T/a.json" "$T/b.json"; then ok "the same seed and --evals write the same plan"; else not_ok "the same seed and --evals write the same plan"; fi
+expect_match 'plans simulated' "$OUT" "an evaluation budget reports what it simulated"
+
+# Ctrl-C: the best plan so far, exit 0, and a line saying so
+"$OCTOPIPE" tune --model gpt-13b --cluster 4xH200 --microbatches 8 --budget 60 -o "$T/int.json" >"$T/int.out" 2>&1 &
+pid=$!
+sleep 1
+kill -INT $pid
+wait $pid
+RC=$?; OUT=$(cat "$T/int.out"); ERR=
+expect_rc 0 "Ctrl-C during tune exits 0"
+expect_match '^interrupted: writing the best plan found so far' "$OUT" "and says it was interrupted"
+run "$OCTOPIPE" check "$T/int.json"
+expect_rc 0 "and writes a valid plan"
 run "$OCTOPIPE" tune --model gpt-13b --cluster 4xH200 --microbatches 8 --time-budget 0.001 -o "$T/c.json" --quiet
 expect_rc 0 "a tiny time budget still gives a plan (at least the best baseline)"
 
@@ -40,4 +59,8 @@ run "$OCTOPIPE" tune --model gpt-13b --cluster 4xH200
 expect_rc 2 "tune without --microbatches is a usage error"
 run "$OCTOPIPE" tune --model gpt-13b --cluster 4xH200 --microbatches 8 --time-budget soon
 expect_rc 2 "a bad time budget is a usage error"
+run "$OCTOPIPE" tune --model gpt-13b --cluster 4xH200 --microbatches 8 --budget -1
+expect_rc 2 "a negative budget is a usage error"
+run "$OCTOPIPE" tune --model gpt-13b --cluster 4xH200 --microbatches 8 --evals 0
+expect_rc 2 "a zero evaluation budget is a usage error"
 done_testing

@@ -63,15 +63,21 @@ static void draw_header(struct app *a, struct screen *s, const struct rect *r, c
 		x += screen_textf(s, x, r->y + 1, r->w, R_VALUE, "%.0f", v->m.throughput_tokens_per_s) + 2;
 		x += screen_text(s, x, r->y + 1, r->w, "bubble ", R_LABEL);
 		x += screen_textf(s, x, r->y + 1, r->w, R_VALUE, "%.1f%%", 100 * v->m.bubble_ratio) + 2;
-		x += screen_text(s, x, r->y + 1, r->w, "efficiency ", R_LABEL);
+		/* both bounds, each with the efficiency against it (lower bound / iteration) */
+		x += screen_text(s, x, r->y + 1, r->w, "bound ", R_LABEL);
 		strbuf_reset(&sb);
 		fmt_ms(&sb, v->m.lower_bound_ms);
-		x += screen_textf(s, x, r->y + 1, r->w, R_VALUE, "%.1f%%", 100 * v->m.efficiency);
-		x += screen_textf(s, x, r->y + 1, r->w, R_DIM, " of bound %s", sb.buf) + 2;
+		x += screen_text(s, x, r->y + 1, r->w, sb.buf, R_VALUE);
+		x += screen_textf(s, x, r->y + 1, r->w, R_DIM, " %.1f%%", 100 * v->m.efficiency) + 2;
+		x += screen_text(s, x, r->y + 1, r->w, "tight ", R_LABEL);
+		strbuf_reset(&sb);
+		fmt_ms(&sb, v->m.lower_bound_tight_ms);
+		x += screen_text(s, x, r->y + 1, r->w, sb.buf, R_VALUE);
+		x += screen_textf(s, x, r->y + 1, r->w, R_DIM, " %.1f%%", 100 * v->m.efficiency_tight) + 2;
 		if (v->m.noom)
 			x += screen_textf(s, x, r->y + 1, r->w - x, R_ERROR, " OUT OF MEMORY: gpu %d ", v->m.oom[0]) + 1;
 		/* what the memory bars below measure, when there is room to say it */
-		if (r->w - x > 52) {
+		if (r->w - x > 50) {
 			strbuf_reset(&sb);
 			fmt_bytes(&sb, cluster_usable_bytes(&p->cluster));
 			x += screen_textf(s, x, r->y + 1, r->w - x - 26, R_DIM, "mem: peak/gpu of %s", sb.buf) + 2;

@@ -83,6 +83,8 @@ int cmd_compare(int argc, char **argv)
 			struct strbuf sb = STRBUF_INIT;
 
 			fmt_ms(&sb, sim_lower_bound(&m, &c, mbs, true));
+			strbuf_addstr(&sb, ", tight bound ");
+			fmt_ms(&sb, sim_lower_bound_tight(&m, &c, mbs, true));
 			printf("%s\n\n", sb.buf);
 			strbuf_release(&sb);
 		}

@@ -53,7 +53,11 @@ static void summary(const struct plan *p, const char *path, const struct metrics
 	strbuf_addf(&sb, "   throughput %.0f tokens/s   efficiency %.1f%% of the lower bound (", m->throughput_tokens_per_s,
 	            100 * m->efficiency);
 	fmt_ms(&sb, m->lower_bound_ms);
-	strbuf_addf(&sb, ")\nbubble %.1f%% of device time (1 - busy / (devices x iteration))\n\n", 100 * m->bubble_ratio);
+	strbuf_addstr(&sb, ")\ntight bound ");
+	fmt_ms(&sb, m->lower_bound_tight_ms);
+	strbuf_addf(&sb, " (efficiency %.1f%%): at most %.1f%% slower than the best plan can be\n", 100 * m->efficiency_tight,
+	            m->lower_bound_tight_ms > 0 ? 100 * (m->makespan_ms / m->lower_bound_tight_ms - 1) : 0);
+	strbuf_addf(&sb, "bubble %.1f%% of device time (1 - busy / (devices x iteration))\n\n", 100 * m->bubble_ratio);
 	strbuf_addf(&sb, "%4s %10s %10s %7s %10s %10s %11s %11s\n", "GPU", "BUSY ms", "IDLE ms", "BUBBLE",
 	            "WARM-UP", "COOL-DOWN", "PEAK MEM", "USABLE");
 	for (int d = 0; d < m->ndevices; d++) {

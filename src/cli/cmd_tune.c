@@ -2,37 +2,95 @@
  * octopipe tune — run the three-phase tuner and write the best plan; each accepted step
  * is printed as it happens (phase, the move in words, the iteration time before and
  * after), and --steps-out keeps them for replay and for the UI.
+ *
+ * The search is anytime: it spends its budget (--budget seconds, --evals candidates) and
+ * Ctrl-C stops it early, keeping the best plan so far. SIGINT only raises a flag the
+ * tuner polls between candidates; the default action comes back once the search ends,
+ * so a second Ctrl-C while the plan is written still stops the program.
  */
 #include "config.h"
 
 #include <getopt.h>
+#include <math.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "doc.h"
 #include "json.h"
+#include "sim.h"
 #include "tune.h"
+
+static volatile sig_atomic_t interrupted;
+
+static void on_sigint(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
+/* The progress line on a terminal: rewritten in place, cleared before other output. */
+struct progress {
+	FILE *f;
+	bool shown;
+};
+
+static void progress_clear(struct progress *pg)
+{
+	if (pg->shown) {
+		fputs("\r\033[K", pg->f);
+		pg->shown = false;
+	}
+}
+
+static void progress_show(void *arg, const struct tune_progress *p)
+{
+	struct progress *pg = arg;
+	struct strbuf sb = STRBUF_INIT;
+
+	strbuf_addstr(&sb, "\r\033[Ktuning: best ");
+	fmt_ms(&sb, p->best_ms);
+	strbuf_addstr(&sb, "  bound ");
+	fmt_ms(&sb, p->bound_ms);
+	strbuf_addf(&sb, "  gap %.1f%%  %ld plans, %.0f/s  (Ctrl-C keeps the best)",
+	            p->bound_ms > 0 && isfinite(p->best_ms) ? 100 * (p->best_ms / p->bound_ms - 1) : 0, p->evaluations,
+	            p->seconds > 0 ? p->evaluations / p->seconds : 0);
+	if (!strbuf_failed(&sb)) {
+		fputs(sb.buf, pg->f);
+		fflush(pg->f);
+		pg->shown = true;
+	}
+	strbuf_release(&sb);
+}
 
 static void usage(FILE *f)
 {
 	fputs("usage: octopipe tune --model M --cluster C --microbatches N [-o PLAN]\n"
 	      "                     [--steps-out STEPS.json] [--max-stages-per-device K]\n"
-	      "                     [--time-budget SECONDS] [--seed N] [--quiet]\n"
+	      "                     [--budget SECONDS] [--evals N] [--seed N] [--quiet]\n"
 	      "\n"
 	      "Co-optimizes partition, placement and scheduling: starting from the best baseline,\n"
 	      "it rebalances stage boundaries toward the devices with the most bubble, changes the\n"
 	      "stage count and moves or swaps stages, and tunes the list scheduler, keeping a move\n"
 	      "only when the simulated iteration time drops, until a whole round improves nothing.\n"
-	      "The result is never slower than the best baseline.\n"
+	      "The result is never slower than the best baseline. Once converged it keeps searching\n"
+	      "(iterated local search: perturb the best plan, descend again) until the budget is\n"
+	      "spent or the plan reaches the tight lower bound; Ctrl-C stops it and keeps the best\n"
+	      "plan so far. On a terminal a progress line shows the best time, the bound, the gap\n"
+	      "and the plans simulated per second.\n"
 	      "\n"
 	      "  -o PLAN                     write the tuned plan (\"-\" for stdout)\n"
 	      "  --steps-out FILE            write every accepted step (octopipe.steps/1)\n"
 	      "  --max-stages-per-device K   stages one device may hold (default 2)\n"
-	      "  --time-budget SECONDS       stop early after this long (default: no limit)\n"
-	      "  --seed N                    tie-breaking seed; the same seed gives the same plan\n", f);
+	      "  --budget SECONDS            search this long (default 1; 0: until converged,\n"
+	      "                              or --evals); --time-budget is the old name\n"
+	      "  --evals N                   stop after about N candidate plans (without --budget:\n"
+	      "                              no time limit, and the same seed gives the same plan)\n"
+	      "  --seed N                    seed of tie-breaks and perturbations\n", f);
 }
 
 int cmd_tune(int argc, char **argv)
@@ -45,6 +103,8 @@ int cmd_tune(int argc, char **argv)
 		{ "steps-out", required_argument, NULL, 's' },
 		{ "max-stages-per-device", required_argument, NULL, 'k' },
 		{ "time-budget", required_argument, NULL, 't' },
+		{ "budget", required_argument, NULL, 't' },
+		{ "evals", required_argument, NULL, 'E' },
 		{ "seed", required_argument, NULL, 'S' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -60,7 +120,9 @@ int cmd_tune(int argc, char **argv)
 	struct plan p;
 	struct metrics mt;
 	const struct tune_step *st;
-	bool quiet = false;
+	bool quiet = false, budget_given = false;
+	struct progress pg = { stderr, false };
+	struct sigaction sa, old_sa;
 	int ch, rc, r;
 	long evals;
 	double secs;
@@ -76,9 +138,18 @@ int cmd_tune(int argc, char **argv)
 		case 's': steps_out = optarg; break;
 		case 'k': if ((o.max_stages_per_device = cli_positive("tune", "--max-stages-per-device", optarg)) < 0) return EXIT_INPUT; break;
 		case 't':
-			if (cli_number("tune", "--time-budget", optarg, 0, 1e7, true, &o.time_budget_s) < 0)
+			if (cli_number("tune", "--budget", optarg, 0, 1e7, false, &o.time_budget_s) < 0)
 				return EXIT_INPUT;
+			budget_given = true;
 			break;
+		case 'E': {
+			int n = cli_positive("tune", "--evals", optarg);
+
+			if (n < 0)
+				return EXIT_INPUT;
+			o.max_evals = n;
+			break;
+		}
 		case 'S': {
 			char *end;
 			unsigned long v = strtoul(optarg, &end, 10);
@@ -95,6 +166,8 @@ int cmd_tune(int argc, char **argv)
 	}
 	if (!model_arg || !cluster_arg || !o.microbatches)
 		return cli_usage_error("tune", "needs --model, --cluster and --microbatches");
+	if (!budget_given && !o.max_evals)
+		o.time_budget_s = 1;
 	if (optind < argc)
 		return cli_usage_error("tune", "unexpected argument '%s'", argv[optind]);
 	if ((rc = cli_load_model(model_arg, &m, mpath)) != 0)
@@ -103,7 +176,18 @@ int cmd_tune(int argc, char **argv)
 		model_release(&m);
 		return rc;
 	}
+	interrupted = 0;
+	o.stop = &interrupted;
+	if (!quiet && isatty(fileno(stderr))) {
+		o.progress = progress_show;
+		o.progress_arg = &pg;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigint;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old_sa);
 	if (tune_new(&t, &m, &c, &o, &e) < 0) {
+		sigaction(SIGINT, &old_sa, NULL);
 		rc = cli_report(&e);
 		goto out;
 	}
@@ -111,6 +195,7 @@ int cmd_tune(int argc, char **argv)
 	while ((r = tune_step(t, &st, &e)) > 0) {
 		if (quiet)
 			continue;
+		progress_clear(&pg);
 		if (st->kind == MOVE_START)
 			fprintf(log, "%4d %-10s %s\n", st->index, tune_phase_name(st->phase), st->what);
 		else
@@ -118,6 +203,8 @@ int cmd_tune(int argc, char **argv)
 			        st->before_ms, st->after_ms);
 		fflush(log);
 	}
+	progress_clear(&pg);
+	sigaction(SIGINT, &old_sa, NULL);
 	if (r < 0 || tune_result(t, &p, &mt, &e) < 0) {
 		rc = cli_report(&e);
 		goto out;
@@ -133,9 +220,18 @@ int cmd_tune(int argc, char **argv)
 		fmt_ms(&sb, mt.makespan_ms);
 		strbuf_addf(&sb, " per iteration, %.2fx the best baseline (", base / mt.makespan_ms);
 		fmt_ms(&sb, base);
-		strbuf_addf(&sb, "), efficiency %.1f%%, bubble %.1f%%; %d steps, %ld plans simulated in %.2f s",
-		            100 * mt.efficiency, 100 * mt.bubble_ratio, n - 1, evals, secs);
-		fprintf(log, "%s\n", sb.buf);
+		strbuf_addf(&sb, "), bubble %.1f%%; %d steps, %ld plans simulated in %.2f s\n", 100 * mt.bubble_ratio, n - 1,
+		            evals, secs);
+		strbuf_addstr(&sb, "bounds: ");
+		fmt_ms(&sb, mt.lower_bound_ms);
+		strbuf_addf(&sb, " (efficiency %.1f%%), tight ", 100 * mt.efficiency);
+		fmt_ms(&sb, mt.lower_bound_tight_ms);
+		strbuf_addf(&sb, " (efficiency %.1f%%): at most %.1f%% slower than the best plan can be", 100 * mt.efficiency_tight,
+		            mt.lower_bound_tight_ms > 0 ? 100 * (mt.makespan_ms / mt.lower_bound_tight_ms - 1) : 0);
+		if (tune_interrupted(t))
+			strbuf_addstr(&sb, "\ninterrupted: writing the best plan found so far");
+		if (!strbuf_failed(&sb))
+			fprintf(log, "%s\n", sb.buf);
 		strbuf_release(&sb);
 	}
 	rc = EXIT_OK;

@@ -2,8 +2,16 @@
  * bench_tune — tuning quality and speed: for every sample model on 4, 8, 16 and 32 H200s
  * with 2x, 4x and 8x as many microbatches as GPUs, the tuned iteration time against 1F1B,
  * interleaved 1F1B, ZB-H1, ZB-V and balanced-partition 1F1B (speedup = baseline / tuned),
- * its efficiency against the lower bound, and the time the tuner took on one core.
+ * both lower bounds (the old one and the tight one) with the efficiency against each, and
+ * the time the tuner took on one core and the plans it simulated.
  * Prints a table; never fails on timing.
+ *
+ * The tuner runs as `octopipe tune` does: a budget of OCTOPIPE_BENCH_BUDGET seconds (default
+ * 1, the CLI's default; 0 = converge and stop, the tuner before it was anytime).
+ *
+ * A second table: the measured profiles of samples/profiles on 4 GPUs x 8 microbatches and
+ * 8 GPUs x 16 (no communication, W = B = half the measured backward): the converged
+ * tuner (no budget) against the anytime one, with both bounds, evaluations and CPU time.
  *
  * usage: bench_tune SRCDIR [MODEL...]
  */
@@ -13,8 +21,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "baseline.h"
+#include "json.h"
 #include "sim.h"
 #include "tune.h"
 
@@ -41,6 +51,129 @@ static double baseline_ms(const struct model *m, const struct cluster *c, int mb
 	return ms;
 }
 
+static double budget_s(void)
+{
+	const char *b = getenv("OCTOPIPE_BENCH_BUDGET");
+
+	return b ? atof(b) : 1.0;
+}
+
+/* Tunes; returns the tuned time (NAN on failure) and fills mt, evals and CPU seconds. */
+static double tune_once(const struct model *m, const struct cluster *c, int mbs, double budget,
+                        struct metrics *mt, long *evals, double *cpu)
+{
+	struct tune_opts o;
+	struct tuner *t;
+	const struct tune_step *st;
+	struct plan p;
+	struct err e = ERR_INIT;
+	clock_t c0 = clock();
+	double ms = NAN;
+
+	tune_opts_default(&o);
+	o.microbatches = mbs;
+	o.time_budget_s = budget;
+	memset(mt, 0, sizeof(*mt));
+	if (tune_new(&t, m, c, &o, &e) < 0)
+		return NAN;
+	while (tune_step(t, &st, &e) > 0)
+		;
+	if (tune_result(t, &p, mt, &e) == 0) {
+		ms = mt->makespan_ms;
+		plan_release(&p);
+	}
+	tune_stats(t, evals, cpu);
+	tune_free(t);
+	*cpu = (double)(clock() - c0) / CLOCKS_PER_SEC;
+	return ms;
+}
+
+/* The measured profiles: f_ms and b_full_ms per layer; W = B = half the backward. */
+static int profile_model(struct model *m, const char *path)
+{
+	struct err e = ERR_INIT;
+	cJSON *root = json_load_file(path, &e), *layers;
+	int L, i = 0;
+
+	if (!root)
+		return -1;
+	layers = cJSON_GetObjectItem(root, "layers");
+	L = cJSON_GetArraySize(layers);
+	memset(m, 0, sizeof(*m));
+	m->name = strdup(cJSON_GetStringValue(cJSON_GetObjectItem(root, "model")));
+	m->seq_len = 4096;
+	m->micro_batch_size = 1;
+	m->nlayers = L;
+	m->layers = calloc((size_t)L, sizeof(*m->layers));
+	for (const cJSON *y = layers ? layers->child : NULL; y; y = y->next, i++) {
+		double b = cJSON_GetNumberValue(cJSON_GetObjectItem(y, "b_full_ms"));
+
+		m->layers[i].kind = strdup("layer");
+		m->layers[i].f_ms = cJSON_GetNumberValue(cJSON_GetObjectItem(y, "f_ms"));
+		m->layers[i].b_ms = m->layers[i].w_ms = b / 2;
+	}
+	cJSON_Delete(root);
+	return 0;
+}
+
+static void profile_table(const char *src)
+{
+	static const char *const names[] = { "deepseek-16b", "gpt-13b", "gpt-oss-20b", "nemotron-nano-v2-9b", NULL };
+	static const int cfg[][2] = { { 4, 8 }, { 8, 16 } };
+	double sum0 = 0, sum1 = 0, sumt = 0;
+	int n = 0;
+
+	printf("\nmeasured profiles, no communication, W = B = backward / 2: converged (no budget) vs %.3g s budget\n",
+	       budget_s());
+	printf("%-20s %4s %4s %10s %10s %10s %10s %6s %6s %6s %8s %8s %7s %7s\n", "profile", "gpus", "mbs", "conv ms",
+	       "tuned ms", "bound ms", "tight ms", "eff0", "eff", "effT", "evals0", "evals", "cpu0 s", "cpu s");
+	for (int i = 0; names[i]; i++) {
+		char path[4096];
+		struct model m;
+
+		snprintf(path, sizeof(path), "%s/samples/profiles/%s.json", src, names[i]);
+		if (profile_model(&m, path) < 0) {
+			printf("%-20s cannot read %s\n", names[i], path);
+			continue;
+		}
+		for (int k = 0; k < 2; k++) {
+			struct cluster c;
+			struct metrics m0, m1;
+			long e0, e1;
+			double c0, c1, t0, t1;
+
+			memset(&c, 0, sizeof(c));
+			c.name = strdup("profile");
+			c.devices = cfg[k][0];
+			c.gpus_per_node = cfg[k][0];
+			c.mem_bytes = 141000000000ULL;
+			c.speed = 1;
+			c.device_speed = calloc((size_t)c.devices, sizeof(double));
+			for (int d = 0; d < c.devices; d++)
+				c.device_speed[d] = 1;
+			c.intra.gbytes_per_s = 1e9;
+			c.inter = c.intra;
+			t0 = tune_once(&m, &c, cfg[k][1], 0, &m0, &e0, &c0);
+			t1 = tune_once(&m, &c, cfg[k][1], budget_s(), &m1, &e1, &c1);
+			printf("%-20s %4d %4d %10.1f %10.1f %10.1f %10.1f %5.1f%% %5.1f%% %5.1f%% %8ld %8ld %7.2f %7.2f\n",
+			       names[i], cfg[k][0], cfg[k][1], t0, t1, m1.lower_bound_ms, m1.lower_bound_tight_ms,
+			       100 * m0.efficiency, 100 * m1.efficiency, 100 * m1.efficiency_tight, e0, e1, c0, c1);
+			fflush(stdout);
+			sum0 += m0.efficiency;
+			sum1 += m1.efficiency;
+			sumt += m1.efficiency_tight;
+			n++;
+			metrics_release(&m0);
+			metrics_release(&m1);
+			cluster_release(&c);
+		}
+		model_release(&m);
+	}
+	if (n)
+		printf("mean efficiency over %d: converged %.1f%%, with the budget %.1f%% of the bound (%.1f%% of the tight bound)\n",
+		       n, 100 * sum0 / n, 100 * sum1 / n, 100 * sumt / n);
+}
+
 static void cell(double base, double tuned)
 {
 	if (isnan(base))
@@ -55,11 +188,12 @@ int main(int argc, char **argv)
 	static const int gpus[] = { 4, 8, 16, 32 };
 	const char *const *models = argc > 2 ? (const char *const *)argv + 2 : all;
 	const char *src = argc > 1 ? argv[1] : ".";
-	double sum_il = 0, sum_1f1b = 0, sum_zb = 0;
-	int n = 0;
+	double sum_il = 0, sum_1f1b = 0, sum_zb = 0, sum_eff = 0, sum_efft = 0, sum_secs = 0;
+	int n = 0, neff = 0;
 
-	printf("%-20s %4s %4s %10s %7s %7s %7s %7s %7s %6s %8s %6s\n", "model", "gpus", "mbs", "tuned ms",
-	       "1f1b", "interl", "zb-h1", "zb-v", "1f1b-b", "eff", "tune s", "evals");
+	printf("%-20s %4s %4s %10s %7s %7s %7s %7s %7s %10s %10s %6s %6s %8s %6s\n", "model", "gpus", "mbs",
+	       "tuned ms", "1f1b", "interl", "zb-h1", "zb-v", "1f1b-b", "bound ms", "tight ms", "eff", "effT",
+	       "tune s", "evals");
 	for (int mi = 0; models[mi]; mi++) {
 		char path[4096];
 		struct model m;
@@ -94,6 +228,7 @@ int main(int argc, char **argv)
 				}
 				tune_opts_default(&o);
 				o.microbatches = mbs;
+				o.time_budget_s = budget_s();
 				if (tune_new(&t, &m, &c, &o, &e) < 0) {
 					printf("%-20s %4d %4d  n/a: %s\n", m.name, gpus[g], mbs, e.msg);
 					continue;
@@ -118,7 +253,12 @@ int main(int argc, char **argv)
 				cell(bz, tuned);
 				cell(bv, tuned);
 				cell(bb, tuned);
-				printf(" %5.1f%% %8.2f %6ld\n", 100 * mt.efficiency, secs, evals);
+				printf(" %10.1f %10.1f %5.1f%% %5.1f%% %8.2f %6ld\n", mt.lower_bound_ms, mt.lower_bound_tight_ms,
+				       100 * mt.efficiency, 100 * mt.efficiency_tight, secs, evals);
+				sum_eff += mt.efficiency;
+				sum_efft += mt.efficiency_tight;
+				sum_secs += secs;
+				neff++;
 				fflush(stdout);
 				if (!isnan(bi) && !isnan(b1) && !isnan(bz)) {
 					sum_il += bi / tuned;
@@ -137,5 +277,10 @@ int main(int argc, char **argv)
 	if (n)
 		printf("\nmean speedup over %d configurations: %.2fx vs interleaved 1F1B, %.2fx vs 1F1B, %.2fx vs ZB-H1\n",
 		       n, sum_il / n, sum_1f1b / n, sum_zb / n);
+	if (neff)
+		printf("mean efficiency over %d configurations: %.1f%% of the bound, %.1f%% of the tight bound; "
+		       "%.2f s tuning on average\n", neff, 100 * sum_eff / neff, 100 * sum_efft / neff, sum_secs / neff);
+	if (argc <= 2)
+		profile_table(src);
 	return 0;
 }

@@ -470,7 +470,7 @@ static int check_properties(const struct plan *p, const struct timeline *t, cons
 			if (K == 3 && s->start[sim_op_index(p, st, m, OP_W)] < be - EPS)
 				bad++;
 		}
-	if (mt->makespan_ms < mt->lower_bound_ms - EPS)
+	if (mt->makespan_ms < mt->lower_bound_ms - EPS || mt->makespan_ms < mt->lower_bound_tight_ms - EPS)
 		bad++;
 	return bad;
 }

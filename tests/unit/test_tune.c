@@ -1,7 +1,8 @@
 /*
  * test_tune — the tuner against exhaustive search on tiny instances (every partition and
  * placement under the same list scheduler), never slower than any baseline on random
- * small instances, deterministic for a seed, and its step record replays exactly.
+ * small instances, deterministic for a seed, and its step record replays exactly; the
+ * anytime search (an evaluation budget, perturbations past convergence, a stop flag).
  */
 #include "config.h"
 
@@ -279,10 +280,85 @@ static void test_replay_and_seed(void)
 	cluster_release(&c);
 }
 
+/* Runs the tuner with a budget of evals (0: none) and a stop flag; returns the time. */
+static double run_budget(const struct model *m, const struct cluster *c, int mbs, long evals,
+                         const volatile sig_atomic_t *stop, struct tuner **keep)
+{
+	struct tune_opts o;
+	struct tuner *t;
+	const struct tune_step *st;
+	struct plan p;
+	struct metrics mt;
+	struct err e = ERR_INIT;
+	double ms = INFINITY;
+
+	tune_opts_default(&o);
+	o.microbatches = mbs;
+	o.seed = 7;
+	o.max_evals = evals;
+	o.stop = stop;
+	if (tune_new(&t, m, c, &o, &e) < 0)
+		return INFINITY;
+	while (tune_step(t, &st, &e) > 0)
+		;
+	if (tune_result(t, &p, &mt, &e) == 0) {
+		ms = mt.noom ? INFINITY : mt.makespan_ms;
+		plan_release(&p);
+	}
+	metrics_release(&mt);
+	*keep = t;
+	return ms;
+}
+
+static void test_anytime(void)
+{
+	struct model m;
+	struct cluster c;
+	struct tuner *t0, *t1, *t2, *t3;
+	long n0, n1;
+	double secs, a, b, b2, x;
+	int bad = 0, kicks = 0, n;
+	const struct tune_step *steps;
+	struct tune_state st;
+	static volatile sig_atomic_t stop_now = 1, never = 0;
+
+	random_model(&m, 24);
+	synth_cluster(&c, 4, 4, 100, 5);
+	a = run_budget(&m, &c, 8, 0, &never, &t0);
+	tune_stats(t0, &n0, &secs);
+	b = run_budget(&m, &c, 8, n0 + 2000, &never, &t1);
+	tune_stats(t1, &n1, &secs);
+	b2 = run_budget(&m, &c, 8, n0 + 2000, &never, &t2);
+	ok(b <= a + 1e-9, "with a budget past convergence the plan is no slower (%.3f <= %.3f)", b, a);
+	is_dbl(b, b2, 0, "the same seed and evaluation budget give the same plan");
+	ok(n1 >= n0 + 2000 - 1 && n1 <= n0 + 2001 + 1, "the budget is spent (%ld of %ld evaluations)", n1, n0 + 2000);
+	ok(b >= tune_bound(t1) - 1e-9, "never below the tight bound (%.3f >= %.3f)", b, tune_bound(t1));
+	n = tune_steps(t1, &steps);
+	tune_state_copy(&st, &steps[0].state);
+	for (int i = 1; i < n; i++) {
+		if (tune_apply_move(&st, &steps[i], m.nlayers) < 0 || !tune_state_equal(&st, &steps[i].state))
+			bad++;
+		kicks += strncmp(steps[i].what, "perturb", 7) == 0;
+	}
+	ok(kicks > 0, "it perturbs past convergence (%d perturbations)", kicks);
+	is_int(bad, 0, "perturbations replay like every other step");
+	ok(!tune_interrupted(t1), "a spent budget is not an interrupt");
+	x = run_budget(&m, &c, 8, 0, &stop_now, &t3);
+	ok(tune_interrupted(t3) && isfinite(x), "a raised stop flag ends the search with a plan (%.3f ms)", x);
+	tune_state_release(&st);
+	tune_free(t0);
+	tune_free(t1);
+	tune_free(t2);
+	tune_free(t3);
+	model_release(&m);
+	cluster_release(&c);
+}
+
 int main(void)
 {
 	test_exhaustive();
 	test_random_properties();
 	test_replay_and_seed();
+	test_anytime();
 	return tap_done();
 }
