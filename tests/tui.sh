@@ -5,58 +5,8 @@
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
 T="$TMPDIR_TEST"
 
-if ! command -v tmux >/dev/null 2>&1; then
-    skip "tmux-driven UI tests" "tmux not installed"
-    done_testing
-    exit 0
-fi
-SOCK="octopipe-tui-$$"
-tm() { tmux -L "$SOCK" -f /dev/null "$@"; }
-trap 'tm kill-server >/dev/null 2>&1; rm -rf "$TMPDIR_TEST"' EXIT INT TERM
-mkdir -p "$T/home"
-
-# start W H [ENV=VALUE...] -- ARGS...: octopipe in a fresh session; the pane stays after
-# it exits and shows "exit status N"
-start() {
-    w=$1 h=$2; shift 2
-    envs=""
-    while [ "$1" != "--" ]; do envs="$envs $1"; shift; done
-    shift
-    tm kill-server >/dev/null 2>&1
-    n=50
-    while [ $n -gt 0 ] && tm has-session >/dev/null 2>&1; do sleep 0.1; n=$((n - 1)); done
-    printf '#!/bin/sh\ncd "%s"\nenv HOME="%s" XDG_STATE_HOME= OCTOPIPE_DATADIR="%s"%s "%s" "$@"\necho "exit status $?"\nsleep 600\n' \
-        "$T" "$T/home" "$top_srcdir" "$envs" "$OCTOPIPE" > "$T/run.sh"
-    chmod +x "$T/run.sh"
-    # a server still on its way out refuses the session: try again
-    n=5
-    until tm new-session -d -x "$w" -y "$h" "$T/run.sh $*" 2>/dev/null || [ $n -eq 0 ]; do sleep 0.2; n=$((n - 1)); done
-    # the pane exists before the program draws: wait for the server to answer
-    n=50
-    while [ $n -gt 0 ] && ! tm has-session >/dev/null 2>&1; do sleep 0.1; n=$((n - 1)); done
-}
-screen() { tm capture-pane -p 2>/dev/null; }
-# wait_for REGEX [SECONDS]: polls the pane until grep -E matches
-wait_for() {
-    n=$(( ${2:-10} * 10 ))
-    while [ "$n" -gt 0 ]; do
-        if screen | grep -Eq -- "$1"; then return 0; fi
-        sleep 0.1
-        n=$((n - 1))
-    done
-    return 1
-}
-# expect REGEX DESCRIPTION [SECONDS]
-expect() {
-    if wait_for "$1" "${3:-10}"; then ok "$2"; else not_ok "$2" "no /$1/ on the screen:" "$(screen)"; fi
-}
-# expect_not REGEX DESCRIPTION: the screen (now) does not match
-expect_not() {
-    if screen | grep -Eq -- "$1"; then not_ok "$2" "/$1/ is on the screen:" "$(screen)"; else ok "$2"; fi
-}
-keys() { tm send-keys "$@"; }
-# type text literally
-typ() { tm send-keys -l "$1"; }
+TUI_NAME=tui
+. "$top_srcdir/tests/tuilib.sh"
 iteration() { screen | sed -n 's/^ iteration \([0-9.]* m*s\).*/\1/p' | head -1; }
 
 # ---- the default sample ------------------------------------------------------------------

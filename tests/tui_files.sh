@@ -5,15 +5,8 @@
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
 T="$TMPDIR_TEST"
 
-if ! command -v tmux >/dev/null 2>&1; then
-    skip "tmux-driven UI tests" "tmux not installed"
-    done_testing
-    exit 0
-fi
-SOCK="octopipe-files-$$"
-tm() { tmux -L "$SOCK" -f /dev/null "$@"; }
-trap 'tm kill-server >/dev/null 2>&1; rm -rf "$TMPDIR_TEST"' EXIT INT TERM
-mkdir -p "$T/home"
+TUI_NAME=files
+. "$top_srcdir/tests/tuilib.sh"
 STATE="$T/home/.local/state/octopipe"
 
 # open NAME W H -- ARGS...: octopipe in session NAME (other sessions keep running); the
@@ -21,31 +14,11 @@ STATE="$T/home/.local/state/octopipe"
 open() {
     name=$1 w=$2 h=$3; shift 4
     tm kill-session -t "$name" >/dev/null 2>&1
-    printf '#!/bin/sh\ncd "%s"\nenv HOME="%s" XDG_STATE_HOME= OCTOPIPE_DATADIR="%s" "%s" "$@"\necho "exit status $?"\nsleep 600\n' \
-        "$T" "$T/home" "$top_srcdir" "$OCTOPIPE" > "$T/run-$name.sh"
-    chmod +x "$T/run-$name.sh"
+    run_script "run-$name.sh"
     tm new-session -d -s "$name" -x "$w" -y "$h" "$T/run-$name.sh $*"
     n=50
     while [ $n -gt 0 ] && ! tm has-session -t "$name" >/dev/null 2>&1; do sleep 0.1; n=$((n - 1)); done
 }
-screen() { tm capture-pane -p -t "$S" 2>/dev/null; }
-wait_for() {
-    n=$(( ${2:-10} * 10 ))
-    while [ "$n" -gt 0 ]; do
-        if screen | grep -Eq -- "$1"; then return 0; fi
-        sleep 0.1
-        n=$((n - 1))
-    done
-    return 1
-}
-expect() {
-    if wait_for "$1" "${3:-10}"; then ok "$2"; else not_ok "$2" "no /$1/ on the screen of $S:" "$(screen)"; fi
-}
-expect_not() {
-    if screen | grep -Eq -- "$1"; then not_ok "$2" "/$1/ is on the screen of $S:" "$(screen)"; else ok "$2"; fi
-}
-keys() { tm send-keys -t "$S" "$@"; }
-typ() { tm send-keys -t "$S" -l "$1"; }
 pid_of() { ps -o pid= --ppid "$(tm display -p -t "$1" '#{pane_pid}')" | tr -d ' ' | head -1; }
 nautosaves() { ls "$STATE"/*.autosave.json 2>/dev/null | wc -l | tr -d ' '; }
 

@@ -9,8 +9,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "arch.h"
 #include "cluster.h"
+#include "hardware.h"
 #include "json.h"
 #include "model.h"
 
@@ -68,6 +71,38 @@ static inline void fuzz_tiny(struct model *m, struct cluster *c)
 		abort();
 	cJSON_Delete(mj);
 	cJSON_Delete(cj);
+}
+
+/* An accepted architecture (of a sane size) must become a layer table that the model
+ * writer and reader round-trip: abort() when the cost model writes one we cannot read. */
+static inline void fuzz_cost_round_trip(const struct arch *a)
+{
+	struct err e = ERR_INIT;
+	struct hardware hw;
+	struct cost_opts o;
+	struct model m, back;
+
+	if (a->nlayers <= 0 || a->nlayers > 4096)
+		return;
+	memset(&o, 0, sizeof(o));
+	o.seq = a->seq_len > 0 && a->seq_len <= 65536 ? a->seq_len : 4096;
+	o.micro_batch = 1;
+	o.tp = 1;
+	hardware_default(&hw);
+	if (arch_to_model(a, &hw, &o, "fuzz", &m, &e) == 0) {
+		cJSON *out = model_to_json(&m), *again;
+
+		if (out) {
+			again = fuzz_rewrite(out);
+			if (model_from_json(&back, again, "fuzz-rewrite", NULL, &e) != 0)
+				abort();
+			model_release(&back);
+			cJSON_Delete(again);
+			cJSON_Delete(out);
+		}
+		model_release(&m);
+	}
+	hardware_release(&hw);
 }
 
 #endif

@@ -18,8 +18,12 @@
 
 #define EPS 1e-9
 
-/* Simulates schedule k on p devices (v chunks of halved cost), m microbatches. */
-static double golden(enum sched_kind k, int p, int m, const char **err)
+/* Builds schedule k (v chunks of 1/v the cost) for a uniform model of per-stage F, I, W
+ * with activations of out bytes on links of gbps GB/s (0: free) and simulates it; the
+ * plan is kept in keep when asked. Returns the iteration time, or -1 with *err (when
+ * given) saying why. */
+static double uniform_run_o(enum sched_kind k, int p, int m, double F, double I, double W, uint64_t out,
+                            double gbps, double overhead_ms, struct plan *keep, const char **err)
 {
 	static struct err e;
 	struct model md;
@@ -33,24 +37,39 @@ static double golden(enum sched_kind k, int p, int m, const char **err)
 	double r = -1;
 
 	memset(&s, 0, sizeof(s));
-	synth_model(&md, p * v, 1.0 / v, 1.0 / v, 1.0 / v);
-	synth_cluster(&cl, p, p, 0, 0);
-	*err = NULL;
+	if (err)
+		*err = NULL;
+	synth_model(&md, p * v, F / v, I / v, W / v);
+	for (int l = 0; l < md.nlayers; l++)
+		md.layers[l].out_bytes = out;
+	synth_cluster(&cl, p, p, gbps, gbps > 0 ? 10 : 0);
+	cl.op_overhead_us = overhead_ms * 1e3;
 	if (baseline_plan(&pl, &md, NULL, &cl, NULL, &spec, &e) < 0) {
-		*err = e.msg;
+		if (err)
+			*err = e.msg;
 	} else {
 		sim_opts_default(&o);
 		if (sim_run(&s, &pl, &o, &mt, &e) == 0)
 			r = mt.makespan_ms;
-		else
+		else if (err)
 			*err = e.msg;
 		metrics_release(&mt);
-		plan_release(&pl);
+		if (keep)
+			*keep = pl;
+		else
+			plan_release(&pl);
 	}
 	sim_release(&s);
 	model_release(&md);
 	cluster_release(&cl);
 	return r;
+}
+
+/* Simulates schedule k on p devices (v chunks of halved cost), m microbatches: METHOD.md's
+ * F = 1, B = I + W = 2 with free links. */
+static double golden(enum sched_kind k, int p, int m, const char **err)
+{
+	return uniform_run_o(k, p, m, 1, 1, 1, 0, 0, 0, NULL, err);
 }
 
 static void test_golden(void)
@@ -85,49 +104,10 @@ static void test_golden(void)
 	is_dbl(golden(SCHED_1F1B, 1, 5, &err), 15, EPS, "one device runs everything back to back");
 }
 
-/* Builds schedule k (v chunks of 1/v the cost) for a uniform model of per-stage F, I, W
- * with activations of out bytes on links of gbps GB/s (0: free) and simulates it; the
- * plan is kept in pl when asked. Returns the iteration time, or -1. */
-static double uniform_run_o(enum sched_kind k, int p, int m, double F, double I, double W, uint64_t out,
-                            double gbps, double overhead_ms, struct plan *keep)
-{
-	static struct err e;
-	struct model md;
-	struct cluster cl;
-	struct plan pl;
-	struct sim s;
-	struct sim_opts o;
-	struct metrics mt;
-	int v = sched_default_chunks(k);
-	struct baseline_spec spec = { k, m, 0, "uniform", NULL, 0, 0, NULL };
-	double r = -1;
-
-	memset(&s, 0, sizeof(s));
-	synth_model(&md, p * v, F / v, I / v, W / v);
-	for (int l = 0; l < md.nlayers; l++)
-		md.layers[l].out_bytes = out;
-	synth_cluster(&cl, p, p, gbps, gbps > 0 ? 10 : 0);
-	cl.op_overhead_us = overhead_ms * 1e3;
-	if (baseline_plan(&pl, &md, NULL, &cl, NULL, &spec, &e) == 0) {
-		sim_opts_default(&o);
-		if (sim_run(&s, &pl, &o, &mt, &e) == 0)
-			r = mt.makespan_ms;
-		metrics_release(&mt);
-		if (keep)
-			*keep = pl;
-		else
-			plan_release(&pl);
-	}
-	sim_release(&s);
-	model_release(&md);
-	cluster_release(&cl);
-	return r;
-}
-
 static double uniform_run(enum sched_kind k, int p, int m, double F, double I, double W, uint64_t out,
                           double gbps, struct plan *keep)
 {
-	return uniform_run_o(k, p, m, F, I, W, out, gbps, 0, keep);
+	return uniform_run_o(k, p, m, F, I, W, out, gbps, 0, keep, NULL);
 }
 
 static bool same_order(const struct plan *a, const struct plan *b)
@@ -169,15 +149,15 @@ static void test_closed_forms(void)
 		for (int m = p; m <= 2 * p; m += p) {
 			double F = 1, I = 1.5, W = 0.5, o = 0.2, B = I + W;
 
-			is_dbl(uniform_run_o(SCHED_ZBH1, p, m, F, I, W, 0, 0, o, NULL),
+			is_dbl(uniform_run_o(SCHED_ZBH1, p, m, F, I, W, 0, 0, o, NULL, NULL),
 			       m * (F + I + W + 3 * o) + (p - 1) * (F + I - W + o), 1e-9,
 			       "ZB-H1 with a per-op overhead o: m(F+I+W+3o) + (p-1)(F+I-W+o), p=%d m=%d", p, m);
-			is_dbl(uniform_run_o(SCHED_1F1B, p, m, F, I, W, 0, 0, o, NULL), (m + p - 1) * (F + B + 2 * o), 1e-9,
+			is_dbl(uniform_run_o(SCHED_1F1B, p, m, F, I, W, 0, 0, o, NULL, NULL), (m + p - 1) * (F + B + 2 * o), 1e-9,
 			       "1F1B with a per-op overhead o: (m+p-1)(F+B+2o), p=%d m=%d", p, m);
-			is_dbl(uniform_run_o(SCHED_GPIPE, p, m, F, I, W, 0, 0, o, NULL), (m + p - 1) * (F + B + 2 * o), 1e-9,
+			is_dbl(uniform_run_o(SCHED_GPIPE, p, m, F, I, W, 0, 0, o, NULL, NULL), (m + p - 1) * (F + B + 2 * o), 1e-9,
 			       "GPipe with a per-op overhead o: (m+p-1)(F+B+2o), p=%d m=%d", p, m);
 			/* interleaved runs twice the ops of half the size: it pays o twice as often */
-			is_dbl(uniform_run_o(SCHED_INTERLEAVED, p, m, F, I, W, 0, 0, o, NULL),
+			is_dbl(uniform_run_o(SCHED_INTERLEAVED, p, m, F, I, W, 0, 0, o, NULL, NULL),
 			       m * (F + B + 4 * o) + (p - 1) * (F + B + 4 * o) / 2, 1e-9,
 			       "interleaved with a per-op overhead o: m(F+B+4o) + (p-1)(F+B+4o)/2, p=%d m=%d", p, m);
 		}

@@ -1,0 +1,64 @@
+# tuilib.sh — the tmux harness of the UI tests. Source it after lib.sh with a name for the
+# private tmux server in TUI_NAME: `TUI_NAME=keys; . tests/tuilib.sh`. Without tmux the
+# test file is skipped.
+# It gives: tm (tmux on the private server), stop_server, start W H [ENV=V...] -- ARGS
+# (octopipe alone in a fresh server; the pane stays after it exits and shows "exit status
+# N"), screen, wait_for REGEX [SECONDS], expect REGEX DESCRIPTION [SECONDS], expect_not,
+# keys, typ (literal text), raw (printf bytes in one write). $S, when set, names the
+# session the others act on (tests with several UIs at once start their own sessions).
+# Every UI runs with HOME=$T/home, so autosaves and locks stay in the test's directory.
+
+if ! command -v tmux >/dev/null 2>&1; then
+    skip "tmux-driven UI tests" "tmux not installed"
+    done_testing
+    exit 0
+fi
+SOCK="octopipe-${TUI_NAME:-tui}-$$"
+tm() { tmux -L "$SOCK" -f /dev/null "$@"; }
+trap 'tm kill-server >/dev/null 2>&1; rm -rf "$TMPDIR_TEST"' EXIT INT TERM
+mkdir -p "$T/home"
+
+stop_server() {
+    tm kill-server >/dev/null 2>&1
+    n=50
+    while [ $n -gt 0 ] && tm has-session >/dev/null 2>&1; do sleep 0.1; n=$((n - 1)); done
+}
+# run_script NAME [ENVS]: $T/NAME, a script that runs octopipe with its arguments in $T
+run_script() {
+    printf '#!/bin/sh\ncd "%s"\nenv HOME="%s" XDG_STATE_HOME= OCTOPIPE_DATADIR="%s"%s "%s" "$@"\necho "exit status $?"\nsleep 600\n' \
+        "$T" "$T/home" "$top_srcdir" "$2" "$OCTOPIPE" > "$T/$1"
+    chmod +x "$T/$1"
+}
+start() {
+    w=$1 h=$2; shift 2
+    envs=""
+    while [ "$1" != "--" ]; do envs="$envs $1"; shift; done
+    shift
+    stop_server
+    run_script run.sh "$envs"
+    # a server still on its way out refuses the session: try again
+    n=5
+    until tm new-session -d -x "$w" -y "$h" "$T/run.sh $*" 2>/dev/null || [ $n -eq 0 ]; do sleep 0.2; n=$((n - 1)); done
+    # the pane exists before the program draws: wait for the server to answer
+    n=50
+    while [ $n -gt 0 ] && ! tm has-session >/dev/null 2>&1; do sleep 0.1; n=$((n - 1)); done
+}
+screen() { tm capture-pane -p ${S:+-t "$S"} 2>/dev/null; }
+wait_for() {
+    n=$(( ${2:-10} * 10 ))
+    while [ "$n" -gt 0 ]; do
+        if screen | grep -Eq -- "$1"; then return 0; fi
+        sleep 0.1
+        n=$((n - 1))
+    done
+    return 1
+}
+expect() {
+    if wait_for "$1" "${3:-10}"; then ok "$2"; else not_ok "$2" "no /$1/ on the screen${S:+ of $S}:" "$(screen)"; fi
+}
+expect_not() {
+    if screen | grep -Eq -- "$1"; then not_ok "$2" "/$1/ is on the screen${S:+ of $S}:" "$(screen)"; else ok "$2"; fi
+}
+keys() { tm send-keys ${S:+-t "$S"} "$@"; }
+typ() { tm send-keys ${S:+-t "$S"} -l "$1"; }
+raw() { tm send-keys ${S:+-t "$S"} -l "$(printf "$1")"; }
