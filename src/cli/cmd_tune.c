@@ -198,9 +198,12 @@ int cmd_tune(int argc, char **argv)
 		progress_clear(&pg);
 		if (st->kind == MOVE_START)
 			fprintf(log, "%4d %-10s %s\n", st->index, tune_phase_name(st->phase), st->what);
-		else
+		else if (isfinite(st->before_ms))
 			fprintf(log, "%4d %-10s %-62s %10.2f -> %10.2f ms\n", st->index, tune_phase_name(st->phase), st->what,
 			        st->before_ms, st->after_ms);
+		else  /* a perturbation that started from a plan that could not run */
+			fprintf(log, "%4d %-10s %-62s %10s -> %10.2f ms\n", st->index, tune_phase_name(st->phase), st->what,
+			        "infeasible", st->after_ms);
 		fflush(log);
 	}
 	progress_clear(&pg);
