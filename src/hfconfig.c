@@ -548,8 +548,9 @@ static int gpt2(struct hf *c)
 	struct block b[2];
 	long heads, inner, positions;
 
+	c->layers_key = "n_layer";
 	if (geti(c, "n_embd", true, 1, 0, &c->h) < 0 ||
-	    (c->layers_key = "n_layer", geti(c, "n_layer", true, 1, 0, &c->layers)) < 0 ||
+	    geti(c, "n_layer", true, 1, 0, &c->layers) < 0 ||
 	    geti(c, "n_head", true, 1, 0, &heads) < 0 ||
 	    geti(c, "vocab_size", true, 1, 0, &c->vocab) < 0 ||
 	    geti(c, "n_positions", false, 0, 0, &positions) < 0 ||

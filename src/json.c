@@ -603,13 +603,6 @@ static void put_string(struct strbuf *sb, const char *s)
 	strbuf_addch(sb, '"');
 }
 
-const char *json_quoted(struct strbuf *sb, const char *s)
-{
-	strbuf_reset(sb);
-	put_string(sb, s ? s : "");
-	return sb->buf;
-}
-
 static void put_scalar(struct strbuf *sb, const cJSON *item)
 {
 	char num[40];

@@ -99,10 +99,6 @@ const char *json_type_name(const cJSON *item);
  * do not understand. Returns -1 when out of host memory. */
 int json_extras(const cJSON *obj, const char *const *known, cJSON **out);
 
-/* sb := s as a JSON string literal (quotes and escapes included); returns sb->buf. For
- * JSON written line by line (event streams) where a cJSON tree would be overkill. */
-const char *json_quoted(struct strbuf *sb, const char *s);
-
 /* Pretty-prints item followed by a newline. */
 void json_write(struct strbuf *sb, const cJSON *item);
 /* json_write + fileio_write_atomic. */

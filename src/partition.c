@@ -196,7 +196,7 @@ int partition_megatron(const struct model *m, int nstages, int *first, bool acco
 	dec = m->nlayers - lead - tail;
 	/* with the flags, the embedding and the loss each take a decoder layer's place */
 	units = dec + (accounted && nstages > 1 ? 2 : 0);
-	if (units < nstages || (accounted && nstages > 1 && units / nstages < 2 && units % nstages < 2))
+	if (units < nstages)  /* (an end stage left with no decoder layer is caught below) */
 		return err_set(e, ERR_INPUT, "%d stages are too many for a Megatron split of %d decoder layers", nstages, dec);
 	count = calloc((size_t)nstages, sizeof(*count));
 	if (!count)

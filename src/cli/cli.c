@@ -221,16 +221,23 @@ int cli_load_cluster(const char *arg, struct cluster *c, char *path_out)
 	return 0;
 }
 
-int cli_positive(const char *cmd, const char *opt, const char *value)
+int cli_int(const char *cmd, const char *opt, const char *value, int lo, int hi)
 {
 	char *end;
-	long v = strtol(value, &end, 10);
+	long v;
 
-	if (end == value || *end || v < 1 || v > 1000000) {
-		cli_usage_error(cmd, "%s: '%s' is not a positive integer", opt, value);
+	errno = 0;
+	v = strtol(value, &end, 10);
+	if (end == value || *end || errno == ERANGE || v < lo || v > hi) {
+		cli_usage_error(cmd, "%s: '%s' is not an integer in [%d, %d]", opt, value, lo, hi);
 		return -1;
 	}
 	return (int)v;
+}
+
+int cli_positive(const char *cmd, const char *opt, const char *value)
+{
+	return cli_int(cmd, opt, value, 1, 1000000);
 }
 
 int cli_set_refs(struct plan *p, const char *model_path, const char *cluster_path, const char *out_path)

@@ -67,7 +67,9 @@ struct plan;
  * and returns its exit code, else 0. path_out receives the resolved path (4096 bytes). */
 int cli_load_model(const char *arg, struct model *m, char *path_out);
 int cli_load_cluster(const char *arg, struct cluster *c, char *path_out);
-/* A positive integer option value, or -1 after printing a usage error. */
+/* An integer option value in [lo, hi] (lo >= 0), or -1 after printing a usage error. */
+int cli_int(const char *cmd, const char *opt, const char *value, int lo, int hi);
+/* A positive integer option value (up to a million), or -1 after printing a usage error. */
 int cli_positive(const char *cmd, const char *opt, const char *value);
 /* Sets p's model/cluster references to the given files as seen from out_path's
  * directory, so the written plan finds them wherever it is opened from. */

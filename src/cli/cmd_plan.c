@@ -89,6 +89,7 @@ static int report(const struct plan *p, const char *out)
 			cli_err("octopipe plan: internal error: the generated order does not run: %s\n", e.msg);
 		else
 			cli_err("octopipe plan: %s\n", e.msg);
+		metrics_release(&m);
 		sim_release(&s);
 		return EXIT_RUNTIME;
 	}
@@ -98,14 +99,9 @@ static int report(const struct plan *p, const char *out)
 	strbuf_addf(&sb, ", bubble %.1f%%, efficiency %.1f%%", 100 * m.bubble_ratio, 100 * m.efficiency);
 	fprintf(strcmp(out, "-") ? stdout : stderr, "%s\n", sb.buf);
 	if (m.noom) {
-		int d = m.oom[0];
-
 		strbuf_reset(&sb);
-		fmt_bytes(&sb, (double)m.dev[d].peak_mem_bytes);
-		strbuf_addstr(&sb, " at its peak but has ");
-		fmt_bytes(&sb, cluster_usable_bytes(&p->cluster));
-		cli_err("plan infeasible: device %d needs %s usable%s\n", d, sb.buf,
-		        m.noom > 1 ? " (and other devices too)" : "");
+		cli_oom_line(&sb, strcmp(out, "-") ? out : "plan", p, &m);
+		cli_err("%s\n", sb.buf);
 		rc = EXIT_INFEASIBLE;
 	}
 	strbuf_release(&sb);
@@ -149,11 +145,14 @@ int cmd_plan(int argc, char **argv)
 		case 's': sched = optarg; break;
 		case 'n': if ((spec.microbatches = cli_positive("plan", "--microbatches", optarg)) < 0) return EXIT_INPUT; break;
 		case 'p': spec.partition = optarg; break;
-		case 'C':
-			if (strcmp(optarg, "overlap") != 0 && strcmp(optarg, "blocking") != 0)
+		case 'C': {
+			enum plan_comm pc;
+
+			if (plan_comm_from_name(optarg, &pc) < 0)
 				return cli_usage_error("plan", "--comm: '%s' is not overlap or blocking", optarg);
 			spec.comm = optarg;
 			break;
+		}
 		case 'v': if ((spec.chunks = cli_positive("plan", "--chunks", optarg)) < 0) return EXIT_INPUT; break;
 		case 'd': if ((spec.devices = cli_positive("plan", "--devices", optarg)) < 0) return EXIT_INPUT; break;
 		case 'P':

@@ -406,8 +406,6 @@ int cmd_run(int argc, char **argv)
 	emu_opts_default(&eo);
 	optind = 0;
 	while ((ch = cli_getopt("run", argc, argv, "jh", opts)) != -1) {
-		double x = 0;
-
 		switch (ch) {
 		case 'b': backend = optarg; break;
 		case 'i': if ((iters = cli_positive("run", "--iters", optarg)) < 0) return EXIT_INPUT; break;
@@ -422,14 +420,12 @@ int cmd_run(int argc, char **argv)
 		case 'E': events_out = optarg; break;
 		case 'T': tl_out = optarg; break;
 		case 'K':
-			if (cli_number("run", "--kill-device", optarg, 0, 65535, false, &x) < 0 || x != (int)x)
-				return x != (int)x ? cli_usage_error("run", "--kill-device: '%s' is not a device id", optarg) : EXIT_INPUT;
-			eo.kill_device = (int)x;
+			if ((eo.kill_device = cli_int("run", "--kill-device", optarg, 0, 65535)) < 0)
+				return EXIT_INPUT;
 			break;
 		case 'A':
-			if (cli_number("run", "--kill-after", optarg, 0, 1e9, false, &x) < 0 || x != (int)x)
-				return x != (int)x ? cli_usage_error("run", "--kill-after: '%s' is not a count of ops", optarg) : EXIT_INPUT;
-			eo.kill_after_ops = (int)x;
+			if ((eo.kill_after_ops = cli_int("run", "--kill-after", optarg, 0, 1000000000)) < 0)
+				return EXIT_INPUT;
 			break;
 		case 'S':
 			/* hidden: STAGE:FACTOR makes one stage slower than its model says (calibration tests) */

@@ -107,7 +107,8 @@ int cmd_sim(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *tl_out = NULL, *trace_out = NULL, *path, *comm = NULL;
+	const char *tl_out = NULL, *trace_out = NULL, *path;
+	int comm_mode = SIM_COMM_PLAN;
 	bool json = false, gantt = false;
 	int width = 100, ch, rc = EXIT_OK;
 	struct err e = ERR_INIT;
@@ -125,11 +126,14 @@ int cmd_sim(int argc, char **argv)
 		case 'w': if ((width = cli_positive("sim", "--width", optarg)) < 0) return EXIT_INPUT; break;
 		case 't': tl_out = optarg; break;
 		case 'T': trace_out = optarg; break;
-		case 'C':
-			if (strcmp(optarg, "overlap") != 0 && strcmp(optarg, "blocking") != 0)
+		case 'C': {
+			enum plan_comm pc;
+
+			if (plan_comm_from_name(optarg, &pc) < 0)
 				return cli_usage_error("sim", "--comm: '%s' is not overlap or blocking", optarg);
-			comm = optarg;
+			comm_mode = pc == PLAN_COMM_BLOCKING ? SIM_COMM_BLOCKING : SIM_COMM_OVERLAP;
 			break;
+		}
 		case 'h': usage(stdout); return EXIT_OK;
 		default: return EXIT_INPUT;
 		}
@@ -142,8 +146,7 @@ int cmd_sim(int argc, char **argv)
 	memset(&s, 0, sizeof(s));
 	sim_opts_default(&o);
 	o.record = tl_out || trace_out || gantt;
-	if (comm)
-		o.comm = strcmp(comm, "blocking") == 0 ? SIM_COMM_BLOCKING : SIM_COMM_OVERLAP;
+	o.comm = comm_mode;
 	if (sim_run(&s, &p, &o, &m, &e) < 0) {
 		if (json && m.ncycle) {
 			write_json("-", metrics_to_json(&m));
@@ -156,7 +159,7 @@ int cmd_sim(int argc, char **argv)
 	if (json)
 		rc = write_json("-", metrics_to_json(&m));
 	else
-		summary(&p, path, &m, comm ? strcmp(comm, "blocking") == 0 : p.comm == PLAN_COMM_BLOCKING);
+		summary(&p, path, &m, comm_mode ? comm_mode == SIM_COMM_BLOCKING : p.comm == PLAN_COMM_BLOCKING);
 	if (o.record && rc == EXIT_OK) {
 		if (sim_timeline(&s, &p, &m, &t, &e) < 0) {
 			rc = cli_report(&e);
