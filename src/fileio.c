@@ -312,3 +312,10 @@ int fileio_relative(const char *dir, const char *target, char *out, size_t outsz
 	strcat(out, t + common + 1);
 	return 0;
 }
+
+bool fileio_same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return a && b && stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}

@@ -8,6 +8,7 @@
 #ifndef OCTO_FILEIO_H
 #define OCTO_FILEIO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -30,6 +31,10 @@ int fileio_write_atomic(const char *path, const void *data, size_t len, struct e
 /* Opens path for streaming output (truncating a regular file, creating a new one, writing
  * through a FIFO or a device as fileio_write_atomic does). NULL with e filled on failure. */
 FILE *fileio_open_stream(const char *path, struct err *e);
+
+/* Whether a and b name one existing file (through links and different spellings): an
+ * output about to replace one of a command's own inputs. */
+bool fileio_same_file(const char *a, const char *b);
 
 /* Directory part of path into out ("." when there is none). */
 void fileio_dirname(const char *path, char *out, size_t outsz);

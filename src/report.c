@@ -29,6 +29,7 @@
 #include "fileio.h"
 #include "json.h"
 #include "sim.h"
+#include "steps.h"
 
 /* ---- text ------------------------------------------------------------------------------ */
 
@@ -1171,8 +1172,19 @@ int report_html(const struct report_input *in, struct strbuf *sb, struct err *e)
 		return err_set(e, ERR_INPUT, "width %d px: must be in [%d, %d]", width, REPORT_MIN_WIDTH, REPORT_MAX_WIDTH);
 	if (in->measured && report_check_measured(in->plans[0], in->measured, NULL, e) < 0)
 		return -1;
-	if (in->steps && steps_read(in->steps, in->steps_file ? in->steps_file : "steps", &st, &nsteps, e) < 0)
-		return -1;
+	if (in->steps) {
+		/* steps of another model or cluster would chart someone else's tuner run: the
+		 * engine's reader checks them against the first plan; the chart then takes the
+		 * display fields (step numbers, bubbles) that replaying a step does not need */
+		struct steps chk;
+		const char *sf = in->steps_file ? in->steps_file : "steps";
+		int r = steps_from_json(&chk, in->steps, sf, &in->plans[0]->model, &in->plans[0]->cluster,
+		                        in->plans[0]->microbatches, e);
+
+		steps_release(&chk);
+		if (r < 0 || steps_read(in->steps, sf, &st, &nsteps, e) < 0)
+			return -1;
+	}
 	c = calloc((size_t)n, sizeof(*c));
 	if (!c) {
 		free(st);

@@ -255,6 +255,17 @@ int cli_set_refs(struct plan *p, const char *model_path, const char *cluster_pat
 	return 0;
 }
 
+int cli_refuse_input(const char *cmd, const char *out, const char *const *inputs, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (inputs[i] && strcmp(out, "-") != 0 && fileio_same_file(out, inputs[i])) {
+			cli_err("octopipe %s: will not write '%s': it is one of this command's inputs ('%s')\n", cmd, out,
+			        inputs[i]);
+			return EXIT_INPUT;
+		}
+	return EXIT_OK;
+}
+
 int cli_write_text(const char *path, const char *text, size_t len)
 {
 	struct err e = ERR_INIT;

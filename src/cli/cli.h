@@ -89,6 +89,9 @@ int cli_plan_verdict(const char *path, const struct plan *p, struct strbuf *why)
  * (a jw builder's flag) or a NULL root is reported as one line. Returns the exit code. */
 #include <cjson/cJSON.h>
 int cli_put_json(cJSON *root, bool oom);
+/* EXIT_INPUT after one line when out (not "-") is the same file as one of the n inputs
+ * (NULL entries are skipped): a picture or report must never replace the plan it shows. */
+int cli_refuse_input(const char *cmd, const char *out, const char *const *inputs, int n);
 /* Writes text to path ("-" = stdout) atomically; prints the error and returns its code. */
 int cli_write_text(const char *path, const char *text, size_t len);
 

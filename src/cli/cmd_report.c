@@ -96,6 +96,7 @@ int cmd_export_svg(int argc, char **argv)
 	struct plan p;
 	int ch, rc;
 
+	memset(&t, 0, sizeof(t));
 	optind = 0;
 	while ((ch = cli_getopt("export", argc, argv, "o:h", opts)) != -1) {
 		switch (ch) {
@@ -109,6 +110,12 @@ int cmd_export_svg(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		return cli_usage_error("export", "svg needs one PLAN");
+	{
+		const char *inputs[] = { cli_resolve(argv[optind], "plans"), tl_path };
+
+		if ((rc = cli_refuse_input("export", out, inputs, 2)) != EXIT_OK)
+			return rc;
+	}
 	if (plan_load(&p, cli_resolve(argv[optind], "plans"), &e) < 0)
 		return cli_report(&e);
 	o.title = p.name ? p.name : argv[optind];
@@ -124,8 +131,7 @@ int cmd_export_svg(int argc, char **argv)
 		rc = cli_write_text(out, sb.buf, sb.len);
 	}
 	strbuf_release(&sb);
-	if (tl_path)
-		timeline_release(&t);
+	timeline_release(&t);
 	plan_release(&p);
 	return rc;
 }
@@ -153,6 +159,7 @@ int cmd_report(int argc, char **argv)
 	int ch, rc = EXIT_OK, n, loaded = 0;
 
 	memset(&in, 0, sizeof(in));
+	memset(&t, 0, sizeof(t));
 	optind = 0;
 	while ((ch = cli_getopt("report", argc, argv, "o:h", opts)) != -1) {
 		switch (ch) {
@@ -178,7 +185,13 @@ int cmd_report(int argc, char **argv)
 		rc = EXIT_RUNTIME;
 		goto done;
 	}
+	if ((rc = cli_refuse_input("report", out, (const char *const[]){ steps_path, tl_path }, 2)) != EXIT_OK)
+		goto done;
 	for (loaded = 0; loaded < n; loaded++) {
+		const char *path = cli_resolve(argv[optind + loaded], "plans");
+
+		if ((rc = cli_refuse_input("report", out, &path, 1)) != EXIT_OK)
+			goto done;
 		if (plan_load(&plans[loaded], cli_resolve(argv[optind + loaded], "plans"), &e) < 0) {
 			rc = cli_report(&e);
 			goto done;
@@ -190,10 +203,8 @@ int cmd_report(int argc, char **argv)
 		rc = cli_report(&e);
 		goto done;
 	}
-	if (tl_path && (rc = load_measured(tl_path, &plans[0], &t)) != 0) {
-		tl_path = NULL;
+	if (tl_path && (rc = load_measured(tl_path, &plans[0], &t)) != 0)
 		goto done;
-	}
 	in.plans = pp;
 	in.labels = labels;
 	in.nplans = n;
@@ -206,8 +217,7 @@ int cmd_report(int argc, char **argv)
 		rc = cli_write_text(out, sb.buf, sb.len);
 done:
 	strbuf_release(&sb);
-	if (tl_path)
-		timeline_release(&t);
+	timeline_release(&t);
 	cJSON_Delete(steps);
 	for (int i = 0; i < loaded; i++)
 		plan_release(&plans[i]);

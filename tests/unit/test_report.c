@@ -76,12 +76,20 @@ int main(void)
 	{
 		const struct plan *plans[2] = { &p1, &p2 };
 		const char *labels[2] = { "one & only", "two" };
-		const char *steps_text =
-			"{\"format\": \"octopipe.steps/1\", \"model\": \"synthetic\", \"cluster\": \"synthetic\","
-			" \"best_baseline\": \"1f1b\", \"best_baseline_ms\": 40, \"steps\": ["
-			"{\"step\": 0, \"phase\": \"start\", \"what\": \"start\", \"before_ms\": 40, \"after_ms\": 40},"
-			"{\"step\": 1, \"phase\": \"partition\", \"what\": \"<moved>\", \"before_ms\": 40, \"after_ms\": 35},"
-			"{\"step\": 2, \"phase\": \"scheduling\", \"what\": \"knobs\", \"before_ms\": 35, \"after_ms\": 33}]}";
+		/* each step carries the first plan's stages: steps must be of the plans' model */
+		char stages[512] = "", steps_text[2048];
+		size_t k = 0;
+
+		for (int st = 0; st < p1.nstages && k < sizeof(stages) - 64; st++)
+			k += (size_t)snprintf(stages + k, sizeof(stages) - k, "%s{\"layers\": [%d, %d], \"device\": %d}",
+			                      st ? ", " : "", p1.stages[st].first, p1.stages[st].last, p1.stages[st].device);
+		snprintf(steps_text, sizeof(steps_text),
+		         "{\"format\": \"octopipe.steps/1\", \"model\": \"synthetic\", \"cluster\": \"synthetic\","
+		         " \"best_baseline\": \"1f1b\", \"best_baseline_ms\": 40, \"steps\": ["
+		         "{\"step\": 0, \"phase\": \"start\", \"what\": \"start\", \"before_ms\": 40, \"after_ms\": 40, \"stages\": [%s]},"
+		         "{\"step\": 1, \"phase\": \"partition\", \"what\": \"<moved>\", \"before_ms\": 40, \"after_ms\": 35, \"stages\": [%s]},"
+		         "{\"step\": 2, \"phase\": \"scheduling\", \"what\": \"knobs\", \"before_ms\": 35, \"after_ms\": 33, \"stages\": [%s]}]}",
+		         stages, stages, stages);
 		cJSON *steps = json_parse(steps_text, strlen(steps_text), "steps.json", &e);
 		const char *bad_text = "{\"format\": \"octopipe.steps/1\", \"steps\": [{\"phase\": 3}]}";
 		cJSON *bad = json_parse(bad_text, strlen(bad_text), "bad.json", &e);
