@@ -287,6 +287,10 @@ int arch_to_model(const struct arch *a, const struct hardware *hw, const struct 
 	memset(m, 0, sizeof(*m));
 	/* Megatron splits every head group evenly over the TP ranks: more ranks than heads, or
 	 * a degree that does not divide them, is no layout anyone can run */
+	for (int i = 0; i < a->nlayers; i++)
+		if (a->layers[i].w.k_cut)
+			return err_set(e, ERR_RUNTIME, "layer %d (%s) has more than %d kernels: the cost model cannot price it",
+			               i, a->layers[i].kind, WORK_MAX_KERNELS);
 	for (int i = 0; o->tp > 1 && i < a->nlayers; i++) {
 		const struct work *w = &a->layers[i].w;
 

@@ -34,14 +34,17 @@
 #define EAGER_SCORE_BYTES 24.0
 #define SINK_SCORE_BYTES 12.0
 
-/* appends one entry of the kernel list (silently capped: WORK_MAX_KERNELS fits every block) */
+/* appends one entry of the kernel list; a layer with more than WORK_MAX_KERNELS is marked
+ * (k_cut), so that it is refused rather than priced without its last kernels */
 static void kt(struct work *w, int kind, int cls, int launches, const char *name, double n, double k,
                double rows, double groups, double flops, double bytes)
 {
 	struct ktmpl *t;
 
-	if (w->nk >= WORK_MAX_KERNELS)
+	if (w->nk >= WORK_MAX_KERNELS) {
+		w->k_cut = true;
 		return;
+	}
 	t = &w->k[w->nk++];
 	t->kind = (unsigned char)kind;
 	t->cls = (unsigned char)cls;

@@ -82,7 +82,7 @@ struct ktmpl {
 	float flops, bytes;      /* KT_CORE: per token per key; KT_OTHER / KT_ELEM: per token */
 };
 
-#define WORK_MAX_KERNELS 20
+#define WORK_MAX_KERNELS 32  /* DeepSeek-V3's MTP layer (projection, MLA, MoE, head) has 24 */
 
 /* Work of one layer per token (forward), by kernel class. */
 struct work {
@@ -103,6 +103,7 @@ struct work {
 	const char *tp_unit_name;
 	/* the kernel list (cost_block fills it; an arch file's layer has none) */
 	int nk;
+	bool k_cut;              /* more kernels than k holds: the layer cannot be priced */
 	struct ktmpl k[WORK_MAX_KERNELS];
 };
 
