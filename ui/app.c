@@ -987,6 +987,10 @@ void app_write_report(struct app *a, const char *path)
 		app_msg(a, R_ERROR, "no plan to report on");
 		return;
 	}
+	if (fileio_same_file(path, a->path) || fileio_same_file(path, a->tuning.source)) {
+		app_msg(a, R_ERROR, "report not written: %s is the plan's own file", path);
+		return;
+	}
 	plans[n] = &a->cur.plan;
 	labels[n++] = app_modified(a) ? "this plan (edited)" : "this plan";
 	if (a->compare && a->ref.loaded) {
@@ -1248,8 +1252,11 @@ void app_recover(struct app *a, int answer)
 	switch (answer) {
 	case 'y':
 		if (plan_load(&p, path, &e) < 0) {
+			/* ask again: the file must not be left to this UI's next autosave */
 			app_msg(a, R_ERROR, "cannot recover: %s (n leaves it, d deletes it)", e.msg);
 			a->as.found = true;
+			a->mode = MODE_QUESTION;
+			a->question = Q_RECOVER;
 			return;
 		}
 		app_adopt_plan(a, &p, "recovered the unsaved edits of an earlier session");

@@ -40,11 +40,23 @@ void screen_clear(struct screen *s)
 		s->c[i] = (struct cell){ ' ', R_NORMAL };
 }
 
+/* What a cell may hold: the terminal gets cells through addchnstr, which passes bytes on
+ * unchecked, so a control byte from a file name or a message (ESC, C1 CSI) would reach the
+ * terminal as a command. Tabs become spaces, other control bytes '?'. */
+static char cell_char(char ch)
+{
+	unsigned char u = (unsigned char)ch;
+
+	if (ch == '\t')
+		return ' ';
+	return u < 0x20 || u == 0x7f || (u >= 0x80 && u <= 0x9f) ? '?' : ch;
+}
+
 void screen_put(struct screen *s, int x, int y, char ch, enum role r)
 {
 	if (x < 0 || y < 0 || x >= s->w || y >= s->h)
 		return;
-	s->c[(long)y * s->w + x] = (struct cell){ ch, (uint8_t)r };
+	s->c[(long)y * s->w + x] = (struct cell){ cell_char(ch), (uint8_t)r };
 }
 
 int screen_text(struct screen *s, int x, int y, int maxw, const char *text, enum role r)
@@ -55,7 +67,7 @@ int screen_text(struct screen *s, int x, int y, int maxw, const char *text, enum
 		return 0;
 	for (; text[n] && n < maxw && x + n < s->w; n++)
 		if (x + n >= 0)
-			s->c[(long)y * s->w + x + n] = (struct cell){ text[n] == '\t' ? ' ' : text[n], (uint8_t)r };
+			s->c[(long)y * s->w + x + n] = (struct cell){ cell_char(text[n]), (uint8_t)r };
 	return n;
 }
 

@@ -1265,7 +1265,8 @@ int view_key(struct app *a, int key)
 		default_save_name(a, name, sizeof(name));
 		n = strlen(name);
 		if (n > 5 && strcmp(name + n - 5, ".json") == 0)
-			snprintf(name + n - 5, sizeof(name) - (n - 5), ".html");
+			n -= 5;
+		snprintf(name + n, sizeof(name) - n, ".html");
 		start_prompt(a, PROMPT_REPORT, name);
 		break;
 	}
