@@ -212,6 +212,8 @@ static bool has_kind(const struct strbuf *kinds, const char *k)
 static int record(struct importer *im, const char *name, size_t nlen, int phase, double ms,
                   const char *where)
 {
+	/* (the printable name, pn, is made only for a message: a million records each paid
+	 * for it before) */
 	char *subj, *lbuf = NULL, *kbuf = NULL, *pbuf = NULL, pn[96], pv[96];
 	int r = 0;
 
@@ -225,7 +227,6 @@ static int record(struct importer *im, const char *name, size_t nlen, int phase,
 		return err_set(im->e, ERR_RUNTIME, "%s: out of host memory", im->file);
 	memcpy(subj, name, nlen);
 	subj[nlen] = '\0';
-	csv_printable(pn, sizeof(pn), subj, nlen, 60);
 	im->st->records++;
 	for (int i = 0; i < im->r->n; i++) {
 		const struct profile_rule *pr = &im->r->rules[i];
@@ -240,13 +241,14 @@ static int record(struct importer *im, const char *name, size_t nlen, int phase,
 			goto oom;
 		if (g && (layer = layer_number(lbuf)) < 0) {
 			r = err_set(im->e, ERR_INPUT, "%s: %s: layer '%s' of '%s' is not a layer number in [0, %d]",
-			            im->file, where, csv_printable(pv, sizeof(pv), lbuf, strlen(lbuf), 24), pn,
+			            im->file, where, csv_printable(pv, sizeof(pv), lbuf, strlen(lbuf), 24),
+			            csv_printable(pn, sizeof(pn), subj, nlen, 60),
 			            OCTO_MAX_LAYERS - 1);
 			goto out;
 		}
 		if (layer < 0) {
 			r = err_set(im->e, ERR_INPUT, "%s: %s: rules[%d] matches '%s' but its layer group took no part in the match",
-			            im->file, where, i, pn);
+			            im->file, where, i, csv_printable(pn, sizeof(pn), subj, nlen, 60));
 			goto out;
 		}
 		if ((g = group(pr, "kind", &kbuf)) < 0)
@@ -254,7 +256,8 @@ static int record(struct importer *im, const char *name, size_t nlen, int phase,
 		if (g) {
 			if (!kbuf[0] || strchr(kbuf, '+')) {
 				r = err_set(im->e, ERR_INPUT, "%s: %s: kind '%s' of '%s' is not a kind (not empty, no '+')",
-				            im->file, where, csv_printable(pv, sizeof(pv), kbuf, strlen(kbuf), 24), pn);
+				            im->file, where, csv_printable(pv, sizeof(pv), kbuf, strlen(kbuf), 24),
+				            csv_printable(pn, sizeof(pn), subj, nlen, 60));
 				goto out;
 			}
 			kind = kbuf;
@@ -263,7 +266,8 @@ static int record(struct importer *im, const char *name, size_t nlen, int phase,
 			goto oom;
 		if (g && (ph = parse_phase(pbuf, strlen(pbuf))) < 0) {
 			r = err_set(im->e, ERR_INPUT, "%s: %s: phase '%s' of '%s' is not F, B, W or BW",
-			            im->file, where, csv_printable(pv, sizeof(pv), pbuf, strlen(pbuf), 24), pn);
+			            im->file, where, csv_printable(pv, sizeof(pv), pbuf, strlen(pbuf), 24),
+			            csv_printable(pn, sizeof(pn), subj, nlen, 60));
 			goto out;
 		} else if (!g && pr->phase) {
 			ph = parse_phase(pr->phase, strlen(pr->phase));
