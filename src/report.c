@@ -33,31 +33,6 @@
 
 /* ---- text ------------------------------------------------------------------------------ */
 
-/* Length of the valid UTF-8 sequence at s (1..4), or 0 when it is not one. */
-static int utf8_len(const unsigned char *s)
-{
-	int n;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4;
-	else
-		return 0;
-	for (int i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	if (n == 3 && ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0)))
-		return 0;   /* overlong, or a UTF-16 surrogate */
-	if (n == 4 && ((s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90)))
-		return 0;
-	return n;
-}
-
 /* s as XML character data or attribute text: markup characters escaped, control
  * characters (not allowed in XML 1.0) and broken UTF-8 replaced by '?'. */
 static void xml_text(struct strbuf *sb, const char *s)
@@ -65,7 +40,9 @@ static void xml_text(struct strbuf *sb, const char *s)
 	const unsigned char *p = (const unsigned char *)(s ? s : "");
 
 	while (*p) {
-		int n = utf8_len(p);
+		unsigned cp;
+		/* (a NUL ends a sequence early: it is never a continuation byte) */
+		int n = (int)strbuf_utf8_len(p, 4, &cp);
 
 		if (n == 0 || (*p < 0x20 && *p != '\t' && *p != '\n')) {
 			strbuf_addch(sb, '?');
@@ -121,16 +98,6 @@ static void put(struct strbuf *sb, const char *fmt, ...)
 		}
 	}
 	va_end(ap);
-}
-
-static void ms_text(struct strbuf *sb, double ms)
-{
-	fmt_ms(sb, ms);
-}
-
-static void gb_text(struct strbuf *sb, double bytes)
-{
-	fmt_bytes(sb, bytes);
 }
 
 /* ---- styles ------------------------------------------------------------------------------ */
@@ -307,10 +274,10 @@ static void put_summary_line(struct strbuf *sb, const struct chart *c)
 		return;
 	}
 	strbuf_addstr(sb, "iteration ");
-	ms_text(sb, m->makespan_ms);
+	fmt_ms(sb, m->makespan_ms);
 	strbuf_addf(sb, " \xc2\xb7 %.0f tokens/s \xc2\xb7 bubble %.1f%% \xc2\xb7 efficiency %.1f%% of the bound (",
 	            m->throughput_tokens_per_s, 100 * m->bubble_ratio, 100 * m->efficiency);
-	ms_text(sb, m->lower_bound_ms);
+	fmt_ms(sb, m->lower_bound_ms);
 	strbuf_addch(sb, ')');
 	if (m->noom)
 		strbuf_addf(sb, " \xc2\xb7 OUT OF MEMORY on GPU %d", m->oom[0]);
@@ -631,7 +598,7 @@ static int group_baselines(struct group *g, struct sim *s, struct err *e)
 static void td_ms(struct strbuf *sb, double ms)
 {
 	strbuf_addstr(sb, "<td>");
-	ms_text(sb, ms);
+	fmt_ms(sb, ms);
 	strbuf_addstr(sb, "</td>");
 }
 
@@ -660,9 +627,9 @@ static void put_summary_table(struct strbuf *sb, const struct chart *c, int n)
 		strbuf_addf(sb, "<td>%.0f</td><td>%.1f%%</td>", c[i].m.throughput_tokens_per_s, 100 * c[i].m.bubble_ratio);
 		td_ms(sb, c[i].m.lower_bound_ms);
 		strbuf_addf(sb, "<td>%.1f%%</td><td%s>", 100 * c[i].m.efficiency, c[i].m.noom ? " class=\"oom\"" : "");
-		gb_text(sb, c[i].peak);
+		fmt_bytes(sb, c[i].peak);
 		strbuf_addstr(sb, "</td><td>");
-		gb_text(sb, cluster_usable_bytes(&p->cluster));
+		fmt_bytes(sb, cluster_usable_bytes(&p->cluster));
 		if (c[i].m.noom)
 			strbuf_addf(sb, "</td><td class=\"l oom\">no: GPU %d out of memory</td></tr>\n", c[i].m.oom[0]);
 		else
@@ -759,11 +726,11 @@ static void put_peak_table(struct strbuf *sb, const struct chart *c, int n)
 			}
 			if ((double)c[i].m.dev[d].peak_mem_bytes > cluster_usable_bytes(&c[i].p->cluster)) {
 				strbuf_addstr(sb, "<td class=\"oom\">");
-				gb_text(sb, (double)c[i].m.dev[d].peak_mem_bytes);
+				fmt_bytes(sb, (double)c[i].m.dev[d].peak_mem_bytes);
 				strbuf_addstr(sb, " OOM</td>");
 			} else {
 				strbuf_addstr(sb, "<td>");
-				gb_text(sb, (double)c[i].m.dev[d].peak_mem_bytes);
+				fmt_bytes(sb, (double)c[i].m.dev[d].peak_mem_bytes);
 				strbuf_addstr(sb, "</td>");
 			}
 		}
@@ -869,7 +836,7 @@ static int put_memory(struct strbuf *sb, const struct chart *c, int width, struc
 	put(sb, "<path class=\"ax\" stroke-width=\"%N\" d=\"M%N %NV%NH%N\"/>\n", 0.8 * u, x0, y0, y0 + ph, x0 + pw);
 	put(sb, "<path class=\"cap\" stroke-width=\"%N\" d=\"M%N %NH%N\"/>", 1.2 * u, x0, y0 + ph - cap / top * ph, x0 + pw);
 	put(sb, "<text x=\"%N\" y=\"%N\">usable ", x0 + pw + 4 * u, y0 + ph - cap / top * ph + 3 * u);
-	gb_text(sb, cap);
+	fmt_bytes(sb, cap);
 	strbuf_addstr(sb, "</text>\n");
 	for (int d = 0; d < nd; d++) {
 		const struct tl_device *dv = &c->t.dev[d];
@@ -915,7 +882,7 @@ static int put_memory(struct strbuf *sb, const struct chart *c, int width, struc
 			}
 		}
 		put(sb, "H%N\"><title>GPU %d, peak ", x0 + pw, d);
-		gb_text(sb, (double)c->m.dev[d].peak_mem_bytes);
+		fmt_bytes(sb, (double)c->m.dev[d].peak_mem_bytes);
 		strbuf_addstr(sb, "</title></path>\n");
 	}
 	free(ms);
@@ -932,7 +899,7 @@ static int put_memory(struct strbuf *sb, const struct chart *c, int width, struc
 		}
 		put(sb, "<text x=\"%N\" y=\"%N\">%sthick: GPU %d, the highest peak (", lx, ly + 7 * u,
 		    nd > 16 ? "\xe2\x80\xa6 one line per GPU (hover for its name); " : "", dmax);
-		gb_text(sb, c->peak);
+		fmt_bytes(sb, c->peak);
 		strbuf_addstr(sb, ")</text>\n</svg>\n");
 	}
 	return 0;
@@ -1125,9 +1092,9 @@ static void put_measured_table(struct strbuf *sb, const struct chart *c, const s
 	double pend = c->m.makespan_ms, mend = ops_end(t);
 
 	strbuf_addstr(sb, "<p>iteration: predicted ");
-	ms_text(sb, pend);
+	fmt_ms(sb, pend);
 	strbuf_addstr(sb, ", measured ");
-	ms_text(sb, mend);
+	fmt_ms(sb, mend);
 	if (mend > 0)
 		strbuf_addf(sb, ", error %+.1f%% (predicted \xe2\x88\x92 measured) / measured", 100 * (pend - mend) / mend);
 	strbuf_addstr(sb, "</p>\n<table><tr><th>GPU</th><th>predicted busy</th><th>measured busy</th><th>error</th>"

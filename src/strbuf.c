@@ -134,8 +134,7 @@ void strbuf_truncate(struct strbuf *sb, size_t len)
 	}
 }
 
-/* Length of the valid UTF-8 sequence at s (n bytes left), 0 when it is not one. */
-static size_t utf8_len(const unsigned char *s, size_t n, unsigned *cp)
+size_t strbuf_utf8_len(const unsigned char *s, size_t n, unsigned *cp)
 {
 	size_t len, i;
 	unsigned c = s[0], min;
@@ -173,7 +172,7 @@ void strbuf_add_printable(struct strbuf *sb, const char *s, size_t n, bool keep_
 
 	while (i < n) {
 		unsigned cp;
-		size_t len = utf8_len(p + i, n - i, &cp);
+		size_t len = strbuf_utf8_len(p + i, n - i, &cp);
 
 		if (len == 0) {
 			strbuf_addf(sb, "\\x%02x", p[i]);

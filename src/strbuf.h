@@ -42,6 +42,9 @@ void strbuf_truncate(struct strbuf *sb, size_t len);
  * files and arguments can never move the cursor or retitle a terminal. With
  * keep_newlines, '\n' is copied as is. */
 void strbuf_add_printable(struct strbuf *sb, const char *s, size_t n, bool keep_newlines);
+/* Length (1..4) of the valid UTF-8 sequence at s with at most n bytes left, its code point
+ * in *cp; 0 for a byte that starts none (overlong forms and surrogates included). */
+size_t strbuf_utf8_len(const unsigned char *s, size_t n, unsigned *cp);
 static inline bool strbuf_failed(const struct strbuf *sb) { return sb->oom; }
 
 #endif
