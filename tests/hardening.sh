@@ -216,6 +216,9 @@ expect_rc 2 "--tp 1024 on a 16-head model is refused"
 expect_match "--tp 1024: layer 1 \(attn\+dense\) has 16 attention heads, which 1024 tensor-parallel ranks cannot split evenly" "$ERR" "naming the layer and its heads"
 run "$OCTOPIPE" cost "$cfg/gpt-13b.json" --cluster "$T/widenode.json" --tp 16 -o "$T/c.json"
 expect_rc 2 "--tp 16 does not divide gpt-13b's 40 heads: refused"
+run "$OCTOPIPE" cost "$cfg/gpt-13b.json" --cluster 8xH200 --predict "$top_srcdir/samples/profiles/gpt-13b.json" \
+    --calibrate "$top_srcdir/samples/profiles/gpt-13b.json"
+expect_rc 2 "--predict and --calibrate together are refused (one predicted silently before)"
 run "$OCTOPIPE" cost "$cfg/nemotron-nano-v2-9b.json" --cluster 8xH200 --tp 8 -o "$T/c.json"
 expect_rc 0 "--tp 8 splits nemotron's heads evenly"
 

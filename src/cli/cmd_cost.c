@@ -332,9 +332,11 @@ int cmd_cost(int argc, char **argv)
 		case 'j': json = true; break;
 		case 'o': out = optarg; break;
 		case 'P':
-			only_predict = true;
-			/* fall through */
 		case 'C':
+			/* the profiles are one list: predicting from some and fitting others is not a mode */
+			if (nprof > 0 && only_predict != (ch == 'P'))
+				return cli_usage_error("cost", "--predict and --calibrate do not mix: predict or fit");
+			only_predict = ch == 'P';
 			if (nprof == MAX_CONFIGS)
 				return cli_usage_error("cost", "at most %d profiles", MAX_CONFIGS);
 			profiles[nprof++] = optarg;
