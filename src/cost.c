@@ -100,6 +100,8 @@ static void attn(const struct block *b, struct work *w)
 	gemm(w, "o_proj", h, q);
 	/* norm input, QKV input, Q K V, output-projection input, fp32 softmax statistics */
 	w->act += 2 * (h + h + q + 2 * kv + q) + 4.0 * b->n_q + (b->out_gate ? 2 * q : 0);
+	if (w->core_class == EFF_EAGER)
+		w->core_act_per_ctx += 2.0 * b->n_q;     /* bf16 probabilities, one per head and key */
 	w->act_w += 2 * ((h + qproj + 2 * kv) + (q + h));
 	w->tp_syncs++;
 }
@@ -191,6 +193,7 @@ static void moe(const struct block *b, struct work *w)
 	double router = h * E + (b->bias ? E : 0);
 
 	w->params += router + E * expert + shared + (b->shared_gate ? h : 0) + b->norms * h;
+	w->expert_params += E * expert;
 	w->active += router + b->top_k * expert + shared + (b->shared_gate ? h : 0) + b->norms * h;
 	w->f[EFF_GEMM] += 2 * h * E + (b->shared_gate ? 2 * h : 0);
 	w->f[EFF_MEMORY] += b->norms * NORM_BYTES(h) + 8.0 * b->top_k * h + 12 * E;
@@ -552,6 +555,19 @@ static double comm_ms(const struct cost_opts *o, double bytes, double share, int
 	return 1e3 * share * bytes / (o->link_gbytes_per_s * 1e9) + steps * o->link_latency_us * 1e-3;
 }
 
+/* The attention core's forward kernels: what selective recompute runs again. */
+static double core_forward_ms(const struct work *w, const struct hardware *hw, const struct cost_opts *o)
+{
+	struct kernel ks[KMAX];
+	int n = cost_kernels(w, o, PASS_F, ks, KMAX);
+	double ms = 0;
+
+	for (int i = 0; i < n && i < KMAX; i++)
+		if (ks[i].cls == EFF_FLASH || ks[i].cls == EFF_EAGER)
+			ms += cost_kernel_ms(&ks[i], hw, PASS_F);
+	return ms;
+}
+
 void cost_layer(const struct work *w, const struct hardware *hw, const struct cost_opts *o,
                 struct layer_cost *lc)
 {
@@ -575,12 +591,18 @@ void cost_layer(const struct work *w, const struct hardware *hw, const struct co
 	if (o->recompute)
 		lc->b_ms += lc->f_ms;
 	lc->param_bytes = 2 * w->params / t;
-	lc->out_bytes = tok * w->out;
+	lc->expert_param_bytes = 2 * w->expert_params / t;
+	/* with sequence parallelism each TP rank sends its 1/t of the hidden state */
+	lc->out_bytes = tok * w->out / t;
+	lc->in_bytes = tok * w->in / t;
+	lc->a2a_bytes = tok * w->a2a / t;
+	lc->core_f_ms = core_forward_ms(w, hw, o);
 	if (o->recompute) {
 		lc->act_bytes = tok * w->in / t;
 		lc->act_w_bytes = lc->act_bytes;
 	} else {
-		lc->act_bytes = tok * w->act / t;
+		lc->core_act_bytes = tok * w->core_act_per_ctx * cost_ctx(o->seq, w->window) / t;
+		lc->act_bytes = tok * w->act / t + lc->core_act_bytes;
 		lc->act_w_bytes = fmin(tok * w->act_w / t, lc->act_bytes);
 	}
 }

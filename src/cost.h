@@ -97,6 +97,9 @@ struct work {
 	double act, act_w, out;  /* bytes per token: kept for backward, kept until W, sent on */
 	double in;               /* bytes per token of the layer input (kept under recompute) */
 	double a2a;              /* MoE all-to-all bytes per token (dispatch + combine) */
+	double expert_params;    /* the part of params in routed experts (sharded by EP) */
+	double core_act_per_ctx; /* attention-core activations kept per token per attended key
+	                          * (eager: the softmax probabilities; flash keeps none) */
 	int tp_syncs;            /* tensor-parallel all-reduces of the hidden state per pass */
 	int tp_units;            /* heads the layer splits over tensor-parallel ranks (the fewest
 	                          * of its blocks: attention or SSM heads); 0 = no such limit */
@@ -157,6 +160,9 @@ double cost_kernel_ms(const struct kernel *k, const struct hardware *hw, enum ke
 struct layer_cost {
 	double f_ms, b_ms, w_ms;
 	double param_bytes, act_bytes, act_w_bytes, out_bytes;
+	/* for parallel layouts (model.h): expert weights, the input kept under full
+	 * recompute, what selective recompute drops and redoes, the EP all-to-all bytes */
+	double expert_param_bytes, in_bytes, core_act_bytes, core_f_ms, a2a_bytes;
 };
 
 /* Times and bytes of one layer (per microbatch, per GPU of the TP group). */

@@ -67,6 +67,32 @@ static void base_name(const char *path, char *out, size_t n)
 	snprintf(out, n, "%.*s", (int)len, s);
 }
 
+/*
+ * Keeps what the table was made from in the model ("source": the architecture object,
+ * the TP degree, recompute and the hardware efficiencies), so the engine can price the
+ * same model at another tensor-parallel degree and the executor can launch its kernels.
+ */
+static int attach_source(struct model *m, const char *config, const struct cost_opts *o,
+                         const struct cluster *c, struct err *e)
+{
+	cJSON *arch = json_load_file(config, e), *src;
+	struct jw w = { false };
+
+	if (!arch)
+		return -1;
+	if (!m->extra && !(m->extra = cJSON_CreateObject())) {
+		cJSON_Delete(arch);
+		return err_set(e, ERR_RUNTIME, "out of host memory");
+	}
+	src = jw_obj(&w, m->extra, "source");
+	jw_item(&w, src, "architecture", arch);
+	jw_num(&w, src, "tp", o->tp);
+	if (o->recompute)
+		jw_bool(&w, src, "recompute", true);
+	jw_item(&w, src, "hardware", hardware_to_json(&c->hw));
+	return w.oom ? err_set(e, ERR_RUNTIME, "out of host memory") : 0;
+}
+
 static int print_summary(const struct arch *a, const struct model *m, const struct cost_opts *o,
                           const struct cluster *c, bool json)
 {
@@ -395,8 +421,10 @@ int cmd_cost(int argc, char **argv)
 			snprintf(nbuf, sizeof(nbuf), "%s", name);
 		else
 			base_name(out && strcmp(out, "-") != 0 ? out : archs[0].name, nbuf, sizeof(nbuf));
-		if (arch_to_model(&archs[0], &c.hw, &o, nbuf, &m, &e) < 0) {
+		if (arch_to_model(&archs[0], &c.hw, &o, nbuf, &m, &e) < 0 ||
+		    attach_source(&m, cli_resolve(argv[optind], "samples/architectures"), &o, &c, &e) < 0) {
 			rc = cli_report(&e);
+			model_release(&m);
 		} else {
 			if (out && strcmp(out, "-") == 0) {
 				cJSON *root = model_to_json(&m);
