@@ -94,6 +94,11 @@ int parallel_cluster(const struct cluster *g, const struct parallel *l, struct c
 	if (cluster_copy(out, g, e) < 0)
 		return -1;
 	out->devices = l->pp;
+	out->rep.tp = l->tp;
+	out->rep.dp = l->dp;
+	out->rep.ep = l->ep;
+	out->rep.zero = l->zero;
+	out->rep.dp_link = *parallel_dp_link(l, g);
 	out->gpus_per_node = block <= g->gpus_per_node ? g->gpus_per_node / block : 1;
 	if (g->device_speed) {
 		double *sp = calloc((size_t)l->pp, sizeof(*sp));
@@ -270,6 +275,18 @@ int parallel_model(const struct model *m, const struct cluster *g, const struct 
 	return 0;
 }
 
+int parallel_replica(const struct model *m, const struct cluster *g, const struct parallel *l, struct model *rm,
+                     struct cluster *rc, struct err *e)
+{
+	if (parallel_check(l, g, e) < 0 || parallel_model(m, g, l, rm, e) < 0)
+		return -1;
+	if (parallel_cluster(g, l, rc, e) < 0) {
+		model_release(rm);
+		return -1;
+	}
+	return 0;
+}
+
 double ring_allreduce_ms(double bytes, int n, const struct link *lk)
 {
 	if (n <= 1 || bytes <= 0)
@@ -298,10 +315,9 @@ void parallel_static_mem(const struct parallel *l, double param_bytes, double ex
 	out->optimizer = 12 * (dense / dz + experts / ez);
 }
 
-void parallel_dp_sync(const struct parallel *l, const struct cluster *g, double param_bytes, double expert_bytes,
-                    struct dp_sync_cost *out)
+void parallel_dp_sync(const struct parallel *l, const struct link *dl, double param_bytes, double expert_bytes,
+                      struct dp_sync_cost *out)
 {
-	const struct link *dl = parallel_dp_link(l, g);
 	double dense = param_bytes - expert_bytes, experts = expert_bytes / l->ep;
 	int edp = l->dp / l->ep;
 
@@ -314,11 +330,9 @@ void parallel_dp_sync(const struct parallel *l, const struct cluster *g, double 
 	}
 }
 
-double parallel_zero3_gather_ms(const struct parallel *l, const struct cluster *g, double param_bytes,
-                              double expert_bytes)
+double parallel_zero3_gather_ms(const struct parallel *l, const struct link *dl, double param_bytes,
+                                double expert_bytes)
 {
-	const struct link *dl = parallel_dp_link(l, g);
-
 	if (l->zero < 3)
 		return 0;
 	return ring_half_ms(param_bytes - expert_bytes, l->dp, dl) + ring_half_ms(expert_bytes / l->ep, l->dp / l->ep, dl);

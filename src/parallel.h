@@ -65,8 +65,8 @@ int parallel_check(const struct parallel *l, const struct cluster *gpus, struct 
 const struct link *parallel_dp_link(const struct parallel *l, const struct cluster *gpus);
 const struct link *parallel_ep_link(const struct parallel *l, const struct cluster *gpus);
 
-/* The cluster of one replica's P pipeline devices (see the top). out is released first
- * only by the caller; it is filled fresh. */
+/* The cluster of one replica's P pipeline devices (see the top), filled fresh; it
+ * remembers the layout (cluster.rep), so plans built on it simulate under it. */
 int parallel_cluster(const struct cluster *gpus, const struct parallel *l, struct cluster *out,
                    struct err *e);
 
@@ -76,6 +76,10 @@ int parallel_cluster(const struct cluster *gpus, const struct parallel *l, struc
  * says so. */
 int parallel_model(const struct model *m, const struct cluster *gpus, const struct parallel *l,
                  struct model *out, struct err *e);
+
+/* Both of the above: what one replica of layout l sees (rm and rc are filled fresh). */
+int parallel_replica(const struct model *m, const struct cluster *gpus, const struct parallel *l,
+                     struct model *rm, struct cluster *rc, struct err *e);
 
 /* The tensor-parallel degree m's layer table was made at (its "source", else 1). */
 int model_made_tp(const struct model *m);
@@ -100,12 +104,12 @@ struct dp_sync_cost {
 	double grad_ms;          /* all-reduce / reduce-scatter of the gradients */
 	double gather_ms;        /* ZeRO 1-2: the all-gather of the updated weights */
 };
-void parallel_dp_sync(const struct parallel *l, const struct cluster *gpus, double param_bytes,
-                    double expert_bytes, struct dp_sync_cost *out);
+void parallel_dp_sync(const struct parallel *l, const struct link *dp_link, double param_bytes,
+                      double expert_bytes, struct dp_sync_cost *out);
 
 /* ZeRO-3: the all-gather of a stage's weights before each of its F and backward ops
  * (prefetched: it costs only what the op's compute does not hide). */
-double parallel_zero3_gather_ms(const struct parallel *l, const struct cluster *gpus,
-                              double param_bytes, double expert_bytes);
+double parallel_zero3_gather_ms(const struct parallel *l, const struct link *dp_link,
+                                double param_bytes, double expert_bytes);
 
 #endif

@@ -136,12 +136,8 @@ int plan_apply_parallel(struct plan *p, const struct parallel *l, struct err *e)
 	p->par = *l;
 	if (parallel_is_pipeline_only(l) && l->pp == p->cluster.devices)
 		return 0;
-	if (parallel_model(&p->model, &p->cluster, l, &m, e) < 0)
+	if (parallel_replica(&p->model, &p->cluster, l, &m, &c, e) < 0)
 		return -1;
-	if (parallel_cluster(&p->cluster, l, &c, e) < 0) {
-		model_release(&m);
-		return -1;
-	}
 	p->src_model = p->model;
 	p->src_cluster = p->cluster;
 	p->model = m;
@@ -457,14 +453,15 @@ void plan_stage_ms(const struct plan *p, int s, double ms[3])
 		redo += rc == RECOMPUTE_FULL ? y->f_ms : rc == RECOMPUTE_SELECTIVE ? y->core_f_ms : 0;
 	}
 	bw = (p->split_backward ? b : b + w) + redo;
-	if (p->has_parallel && p->par.zero >= 3) {
+	if (p->cluster.rep.zero >= 3) {
+		struct parallel par = plan_parallel(p);
 		double params = 0, experts = 0, g;
 
 		for (int l = p->stages[s].first; l <= p->stages[s].last; l++) {
 			params += (double)p->model.layers[l].param_bytes;
 			experts += (double)p->model.layers[l].expert_param_bytes;
 		}
-		g = parallel_zero3_gather_ms(&p->par, &p->src_cluster, params, experts);
+		g = parallel_zero3_gather_ms(&par, &p->cluster.rep.dp_link, params, experts);
 		f = fmax(f, g);
 		bw = fmax(bw, g);
 	}
@@ -472,6 +469,48 @@ void plan_stage_ms(const struct plan *p, int s, double ms[3])
 	ms[0] = f + o;
 	ms[1] = bw + o;
 	ms[2] = p->split_backward ? w + o : 0;
+}
+
+int plan_attach_parallel(struct plan *p, const struct parallel *l, const struct model *m, const struct cluster *c,
+                         struct err *e)
+{
+	p->par = *l;
+	if (parallel_is_pipeline_only(l) && l->pp == c->devices)
+		return 0;
+	if (model_copy(&p->src_model, m, e) < 0)
+		return -1;
+	if (cluster_copy(&p->src_cluster, c, e) < 0) {
+		model_release(&p->src_model);
+		return -1;
+	}
+	p->has_parallel = true;
+	return 0;
+}
+
+int plan_set_parallel(struct plan *p, const struct parallel *l, struct err *e)
+{
+	struct parallel x = *l;
+
+	x.pp = p->ndevices;
+	if (p->has_parallel) {
+		/* back to the files' own, then on to the new layout */
+		if (parallel_check(&x, &p->src_cluster, e) < 0)
+			return -1;
+		model_release(&p->model);
+		cluster_release(&p->cluster);
+		p->model = p->src_model;
+		p->cluster = p->src_cluster;
+		memset(&p->src_model, 0, sizeof(p->src_model));
+		memset(&p->src_cluster, 0, sizeof(p->src_cluster));
+		p->has_parallel = false;
+	}
+	return plan_apply_parallel(p, &x, e);
+}
+
+void plan_set_recompute(struct plan *p, enum recompute r)
+{
+	for (int s = 0; s < p->nstages; s++)
+		p->stages[s].recompute = r;
 }
 
 const char *plan_comm_name(enum plan_comm c)

@@ -67,14 +67,29 @@ struct plan {
  * replica's (parallel_model, parallel_cluster); ndevices becomes l->pp. A pipeline-only
  * layout over all the cluster's devices changes nothing. */
 int plan_apply_parallel(struct plan *p, const struct parallel *l, struct err *e);
-/* The plan's layout: par, or pure pipeline parallelism over its devices. */
+/* For a plan built on a replica's model and cluster (parallel_replica): records layout l
+ * and the files' own model m and cluster c (copied), which a save writes. */
+int plan_attach_parallel(struct plan *p, const struct parallel *l, const struct model *m,
+                         const struct cluster *c, struct err *e);
+/* Re-prices a loaded plan under another layout with the same pp (its devices): from the
+ * files' model and cluster again. */
+int plan_set_parallel(struct plan *p, const struct parallel *l, struct err *e);
+/* Every stage recomputes as r. */
+void plan_set_recompute(struct plan *p, enum recompute r);
+
+/* The layout a plan is simulated under: its cluster's (a replica's), else pure pipeline
+ * parallelism over its devices. */
 static inline struct parallel plan_parallel(const struct plan *p)
 {
 	struct parallel l;
 
-	if (p->has_parallel)
-		return p->par;
 	parallel_default(&l, p->ndevices);
+	if (p->cluster.rep.tp > 0) {
+		l.tp = p->cluster.rep.tp;
+		l.dp = p->cluster.rep.dp;
+		l.ep = p->cluster.rep.ep;
+		l.zero = p->cluster.rep.zero;
+	}
 	return l;
 }
 /* The files' model and cluster (src_ with a layout, else model and cluster). */

@@ -1157,7 +1157,6 @@ static int dp_sync(struct ctx *c, struct metrics *m, double *makespan)
 	struct sim *s = c->s;
 	const struct plan *p = c->p;
 	struct parallel par = plan_parallel(p);
-	const struct cluster *g = plan_src_cluster(p);
 	const struct model *mdl = &p->model;
 	double compute = *makespan;
 
@@ -1192,7 +1191,7 @@ static int dp_sync(struct ctx *c, struct metrics *m, double *makespan)
 				struct dp_sync_cost dc;
 
 				done += c->K == 3 ? y->w_ms : y->b_ms + y->w_ms;
-				parallel_dp_sync(&par, g, (double)y->param_bytes, (double)y->expert_param_bytes, &dc);
+				parallel_dp_sync(&par, &p->cluster.rep.dp_link, (double)y->param_bytes, (double)y->expert_param_bytes, &dc);
 				s->sync_piece[n].ready = total > 0 ? start + (end - start) * done / total : end;
 				s->sync_piece[n++].ms = dc.grad_ms;
 				gather += dc.gather_ms;

@@ -1,0 +1,49 @@
+/*
+ * layout_search — the outer loop of the tuner over parallel layouts: which PP x TP x DP
+ * factorisation of the cluster, which ZeRO stage and which recompute mode a model should
+ * run with, before the three phases tune partition, placement and order for it.
+ *
+ * Every candidate the constraints allow (T divides a node and the model's heads, the
+ * T x D blocks tile the nodes, P = GPUs / (T x D) pipeline devices no more than the
+ * model's layers, E divides D) is judged by the fastest of a few baselines built on what
+ * one replica sees (1F1B and ZB-H1 with Megatron's and the balanced partition), in tokens
+ * per second of the whole job: every replica runs `microbatches` microbatches, so layouts
+ * with more replicas process a larger global batch in proportion. Memory first: a
+ * candidate that does not fit with ZeRO 0 and no recompute is tried sharded (ZeRO 1, 2,
+ * 3) and recomputing (selective, full) before it is given up; among those that fit, the
+ * fastest wins. When none fits, the smallest peak memory per GPU seen is reported.
+ */
+#ifndef OCTO_LAYOUT_SEARCH_H
+#define OCTO_LAYOUT_SEARCH_H
+
+#include <stdbool.h>
+
+#include "cluster.h"
+#include "err.h"
+#include "model.h"
+#include "parallel.h"
+
+/* Degrees to hold fixed (0 = search; zero and recompute: -1 = search). */
+struct layout_constraints {
+	int pp, tp, dp, ep, zero, recompute;
+};
+
+struct layout_choice {
+	struct parallel par;
+	enum recompute recompute;
+	double makespan_ms, tokens_per_s, peak_bytes;
+	int candidates;           /* layouts judged */
+	double min_peak_bytes;    /* the smallest peak per GPU over all of them (when none fits) */
+};
+
+/* Returns 0 with the best layout in *out; ERR_INFEASIBLE when none fits (out->min_peak_bytes
+ * says how close the best came), ERR_INPUT when the constraints allow no layout at all. */
+int layout_search(const struct model *m, const struct cluster *c, int microbatches,
+                  const struct layout_constraints *k, struct layout_choice *out, struct err *e);
+
+/* The layer table as a uniformly recomputing stage sees it: the backward pays the redone
+ * forward and the activations kept are the recompute mode's (for searches that build
+ * plans without per-stage modes; a plan's own stages are priced by the simulator). */
+void layout_recompute_model(struct model *m, enum recompute r);
+
+#endif
