@@ -89,7 +89,7 @@ static int judge(const struct model *m, const struct cluster *c, int mbs, const 
 	return r;
 }
 
-static int search(const struct model *m, const struct cluster *c, int mbs, const struct layout_constraints *k,
+static int search(const struct model *m, const struct cluster *c, const struct layout_constraints *k,
                   int min_pp, struct layout_choice *out, struct err *e)
 {
 	struct sim s;
@@ -107,7 +107,9 @@ static int search(const struct model *m, const struct cluster *c, int mbs, const
 			struct parallel l;
 			bool fits_plain = false;
 
-			if (k->dp && dp != k->dp)
+			int mbs = k->global_mb / dp;
+
+			if ((k->dp && dp != k->dp) || k->global_mb % dp)
 				continue;
 			l.tp = tp;
 			l.dp = dp;
@@ -142,6 +144,7 @@ static int search(const struct model *m, const struct cluster *c, int mbs, const
 					if (feasible && got.tokens_per_s > out->tokens_per_s) {
 						out->par = l;
 						out->recompute = (enum recompute)rc;
+						out->microbatches = mbs;
 						out->makespan_ms = got.makespan_ms;
 						out->tokens_per_s = got.tokens_per_s;
 						out->peak_bytes = got.peak_bytes;
@@ -167,7 +170,7 @@ static int search(const struct model *m, const struct cluster *c, int mbs, const
 	return 0;
 }
 
-int layout_search(const struct model *m, const struct cluster *c, int mbs, const struct layout_constraints *k,
+int layout_search(const struct model *m, const struct cluster *c, const struct layout_constraints *k,
                   struct layout_choice *out, struct err *e)
 {
 	int r;
@@ -175,13 +178,13 @@ int layout_search(const struct model *m, const struct cluster *c, int mbs, const
 	/* a pipeline tool's search: two stages or more, and one only when nothing else fits
 	 * (tensor and data parallelism alone) */
 	if (k->pp)
-		return search(m, c, mbs, k, 1, out, e);
-	r = search(m, c, mbs, k, 2, out, e);
+		return search(m, c, k, 1, out, e);
+	r = search(m, c, k, 2, out, e);
 	if (r < 0 && e->cls != ERR_RUNTIME) {
 		struct layout_choice first = *out;
 
 		*e = (struct err)ERR_INIT;
-		r = search(m, c, mbs, k, 1, out, e);
+		r = search(m, c, k, 1, out, e);
 		out->candidates += first.candidates;
 		out->min_peak_bytes = fmin(out->min_peak_bytes, first.min_peak_bytes);
 	}

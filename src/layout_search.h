@@ -5,10 +5,11 @@
  *
  * Every candidate the constraints allow (T divides a node and the model's heads, the
  * T x D blocks tile the nodes, P = GPUs / (T x D) pipeline devices no more than the
- * model's layers, E divides D) is judged by the fastest of a few baselines built on what
- * one replica sees (1F1B and ZB-H1 with Megatron's and the balanced partition), in tokens
- * per second of the whole job: every replica runs `microbatches` microbatches, so layouts
- * with more replicas process a larger global batch in proportion. Memory first: a
+ * model's layers, E divides D, D divides the global batch) is judged by the fastest of a
+ * few baselines built on what one replica sees (1F1B and ZB-H1 with Megatron's and the
+ * balanced partition) at the same global batch: more replicas mean fewer microbatches
+ * each, so the pipeline's fill and drain weigh more, which is the trade-off a layout
+ * makes against tensor parallelism's all-reduces and data parallelism's sync. Memory first: a
  * candidate that does not fit with ZeRO 0 and no recompute is tried sharded (ZeRO 1, 2,
  * 3) and recomputing (selective, full) before it is given up; among those that fit, the
  * fastest wins. When none fits, the smallest peak memory per GPU seen is reported.
@@ -23,14 +24,18 @@
 #include "model.h"
 #include "parallel.h"
 
-/* Degrees to hold fixed (0 = search; zero and recompute: -1 = search). */
+/* Degrees to hold fixed (0 = search; zero and recompute: -1 = search), and the global
+ * batch in microbatches, held fixed over the layouts as Megatron-LM users hold theirs: a
+ * layout with D replicas runs global_mb / D microbatches on each (D must divide it). */
 struct layout_constraints {
 	int pp, tp, dp, ep, zero, recompute;
+	int global_mb;
 };
 
 struct layout_choice {
 	struct parallel par;
 	enum recompute recompute;
+	int microbatches;         /* per replica: global_mb / dp */
 	double makespan_ms, tokens_per_s, peak_bytes;
 	int candidates;           /* layouts judged */
 	double min_peak_bytes;    /* the smallest peak per GPU over all of them (when none fits) */
@@ -38,8 +43,8 @@ struct layout_choice {
 
 /* Returns 0 with the best layout in *out; ERR_INFEASIBLE when none fits (out->min_peak_bytes
  * says how close the best came), ERR_INPUT when the constraints allow no layout at all. */
-int layout_search(const struct model *m, const struct cluster *c, int microbatches,
-                  const struct layout_constraints *k, struct layout_choice *out, struct err *e);
+int layout_search(const struct model *m, const struct cluster *c, const struct layout_constraints *k,
+                  struct layout_choice *out, struct err *e);
 
 /* The layer table as a uniformly recomputing stage sees it: the backward pays the redone
  * forward and the activations kept are the recompute mode's (for searches that build

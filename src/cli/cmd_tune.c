@@ -74,7 +74,8 @@ static void usage(FILE *f)
 	fputs("usage: octopipe tune --model M --cluster C --microbatches N [-o PLAN]\n"
 	      "                     [--steps-out STEPS.json] [--max-stages-per-device K]\n"
 	      "                     [--budget SECONDS] [--evals N] [--seed N] [--quiet]\n"
-	      "                     [--layout auto] [--tp T] [--dp D] [--ep E] [--zero Z] [--recompute HOW]\n"
+	      "                     [--layout auto|pp] [--global-batch B] [--tp T] [--dp D] [--ep E]\n"
+	      "                     [--zero Z] [--recompute HOW]\n"
 	      "\n"
 	      "Co-optimizes partition, placement and scheduling: starting from the best baseline,\n"
 	      "it rebalances stage boundaries toward the devices with the most bubble, changes the\n"
@@ -95,12 +96,15 @@ static void usage(FILE *f)
 	      "                              no time limit, and the same seed gives the same plan)\n"
 	      "  --seed N                    seed of tie-breaks and perturbations\n"
 	      "\n"
-	      "Parallel layout: with --layout auto, or any of the options below, it first picks the\n"
-	      "layout (PP x TP x DP factorisation of the cluster, ZeRO stage, recompute) whose best\n"
-	      "baseline gives the most tokens/s of the whole job and fits in memory, holding the\n"
-	      "given degrees fixed, then tunes that layout. Without them it tunes pure pipeline\n"
-	      "parallelism over every GPU, and searches the layouts only when that does not fit.\n"
-	      "--microbatches is per data-parallel replica. Exit 3 when no layout fits.\n"
+	      "Parallel layout (--layout auto, the default): first it judges every layout the\n"
+	      "options leave open - the PP x TP x DP factorisations of the cluster (TP within a\n"
+	      "node), the ZeRO stage and the recompute mode - by the tokens/s of its best baseline,\n"
+	      "memory first (a layout that does not fit is sharded or recomputes before it is given\n"
+	      "up), at one global batch; then it tunes the winner. The global batch is --global-batch\n"
+	      "sequences, else --microbatches x the micro-batch size x (--dp, else 1): a layout with\n"
+	      "D replicas runs 1/D of it on each. The plan's microbatches are per replica. Exit 3\n"
+	      "when no layout fits, with the smallest peak memory found. --layout pp tunes pure\n"
+	      "pipeline parallelism over every GPU instead.\n"
 	      CLI_PAR_HELP, f);
 }
 
@@ -120,11 +124,13 @@ int cmd_tune(int argc, char **argv)
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "layout", required_argument, NULL, 'L' },
+		{ "global-batch", required_argument, NULL, 'G' },
 		CLI_PAR_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct cli_par cp;
-	bool layout_auto = false, use_layout = false;
+	bool layout_pp = false, use_layout = false;
+	int global_batch = 0;
 	struct layout_choice lc;
 	struct model rm;
 	struct cluster rcl;
@@ -158,9 +164,14 @@ int cmd_tune(int argc, char **argv)
 		}
 		switch (ch) {
 		case 'L':
-			if (strcmp(optarg, "auto") != 0)
-				return cli_usage_error("tune", "--layout: only 'auto' (search the parallel layouts)");
-			layout_auto = true;
+			if (strcmp(optarg, "auto") != 0 && strcmp(optarg, "pp") != 0)
+				return cli_usage_error("tune", "--layout: 'auto' (search the parallel layouts) or 'pp' (pure "
+				                       "pipeline parallelism over every GPU), not '%s'", optarg);
+			layout_pp = strcmp(optarg, "pp") == 0;
+			break;
+		case 'G':
+			if ((global_batch = cli_positive("tune", "--global-batch", optarg)) < 0)
+				return EXIT_INPUT;
 			break;
 		case 'm': model_arg = optarg; break;
 		case 'c': cluster_arg = optarg; break;
@@ -207,35 +218,37 @@ int cmd_tune(int argc, char **argv)
 		model_release(&m);
 		return rc;
 	}
-	{
-		/* the layout: searched when asked for, or when pure pipeline parallelism does not fit */
-		struct layout_constraints k = { 0, cp.tp, cp.dp, cp.ep, cp.zero ? cp.zero - 1 : -1, cp.recompute };
-		struct layout_constraints pure = { c.devices, 1, 1, 1, 0, RECOMPUTE_NONE };
-		bool search = layout_auto || cli_par_given(&cp) || cp.recompute >= 0;
+	if (layout_pp && (cli_par_given(&cp) || cp.recompute >= 0 || global_batch)) {
+		rc = cli_usage_error("tune", "--layout pp tunes pure pipeline parallelism: no layout options with it");
+		goto out;
+	}
+	if (!layout_pp) {
+		/* the layout first: the factorisations, ZeRO stages and recompute modes the options
+		 * leave open, at one global batch */
+		struct layout_constraints k = { 0, cp.tp, cp.dp, cp.ep, cp.zero ? cp.zero - 1 : -1, cp.recompute, 0 };
 
-		if (!search && layout_search(&m, &c, o.microbatches, &pure, &lc, &e) < 0) {
-			if (e.cls != ERR_INFEASIBLE) {
-				rc = cli_report(&e);
+		if (global_batch) {
+			if (global_batch % m.micro_batch_size) {
+				rc = cli_usage_error("tune", "--global-batch %d is not a multiple of the model's micro-batch size %ld",
+				                     global_batch, m.micro_batch_size);
 				goto out;
 			}
-			if (!quiet)
-				printf("pure pipeline parallelism over %d GPUs does not fit: searching the parallel layouts\n",
-				       c.devices);
-			search = true;
+			k.global_mb = (int)(global_batch / m.micro_batch_size);
+		} else {
+			k.global_mb = o.microbatches * (cp.dp ? cp.dp : 1);
 		}
-		if (search) {
-			e = (struct err)ERR_INIT;
-			if (layout_search(&m, &c, o.microbatches, &k, &lc, &e) < 0) {
-				rc = cli_report(&e);
-				goto out;
-			}
-			if (!quiet)
-				printf("layout: pp %d x tp %d x dp %d (ep %d, ZeRO %d, recompute %s) of %d judged: best baseline "
-				       "%.0f tokens/s\n", lc.par.pp, lc.par.tp, lc.par.dp, lc.par.ep, lc.par.zero,
-				       recompute_name(lc.recompute), lc.candidates, lc.tokens_per_s);
-			use_layout = !parallel_is_pipeline_only(&lc.par) || lc.par.pp != c.devices ||
-			             lc.recompute != RECOMPUTE_NONE;
+		if (layout_search(&m, &c, &k, &lc, &e) < 0) {
+			rc = cli_report(&e);
+			goto out;
 		}
+		if (!quiet)
+			printf("layout: pp %d x tp %d x dp %d (ep %d, ZeRO %d, recompute %s), %d microbatches per replica "
+			       "(global batch %ld): the best of %d layouts, %.0f tokens/s with its best baseline\n",
+			       lc.par.pp, lc.par.tp, lc.par.dp, lc.par.ep, lc.par.zero, recompute_name(lc.recompute),
+			       lc.microbatches, (long)k.global_mb * m.micro_batch_size, lc.candidates, lc.tokens_per_s);
+		o.microbatches = lc.microbatches;
+		use_layout = !parallel_is_pipeline_only(&lc.par) || lc.par.pp != c.devices ||
+		             lc.recompute != RECOMPUTE_NONE;
 		if (use_layout) {
 			if (parallel_replica(&m, &c, &lc.par, &rm, &rcl, &e) < 0) {
 				rc = cli_report(&e);
