@@ -94,7 +94,10 @@ static int search(const struct model *m, const struct cluster *c, const struct l
 {
 	struct sim s;
 	int gpn = c->gpus_per_node, valid = 0;
-	bool found = false;
+	bool found = false, moe = false;
+
+	for (int i = 0; i < m->nlayers; i++)
+		moe |= m->layers[i].expert_param_bytes > 0;
 
 	memset(&s, 0, sizeof(s));
 	memset(out, 0, sizeof(*out));
@@ -104,57 +107,61 @@ static int search(const struct model *m, const struct cluster *c, const struct l
 		if (gpn % tp || (k->tp && tp != k->tp))
 			continue;
 		for (int dp = 1; (long)tp * dp <= c->devices; dp++) {
-			struct parallel l;
-			bool fits_plain = false;
-
 			int mbs = k->global_mb / dp;
 
 			if ((k->dp && dp != k->dp) || k->global_mb % dp)
 				continue;
-			l.tp = tp;
-			l.dp = dp;
-			l.pp = k->pp ? k->pp : c->devices / (tp * dp);
-			l.ep = k->ep ? k->ep : 1;
-			/* use every GPU: a layout leaving some idle is never the search's answer */
-			if (!k->pp && (long)l.pp * tp * dp != c->devices)
-				continue;
-			if (l.pp < min_pp || l.pp > m->nlayers)
-				continue;
-			/* memory first: plain, then sharded, then recomputing; the fastest that fits */
-			for (int z = 0; z <= 3 && !fits_plain; z++) {
-				if ((k->zero >= 0 && z != k->zero) || (z > 0 && dp == 1))
-					continue;
-				for (int rc = RECOMPUTE_NONE; rc <= RECOMPUTE_FULL; rc++) {
-					struct layout_choice got;
-					bool feasible;
-					struct err ec = ERR_INIT;
+			for (int ep = 1; ep <= dp; ep++) {
+				struct parallel l;
+				bool plain = false;
 
-					if (k->recompute >= 0 && rc != k->recompute)
+				/* expert parallelism only where there are experts to shard */
+				if (dp % ep || (k->ep ? ep != k->ep : ep > 1 && !moe))
+					continue;
+				l.tp = tp;
+				l.dp = dp;
+				l.ep = ep;
+				l.pp = k->pp ? k->pp : c->devices / (tp * dp);
+				/* use every GPU: a layout leaving some idle is never the search's answer */
+				if (!k->pp && (long)l.pp * tp * dp != c->devices)
+					continue;
+				if (l.pp < min_pp || l.pp > m->nlayers)
+					continue;
+				/* memory first: shard only as far as needed to fit without recompute (ZeRO
+				 * 0, 1, 2, 3), recompute (selective, then full) only when no sharding fits */
+				for (int z = 0; z <= 3 && !plain; z++) {
+					if ((k->zero >= 0 && z != k->zero) || (z > 0 && dp == 1))
 						continue;
-					l.zero = z;
-					if (parallel_check(&l, c, &ec) < 0)
-						break;
-					valid++;
-					if (judge(m, c, mbs, &l, (enum recompute)rc, &s, &got, &feasible, e) < 0) {
-						sim_release(&s);
-						return -1;
-					}
-					out->candidates++;
-					out->min_peak_bytes = fmin(out->min_peak_bytes, got.peak_bytes);
-					if (feasible && got.tokens_per_s > out->tokens_per_s) {
-						out->par = l;
-						out->recompute = (enum recompute)rc;
-						out->microbatches = mbs;
-						out->makespan_ms = got.makespan_ms;
-						out->tokens_per_s = got.tokens_per_s;
-						out->peak_bytes = got.peak_bytes;
-						found = true;
-					}
-					/* what fits without recompute needs none: recompute only costs time */
-					if (feasible) {
-						if (rc == RECOMPUTE_NONE && z == 0)
-							fits_plain = true;
-						break;
+					for (int rc = RECOMPUTE_NONE; rc <= RECOMPUTE_FULL; rc++) {
+						struct layout_choice got;
+						bool feasible;
+						struct err ec = ERR_INIT;
+
+						if (k->recompute >= 0 && rc != k->recompute)
+							continue;
+						l.zero = z;
+						if (parallel_check(&l, c, &ec) < 0)
+							break;
+						valid++;
+						if (judge(m, c, mbs, &l, (enum recompute)rc, &s, &got, &feasible, e) < 0) {
+							sim_release(&s);
+							return -1;
+						}
+						out->candidates++;
+						out->min_peak_bytes = fmin(out->min_peak_bytes, got.peak_bytes);
+						if (feasible && got.tokens_per_s > out->tokens_per_s) {
+							out->par = l;
+							out->recompute = (enum recompute)rc;
+							out->microbatches = mbs;
+							out->makespan_ms = got.makespan_ms;
+							out->tokens_per_s = got.tokens_per_s;
+							out->peak_bytes = got.peak_bytes;
+							found = true;
+						}
+						if (feasible) {
+							plain = rc == RECOMPUTE_NONE;
+							break;
+						}
 					}
 				}
 			}

@@ -9,10 +9,12 @@
  * few baselines built on what one replica sees (1F1B and ZB-H1 with Megatron's and the
  * balanced partition) at the same global batch: more replicas mean fewer microbatches
  * each, so the pipeline's fill and drain weigh more, which is the trade-off a layout
- * makes against tensor parallelism's all-reduces and data parallelism's sync. Memory first: a
- * candidate that does not fit with ZeRO 0 and no recompute is tried sharded (ZeRO 1, 2,
- * 3) and recomputing (selective, full) before it is given up; among those that fit, the
- * fastest wins. When none fits, the smallest peak memory per GPU seen is reported.
+ * makes against tensor parallelism's all-reduces and data parallelism's sync. For a model
+ * with routed experts each divisor E of D is tried as the expert-parallel degree. Memory
+ * first, and no more than needed: a candidate is sharded (ZeRO 1, 2, 3) only as far as it
+ * takes to fit without recompute, and recomputes (selective, then full) only when no
+ * sharding fits. Among the candidates that fit the most tokens/s wins; when none fits,
+ * the smallest peak memory per GPU seen is reported.
  */
 #ifndef OCTO_LAYOUT_SEARCH_H
 #define OCTO_LAYOUT_SEARCH_H
