@@ -36,6 +36,30 @@ PY
 then ok "sim --json: dp_sync_ms and a memory_breakdown that adds up, optimizer sharded"
 else not_ok "sim --json breakdown"; fi
 
+# export megatron-args: the flags of the layout, the partition and the batch
+run "$OCTOPIPE" export megatron-args "$T/l.json"
+expect_rc 0 "export megatron-args"
+for flag in '--pipeline-model-parallel-size 8' '--tensor-model-parallel-size 4' '--sequence-parallel' \
+    '--use-distributed-optimizer' '--overlap-grad-reduce' '--recompute-granularity selective' \
+    '--recompute-modules core_attn' '--num-layers 80' '--seq-length 4096' '--global-batch-size 32' \
+    '--pipeline-model-parallel-layout "Et\*10\|(t\*10\|){6}t\*10L"'; do
+    expect_match "^$flag( \\\\)?\$" "$OUT" "megatron-args: $flag"
+done
+if printf '%s\n' "$OUT" | grep -q -- '--expert-model-parallel-size\|--use-megatron-fsdp'; then
+    not_ok "no EP or FSDP flags for a dense ZeRO-1 plan"; else ok "no EP or FSDP flags for a dense ZeRO-1 plan"; fi
+"$OCTOPIPE" plan --model qwen3-next-80b-a3b --cluster 32xH200 --schedule 1f1b --microbatches 8 --tp 2 --dp 4 \
+    --ep 4 --zero 3 -o "$T/q.json" >/dev/null 2>&1
+run "$OCTOPIPE" export megatron-args "$T/q.json"
+expect_match '^--expert-model-parallel-size 4 ' "$OUT" "megatron-args: EP"
+expect_match '^--data-parallel-sharding-strategy optim_grads_params ' "$OUT" "megatron-args: ZeRO 3 as Megatron-FSDP"
+python3 - "$T/l.json" "$T/mixed.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1])); p["stages"][3]["recompute"] = "full"; json.dump(p, open(sys.argv[2], "w"))
+PY
+run "$OCTOPIPE" export megatron-args "$T/mixed.json"
+expect_rc 2 "megatron-args refuses stages that recompute differently"
+expect_match 'stage 3 recomputes .full.' "$ERR" "and names the stage"
+
 # re-pricing a plan under another layout keeps its stages and orders
 run "$OCTOPIPE" sim --zero 0 --recompute none --json "$T/l.json"
 z0=$(printf '%s' "$OUT" | python3 -c 'import json,sys; print(json.load(sys.stdin)["devices"][0]["memory_breakdown"]["optimizer"])')
