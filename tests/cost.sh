@@ -90,15 +90,15 @@ run "$OCTOPIPE" cost $C/nemotron-nano-v2-9b.json $C/deepseek-16b.json $C/gpt-oss
 expect_rc 0 "cost --predict over the four profiles"
 r=$(printf '%s' "$OUT" | python3 -c 'import json, sys
 pinned = {
-    ("nemotron-nano-v2-9b", "embedding+mamba2"): (13.1, 17.1), ("nemotron-nano-v2-9b", "mlp"): (13.1, 4.2),
-    ("nemotron-nano-v2-9b", "mamba2"): (10.1, 11.4), ("nemotron-nano-v2-9b", "attn"): (3.6, 10.8),
-    ("nemotron-nano-v2-9b", "mlp+head"): (5.7, 8.9),
-    ("deepseek-16b", "embedding+attn+dense"): (15.3, 14.0), ("deepseek-16b", "attn+dense"): (6.1, 4.6),
-    ("deepseek-16b", "attn+moe"): (43.8, 36.7), ("deepseek-16b", "attn+moe+head"): (27.1, 42.7),
-    ("gpt-oss-20b", "embedding+attn+moe"): (36.0, 48.2), ("gpt-oss-20b", "swa+moe"): (32.6, 45.8),
-    ("gpt-oss-20b", "attn+moe"): (33.5, 42.6), ("gpt-oss-20b", "swa+moe+head"): (27.3, 28.7),
-    ("gpt-13b", "embedding+attn+mlp"): (8.3, 21.0), ("gpt-13b", "attn+mlp"): (5.7, 6.2),
-    ("gpt-13b", "attn+mlp+head"): (10.4, 2.4)}
+    ("nemotron-nano-v2-9b", "embedding+mamba2"): (12.6, 9.5), ("nemotron-nano-v2-9b", "mlp"): (7.0, 1.4),
+    ("nemotron-nano-v2-9b", "mamba2"): (9.8, 6.3), ("nemotron-nano-v2-9b", "attn"): (4.4, 10.1),
+    ("nemotron-nano-v2-9b", "mlp+head"): (4.6, 11.2),
+    ("deepseek-16b", "embedding+attn+dense"): (19.3, 13.0), ("deepseek-16b", "attn+dense"): (0.7, 0.4),
+    ("deepseek-16b", "attn+moe"): (39.9, 34.3), ("deepseek-16b", "attn+moe+head"): (34.5, 46.0),
+    ("gpt-oss-20b", "embedding+attn+moe"): (37.6, 47.3), ("gpt-oss-20b", "swa+moe"): (34.2, 46.6),
+    ("gpt-oss-20b", "attn+moe"): (35.2, 44.0), ("gpt-oss-20b", "swa+moe+head"): (23.1, 27.4),
+    ("gpt-13b", "embedding+attn+mlp"): (9.6, 18.4), ("gpt-13b", "attn+mlp"): (3.7, 7.2),
+    ("gpt-13b", "attn+mlp+head"): (6.3, 2.8)}
 seen, bad, good = set(), [], 0
 for k in json.load(sys.stdin)["kinds"]:
     key = (k["profile"].split("/")[-1][:-5], k["kind"])
@@ -111,12 +111,12 @@ for k in json.load(sys.stdin)["kinds"]:
 if seen != set(pinned):
     bad.append("kinds %s" % sorted(seen ^ set(pinned)))
 print("; ".join(bad) if bad else "ok %d" % good)')
-if [ "$r" = "ok 7" ]; then ok "per-kind errors of the defaults stay at their pins; the 7 kinds under 15% stay there"
+if [ "$r" = "ok 8" ]; then ok "per-kind errors of the defaults stay at their pins; the 8 kinds under 15% stay there"
 else not_ok "per-kind errors of the defaults" "$r"; fi
 # leave-one-model-out (tests/loo.py) runs the fits end to end; its table is in samples/README.md
 run python3 tests/loo.py "$OCTOPIPE" .
 expect_rc 0 "leave-one-model-out runs"
-expect_match '^\| gpt-13b \| attn\+mlp \| 38 \| [0-9.]+% \| [0-9.]+% \| 5\.7% \| 6\.2% \|$' "$OUT" "and reports held-out and joint errors per kind"
+expect_match '^\| gpt-13b \| attn\+mlp \| 38 \| [0-9.]+% \| [0-9.]+% \| 3\.7% \| 7\.2% \|$' "$OUT" "and reports held-out and joint errors per kind"
 # relative-costs.json: the full backward over the forward of every layer type is
 # reproduced within 25% on average (the head and the B / W split are not: samples/README.md)
 run python3 tests/relcosts.py "$OCTOPIPE" . samples/clusters/8xH200.json
@@ -128,7 +128,7 @@ else not_ok "layer (B+W)/F within 25%" "$r"; fi
 sed 's/"eager"/"sdpa"/' $C/deepseek-16b.json >"$T/ds-sdpa.json"
 e=$("$OCTOPIPE" cost $C/deepseek-16b.json --cluster 8xH200 --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["f_ms"])')
 f=$("$OCTOPIPE" cost "$T/ds-sdpa.json" --cluster 8xH200 --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["f_ms"])')
-if python3 -c "import sys; sys.exit(0 if $e > 1.2 * $f else 1)"; then ok "eager attention costs more than sdpa ($e vs $f ms)"
+if python3 -c "import sys; sys.exit(0 if $e > 1.1 * $f else 1)"; then ok "eager attention costs more than sdpa ($e vs $f ms)"
 else not_ok "eager attention costs more" "$e vs $f"; fi
 sed 's/"eager"/7/' $C/deepseek-16b.json >"$T/ds-bad.json"
 run "$OCTOPIPE" cost "$T/ds-bad.json" --cluster 8xH200
