@@ -246,7 +246,7 @@ static void calibration(void)
 	struct arch a;
 	struct err e = ERR_INIT;
 	struct cost_opts o = { 2048, 1, 1, false, 0, 0 };
-	struct calib_set s = { NULL, 0, 0 };
+	struct calib_set s = { NULL, 0, 0, { false } };
 	char path[] = "/tmp/octopipe-calib-XXXXXX";
 	int fd;
 	FILE *f;
@@ -289,6 +289,16 @@ static void calibration(void)
 		hardware_default(&d);
 		is_dbl(hw.eff_f[EFF_GROUPED], d.eff_f[EFF_GROUPED], 1e-12, "a class the profile never uses keeps its value");
 	}
+	/* a held parameter keeps the cluster's value and the others absorb what it misses */
+	ok(calibrate_param("launch") == HW_LAUNCH && calibrate_param("memory") == EFF_MEMORY &&
+	   calibrate_param("gemm") == EFF_GEMM && calibrate_param("tensor") == -1, "parameters by name");
+	hardware_default(&hw);
+	hw.eff_f[EFF_MEMORY] = 0.35, hw.eff_b[EFF_MEMORY] = 0.4;
+	s.fixed[EFF_MEMORY] = true;
+	ok(calibrate_fit(&s, &hw, &e) == 0, "a fit with memory held");
+	ok(hw.eff_f[EFF_MEMORY] == 0.35 && hw.eff_b[EFF_MEMORY] == 0.4, "holds the memory efficiency");
+	ok(fabs(hw.eff_f[EFF_GEMM] - truth.eff_f[EFF_GEMM]) > 1e-3 * truth.eff_f[EFF_GEMM],
+	   "and the free classes move off the truth to make up for it (gemm F %.4f)", hw.eff_f[EFF_GEMM]);
 	calibrate_release(&s);
 	unlink(path);
 	arch_release(&a);
