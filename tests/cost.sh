@@ -164,6 +164,8 @@ else not_ok "--fix holds parameters" "exit $RC" "$r" "$ERR"; fi
 run "$OCTOPIPE" cost $C/gpt-13b.json --cluster 8xH200 --calibrate $P/gpt-13b.json --fix launch,tensor --cluster-out "$T/x.json"
 expect_rc 2 "--fix with an unknown name is refused"
 expect_match 'tensor: not a parameter \(launch, gemm, grouped_gemm' "$ERR" "and the names are listed"
+run "$OCTOPIPE" cost $C/gpt-13b.json --cluster 8xH200 --calibrate $P/gpt-13b.json --fix , --cluster-out "$T/x.json"
+expect_rc 2 "--fix naming nothing is refused"
 run "$OCTOPIPE" cost $C/gpt-13b.json --cluster 8xH200 --predict $P/gpt-13b.json --fix launch
 expect_rc 2 "--fix without --calibrate is refused"
 # relative-costs.json: the full backward over the forward of every layer type is

@@ -217,18 +217,19 @@ static int predict(struct arch *archs, int n, char **profiles, struct cluster *c
 static bool parse_fixed(const char *list, bool fixed[HW_NPARAM])
 {
 	char buf[256], *tok, *save = NULL;
+	int n = 0;
 
 	if (strlen(list) >= sizeof(buf))
 		return false;
 	strcpy(buf, list);
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save), n++) {
 		int k = calibrate_param(tok);
 
 		if (k < 0)
 			return false;
 		fixed[k] = true;
 	}
-	return true;
+	return n > 0;
 }
 
 static int calibrate(struct arch *archs, int n, char **profiles, struct cluster *c,
