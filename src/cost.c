@@ -6,8 +6,8 @@
  * attends to, scans and convolutions get their own class, and elementwise kernels are
  * counted in bytes. The backward follows the zero-bubble split (§3.2): a GEMM's input
  * grad and weight grad each cost its forward; cores, scans and elementwise kernels cost
- * twice their forward and all of it is input grad (their weight grads are produced in the
- * same fused kernel). Keeping work per class is what lets calibration fit efficiencies.
+ * twice their forward (the loss: what its backward moves) and all of it is input grad (their
+ * weight grads are produced in the same fused kernel). Keeping work per class is what lets calibration fit efficiencies.
  *
  * Alongside the per-class sums every block appends its kernels (what an eager or fused
  * runtime launches: a fused QKV GEMM, RoPE, the core, one GEMM per expert with its gather
@@ -56,6 +56,7 @@ static void kt(struct work *w, int kind, int cls, int launches, const char *name
 	t->groups = (float)groups;
 	t->flops = (float)flops;
 	t->bytes = (float)bytes;
+	t->bwd = 0;
 }
 
 static void gemm(struct work *w, const char *name, double n, double k)
@@ -75,6 +76,19 @@ static void norms(struct work *w, const struct block *b)
 	elem(w, "norm", b->norms * NORM_BYTES(b->h), 2 * b->norms);
 }
 
+/*
+ * An unfused ("eager") attention core is what it launches: QK^T and PV as two batched GEMMs,
+ * priced as GEMMs, and the passes over the materialized scores (scale, mask, softmax, casts;
+ * with sink logits cat, max, sub, slice), priced as the elementwise kernels they are, in
+ * bytes at the memory efficiency. Its cost then follows the two efficiencies every layer
+ * shares instead of one of its own that only the eager profiles could fit.
+ */
+static void eager_core(struct work *w, double flops, double score_bytes, int passes)
+{
+	kt(w, KT_CORE, EFF_GEMM, 2, "attn_core.bmm", 0, 0, 0, 0, flops, 0);
+	kt(w, KT_CORE, EFF_MEMORY, passes, "attn_core.scores", 0, 0, 0, 0, 0, score_bytes);
+}
+
 static void attn(const struct block *b, struct work *w)
 {
 	double h = (double)b->h, q = (double)b->n_q * b->d_h, kv = (double)b->n_kv * b->d_h;
@@ -92,9 +106,8 @@ static void attn(const struct block *b, struct work *w)
 	gemm(w, "qkv", qproj + 2 * kv, h);
 	elem(w, "rope", 4 * (q + kv) + (b->out_gate ? 6 * q : 0), b->out_gate ? 3 : 2);
 	if (w->core_class == EFF_EAGER)
-		/* two batched GEMMs and the score passes (mask, softmax, casts; sinks: cat, max, sub, slice) */
-		kt(w, KT_CORE, EFF_EAGER, b->sinks ? 10 : 6, "attn_core", 0, 0, 0, 0, 4.0 * b->n_q * b->d_h,
-		   b->n_q * (EAGER_SCORE_BYTES + (b->sinks ? SINK_SCORE_BYTES : 0)));
+		eager_core(w, 4.0 * b->n_q * b->d_h, b->n_q * (EAGER_SCORE_BYTES + (b->sinks ? SINK_SCORE_BYTES : 0)),
+		           b->sinks ? 8 : 4);
 	else
 		kt(w, KT_CORE, EFF_FLASH, 1, "attn_core", 0, 0, 0, 0, 4.0 * b->n_q * b->d_h, 0);
 	gemm(w, "o_proj", h, q);
@@ -131,7 +144,7 @@ static void mla(const struct block *b, struct work *w)
 	elem(w, "rope", 4 * n * dqk * 2, 3);
 	if (b->eager) {
 		w->core_class = EFF_EAGER;
-		kt(w, KT_CORE, EFF_EAGER, 6, "attn_core", 0, 0, 0, 0, 2 * n * dqk + 2 * n * dv, n * EAGER_SCORE_BYTES);
+		eager_core(w, 2 * n * dqk + 2 * n * dv, n * EAGER_SCORE_BYTES, 4);
 	} else {
 		kt(w, KT_CORE, EFF_FLASH, 1, "attn_core", 0, 0, 0, 0, 2 * n * dqk + 2 * n * dv, 0);
 	}
@@ -311,6 +324,12 @@ static void head(const struct block *b, struct work *w)
 	elem(w, "final_norm", 4 * h, 1);
 	gemm(w, "lm_head", V, h);
 	elem(w, "loss", 16 * V + (b->softcap ? 8 * V : 0), b->softcap ? 7 : 5);
+	/* the loss's backward is not twice its forward: the NLL gradient (write 4V), the
+	 * log-softmax backward (read the fp32 output and its gradient, write 4V) and the cast of
+	 * the logits' gradient back to bf16 (read 4V, write 2V) move 22 bytes per vocabulary entry
+	 * against the forward's 16; soft-capping's backward is twice its forward */
+	if (!w->k_cut && w->nk > 0)
+		w->k[w->nk - 1].bwd = (float)((22 * V + (b->softcap ? 16 * V : 0)) / (16 * V + (b->softcap ? 8 * V : 0)));
 	w->act += 2 * (h + h) + 4 * V;
 	w->act_w += 2 * (h + V);
 }
@@ -391,7 +410,7 @@ double cost_flops(const struct work *w, long seq)
 static int expand(const struct ktmpl *t, double tok, long seq, long window, double tp, enum kernel_pass p,
                   struct kernel *k)
 {
-	double twice = p == PASS_I ? 2 : 1;
+	double scale = p == PASS_I ? (t->bwd > 0 ? t->bwd : 2) : 1;
 
 	memset(k, 0, sizeof(*k));
 	k->cls = t->cls;
@@ -417,19 +436,19 @@ static int expand(const struct ktmpl *t, double tok, long seq, long window, doub
 
 		if (p == PASS_W)
 			return 0;
-		k->flops = twice * tok * keys * t->flops / tp;
-		k->bytes = twice * tok * keys * t->bytes / tp;
+		k->flops = scale * tok * keys * t->flops / tp;
+		k->bytes = scale * tok * keys * t->bytes / tp;
 		return 1;
 	}
 	case KT_OTHER:
 		if (p == PASS_W)
 			return 0;
-		k->flops = twice * tok * t->flops / tp;
+		k->flops = scale * tok * t->flops / tp;
 		return 1;
 	default:
 		if (p == PASS_W)
 			return 0;
-		k->bytes = twice * tok * t->bytes / tp;
+		k->bytes = scale * tok * t->bytes / tp;
 		return 1;
 	}
 }
@@ -563,7 +582,7 @@ static double core_forward_ms(const struct work *w, const struct hardware *hw, c
 	double ms = 0;
 
 	for (int i = 0; i < n && i < KMAX; i++)
-		if (ks[i].cls == EFF_FLASH || ks[i].cls == EFF_EAGER)
+		if (ks[i].name && strncmp(ks[i].name, "attn_core", 9) == 0)  /* flash, or eager's GEMMs and passes */
 			ms += cost_kernel_ms(&ks[i], hw, PASS_F);
 	return ms;
 }

@@ -80,6 +80,7 @@ struct ktmpl {
 	float rows;              /* KT_GEMM: rows per token (MoE routed: top-k) */
 	float groups;            /* KT_GEMM: separate weight matrices (experts); 1 dense */
 	float flops, bytes;      /* KT_CORE: per token per key; KT_OTHER / KT_ELEM: per token */
+	float bwd;               /* not a GEMM: input-grad work over the forward's (0: twice) */
 };
 
 #define WORK_MAX_KERNELS 32  /* DeepSeek-V3's MTP layer (projection, MLA, MoE, head) has 24 */
@@ -131,7 +132,7 @@ struct cost_opts {
  * parallelism and the executor all read this one list.
  *
  * F is the forward; I the input gradient (a GEMM's dX, the backward of cores, scans and
- * elementwise kernels at twice their forward work); W the weight gradient (a GEMM's dW,
+ * elementwise kernels at twice their forward work, the loss at what its backward moves); W the weight gradient (a GEMM's dW,
  * the embedding's scatter-add). A layer without a kernel list (an architecture file's
  * per-token counts) gets one pseudo-kernel per class with its FLOPs or bytes, no shape
  * and no launch.
