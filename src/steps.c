@@ -9,6 +9,7 @@
 #include "config.h"
 #include "steps.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,6 +45,19 @@ static int parse_phase(struct jv *v, const cJSON *o, const char *path, enum tune
 		}
 	jpath_key(p, path, "phase");
 	return jv_fail(v, p, "'%.40s' is not a phase (start, partition, placement or scheduling)", name);
+}
+
+/* A step's time; null is a plan that could not run (a perturbation may land on one):
+ * the tuner writes an infinite time that way. */
+static int step_ms(struct jv *v, const cJSON *o, const char *path, const char *key, int flags, double *out)
+{
+	const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	if (x && cJSON_IsNull(x)) {
+		*out = INFINITY;
+		return 0;
+	}
+	return jv_number(v, o, path, key, flags, 0, 1e300, 0, out);
 }
 
 static int read_stages(struct jv *v, const cJSON *o, const char *path, const struct model *m,
@@ -171,8 +185,8 @@ int steps_from_json(struct steps *s, const cJSON *root, const char *file, const 
 		s->n++;
 		if (parse_phase(&v, o, p, &t->phase) < 0 ||
 		    jv_string(&v, o, p, "what", 0, "", &what) < 0 ||
-		    jv_number(&v, o, p, "before_ms", 0, 0, 1e300, 0, &t->before_ms) < 0 ||
-		    jv_number(&v, o, p, "after_ms", JV_REQUIRED, 0, 1e300, 0, &t->after_ms) < 0 ||
+		    step_ms(&v, o, p, "before_ms", 0, &t->before_ms) < 0 ||
+		    step_ms(&v, o, p, "after_ms", JV_REQUIRED, &t->after_ms) < 0 ||
 		    read_stages(&v, o, p, m, c, &t->state) < 0 ||
 		    read_scheduler(&v, o, p, &t->state.sched) < 0)
 			return -1;

@@ -105,6 +105,20 @@ expect_rc 0 "tune --global-batch 32 --dp 4"
 if [ "$(jget "$T/gb.json" 'd["microbatches"]')" = 8 ]; then ok "the global batch is split over the replicas"
 else not_ok "global batch split" "$(jget "$T/gb.json" 'd["microbatches"]')"; fi
 
+# the step record names the layout step, and the TUI reads it back (a perturbation that
+# lands on a plan that cannot run is written as null and read back as infeasible)
+run "$OCTOPIPE" tune --model gpt-13b --cluster 8xH200 --microbatches 16 --quiet -o "$T/st.json" --steps-out "$T/st.steps"
+expect_rc 0 "tune --steps-out with a layout search"
+if [ "$(jget "$T/st.steps" 'sorted(d["layout"].keys())')" = "['best_baseline_tokens_per_s', 'candidates', 'dp', 'ep', 'microbatches_per_replica', 'pp', 'recompute', 'tp', 'zero']" ]; then
+    ok "the step record has the layout step"; else not_ok "layout in the step record" "$(cat "$T/st.steps" | head -20)"; fi
+python3 - "$T/st.steps" "$T/null.steps" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); d["steps"][-1]["after_ms"] = None; json.dump(d, open(sys.argv[2], "w"))
+PY
+run "$OCTOPIPE" tui "$T/st.json" --steps "$T/null.steps" --render 120x30
+expect_rc 0 "the TUI reads a step record with an infeasible step"
+expect_match 'gpu0' "$OUT" "and draws the plan"
+
 # refusals: one line, exit 2
 run "$OCTOPIPE" plan --model llama2-70b --cluster 8xH200 --schedule 1f1b --microbatches 8 --tp 3 -o "$T/x.json"
 expect_rc 2 "--tp 3 on 8-GPU nodes"

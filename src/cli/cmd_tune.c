@@ -353,6 +353,26 @@ int cmd_tune(int argc, char **argv)
 		cJSON *root = tune_steps_to_json(t);
 		struct strbuf sb = STRBUF_INIT;
 
+		/* the layout step before the three phases: what was chosen, among how many */
+		if (root && !layout_pp) {
+			struct jw w = { false };
+			cJSON *lo = jw_obj(&w, root, "layout");
+
+			jw_num(&w, lo, "pp", lc.par.pp);
+			jw_num(&w, lo, "tp", lc.par.tp);
+			jw_num(&w, lo, "dp", lc.par.dp);
+			jw_num(&w, lo, "ep", lc.par.ep);
+			jw_num(&w, lo, "zero", lc.par.zero);
+			jw_str(&w, lo, "recompute", recompute_name(lc.recompute));
+			jw_num(&w, lo, "microbatches_per_replica", lc.microbatches);
+			jw_num(&w, lo, "candidates", lc.candidates);
+			jw_num(&w, lo, "best_baseline_tokens_per_s", lc.tokens_per_s);
+			if (w.oom) {
+				cJSON_Delete(root);
+				root = NULL;
+			}
+		}
+
 		if (!root) {
 			rc = EXIT_RUNTIME;
 		} else {
