@@ -294,6 +294,20 @@ static void test_tp(void)
 	is_dbl((double)m2.layers[1].out_bytes, tok * h * 2 / 2, 0.5, "tp 2 sends half the hidden state per GPU");
 	ok(m2.layers[1].f_ms < m.layers[1].f_ms * 0.6 && m2.layers[1].f_ms > m.layers[1].f_ms * 0.5,
 	   "tp 2 forward: half the work plus the all-reduces (%g vs %g)", m2.layers[1].f_ms, m.layers[1].f_ms);
+	{
+		/* FLOPs: every GEMM of a decoder layer splits over 2 ranks, the attention core over
+		 * its heads: 2 x tokens x (4 h^2 + 3 h f) / 2 plus the causal core 4 x tokens x
+		 * h x ctx / 2, ctx the mean keys per query, (s + 1) / 2 */
+		struct kernel ks[64];
+		struct cost_opts o1 = o;
+		double sum = 0, want_f = 2 * tok * (4 * h * h + 3 * h * f) / 2 + 4 * tok * h * cost_ctx(4096, 0) / 2;
+		int n = cost_kernels(&a.layers[1].w, &o1, PASS_F, ks, 64);
+
+		for (int i = 0; i < n && i < 64; i++)
+			sum += ks[i].flops;
+		ok(fabs(sum - want_f) / want_f < 1e-3, "tp 2 forward FLOPs per GPU by hand (%.6g vs %.6g; norms and "
+		   "activations are bytes)", sum, want_f);
+	}
 	model_release(&want);
 	model_release(&m2);
 	arch_release(&a);
