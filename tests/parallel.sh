@@ -94,7 +94,7 @@ expect_rc 3 "pure pipeline parallelism of gemma2-27b on 4 H200s does not fit (ex
 run "$OCTOPIPE" tune --model llama2-70b --cluster 8xH100 --microbatches 8 --tp 1 --dp 1 --zero 0 \
     --recompute none -o "$T/none.json"
 expect_rc 3 "no layout fits: exit 3"
-expect_match 'no layout fits: [0-9]+ tried, the smallest peak memory per GPU was [0-9.]+ GB' "$ERR" \
+expect_match 'no layout fits: [0-9]+ tried, the closest needs [0-9.]+ GB per GPU of [0-9.]+ GB usable' "$ERR" \
     "with the smallest peak memory it found"
 run "$OCTOPIPE" tune --model gpt-13b --cluster 8xH200 --microbatches 16 --dp 2 --quiet -o "$T/dp2.json"
 expect_rc 0 "tune --dp 2"
