@@ -302,31 +302,38 @@ static void steps_release(struct app *a)
 	a->nsteps = 0;
 }
 
+/* The baselines as steps (the engine's baseline_run_all, each plan moved into its step);
+ * returns the best one's index, -1 when none runs. */
 static int steps_build(struct app *a, const struct model *m, const struct cluster *c, int mbs)
 {
-	size_t n = (size_t)baseline_nrecipes;
-	struct sim s;
+	struct baseline_set bs;
+	struct err e = ERR_INIT;
 	const struct step *prev = NULL;
+	int best;
 
 	steps_release(a);
-	a->steps = calloc(n, sizeof(*a->steps));
-	if (!a->steps)
+	if (baseline_run_all(&bs, m, c, mbs, &e) < 0) {
+		app_msg(a, R_ERROR, "%s", e.msg);
 		return -1;
-	memset(&s, 0, sizeof(s));
-	for (size_t i = 0; i < n; i++) {
+	}
+	a->steps = calloc((size_t)bs.n, sizeof(*a->steps));
+	if (!a->steps) {
+		baseline_set_release(&bs);
+		return -1;
+	}
+	for (int i = 0; i < bs.n; i++) {
+		struct baseline_result *r = &bs.r[i];
 		struct step *st = &a->steps[a->nsteps++];
-		struct baseline_spec spec = { baseline_recipes[i].schedule, mbs, 0, baseline_recipes[i].partition, NULL, 0, 0, NULL };
-		struct err e = ERR_INIT;
-		struct sim_opts o;
-		struct metrics mt;
 
-		snprintf(st->name, sizeof(st->name), "%s", baseline_recipes[i].name);
-		if (baseline_plan(&st->plan, m, NULL, c, NULL, &spec, &e) < 0) {
-			snprintf(st->why, sizeof(st->why), "%s", e.msg);
+		snprintf(st->name, sizeof(st->name), "%s", r->recipe->name);
+		if (!r->built) {
+			snprintf(st->why, sizeof(st->why), "%.199s", r->why.msg);
 			snprintf(st->phase, sizeof(st->phase), "-");
 			snprintf(st->move, sizeof(st->move), "%s cannot apply", st->name);
 			continue;
 		}
+		st->plan = r->plan;
+		r->built = false;
 		{
 			char nm[160];
 
@@ -335,20 +342,18 @@ static int steps_build(struct app *a, const struct model *m, const struct cluste
 			st->plan.name = strdup(nm);
 		}
 		st->ok = true;
-		sim_opts_default(&o);
-		if (sim_run(&s, &st->plan, &o, &mt, &e) == 0) {
-			st->makespan = mt.makespan_ms;
-			st->oom = mt.noom > 0;
-			if (mt.noom)
-				snprintf(st->why, sizeof(st->why), "gpu %d out of memory", mt.oom[0]);
+		if (r->ran) {
+			st->makespan = r->m.makespan_ms;
+			st->oom = !r->feasible;
+			if (!r->feasible)
+				snprintf(st->why, sizeof(st->why), "gpu %d out of memory", r->m.oom[0]);
 		} else {
-			snprintf(st->why, sizeof(st->why), "%s", e.msg);
+			snprintf(st->why, sizeof(st->why), "%.199s", r->why.msg);
 		}
-		metrics_release(&mt);
 		if (!prev) {
 			snprintf(st->phase, sizeof(st->phase), "start");
 			snprintf(st->move, sizeof(st->move), "%s, %s partition, one stage per gpu", st->name,
-			         baseline_recipes[i].partition);
+			         r->recipe->partition);
 		} else if (!same_placement(&prev->plan, &st->plan)) {
 			snprintf(st->phase, sizeof(st->phase), "placement");
 			snprintf(st->move, sizeof(st->move), "%s -> %s: %d stages, %d per gpu%s", prev->name, st->name,
@@ -358,28 +363,15 @@ static int steps_build(struct app *a, const struct model *m, const struct cluste
 		} else if (!same_partition(&prev->plan, &st->plan)) {
 			snprintf(st->phase, sizeof(st->phase), "partition");
 			snprintf(st->move, sizeof(st->move), "%s -> %s: %s layers per stage", prev->name, st->name,
-			         baseline_recipes[i].partition);
+			         r->recipe->partition);
 		} else {
 			snprintf(st->phase, sizeof(st->phase), "scheduling");
 			snprintf(st->move, sizeof(st->move), "%s -> %s: each gpu's order", prev->name, st->name);
 		}
 		prev = st;
 	}
-	sim_release(&s);
-	return 0;
-}
-
-/* The best step that runs: shortest iteration, within memory. */
-static int best_step(const struct app *a)
-{
-	int best = -1;
-
-	for (int i = 0; i < a->nsteps; i++) {
-		const struct step *s = &a->steps[i];
-
-		if (s->ok && s->makespan > 0 && !s->oom && (best < 0 || s->makespan < a->steps[best].makespan))
-			best = i;
-	}
+	best = bs.best;
+	baseline_set_release(&bs);
 	return best;
 }
 
@@ -532,8 +524,8 @@ int app_init(struct app *a, const struct app_open *o, struct err *e)
 			model_release(&m);
 			return -1;
 		}
-		steps_build(a, &m, &c, mbs);
-		best = best_step(a);
+		best = steps_build(a, &m, &c, mbs);
+		
 		if (best < 0) {
 			err_set(e, ERR_INFEASIBLE, "no baseline of %s on %s with %d microbatches runs", m.name, c.name, mbs);
 			model_release(&m);
