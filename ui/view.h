@@ -4,6 +4,10 @@
  * Each widget is a struct with a function table (draw, key); key handlers return flags
  * saying what the loop must do next. No curses: the terminal loop (tui.c), the headless
  * renderer and the benchmark all drive this.
+ *
+ * Drawing is view.c (with the pieces in header.c, panels.c, statusbar.c, pages.c); keys
+ * and the mouse are input.c (with the prompts and questions in dialogs.c); view_int.h
+ * is what they share.
  */
 #ifndef OCTO_UI_VIEW_H
 #define OCTO_UI_VIEW_H
