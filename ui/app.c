@@ -25,9 +25,6 @@
 #include "json.h"
 #include "screen.h"
 
-#define DEFAULT_MODEL "nemotron-nano-v2-9b"
-#define DEFAULT_CLUSTER "8xH200"
-#define DEFAULT_MICROBATCHES 32
 #define AUTOSAVE_DELAY_S 2.0
 
 
@@ -215,43 +212,9 @@ int app_init(struct app *a, const struct app_open *o, struct err *e)
 	if (o->plan) {
 		if (files_open_plan(a, o->plan, e) < 0)
 			return -1;
-	} else {
-		const char *mname = o->model ? o->model : DEFAULT_MODEL;
-		const char *cname = o->cluster ? o->cluster : DEFAULT_CLUSTER;
-		int mbs = o->microbatches > 0 ? o->microbatches : DEFAULT_MICROBATCHES;
-		char mpath[4096], cpath[4096];
-		struct model m;
-		struct cluster c;
-		int best;
-
-		datadir_resolve(mname, "samples/models", mpath, sizeof(mpath));
-		datadir_resolve(cname, "samples/clusters", cpath, sizeof(cpath));
-		if (model_load(&m, mpath, e) < 0)
-			return -1;
-		if (cluster_load(&c, cpath, e) < 0) {
-			model_release(&m);
-			return -1;
-		}
-		best = compare_build_baselines(a, &m, &c, mbs);
-		
-		if (best < 0) {
-			err_set(e, ERR_INFEASIBLE, "no baseline of %s on %s with %d microbatches runs", m.name, c.name, mbs);
-			model_release(&m);
-			cluster_release(&c);
-			return -1;
-		}
-		if (app_plan_dup(&a->cur.plan, &a->steps[best].plan, e) < 0) {
-			model_release(&m);
-			cluster_release(&c);
-			return -1;
-		}
-		a->cur.loaded = true;
-		a->model_path = realpath(mpath, NULL);
-		a->cluster_path = realpath(cpath, NULL);
-		snprintf(a->source, sizeof(a->source), "best baseline of %s on %s", m.name, c.name);
-		a->step_sel = best;
-		model_release(&m);
-		cluster_release(&c);
+	} else if (files_open_sample(a, o->model ? o->model : APP_DEFAULT_MODEL, o->cluster ? o->cluster : APP_DEFAULT_CLUSTER,
+	                             o->microbatches > 0 ? o->microbatches : APP_DEFAULT_MICROBATCHES, e) < 0) {
+		return -1;
 	}
 	a->no_autosave = o->no_autosave;
 	pview_update(&a->cur, NULL);
@@ -268,6 +231,8 @@ int app_init(struct app *a, const struct app_open *o, struct err *e)
 	if (!a->cur.ran)
 		app_msg(a, R_ERROR, "plan cannot run: %s", a->cur.why);
 	files_autosave_setup(a, false);
+	if (a->path)
+		files_recent_add(a, a->path);
 	return 0;
 }
 
@@ -280,6 +245,7 @@ void app_release(struct app *a)
 	pview_release(&a->ref);
 	edit_hist_release(&a->hist);
 	compare_release_baselines(a);
+	picker_release(&a->picker);
 	if (a->re)
 		pcre2_code_free(a->re);
 	free(a->path);

@@ -19,6 +19,7 @@
 #include "autosave.h"
 #include "edit.h"
 #include "metrics.h"
+#include "picker.h"
 #include "plan.h"
 #include "prompt.h"
 #include "run.h"
@@ -61,7 +62,7 @@ struct step {
 };
 
 enum panel { PANEL_NONE, PANEL_DETAILS, PANEL_STEPS, PANEL_RUN };
-enum mode { MODE_NORMAL, MODE_HELP, MODE_PROMPT, MODE_QUESTION, MODE_LOG };
+enum mode { MODE_NORMAL, MODE_HELP, MODE_PROMPT, MODE_QUESTION, MODE_LOG, MODE_PICKER };
 
 #define APP_LOG_MAX 256         /* messages kept for the message log */
 
@@ -121,7 +122,10 @@ struct app {
 	struct line line;       /* the prompt's text */
 	struct line_hist prompt_hist[PROMPT_MOVE_STAGE + 1];   /* one history per prompt */
 	enum question_kind question;
-	char pending_open[4096];
+	char pending_open[4096];   /* Q_OPEN: the plan file to open, or */
+	char pending_model[4096];  /* the sample to open (model on cluster) when not "" */
+	char pending_cluster[4096];
+	struct picker picker;      /* MODE_PICKER: what F7 offers */
 	char pending_save[4096];   /* Q_OVERWRITE: the file to overwrite */
 	enum after_save after_save;
 	char msg[600];
@@ -241,6 +245,11 @@ bool app_would_overwrite(const struct app *a, const char *path);
 void app_recover(struct app *a, int answer);
 /* Opens a plan file (replacing the edited plan and its history). */
 int app_open_file(struct app *a, const char *path);
+/* Opens the best baseline of model on cluster (short names or files) with mbs
+ * microbatches (0: the default) as a plan with no file yet. */
+int app_open_sample(struct app *a, const char *model, const char *cluster, int mbs);
+/* Opens the picker (MODE_PICKER) on the recent files, the bundled plans and the samples. */
+void app_picker_open(struct app *a);
 void app_autosave(struct app *a, double now);
 /* Deletes the autosave file if this UI wrote it (never another session's). */
 void app_autosave_remove(struct app *a);

@@ -35,38 +35,46 @@ static bool same_partition(const struct plan *a, const struct plan *b)
 	return true;
 }
 
+static void release_steps(struct step *steps, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (steps[i].ok)
+			plan_release(&steps[i].plan);
+	free(steps);
+}
+
 void compare_release_baselines(struct app *a)
 {
-	for (int i = 0; i < a->nsteps; i++)
-		if (a->steps[i].ok)
-			plan_release(&a->steps[i].plan);
-	free(a->steps);
+	release_steps(a->steps, a->nsteps);
 	a->steps = NULL;
 	a->nsteps = 0;
 }
 
-/* The baselines as steps (the engine's baseline_run_all, each plan moved into its step);
- * returns the best one's index, -1 when none runs. */
-int compare_build_baselines(struct app *a, const struct model *m, const struct cluster *c, int mbs)
+/* Each baseline's plan moves into its step: nothing is copied. */
+int compare_build_baselines(struct app *a, const struct model *m, const struct cluster *c, int mbs, bool need_best)
 {
 	struct baseline_set bs;
 	struct err e = ERR_INIT;
 	const struct step *prev = NULL;
-	int best;
+	struct step *steps;
+	int best, n = 0;
 
-	compare_release_baselines(a);
 	if (baseline_run_all(&bs, m, c, mbs, &e) < 0) {
 		app_msg(a, R_ERROR, "%s", e.msg);
+		if (!need_best)
+			compare_release_baselines(a);
 		return -1;
 	}
-	a->steps = calloc((size_t)bs.n, sizeof(*a->steps));
-	if (!a->steps) {
+	steps = calloc((size_t)bs.n, sizeof(*steps));
+	if (!steps) {
 		baseline_set_release(&bs);
+		if (!need_best)
+			compare_release_baselines(a);
 		return -1;
 	}
 	for (int i = 0; i < bs.n; i++) {
 		struct baseline_result *r = &bs.r[i];
-		struct step *st = &a->steps[a->nsteps++];
+		struct step *st = &steps[n++];
 
 		snprintf(st->name, sizeof(st->name), "%s", r->recipe->name);
 		if (!r->built) {
@@ -115,6 +123,13 @@ int compare_build_baselines(struct app *a, const struct model *m, const struct c
 	}
 	best = bs.best;
 	baseline_set_release(&bs);
+	if (need_best && best < 0) {
+		release_steps(steps, n);
+		return -1;
+	}
+	compare_release_baselines(a);
+	a->steps = steps;
+	a->nsteps = n;
 	return best;
 }
 

@@ -40,6 +40,36 @@ void dialog_save_name(struct app *a, char *buf, size_t n)
 	snprintf(buf + k, n - k, ".json");
 }
 
+/* Opens what a->pending_* names: a sample when pending_model is set, else a plan file. */
+static void open_pending(struct app *a)
+{
+	if (a->pending_model[0])
+		app_open_sample(a, a->pending_model, a->pending_cluster, 0);
+	else
+		app_open_file(a, a->pending_open);
+}
+
+/* Opens what a->pending_* names, or asks first when there are unsaved edits. */
+static int open_or_ask(struct app *a)
+{
+	if (app_modified(a)) {
+		a->mode = MODE_QUESTION;
+		a->question = Q_OPEN;
+	} else {
+		open_pending(a);
+	}
+	return KF_HANDLED | KF_REDRAW | KF_RELAYOUT;
+}
+
+/* Tab in a file prompt: completes the path (open also knows the bundled plans' names). */
+static void complete(struct app *a)
+{
+	char msg[600];
+	int n = line_complete(&a->line, a->prompt == PROMPT_OPEN ? "plans" : NULL, msg, sizeof(msg));
+
+	app_msg(a, n == 0 ? R_WARN : R_NORMAL, "%s", msg);
+}
+
 /* Saves to path, or asks first when that would replace a file that is not the plan's own;
  * then does what was asked for (quit, open). */
 static int save_or_ask(struct app *a, const char *path, enum after_save after)
@@ -58,7 +88,7 @@ static int save_or_ask(struct app *a, const char *path, enum after_save after)
 		return KF_HANDLED | KF_QUIT;
 	}
 	if (after == AFTER_OPEN) {
-		app_open_file(a, a->pending_open);
+		open_pending(a);
 		return KF_HANDLED | KF_REDRAW | KF_RELAYOUT;
 	}
 	return KF_HANDLED | KF_REDRAW;
@@ -104,14 +134,9 @@ static int submit_prompt(struct app *a)
 	case PROMPT_OPEN:
 		if (!input[0])
 			break;
-		if (app_modified(a)) {
-			snprintf(a->pending_open, sizeof(a->pending_open), "%s", input);
-			a->mode = MODE_QUESTION;
-			a->question = Q_OPEN;
-		} else {
-			app_open_file(a, input);
-		}
-		return KF_HANDLED | KF_REDRAW | KF_RELAYOUT;
+		snprintf(a->pending_open, sizeof(a->pending_open), "%s", input);
+		a->pending_model[0] = '\0';
+		return open_or_ask(a);
 	case PROMPT_MOVE_STAGE: {
 		long i = app_cursor_op(a);
 		char *end;
@@ -155,12 +180,8 @@ int dialog_prompt_key(struct app *a, int key)
 		return submit_prompt(a);
 	case '\t':
 		/* file names complete like the shell's; open also knows the bundled plans' names */
-		if (a->prompt == PROMPT_SAVE_AS || a->prompt == PROMPT_OPEN || a->prompt == PROMPT_REPORT) {
-			char msg[600];
-			int n = line_complete(&a->line, a->prompt == PROMPT_OPEN ? "plans" : NULL, msg, sizeof(msg));
-
-			app_msg(a, n == 0 ? R_WARN : R_NORMAL, "%s", msg);
-		}
+		if (a->prompt == PROMPT_SAVE_AS || a->prompt == PROMPT_OPEN || a->prompt == PROMPT_REPORT)
+			complete(a);
 		break;
 	default:
 		line_key(&a->line, &a->prompt_hist[a->prompt], key);
@@ -229,7 +250,7 @@ int dialog_question_key(struct app *a, int key)
 				return KF_HANDLED | KF_QUIT;
 			}
 			if (a->after_save == AFTER_OPEN) {
-				app_open_file(a, a->pending_open);
+				open_pending(a);
 				return KF_HANDLED | KF_REDRAW | KF_RELAYOUT;
 			}
 			return KF_HANDLED | KF_REDRAW;
@@ -275,6 +296,51 @@ int dialog_question_key(struct app *a, int key)
 		return KF_HANDLED | KF_QUIT;
 	}
 	app_autosave_remove(a);
-	app_open_file(a, a->pending_open);
+	open_pending(a);
 	return KF_HANDLED | KF_REDRAW | KF_RELAYOUT;
+}
+
+int dialog_picker_key(struct app *a, int key)
+{
+	enum pick_result r = picker_key(&a->picker, key);
+	const struct pick_entry *pe = picker_chosen(&a->picker);
+	char text[LINE_MAX_LEN + 1];
+
+	switch (r) {
+	case PICK_CANCEL:
+		picker_release(&a->picker);
+		a->mode = MODE_NORMAL;
+		return KF_HANDLED | KF_REDRAW | KF_RELAYOUT;
+	case PICK_TAB:
+		/* the filter's text becomes a path to complete */
+		snprintf(text, sizeof(text), "%s", a->picker.filter.buf);
+		picker_release(&a->picker);
+		dialog_prompt(a, PROMPT_OPEN, text);
+		if (text[0])
+			complete(a);
+		return KF_HANDLED | KF_REDRAW | KF_RELAYOUT;
+	case PICK_TYPED:
+		/* nothing listed matches: the text may be a file's path */
+		if (!a->picker.filter.buf[0])
+			return KF_HANDLED | KF_REDRAW;
+		line_expand_home(a->picker.filter.buf, a->pending_open, sizeof(a->pending_open));
+		a->pending_model[0] = '\0';
+		break;
+	case PICK_CHOSE:
+		if (!pe)
+			return KF_HANDLED | KF_REDRAW;
+		if (pe->kind == PICK_SAMPLE) {
+			snprintf(a->pending_model, sizeof(a->pending_model), "%s", pe->model);
+			snprintf(a->pending_cluster, sizeof(a->pending_cluster), "%s", pe->cluster);
+		} else {
+			snprintf(a->pending_open, sizeof(a->pending_open), "%s", pe->path);
+			a->pending_model[0] = '\0';
+		}
+		break;
+	default:
+		return KF_HANDLED | KF_REDRAW;
+	}
+	picker_release(&a->picker);
+	a->mode = MODE_NORMAL;
+	return open_or_ask(a);
 }

@@ -93,8 +93,74 @@ int files_open_plan(struct app *a, const char *arg, struct err *e)
 	edit_hist_release(&a->hist);
 	a->saved_state = edit_state(&a->hist);
 	a->plan_gen++;
-	compare_build_baselines(a, &p.model, &p.cluster, p.microbatches);
+	compare_build_baselines(a, &p.model, &p.cluster, p.microbatches, false);
 	return 0;
+}
+
+int files_open_sample(struct app *a, const char *model, const char *cluster, int mbs, struct err *e)
+{
+	char mpath[4096], cpath[4096];
+	struct model m;
+	struct cluster c;
+	struct plan p;
+	int best, rc = -1;
+
+	datadir_resolve(model, "samples/models", mpath, sizeof(mpath));
+	datadir_resolve(cluster, "samples/clusters", cpath, sizeof(cpath));
+	if (model_load(&m, mpath, e) < 0)
+		return -1;
+	if (cluster_load(&c, cpath, e) < 0) {
+		model_release(&m);
+		return -1;
+	}
+	best = compare_build_baselines(a, &m, &c, mbs, true);
+	if (best < 0) {
+		err_set(e, ERR_INFEASIBLE, "no baseline of %s on %s with %d microbatches runs", m.name, c.name, mbs);
+	} else if (app_plan_dup(&p, &a->steps[best].plan, e) == 0) {
+		if (a->cur.loaded)
+			plan_release(&a->cur.plan);
+		a->cur.plan = p;
+		a->cur.loaded = true;
+		free(a->path);
+		free(a->model_path);
+		free(a->cluster_path);
+		a->path = NULL;
+		a->model_path = realpath(mpath, NULL);
+		a->cluster_path = realpath(cpath, NULL);
+		snprintf(a->source, sizeof(a->source), "best baseline of %s on %s", m.name, c.name);
+		a->step_sel = best;
+		edit_hist_release(&a->hist);
+		a->saved_state = edit_state(&a->hist);
+		a->plan_gen++;
+		rc = 0;
+	}
+	model_release(&m);
+	cluster_release(&c);
+	return rc;
+}
+
+void files_recent_add(struct app *a, const char *path)
+{
+	char dir[3000];
+
+	/* best effort: a list that cannot be written only forgets a recent file */
+	if (!a->no_autosave && autosave_dir(dir, sizeof(dir)))
+		picker_recent_add(dir, path);
+}
+
+void app_picker_open(struct app *a)
+{
+	char dir[3000], *recent[PICKER_RECENT_MAX];
+	int n = 0;
+
+	if (!a->no_autosave && autosave_dir(dir, sizeof(dir)))
+		n = picker_recent_read(dir, recent);
+	picker_release(&a->picker);
+	if (picker_open(&a->picker, datadir_find(NULL), recent, n) < 0)
+		app_msg(a, R_ERROR, "out of host memory listing the plans and samples");
+	for (int i = 0; i < n; i++)
+		free(recent[i]);
+	a->mode = MODE_PICKER;
 }
 
 int app_save(struct app *a, const char *path)
@@ -140,6 +206,7 @@ int app_save(struct app *a, const char *path)
 		files_autosave_setup(a, true);
 	}
 	a->saved_state = edit_state(&a->hist);
+	files_recent_add(a, path);
 	if (!a->cur.ran || a->cur.m.noom)
 		app_msg(a, R_WARN, "saved %s, but the plan cannot run: %s", path, a->cur.why);
 	else
@@ -156,14 +223,12 @@ bool app_would_overwrite(const struct app *a, const char *path)
 	return !(a->path && stat(a->path, &own) == 0 && own.st_dev == st.st_dev && own.st_ino == st.st_ino);
 }
 
-int app_open_file(struct app *a, const char *path)
+/* What follows opening a plan or a sample: simulate it, drop what belonged to the one
+ * before (the tuner's steps, the compared plan), show the whole of it, and say so. */
+static void after_open(struct app *a)
 {
-	struct err e = ERR_INIT;
+	const char *what = a->path ? a->path : a->source;
 
-	if (files_open_plan(a, path, &e) < 0) {
-		app_msg(a, R_ERROR, "cannot open: %s", e.msg);
-		return -1;
-	}
 	pview_update(&a->cur, a->re);
 	tuning_release(&a->tuning);
 	if (a->ref.loaded) {
@@ -174,10 +239,35 @@ int app_open_file(struct app *a, const char *path)
 	app_set_ref_step(a, 1 < a->nsteps && a->steps[1].ok ? 1 : 0);
 	app_reset_view(a);
 	if (a->cur.ran)
-		app_msg(a, R_GOOD, "opened %s", a->path);
+		app_msg(a, R_GOOD, "opened %s", what);
 	else
-		app_msg(a, R_ERROR, "opened %s, but it cannot run: %s", a->path, a->cur.why);
+		app_msg(a, R_ERROR, "opened %s, but it cannot run: %s", what, a->cur.why);
 	files_autosave_setup(a, false);
+	if (a->path)
+		files_recent_add(a, a->path);
+}
+
+int app_open_file(struct app *a, const char *path)
+{
+	struct err e = ERR_INIT;
+
+	if (files_open_plan(a, path, &e) < 0) {
+		app_msg(a, R_ERROR, "cannot open: %s", e.msg);
+		return -1;
+	}
+	after_open(a);
+	return 0;
+}
+
+int app_open_sample(struct app *a, const char *model, const char *cluster, int mbs)
+{
+	struct err e = ERR_INIT;
+
+	if (files_open_sample(a, model, cluster, mbs > 0 ? mbs : APP_DEFAULT_MICROBATCHES, &e) < 0) {
+		app_msg(a, R_ERROR, "cannot open: %s", e.msg);
+		return -1;
+	}
+	after_open(a);
 	return 0;
 }
 

@@ -74,6 +74,8 @@ int view_key(struct app *a, int key)
 		return dialog_prompt_key(a, key);
 	if (a->mode == MODE_QUESTION)
 		return dialog_question_key(a, key);
+	if (a->mode == MODE_PICKER)
+		return dialog_picker_key(a, key);
 	if (pw && pw->key && (r = pw->key(a, key)) != 0)
 		return r;
 	c = keys_lookup(key);
@@ -100,7 +102,7 @@ int view_key(struct app *a, int key)
 		dialog_prompt(a, PROMPT_SAVE_AS, name);
 		break;
 	}
-	case CMD_OPEN: dialog_prompt(a, PROMPT_OPEN, ""); break;
+	case CMD_OPEN: app_picker_open(a); break;
 	case CMD_REPORT: {
 		char name[4096];
 		size_t n;

@@ -1,7 +1,8 @@
 /*
- * pages — the full-screen pages: the help, generated from the key table, and the message
+ * pages — the full-screen pages: the help, generated from the key table; the message
  * log, every message kept (messages.c) wrapped on word boundaries with its time, the latest
- * at the bottom. Both scroll like less and stop at their ends.
+ * at the bottom; and F7's picker (picker.c) with its filter line. The help and the log
+ * scroll like less and stop at their ends; the picker keeps its selection on the page.
  */
 #include "config.h"
 #include "view_int.h"
@@ -125,4 +126,46 @@ int pages_help_key(struct app *a, int key)
 	default: break;
 	}
 	return KF_HANDLED | KF_REDRAW;
+}
+
+void pages_draw_picker(struct app *a, struct screen *s, int rows)
+{
+	static const char *const kind[] = { [PICK_RECENT] = "recent", [PICK_PLAN] = "plan", [PICK_SAMPLE] = "sample" };
+	struct picker *pk = &a->picker;
+	const struct line *f = &pk->filter;
+	int x, y = 3, namew = 20;
+
+	/* the name column as wide as the longest name, up to half the screen */
+	for (int i = 0; i < pk->n; i++)
+		if ((int)strlen(pk->e[i].name) + 2 > namew)
+			namew = (int)strlen(pk->e[i].name) + 2;
+	if (namew > s->w / 2)
+		namew = s->w / 2;
+
+	screen_text(s, 1, 0, s->w - 2, "open: type to filter, Up/Down PgUp/PgDn Home/End choose, Enter opens, Tab completes "
+	            "a path, Esc closes", R_TITLE);
+	x = 1 + screen_text(s, 1, 1, s->w - 2, "filter: ", R_PROMPT);
+	screen_text(s, x, 1, s->w - x - 24, f->buf, R_NORMAL);
+	screen_put(s, x + f->pos, 1, f->pos < f->len ? f->buf[f->pos] : ' ', R_CURSOR);
+	pk->page = rows - y > 1 ? rows - y : 1;
+	picker_scroll(pk);
+	if (pk->nshown > 0)
+		screen_textf(s, s->w - 23, 1, 22, R_DIM, "%d-%d of %d", pk->top + 1,
+		             pk->top + pk->page < pk->nshown ? pk->top + pk->page : pk->nshown, pk->nshown);
+	screen_textf(s, 1, 2, s->w - 2, R_LABEL, "%-8s%-*s%s", "", namew, "name", "file");
+	if (pk->nshown == 0) {
+		screen_textf(s, 1, y, s->w - 2, R_WARN, "nothing listed matches '%s': Enter opens it as a path, Tab completes it",
+		             f->buf);
+		return;
+	}
+	for (int k = pk->top; k < pk->nshown && y < rows; k++, y++) {
+		const struct pick_entry *e = &pk->e[pk->shown[k]];
+		enum role role = k == pk->sel ? R_SELECTED : R_NORMAL;
+
+		if (k == pk->sel)
+			screen_fill(s, &(struct rect){ 0, y, s->w, 1 }, ' ', role);
+		screen_text(s, 1, y, 8, kind[e->kind], k == pk->sel ? role : R_DIM);
+		screen_text(s, 9, y, namew - 1, e->name, role);
+		screen_text(s, 9 + namew, y, s->w - 10 - namew, e->where, k == pk->sel ? role : R_DIM);
+	}
 }

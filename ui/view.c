@@ -74,6 +74,11 @@ void view_draw(struct app *a, struct screen *s, const struct layout *l)
 		statusbar_draw_fbar(a, s, &l->fbar);
 		return;
 	}
+	if (a->mode == MODE_PICKER) {
+		pages_draw_picker(a, s, l->fbar.y);
+		statusbar_draw_fbar(a, s, &l->fbar);
+		return;
+	}
 	if (a->mode == MODE_LOG) {
 		pages_draw_log(a, s, l->fbar.y);
 		statusbar_draw_fbar(a, s, &l->fbar);

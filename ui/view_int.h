@@ -31,7 +31,9 @@ void panels_draw_breakdown(struct app *a, struct screen *s, const struct layout 
 void statusbar_draw(struct app *a, struct screen *s, const struct rect *r);
 void statusbar_draw_fbar(struct app *a, struct screen *s, const struct rect *r);
 
-/* pages.c: the full-screen help and message log, drawn on rows rows, and their keys. */
+/* pages.c: the full-screen help, message log and picker, drawn on rows rows, and the
+ * keys of the first two. */
+void pages_draw_picker(struct app *a, struct screen *s, int rows);
 void pages_draw_help(struct app *a, struct screen *s, int rows);
 void pages_draw_log(struct app *a, struct screen *s, int rows);
 int pages_help_key(struct app *a, int key);
@@ -45,5 +47,9 @@ int dialog_prompt_key(struct app *a, int key);
 int dialog_question_key(struct app *a, int key);
 /* Quits, or asks first when there are unsaved edits. */
 int dialog_quit_or_ask(struct app *a);
+/* The picker's keys: Enter opens the entry (or the typed path when none is listed),
+ * asking first when there are unsaved edits; Tab takes the typed text to the open prompt
+ * and completes it; Esc closes. */
+int dialog_picker_key(struct app *a, int key);
 
 #endif
