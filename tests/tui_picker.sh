@@ -41,6 +41,18 @@ keys End
 expect "$((N - 25))-$N of $N\$" "End goes to the last entry"
 keys Home
 expect "1-26 of $N\$" "Home to the first"
+# the mouse (X10 reports: ESC [ M, button+32, x+33, y+33; the wheel is button 64/65):
+# ten turns of the wheel down move the selection 30 entries, the page follows
+wheel_down=$(printf '\033[Ma+/')
+tm send-keys -l "$wheel_down$wheel_down$wheel_down$wheel_down$wheel_down$wheel_down$wheel_down$wheel_down$wheel_down$wheel_down"
+expect "6-31 of $N\$" "the mouse wheel scrolls the picker"
+keys Home
+raw '\033[M +%%\033[M#+%%'
+# (the selected row is drawn in the selection's colours, 256-colour cyan: 48;5;37)
+n=50
+while [ $n -gt 0 ] && ! tm capture-pane -p -e | grep 'gpt-13b-4xH200-1f1b ' | grep -q '48;5;37m'; do sleep 0.1; n=$((n - 1)); done
+if [ $n -gt 0 ]; then ok "a click on an entry selects it"
+else not_ok "a click on an entry selects it" "$(tm capture-pane -p -e | sed -n 4,5p)"; fi
 keys Escape
 expect '^gpu0 ' "Esc closes the picker"
 expect_not '\[modified' "having opened nothing"
@@ -82,6 +94,19 @@ keys F7
 typ "$T/typ"
 keys Tab
 expect "^open plan: $T/typed\.json" "Tab takes the text to the open prompt and completes it"
+keys Escape
+# a click on the selected entry opens it: the second row (the recent bundled plan)
+keys F7
+expect '^ recent  typed\.json ' "the typed file is the recent one now"
+raw '\033[M +%%\033[M#+%%'
+raw '\033[M +%%\033[M#+%%'
+expect 'opened .*plans/gpt-13b-4xH200-1f1b\.json' "a click selects the second entry, a second click opens it"
+
+# ---- the help scrolls with the wheel too ------------------------------------------------
+keys '?'
+expect '^ OctoPipe keys' "the help"
+tm send-keys -l "$wheel_down"
+expect '^   F1 \?  ' "the wheel scrolls it"
 keys Escape
 keys q
 expect '^exit status 0' "quits"

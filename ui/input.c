@@ -258,9 +258,37 @@ int view_key(struct app *a, int key)
 	return r;
 }
 
+/* The mouse on a full page (help, log, picker): the wheel scrolls it like the arrows; in
+ * the picker a click selects an entry and a click on the selected one opens it. */
+static int page_mouse(struct app *a, int y, int button)
+{
+	int r = 0;
+
+	if (button >= 4 && button <= 7) {
+		for (int i = 0; i < 3; i++)
+			r |= view_key(a, button == 4 || button == 6 ? KEY_UP : KEY_DOWN);
+		return r;
+	}
+	if (button == 1 && a->mode == MODE_PICKER && y >= PAGES_PICKER_ROW0) {
+		int k = a->picker.top + y - PAGES_PICKER_ROW0;
+
+		if (k >= a->picker.nshown)
+			return 0;
+		if (k == a->picker.sel)
+			return view_key(a, '\n');
+		a->picker.sel = k;
+		return KF_HANDLED | KF_REDRAW;
+	}
+	return 0;
+}
+
 int view_mouse(struct app *a, const struct layout *l, int x, int y, int button)
 {
-	if (l->too_small || a->mode != MODE_NORMAL)
+	if (l->too_small)
+		return 0;
+	if (y != l->fbar.y && (a->mode == MODE_HELP || a->mode == MODE_LOG || a->mode == MODE_PICKER))
+		return page_mouse(a, y, button);
+	if (a->mode != MODE_NORMAL && a->mode != MODE_HELP && a->mode != MODE_LOG)
 		return 0;
 	if (y == l->fbar.y && button == 1) {
 		int fk = x / (l->fbar.w / 10) + 1;

@@ -133,7 +133,7 @@ void pages_draw_picker(struct app *a, struct screen *s, int rows)
 	static const char *const kind[] = { [PICK_RECENT] = "recent", [PICK_PLAN] = "plan", [PICK_SAMPLE] = "sample" };
 	struct picker *pk = &a->picker;
 	const struct line *f = &pk->filter;
-	int x, y = 3, namew = 20;
+	int x, y = PAGES_PICKER_ROW0, namew = 20;
 
 	/* the name column as wide as the longest name, up to half the screen */
 	for (int i = 0; i < pk->n; i++)

@@ -34,6 +34,7 @@ void statusbar_draw_fbar(struct app *a, struct screen *s, const struct rect *r);
 /* pages.c: the full-screen help, message log and picker, drawn on rows rows, and the
  * keys of the first two. */
 void pages_draw_picker(struct app *a, struct screen *s, int rows);
+#define PAGES_PICKER_ROW0 3     /* the picker's first entry row (title, filter, headings above) */
 void pages_draw_help(struct app *a, struct screen *s, int rows);
 void pages_draw_log(struct app *a, struct screen *s, int rows);
 int pages_help_key(struct app *a, int key);
