@@ -68,6 +68,11 @@ expect '^ sample  llama2-7b on 8xH200 ' "the one entry left"
 keys Enter
 expect 'opened best baseline of llama2-7b on 8xH200' "Enter opens the sample: the best baseline of the model on the cluster"
 expect 'llama2-7b on 8xH200 \(8 gpus\), 32 microbatches' "and the header says what it runs on"
+keys F7
+typ 'llama2-70b 8xH100'
+keys Enter
+expect 'cannot open: no baseline of llama2-70b on 8xH100 with 32 microbatches runs' "a sample nothing runs on is refused"
+expect 'llama2-7b on 8xH200 \(8 gpus\), 32 microbatches' "and the plan shown stays"
 
 # ---- unsaved edits are asked about; the plan opened joins the recent files ------------
 keys ']'

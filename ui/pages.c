@@ -142,8 +142,9 @@ void pages_draw_picker(struct app *a, struct screen *s, int rows)
 	if (namew > s->w / 2)
 		namew = s->w / 2;
 
-	screen_text(s, 1, 0, s->w - 2, "open: type to filter, Up/Down PgUp/PgDn Home/End choose, Enter opens, Tab completes "
-	            "a path, Esc closes", R_TITLE);
+	screen_text(s, 1, 0, s->w - 2, s->w >= 104 ? "open: type to filter, Up/Down PgUp/PgDn Home/End choose, Enter "
+	            "opens, Tab completes a path, Esc closes" : "open: type to filter; arrows, PgUp/PgDn choose; Enter opens; "
+	            "Tab: a path; Esc", R_TITLE);
 	x = 1 + screen_text(s, 1, 1, s->w - 2, "filter: ", R_PROMPT);
 	screen_text(s, x, 1, s->w - x - 24, f->buf, R_NORMAL);
 	screen_put(s, x + f->pos, 1, f->pos < f->len ? f->buf[f->pos] : ' ', R_CURSOR);
