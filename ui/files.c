@@ -1,5 +1,6 @@
 /*
- * files — opening, saving, the HTML report, autosave and recovery (see app.h).
+ * files — opening plans and samples, saving, the HTML report, the recent files the picker
+ * offers, autosave and recovery (see app.h).
  *
  * Work is never lost and never shared by accident: each UI claims its own autosave slot,
  * keyed by the plan's real path (or model, cluster and microbatches when it has no file)
