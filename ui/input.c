@@ -61,21 +61,17 @@ static int back_out(struct app *a)
 
 int view_key(struct app *a, int key)
 {
-	const struct widget *pw = panels_widget(a);
+	const struct widget *pw = panels_widget(a), *page = pages_widget(a->mode);
 	struct pview *v = app_focus(a);
 	enum cmd c;
 	int r;
 
-	if (a->mode == MODE_HELP)
-		return pages_help_key(a, key);
-	if (a->mode == MODE_LOG)
-		return pages_log_key(a, key);
+	if (page)
+		return page->key(a, key);
 	if (a->mode == MODE_PROMPT)
 		return dialog_prompt_key(a, key);
 	if (a->mode == MODE_QUESTION)
 		return dialog_question_key(a, key);
-	if (a->mode == MODE_PICKER)
-		return dialog_picker_key(a, key);
 	if (pw && pw->key && (r = pw->key(a, key)) != 0)
 		return r;
 	c = keys_lookup(key);
@@ -286,7 +282,7 @@ int view_mouse(struct app *a, const struct layout *l, int x, int y, int button)
 {
 	if (l->too_small)
 		return 0;
-	if (y != l->fbar.y && (a->mode == MODE_HELP || a->mode == MODE_LOG || a->mode == MODE_PICKER))
+	if (y != l->fbar.y && pages_widget(a->mode))
 		return page_mouse(a, y, button);
 	if (a->mode != MODE_NORMAL && a->mode != MODE_HELP && a->mode != MODE_LOG)
 		return 0;

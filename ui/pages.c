@@ -3,6 +3,10 @@
  * log, every message kept (messages.c) wrapped on word boundaries with its time, the latest
  * at the bottom; and F7's picker (picker.c) with its filter line. The help and the log
  * scroll like less and stop at their ends; the picker keeps its selection on the page.
+ *
+ * Each page is a widget (draw, key) found by the mode it belongs to (pages_widget), so
+ * the view draws and the input dispatches every page the same way, and a new page is one
+ * more entry there.
  */
 #include "config.h"
 #include "view_int.h"
@@ -14,11 +18,11 @@
 
 #include "keys.h"
 
-void pages_draw_help(struct app *a, struct screen *s, int rows)
+static void draw_help(struct app *a, struct screen *s, const struct rect *r)
 {
 	struct strbuf sb = STRBUF_INIT;
 	const char *line;
-	int n = 0, y = 0;
+	int rows = r->h, n = 0, y = 0;
 
 	keys_help(&sb);
 	/* scrolling stops at the end: the last line at the bottom, never past it */
@@ -52,9 +56,9 @@ void pages_draw_help(struct app *a, struct screen *s, int rows)
 }
 
 /* The message log, full screen: every message kept, wrapped, the latest at the bottom. */
-void pages_draw_log(struct app *a, struct screen *s, int rows)
+static void draw_log(struct app *a, struct screen *s, const struct rect *r)
 {
-	int w = s->w - 12, total = 0, top, y = 1, line = 0;
+	int rows = r->h, w = s->w - 12, total = 0, top, y = 1, line = 0;
 
 	screen_textf(s, 1, 0, s->w - 2, R_TITLE, "messages: %d, latest last (Up/Down, PgUp/PgDn, g/G scroll; Esc or q "
 	             "closes)", a->log_n);
@@ -90,7 +94,7 @@ void pages_draw_log(struct app *a, struct screen *s, int rows)
 	}
 }
 
-int pages_log_key(struct app *a, int key)
+static int log_key(struct app *a, int key)
 {
 	int page = 10;
 
@@ -111,7 +115,7 @@ int pages_log_key(struct app *a, int key)
 	return KF_HANDLED | KF_REDRAW;
 }
 
-int pages_help_key(struct app *a, int key)
+static int help_key(struct app *a, int key)
 {
 	switch (key) {
 	case KEY_UP: case 'k': if (a->help_top > 0) a->help_top--; break;
@@ -128,12 +132,12 @@ int pages_help_key(struct app *a, int key)
 	return KF_HANDLED | KF_REDRAW;
 }
 
-void pages_draw_picker(struct app *a, struct screen *s, int rows)
+static void draw_picker(struct app *a, struct screen *s, const struct rect *r)
 {
 	static const char *const kind[] = { [PICK_RECENT] = "recent", [PICK_PLAN] = "plan", [PICK_SAMPLE] = "sample" };
 	struct picker *pk = &a->picker;
 	const struct line *f = &pk->filter;
-	int x, y = PAGES_PICKER_ROW0, namew = 20;
+	int rows = r->h, x, y = PAGES_PICKER_ROW0, namew = 20;
 
 	/* the name column as wide as the longest name, up to half the screen */
 	for (int i = 0; i < pk->n; i++)
@@ -168,5 +172,19 @@ void pages_draw_picker(struct app *a, struct screen *s, int rows)
 		screen_text(s, 1, y, 8, kind[e->kind], k == pk->sel ? role : R_DIM);
 		screen_text(s, 9, y, namew - 1, e->name, role);
 		screen_text(s, 9 + namew, y, s->w - 10 - namew, e->where, k == pk->sel ? role : R_DIM);
+	}
+}
+
+static const struct widget help_page = { "help", draw_help, help_key };
+static const struct widget log_page = { "messages", draw_log, log_key };
+static const struct widget picker_page = { "open", draw_picker, dialog_picker_key };
+
+const struct widget *pages_widget(enum mode m)
+{
+	switch (m) {
+	case MODE_HELP: return &help_page;
+	case MODE_LOG: return &log_page;
+	case MODE_PICKER: return &picker_page;
+	default: return NULL;
 	}
 }

@@ -69,18 +69,8 @@ void view_draw(struct app *a, struct screen *s, const struct layout *l)
 		screen_text(s, (s->w - (int)strlen(m2)) / 2 > 0 ? (s->w - (int)strlen(m2)) / 2 : 0, s->h / 2, s->w, m2, R_NORMAL);
 		return;
 	}
-	if (a->mode == MODE_HELP) {
-		pages_draw_help(a, s, l->fbar.y);
-		statusbar_draw_fbar(a, s, &l->fbar);
-		return;
-	}
-	if (a->mode == MODE_PICKER) {
-		pages_draw_picker(a, s, l->fbar.y);
-		statusbar_draw_fbar(a, s, &l->fbar);
-		return;
-	}
-	if (a->mode == MODE_LOG) {
-		pages_draw_log(a, s, l->fbar.y);
+	if ((pw = pages_widget(a->mode)) != NULL) {
+		pw->draw(a, s, &(struct rect){ 0, 0, s->w, l->fbar.y });
 		statusbar_draw_fbar(a, s, &l->fbar);
 		return;
 	}

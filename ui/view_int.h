@@ -31,14 +31,10 @@ void panels_draw_breakdown(struct app *a, struct screen *s, const struct layout 
 void statusbar_draw(struct app *a, struct screen *s, const struct rect *r);
 void statusbar_draw_fbar(struct app *a, struct screen *s, const struct rect *r);
 
-/* pages.c: the full-screen help, message log and picker, drawn on rows rows, and the
- * keys of the first two. */
-void pages_draw_picker(struct app *a, struct screen *s, int rows);
+/* pages.c: the page that fills the screen (above the F-key bar) in mode m, with its keys:
+ * the help, the message log, the picker; NULL for the modes that show the charts. */
+const struct widget *pages_widget(enum mode m);
 #define PAGES_PICKER_ROW0 3     /* the picker's first entry row (title, filter, headings above) */
-void pages_draw_help(struct app *a, struct screen *s, int rows);
-void pages_draw_log(struct app *a, struct screen *s, int rows);
-int pages_help_key(struct app *a, int key);
-int pages_log_key(struct app *a, int key);
 
 /* dialogs.c: opens prompt k with init as its text. */
 void dialog_prompt(struct app *a, enum prompt_kind k, const char *init);
