@@ -30,7 +30,14 @@ expect "^ open: type to filter" "F7 opens the picker"
 expect "1-26 of $N\$" "it lists the recent file, $NPLANS plans and $NSAMPLES samples ($N) and says which it shows"
 expect '^ recent  start\.json ' "the file opened is the recent one, first"
 expect '^ plan    gpt-13b-4xH200-1f1b ' "a bundled plan by its short name"
-expect '^ sample  deepseek-16b on 4xH200 ' "samples are a model on a cluster, 4 before 16 gpus"
+# (names in version order: 4xH200 before 16xH200)
+first() { ls "$top_srcdir/$1" | sed -n 's/\.json$//p' | sort -V | sed -n "${2}p"; }
+M1=$(first samples/models 1) C1=$(first samples/clusters 1) C2=$(first samples/clusters 2)
+expect "^ sample  $M1 on $C1 " "samples are a model on a cluster ($M1 on $C1 first)"
+l1=$(screen | grep -n "^ sample  $M1 on $C1 " | cut -d: -f1)
+l2=$(screen | grep -n "^ sample  $M1 on $C2 " | cut -d: -f1)
+if [ -n "$l1" ] && [ "$l2" = $((l1 + 1)) ]; then ok "clusters in version order ($C2 next)"
+else not_ok "clusters in version order ($C2 next)" "$(screen)"; fi
 
 # ---- walking it -------------------------------------------------------------------------
 keys PageDown PageDown
