@@ -541,13 +541,6 @@ static const char html_css[] =
 	"section{break-before:page}"
 	"section#summary{break-before:auto}figure,table{break-inside:avoid}}";
 
-/* Baselines of one model, cluster and microbatch count. */
-struct group {
-	const struct plan *p;      /* the first plan of the group */
-	double ms[32];             /* per recipe; < 0: could not run */
-	char why[32][120];
-};
-
 static bool same_setup(const struct plan *a, const struct plan *b)
 {
 	return a->microbatches == b->microbatches && a->ndevices == b->ndevices &&
@@ -555,44 +548,14 @@ static bool same_setup(const struct plan *a, const struct plan *b)
 	       strcmp(a->cluster.name, b->cluster.name) == 0;
 }
 
-static int group_baselines(struct group *g, struct sim *s, struct err *e)
+/* What a baseline's cell says when it has no time: why it has none. */
+static const char *baseline_why(const struct baseline_result *r)
 {
-	const struct plan *p = g->p;
-
-	for (int i = 0; i < baseline_nrecipes && i < 32; i++) {
-		struct baseline_spec spec = { baseline_recipes[i].schedule, p->microbatches, 0,
-		                              baseline_recipes[i].partition, NULL, 0, 0, NULL };
-		struct err be = ERR_INIT;
-		struct plan bp;
-		struct metrics m;
-		struct sim_opts o;
-
-		g->ms[i] = -1;
-		memset(&m, 0, sizeof(m));
-		if (baseline_plan(&bp, &p->model, NULL, &p->cluster, NULL, &spec, &be) < 0) {
-			if (be.cls == ERR_RUNTIME) {
-				*e = be;
-				return -1;
-			}
-			snprintf(g->why[i], sizeof(g->why[i]), "n/a");
-			continue;
-		}
-		sim_opts_default(&o);
-		if (sim_run(s, &bp, &o, &m, &be) < 0) {
-			snprintf(g->why[i], sizeof(g->why[i]), "%s", be.cls == ERR_INFEASIBLE ? "deadlock" : "n/a");
-		} else if (m.noom) {
-			snprintf(g->why[i], sizeof(g->why[i]), "out of memory");
-		} else {
-			g->ms[i] = m.makespan_ms;
-		}
-		metrics_release(&m);
-		plan_release(&bp);
-		if (be.cls == ERR_RUNTIME) {
-			*e = be;
-			return -1;
-		}
-	}
-	return 0;
+	if (!r->built)
+		return "n/a";
+	if (!r->ran)
+		return r->why.cls == ERR_INFEASIBLE ? "deadlock" : "n/a";
+	return "out of memory";
 }
 
 static void td_ms(struct strbuf *sb, double ms)
@@ -641,65 +604,62 @@ static void put_summary_table(struct strbuf *sb, const struct chart *c, int n)
 static int put_speedups(struct strbuf *sb, const struct chart *c, int n, struct err *e)
 {
 	bool *done = calloc((size_t)n, sizeof(bool));
-	struct group *g = malloc(sizeof(*g));
-	struct sim s;
 	int rc = 0;
 
-	memset(&s, 0, sizeof(s));
-	if (!done || !g) {
-		free(done);
-		free(g);
+	if (!done)
 		return err_set(e, ERR_RUNTIME, "out of host memory building the baselines");
-	}
 	for (int i = 0; i < n && rc == 0; i++) {
+		const struct plan *gp = c[i].p;
+		struct baseline_set bs;
+
 		if (done[i])
 			continue;
-		memset(g, 0, sizeof(*g));
-		g->p = c[i].p;
-		if (group_baselines(g, &s, e) < 0) {
+		if (baseline_run_all(&bs, &gp->model, &gp->cluster, gp->microbatches, e) < 0) {
 			rc = -1;
 			break;
 		}
 		strbuf_addstr(sb, "<h3>Speedup over the baselines: ");
-		xml_text(sb, g->p->model.name);
+		xml_text(sb, gp->model.name);
 		strbuf_addstr(sb, " on ");
-		xml_text(sb, g->p->cluster.name);
+		xml_text(sb, gp->cluster.name);
 		strbuf_addf(sb, ", %d microbatches</h3>\n<table><tr><th class=\"l\">baseline</th><th>iteration</th>",
-		            g->p->microbatches);
+		            gp->microbatches);
 		for (int j = i; j < n; j++)
-			if (!done[j] && same_setup(c[j].p, g->p)) {
+			if (!done[j] && same_setup(c[j].p, gp)) {
 				strbuf_addstr(sb, "<th>");
 				xml_text(sb, c[j].label);
 				strbuf_addstr(sb, "</th>");
 			}
 		strbuf_addstr(sb, "</tr>\n");
-		for (int r = 0; r < baseline_nrecipes && r < 32; r++) {
+		for (int r = 0; r < bs.n; r++) {
+			const struct baseline_result *br = &bs.r[r];
+			double ms = br->m.makespan_ms;
+
 			strbuf_addstr(sb, "<tr><td class=\"l\">");
-			xml_text(sb, baseline_recipes[r].name);
+			xml_text(sb, br->recipe->name);
 			strbuf_addstr(sb, "</td>");
-			if (g->ms[r] > 0)
-				td_ms(sb, g->ms[r]);
+			if (br->feasible)
+				td_ms(sb, ms);
 			else
-				strbuf_addf(sb, "<td>%s</td>", g->why[r]);
+				strbuf_addf(sb, "<td>%s</td>", baseline_why(br));
 			for (int j = i; j < n; j++) {
-				if (done[j] || !same_setup(c[j].p, g->p))
+				if (done[j] || !same_setup(c[j].p, gp))
 					continue;
-				if (g->ms[r] > 0 && c[j].ok && !c[j].m.noom)
-					strbuf_addf(sb, "<td%s>%.2f\xc3\x97</td>", g->ms[r] / c[j].m.makespan_ms > 1.0005 ? " class=\"best\"" : "",
-					            g->ms[r] / c[j].m.makespan_ms);
+				if (br->feasible && c[j].ok && !c[j].m.noom)
+					strbuf_addf(sb, "<td%s>%.2f\xc3\x97</td>", ms / c[j].m.makespan_ms > 1.0005 ? " class=\"best\"" : "",
+					            ms / c[j].m.makespan_ms);
 				else
 					strbuf_addstr(sb, "<td>-</td>");
 			}
 			strbuf_addstr(sb, "</tr>\n");
 		}
 		strbuf_addstr(sb, "</table>\n");
+		baseline_set_release(&bs);
 		for (int j = i; j < n; j++)
-			if (same_setup(c[j].p, g->p))
+			if (same_setup(c[j].p, gp))
 				done[j] = true;
 	}
-	sim_release(&s);
 	free(done);
-	free(g);
 	return rc;
 }
 
