@@ -109,7 +109,7 @@ else not_ok "global batch split" "$(jget "$T/gb.json" 'd["microbatches"]')"; fi
 # lands on a plan that cannot run is written as null and read back as infeasible)
 run "$OCTOPIPE" tune --model gpt-13b --cluster 8xH200 --microbatches 16 --quiet -o "$T/st.json" --steps-out "$T/st.steps"
 expect_rc 0 "tune --steps-out with a layout search"
-if [ "$(jget "$T/st.steps" 'sorted(d["layout"].keys())')" = "['best_baseline_tokens_per_s', 'candidates', 'dp', 'ep', 'microbatches_per_replica', 'pp', 'recompute', 'tp', 'zero']" ]; then
+if [ "$(jget "$T/st.steps" 'sorted(d["layout"].keys())')" = "['best_baseline_tokens_per_s', 'candidates', 'dp', 'ep', 'global_batch', 'microbatches_per_replica', 'pp', 'recompute', 'tp', 'zero']" ]; then
     ok "the step record has the layout step"; else not_ok "layout in the step record" "$(cat "$T/st.steps" | head -20)"; fi
 python3 - "$T/st.steps" "$T/null.steps" <<'PY'
 import json, sys
@@ -118,6 +118,22 @@ PY
 run "$OCTOPIPE" tui "$T/st.json" --steps "$T/null.steps" --render 120x30
 expect_rc 0 "the TUI reads a step record with an infeasible step"
 expect_match 'gpu0' "$OUT" "and draws the plan"
+
+# compare: the baselines at the layout the search chooses, or at the given one
+run "$OCTOPIPE" compare --model llama2-70b --cluster 64xH200 --microbatches 64
+expect_rc 0 "compare searches the layout"
+expect_match '^layout: pp [0-9]+ x tp [0-9]+ x dp [0-9]+ ' "$OUT" "and names it"
+expect_match '^model llama2-70b on 64xH200 at pp [0-9]+ x tp [0-9]+ x dp [0-9]+, [0-9]+ microbatches per replica' "$OUT" \
+    "the table is at that layout"
+expect_match '^tuned +[0-9.]+ ' "$OUT" "with the tuned row"
+run "$OCTOPIPE" compare --model llama2-70b --cluster 64xH200 --microbatches 16 --tp 8 --dp 1 --json
+expect_rc 0 "compare --tp 8 --dp 1 --json"
+if printf '%s' "$OUT" | python3 -c '
+import json, sys
+rows = json.load(sys.stdin)
+assert all(r.get("layout") == "pp 8 x tp 8 x dp 1" for r in rows), rows[0]
+assert rows[-1]["schedule"] == "tuned"
+'; then ok "every row is at the given layout"; else not_ok "compare --json layout rows" "$OUT"; fi
 
 # refusals: one line, exit 2
 run "$OCTOPIPE" plan --model llama2-70b --cluster 8xH200 --schedule 1f1b --microbatches 8 --tp 3 -o "$T/x.json"

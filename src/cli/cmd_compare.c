@@ -21,11 +21,19 @@
 static void usage(FILE *f)
 {
 	fputs("usage: octopipe compare --model M --cluster C --microbatches N [--json]\n"
+	      "                        [--layout auto|pp] [--global-batch B] [--tp T] [--dp D] [--ep E]\n"
+	      "                        [--zero Z] [--recompute HOW]\n"
 	      "\n"
 	      "Builds and simulates every baseline (gpipe, 1f1b, 1f1b with a balanced partition,\n"
 	      "interleaved, zb-h1, zb-h2, zb-v, dualpipev, adaptive) on the whole cluster, then\n"
 	      "the tuned plan (octopipe tune) with its speedup over each baseline.\n"
-	      "A schedule that cannot apply says why.\n", f);
+	      "A schedule that cannot apply says why.\n"
+	      "\n"
+	      "Like tune, it first picks the parallel layout (--layout auto, the default: see\n"
+	      "octopipe tune --help) and compares the baselines and the tuned plan at it, one\n"
+	      "replica's microbatches each; --layout pp compares pure pipeline parallelism over\n"
+	      "every GPU.\n"
+	      CLI_PAR_HELP, f);
 }
 
 int cmd_compare(int argc, char **argv)
@@ -36,8 +44,18 @@ int cmd_compare(int argc, char **argv)
 		{ "microbatches", required_argument, NULL, 'n' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "layout", required_argument, NULL, 'L' },
+		{ "global-batch", required_argument, NULL, 'G' },
+		CLI_PAR_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
+	struct cli_par cp;
+	struct cli_layout L;
+	bool layout_pp = false;
+	int global_batch = 0, k;
+	const struct model *pm;
+	const struct cluster *pc;
+	char layout_text[96] = "";
 	const char *model_arg = NULL, *cluster_arg = NULL;
 	char mpath[4096], cpath[4096];
 	int mbs = 0, ch, rc;
@@ -50,8 +68,23 @@ int cmd_compare(int argc, char **argv)
 	struct err be = ERR_INIT;
 
 	optind = 0;
+	cli_par_init(&cp);
 	while ((ch = cli_getopt("compare", argc, argv, "jh", opts)) != -1) {
+		if ((k = cli_par_option("compare", ch, optarg, &cp)) != 0) {
+			if (k < 0)
+				return EXIT_INPUT;
+			continue;
+		}
 		switch (ch) {
+		case 'L':
+			if (strcmp(optarg, "auto") != 0 && strcmp(optarg, "pp") != 0)
+				return cli_usage_error("compare", "--layout: 'auto' or 'pp', not '%s'", optarg);
+			layout_pp = strcmp(optarg, "pp") == 0;
+			break;
+		case 'G':
+			if ((global_batch = cli_positive("compare", "--global-batch", optarg)) < 0)
+				return EXIT_INPUT;
+			break;
 		case 'm': model_arg = optarg; break;
 		case 'c': cluster_arg = optarg; break;
 		case 'n': if ((mbs = cli_positive("compare", "--microbatches", optarg)) < 0) return EXIT_INPUT; break;
@@ -68,23 +101,34 @@ int cmd_compare(int argc, char **argv)
 		model_release(&m);
 		return rc;
 	}
+	if ((rc = cli_pick_layout("compare", &cp, layout_pp, global_batch, &m, &c, &mbs, json ? NULL : stdout, &L)) != 0) {
+		model_release(&m);
+		cluster_release(&c);
+		return rc;
+	}
+	/* every row at the layout: one replica's model and cluster */
+	pm = L.use ? &L.rm : &m;
+	pc = L.use ? &L.rc : &c;
+	if (L.use)
+		snprintf(layout_text, sizeof(layout_text), "pp %d x tp %d x dp %d", L.lc.par.pp, L.lc.par.tp, L.lc.par.dp);
 	if (json) {
 		out = cJSON_CreateArray();
 	} else {
-		printf("model %s on %s, %d microbatches; lower bound ", m.name, c.name, mbs);
+		printf("model %s on %s%s%s, %d microbatches%s; lower bound ", m.name, c.name, L.use ? " at " : "",
+		       layout_text, mbs, L.use ? " per replica" : "");
 		{
 			struct strbuf sb = STRBUF_INIT;
 
-			fmt_ms(&sb, sim_lower_bound(&m, &c, mbs, true));
+			fmt_ms(&sb, sim_lower_bound(pm, pc, mbs, true));
 			strbuf_addstr(&sb, ", tight bound ");
-			fmt_ms(&sb, sim_lower_bound_tight(&m, &c, mbs, true));
+			fmt_ms(&sb, sim_lower_bound_tight(pm, pc, mbs, true));
 			printf("%s\n\n", sb.buf);
 			strbuf_release(&sb);
 		}
 		printf("%-15s %12s %12s %7s %10s %10s  %s\n", "SCHEDULE", "ITERATION ms", "TOKENS/S", "BUBBLE",
 		       "PEAK MEM", "EFFICIENCY", "FEASIBLE");
 	}
-	if (baseline_run_all(&bs, &m, &c, mbs, &be) < 0) {
+	if (baseline_run_all(&bs, pm, pc, mbs, &be) < 0) {
 		cli_err("octopipe compare: %s\n", be.msg);
 		rc = EXIT_RUNTIME;
 	}
@@ -102,6 +146,8 @@ int cmd_compare(int argc, char **argv)
 
 			jw_str(&w, o2, "schedule", r->recipe->name);
 			jw_str(&w, o2, "partition", r->recipe->partition);
+			if (L.use)
+				jw_str(&w, o2, "layout", layout_text);
 			if (r->ran) {
 				jw_num(&w, o2, "makespan_ms", mt->makespan_ms);
 				jw_num(&w, o2, "throughput_tokens_per_s", mt->throughput_tokens_per_s);
@@ -141,7 +187,7 @@ int cmd_compare(int argc, char **argv)
 
 		tune_opts_default(&to);
 		to.microbatches = mbs;
-		if (tune_new(&t, &m, &c, &to, &e) == 0) {
+		if (tune_new(&t, pm, pc, &to, &e) == 0) {
 			while ((r = tune_step(t, &st, &e)) > 0)
 				;
 			if (r == 0)
@@ -157,6 +203,8 @@ int cmd_compare(int argc, char **argv)
 				cJSON *o2 = jw_push(&w, out, cJSON_CreateObject()), *sp;
 
 				jw_str(&w, o2, "schedule", "tuned");
+				if (L.use)
+					jw_str(&w, o2, "layout", layout_text);
 				jw_num(&w, o2, "makespan_ms", mt.makespan_ms);
 				jw_num(&w, o2, "throughput_tokens_per_s", mt.throughput_tokens_per_s);
 				jw_num(&w, o2, "bubble_ratio", mt.bubble_ratio);
@@ -202,6 +250,7 @@ int cmd_compare(int argc, char **argv)
 	}
 	cJSON_Delete(out);
 	baseline_set_release(&bs);
+	cli_layout_release(&L);
 	model_release(&m);
 	cluster_release(&c);
 	return rc != EXIT_OK ? rc : w.oom ? EXIT_RUNTIME : EXIT_OK;
