@@ -1,7 +1,7 @@
 #!/bin/sh
 # octopipe export svg and octopipe report: well-formed SVG and HTML (xmllint, skipped when
 # missing), a golden SVG of the toy plan (regenerate with OCTOPIPE_UPDATE_GOLDEN=1 make check
-# TESTS=tests/report.sh and review the diff), exactly one <rect class="op ..."> per op,
+# TESTS=tests/report.sh and review the diff), exactly one op <rect> with its tooltip per op,
 # escaping of strings from files, bad input as one line with exit 2, and a headless
 # Chromium screenshot of a report that must not be blank (skipped without /usr/bin/chromium).
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
@@ -27,6 +27,14 @@ wellformed() {
 }
 # count PATTERN FILE: occurrences (not lines) of a fixed string
 count() { grep -o -F -- "$1" "$2" | wc -l | tr -d ' '; }
+# op_rects FILE: the tooltips of the op rects (<rect x= width= height=><title>), one a line;
+# a measured op's starts with "measured "
+op_rects() { grep -o -E '<rect x="[^"]*" width="[^"]*" height="[^"]*"><title>[^<]*' "$1" | sed 's/.*<title>//'; }
+# predicted FILE / measured FILE: how many op rects of the plan / of the measured run
+predicted() { op_rects "$1" | grep -c -v '^measured '; }
+measured() { op_rects "$1" | grep -c '^measured '; }
+# distinct FILE: how many distinct ops (the first word of a tooltip) the predicted rects draw
+distinct() { op_rects "$1" | grep -v '^measured ' | cut -d' ' -f1 | sort -u | wc -l | tr -d ' '; }
 # ops PLAN: the op count that `octopipe check` describes
 ops() { "$OCTOPIPE" check "$1" | sed -n 's/.* \([0-9][0-9]*\) ops$/\1/p'; }
 # one_line_exit2 DESCRIPTION: the last run failed with exit 2 and one line on stderr
@@ -44,12 +52,14 @@ wellformed "$T/tiny.svg" "the toy plan's SVG is well-formed XML"
 if [ -n "${OCTOPIPE_UPDATE_GOLDEN:-}" ]; then mkdir -p "$data/export"; cp "$T/tiny.svg" "$golden"; fi
 if cmp -s "$golden" "$T/tiny.svg"; then ok "the toy plan's SVG equals its golden file byte for byte"
 else not_ok "the toy plan's SVG equals its golden file byte for byte" "$(diff "$golden" "$T/tiny.svg" | head -20)"; fi
-n=$(count '<rect class="op ' "$T/tiny.svg")
-if [ "$n" = "$(ops "$data/tiny-plan.json")" ]; then ok "one <rect class=\"op\"> per op of the toy plan ($n)"
-else not_ok "one <rect class=\"op\"> per op of the toy plan" "$n rects, $(ops "$data/tiny-plan.json") ops"; fi
+n=$(predicted "$T/tiny.svg"); u=$(distinct "$T/tiny.svg")
+if [ "$n" = "$(ops "$data/tiny-plan.json")" ] && [ "$u" = "$n" ]; then ok "one op <rect> per op of the toy plan ($n)"
+else not_ok "one op <rect> per op of the toy plan" "$n rects of $u ops, the plan has $(ops "$data/tiny-plan.json")"; fi
 n=$(count '<title>' "$T/tiny.svg"); m=$(count '</title></rect>' "$T/tiny.svg")
 if [ "$m" -ge 12 ] && [ "$n" -ge "$m" ]; then ok "every op has a <title> tooltip"; else not_ok "every op has a <title> tooltip" "$m"; fi
 expect_match '0F0 layers 0-1 0\.00-[0-9.]+ ms' "$(cat "$T/tiny.svg")" "a tooltip names the op, its layers, start and end"
+expect_match '<title>GPU 0 warm-up: idle [0-9]+\.[0-9][0-9] ms</title>.*<title>GPU 0 idle [0-9]+\.[0-9][0-9] ms \([0-9]+\.[0-9]%\)</title>' \
+    "$(cat "$T/tiny.svg")" "a GPU's warm-up and idle tooltips give their numbers"
 expect_match 'iteration [0-9.]+ ms .* tokens/s .* bubble [0-9.]+% .* efficiency [0-9.]+%' "$(cat "$T/tiny.svg")" \
     "the title line has iteration, tokens/s, bubble and efficiency"
 expect_match '<text[^>]*>F forward</text>' "$(cat "$T/tiny.svg")" "the legend is text"
@@ -58,9 +68,9 @@ run "$OCTOPIPE" export svg "$tuned" --critical-path --width 600
 expect_rc 0 "export svg of the tuned sample with --critical-path --width 600 (to stdout)"
 printf '%s\n' "$OUT" > "$T/tuned600.svg"
 wellformed "$T/tuned600.svg" "the tuned sample's SVG is well-formed XML"
-n=$(count '<rect class="op ' "$T/tuned600.svg")
-if [ "$n" = "$(ops "$tuned")" ]; then ok "one <rect class=\"op\"> per op of the tuned sample ($n)"
-else not_ok "one <rect class=\"op\"> per op of the tuned sample" "$n rects, $(ops "$tuned") ops"; fi
+n=$(predicted "$T/tuned600.svg"); u=$(distinct "$T/tuned600.svg")
+if [ "$n" = "$(ops "$tuned")" ] && [ "$u" = "$n" ]; then ok "one op <rect> per op of the tuned sample ($n)"
+else not_ok "one op <rect> per op of the tuned sample" "$n rects of $u ops, the plan has $(ops "$tuned")"; fi
 expect_match '<svg [^>]*width="600"' "$OUT" "--width sets the width"
 expect_match '<path class="cp"' "$OUT" "--critical-path outlines the critical path"
 run "$OCTOPIPE" export svg "$tuned" --width 1200
@@ -81,7 +91,7 @@ expect_rc 0 "the emulator runs the toy plan"
 run "$OCTOPIPE" export svg "$data/tiny-plan.json" --timeline "$T/tiny-run.json" -o "$T/tiny-meas.svg"
 expect_rc 0 "export svg --timeline"
 wellformed "$T/tiny-meas.svg" "the SVG with a measured run is well-formed XML"
-n=$(count '<rect class="mo ' "$T/tiny-meas.svg"); m=$(count '<rect class="op ' "$T/tiny-meas.svg")
+n=$(measured "$T/tiny-meas.svg"); m=$(predicted "$T/tiny-meas.svg")
 if [ "$n" = 12 ] && [ "$m" = 12 ]; then ok "the measured run adds one rect per measured op"
 else not_ok "the measured run adds one rect per measured op" "$n measured, $m predicted"; fi
 
@@ -120,11 +130,11 @@ expect_match '@media print' "$html" "the report has print styles"
 if printf '%s\n' "$html" | grep -Eiq '<script|<link|<img|<iframe|@import|url\((https?:|//)|(src|href)="(https?:)?//'; then
     not_ok "the report fetches nothing and runs no script" "$(printf '%s\n' "$html" | grep -Eio '<script|<link|<img|<iframe|@import|url\(http[^)]*|(src|href)="[^"]*' | head -3)"
 else ok "the report fetches nothing and runs no script"; fi
-n=$(count '<rect class="op ' "$T/report.html")
+n=$(predicted "$T/report.html")
 want=$(( $(ops "$tuned") + $(ops "$plans/nemotron-nano-v2-9b-8xH200-1f1b.json") + $(ops "$plans/nemotron-nano-v2-9b-8xH200-zb-v.json") ))
-if [ "$n" = "$want" ]; then ok "the report draws one <rect class=\"op\"> per op of every plan ($n)"
-else not_ok "the report draws one <rect class=\"op\"> per op of every plan" "$n rects, $want ops"; fi
-w1=$(sed -n 's/.*<figure><svg [^>]*viewBox="0 0 \([0-9]*\) \([0-9.]*\)".*/\1/p' "$T/report.html" | sort -u | wc -l)
+if [ "$n" = "$want" ]; then ok "the report draws one op <rect> per op of every plan ($n)"
+else not_ok "the report draws one op <rect> per op of every plan" "$n rects, $want ops"; fi
+w1=$(sed -n 's/.*<figure[^>]*><svg [^>]*viewBox="0 0 \([0-9]*\) \([0-9.]*\)".*/\1/p' "$T/report.html" | sort -u | wc -l)
 if [ "$w1" = 1 ]; then ok "the Gantt charts share one width"; else not_ok "the Gantt charts share one width" "$w1"; fi
 
 run "$OCTOPIPE" report "$data/tiny-plan.json" "$data/deadlock-plan.json" "$data/oom-plan.json" -o "$T/bad-plans.html"
