@@ -73,11 +73,28 @@ if [ "$n" = "$(ops "$tuned")" ] && [ "$u" = "$n" ]; then ok "one op <rect> per o
 else not_ok "one op <rect> per op of the tuned sample" "$n rects of $u ops, the plan has $(ops "$tuned")"; fi
 expect_match '<svg [^>]*width="600"' "$OUT" "--width sets the width"
 expect_match '<path class="cp"' "$OUT" "--critical-path outlines the critical path"
-run "$OCTOPIPE" export svg "$tuned" --width 1200
+run "$OCTOPIPE" export svg "$tuned" --critical-path --width 1200
 fs600=$(sed -n 's/.*<svg [^>]*font-size="\([0-9.]*\)".*/\1/p' "$T/tuned600.svg" | head -1)
 fs1200=$(printf '%s\n' "$OUT" | sed -n 's/.*<svg [^>]*font-size="\([0-9.]*\)".*/\1/p' | head -1)
 if [ "$fs600" = 5 ] && [ "$fs1200" = 10 ]; then ok "sizes scale with --width (font $fs600 at 600 px, $fs1200 at 1200)"
 else not_ok "sizes scale with --width" "font $fs600 at 600 px, $fs1200 at 1200"; fi
+# every length (attributes, path data, transforms, the stylesheet) at 1200 px is twice the
+# one at 600 px, give or take the rounding to a tenth: the same picture at another size.
+# lengths FILE: one number a line, from the markup and the stylesheet (no text, colours,
+# the XML declaration and namespace, angles or opacities); shape FILE: the markup with N for numbers
+printf '%s\n' "$OUT" > "$T/tuned1200.svg"
+markup() {
+    sed -e 1d -e 's/ xmlns="[^"]*"//' -e 's/#[0-9a-fA-F]\{3,6\}//g' -e 's/rotate([^)]*)//g' -e 's/opacity:[.0-9]*//g' \
+        -e 's/<title>[^<]*</<title></g' -e 's/\(<text[^>]*>\)[^<]*</\1</g' "$1"
+}
+lengths() { markup "$1" | grep -o -E -- '-?[0-9]*\.?[0-9]+'; }
+shape() { markup "$1" | sed -E 's/-?[0-9]*\.?[0-9]+/N/g'; }
+n=$(lengths "$T/tuned600.svg" | wc -l | tr -d ' ')
+bad=$(lengths "$T/tuned600.svg" | paste - "$(lengths "$T/tuned1200.svg" > "$T/l1200"; echo "$T/l1200")" |
+      awk '{ d = $2 - 2 * $1; if (d < -0.16 || d > 0.16) { print NR ": " $1 " at 600 px, " $2 " at 1200 px"; exit } }')
+if [ "$n" -gt 1000 ] && [ -z "$bad" ] && [ "$(shape "$T/tuned600.svg")" = "$(shape "$T/tuned1200.svg")" ]; then
+    ok "every length of the SVG scales with --width ($n numbers)"
+else not_ok "every length of the SVG scales with --width" "$n numbers; $bad"; fi
 
 # the README's picture is what `make samples` draws today
 picture="$plans/nemotron-nano-v2-9b-8xH200-tuned.svg"
