@@ -63,6 +63,19 @@ expect_match '<title>GPU 0 warm-up: idle [0-9]+\.[0-9][0-9] ms</title>.*<title>G
 expect_match 'iteration [0-9.]+ ms .* tokens/s .* bubble [0-9.]+% .* efficiency [0-9.]+%' "$(cat "$T/tiny.svg")" \
     "the title line has iteration, tokens/s, bubble and efficiency"
 expect_match '<text[^>]*>F forward</text>' "$(cat "$T/tiny.svg")" "the legend is text"
+# kinds apart without colour: in greyscale (luma, 0-255) F, I and W differ by 25 or more,
+# and so do F and B (I and B never share a plan), and warm-up and cool-down; W carries dots
+luma() {
+    sed -n "s/.*\.$1{fill:#\([0-9a-f]\{6\}\)}.*/\1/p" "$T/tiny.svg" | head -1 | awk '
+        function h(s,   i, v) { v = 0; for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1; return v }
+        { printf "%d\n", 0.299 * h(substr($0, 1, 2)) + 0.587 * h(substr($0, 3, 2)) + 0.114 * h(substr($0, 5, 2)) }'
+}
+lF=$(luma F); lI=$(luma I); lW=$(luma W); lB=$(luma B); lwu=$(luma wu); lcd=$(luma cd)
+apart() { d=$(( $1 - $2 )); [ "${d#-}" -ge 25 ]; }
+if [ -n "$lF$lI$lW$lB$lwu$lcd" ] && apart "$lF" "$lI" && apart "$lI" "$lW" && apart "$lF" "$lW" && apart "$lF" "$lB" &&
+   apart "$lwu" "$lcd" && grep -q '<path class="pw" stroke-width="14" d="M' "$T/tiny.svg"; then
+    ok "kinds differ in greyscale (F $lF, I $lI, W $lW, B $lB, warm-up $lwu, cool-down $lcd) and W is dotted"
+else not_ok "kinds differ in greyscale" "F $lF, I $lI, W $lW, B $lB, warm-up $lwu, cool-down $lcd"; fi
 
 run "$OCTOPIPE" export svg "$tuned" --critical-path --width 600
 expect_rc 0 "export svg of the tuned sample with --critical-path --width 600 (to stdout)"
@@ -141,6 +154,9 @@ expect_match 'Peak memory per GPU' "$html" "the report has the peak memory per G
 expect_match 'Gantt charts on one time axis' "$html" "the report has the Gantt charts"
 expect_match 'warm-up, steady state, cool-down' "$html" "the report has the bubble breakdown"
 expect_match 'Memory over time' "$html" "the report has memory over time"
+expect_match '<g class="hl"><text x="[0-9.]+" y="[0-9.]+">0</text><text x="[0-9.]+" y="[0-9.]+">1</text>' "$html" \
+    "each GPU's memory line is labelled with its GPU (not told by colour alone)"
+expect_match '<path class="ln th" stroke=' "$html" "the GPU with the highest peak has the thick line"
 expect_match '<h2>Tuner steps</h2>' "$html" "the report has the tuner's steps"
 expect_match 'Predicted vs measured' "$html" "the report compares predicted and measured"
 expect_match '@media print' "$html" "the report has print styles"
