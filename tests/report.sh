@@ -264,5 +264,13 @@ EOF
         0.0[1-9]*|0.[1-9]*) ok "headless Chromium renders the report (ink on $ink of the screenshot)" ;;
         *) not_ok "headless Chromium renders the report" "ink: $ink" "$(tail -5 "$T/chromium.log")" ;;
     esac
+    # printed, three plans take five pages: the summary, the Gantts, and one page per plan
+    run "$OCTOPIPE" report "$tuned" "$plans/nemotron-nano-v2-9b-8xH200-1f1b.json" "$plans/nemotron-nano-v2-9b-8xH200-zb-v.json" \
+        -o "$T/print.html"
+    ( cd "$T" && timeout 120 "$chromium" --headless --no-sandbox --disable-gpu --no-first-run --no-pdf-header-footer \
+        --user-data-dir="$T/chromium" --print-to-pdf="$T/print.pdf" "file://$T/print.html" ) >"$T/chromium.log" 2>&1
+    pages=$(grep -a -o '/Type /Pages*' "$T/print.pdf" 2>/dev/null | grep -c -v Pages)
+    if [ "$pages" = 5 ]; then ok "the report of three plans prints on five pages: summary, Gantts, a page per plan"
+    else not_ok "the report of three plans prints on five pages" "$pages pages" "$(tail -5 "$T/chromium.log")"; fi
 fi
 done_testing
