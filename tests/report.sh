@@ -169,6 +169,12 @@ if [ "$n" = "$want" ]; then ok "the report draws one op <rect> per op of every p
 else not_ok "the report draws one op <rect> per op of every plan" "$n rects, $want ops"; fi
 w1=$(sed -n 's/.*<figure[^>]*><svg [^>]*viewBox="0 0 \([0-9]*\) \([0-9.]*\)".*/\1/p' "$T/report.html" | sort -u | wc -l)
 if [ "$w1" = 1 ]; then ok "the Gantt charts share one width"; else not_ok "the Gantt charts share one width" "$w1"; fi
+# a browser lays out a Gantt only near the screen, told its height beforehand
+lazy=$(sed -n 's/.*<figure class="lazy" style="contain-intrinsic-size:auto \([0-9.]*\)px"><svg [^>]* height="\([0-9.]*\)".*/\1 \2/p' \
+       "$T/report.html")
+if [ "$(printf '%s\n' "$lazy" | grep -c .)" = 3 ] && [ -z "$(printf '%s\n' "$lazy" | awk '$1 != $2')" ]; then
+    ok "each Gantt is laid out lazily with its height given"
+else not_ok "each Gantt is laid out lazily with its height given" "$lazy"; fi
 
 run "$OCTOPIPE" report "$data/tiny-plan.json" "$data/deadlock-plan.json" "$data/oom-plan.json" -o "$T/bad-plans.html"
 expect_rc 0 "a report lists plans that deadlock or run out of memory"
