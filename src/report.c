@@ -1138,7 +1138,8 @@ static void put_steps(struct strbuf *sb, const cJSON *root, const struct rstep *
 		lx += 90 * u;
 	}
 	if (base > 0) {
-		put(sb, "<path class=\"cap\" d=\"M%N %Nh%N\"/><text x=\"%N\" y=\"%N\">best baseline", lx, 10 * u, 18 * u, lx + 22 * u, 14 * u);
+		put(sb, "<path class=\"cap\" d=\"M%N %Nh%N\"/><text x=\"%N\" y=\"%N\">best baseline", lx, 10 * u, 18 * u,
+		    lx + 22 * u, 14 * u);
 		if (cJSON_IsString(bn)) {
 			strbuf_addstr(sb, " (");
 			xml_text(sb, bn->valuestring);
