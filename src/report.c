@@ -920,6 +920,8 @@ static int put_memory(struct strbuf *sb, const struct chart *c, int width, struc
 	int nd = c->t.ndevices, dmax = 0;
 	struct msample *ms = NULL;
 	struct strbuf lab = STRBUF_INIT;   /* the labels, drawn over every line */
+	double lxy[17][2];                 /* where they are, to keep them apart */
+	int nlab = 0;
 
 	if (top <= 0)
 		top = 1;
@@ -997,8 +999,19 @@ static int put_memory(struct strbuf *sb, const struct chart *c, int width, struc
 		put(sb, "H%N\"><title>GPU %d, peak ", x0 + pw, d);
 		fmt_bytes(sb, (double)c->m.dev[d].peak_mem_bytes);
 		strbuf_addstr(sb, "</title></path>\n");
-		if (nd <= 16 || d == dmax)
-			put(&lab, "<text x=\"%N\" y=\"%N\">%s%d</text>", px + 2 * u, py - 3 * u, nd <= 16 ? "" : "GPU ", d);
+		if ((nd <= 16 || d == dmax) && nlab < 17) {
+			/* along the line, right of any label it would cover */
+			px += 2 * u;
+			py -= 3 * u;
+			for (int j = 0; j < nlab; j++)
+				if (fabs(lxy[j][1] - py) < 9 * u && px - lxy[j][0] < 12 * u && lxy[j][0] - px < 12 * u) {
+					px = lxy[j][0] + 12 * u;
+					j = -1;
+				}
+			lxy[nlab][0] = px;
+			lxy[nlab++][1] = py;
+			put(&lab, "<text x=\"%N\" y=\"%N\">%s%d</text>", px, py, nd <= 16 ? "" : "GPU ", d);
+		}
 	}
 	free(ms);
 	if (lab.len)
