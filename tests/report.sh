@@ -278,5 +278,19 @@ EOF
     pages=$(grep -a -o '/Type /Pages*' "$T/print.pdf" 2>/dev/null | grep -c -v Pages)
     if [ "$pages" = 5 ]; then ok "the report of three plans prints on five pages: summary, Gantts, a page per plan"
     else not_ok "the report of three plans prints on five pages" "$pages pages" "$(tail -5 "$T/chromium.log")"; fi
+    # and the Gantts, laid out only near the screen, are printed: a rectangle (PDF "re") an op
+    rects=$(python3 - "$T/print.pdf" <<'EOF' 2>&1
+import re, sys, zlib
+n = 0
+for m in re.finditer(rb'stream\r?\n(.*?)\r?\nendstream', open(sys.argv[1], 'rb').read(), re.S):
+    try:
+        n += len(re.findall(rb' re\b', zlib.decompress(m.group(1))))
+    except zlib.error:
+        pass
+print(n)
+EOF
+)
+    if [ "$rects" -ge "$want" ] 2>/dev/null; then ok "the printed report draws every op ($rects rectangles, $want ops)"
+    else not_ok "the printed report draws every op" "$rects rectangles, $want ops"; fi
 fi
 done_testing
