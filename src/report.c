@@ -133,13 +133,15 @@ static void put_css(struct strbuf *sb, double u)
 	              ".bu{fill:url(#ph)}.wu{fill:#d3e4f5}.cd{fill:#e9a66b}.bz{fill:#9a9a9a}.mo{opacity:.85}"
 	              ".cp,.cl{fill:none;stroke:#870087}.gr{fill:none;stroke:#e2e2e2}.ax{fill:none;stroke:#555}"
 	              ".cap{fill:none;stroke:#c00}.t{text-anchor:middle}.tw{fill:#fff}.r{text-anchor:end}"
-	              ".b{font-weight:bold}.dim{fill:#555}.ln,.sl{fill:none}.sl{stroke:#999}.sw{stroke:#333}");
+	              ".b{font-weight:bold}.dim{fill:#555}.ln,.sl{fill:none}.sl{stroke:#999}.sw{stroke:#333}"
+	              ".dp{fill:#1b4d3e}.rc{fill:none;stroke:#000}");
 	put(sb, ".s{stroke:#fff;stroke-width:%N}.mo .s{stroke-width:%N}.cp{stroke-width:%N}"
 	    ".cl{stroke-width:%N;stroke-dasharray:%N %N}.gr{stroke-width:%N}.ax{stroke-width:%N}"
 	    ".cap{stroke-width:%N;stroke-dasharray:%N %N}.sw{stroke-width:%N}.ln{stroke-width:%N}"
-	    ".sl{stroke-width:%N}.th{stroke-width:%N}.hl{paint-order:stroke;stroke:#fff;stroke-width:%N}", 0.4 * u,
+	    ".sl{stroke-width:%N}.th{stroke-width:%N}.hl{paint-order:stroke;stroke:#fff;stroke-width:%N}"
+	    ".rc{stroke-width:%N;stroke-dasharray:%N %N}", 0.4 * u,
 	    0.3 * u, 1.6 * u, 0.9 * u, 3 * u, 2 * u, 0.6 * u, 0.8 * u, 1.2 * u, 6 * u, 3 * u, 0.5 * u, 1.2 * u, u,
-	    2.4 * u, 2.5 * u);
+	    2.4 * u, 2.5 * u, 1.5 * u, 3 * u, 1.5 * u);
 }
 
 /* The patterns, in user units of one chart (scaled with u): dots for W, stripes for B and
@@ -364,6 +366,8 @@ static void put_ops(struct strbuf *sb, const struct gantt_geo *g, const struct p
 				strbuf_addf(sb, " layer %d", st->first);
 			else if (st)
 				strbuf_addf(sb, " layers %d-%d", st->first, st->last);
+			if (st && st->recompute != RECOMPUTE_NONE && (k == OP_I || k == OP_B))
+				strbuf_addf(sb, " (recomputes %s)", recompute_name((enum recompute)st->recompute));
 			strbuf_addf(sb, " %.*f-%.*f ms</title></rect>", dec, o->start_ms, dec, o->end_ms);
 		}
 		if (open)
@@ -382,6 +386,25 @@ static void put_ops(struct strbuf *sb, const struct gantt_geo *g, const struct p
 				put(sb, "<path class=\"%s\" stroke-width=\"%N\" d=\"", k == OP_W ? "pw" : "pb", h);
 			open = true;
 			put(sb, "M%N %Nh%N", x, h / 2, w);
+		}
+		if (open)
+			strbuf_addstr(sb, "\"/>\n");
+	}
+	{
+		/* a recomputing backward: a dashed line along its top (pattern, not colour) */
+		bool open = false;
+
+		for (int i = 0; i < dv->nops; i++) {
+			const struct tl_op *o = &dv->ops[i];
+			const struct stage *st = o->stage >= 0 && o->stage < p->nstages ? &p->stages[o->stage] : NULL;
+			double x = gx(g, o->start_ms), w = gx(g, o->end_ms) - x;
+
+			if (!st || st->recompute == RECOMPUTE_NONE || (o->kind != OP_I && o->kind != OP_B))
+				continue;
+			if (!open)
+				strbuf_addstr(sb, "<path class=\"rc\" d=\"");
+			open = true;
+			put(sb, "M%N %Nh%N", x, 0.75 * u, w);
 		}
 		if (open)
 			strbuf_addstr(sb, "\"/>\n");
@@ -476,8 +499,20 @@ static void put_gantt(struct strbuf *sb, const struct chart *c, const struct tim
 	xml_text(sb, p->model.name);
 	strbuf_addstr(sb, " on ");
 	xml_text(sb, p->cluster.name);
-	strbuf_addf(sb, ", %d microbatches, %d stages on %d GPUs%s</text>\n", p->microbatches, p->nstages, nd,
-	            p->split_backward ? ", split backward (I + W)" : "");
+	if (p->has_parallel) {
+		struct parallel l = plan_parallel(p);
+
+		strbuf_addf(sb, " at pp %d x tp %d x dp %d", l.pp, l.tp, l.dp);
+		if (l.ep > 1)
+			strbuf_addf(sb, " x ep %d", l.ep);
+		if (l.zero)
+			strbuf_addf(sb, " (ZeRO %d)", l.zero);
+		strbuf_addf(sb, ", %d microbatches per replica, %d stages on %d pipeline devices%s</text>\n", p->microbatches,
+		            p->nstages, nd, p->split_backward ? ", split backward (I + W)" : "");
+	} else {
+		strbuf_addf(sb, ", %d microbatches, %d stages on %d GPUs%s</text>\n", p->microbatches, p->nstages, nd,
+		            p->split_backward ? ", split backward (I + W)" : "");
+	}
 	/* legend */
 	{
 		double lx = 8 * u, ly = 40 * u;
@@ -494,6 +529,18 @@ static void put_gantt(struct strbuf *sb, const struct chart *c, const struct tim
 		lx = legend_item(sb, &g, lx, ly, "cd", "cool-down");
 		if (critical && c->ncrit)
 			lx = legend_item(sb, &g, lx, ly, "cp", "critical path");
+		if (c->ok && c->m.dp_sync_ms >= 0) {
+			bool sync = false, redo = false;
+
+			for (int d = 0; d < c->m.ndevices; d++)
+				sync |= c->m.dev[d].sync_end_ms > 0;
+			for (int st = 0; st < p->nstages; st++)
+				redo |= p->stages[st].recompute != RECOMPUTE_NONE;
+			if (sync)
+				lx = legend_item(sb, &g, lx, ly, "dp", "data-parallel sync");
+			if (redo)
+				lx = legend_item(sb, &g, lx, ly, "rc", "recomputes (dashed top)");
+		}
 		if (meas)
 			put(sb, "<text class=\"dim\" x=\"%N\" y=\"%N\">under each GPU: the measured run (%s)</text>", lx,
 			    ly + 9 * u, meas->source && strcmp(meas->source, "cuda") == 0 ? "cuda" : "emu");
@@ -550,6 +597,14 @@ static void put_gantt(struct strbuf *sb, const struct chart *c, const struct tim
 		put(sb, "<rect class=\"bu\" x=\"%N\" width=\"%N\" height=\"%N\"><title>GPU %d idle %.2f ms (%.1f%%)</title>"
 		    "</rect>\n", g.x0, gx(&g, mk) - g.x0, g.rh, d, c->m.dev[d].idle_ms, 100 * c->m.dev[d].bubble_ratio);
 		put_ops(sb, &g, p, dv, g.rh, false, sep);
+		if (c->m.dev[d].sync_end_ms > 0) {
+			const struct device_metrics *dm = &c->m.dev[d];
+
+			put(sb, "<rect class=\"dp\" x=\"%N\" y=\"%N\" width=\"%N\" height=\"%N\"><title>GPU %d data-parallel "
+			    "sync %.2f-%.2f ms</title></rect>", gx(&g, dm->sync_start_ms), g.rh * 0.72,
+			    gx(&g, dm->sync_end_ms) - gx(&g, dm->sync_start_ms), g.rh * 0.28, d, dm->sync_start_ms,
+			    dm->sync_end_ms);
+		}
 		strbuf_addstr(sb, "</g>\n");
 		if (meas) {
 			const struct tl_device *mv = &meas->dev[d];

@@ -119,6 +119,19 @@ run "$OCTOPIPE" tui "$T/st.json" --steps "$T/null.steps" --render 120x30
 expect_rc 0 "the TUI reads a step record with an infeasible step"
 expect_match 'gpu0' "$OUT" "and draws the plan"
 
+# the SVG Gantt marks the data-parallel sync and the recomputing backward ops, and names the layout
+"$OCTOPIPE" plan --model llama2-70b --cluster 64xH200 --schedule 1f1b --microbatches 16 --tp 4 --dp 2 \
+    --recompute full -o "$T/r.json" >/dev/null 2>&1
+run "$OCTOPIPE" export svg "$T/r.json" -o "$T/r.svg"
+expect_rc 0 "export svg of a layout plan"
+if xmllint --noout "$T/r.svg" 2>/dev/null; then ok "well-formed"; else not_ok "well-formed SVG"; fi
+if [ "$(grep -c '<rect class="dp"' "$T/r.svg")" = 8 ]; then ok "one data-parallel sync bar per pipeline device"
+else not_ok "dp sync bars" "$(grep -c '<rect class="dp"' "$T/r.svg")"; fi
+if [ "$(grep -o 'recomputes full)' "$T/r.svg" | wc -l)" = 128 ]; then ok "every backward op says it recomputes"
+else not_ok "recompute tooltips"; fi
+expect_match 'at pp 8 x tp 4 x dp 2, 16 microbatches per replica' "$(cat "$T/r.svg")" "the subtitle names the layout"
+expect_match 'data-parallel sync</text>' "$(cat "$T/r.svg")" "the legend names the sync"
+
 # compare: the baselines at the layout the search chooses, or at the given one
 run "$OCTOPIPE" compare --model llama2-70b --cluster 64xH200 --microbatches 64
 expect_rc 0 "compare searches the layout"
