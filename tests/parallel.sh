@@ -132,6 +132,12 @@ else not_ok "recompute tooltips"; fi
 expect_match 'at pp 8 x tp 4 x dp 2, 16 microbatches per replica' "$(cat "$T/r.svg")" "the subtitle names the layout"
 expect_match 'data-parallel sync</text>' "$(cat "$T/r.svg")" "the legend names the sync"
 
+# the TUI's header names the layout and the exposed sync
+run "$OCTOPIPE" tui "$T/r.json" --render 140x24
+expect_rc 0 "the TUI opens a layout plan"
+expect_match 'llama2-70b on 64xH200 at pp 8 x tp 4 x dp 2, 16 microbatches per replica, 8 stages' "$OUT" "its header names the layout"
+expect_match 'dp sync [0-9.]+ m?s' "$OUT" "and the exposed data-parallel sync"
+
 # compare: the baselines at the layout the search chooses, or at the given one
 run "$OCTOPIPE" compare --model llama2-70b --cluster 64xH200 --microbatches 64
 expect_rc 0 "compare searches the layout"

@@ -41,9 +41,22 @@ static void title_line(struct app *a, struct screen *s, int y, int w)
 	            !app_modified(a) ? "" : a->autosaved ? " [modified, autosaved]" : " [modified]");
 	x += screen_text(s, x, y, w - x, sb.buf, R_TITLE) + 2;
 	strbuf_reset(&sb);
-	strbuf_addf(&sb, "%s on %s (%d gpus), %d microbatches, %d stages | %s", p->model.name, p->cluster.name,
-	            p->ndevices, p->microbatches, p->nstages,
-	            a->path ? (strrchr(a->path, '/') ? strrchr(a->path, '/') + 1 : a->path) : a->source);
+	if (p->cluster.rep.tp > 0) {
+		/* a parallel layout: the rows are pipeline devices, each a TP group of one replica */
+		struct parallel l = plan_parallel(p);
+
+		strbuf_addf(&sb, "%s on %s at pp %d x tp %d x dp %d", p->model.name, p->cluster.name, l.pp, l.tp, l.dp);
+		if (l.ep > 1)
+			strbuf_addf(&sb, " x ep %d", l.ep);
+		if (l.zero)
+			strbuf_addf(&sb, " ZeRO %d", l.zero);
+		strbuf_addf(&sb, ", %d microbatches per replica, %d stages | %s", p->microbatches, p->nstages,
+		            a->path ? (strrchr(a->path, '/') ? strrchr(a->path, '/') + 1 : a->path) : a->source);
+	} else {
+		strbuf_addf(&sb, "%s on %s (%d gpus), %d microbatches, %d stages | %s", p->model.name, p->cluster.name,
+		            p->ndevices, p->microbatches, p->nstages,
+		            a->path ? (strrchr(a->path, '/') ? strrchr(a->path, '/') + 1 : a->path) : a->source);
+	}
 	screen_text(s, x, y, w - x - 1, sb.buf, R_HEADER);
 	strbuf_release(&sb);
 }
@@ -77,6 +90,12 @@ static void metrics_line(struct app *a, struct screen *s, int y, int w)
 		fmt_ms(&sb, v->m.lower_bound_tight_ms);
 		x += screen_text(s, x, y, w, sb.buf, R_VALUE);
 		x += screen_textf(s, x, y, w, R_DIM, " %.1f%%", 100 * v->m.efficiency_tight) + 2;
+		if (v->m.dp_sync_ms > 0) {
+			x += screen_text(s, x, y, w, "dp sync ", R_LABEL);
+			strbuf_reset(&sb);
+			fmt_ms(&sb, v->m.dp_sync_ms);
+			x += screen_text(s, x, y, w, sb.buf, R_VALUE) + 2;
+		}
 		if (v->m.noom)
 			x += screen_textf(s, x, y, w - x, R_ERROR, " OUT OF MEMORY: gpu %d ", v->m.oom[0]) + 1;
 		/* what the memory bars below measure, when there is room to say it */
