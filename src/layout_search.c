@@ -199,3 +199,51 @@ int layout_search(const struct model *m, const struct cluster *c, const struct l
 {
 	return search(m, c, k, 1, out, e);
 }
+
+/* Whether p runs within every device's memory; -1 when the simulation itself failed for
+ * want of host memory. */
+static int fits(struct sim *s, const struct plan *p, struct err *e)
+{
+	struct sim_opts o;
+	struct metrics mt;
+	int r;
+
+	sim_opts_default(&o);
+	if (sim_run(s, p, &o, &mt, e) < 0) {
+		metrics_release(&mt);
+		return e->cls == ERR_RUNTIME ? -1 : 0;
+	}
+	r = mt.noom == 0;
+	metrics_release(&mt);
+	return r;
+}
+
+int layout_relax_recompute(struct plan *p, struct err *e)
+{
+	struct sim s;
+	int changed = 0;
+
+	memset(&s, 0, sizeof(s));
+	for (int st = p->nstages - 1; st >= 0; st--) {
+		int was = p->stages[st].recompute;
+
+		for (int mode = RECOMPUTE_NONE; mode < was; mode++) {
+			int r;
+
+			p->stages[st].recompute = mode;
+			r = fits(&s, p, e);
+			if (r < 0) {
+				p->stages[st].recompute = was;
+				sim_release(&s);
+				return -1;
+			}
+			if (r) {
+				changed++;
+				break;
+			}
+			p->stages[st].recompute = was;
+		}
+	}
+	sim_release(&s);
+	return changed;
+}

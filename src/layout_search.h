@@ -50,6 +50,13 @@ struct layout_choice {
 int layout_search(const struct model *m, const struct cluster *c, const struct layout_constraints *k,
                   struct layout_choice *out, struct err *e);
 
+/* Recompute only where memory binds: each stage of p (a simulated plan that fits) tries a
+ * lighter mode (full -> selective -> none), kept when the plan still fits, since
+ * recompute only ever costs time. Stages are tried last to first (the later a stage, the
+ * fewer microbatches it holds). Returns how many stages changed, -1 when out of host memory. */
+struct plan;
+int layout_relax_recompute(struct plan *p, struct err *e);
+
 /* The layer table as a uniformly recomputing stage sees it: the backward pays the redone
  * forward and the activations kept are the recompute mode's (for searches that build
  * plans without per-stage modes; a plan's own stages are priced by the simulator). */

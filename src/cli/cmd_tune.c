@@ -270,6 +270,18 @@ int cmd_tune(int argc, char **argv)
 		model_release(&p.model);
 		p.model = pm;
 		plan_set_recompute(&p, L.lc.recompute);
+		if (L.lc.recompute != RECOMPUTE_NONE && cp.recompute < 0) {  /* the search chose it, not the user */
+			int n = layout_relax_recompute(&p, &e);
+
+			if (n < 0) {
+				rc = cli_report(&e);
+				plan_release(&p);
+				metrics_release(&mt);
+				goto out;
+			}
+			if (n > 0 && !quiet)
+				fprintf(log, "recompute only where memory binds: %d of %d stages lighter\n", n, p.nstages);
+		}
 		metrics_release(&mt);
 		memset(&sm, 0, sizeof(sm));
 		sim_opts_default(&so);

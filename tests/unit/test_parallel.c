@@ -15,6 +15,7 @@
 #include "arch.h"
 #include "hfconfig.h"
 #include "json.h"
+#include "layout_search.h"
 #include "parallel.h"
 #include "plan.h"
 #include "sim.h"
@@ -318,8 +319,32 @@ static void test_tp(void)
 	model_release(&m);
 }
 
+/* Recompute only where memory binds: the toy's stages both recompute fully; with memory
+ * for 16 GB of weights and optimizer plus 390 MB, stage 0 can go selective (its peak 380
+ * MB, 400 MB without recompute) and stage 1 cannot (400 MB either way: no attention core). */
+static void test_relax(void)
+{
+	struct plan p;
+	struct err e = ERR_INIT;
+	char stages[256];
+
+	snprintf(stages, sizeof(stages),
+	         "[{\"layers\":[0,1],\"device\":0,\"recompute\":\"full\"},{\"layers\":[2,3],\"device\":1,\"recompute\":\"full\"}]");
+	if (!ok(load_plan(&p, "{\"pp\":2}", NULL, 0, stages, &e) == 0, "loads: %s", e.msg))
+		return;
+	p.cluster.mem_bytes = (uint64_t)(16e9 + 3.9e8);
+	is_int(layout_relax_recompute(&p, &e), 1, "one stage gets lighter");
+	is_int(p.stages[0].recompute, RECOMPUTE_SELECTIVE, "stage 0: selective fits (380 MB)");
+	is_int(p.stages[1].recompute, RECOMPUTE_FULL, "stage 1: only full fits");
+	p.cluster.mem_bytes = (uint64_t)100e9;
+	is_int(layout_relax_recompute(&p, &e), 2, "with room, both drop recompute");
+	is_int(p.stages[0].recompute + p.stages[1].recompute, 0, "none left");
+	plan_release(&p);
+}
+
 int main(void)
 {
+	test_relax();
 	test_memory();
 	test_dp_sync();
 	test_recompute();
