@@ -23,9 +23,15 @@
 #include "partition.h"
 #include "sim.h"
 #include "strbuf.h"
+#include "tune_partition.h"
 
 #define IMPROVE_EPS 1e-9   /* relative: a move must beat the current time by this much */
 #define MAX_RANKED 8       /* candidates simulated per ranked move family */
+#define CHAIN_CANDS 24     /* chain moves of layers simulated per step */
+#define OCTO_TUNE_MAX_AWARE 4096 /* devices up to which the partition is also bubble-aware */
+#define ORDER_CANDS 32     /* gap-targeted order moves simulated per step */
+#define ORDER_WINDOW 24    /* how far down its device's list an op may come from */
+#define ORDER_MAX_OPS 40000 /* larger plans keep the policy's order */
 
 struct cand {
 	struct tune_state st;
@@ -33,6 +39,15 @@ struct cand {
 	int a, b;
 	char what[200];
 	double score;          /* estimator: lower first */
+};
+
+#define PART_MEMO 64       /* partitions remembered by placement and weights */
+
+struct part_memo {
+	int nstages;
+	int *device, *first;   /* NULL: an empty slot */
+	double *weight;
+	bool ok;
 };
 
 struct tuner {
@@ -44,6 +59,11 @@ struct tuner {
 	int max_stages;
 	double *layer_cost, *layer_fb;
 	double *load;            /* per device, scratch for estimate() */
+	double *layer_bytes;     /* static bytes per layer */
+	double *weight, *mem;    /* per device: the partitioner's weights and usable memory */
+	struct tune_part_in part;
+	struct part_memo memo[PART_MEMO];
+	int memo_next;
 	/* baselines */
 	struct plan best_baseline;
 	bool have_baseline;
@@ -52,6 +72,8 @@ struct tuner {
 	/* search */
 	struct tune_state cur;
 	double cur_ms;
+	double cur_tie;          /* the current state's tie-break (see better()) */
+	double eval_tie;         /* the last evaluation's */
 	struct metrics cur_metrics;
 	struct tune_state best;
 	double best_ms;
@@ -71,6 +93,7 @@ struct tuner {
 	int kicks;               /* perturbations since the best last improved */
 	unsigned long long rng;
 	int *cap_buf, *wcap_buf;
+	int *pos;                /* per op: its place in the order (gap-targeted moves) */
 	struct tune_state starts[8];  /* other starting structures, best first */
 	double start_ms[8];
 	int nstarts, next_start;
@@ -107,7 +130,42 @@ void tune_state_release(struct tune_state *s)
 {
 	free(s->first);
 	free(s->device);
+	free(s->order_start);
+	free(s->order);
 	memset(s, 0, sizeof(*s));
+}
+
+/* Back to the policy's order (a move that changes stages or knobs invalidates it). */
+static void state_drop_order(struct tune_state *s)
+{
+	free(s->order_start);
+	free(s->order);
+	s->order_start = NULL;
+	s->order = NULL;
+	s->order_devices = 0;
+}
+
+static long state_order_len(const struct tune_state *s)
+{
+	return s->order ? s->order_start[s->order_devices] : 0;
+}
+
+/* Gives s the order of devices lists (CSR); -1 when out of host memory. */
+static int state_set_order(struct tune_state *s, int devices, const int *start, const struct action *order)
+{
+	long n = start[devices];
+
+	state_drop_order(s);
+	s->order_start = malloc((size_t)(devices + 1) * sizeof(int));
+	s->order = malloc((size_t)(n ? n : 1) * sizeof(*s->order));
+	if (!s->order_start || !s->order) {
+		state_drop_order(s);
+		return -1;
+	}
+	s->order_devices = devices;
+	memcpy(s->order_start, start, (size_t)(devices + 1) * sizeof(int));
+	memcpy(s->order, order, (size_t)n * sizeof(*order));
+	return 0;
 }
 
 static int state_alloc(struct tune_state *s, int n)
@@ -130,7 +188,20 @@ int tune_state_copy(struct tune_state *dst, const struct tune_state *src)
 	memcpy(dst->first, src->first, (size_t)(src->nstages + 1) * sizeof(int));
 	memcpy(dst->device, src->device, (size_t)src->nstages * sizeof(int));
 	dst->sched = src->sched;
+	if (src->order && state_set_order(dst, src->order_devices, src->order_start, src->order) < 0) {
+		tune_state_release(dst);
+		return -1;
+	}
 	return 0;
+}
+
+/* Field by field: the padding of struct action is not part of its value. */
+static bool orders_equal(const struct action *a, const struct action *b, long n)
+{
+	for (long i = 0; i < n; i++)
+		if (a[i].stage != b[i].stage || a[i].mb != b[i].mb || a[i].kind != b[i].kind || a[i].pair != b[i].pair)
+			return false;
+	return true;
 }
 
 bool tune_state_equal(const struct tune_state *a, const struct tune_state *b)
@@ -139,7 +210,11 @@ bool tune_state_equal(const struct tune_state *a, const struct tune_state *b)
 	       memcmp(a->first, b->first, (size_t)(a->nstages + 1) * sizeof(int)) == 0 &&
 	       memcmp(a->device, b->device, (size_t)a->nstages * sizeof(int)) == 0 &&
 	       a->sched.alternate == b->sched.alternate && a->sched.defer_arrivals == b->sched.defer_arrivals &&
-	       a->sched.cap_extra == b->sched.cap_extra && a->sched.wcap == b->sched.wcap;
+	       a->sched.cap_extra == b->sched.cap_extra && a->sched.wcap == b->sched.wcap &&
+	       !a->order == !b->order &&
+	       (!a->order || (a->order_devices == b->order_devices &&
+	                      memcmp(a->order_start, b->order_start, (size_t)(a->order_devices + 1) * sizeof(int)) == 0 &&
+	                      orders_equal(a->order, b->order, state_order_len(a))));
 }
 
 /* ---- evaluation ------------------------------------------------------------------- */
@@ -184,7 +259,14 @@ static double evaluate(struct tuner *t, const struct tune_state *s, struct metri
 	double ms;
 
 	state_to_stages(&t->work, s);
-	policy_opts(s, t->cluster->devices, t->cap_buf, t->wcap_buf, &o);
+	if (s->order) {
+		/* the explicit order, run as it is */
+		memcpy(t->work.order_start, s->order_start, (size_t)(s->order_devices + 1) * sizeof(int));
+		memcpy(t->work.order, s->order, (size_t)state_order_len(s) * sizeof(*s->order));
+		sim_opts_default(&o);
+	} else {
+		policy_opts(s, t->cluster->devices, t->cap_buf, t->wcap_buf, &o);
+	}
 	t->evals++;
 	if (t->opts.progress) {
 		double now = now_s(), every = t->opts.progress_every_s > 0 ? t->opts.progress_every_s : 0.1;
@@ -198,6 +280,7 @@ static double evaluate(struct tuner *t, const struct tune_state *s, struct metri
 			t->opts.progress(t->opts.progress_arg, &pr);
 		}
 	}
+	t->eval_tie = INFINITY;
 	if (sim_run(&t->sim, &t->work, &o, &m, &e) < 0) {
 		if (e.cls == ERR_RUNTIME)
 			t->oom = true;
@@ -205,6 +288,9 @@ static double evaluate(struct tuner *t, const struct tune_state *s, struct metri
 		return INFINITY;
 	}
 	ms = m.noom ? INFINITY : m.makespan_ms;
+	t->eval_tie = 0;
+	for (int d = 0; d < t->cluster->devices; d++)
+		t->eval_tie += t->sim.dev_free[d];
 	if (keep) {
 		metrics_release(keep);
 		*keep = m;
@@ -212,6 +298,17 @@ static double evaluate(struct tuner *t, const struct tune_state *s, struct metri
 		metrics_release(&m);
 	}
 	return ms;
+}
+
+/* Whether (ms, tie) beats (best_ms, best_tie): a shorter iteration, or the same one with
+ * devices that finish earlier on the whole. The tie-break lets a move that fills one
+ * device's idle time be kept before the iteration time can show it (the next fills
+ * build on it); both strictly drop along a descent, so it cannot cycle. */
+static bool better(double ms, double tie, double best_ms, double best_tie)
+{
+	if (ms < best_ms * (1 - IMPROVE_EPS))
+		return true;
+	return ms <= best_ms * (1 + IMPROVE_EPS) && tie < best_tie * (1 - IMPROVE_EPS);
 }
 
 int tune_state_plan(const struct model *m, const struct cluster *c, int microbatches,
@@ -239,11 +336,20 @@ int tune_state_plan(const struct model *m, const struct cluster *c, int microbat
 		goto fail;
 	}
 	state_to_stages(out, s);
-	policy_opts(s, c->devices, cap, cap + s->nstages, &o);
-	r = sim_run(&sim, out, &o, &mt, e);
-	metrics_release(&mt);
-	if (r < 0 || sim_apply_order(&sim, out, e) < 0)
-		goto fail;
+	if (s->order) {
+		if (s->order_devices != c->devices || state_order_len(s) != plan_total_ops(out)) {
+			err_set(e, ERR_INPUT, "the order does not fit the stages");
+			goto fail;
+		}
+		memcpy(out->order_start, s->order_start, (size_t)(c->devices + 1) * sizeof(int));
+		memcpy(out->order, s->order, (size_t)state_order_len(s) * sizeof(*s->order));
+	} else {
+		policy_opts(s, c->devices, cap, cap + s->nstages, &o);
+		r = sim_run(&sim, out, &o, &mt, e);
+		metrics_release(&mt);
+		if (r < 0 || sim_apply_order(&sim, out, e) < 0)
+			goto fail;
+	}
 	sim_release(&sim);
 	free(cap);
 	return 0;
@@ -315,116 +421,69 @@ static unsigned long long next_rand(struct tuner *t)
 	return t->rng;
 }
 
-/* Balanced boundaries for the state's stage count and devices (speed-aware greedy on a
- * binary-searched bottleneck). */
-static void balance(const struct tuner *t, struct tune_state *s)
+/* Boundaries for the state's stage count and placement that balance device loads
+ * (tune_partition_devices). With idle (per device, ms, may be NULL) a device is expected to
+ * idle that long anyway (filling and draining the pipeline), so it gets less work: its
+ * weight is its speed times the share of the iteration it can compute. False when no
+ * partition fits in memory (the state is left as it was). */
+static bool partition_state(struct tuner *t, struct tune_state *s, const double *idle, double span)
 {
-	int L = t->model->nlayers, S = s->nstages;
-	double lo = 0, hi = 0;
+	int D = t->cluster->devices, S = s->nstages;
+	struct part_memo *pm;
+	bool ok;
 
-	for (int l = 0; l < L; l++)
-		hi += t->layer_cost[l];
-	hi /= 1e-3;
-	for (int it = 0; it < 60; it++) {
-		double cap = (lo + hi) / 2;
-		int st = 0, l = 0;
-		bool okay = true;
+	for (int d = 0; d < D; d++) {
+		double share = 1;
 
-		while (st < S && okay) {
-			double c = 0;
-			double sp = t->cluster->device_speed[s->device[st]];
-			int start = l;
-
-			while (l < L - (S - st - 1) && (l == start || (c + t->layer_cost[l]) / sp <= cap)) {
-				c += t->layer_cost[l];
-				l++;
-			}
-			if (c / sp > cap)
-				okay = false;
-			st++;
+		if (idle && span > 0) {
+			share = 1 - idle[d] / span;
+			if (share < 0.25)
+				share = 0.25;
 		}
-		if (okay && l == L)
-			hi = cap;
-		else
-			lo = cap;
+		t->weight[d] = t->cluster->device_speed[d] * share;
 	}
-	{
-		int st = 0, l = 0;
-
-		s->first[0] = 0;
-		while (st < S) {
-			double c = 0, sp = t->cluster->device_speed[s->device[st]];
-			int start = l;
-
-			while (l < L - (S - st - 1) && (l == start || (c + t->layer_cost[l]) / sp <= hi) &&
-			       (st < S - 1 || l < L)) {
-				c += t->layer_cost[l];
-				l++;
-			}
-			if (st == S - 1)
-				l = L;
-			s->first[++st] = l;
+	/* the search asks for the same placements again and again: remember the answers */
+	for (int i = 0; i < PART_MEMO; i++) {
+		pm = &t->memo[i];
+		if (pm->first && pm->nstages == S && memcmp(pm->device, s->device, (size_t)S * sizeof(int)) == 0 &&
+		    memcmp(pm->weight, t->weight, (size_t)D * sizeof(double)) == 0) {
+			if (pm->ok)
+				memcpy(s->first, pm->first, (size_t)(S + 1) * sizeof(int));
+			return pm->ok;
 		}
 	}
-}
-
-/* Device loads of a state: each device's stages share it, so a partition balanced per
- * stage can still leave some devices with two heavy stages. */
-static void device_loads(const struct tuner *t, const struct tune_state *s, double *load)
-{
-	for (int d = 0; d < t->cluster->devices; d++)
-		load[d] = 0;
-	for (int st = 0; st < s->nstages; st++)
-		load[s->device[st]] += stage_cost(t, s, st);
-}
-
-/* (largest load, sum of squares): lower is better; the second term lets the search walk
- * across plateaus where two devices share the maximum. */
-static void balance_objective(const struct tuner *t, const struct tune_state *s, double *load,
-                              double *worst, double *squares)
-{
-	device_loads(t, s, load);
-	*worst = 0;
-	*squares = 0;
-	for (int d = 0; d < t->cluster->devices; d++) {
-		if (load[d] > *worst)
-			*worst = load[d];
-		*squares += load[d] * load[d];
+	/* a bubble-aware balance changes with every plan: a shorter search */
+	t->part.kicks = idle ? 24 : 0;
+	t->part.nodes = idle ? 5000 : 0;
+	ok = isfinite(tune_partition_devices(&t->part, S, s->device, s->first));
+	pm = &t->memo[t->memo_next];
+	t->memo_next = (t->memo_next + 1) % PART_MEMO;
+	free(pm->first);
+	free(pm->device);
+	free(pm->weight);
+	pm->nstages = S;
+	pm->ok = ok;
+	pm->first = malloc((size_t)(S + 1) * sizeof(int));
+	pm->device = malloc((size_t)S * sizeof(int));
+	pm->weight = malloc((size_t)D * sizeof(double));
+	if (!pm->first || !pm->device || !pm->weight) {
+		free(pm->first);
+		free(pm->device);
+		free(pm->weight);
+		memset(pm, 0, sizeof(*pm));
+		return ok;
 	}
+	memcpy(pm->first, s->first, (size_t)(S + 1) * sizeof(int));
+	memcpy(pm->device, s->device, (size_t)S * sizeof(int));
+	memcpy(pm->weight, t->weight, (size_t)D * sizeof(double));
+	return ok;
 }
 
-/* Moves single boundary layers while that lowers the objective (no simulation). */
-static void refine_device_balance(const struct tuner *t, struct tune_state *s)
+/* Equal layer counts (a start that the memory check then rejects or not). */
+static void uniform_first(struct tune_state *s, int L)
 {
-	double *load = t->load, w0, q0; /* the per-device scratch of estimate() */
-
-	balance_objective(t, s, load, &w0, &q0);
-	for (int it = 0; it < 8 * s->nstages; it++) {
-		int best_b = -1, best_dir = 0;
-		double bw = w0, bq = q0;
-
-		for (int b = 1; b < s->nstages; b++)
-			for (int dir = -1; dir <= 1; dir += 2) {
-				double w, q;
-
-				s->first[b] += dir;
-				if (s->first[b] > s->first[b - 1] && s->first[b] < s->first[b + 1]) {
-					balance_objective(t, s, load, &w, &q);
-					if (w < bw - 1e-12 || (w <= bw + 1e-12 && q < bq - 1e-9)) {
-						bw = w;
-						bq = q;
-						best_b = b;
-						best_dir = dir;
-					}
-				}
-				s->first[b] -= dir;
-			}
-		if (best_b < 0)
-			break;
-		s->first[best_b] += best_dir;
-		w0 = bw;
-		q0 = bq;
-	}
+	for (int st = 0; st <= s->nstages; st++)
+		s->first[st] = (int)((long)L * st / s->nstages);
 }
 
 static void place_round_robin(struct tune_state *s, int D)
@@ -531,19 +590,34 @@ static void cand_keep_if_new(struct tuner *t)
 static void gen_partition(struct tuner *t)
 {
 	const struct metrics *m = &t->cur_metrics;
+	const int S = t->cur.nstages, D = t->cluster->devices;
 	struct cand *c;
 	int from;
 
-	c = cand_add(t, &t->cur, MOVE_PARTITION, 0, 0);
-	if (c) {
-		balance(t, &c->st);
-		refine_device_balance(t, &c->st);
-		snprintf(c->what, sizeof(c->what), "rebalance the %d stages (min-max device time)", c->st.nstages);
+	/* the exact balance of device loads, then the same with each device's fill and drain
+	 * idle time taken off what it can do (bubble-aware) */
+	for (int aware = 0; aware < 3; aware++) {
+		double idle[OCTO_TUNE_MAX_AWARE];
+		bool use = aware > 0 && m->dev && m->ndevices == D && D <= OCTO_TUNE_MAX_AWARE;
+
+		if (aware > 0 && !use)
+			break;
+		for (int d = 0; use && d < D; d++)
+			idle[d] = (m->dev[d].warmup_idle_ms + m->dev[d].cooldown_idle_ms) * (aware == 1 ? 1 : 0.5);
+		c = cand_add(t, &t->cur, MOVE_PARTITION, 0, aware);
+		if (!c)
+			return;
+		if (!partition_state(t, &c->st, use ? idle : NULL, m->makespan_ms)) {
+			tune_state_release(&t->cands[--t->ncands].st);
+			continue;
+		}
+		snprintf(c->what, sizeof(c->what), aware ? "rebalance the %d stages by what each device can do besides "
+		         "its fill and drain idle time" : "rebalance the %d stages (min-max device time)", S);
 		cand_keep_if_new(t);
 	}
 	/* bubble-guided single-layer moves: from a busier device to an idler neighbour */
 	from = t->ncands;
-	for (int b = 1; b < t->cur.nstages; b++) {
+	for (int b = 1; b < S; b++) {
 		for (int dir = -1; dir <= 1; dir += 2) {
 			int src = dir < 0 ? b - 1 : b;        /* stage giving a layer */
 			int dst = dir < 0 ? b : b - 1;
@@ -568,6 +642,27 @@ static void gen_partition(struct tuner *t)
 	}
 	/* shifts are cheap to simulate: try them all, most promising first */
 	rank_tail(t, from, 64);
+	/* chains: a stage further away takes a layer and the stages between slide by one, so
+	 * a layer moves between any two devices (or between two stages of one device: a
+	 * larger first stage fills the wait for the pipeline's far end) */
+	from = t->ncands;
+	for (int a = 0; a < S && m->dev && m->ndevices == D; a++)
+		for (int b = 0; b < S; b++) {
+			int lo = a < b ? a + 1 : b + 1, hi = a < b ? b : a, dir = a < b ? 1 : -1;
+
+			if (abs(a - b) < 2 || t->cur.first[b + 1] - t->cur.first[b] < 2)
+				continue;
+			c = cand_add(t, &t->cur, MOVE_PARTITION, b, a);
+			if (!c)
+				return;
+			for (int k = lo; k <= hi; k++)
+				c->st.first[k] += dir;
+			c->score = -(m->dev[t->cur.device[a]].idle_ms - m->dev[t->cur.device[b]].idle_ms);
+			snprintf(c->what, sizeof(c->what), "a layer from stage %d (gpu %d) to stage %d (gpu %d), the stages "
+			         "between sliding by one", b, t->cur.device[b], a, t->cur.device[a]);
+			cand_keep_if_new(t);
+		}
+	rank_tail(t, from, CHAIN_CANDS);
 }
 
 static void gen_placement(struct tuner *t)
@@ -592,8 +687,10 @@ static void gen_placement(struct tuner *t)
 				place_v(&s, D);
 			else
 				place_round_robin(&s, D);
-			balance(t, &s);
-			refine_device_balance(t, &s);
+			if (!partition_state(t, &s, NULL, 0)) {
+				tune_state_release(&s);
+				continue;
+			}
 			c = cand_add(t, &s, MOVE_RESTRUCTURE, S, shape);
 			tune_state_release(&s);
 			if (!c)
@@ -617,6 +714,7 @@ static void gen_placement(struct tuner *t)
 			if (!c)
 				return;
 			c->st.device[st] = d;
+			state_drop_order(&c->st);
 			c->score = estimate(t, &c->st);
 			snprintf(c->what, sizeof(c->what), "move stage %d from gpu %d to gpu %d", st, t->cur.device[st], d);
 			cand_keep_if_new(t);
@@ -629,6 +727,7 @@ static void gen_placement(struct tuner *t)
 				return;
 			c->st.device[st] = t->cur.device[s2];
 			c->st.device[s2] = t->cur.device[st];
+			state_drop_order(&c->st);
 			c->score = estimate(t, &c->st);
 			/* the first and last stages decide fill and drain: prefer swaps touching them */
 			if (st == 0 || s2 == t->cur.nstages - 1)
@@ -640,6 +739,8 @@ static void gen_placement(struct tuner *t)
 	}
 	rank_tail(t, from, MAX_RANKED);
 }
+
+static void gen_order(struct tuner *t);
 
 static void gen_scheduling(struct tuner *t)
 {
@@ -677,9 +778,184 @@ static void gen_scheduling(struct tuner *t)
 		if (!c)
 			return;
 		c->st.sched = variants[i];
+		state_drop_order(&c->st);
 		snprintf(c->what, sizeof(c->what), "%s", names[i]);
 		cand_keep_if_new(t);
 	}
+	gen_order(t);
+}
+
+/* ---- gap-targeted order moves ------------------------------------------------------ */
+
+struct order_move {
+	double score;          /* lower first: minus the idle time it may fill */
+	int dev, from, to;     /* positions in the device's list */
+	long op, held;         /* the op moved; the op whose gap it targets */
+};
+
+static int order_move_cmp(const void *a, const void *b)
+{
+	const struct order_move *x = a, *y = b;
+
+	if (x->score != y->score)
+		return x->score < y->score ? -1 : 1;
+	if (x->dev != y->dev)
+		return x->dev - y->dev;
+	if (x->from != y->from)
+		return x->from - y->from;
+	return x->to - y->to;
+}
+
+static void order_move_add(struct order_move *mv, int *n, int cap, struct order_move m)
+{
+	for (int i = 0; i < *n; i++)
+		if (mv[i].dev == m.dev && mv[i].from == m.from && mv[i].to == m.to) {
+			if (m.score < mv[i].score)
+				mv[i].score = m.score;
+			return;
+		}
+	if (*n < cap)
+		mv[(*n)++] = m;
+}
+
+/* The data predecessor of op that arrived last (-1: none). */
+static long last_input(const struct tuner *t, long op, int S)
+{
+	const struct plan *p = &t->work;
+	int k = (int)(op % 3), mb = (int)(op / 3 % p->microbatches), st = (int)(op / 3 / p->microbatches);
+	long a = -1, b = -1;
+
+	if (k == 0 && st > 0)
+		a = sim_op_index(p, st - 1, mb, OP_F);
+	if (k == 1) {
+		a = sim_op_index(p, st, mb, OP_F);
+		if (st + 1 < S)
+			b = sim_op_index(p, st + 1, mb, OP_I);
+	}
+	if (k == 2)
+		a = sim_op_index(p, st, mb, OP_I);
+	if (b >= 0 && (a < 0 || t->sim.end[b] > t->sim.end[a]))
+		a = b;
+	return a;
+}
+
+static void describe_op(const struct tuner *t, long op, char *out)
+{
+	struct action a = { (int32_t)(op / 3 / t->work.microbatches), (int32_t)(op / 3 % t->work.microbatches),
+	                    (uint8_t)(op % 3 == 0 ? OP_F : op % 3 == 1 ? OP_I : OP_W), 0 };
+
+	action_format(&a, out);
+}
+
+/* Moves that target the idle gaps of the current order (METHOD.md §3, scheduling): an op
+ * later in a device's list whose inputs were there before the gap ends moves into it (a
+ * ready W or F fills a bubble; an F moved ahead of a backward deepens that device's
+ * warm-up), and the input a gap waited for moves ahead on its own device when that device
+ * kept it waiting. Ranked by the idle time they may fill; the simulator decides. */
+static void gen_order(struct tuner *t)
+{
+	const int D = t->cluster->devices, S = t->cur.nstages;
+	struct sim *sm = &t->sim;
+	const int *ostart;
+	const struct action *ord;
+	struct order_move *mv;
+	double span, eps;
+	int n = 0, cap = 4 * ORDER_CANDS + 64;
+	long nops;
+
+	if (!t->pos)
+		return;
+	if (!isfinite(evaluate(t, &t->cur, NULL)))
+		return;  /* the op times below are the current state's */
+	nops = plan_total_ops(&t->work);
+	ostart = t->cur.order ? t->cur.order_start : sm->order_start;
+	ord = t->cur.order ? t->cur.order : sm->order;
+	if (ostart[D] != nops)
+		return;
+	mv = malloc((size_t)cap * sizeof(*mv));
+	if (!mv) {
+		t->oom = true;
+		return;
+	}
+	span = 0;
+	for (long op = 0; op < nops; op++) {
+		const struct action *a = &ord[op];
+
+		t->pos[sim_op_index(&t->work, a->stage, a->mb, a->kind)] = (int)(op);
+	}
+	for (int d = 0; d < D; d++)
+		if (ostart[d + 1] > ostart[d]) {
+			const struct action *a = &ord[ostart[d + 1] - 1];
+			long op = sim_op_index(&t->work, a->stage, a->mb, a->kind);
+
+			if (sm->end[op] > span)
+				span = sm->end[op];
+		}
+	eps = span * 1e-9;
+	for (int d = 0; d < D; d++) {
+		int len = ostart[d + 1] - ostart[d];
+
+		for (int i = 0; i < len; i++) {
+			const struct action *a = &ord[ostart[d] + i];
+			long x = sim_op_index(&t->work, a->stage, a->mb, a->kind), pred;
+			double prev_end = 0, gap;
+
+			if (i > 0) {
+				const struct action *b = a - 1;
+
+				prev_end = sm->end[sim_op_index(&t->work, b->stage, b->mb, b->kind)];
+			}
+			gap = sm->start[x] - prev_end;
+			if (gap <= eps)
+				continue;
+			/* a later op that could have run in the gap */
+			for (int j = i + 1; j < len && j <= i + ORDER_WINDOW; j++) {
+				const struct action *c = &ord[ostart[d] + j];
+				long y = sim_op_index(&t->work, c->stage, c->mb, c->kind);
+				double from = fmax(sm->ready[y], prev_end), fill;
+
+				if (from >= sm->start[x] - eps)
+					continue;
+				fill = fmin(sm->start[x] - from, sm->end[y] - sm->start[y]);
+				order_move_add(mv, &n, cap, (struct order_move){ -fill, d, j, i, y, x });
+			}
+			/* the input the gap waited for, held up on its own device */
+			pred = last_input(t, x, S);
+			if (pred >= 0 && sm->start[pred] > sm->ready[pred] + eps) {
+				int pd = t->work.stages[pred / 3 / t->work.microbatches].device;
+				int pp = t->pos[pred] - ostart[pd];
+
+				for (int back = 1; back <= 2 && pp - back >= 0; back++)
+					order_move_add(mv, &n, cap,
+					               (struct order_move){ -gap / (back + 1), pd, pp, pp - back, pred, x });
+			}
+		}
+	}
+	qsort(mv, (size_t)n, sizeof(*mv), order_move_cmp);
+	for (int i = 0; i < n && i < ORDER_CANDS; i++) {
+		struct cand *c = cand_add(t, &t->cur, MOVE_ORDER, mv[i].dev, mv[i].from);
+		struct action *seg, keep;
+		char o1[48], o2[48];
+
+		if (!c)
+			break;
+		if (!c->st.order && state_set_order(&c->st, D, ostart, ord) < 0) {
+			tune_state_release(&t->cands[--t->ncands].st);
+			t->oom = true;
+			break;
+		}
+		seg = c->st.order + c->st.order_start[mv[i].dev];
+		keep = seg[mv[i].from];
+		if (mv[i].to < mv[i].from)
+			memmove(seg + mv[i].to + 1, seg + mv[i].to, (size_t)(mv[i].from - mv[i].to) * sizeof(*seg));
+		seg[mv[i].to] = keep;
+		describe_op(t, mv[i].op, o1);
+		describe_op(t, mv[i].held, o2);
+		snprintf(c->what, sizeof(c->what), "gpu %d: %s earlier, into the idle time before %s", mv[i].dev, o1, o2);
+		c->score = mv[i].score;
+		cand_keep_if_new(t);
+	}
+	free(mv);
 }
 
 static void generate(struct tuner *t)
@@ -740,6 +1016,7 @@ int tune_apply_move(struct tune_state *state, const struct tune_step *step, int 
 		if (step->a < 0 || step->a >= state->nstages)
 			return -1;
 		state->device[step->a] = step->b;
+		state_drop_order(state);
 		return 0;
 	case MOVE_SWAP: {
 		int x;
@@ -749,10 +1026,12 @@ int tune_apply_move(struct tune_state *state, const struct tune_step *step, int 
 		x = state->device[step->a];
 		state->device[step->a] = state->device[step->b];
 		state->device[step->b] = x;
+		state_drop_order(state);
 		return 0;
 	}
 	case MOVE_SCHED:
 		state->sched = step->state.sched;
+		state_drop_order(state);
 		return 0;
 	default:
 		/* partitions and restructures carry their whole result */
@@ -815,15 +1094,24 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 	t->layer_cost = calloc((size_t)m->nlayers, sizeof(double));
 	t->layer_fb = calloc((size_t)m->nlayers, sizeof(double));
 	t->load = calloc((size_t)D, sizeof(double));
+	if ((long)maxS * o->microbatches * 3 <= ORDER_MAX_OPS)
+		t->pos = calloc((size_t)maxS * o->microbatches * 3, sizeof(int));
+	t->layer_bytes = calloc((size_t)m->nlayers, sizeof(double));
+	t->weight = calloc((size_t)D, sizeof(double));
+	t->mem = calloc((size_t)D, sizeof(double));
 	if (!t->work.stages || !t->work.order_start || !t->work.order || !t->cap_buf || !t->wcap_buf ||
-	    !t->layer_cost || !t->layer_fb || !t->load) {
+	    !t->layer_cost || !t->layer_fb || !t->load || !t->layer_bytes || !t->weight || !t->mem) {
 		err_set(e, ERR_RUNTIME, "out of host memory");
 		goto fail;
 	}
 	for (int l = 0; l < m->nlayers; l++) {
 		t->layer_cost[l] = m->layers[l].f_ms + m->layers[l].b_ms + m->layers[l].w_ms;
 		t->layer_fb[l] = m->layers[l].f_ms + m->layers[l].b_ms;
+		t->layer_bytes[l] = (double)m->layers[l].param_bytes / 2 * 16;
 	}
+	for (int d = 0; d < D; d++)
+		t->mem[d] = cluster_usable_bytes(c);
+	t->part = (struct tune_part_in){ m->nlayers, t->layer_cost, t->layer_bytes, D, t->weight, t->mem, 0, 0 };
 	/* every baseline that applies: the result is never worse than the best of them */
 	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
 		for (int pi = 0; pi < 2; pi++) {
@@ -883,8 +1171,8 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 			s.sched.alternate = knobs != 1;
 			s.sched.wcap = knobs == 1 ? D : 0;
 			s.sched.cap_extra = knobs == 0 ? S : 0; /* memory alone, or 1F1B's depth */
-			balance(t, &s);
-			refine_device_balance(t, &s);
+			if (!partition_state(t, &s, NULL, 0))
+				uniform_first(&s, m->nlayers);
 			ms = static_fits(t, &s) ? evaluate(t, &s, NULL) : INFINITY;
 			if (ms < best_s_ms || best_s.nstages == 0) {
 				tune_state_release(&best_s);
@@ -923,6 +1211,7 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 		goto fail;
 	}
 	t->cur_ms = evaluate(t, &t->cur, &t->cur_metrics);
+	t->cur_tie = t->eval_tie;
 	if (tune_state_copy(&t->best, &t->cur) < 0)
 		goto oom;
 	t->best_ms = t->cur_ms;
@@ -994,6 +1283,7 @@ static bool kick(struct tuner *t, struct tune_state *s, struct strbuf *what)
 			return false;
 		strbuf_addf(what, " stage %d to gpu %d", st, d);
 		s->device[st] = d;
+		state_drop_order(s);
 		return true;
 	}
 	case 2: { /* two stages swap devices */
@@ -1004,6 +1294,7 @@ static bool kick(struct tuner *t, struct tune_state *s, struct strbuf *what)
 		x = s->device[a];
 		s->device[a] = s->device[b];
 		s->device[b] = x;
+		state_drop_order(s);
 		strbuf_addf(what, " swap stages %d and %d", a < b ? a : b, a < b ? b : a);
 		return true;
 	}
@@ -1020,6 +1311,7 @@ static bool kick(struct tuner *t, struct tune_state *s, struct strbuf *what)
 		else
 			s->sched.wcap = (int[]){ 0, 1, D, 2 * D }[next_rand(t) % 4];
 		strbuf_addf(what, " %s", names[k]);
+		state_drop_order(s);
 		return true;
 	}
 	}
@@ -1060,6 +1352,7 @@ static struct tune_step *perturb(struct tuner *t)
 	tune_state_release(&t->cur);
 	t->cur = s;
 	t->cur_ms = evaluate(t, &t->cur, &t->cur_metrics);
+	t->cur_tie = t->eval_tie;
 	t->rounds_done = 0;
 	t->round_improved = false;
 	t->tabu_boundary = -1;
@@ -1116,6 +1409,7 @@ static int search_step(struct tuner *t, const struct tune_step **step, struct er
 						t->cur = t->starts[k];
 						memset(&t->starts[k], 0, sizeof(t->starts[k]));
 						t->cur_ms = evaluate(t, &t->cur, &t->cur_metrics);
+						t->cur_tie = t->eval_tie;
 						t->rounds_done = 0;
 						t->round_improved = false;
 						t->tabu_boundary = -1;
@@ -1141,14 +1435,15 @@ static int search_step(struct tuner *t, const struct tune_step **step, struct er
 		/* best improvement: simulate the whole (short, ranked) list, keep the best */
 		{
 			int best = -1;
-			double best_ms = t->cur_ms * (1 - IMPROVE_EPS);
+			double best_ms = t->cur_ms, best_tie = t->cur_tie;
 
 			for (; t->ci < t->ncands; t->ci++) {
 				if (out_of_budget(t))
 					break;
 				ms = evaluate(t, &t->cands[t->ci].st, NULL);
-				if (ms < best_ms) {
+				if (better(ms, t->eval_tie, best_ms, best_tie)) {
 					best_ms = ms;
+					best_tie = t->eval_tie;
 					best = t->ci;
 				}
 			}
@@ -1165,6 +1460,7 @@ static int search_step(struct tuner *t, const struct tune_step **step, struct er
 			tune_state_release(&t->cur);
 			t->cur = keep;
 			t->cur_ms = evaluate(t, &t->cur, &t->cur_metrics);
+			t->cur_tie = t->eval_tie;
 			if (c->kind == MOVE_SHIFT) {
 				t->tabu_boundary = c->a;
 				t->tabu_dir = c->b;
@@ -1288,12 +1584,22 @@ void tune_free(struct tuner *t)
 	free(t->layer_cost);
 	free(t->layer_fb);
 	free(t->load);
+	free(t->layer_bytes);
+	free(t->pos);
+	for (int i = 0; i < PART_MEMO; i++) {
+		free(t->memo[i].first);
+		free(t->memo[i].device);
+		free(t->memo[i].weight);
+	}
+	free(t->weight);
+	free(t->mem);
 	free(t);
 }
 
 cJSON *tune_steps_to_json(const struct tuner *t)
 {
-	static const char *const kinds[] = { "start", "partition", "shift", "restructure", "stage", "swap", "sched" };
+	static const char *const kinds[] = { "start", "partition", "shift", "restructure", "stage", "swap", "sched",
+	                                     "order" };
 	struct jw w = { false };
 	cJSON *root = cJSON_CreateObject(), *arr;
 
@@ -1333,6 +1639,19 @@ cJSON *tune_steps_to_json(const struct tuner *t)
 		jw_bool(&w, sch, "defer_arrivals", s->state.sched.defer_arrivals);
 		jw_num(&w, sch, "cap_extra", s->state.sched.cap_extra);
 		jw_num(&w, sch, "wcap", s->state.sched.wcap);
+		if (s->state.order) {
+			cJSON *sched = jw_arr(&w, o, "schedule");
+
+			for (int d = 0; d < s->state.order_devices; d++) {
+				cJSON *list = jw_push(&w, sched, cJSON_CreateArray());
+
+				for (int k = s->state.order_start[d]; k < s->state.order_start[d + 1]; k++) {
+					char tok[48];
+
+					jw_push(&w, list, cJSON_CreateString(action_format(&s->state.order[k], tok)));
+				}
+			}
+		}
 	}
 	if (w.oom) {
 		cJSON_Delete(root);

@@ -1,0 +1,548 @@
+/*
+ * tune_partition — contiguous partitions for the tuner (see tune_partition.h).
+ *
+ * The one idea: with a capacity per stage, "can every stage stay within r times its
+ * capacity?" is answered exactly in O(S * L) by sweeping the set of layer prefixes the
+ * first s stages can cover (the stages that may end a prefix form an interval, because
+ * costs are non-negative), so the optimum r is found by bisection and the partition by a
+ * dynamic program over the same intervals. A device holding several stages shares its
+ * weight among them; splitting it as the stages' actual costs do can only lower the
+ * optimum, so the device-level search re-splits until it stops improving.
+ */
+#include "config.h"
+#include "tune_partition.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define REL_TOL 1e-12      /* a ratio within this of the bound counts as within it */
+#define BISECT_STEPS 60
+#define SPLIT_ROUNDS 24
+#define DP_WORK_MAX 20000000.0 /* the squares program runs below this many steps */
+#define KICKS_MAX 500
+#define BB_NODES 200000L
+#define KICK_WORK 1e6          /* kicks x S^3 (one descent step's work) */
+
+struct prefix {
+	int L;
+	double *c, *b;         /* prefix sums of cost and bytes, L + 1 entries */
+};
+
+static int prefix_init(struct prefix *p, const struct tune_part_in *in)
+{
+	p->L = in->nlayers;
+	p->c = malloc((size_t)(p->L + 1) * sizeof(double));
+	p->b = malloc((size_t)(p->L + 1) * sizeof(double));
+	if (!p->c || !p->b) {
+		free(p->c);
+		free(p->b);
+		return -1;
+	}
+	p->c[0] = p->b[0] = 0;
+	for (int l = 0; l < p->L; l++) {
+		p->c[l + 1] = p->c[l] + in->cost[l];
+		p->b[l + 1] = p->b[l] + (in->bytes ? in->bytes[l] : 0);
+	}
+	return 0;
+}
+
+static void prefix_release(struct prefix *p)
+{
+	free(p->c);
+	free(p->b);
+}
+
+static bool fits(const struct prefix *p, int i, int e, double r, double cap, double mem)
+{
+	if (p->c[e] - p->c[i] > r * cap * (1 + REL_TOL) + 1e-300)
+		return false;
+	return !(mem > 0 && p->b[e] - p->b[i] > mem);
+}
+
+/* reach[s * (L + 1) + l]: the first s stages can cover layers 0 .. l-1 within r. Fills
+ * the table and says whether S stages cover all L layers. diff is L + 2 ints of scratch. */
+static bool sweep(const struct prefix *p, int S, const double *cap, const double *mem, double r, char *reach,
+                  int *diff)
+{
+	int L = p->L;
+
+	memset(reach, 0, (size_t)(L + 1));
+	reach[0] = 1;
+	for (int s = 0; s < S; s++) {
+		const char *from = reach + (long)s * (L + 1);
+		char *to = reach + (long)(s + 1) * (L + 1);
+		int last = L - (S - s - 1);    /* every later stage keeps a layer */
+		int e = 0, run = 0;
+		bool any = false;
+
+		memset(diff, 0, (size_t)(L + 2) * sizeof(int));
+		for (int i = s; i < last; i++) {
+			if (!from[i])
+				continue;
+			/* the furthest end from i: monotone in i, so e only moves forward */
+			if (e < i)
+				e = i;
+			while (e < last && fits(p, i, e + 1, r, cap[s], mem ? mem[s] : 0))
+				e++;
+			if (e > i) {
+				diff[i + 1]++;
+				diff[e + 1]--;
+				any = true;
+			}
+		}
+		for (int l = 0; l <= L; l++) {
+			run += diff[l];
+			to[l] = run > 0;
+		}
+		if (!any)
+			return false;
+	}
+	return reach[(long)S * (L + 1) + L] != 0;
+}
+
+/* Among the partitions within r, the one with the smallest sum of squared ratios, by a
+ * program over (stage, end) restricted to the reachable prefixes. */
+static void squares(const struct prefix *p, int S, const double *cap, const double *mem, double r,
+                    const char *reach, double *best, int *from, int *first)
+{
+	int L = p->L;
+
+	for (long k = 0; k < (long)(S + 1) * (L + 1); k++)
+		best[k] = INFINITY;
+	best[0] = 0;
+	for (int s = 0; s < S; s++)
+		for (int e = s + 1; e <= L; e++) {
+			long at = (long)(s + 1) * (L + 1) + e;
+
+			if (!reach[at])
+				continue;
+			for (int i = e - 1; i >= s; i--) {
+				double q, v;
+
+				if (!fits(p, i, e, r, cap[s], mem ? mem[s] : 0))
+					break;  /* a longer stage costs at least as much */
+				if (!isfinite(best[(long)s * (L + 1) + i]))
+					continue;
+				q = (p->c[e] - p->c[i]) / cap[s];
+				v = best[(long)s * (L + 1) + i] + q * q;
+				if (v < best[at]) {
+					best[at] = v;
+					from[at] = i;
+				}
+			}
+		}
+	first[S] = L;
+	for (int s = S; s > 0; s--)
+		first[s - 1] = from[(long)s * (L + 1) + first[s]];
+}
+
+/* Any partition within r, from the reach table: each stage, walking back, starts at the
+ * earliest prefix it can (the earlier stages then have the most room). */
+static void any_within(const struct prefix *p, int S, const double *cap, const double *mem, double r,
+                       const char *reach, int *first)
+{
+	int L = p->L;
+
+	first[S] = L;
+	for (int s = S - 1; s >= 0; s--) {
+		int e = first[s + 1], pick = e - 1;
+
+		for (int i = e - 1; i >= s; i--) {
+			if (!fits(p, i, e, r, cap[s], mem ? mem[s] : 0))
+				break;
+			if (reach[(long)s * (L + 1) + i])
+				pick = i;
+		}
+		first[s] = pick;
+	}
+}
+
+double tune_partition_minmax(const struct tune_part_in *in, int S, const double *cap, const double *mem,
+                             int *first)
+{
+	struct prefix p;
+	char *reach;
+	int *diff, L = in->nlayers;
+	double lo = 0, hi = 0, mincap = INFINITY, capsum = 0;
+
+	if (S < 1 || S > L)
+		return INFINITY;
+	for (int s = 0; s < S; s++) {
+		if (!(cap[s] > 0))
+			return INFINITY;
+		if (cap[s] < mincap)
+			mincap = cap[s];
+		capsum += cap[s];
+	}
+	if (prefix_init(&p, in) < 0)
+		return INFINITY;
+	reach = malloc((size_t)(S + 1) * (size_t)(L + 1));
+	diff = malloc((size_t)(L + 2) * sizeof(int));
+	if (!reach || !diff)
+		goto fail;
+	/* every stage within total / smallest capacity always works unless memory forbids */
+	hi = p.c[L] / mincap * (1 + 1e-9) + 1e-300;
+	lo = fmax(p.c[L] / capsum, 0) * (1 - 1e-9);
+	if (!sweep(&p, S, cap, mem, hi, reach, diff))
+		goto fail;
+	for (int it = 0; it < BISECT_STEPS && hi - lo > hi * 1e-13; it++) {
+		double mid = (lo + hi) / 2;
+
+		if (sweep(&p, S, cap, mem, mid, reach, diff))
+			hi = mid;
+		else
+			lo = mid;
+	}
+	sweep(&p, S, cap, mem, hi, reach, diff);
+	if ((double)S * L * L <= DP_WORK_MAX) {
+		double *best = malloc((size_t)(S + 1) * (size_t)(L + 1) * sizeof(double));
+		int *from = malloc((size_t)(S + 1) * (size_t)(L + 1) * sizeof(int));
+
+		if (best && from)
+			squares(&p, S, cap, mem, hi, reach, best, from, first);
+		else
+			any_within(&p, S, cap, mem, hi, reach, first);
+		free(best);
+		free(from);
+	} else {
+		any_within(&p, S, cap, mem, hi, reach, first);
+	}
+	{
+		double worst = 0;
+
+		for (int s = 0; s < S; s++) {
+			double q = (p.c[first[s + 1]] - p.c[first[s]]) / cap[s];
+
+			if (q > worst)
+				worst = q;
+		}
+		free(reach);
+		free(diff);
+		prefix_release(&p);
+		return worst;
+	}
+fail:
+	free(reach);
+	free(diff);
+	prefix_release(&p);
+	return INFINITY;
+}
+
+/* Device loads over weights: the largest ratio, the sum of squares, and whether every
+ * device's static bytes fit. loads is ndevices doubles of scratch (bytes another). */
+static void device_eval(const struct tune_part_in *in, const struct prefix *p, int S, const int *device,
+                        const int *first, double *load, double *bytes, double *worst, double *sq, bool *fit)
+{
+	*worst = 0;
+	*sq = 0;
+	*fit = true;
+	for (int d = 0; d < in->ndevices; d++)
+		load[d] = bytes[d] = 0;
+	for (int s = 0; s < S; s++) {
+		load[device[s]] += p->c[first[s + 1]] - p->c[first[s]];
+		bytes[device[s]] += p->b[first[s + 1]] - p->b[first[s]];
+	}
+	for (int d = 0; d < in->ndevices; d++) {
+		double q = load[d] / in->weight[d];
+
+		if (q > *worst)
+			*worst = q;
+		*sq += q * q;
+		if (in->mem && in->mem[d] > 0 && bytes[d] > in->mem[d])
+			*fit = false;
+	}
+}
+
+double tune_partition_objective(const struct tune_part_in *in, int S, const int *device, const int *first)
+{
+	double worst = 0;
+	double *load = calloc((size_t)in->ndevices, sizeof(double));
+
+	if (!load)
+		return INFINITY;
+	for (int s = 0; s < S; s++)
+		for (int l = first[s]; l < first[s + 1]; l++)
+			load[device[s]] += in->cost[l];
+	for (int d = 0; d < in->ndevices; d++)
+		if (load[d] / in->weight[d] > worst)
+			worst = load[d] / in->weight[d];
+	free(load);
+	return worst;
+}
+
+static bool lex_better(double w, double q, double bw, double bq)
+{
+	return w < bw * (1 - 1e-12) || (w <= bw * (1 + 1e-12) && q < bq * (1 - 1e-12));
+}
+
+/* Steepest descent over chain moves: stage a takes one layer from stage b (on another
+ * device) and the stages between slide by one, so only two devices change load much. */
+static void descend(const struct tune_part_in *in, const struct prefix *p, int S, const int *device, int *first,
+                    double *load, double *bytes, double *w0, double *q0)
+{
+	bool fit;
+
+	for (int it = 0; it < 4 * in->nlayers + 16; it++) {
+		int ba = -1, bb = -1;
+		double bw = *w0, bq = *q0;
+
+		for (int a = 0; a < S; a++)
+			for (int b = 0; b < S; b++) {
+				int lo = a < b ? a + 1 : b + 1, hi = a < b ? b : a, dir = a < b ? 1 : -1;
+				double w, q;
+
+				if (a == b || device[a] == device[b] || first[b + 1] - first[b] < 2)
+					continue;
+				for (int k = lo; k <= hi; k++)
+					first[k] += dir;
+				device_eval(in, p, S, device, first, load, bytes, &w, &q, &fit);
+				for (int k = lo; k <= hi; k++)
+					first[k] -= dir;
+				if (fit && lex_better(w, q, bw, bq)) {
+					bw = w;
+					bq = q;
+					ba = a;
+					bb = b;
+				}
+			}
+		if (ba < 0)
+			break;
+		{
+			int lo = ba < bb ? ba + 1 : bb + 1, hi = ba < bb ? bb : ba, dir = ba < bb ? 1 : -1;
+
+			for (int k = lo; k <= hi; k++)
+				first[k] += dir;
+		}
+		*w0 = bw;
+		*q0 = bq;
+	}
+}
+
+static unsigned long long xorshift(unsigned long long *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+double tune_partition_refine(const struct tune_part_in *in, int S, const int *device, int *first)
+{
+	struct prefix p;
+	double *load = NULL, *bytes = NULL, w0, q0;
+	int *trial = NULL, kicks;
+	unsigned long long rng = 0x2545f4914f6cdd1dULL ^ (unsigned long long)S * 0x9e3779b97f4a7c15ULL;
+	bool fit;
+
+	if (prefix_init(&p, in) < 0)
+		return INFINITY;
+	load = malloc((size_t)in->ndevices * sizeof(double));
+	bytes = malloc((size_t)in->ndevices * sizeof(double));
+	trial = malloc((size_t)(S + 1) * sizeof(int));
+	if (!load || !bytes || !trial) {
+		free(load);
+		free(bytes);
+		free(trial);
+		prefix_release(&p);
+		return INFINITY;
+	}
+	device_eval(in, &p, S, device, first, load, bytes, &w0, &q0, &fit);
+	descend(in, &p, S, device, first, load, bytes, &w0, &q0);
+	/* iterated: kick one or two boundaries of the best by a few layers, descend again;
+	 * the kicks come from a fixed generator, so the result is a function of the input */
+	kicks = S < 2 ? 0 : in->kicks > 0 ? in->kicks : (int)fmin(KICKS_MAX, KICK_WORK / ((double)S * S * S + 1));
+	for (int k = 0; k < kicks; k++) {
+		double w, q;
+		int n = 1 + (int)(xorshift(&rng) % 2);
+
+		memcpy(trial, first, (size_t)(S + 1) * sizeof(int));
+		for (int j = 0; j < n; j++) {
+			int b = 1 + (int)(xorshift(&rng) % (unsigned)(S - 1));
+			int delta = 1 + (int)(xorshift(&rng) % 3);
+
+			if (xorshift(&rng) & 1)
+				delta = -delta;
+			if (trial[b] + delta > trial[b - 1] && trial[b] + delta < trial[b + 1])
+				trial[b] += delta;
+		}
+		device_eval(in, &p, S, device, trial, load, bytes, &w, &q, &fit);
+		if (!fit)
+			continue;
+		descend(in, &p, S, device, trial, load, bytes, &w, &q);
+		if (lex_better(w, q, w0, q0)) {
+			memcpy(first, trial, (size_t)(S + 1) * sizeof(int));
+			w0 = w;
+			q0 = q;
+		}
+	}
+	free(load);
+	free(bytes);
+	free(trial);
+	prefix_release(&p);
+	return w0;
+}
+
+/* Branch and bound over the boundaries, stage by stage, for a partition whose largest
+ * load(d) / weight(d) beats the incumbent: a device's load only grows with its stage's
+ * end, and the devices still open must share what is left, so most branches end early.
+ * Exact when it finishes within its node budget; the best found either way. */
+struct bb {
+	const struct tune_part_in *in;
+	const struct prefix *p;
+	int S;
+	const int *device, *last_of;   /* per device: its last stage */
+	double *load, *bytes;
+	double open_w0, best;          /* weight of all devices; the incumbent */
+	int *cur, *best_first;
+	long nodes, max_nodes;
+};
+
+static void bb_dfs(struct bb *b, int s, int l, double closed_max, double open_load, double open_w)
+{
+	const struct prefix *p = b->p;
+	int d, L = p->L;
+	double w, m;
+
+	if (++b->nodes > b->max_nodes)
+		return;
+	if (s == b->S) {
+		if (closed_max < b->best * (1 - 1e-12)) {
+			b->best = closed_max;
+			memcpy(b->best_first, b->cur, (size_t)(b->S + 1) * sizeof(int));
+		}
+		return;
+	}
+	/* the open devices share the layers left: one of them gets at least the average */
+	if (open_w > 0 && (open_load + p->c[L] - p->c[l]) / open_w >= b->best * (1 - 1e-12))
+		return;
+	d = b->device[s];
+	w = b->in->weight[d];
+	m = b->in->mem ? b->in->mem[d] : 0;
+	for (int e = s == b->S - 1 ? L : l + 1; e <= L - (b->S - s - 1); e++) {
+		double add = p->c[e] - p->c[l], q = (b->load[d] + add) / w;
+		bool closes = b->last_of[d] == s;
+
+		if (q >= b->best * (1 - 1e-12) || (m > 0 && b->bytes[d] + p->b[e] - p->b[l] > m))
+			break;  /* a longer stage only adds */
+		b->cur[s + 1] = e;
+		b->load[d] += add;
+		b->bytes[d] += p->b[e] - p->b[l];
+		if (closes)
+			bb_dfs(b, s + 1, e, fmax(closed_max, q), open_load - (b->load[d] - add), open_w - w);
+		else
+			bb_dfs(b, s + 1, e, closed_max, open_load + add, open_w);
+		b->load[d] -= add;
+		b->bytes[d] -= p->b[e] - p->b[l];
+		if (b->nodes > b->max_nodes)
+			return;
+	}
+}
+
+/* Improves first (objective incumbent) by branch and bound; returns the objective. */
+static double branch_and_bound(const struct tune_part_in *in, const struct prefix *p, int S, const int *device,
+                               int *first, double incumbent, long max_nodes)
+{
+	struct bb b = { in, p, S, device, NULL, NULL, NULL, 0, incumbent, NULL, NULL, 0, max_nodes };
+	int *last_of = malloc((size_t)in->ndevices * sizeof(int));
+	double open_w = 0;
+
+	b.load = calloc((size_t)in->ndevices, sizeof(double));
+	b.bytes = calloc((size_t)in->ndevices, sizeof(double));
+	b.cur = malloc((size_t)(S + 1) * sizeof(int));
+	b.best_first = first;
+	if (!last_of || !b.load || !b.bytes || !b.cur) {
+		free(last_of);
+		free(b.load);
+		free(b.bytes);
+		free(b.cur);
+		return incumbent;
+	}
+	for (int d = 0; d < in->ndevices; d++)
+		last_of[d] = -1;
+	for (int s = 0; s < S; s++)
+		last_of[device[s]] = s;
+	for (int d = 0; d < in->ndevices; d++)
+		if (last_of[d] >= 0)
+			open_w += in->weight[d];
+	b.last_of = last_of;
+	b.cur[0] = 0;
+	bb_dfs(&b, 0, 0, 0, 0, open_w);
+	free(last_of);
+	free(b.load);
+	free(b.bytes);
+	free(b.cur);
+	return b.best;
+}
+
+double tune_partition_devices(const struct tune_part_in *in, int S, const int *device, int *first)
+{
+	struct prefix p;
+	double *cap = malloc((size_t)S * sizeof(double)), *mem = malloc((size_t)S * sizeof(double));
+	double *share = malloc((size_t)S * sizeof(double));
+	double *load = malloc((size_t)in->ndevices * sizeof(double));
+	double *bytes = malloc((size_t)in->ndevices * sizeof(double));
+	int *count = calloc((size_t)in->ndevices, sizeof(int)), *trial = malloc((size_t)(S + 1) * sizeof(int));
+	double best_w = INFINITY, best_q = INFINITY;
+	bool have = false;
+
+	if (!cap || !mem || !share || !load || !bytes || !count || !trial || prefix_init(&p, in) < 0) {
+		free(cap); free(mem); free(share); free(load); free(bytes); free(count); free(trial);
+		return INFINITY;
+	}
+	for (int s = 0; s < S; s++)
+		count[device[s]]++;
+	for (int s = 0; s < S; s++)
+		share[s] = 1.0 / count[device[s]];
+	/* memory per stage: first the whole device (checked per device after), then, if that
+	 * overfills one, each stage's share of it */
+	for (int round = 0; round < SPLIT_ROUNDS; round++) {
+		double w, q, r;
+		bool fit = false;
+
+		for (int pass = 0; pass < 2 && !fit; pass++) {
+			for (int s = 0; s < S; s++) {
+				double m = in->mem ? in->mem[device[s]] : 0;
+
+				cap[s] = in->weight[device[s]] * share[s];
+				mem[s] = m > 0 ? (pass ? m * share[s] : m) : 0;
+			}
+			r = tune_partition_minmax(in, S, cap, mem, trial);
+			if (!isfinite(r))
+				continue;
+			device_eval(in, &p, S, device, trial, load, bytes, &w, &q, &fit);
+		}
+		if (!fit)
+			break;
+		if (!have || lex_better(w, q, best_w, best_q)) {
+			memcpy(first, trial, (size_t)(S + 1) * sizeof(int));
+			best_w = w;
+			best_q = q;
+			have = true;
+		} else {
+			break;  /* the split the costs suggest no longer helps */
+		}
+		/* split each device's weight as its stages' costs do (a floor keeps a cheap stage
+		 * able to take a layer) */
+		for (int s = 0; s < S; s++) {
+			int d = device[s];
+			double c = p.c[trial[s + 1]] - p.c[trial[s]];
+
+			share[s] = load[d] > 0 ? c / load[d] : 1.0 / count[d];
+			if (share[s] < 0.02 / count[d])
+				share[s] = 0.02 / count[d];
+		}
+	}
+	if (have) {
+		double w = tune_partition_refine(in, S, device, first);
+
+		best_w = branch_and_bound(in, &p, S, device, first, w * (1 + 1e-12), in->nodes > 0 ? in->nodes : BB_NODES);
+		if (best_w < w * (1 - 1e-12))
+			best_w = tune_partition_refine(in, S, device, first);  /* the sum of squares */
+		else
+			best_w = w;
+	}
+	free(cap); free(mem); free(share); free(load); free(bytes); free(count); free(trial);
+	prefix_release(&p);
+	return have ? best_w : INFINITY;
+}
