@@ -60,6 +60,7 @@ struct tuner {
 	double *layer_cost, *layer_fb;
 	double *load;            /* per device, scratch for estimate() */
 	double *layer_bytes;     /* static bytes per layer */
+	double *layer_f;         /* forward time per layer */
 	double *weight, *mem;    /* per device: the partitioner's weights and usable memory */
 	struct tune_part_in part;
 	struct part_memo memo[PART_MEMO];
@@ -113,7 +114,7 @@ static double now_s(void)
 void tune_opts_default(struct tune_opts *o)
 {
 	memset(o, 0, sizeof(*o));
-	o->max_stages_per_device = 2;
+	o->max_stages_per_device = 3;
 	o->seed = 1;
 }
 
@@ -453,8 +454,8 @@ static bool partition_state(struct tuner *t, struct tune_state *s, const double 
 		}
 	}
 	/* a bubble-aware balance changes with every plan: a shorter search */
-	t->part.kicks = idle ? 24 : 0;
-	t->part.nodes = idle ? 5000 : 0;
+	t->part.kicks = idle ? 8 : 0;
+	t->part.nodes = idle ? 2000 : 0;
 	ok = isfinite(tune_partition_devices(&t->part, S, s->device, s->first));
 	pm = &t->memo[t->memo_next];
 	t->memo_next = (t->memo_next + 1) % PART_MEMO;
@@ -676,7 +677,7 @@ static void gen_placement(struct tuner *t)
 			int S = shape == 2 ? D * per + D / 2 : D * per;
 			struct tune_state s;
 
-			if (S > L || S > t->max_stages || (shape == 1 && per != 2) || (shape == 2 && (D < 2 || per >= t->opts.max_stages_per_device)))
+			if (S > L || S > t->max_stages || (shape == 1 && per < 2) || (shape == 2 && (D < 2 || per >= t->opts.max_stages_per_device)))
 				continue;
 			if (state_alloc(&s, S) < 0) {
 				t->oom = true;
@@ -696,7 +697,8 @@ static void gen_placement(struct tuner *t)
 			if (!c)
 				return;
 			snprintf(c->what, sizeof(c->what), "%d stages placed %s, balanced", S,
-			         shape == 1 ? "in a V" : shape == 2 ? "round robin with uneven counts" : "round robin");
+			         shape == 1 ? (per == 2 ? "in a V" : "in a zigzag")
+			                    : shape == 2 ? "round robin with uneven counts" : "round robin");
 			cand_keep_if_new(t);
 		}
 	}
@@ -931,6 +933,81 @@ static void gen_order(struct tuner *t)
 			}
 		}
 	}
+	/* warm-up depth per device: one F more before its first backward (the device waited
+	 * in its warm-up) or one fewer (it has forwards to spare) */
+	for (int d = 0; d < D; d++) {
+		const struct metrics *mt = &t->cur_metrics;
+		int len = ostart[d + 1] - ostart[d], fb = -1, next_f = -1, last_f = -1;
+		double wait = mt->dev && mt->ndevices == D ? mt->dev[d].warmup_idle_ms : 0;
+
+		for (int i = 0; i < len; i++) {
+			const struct action *a = &ord[ostart[d] + i];
+
+			if (a->kind == OP_F && fb < 0)
+				last_f = i;
+			else if (a->kind != OP_F && fb < 0)
+				fb = i;
+			else if (a->kind == OP_F && fb >= 0 && next_f < 0)
+				next_f = i;
+		}
+		if (fb < 0)
+			continue;
+		if (next_f >= 0) {
+			const struct action *a = &ord[ostart[d] + next_f], *b = &ord[ostart[d] + fb];
+
+			order_move_add(mv, &n, cap, (struct order_move){ -wait, d, next_f, fb,
+			               sim_op_index(&t->work, a->stage, a->mb, a->kind),
+			               sim_op_index(&t->work, b->stage, b->mb, b->kind) });
+		}
+		if (last_f >= 0 && last_f + 1 == fb) {
+			/* the last warm-up F after the first backward: moved as the backward ahead of it */
+			const struct action *a = &ord[ostart[d] + fb], *b = &ord[ostart[d] + last_f];
+
+			order_move_add(mv, &n, cap, (struct order_move){ -0.5 * wait, d, fb, last_f,
+			               sim_op_index(&t->work, a->stage, a->mb, a->kind),
+			               sim_op_index(&t->work, b->stage, b->mb, b->kind) });
+		}
+	}
+	/* the critical path, traced back from the op that ends last: an op on it that waited
+	 * for its device while its inputs were there goes ahead of what kept it waiting */
+	{
+		long x = -1;
+		int guard = 0;
+
+		for (int d = 0; d < D; d++)
+			if (ostart[d + 1] > ostart[d]) {
+				const struct action *a = &ord[ostart[d + 1] - 1];
+				long op = sim_op_index(&t->work, a->stage, a->mb, a->kind);
+
+				if (x < 0 || sm->end[op] > sm->end[x])
+					x = op;
+			}
+		while (x >= 0 && guard++ < nops) {
+			int d = t->work.stages[x / 3 / t->work.microbatches].device, at = t->pos[x] - ostart[d];
+			long prev = -1;
+
+			if (at > 0) {
+				const struct action *b = &ord[t->pos[x] - 1];
+
+				prev = sim_op_index(&t->work, b->stage, b->mb, b->kind);
+			}
+			if (prev >= 0 && sm->end[prev] >= sm->start[x] - eps) {
+				/* held by its device */
+				for (int back = 1; back <= 3 && at - back >= 0 && sm->ready[x] < sm->start[x] - eps; back++) {
+					const struct action *b = &ord[t->pos[x] - back];
+					long y = sim_op_index(&t->work, b->stage, b->mb, b->kind);
+
+					if (sm->ready[x] >= sm->start[y] + eps && back > 1)
+						break;  /* its inputs were not there before y either */
+					order_move_add(mv, &n, cap, (struct order_move){ -2 * (sm->start[x] - sm->ready[x]) / back,
+					                                                 d, at, at - back, x, y });
+				}
+				x = prev;
+			} else {
+				x = last_input(t, x, S);
+			}
+		}
+	}
 	qsort(mv, (size_t)n, sizeof(*mv), order_move_cmp);
 	for (int i = 0; i < n && i < ORDER_CANDS; i++) {
 		struct cand *c = cand_add(t, &t->cur, MOVE_ORDER, mv[i].dev, mv[i].from);
@@ -1097,10 +1174,11 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 	if ((long)maxS * o->microbatches * 3 <= ORDER_MAX_OPS)
 		t->pos = calloc((size_t)maxS * o->microbatches * 3, sizeof(int));
 	t->layer_bytes = calloc((size_t)m->nlayers, sizeof(double));
+	t->layer_f = calloc((size_t)m->nlayers, sizeof(double));
 	t->weight = calloc((size_t)D, sizeof(double));
 	t->mem = calloc((size_t)D, sizeof(double));
 	if (!t->work.stages || !t->work.order_start || !t->work.order || !t->cap_buf || !t->wcap_buf ||
-	    !t->layer_cost || !t->layer_fb || !t->load || !t->layer_bytes || !t->weight || !t->mem) {
+	    !t->layer_cost || !t->layer_fb || !t->load || !t->layer_bytes || !t->layer_f || !t->weight || !t->mem) {
 		err_set(e, ERR_RUNTIME, "out of host memory");
 		goto fail;
 	}
@@ -1108,10 +1186,12 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 		t->layer_cost[l] = m->layers[l].f_ms + m->layers[l].b_ms + m->layers[l].w_ms;
 		t->layer_fb[l] = m->layers[l].f_ms + m->layers[l].b_ms;
 		t->layer_bytes[l] = (double)m->layers[l].param_bytes / 2 * 16;
+		t->layer_f[l] = m->layers[l].f_ms;
 	}
 	for (int d = 0; d < D; d++)
 		t->mem[d] = cluster_usable_bytes(c);
-	t->part = (struct tune_part_in){ m->nlayers, t->layer_cost, t->layer_bytes, D, t->weight, t->mem, 0, 0 };
+	t->part = (struct tune_part_in){ m->nlayers, t->layer_cost, t->layer_bytes, t->layer_f, 1.0 / o->microbatches, D,
+	                                 t->weight, t->mem, 0, 0 };
 	/* every baseline that applies: the result is never worse than the best of them */
 	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
 		for (int pi = 0; pi < 2; pi++) {
@@ -1147,10 +1227,11 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 			metrics_release(&mt);
 		}
 	/* the tuner's own starts: its structures (D stages, 2D round robin, the V, uneven
-	 * counts) with 1F1B-like, zero-bubble-like and memory-capped knobs; the search runs
-	 * from the best and then restarts from the best of each other structure */
-	for (int shape = 0; shape < 4; shape++) {
-		int S = shape == 0 ? D : shape == 3 ? D + (D + 1) / 2 : 2 * D;
+	 * counts, 3D round robin and zigzag) with 1F1B-like, zero-bubble-like and
+	 * memory-capped knobs; the search runs from the best and then restarts from the best
+	 * of each other structure */
+	for (int shape = 0; shape < 6; shape++) {
+		int S = shape == 0 ? D : shape == 3 ? D + (D + 1) / 2 : shape >= 4 ? 3 * D : 2 * D;
 		struct tune_state best_s = { 0 };
 		double best_s_ms = INFINITY;
 
@@ -1164,7 +1245,7 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 				tune_state_release(&best_s);
 				goto oom;
 			}
-			if (shape == 2)
+			if (shape == 2 || shape == 5)
 				place_v(&s, D);
 			else
 				place_round_robin(&s, D);
@@ -1415,8 +1496,9 @@ static int search_step(struct tuner *t, const struct tune_step **step, struct er
 						t->tabu_boundary = -1;
 						t->phase = PHASE_PARTITION;
 						snprintf(what, sizeof(what), "restart from %d stages placed %s", t->cur.nstages,
-						         k < t->nstarts && t->cur.nstages == 2 * t->cluster->devices &&
-						         t->cur.device[t->cur.nstages - 1] == 0 ? "in a V" : "round robin");
+						         t->cur.nstages > t->cluster->devices &&
+						         t->cur.device[t->cluster->devices] == t->cluster->devices - 1 ? "in a zigzag"
+						                                                                   : "round robin");
 						generate(t);
 						*step = record(t, PHASE_START, MOVE_RESTRUCTURE, t->cur.nstages, 0, what, before, t->cur_ms);
 						if (!*step)
@@ -1585,6 +1667,7 @@ void tune_free(struct tuner *t)
 	free(t->layer_fb);
 	free(t->load);
 	free(t->layer_bytes);
+	free(t->layer_f);
 	free(t->pos);
 	for (int i = 0; i < PART_MEMO; i++) {
 		free(t->memo[i].first);

@@ -37,7 +37,7 @@ struct tune_progress {
 
 struct tune_opts {
 	int microbatches;
-	int max_stages_per_device;  /* 1.. (default 2) */
+	int max_stages_per_device;  /* 1.. (default 3) */
 	/* The budget. With neither limit the search stops when a whole round and every
 	 * restart improve nothing. With one, it goes on after that as an iterated local
 	 * search (perturb the best state, descend again) until the budget is spent or the

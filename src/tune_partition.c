@@ -26,7 +26,7 @@
 
 struct prefix {
 	int L;
-	double *c, *b;         /* prefix sums of cost and bytes, L + 1 entries */
+	double *c, *b, *f;     /* prefix sums of cost, bytes and forward time, L + 1 entries */
 };
 
 static int prefix_init(struct prefix *p, const struct tune_part_in *in)
@@ -34,15 +34,18 @@ static int prefix_init(struct prefix *p, const struct tune_part_in *in)
 	p->L = in->nlayers;
 	p->c = malloc((size_t)(p->L + 1) * sizeof(double));
 	p->b = malloc((size_t)(p->L + 1) * sizeof(double));
-	if (!p->c || !p->b) {
+	p->f = malloc((size_t)(p->L + 1) * sizeof(double));
+	if (!p->c || !p->b || !p->f) {
 		free(p->c);
 		free(p->b);
+		free(p->f);
 		return -1;
 	}
-	p->c[0] = p->b[0] = 0;
+	p->c[0] = p->b[0] = p->f[0] = 0;
 	for (int l = 0; l < p->L; l++) {
 		p->c[l + 1] = p->c[l] + in->cost[l];
 		p->b[l + 1] = p->b[l] + (in->bytes ? in->bytes[l] : 0);
+		p->f[l + 1] = p->f[l] + (in->fcost ? in->fcost[l] * in->fill : 0);
 	}
 	return 0;
 }
@@ -51,6 +54,7 @@ static void prefix_release(struct prefix *p)
 {
 	free(p->c);
 	free(p->b);
+	free(p->f);
 }
 
 static bool fits(const struct prefix *p, int i, int e, double r, double cap, double mem)
@@ -237,11 +241,19 @@ static void device_eval(const struct tune_part_in *in, const struct prefix *p, i
 	*worst = 0;
 	*sq = 0;
 	*fit = true;
-	for (int d = 0; d < in->ndevices; d++)
-		load[d] = bytes[d] = 0;
+	for (int d = 0; d < in->ndevices; d++) {
+		load[d] = 0;
+		bytes[d] = -1;  /* no stage yet */
+	}
 	for (int s = 0; s < S; s++) {
-		load[device[s]] += p->c[first[s + 1]] - p->c[first[s]];
-		bytes[device[s]] += p->b[first[s + 1]] - p->b[first[s]];
+		int d = device[s];
+
+		if (bytes[d] < 0) {
+			bytes[d] = 0;
+			load[d] = p->f[first[s]];  /* its wait for the pipeline to fill */
+		}
+		load[d] += p->c[first[s + 1]] - p->c[first[s]];
+		bytes[d] += p->b[first[s + 1]] - p->b[first[s]];
 	}
 	for (int d = 0; d < in->ndevices; d++) {
 		double q = load[d] / in->weight[d];
@@ -256,18 +268,17 @@ static void device_eval(const struct tune_part_in *in, const struct prefix *p, i
 
 double tune_partition_objective(const struct tune_part_in *in, int S, const int *device, const int *first)
 {
-	double worst = 0;
-	double *load = calloc((size_t)in->ndevices, sizeof(double));
+	struct prefix p;
+	double *load = malloc((size_t)in->ndevices * sizeof(double));
+	double *bytes = malloc((size_t)in->ndevices * sizeof(double)), worst = INFINITY, sq;
+	bool fit;
 
-	if (!load)
-		return INFINITY;
-	for (int s = 0; s < S; s++)
-		for (int l = first[s]; l < first[s + 1]; l++)
-			load[device[s]] += in->cost[l];
-	for (int d = 0; d < in->ndevices; d++)
-		if (load[d] / in->weight[d] > worst)
-			worst = load[d] / in->weight[d];
+	if (load && bytes && prefix_init(&p, in) == 0) {
+		device_eval(in, &p, S, device, first, load, bytes, &worst, &sq, &fit);
+		prefix_release(&p);
+	}
 	free(load);
+	free(bytes);
 	return worst;
 }
 
@@ -392,6 +403,7 @@ struct bb {
 	const struct prefix *p;
 	int S;
 	const int *device, *last_of;   /* per device: its last stage */
+	const int *first_of;           /* and its first */
 	double *load, *bytes;
 	double open_w0, best;          /* weight of all devices; the incumbent */
 	int *cur, *best_first;
@@ -419,6 +431,11 @@ static void bb_dfs(struct bb *b, int s, int l, double closed_max, double open_lo
 	d = b->device[s];
 	w = b->in->weight[d];
 	m = b->in->mem ? b->in->mem[d] : 0;
+	if (b->first_of[d] == s) {
+		/* the device waits for the pipeline to fill up to here */
+		b->load[d] = p->f[l];
+		open_load += p->f[l];
+	}
 	for (int e = s == b->S - 1 ? L : l + 1; e <= L - (b->S - s - 1); e++) {
 		double add = p->c[e] - p->c[l], q = (b->load[d] + add) / w;
 		bool closes = b->last_of[d] == s;
@@ -435,40 +452,48 @@ static void bb_dfs(struct bb *b, int s, int l, double closed_max, double open_lo
 		b->load[d] -= add;
 		b->bytes[d] -= p->b[e] - p->b[l];
 		if (b->nodes > b->max_nodes)
-			return;
+			break;
 	}
+	if (b->first_of[d] == s)
+		b->load[d] = 0;
 }
 
 /* Improves first (objective incumbent) by branch and bound; returns the objective. */
 static double branch_and_bound(const struct tune_part_in *in, const struct prefix *p, int S, const int *device,
                                int *first, double incumbent, long max_nodes)
 {
-	struct bb b = { in, p, S, device, NULL, NULL, NULL, 0, incumbent, NULL, NULL, 0, max_nodes };
-	int *last_of = malloc((size_t)in->ndevices * sizeof(int));
+	struct bb b = { in, p, S, device, NULL, NULL, NULL, NULL, 0, incumbent, NULL, NULL, 0, max_nodes };
+	int *last_of = malloc((size_t)in->ndevices * sizeof(int)), *first_of = malloc((size_t)in->ndevices * sizeof(int));
 	double open_w = 0;
 
 	b.load = calloc((size_t)in->ndevices, sizeof(double));
 	b.bytes = calloc((size_t)in->ndevices, sizeof(double));
 	b.cur = malloc((size_t)(S + 1) * sizeof(int));
 	b.best_first = first;
-	if (!last_of || !b.load || !b.bytes || !b.cur) {
+	if (!last_of || !first_of || !b.load || !b.bytes || !b.cur) {
 		free(last_of);
+		free(first_of);
 		free(b.load);
 		free(b.bytes);
 		free(b.cur);
 		return incumbent;
 	}
 	for (int d = 0; d < in->ndevices; d++)
-		last_of[d] = -1;
-	for (int s = 0; s < S; s++)
+		last_of[d] = first_of[d] = -1;
+	for (int s = 0; s < S; s++) {
 		last_of[device[s]] = s;
+		if (first_of[device[s]] < 0)
+			first_of[device[s]] = s;
+	}
 	for (int d = 0; d < in->ndevices; d++)
 		if (last_of[d] >= 0)
 			open_w += in->weight[d];
 	b.last_of = last_of;
+	b.first_of = first_of;
 	b.cur[0] = 0;
 	bb_dfs(&b, 0, 0, 0, 0, open_w);
 	free(last_of);
+	free(first_of);
 	free(b.load);
 	free(b.bytes);
 	free(b.cur);

@@ -26,6 +26,12 @@ struct tune_part_in {
 	int nlayers;
 	const double *cost;
 	const double *bytes;
+	/* Optional (NULL: none): per layer its forward time. A device cannot start before the
+	 * first microbatch's forward has reached its first stage, so fill x the forward time
+	 * of the layers before that stage counts in its load (fill = 1 / microbatches turns
+	 * load x microbatches + that wait into one per-microbatch figure). */
+	const double *fcost;
+	double fill;
 	int ndevices;
 	const double *weight;
 	const double *mem;
@@ -41,7 +47,8 @@ struct tune_part_in {
 double tune_partition_minmax(const struct tune_part_in *in, int S, const double *cap, const double *mem,
                              int *first);
 
-/* The largest load(d) / weight(d) of a partition, device[s] being stage s's device. */
+/* The largest load(d) / weight(d) of a partition, device[s] being stage s's device; a
+ * device's load includes its wait for the pipeline to fill (see fcost). */
 double tune_partition_objective(const struct tune_part_in *in, int S, const int *device, const int *first);
 
 /* Boundaries for S stages placed on device[0..S-1] that minimise the largest

@@ -85,7 +85,7 @@ static void usage(FILE *f)
 	      "\n"
 	      "  -o PLAN                     write the tuned plan (\"-\" for stdout)\n"
 	      "  --steps-out FILE            write every accepted step (octopipe.steps/1)\n"
-	      "  --max-stages-per-device K   stages one device may hold (default 2)\n"
+	      "  --max-stages-per-device K   stages one device may hold (default 3)\n"
 	      "  --budget SECONDS            search this long (default 1; 0: until converged,\n"
 	      "                              or --evals); --time-budget is the old name\n"
 	      "  --evals N                   stop after about N candidate plans (without --budget:\n"

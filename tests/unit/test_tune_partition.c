@@ -77,12 +77,20 @@ static void dev_visit(const int *first, void *arg)
 {
 	struct dev_case *c = arg;
 	double load[8] = { 0 }, bytes[8] = { 0 }, worst = 0;
+	bool seen[8] = { false };
 
-	for (int s = 0; s < c->S; s++)
+	for (int s = 0; s < c->S; s++) {
+		if (!seen[c->device[s]]) {
+			/* the first microbatch's forward through every layer before this stage */
+			seen[c->device[s]] = true;
+			for (int l = 0; l < first[s]; l++)
+				load[c->device[s]] += c->in->fill * c->in->fcost[l];
+		}
 		for (int l = first[s]; l < first[s + 1]; l++) {
 			load[c->device[s]] += c->in->cost[l];
 			bytes[c->device[s]] += c->in->bytes[l];
 		}
+	}
 	for (int d = 0; d < c->in->ndevices; d++) {
 		if (c->in->mem[d] > 0 && bytes[d] > c->in->mem[d])
 			return;
@@ -99,7 +107,7 @@ static void test_stage_level(void)
 		int L = 3 + (int)(urand() * 10), S = 1 + (int)(urand() * (L < 6 ? L : 6));
 		double cost[16], bytes[16], cap[8], mem[8], got;
 		int first[9], scratch[9];
-		struct tune_part_in in = { L, cost, bytes, 1, NULL, NULL, 0, 0 };
+		struct tune_part_in in = { L, cost, bytes, NULL, 0, 1, NULL, NULL, 0, 0 };
 		struct stage_case c = { &in, S, cap, mem, INFINITY };
 
 		for (int l = 0; l < L; l++) {
@@ -135,9 +143,10 @@ static void test_device_level(void)
 
 	for (int trial = 0; trial < 200; trial++) {
 		int D = 2 + (int)(urand() * 3), S = D + (int)(urand() * (D + 1)), L = S + (int)(urand() * (14 - S));
-		double cost[16], bytes[16], weight[8], mem[8], got, load[8] = { 0 }, used[8] = { 0 };
+		double cost[16], bytes[16], fwd[16], weight[8], mem[8], got, used[8] = { 0 };
 		int first[16], scratch[16], device[16];
-		struct tune_part_in in = { L, cost, bytes, D, weight, mem, 0, 0 };
+		/* a third of the cases also count each device's wait for the pipeline to fill */
+		struct tune_part_in in = { L, cost, bytes, fwd, trial % 3 == 2 ? 0.25 : 0, D, weight, mem, 0, 0 };
 		struct dev_case c = { &in, S, device, INFINITY };
 
 		if (L > 14 || S > L)
@@ -145,6 +154,7 @@ static void test_device_level(void)
 		for (int l = 0; l < L; l++) {
 			cost[l] = 0.5 + 2 * urand();
 			bytes[l] = 10 * urand();
+			fwd[l] = cost[l] * (0.2 + 0.2 * urand());
 		}
 		cost[L - 1] *= 3;   /* a heavy head */
 		for (int d = 0; d < D; d++) {
@@ -168,7 +178,6 @@ static void test_device_level(void)
 		for (int s = 0; s < S; s++) {
 			bad_shape += first[s + 1] <= first[s];
 			for (int l = first[s]; l < first[s + 1]; l++) {
-				load[device[s]] += cost[l];
 				used[device[s]] += bytes[l];
 			}
 		}
