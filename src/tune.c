@@ -1,13 +1,14 @@
 /*
- * tune — the three-phase bubble-aware tuner (see tune.h).
+ * tune — the three-phase bubble-aware tuner (see tune.h): the driver.
  *
  * The one idea: a candidate is not a plan but a small state (boundaries, devices,
- * scheduler knobs) that the policy-driven simulator turns into a plan and an iteration
- * time in one pass. Moves are cheap to propose and exact to replay, and the phases only
- * differ in which states they propose: the partition phase moves boundaries toward the
- * devices with the most bubble, the placement phase changes the stage count and moves or
- * swaps stages (ranked first by a load + pipeline-fill estimate), and the scheduling phase
- * turns the list scheduler's knobs. A move is kept only when the iteration time drops.
+ * scheduler knobs, and once the scheduling phase has refined it an explicit order) that
+ * the simulator turns into a plan and an iteration time in one pass. Moves are cheap to
+ * propose and exact to replay, and the phases only differ in which states they propose
+ * (tune_partition.c, tune_place.c, tune_sched.c). This file evaluates them, keeps the
+ * best of each list when it beats the current state, runs the phases in turn until a
+ * round improves nothing, restarts from the other starting structures, and with a budget
+ * goes on as an iterated local search: perturb the best state and descend again.
  */
 #include "config.h"
 #include "tune.h"
@@ -20,88 +21,9 @@
 
 #include "baseline.h"
 #include "json.h"
-#include "partition.h"
 #include "sim.h"
 #include "strbuf.h"
-#include "tune_partition.h"
-
-#define IMPROVE_EPS 1e-9   /* relative: a move must beat the current time by this much */
-#define MAX_RANKED 8       /* candidates simulated per ranked move family */
-#define CHAIN_CANDS 24     /* chain moves of layers simulated per step */
-#define OCTO_TUNE_MAX_AWARE 4096 /* devices up to which the partition is also bubble-aware */
-#define ORDER_CANDS 32     /* gap-targeted order moves simulated per step */
-#define ORDER_WINDOW 24    /* how far down its device's list an op may come from */
-#define ORDER_MAX_OPS 40000 /* larger plans keep the policy's order */
-
-struct cand {
-	struct tune_state st;
-	enum tune_move_kind kind;
-	int a, b;
-	char what[200];
-	double score;          /* estimator: lower first */
-};
-
-#define PART_MEMO 64       /* partitions remembered by placement and weights */
-
-struct part_memo {
-	int nstages;
-	int *device, *first;   /* NULL: an empty slot */
-	double *weight;
-	bool ok;
-};
-
-struct tuner {
-	const struct model *model;
-	const struct cluster *cluster;
-	struct tune_opts opts;
-	struct plan work;        /* evaluation plan: model and cluster copied once */
-	struct sim sim;
-	int max_stages;
-	double *layer_cost, *layer_fb;
-	double *load;            /* per device, scratch for estimate() */
-	double *layer_bytes;     /* static bytes per layer */
-	double *layer_f;         /* forward time per layer */
-	double *weight, *mem;    /* per device: the partitioner's weights and usable memory */
-	struct tune_part_in part;
-	struct part_memo memo[PART_MEMO];
-	int memo_next;
-	/* baselines */
-	struct plan best_baseline;
-	bool have_baseline;
-	double baseline_ms;
-	char baseline_name[64];
-	/* search */
-	struct tune_state cur;
-	double cur_ms;
-	double cur_tie;          /* the current state's tie-break (see better()) */
-	double eval_tie;         /* the last evaluation's */
-	struct metrics cur_metrics;
-	struct tune_state best;
-	double best_ms;
-	enum tune_phase phase;
-	int round, rounds_done;
-	bool round_improved, done, started;
-	struct cand *cands;
-	int ncands, ccap, ci;
-	int tabu_boundary, tabu_dir;
-	struct tune_step *steps;
-	int nsteps, scap;
-	long evals;
-	double t0, spent;
-	double bound_ms;         /* sim_lower_bound_tight(): the search stops on reaching it */
-	double last_progress;
-	bool interrupted;
-	int kicks;               /* perturbations since the best last improved */
-	unsigned long long rng;
-	int *cap_buf, *wcap_buf;
-	int *pos;                /* per op: its place in the order (gap-targeted moves) */
-	struct tune_state starts[8];  /* other starting structures, best first */
-	double start_ms[8];
-	int nstarts, next_start;
-	/* an allocation failed where the search cannot report it (a candidate list, an
-	 * evaluation): the next tune_new/tune_step/tune_result says out of host memory */
-	bool oom;
-};
+#include "tune_impl.h"
 
 static double now_s(void)
 {
@@ -137,7 +59,7 @@ void tune_state_release(struct tune_state *s)
 }
 
 /* Back to the policy's order (a move that changes stages or knobs invalidates it). */
-static void state_drop_order(struct tune_state *s)
+void tune_state_drop_order(struct tune_state *s)
 {
 	free(s->order_start);
 	free(s->order);
@@ -146,21 +68,21 @@ static void state_drop_order(struct tune_state *s)
 	s->order_devices = 0;
 }
 
-static long state_order_len(const struct tune_state *s)
+long tune_state_order_len(const struct tune_state *s)
 {
 	return s->order ? s->order_start[s->order_devices] : 0;
 }
 
 /* Gives s the order of devices lists (CSR); -1 when out of host memory. */
-static int state_set_order(struct tune_state *s, int devices, const int *start, const struct action *order)
+int tune_state_set_order(struct tune_state *s, int devices, const int *start, const struct action *order)
 {
 	long n = start[devices];
 
-	state_drop_order(s);
+	tune_state_drop_order(s);
 	s->order_start = malloc((size_t)(devices + 1) * sizeof(int));
 	s->order = malloc((size_t)(n ? n : 1) * sizeof(*s->order));
 	if (!s->order_start || !s->order) {
-		state_drop_order(s);
+		tune_state_drop_order(s);
 		return -1;
 	}
 	s->order_devices = devices;
@@ -169,7 +91,7 @@ static int state_set_order(struct tune_state *s, int devices, const int *start, 
 	return 0;
 }
 
-static int state_alloc(struct tune_state *s, int n)
+int tune_state_alloc(struct tune_state *s, int n)
 {
 	memset(s, 0, sizeof(*s));
 	s->nstages = n;
@@ -184,12 +106,12 @@ static int state_alloc(struct tune_state *s, int n)
 
 int tune_state_copy(struct tune_state *dst, const struct tune_state *src)
 {
-	if (state_alloc(dst, src->nstages) < 0)
+	if (tune_state_alloc(dst, src->nstages) < 0)
 		return -1;
 	memcpy(dst->first, src->first, (size_t)(src->nstages + 1) * sizeof(int));
 	memcpy(dst->device, src->device, (size_t)src->nstages * sizeof(int));
 	dst->sched = src->sched;
-	if (src->order && state_set_order(dst, src->order_devices, src->order_start, src->order) < 0) {
+	if (src->order && tune_state_set_order(dst, src->order_devices, src->order_start, src->order) < 0) {
 		tune_state_release(dst);
 		return -1;
 	}
@@ -215,7 +137,7 @@ bool tune_state_equal(const struct tune_state *a, const struct tune_state *b)
 	       !a->order == !b->order &&
 	       (!a->order || (a->order_devices == b->order_devices &&
 	                      memcmp(a->order_start, b->order_start, (size_t)(a->order_devices + 1) * sizeof(int)) == 0 &&
-	                      orders_equal(a->order, b->order, state_order_len(a))));
+	                      orders_equal(a->order, b->order, tune_state_order_len(a))));
 }
 
 /* ---- evaluation ------------------------------------------------------------------- */
@@ -252,7 +174,7 @@ static void policy_opts(const struct tune_state *s, int devices, int *cap, int *
 }
 
 /* Simulates a state; returns its iteration time (INFINITY when it does not fit). */
-static double evaluate(struct tuner *t, const struct tune_state *s, struct metrics *keep)
+double tune_eval(struct tuner *t, const struct tune_state *s, struct metrics *keep)
 {
 	struct sim_opts o;
 	struct metrics m;
@@ -263,7 +185,7 @@ static double evaluate(struct tuner *t, const struct tune_state *s, struct metri
 	if (s->order) {
 		/* the explicit order, run as it is */
 		memcpy(t->work.order_start, s->order_start, (size_t)(s->order_devices + 1) * sizeof(int));
-		memcpy(t->work.order, s->order, (size_t)state_order_len(s) * sizeof(*s->order));
+		memcpy(t->work.order, s->order, (size_t)tune_state_order_len(s) * sizeof(*s->order));
 		sim_opts_default(&o);
 	} else {
 		policy_opts(s, t->cluster->devices, t->cap_buf, t->wcap_buf, &o);
@@ -338,12 +260,12 @@ int tune_state_plan(const struct model *m, const struct cluster *c, int microbat
 	}
 	state_to_stages(out, s);
 	if (s->order) {
-		if (s->order_devices != c->devices || state_order_len(s) != plan_total_ops(out)) {
+		if (s->order_devices != c->devices || tune_state_order_len(s) != plan_total_ops(out)) {
 			err_set(e, ERR_INPUT, "the order does not fit the stages");
 			goto fail;
 		}
 		memcpy(out->order_start, s->order_start, (size_t)(c->devices + 1) * sizeof(int));
-		memcpy(out->order, s->order, (size_t)state_order_len(s) * sizeof(*s->order));
+		memcpy(out->order, s->order, (size_t)tune_state_order_len(s) * sizeof(*s->order));
 	} else {
 		policy_opts(s, c->devices, cap, cap + s->nstages, &o);
 		r = sim_run(&sim, out, &o, &mt, e);
@@ -392,7 +314,7 @@ static bool static_fits(const struct tuner *t, const struct tune_state *s)
 
 /* Cheap iteration-time estimate: the busiest device's work over all microbatches plus
  * the time one microbatch needs to fill and drain the pipeline beyond its stage. */
-static double estimate(const struct tuner *t, const struct tune_state *s)
+double tune_estimate(const struct tuner *t, const struct tune_state *s)
 {
 	double *load = t->load, chain = 0, worst = 0, worst_stage = 0;
 
@@ -414,7 +336,7 @@ static double estimate(const struct tuner *t, const struct tune_state *s)
 	return worst * t->opts.microbatches + chain - worst_stage;
 }
 
-static unsigned long long next_rand(struct tuner *t)
+unsigned long long tune_rand(struct tuner *t)
 {
 	t->rng ^= t->rng << 13;
 	t->rng ^= t->rng >> 7;
@@ -422,63 +344,6 @@ static unsigned long long next_rand(struct tuner *t)
 	return t->rng;
 }
 
-/* Boundaries for the state's stage count and placement that balance device loads
- * (tune_partition_devices). With idle (per device, ms, may be NULL) a device is expected to
- * idle that long anyway (filling and draining the pipeline), so it gets less work: its
- * weight is its speed times the share of the iteration it can compute. False when no
- * partition fits in memory (the state is left as it was). */
-static bool partition_state(struct tuner *t, struct tune_state *s, const double *idle, double span)
-{
-	int D = t->cluster->devices, S = s->nstages;
-	struct part_memo *pm;
-	bool ok;
-
-	for (int d = 0; d < D; d++) {
-		double share = 1;
-
-		if (idle && span > 0) {
-			share = 1 - idle[d] / span;
-			if (share < 0.25)
-				share = 0.25;
-		}
-		t->weight[d] = t->cluster->device_speed[d] * share;
-	}
-	/* the search asks for the same placements again and again: remember the answers */
-	for (int i = 0; i < PART_MEMO; i++) {
-		pm = &t->memo[i];
-		if (pm->first && pm->nstages == S && memcmp(pm->device, s->device, (size_t)S * sizeof(int)) == 0 &&
-		    memcmp(pm->weight, t->weight, (size_t)D * sizeof(double)) == 0) {
-			if (pm->ok)
-				memcpy(s->first, pm->first, (size_t)(S + 1) * sizeof(int));
-			return pm->ok;
-		}
-	}
-	/* a bubble-aware balance changes with every plan: a shorter search */
-	t->part.kicks = idle ? 8 : 0;
-	t->part.nodes = idle ? 2000 : 0;
-	ok = isfinite(tune_partition_devices(&t->part, S, s->device, s->first));
-	pm = &t->memo[t->memo_next];
-	t->memo_next = (t->memo_next + 1) % PART_MEMO;
-	free(pm->first);
-	free(pm->device);
-	free(pm->weight);
-	pm->nstages = S;
-	pm->ok = ok;
-	pm->first = malloc((size_t)(S + 1) * sizeof(int));
-	pm->device = malloc((size_t)S * sizeof(int));
-	pm->weight = malloc((size_t)D * sizeof(double));
-	if (!pm->first || !pm->device || !pm->weight) {
-		free(pm->first);
-		free(pm->device);
-		free(pm->weight);
-		memset(pm, 0, sizeof(*pm));
-		return ok;
-	}
-	memcpy(pm->first, s->first, (size_t)(S + 1) * sizeof(int));
-	memcpy(pm->device, s->device, (size_t)S * sizeof(int));
-	memcpy(pm->weight, t->weight, (size_t)D * sizeof(double));
-	return ok;
-}
 
 /* Equal layer counts (a start that the memory check then rejects or not). */
 static void uniform_first(struct tune_state *s, int L)
@@ -487,30 +352,12 @@ static void uniform_first(struct tune_state *s, int L)
 		s->first[st] = (int)((long)L * st / s->nstages);
 }
 
-static void place_round_robin(struct tune_state *s, int D)
-{
-	for (int st = 0; st < s->nstages; st++)
-		s->device[st] = st % D;
-}
 
-static void place_v(struct tune_state *s, int D)
-{
-	for (int st = 0; st < s->nstages; st++)
-		s->device[st] = (st / D) % 2 == 0 ? st % D : D - 1 - st % D;
-}
 
-static int stages_on(const struct tune_state *s, int d)
-{
-	int n = 0;
-
-	for (int st = 0; st < s->nstages; st++)
-		n += s->device[st] == d;
-	return n;
-}
 
 /* ---- candidate lists ------------------------------------------------------------------- */
 
-static struct cand *cand_add(struct tuner *t, const struct tune_state *from, enum tune_move_kind kind, int a, int b)
+struct cand *tune_cand_add(struct tuner *t, const struct tune_state *from, enum tune_move_kind kind, int a, int b)
 {
 	struct cand *c;
 
@@ -555,7 +402,7 @@ static int cand_cmp(const void *a, const void *b)
 }
 
 /* Keeps the first `from` candidates, sorts the rest by score and keeps the best keep. */
-static void rank_tail(struct tuner *t, int from, int keep)
+void tune_rank(struct tuner *t, int from, int keep)
 {
 	int n = t->ncands - from;
 
@@ -563,7 +410,7 @@ static void rank_tail(struct tuner *t, int from, int keep)
 		return;
 	/* a seeded shuffle first, so equal scores are tried in a seed-dependent order */
 	for (int i = n - 1; i > 0; i--) {
-		int j = (int)(next_rand(t) % (unsigned long long)(i + 1));
+		int j = (int)(tune_rand(t) % (unsigned long long)(i + 1));
 		struct cand tmp = t->cands[from + i];
 
 		t->cands[from + i] = t->cands[from + j];
@@ -580,7 +427,7 @@ static bool is_current(const struct tuner *t, const struct tune_state *s)
 }
 
 /* Drops the last candidate when it is the current state or cannot fit. */
-static void cand_keep_if_new(struct tuner *t)
+void tune_cand_keep(struct tuner *t)
 {
 	struct cand *c = &t->cands[t->ncands - 1];
 
@@ -588,460 +435,22 @@ static void cand_keep_if_new(struct tuner *t)
 		tune_state_release(&t->cands[--t->ncands].st);
 }
 
-static void gen_partition(struct tuner *t)
-{
-	const struct metrics *m = &t->cur_metrics;
-	const int S = t->cur.nstages, D = t->cluster->devices;
-	struct cand *c;
-	int from;
 
-	/* the exact balance of device loads, then the same with each device's fill and drain
-	 * idle time taken off what it can do (bubble-aware) */
-	for (int aware = 0; aware < 3; aware++) {
-		double idle[OCTO_TUNE_MAX_AWARE];
-		bool use = aware > 0 && m->dev && m->ndevices == D && D <= OCTO_TUNE_MAX_AWARE;
 
-		if (aware > 0 && !use)
-			break;
-		for (int d = 0; use && d < D; d++)
-			idle[d] = (m->dev[d].warmup_idle_ms + m->dev[d].cooldown_idle_ms) * (aware == 1 ? 1 : 0.5);
-		c = cand_add(t, &t->cur, MOVE_PARTITION, 0, aware);
-		if (!c)
-			return;
-		if (!partition_state(t, &c->st, use ? idle : NULL, m->makespan_ms)) {
-			tune_state_release(&t->cands[--t->ncands].st);
-			continue;
-		}
-		snprintf(c->what, sizeof(c->what), aware ? "rebalance the %d stages by what each device can do besides "
-		         "its fill and drain idle time" : "rebalance the %d stages (min-max device time)", S);
-		cand_keep_if_new(t);
-	}
-	/* bubble-guided single-layer moves: from a busier device to an idler neighbour */
-	from = t->ncands;
-	for (int b = 1; b < S; b++) {
-		for (int dir = -1; dir <= 1; dir += 2) {
-			int src = dir < 0 ? b - 1 : b;        /* stage giving a layer */
-			int dst = dir < 0 ? b : b - 1;
-			int ds = t->cur.device[src], dd = t->cur.device[dst];
 
-			if (t->cur.first[src + 1] - t->cur.first[src] < 2)
-				continue;
-			if (b == t->tabu_boundary && dir == -t->tabu_dir)
-				continue; /* do not undo the last accepted shift */
-			c = cand_add(t, &t->cur, MOVE_SHIFT, b, dir);
-			if (!c)
-				return;
-			c->st.first[b] += dir < 0 ? -1 : 1;
-			/* guidance: the giver's device should be busier than the taker's */
-			c->score = estimate(t, &c->st);
-			if (m->dev && ds < m->ndevices && dd < m->ndevices)
-				c->score -= (m->dev[ds].busy_ms - m->dev[dd].busy_ms) * 0.5;
-			snprintf(c->what, sizeof(c->what), "move layer %d from stage %d (gpu %d) to stage %d (gpu %d)",
-			         dir < 0 ? t->cur.first[b] - 1 : t->cur.first[b], src, ds, dst, dd);
-			cand_keep_if_new(t);
-		}
-	}
-	/* shifts are cheap to simulate: try them all, most promising first */
-	rank_tail(t, from, 64);
-	/* chains: a stage further away takes a layer and the stages between slide by one, so
-	 * a layer moves between any two devices (or between two stages of one device: a
-	 * larger first stage fills the wait for the pipeline's far end) */
-	from = t->ncands;
-	for (int a = 0; a < S && m->dev && m->ndevices == D; a++)
-		for (int b = 0; b < S; b++) {
-			int lo = a < b ? a + 1 : b + 1, hi = a < b ? b : a, dir = a < b ? 1 : -1;
 
-			if (abs(a - b) < 2 || t->cur.first[b + 1] - t->cur.first[b] < 2)
-				continue;
-			c = cand_add(t, &t->cur, MOVE_PARTITION, b, a);
-			if (!c)
-				return;
-			for (int k = lo; k <= hi; k++)
-				c->st.first[k] += dir;
-			c->score = -(m->dev[t->cur.device[a]].idle_ms - m->dev[t->cur.device[b]].idle_ms);
-			snprintf(c->what, sizeof(c->what), "a layer from stage %d (gpu %d) to stage %d (gpu %d), the stages "
-			         "between sliding by one", b, t->cur.device[b], a, t->cur.device[a]);
-			cand_keep_if_new(t);
-		}
-	rank_tail(t, from, CHAIN_CANDS);
-}
 
-static void gen_placement(struct tuner *t)
-{
-	int D = t->cluster->devices, L = t->model->nlayers, from;
-	struct cand *c;
 
-	/* new stage counts: D*c stages round robin, the V shape, and irregular counts */
-	for (int per = 1; per <= t->opts.max_stages_per_device; per++) {
-		for (int shape = 0; shape < 3; shape++) {
-			int S = shape == 2 ? D * per + D / 2 : D * per;
-			struct tune_state s;
 
-			if (S > L || S > t->max_stages || (shape == 1 && per < 2) || (shape == 2 && (D < 2 || per >= t->opts.max_stages_per_device)))
-				continue;
-			if (state_alloc(&s, S) < 0) {
-				t->oom = true;
-				return;
-			}
-			s.sched = t->cur.sched;
-			if (shape == 1)
-				place_v(&s, D);
-			else
-				place_round_robin(&s, D);
-			if (!partition_state(t, &s, NULL, 0)) {
-				tune_state_release(&s);
-				continue;
-			}
-			c = cand_add(t, &s, MOVE_RESTRUCTURE, S, shape);
-			tune_state_release(&s);
-			if (!c)
-				return;
-			snprintf(c->what, sizeof(c->what), "%d stages placed %s, balanced", S,
-			         shape == 1 ? (per == 2 ? "in a V" : "in a zigzag")
-			                    : shape == 2 ? "round robin with uneven counts" : "round robin");
-			cand_keep_if_new(t);
-		}
-	}
-	/* single-stage moves and swaps, ranked by the estimator */
-	from = t->ncands;
-	for (int st = 0; st < t->cur.nstages; st++) {
-		for (int d = 0; d < D; d++) {
-			if (d == t->cur.device[st])
-				continue;
-			if ((st > 0 && t->cur.device[st - 1] == d) || (st + 1 < t->cur.nstages && t->cur.device[st + 1] == d))
-				continue; /* adjacent stages stay on different devices */
-			if (stages_on(&t->cur, d) >= t->opts.max_stages_per_device || stages_on(&t->cur, t->cur.device[st]) < 2)
-				continue;
-			c = cand_add(t, &t->cur, MOVE_STAGE, st, d);
-			if (!c)
-				return;
-			c->st.device[st] = d;
-			state_drop_order(&c->st);
-			c->score = estimate(t, &c->st);
-			snprintf(c->what, sizeof(c->what), "move stage %d from gpu %d to gpu %d", st, t->cur.device[st], d);
-			cand_keep_if_new(t);
-		}
-		for (int s2 = st + 1; s2 < t->cur.nstages; s2++) {
-			if (t->cur.device[st] == t->cur.device[s2])
-				continue;
-			c = cand_add(t, &t->cur, MOVE_SWAP, st, s2);
-			if (!c)
-				return;
-			c->st.device[st] = t->cur.device[s2];
-			c->st.device[s2] = t->cur.device[st];
-			state_drop_order(&c->st);
-			c->score = estimate(t, &c->st);
-			/* the first and last stages decide fill and drain: prefer swaps touching them */
-			if (st == 0 || s2 == t->cur.nstages - 1)
-				c->score *= 0.999;
-			snprintf(c->what, sizeof(c->what), "swap stages %d and %d (gpus %d and %d)", st, s2,
-			         t->cur.device[st], t->cur.device[s2]);
-			cand_keep_if_new(t);
-		}
-	}
-	rank_tail(t, from, MAX_RANKED);
-}
 
-static void gen_order(struct tuner *t);
-
-static void gen_scheduling(struct tuner *t)
-{
-	int D = t->cluster->devices;
-	const struct tune_sched cur = t->cur.sched;
-	struct tune_sched variants[12];
-	const char *names[12];
-	int n = 0;
-
-	variants[n] = cur; variants[n].alternate = !cur.alternate;
-	names[n++] = cur.alternate ? "backward first instead of F/B alternation" : "alternate F and B (1F1B-like)";
-	variants[n] = cur; variants[n].defer_arrivals = !cur.defer_arrivals;
-	names[n++] = cur.defer_arrivals ? "stop deferring just-arrived ops" : "defer just-arrived ops to overlap transfers";
-	variants[n] = cur; variants[n].cap_extra = cur.cap_extra + 1;
-	names[n++] = "one more microbatch in flight per stage (deeper warm-up)";
-	variants[n] = cur; variants[n].cap_extra = cur.cap_extra + 2;
-	names[n++] = "two more microbatches in flight per stage";
-	if (cur.cap_extra > -2) {
-		variants[n] = cur; variants[n].cap_extra = cur.cap_extra - 1;
-		names[n++] = "one microbatch fewer in flight per stage";
-	}
-	variants[n] = cur; variants[n].cap_extra = cur.cap_extra + t->cur.nstages;
-	names[n++] = "let memory alone cap the warm-up";
-	variants[n] = cur; variants[n].wcap = D;
-	names[n++] = "W fills bubbles, at most one pipeline depth deferred";
-	variants[n] = cur; variants[n].wcap = 2 * D;
-	names[n++] = "W fills bubbles, up to two pipeline depths deferred";
-	variants[n] = cur; variants[n].wcap = 0;
-	names[n++] = "W only when nothing else is ready";
-	variants[n] = cur; variants[n].wcap = 1;
-	names[n++] = "W right after its I";
-	for (int i = 0; i < n; i++) {
-		struct cand *c = cand_add(t, &t->cur, MOVE_SCHED, i, 0);
-
-		if (!c)
-			return;
-		c->st.sched = variants[i];
-		state_drop_order(&c->st);
-		snprintf(c->what, sizeof(c->what), "%s", names[i]);
-		cand_keep_if_new(t);
-	}
-	gen_order(t);
-}
-
-/* ---- gap-targeted order moves ------------------------------------------------------ */
-
-struct order_move {
-	double score;          /* lower first: minus the idle time it may fill */
-	int dev, from, to;     /* positions in the device's list */
-	long op, held;         /* the op moved; the op whose gap it targets */
-};
-
-static int order_move_cmp(const void *a, const void *b)
-{
-	const struct order_move *x = a, *y = b;
-
-	if (x->score != y->score)
-		return x->score < y->score ? -1 : 1;
-	if (x->dev != y->dev)
-		return x->dev - y->dev;
-	if (x->from != y->from)
-		return x->from - y->from;
-	return x->to - y->to;
-}
-
-static void order_move_add(struct order_move *mv, int *n, int cap, struct order_move m)
-{
-	for (int i = 0; i < *n; i++)
-		if (mv[i].dev == m.dev && mv[i].from == m.from && mv[i].to == m.to) {
-			if (m.score < mv[i].score)
-				mv[i].score = m.score;
-			return;
-		}
-	if (*n < cap)
-		mv[(*n)++] = m;
-}
-
-/* The data predecessor of op that arrived last (-1: none). */
-static long last_input(const struct tuner *t, long op, int S)
-{
-	const struct plan *p = &t->work;
-	int k = (int)(op % 3), mb = (int)(op / 3 % p->microbatches), st = (int)(op / 3 / p->microbatches);
-	long a = -1, b = -1;
-
-	if (k == 0 && st > 0)
-		a = sim_op_index(p, st - 1, mb, OP_F);
-	if (k == 1) {
-		a = sim_op_index(p, st, mb, OP_F);
-		if (st + 1 < S)
-			b = sim_op_index(p, st + 1, mb, OP_I);
-	}
-	if (k == 2)
-		a = sim_op_index(p, st, mb, OP_I);
-	if (b >= 0 && (a < 0 || t->sim.end[b] > t->sim.end[a]))
-		a = b;
-	return a;
-}
-
-static void describe_op(const struct tuner *t, long op, char *out)
-{
-	struct action a = { (int32_t)(op / 3 / t->work.microbatches), (int32_t)(op / 3 % t->work.microbatches),
-	                    (uint8_t)(op % 3 == 0 ? OP_F : op % 3 == 1 ? OP_I : OP_W), 0 };
-
-	action_format(&a, out);
-}
-
-/* Moves that target the idle gaps of the current order (METHOD.md §3, scheduling): an op
- * later in a device's list whose inputs were there before the gap ends moves into it (a
- * ready W or F fills a bubble; an F moved ahead of a backward deepens that device's
- * warm-up), and the input a gap waited for moves ahead on its own device when that device
- * kept it waiting. Ranked by the idle time they may fill; the simulator decides. */
-static void gen_order(struct tuner *t)
-{
-	const int D = t->cluster->devices, S = t->cur.nstages;
-	struct sim *sm = &t->sim;
-	const int *ostart;
-	const struct action *ord;
-	struct order_move *mv;
-	double span, eps;
-	int n = 0, cap = 4 * ORDER_CANDS + 64;
-	long nops;
-
-	if (!t->pos)
-		return;
-	if (!isfinite(evaluate(t, &t->cur, NULL)))
-		return;  /* the op times below are the current state's */
-	nops = plan_total_ops(&t->work);
-	ostart = t->cur.order ? t->cur.order_start : sm->order_start;
-	ord = t->cur.order ? t->cur.order : sm->order;
-	if (ostart[D] != nops)
-		return;
-	mv = malloc((size_t)cap * sizeof(*mv));
-	if (!mv) {
-		t->oom = true;
-		return;
-	}
-	span = 0;
-	for (long op = 0; op < nops; op++) {
-		const struct action *a = &ord[op];
-
-		t->pos[sim_op_index(&t->work, a->stage, a->mb, a->kind)] = (int)(op);
-	}
-	for (int d = 0; d < D; d++)
-		if (ostart[d + 1] > ostart[d]) {
-			const struct action *a = &ord[ostart[d + 1] - 1];
-			long op = sim_op_index(&t->work, a->stage, a->mb, a->kind);
-
-			if (sm->end[op] > span)
-				span = sm->end[op];
-		}
-	eps = span * 1e-9;
-	for (int d = 0; d < D; d++) {
-		int len = ostart[d + 1] - ostart[d];
-
-		for (int i = 0; i < len; i++) {
-			const struct action *a = &ord[ostart[d] + i];
-			long x = sim_op_index(&t->work, a->stage, a->mb, a->kind), pred;
-			double prev_end = 0, gap;
-
-			if (i > 0) {
-				const struct action *b = a - 1;
-
-				prev_end = sm->end[sim_op_index(&t->work, b->stage, b->mb, b->kind)];
-			}
-			gap = sm->start[x] - prev_end;
-			if (gap <= eps)
-				continue;
-			/* a later op that could have run in the gap */
-			for (int j = i + 1; j < len && j <= i + ORDER_WINDOW; j++) {
-				const struct action *c = &ord[ostart[d] + j];
-				long y = sim_op_index(&t->work, c->stage, c->mb, c->kind);
-				double from = fmax(sm->ready[y], prev_end), fill;
-
-				if (from >= sm->start[x] - eps)
-					continue;
-				fill = fmin(sm->start[x] - from, sm->end[y] - sm->start[y]);
-				order_move_add(mv, &n, cap, (struct order_move){ -fill, d, j, i, y, x });
-			}
-			/* the input the gap waited for, held up on its own device */
-			pred = last_input(t, x, S);
-			if (pred >= 0 && sm->start[pred] > sm->ready[pred] + eps) {
-				int pd = t->work.stages[pred / 3 / t->work.microbatches].device;
-				int pp = t->pos[pred] - ostart[pd];
-
-				for (int back = 1; back <= 2 && pp - back >= 0; back++)
-					order_move_add(mv, &n, cap,
-					               (struct order_move){ -gap / (back + 1), pd, pp, pp - back, pred, x });
-			}
-		}
-	}
-	/* warm-up depth per device: one F more before its first backward (the device waited
-	 * in its warm-up) or one fewer (it has forwards to spare) */
-	for (int d = 0; d < D; d++) {
-		const struct metrics *mt = &t->cur_metrics;
-		int len = ostart[d + 1] - ostart[d], fb = -1, next_f = -1, last_f = -1;
-		double wait = mt->dev && mt->ndevices == D ? mt->dev[d].warmup_idle_ms : 0;
-
-		for (int i = 0; i < len; i++) {
-			const struct action *a = &ord[ostart[d] + i];
-
-			if (a->kind == OP_F && fb < 0)
-				last_f = i;
-			else if (a->kind != OP_F && fb < 0)
-				fb = i;
-			else if (a->kind == OP_F && fb >= 0 && next_f < 0)
-				next_f = i;
-		}
-		if (fb < 0)
-			continue;
-		if (next_f >= 0) {
-			const struct action *a = &ord[ostart[d] + next_f], *b = &ord[ostart[d] + fb];
-
-			order_move_add(mv, &n, cap, (struct order_move){ -wait, d, next_f, fb,
-			               sim_op_index(&t->work, a->stage, a->mb, a->kind),
-			               sim_op_index(&t->work, b->stage, b->mb, b->kind) });
-		}
-		if (last_f >= 0 && last_f + 1 == fb) {
-			/* the last warm-up F after the first backward: moved as the backward ahead of it */
-			const struct action *a = &ord[ostart[d] + fb], *b = &ord[ostart[d] + last_f];
-
-			order_move_add(mv, &n, cap, (struct order_move){ -0.5 * wait, d, fb, last_f,
-			               sim_op_index(&t->work, a->stage, a->mb, a->kind),
-			               sim_op_index(&t->work, b->stage, b->mb, b->kind) });
-		}
-	}
-	/* the critical path, traced back from the op that ends last: an op on it that waited
-	 * for its device while its inputs were there goes ahead of what kept it waiting */
-	{
-		long x = -1;
-		int guard = 0;
-
-		for (int d = 0; d < D; d++)
-			if (ostart[d + 1] > ostart[d]) {
-				const struct action *a = &ord[ostart[d + 1] - 1];
-				long op = sim_op_index(&t->work, a->stage, a->mb, a->kind);
-
-				if (x < 0 || sm->end[op] > sm->end[x])
-					x = op;
-			}
-		while (x >= 0 && guard++ < nops) {
-			int d = t->work.stages[x / 3 / t->work.microbatches].device, at = t->pos[x] - ostart[d];
-			long prev = -1;
-
-			if (at > 0) {
-				const struct action *b = &ord[t->pos[x] - 1];
-
-				prev = sim_op_index(&t->work, b->stage, b->mb, b->kind);
-			}
-			if (prev >= 0 && sm->end[prev] >= sm->start[x] - eps) {
-				/* held by its device */
-				for (int back = 1; back <= 3 && at - back >= 0 && sm->ready[x] < sm->start[x] - eps; back++) {
-					const struct action *b = &ord[t->pos[x] - back];
-					long y = sim_op_index(&t->work, b->stage, b->mb, b->kind);
-
-					if (sm->ready[x] >= sm->start[y] + eps && back > 1)
-						break;  /* its inputs were not there before y either */
-					order_move_add(mv, &n, cap, (struct order_move){ -2 * (sm->start[x] - sm->ready[x]) / back,
-					                                                 d, at, at - back, x, y });
-				}
-				x = prev;
-			} else {
-				x = last_input(t, x, S);
-			}
-		}
-	}
-	qsort(mv, (size_t)n, sizeof(*mv), order_move_cmp);
-	for (int i = 0; i < n && i < ORDER_CANDS; i++) {
-		struct cand *c = cand_add(t, &t->cur, MOVE_ORDER, mv[i].dev, mv[i].from);
-		struct action *seg, keep;
-		char o1[48], o2[48];
-
-		if (!c)
-			break;
-		if (!c->st.order && state_set_order(&c->st, D, ostart, ord) < 0) {
-			tune_state_release(&t->cands[--t->ncands].st);
-			t->oom = true;
-			break;
-		}
-		seg = c->st.order + c->st.order_start[mv[i].dev];
-		keep = seg[mv[i].from];
-		if (mv[i].to < mv[i].from)
-			memmove(seg + mv[i].to + 1, seg + mv[i].to, (size_t)(mv[i].from - mv[i].to) * sizeof(*seg));
-		seg[mv[i].to] = keep;
-		describe_op(t, mv[i].op, o1);
-		describe_op(t, mv[i].held, o2);
-		snprintf(c->what, sizeof(c->what), "gpu %d: %s earlier, into the idle time before %s", mv[i].dev, o1, o2);
-		c->score = mv[i].score;
-		cand_keep_if_new(t);
-	}
-	free(mv);
-}
 
 static void generate(struct tuner *t)
 {
 	cands_clear(t);
 	switch (t->phase) {
-	case PHASE_PARTITION: gen_partition(t); break;
-	case PHASE_PLACEMENT: gen_placement(t); break;
-	case PHASE_SCHEDULING: gen_scheduling(t); break;
+	case PHASE_PARTITION: tune_gen_partition(t); break;
+	case PHASE_PLACEMENT: tune_gen_placement(t); break;
+	case PHASE_SCHEDULING: tune_gen_scheduling(t); break;
 	default: break;
 	}
 }
@@ -1093,7 +502,7 @@ int tune_apply_move(struct tune_state *state, const struct tune_step *step, int 
 		if (step->a < 0 || step->a >= state->nstages)
 			return -1;
 		state->device[step->a] = step->b;
-		state_drop_order(state);
+		tune_state_drop_order(state);
 		return 0;
 	case MOVE_SWAP: {
 		int x;
@@ -1103,12 +512,12 @@ int tune_apply_move(struct tune_state *state, const struct tune_step *step, int 
 		x = state->device[step->a];
 		state->device[step->a] = state->device[step->b];
 		state->device[step->b] = x;
-		state_drop_order(state);
+		tune_state_drop_order(state);
 		return 0;
 	}
 	case MOVE_SCHED:
 		state->sched = step->state.sched;
-		state_drop_order(state);
+		tune_state_drop_order(state);
 		return 0;
 	default:
 		/* partitions and restructures carry their whole result */
@@ -1241,20 +650,20 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 			struct tune_state s;
 			double ms;
 
-			if (state_alloc(&s, S) < 0) {
+			if (tune_state_alloc(&s, S) < 0) {
 				tune_state_release(&best_s);
 				goto oom;
 			}
 			if (shape == 2 || shape == 5)
-				place_v(&s, D);
+				tune_place_zigzag(&s, D);
 			else
-				place_round_robin(&s, D);
+				tune_place_round_robin(&s, D);
 			s.sched.alternate = knobs != 1;
 			s.sched.wcap = knobs == 1 ? D : 0;
 			s.sched.cap_extra = knobs == 0 ? S : 0; /* memory alone, or 1F1B's depth */
-			if (!partition_state(t, &s, NULL, 0))
+			if (!tune_partition_state(t, &s, NULL, 0))
 				uniform_first(&s, m->nlayers);
-			ms = static_fits(t, &s) ? evaluate(t, &s, NULL) : INFINITY;
+			ms = static_fits(t, &s) ? tune_eval(t, &s, NULL) : INFINITY;
 			if (ms < best_s_ms || best_s.nstages == 0) {
 				tune_state_release(&best_s);
 				best_s = s;
@@ -1291,7 +700,7 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 		err_set(e, ERR_INFEASIBLE, "no plan of model '%s' fits in the memory of cluster '%s'", m->name, c->name);
 		goto fail;
 	}
-	t->cur_ms = evaluate(t, &t->cur, &t->cur_metrics);
+	t->cur_ms = tune_eval(t, &t->cur, &t->cur_metrics);
 	t->cur_tie = t->eval_tie;
 	if (tune_state_copy(&t->best, &t->cur) < 0)
 		goto oom;
@@ -1340,15 +749,15 @@ static bool kick(struct tuner *t, struct tune_state *s, struct strbuf *what)
 {
 	int S = s->nstages, D = t->cluster->devices;
 
-	switch (next_rand(t) % 4) {
+	switch (tune_rand(t) % 4) {
 	case 0: { /* a boundary moves by 1-3 layers */
 		int b, delta;
 
 		if (S < 2)
 			return false;
-		b = 1 + (int)(next_rand(t) % (unsigned)(S - 1));
-		delta = 1 + (int)(next_rand(t) % 3);
-		if (next_rand(t) & 1)
+		b = 1 + (int)(tune_rand(t) % (unsigned)(S - 1));
+		delta = 1 + (int)(tune_rand(t) % 3);
+		if (tune_rand(t) & 1)
 			delta = -delta;
 		if (s->first[b] + delta <= s->first[b - 1] || s->first[b] + delta >= s->first[b + 1])
 			return false;
@@ -1357,45 +766,59 @@ static bool kick(struct tuner *t, struct tune_state *s, struct strbuf *what)
 		return true;
 	}
 	case 1: { /* a stage to another device */
-		int st = (int)(next_rand(t) % (unsigned)S), d = (int)(next_rand(t) % (unsigned)D);
+		int st = (int)(tune_rand(t) % (unsigned)S), d = (int)(tune_rand(t) % (unsigned)D);
 
-		if (d == s->device[st] || stages_on(s, d) >= t->opts.max_stages_per_device || stages_on(s, s->device[st]) < 2 ||
+		if (d == s->device[st] || tune_stages_on(s, d) >= t->opts.max_stages_per_device || tune_stages_on(s, s->device[st]) < 2 ||
 		    (st > 0 && s->device[st - 1] == d) || (st + 1 < S && s->device[st + 1] == d))
 			return false;
 		strbuf_addf(what, " stage %d to gpu %d", st, d);
 		s->device[st] = d;
-		state_drop_order(s);
+		tune_state_drop_order(s);
 		return true;
 	}
 	case 2: { /* two stages swap devices */
-		int a = (int)(next_rand(t) % (unsigned)S), b = (int)(next_rand(t) % (unsigned)S), x;
+		int a = (int)(tune_rand(t) % (unsigned)S), b = (int)(tune_rand(t) % (unsigned)S), x;
 
 		if (s->device[a] == s->device[b])
 			return false;
 		x = s->device[a];
 		s->device[a] = s->device[b];
 		s->device[b] = x;
-		state_drop_order(s);
+		tune_state_drop_order(s);
 		strbuf_addf(what, " swap stages %d and %d", a < b ? a : b, a < b ? b : a);
 		return true;
 	}
 	default: { /* the scheduler's knobs */
 		static const char *const names[] = { "alternation", "deferral", "depth", "W cap" };
-		int k = (int)(next_rand(t) % 4);
+		int k = (int)(tune_rand(t) % 4);
 
 		if (k == 0)
 			s->sched.alternate = !s->sched.alternate;
 		else if (k == 1)
 			s->sched.defer_arrivals = !s->sched.defer_arrivals;
 		else if (k == 2)
-			s->sched.cap_extra = (int)(next_rand(t) % 5) - 1;
+			s->sched.cap_extra = (int)(tune_rand(t) % 5) - 1;
 		else
-			s->sched.wcap = (int[]){ 0, 1, D, 2 * D }[next_rand(t) % 4];
+			s->sched.wcap = (int[]){ 0, 1, D, 2 * D }[tune_rand(t) % 4];
 		strbuf_addf(what, " %s", names[k]);
-		state_drop_order(s);
+		tune_state_drop_order(s);
 		return true;
 	}
 	}
+}
+
+/* Makes s (taken over) the current state and starts a round at the partition phase. */
+static void set_current(struct tuner *t, struct tune_state s)
+{
+	tune_state_release(&t->cur);
+	t->cur = s;
+	t->cur_ms = tune_eval(t, &t->cur, &t->cur_metrics);
+	t->cur_tie = t->eval_tie;
+	t->rounds_done = 0;
+	t->round_improved = false;
+	t->tabu_boundary = -1;
+	t->phase = PHASE_PARTITION;
+	generate(t);
 }
 
 /* Perturbs the best state (1 to 4 kicks, more after each fruitless one), makes it the
@@ -1430,21 +853,105 @@ static struct tune_step *perturb(struct tuner *t)
 		}
 	}
 	t->kicks++;
-	tune_state_release(&t->cur);
-	t->cur = s;
-	t->cur_ms = evaluate(t, &t->cur, &t->cur_metrics);
-	t->cur_tie = t->eval_tie;
-	t->rounds_done = 0;
-	t->round_improved = false;
-	t->tabu_boundary = -1;
-	t->phase = PHASE_PARTITION;
-	generate(t);
+	set_current(t, s);
 	st = strbuf_failed(&what) ? NULL
 	     : record(t, PHASE_START, MOVE_RESTRUCTURE, t->cur.nstages, 0, what.buf, before, t->cur_ms);
 	strbuf_release(&what);
 	return st;
 }
 
+/* The current list is done: on to the next phase, or after the scheduling phase to the
+ * next round. True when the search has converged (a round improved nothing, or the
+ * rounds allowed are done). */
+static bool next_phase(struct tuner *t)
+{
+	if (t->phase != PHASE_SCHEDULING) {
+		t->phase++;
+		generate(t);
+		return false;
+	}
+	t->rounds_done++;
+	if (!t->round_improved || (t->opts.max_rounds > 0 && t->rounds_done >= t->opts.max_rounds))
+		return true;
+	t->round_improved = false;
+	t->phase = PHASE_PARTITION;
+	generate(t);
+	return false;
+}
+
+/* Restarts from the next starting structure; NULL when none is left (t->oom says whether
+ * the step could not be recorded). */
+static struct tune_step *restart(struct tuner *t)
+{
+	double before = t->cur_ms;
+	char what[200];
+	int k;
+
+	while (t->next_start < t->nstarts && !isfinite(t->start_ms[t->next_start]))
+		t->next_start++;
+	if (t->next_start >= t->nstarts)
+		return NULL;
+	k = t->next_start++;
+	set_current(t, t->starts[k]);
+	memset(&t->starts[k], 0, sizeof(t->starts[k]));
+	snprintf(what, sizeof(what), "restart from %d stages placed %s", t->cur.nstages,
+	         t->cur.nstages > t->cluster->devices && t->cur.device[t->cluster->devices] == t->cluster->devices - 1
+	         ? "in a zigzag" : "round robin");
+	return record(t, PHASE_START, MOVE_RESTRUCTURE, t->cur.nstages, 0, what, before, t->cur_ms);
+}
+
+/* Best improvement: simulates the rest of the (short, ranked) list; the index of the best
+ * candidate that beats the current state, or -1. */
+static int best_candidate(struct tuner *t)
+{
+	int best = -1;
+	double best_ms = t->cur_ms, best_tie = t->cur_tie;
+
+	for (; t->ci < t->ncands && !out_of_budget(t); t->ci++) {
+		double ms = tune_eval(t, &t->cands[t->ci].st, NULL);
+
+		if (better(ms, t->eval_tie, best_ms, best_tie)) {
+			best_ms = ms;
+			best_tie = t->eval_tie;
+			best = t->ci;
+		}
+	}
+	return best;
+}
+
+/* Makes candidate c the current state and records the step (NULL: out of host memory). */
+static struct tune_step *accept(struct tuner *t, const struct cand *c)
+{
+	double before = t->cur_ms;
+	struct tune_state keep;
+	struct tune_step *st;
+
+	if (tune_state_copy(&keep, &c->st) < 0)
+		return NULL;
+	tune_state_release(&t->cur);
+	t->cur = keep;
+	t->cur_ms = tune_eval(t, &t->cur, &t->cur_metrics);
+	t->cur_tie = t->eval_tie;
+	if (c->kind == MOVE_SHIFT) {
+		t->tabu_boundary = c->a;
+		t->tabu_dir = c->b;
+	}
+	if (t->cur_ms < t->best_ms) {
+		tune_state_release(&t->best);
+		if (tune_state_copy(&t->best, &t->cur) < 0)
+			return NULL;
+		t->best_ms = t->cur_ms;
+		t->kicks = 0;
+	}
+	t->round_improved = true;
+	st = record(t, t->phase, c->kind, c->a, c->b, c->what, before, t->cur_ms);
+	generate(t);  /* the next moves start from the new state (c is gone now) */
+	return st;
+}
+
+/* The driver: descend phase by phase; when converged restart from the next structure,
+ * and with a budget perturb the best and descend again, until the budget is spent or the
+ * best reaches the tight bound. Each call returns at the next recorded step. */
 static int search_step(struct tuner *t, const struct tune_step **step, struct err *e)
 {
 	*step = NULL;
@@ -1454,115 +961,30 @@ static int search_step(struct tuner *t, const struct tune_step **step, struct er
 		*step = &t->steps[0];
 		return 1;
 	}
-	while (!t->done) {
-		struct cand *c;
-		double ms;
+	while (!t->done && !out_of_budget(t)) {
+		if (t->ci < t->ncands) {
+			int best = best_candidate(t);
 
-		if (out_of_budget(t)) {
-			t->done = true;
-			break;
-		}
-		if (t->ci >= t->ncands) {
-			/* the phase ran out of moves: on to the next, and stop after a dry round */
-			if (t->phase == PHASE_SCHEDULING) {
-				t->rounds_done++;
-				if (!t->round_improved || (t->opts.max_rounds > 0 && t->rounds_done >= t->opts.max_rounds)) {
-					/* converged: restart from the next structure, if any is left */
-					while (t->next_start < t->nstarts && !isfinite(t->start_ms[t->next_start]))
-						t->next_start++;
-					if (t->next_start >= t->nstarts) {
-						/* converged: with a budget, kick the best and descend again,
-						 * until the budget is spent or nothing is left to gain */
-						if (!anytime(t) || t->best_ms <= t->bound_ms * (1 + IMPROVE_EPS) || out_of_budget(t)) {
-							t->done = true;
-							break;
-						}
-						if (!(*step = perturb(t)))
-							return err_set(e, ERR_RUNTIME, "out of host memory");
-						return 1;
-					}
-					{
-						int k = t->next_start++;
-						double before = t->cur_ms;
-						char what[200];
-
-						tune_state_release(&t->cur);
-						t->cur = t->starts[k];
-						memset(&t->starts[k], 0, sizeof(t->starts[k]));
-						t->cur_ms = evaluate(t, &t->cur, &t->cur_metrics);
-						t->cur_tie = t->eval_tie;
-						t->rounds_done = 0;
-						t->round_improved = false;
-						t->tabu_boundary = -1;
-						t->phase = PHASE_PARTITION;
-						snprintf(what, sizeof(what), "restart from %d stages placed %s", t->cur.nstages,
-						         t->cur.nstages > t->cluster->devices &&
-						         t->cur.device[t->cluster->devices] == t->cluster->devices - 1 ? "in a zigzag"
-						                                                                   : "round robin");
-						generate(t);
-						*step = record(t, PHASE_START, MOVE_RESTRUCTURE, t->cur.nstages, 0, what, before, t->cur_ms);
-						if (!*step)
-							return err_set(e, ERR_RUNTIME, "out of host memory");
-						return 1;
-					}
-				}
-				t->round_improved = false;
-				t->phase = PHASE_PARTITION;
-			} else {
-				t->phase++;
-			}
-			generate(t);
-			continue;
-		}
-		/* best improvement: simulate the whole (short, ranked) list, keep the best */
-		{
-			int best = -1;
-			double best_ms = t->cur_ms, best_tie = t->cur_tie;
-
-			for (; t->ci < t->ncands; t->ci++) {
-				if (out_of_budget(t))
-					break;
-				ms = evaluate(t, &t->cands[t->ci].st, NULL);
-				if (better(ms, t->eval_tie, best_ms, best_tie)) {
-					best_ms = ms;
-					best_tie = t->eval_tie;
-					best = t->ci;
-				}
-			}
 			if (best < 0)
 				continue;
-			c = &t->cands[best];
-		}
-		{
-			double before = t->cur_ms;
-			struct tune_state keep;
-
-			if (tune_state_copy(&keep, &c->st) < 0)
+			if (!(*step = accept(t, &t->cands[best])))
 				return err_set(e, ERR_RUNTIME, "out of host memory");
-			tune_state_release(&t->cur);
-			t->cur = keep;
-			t->cur_ms = evaluate(t, &t->cur, &t->cur_metrics);
-			t->cur_tie = t->eval_tie;
-			if (c->kind == MOVE_SHIFT) {
-				t->tabu_boundary = c->a;
-				t->tabu_dir = c->b;
-			}
-			if (t->cur_ms < t->best_ms) {
-				tune_state_release(&t->best);
-				if (tune_state_copy(&t->best, &t->cur) < 0)
-					return err_set(e, ERR_RUNTIME, "out of host memory");
-				t->best_ms = t->cur_ms;
-				t->kicks = 0;
-			}
-			t->round_improved = true;
-			*step = record(t, t->phase, c->kind, c->a, c->b, c->what, before, t->cur_ms);
-			if (!*step)
-				return err_set(e, ERR_RUNTIME, "out of host memory");
-			generate(t);
 			t->spent = now_s() - t->t0;
 			return 1;
 		}
+		if (!next_phase(t))
+			continue;
+		if ((*step = restart(t)))
+			return 1;
+		if (t->oom)
+			return err_set(e, ERR_RUNTIME, "out of host memory");
+		if (!anytime(t) || t->best_ms <= t->bound_ms * (1 + IMPROVE_EPS))
+			break;
+		if (!(*step = perturb(t)))
+			return err_set(e, ERR_RUNTIME, "out of host memory");
+		return 1;
 	}
+	t->done = true;
 	t->spent = now_s() - t->t0;
 	return 0;
 }

@@ -12,6 +12,10 @@
 #include "config.h"
 #include "tune_partition.h"
 
+#include <stdio.h>
+
+#include "tune_impl.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,8 +25,8 @@
 #define SPLIT_ROUNDS 24
 #define DP_WORK_MAX 20000000.0 /* the squares program runs below this many steps */
 #define KICKS_MAX 500
-#define BB_NODES 200000L
-#define KICK_WORK 1e6          /* kicks x S^3 (one descent step's work) */
+#define BB_NODES 50000L
+#define KICK_WORK 3e5          /* kicks x S^3 (one descent step's work) */
 
 struct prefix {
 	int L;
@@ -362,7 +366,8 @@ double tune_partition_refine(const struct tune_part_in *in, int S, const int *de
 	descend(in, &p, S, device, first, load, bytes, &w0, &q0);
 	/* iterated: kick one or two boundaries of the best by a few layers, descend again;
 	 * the kicks come from a fixed generator, so the result is a function of the input */
-	kicks = S < 2 ? 0 : in->kicks > 0 ? in->kicks : (int)fmin(KICKS_MAX, KICK_WORK / ((double)S * S * S + 1));
+	kicks = S < 2 || in->kicks < 0 ? 0 : in->kicks > 0 ? in->kicks
+	                                : (int)fmin(KICKS_MAX, KICK_WORK / ((double)S * S * S + 1));
 	for (int k = 0; k < kicks; k++) {
 		double w, q;
 		int n = 1 + (int)(xorshift(&rng) % 2);
@@ -571,3 +576,142 @@ double tune_partition_devices(const struct tune_part_in *in, int S, const int *d
 	prefix_release(&p);
 	return have ? best_w : INFINITY;
 }
+
+/* ---- the tuner's partition phase ------------------------------------------------------ */
+
+/* Boundaries for the state's stage count and placement that balance device loads
+ * (tune_partition_devices). With idle (per device, ms, may be NULL) a device is expected to
+ * idle that long anyway (filling and draining the pipeline), so it gets less work: its
+ * weight is its speed times the share of the iteration it can compute. False when no
+ * partition fits in memory (the state is left as it was). */
+bool tune_partition_state(struct tuner *t, struct tune_state *s, const double *idle, double span)
+{
+	int D = t->cluster->devices, S = s->nstages;
+	struct part_memo *pm;
+	bool ok;
+
+	for (int d = 0; d < D; d++) {
+		double share = 1;
+
+		if (idle && span > 0) {
+			share = 1 - idle[d] / span;
+			if (share < 0.25)
+				share = 0.25;
+		}
+		t->weight[d] = t->cluster->device_speed[d] * share;
+	}
+	/* the search asks for the same placements again and again: remember the answers */
+	for (int i = 0; i < PART_MEMO; i++) {
+		pm = &t->memo[i];
+		if (pm->first && pm->nstages == S && memcmp(pm->device, s->device, (size_t)S * sizeof(int)) == 0 &&
+		    memcmp(pm->weight, t->weight, (size_t)D * sizeof(double)) == 0) {
+			if (pm->ok)
+				memcpy(s->first, pm->first, (size_t)(S + 1) * sizeof(int));
+			return pm->ok;
+		}
+	}
+	/* a bubble-aware balance changes with every plan: a shorter search */
+	t->part.kicks = idle ? -1 : 0;
+	t->part.nodes = idle ? 1000 : 0;
+	ok = isfinite(tune_partition_devices(&t->part, S, s->device, s->first));
+	pm = &t->memo[t->memo_next];
+	t->memo_next = (t->memo_next + 1) % PART_MEMO;
+	free(pm->first);
+	free(pm->device);
+	free(pm->weight);
+	pm->nstages = S;
+	pm->ok = ok;
+	pm->first = malloc((size_t)(S + 1) * sizeof(int));
+	pm->device = malloc((size_t)S * sizeof(int));
+	pm->weight = malloc((size_t)D * sizeof(double));
+	if (!pm->first || !pm->device || !pm->weight) {
+		free(pm->first);
+		free(pm->device);
+		free(pm->weight);
+		memset(pm, 0, sizeof(*pm));
+		return ok;
+	}
+	memcpy(pm->first, s->first, (size_t)(S + 1) * sizeof(int));
+	memcpy(pm->device, s->device, (size_t)S * sizeof(int));
+	memcpy(pm->weight, t->weight, (size_t)D * sizeof(double));
+	return ok;
+}
+
+void tune_gen_partition(struct tuner *t)
+{
+	const struct metrics *m = &t->cur_metrics;
+	const int S = t->cur.nstages, D = t->cluster->devices;
+	struct cand *c;
+	int from;
+
+	/* the exact balance of device loads, then the same with each device's fill and drain
+	 * idle time taken off what it can do (bubble-aware) */
+	for (int aware = 0; aware < 3; aware++) {
+		double idle[OCTO_TUNE_MAX_AWARE];
+		bool use = aware > 0 && m->dev && m->ndevices == D && D <= OCTO_TUNE_MAX_AWARE;
+
+		if (aware > 0 && !use)
+			break;
+		for (int d = 0; use && d < D; d++)
+			idle[d] = (m->dev[d].warmup_idle_ms + m->dev[d].cooldown_idle_ms) * (aware == 1 ? 1 : 0.5);
+		c = tune_cand_add(t, &t->cur, MOVE_PARTITION, 0, aware);
+		if (!c)
+			return;
+		if (!tune_partition_state(t, &c->st, use ? idle : NULL, m->makespan_ms)) {
+			tune_state_release(&t->cands[--t->ncands].st);
+			continue;
+		}
+		snprintf(c->what, sizeof(c->what), aware ? "rebalance the %d stages by what each device can do besides "
+		         "its fill and drain idle time" : "rebalance the %d stages (min-max device time)", S);
+		tune_cand_keep(t);
+	}
+	/* bubble-guided single-layer moves: from a busier device to an idler neighbour */
+	from = t->ncands;
+	for (int b = 1; b < S; b++) {
+		for (int dir = -1; dir <= 1; dir += 2) {
+			int src = dir < 0 ? b - 1 : b;        /* stage giving a layer */
+			int dst = dir < 0 ? b : b - 1;
+			int ds = t->cur.device[src], dd = t->cur.device[dst];
+
+			if (t->cur.first[src + 1] - t->cur.first[src] < 2)
+				continue;
+			if (b == t->tabu_boundary && dir == -t->tabu_dir)
+				continue; /* do not undo the last accepted shift */
+			c = tune_cand_add(t, &t->cur, MOVE_SHIFT, b, dir);
+			if (!c)
+				return;
+			c->st.first[b] += dir < 0 ? -1 : 1;
+			/* guidance: the giver's device should be busier than the taker's */
+			c->score = tune_estimate(t, &c->st);
+			if (m->dev && ds < m->ndevices && dd < m->ndevices)
+				c->score -= (m->dev[ds].busy_ms - m->dev[dd].busy_ms) * 0.5;
+			snprintf(c->what, sizeof(c->what), "move layer %d from stage %d (gpu %d) to stage %d (gpu %d)",
+			         dir < 0 ? t->cur.first[b] - 1 : t->cur.first[b], src, ds, dst, dd);
+			tune_cand_keep(t);
+		}
+	}
+	/* shifts are cheap to simulate: try them all, most promising first */
+	tune_rank(t, from, 64);
+	/* chains: a stage further away takes a layer and the stages between slide by one, so
+	 * a layer moves between any two devices (or between two stages of one device: a
+	 * larger first stage fills the wait for the pipeline's far end) */
+	from = t->ncands;
+	for (int a = 0; a < S && m->dev && m->ndevices == D; a++)
+		for (int b = 0; b < S; b++) {
+			int lo = a < b ? a + 1 : b + 1, hi = a < b ? b : a, dir = a < b ? 1 : -1;
+
+			if (abs(a - b) < 2 || t->cur.first[b + 1] - t->cur.first[b] < 2)
+				continue;
+			c = tune_cand_add(t, &t->cur, MOVE_PARTITION, b, a);
+			if (!c)
+				return;
+			for (int k = lo; k <= hi; k++)
+				c->st.first[k] += dir;
+			c->score = -(m->dev[t->cur.device[a]].idle_ms - m->dev[t->cur.device[b]].idle_ms);
+			snprintf(c->what, sizeof(c->what), "a layer from stage %d (gpu %d) to stage %d (gpu %d), the stages "
+			         "between sliding by one", b, t->cur.device[b], a, t->cur.device[a]);
+			tune_cand_keep(t);
+		}
+	tune_rank(t, from, CHAIN_CANDS);
+}
+

@@ -36,8 +36,8 @@ struct tune_part_in {
 	const double *weight;
 	const double *mem;
 	int kicks;          /* perturbations of the local search past its first optimum
-	                     * (0: as many as a fixed amount of work allows) */
-	long nodes;         /* branch-and-bound nodes after it (0: the default, 200000) */
+	                     * (0: as many as a fixed amount of work allows; < 0: none) */
+	long nodes;         /* branch-and-bound nodes after it (0: the default, 50000) */
 };
 
 /* Boundaries first[0..S] (stage s holds layers first[s] .. first[s+1]-1, none empty) that
