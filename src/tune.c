@@ -466,15 +466,19 @@ static struct tune_step *record(struct tuner *t, enum tune_phase ph, enum tune_m
 		int cap = t->scap ? t->scap * 2 : 32;
 		struct tune_step *n = realloc(t->steps, (size_t)cap * sizeof(*n));
 
-		if (!n)
+		if (!n) {
+			t->oom = true;
 			return NULL;
+		}
 		t->steps = n;
 		t->scap = cap;
 	}
 	s = &t->steps[t->nsteps];
 	memset(s, 0, sizeof(*s));
-	if (tune_state_copy(&s->state, &t->cur) < 0)
+	if (tune_state_copy(&s->state, &t->cur) < 0) {
+		t->oom = true;
 		return NULL;
+	}
 	s->index = t->nsteps++;
 	s->phase = ph;
 	s->kind = kind;
@@ -580,8 +584,11 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 	t->layer_cost = calloc((size_t)m->nlayers, sizeof(double));
 	t->layer_fb = calloc((size_t)m->nlayers, sizeof(double));
 	t->load = calloc((size_t)D, sizeof(double));
-	if ((long)maxS * o->microbatches * 3 <= ORDER_MAX_OPS)
-		t->pos = calloc((size_t)maxS * o->microbatches * 3, sizeof(int));
+	if ((long)maxS * o->microbatches * 3 <= ORDER_MAX_OPS &&
+	    !(t->pos = calloc((size_t)maxS * o->microbatches * 3, sizeof(int)))) {
+		err_set(e, ERR_RUNTIME, "out of host memory");
+		goto fail;
+	}
 	t->layer_bytes = calloc((size_t)m->nlayers, sizeof(double));
 	t->layer_f = calloc((size_t)m->nlayers, sizeof(double));
 	t->weight = calloc((size_t)D, sizeof(double));

@@ -184,11 +184,15 @@ double tune_partition_minmax(const struct tune_part_in *in, int S, const double 
 		capsum += cap[s];
 	}
 	if (prefix_init(&p, in) < 0)
-		return INFINITY;
+		return NAN;
 	reach = malloc((size_t)(S + 1) * (size_t)(L + 1));
 	diff = malloc((size_t)(L + 2) * sizeof(int));
-	if (!reach || !diff)
-		goto fail;
+	if (!reach || !diff) {
+		free(reach);
+		free(diff);
+		prefix_release(&p);
+		return NAN;
+	}
 	/* every stage within total / smallest capacity always works unless memory forbids */
 	hi = p.c[L] / mincap * (1 + 1e-9) + 1e-300;
 	lo = fmax(p.c[L] / capsum, 0) * (1 - 1e-9);
@@ -207,10 +211,15 @@ double tune_partition_minmax(const struct tune_part_in *in, int S, const double 
 		double *best = malloc((size_t)(S + 1) * (size_t)(L + 1) * sizeof(double));
 		int *from = malloc((size_t)(S + 1) * (size_t)(L + 1) * sizeof(int));
 
-		if (best && from)
-			squares(&p, S, cap, mem, hi, reach, best, from, first);
-		else
-			any_within(&p, S, cap, mem, hi, reach, first);
+		if (!best || !from) {
+			free(best);
+			free(from);
+			free(reach);
+			free(diff);
+			prefix_release(&p);
+			return NAN;
+		}
+		squares(&p, S, cap, mem, hi, reach, best, from, first);
 		free(best);
 		free(from);
 	} else {
@@ -274,7 +283,7 @@ double tune_partition_objective(const struct tune_part_in *in, int S, const int 
 {
 	struct prefix p;
 	double *load = malloc((size_t)in->ndevices * sizeof(double));
-	double *bytes = malloc((size_t)in->ndevices * sizeof(double)), worst = INFINITY, sq;
+	double *bytes = malloc((size_t)in->ndevices * sizeof(double)), worst = NAN, sq;
 	bool fit;
 
 	if (load && bytes && prefix_init(&p, in) == 0) {
@@ -291,46 +300,36 @@ static bool lex_better(double w, double q, double bw, double bq)
 	return w < bw * (1 - 1e-12) || (w <= bw * (1 + 1e-12) && q < bq * (1 - 1e-12));
 }
 
-/* Steepest descent over chain moves: stage a takes one layer from stage b (on another
- * device) and the stages between slide by one, so only two devices change load much. */
+/* Descent over chain moves: stage a takes one layer from stage b (on another device) and
+ * the stages between slide by one, so only two devices change load much. */
 static void descend(const struct tune_part_in *in, const struct prefix *p, int S, const int *device, int *first,
                     double *load, double *bytes, double *w0, double *q0)
 {
+	long pairs = (long)S * S, since = 0, at = 0, moves = 0;
 	bool fit;
 
-	for (int it = 0; it < 4 * in->nlayers + 16; it++) {
-		int ba = -1, bb = -1;
-		double bw = *w0, bq = *q0;
+	/* first improvement, scanning the pairs cyclically: stops after a whole pass in vain */
+	while (since < pairs && moves < 4L * in->nlayers * S + 16) {
+		int a = (int)(at / S), b = (int)(at % S);
+		int lo = a < b ? a + 1 : b + 1, hi = a < b ? b : a, dir = a < b ? 1 : -1;
+		double w, q;
 
-		for (int a = 0; a < S; a++)
-			for (int b = 0; b < S; b++) {
-				int lo = a < b ? a + 1 : b + 1, hi = a < b ? b : a, dir = a < b ? 1 : -1;
-				double w, q;
-
-				if (a == b || device[a] == device[b] || first[b + 1] - first[b] < 2)
-					continue;
-				for (int k = lo; k <= hi; k++)
-					first[k] += dir;
-				device_eval(in, p, S, device, first, load, bytes, &w, &q, &fit);
-				for (int k = lo; k <= hi; k++)
-					first[k] -= dir;
-				if (fit && lex_better(w, q, bw, bq)) {
-					bw = w;
-					bq = q;
-					ba = a;
-					bb = b;
-				}
-			}
-		if (ba < 0)
-			break;
-		{
-			int lo = ba < bb ? ba + 1 : bb + 1, hi = ba < bb ? bb : ba, dir = ba < bb ? 1 : -1;
-
-			for (int k = lo; k <= hi; k++)
-				first[k] += dir;
+		at = (at + 1) % pairs;
+		since++;
+		if (a == b || device[a] == device[b] || first[b + 1] - first[b] < 2)
+			continue;
+		for (int k = lo; k <= hi; k++)
+			first[k] += dir;
+		device_eval(in, p, S, device, first, load, bytes, &w, &q, &fit);
+		if (fit && lex_better(w, q, *w0, *q0)) {
+			*w0 = w;
+			*q0 = q;
+			since = 0;
+			moves++;
+			continue;  /* keep it */
 		}
-		*w0 = bw;
-		*q0 = bq;
+		for (int k = lo; k <= hi; k++)
+			first[k] -= dir;
 	}
 }
 
@@ -351,7 +350,7 @@ double tune_partition_refine(const struct tune_part_in *in, int S, const int *de
 	bool fit;
 
 	if (prefix_init(&p, in) < 0)
-		return INFINITY;
+		return NAN;
 	load = malloc((size_t)in->ndevices * sizeof(double));
 	bytes = malloc((size_t)in->ndevices * sizeof(double));
 	trial = malloc((size_t)(S + 1) * sizeof(int));
@@ -360,7 +359,7 @@ double tune_partition_refine(const struct tune_part_in *in, int S, const int *de
 		free(bytes);
 		free(trial);
 		prefix_release(&p);
-		return INFINITY;
+		return NAN;
 	}
 	device_eval(in, &p, S, device, first, load, bytes, &w0, &q0, &fit);
 	descend(in, &p, S, device, first, load, bytes, &w0, &q0);
@@ -481,7 +480,7 @@ static double branch_and_bound(const struct tune_part_in *in, const struct prefi
 		free(b.load);
 		free(b.bytes);
 		free(b.cur);
-		return incumbent;
+		return NAN;
 	}
 	for (int d = 0; d < in->ndevices; d++)
 		last_of[d] = first_of[d] = -1;
@@ -516,9 +515,11 @@ double tune_partition_devices(const struct tune_part_in *in, int S, const int *d
 	double best_w = INFINITY, best_q = INFINITY;
 	bool have = false;
 
+	bool oom = false;
+
 	if (!cap || !mem || !share || !load || !bytes || !count || !trial || prefix_init(&p, in) < 0) {
 		free(cap); free(mem); free(share); free(load); free(bytes); free(count); free(trial);
-		return INFINITY;
+		return NAN;
 	}
 	for (int s = 0; s < S; s++)
 		count[device[s]]++;
@@ -538,11 +539,13 @@ double tune_partition_devices(const struct tune_part_in *in, int S, const int *d
 				mem[s] = m > 0 ? (pass ? m * share[s] : m) : 0;
 			}
 			r = tune_partition_minmax(in, S, cap, mem, trial);
+			if (isnan(r))
+				oom = true;
 			if (!isfinite(r))
 				continue;
 			device_eval(in, &p, S, device, trial, load, bytes, &w, &q, &fit);
 		}
-		if (!fit)
+		if (!fit || oom)
 			break;
 		if (!have || lex_better(w, q, best_w, best_q)) {
 			memcpy(first, trial, (size_t)(S + 1) * sizeof(int));
@@ -563,18 +566,20 @@ double tune_partition_devices(const struct tune_part_in *in, int S, const int *d
 				share[s] = 0.02 / count[d];
 		}
 	}
-	if (have) {
+	if (have && !oom) {
 		double w = tune_partition_refine(in, S, device, first);
 
-		best_w = branch_and_bound(in, &p, S, device, first, w * (1 + 1e-12), in->nodes > 0 ? in->nodes : BB_NODES);
+		best_w = isnan(w) ? w : branch_and_bound(in, &p, S, device, first, w * (1 + 1e-12),
+		                                         in->nodes > 0 ? in->nodes : BB_NODES);
 		if (best_w < w * (1 - 1e-12))
 			best_w = tune_partition_refine(in, S, device, first);  /* the sum of squares */
-		else
+		else if (!isnan(best_w))
 			best_w = w;
+		oom = isnan(best_w);
 	}
 	free(cap); free(mem); free(share); free(load); free(bytes); free(count); free(trial);
 	prefix_release(&p);
-	return have ? best_w : INFINITY;
+	return oom ? NAN : have ? best_w : INFINITY;
 }
 
 /* ---- the tuner's partition phase ------------------------------------------------------ */
@@ -613,7 +618,15 @@ bool tune_partition_state(struct tuner *t, struct tune_state *s, const double *i
 	/* a bubble-aware balance changes with every plan: a shorter search */
 	t->part.kicks = idle ? -1 : 0;
 	t->part.nodes = idle ? 1000 : 0;
-	ok = isfinite(tune_partition_devices(&t->part, S, s->device, s->first));
+	{
+		double r = tune_partition_devices(&t->part, S, s->device, s->first);
+
+		if (isnan(r)) {
+			t->oom = true;
+			return false;
+		}
+		ok = isfinite(r);
+	}
 	pm = &t->memo[t->memo_next];
 	t->memo_next = (t->memo_next + 1) % PART_MEMO;
 	free(pm->first);
@@ -629,6 +642,7 @@ bool tune_partition_state(struct tuner *t, struct tune_state *s, const double *i
 		free(pm->device);
 		free(pm->weight);
 		memset(pm, 0, sizeof(*pm));
+		t->oom = true;
 		return ok;
 	}
 	memcpy(pm->first, s->first, (size_t)(S + 1) * sizeof(int));

@@ -43,7 +43,8 @@ struct tune_part_in {
 /* Boundaries first[0..S] (stage s holds layers first[s] .. first[s+1]-1, none empty) that
  * minimise max_s cost(s) / cap[s], subject to bytes(s) <= mem[s] where mem is given (mem[s]
  * <= 0: no limit); ties go to the smallest sum of squared ratios. Returns the optimum, or
- * INFINITY (first untouched) when no partition fits or S > nlayers. */
+ * INFINITY (first untouched) when no partition fits or S > nlayers.
+ * Every function here returns NAN when it runs out of host memory. */
 double tune_partition_minmax(const struct tune_part_in *in, int S, const double *cap, const double *mem,
                              int *first);
 
