@@ -756,7 +756,28 @@ static bool kick(struct tuner *t, struct tune_state *s, struct strbuf *what)
 {
 	int S = s->nstages, D = t->cluster->devices;
 
-	switch (tune_rand(t) % 4) {
+	switch (tune_rand(t) % 5) {
+	case 4: { /* another structure: a stage count, round robin or zigzag, balanced */
+		int lo = D, hi = t->max_stages, n = lo + (int)(tune_rand(t) % (unsigned)(hi - lo + 1));
+		bool zig = (tune_rand(t) & 1) && n > D;
+		struct tune_state r;
+
+		if (n < 1 || tune_state_alloc(&r, n) < 0)
+			return false;
+		r.sched = s->sched;
+		if (zig)
+			tune_place_zigzag(&r, D);
+		else
+			tune_place_round_robin(&r, D);
+		if (!tune_partition_state(t, &r, NULL, 0)) {
+			tune_state_release(&r);
+			return false;
+		}
+		tune_state_release(s);
+		*s = r;
+		strbuf_addf(what, " %d stages %s", n, zig ? "in a zigzag" : "round robin");
+		return true;
+	}
 	case 0: { /* a boundary moves by 1-3 layers */
 		int b, delta;
 

@@ -24,6 +24,7 @@
 #define ORDER_CANDS 32     /* gap-targeted order moves simulated per step */
 #define ORDER_WINDOW 24    /* how far down its device's list an op may come from */
 #define ORDER_MAX_OPS 40000 /* larger plans keep the policy's order */
+#define ORDER_NEAR 0.01    /* order moves for states at most this much slower than the best */
 #define PART_MEMO 64       /* partitions remembered by placement and weights */
 
 struct cand {

@@ -94,8 +94,8 @@ static void gen_order(struct tuner *t)
 	int n = 0, cap = 4 * ORDER_CANDS + 64;
 	long nops;
 
-	if (!t->pos)
-		return;
+	if (!t->pos || t->cur_ms > t->best_ms * (1 + ORDER_NEAR))
+		return;  /* polish only around the best plan: the order moves are many and small */
 	if (!isfinite(tune_eval(t, &t->cur, NULL)))
 		return;  /* the op times below are the current state's */
 	nops = plan_total_ops(&t->work);
