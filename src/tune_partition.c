@@ -675,8 +675,8 @@ void tune_gen_partition(struct tuner *t)
 			tune_state_release(&t->cands[--t->ncands].st);
 			continue;
 		}
-		snprintf(c->what, sizeof(c->what), aware ? "rebalance the %d stages by what each device can do besides "
-		         "its fill and drain idle time" : "rebalance the %d stages (min-max device time)", S);
+		snprintf(c->what, sizeof(c->what), aware ? "rebalance the %d stages, less on idler gpus"
+		                                         : "rebalance the %d stages (min-max device time)", S);
 		tune_cand_keep(t);
 	}
 	/* bubble-guided single-layer moves: from a busier device to an idler neighbour */
@@ -722,8 +722,8 @@ void tune_gen_partition(struct tuner *t)
 			for (int k = lo; k <= hi; k++)
 				c->st.first[k] += dir;
 			c->score = -(m->dev[t->cur.device[a]].idle_ms - m->dev[t->cur.device[b]].idle_ms);
-			snprintf(c->what, sizeof(c->what), "a layer from stage %d (gpu %d) to stage %d (gpu %d), the stages "
-			         "between sliding by one", b, t->cur.device[b], a, t->cur.device[a]);
+			snprintf(c->what, sizeof(c->what), "a layer from stage %d (gpu %d) to stage %d (gpu %d) by a chain", b,
+			         t->cur.device[b], a, t->cur.device[a]);
 			tune_cand_keep(t);
 		}
 	tune_rank(t, from, CHAIN_CANDS);

@@ -257,7 +257,7 @@ static void gen_order(struct tuner *t)
 		seg[mv[i].to] = keep;
 		describe_op(t, mv[i].op, o1);
 		describe_op(t, mv[i].held, o2);
-		snprintf(c->what, sizeof(c->what), "gpu %d: %s earlier, into the idle time before %s", mv[i].dev, o1, o2);
+		snprintf(c->what, sizeof(c->what), "gpu %d: %s earlier, into the gap before %s", mv[i].dev, o1, o2);
 		c->score = mv[i].score;
 		tune_cand_keep(t);
 	}
