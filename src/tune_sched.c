@@ -45,8 +45,20 @@ static void order_move_add(struct order_move *mv, int *n, int cap, struct order_
 				mv[i].score = m.score;
 			return;
 		}
-	if (*n < cap)
+	if (*n < cap) {
 		mv[(*n)++] = m;
+		return;
+	}
+	/* full: the new move replaces the least promising one if it is better */
+	{
+		int worst = 0;
+
+		for (int i = 1; i < *n; i++)
+			if (mv[i].score > mv[worst].score)
+				worst = i;
+		if (m.score < mv[worst].score)
+			mv[worst] = m;
+	}
 }
 
 /* The data predecessor of op that arrived last (-1: none). */
