@@ -584,6 +584,7 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 	t->layer_cost = calloc((size_t)m->nlayers, sizeof(double));
 	t->layer_fb = calloc((size_t)m->nlayers, sizeof(double));
 	t->load = calloc((size_t)D, sizeof(double));
+	t->seen = calloc((size_t)D, sizeof(bool));
 	if ((long)maxS * o->microbatches * 3 <= ORDER_MAX_OPS &&
 	    !(t->pos = calloc((size_t)maxS * o->microbatches * 3, sizeof(int)))) {
 		err_set(e, ERR_RUNTIME, "out of host memory");
@@ -594,7 +595,7 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 	t->weight = calloc((size_t)D, sizeof(double));
 	t->mem = calloc((size_t)D, sizeof(double));
 	if (!t->work.stages || !t->work.order_start || !t->work.order || !t->cap_buf || !t->wcap_buf ||
-	    !t->layer_cost || !t->layer_fb || !t->load || !t->layer_bytes || !t->layer_f || !t->weight || !t->mem) {
+	    !t->layer_cost || !t->layer_fb || !t->load || !t->seen || !t->layer_bytes || !t->layer_f || !t->weight || !t->mem) {
 		err_set(e, ERR_RUNTIME, "out of host memory");
 		goto fail;
 	}
@@ -928,15 +929,53 @@ static struct tune_step *restart(struct tuner *t)
 	return record(t, PHASE_START, MOVE_RESTRUCTURE, t->cur.nstages, 0, what, before, t->cur_ms);
 }
 
-/* Best improvement: simulates the rest of the (short, ranked) list; the index of the best
- * candidate that beats the current state, or -1. */
+/* No order of this partition and placement can be faster: every op of a device waits for
+ * the first microbatch's forward to reach the device's first stage, and the device then
+ * runs all its work (transfers and per-op overheads only add). */
+double tune_state_bound(const struct tuner *t, const struct tune_state *s)
+{
+	double fill = 0, worst = 0, *load = t->load;
+	bool *seen = t->seen;
+
+	for (int d = 0; d < t->cluster->devices; d++) {
+		load[d] = 0;
+		seen[d] = false;
+	}
+	for (int st = 0; st < s->nstages; st++) {
+		int d = s->device[st];
+		double sp = t->cluster->device_speed[d], f = 0;
+
+		if (!seen[d]) {
+			seen[d] = true;
+			load[d] = fill;
+		}
+		for (int l = s->first[st]; l < s->first[st + 1]; l++) {
+			load[d] += t->layer_cost[l] / sp * t->opts.microbatches;
+			f += t->layer_f[l] / sp;
+		}
+		fill += f;
+	}
+	for (int d = 0; d < t->cluster->devices; d++)
+		worst = fmax(worst, load[d]);
+	return worst;
+}
+
+/* Best improvement: simulates the rest of the (short, ranked) list, except the candidates
+ * whose bound already exceeds the current time; the index of the best candidate that
+ * beats the current state, or -1. */
 static int best_candidate(struct tuner *t)
 {
 	int best = -1;
 	double best_ms = t->cur_ms, best_tie = t->cur_tie;
 
 	for (; t->ci < t->ncands && !out_of_budget(t); t->ci++) {
-		double ms = tune_eval(t, &t->cands[t->ci].st, NULL);
+		double ms;
+
+		if (tune_state_bound(t, &t->cands[t->ci].st) > t->cur_ms * (1 + IMPROVE_EPS)) {
+			t->pruned++;
+			continue;
+		}
+		ms = tune_eval(t, &t->cands[t->ci].st, NULL);
 
 		if (better(ms, t->eval_tie, best_ms, best_tie)) {
 			best_ms = ms;
@@ -1116,6 +1155,7 @@ void tune_free(struct tuner *t)
 	free(t->layer_cost);
 	free(t->layer_fb);
 	free(t->load);
+	free(t->seen);
 	free(t->layer_bytes);
 	free(t->layer_f);
 	free(t->pos);

@@ -20,6 +20,7 @@
 #define IMPROVE_EPS 1e-9   /* relative: a move must beat the current time by this much */
 #define MAX_RANKED 8       /* candidates simulated per ranked move family */
 #define CHAIN_CANDS 24     /* chain moves of layers simulated per step */
+#define SHIFT_CANDS 24     /* single boundary shifts simulated per step */
 #define OCTO_TUNE_MAX_AWARE 4096 /* devices up to which the partition is also bubble-aware */
 #define ORDER_CANDS 32     /* gap-targeted order moves simulated per step */
 #define ORDER_WINDOW 24    /* how far down its device's list an op may come from */
@@ -50,7 +51,9 @@ struct tuner {
 	struct sim sim;
 	int max_stages;
 	double *layer_cost, *layer_fb;
-	double *load;            /* per device, scratch for tune_estimate() */
+	double *load;            /* per device, scratch for tune_estimate() and the state bound */
+	bool *seen;              /* per device, scratch for the state bound */
+	long pruned;             /* candidates the state bound ruled out without a simulation */
 	double *layer_bytes;     /* static bytes per layer */
 	double *layer_f;         /* forward time per layer */
 	double *weight, *mem;    /* per device: the partitioner's weights and usable memory */
@@ -103,6 +106,10 @@ double tune_eval(struct tuner *t, const struct tune_state *s, struct metrics *ke
 /* The cheap estimate the move families are ranked by (lower first). */
 double tune_estimate(const struct tuner *t, const struct tune_state *s);
 unsigned long long tune_rand(struct tuner *t);
+/* A lower bound on the iteration time of every order of s's partition and placement: the
+ * largest over devices of the first microbatch's forward up to the device's first stage
+ * plus all the device's work. Candidates above the current time are not simulated. */
+double tune_state_bound(const struct tuner *t, const struct tune_state *s);
 
 int tune_state_alloc(struct tune_state *s, int nstages);
 void tune_state_drop_order(struct tune_state *s);

@@ -705,7 +705,7 @@ void tune_gen_partition(struct tuner *t)
 		}
 	}
 	/* shifts are cheap to simulate: try them all, most promising first */
-	tune_rank(t, from, 64);
+	tune_rank(t, from, SHIFT_CANDS);
 	/* chains: a stage further away takes a layer and the stages between slide by one, so
 	 * a layer moves between any two devices (or between two stages of one device: a
 	 * larger first stage fills the wait for the pipeline's far end) */

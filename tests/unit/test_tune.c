@@ -15,6 +15,7 @@
 #include "steps.h"
 #include "synth.h"
 #include "tune.h"
+#include "tune_impl.h"
 #include "../tap.h"
 
 static unsigned long long rng = 88172645463325252ULL;
@@ -375,6 +376,70 @@ static void test_anytime(void)
 	cluster_release(&c);
 }
 
+/* The bound the search prunes by is never above a simulated time: random models with
+ * transfers and uneven device speeds, random partitions and placements, every order the
+ * policy's knobs give. */
+static void test_state_bound(void)
+{
+	int above = 0, n = 0;
+
+	for (int trial = 0; trial < 60; trial++) {
+		struct model m;
+		struct cluster c;
+		struct tune_opts o;
+		struct tuner *t;
+		struct err e = ERR_INIT;
+		int D = 2 + trial % 3, L = 6 + trial % 5;
+
+		random_model(&m, L);
+		synth_cluster(&c, D, 2, 20 + 100 * urand(), 5);
+		for (int d = 0; d < D; d++)
+			c.device_speed[d] = 0.5 + urand();
+		tune_opts_default(&o);
+		o.microbatches = 2 + trial % 6;
+		o.max_evals = 1;
+		if (tune_new(&t, &m, &c, &o, &e) == 0) {
+			for (int k = 0; k < 8; k++) {
+				struct tune_state st;
+				int S = D + (int)(urand() * (L - D + 1));
+				double ms;
+
+				if (S > L || tune_state_alloc(&st, S) < 0)
+					continue;
+				st.first[0] = 0;
+				for (int s = 1; s < S; s++)
+					st.first[s] = s;  /* then spread the rest at random */
+				st.first[S] = L;
+				for (int extra = L - S; extra > 0; extra--) {
+					int s = 1 + (int)(urand() * (S - 1));
+
+					for (int q = s; q < S; q++)
+						st.first[q]++;
+					if (st.first[S - 1] >= L)
+						for (int q = s; q < S; q++)
+							st.first[q]--;
+				}
+				for (int s = 0; s < S; s++)
+					st.device[s] = s < D ? s : (int)(urand() * D);
+				st.sched.alternate = urand() < 0.5;
+				st.sched.cap_extra = (int)(urand() * 4) - 1;
+				st.sched.wcap = urand() < 0.5 ? 0 : D;
+				ms = eval_state(&m, &c, o.microbatches, &st);
+				if (isfinite(ms)) {
+					n++;
+					above += tune_state_bound(t, &st) > ms * (1 + 1e-9);
+				}
+				tune_state_release(&st);
+			}
+			tune_free(t);
+		}
+		model_release(&m);
+		cluster_release(&c);
+	}
+	ok(n > 200, "%d random partitions and placements simulated", n);
+	is_int(above, 0, "the bound the search prunes by is never above the simulated time");
+}
+
 /* A measured profile of samples/profiles as the bench reads it: W = B = half the backward. */
 static int profile_model(struct model *m, const char *name)
 {
@@ -451,6 +516,7 @@ int main(void)
 	test_random_properties();
 	test_replay_and_seed();
 	test_anytime();
+	test_state_bound();
 	test_quality();
 	return tap_done();
 }
