@@ -35,6 +35,7 @@ int tune_stages_on(const struct tune_state *s, int d)
 
 void tune_gen_placement(struct tuner *t)
 {
+	const struct metrics *m = &t->cur_metrics;
 	int D = t->cluster->devices, L = t->model->nlayers, from;
 	struct cand *c;
 
@@ -84,7 +85,10 @@ void tune_gen_placement(struct tuner *t)
 				return;
 			c->st.device[st] = d;
 			tune_state_drop_order(&c->st);
-			c->score = tune_estimate(t, &c->st);
+			/* the bound of the new placement, and toward the device that idles more */
+			c->score = tune_state_bound(t, &c->st);
+			if (m->dev && m->ndevices == D)
+				c->score -= 0.5 * (m->dev[d].idle_ms - m->dev[t->cur.device[st]].idle_ms);
 			snprintf(c->what, sizeof(c->what), "move stage %d from gpu %d to gpu %d", st, t->cur.device[st], d);
 			tune_cand_keep(t);
 		}
@@ -97,7 +101,7 @@ void tune_gen_placement(struct tuner *t)
 			c->st.device[st] = t->cur.device[s2];
 			c->st.device[s2] = t->cur.device[st];
 			tune_state_drop_order(&c->st);
-			c->score = tune_estimate(t, &c->st);
+			c->score = tune_state_bound(t, &c->st);
 			/* the first and last stages decide fill and drain: prefer swaps touching them */
 			if (st == 0 || s2 == t->cur.nstages - 1)
 				c->score *= 0.999;
