@@ -17,4 +17,21 @@ expect_rc 0 "the same with --tp 1 --dp 1"
 if cmp -s "$T/plain.json" "$T/tp1.json"; then ok "--tp 1 --dp 1 writes the plan byte-identical"
 else not_ok "--tp 1 --dp 1 writes the plan byte-identical" "$(diff "$T/plain.json" "$T/tp1.json" | head -20)"; fi
 
+# a cluster carrying a replica (as one made by parallel_cluster is written) is held to
+# the layout's rules: experts sharded over ranks that do not divide the data-parallel
+# ones are refused, not simulated (ep 4 > dp 2 divided the experts' memory by zero)
+run "$OCTOPIPE" plan --model "$M/deepseek-v2-lite.json" --cluster "$C/8xH200.json" --schedule 1f1b --microbatches 8 \
+    --embed -o "$T/moe.json"
+for rep in '"tp":1,"dp":2,"ep":4,"zero":3' '"tp":1,"dp":4,"ep":3,"zero":0'; do
+    python3 - "$T/moe.json" "$T/rep.json" "$rep" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))
+p["cluster"]["replica"] = json.loads("{" + sys.argv[3] + ',"dp_gbytes_per_s":450,"dp_latency_us":5}')
+json.dump(p, open(sys.argv[2], "w"))
+PY
+    run "$OCTOPIPE" sim "$T/rep.json"
+    expect_rc 2 "a cluster's replica {$rep} is refused"
+    expect_match 'cluster\.replica\.ep: ' "$ERR" "at its path: $ERR"
+done
+
 done_testing
