@@ -84,7 +84,9 @@ const struct link *parallel_dp_link(const struct parallel *l, const struct clust
 
 const struct link *parallel_ep_link(const struct parallel *l, const struct cluster *g)
 {
-	return l->tp * l->ep <= g->gpus_per_node ? &g->intra : &g->inter;
+	/* the groups start at multiples of T x E inside node-aligned blocks: all of them stay
+	 * in a node only when T x E divides it (T 2 x E 3 on 8 GPUs: GPUs 6-11 span two) */
+	return g->gpus_per_node % (l->tp * l->ep) == 0 ? &g->intra : &g->inter;
 }
 
 int parallel_cluster(const struct cluster *g, const struct parallel *l, struct cluster *out, struct err *e)
