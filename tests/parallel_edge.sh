@@ -34,4 +34,22 @@ PY
     expect_match 'cluster\.replica\.ep: ' "$ERR" "at its path: $ERR"
 done
 
+# calibrate on a plan with a layout and recompute: an exact (emulated) run fits factors
+# of 1
+run "$OCTOPIPE" plan --model "$M/llama2-7b.json" --cluster "$C/8xH200.json" --schedule 1f1b --microbatches 8 \
+    --tp 2 --dp 2 --recompute selective -o "$T/cal.json"
+expect_rc 0 "a plan at tp 2 x dp 2 recomputing selectively"
+run "$OCTOPIPE" run "$T/cal.json" --timeline-out "$T/cal.tl.json"
+expect_rc 0 "runs on the emulator"
+run "$OCTOPIPE" calibrate "$T/cal.tl.json" --json -o "$T/cal.model.json"
+expect_rc 0 "calibrate from its run"
+if printf '%s' "$OUT" | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+assert abs(r["before"]["error"]) < 0.005 and abs(r["after"]["error"]) < 0.005, (r["before"], r["after"])
+for s in r["stages"]:
+    assert abs(s["f"] - 1) < 0.005 and abs(s["b"] - 1) < 0.005, s'; then
+    ok "the recomputing backward is predicted with its redone forward: factors 1, no error after"
+else not_ok "calibrate of a recomputing plan" "$OUT"; fi
+
 done_testing
