@@ -35,7 +35,8 @@ PY
 done
 
 # calibrate on a plan with a layout and recompute: an exact (emulated) run fits factors
-# of 1
+# of 1, and the model written is the file's own at its own TP degree, rescaled, which
+# the plan then re-prices at its layout as before
 run "$OCTOPIPE" plan --model "$M/llama2-7b.json" --cluster "$C/8xH200.json" --schedule 1f1b --microbatches 8 \
     --tp 2 --dp 2 --recompute selective -o "$T/cal.json"
 expect_rc 0 "a plan at tp 2 x dp 2 recomputing selectively"
@@ -51,5 +52,25 @@ for s in r["stages"]:
     assert abs(s["f"] - 1) < 0.005 and abs(s["b"] - 1) < 0.005, s'; then
     ok "the recomputing backward is predicted with its redone forward: factors 1, no error after"
 else not_ok "calibrate of a recomputing plan" "$OUT"; fi
+if python3 - "$M/llama2-7b.json" "$T/cal.model.json" <<'PY'
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+assert b["source"]["tp"] == a["source"]["tp"], b["source"]["tp"]
+for x, y in zip(a["layers"], b["layers"]):
+    assert x.get("param_bytes") == y.get("param_bytes"), (x.get("param_bytes"), y.get("param_bytes"))
+    assert abs(x["f_ms"] - y["f_ms"]) <= 0.005 * x["f_ms"], (x["f_ms"], y["f_ms"])
+PY
+then ok "the model written is the file's own table (tp 1), not the tp 2 replica's"
+else not_ok "calibrate writes the file's own table"; fi
+
+"$OCTOPIPE" plan --model "$M/llama2-7b.json" --cluster "$C/8xH200.json" --schedule 1f1b --microbatches 8 --tp 2 \
+    --partition 4,10,10,10 -o "$T/cal4.json" >/dev/null 2>&1
+"$OCTOPIPE" run "$T/cal4.json" --timeline-out "$T/cal4.tl.json" >/dev/null 2>&1
+run "$OCTOPIPE" calibrate "$T/cal4.tl.json" --fit-overhead --cluster-out "$T/cal4.cluster.json" -o "$T/cal4.model.json"
+expect_rc 0 "calibrate --fit-overhead of a tp 2 plan"
+if [ "$(python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); print(c["devices"], "replica" in c)' \
+       "$T/cal4.cluster.json")" = "8 False" ]; then
+    ok "--cluster-out writes the file's cluster of 8 GPUs, not the replica of 4 pipeline devices"
+else not_ok "--cluster-out writes the file's cluster" "$(cat "$T/cal4.cluster.json")"; fi
 
 done_testing
