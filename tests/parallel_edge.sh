@@ -73,4 +73,12 @@ if [ "$(python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); print(c["de
     ok "--cluster-out writes the file's cluster of 8 GPUs, not the replica of 4 pipeline devices"
 else not_ok "--cluster-out writes the file's cluster" "$(cat "$T/cal4.cluster.json")"; fi
 
+# the TUI on a plan with a layout (last: without tmux the rest of the file is skipped)
+TUI_NAME=paredge
+. "$top_srcdir/tests/tuilib.sh"
+start 160 30 -- tui "$T/cal.json"
+expect 'llama2-7b on 8xH200 \(pp 2 x tp 2 x dp 2 = 8 gpus' "the header names the layout and the GPUs it uses"
+expect_not '\(2 gpus\)' "not the replica's 2 pipeline devices as its gpus"
+stop_server
+
 done_testing

@@ -48,8 +48,17 @@ static void draw_header(struct app *a, struct screen *s, const struct rect *r, c
 	            !app_modified(a) ? "" : a->autosaved ? " [modified, autosaved]" : " [modified]");
 	x += screen_text(s, x, r->y, r->w - x, sb.buf, R_TITLE) + 2;
 	strbuf_reset(&sb);
-	strbuf_addf(&sb, "%s on %s (%d gpus), %d microbatches, %d stages | %s", p->model.name, p->cluster.name,
-	            p->ndevices, p->microbatches, p->nstages,
+	{
+		/* a plan with a layout: its pipeline devices are groups of tp x dp gpus */
+		struct parallel pl = plan_parallel(p);
+
+		if (p->has_parallel || !parallel_is_pipeline_only(&pl))
+			strbuf_addf(&sb, "%s on %s (pp %d x tp %d x dp %d = %d gpus, ep %d, ZeRO %d)", p->model.name,
+			            p->cluster.name, pl.pp, pl.tp, pl.dp, parallel_gpus(&pl), pl.ep, pl.zero);
+		else
+			strbuf_addf(&sb, "%s on %s (%d gpus)", p->model.name, p->cluster.name, p->ndevices);
+	}
+	strbuf_addf(&sb, ", %d microbatches, %d stages | %s", p->microbatches, p->nstages,
 	            a->path ? (strrchr(a->path, '/') ? strrchr(a->path, '/') + 1 : a->path) : a->source);
 	screen_text(s, x, r->y, r->w - x - 1, sb.buf, R_HEADER);
 	strbuf_reset(&sb);
