@@ -73,6 +73,15 @@ if [ "$(python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); print(c["de
     ok "--cluster-out writes the file's cluster of 8 GPUs, not the replica of 4 pipeline devices"
 else not_ok "--cluster-out writes the file's cluster" "$(cat "$T/cal4.cluster.json")"; fi
 
+# tune held to a TP degree a measured table (no architecture) cannot be priced at: the
+# same input error as plan's, not "no layout fits ... inf GB"
+run "$OCTOPIPE" tune --model "$M/gpt-13b.json" --cluster "$C/8xH200.json" --microbatches 8 --tp 2 --quiet \
+    -o "$T/x.json"
+expect_rc 2 "tune --tp 2 of a table without an architecture: bad input"
+expect_match 'has no architecture .* cannot be priced at tp 2' "$ERR" "and says why: $ERR"
+run "$OCTOPIPE" tune --model "$M/gpt-13b.json" --cluster "$C/8xH200.json" --microbatches 8 --quiet -o "$T/x.json"
+expect_rc 0 "without --tp the search skips the degrees it cannot price"
+
 # the TUI on a plan with a layout (last: without tmux the rest of the file is skipped)
 TUI_NAME=paredge
 . "$top_srcdir/tests/tuilib.sh"
