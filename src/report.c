@@ -384,8 +384,18 @@ static void put_gantt(struct strbuf *sb, const struct chart *c, const struct tim
 	xml_text(sb, p->model.name);
 	strbuf_addstr(sb, " on ");
 	xml_text(sb, p->cluster.name);
-	strbuf_addf(sb, ", %d microbatches, %d stages on %d GPUs%s</text>\n", p->microbatches, p->nstages, nd,
-	            p->split_backward ? ", split backward (I + W)" : "");
+	{
+		/* a plan with a layout: each pipeline device is a group of tp x dp GPUs */
+		struct parallel pl = plan_parallel(p);
+
+		if (p->has_parallel || !parallel_is_pipeline_only(&pl))
+			strbuf_addf(sb, ", %d microbatches, %d stages on %d pipeline devices (pp %d x tp %d x dp %d = %d GPUs, "
+			            "ep %d, ZeRO %d)%s</text>\n", p->microbatches, p->nstages, nd, pl.pp, pl.tp, pl.dp,
+			            parallel_gpus(&pl), pl.ep, pl.zero, p->split_backward ? ", split backward (I + W)" : "");
+		else
+			strbuf_addf(sb, ", %d microbatches, %d stages on %d GPUs%s</text>\n", p->microbatches, p->nstages, nd,
+			            p->split_backward ? ", split backward (I + W)" : "");
+	}
 	/* legend */
 	{
 		double lx = 8 * u, ly = 40 * u;

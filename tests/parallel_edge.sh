@@ -82,6 +82,13 @@ expect_match 'has no architecture .* cannot be priced at tp 2' "$ERR" "and says 
 run "$OCTOPIPE" tune --model "$M/gpt-13b.json" --cluster "$C/8xH200.json" --microbatches 8 --quiet -o "$T/x.json"
 expect_rc 0 "without --tp the search skips the degrees it cannot price"
 
+# the SVG Gantt of a plan with a layout says how many GPUs it uses, not its pipeline devices
+run "$OCTOPIPE" export svg "$T/cal.json" -o "$T/cal.svg"
+expect_rc 0 "export svg of a tp 2 x dp 2 plan"
+if grep -q '2 stages on 2 pipeline devices (pp 2 x tp 2 x dp 2 = 8 GPUs' "$T/cal.svg"; then
+    ok "its title line names the layout and its 8 GPUs"
+else not_ok "the SVG's title line names the layout" "$(grep -o 'stages on [^<]*' "$T/cal.svg")"; fi
+
 # the TUI on a plan with a layout (last: without tmux the rest of the file is skipped)
 TUI_NAME=paredge
 . "$top_srcdir/tests/tuilib.sh"
