@@ -89,6 +89,28 @@ if grep -q '2 stages on 2 pipeline devices (pp 2 x tp 2 x dp 2 = 8 GPUs' "$T/cal
     ok "its title line names the layout and its 8 GPUs"
 else not_ok "the SVG's title line names the layout" "$(grep -o 'stages on [^<]*' "$T/cal.svg")"; fi
 
+# run and calibrate compare a measurement with the prediction of what the executor runs:
+# one replica's pipeline, without the data-parallel sync (here 85 ms of 740 exposed)
+run "$OCTOPIPE" plan --model "$M/llama2-7b.json" --cluster "$C/64xH200.json" --schedule 1f1b --microbatches 4 \
+    --dp 16 -o "$T/dp16.json"
+expect_rc 0 "a plan at dp 16, its ring between nodes"
+run "$OCTOPIPE" run --json "$T/dp16.json" --timeline-out "$T/dp16.tl.json"
+expect_rc 0 "runs on the emulator"
+if printf '%s' "$OUT" | python3 -c 'import json, sys; r = json.load(sys.stdin); assert abs(r["error"]) < 0.01, r'; then
+    ok "run: the prediction of the emulated run is within 1%"
+else not_ok "run: prediction error of a dp 16 plan" "$OUT"; fi
+run "$OCTOPIPE" calibrate --json "$T/dp16.tl.json" -o "$T/dp16.model.json"
+if printf '%s' "$OUT" | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+assert abs(r["before"]["error"]) < 0.01 and abs(r["after"]["error"]) < 0.01, r'; then
+    ok "calibrate: so is its prediction before and after"
+else not_ok "calibrate: prediction error of a dp 16 plan" "$OUT"; fi
+run "$OCTOPIPE" report "$T/dp16.json" --timeline "$T/dp16.tl.json" -o "$T/dp16.html"
+expect_rc 0 "report with the measured timeline"
+expect_match 'error [+-]0\.[0-9]% \(predicted' "$(grep -o 'iteration: predicted[^<]*' "$T/dp16.html")" \
+    "report: so is the predicted iteration it sets against the measured one"
+
 # the TUI on a plan with a layout (last: without tmux the rest of the file is skipped)
 TUI_NAME=paredge
 . "$top_srcdir/tests/tuilib.sh"
