@@ -111,6 +111,30 @@ expect_rc 0 "report with the measured timeline"
 expect_match 'error [+-]0\.[0-9]% \(predicted' "$(grep -o 'iteration: predicted[^<]*' "$T/dp16.html")" \
     "report: so is the predicted iteration it sets against the measured one"
 
+# memory past 2^64 bytes (a model the loader takes: 2^62 bytes of weights, whose Adam
+# states are 6 times that) saturates in the metrics instead of wrapping to 0
+python3 - "$T/huge.json" "$T/one.json" "$C/8xH200.json" <<'PY'
+import json, sys
+layer = {"kind": "a", "f_ms": 1, "b_ms": 1, "w_ms": 1, "param_bytes": 2**53, "out_bytes": 1000}
+json.dump({"format": "octopipe.model/1", "name": "huge", "seq_len": 1024, "layers": [layer] * 511},
+          open(sys.argv[1], "w"))
+c = json.load(open(sys.argv[3]))
+c.update(name="one", devices=1, gpus_per_node=1)
+c.pop("inter_node", None)
+json.dump(c, open(sys.argv[2], "w"))
+PY
+"$OCTOPIPE" plan --model "$T/huge.json" --cluster "$T/one.json" --schedule gpipe --microbatches 1 -o "$T/huge.plan.json" \
+    >/dev/null 2>&1
+"$OCTOPIPE" sim --json "$T/huge.plan.json" >"$T/huge.sim.json" 2>/dev/null
+if python3 - "$T/huge.sim.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))["devices"][0]
+b = d["memory_breakdown"]
+assert d["peak_mem_bytes"] >= 1.8e19 and b["optimizer"] >= 1.8e19 and b["peak"] >= 1.8e19, d
+PY
+then ok "a peak and optimizer state past 2^64 bytes saturate"
+else not_ok "memory past 2^64 bytes" "$(cat "$T/huge.sim.json" | head -c 600)"; fi
+
 # the TUI on a plan with a layout (last: without tmux the rest of the file is skipped)
 TUI_NAME=paredge
 . "$top_srcdir/tests/tuilib.sh"
