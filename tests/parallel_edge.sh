@@ -135,6 +135,16 @@ PY
 then ok "a peak and optimizer state past 2^64 bytes saturate"
 else not_ok "memory past 2^64 bytes" "$(cat "$T/huge.sim.json" | head -c 600)"; fi
 
+# Megatron-LM splits attention's key-value heads (query groups) over the TP ranks too:
+# qwen3-next has 16 query heads but 2 key-value heads, so tp 4 is no layout of it
+run "$OCTOPIPE" plan --model "$M/qwen3-next-80b-a3b.json" --cluster "$C/32xH200.json" --schedule 1f1b --microbatches 8 \
+    --tp 4 --dp 2 -o "$T/x.json"
+expect_rc 2 "tp 4 of a model with 2 key-value heads is refused"
+expect_match 'has 2 key-value heads, which 4 tensor-parallel ranks cannot split evenly' "$ERR" "and says why: $ERR"
+run "$OCTOPIPE" plan --model "$M/qwen3-next-80b-a3b.json" --cluster "$C/32xH200.json" --schedule 1f1b --microbatches 8 \
+    --tp 2 --dp 2 -o "$T/x.json"
+expect_rc 0 "tp 2 splits them"
+
 # the TUI on a plan with a layout (last: without tmux the rest of the file is skipped)
 TUI_NAME=paredge
 . "$top_srcdir/tests/tuilib.sh"
