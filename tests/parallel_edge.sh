@@ -145,6 +145,15 @@ run "$OCTOPIPE" plan --model "$M/qwen3-next-80b-a3b.json" --cluster "$C/32xH200.
     --tp 2 --dp 2 -o "$T/x.json"
 expect_rc 0 "tp 2 splits them"
 
+# export megatron-args asks for the precision the memory model and the sync assume: bf16
+# weights and bf16 gradients (Megatron-LM's bf16 default accumulates and all-reduces the
+# gradients in fp32: 2 more bytes per parameter and twice the data-parallel traffic)
+run "$OCTOPIPE" export megatron-args "$T/cal.json"
+expect_rc 0 "export megatron-args of a tp 2 x dp 2 plan"
+for flag in '--bf16' '--grad-reduce-in-bf16'; do
+    expect_match "^$flag( \\\\)?\$" "$OUT" "megatron-args: $flag"
+done
+
 # the TUI on a plan with a layout (last: without tmux the rest of the file is skipped)
 TUI_NAME=paredge
 . "$top_srcdir/tests/tuilib.sh"
