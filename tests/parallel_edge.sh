@@ -154,6 +154,17 @@ for flag in '--bf16' '--grad-reduce-in-bf16'; do
     expect_match "^$flag( \\\\)?\$" "$OUT" "megatron-args: $flag"
 done
 
+# with experts over several ranks the simulator prices an all-to-all per MoE layer, which
+# Megatron-LM runs only with the alltoall dispatcher (its default gathers every token)
+run "$OCTOPIPE" plan --model "$M/deepseek-v2-lite.json" --cluster "$C/8xH200.json" --schedule 1f1b --microbatches 8 \
+    --dp 4 --ep 4 -o "$T/ep.json"
+expect_rc 0 "deepseek-v2-lite at dp 4 x ep 4"
+run "$OCTOPIPE" export megatron-args "$T/ep.json"
+expect_match '^--moe-token-dispatcher-type alltoall( \\)?$' "$OUT" "megatron-args: the all-to-all dispatcher"
+run "$OCTOPIPE" export megatron-args "$T/cal.json"
+if printf '%s\n' "$OUT" | grep -q -- '--moe-token-dispatcher-type'; then not_ok "no dispatcher without expert parallelism"
+else ok "no dispatcher without expert parallelism"; fi
+
 # the TUI on a plan with a layout (last: without tmux the rest of the file is skipped)
 TUI_NAME=paredge
 . "$top_srcdir/tests/tuilib.sh"
