@@ -142,6 +142,7 @@ static void test_dp_sync(void)
 	is_dbl(m.throughput_tokens_per_s, 4 * 2 * 1024 / (m.makespan_ms / 1000), 1e-6,
 	       "throughput counts every replica's microbatches");
 	metrics_release(&m);
+	metrics_release(&m0);
 	plan_release(&p);
 
 	/* one layer in the last stage of device 0: nothing overlaps, exactly the ring */
