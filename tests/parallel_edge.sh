@@ -171,6 +171,21 @@ TUI_NAME=paredge
 start 160 30 -- tui "$T/cal.json"
 expect 'llama2-7b on 8xH200 \(pp 2 x tp 2 x dp 2 = 8 gpus' "the header names the layout and the GPUs it uses"
 expect_not '\(2 gpus\)' "not the replica's 2 pipeline devices as its gpus"
+# a run from the TUI sets the measured iteration against the same prediction as run does
+start 160 40 -- tui --time-scale 0 --iters 1 "$T/dp16.json"
+expect '^gpu0 ' "the TUI opens the dp 16 plan"
+keys R
+expect 'run done: 1 iterations, measured [0-9.]+ m?s vs predicted [0-9.]+ m?s' "a run from the TUI ends" 30
+line=$(screen | grep -o 'run done: .*')
+if printf '%s\n' "$line" | python3 -c '
+import re, sys
+m = re.search(r"measured ([0-9.]+) (m?s) vs predicted ([0-9.]+) (m?s)", sys.stdin.read())
+f = lambda v, u: float(v) * (1 if u == "ms" else 1000)
+a, b = f(m[1], m[2]), f(m[3], m[4])
+assert abs(b - a) <= 0.01 * a, (a, b)'; then
+    ok "the predicted iteration it shows leaves out the sync the run has not: $line"
+else not_ok "the TUI's run prediction" "$line"; fi
+keys q
 stop_server
 
 done_testing
