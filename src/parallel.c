@@ -233,6 +233,16 @@ int parallel_model(const struct model *m, const struct cluster *g, const struct 
 {
 	int made = model_made_tp(m);
 
+	if (l->ep > 1) {
+		bool experts = false;
+
+		for (int i = 0; i < m->nlayers; i++)
+			experts |= m->layers[i].expert_param_bytes > 0;
+		/* Megatron-LM refuses expert parallelism without experts (num_experts is None) */
+		if (!experts)
+			return err_set(e, ERR_INPUT, "ep %d: model '%s' has no routed experts to shard over expert-parallel "
+			               "ranks", l->ep, m->name);
+	}
 	if (model_copy(out, m, e) < 0)
 		return -1;
 	if (l->tp != made) {

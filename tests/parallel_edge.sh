@@ -165,6 +165,15 @@ run "$OCTOPIPE" export megatron-args "$T/cal.json"
 if printf '%s\n' "$OUT" | grep -q -- '--moe-token-dispatcher-type'; then not_ok "no dispatcher without expert parallelism"
 else ok "no dispatcher without expert parallelism"; fi
 
+# expert parallelism of a model without routed experts: Megatron-LM refuses
+# --expert-model-parallel-size without experts, so no plan or search offers it
+run "$OCTOPIPE" plan --model "$M/llama2-7b.json" --cluster "$C/8xH200.json" --schedule 1f1b --microbatches 8 \
+    --dp 2 --ep 2 -o "$T/x.json"
+expect_rc 2 "plan --ep 2 of a dense model is refused"
+expect_match "ep 2: model 'llama2-7b' has no routed experts" "$ERR" "and says why: $ERR"
+run "$OCTOPIPE" tune --model "$M/llama2-7b.json" --cluster "$C/8xH200.json" --microbatches 8 --ep 2 --quiet -o "$T/x.json"
+expect_rc 2 "so is tune --ep 2"
+
 # the TUI on a plan with a layout (last: without tmux the rest of the file is skipped)
 TUI_NAME=paredge
 . "$top_srcdir/tests/tuilib.sh"
