@@ -32,9 +32,12 @@ void layout_recompute_model(struct model *m, enum recompute r)
 }
 
 /* The fastest of compare's baselines on one replica of layout l: its makespan, whole-job
- * tokens/s and peak memory per GPU; feasible when it fits. -1 only when out of host memory. */
+ * tokens/s and peak memory per GPU; feasible when it fits. 1 when the model cannot be
+ * priced at l (a table without an architecture at another TP degree: why says so), -1
+ * only when out of host memory. */
 static int judge(const struct model *m, const struct cluster *c, int mbs, const struct parallel *l,
-                 enum recompute rc, struct sim *s, struct layout_choice *got, bool *feasible, struct err *e)
+                 enum recompute rc, struct sim *s, struct layout_choice *got, bool *feasible, struct err *why,
+                 struct err *e)
 {
 	struct model rm;
 	struct cluster rcl;
@@ -44,8 +47,14 @@ static int judge(const struct model *m, const struct cluster *c, int mbs, const 
 	*feasible = false;
 	got->makespan_ms = INFINITY;
 	got->peak_bytes = INFINITY;
-	if (parallel_replica(m, c, l, &rm, &rcl, &e2) < 0)
-		return e2.cls == ERR_RUNTIME ? (*e = e2, -1) : 0;
+	if (parallel_replica(m, c, l, &rm, &rcl, &e2) < 0) {
+		if (e2.cls == ERR_RUNTIME) {
+			*e = e2;
+			return -1;
+		}
+		*why = e2;
+		return 1;
+	}
 	{
 		/* the weights, gradients and optimizer states alone, spread perfectly over the
 		 * pipeline devices, are a floor of any plan's peak: above the memory, no plan fits */
@@ -112,6 +121,7 @@ static int search(const struct model *m, const struct cluster *c, const struct l
 	struct sim s;
 	int gpn = c->gpus_per_node, valid = 0;
 	bool found = false, moe = false;
+	struct err unpriced = ERR_INIT;
 
 	for (int i = 0; i < m->nlayers; i++)
 		moe |= m->layers[i].expert_param_bytes > 0;
@@ -153,17 +163,21 @@ static int search(const struct model *m, const struct cluster *c, const struct l
 						struct layout_choice got;
 						bool feasible;
 						struct err ec = ERR_INIT;
+						int jr;
 
 						if (k->recompute >= 0 && rc != k->recompute)
 							continue;
 						l.zero = z;
 						if (parallel_check(&l, c, &ec) < 0)
 							break;
-						valid++;
-						if (judge(m, c, mbs, &l, (enum recompute)rc, &s, &got, &feasible, e) < 0) {
+						jr = judge(m, c, mbs, &l, (enum recompute)rc, &s, &got, &feasible, &unpriced, e);
+						if (jr < 0) {
 							sim_release(&s);
 							return -1;
 						}
+						if (jr > 0)
+							break;  /* not a layout of this model */
+						valid++;
 						out->candidates++;
 						out->min_peak_bytes = fmin(out->min_peak_bytes, got.peak_bytes);
 						if (feasible && got.tokens_per_s > out->tokens_per_s) {
@@ -185,6 +199,10 @@ static int search(const struct model *m, const struct cluster *c, const struct l
 		}
 	}
 	sim_release(&s);
+	if (!valid && unpriced.cls != ERR_NONE) {
+		*e = unpriced;
+		return -1;
+	}
 	if (!valid)
 		return err_set(e, ERR_INPUT, "no parallel layout of cluster '%s' (%d GPUs, %d per node) meets the "
 		               "given degrees", c->name, c->devices, gpn);

@@ -73,7 +73,7 @@ int parallel_cluster(const struct cluster *gpus, const struct parallel *l, struc
 /* The layer table at the layout's TP degree plus the EP all-to-all: a copy of m when the
  * degree is the one m was made at and E = 1. A model without an architecture (a measured
  * profile) only exists at its own degree: asking for another is an ERR_INPUT error that
- * says so. */
+ * says so, as is E > 1 for a model without routed experts. */
 int parallel_model(const struct model *m, const struct cluster *gpus, const struct parallel *l,
                  struct model *out, struct err *e);
 

@@ -475,8 +475,11 @@ int plan_attach_parallel(struct plan *p, const struct parallel *l, const struct 
                          struct err *e)
 {
 	p->par = *l;
-	if (parallel_is_pipeline_only(l) && l->pp == c->devices)
+	if (parallel_is_pipeline_only(l) && l->pp == c->devices) {
+		/* the plan is the files' own: no replica to write into its cluster */
+		memset(&p->cluster.rep, 0, sizeof(p->cluster.rep));
 		return 0;
+	}
 	if (model_copy(&p->src_model, m, e) < 0)
 		return -1;
 	if (cluster_copy(&p->src_cluster, c, e) < 0) {

@@ -499,19 +499,17 @@ static void put_gantt(struct strbuf *sb, const struct chart *c, const struct tim
 	xml_text(sb, p->model.name);
 	strbuf_addstr(sb, " on ");
 	xml_text(sb, p->cluster.name);
-	if (p->has_parallel) {
-		struct parallel l = plan_parallel(p);
+	{
+		/* a plan with a layout: each pipeline device is a group of tp x dp GPUs */
+		struct parallel pl = plan_parallel(p);
 
-		strbuf_addf(sb, " at pp %d x tp %d x dp %d", l.pp, l.tp, l.dp);
-		if (l.ep > 1)
-			strbuf_addf(sb, " x ep %d", l.ep);
-		if (l.zero)
-			strbuf_addf(sb, " (ZeRO %d)", l.zero);
-		strbuf_addf(sb, ", %d microbatches per replica, %d stages on %d pipeline devices%s</text>\n", p->microbatches,
-		            p->nstages, nd, p->split_backward ? ", split backward (I + W)" : "");
-	} else {
-		strbuf_addf(sb, ", %d microbatches, %d stages on %d GPUs%s</text>\n", p->microbatches, p->nstages, nd,
-		            p->split_backward ? ", split backward (I + W)" : "");
+		if (p->has_parallel || !parallel_is_pipeline_only(&pl))
+			strbuf_addf(sb, ", %d microbatches per replica, %d stages on %d pipeline devices (pp %d x tp %d x dp %d = %d GPUs, "
+			            "ep %d, ZeRO %d)%s</text>\n", p->microbatches, p->nstages, nd, pl.pp, pl.tp, pl.dp,
+			            parallel_gpus(&pl), pl.ep, pl.zero, p->split_backward ? ", split backward (I + W)" : "");
+		else
+			strbuf_addf(sb, ", %d microbatches, %d stages on %d GPUs%s</text>\n", p->microbatches, p->nstages, nd,
+			            p->split_backward ? ", split backward (I + W)" : "");
 	}
 	/* legend */
 	{
@@ -1239,7 +1237,8 @@ static void put_steps_table(struct strbuf *sb, const struct rstep *st, int n)
 /* Predicted against measured, per GPU: when each finished and how long it was busy. */
 static void put_measured_table(struct strbuf *sb, const struct chart *c, const struct timeline *t)
 {
-	double pend = c->m.makespan_ms, mend = ops_end(t);
+	/* a run is of one replica's pipeline: the data-parallel sync is not in it */
+	double pend = c->m.makespan_ms - c->m.dp_sync_ms, mend = ops_end(t);
 
 	strbuf_addstr(sb, "<p>iteration: predicted ");
 	fmt_ms(sb, pend);

@@ -1215,6 +1215,14 @@ static int dp_sync(struct ctx *c, struct metrics *m, double *makespan)
 	return 0;
 }
 
+/* Bytes as the metrics hold them, rounded; past 2^64 (a model may hold 2^62 bytes of
+ * weights, and its optimizer states six times that) it saturates instead of being an
+ * undefined conversion. */
+static uint64_t mem_bytes(double x)
+{
+	return x + 0.5 >= 0x1p64 ? UINT64_MAX : x > 0 ? (uint64_t)(x + 0.5) : 0;
+}
+
 /* Walks each device's ops in execution order: busy/idle split, memory curve and peak. */
 static int compute_metrics(struct ctx *c, struct metrics *m)
 {
@@ -1298,12 +1306,12 @@ static int compute_metrics(struct ctx *c, struct metrics *m)
 		dm->bubble_ratio = makespan > 0 ? dm->idle_ms / makespan : 0;
 		dm->warmup_idle_ms = warm;
 		dm->cooldown_idle_ms = cool;
-		dm->peak_mem_bytes = (uint64_t)(peak + 0.5);
+		dm->peak_mem_bytes = mem_bytes(peak);
 		dm->mem_capacity_bytes = p->cluster.mem_bytes;
-		dm->weights_bytes = (uint64_t)(s->dev_wgo[3 * d] + 0.5);
-		dm->grads_bytes = (uint64_t)(s->dev_wgo[3 * d + 1] + 0.5);
-		dm->optimizer_bytes = (uint64_t)(s->dev_wgo[3 * d + 2] + 0.5);
-		dm->act_peak_bytes = peak > s->dev_static[d] ? (uint64_t)(peak - s->dev_static[d] + 0.5) : 0;
+		dm->weights_bytes = mem_bytes(s->dev_wgo[3 * d]);
+		dm->grads_bytes = mem_bytes(s->dev_wgo[3 * d + 1]);
+		dm->optimizer_bytes = mem_bytes(s->dev_wgo[3 * d + 2]);
+		dm->act_peak_bytes = mem_bytes(peak - s->dev_static[d]);
 		s->dev_peak[d] = peak;
 		busy_all += busy;
 		if (peak > usable)
@@ -1464,9 +1472,9 @@ int sim_timeline(const struct sim *s, const struct plan *p, const struct metrics
 		td->mem = calloc((size_t)nm + 1, sizeof(*td->mem));
 		if (!td->mem)
 			goto oom;
-		td->mem[0] = (struct tl_mem){ 0, (uint64_t)(s->dev_static[d] + 0.5) };
+		td->mem[0] = (struct tl_mem){ 0, mem_bytes(s->dev_static[d]) };
 		for (int i = 0; i < nm; i++)
-			td->mem[i + 1] = (struct tl_mem){ s->mem[mi + i].t, (uint64_t)(s->mem[mi + i].bytes + 0.5) };
+			td->mem[i + 1] = (struct tl_mem){ s->mem[mi + i].t, mem_bytes(s->mem[mi + i].bytes) };
 		td->nmem = nm + 1;
 		mi += nm;
 		td->peak_mem_bytes = m->dev ? m->dev[d].peak_mem_bytes : 0;

@@ -129,13 +129,15 @@ if [ "$(grep -c '<rect class="dp"' "$T/r.svg")" = 8 ]; then ok "one data-paralle
 else not_ok "dp sync bars" "$(grep -c '<rect class="dp"' "$T/r.svg")"; fi
 if [ "$(grep -o 'recomputes full)' "$T/r.svg" | wc -l)" = 128 ]; then ok "every backward op says it recomputes"
 else not_ok "recompute tooltips"; fi
-expect_match 'at pp 8 x tp 4 x dp 2, 16 microbatches per replica' "$(cat "$T/r.svg")" "the subtitle names the layout"
+expect_match '16 microbatches per replica, 8 stages on 8 pipeline devices \(pp 8 x tp 4 x dp 2 = 64 GPUs' "$(cat "$T/r.svg")" \
+    "the subtitle names the layout"
 expect_match 'data-parallel sync</text>' "$(cat "$T/r.svg")" "the legend names the sync"
 
 # the TUI's header names the layout and the exposed sync
 run "$OCTOPIPE" tui "$T/r.json" --render 140x24
 expect_rc 0 "the TUI opens a layout plan"
-expect_match 'llama2-70b on 64xH200 at pp 8 x tp 4 x dp 2, 16 microbatches per replica, 8 stages' "$OUT" "its header names the layout"
+expect_match 'llama2-70b on 64xH200 \(pp 8 x tp 4 x dp 2 = 64 gpus, ep 1, ZeRO 0\), 16 microbatches per replica, 8 stages' \
+    "$OUT" "its header names the layout"
 expect_match 'dp sync [0-9.]+ m?s' "$OUT" "and the exposed data-parallel sync"
 
 # compare: the baselines at the layout the search chooses, or at the given one

@@ -41,16 +41,13 @@ static void title_line(struct app *a, struct screen *s, int y, int w)
 	            !app_modified(a) ? "" : a->autosaved ? " [modified, autosaved]" : " [modified]");
 	x += screen_text(s, x, y, w - x, sb.buf, R_TITLE) + 2;
 	strbuf_reset(&sb);
-	if (p->cluster.rep.tp > 0) {
+	if (p->cluster.rep.tp > 0 || p->has_parallel) {
 		/* a parallel layout: the rows are pipeline devices, each a TP group of one replica */
 		struct parallel l = plan_parallel(p);
 
-		strbuf_addf(&sb, "%s on %s at pp %d x tp %d x dp %d", p->model.name, p->cluster.name, l.pp, l.tp, l.dp);
-		if (l.ep > 1)
-			strbuf_addf(&sb, " x ep %d", l.ep);
-		if (l.zero)
-			strbuf_addf(&sb, " ZeRO %d", l.zero);
-		strbuf_addf(&sb, ", %d microbatches per replica, %d stages | %s", p->microbatches, p->nstages,
+		strbuf_addf(&sb, "%s on %s (pp %d x tp %d x dp %d = %d gpus, ep %d, ZeRO %d), %d microbatches per replica, "
+		            "%d stages | %s", p->model.name, p->cluster.name, l.pp, l.tp, l.dp, parallel_gpus(&l), l.ep, l.zero,
+		            p->microbatches, p->nstages,
 		            a->path ? (strrchr(a->path, '/') ? strrchr(a->path, '/') + 1 : a->path) : a->source);
 	} else {
 		strbuf_addf(&sb, "%s on %s (%d gpus), %d microbatches, %d stages | %s", p->model.name, p->cluster.name,

@@ -143,6 +143,7 @@ static void test_dp_sync(void)
 	is_dbl(m.throughput_tokens_per_s, 4 * 2 * 1024 / (m.makespan_ms / 1000), 1e-6,
 	       "throughput counts every replica's microbatches");
 	metrics_release(&m);
+	metrics_release(&m0);
 	plan_release(&p);
 
 	/* one layer in the last stage of device 0: nothing overlaps, exactly the ring */
@@ -342,6 +343,32 @@ static void test_relax(void)
 	plan_release(&p);
 }
 
+/* The link an expert-parallel group's all-to-all runs over: E consecutive DP ranks of T
+ * GPUs each, from the start of their pipeline device's block; when T x E does not divide
+ * a node, some group has GPUs on two nodes (tp 2 x ep 3 on 8-GPU nodes: GPUs 6-11). */
+static void test_ep_link(void)
+{
+	struct cluster g;
+	struct parallel l = { 2, 2, 12, 3, 0 };
+	struct err e = ERR_INIT;
+
+	memset(&g, 0, sizeof(g));
+	g.name = "g";
+	g.devices = 64;
+	g.gpus_per_node = 8;
+	g.intra.gbytes_per_s = 100;
+	g.inter.gbytes_per_s = 10;
+	ok(parallel_check(&l, &g, &e) == 0, "pp 2 x tp 2 x dp 12 x ep 3 on 8-GPU nodes is a layout: %s", e.msg);
+	ok(parallel_ep_link(&l, &g) == &g.inter, "its EP groups of 6 GPUs straddle nodes: the inter-node link");
+	l.ep = 2;
+	ok(parallel_ep_link(&l, &g) == &g.intra, "ep 2: groups of 4 GPUs stay in a node");
+	l.tp = 8;
+	l.dp = 2;
+	l.ep = 2;
+	l.pp = 4;
+	ok(parallel_ep_link(&l, &g) == &g.inter, "tp 8 x ep 2: two nodes");
+}
+
 int main(void)
 {
 	test_relax();
@@ -350,5 +377,6 @@ int main(void)
 	test_recompute();
 	test_format();
 	test_tp();
+	test_ep_link();
 	return tap_done();
 }
