@@ -165,7 +165,8 @@ static int search(const struct model *m, const struct cluster *c, const struct l
 						struct err ec = ERR_INIT;
 						int jr;
 
-						if (k->recompute >= 0 && rc != k->recompute)
+						if ((k->recompute >= 0 && rc != k->recompute) ||
+						    (rc != RECOMPUTE_NONE && model_recomputes(m)))
 							continue;
 						l.zero = z;
 						if (parallel_check(&l, c, &ec) < 0)

@@ -121,6 +121,13 @@ int parallel_cluster(const struct cluster *g, const struct parallel *l, struct c
 	return 0;
 }
 
+bool model_recomputes(const struct model *m)
+{
+	const cJSON *src = m->extra ? cJSON_GetObjectItemCaseSensitive(m->extra, "source") : NULL;
+
+	return src && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(src, "recompute"));
+}
+
 int model_made_tp(const struct model *m)
 {
 	const cJSON *src = m->extra ? cJSON_GetObjectItemCaseSensitive(m->extra, "source") : NULL;

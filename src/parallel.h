@@ -21,7 +21,9 @@
  * moments): 2 + 2 + 12 bytes. ZeRO stage Z shards over the D data-parallel ranks: Z >= 1
  * the 12 optimizer bytes (Megatron's distributed optimizer), Z >= 2 the gradients, Z = 3
  * the weights too. Routed-expert parameters are first split over the E expert-parallel
- * ranks and then sharded over their own data-parallel group of D / E.
+ * ranks and then sharded over their own data-parallel group of D / E. Under ZeRO 3 a
+ * layer's weights are gathered while it runs and the next one's prefetched: the two
+ * largest layers of a stage are a working buffer on top of the shards.
  */
 #ifndef OCTO_PARALLEL_H
 #define OCTO_PARALLEL_H
@@ -80,6 +82,10 @@ int parallel_model(const struct model *m, const struct cluster *gpus, const stru
 /* Both of the above: what one replica of layout l sees (rm and rc are filled fresh). */
 int parallel_replica(const struct model *m, const struct cluster *gpus, const struct parallel *l,
                      struct model *rm, struct cluster *rc, struct err *e);
+
+/* Whether m's layer table was made with `octopipe cost --recompute` (its activations
+ * already recomputed: a stage must not recompute it again). */
+bool model_recomputes(const struct model *m);
 
 /* The tensor-parallel degree m's layer table was made at (its "source", else 1). */
 int model_made_tp(const struct model *m);

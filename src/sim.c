@@ -700,10 +700,25 @@ static void setup(struct ctx *c)
 		s->dev_wgo[3 * g->device + 1] += ms_.grads;
 		s->dev_wgo[3 * g->device + 2] += ms_.optimizer;
 		s->dev_static[g->device] += ms_.weights + ms_.grads + ms_.optimizer;
-		/* ZeRO-3 gathers a stage's whole weights while it runs: the largest stage's is a
-		 * working buffer on top of the shards (dev_peak is scratch until below) */
-		if (par.zero >= 3)
-			s->dev_peak[g->device] = fmax(s->dev_peak[g->device], params - experts + experts / par.ep);
+		/* ZeRO-3 gathers a layer's whole weights while it runs and prefetches the next, as
+		 * FSDP does: the two largest layers are a working buffer on top of the shards
+		 * (dev_peak is scratch until below) */
+		if (par.zero >= 3) {
+			double big[2] = { 0, 0 };
+
+			for (int l = g->first; l <= g->last; l++) {
+				const struct layer *y = &m->layers[l];
+				double full = (double)(y->param_bytes - y->expert_param_bytes) + (double)y->expert_param_bytes / par.ep;
+
+				if (full > big[0]) {
+					big[1] = big[0];
+					big[0] = full;
+				} else if (full > big[1]) {
+					big[1] = full;
+				}
+			}
+			s->dev_peak[g->device] = fmax(s->dev_peak[g->device], big[0] + big[1]);
+		}
 	}
 	for (int d = 0; d < p->ndevices; d++) {
 		s->dev_wgo[3 * d] += s->dev_peak[d];

@@ -156,6 +156,20 @@ assert all(r.get("layout") == "pp 8 x tp 8 x dp 1" for r in rows), rows[0]
 assert rows[-1]["schedule"] == "tuned"
 '; then ok "every row is at the given layout"; else not_ok "compare --json layout rows" "$OUT"; fi
 
+# a layer table made with cost --recompute already recomputes: no stage may do it again
+"$OCTOPIPE" cost "$top_srcdir/samples/architectures/llama2-7b.json" --cluster 8xH200 --recompute -o "$T/rc7.json" >/dev/null
+run "$OCTOPIPE" plan --model "$T/rc7.json" --cluster 8xH200 --schedule 1f1b --microbatches 8 --recompute full -o "$T/x.json"
+expect_rc 2 "plan --recompute on a recomputing table is refused"
+expect_match 'already recomputes every layer' "$ERR" "and says why"
+"$OCTOPIPE" plan --model "$T/rc7.json" --cluster 8xH200 --schedule 1f1b --microbatches 8 -o "$T/rc7p.json" >/dev/null 2>&1
+python3 - "$T/rc7p.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1])); p["stages"][2]["recompute"] = "selective"; json.dump(p, open(sys.argv[1], "w"))
+PY
+run "$OCTOPIPE" check "$T/rc7p.json"
+expect_rc 2 "a plan file recomputing such a table is refused"
+expect_match 'stages\[2\]\.recompute: the model.s layer table already recomputes' "$ERR" "at its JSON path"
+
 # refusals: one line, exit 2
 run "$OCTOPIPE" plan --model llama2-70b --cluster 8xH200 --schedule 1f1b --microbatches 8 --tp 3 -o "$T/x.json"
 expect_rc 2 "--tp 3 on 8-GPU nodes"

@@ -88,7 +88,7 @@ static void test_memory(void)
 		{ 1.8e9, 1.8e9, 10.8e9 },
 		{ 1.8e9, 1.8e9, 12 * (0.2e9 + 0.05e9) },
 		{ 1.8e9, 2 * 0.25e9, 12 * 0.25e9 },
-		{ 2 * 0.25e9 + 1.8e9, 2 * 0.25e9, 12 * 0.25e9 }, /* + the gathered stage: 1.6e9 + 0.2e9 */
+		{ 2 * 0.25e9 + 1.8e9, 2 * 0.25e9, 12 * 0.25e9 }, /* + layers 0 and 1 gathered: 1e9 + 0.6e9 + 0.2e9 */
 	};
 
 	for (int z = 0; z <= 3; z++) {
