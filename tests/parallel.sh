@@ -140,6 +140,16 @@ expect_match 'llama2-70b on 64xH200 \(pp 8 x tp 4 x dp 2 = 64 gpus, ep 1, ZeRO 0
     "$OUT" "its header names the layout"
 expect_match 'dp sync [0-9.]+ m?s' "$OUT" "and the exposed data-parallel sync"
 
+# ... and its chart shows a device idling on the data-parallel sync (a slow link makes it long)
+python3 - "$top_srcdir/samples/clusters/8xH200.json" "$T/slow8.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1])); c["name"] = "slow8"; c["intra_node"]["gbytes_per_s"] = 5
+json.dump(c, open(sys.argv[2], "w"))
+PY
+"$OCTOPIPE" plan --model llama2-7b --cluster "$T/slow8.json" --schedule 1f1b --microbatches 8 --dp 4 -o "$T/slow.json" >/dev/null 2>&1
+run "$OCTOPIPE" tui "$T/slow.json" --render 120x24
+expect_match '^gpu0 .*B7b.*~~~~~~~~~~' "$OUT" "the TUI's chart marks the wait for the data-parallel sync"
+
 # compare: the baselines at the layout the search chooses, or at the given one
 run "$OCTOPIPE" compare --model llama2-70b --cluster 64xH200 --microbatches 64
 expect_rc 0 "compare searches the layout"
