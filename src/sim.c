@@ -1163,9 +1163,10 @@ static int piece_cmp(const void *a, const void *b)
  * when the last microbatch's weight-gradient op (W, or B without a split) has passed it
  * (the backward runs the stage's layers last to first, each taking its share of the op's
  * time), and then go out on the device's one communication stream, in the order they
- * become ready: an all-reduce over the data-parallel ring (a reduce-scatter under ZeRO),
- * and for ZeRO 1-2 the updated weights' all-gather after the last of them. Whatever of
- * it runs past the device's last op lengthens the iteration.
+ * become ready: an all-reduce over the data-parallel ring (a reduce-scatter under ZeRO).
+ * For ZeRO 1-2 the updated weights' all-gather follows, overlapped with the next
+ * iteration up to the end of the device's first forward (overlap-param-gather). Whatever
+ * of it runs past the device's last op lengthens the iteration.
  */
 static int dp_sync(struct ctx *c, struct metrics *m, double *makespan)
 {
@@ -1218,7 +1219,20 @@ static int dp_sync(struct ctx *c, struct metrics *m, double *makespan)
 				first = s->sync_piece[i].ready;
 			t = fmax(t, s->sync_piece[i].ready) + s->sync_piece[i].ms;
 		}
-		t += gather;
+		if (gather > 0) {
+			/* ZeRO 1-2: the updated weights' all-gather overlaps the next iteration's first
+			 * forward on this device (Megatron's overlap-param-gather): what its warm-up wait
+			 * and that forward cannot hide lengthens the iteration */
+			double hide = INFINITY;
+
+			for (int i = s->dev_stage_start[d]; i < s->dev_stage_start[d + 1]; i++)
+				for (int mb = 0; mb < c->M; mb++) {
+					long op = op_id(c, s->dev_stages[i], mb, 0);
+
+					hide = fmin(hide, s->end[op]);
+				}
+			t += fmax(0, gather - (isfinite(hide) ? hide : 0));
+		}
 		if (n > 0 && t > first) {
 			m->dev[d].sync_start_ms = first;
 			m->dev[d].sync_end_ms = t;
