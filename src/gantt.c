@@ -21,6 +21,7 @@ void gantt_ascii(const struct timeline *t, int width, struct strbuf *sb)
 	char *row = NULL;
 	int label = 6;
 	bool synced = false;
+	double last_end;
 
 	if (width < 10)
 		width = 10;
@@ -39,9 +40,12 @@ void gantt_ascii(const struct timeline *t, int width, struct strbuf *sb)
 	}
 	for (int d = 0; d < t->ndevices; d++) {
 		memset(busy, 0, (size_t)width * OP_KINDS * sizeof(*busy));
+		last_end = 0;
 		for (int i = 0; i < t->dev[d].nops; i++) {
 			const struct tl_op *op = &t->dev[d].ops[i];
 			int c0 = (int)(op->start_ms / slice), c1 = (int)ceil(op->end_ms / slice);
+
+			last_end = fmax(last_end, op->end_ms);
 
 			for (int c = c0 < 0 ? 0 : c0; c < c1 && c < width; c++) {
 				double a = fmax(op->start_ms, c * slice), b = fmin(op->end_ms, (c + 1) * slice);
@@ -63,7 +67,7 @@ void gantt_ascii(const struct timeline *t, int width, struct strbuf *sb)
 			}
 			row[c] = total < slice / 2 || k < 0 ? '.' : op_kind_char((enum op_kind)k);
 			/* an idle column while the device's gradients are still being synchronised */
-			if (row[c] == '.' && t->has_metrics && d < t->metrics.ndevices &&
+			if (row[c] == '.' && t->has_metrics && d < t->metrics.ndevices && (c + 0.5) * slice >= last_end &&
 			    (c + 0.5) * slice >= t->metrics.dev[d].sync_start_ms &&
 			    (c + 0.5) * slice < t->metrics.dev[d].sync_end_ms) {
 				row[c] = '~';

@@ -213,7 +213,8 @@ int app_init(struct app *a, const struct app_open *o, struct err *e)
 		if (files_open_plan(a, o->plan, e) < 0)
 			return -1;
 	} else if (files_open_sample(a, o->model ? o->model : APP_DEFAULT_MODEL, o->cluster ? o->cluster : APP_DEFAULT_CLUSTER,
-	                             o->microbatches > 0 ? o->microbatches : APP_DEFAULT_MICROBATCHES, e) < 0) {
+	                             o->microbatches > 0 ? o->microbatches : APP_DEFAULT_MICROBATCHES,
+	                             o->par.tp > 0 ? &o->par : NULL, o->recompute, e) < 0) {
 		return -1;
 	}
 	a->no_autosave = o->no_autosave;

@@ -157,6 +157,8 @@ struct app_open {
 	const char *backend;    /* "emu" or "cuda" (NULL: $OCTOPIPE_BACKEND, else emu) */
 	bool share_gpus;        /* cuda: several devices per GPU */
 	bool no_autosave;       /* neither autosave nor offer recovery (the headless renderer) */
+	struct parallel par;    /* with model and cluster: the layout (tp == 0: none) */
+	int recompute;          /* -1: none given */
 };
 
 int app_init(struct app *a, const struct app_open *o, struct err *e);

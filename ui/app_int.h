@@ -28,7 +28,10 @@ int files_open_plan(struct app *a, const char *arg, struct err *e);
 /* files.c: the best baseline of a model on a cluster (short names or files) as the edited
  * plan, with no file yet, a fresh history and the baselines; -1 with e set (ERR_INFEASIBLE
  * when no baseline runs), the app unchanged. */
-int files_open_sample(struct app *a, const char *model, const char *cluster, int mbs, struct err *e);
+/* The best baseline of a model on a cluster; with par (tp > 0) on one replica of that
+ * layout, its stages recomputing as recompute (-1: none). */
+int files_open_sample(struct app *a, const char *model, const char *cluster, int mbs, const struct parallel *par,
+                      int recompute, struct err *e);
 /* files.c: remembers path among the recent files the picker offers (not in the headless
  * renderer, which writes nothing). */
 void files_recent_add(struct app *a, const char *path);

@@ -98,13 +98,15 @@ int files_open_plan(struct app *a, const char *arg, struct err *e)
 	return 0;
 }
 
-int files_open_sample(struct app *a, const char *model, const char *cluster, int mbs, struct err *e)
+int files_open_sample(struct app *a, const char *model, const char *cluster, int mbs, const struct parallel *par,
+                      int recompute, struct err *e)
 {
 	char mpath[4096], cpath[4096];
-	struct model m;
-	struct cluster c;
+	struct model m, rm;
+	struct cluster c, rc;
+	struct parallel l;
 	struct plan p;
-	int best, rc = -1;
+	int best, r = -1;
 
 	datadir_resolve(model, "samples/models", mpath, sizeof(mpath));
 	datadir_resolve(cluster, "samples/clusters", cpath, sizeof(cpath));
@@ -114,10 +116,30 @@ int files_open_sample(struct app *a, const char *model, const char *cluster, int
 		model_release(&m);
 		return -1;
 	}
-	best = compare_build_baselines(a, &m, &c, mbs, true);
+	memset(&rm, 0, sizeof(rm));
+	memset(&rc, 0, sizeof(rc));
+	if (par) {
+		/* a layout: the baselines are built on what one replica sees */
+		l = *par;
+		if (l.pp <= 0)
+			l.pp = c.devices / (l.tp * l.dp) > 0 ? c.devices / (l.tp * l.dp) : 1;
+		if (recompute > RECOMPUTE_NONE && model_recomputes(&m)) {
+			err_set(e, ERR_INPUT, "--recompute: the layer table of '%s' already recomputes every layer", m.name);
+			goto out;
+		}
+		if (parallel_replica(&m, &c, &l, &rm, &rc, e) < 0)
+			goto out;
+	}
+	best = compare_build_baselines(a, par ? &rm : &m, par ? &rc : &c, mbs, true);
 	if (best < 0) {
 		err_set(e, ERR_INFEASIBLE, "no baseline of %s on %s with %d microbatches runs", m.name, c.name, mbs);
 	} else if (app_plan_dup(&p, &a->steps[best].plan, e) == 0) {
+		if (par && plan_attach_parallel(&p, &l, &m, &c, e) < 0) {
+			plan_release(&p);
+			goto out;
+		}
+		if (recompute > RECOMPUTE_NONE)
+			plan_set_recompute(&p, (enum recompute)recompute);
 		if (a->cur.loaded)
 			plan_release(&a->cur.plan);
 		a->cur.plan = p;
@@ -133,11 +155,14 @@ int files_open_sample(struct app *a, const char *model, const char *cluster, int
 		edit_hist_release(&a->hist);
 		a->saved_state = edit_state(&a->hist);
 		a->plan_gen++;
-		rc = 0;
+		r = 0;
 	}
+out:
+	model_release(&rm);
+	cluster_release(&rc);
 	model_release(&m);
 	cluster_release(&c);
-	return rc;
+	return r;
 }
 
 void files_recent_add(struct app *a, const char *path)
@@ -264,7 +289,7 @@ int app_open_sample(struct app *a, const char *model, const char *cluster, int m
 {
 	struct err e = ERR_INIT;
 
-	if (files_open_sample(a, model, cluster, mbs > 0 ? mbs : APP_DEFAULT_MICROBATCHES, &e) < 0) {
+	if (files_open_sample(a, model, cluster, mbs > 0 ? mbs : APP_DEFAULT_MICROBATCHES, NULL, -1, &e) < 0) {
 		app_msg(a, R_ERROR, "cannot open: %s", e.msg);
 		return -1;
 	}

@@ -211,6 +211,7 @@ static void mark_narrow_ops(const struct app *a, const struct pview *v, int d, l
 void gantt_view_draw(const struct app *a, const struct pview *v, int focus, const char *title,
                      struct screen *s, const struct rect *r)
 {
+	double last_end = 0;
 	static double busy[MAX_COLS], best[MAX_COLS];
 	static long owner[MAX_COLS];
 	const struct plan *p = &v->plan;
@@ -258,11 +259,14 @@ void gantt_view_draw(const struct app *a, const struct pview *v, int focus, cons
 			busy[c] = best[c] = 0;
 			owner[c] = -1;
 		}
+		last_end = 0;  /* the device's last op: only after it is a wait the sync's */
 		for (int k = p->order_start[d]; k < p->order_start[d + 1]; k++) {
 			const struct action *x = &p->order[k];
 			long op = sim_op_index(p, x->stage, x->mb, x->kind);
 			double cs = (v->start[op] - a->t0) / mpc, ce = (v->end[op] - a->t0) / mpc;
 			int c0, c1;
+
+			last_end = fmax(last_end, v->end[op]);
 
 			if (ce <= 0 || cs >= w)
 				continue;
@@ -286,8 +290,8 @@ void gantt_view_draw(const struct app *a, const struct pview *v, int focus, cons
 
 			if (k < 0) {
 				/* idle while its gradients are still being synchronised over the replicas */
-				if (v->ran && d < v->m.ndevices && v->m.dev[d].sync_end_ms > 0 && t >= v->m.dev[d].sync_start_ms &&
-				    t < v->m.dev[d].sync_end_ms)
+				if (v->ran && d < v->m.ndevices && v->m.dev[d].sync_end_ms > 0 && t >= last_end &&
+				    t >= v->m.dev[d].sync_start_ms && t < v->m.dev[d].sync_end_ms)
 					screen_put(s, r->x + GANTT_LABEL_W + c, y, '~', R_DIM);
 				else if (t <= v->makespan)
 					screen_put(s, r->x + GANTT_LABEL_W + c, y, '.', R_BUBBLE);

@@ -492,7 +492,7 @@ int tui_run(const struct tui_opts *o, FILE *out, struct err *e)
 {
 	struct app a;
 	struct app_open ao = { o->plan, o->model, o->cluster, o->microbatches, o->steps, o->launcher, o->time_scale,
-	                       o->run_iters, o->backend, o->share_gpus, o->render != NULL };
+	                       o->run_iters, o->backend, o->share_gpus, o->render != NULL, o->par, o->recompute };
 	int rc;
 
 	if (app_init(&a, &ao, e) < 0)

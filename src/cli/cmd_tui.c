@@ -15,7 +15,8 @@
 
 static void usage(FILE *f)
 {
-	fputs("usage: octopipe tui [--no-color] [--no-mouse] [PLAN | --model M --cluster C [--microbatches N]]\n"
+	fputs("usage: octopipe tui [--no-color] [--no-mouse] [PLAN | --model M --cluster C [--microbatches N]\n"
+	      "                    [--tp T] [--dp D] [--ep E] [--zero Z] [--recompute HOW]]\n"
 	      "       octopipe tui --render WxH [--keys KEYS] [PLAN | ...]\n"
 	      "\n"
 	      "Opens the terminal UI: per-GPU Gantt charts with bubbles, the op under the cursor\n"
@@ -33,7 +34,9 @@ static void usage(FILE *f)
 	      "  --time-scale X    Run: wall ms per model ms for the emulated executor (default 1)\n"
 	      "  --iters N         Run: iterations (default 10)\n"
 	      "  --backend B       Run on emu (default) or cuda (default: $OCTOPIPE_BACKEND)\n"
-	      "  --share-gpus      Run, cuda: more devices than GPUs (see octopipe run --help)\n", f);
+	      "  --share-gpus      Run, cuda: more devices than GPUs (see octopipe run --help)\n"
+	      "With --model and --cluster, the plan's parallel layout (see octopipe plan --help):\n"
+	      CLI_PAR_HELP, f);
 }
 
 int cmd_tui(int argc, char **argv)
@@ -54,16 +57,24 @@ int cmd_tui(int argc, char **argv)
 		{ "backend", required_argument, NULL, 'b' },
 		{ "share-gpus", no_argument, NULL, 'g' },
 		{ "help", no_argument, NULL, 'h' },
+		CLI_PAR_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct tui_opts o;
 	struct err e = ERR_INIT;
-	int ch;
+	struct cli_par cp;
+	int ch, k;
 
 	memset(&o, 0, sizeof(o));
 	o.time_scale = -1;
+	cli_par_init(&cp);
 	optind = 0;
 	while ((ch = cli_getopt("tui", argc, argv, "h", opts)) != -1) {
+		if ((k = cli_par_option("tui", ch, optarg, &cp)) != 0) {
+			if (k < 0)
+				return EXIT_INPUT;
+			continue;
+		}
 		switch (ch) {
 		case 'm': o.model = optarg; break;
 		case 'c': o.cluster = optarg; break;
@@ -99,6 +110,16 @@ int cmd_tui(int argc, char **argv)
 		return cli_usage_error("tui", "--model and --cluster go together");
 	if (o.keys && !o.render)
 		return cli_usage_error("tui", "--keys needs --render");
+	if ((cli_par_given(&cp) || cp.recompute >= 0) && o.plan)
+		return cli_usage_error("tui", "the layout options go with --model and --cluster (a plan has its own)");
+	o.recompute = cp.recompute;
+	if (cli_par_given(&cp) || cp.recompute >= 0) {
+		o.par.tp = cp.tp ? cp.tp : 1;
+		o.par.dp = cp.dp ? cp.dp : 1;
+		o.par.ep = cp.ep ? cp.ep : 1;
+		o.par.zero = cp.zero ? cp.zero - 1 : 0;
+		o.par.pp = 0;
+	}
 	if (tui_run(&o, stdout, &e) < 0)
 		return cli_report(&e);
 	return EXIT_OK;
