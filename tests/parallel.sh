@@ -156,6 +156,9 @@ expect_rc 0 "tui --model --cluster --tp 4 --dp 2 --recompute selective"
 expect_match 'llama2-70b on 64xH200 \(pp 8 x tp 4 x dp 2 = 64 gpus' "$OUT" "at that layout"
 if printf '%s\n' "$OUT" | grep -E '^gpu[0-9]' | grep -q '~'; then
     not_ok "no sync mark while a device still has ops to run"; else ok "no sync mark while a device still has ops to run"; fi
+run "$OCTOPIPE" tui --model llama2-70b --cluster 64xH200 --microbatches 16 --tp 4 --dp 2 --recompute full --render 140x30 \
+    --keys llllllllllllllllllllllll
+expect_match 'recomputes full \(its forward again\)' "$OUT" "the op details say a backward recomputes"
 run "$OCTOPIPE" tui plans/gpt-13b-4xH200-1f1b.json --tp 2 --render 100x24
 expect_rc 2 "a plan keeps its own layout: --tp with a plan is refused"
 

@@ -54,6 +54,9 @@ static void draw_details(struct app *a, struct screen *s, const struct rect *r)
 			strbuf_addstr(&sb, " (");
 			fmt_ms(&sb, v->end[op] - v->start[op]);
 			strbuf_addf(&sb, ")%s", v->crit[op] ? "   on the critical path" : "");
+			if (st->recompute != RECOMPUTE_NONE && (x->kind == OP_I || x->kind == OP_B))
+				strbuf_addf(&sb, "   recomputes %s (its forward %s)", recompute_name((enum recompute)st->recompute),
+				            st->recompute == RECOMPUTE_FULL ? "again" : "attention cores again");
 			screen_text(s, 1, y, 7, "time", R_LABEL);
 			screen_text(s, 8, y++, w - 7, sb.buf, v->crit[op] ? R_WARN : R_NORMAL);
 			strbuf_reset(&sb);
