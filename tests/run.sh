@@ -106,6 +106,17 @@ assert e["ev"] == "error" and e["dev"] == 2 and "died after 5 ops" in e["msg"], 
 else not_ok "an error event names the device" "$(printf '%s\n' "$OUT" | tail -2)"; fi
 run "$OCTOPIPE" run "$top_srcdir/tests/data/deadlock-plan.json"
 expect_rc 3 "a deadlocking plan is refused before it runs"
+run "$OCTOPIPE" run "$top_srcdir/tests/data/oom-plan.json"
+expect_rc 3 "a plan the simulator finds out of memory is refused (exit 3), as sim refuses it"
+expect_match 'oom-plan.json: plan infeasible: device 1 needs 61.0 MB at its peak but has 50.0 MB usable \(--force runs it anyway\)$' \
+    "$ERR" "naming the device and the way out"
+run "$OCTOPIPE" run --force --json "$top_srcdir/tests/data/oom-plan.json"
+expect_rc 0 "--force runs it anyway"
+for bad in nan NaN -1 0 inf; do
+    run "$OCTOPIPE" run --timeout "$bad" "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
+    expect_rc 2 "--timeout $bad is refused (exit 2)"
+done
+expect_match "^octopipe run: --timeout: 'inf' is not a number in \(0, 86400\]" "$ERR" "in one line"
 run "$OCTOPIPE" run --backend warp "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
 expect_rc 2 "an unknown backend is a usage error"
 run "$OCTOPIPE" run --timeline-out "$T/m.json" "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"

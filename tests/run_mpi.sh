@@ -56,6 +56,11 @@ if [ "$n" = 1 ]; then ok "with one error line naming the rank"; else not_ok "one
 if [ "$took" -lt 15 ]; then ok "the others stop at once, not at the watchdog (${took} s)"
 else not_ok "the others stop before the watchdog" "${took} s"; fi
 
+mpi 2 "$OCTOPIPE" run "$top_srcdir/tests/data/oom-plan.json"
+n=$(printf '%s\n' "$ERR" | grep -c 'oom-plan.json: plan infeasible: device 1 needs')
+if [ "$RC" = 3 ] && [ "$n" = 1 ]; then ok "an out-of-memory plan over MPI: exit 3, said once"
+else not_ok "an out-of-memory plan over MPI is refused once" "exit $RC" "$ERR"; fi
+
 mpi 3 "$OCTOPIPE" run "$plan4"
 if [ "$RC" != 0 ]; then ok "3 ranks for a 4-device plan are refused"; else not_ok "a wrong rank count is refused"; fi
 expect_match 'the plan has 4 devices but 3 MPI ranks were started' "$ERR" "saying why"

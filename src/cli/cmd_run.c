@@ -61,6 +61,7 @@ static void usage(FILE *f)
 	      "  --iters N          iterations to run (default 1)\n"
 	      "  --time-scale X     wall ms per model ms for the emulator (default 0: no sleeping)\n"
 	      "  --timeout S        watchdog: the longest any wait may take (default 10 s)\n"
+	      "  --force            run a plan that the simulator finds out of device memory\n"
 	      "  --mpi              one MPI rank per device (automatic under mpirun/srun;\n"
 	      "                     needs a build --with-mpi)\n"
 	      "  --events-out FILE  octopipe.events/1 JSON lines (\"-\" for stdout)\n"
@@ -178,6 +179,7 @@ struct run_opts {
 	bool cuda;
 	double gemm_tflops;
 	bool share_gpus;
+	bool force;
 };
 
 struct backend {
@@ -388,6 +390,7 @@ int cmd_run(int argc, char **argv)
 		{ "mpi", no_argument, NULL, 'M' },
 		{ "gemm-tflops", required_argument, NULL, 'G' },
 		{ "share-gpus", no_argument, NULL, 'g' },
+		{ "force", no_argument, NULL, 'f' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -395,7 +398,7 @@ int cmd_run(int argc, char **argv)
 	const char *backend = "emu", *events_out = NULL, *tl_out = NULL;
 	struct emu_opts eo;
 	struct run_opts ro;
-	bool json = false, want_mpi = false, share_gpus = false;
+	bool json = false, want_mpi = false, share_gpus = false, force = false;
 	int iters = 1, ch, rank = 0, nranks;
 	double gemm_tflops = 0;
 #ifdef HAVE_MPI
@@ -439,6 +442,7 @@ int cmd_run(int argc, char **argv)
 				return EXIT_INPUT;
 			break;
 		case 'g': share_gpus = true; break;
+		case 'f': force = true; break;
 		case 'j': json = true; break;
 		case 'h': usage(stdout); return EXIT_OK;
 		default: return EXIT_INPUT;
@@ -461,7 +465,7 @@ int cmd_run(int argc, char **argv)
 		}
 	}
 	ro = (struct run_opts){ eo, events_out, tl_out, iters, json, strcmp(backend, "cuda") == 0, gemm_tflops,
-	                        share_gpus };
+	                        share_gpus, force };
 	if (share_gpus && !ro.cuda)
 		return cli_usage_error("run", "--share-gpus is for the cuda backend");
 	nranks = launched_ranks(&rank);
@@ -567,6 +571,18 @@ static int execute(const char *arg, const struct run_opts *ro, int rank, bool mp
 		sim_release(&s);
 		plan_release(&p);
 		return rc;
+	}
+	if (m.noom && !ro->force) {
+		struct strbuf sb = STRBUF_INIT;
+
+		cli_oom_line(&sb, path, &p, &m);
+		strbuf_addstr(&sb, " (--force runs it anyway)");
+		err_set(&e, ERR_INFEASIBLE, "%s", sb.buf);
+		strbuf_release(&sb);
+		stop_ranks(ro, mpi, &e);
+		cli_err("%s\n", e.msg);
+		rc = EXIT_INFEASIBLE;
+		goto out_sim;
 	}
 	if (sim_timeline(&s, &p, &m, &pred, &e) < 0 || exec_build(&p, &pred, &x, &e) < 0) {
 		stop_ranks(ro, mpi, &e);
