@@ -104,6 +104,13 @@ e = json.loads(sys.stdin.readline())
 assert e["ev"] == "error" and e["dev"] == 2 and "died after 5 ops" in e["msg"], e
 '; then ok "the event stream ends with an error event naming device 2"
 else not_ok "an error event names the device" "$(printf '%s\n' "$OUT" | tail -2)"; fi
+# a worker that hangs instead: its peers' watchdog ends the run, naming who waited for what
+run "$OCTOPIPE" run --kill-device 2 --kill-after 5 --kill-how hang --timeout 1 "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
+expect_rc 1 "a hung worker fails the run with exit 1"
+expect_match 'run failed: device 3 waited 1 s for the output of 2F[0-9]+ from device 2: no matching send arrived' "$ERR" \
+    "the watchdog names the wait that never ended"
+run "$OCTOPIPE" run --kill-device 2 --kill-how crash "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
+expect_rc 2 "--kill-how crash is for MPI ranks only"
 run "$OCTOPIPE" run "$top_srcdir/tests/data/deadlock-plan.json"
 expect_rc 3 "a deadlocking plan is refused before it runs"
 run "$OCTOPIPE" run "$top_srcdir/tests/data/oom-plan.json"

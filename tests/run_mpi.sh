@@ -56,6 +56,27 @@ if [ "$n" = 1 ]; then ok "with one error line naming the rank"; else not_ok "one
 if [ "$took" -lt 15 ]; then ok "the others stop at once, not at the watchdog (${took} s)"
 else not_ok "the others stop before the watchdog" "${took} s"; fi
 
+# a rank that hangs (stops answering) or crashes ends the job on every rank: no blocking
+# collective waits for it, rank 0 names it in one line (rank 1 when rank 0 is the silent
+# one) and MPI_Abort stops everyone; a crash is the launcher's to notice, and it names it
+mpi 4 "$OCTOPIPE" run --kill-device 2 --kill-after 5 --kill-how hang --timeout 2 "$plan4"
+n=$(printf '%s\n' "$ERR" | grep -c '^octopipe run: ')
+if [ "$RC" != 0 ] && [ "$RC" != 124 ]; then ok "a rank that hangs ends the job (exit $RC, not the test's timeout)"
+else not_ok "a hung rank ends the job" "exit $RC" "$ERR"; fi
+if [ "$n" = 1 ] && printf '%s\n' "$ERR" | grep -q '^octopipe run: rank 2 did not answer within 2 s (hung, or dead without the launcher noticing); the job is aborted (first failure: rank [013]: device [013] waited 2 s for the output of '
+then ok "with one line naming rank 2 and the first failure it caused"
+else not_ok "one line naming the hung rank 2" "$ERR"; fi
+mpi 4 "$OCTOPIPE" run --kill-device 0 --kill-after 5 --kill-how hang --timeout 1 "$plan4"
+n=$(printf '%s\n' "$ERR" | grep -c '^octopipe run: ')
+if [ "$RC" != 0 ] && [ "$RC" != 124 ] && [ "$n" = 1 ] &&
+   printf '%s\n' "$ERR" | grep -q '^octopipe run: rank 0 did not answer within [0-9.]* s (hung, or dead without the launcher noticing)'
+then ok "a hung rank 0 ends the job too, named by rank 1 in one line"
+else not_ok "a hung rank 0 is named by rank 1" "exit $RC" "$ERR"; fi
+mpi 4 "$OCTOPIPE" run --kill-device 2 --kill-after 5 --kill-how crash --timeout 2 "$plan4"
+if [ "$RC" != 0 ] && [ "$RC" != 124 ] && printf '%s\n' "$ERR" | grep -q 'rank 2'
+then ok "a rank that crashes ends the job, and the launcher names rank 2 (exit $RC)"
+else not_ok "a crashed rank ends the job" "exit $RC" "$ERR"; fi
+
 mpi 2 "$OCTOPIPE" run "$top_srcdir/tests/data/oom-plan.json"
 n=$(printf '%s\n' "$ERR" | grep -c 'oom-plan.json: plan infeasible: device 1 needs')
 if [ "$RC" = 3 ] && [ "$n" = 1 ]; then ok "an out-of-memory plan over MPI: exit 3, said once"

@@ -29,6 +29,7 @@
 #endif
 #ifdef HAVE_MPI
 #include "exec/emu_mpi.h"
+#include "exec/world.h"
 #endif
 #include "exec/protocol.h"
 #include "fileio.h"
@@ -212,9 +213,22 @@ static int launched_ranks(int *rank)
 }
 
 #ifdef HAVE_MPI
+/* Where the job's last word goes when a rank hangs or dies unnoticed (world.h): the real
+ * stderr, kept aside by the ranks that keep quiet. */
+static int job_stderr = 2;
+
+static void job_fatal(const char *line)
+{
+	dprintf(job_stderr, "octopipe run: %s\n", line);
+}
+
 /* Ranks other than 0 keep quiet: rank 0 reports for the whole job. */
 static void quiet(void)
 {
+	fflush(NULL);
+	job_stderr = dup(2);
+	if (job_stderr < 0)
+		job_stderr = 2;
 	if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr))
 		return;
 }
@@ -386,6 +400,7 @@ int cmd_run(int argc, char **argv)
 		{ "timeline-out", required_argument, NULL, 'T' },
 		{ "kill-device", required_argument, NULL, 'K' },
 		{ "kill-after", required_argument, NULL, 'A' },
+		{ "kill-how", required_argument, NULL, 'H' },
 		{ "emu-slowdown", required_argument, NULL, 'S' },
 		{ "mpi", no_argument, NULL, 'M' },
 		{ "gemm-tflops", required_argument, NULL, 'G' },
@@ -430,6 +445,17 @@ int cmd_run(int argc, char **argv)
 			if ((eo.kill_after_ops = cli_int("run", "--kill-after", optarg, 0, 1000000000)) < 0)
 				return EXIT_INPUT;
 			break;
+		case 'H':
+			/* hidden: how the killed worker fails (a test of the failure paths) */
+			if (strcmp(optarg, "die") == 0)
+				eo.kill_how = EMU_KILL_FAIL;
+			else if (strcmp(optarg, "hang") == 0)
+				eo.kill_how = EMU_KILL_HANG;
+			else if (strcmp(optarg, "crash") == 0)
+				eo.kill_how = EMU_KILL_CRASH;
+			else
+				return cli_usage_error("run", "--kill-how: '%s' is not die, hang or crash", optarg);
+			break;
 		case 'S':
 			/* hidden: STAGE:FACTOR makes one stage slower than its model says (calibration tests) */
 			if (sscanf(optarg, "%d:%lf", &eo.slow_stage, &eo.slow_factor) != 2 || eo.slow_stage < 0 ||
@@ -469,6 +495,11 @@ int cmd_run(int argc, char **argv)
 	if (share_gpus && !ro.cuda)
 		return cli_usage_error("run", "--share-gpus is for the cuda backend");
 	nranks = launched_ranks(&rank);
+	if (eo.kill_how != EMU_KILL_FAIL && ro.cuda)
+		return cli_usage_error("run", "--kill-how %s is for the emu backend",
+		                       eo.kill_how == EMU_KILL_HANG ? "hang" : "crash");
+	if (eo.kill_how == EMU_KILL_CRASH && !want_mpi && nranks == 0)
+		return cli_usage_error("run", "--kill-how crash is for MPI ranks (it would end this whole process)");
 	if (ro.cuda && share_gpus && (want_mpi || nranks > 1)) {
 		/* rank 0 says it and fails the job; the others leave quietly and successfully, so
 		 * that mpirun does not kill rank 0 before its line is out */
@@ -483,6 +514,8 @@ int cmd_run(int argc, char **argv)
 			return cli_report(&e);
 		if (rank != 0)
 			quiet();
+		world_on_fatal(job_fatal);
+		world_set_deadline(eo.timeout_s);
 		rc = execute(argv[optind], &ro, rank, true);
 		emu_mpi_finalize();
 		return rc;
@@ -572,6 +605,12 @@ static int execute(const char *arg, const struct run_opts *ro, int rank, bool mp
 		plan_release(&p);
 		return rc;
 	}
+#ifdef HAVE_MPI
+	/* a collective waits for the slowest rank's iteration: the watchdog plus ten predicted
+	 * iterations at the pace the run keeps */
+	if (mpi)
+		world_set_deadline(eo.timeout_s + 10 * m.makespan_ms * (ro->cuda ? 1 : eo.time_scale) / 1000);
+#endif
 	if (m.noom && !ro->force) {
 		struct strbuf sb = STRBUF_INIT;
 

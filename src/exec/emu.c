@@ -189,6 +189,16 @@ static void *worker_main(void *arg)
 				return NULL;
 			}
 			if (d == em->o->kill_device && ops == em->o->kill_after_ops) {
+				/* a hung worker waits for nothing but the abort its silence causes */
+				if (em->o->kill_how == EMU_KILL_HANG) {
+					struct timespec ts;
+
+					deadline_in(&ts, em->o->timeout_s);
+					while (!em->abort && pthread_cond_timedwait(&em->cond, &em->lock, &ts) != ETIMEDOUT)
+						;
+					fail(em, "worker %d stopped answering after %d ops and nothing waited for it within %g s "
+					     "(injected hang)", d, ops, em->o->timeout_s);
+				}
 				fail(em, "worker %d died after %d ops (injected failure)", d, ops);
 				pthread_mutex_unlock(&em->lock);
 				return NULL;

@@ -16,11 +16,19 @@
 #include "plan.h"
 #include "timeline.h"
 
+/* How an injected failure shows itself. */
+enum emu_kill {
+	EMU_KILL_FAIL = 0,     /* the worker reports that it died */
+	EMU_KILL_HANG = 1,     /* the worker stops answering (a hung process or GPU) */
+	EMU_KILL_CRASH = 2,    /* the process dies at once, without a word (MPI ranks only) */
+};
+
 struct emu_opts {
 	double time_scale;     /* wall ms slept per model ms (0: run as fast as possible) */
 	double timeout_s;      /* watchdog: the longest any wait may take */
 	int kill_device;       /* fault injection: this worker dies ... (-1: none) */
 	int kill_after_ops;    /* ... after running this many ops */
+	int kill_how;          /* ... this way (enum emu_kill) */
 	int slow_stage;        /* fault injection: this stage's ops take ... (-1: none) */
 	double slow_factor;    /* ... this many times their cost (a device slower than modelled) */
 	/* optional: called for every op, from the worker threads (serialised) */
