@@ -111,6 +111,22 @@ expect_match 'run failed: device 3 waited 1 s for the output of 2F[0-9]+ from de
     "the watchdog names the wait that never ended"
 run "$OCTOPIPE" run --kill-device 2 --kill-how crash "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
 expect_rc 2 "--kill-how crash is for MPI ranks only"
+# every transfer carries tagged, checksummed data that the receiver checks: a buffer sent
+# to the wrong place, or a byte flipped on the way, fails the run naming the transfer
+run "$OCTOPIPE" run --misroute-xfer 5 "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
+expect_rc 1 "a mis-routed buffer fails the run (exit 1)"
+expect_match 'run failed: device 1 received from device 0 the output of 0F5 for 1F5 \(transfer 5, iteration 0\), but the data carries the output of 0F6 of iteration 0 \(mis-routed\)$' \
+    "$ERR" "in one line naming the transfer and what it carried"
+run "$OCTOPIPE" run --iters 2 --corrupt-xfer 30 --events-out "$T/bad.jsonl" "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
+expect_rc 1 "a corrupted transfer fails the run"
+expect_match 'run failed: device 3 received from device 2 the output of 2F3 for 3F3 \(transfer 30, iteration 0\), but the data failed its checksum \(corrupted' \
+    "$ERR" "naming the transfer and the checksum"
+if tail -1 "$T/bad.jsonl" | python3 -c 'import json, sys; e = json.loads(sys.stdin.read()); assert e["ev"] == "error" and e["dev"] == 3, e'
+then ok "the event stream ends with an error event for device 3"; else not_ok "the data error event" "$(tail -1 "$T/bad.jsonl")"; fi
+n=$(printf '%s\n' "$ERR" | grep -c .)
+if [ "$n" = 1 ]; then ok "the data error is one line"; else not_ok "the data error is one line" "$ERR"; fi
+run "$OCTOPIPE" run --iters 3 "$top_srcdir/plans/nemotron-nano-v2-9b-8xH200-dualpipev.json"
+expect_rc 0 "three iterations of a dualpipev plan (F&B pairs) pass every data check"
 run "$OCTOPIPE" run "$top_srcdir/tests/data/deadlock-plan.json"
 expect_rc 3 "a deadlocking plan is refused before it runs"
 run "$OCTOPIPE" run "$top_srcdir/tests/data/oom-plan.json"

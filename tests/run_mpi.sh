@@ -77,6 +77,16 @@ if [ "$RC" != 0 ] && [ "$RC" != 124 ] && printf '%s\n' "$ERR" | grep -q 'rank 2'
 then ok "a rank that crashes ends the job, and the launcher names rank 2 (exit $RC)"
 else not_ok "a crashed rank ends the job" "exit $RC" "$ERR"; fi
 
+# the data checks hold over MPI too: a mis-routed buffer is caught by its receiving rank
+mpi 4 "$OCTOPIPE" run --misroute-xfer 5 "$plan4"
+n=$(printf '%s\n' "$ERR" | grep -c 'run failed: rank 1: device 1 received from device 0 the output of 0F5 for 1F5 (transfer 5, iteration 0), but the data carries the output of 0F6 of iteration 0 (mis-routed)$')
+if [ "$RC" = 1 ] && [ "$n" = 1 ]; then ok "a mis-routed buffer over MPI: exit 1, one line naming rank 1 and the transfer"
+else not_ok "a mis-routed buffer over MPI" "exit $RC" "$ERR"; fi
+mpi 4 "$OCTOPIPE" run --iters 2 --corrupt-xfer 30 "$plan4"
+n=$(printf '%s\n' "$ERR" | grep -c 'run failed: rank 3: device 3 received from device 2 the output of 2F3 for 3F3 (transfer 30, iteration 0), but the data failed its checksum')
+if [ "$RC" = 1 ] && [ "$n" = 1 ]; then ok "a corrupted transfer over MPI: one line naming rank 3"
+else not_ok "a corrupted transfer over MPI" "exit $RC" "$ERR"; fi
+
 mpi 2 "$OCTOPIPE" run "$top_srcdir/tests/data/oom-plan.json"
 n=$(printf '%s\n' "$ERR" | grep -c 'oom-plan.json: plan infeasible: device 1 needs')
 if [ "$RC" = 3 ] && [ "$n" = 1 ]; then ok "an out-of-memory plan over MPI: exit 3, said once"

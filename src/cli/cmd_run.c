@@ -401,6 +401,8 @@ int cmd_run(int argc, char **argv)
 		{ "kill-device", required_argument, NULL, 'K' },
 		{ "kill-after", required_argument, NULL, 'A' },
 		{ "kill-how", required_argument, NULL, 'H' },
+		{ "misroute-xfer", required_argument, NULL, 'R' },
+		{ "corrupt-xfer", required_argument, NULL, 'C' },
 		{ "emu-slowdown", required_argument, NULL, 'S' },
 		{ "mpi", no_argument, NULL, 'M' },
 		{ "gemm-tflops", required_argument, NULL, 'G' },
@@ -455,6 +457,16 @@ int cmd_run(int argc, char **argv)
 				eo.kill_how = EMU_KILL_CRASH;
 			else
 				return cli_usage_error("run", "--kill-how: '%s' is not die, hang or crash", optarg);
+			break;
+		case 'R':
+			/* hidden: transfer K carries another microbatch's data (the receiver must notice) */
+			if ((eo.misroute_xfer = cli_int("run", "--misroute-xfer", optarg, 0, 1000000000)) < 0)
+				return EXIT_INPUT;
+			break;
+		case 'C':
+			/* hidden: one byte of transfer K flips on the way */
+			if ((eo.corrupt_xfer = cli_int("run", "--corrupt-xfer", optarg, 0, 1000000000)) < 0)
+				return EXIT_INPUT;
 			break;
 		case 'S':
 			/* hidden: STAGE:FACTOR makes one stage slower than its model says (calibration tests) */
@@ -660,6 +672,8 @@ static int execute(const char *arg, const struct run_opts *ro, int rank, bool mp
 		co.share_gpus = ro->share_gpus;
 		co.kill_device = eo.kill_device;
 		co.kill_after_ops = eo.kill_after_ops;
+		co.misroute_xfer = eo.misroute_xfer;
+		co.corrupt_xfer = eo.corrupt_xfer;
 		co.rank = mpi ? rank : -1;
 		if (cuda_exec_open(&be.cuda, &p, &x, &co, &e) < 0) {
 			cli_err("octopipe run: %s\n", e.msg);
@@ -687,6 +701,7 @@ static int execute(const char *arg, const struct run_opts *ro, int rank, bool mp
 		struct timeline t;
 
 		ev.iter = it;
+		eo.iter = it;
 		if (run_once(&p, &x, &eo, &be, &t, &e) < 0) {
 			if (ev.f)
 				error_event(&ev, e.msg);

@@ -66,12 +66,14 @@
 
 #include "exec/gpu_probe.h"
 #include "exec/nvml.h"
+#include "exec/payload.h"
 #ifdef HAVE_MPI
 #include <unistd.h>
 
 #include "exec/world.h"
 #endif
 
+#define CHECK_BYTES 256  /* the head of every transfer that carries its tagged payload */
 #define NCOLS_MAX 8192     /* a longer proxy GEMM is repeated instead of widened */
 #define QUEUE_MAX 512      /* launches a device may have queued ahead of its GPU: below the
                             * driver's queue, so that the host never blocks inside a launch,
@@ -89,8 +91,8 @@ struct gpu {
 	cudaStream_t compute;
 	cublasHandle_t blas;
 	void *x, *w, *y;           /* proxy GEMM operands, bf16 */
-	void *sendbuf, *recvbuf;
-	size_t sendsz, recvsz;
+	size_t recvsz;             /* the largest transfer it receives */
+	uint64_t *stash;           /* per (stage, microbatch) x 2: what its ops keep (payload_stash) */
 	struct shape *shape;       /* per stage x 3 kinds (F, I or B, W) */
 	int nops;
 	cudaEvent_t *op_start, *op_end;
@@ -120,6 +122,7 @@ struct rank_ident {
 struct header {
 	int32_t xfer;
 	int32_t pad;
+	unsigned char payload[CHECK_BYTES];
 };
 
 struct chan {
@@ -128,6 +131,8 @@ struct chan {
 	ncclUniqueId id;
 	ncclComm_t comm[2];        /* a's and b's */
 	cudaStream_t stream[2];
+	void *buf[2];              /* a's send buffer, b's receive buffer: the largest transfer */
+	size_t bufsz;
 };
 
 struct cuda_exec {
@@ -165,6 +170,8 @@ struct cuda_exec {
 	struct chan *ch;
 	int *chan_of;              /* ndev x ndev: channel of a -> b, or -1 */
 	cudaEvent_t *xf_send, *xf_begin, *xf_end; /* per transfer (on the sender / receiver) */
+	unsigned char *check;      /* pinned, per transfer 2 x CHECK_BYTES: the payload sent, and
+	                            * the head of what arrived (read back after the receive) */
 	double *xf_send_ms, *xf_begin_ms, *xf_end_ms;
 	atomic_int abort;
 	int broken;
@@ -180,6 +187,8 @@ void cuda_exec_opts_default(struct cuda_exec_opts *o)
 	o->share_gpus = false;
 	o->kill_device = -1;
 	o->kill_after_ops = 0;
+	o->misroute_xfer = -1;
+	o->corrupt_xfer = -1;
 	o->rank = -1;
 }
 
@@ -457,24 +466,33 @@ static int gpu_setup(struct gpu *g)
 		}
 	}
 	for (int k = 0; k < x->nxfers; k++) {
-		size_t b = x->xfers[k].bytes ? x->xfers[k].bytes : 1;
+		size_t b = x->xfers[k].bytes > CHECK_BYTES ? x->xfers[k].bytes : CHECK_BYTES;
 
-		if (x->xfers[k].src == g->dev && b > g->sendsz)
-			g->sendsz = b;
 		if (x->xfers[k].dst == g->dev && b > g->recvsz)
 			g->recvsz = b;
 	}
+	if (!(g->stash = calloc((size_t)p->nstages * p->microbatches * 2 + 1, sizeof(*g->stash))))
+		return gpu_fail(g, "out of host memory");
 	CUDACHECK(g, cudaMalloc(&g->x, 2 * (xs ? xs : 1)));
 	CUDACHECK(g, cudaMalloc(&g->w, 2 * (ws ? ws : 1)));
 	CUDACHECK(g, cudaMalloc(&g->y, 2 * (ys ? ys : 1)));
 	CUDACHECK(g, cudaMemsetAsync(g->x, 0, 2 * (xs ? xs : 1), g->compute));
 	CUDACHECK(g, cudaMemsetAsync(g->w, 0, 2 * (ws ? ws : 1), g->compute));
 	CUDACHECK(g, cudaMemsetAsync(g->y, 0, 2 * (ys ? ys : 1), g->compute));
-	CUDACHECK(g, cudaMalloc(&g->sendbuf, g->sendsz ? g->sendsz : 1));
-	CUDACHECK(g, cudaMalloc(&g->recvbuf, g->recvsz ? g->recvsz : 1));
+	/* one buffer per channel side: transfers of different channels run at once, and each
+	 * must arrive intact (its head is checked) */
+	for (int i = 0; i < c->nchan; i++) {
+		struct chan *ch = &c->ch[i];
+		int sd = side(ch, g->dev);
+
+		if (sd < 0)
+			continue;
+		CUDACHECK(g, cudaMalloc(&ch->buf[sd], ch->bufsz));
+		CUDACHECK(g, cudaMemsetAsync(ch->buf[sd], 0, ch->bufsz, g->compute));
+	}
 	for (int i = 0; i < c->nchan && !c->stagebuf; i++)
 		if (c->ch[i].kind == CH_STAGED && c->ch[i].b == g->dev)
-			CUDACHECK(g, cudaMalloc(&c->stagebuf, g->recvsz ? g->recvsz : 1));
+			CUDACHECK(g, cudaMalloc(&c->stagebuf, g->recvsz));
 	for (int i = x->start[g->dev]; i < x->start[g->dev + 1]; i++)
 		g->nops += x->items[i].kind == EXEC_COMPUTE;
 	g->op_start = calloc((size_t)(g->nops ? g->nops : 1), sizeof(cudaEvent_t));
@@ -539,9 +557,9 @@ static int gpu_connect(struct gpu *g)
 			continue;
 		NCCLCHECK(g, &ch->comm[s], ncclCommInitRankConfig(&ch->comm[s], 2, ch->id, s, &cfg));
 		if (s == 0)
-			NCCLCHECK(g, &ch->comm[s], ncclSend(g->sendbuf, 1, ncclInt8, 1, ch->comm[s], ch->stream[s]));
+			NCCLCHECK(g, &ch->comm[s], ncclSend(ch->buf[0], 1, ncclInt8, 1, ch->comm[s], ch->stream[s]));
 		else
-			NCCLCHECK(g, &ch->comm[s], ncclRecv(g->recvbuf, 1, ncclInt8, 0, ch->comm[s], ch->stream[s]));
+			NCCLCHECK(g, &ch->comm[s], ncclRecv(ch->buf[1], 1, ncclInt8, 0, ch->comm[s], ch->stream[s]));
 		if (wait_idle(g, "connecting") < 0)
 			return -1;
 	}
@@ -566,6 +584,39 @@ static int wait_posted(struct gpu *g, int k)
 	return 0;
 }
 
+/* The payload of transfer k in this iteration, into its pinned send slot (injected: another
+ * microbatch's, or a flipped byte). */
+static unsigned char *fill_payload(struct cuda_exec *c, int k)
+{
+	const struct exec_xfer *xf = &c->x->xfers[k];
+	unsigned char *slot = c->check + (size_t)k * 2 * CHECK_BYTES;
+	struct payload_tag t = { (uint32_t)c->generation, xf->producer };
+	size_t len = payload_len(xf->bytes, CHECK_BYTES);
+
+	if (k == c->o.misroute_xfer)
+		t.op.mb = (t.op.mb + 1) % c->p->microbatches;
+	payload_fill(slot, len, &t);
+	if (k == c->o.corrupt_xfer)
+		slot[len / 2] ^= 0x10;
+	return slot;
+}
+
+/* The head of transfer k as it arrived (in its pinned receive slot) against what it must be. */
+static int check_arrival(struct gpu *g, int k)
+{
+	struct cuda_exec *c = g->c;
+	const struct exec_xfer *xf = &c->x->xfers[k];
+	struct payload_tag want = { (uint32_t)c->generation, xf->producer };
+	char why[160], t1[ACTION_TEXT_MAX], t2[ACTION_TEXT_MAX];
+
+	if (payload_check(c->check + ((size_t)k * 2 + 1) * CHECK_BYTES, payload_len(xf->bytes, CHECK_BYTES), &want, why,
+	                  sizeof(why)) == 0)
+		return 0;
+	return gpu_fail(g, "received from device %d the output of %s for %s (transfer %d, iteration %d), but the data %s",
+	                xf->src, action_format(&xf->producer, t1), action_format(&xf->consumer, t2), k, c->generation,
+	                why);
+}
+
 #ifdef HAVE_MPI
 /* Staged sends: posts the header of every pending send whose producer has finished. */
 static void progress_sends(struct cuda_exec *c)
@@ -576,7 +627,9 @@ static void progress_sends(struct cuda_exec *c)
 		int k = c->pending[i];
 
 		if (cudaEventQuery(c->xf_send[k]) == cudaSuccess) {
-			c->hdr[k] = (struct header){ k, 0 };
+			c->hdr[k].xfer = k;
+			c->hdr[k].pad = 0;
+			memcpy(c->hdr[k].payload, c->check + (size_t)k * 2 * CHECK_BYTES, CHECK_BYTES);
 			world_isend(k, &c->hdr[k], sizeof(c->hdr[k]), c->x->xfers[k].dst, TAG_DATA + c->slot[k] % TAG_SPAN);
 		} else {
 			c->pending[kept++] = k;
@@ -609,8 +662,11 @@ static int staged_arrival(struct gpu *g, struct chan *ch, int k)
 		return gpu_fail(g, "received from device %d the output of %s where it expected that of %s (out of order)",
 		                xf->src, action_format(&c->x->xfers[c->hdr[k].xfer].producer, tok),
 		                action_format(&xf->producer, (char[ACTION_TEXT_MAX]){ 0 }));
+	memcpy(c->check + ((size_t)k * 2 + 1) * CHECK_BYTES, c->hdr[k].payload, CHECK_BYTES);
+	if (check_arrival(g, k) < 0)
+		return -1;
 	CUDACHECK(g, cudaEventRecord(c->xf_begin[k], ch->stream[1]));
-	CUDACHECK(g, cudaMemcpyAsync(g->recvbuf, c->stagebuf, xf->bytes ? xf->bytes : 1, cudaMemcpyDeviceToDevice,
+	CUDACHECK(g, cudaMemcpyAsync(ch->buf[1], c->stagebuf, xf->bytes ? xf->bytes : 1, cudaMemcpyDeviceToDevice,
 	                             ch->stream[1]));
 	CUDACHECK(g, cudaEventRecord(c->xf_end[k], ch->stream[1]));
 	return 0;
@@ -699,6 +755,7 @@ static int gpu_iterate(struct gpu *g)
 		return -1;
 	g->launched = g->finished = 0;
 	g->finished_ops = 0;
+	memset(g->stash, 0, ((size_t)c->p->nstages * c->p->microbatches * 2 + 1) * sizeof(*g->stash));
 	CUDACHECK(g, cudaSetDevice(g->gpu));
 	for (int i = x->start[d]; i < x->start[d + 1]; i++) {
 		const struct exec_item *it = &x->items[i];
@@ -712,39 +769,55 @@ static int gpu_iterate(struct gpu *g)
 			g->launched += 3;
 
 			if (s == 0) {
+				unsigned char *slot = fill_payload(c, it->xfer);
+				size_t len = payload_len(xf->bytes, CHECK_BYTES);
+
 				if (last)   /* the data exists once its producer ran */
 					CUDACHECK(g, cudaStreamWaitEvent(ch->stream[0], last, 0));
 				CUDACHECK(g, cudaEventRecord(c->xf_send[it->xfer], ch->stream[0]));
-				if (ch->kind == CH_LOCAL)
+				if (ch->kind != CH_STAGED)
+					CUDACHECK(g, cudaMemcpyAsync(ch->buf[0], slot, len, cudaMemcpyHostToDevice, ch->stream[0]));
+				if (ch->kind == CH_LOCAL) {
+					/* the sender moves the bytes and reads their head back, on its own stream:
+					 * the next send cannot overwrite them before they arrived */
+					CUDACHECK(g, cudaEventRecord(c->xf_begin[it->xfer], ch->stream[0]));
+					CUDACHECK(g, cudaMemcpyAsync(ch->buf[1], ch->buf[0], n, cudaMemcpyDeviceToDevice, ch->stream[0]));
+					CUDACHECK(g, cudaMemcpyAsync(slot + CHECK_BYTES, ch->buf[1], len, cudaMemcpyDeviceToHost,
+					                             ch->stream[0]));
+					CUDACHECK(g, cudaEventRecord(c->xf_end[it->xfer], ch->stream[0]));
 					atomic_store(&c->posted[it->xfer], c->generation);
-				else if (ch->kind == CH_STAGED)
+				} else if (ch->kind == CH_STAGED) {
 					c->pending[c->npending++] = it->xfer;
-				else
-					NCCLCHECK(g, &ch->comm[0], ncclSend(g->sendbuf, n, ncclInt8, 1, ch->comm[0], ch->stream[0]));
+				} else {
+					NCCLCHECK(g, &ch->comm[0], ncclSend(ch->buf[0], n, ncclInt8, 1, ch->comm[0], ch->stream[0]));
+				}
 			} else if (ch->kind == CH_STAGED) {
 #ifdef HAVE_MPI
 				world_irecv(it->xfer, &c->hdr[it->xfer], sizeof(c->hdr[it->xfer]), xf->src,
 				            TAG_DATA + c->slot[it->xfer] % TAG_SPAN);
 #endif
 			} else if (ch->kind == CH_LOCAL) {
+				/* the sender recorded the copy's events (see above) */
 				if (wait_posted(g, it->xfer) < 0)
 					return -1;
-				CUDACHECK(g, cudaStreamWaitEvent(ch->stream[1], c->xf_send[it->xfer], 0));
-				CUDACHECK(g, cudaEventRecord(c->xf_begin[it->xfer], ch->stream[1]));
-				CUDACHECK(g, cudaMemcpyAsync(g->recvbuf, c->g[xf->src].sendbuf, n, cudaMemcpyDeviceToDevice,
-				                             ch->stream[1]));
-				CUDACHECK(g, cudaEventRecord(c->xf_end[it->xfer], ch->stream[1]));
 			} else {
 				CUDACHECK(g, cudaEventRecord(c->xf_begin[it->xfer], ch->stream[1]));
-				NCCLCHECK(g, &ch->comm[1], ncclRecv(g->recvbuf, n, ncclInt8, 0, ch->comm[1], ch->stream[1]));
+				NCCLCHECK(g, &ch->comm[1], ncclRecv(ch->buf[1], n, ncclInt8, 0, ch->comm[1], ch->stream[1]));
+				CUDACHECK(g, cudaMemcpyAsync(c->check + ((size_t)it->xfer * 2 + 1) * CHECK_BYTES, ch->buf[1],
+				                             payload_len(xf->bytes, CHECK_BYTES), cudaMemcpyDeviceToHost,
+				                             ch->stream[1]));
 				CUDACHECK(g, cudaEventRecord(c->xf_end[it->xfer], ch->stream[1]));
 			}
 		} else {
 			const struct action *a = &it->op;
 			const struct shape *sh = &g->shape[a->stage * 3 + kind_slot(a->kind)];
 
+			char why[96];
+
 			if (throttle(g, op, sh->reps + 4, it->xfer, it->xfer2) < 0)
 				return -1;
+			if (payload_stash(g->stash, c->p->microbatches, (uint32_t)c->generation, &it->op, why, sizeof(why)) < 0)
+				return gpu_fail(g, "%s", why);
 			/* wait only for the data this op consumes (heading a pair, its partner's too) */
 			if (consume(g, it->xfer) < 0 || consume(g, it->xfer2) < 0)
 				return -1;
@@ -769,7 +842,19 @@ static int gpu_iterate(struct gpu *g)
 	if (c->me >= 0 && staged_flush(g) < 0)
 		return -1;
 #endif
-	return wait_idle(g, "running the iteration");
+	if (wait_idle(g, "running the iteration") < 0)
+		return -1;
+	/* the head of every transfer that arrived over NCCL or a device copy, as it arrived
+	 * (staged ones were checked on arrival) */
+	for (int i = x->start[d]; i < x->start[d + 1]; i++) {
+		const struct exec_item *it = &x->items[i];
+
+		if (it->kind == EXEC_RECV &&
+		    c->ch[c->chan_of[x->xfers[it->xfer].src * c->ndev + d]].kind != CH_STAGED &&
+		    check_arrival(g, it->xfer) < 0)
+			return -1;
+	}
+	return 0;
 }
 
 static void *thread_main(void *arg)
@@ -1027,6 +1112,11 @@ int cuda_exec_open(struct cuda_exec **out, const struct plan *p, const struct ex
 			break;
 		}
 	}
+	if (!failed && cudaMallocHost((void **)&c->check, (size_t)(x->nxfers + 1) * 2 * CHECK_BYTES) != cudaSuccess) {
+		err_set(e, ERR_RUNTIME, "cannot allocate %zu bytes of pinned host memory",
+		        (size_t)(x->nxfers + 1) * 2 * CHECK_BYTES);
+		failed = true;
+	}
 	/* the channels: every directed pair with a transfer, in (a, b) order */
 	for (int a = 0; a < c->ndev; a++)
 		for (int b = 0; b < c->ndev; b++) {
@@ -1039,6 +1129,10 @@ int cuda_exec_open(struct cuda_exec **out, const struct plan *p, const struct ex
 				continue;
 			c->ch[c->nchan].a = a;
 			c->ch[c->nchan].b = b;
+			c->ch[c->nchan].bufsz = CHECK_BYTES;
+			for (int k = 0; k < x->nxfers; k++)
+				if (x->xfers[k].src == a && x->xfers[k].dst == b && x->xfers[k].bytes > c->ch[c->nchan].bufsz)
+					c->ch[c->nchan].bufsz = x->xfers[k].bytes;
 			c->ch[c->nchan].kind = c->me < 0 && c->g[a].gpu == c->g[b].gpu ? CH_LOCAL : CH_NCCL;
 			c->nchan++;
 		}
@@ -1344,11 +1438,19 @@ void cuda_exec_close(struct cuda_exec *c)
 		return;
 	for (int i = 0; c->ch && i < c->nchan; i++)
 		for (int s = 0; s < 2; s++) {
+			int gpu = c->g ? c->g[s ? c->ch[i].b : c->ch[i].a].gpu : -1;
+
 			if (c->ch[i].comm[s])
 				ncclCommDestroy(c->ch[i].comm[s]);
-			if (c->ch[i].stream[s])
-				cudaStreamDestroy(c->ch[i].stream[s]);
+			if (gpu >= 0 && (c->ch[i].stream[s] || c->ch[i].buf[s]) && cudaSetDevice(gpu) == cudaSuccess) {
+				if (c->ch[i].stream[s])
+					cudaStreamDestroy(c->ch[i].stream[s]);
+				if (c->ch[i].buf[s])
+					cudaFree(c->ch[i].buf[s]);
+			}
 		}
+	if (c->check)
+		cudaFreeHost(c->check);
 	for (int d = 0; c->g && d < c->ndev; d++) {
 		struct gpu *g = &c->g[d];
 
@@ -1357,6 +1459,7 @@ void cuda_exec_close(struct cuda_exec *c)
 			free(g->op_end);
 			free(g->launch_end);
 			free(g->shape);
+			free(g->stash);
 			continue;
 		}
 		if (g->blas)
@@ -1364,8 +1467,7 @@ void cuda_exec_close(struct cuda_exec *c)
 		cudaFree(g->x);
 		cudaFree(g->w);
 		cudaFree(g->y);
-		cudaFree(g->sendbuf);
-		cudaFree(g->recvbuf);
+
 		for (int i = 0; i < g->nops; i++) {
 			if (g->op_start && g->op_start[i])
 				cudaEventDestroy(g->op_start[i]);
@@ -1378,6 +1480,7 @@ void cuda_exec_close(struct cuda_exec *c)
 		free(g->op_end);
 		free(g->launch_end);
 		free(g->shape);
+		free(g->stash);
 	}
 	for (int k = 0; c->x && k < c->x->nxfers; k++) {
 		if (c->xf_send && c->xf_send[k])

@@ -8,6 +8,7 @@
  */
 #include "config.h"
 #include "exec/emu.h"
+#include "exec/payload.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -34,6 +35,9 @@ struct emu {
 	pthread_cond_t cond;
 	struct chan *chans;        /* ndev x ndev */
 	double *arrival;           /* per transfer: virtual arrival, or -1 */
+	unsigned char **data;      /* per transfer: its bytes, from the send until the consumer checked them */
+	uint64_t *stash;           /* per (stage, microbatch) x 2: what F keeps for I or B, what I keeps
+	                            * for W (tag fingerprints; 0: nothing) */
 	double *stage_f, *stage_b, *stage_w;
 	bool abort;
 	struct err err;
@@ -53,6 +57,8 @@ void emu_opts_default(struct emu_opts *o)
 	o->kill_device = -1;
 	o->slow_stage = -1;
 	o->slow_factor = 1;
+	o->misroute_xfer = -1;
+	o->corrupt_xfer = -1;
 }
 
 static void fail(struct emu *em, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -127,6 +133,53 @@ static void push(int32_t *ids, double *times, int *n, int32_t id, double t)
 	(*n)++;
 }
 
+/* The sender's bytes of transfer k: its producer's tagged payload (or, injected, another
+ * microbatch's, or a flipped byte). Lock held; -1 when out of memory (the run failed). */
+static int send_data(struct emu *em, int k)
+{
+	const struct exec_xfer *xf = &em->x->xfers[k];
+	size_t len = payload_len(xf->bytes, PAYLOAD_MAX);
+	struct payload_tag t = { (uint32_t)em->o->iter, xf->producer };
+
+	if (!(em->data[k] = malloc(len))) {
+		fail(em, "device %d: out of host memory for the data of transfer %d", xf->src, k);
+		return -1;
+	}
+	if (k == em->o->misroute_xfer)
+		t.op.mb = (t.op.mb + 1) % em->p->microbatches;
+	payload_fill(em->data[k], len, &t);
+	if (k == em->o->corrupt_xfer)
+		em->data[k][len / 2] ^= 0x10;
+	return 0;
+}
+
+/* Device d checks the bytes of transfer k before the op that consumes them. Lock held. */
+static void check_data(struct emu *em, int d, int k)
+{
+	const struct exec_xfer *xf = &em->x->xfers[k];
+	struct payload_tag want = { (uint32_t)em->o->iter, xf->producer };
+	char why[160], t1[ACTION_TEXT_MAX], t2[ACTION_TEXT_MAX];
+
+	if (!em->data[k])
+		return;   /* checked already (a pair's head and partner may share an input) */
+	if (payload_check(em->data[k], payload_len(xf->bytes, PAYLOAD_MAX), &want, why, sizeof(why)) < 0)
+		fail(em, "device %d received from device %d the output of %s for %s (transfer %d, iteration %d), but the "
+		     "data %s", d, xf->src, action_format(&xf->producer, t1), action_format(&xf->consumer, t2), k,
+		     em->o->iter, why);
+	free(em->data[k]);
+	em->data[k] = NULL;
+}
+
+/* What op a keeps for its backward (payload_stash): a missing entry fails the run — the
+ * store would be wrong, not the plan, since validation put every W after its I. */
+static void take_stash(struct emu *em, int d, const struct action *a)
+{
+	char why[96];
+
+	if (payload_stash(em->stash, em->p->microbatches, (uint32_t)em->o->iter, a, why, sizeof(why)) < 0)
+		fail(em, "device %d: %s", d, why);
+}
+
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
@@ -155,6 +208,10 @@ static void *worker_main(void *arg)
 			const struct exec_xfer *xf = &x->xfers[it->xfer];
 			struct chan *c = &em->chans[d * x->ndevices + xf->dst];
 
+			if (send_data(em, it->xfer) < 0) {
+				pthread_mutex_unlock(&em->lock);
+				return NULL;
+			}
 			push(c->sends, c->send_t, &c->nsend, it->xfer, clock);
 			match(em, d, xf->dst);
 		} else {
@@ -183,7 +240,11 @@ static void *worker_main(void *arg)
 				}
 				if (!em->abort && em->arrival[xk] > clock)
 					clock = em->arrival[xk];
+				if (!em->abort)
+					check_data(em, d, xk);
 			}
+			if (!em->abort)
+				take_stash(em, d, a);
 			if (em->abort) {
 				pthread_mutex_unlock(&em->lock);
 				return NULL;
@@ -193,11 +254,12 @@ static void *worker_main(void *arg)
 				if (em->o->kill_how == EMU_KILL_HANG) {
 					struct timespec ts;
 
-					deadline_in(&ts, em->o->timeout_s);
+					/* twice the watchdog: a peer that waits for it notices first */
+					deadline_in(&ts, 2 * em->o->timeout_s);
 					while (!em->abort && pthread_cond_timedwait(&em->cond, &em->lock, &ts) != ETIMEDOUT)
 						;
 					fail(em, "worker %d stopped answering after %d ops and nothing waited for it within %g s "
-					     "(injected hang)", d, ops, em->o->timeout_s);
+					     "(injected hang)", d, ops, 2 * em->o->timeout_s);
 				}
 				fail(em, "worker %d died after %d ops (injected failure)", d, ops);
 				pthread_mutex_unlock(&em->lock);
@@ -245,6 +307,8 @@ int emu_run(const struct plan *p, const struct exec_program *x, const struct emu
 	pthread_cond_init(&em.cond, NULL);
 	em.chans = calloc((size_t)D * D, sizeof(*em.chans));
 	em.arrival = malloc((size_t)(x->nxfers ? x->nxfers : 1) * sizeof(double));
+	em.data = calloc((size_t)(x->nxfers ? x->nxfers : 1), sizeof(*em.data));
+	em.stash = calloc((size_t)p->nstages * p->microbatches * 2 + 1, sizeof(*em.stash));
 	em.stage_f = calloc((size_t)p->nstages, sizeof(double));
 	em.stage_b = calloc((size_t)p->nstages, sizeof(double));
 	em.stage_w = calloc((size_t)p->nstages, sizeof(double));
@@ -254,7 +318,7 @@ int emu_run(const struct plan *p, const struct exec_program *x, const struct emu
 	measured->ndevices = D;
 	measured->dev = calloc((size_t)D, sizeof(*measured->dev));
 	measured->xfers = calloc((size_t)(x->nxfers ? x->nxfers : 1), sizeof(*measured->xfers));
-	if (!em.chans || !em.arrival || !em.stage_f || !em.stage_b || !em.stage_w || !ws || !th ||
+	if (!em.chans || !em.arrival || !em.data || !em.stash || !em.stage_f || !em.stage_b || !em.stage_w || !ws || !th ||
 	    !measured->source || !measured->dev || !measured->xfers)
 		goto oom;
 	for (int i = 0; i < x->nxfers; i++)
@@ -330,6 +394,10 @@ out:
 	}
 	free(em.chans);
 	free(em.arrival);
+	for (int k = 0; em.data && k < x->nxfers; k++)
+		free(em.data[k]);
+	free(em.data);
+	free(em.stash);
 	free(em.stage_f);
 	free(em.stage_b);
 	free(em.stage_w);

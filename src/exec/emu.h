@@ -4,7 +4,9 @@
  * k-th receive posted on b from a, a transfer starts once both sides have issued it and
  * the link is free, and an op waits only for the data it consumes. Threads really block
  * on each other, so a bad order really hangs (and the watchdog reports it) and a dead
- * worker really stops its peers; an op occupies its device for its cost, on a virtual
+ * worker really stops its peers. Every transfer carries tagged, checksummed bytes
+ * (payload.h) that the receiver checks, and what an op keeps for its backward is stashed
+ * per (stage, microbatch) and checked when I, B or W takes it. An op occupies its device for its cost, on a virtual
  * clock that each worker advances (optionally also sleeping cost x time_scale of wall
  * time), so the measured timeline is exact and comparable with the simulated one.
  */
@@ -29,6 +31,10 @@ struct emu_opts {
 	int kill_device;       /* fault injection: this worker dies ... (-1: none) */
 	int kill_after_ops;    /* ... after running this many ops */
 	int kill_how;          /* ... this way (enum emu_kill) */
+	int misroute_xfer;     /* fault injection: this transfer carries another microbatch's
+	                        * output (-1: none) */
+	int corrupt_xfer;      /* fault injection: one byte of this transfer flips (-1: none) */
+	int iter;              /* the iteration, as the data's tags name it */
 	int slow_stage;        /* fault injection: this stage's ops take ... (-1: none) */
 	double slow_factor;    /* ... this many times their cost (a device slower than modelled) */
 	/* optional: called for every op, from the worker threads (serialised) */

@@ -3,7 +3,7 @@
  *
  * Each rank runs its own device's program with a virtual clock, as a thread of emu.c
  * does. A send is an MPI_Isend of a small header (the transfer id and the sender's clock
- * when it issued the send) with tag = its index among the transfers of that pair; a
+ * when it issued the send) followed by the transfer's tagged payload (payload.h) with tag = its index among the transfers of that pair; a
  * receive is an MPI_Irecv posted at its receive point with the same kind of tag, so the
  * k-th send from a to b meets the k-th receive on b from a, as in NCCL, and a receiver
  * that expected another transfer reports the pair out of order. The receiver alone
@@ -31,9 +31,14 @@
 #include <string.h>
 #include <time.h>
 
+#include "exec/payload.h"
 #include "exec/world.h"
 
 enum { TAG_DATA = 1, TAG_SPAN = 30000 };
+
+/* Payload bytes per message: small enough to go eagerly on every transport, so that a
+ * send left pending by a failure never reads a buffer already freed. */
+#define MSG_PAYLOAD 1024
 enum { ST_OK = 0, ST_FAILED = 1, ST_ABORTED = 2 };
 
 struct header {
@@ -58,7 +63,8 @@ struct rank_state {
 	int nrecv;                 /* transfers this rank receives */
 	int32_t *slot;             /* per transfer: its index among the transfers of its pair */
 	MPI_Request *req;          /* per transfer: this rank's send or receive */
-	struct header *hdr;        /* per transfer: the header sent or received */
+	unsigned char **msg;       /* per transfer: the header and payload sent or received */
+	uint64_t *stash;           /* per (stage, microbatch) x 2: what ops keep for their backward */
 	double *recv_ms;           /* per transfer: clock when the receive was posted */
 	double *arrival;           /* per transfer: virtual arrival, -1 until known */
 	int32_t **by_slot;         /* per source: the transfers this rank receives, in pair order */
@@ -172,11 +178,15 @@ static int match_upto(struct rank_state *r, int src, int k)
 		char t1[ACTION_TEXT_MAX], t2[ACTION_TEXT_MAX], what[96];
 		double start, wire;
 		int32_t got;
+		struct header h;
+		struct payload_tag want = { (uint32_t)r->o->iter, xf->producer };
+		char why[160];
 
 		snprintf(what, sizeof(what), "the output of %s from device %d", action_format(&xf->producer, t1), src);
 		if (wait_req(r, &r->req[id], what) < 0)
 			return -1;
-		got = r->hdr[id].xfer;
+		memcpy(&h, r->msg[id], sizeof(h));
+		got = h.xfer;
 		if (got != id) {
 			fail(r, "device %d received from device %d the output of %s where it expected that of %s "
 			     "(transfer %d between them is out of order)", r->me, src,
@@ -184,7 +194,15 @@ static int match_upto(struct rank_state *r, int src, int k)
 			     action_format(&xf->producer, t1), r->processed[src]);
 			return -1;
 		}
-		start = fmax(fmax(r->hdr[id].send_ms, r->recv_ms[id]), r->link_free[src]);
+		if (payload_check(r->msg[id] + sizeof(h), payload_len(xf->bytes, MSG_PAYLOAD), &want, why, sizeof(why)) < 0) {
+			fail(r, "device %d received from device %d the output of %s for %s (transfer %d, iteration %d), but "
+			     "the data %s", r->me, src, action_format(&xf->producer, t1), action_format(&xf->consumer, t2), id,
+			     r->o->iter, why);
+			return -1;
+		}
+		free(r->msg[id]);
+		r->msg[id] = NULL;
+		start = fmax(fmax(h.send_ms, r->recv_ms[id]), r->link_free[src]);
 		wire = (double)xf->bytes / (l->gbytes_per_s * 1e6);
 		r->link_free[src] = start + wire;
 		r->arrival[id] = start + l->latency_us * 1e-3 + wire;
@@ -219,14 +237,33 @@ static void run_program(struct rank_state *r)
 		if (it->kind == EXEC_RECV) {
 			const struct exec_xfer *xf = &x->xfers[it->xfer];
 
+			size_t n = sizeof(struct header) + payload_len(xf->bytes, MSG_PAYLOAD);
+
 			r->recv_ms[it->xfer] = clock;
-			MPI_Irecv(&r->hdr[it->xfer], (int)sizeof(struct header), MPI_BYTE, xf->src,
-			          TAG_DATA + r->slot[it->xfer] % TAG_SPAN, MPI_COMM_WORLD, &r->req[it->xfer]);
+			if (!(r->msg[it->xfer] = malloc(n))) {
+				fail(r, "device %d: out of host memory for the data of transfer %d", d, it->xfer);
+				return;
+			}
+			MPI_Irecv(r->msg[it->xfer], (int)n, MPI_BYTE, xf->src, TAG_DATA + r->slot[it->xfer] % TAG_SPAN,
+			          MPI_COMM_WORLD, &r->req[it->xfer]);
 		} else if (it->kind == EXEC_SEND) {
 			const struct exec_xfer *xf = &x->xfers[it->xfer];
+			size_t len = payload_len(xf->bytes, MSG_PAYLOAD);
+			struct header h = { it->xfer, 0, clock };
+			struct payload_tag t = { (uint32_t)r->o->iter, xf->producer };
 
-			r->hdr[it->xfer] = (struct header){ it->xfer, 0, clock };
-			MPI_Isend(&r->hdr[it->xfer], (int)sizeof(struct header), MPI_BYTE, xf->dst,
+			if (!(r->msg[it->xfer] = malloc(sizeof(h) + len))) {
+				fail(r, "device %d: out of host memory for the data of transfer %d", d, it->xfer);
+				return;
+			}
+			/* injected: another microbatch's data, or a flipped byte */
+			if (it->xfer == r->o->misroute_xfer)
+				t.op.mb = (t.op.mb + 1) % p->microbatches;
+			memcpy(r->msg[it->xfer], &h, sizeof(h));
+			payload_fill(r->msg[it->xfer] + sizeof(h), len, &t);
+			if (it->xfer == r->o->corrupt_xfer)
+				r->msg[it->xfer][sizeof(h) + len / 2] ^= 0x10;
+			MPI_Isend(r->msg[it->xfer], (int)(sizeof(h) + len), MPI_BYTE, xf->dst,
 			          TAG_DATA + r->slot[it->xfer] % TAG_SPAN, MPI_COMM_WORLD, &r->req[it->xfer]);
 		} else {
 			const struct action *a = &it->op;
@@ -251,8 +288,15 @@ static void run_program(struct rank_state *r)
 				fail(r, "worker %d died after %d ops (injected failure)", d, ops);
 				return;
 			}
-			dur = r->stage_ms[a->stage * 3 + (a->kind == OP_F ? 0 : a->kind == OP_W ? 2 : 1)] /
-			      p->cluster.device_speed[d];
+			{
+				char why[96];
+
+				if (payload_stash(r->stash, p->microbatches, (uint32_t)r->o->iter, a, why, sizeof(why)) < 0) {
+					fail(r, "device %d: %s", d, why);
+					return;
+				}
+			}
+			dur = r->stage_ms[a->stage * 3 + op_kind_slot(a->kind)] / p->cluster.device_speed[d];
 			if (a->stage == r->o->slow_stage)
 				dur *= r->o->slow_factor;
 			start = clock;
@@ -291,7 +335,8 @@ static int setup(struct rank_state *r)
 
 	r->slot = calloc(N, sizeof(int32_t));
 	r->req = malloc(N * sizeof(MPI_Request));
-	r->hdr = calloc(N, sizeof(struct header));
+	r->msg = calloc(N, sizeof(*r->msg));
+	r->stash = calloc((size_t)r->p->nstages * r->p->microbatches * 2 + 1, sizeof(*r->stash));
 	r->recv_ms = calloc(N, sizeof(double));
 	r->arrival = malloc(N * sizeof(double));
 	r->by_slot = calloc((size_t)D, sizeof(int32_t *));
@@ -300,7 +345,7 @@ static int setup(struct rank_state *r)
 	r->link_free = calloc((size_t)D, sizeof(double));
 	r->stage_ms = calloc((size_t)r->p->nstages * 3 + 1, sizeof(double));
 	nto = calloc((size_t)D, sizeof(int));
-	if (!r->slot || !r->req || !r->hdr || !r->recv_ms || !r->arrival || !r->by_slot ||
+	if (!r->slot || !r->req || !r->msg || !r->stash || !r->recv_ms || !r->arrival || !r->by_slot ||
 	    !r->nfrom || !r->processed || !r->link_free || !r->stage_ms || !nto) {
 		free(nto);
 		return -1;
@@ -443,7 +488,10 @@ static void release(struct rank_state *r)
 	free(r->by_slot);
 	free(r->slot);
 	free(r->req);
-	free(r->hdr);
+	for (int k = 0; r->msg && k < r->x->nxfers; k++)
+		free(r->msg[k]);
+	free(r->msg);
+	free(r->stash);
 	free(r->recv_ms);
 	free(r->arrival);
 	free(r->nfrom);
