@@ -112,9 +112,9 @@ static void match(struct emu *em, int a, int b)
 			return;
 		}
 		start = fmax(fmax(c->send_t[k], c->recv_t[k]), c->link_free);
-		wire = (double)xf->bytes / (l->gbytes_per_s * 1e6);
+		wire = link_wire_ms(l, xf->bytes);
 		c->link_free = start + wire;
-		em->arrival[xs] = start + l->latency_us * 1e-3 + wire;
+		em->arrival[xs] = start + link_latency_ms(l) + wire;
 		if (em->tl) {
 			struct tl_xfer *tx = &em->tl->xfers[em->tl->nxfers++];
 
@@ -216,7 +216,7 @@ static void *worker_main(void *arg)
 			match(em, d, xf->dst);
 		} else {
 			const struct action *a = &it->op;
-			int k = a->kind == OP_F ? 0 : a->kind == OP_W ? 2 : 1;
+			int k = op_kind_slot(a->kind);
 			double dur, start;
 
 			/* wait only for the data this op consumes (and, heading a pair, its partner's) */
@@ -331,13 +331,14 @@ int emu_run(const struct plan *p, const struct exec_program *x, const struct emu
 		em.stage_b[s] = ms[1];
 		em.stage_w[s] = ms[2];
 	}
+	for (int k = 0; k < x->nxfers; k++)   /* transfers per pair, counted in nsend for now */
+		em.chans[x->xfers[k].src * D + x->xfers[k].dst].nsend++;
 	for (int a = 0; a < D; a++)
 		for (int b = 0; b < D; b++) {
 			struct chan *c = &em.chans[a * D + b];
-			int n = 0;
+			int n = c->nsend;
 
-			for (int k = 0; k < x->nxfers; k++)
-				n += x->xfers[k].src == a && x->xfers[k].dst == b;
+			c->nsend = 0;
 			if (!n)
 				continue;
 			c->sends = malloc((size_t)n * sizeof(int32_t));

@@ -203,9 +203,9 @@ static int match_upto(struct rank_state *r, int src, int k)
 		free(r->msg[id]);
 		r->msg[id] = NULL;
 		start = fmax(fmax(h.send_ms, r->recv_ms[id]), r->link_free[src]);
-		wire = (double)xf->bytes / (l->gbytes_per_s * 1e6);
+		wire = link_wire_ms(l, xf->bytes);
 		r->link_free[src] = start + wire;
-		r->arrival[id] = start + l->latency_us * 1e-3 + wire;
+		r->arrival[id] = start + link_latency_ms(l) + wire;
 		{
 			double *v = &r->xf[8 * r->nxf++];
 
