@@ -8,6 +8,9 @@
  * builds the same programs, runs its own device, and rank 0 alone reports and writes
  * files: the other ranks' output goes to /dev/null, their failures reach rank 0 through
  * the backend, so the job prints one error line naming the rank.
+ *
+ * The backends are a table (run_backend.h): this file only calls through the entry it
+ * picked, whatever the build holds.
  */
 #include "config.h"
 
@@ -22,15 +25,9 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli/run_backend.h"
 #include "doc.h"
 #include "exec/emu.h"
-#ifdef OCTO_CUDA_BACKEND
-#include "exec/cuda_exec.h"
-#endif
-#ifdef HAVE_MPI
-#include "exec/emu_mpi.h"
-#include "exec/world.h"
-#endif
 #include "exec/protocol.h"
 #include "fileio.h"
 #include "json.h"
@@ -177,20 +174,18 @@ struct run_opts {
 	const char *events_out, *tl_out;
 	int iters;
 	bool json;
-	bool cuda;
 	double gemm_tflops;
 	bool share_gpus;
 	bool force;
 };
 
+/* The backend of a run and what it opened. */
 struct backend {
-	bool mpi;
-#ifdef OCTO_CUDA_BACKEND
-	struct cuda_exec *cuda;
-#endif
+	const struct run_backend *b;
+	void *state;
 };
 
-static int execute(const char *arg, const struct run_opts *ro, int rank, bool mpi);
+static int execute(const char *arg, const struct run_opts *ro, const struct run_backend *rb, int rank, bool mpi);
 
 /* Ranks in the job when a launcher started this process (Open MPI, PMI, PMIx; 0 when
  * none did); *rank gets this process's rank. */
@@ -212,56 +207,13 @@ static int launched_ranks(int *rank)
 	return getenv("PMIX_RANK") ? 1 : 0;
 }
 
-#ifdef HAVE_MPI
-/* Where the job's last word goes when a rank hangs or dies unnoticed (world.h): the real
- * stderr, kept aside by the ranks that keep quiet. */
-static int job_stderr = 2;
-
-static void job_fatal(const char *line)
+/* As a rank that cannot go on before the backend opened: meets the other ranks' first
+ * agreement where the backend needs it, so that all of them stop (e becomes the first
+ * failing rank's message). */
+static void stop_ranks(const struct run_backend *rb, bool mpi, struct err *e)
 {
-	dprintf(job_stderr, "octopipe run: %s\n", line);
-}
-
-/* Ranks other than 0 keep quiet: rank 0 reports for the whole job. */
-static void quiet(void)
-{
-	fflush(NULL);
-	job_stderr = dup(2);
-	if (job_stderr < 0)
-		job_stderr = 2;
-	if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr))
-		return;
-}
-#endif
-
-/* As a cuda rank that cannot go on before the backend opened: meets the other ranks' first
- * agreement, so that all of them stop (e becomes the first failing rank's message). */
-static void stop_ranks(const struct run_opts *ro, bool mpi, struct err *e)
-{
-#if defined(OCTO_CUDA_BACKEND) && defined(HAVE_MPI)
-	if (ro->cuda && mpi)
-		cuda_exec_fail_ranks(e);
-#else
-	(void)ro;
-	(void)mpi;
-	(void)e;
-#endif
-}
-
-/* One iteration on the chosen backend. */
-static int run_once(const struct plan *p, const struct exec_program *x, const struct emu_opts *eo,
-                    const struct backend *be, struct timeline *t, struct err *e)
-{
-#ifdef OCTO_CUDA_BACKEND
-	if (be->cuda)
-		return cuda_exec_run(be->cuda, t, e);
-#endif
-#ifdef HAVE_MPI
-	if (be->mpi)
-		return emu_mpi_run(p, x, eo, t, e);
-#endif
-	(void)be;
-	return emu_run(p, x, eo, t, e);
+	if (mpi && rb->fail_ranks)
+		rb->fail_ranks(e);
 }
 
 /* Per device after an iteration: the measured busy fraction and, on GPUs, what NVML says
@@ -282,11 +234,7 @@ static void util_events(const struct timeline *t, const struct backend *be, stru
 
 		for (int i = 0; i < t->dev[d].nops; i++)
 			busy += t->dev[d].ops[i].end_ms - t->dev[d].ops[i].start_ms;
-#ifdef OCTO_CUDA_BACKEND
-		have = be->cuda && cuda_exec_util(be->cuda, d, &util, &mem);
-#else
-		(void)be;
-#endif
+		have = be->b->util && be->state && be->b->util(be->state, d, &util, &mem);
 		w = (struct jw){ false };
 		o = event_new(&w, "util", ev->iter);
 		jw_num(&w, o, "dev", d);
@@ -357,38 +305,6 @@ static void replay_ops(const struct timeline *t, struct events *ev)
 		}
 }
 
-#if !defined(OCTO_CUDA_BACKEND) && defined(HAVE_CUDA_EXEC)
-/* Replaces this process with octopipe-cuda, installed next to octopipe, running the same
- * command. Returns only on failure. */
-static int run_cuda_program(int argc, char **argv)
-{
-	char self[4096], path[4200], **args;
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	char *slash;
-
-	if (n <= 0) {
-		cli_err("octopipe run: cannot find the octopipe-cuda program (no /proc/self/exe)\n");
-		return EXIT_RUNTIME;
-	}
-	self[n] = '\0';
-	slash = strrchr(self, '/');
-	if (slash)
-		*slash = '\0';
-	snprintf(path, sizeof(path), "%s/octopipe-cuda", self);
-	args = calloc((size_t)argc + 2, sizeof(*args));
-	if (!args)
-		return EXIT_RUNTIME;
-	args[0] = path;
-	for (int i = 0; i < argc; i++)
-		args[i + 1] = argv[i];
-	fflush(NULL);
-	execv(path, args);
-	cli_err("octopipe run: cannot start the cuda backend '%s': %s\n", path, strerror(errno));
-	free(args);
-	return EXIT_RUNTIME;
-}
-#endif
-
 int cmd_run(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -415,13 +331,12 @@ int cmd_run(int argc, char **argv)
 	const char *backend = "emu", *events_out = NULL, *tl_out = NULL;
 	struct emu_opts eo;
 	struct run_opts ro;
-	bool json = false, want_mpi = false, share_gpus = false, force = false;
-	int iters = 1, ch, rank = 0, nranks;
+	bool json = false, want_mpi = false, share_gpus = false, force = false, as_ranks;
+	int iters = 1, ch, rank = 0, nranks, rc;
 	double gemm_tflops = 0;
-#ifdef HAVE_MPI
+	const struct run_backend *rb;
+	const char *why = "";
 	struct err e = ERR_INIT;
-	int rc;
-#endif
 
 	emu_opts_default(&eo);
 	optind = 0;
@@ -488,31 +403,31 @@ int cmd_run(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		return cli_usage_error("run", optind >= argc ? "no plan given" : "one plan at a time");
-	if (strcmp(backend, "emu") != 0) {
-		if (strcmp(backend, "cuda") == 0) {
-#if !defined(OCTO_CUDA_BACKEND) && defined(HAVE_CUDA_EXEC)
-			/* the backend lives in its own program, so that octopipe itself never loads
-			 * the CUDA libraries (startup time, and machines without a driver) */
-			return run_cuda_program(argc, argv);
-#elif !defined(OCTO_CUDA_BACKEND)
-			cli_err("octopipe run: the cuda backend was not built (configure found no CUDA, NCCL and cuBLAS)\n");
-			return EXIT_RUNTIME;
-#endif
-		} else {
-			return cli_usage_error("run", "unknown backend '%s' (emu or cuda)", backend);
-		}
-	}
-	ro = (struct run_opts){ eo, events_out, tl_out, iters, json, strcmp(backend, "cuda") == 0, gemm_tflops,
-	                        share_gpus, force };
-	if (share_gpus && !ro.cuda)
-		return cli_usage_error("run", "--share-gpus is for the cuda backend");
 	nranks = launched_ranks(&rank);
-	if (eo.kill_how != EMU_KILL_FAIL && ro.cuda)
+	as_ranks = want_mpi || nranks > (run_ranks_built() ? 0 : 1);
+	if (as_ranks && !run_ranks_built()) {
+		if (rank == 0)
+			cli_err("octopipe run: %s, but this octopipe was built without MPI (configure --with-mpi)\n",
+			        want_mpi ? "--mpi was given" : "launched as several MPI ranks");
+		return EXIT_INPUT;
+	}
+	if (!(rb = run_backend_find(backend, as_ranks, &why))) {
+		if (strcmp(why, "unknown backend") == 0)
+			return cli_usage_error("run", "unknown backend '%s' (emu or cuda)", backend);
+		cli_err("octopipe run: %s\n", why);
+		return EXIT_RUNTIME;
+	}
+	if (rb->hand_over)   /* the backend lives in another program: it checks the rest */
+		return rb->hand_over(argc, argv);
+	ro = (struct run_opts){ eo, events_out, tl_out, iters, json, gemm_tflops, share_gpus, force };
+	if (share_gpus && !rb->gpus)
+		return cli_usage_error("run", "--share-gpus is for the cuda backend");
+	if (eo.kill_how != EMU_KILL_FAIL && rb->gpus)
 		return cli_usage_error("run", "--kill-how %s is for the emu backend",
 		                       eo.kill_how == EMU_KILL_HANG ? "hang" : "crash");
-	if (eo.kill_how == EMU_KILL_CRASH && !want_mpi && nranks == 0)
+	if (eo.kill_how == EMU_KILL_CRASH && !as_ranks)
 		return cli_usage_error("run", "--kill-how crash is for MPI ranks (it would end this whole process)");
-	if (ro.cuda && share_gpus && (want_mpi || nranks > 1)) {
+	if (rb->gpus && share_gpus && as_ranks) {
 		/* rank 0 says it and fails the job; the others leave quietly and successfully, so
 		 * that mpirun does not kill rank 0 before its line is out */
 		if (rank != 0)
@@ -520,27 +435,14 @@ int cmd_run(int argc, char **argv)
 		return cli_usage_error("run", "--share-gpus is for one process; as MPI ranks, ranks that share a GPU "
 		                       "already pass their data through it");
 	}
-#ifdef HAVE_MPI
-	if (want_mpi || nranks > 0) {
-		if (emu_mpi_init(&rank, &nranks, &e) < 0)
-			return cli_report(&e);
-		if (rank != 0)
-			quiet();
-		world_on_fatal(job_fatal);
-		world_set_deadline(eo.timeout_s);
-		rc = execute(argv[optind], &ro, rank, true);
-		emu_mpi_finalize();
-		return rc;
-	}
-#else
-	if (want_mpi || nranks > 1) {
-		if (rank == 0)
-			cli_err("octopipe run: %s, but this octopipe was built without MPI (configure --with-mpi)\n",
-			        want_mpi ? "--mpi was given" : "launched as several MPI ranks");
-		return EXIT_INPUT;
-	}
-#endif
-	return execute(argv[optind], &ro, 0, false);
+	if (!as_ranks)
+		return execute(argv[optind], &ro, rb, 0, false);
+	if (run_ranks_init(&rank, &nranks, &e) < 0)
+		return cli_report(&e);
+	run_ranks_deadline(eo.timeout_s);
+	rc = execute(argv[optind], &ro, rb, rank, true);
+	run_ranks_finalize();
+	return rc;
 }
 
 /* run --json: the iteration and each device, predicted against measured. */
@@ -578,7 +480,7 @@ static int print_json(const struct metrics *m, const struct timeline *pred, cons
 	return EXIT_OK;
 }
 
-static int execute(const char *arg, const struct run_opts *ro, int rank, bool mpi)
+static int execute(const char *arg, const struct run_opts *ro, const struct run_backend *rb, int rank, bool mpi)
 {
 	const char *path, *events_out = ro->events_out, *tl_out = ro->tl_out;
 	struct emu_opts eo = ro->eo;
@@ -592,12 +494,12 @@ static int execute(const char *arg, const struct run_opts *ro, int rank, bool mp
 	struct metrics m;
 	struct timeline pred, meas;
 	struct exec_program x;
-	struct backend be = { .mpi = mpi };
-	const char *bname = ro->cuda ? "cuda" : "emu";
+	struct backend be = { rb, NULL };
+	const char *bname = rb->name;
 
 	path = cli_resolve(arg, "plans");
 	if (plan_load(&p, path, &e) < 0) {
-		stop_ranks(ro, mpi, &e);
+		stop_ranks(rb, mpi, &e);
 		return cli_report(&e);
 	}
 	memset(&s, 0, sizeof(s));
@@ -610,19 +512,17 @@ static int execute(const char *arg, const struct run_opts *ro, int rank, bool mp
 		rc = e.cls == ERR_INFEASIBLE ? EXIT_INFEASIBLE : EXIT_RUNTIME;
 		err_prefix(&e, "plan infeasible");
 		err_prefix(&e, path);
-		stop_ranks(ro, mpi, &e);
+		stop_ranks(rb, mpi, &e);
 		cli_err("%s\n", e.msg);
 		metrics_release(&m);
 		sim_release(&s);
 		plan_release(&p);
 		return rc;
 	}
-#ifdef HAVE_MPI
 	/* a collective waits for the slowest rank's iteration: the watchdog plus ten predicted
 	 * iterations at the pace the run keeps */
 	if (mpi)
-		world_set_deadline(eo.timeout_s + 10 * m.makespan_ms * (ro->cuda ? 1 : eo.time_scale) / 1000);
-#endif
+		run_ranks_deadline(eo.timeout_s + 10 * m.makespan_ms * (rb->gpus ? 1 : eo.time_scale) / 1000);
 	if (m.noom && !ro->force) {
 		struct strbuf sb = STRBUF_INIT;
 
@@ -630,13 +530,13 @@ static int execute(const char *arg, const struct run_opts *ro, int rank, bool mp
 		strbuf_addstr(&sb, " (--force runs it anyway)");
 		err_set(&e, ERR_INFEASIBLE, "%s", sb.buf);
 		strbuf_release(&sb);
-		stop_ranks(ro, mpi, &e);
+		stop_ranks(rb, mpi, &e);
 		cli_err("%s\n", e.msg);
 		rc = EXIT_INFEASIBLE;
 		goto out_sim;
 	}
 	if (sim_timeline(&s, &p, &m, &pred, &e) < 0 || exec_build(&p, &pred, &x, &e) < 0) {
-		stop_ranks(ro, mpi, &e);
+		stop_ranks(rb, mpi, &e);
 		rc = cli_report(&e);
 		goto out_sim;
 	}
@@ -647,7 +547,7 @@ static int execute(const char *arg, const struct run_opts *ro, int rank, bool mp
 	}
 	if (exec_check(&x, &e) > 0 || exec_validate(&x, &e) < 0) {
 		err_prefix(&e, path);
-		stop_ranks(ro, mpi, &e);
+		stop_ranks(rb, mpi, &e);
 		rc = cli_report(&e);
 		goto out_x;
 	}
@@ -655,33 +555,24 @@ static int execute(const char *arg, const struct run_opts *ro, int rank, bool mp
 		ev.path = events_out;
 		ev.f = strcmp(events_out, "-") == 0 ? stdout : fileio_open_stream(events_out, &e);
 		if (!ev.f) {
-			stop_ranks(ro, mpi, &e);
+			stop_ranks(rb, mpi, &e);
 			cli_err("octopipe run: %s\n", e.msg);
 			rc = EXIT_RUNTIME;
 			goto out_x;
 		}
 	}
-#ifdef OCTO_CUDA_BACKEND
-	if (ro->cuda) {
-		struct cuda_exec_opts co;
+	if (rb->open) {
+		struct run_backend_opts bo = { eo, eo.timeout_s, ro->gemm_tflops, ro->share_gpus, mpi ? rank : -1 };
 
-		cuda_exec_opts_default(&co);
-		/* a wait covers a whole iteration on the GPUs: the watchdog plus ten predicted ones */
-		co.timeout_s = eo.timeout_s + 10 * m.makespan_ms / 1000;
-		co.gemm_tflops = ro->gemm_tflops;
-		co.share_gpus = ro->share_gpus;
-		co.kill_device = eo.kill_device;
-		co.kill_after_ops = eo.kill_after_ops;
-		co.misroute_xfer = eo.misroute_xfer;
-		co.corrupt_xfer = eo.corrupt_xfer;
-		co.rank = mpi ? rank : -1;
-		if (cuda_exec_open(&be.cuda, &p, &x, &co, &e) < 0) {
+		/* on GPUs a wait covers a whole iteration: the watchdog plus ten predicted ones */
+		if (rb->gpus)
+			bo.timeout_s = eo.timeout_s + 10 * m.makespan_ms / 1000;
+		if (rb->open(&be.state, &p, &x, &bo, &e) < 0) {
 			cli_err("octopipe run: %s\n", e.msg);
 			rc = e.cls == ERR_INPUT ? EXIT_INPUT : EXIT_RUNTIME;
 			goto out_x;
 		}
 	}
-#endif
 	if (ev.f) {
 		setvbuf(ev.f, NULL, _IOLBF, 0);
 		struct jw w = { false };
@@ -702,7 +593,7 @@ static int execute(const char *arg, const struct run_opts *ro, int rank, bool mp
 
 		ev.iter = it;
 		eo.iter = it;
-		if (run_once(&p, &x, &eo, &be, &t, &e) < 0) {
+		if (rb->run(be.state, &p, &x, &eo, &t, &e) < 0) {
 			if (ev.f)
 				error_event(&ev, e.msg);
 			cli_err("%s: run failed: %s\n", path, e.msg);
@@ -712,13 +603,13 @@ static int execute(const char *arg, const struct run_opts *ro, int rank, bool mp
 		/* the run must have kept the plan's rules: every op once, in order, after its inputs
 		 * (rank 0 holds the whole timeline; the ranks go on together either way) */
 		if (rank == 0 && !broke.msg[0] &&
-		    timeline_check_plan(&p, &t, ro->cuda ? CUDA_CLOCK_SLACK_MS : 1e-6, &broke) != 0) {
+		    timeline_check_plan(&p, &t, rb->gpus ? CUDA_CLOCK_SLACK_MS : 1e-6, &broke) != 0) {
 			if (ev.f)
 				error_event(&ev, broke.msg);
 			cli_err("%s: iteration %d broke the plan: %s\n", path, it, broke.msg);
 			rc = EXIT_RUNTIME;
 		}
-		if (ev.f && (mpi || ro->cuda))
+		if (ev.f && (mpi || rb->gpus))
 			replay_ops(&t, &ev);
 		if (ev.f)
 			xfer_events(&t, &ev);
@@ -761,31 +652,29 @@ static int execute(const char *arg, const struct run_opts *ro, int rank, bool mp
 			if (p.comm == PLAN_COMM_BLOCKING)
 				printf("note: the plan's transfers block as in Megatron-LM's 1F1B; this executor overlaps them,\n"
 				       "and so does the prediction above (octopipe sim shows the blocking one)\n");
-#ifdef OCTO_CUDA_BACKEND
-			if (be.cuda && cuda_exec_gpus(be.cuda) < meas.ndevices)
+			if (rb->gpu_count && be.state && rb->gpu_count(be.state) < meas.ndevices)
 				printf("note: %d devices on %d GPU%s: devices that share a GPU run at once and slow each other, so\n"
 				       "these times test the protocol (every op ran once, in order, after its inputs), not the\n"
-				       "prediction\n", meas.ndevices, cuda_exec_gpus(be.cuda), cuda_exec_gpus(be.cuda) == 1 ? "" : "s");
-#endif
+				       "prediction\n", meas.ndevices, rb->gpu_count(be.state), rb->gpu_count(be.state) == 1 ? "" : "s");
 			printf("\n");
 			printf("%4s %14s %14s %8s%s\n", "GPU", "PREDICTED ms", "MEASURED ms", "ERROR",
-			       ro->cuda ? "   UTIL        MEM  NAME" : "");
+			       rb->gpus ? "   UTIL        MEM  NAME" : "");
 			for (int d = 0; d < meas.ndevices; d++) {
 				double pe = end_of(&pred.dev[d]), me = end_of(&meas.dev[d]);
 
 				printf("%4d %14.2f %14.2f %+7.2f%%", d, pe, me, 100 * prediction_error(pe, me));
-#ifdef OCTO_CUDA_BACKEND
-				if (be.cuda) {
+				if (rb->gpus && be.state) {
 					double u;
 					uint64_t mem;
+					const char *name = "?";
+					int gpu = rb->gpu_of ? rb->gpu_of(be.state, d, &name) : -1;
 
-					if (cuda_exec_util(be.cuda, d, &u, &mem))
+					if (rb->util && rb->util(be.state, d, &u, &mem))
 						printf(" %5.0f%% %7.1f GB", 100 * u, mem / 1e9);
 					else
 						printf(" %6s %10s", "N/A", "N/A");
-					printf("  %d:%s", cuda_exec_gpu_of(be.cuda, d), cuda_exec_gpu_name(be.cuda, d));
+					printf("  %d:%s", gpu, name);
 				}
-#endif
 				printf("\n");
 			}
 		}
@@ -811,9 +700,8 @@ static int execute(const char *arg, const struct run_opts *ro, int rank, bool mp
 out_x:
 	if (events_close(&ev) < 0 && rc == EXIT_OK)
 		rc = EXIT_RUNTIME;
-#ifdef OCTO_CUDA_BACKEND
-	cuda_exec_close(be.cuda);
-#endif
+	if (rb->close && be.state)
+		rb->close(be.state);
 	exec_release(&x);
 	timeline_release(&pred);
 out_sim:
