@@ -107,8 +107,11 @@ else not_ok "an error event names the device" "$(printf '%s\n' "$OUT" | tail -2)
 # a worker that hangs instead: its peers' watchdog ends the run, naming who waited for what
 run "$OCTOPIPE" run --kill-device 2 --kill-after 5 --kill-how hang --timeout 1 "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
 expect_rc 1 "a hung worker fails the run with exit 1"
-expect_match 'run failed: device 3 waited 1 s for the output of 2F[0-9]+ from device 2: no matching send arrived' "$ERR" \
-    "the watchdog names the wait that never ended"
+expect_match "run failed: device [0-9] waited 1 s for the output of [0-9][FB][0-9]+ from device [0-9]: no matching send arrived \\((device [0-9] waits for device [0-9], )*device 2 waits for no data: it hung or died\\)$" "$ERR" \
+    "the watchdog names the wait that never ended and, following who waits for whom, the hung worker"
+run "$OCTOPIPE" run --kill-device 0 --kill-after 5 --kill-how hang --timeout 1 "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
+expect_match "no matching send arrived \\((device [0-9] waits for device [0-9], )*device 0 waits for no data: it hung or died\\)$" "$ERR" \
+    "a hung first device is found at the end of the chain"
 run "$OCTOPIPE" run --kill-device 2 --kill-how crash "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
 expect_rc 2 "--kill-how crash is for MPI ranks only"
 # every transfer carries tagged, checksummed data that the receiver checks: a buffer sent

@@ -39,6 +39,8 @@ struct emu {
 	uint64_t *stash;           /* per (stage, microbatch) x 2: what F keeps for I or B, what I keeps
 	                            * for W (tag fingerprints; 0: nothing) */
 	double *stage_f, *stage_b, *stage_w;
+	int *waiting_on;           /* per device: the device whose data it waits for, or -1; -2 once
+	                            * its program is done */
 	bool abort;
 	struct err err;
 	struct timeline *tl;
@@ -89,6 +91,32 @@ static void deadline_in(struct timespec *ts, double seconds)
 		ts->tv_sec++;
 		ts->tv_nsec -= 1000000000L;
 	}
+}
+
+/* Why device d's wait never ended, following who waits for whom from d: a device that
+ * waits for nothing is hung or dead; a chain back to d is a deadlock. Lock held. */
+static const char *blame(const struct emu *em, int d, char *out, size_t n)
+{
+	int cur = em->waiting_on[d], D = em->x->ndevices;
+	size_t len = 0;
+
+	out[0] = 0;
+	for (int steps = 0; steps < D && em->waiting_on[cur] >= 0 && cur != d; steps++) {
+		len += (size_t)snprintf(out + len, len < n ? n - len : 0, "device %d waits for device %d, ", cur,
+		                        em->waiting_on[cur]);
+		cur = em->waiting_on[cur];
+		if (len >= n)
+			return out;
+	}
+	if (cur == d)
+		snprintf(out + len, len < n ? n - len : 0, "which waits for device %d: a deadlock", d);
+	else if (em->waiting_on[cur] == -2)
+		snprintf(out + len, len < n ? n - len : 0, "device %d finished its program without sending it", cur);
+	else if (em->waiting_on[cur] < 0)
+		snprintf(out + len, len < n ? n - len : 0, "device %d waits for no data: it hung or died", cur);
+	else
+		snprintf(out + len, len < n ? n - len : 0, "a deadlock or a dead peer");
+	return out;
 }
 
 /* Pairs the channel's next unmatched send and receive (lock held). */
@@ -230,14 +258,18 @@ static void *worker_main(void *arg)
 					continue;
 				xf = &x->xfers[xk];
 				deadline_in(&ts, em->o->timeout_s);
+				em->waiting_on[d] = xf->src;
 				while (em->arrival[xk] < 0 && !em->abort) {
 					if (pthread_cond_timedwait(&em->cond, &em->lock, &ts) == ETIMEDOUT) {
+						char why[200];
+
 						fail(em, "device %d waited %g s for the output of %s from device %d: no matching "
-						     "send arrived (a deadlock or a dead peer)", d, em->o->timeout_s,
-						     action_format(&xf->producer, tok), xf->src);
+						     "send arrived (%s)", d, em->o->timeout_s, action_format(&xf->producer, tok), xf->src,
+						     blame(em, d, why, sizeof(why)));
 						break;
 					}
 				}
+				em->waiting_on[d] = -1;
 				if (!em->abort && em->arrival[xk] > clock)
 					clock = em->arrival[xk];
 				if (!em->abort)
@@ -286,6 +318,9 @@ static void *worker_main(void *arg)
 		}
 		pthread_mutex_unlock(&em->lock);
 	}
+	pthread_mutex_lock(&em->lock);
+	em->waiting_on[d] = -2;
+	pthread_mutex_unlock(&em->lock);
 	return NULL;
 }
 
@@ -309,6 +344,7 @@ int emu_run(const struct plan *p, const struct exec_program *x, const struct emu
 	em.arrival = malloc((size_t)(x->nxfers ? x->nxfers : 1) * sizeof(double));
 	em.data = calloc((size_t)(x->nxfers ? x->nxfers : 1), sizeof(*em.data));
 	em.stash = calloc((size_t)p->nstages * p->microbatches * 2 + 1, sizeof(*em.stash));
+	em.waiting_on = malloc((size_t)D * sizeof(*em.waiting_on));
 	em.stage_f = calloc((size_t)p->nstages, sizeof(double));
 	em.stage_b = calloc((size_t)p->nstages, sizeof(double));
 	em.stage_w = calloc((size_t)p->nstages, sizeof(double));
@@ -318,11 +354,13 @@ int emu_run(const struct plan *p, const struct exec_program *x, const struct emu
 	measured->ndevices = D;
 	measured->dev = calloc((size_t)D, sizeof(*measured->dev));
 	measured->xfers = calloc((size_t)(x->nxfers ? x->nxfers : 1), sizeof(*measured->xfers));
-	if (!em.chans || !em.arrival || !em.data || !em.stash || !em.stage_f || !em.stage_b || !em.stage_w || !ws || !th ||
+	if (!em.chans || !em.arrival || !em.data || !em.stash || !em.waiting_on || !em.stage_f || !em.stage_b || !em.stage_w || !ws || !th ||
 	    !measured->source || !measured->dev || !measured->xfers)
 		goto oom;
 	for (int i = 0; i < x->nxfers; i++)
 		em.arrival[i] = -1;
+	for (int d = 0; d < D; d++)
+		em.waiting_on[d] = -1;
 	for (int s = 0; s < p->nstages; s++) {
 		double ms[3];
 
@@ -399,6 +437,7 @@ out:
 		free(em.data[k]);
 	free(em.data);
 	free(em.stash);
+	free(em.waiting_on);
 	free(em.stage_f);
 	free(em.stage_b);
 	free(em.stage_w);
