@@ -143,6 +143,35 @@ for bad in nan NaN -1 0 inf; do
     expect_rc 2 "--timeout $bad is refused (exit 2)"
 done
 expect_match "^octopipe run: --timeout: 'inf' is not a number in \(0, 86400\]" "$ERR" "in one line"
+# the cuda backend's kernel plan, without a GPU: one row per stage and op kind, each
+# kernel's FLOPs 2mnk x reps, covering the op's predicted time at the stated throughput
+for f in gpt-13b-4xH200-1f1b nemotron-nano-v2-9b-8xH200-zb-h1; do
+    run "$OCTOPIPE" run --backend cuda --dry-run --json "$top_srcdir/plans/$f.json"
+    if [ "$RC" = 0 ] && printf '%s\n' "$OUT" | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+plan = json.load(open(sys.argv[1]))
+split = plan.get("split_backward", True)
+assert r["kernels"] == "fitted" and r["backend"] == "cuda", r
+assert len(r["ops"]) == len(plan["stages"]) * (3 if split else 2), len(r["ops"])
+for o in r["ops"]:
+    assert o["count"] == plan["microbatches"] and o["op"] in ("FIW" if split else "FB"), o
+    for k in o["kernels"]:
+        m, n, kk, reps = k["m"], k["n"], k["k"], k["reps"]
+        assert k["flops"] == 2 * m * n * kk * reps, k
+        assert k["bytes"] == 2 * (m * kk + kk * n + m * n) * reps, k
+        want = o["predicted_ms"] * 1e-3 * o["sized_for_tflops"] * 1e12
+        assert want <= k["flops"] * (1 + 1e-9) and k["flops"] <= want + 2 * m * kk * 8 * reps + 1, (o, want)
+' "$top_srcdir/plans/$f.json"; then ok "--dry-run --json lists $f's kernels, FLOPs covering each op's prediction"
+    else not_ok "the dry run of $f" "exit $RC" "$OUT" "$ERR"; fi
+done
+run "$OCTOPIPE" run --backend cuda --dry-run "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
+expect_rc 0 "--dry-run needs no GPU"
+expect_match '^ +3 +3 +B +8 +117\.380 ' "$OUT" "a row per stage and op kind (stage 3's B, 8 times, 117.38 ms)"
+run "$OCTOPIPE" run --dry-run "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
+expect_rc 2 "--dry-run is for the cuda backend"
+run "$OCTOPIPE" run --backend cuda --dry-run "$top_srcdir/tests/data/bad/01-empty.json"
+expect_rc 2 "a bad plan in a dry run: exit 2"
 run "$OCTOPIPE" run --backend warp "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
 expect_rc 2 "an unknown backend is a usage error"
 run "$OCTOPIPE" run --timeline-out "$T/m.json" "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"

@@ -41,7 +41,8 @@
 static void usage(FILE *f)
 {
 	fputs("usage: octopipe run [--backend emu|cuda] [--iters N] [--time-scale X] [--timeout S]\n"
-	      "                    [--events-out FILE] [--timeline-out FILE] [--json] PLAN\n"
+	      "                    [--events-out FILE] [--timeline-out FILE] [--json] [--force] PLAN\n"
+	      "       octopipe run --backend cuda --dry-run [--json] PLAN\n"
 	      "\n"
 	      "Runs PLAN on the executor. Every device's worker runs its op list in order, sends\n"
 	      "each output as soon as it exists and posts each receive early; the i-th transfer\n"
@@ -60,6 +61,8 @@ static void usage(FILE *f)
 	      "  --time-scale X     wall ms per model ms for the emulator (default 0: no sleeping)\n"
 	      "  --timeout S        watchdog: the longest any wait may take (default 10 s)\n"
 	      "  --force            run a plan that the simulator finds out of device memory\n"
+	      "  --dry-run          with --backend cuda: list the kernels every op would launch,\n"
+	      "                     with shapes, FLOPs and bytes (no GPU needed; --json)\n"
 	      "  --mpi              one MPI rank per device (automatic under mpirun/srun;\n"
 	      "                     needs a build --with-mpi)\n"
 	      "  --events-out FILE  octopipe.events/1 JSON lines (\"-\" for stdout)\n"
@@ -324,6 +327,7 @@ int cmd_run(int argc, char **argv)
 		{ "gemm-tflops", required_argument, NULL, 'G' },
 		{ "share-gpus", no_argument, NULL, 'g' },
 		{ "force", no_argument, NULL, 'f' },
+		{ "dry-run", no_argument, NULL, 'D' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -331,7 +335,7 @@ int cmd_run(int argc, char **argv)
 	const char *backend = "emu", *events_out = NULL, *tl_out = NULL;
 	struct emu_opts eo;
 	struct run_opts ro;
-	bool json = false, want_mpi = false, share_gpus = false, force = false, as_ranks;
+	bool json = false, want_mpi = false, share_gpus = false, force = false, dry_run = false, as_ranks;
 	int iters = 1, ch, rank = 0, nranks, rc;
 	double gemm_tflops = 0;
 	const struct run_backend *rb;
@@ -396,6 +400,7 @@ int cmd_run(int argc, char **argv)
 			break;
 		case 'g': share_gpus = true; break;
 		case 'f': force = true; break;
+		case 'D': dry_run = true; break;
 		case 'j': json = true; break;
 		case 'h': usage(stdout); return EXIT_OK;
 		default: return EXIT_INPUT;
@@ -403,6 +408,12 @@ int cmd_run(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		return cli_usage_error("run", optind >= argc ? "no plan given" : "one plan at a time");
+	if (dry_run) {
+		/* the kernel plan needs no GPU and no CUDA library: octopipe lists it itself */
+		if (strcmp(backend, "cuda") != 0)
+			return cli_usage_error("run", "--dry-run lists the cuda backend's kernels (--backend cuda)");
+		return run_dry(argv[optind], json, gemm_tflops);
+	}
 	nranks = launched_ranks(&rank);
 	as_ranks = want_mpi || nranks > (run_ranks_built() ? 0 : 1);
 	if (as_ranks && !run_ranks_built()) {

@@ -63,4 +63,8 @@ void run_ranks_deadline(double seconds);
 void run_ranks_finalize(void);
 bool run_ranks_built(void);
 
+/* octopipe run --backend cuda --dry-run (run_dry.c): the kernels the cuda backend would
+ * launch for every op of the plan at arg, as a table or JSON; an exit status. */
+int run_dry(const char *arg, bool json, double gemm_tflops);
+
 #endif

@@ -243,7 +243,7 @@ static int gpu_iterate(struct gpu *g)
 				return -1;
 		} else {
 			const struct action *a = &it->op;
-			const struct shape *sh = &g->shape[a->stage * 3 + op_kind_slot(a->kind)];
+			const struct kplan_gemm *sh = &g->shape[a->stage * 3 + op_kind_slot(a->kind)];
 			char why[96];
 
 			if (throttle(g, op, sh->reps + 4, it->xfer, it->xfer2) < 0)

@@ -24,18 +24,13 @@
 
 #include "exec/cuda_exec.h"
 #include "exec/gpu_probe.h"
+#include "exec/kplan.h"
 #include "exec/nvml.h"
 
 #define CHECK_BYTES 256  /* the head of every transfer that carries its tagged payload */
-#define NCOLS_MAX 8192     /* a longer proxy GEMM is repeated instead of widened */
 #define QUEUE_MAX 512      /* launches a device may have queued ahead of its GPU: below the
                             * driver's queue, so that the host never blocks inside a launch,
                             * where it could not see an abort */
-
-struct shape {
-	int m, k, n, reps;
-	double ms;                 /* the predicted time it stands for */
-};
 
 struct gpu {
 	struct cuda_exec *c;
@@ -46,7 +41,7 @@ struct gpu {
 	void *x, *w, *y;           /* proxy GEMM operands, bf16 */
 	size_t recvsz;             /* the largest transfer it receives */
 	uint64_t *stash;           /* per (stage, microbatch) x 2: what its ops keep (payload_stash) */
-	struct shape *shape;       /* per stage x 3 kinds (F, I or B, W) */
+	struct kplan_gemm *shape;  /* per stage x 3 kinds (F, I or B, W): its proxy */
 	int nops;
 	cudaEvent_t *op_start, *op_end;
 	long *launch_end;          /* per op: launches enqueued up to its end (this iteration) */
@@ -170,7 +165,7 @@ int cuda_wait_idle(struct gpu *g, const char *what);
 /* ---- cuda_kernels.c ---- */
 /* Enqueues op kind `kind` of shape s on g's compute stream: F = X·W, I (or B) = dY·Wᵀ,
  * W = Xᵀ·dY, as s->reps bf16 cuBLAS GEMMs. */
-int cuda_gemm(struct gpu *g, const struct shape *s, int kind);
+int cuda_gemm(struct gpu *g, const struct kplan_gemm *s, int kind);
 
 /* ---- cuda_proxy.c ---- */
 /* g's proxies (one per stage it runs x op kind) and their operands on its GPU. */

@@ -10,7 +10,7 @@
 
 #include "action.h"
 
-int cuda_gemm(struct gpu *g, const struct shape *s, int kind)
+int cuda_gemm(struct gpu *g, const struct kplan_gemm *s, int kind)
 {
 	const float one = 1, zero = 0;
 
