@@ -56,6 +56,10 @@ else
     not_ok "the executor runs Ws out of the order of their Is" "exit $RC" "$OUT" "$ERR"
 fi
 
+run "$OCTOPIPE" run --json "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
+if [ "$(json_field kernels)" = emulated ] && [ "$(json_field backend)" = emu ]; then ok "run --json says what the ops ran (emulated, on emu)"
+else not_ok "run --json names its kernels" "$OUT"; fi
+
 # the error is the prediction's, as calibrate reports it: a stage slower than modelled
 # makes the measurement longer, so the prediction is short: a negative error
 run "$OCTOPIPE" run --json --emu-slowdown 1:1.5 "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"

@@ -67,9 +67,12 @@ static void usage(FILE *f)
 	      "                     needs a build --with-mpi)\n"
 	      "  --events-out FILE  octopipe.events/1 JSON lines (\"-\" for stdout)\n"
 	      "  --timeline-out F   the measured timeline of the last iteration\n"
-	      "  --json             {\"predicted_ms\", \"measured_ms\", \"error\", \"devices\": [...]}\n"
+	      "  --json             {\"predicted_ms\", \"measured_ms\", \"error\", \"kernels\", \"devices\": [...]}\n"
 	      "\n"
 	      "error is the prediction's: (predicted - measured) / measured, as in octopipe calibrate.\n"
+	      "kernels says what the ops ran: \"emulated\" (the model's times on a virtual clock) or\n"
+	      "\"fitted\" (cuda proxies fitted to the predicted times: a test of the protocol and the\n"
+	      "clocks, not of the cost model).\n"
 	      "\n"
 	      "exit status: 0 ok, 1 a worker failed (named, with the reason), 2 bad input,\n"
 	      "3 the plan cannot run (deadlock or out of device memory in simulation)\n", f);
@@ -458,7 +461,7 @@ int cmd_run(int argc, char **argv)
 
 /* run --json: the iteration and each device, predicted against measured. */
 static int print_json(const struct metrics *m, const struct timeline *pred, const struct timeline *meas,
-                      double measured, int repaired)
+                      double measured, int repaired, const struct run_backend *rb)
 {
 	struct jw w = { false };
 	cJSON *root = cJSON_CreateObject(), *devs;
@@ -470,6 +473,8 @@ static int print_json(const struct metrics *m, const struct timeline *pred, cons
 	jw_num(&w, root, "measured_ms", usec(measured));
 	jw_num(&w, root, "error", usec(prediction_error(m->makespan_ms, measured)));
 	jw_num(&w, root, "repaired_receives", repaired);
+	jw_str(&w, root, "backend", rb->name);
+	jw_str(&w, root, "kernels", rb->kernels);
 	devs = jw_arr(&w, root, "devices");
 	for (int d = 0; d < meas->ndevices; d++) {
 		double pe = end_of(&pred->dev[d]), me = end_of(&meas->dev[d]);
@@ -591,6 +596,7 @@ static int execute(const char *arg, const struct run_opts *ro, const struct run_
 
 		jw_str(&w, o, "plan", path);
 		jw_str(&w, o, "backend", bname);
+		jw_str(&w, o, "kernels", rb->kernels);
 		jw_num(&w, o, "devices", p.ndevices);
 		jw_num(&w, o, "iters", iters);
 		jw_num(&w, o, "predicted_ms", usec(m.makespan_ms));
@@ -654,7 +660,7 @@ static int execute(const char *arg, const struct run_opts *ro, const struct run_
 			event_emit(&ev, o, &w);
 		}
 		if (json) {
-			rc = print_json(&m, &pred, &meas, measured, repaired);
+			rc = print_json(&m, &pred, &meas, measured, repaired, rb);
 		} else if (!(ev.f == stdout)) {
 			printf("plan %s on %s%s: %d iteration%s, %d transfers%s\n", path, bname, mpi ? " over MPI" : "", iters,
 			       iters == 1 ? "" : "s", x.nxfers, repaired ? " (receives repaired)" : "");

@@ -133,16 +133,17 @@ static int cuda_hand_over(int argc, char **argv)
 #endif
 
 static const struct run_backend backends[] = {
-	{ .name = "emu", .ranks = RUN_THREADS, .run = emu_iterate },
+	{ .name = "emu", .ranks = RUN_THREADS, .kernels = "emulated", .run = emu_iterate },
 #ifdef HAVE_MPI
-	{ .name = "emu", .ranks = RUN_RANKS, .run = emu_mpi_iterate },
+	{ .name = "emu", .ranks = RUN_RANKS, .kernels = "emulated", .run = emu_mpi_iterate },
 #endif
 #ifdef OCTO_CUDA_BACKEND
-	{ .name = "cuda", .ranks = RUN_EITHER, .gpus = true, .open = cuda_open, .run = cuda_iterate,
+	{ .name = "cuda", .ranks = RUN_EITHER, .gpus = true, .kernels = "fitted", .open = cuda_open, .run = cuda_iterate,
 	  .fail_ranks = cuda_fail_ranks, .gpu_count = cuda_gpu_count, .gpu_of = cuda_gpu_of, .util = cuda_util,
 	  .close = cuda_close },
 #elif defined(HAVE_CUDA_EXEC)
-	{ .name = "cuda", .ranks = RUN_EITHER, .gpus = true, .hand_over = cuda_hand_over },
+	{ .name = "cuda", .ranks = RUN_EITHER, .gpus = true, .kernels = "fitted",
+	  .hand_over = cuda_hand_over },
 #endif
 };
 

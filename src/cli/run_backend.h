@@ -29,6 +29,7 @@ struct run_backend {
 	const char *name;          /* "emu", "cuda": as the option, reports and events name it */
 	int ranks;                 /* RUN_THREADS, RUN_RANKS, or both (RUN_EITHER) */
 	bool gpus;                 /* measures on GPUs (clocks a little apart, NVML samples) */
+	const char *kernels;       /* what its ops run, as run --json says: "emulated", "fitted" */
 	/* Opens the backend for plan p and program x (both outlive it); *state is closed by
 	 * close(). NULL when there is nothing to open. */
 	int (*open)(void **state, const struct plan *p, const struct exec_program *x,
