@@ -32,6 +32,22 @@ for f in "$top_srcdir"/plans/nemotron-nano-v2-9b-8xH200-tuned.json "$top_srcdir"
     else not_ok "$(basename "$f") on 8 ranks" "mpi '$a' threads '$b'"; fi
 done
 
+# W takes its inputs by (stage, microbatch): a stage's Ws out of the order of its Is run
+# over MPI as on threads
+python3 - "$top_srcdir/plans/nemotron-nano-v2-9b-8xH200-zb-h1.json" "$T/wswap.json" "$top_srcdir" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1])); top = sys.argv[3]
+dev = p["schedule"][3]
+w2 = dev.pop(dev.index("3W2")); dev.insert(dev.index("3W3") + 1, w2)
+p["model"] = top + "/samples/models/nemotron-nano-v2-9b.json"
+p["cluster"] = top + "/samples/clusters/8xH200.json"
+json.dump(p, open(sys.argv[2], "w"))
+PY
+mpi 8 "$OCTOPIPE" run --json "$T/wswap.json"
+a=$(measured "$OUT"); run "$OCTOPIPE" run --json "$T/wswap.json"; b=$(measured "$OUT")
+if [ -n "$a" ] && [ "$a" = "$b" ]; then ok "Ws out of the order of their Is run on 8 ranks as on 8 threads ($a ms)"
+else not_ok "Ws out of order over MPI" "mpi '$a' threads '$b'"; fi
+
 mpi 4 "$OCTOPIPE" run --iters 2 --time-scale 0.001 --events-out "$T/ev.jsonl" --timeline-out "$T/m.json" "$plan4"
 expect_rc 0 "two iterations over MPI with pacing, events and a timeline"
 expect_match 'on emu over MPI: 2 iterations, 48 transfers' "$OUT" "rank 0 alone prints the report"
