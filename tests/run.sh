@@ -161,7 +161,7 @@ assert len(r["ops"]) == len(plan["stages"]) * (3 if split else 2), len(r["ops"])
 for o in r["ops"]:
     assert o["count"] == plan["microbatches"] and o["op"] in ("FIW" if split else "FB"), o
     for k in o["kernels"]:
-        m, n, kk, reps = k["m"], k["n"], k["k"], k["reps"]
+        m, n, kk, reps = k["m"], k["n"], k["k"], k["groups"]
         assert k["flops"] == 2 * m * n * kk * reps, k
         assert k["bytes"] == 2 * (m * kk + kk * n + m * n) * reps, k
         want = o["predicted_ms"] * 1e-3 * o["sized_for_tflops"] * 1e12

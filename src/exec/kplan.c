@@ -64,3 +64,32 @@ double kplan_gemm_bytes(const struct kplan_gemm *g)
 {
 	return 2.0 * ((double)g->m * g->k + (double)g->k * g->n + (double)g->m * g->n) * g->reps;
 }
+
+int kplan_kernels(const struct plan *p, const struct work *works, const struct cost_opts *o, double gemm_tflops,
+                  int s, int k, struct kernel *out, int max)
+{
+	static const char *const proxy_names[3] = { "proxy X.W", "proxy dY.Wt", "proxy Xt.dY" };
+	int n = 0;
+
+	if (!works) {
+		struct kplan_gemm g = kplan_stage_proxy(p, s, k, gemm_tflops);
+
+		if (!g.reps)
+			return 0;
+		if (max > 0)
+			out[0] = (struct kernel){ EFF_GEMM, proxy_names[k], g.m, g.n, g.k, g.reps, kplan_gemm_flops(&g),
+			                          kplan_gemm_bytes(&g), g.reps };
+		return 1;
+	}
+	for (int l = p->stages[s].first; l <= p->stages[s].last; l++) {
+		if (k == 0) {
+			n += cost_kernels(&works[l], o, PASS_F, n < max ? out + n : NULL, n < max ? max - n : 0);
+		} else if (k == 2 || p->split_backward) {
+			n += cost_kernels(&works[l], o, k == 2 ? PASS_W : PASS_I, n < max ? out + n : NULL, n < max ? max - n : 0);
+		} else {
+			n += cost_kernels(&works[l], o, PASS_I, n < max ? out + n : NULL, n < max ? max - n : 0);
+			n += cost_kernels(&works[l], o, PASS_W, n < max ? out + n : NULL, n < max ? max - n : 0);
+		}
+	}
+	return n;
+}

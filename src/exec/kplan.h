@@ -3,7 +3,10 @@
  * without a GPU, so that `octopipe run --backend cuda --dry-run` can list it and tests can
  * check it everywhere.
  *
- * Today every op runs a fitted proxy: one bf16 GEMM with the activation's shape (tokens x
+ * When each layer's architecture is known (its struct work, cost.h), an op's kernels are
+ * the cost model's kernel list of every layer of its stage (cost_kernels): the executor
+ * launches what the prediction priced, kernel class by kernel class. Otherwise (a
+ * profile-only model) an op runs a fitted proxy: one bf16 GEMM with the activation's shape (tokens x
  * hidden, the hidden size read from the stage's out_bytes) whose columns give the FLOPs
  * the op's predicted time represents at an assumed throughput (the cluster's peak x its
  * GEMM efficiency, or --gemm-tflops), repeated beyond KPLAN_NCOLS_MAX columns. On a GPU
@@ -14,6 +17,7 @@
 
 #include <stdint.h>
 
+#include "cost.h"
 #include "err.h"
 #include "plan.h"
 
@@ -37,5 +41,13 @@ double kplan_tflops(const struct plan *p, int k, double gemm_tflops);
 /* FLOPs and HBM bytes (bf16 operands and result) of all of a proxy's repetitions. */
 double kplan_gemm_flops(const struct kplan_gemm *g);
 double kplan_gemm_bytes(const struct kplan_gemm *g);
+
+/* The kernels of stage s's op slot k (op_kind_slot) into out (up to max; returns how many
+ * there are, more than max when cut). With works (one per model layer: the architecture),
+ * the cost model's kernel list of every layer of the stage in order, pass F, I or W (a
+ * fused B is I then W), at o's sequence, micro-batch and TP degree; without, the stage's
+ * fitted proxy as one kernel (its repetitions as groups, sized at gemm_tflops). */
+int kplan_kernels(const struct plan *p, const struct work *works, const struct cost_opts *o, double gemm_tflops,
+                  int s, int k, struct kernel *out, int max);
 
 #endif
