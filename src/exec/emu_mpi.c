@@ -3,10 +3,11 @@
  *
  * Each rank runs its own device's program with a virtual clock, as a thread of emu.c
  * does. A send is an MPI_Isend of a small header (the transfer id and the sender's clock
- * when it issued the send) followed by the transfer's tagged payload (payload.h) with tag = its index among the transfers of that pair; a
- * receive is an MPI_Irecv posted at its receive point with the same kind of tag, so the
- * k-th send from a to b meets the k-th receive on b from a, as in NCCL, and a receiver
- * that expected another transfer reports the pair out of order. The receiver alone
+ * when it issued the send) followed by the transfer's tagged payload (payload.h), with
+ * tag = its index among the transfers of that pair; a receive is an MPI_Irecv posted at
+ * its receive point with the same kind of tag, so the k-th send from a to b meets the
+ * k-th receive on b from a, as in NCCL, and a receiver that expected another transfer
+ * reports the pair out of order; it checks the payload against the transfer it expects. The receiver alone
  * computes when the data arrives — max(send clock, receive clock, link free) + latency +
  * bytes / bandwidth — because it sees the pair's transfers in matching order and so can
  * keep the link's FIFO itself.
@@ -37,8 +38,11 @@
 enum { TAG_DATA = 1, TAG_SPAN = 30000 };
 
 /* Payload bytes per message: small enough to go eagerly on every transport, so that a
- * send left pending by a failure never reads a buffer already freed. */
+ * send left pending by a failure never reads a buffer already freed. Every message has
+ * room for this many (a transfer's payload fills payload_len() of them), so that one
+ * received out of order never overflows the receive posted for another. */
 #define MSG_PAYLOAD 1024
+#define MSG_BYTES (sizeof(struct header) + MSG_PAYLOAD)
 enum { ST_OK = 0, ST_FAILED = 1, ST_ABORTED = 2 };
 
 struct header {
@@ -237,14 +241,12 @@ static void run_program(struct rank_state *r)
 		if (it->kind == EXEC_RECV) {
 			const struct exec_xfer *xf = &x->xfers[it->xfer];
 
-			size_t n = sizeof(struct header) + payload_len(xf->bytes, MSG_PAYLOAD);
-
 			r->recv_ms[it->xfer] = clock;
-			if (!(r->msg[it->xfer] = malloc(n))) {
+			if (!(r->msg[it->xfer] = malloc(MSG_BYTES))) {
 				fail(r, "device %d: out of host memory for the data of transfer %d", d, it->xfer);
 				return;
 			}
-			MPI_Irecv(r->msg[it->xfer], (int)n, MPI_BYTE, xf->src, TAG_DATA + r->slot[it->xfer] % TAG_SPAN,
+			MPI_Irecv(r->msg[it->xfer], (int)MSG_BYTES, MPI_BYTE, xf->src, TAG_DATA + r->slot[it->xfer] % TAG_SPAN,
 			          MPI_COMM_WORLD, &r->req[it->xfer]);
 		} else if (it->kind == EXEC_SEND) {
 			const struct exec_xfer *xf = &x->xfers[it->xfer];
@@ -252,7 +254,7 @@ static void run_program(struct rank_state *r)
 			struct header h = { it->xfer, 0, clock };
 			struct payload_tag t = { (uint32_t)r->o->iter, xf->producer };
 
-			if (!(r->msg[it->xfer] = malloc(sizeof(h) + len))) {
+			if (!(r->msg[it->xfer] = calloc(1, MSG_BYTES))) {
 				fail(r, "device %d: out of host memory for the data of transfer %d", d, it->xfer);
 				return;
 			}
@@ -263,7 +265,7 @@ static void run_program(struct rank_state *r)
 			payload_fill(r->msg[it->xfer] + sizeof(h), len, &t);
 			if (it->xfer == r->o->corrupt_xfer)
 				r->msg[it->xfer][sizeof(h) + len / 2] ^= 0x10;
-			MPI_Isend(r->msg[it->xfer], (int)(sizeof(h) + len), MPI_BYTE, xf->dst,
+			MPI_Isend(r->msg[it->xfer], (int)MSG_BYTES, MPI_BYTE, xf->dst,
 			          TAG_DATA + r->slot[it->xfer] % TAG_SPAN, MPI_COMM_WORLD, &r->req[it->xfer]);
 		} else {
 			const struct action *a = &it->op;
