@@ -730,6 +730,7 @@ static int build_plan(const char *srcdir, const char *out, struct err *e)
 		goto out;
 	p.microbatches = m;
 	p.split_backward = false;
+	p.comm = PLAN_COMM_BLOCKING;  /* Megatron-LM's 1F1B blocks on its sends, as `plan` writes it */
 	p.ndevices = p.cluster.devices;
 	p.nstages = p.ndevices;
 	if (p.model.nlayers % p.nstages) {
@@ -747,7 +748,7 @@ static int build_plan(const char *srcdir, const char *out, struct err *e)
 	for (int d = 0; d < p.ndevices; d++) {
 		int warm = p.nstages - 1 - d < m ? p.nstages - 1 - d : m, f = 0, b = 0;
 
-		p.stages[d] = (struct stage){ d * per, d * per + per - 1, d };
+		p.stages[d] = (struct stage){ d * per, d * per + per - 1, d, RECOMPUTE_NONE };
 		p.order_start[d] = n;
 		while (f < warm)
 			push_action(&p, &n, d, f++, OP_F);

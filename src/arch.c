@@ -10,6 +10,7 @@
 #include "arch.h"
 
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -326,6 +327,15 @@ int arch_to_model(const struct arch *a, const struct hardware *hw, const struct 
 		if (l->act_w_bytes > l->act_bytes)
 			l->act_w_bytes = l->act_bytes;
 		l->out_bytes = (uint64_t)(lc.out_bytes + 0.5);
+		l->expert_param_bytes = (uint64_t)(lc.expert_param_bytes + 0.5);
+		if (l->expert_param_bytes > l->param_bytes)
+			l->expert_param_bytes = l->param_bytes;
+		l->in_bytes = (uint64_t)(lc.in_bytes + 0.5);
+		l->core_act_bytes = (uint64_t)(lc.core_act_bytes + 0.5);
+		if (l->core_act_bytes > l->act_bytes)
+			l->core_act_bytes = l->act_bytes;
+		l->core_f_ms = fmin((double)(long long)(lc.core_f_ms * 1e6 + 0.5) / 1e6, l->f_ms);
+		l->a2a_bytes = (uint64_t)(lc.a2a_bytes + 0.5);
 	}
 	return 0;
 oom:

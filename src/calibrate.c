@@ -146,6 +146,11 @@ out:
 	return r;
 }
 
+int calibrate_param(const char *name)
+{
+	return strcmp(name, "launch") == 0 ? HW_LAUNCH : hardware_class(name);
+}
+
 /* Solves the k x k system A x = b in place (partial pivoting); -1 when singular. */
 static int solve(double *A, double *b, int k)
 {
@@ -201,7 +206,7 @@ static int fit_pass(const struct calib_set *s, bool backward, double x[HW_NPARAM
 		for (int c = 0; c < HW_NPARAM; c++)
 			total[c] += backward ? s->pts[i].bu[c] : s->pts[i].fu[c];
 	for (int c = 0; c < HW_NPARAM; c++) {
-		free_[c] = total[c] > 0;
+		free_[c] = total[c] > 0 && !s->fixed[c];
 		x0[c] = x[c];
 	}
 	for (int round = 0; round <= HW_NPARAM; round++) {

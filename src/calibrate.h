@@ -11,6 +11,8 @@
 #ifndef OCTO_CALIBRATE_H
 #define OCTO_CALIBRATE_H
 
+#include <stdbool.h>
+
 #include "arch.h"
 #include "hardware.h"
 
@@ -28,7 +30,11 @@ struct calib_set {
 	struct calib_point *pts;
 	int n;
 	int nprofiles;
+	bool fixed[HW_NPARAM];  /* parameters calibrate_fit holds at hw's values */
 };
+
+/* The parameter named name ("launch" or a kernel class), -1 when unknown. */
+int calibrate_param(const char *name);
 
 /* Reads the profile at path and appends its points for architecture a (work units for
  * hardware hw and options o; the profile's seq_len and micro_batch_size win). */
@@ -38,7 +44,8 @@ void calibrate_release(struct calib_set *s);
 
 /* Least-squares fit of 1/eff per class and of the launch overhead, forward and backward
  * separately (relative errors, each profile weighted equally; efficiencies capped at 1,
- * overheads >= 0). Parameters with no measured work keep hw's values. */
+ * overheads >= 0). Parameters with no measured work, and those s->fixed names, keep hw's
+ * values. */
 int calibrate_fit(const struct calib_set *s, struct hardware *hw, struct err *e);
 
 /* Mean absolute percentage error of profile k (all profiles when k < 0) under hw. */

@@ -12,7 +12,7 @@
 
 static const char *const cluster_keys[] = {
 	"format", "name", "gpu", "devices", "gpus_per_node", "mem_bytes", "mem_headroom",
-	"speed", "device_speeds", "intra_node", "inter_node", "hardware", "op_overhead_us", NULL
+	"speed", "device_speeds", "intra_node", "inter_node", "hardware", "op_overhead_us", "replica", NULL
 };
 
 void cluster_release(struct cluster *c)
@@ -101,6 +101,28 @@ int cluster_from_json(struct cluster *c, const cJSON *root, const char *file, co
 	    (hw && hardware_from_json(&c->hw, hw, file, path && path[0] ? path : NULL, "hardware", e) < 0))
 		goto fail;
 	c->has_hw = hw != NULL;
+	{
+		/* one replica of a parallel layout (parallel.h), as plans built on it carry it */
+		const cJSON *rp;
+		long x[4];
+		static const char *const rk[] = { "tp", "dp", "ep", "zero" };
+
+		if (jv_object(&v, root, "", "replica", 0, &rp) < 0)
+			goto fail;
+		for (int i = 0; rp && i < 4; i++)
+			if (jv_int(&v, rp, "replica", rk[i], JV_REQUIRED, i == 3 ? 0 : 1, i == 3 ? 3 : 4096, 0, &x[i]) < 0)
+				goto fail;
+		if (rp) {
+			c->rep.tp = (int)x[0];
+			c->rep.dp = (int)x[1];
+			c->rep.ep = (int)x[2];
+			c->rep.zero = (int)x[3];
+			if (jv_number(&v, rp, "replica", "dp_gbytes_per_s", JV_REQUIRED, 0, 1e6, 0,
+			              &c->rep.dp_link.gbytes_per_s) < 0 ||
+			    jv_number(&v, rp, "replica", "dp_latency_us", JV_REQUIRED, 0, 1e9, 0, &c->rep.dp_link.latency_us) < 0)
+				goto fail;
+		}
+	}
 	c->name = strdup(name);
 	c->gpu = gpu ? strdup(gpu) : NULL;
 	if (!c->name || (gpu && !c->gpu) || json_extras(root, cluster_keys, &c->extra) < 0)
@@ -166,6 +188,16 @@ cJSON *cluster_to_json(const struct cluster *c)
 		write_link(&w, root, "inter_node", &c->inter);
 	if (c->has_hw)
 		jw_item(&w, root, "hardware", hardware_to_json(&c->hw));
+	if (c->rep.tp > 0) {
+		cJSON *rp = jw_obj(&w, root, "replica");
+
+		jw_num(&w, rp, "tp", c->rep.tp);
+		jw_num(&w, rp, "dp", c->rep.dp);
+		jw_num(&w, rp, "ep", c->rep.ep);
+		jw_num(&w, rp, "zero", c->rep.zero);
+		jw_num(&w, rp, "dp_gbytes_per_s", c->rep.dp_link.gbytes_per_s);
+		jw_num(&w, rp, "dp_latency_us", c->rep.dp_link.latency_us);
+	}
 	jw_extras(&w, root, c->extra);
 	if (w.oom) {
 		cJSON_Delete(root);

@@ -21,6 +21,14 @@ struct link {
 	double latency_us;
 };
 
+/* What a cluster made for one replica of a parallel layout (parallel_cluster) remembers
+ * of it, so every plan built on it is simulated under the layout; tp == 0 on a cluster of
+ * GPUs read from a file. */
+struct replica {
+	int tp, dp, ep, zero;
+	struct link dp_link;   /* the data-parallel ring's link */
+};
+
 struct cluster {
 	char *name;
 	char *gpu;             /* optional model name, e.g. "H200"; NULL when not given */
@@ -34,6 +42,7 @@ struct cluster {
 	                        * the runtime's bookkeeping): many small stages pay it often */
 	struct link intra;
 	struct link inter;     /* zero when the cluster is a single node */
+	struct replica rep;    /* "replica": written only for such a cluster */
 	bool has_hw;           /* a "hardware" section (cost model calibration) was given */
 	struct hardware hw;    /* that section, else the defaults of hardware_default() */
 	cJSON *extra;

@@ -6,8 +6,8 @@
  * attends to, scans and convolutions get their own class, and elementwise kernels are
  * counted in bytes. The backward follows the zero-bubble split (§3.2): a GEMM's input
  * grad and weight grad each cost its forward; cores, scans and elementwise kernels cost
- * twice their forward and all of it is input grad (their weight grads are produced in the
- * same fused kernel). Keeping work per class is what lets calibration fit efficiencies.
+ * twice their forward (the loss: what its backward moves) and all of it is input grad (their
+ * weight grads are produced in the same fused kernel). Keeping work per class is what lets calibration fit efficiencies.
  *
  * Alongside the per-class sums every block appends its kernels (what an eager or fused
  * runtime launches: a fused QKV GEMM, RoPE, the core, one GEMM per expert with its gather
@@ -56,6 +56,7 @@ static void kt(struct work *w, int kind, int cls, int launches, const char *name
 	t->groups = (float)groups;
 	t->flops = (float)flops;
 	t->bytes = (float)bytes;
+	t->bwd = 0;
 }
 
 static void gemm(struct work *w, const char *name, double n, double k)
@@ -75,6 +76,19 @@ static void norms(struct work *w, const struct block *b)
 	elem(w, "norm", b->norms * NORM_BYTES(b->h), 2 * b->norms);
 }
 
+/*
+ * An unfused ("eager") attention core is what it launches: QK^T and PV as two batched GEMMs,
+ * priced as GEMMs, and the passes over the materialized scores (scale, mask, softmax, casts;
+ * with sink logits cat, max, sub, slice), priced as the elementwise kernels they are, in
+ * bytes at the memory efficiency. Its cost then follows the two efficiencies every layer
+ * shares instead of one of its own that only the eager profiles could fit.
+ */
+static void eager_core(struct work *w, double flops, double score_bytes, int passes)
+{
+	kt(w, KT_CORE, EFF_GEMM, 2, "attn_core.bmm", 0, 0, 0, 0, flops, 0);
+	kt(w, KT_CORE, EFF_MEMORY, passes, "attn_core.scores", 0, 0, 0, 0, 0, score_bytes);
+}
+
 static void attn(const struct block *b, struct work *w)
 {
 	double h = (double)b->h, q = (double)b->n_q * b->d_h, kv = (double)b->n_kv * b->d_h;
@@ -92,14 +106,15 @@ static void attn(const struct block *b, struct work *w)
 	gemm(w, "qkv", qproj + 2 * kv, h);
 	elem(w, "rope", 4 * (q + kv) + (b->out_gate ? 6 * q : 0), b->out_gate ? 3 : 2);
 	if (w->core_class == EFF_EAGER)
-		/* two batched GEMMs and the score passes (mask, softmax, casts; sinks: cat, max, sub, slice) */
-		kt(w, KT_CORE, EFF_EAGER, b->sinks ? 10 : 6, "attn_core", 0, 0, 0, 0, 4.0 * b->n_q * b->d_h,
-		   b->n_q * (EAGER_SCORE_BYTES + (b->sinks ? SINK_SCORE_BYTES : 0)));
+		eager_core(w, 4.0 * b->n_q * b->d_h, b->n_q * (EAGER_SCORE_BYTES + (b->sinks ? SINK_SCORE_BYTES : 0)),
+		           b->sinks ? 8 : 4);
 	else
 		kt(w, KT_CORE, EFF_FLASH, 1, "attn_core", 0, 0, 0, 0, 4.0 * b->n_q * b->d_h, 0);
 	gemm(w, "o_proj", h, q);
 	/* norm input, QKV input, Q K V, output-projection input, fp32 softmax statistics */
 	w->act += 2 * (h + h + q + 2 * kv + q) + 4.0 * b->n_q + (b->out_gate ? 2 * q : 0);
+	if (w->core_class == EFF_EAGER)
+		w->core_act_per_ctx += 2.0 * b->n_q;     /* bf16 probabilities, one per head and key */
 	w->act_w += 2 * ((h + qproj + 2 * kv) + (q + h));
 	w->tp_syncs++;
 }
@@ -129,7 +144,7 @@ static void mla(const struct block *b, struct work *w)
 	elem(w, "rope", 4 * n * dqk * 2, 3);
 	if (b->eager) {
 		w->core_class = EFF_EAGER;
-		kt(w, KT_CORE, EFF_EAGER, 6, "attn_core", 0, 0, 0, 0, 2 * n * dqk + 2 * n * dv, n * EAGER_SCORE_BYTES);
+		eager_core(w, 2 * n * dqk + 2 * n * dv, n * EAGER_SCORE_BYTES, 4);
 	} else {
 		kt(w, KT_CORE, EFF_FLASH, 1, "attn_core", 0, 0, 0, 0, 2 * n * dqk + 2 * n * dv, 0);
 	}
@@ -191,6 +206,7 @@ static void moe(const struct block *b, struct work *w)
 	double router = h * E + (b->bias ? E : 0);
 
 	w->params += router + E * expert + shared + (b->shared_gate ? h : 0) + b->norms * h;
+	w->expert_params += E * expert;
 	w->active += router + b->top_k * expert + shared + (b->shared_gate ? h : 0) + b->norms * h;
 	w->f[EFF_GEMM] += 2 * h * E + (b->shared_gate ? 2 * h : 0);
 	w->f[EFF_MEMORY] += b->norms * NORM_BYTES(h) + 8.0 * b->top_k * h + 12 * E;
@@ -308,6 +324,12 @@ static void head(const struct block *b, struct work *w)
 	elem(w, "final_norm", 4 * h, 1);
 	gemm(w, "lm_head", V, h);
 	elem(w, "loss", 16 * V + (b->softcap ? 8 * V : 0), b->softcap ? 7 : 5);
+	/* the loss's backward is not twice its forward: the NLL gradient (write 4V), the
+	 * log-softmax backward (read the fp32 output and its gradient, write 4V) and the cast of
+	 * the logits' gradient back to bf16 (read 4V, write 2V) move 22 bytes per vocabulary entry
+	 * against the forward's 16; soft-capping's backward is twice its forward */
+	if (!w->k_cut && w->nk > 0)
+		w->k[w->nk - 1].bwd = (float)((22 * V + (b->softcap ? 16 * V : 0)) / (16 * V + (b->softcap ? 8 * V : 0)));
 	w->act += 2 * (h + h) + 4 * V;
 	w->act_w += 2 * (h + V);
 }
@@ -388,7 +410,7 @@ double cost_flops(const struct work *w, long seq)
 static int expand(const struct ktmpl *t, double tok, long seq, long window, double tp, enum kernel_pass p,
                   struct kernel *k)
 {
-	double twice = p == PASS_I ? 2 : 1;
+	double scale = p == PASS_I ? (t->bwd > 0 ? t->bwd : 2) : 1;
 
 	memset(k, 0, sizeof(*k));
 	k->cls = t->cls;
@@ -414,19 +436,19 @@ static int expand(const struct ktmpl *t, double tok, long seq, long window, doub
 
 		if (p == PASS_W)
 			return 0;
-		k->flops = twice * tok * keys * t->flops / tp;
-		k->bytes = twice * tok * keys * t->bytes / tp;
+		k->flops = scale * tok * keys * t->flops / tp;
+		k->bytes = scale * tok * keys * t->bytes / tp;
 		return 1;
 	}
 	case KT_OTHER:
 		if (p == PASS_W)
 			return 0;
-		k->flops = twice * tok * t->flops / tp;
+		k->flops = scale * tok * t->flops / tp;
 		return 1;
 	default:
 		if (p == PASS_W)
 			return 0;
-		k->bytes = twice * tok * t->bytes / tp;
+		k->bytes = scale * tok * t->bytes / tp;
 		return 1;
 	}
 }
@@ -552,6 +574,19 @@ static double comm_ms(const struct cost_opts *o, double bytes, double share, int
 	return 1e3 * share * bytes / (o->link_gbytes_per_s * 1e9) + steps * o->link_latency_us * 1e-3;
 }
 
+/* The attention core's forward kernels: what selective recompute runs again. */
+static double core_forward_ms(const struct work *w, const struct hardware *hw, const struct cost_opts *o)
+{
+	struct kernel ks[KMAX];
+	int n = cost_kernels(w, o, PASS_F, ks, KMAX);
+	double ms = 0;
+
+	for (int i = 0; i < n && i < KMAX; i++)
+		if (ks[i].name && strncmp(ks[i].name, "attn_core", 9) == 0)  /* flash, or eager's GEMMs and passes */
+			ms += cost_kernel_ms(&ks[i], hw, PASS_F);
+	return ms;
+}
+
 void cost_layer(const struct work *w, const struct hardware *hw, const struct cost_opts *o,
                 struct layer_cost *lc)
 {
@@ -575,12 +610,18 @@ void cost_layer(const struct work *w, const struct hardware *hw, const struct co
 	if (o->recompute)
 		lc->b_ms += lc->f_ms;
 	lc->param_bytes = 2 * w->params / t;
-	lc->out_bytes = tok * w->out;
+	lc->expert_param_bytes = 2 * w->expert_params / t;
+	/* with sequence parallelism each TP rank sends its 1/t of the hidden state */
+	lc->out_bytes = tok * w->out / t;
+	lc->in_bytes = tok * w->in / t;
+	lc->a2a_bytes = tok * w->a2a / t;
+	lc->core_f_ms = core_forward_ms(w, hw, o);
 	if (o->recompute) {
 		lc->act_bytes = tok * w->in / t;
 		lc->act_w_bytes = lc->act_bytes;
 	} else {
-		lc->act_bytes = tok * w->act / t;
+		lc->core_act_bytes = tok * w->core_act_per_ctx * cost_ctx(o->seq, w->window) / t;
+		lc->act_bytes = tok * w->act / t + lc->core_act_bytes;
 		lc->act_w_bytes = fmin(tok * w->act_w / t, lc->act_bytes);
 	}
 }

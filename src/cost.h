@@ -80,6 +80,7 @@ struct ktmpl {
 	float rows;              /* KT_GEMM: rows per token (MoE routed: top-k) */
 	float groups;            /* KT_GEMM: separate weight matrices (experts); 1 dense */
 	float flops, bytes;      /* KT_CORE: per token per key; KT_OTHER / KT_ELEM: per token */
+	float bwd;               /* not a GEMM: input-grad work over the forward's (0: twice) */
 };
 
 #define WORK_MAX_KERNELS 32  /* DeepSeek-V3's MTP layer (projection, MLA, MoE, head) has 24 */
@@ -97,6 +98,9 @@ struct work {
 	double act, act_w, out;  /* bytes per token: kept for backward, kept until W, sent on */
 	double in;               /* bytes per token of the layer input (kept under recompute) */
 	double a2a;              /* MoE all-to-all bytes per token (dispatch + combine) */
+	double expert_params;    /* the part of params in routed experts (sharded by EP) */
+	double core_act_per_ctx; /* attention-core activations kept per token per attended key
+	                          * (eager: the softmax probabilities; flash keeps none) */
 	int tp_syncs;            /* tensor-parallel all-reduces of the hidden state per pass */
 	int tp_units;            /* heads the layer splits over tensor-parallel ranks (the fewest
 	                          * of its blocks: attention or SSM heads); 0 = no such limit */
@@ -128,7 +132,7 @@ struct cost_opts {
  * parallelism and the executor all read this one list.
  *
  * F is the forward; I the input gradient (a GEMM's dX, the backward of cores, scans and
- * elementwise kernels at twice their forward work); W the weight gradient (a GEMM's dW,
+ * elementwise kernels at twice their forward work, the loss at what its backward moves); W the weight gradient (a GEMM's dW,
  * the embedding's scatter-add). A layer without a kernel list (an architecture file's
  * per-token counts) gets one pseudo-kernel per class with its FLOPs or bytes, no shape
  * and no launch.
@@ -157,6 +161,9 @@ double cost_kernel_ms(const struct kernel *k, const struct hardware *hw, enum ke
 struct layer_cost {
 	double f_ms, b_ms, w_ms;
 	double param_bytes, act_bytes, act_w_bytes, out_bytes;
+	/* for parallel layouts (model.h): expert weights, the input kept under full
+	 * recompute, what selective recompute drops and redoes, the EP all-to-all bytes */
+	double expert_param_bytes, in_bytes, core_act_bytes, core_f_ms, a2a_bytes;
 };
 
 /* Times and bytes of one layer (per microbatch, per GPU of the TP group). */

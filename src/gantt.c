@@ -7,6 +7,7 @@
 #include "gantt.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@ void gantt_ascii(const struct timeline *t, int width, struct strbuf *sb)
 	double *busy = NULL;
 	char *row = NULL;
 	int label = 6;
+	bool synced = false;
 
 	if (width < 10)
 		width = 10;
@@ -60,6 +62,13 @@ void gantt_ascii(const struct timeline *t, int width, struct strbuf *sb)
 				}
 			}
 			row[c] = total < slice / 2 || k < 0 ? '.' : op_kind_char((enum op_kind)k);
+			/* an idle column while the device's gradients are still being synchronised */
+			if (row[c] == '.' && t->has_metrics && d < t->metrics.ndevices &&
+			    (c + 0.5) * slice >= t->metrics.dev[d].sync_start_ms &&
+			    (c + 0.5) * slice < t->metrics.dev[d].sync_end_ms) {
+				row[c] = '~';
+				synced = true;
+			}
 		}
 		row[width] = '\0';
 		strbuf_addf(sb, "gpu%-*d|%s|\n", label - 3, d, row);
@@ -90,7 +99,8 @@ void gantt_ascii(const struct timeline *t, int width, struct strbuf *sb)
 		strbuf_addstr(sb, " ms\n");
 	}
 	strbuf_pad(sb, ' ', (size_t)label + 1);
-	strbuf_addf(sb, "F forward  I input-grad  W weight-grad  B backward  . bubble  (1 column = ");
+	strbuf_addf(sb, "F forward  I input-grad  W weight-grad  B backward  . bubble  %s(1 column = ",
+	            synced ? "~ waiting for the data-parallel sync  " : "");
 	fmt_ms(sb, slice);
 	strbuf_addstr(sb, ")\n");
 	free(busy);

@@ -21,8 +21,8 @@ const char *const hardware_class_names[EFF_NCLASS] = {
  * are the least-squares fit of `octopipe cost --calibrate` over all four measured
  * profiles together (samples/README.md has the table and the error per model).
  */
-static const double default_eff_f[EFF_NCLASS] = { 0.6828, 0.06044, 0.1333, 0.2199, 0.07637, 0.1, 0.3415 };
-static const double default_eff_b[EFF_NCLASS] = { 0.7468, 0.09388, 0.1596, 0.4198, 0.02645, 0.05, 1 };
+static const double default_eff_f[EFF_NCLASS] = { 0.7943, 0.06266, 0.1305, 0.2199, 0.07159, 0.1, 0.2211 };
+static const double default_eff_b[EFF_NCLASS] = { 0.8307, 0.0964, 0.1621, 0.4198, 0.03005, 0.05, 0.4424 };
 #define DEFAULT_LAUNCH_US_F 0
 #define DEFAULT_LAUNCH_US_B 0
 

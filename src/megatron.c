@@ -59,3 +59,69 @@ int megatron_layout(const struct plan *p, struct strbuf *sb, struct err *e)
 	}
 	return 0;
 }
+
+/* A layer Megatron counts in --num-layers: everything but a pure embedding or head. */
+static bool decoder_layer(const char *kind)
+{
+	return strcmp(kind, "embedding") != 0 && strcmp(kind, "head") != 0 && strcmp(kind, "loss") != 0 &&
+	       strcmp(kind, "head+loss") != 0;
+}
+
+int megatron_args(const struct plan *p, const char *plan_name, struct strbuf *sb, struct err *e)
+{
+	struct parallel l = plan_parallel(p);
+	struct strbuf layout = STRBUF_INIT;
+	int used = 0, layers = 0, rc = p->stages[0].recompute;
+
+	for (int s = 0; s < p->nstages; s++) {
+		if (p->stages[s].recompute != rc) {
+			strbuf_release(&layout);
+			return err_set(e, ERR_INPUT, "stage %d recomputes '%s' and stage 0 '%s': Megatron-LM sets one "
+			               "recompute mode for every layer", s,
+			               recompute_name((enum recompute)p->stages[s].recompute),
+			               recompute_name((enum recompute)rc));
+		}
+		if (p->stages[s].device + 1 > used)
+			used = p->stages[s].device + 1;
+	}
+	if (megatron_layout(p, &layout, e) < 0) {
+		strbuf_release(&layout);
+		return -1;
+	}
+	for (int i = 0; i < p->model.nlayers; i++)
+		layers += decoder_layer(p->model.layers[i].kind);
+	strbuf_addf(sb, "# Megatron-LM arguments for %s: pp %d x tp %d x dp %d = %d GPUs (octopipe export megatron-args)\n",
+	            plan_name, l.pp, l.tp, l.dp, parallel_gpus(&l));
+	strbuf_addstr(sb, "# Megatron runs its own 1F1B / interleaved order over this partition; a tuned order\n"
+	                  "# of OctoPipe's needs OctoPipe's executor (octopipe run).\n");
+	strbuf_addf(sb, "--pipeline-model-parallel-size %d \\\n", l.pp);
+	if (p->nstages > used)
+		strbuf_addf(sb, "--virtual-pipeline-model-parallel-size %d \\\n", p->nstages / used);
+	strbuf_addf(sb, "--tensor-model-parallel-size %d \\\n", l.tp);
+	if (l.tp > 1)
+		strbuf_addstr(sb, "--sequence-parallel \\\n");
+	if (l.ep > 1)
+		strbuf_addf(sb, "--expert-model-parallel-size %d \\\n", l.ep);
+	if (l.zero >= 1)
+		strbuf_addstr(sb, "--use-distributed-optimizer \\\n");
+	if (l.zero >= 2)
+		strbuf_addf(sb, "--use-megatron-fsdp \\\n--data-parallel-sharding-strategy %s \\\n",
+		            l.zero == 2 ? "optim_grads" : "optim_grads_params");
+	if (l.dp > 1) {
+		strbuf_addstr(sb, "--overlap-grad-reduce \\\n");
+		if (l.zero >= 1)
+			strbuf_addstr(sb, "--overlap-param-gather \\\n");
+	}
+	if (rc == RECOMPUTE_SELECTIVE)
+		strbuf_addstr(sb, "--recompute-granularity selective \\\n--recompute-modules core_attn \\\n");
+	else if (rc == RECOMPUTE_FULL)
+		strbuf_addstr(sb, "--recompute-granularity full \\\n--recompute-method uniform \\\n"
+		                  "--recompute-num-layers 1 \\\n");
+	strbuf_addf(sb, "--num-layers %d \\\n", layers);
+	strbuf_addf(sb, "--seq-length %ld \\\n", p->model.seq_len);
+	strbuf_addf(sb, "--micro-batch-size %ld \\\n", p->model.micro_batch_size);
+	strbuf_addf(sb, "--global-batch-size %ld \\\n", (long)p->microbatches * p->model.micro_batch_size * l.dp);
+	strbuf_addf(sb, "--pipeline-model-parallel-layout \"%s\"\n", layout.buf);
+	strbuf_release(&layout);
+	return strbuf_failed(sb) ? err_set(e, ERR_RUNTIME, "out of host memory") : 0;
+}

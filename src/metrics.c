@@ -38,6 +38,23 @@ static int read_device(struct jv *v, const cJSON *o, const char *path, long i,
 	    jv_bytes(v, o, path, "peak_mem_bytes", 0, 0, &d->peak_mem_bytes) < 0 ||
 	    jv_bytes(v, o, path, "mem_capacity_bytes", 0, 0, &d->mem_capacity_bytes) < 0)
 		return -1;
+	{
+		const cJSON *mb, *sy;
+		char q[JPATH_MAX];
+
+		if (jv_object(v, o, path, "memory_breakdown", 0, &mb) < 0 || jv_object(v, o, path, "dp_sync", 0, &sy) < 0)
+			return -1;
+		jpath_key(q, path, "memory_breakdown");
+		if (mb && (jv_bytes(v, mb, q, "weights", 0, 0, &d->weights_bytes) < 0 ||
+		           jv_bytes(v, mb, q, "grads", 0, 0, &d->grads_bytes) < 0 ||
+		           jv_bytes(v, mb, q, "optimizer", 0, 0, &d->optimizer_bytes) < 0 ||
+		           jv_bytes(v, mb, q, "activations", 0, 0, &d->act_peak_bytes) < 0))
+			return -1;
+		jpath_key(q, path, "dp_sync");
+		if (sy && (jv_number(v, sy, q, "start_ms", JV_REQUIRED, 0, BIG, 0, &d->sync_start_ms) < 0 ||
+		           jv_number(v, sy, q, "end_ms", JV_REQUIRED, d->sync_start_ms, BIG, 0, &d->sync_end_ms) < 0))
+			return -1;
+	}
 	return 0;
 }
 
@@ -101,6 +118,7 @@ int metrics_from_json(struct metrics *m, const cJSON *obj, const char *file, con
 	    jv_number(&v, obj, path, "efficiency", 0, 0, 1, 0, &m->efficiency) < 0 ||
 	    jv_number(&v, obj, path, "lower_bound_tight_ms", 0, 0, BIG, -1, &m->lower_bound_tight_ms) < 0 ||
 	    jv_number(&v, obj, path, "efficiency_tight", 0, 0, 1, -1, &m->efficiency_tight) < 0 ||
+	    jv_number(&v, obj, path, "dp_sync_ms", 0, 0, BIG, 0, &m->dp_sync_ms) < 0 ||
 	    jv_array(&v, obj, path, "devices", JV_REQUIRED, &devs) < 0)
 		goto fail;
 	/* files written before the tight bound existed: the old bound is the best they know */
@@ -168,6 +186,7 @@ cJSON *metrics_to_json(const struct metrics *m)
 	jw_num(&w, root, "efficiency", m->efficiency);
 	jw_num(&w, root, "lower_bound_tight_ms", m->lower_bound_tight_ms);
 	jw_num(&w, root, "efficiency_tight", m->efficiency_tight);
+	jw_num(&w, root, "dp_sync_ms", m->dp_sync_ms);
 	arr = jw_arr(&w, root, "devices");
 	for (int d = 0; d < m->ndevices; d++) {
 		const struct device_metrics *dm = &m->dev[d];
@@ -181,6 +200,21 @@ cJSON *metrics_to_json(const struct metrics *m)
 		jw_num(&w, o, "cooldown_idle_ms", dm->cooldown_idle_ms);
 		jw_num(&w, o, "peak_mem_bytes", (double)dm->peak_mem_bytes);
 		jw_num(&w, o, "mem_capacity_bytes", (double)dm->mem_capacity_bytes);
+		if (dm->weights_bytes || dm->grads_bytes || dm->optimizer_bytes || dm->act_peak_bytes) {
+			cJSON *mb = jw_obj(&w, o, "memory_breakdown");
+
+			jw_num(&w, mb, "weights", (double)dm->weights_bytes);
+			jw_num(&w, mb, "grads", (double)dm->grads_bytes);
+			jw_num(&w, mb, "optimizer", (double)dm->optimizer_bytes);
+			jw_num(&w, mb, "activations", (double)dm->act_peak_bytes);
+			jw_num(&w, mb, "peak", (double)dm->peak_mem_bytes);
+		}
+		if (dm->sync_end_ms > 0) {
+			cJSON *sy = jw_obj(&w, o, "dp_sync");
+
+			jw_num(&w, sy, "start_ms", dm->sync_start_ms);
+			jw_num(&w, sy, "end_ms", dm->sync_end_ms);
+		}
 	}
 	if (m->ncycle) {
 		cJSON *dl = jw_obj(&w, root, "deadlock"), *cyc = jw_arr(&w, dl, "cycle");

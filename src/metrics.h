@@ -24,6 +24,12 @@ struct device_metrics {
 	double cooldown_idle_ms;  /* idle after the device's last forward */
 	uint64_t peak_mem_bytes;
 	uint64_t mem_capacity_bytes;
+	/* what one GPU of the device holds (`memory_breakdown`): weights, gradients and
+	 * optimizer states after ZeRO sharding, and the activations at the peak */
+	uint64_t weights_bytes, grads_bytes, optimizer_bytes, act_peak_bytes;
+	/* the data-parallel gradient synchronisation on the device's communication stream
+	 * (both 0: none) */
+	double sync_start_ms, sync_end_ms;
 };
 
 /* One op of a deadlock cycle: the device and the action it waits at. */
@@ -40,6 +46,8 @@ struct metrics {
 	double efficiency;
 	double lower_bound_tight_ms; /* sim_lower_bound_tight(); a file without it: lower_bound_ms */
 	double efficiency_tight;     /* lower_bound_tight_ms / makespan_ms */
+	double dp_sync_ms;           /* the part of makespan_ms that data-parallel synchronisation
+	                              * adds after the last op (exposed, not overlapped) */
 	int ndevices;
 	struct device_metrics *dev;
 	int ncycle;                 /* 0 = no deadlock */

@@ -19,7 +19,8 @@ static const char *const model_keys[] = {
 };
 static const char *const layer_keys[] = {
 	"kind", "f_ms", "b_ms", "w_ms", "bw_ms", "w_fraction",
-	"param_bytes", "act_bytes", "act_w_bytes", "out_bytes", NULL
+	"param_bytes", "act_bytes", "act_w_bytes", "out_bytes",
+	"expert_param_bytes", "in_bytes", "core_act_bytes", "core_f_ms", "a2a_bytes", NULL
 };
 
 static void layer_release(struct layer *l)
@@ -91,12 +92,31 @@ static int layer_read(struct jv *v, const cJSON *obj, const char *path, double m
 	if (jv_bytes(v, obj, path, "param_bytes", 0, 0, &l->param_bytes) < 0 ||
 	    jv_bytes(v, obj, path, "act_bytes", 0, 0, &l->act_bytes) < 0 ||
 	    jv_bytes(v, obj, path, "act_w_bytes", 0, 0, &l->act_w_bytes) < 0 ||
-	    jv_bytes(v, obj, path, "out_bytes", 0, 0, &l->out_bytes) < 0)
+	    jv_bytes(v, obj, path, "out_bytes", 0, 0, &l->out_bytes) < 0 ||
+	    jv_bytes(v, obj, path, "expert_param_bytes", 0, 0, &l->expert_param_bytes) < 0 ||
+	    jv_bytes(v, obj, path, "in_bytes", 0, 0, &l->in_bytes) < 0 ||
+	    jv_bytes(v, obj, path, "core_act_bytes", 0, 0, &l->core_act_bytes) < 0 ||
+	    jv_number(v, obj, path, "core_f_ms", 0, 0, OCTO_MAX_COST_MS, 0, &l->core_f_ms) < 0 ||
+	    jv_bytes(v, obj, path, "a2a_bytes", 0, 0, &l->a2a_bytes) < 0)
 		return -1;
 	if (l->act_w_bytes > l->act_bytes) {
 		jpath_key(p, path, "act_w_bytes");
 		return jv_fail(v, p, "must not exceed act_bytes (%llu), the part of it kept until W",
 		               (unsigned long long)l->act_bytes);
+	}
+	if (l->expert_param_bytes > l->param_bytes) {
+		jpath_key(p, path, "expert_param_bytes");
+		return jv_fail(v, p, "must not exceed param_bytes (%llu), the weights it is part of",
+		               (unsigned long long)l->param_bytes);
+	}
+	if (l->core_act_bytes > l->act_bytes) {
+		jpath_key(p, path, "core_act_bytes");
+		return jv_fail(v, p, "must not exceed act_bytes (%llu), the activations it is part of",
+		               (unsigned long long)l->act_bytes);
+	}
+	if (l->core_f_ms > l->f_ms) {
+		jpath_key(p, path, "core_f_ms");
+		return jv_fail(v, p, "must not exceed f_ms (%g), the forward it is part of", l->f_ms);
 	}
 	l->kind = strdup(kind);
 	if (!l->kind)
@@ -329,6 +349,16 @@ cJSON *model_to_json(const struct model *m)
 		jw_num(&w, o, "act_bytes", (double)l->act_bytes);
 		jw_num(&w, o, "act_w_bytes", (double)l->act_w_bytes);
 		jw_num(&w, o, "out_bytes", (double)l->out_bytes);
+		if (l->expert_param_bytes)
+			jw_num(&w, o, "expert_param_bytes", (double)l->expert_param_bytes);
+		if (l->in_bytes)
+			jw_num(&w, o, "in_bytes", (double)l->in_bytes);
+		if (l->core_act_bytes)
+			jw_num(&w, o, "core_act_bytes", (double)l->core_act_bytes);
+		if (l->core_f_ms > 0)
+			jw_num(&w, o, "core_f_ms", l->core_f_ms);
+		if (l->a2a_bytes)
+			jw_num(&w, o, "a2a_bytes", (double)l->a2a_bytes);
 		jw_extras(&w, o, l->extra);
 	}
 	if (w.oom) {

@@ -28,6 +28,14 @@ struct layer {
 	uint64_t act_bytes;    /* activations kept from F until the backward */
 	uint64_t act_w_bytes;  /* the part of act_bytes kept until W (<= act_bytes) */
 	uint64_t out_bytes;    /* activation sent to the next stage; the gradient back is as large */
+	/* Parallel layouts (layout.h); optional in the file, written only when nonzero. */
+	uint64_t expert_param_bytes; /* the part of param_bytes in routed experts (sharded by EP) */
+	uint64_t in_bytes;     /* the layer's input: all a fully recomputed layer keeps from F to B
+	                        * (0: the previous layer's out_bytes) */
+	uint64_t core_act_bytes; /* the part of act_bytes inside the attention core (scores,
+	                        * softmax), which selective recompute drops (<= act_bytes) */
+	double core_f_ms;      /* the attention core's forward: what selective recompute redoes */
+	uint64_t a2a_bytes;    /* MoE token dispatch + combine per microbatch (all-to-all under EP) */
 	cJSON *extra;          /* members this version does not interpret, preserved on save */
 };
 

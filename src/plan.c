@@ -10,6 +10,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,7 +20,7 @@
 
 static const char *const plan_keys[] = {
 	"format", "name", "model", "cluster", "microbatches", "split_backward", "comm",
-	"stages", "schedule", NULL
+	"parallel", "stages", "schedule", NULL
 };
 
 void plan_release(struct plan *p)
@@ -31,6 +32,8 @@ void plan_release(struct plan *p)
 	free(p->cluster_ref);
 	model_release(&p->model);
 	cluster_release(&p->cluster);
+	model_release(&p->src_model);
+	cluster_release(&p->src_cluster);
 	free(p->stages);
 	free(p->order_start);
 	free(p->order);
@@ -75,6 +78,72 @@ static int read_part(struct jv *v, const cJSON *root, const char *key, const cha
 	}
 	*ref = strdup(item->valuestring);
 	return *ref ? 0 : oom(v);
+}
+
+/* "parallel": {"pp", "tp", "dp", "ep", "zero"}; absent: pipeline parallelism over every
+ * device of the cluster. */
+static int read_parallel(struct jv *v, const cJSON *root, struct plan *p)
+{
+	const cJSON *par;
+	struct parallel l;
+	long x[5];
+	static const char *const keys[] = { "pp", "tp", "dp", "ep", "zero" };
+
+	if (jv_object(v, root, "", "parallel", 0, &par) < 0)
+		return -1;
+	if (!par)
+		return 0;
+	for (int i = 0; i < 5; i++)
+		if (jv_int(v, par, "parallel", keys[i], i == 0 ? JV_REQUIRED : 0, i == 4 ? 0 : 1,
+		           i == 4 ? 3 : PARALLEL_MAX_DEGREE, i == 4 ? 0 : 1, &x[i]) < 0)
+			return -1;
+	for (const cJSON *it = par->child; it; it = it->next) {
+		bool known = false;
+
+		for (int i = 0; i < 5; i++)
+			known |= strcmp(it->string, keys[i]) == 0;
+		if (!known) {
+			char kpath[JPATH_MAX];
+
+			jpath_key(kpath, "parallel", it->string);
+			return jv_fail(v, kpath, "unknown member (pp, tp, dp, ep, zero)");
+		}
+	}
+	l.pp = (int)x[0];
+	l.tp = (int)x[1];
+	l.dp = (int)x[2];
+	l.ep = (int)x[3];
+	l.zero = (int)x[4];
+	if (plan_apply_parallel(p, &l, v->e) < 0) {
+		if (v->e->cls == ERR_INPUT) {
+			char where[JPATH_MAX + 256];
+
+			snprintf(where, sizeof(where), "%s: parallel", v->file);
+			err_prefix(v->e, where);
+		}
+		return -1;
+	}
+	return 0;
+}
+
+int plan_apply_parallel(struct plan *p, const struct parallel *l, struct err *e)
+{
+	struct model m;
+	struct cluster c;
+
+	if (parallel_check(l, &p->cluster, e) < 0)
+		return -1;
+	p->par = *l;
+	if (parallel_is_pipeline_only(l) && l->pp == p->cluster.devices)
+		return 0;
+	if (parallel_replica(&p->model, &p->cluster, l, &m, &c, e) < 0)
+		return -1;
+	p->src_model = p->model;
+	p->src_cluster = p->cluster;
+	p->model = m;
+	p->cluster = c;
+	p->has_parallel = true;
+	return 0;
 }
 
 static int read_stages(struct jv *v, const cJSON *root, struct plan *p)
@@ -133,12 +202,27 @@ static int read_stages(struct jv *v, const cJSON *root, struct plan *p)
 				char dpath[JPATH_MAX];
 
 				jpath_key(dpath, path, "device");
+				if (p->has_parallel)
+					return jv_fail(v, dpath, "no such device (the layout has %d pipeline devices: 0..%d)",
+					               p->cluster.devices, p->cluster.devices - 1);
 				return jv_fail(v, dpath, "no such device (cluster '%s' has %d: 0..%d)",
 				               p->cluster.name, p->cluster.devices, p->cluster.devices - 1);
 			}
 			return -1;
 		}
 		st->device = (int)dev;
+		{
+			const char *rc;
+
+			if (jv_string(v, s, path, "recompute", 0, "none", &rc) < 0)
+				return -1;
+			if (recompute_from_name(rc, (enum recompute *)&st->recompute) < 0) {
+				char qpath[JPATH_MAX];
+
+				jpath_key(qpath, path, "recompute");
+				return jv_fail(v, qpath, "must be \"none\", \"selective\" or \"full\", not '%.40s'", rc);
+			}
+		}
 	}
 	if (next != p->model.nlayers)
 		return jv_fail(v, "stages", "cover layers 0..%d but the model has %d layers (0..%d)",
@@ -322,6 +406,8 @@ int plan_from_json(struct plan *p, const cJSON *root, const char *file, const ch
 		jv_fail(&v, "comm", "must be \"overlap\" or \"blocking\", not '%.40s'", comm);
 		goto fail;
 	}
+	if (read_parallel(&v, root, p) < 0)
+		goto fail;
 	if (read_stages(&v, root, p) < 0 || read_schedule(&v, root, p) < 0)
 		goto fail;
 	if (name && !(p->name = strdup(name)))
@@ -353,17 +439,76 @@ int plan_load(struct plan *p, const char *path, struct err *e)
 
 void plan_stage_ms(const struct plan *p, int s, double ms[3])
 {
-	double f = 0, b = 0, w = 0, o = p->cluster.op_overhead_us * 1e-3;
+	double f = 0, b = 0, w = 0, redo = 0, o = p->cluster.op_overhead_us * 1e-3, bw;
+	int rc = p->stages[s].recompute;
 
 	for (int l = p->stages[s].first; l <= p->stages[s].last; l++) {
-		f += p->model.layers[l].f_ms;
-		b += p->model.layers[l].b_ms;
-		w += p->model.layers[l].w_ms;
+		const struct layer *y = &p->model.layers[l];
+
+		f += y->f_ms;
+		b += y->b_ms;
+		w += y->w_ms;
+		redo += rc == RECOMPUTE_FULL ? y->f_ms : rc == RECOMPUTE_SELECTIVE ? y->core_f_ms : 0;
+	}
+	bw = (p->split_backward ? b : b + w) + redo;
+	if (p->cluster.rep.zero >= 3) {
+		struct parallel par = plan_parallel(p);
+		double params = 0, experts = 0, g;
+
+		for (int l = p->stages[s].first; l <= p->stages[s].last; l++) {
+			params += (double)p->model.layers[l].param_bytes;
+			experts += (double)p->model.layers[l].expert_param_bytes;
+		}
+		g = parallel_zero3_gather_ms(&par, &p->cluster.rep.dp_link, params, experts);
+		f = fmax(f, g);
+		bw = fmax(bw, g);
 	}
 	/* the runtime's fixed cost per op, whatever the op's size */
 	ms[0] = f + o;
-	ms[1] = (p->split_backward ? b : b + w) + o;
+	ms[1] = bw + o;
 	ms[2] = p->split_backward ? w + o : 0;
+}
+
+int plan_attach_parallel(struct plan *p, const struct parallel *l, const struct model *m, const struct cluster *c,
+                         struct err *e)
+{
+	p->par = *l;
+	if (parallel_is_pipeline_only(l) && l->pp == c->devices)
+		return 0;
+	if (model_copy(&p->src_model, m, e) < 0)
+		return -1;
+	if (cluster_copy(&p->src_cluster, c, e) < 0) {
+		model_release(&p->src_model);
+		return -1;
+	}
+	p->has_parallel = true;
+	return 0;
+}
+
+int plan_set_parallel(struct plan *p, const struct parallel *l, struct err *e)
+{
+	struct parallel x = *l;
+
+	x.pp = p->ndevices;
+	if (p->has_parallel) {
+		/* back to the files' own, then on to the new layout */
+		if (parallel_check(&x, &p->src_cluster, e) < 0)
+			return -1;
+		model_release(&p->model);
+		cluster_release(&p->cluster);
+		p->model = p->src_model;
+		p->cluster = p->src_cluster;
+		memset(&p->src_model, 0, sizeof(p->src_model));
+		memset(&p->src_cluster, 0, sizeof(p->src_cluster));
+		p->has_parallel = false;
+	}
+	return plan_apply_parallel(p, &x, e);
+}
+
+void plan_set_recompute(struct plan *p, enum recompute r)
+{
+	for (int s = 0; s < p->nstages; s++)
+		p->stages[s].recompute = r;
 }
 
 const char *plan_comm_name(enum plan_comm c)
@@ -415,15 +560,24 @@ cJSON *plan_to_json(const struct plan *p, bool embed)
 	if (p->model_ref && !embed)
 		jw_str(&w, root, "model", p->model_ref);
 	else
-		jw_item(&w, root, "model", model_to_json(&p->model));
+		jw_item(&w, root, "model", model_to_json(plan_src_model(p)));
 	if (p->cluster_ref && !embed)
 		jw_str(&w, root, "cluster", p->cluster_ref);
 	else
-		jw_item(&w, root, "cluster", cluster_to_json(&p->cluster));
+		jw_item(&w, root, "cluster", cluster_to_json(plan_src_cluster(p)));
 	jw_num(&w, root, "microbatches", p->microbatches);
 	jw_bool(&w, root, "split_backward", p->split_backward);
 	if (p->comm != PLAN_COMM_OVERLAP)  /* the default is left out: older plans stay byte-identical */
 		jw_str(&w, root, "comm", plan_comm_name(p->comm));
+	if (p->has_parallel) {
+		cJSON *par = jw_obj(&w, root, "parallel");
+
+		jw_num(&w, par, "pp", p->par.pp);
+		jw_num(&w, par, "tp", p->par.tp);
+		jw_num(&w, par, "dp", p->par.dp);
+		jw_num(&w, par, "ep", p->par.ep);
+		jw_num(&w, par, "zero", p->par.zero);
+	}
 	arr = jw_arr(&w, root, "stages");
 	for (int s = 0; s < p->nstages; s++) {
 		cJSON *o = jw_push(&w, arr, cJSON_CreateObject()), *range;
@@ -432,6 +586,8 @@ cJSON *plan_to_json(const struct plan *p, bool embed)
 		jw_push(&w, range, cJSON_CreateNumber(p->stages[s].first));
 		jw_push(&w, range, cJSON_CreateNumber(p->stages[s].last));
 		jw_num(&w, o, "device", p->stages[s].device);
+		if (p->stages[s].recompute != RECOMPUTE_NONE)
+			jw_str(&w, o, "recompute", recompute_name((enum recompute)p->stages[s].recompute));
 	}
 	arr = jw_arr(&w, root, "schedule");
 	for (int d = 0; d < p->ndevices; d++) {

@@ -19,6 +19,7 @@
 #include "action.h"
 #include "cluster.h"
 #include "err.h"
+#include "parallel.h"
 #include "model.h"
 
 #define PLAN_FORMAT "octopipe.plan/1"
@@ -27,6 +28,7 @@ struct stage {
 	int first;   /* first layer, inclusive */
 	int last;    /* last layer, inclusive */
 	int device;
+	int recompute;   /* enum recompute (parallel.h) */
 };
 
 /* How the runtime that runs the plan moves activations between devices (`"comm"`):
@@ -39,8 +41,16 @@ struct plan {
 	char *name;             /* optional; NULL when not given */
 	char *model_ref;        /* the path as written in the file; NULL when embedded */
 	char *cluster_ref;
+	/* With a parallel layout (`"parallel"`), model and cluster are what one pipeline
+	 * replica sees: the layer table at the TP degree and the cluster of its pp pipeline
+	 * devices (parallel.h); src_model and src_cluster are the files' own, which a save
+	 * writes back. Without one, par is (devices, 1, 1, 1, 0) and the src_ are empty. */
 	struct model model;
 	struct cluster cluster;
+	struct parallel par;
+	bool has_parallel;
+	struct model src_model;
+	struct cluster src_cluster;
 	int microbatches;
 	bool split_backward;
 	enum plan_comm comm;    /* default overlap */
@@ -51,6 +61,46 @@ struct plan {
 	struct action *order;
 	cJSON *extra;
 };
+
+/* Gives p (whose model and cluster are the files' own, and which has no stages yet) the
+ * layout l: keeps them as src_model / src_cluster and makes model and cluster the
+ * replica's (parallel_model, parallel_cluster); ndevices becomes l->pp. A pipeline-only
+ * layout over all the cluster's devices changes nothing. */
+int plan_apply_parallel(struct plan *p, const struct parallel *l, struct err *e);
+/* For a plan built on a replica's model and cluster (parallel_replica): records layout l
+ * and the files' own model m and cluster c (copied), which a save writes. */
+int plan_attach_parallel(struct plan *p, const struct parallel *l, const struct model *m,
+                         const struct cluster *c, struct err *e);
+/* Re-prices a loaded plan under another layout with the same pp (its devices): from the
+ * files' model and cluster again. */
+int plan_set_parallel(struct plan *p, const struct parallel *l, struct err *e);
+/* Every stage recomputes as r. */
+void plan_set_recompute(struct plan *p, enum recompute r);
+
+/* The layout a plan is simulated under: its cluster's (a replica's), else pure pipeline
+ * parallelism over its devices. */
+static inline struct parallel plan_parallel(const struct plan *p)
+{
+	struct parallel l;
+
+	parallel_default(&l, p->ndevices);
+	if (p->cluster.rep.tp > 0) {
+		l.tp = p->cluster.rep.tp;
+		l.dp = p->cluster.rep.dp;
+		l.ep = p->cluster.rep.ep;
+		l.zero = p->cluster.rep.zero;
+	}
+	return l;
+}
+/* The files' model and cluster (src_ with a layout, else model and cluster). */
+static inline const struct model *plan_src_model(const struct plan *p)
+{
+	return p->has_parallel ? &p->src_model : &p->model;
+}
+static inline const struct cluster *plan_src_cluster(const struct plan *p)
+{
+	return p->has_parallel ? &p->src_cluster : &p->cluster;
+}
 
 /* Validates root; model/cluster paths are resolved against base_dir (the plan file's
  * directory; NULL = current directory). */
@@ -75,8 +125,10 @@ static inline long plan_total_ops(const struct plan *p)
 
 /* Stage s's time per op slot on a speed-1 device: ms[0] F, ms[1] the backward op (I with
  * a split backward, else the full B = I + W), ms[2] W (0 without a split), each with the
- * cluster's fixed per-op overhead. The one sum that the simulator and every executor
- * backend share. */
+ * cluster's fixed per-op overhead. The backward pays the stage's recompute (the whole
+ * forward, or the attention cores for selective); under ZeRO-3 an F or backward op takes
+ * at least its prefetched weight all-gather. The one sum that the simulator and every
+ * executor backend share. */
 void plan_stage_ms(const struct plan *p, int s, double ms[3]);
 const char *plan_comm_name(enum plan_comm c);
 /* "overlap" or "blocking"; -1 for anything else. */

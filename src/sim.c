@@ -28,8 +28,6 @@ void sim_opts_default(struct sim_opts *o)
 	o->policy.defer_arrivals = false;
 	o->policy.max_inflight = 0;
 	o->policy.mem_admission = false;
-	o->bytes_per_param = 16;
-	o->zero_dp = 1;
 }
 
 static int grow(void **p, size_t n, size_t size)
@@ -48,7 +46,7 @@ void sim_release(struct sim *s)
 	free(s->stage_act); free(s->stage_act_w); free(s->stage_out);
 	free(s->ready); free(s->start); free(s->end); free(s->npred); free(s->state); free(s->heap);
 	free(s->next); free(s->dev_free); free(s->dev_last_kind); free(s->dev_mem); free(s->dev_peak);
-	free(s->dev_static); free(s->dev_inflight); free(s->rq); free(s->rq_len);
+	free(s->dev_static); free(s->dev_wgo); free(s->stage_redo); free(s->sync_piece); free(s->dev_inflight); free(s->rq); free(s->rq_len);
 	free(s->dev_stage_start); free(s->dev_stages); free(s->link_free); free(s->link_of); free(s->link_hash);
 	free(s->pend_send); free(s->dev_blocked); free(s->dev_block_op); free(s->dev_last_end); free(s->stage_inflight); free(s->stage_wpend); free(s->stage_hold);
 	free(s->order); free(s->order_start); free(s->xfers); free(s->mem); free(s->work); free(s->marked);
@@ -68,7 +66,7 @@ static int ensure(struct sim *s, const struct plan *p)
 		    GROW(s->stage_act, p->nstages) || GROW(s->stage_act_w, p->nstages) ||
 		    GROW(s->stage_out, p->nstages) || GROW(s->stage_inflight, p->nstages) ||
 		    GROW(s->stage_wpend, p->nstages) || GROW(s->rq_len, 3L * p->nstages) ||
-		    GROW(s->stage_hold, p->nstages) ||
+		    GROW(s->stage_hold, p->nstages) || GROW(s->stage_redo, p->nstages) ||
 		    GROW(s->dev_stages, p->nstages) || GROW(s->link_of, 2L * p->nstages) ||
 		    GROW(s->link_free, 2L * p->nstages))
 			return -1;
@@ -88,7 +86,8 @@ static int ensure(struct sim *s, const struct plan *p)
 	}
 	if (nd > s->ndev_cap) {
 		if (GROW(s->next, nd) || GROW(s->dev_free, nd) || GROW(s->dev_last_kind, nd) || GROW(s->dev_mem, nd) ||
-		    GROW(s->dev_peak, nd) || GROW(s->dev_static, nd) || GROW(s->dev_inflight, nd) ||
+		    GROW(s->dev_peak, nd) || GROW(s->dev_static, nd) || GROW(s->dev_wgo, 3L * nd) ||
+		    GROW(s->dev_inflight, nd) ||
 		    GROW(s->dev_stage_start, nd + 1) || GROW(s->order_start, nd + 1) ||
 		    GROW(s->work, nd) || GROW(s->marked, nd) || GROW(s->dev_blocked, nd) || GROW(s->dev_block_op, nd) ||
 		    GROW(s->dev_last_end, nd))
@@ -609,7 +608,7 @@ static void finish_at(struct ctx *c, long op, int st, int mb, int k, double t)
 		}
 	} else if (k == 1) {
 		if (p->split_backward) {
-			s->dev_mem[d] -= (double)(s->stage_act[st] - s->stage_act_w[st]);
+			s->dev_mem[d] -= (double)s->stage_act[st] - (double)s->stage_act_w[st];
 			arrive(c, op_id(c, st, mb, 2), t, t);
 		} else {
 			s->dev_mem[d] -= (double)s->stage_act[st];
@@ -639,7 +638,7 @@ static void setup(struct ctx *c)
 	const struct plan *p = c->p;
 	const struct model *m = &p->model;
 	long nops = (long)c->S * c->M * c->K;
-	double opt_bytes = c->o->bytes_per_param - 12.0 + 12.0 / (c->o->zero_dp > 0 ? c->o->zero_dp : 1);
+	struct parallel par = plan_parallel(p);
 
 	for (int d = 0; d < p->ndevices; d++) {
 		s->dev_blocked[d] = 0;
@@ -648,18 +647,36 @@ static void setup(struct ctx *c)
 		s->dev_free[d] = 0;
 		s->dev_last_kind[d] = OP_B;
 		s->dev_static[d] = 0;
+		s->dev_wgo[3 * d] = s->dev_wgo[3 * d + 1] = s->dev_wgo[3 * d + 2] = 0;
+		s->dev_peak[d] = 0;
 		s->next[d] = c->o->policy_driven ? 0 : p->order_start[d];
 		s->marked[d] = 0;
 	}
 	for (int st = 0; st < c->S; st++) {
 		const struct stage *g = &p->stages[st];
-		double ms[3], params = 0;
+		double ms[3], params = 0, experts = 0, redo = 0;
 		uint64_t act = 0, act_w = 0;
+		struct mem_static ms_;
 
 		for (int l = g->first; l <= g->last; l++) {
-			act += m->layers[l].act_bytes;
-			act_w += m->layers[l].act_w_bytes;
-			params += (double)m->layers[l].param_bytes / 2.0;
+			const struct layer *y = &m->layers[l];
+			uint64_t in = y->in_bytes ? y->in_bytes : l > 0 ? m->layers[l - 1].out_bytes : 0;
+
+			/* none keeps every activation; selective drops the attention core's and redoes
+			 * it in the backward; full keeps each layer's input and redoes the whole layer
+			 * (one at a time: the largest layer's activations are the extra while it runs) */
+			if (g->recompute == RECOMPUTE_FULL) {
+				act += in;
+				redo = fmax(redo, (double)y->act_bytes);
+			} else if (g->recompute == RECOMPUTE_SELECTIVE) {
+				act += y->act_bytes - y->core_act_bytes;
+				redo = fmax(redo, (double)y->core_act_bytes);
+			} else {
+				act += y->act_bytes;
+			}
+			act_w += y->act_w_bytes;
+			params += (double)y->param_bytes;
+			experts += (double)y->expert_param_bytes;
 		}
 		if (c->o->unit_costs) {
 			ms[0] = 1;
@@ -677,9 +694,20 @@ static void setup(struct ctx *c)
 		s->stage_inflight[st] = 0;
 		s->stage_wpend[st] = 0;
 		s->stage_hold[st] = 0;
-		s->dev_static[g->device] += params * opt_bytes;
+		s->stage_redo[st] = redo;
+		parallel_static_mem(&par, params, experts, &ms_);
+		s->dev_wgo[3 * g->device] += ms_.weights;
+		s->dev_wgo[3 * g->device + 1] += ms_.grads;
+		s->dev_wgo[3 * g->device + 2] += ms_.optimizer;
+		s->dev_static[g->device] += ms_.weights + ms_.grads + ms_.optimizer;
+		/* ZeRO-3 gathers a stage's whole weights while it runs: the largest stage's is a
+		 * working buffer on top of the shards (dev_peak is scratch until below) */
+		if (par.zero >= 3)
+			s->dev_peak[g->device] = fmax(s->dev_peak[g->device], params - experts + experts / par.ep);
 	}
 	for (int d = 0; d < p->ndevices; d++) {
+		s->dev_wgo[3 * d] += s->dev_peak[d];
+		s->dev_static[d] += s->dev_peak[d];
 		s->dev_mem[d] = s->dev_static[d];
 		s->dev_peak[d] = s->dev_static[d];
 	}
@@ -1106,6 +1134,87 @@ double sim_lower_bound_tight(const struct model *mdl, const struct cluster *cl, 
 	return best;
 }
 
+/* ---- data-parallel synchronisation --------------------------------------------------- */
+
+static int piece_cmp(const void *a, const void *b)
+{
+	const struct sim_sync_piece *x = a, *y = b;
+
+	return (x->ready > y->ready) - (x->ready < y->ready);
+}
+
+/*
+ * Megatron's overlap-grad-reduce on one GPU per device: a layer's gradients are complete
+ * when the last microbatch's weight-gradient op (W, or B without a split) has passed it
+ * (the backward runs the stage's layers last to first, each taking its share of the op's
+ * time), and then go out on the device's one communication stream, in the order they
+ * become ready: an all-reduce over the data-parallel ring (a reduce-scatter under ZeRO),
+ * and for ZeRO 1-2 the updated weights' all-gather after the last of them. Whatever of
+ * it runs past the device's last op lengthens the iteration.
+ */
+static int dp_sync(struct ctx *c, struct metrics *m, double *makespan)
+{
+	struct sim *s = c->s;
+	const struct plan *p = c->p;
+	struct parallel par = plan_parallel(p);
+	const struct model *mdl = &p->model;
+	double compute = *makespan;
+
+	if (par.dp <= 1)
+		return 0;
+	if (mdl->nlayers > s->sync_cap) {
+		if (GROW(s->sync_piece, mdl->nlayers))
+			return -1;
+		s->sync_cap = mdl->nlayers;
+	}
+	for (int d = 0; d < p->ndevices; d++) {
+		long n = 0;
+		double t = 0, gather = 0, first = INFINITY;
+
+		for (int i = s->dev_stage_start[d]; i < s->dev_stage_start[d + 1]; i++) {
+			int st = s->dev_stages[i], k = c->K == 3 ? 2 : 1;
+			const struct stage *sg = &p->stages[st];
+			double end = 0, start = 0, total = 0, done = 0;
+
+			for (int mb = 0; mb < c->M; mb++) {
+				long op = op_id(c, st, mb, k);
+
+				if (s->end[op] > end) {
+					end = s->end[op];
+					start = s->start[op];
+				}
+			}
+			for (int l = sg->first; l <= sg->last; l++)
+				total += c->K == 3 ? mdl->layers[l].w_ms : mdl->layers[l].b_ms + mdl->layers[l].w_ms;
+			for (int l = sg->last; l >= sg->first; l--) {
+				const struct layer *y = &mdl->layers[l];
+				struct dp_sync_cost dc;
+
+				done += c->K == 3 ? y->w_ms : y->b_ms + y->w_ms;
+				parallel_dp_sync(&par, &p->cluster.rep.dp_link, (double)y->param_bytes, (double)y->expert_param_bytes, &dc);
+				s->sync_piece[n].ready = total > 0 ? start + (end - start) * done / total : end;
+				s->sync_piece[n++].ms = dc.grad_ms;
+				gather += dc.gather_ms;
+			}
+		}
+		qsort(s->sync_piece, (size_t)n, sizeof(*s->sync_piece), piece_cmp);
+		for (long i = 0; i < n; i++) {
+			if (i == 0)
+				first = s->sync_piece[i].ready;
+			t = fmax(t, s->sync_piece[i].ready) + s->sync_piece[i].ms;
+		}
+		t += gather;
+		if (n > 0 && t > first) {
+			m->dev[d].sync_start_ms = first;
+			m->dev[d].sync_end_ms = t;
+			if (t > *makespan)
+				*makespan = t;
+		}
+	}
+	m->dp_sync_ms = *makespan - compute;
+	return 0;
+}
+
 /* Walks each device's ops in execution order: busy/idle split, memory curve and peak. */
 static int compute_metrics(struct ctx *c, struct metrics *m)
 {
@@ -1122,6 +1231,8 @@ static int compute_metrics(struct ctx *c, struct metrics *m)
 	m->ndevices = p->ndevices;
 	m->dev = calloc((size_t)p->ndevices, sizeof(*m->dev));
 	if (!m->dev)
+		return -1;
+	if (dp_sync(c, m, &makespan) < 0)
 		return -1;
 	for (int d = 0; d < p->ndevices; d++) {
 		struct device_metrics *dm = &m->dev[d];
@@ -1156,8 +1267,14 @@ static int compute_metrics(struct ctx *c, struct metrics *m)
 				if (mem > peak)
 					peak = mem;
 			} else if (k == 1) {
-				mem -= p->split_backward ? (double)(s->stage_act[a->stage] - s->stage_act_w[a->stage])
+				/* while it runs, a recomputing backward holds its redone activations */
+				if (mem + s->stage_redo[a->stage] > peak)
+					peak = mem + s->stage_redo[a->stage];
+				mem -= p->split_backward ? (double)s->stage_act[a->stage] - (double)s->stage_act_w[a->stage]
 				                         : (double)s->stage_act[a->stage];
+				/* after a full recompute's I, what W needs can exceed the input it kept */
+				if (mem > peak)
+					peak = mem;
 			} else {
 				mem -= (double)s->stage_act_w[a->stage];
 			}
@@ -1183,6 +1300,10 @@ static int compute_metrics(struct ctx *c, struct metrics *m)
 		dm->cooldown_idle_ms = cool;
 		dm->peak_mem_bytes = (uint64_t)(peak + 0.5);
 		dm->mem_capacity_bytes = p->cluster.mem_bytes;
+		dm->weights_bytes = (uint64_t)(s->dev_wgo[3 * d] + 0.5);
+		dm->grads_bytes = (uint64_t)(s->dev_wgo[3 * d + 1] + 0.5);
+		dm->optimizer_bytes = (uint64_t)(s->dev_wgo[3 * d + 2] + 0.5);
+		dm->act_peak_bytes = peak > s->dev_static[d] ? (uint64_t)(peak - s->dev_static[d] + 0.5) : 0;
 		s->dev_peak[d] = peak;
 		busy_all += busy;
 		if (peak > usable)
@@ -1210,8 +1331,10 @@ static int compute_metrics(struct ctx *c, struct metrics *m)
 	m->efficiency_tight = makespan > 0 ? m->lower_bound_tight_ms / makespan : 0;
 	if (m->efficiency_tight > 1)
 		m->efficiency_tight = 1;
+	/* every data-parallel replica runs its own microbatches */
 	m->throughput_tokens_per_s = makespan > 0
-		? (double)p->microbatches * (double)p->model.seq_len * (double)p->model.micro_batch_size / (makespan / 1000)
+		? (double)plan_parallel(p).dp * p->microbatches * (double)p->model.seq_len * (double)p->model.micro_batch_size /
+		  (makespan / 1000)
 		: 0;
 	return 0;
 }

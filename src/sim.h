@@ -46,8 +46,6 @@ struct sim_opts {
 	bool policy_driven;        /* ignore the plan's order and schedule by the policy */
 	struct sim_policy policy;
 	bool record;               /* keep per-op times, transfers and memory for a timeline */
-	double bytes_per_param;    /* static memory per parameter: 16 (bf16 + Adam), 18 with fp32 grads */
-	int zero_dp;               /* ZeRO-1 data-parallel degree dividing the 12 optimizer bytes */
 	int comm;                  /* SIM_COMM_PLAN: as the plan says; or force overlap / blocking
 	                            * (order-driven only: the policy always overlaps) */
 	bool unit_costs;           /* every stage's F = I = W = 1 (B = 2) and transfers are free: a
@@ -57,7 +55,8 @@ struct sim_opts {
 
 enum { SIM_COMM_PLAN = 0, SIM_COMM_OVERLAP, SIM_COMM_BLOCKING };
 
-/* The defaults: order-driven, 16 bytes per parameter, no ZeRO, adaptive policy settings. */
+/* The defaults: order-driven, adaptive policy settings. (Memory per parameter and ZeRO
+ * come from the plan's parallel layout.) */
 void sim_opts_default(struct sim_opts *o);
 
 struct sim_op_time {
@@ -78,7 +77,9 @@ struct sim {
 	/* per stage (after sim_run) */
 	int nstages_cap;
 	double *stage_f, *stage_b, *stage_w;      /* per-stage op durations, speed 1.0 */
-	uint64_t *stage_act, *stage_act_w, *stage_out;
+	uint64_t *stage_act, *stage_act_w, *stage_out; /* act: kept from F to the backward (its
+	                            * recompute mode's), act_w: from I to W */
+	double *stage_redo;        /* bytes a recomputing backward holds on top while it runs */
 	/* per op */
 	long nops_cap;
 	double *ready;             /* latest input arrival */
@@ -93,6 +94,9 @@ struct sim {
 	double *dev_free;
 	int *dev_last_kind;        /* for alternation */
 	double *dev_mem, *dev_peak, *dev_static;
+	double *dev_wgo;           /* per device: weights, grads, optimizer bytes (3 each) */
+	struct sim_sync_piece { double ready, ms; } *sync_piece; /* DP sync: per layer of a device */
+	long sync_cap;
 	int *dev_inflight;         /* policy: per stage, in the stage arrays below */
 	int32_t *rq;               /* policy: ready microbatches, a min-heap per (stage, op slot) */
 	int *rq_len;

@@ -378,5 +378,9 @@ double timeline_end_ms(const struct timeline *t)
 	for (long i = 0; i < t->nxfers; i++)
 		if (t->xfers[i].end_ms > end)
 			end = t->xfers[i].end_ms;
+	/* the data-parallel sync that runs past the last op */
+	for (int d = 0; t->has_metrics && d < t->metrics.ndevices; d++)
+		if (t->metrics.dev[d].sync_end_ms > end)
+			end = t->metrics.dev[d].sync_end_ms;
 	return end;
 }

@@ -34,6 +34,7 @@ cJSON *trace_from_timeline(const struct timeline *t, const struct plan *p)
 	events = jw_arr(&w, root, "traceEvents");
 	meta(&w, events, "process_name", 0, 0, "GPUs");
 	meta(&w, events, "process_name", 1, 0, "links");
+	meta(&w, events, "process_name", 2, 0, "data-parallel sync");
 	for (int d = 0; d < t->ndevices; d++) {
 		snprintf(name, sizeof(name), "GPU %d", d);
 		meta(&w, events, "thread_name", 0, d, name);
@@ -56,8 +57,30 @@ cJSON *trace_from_timeline(const struct timeline *t, const struct plan *p)
 			if (p && op->stage < p->nstages) {
 				snprintf(name, sizeof(name), "%d-%d", p->stages[op->stage].first, p->stages[op->stage].last);
 				jw_str(&w, args, "layers", name);
+				if (p->stages[op->stage].recompute != RECOMPUTE_NONE && op->kind != OP_F && op->kind != OP_W)
+					jw_str(&w, args, "recompute", recompute_name((enum recompute)p->stages[op->stage].recompute));
 			}
 		}
+	}
+	/* the data-parallel gradient sync of each device, on its communication stream */
+	for (int d = 0; t->has_metrics && d < t->ndevices && d < t->metrics.ndevices; d++) {
+		const struct device_metrics *dm = &t->metrics.dev[d];
+		cJSON *e;
+
+		if (dm->sync_end_ms <= 0)
+			continue;
+		if (d == 0 || !w.oom) {
+			snprintf(name, sizeof(name), "GPU %d data-parallel sync", d);
+			meta(&w, events, "thread_name", 2, d, name);
+		}
+		e = jw_push(&w, events, cJSON_CreateObject());
+		jw_str(&w, e, "name", "dp sync");
+		jw_str(&w, e, "cat", "dp_sync");
+		jw_str(&w, e, "ph", "X");
+		jw_num(&w, e, "ts", dm->sync_start_ms * 1000);
+		jw_num(&w, e, "dur", (dm->sync_end_ms - dm->sync_start_ms) * 1000);
+		jw_num(&w, e, "pid", 2);
+		jw_num(&w, e, "tid", d);
 	}
 	for (long i = 0; i < t->nxfers; i++) {
 		const struct tl_xfer *x = &t->xfers[i];

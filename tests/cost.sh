@@ -90,15 +90,15 @@ run "$OCTOPIPE" cost $C/nemotron-nano-v2-9b.json $C/deepseek-16b.json $C/gpt-oss
 expect_rc 0 "cost --predict over the four profiles"
 r=$(printf '%s' "$OUT" | python3 -c 'import json, sys
 pinned = {
-    ("nemotron-nano-v2-9b", "embedding+mamba2"): (13.1, 17.1), ("nemotron-nano-v2-9b", "mlp"): (13.1, 4.2),
-    ("nemotron-nano-v2-9b", "mamba2"): (10.1, 11.4), ("nemotron-nano-v2-9b", "attn"): (3.6, 10.8),
-    ("nemotron-nano-v2-9b", "mlp+head"): (5.7, 8.9),
-    ("deepseek-16b", "embedding+attn+dense"): (15.3, 14.0), ("deepseek-16b", "attn+dense"): (6.1, 4.6),
-    ("deepseek-16b", "attn+moe"): (43.8, 36.7), ("deepseek-16b", "attn+moe+head"): (27.1, 42.7),
-    ("gpt-oss-20b", "embedding+attn+moe"): (36.0, 48.2), ("gpt-oss-20b", "swa+moe"): (32.6, 45.8),
-    ("gpt-oss-20b", "attn+moe"): (33.5, 42.6), ("gpt-oss-20b", "swa+moe+head"): (27.3, 28.7),
-    ("gpt-13b", "embedding+attn+mlp"): (8.3, 21.0), ("gpt-13b", "attn+mlp"): (5.7, 6.2),
-    ("gpt-13b", "attn+mlp+head"): (10.4, 2.4)}
+    ("nemotron-nano-v2-9b", "embedding+mamba2"): (12.6, 9.5), ("nemotron-nano-v2-9b", "mlp"): (7.0, 1.4),
+    ("nemotron-nano-v2-9b", "mamba2"): (9.8, 6.3), ("nemotron-nano-v2-9b", "attn"): (4.4, 10.1),
+    ("nemotron-nano-v2-9b", "mlp+head"): (4.6, 11.2),
+    ("deepseek-16b", "embedding+attn+dense"): (19.3, 13.0), ("deepseek-16b", "attn+dense"): (0.7, 0.4),
+    ("deepseek-16b", "attn+moe"): (39.9, 34.3), ("deepseek-16b", "attn+moe+head"): (34.5, 46.0),
+    ("gpt-oss-20b", "embedding+attn+moe"): (37.6, 47.3), ("gpt-oss-20b", "swa+moe"): (34.2, 46.6),
+    ("gpt-oss-20b", "attn+moe"): (35.2, 44.0), ("gpt-oss-20b", "swa+moe+head"): (23.1, 27.4),
+    ("gpt-13b", "embedding+attn+mlp"): (9.6, 18.4), ("gpt-13b", "attn+mlp"): (3.7, 7.2),
+    ("gpt-13b", "attn+mlp+head"): (6.3, 2.8)}
 seen, bad, good = set(), [], 0
 for k in json.load(sys.stdin)["kinds"]:
     key = (k["profile"].split("/")[-1][:-5], k["kind"])
@@ -111,12 +111,63 @@ for k in json.load(sys.stdin)["kinds"]:
 if seen != set(pinned):
     bad.append("kinds %s" % sorted(seen ^ set(pinned)))
 print("; ".join(bad) if bad else "ok %d" % good)')
-if [ "$r" = "ok 7" ]; then ok "per-kind errors of the defaults stay at their pins; the 7 kinds under 15% stay there"
+if [ "$r" = "ok 8" ]; then ok "per-kind errors of the defaults stay at their pins; the 8 kinds under 15% stay there"
 else not_ok "per-kind errors of the defaults" "$r"; fi
 # leave-one-model-out (tests/loo.py) runs the fits end to end; its table is in samples/README.md
 run python3 tests/loo.py "$OCTOPIPE" .
 expect_rc 0 "leave-one-model-out runs"
-expect_match '^\| gpt-13b \| attn\+mlp \| 38 \| [0-9.]+% \| [0-9.]+% \| 5\.7% \| 6\.2% \|$' "$OUT" "and reports held-out and joint errors per kind"
+expect_match '^\| gpt-13b \| attn\+mlp \| 38 \| [0-9.]+% \| [0-9.]+% \| 3\.7% \| 7\.2% \|$' "$OUT" "and reports held-out and joint errors per kind"
+# the held-out errors are pinned too (no kind may get worse by more than 0.5 points), and
+# the 6 kinds within the 25% aim held out (F and BW) must stay there
+r=$(printf '%s\n' "$OUT" | python3 -c 'import sys
+pinned = {
+    ("nemotron-nano-v2-9b", "embedding+mamba2"): (3.4, 36.6), ("nemotron-nano-v2-9b", "mlp"): (38.4, 12.7),
+    ("nemotron-nano-v2-9b", "mamba2"): (21.8, 35.0), ("nemotron-nano-v2-9b", "attn"): (36.8, 74.0),
+    ("nemotron-nano-v2-9b", "mlp+head"): (15.2, 1.8),
+    ("deepseek-16b", "embedding+attn+dense"): (8.7, 7.9), ("deepseek-16b", "attn+dense"): (13.8, 21.8),
+    ("deepseek-16b", "attn+moe"): (126.4, 151.5), ("deepseek-16b", "attn+moe+head"): (92.5, 139.6),
+    ("gpt-oss-20b", "embedding+attn+moe"): (64.4, 69.6), ("gpt-oss-20b", "swa+moe"): (71.9, 77.2),
+    ("gpt-oss-20b", "attn+moe"): (63.1, 69.8), ("gpt-oss-20b", "swa+moe+head"): (48.2, 52.7),
+    ("gpt-13b", "embedding+attn+mlp"): (13.9, 24.9), ("gpt-13b", "attn+mlp"): (1.5, 15.3),
+    ("gpt-13b", "attn+mlp+head"): (11.1, 5.8)}
+seen, bad, good = set(), [], 0
+for line in sys.stdin:
+    c = [x.strip() for x in line.strip().strip("|").split("|")]
+    if len(c) != 7 or not c[3].endswith("%"):
+        continue
+    key, f, b = (c[0], c[1]), float(c[3][:-1]), float(c[4][:-1])
+    seen.add(key)
+    pf, pb = pinned.get(key, (-1, -1))
+    if f > pf + 0.5 or b > pb + 0.5:
+        bad.append("%s %s held out: F %.1f%% BW %.1f%% (pinned %.1f%% %.1f%%)" % (key + (f, b, pf, pb)))
+    if pf <= 25 and pb <= 25:
+        good += f <= 25 and b <= 25
+if seen != set(pinned):
+    bad.append("kinds %s" % sorted(seen ^ set(pinned)))
+print("; ".join(bad) if bad else "ok %d" % good)')
+if [ "$r" = "ok 6" ]; then ok "held-out errors stay at their pins; the 6 kinds within 25% held out stay there"
+else not_ok "held-out errors per kind" "$r"; fi
+# --fix holds named parameters of the fit at the cluster's values
+cp samples/clusters/8xH200.json "$T/fix.json"
+python3 - "$T/fix.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["hardware"] = {"efficiency": {"memory": {"f": 0.5, "b": 0.6}}, "launch_us": {"f": 7, "b": 9}}
+json.dump(c, open(sys.argv[1], "w"))
+PY
+run "$OCTOPIPE" cost $C/gpt-13b.json --cluster "$T/fix.json" --calibrate $P/gpt-13b.json --fix launch,memory --json
+r=$(printf '%s' "$OUT" | python3 -c 'import json, sys
+d = json.load(sys.stdin); m = d["efficiency"]["memory"]; l = d["launch_us"]; g = d["efficiency"]["gemm"]
+print(m["f"] == 0.5 and m["b"] == 0.6 and l["f"] == 7 and l["b"] == 9 and abs(g["f"] - 0.7943) > 1e-3)' 2>/dev/null)
+if [ "$RC" = 0 ] && [ "$r" = True ]; then ok "--fix launch,memory holds them while the GEMM efficiency is fitted"
+else not_ok "--fix holds parameters" "exit $RC" "$r" "$ERR"; fi
+run "$OCTOPIPE" cost $C/gpt-13b.json --cluster 8xH200 --calibrate $P/gpt-13b.json --fix launch,tensor --cluster-out "$T/x.json"
+expect_rc 2 "--fix with an unknown name is refused"
+expect_match 'tensor: not a parameter \(launch, gemm, grouped_gemm' "$ERR" "and the names are listed"
+run "$OCTOPIPE" cost $C/gpt-13b.json --cluster 8xH200 --calibrate $P/gpt-13b.json --fix , --cluster-out "$T/x.json"
+expect_rc 2 "--fix naming nothing is refused"
+run "$OCTOPIPE" cost $C/gpt-13b.json --cluster 8xH200 --predict $P/gpt-13b.json --fix launch
+expect_rc 2 "--fix without --calibrate is refused"
 # relative-costs.json: the full backward over the forward of every layer type is
 # reproduced within 25% on average (the head and the B / W split are not: samples/README.md)
 run python3 tests/relcosts.py "$OCTOPIPE" . samples/clusters/8xH200.json
@@ -124,11 +175,21 @@ expect_rc 0 "the relative-costs comparison runs"
 r=$(printf '%s\n' "$OUT" | awk -F'|' '/\(B\+W\)\/F/ && $3 !~ /head/ { n++; sub(/%/, "", $7); if ($7 + 0 > 25) bad = bad $2 $3 " " $7 "%;" } END { print n, bad }')
 if [ "$r" = "5 " ]; then ok "layer (B+W)/F of all five measured layer types within 25% of relative-costs.json"
 else not_ok "layer (B+W)/F within 25%" "$r"; fi
+# the forward ratios miss (another runtime: samples/README.md); their mean errors are pinned
+# so that a change of the model that moves them further off fails
+r=$(printf '%s\n' "$OUT" | awk -F'|' '
+    BEGIN { pin["gemma head/layer F"] = 209; pin["deepseek head/layer F"] = 26; pin["deepseek MoE/dense F"] = 201
+            pin["nemotronh head/Mamba F"] = 135; pin["nemotronh attention/Mamba F"] = 55 }
+    { f = $2; k = $3; gsub(/^ +| +$/, "", f); gsub(/^ +| +$/, "", k); e = $7; sub(/%/, "", e)
+      key = f " " k; if (key in pin) { n++; if (e + 0 > pin[key] + 1) bad = bad key " " e "% (pinned " pin[key] "%); " } }
+    END { print n, bad }')
+if [ "$r" = "5 " ]; then ok "the forward ratios of relative-costs.json stay at their pinned errors"
+else not_ok "relative-costs forward ratios" "$r"; fi
 # attn_implementation: "eager" materializes the scores, anything else is fused
 sed 's/"eager"/"sdpa"/' $C/deepseek-16b.json >"$T/ds-sdpa.json"
 e=$("$OCTOPIPE" cost $C/deepseek-16b.json --cluster 8xH200 --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["f_ms"])')
 f=$("$OCTOPIPE" cost "$T/ds-sdpa.json" --cluster 8xH200 --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["f_ms"])')
-if python3 -c "import sys; sys.exit(0 if $e > 1.2 * $f else 1)"; then ok "eager attention costs more than sdpa ($e vs $f ms)"
+if python3 -c "import sys; sys.exit(0 if $e > 1.1 * $f else 1)"; then ok "eager attention costs more than sdpa ($e vs $f ms)"
 else not_ok "eager attention costs more" "$e vs $f"; fi
 sed 's/"eager"/7/' $C/deepseek-16b.json >"$T/ds-bad.json"
 run "$OCTOPIPE" cost "$T/ds-bad.json" --cluster 8xH200

@@ -71,7 +71,7 @@ assert r["measured_ms"] > r["predicted_ms"] and abs(r["error"] - want) < 1e-6 an
 '; then ok "error = (predicted - measured) / measured: negative when the run is slower"
 else not_ok "the sign of the error" "$OUT" "$ERR"; fi
 
-"$OCTOPIPE" tune --model gpt-13b --cluster 8xH200 --microbatches 16 --quiet -o "$T/tuned.json" >/dev/null 2>&1
+"$OCTOPIPE" tune --model gpt-13b --cluster 8xH200 --microbatches 16 --layout pp --quiet -o "$T/tuned.json" >/dev/null 2>&1
 run "$OCTOPIPE" run "$T/tuned.json"
 expect_rc 0 "a freshly tuned plan runs on emu"
 expect_match '^iteration: predicted [0-9.]+ ms, measured [0-9.]+ ms, error [+-][0-9.]+%' "$OUT" "and prints predicted vs measured"

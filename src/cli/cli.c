@@ -18,6 +18,7 @@
 #include "fileio.h"
 #include "json.h"
 #include "model.h"
+#include "parallel.h"
 #include "plan.h"
 #include "sim.h"
 
@@ -238,6 +239,65 @@ int cli_int(const char *cmd, const char *opt, const char *value, int lo, int hi)
 int cli_positive(const char *cmd, const char *opt, const char *value)
 {
 	return cli_int(cmd, opt, value, 1, 1000000);
+}
+
+void cli_par_init(struct cli_par *cp)
+{
+	memset(cp, 0, sizeof(*cp));
+	cp->recompute = -1;
+}
+
+int cli_par_option(const char *cmd, int ch, const char *arg, struct cli_par *cp)
+{
+	enum recompute r;
+
+	switch (ch) {
+	case CLI_PAR_TP: return (cp->tp = cli_int(cmd, "--tp", arg, 1, PARALLEL_MAX_DEGREE)) < 0 ? -1 : 1;
+	case CLI_PAR_DP: return (cp->dp = cli_int(cmd, "--dp", arg, 1, PARALLEL_MAX_DEGREE)) < 0 ? -1 : 1;
+	case CLI_PAR_EP: return (cp->ep = cli_int(cmd, "--ep", arg, 1, PARALLEL_MAX_DEGREE)) < 0 ? -1 : 1;
+	case CLI_PAR_ZERO:
+		if ((cp->zero = cli_int(cmd, "--zero", arg, 0, 3)) < 0)
+			return -1;
+		cp->zero += 1;  /* 0 means not given */
+		return 1;
+	case CLI_PAR_RECOMPUTE:
+		if (recompute_from_name(arg, &r) < 0) {
+			cli_usage_error(cmd, "--recompute: '%s' is not none, selective or full", arg);
+			return -1;
+		}
+		cp->recompute = (int)r;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+bool cli_par_given(const struct cli_par *cp)
+{
+	return cp->tp || cp->dp || cp->ep || cp->zero;
+}
+
+void cli_par_layout(const struct cli_par *cp, const struct parallel *base, const struct cluster *c, int pp,
+                    struct parallel *out)
+{
+	struct parallel l;
+
+	if (base)
+		l = *base;
+	else
+		parallel_default(&l, 0);
+	if (cp->tp)
+		l.tp = cp->tp;
+	if (cp->dp)
+		l.dp = cp->dp;
+	if (cp->ep)
+		l.ep = cp->ep;
+	if (cp->zero)
+		l.zero = cp->zero - 1;
+	l.pp = pp > 0 ? pp : c->devices / (l.tp * l.dp);
+	if (l.pp < 1)
+		l.pp = 1;  /* parallel_check() then says why it does not fit */
+	*out = l;
 }
 
 int cli_set_refs(struct plan *p, const char *model_path, const char *cluster_path, const char *out_path)

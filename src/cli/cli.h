@@ -78,6 +78,31 @@ int cli_set_refs(struct plan *p, const char *model_path, const char *cluster_pat
  * otherwise the file refers to model_path / cluster_path relative to it (or embeds them
  * with embed). Prints the error and returns its exit code. */
 int cli_write_plan(struct plan *p, const char *out, const char *model_path, const char *cluster_path, bool embed);
+/* --tp --dp --ep --zero --recompute: the parallel layout options of plan, sim, compare
+ * and tune (long options only; their values are CLI_PAR_* above any short option). */
+enum { CLI_PAR_TP = 0x200, CLI_PAR_DP, CLI_PAR_EP, CLI_PAR_ZERO, CLI_PAR_RECOMPUTE };
+#define CLI_PAR_OPTIONS \
+	{ "tp", required_argument, NULL, CLI_PAR_TP }, { "dp", required_argument, NULL, CLI_PAR_DP }, \
+	{ "ep", required_argument, NULL, CLI_PAR_EP }, { "zero", required_argument, NULL, CLI_PAR_ZERO }, \
+	{ "recompute", required_argument, NULL, CLI_PAR_RECOMPUTE }
+#define CLI_PAR_HELP \
+	"  --tp T, --dp D    tensor-parallel degree (within a node) and data-parallel replicas\n" \
+	"  --ep E, --zero Z  expert parallelism over the replicas (E divides D); ZeRO stage 0-3\n" \
+	"  --recompute none|selective|full   activation recompute of every stage\n"
+struct cli_par {
+	int tp, dp, ep, zero;    /* 0: not given */
+	int recompute;           /* enum recompute; -1: not given */
+};
+void cli_par_init(struct cli_par *cp);
+/* Handles one of the options above: 1 when ch was one (0 when not, -1 after a usage error). */
+int cli_par_option(const char *cmd, int ch, const char *arg, struct cli_par *cp);
+/* Whether any of --tp --dp --ep --zero was given. */
+bool cli_par_given(const struct cli_par *cp);
+struct parallel;
+/* The layout the options ask for on cluster c with pp pipeline devices (0: all the
+ * GPUs that T x D leave, c->devices / (T x D)); base gives the values not given. */
+void cli_par_layout(const struct cli_par *cp, const struct parallel *base, const struct cluster *c, int pp,
+                    struct parallel *out);
 struct metrics;
 struct strbuf;
 /* The line sim prints for a plan whose device runs out of host memory (m->noom > 0). */

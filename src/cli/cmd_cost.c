@@ -51,6 +51,9 @@ static void usage(FILE *f)
 	      "  --calibrate PROFILE  fit the efficiencies to a measured profile (one per CONFIG,\n"
 	      "                    in order; samples/profiles format or a layer table) and save\n"
 	      "                    them in the cluster file (or --cluster-out FILE)\n"
+	      "  --fix NAME[,NAME...]  with --calibrate: hold these parameters at the cluster's\n"
+	      "                    values (\"launch\" or a kernel class: gemm, memory, ...), e.g. the\n"
+	      "                    launch overhead, which profiles of large kernels cannot determine\n"
 	      "  --predict PROFILE like --calibrate, but fits nothing and writes nothing: prints the\n"
 	      "                    error per layer kind of the cluster's efficiencies\n", f);
 }
@@ -65,6 +68,32 @@ static void base_name(const char *path, char *out, size_t n)
 	if (len > 5 && strcmp(s + len - 5, ".json") == 0)
 		len -= 5;
 	snprintf(out, n, "%.*s", (int)len, s);
+}
+
+/*
+ * Keeps what the table was made from in the model ("source": the architecture object,
+ * the TP degree, recompute and the hardware efficiencies), so the engine can price the
+ * same model at another tensor-parallel degree and the executor can launch its kernels.
+ */
+static int attach_source(struct model *m, const char *config, const struct cost_opts *o,
+                         const struct cluster *c, struct err *e)
+{
+	cJSON *arch = json_load_file(config, e), *src;
+	struct jw w = { false };
+
+	if (!arch)
+		return -1;
+	if (!m->extra && !(m->extra = cJSON_CreateObject())) {
+		cJSON_Delete(arch);
+		return err_set(e, ERR_RUNTIME, "out of host memory");
+	}
+	src = jw_obj(&w, m->extra, "source");
+	jw_item(&w, src, "architecture", arch);
+	jw_num(&w, src, "tp", o->tp);
+	if (o->recompute)
+		jw_bool(&w, src, "recompute", true);
+	jw_item(&w, src, "hardware", hardware_to_json(&c->hw));
+	return w.oom ? err_set(e, ERR_RUNTIME, "out of host memory") : 0;
 }
 
 static int print_summary(const struct arch *a, const struct model *m, const struct cost_opts *o,
@@ -165,7 +194,7 @@ static void kind_errors(const struct calib_set *s, const struct hardware *hw, ch
 static int predict(struct arch *archs, int n, char **profiles, struct cluster *c, const struct cost_opts *o,
                    bool json)
 {
-	struct calib_set s = { NULL, 0, 0 };
+	struct calib_set s = { NULL, 0, 0, { false } };
 	struct err e = ERR_INIT;
 	struct jw w = { false };
 	cJSON *root = json ? cJSON_CreateObject() : NULL;
@@ -210,11 +239,30 @@ static int predict(struct arch *archs, int n, char **profiles, struct cluster *c
 	return rc;
 }
 
+/* --fix: the parameters named in list (comma-separated) are held; false on an unknown name */
+static bool parse_fixed(const char *list, bool fixed[HW_NPARAM])
+{
+	char buf[256], *tok, *save = NULL;
+	int n = 0;
+
+	if (strlen(list) >= sizeof(buf))
+		return false;
+	strcpy(buf, list);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save), n++) {
+		int k = calibrate_param(tok);
+
+		if (k < 0)
+			return false;
+		fixed[k] = true;
+	}
+	return n > 0;
+}
+
 static int calibrate(struct arch *archs, int n, char **profiles, struct cluster *c,
                      const struct cost_opts *o, const char *cluster_path, const char *cluster_out,
-                     bool json)
+                     const bool fixed[HW_NPARAM], bool json)
 {
-	struct calib_set s = { NULL, 0, 0 };
+	struct calib_set s = { NULL, 0, 0, { false } };
 	struct hardware before = c->hw;
 	struct err e = ERR_INIT;
 	struct strbuf src = STRBUF_INIT;
@@ -227,6 +275,7 @@ static int calibrate(struct arch *archs, int n, char **profiles, struct cluster 
 			return cli_report(&e);
 		}
 	before.source = NULL;
+	memcpy(s.fixed, fixed, sizeof(s.fixed));
 	if (calibrate_fit(&s, &c->hw, &e) < 0) {
 		calibrate_release(&s);
 		return cli_report(&e);
@@ -306,6 +355,7 @@ int cmd_cost(int argc, char **argv)
 		{ "calibrate", required_argument, NULL, 'C' },
 		{ "cluster-out", required_argument, NULL, 'O' },
 		{ "predict", required_argument, NULL, 'P' },
+		{ "fix", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -318,7 +368,7 @@ int cmd_cost(int argc, char **argv)
 	struct err e = ERR_INIT;
 	char cpath[4096], nbuf[256];
 	int ch, nprof = 0, nconf, rc = EXIT_OK, v;
-	bool json = false, only_predict = false;
+	bool json = false, only_predict = false, fixed[HW_NPARAM] = { false }, fix = false;
 
 	optind = 0;
 	while ((ch = cli_getopt("cost", argc, argv, "o:h", opts)) != -1) {
@@ -342,6 +392,18 @@ int cmd_cost(int argc, char **argv)
 			profiles[nprof++] = optarg;
 			break;
 		case 'O': cluster_out = optarg; break;
+		case 'F':
+			if (!parse_fixed(optarg, fixed)) {
+				struct strbuf sb = STRBUF_INIT;
+
+				for (int k = 0; k < EFF_NCLASS; k++)
+					strbuf_addf(&sb, ", %s", hardware_class_names[k]);
+				rc = cli_usage_error("cost", "--fix %s: not a parameter (launch%s)", optarg, sb.buf);
+				strbuf_release(&sb);
+				return rc;
+			}
+			fix = true;
+			break;
 		case 'h': usage(stdout); return EXIT_OK;
 		default: return EXIT_INPUT;
 		}
@@ -354,6 +416,8 @@ int cmd_cost(int argc, char **argv)
 	if (nprof > 0 && nprof != nconf)
 		return cli_usage_error("cost", "%d configs but %d profiles: --calibrate pairs them in order",
 		                       nconf, nprof);
+	if (fix && (nprof == 0 || only_predict))
+		return cli_usage_error("cost", "--fix holds parameters of a fit: it needs --calibrate");
 	if (only_predict && (out || cluster_out))
 		return cli_usage_error("cost", "--predict writes nothing (no -o, no --cluster-out)");
 	if (nprof == 0 && nconf > 1)
@@ -389,14 +453,16 @@ int cmd_cost(int argc, char **argv)
 		return rc;
 	}
 	if (nprof > 0)
-		rc = calibrate(archs, nconf, profiles, &c, &o, cpath, cluster_out, json);
+		rc = calibrate(archs, nconf, profiles, &c, &o, cpath, cluster_out, fixed, json);
 	if (rc == EXIT_OK && (nprof == 0 || out)) {
 		if (name)
 			snprintf(nbuf, sizeof(nbuf), "%s", name);
 		else
 			base_name(out && strcmp(out, "-") != 0 ? out : archs[0].name, nbuf, sizeof(nbuf));
-		if (arch_to_model(&archs[0], &c.hw, &o, nbuf, &m, &e) < 0) {
+		if (arch_to_model(&archs[0], &c.hw, &o, nbuf, &m, &e) < 0 ||
+		    attach_source(&m, cli_resolve(argv[optind], "samples/architectures"), &o, &c, &e) < 0) {
 			rc = cli_report(&e);
+			model_release(&m);
 		} else {
 			if (out && strcmp(out, "-") == 0) {
 				cJSON *root = model_to_json(&m);

@@ -20,7 +20,7 @@ static void usage(FILE *f)
 	fprintf(f, "usage: octopipe plan --model M --cluster C --schedule NAME --microbatches N\n"
 	        "                     [--partition uniform|balanced|megatron|...] [--chunks V]\n"
 	        "                     [--devices P] [--placement d0,d1,...] [--comm HOW] [--embed]\n"
-	        "                     -o PLAN\n"
+	        "                     [--tp T] [--dp D] [--ep E] [--zero Z] [--recompute HOW] -o PLAN\n"
 	        "\n"
 	        "Builds a plan for model M on cluster C (files or bundled sample names) and writes it\n"
 	        "to PLAN (\"-\" for stdout), then prints its simulated iteration time.\n"
@@ -32,12 +32,14 @@ static void usage(FILE *f)
 	        "                    as a layer each), or explicit counts like 7,7,6,6; default: the\n"
 	        "                    schedule's own (megatron for 1f1b, interleaved and zb-*)\n"
 	        "  --chunks V        stages per device (interleaved: 2 or more; zb-v, dualpipev: 2)\n"
-	        "  --devices P       pipeline devices (default: the whole cluster)\n"
+	        "  --devices P       pipeline devices (default: the whole cluster, or the GPUs / (T x D))\n"
 	        "  --placement LIST  device of each stage (adaptive only)\n"
 	        "  --embed           write the model and cluster into the plan instead of paths\n"
 	        "  --comm HOW        overlap (transfers run beside compute) or blocking (a device\n"
 	        "                    holds until its send is received); default: as the schedule's\n"
 	        "                    runtime does it (blocking for Megatron's 1f1b, else overlap)\n"
+	        CLI_PAR_HELP
+	        "                    (--microbatches is per data-parallel replica)\n"
 	        "\n"
 	        "exit status: 0 ok, 2 bad usage or input, 3 the plan does not fit in memory\n", sched_names());
 }
@@ -125,9 +127,11 @@ int cmd_plan(int argc, char **argv)
 		{ "embed", no_argument, NULL, 'e' },
 		{ "comm", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
+		CLI_PAR_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *model_arg = NULL, *cluster_arg = NULL, *sched = NULL, *out = NULL;
+	struct cli_par cp;
 	struct baseline_spec spec = { SCHED_1F1B, 0, 0, NULL, NULL, 0, 0, NULL };
 	char mpath[4096], cpath[4096];
 	struct model m;
@@ -138,7 +142,15 @@ int cmd_plan(int argc, char **argv)
 	int *placement = NULL, rc, k, ch;
 
 	optind = 0;
+	cli_par_init(&cp);
 	while ((ch = cli_getopt("plan", argc, argv, "o:h", opts)) != -1) {
+		if ((k = cli_par_option("plan", ch, optarg, &cp)) != 0) {
+			if (k < 0) {
+				free(placement);
+				return EXIT_INPUT;
+			}
+			continue;
+		}
 		switch (ch) {
 		case 'm': model_arg = optarg; break;
 		case 'c': cluster_arg = optarg; break;
@@ -190,9 +202,43 @@ int cmd_plan(int argc, char **argv)
 		free(placement);
 		return rc;
 	}
-	if (baseline_plan(&p, &m, NULL, &c, NULL, &spec, &e) < 0) {
+	if (cli_par_given(&cp)) {
+		/* build on what one replica sees, then remember the layout and the files */
+		struct parallel l;
+		struct model rm;
+		struct cluster rcl;
+
+		cli_par_layout(&cp, NULL, &c, spec.devices, &l);
+		if (parallel_replica(&m, &c, &l, &rm, &rcl, &e) < 0) {
+			rc = cli_report(&e);
+			model_release(&m);
+			cluster_release(&c);
+			free(placement);
+			return rc;
+		}
+		spec.devices = 0;
+		if (baseline_plan(&p, &rm, NULL, &rcl, NULL, &spec, &e) == 0 &&
+		    plan_attach_parallel(&p, &l, &m, &c, &e) < 0)
+			plan_release(&p);
+		model_release(&rm);
+		cluster_release(&rcl);
+		if (e.cls != ERR_NONE) {
+			rc = cli_report(&e);
+			model_release(&m);
+			cluster_release(&c);
+			free(placement);
+			return rc;
+		}
+	} else if (baseline_plan(&p, &m, NULL, &c, NULL, &spec, &e) < 0) {
 		rc = cli_report(&e);
-	} else {
+		model_release(&m);
+		cluster_release(&c);
+		free(placement);
+		return rc;
+	}
+	if (cp.recompute >= 0)
+		plan_set_recompute(&p, (enum recompute)cp.recompute);
+	{
 		rc = cli_write_plan(&p, out, mpath, cpath, embed);
 		if (rc == EXIT_OK)
 			rc = report(&p, out);

@@ -42,11 +42,15 @@ static void export_usage(FILE *f)
 {
 	fputs("usage: octopipe export torch-csv PLAN [-o FILE]\n"
 	      "       octopipe export megatron-layout PLAN\n"
+	      "       octopipe export megatron-args PLAN [-o FILE]\n"
 	      "       octopipe export svg PLAN [-o FILE] [--timeline T] [--width PX] [--critical-path]\n"
 	      "\n"
 	      "torch-csv writes each device's ops in order as PyTorch pipelining's schedule CSV;\n"
 	      "megatron-layout prints the partition as a Megatron pipeline layout string\n"
 	      "(E embedding, t decoder layer, L loss, '|' between virtual stages);\n"
+	      "megatron-args prints the Megatron-LM flags of the plan's layout and partition\n"
+	      "(parallel sizes, sequence parallelism, distributed optimizer / FSDP for ZeRO,\n"
+	      "recompute, batch sizes, the pipeline layout), one per line;\n"
 	      "svg draws the plan as a per-GPU Gantt chart (octopipe export svg --help).\n", f);
 }
 
@@ -201,7 +205,7 @@ int cmd_export(int argc, char **argv)
 	if (argc >= 2 && strcmp(argv[1], "svg") == 0)
 		return cmd_export_svg(argc - 1, argv + 1);
 	if (argc < 3)
-		return cli_usage_error("export", "needs a format (torch-csv, megatron-layout, svg) and a plan");
+		return cli_usage_error("export", "needs a format (torch-csv, megatron-layout, megatron-args, svg) and a plan");
 	what = argv[1];
 	for (int i = 2; i < argc; i++) {
 		if ((strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) && i + 1 < argc)
@@ -213,13 +217,16 @@ int cmd_export(int argc, char **argv)
 	}
 	if (!plan_arg)
 		return cli_usage_error("export", "no plan given");
-	if (strcmp(what, "torch-csv") != 0 && strcmp(what, "megatron-layout") != 0)
-		return cli_usage_error("export", "unknown format '%s' (torch-csv or megatron-layout)", what);
+	if (strcmp(what, "torch-csv") != 0 && strcmp(what, "megatron-layout") != 0 && strcmp(what, "megatron-args") != 0)
+		return cli_usage_error("export", "unknown format '%s' (torch-csv, megatron-layout, megatron-args or svg)",
+		                       what);
 	if (plan_load(&p, cli_resolve(plan_arg, "plans"), &e) < 0)
 		return cli_report(&e);
 	if (strcmp(what, "torch-csv") == 0) {
 		torchcsv_export(&p, &sb);
 		rc = cli_write_text(out, sb.buf, sb.len);
+	} else if (strcmp(what, "megatron-args") == 0) {
+		rc = megatron_args(&p, plan_arg, &sb, &e) < 0 ? cli_report(&e) : cli_write_text(out, sb.buf, sb.len);
 	} else if (megatron_layout(&p, &sb, &e) < 0) {
 		rc = cli_report(&e);
 	} else {

@@ -21,7 +21,8 @@
 static void usage(FILE *f)
 {
 	fputs("usage: octopipe sim [--json] [--gantt [--width N]] [--timeline-out FILE]\n"
-	      "                    [--trace-out FILE] [--comm overlap|blocking] PLAN\n"
+	      "                    [--trace-out FILE] [--comm overlap|blocking]\n"
+	      "                    [--tp T] [--dp D] [--ep E] [--zero Z] [--recompute HOW] PLAN\n"
 	      "\n"
 	      "Simulates PLAN: every device runs its op list in order; transfers between devices\n"
 	      "cost latency + bytes / bandwidth and overlap compute, or hold both devices when the\n"
@@ -36,6 +37,8 @@ static void usage(FILE *f)
 	      "  --trace-out F       write a Chrome trace / Perfetto JSON (open in ui.perfetto.dev)\n"
 	      "  --comm HOW          simulate the transfers as overlap or blocking, whatever the\n"
 	      "                      plan says\n"
+	      "The layout options re-price the plan (same stages and orders) under another layout:\n"
+	      CLI_PAR_HELP
 	      "\n"
 	      "exit status: 0 ok, 2 bad input, 3 infeasible (deadlock: the cycle is named; out of\n"
 	      "memory: the device is named)\n", f);
@@ -57,7 +60,31 @@ static void summary(const struct plan *p, const char *path, const struct metrics
 	fmt_ms(&sb, m->lower_bound_tight_ms);
 	strbuf_addf(&sb, " (efficiency %.1f%%): at most %.1f%% slower than the best plan can be\n", 100 * m->efficiency_tight,
 	            m->lower_bound_tight_ms > 0 ? 100 * (m->makespan_ms / m->lower_bound_tight_ms - 1) : 0);
-	strbuf_addf(&sb, "bubble %.1f%% of device time (1 - busy / (devices x iteration))\n\n", 100 * m->bubble_ratio);
+	strbuf_addf(&sb, "bubble %.1f%% of device time (1 - busy / (devices x iteration))\n", 100 * m->bubble_ratio);
+	{
+		struct parallel l = plan_parallel(p);
+		int worst = 0;
+
+		if (!parallel_is_pipeline_only(&l) || p->has_parallel) {
+			for (int d = 1; d < m->ndevices; d++)
+				if (m->dev[d].peak_mem_bytes > m->dev[worst].peak_mem_bytes)
+					worst = d;
+			strbuf_addf(&sb, "layout pp %d x tp %d x dp %d = %d GPUs (ep %d, ZeRO %d); data-parallel sync ", l.pp,
+			            l.tp, l.dp, parallel_gpus(&l), l.ep, l.zero);
+			fmt_ms(&sb, m->dp_sync_ms);
+			strbuf_addstr(&sb, " exposed\nmemory per GPU of device ");
+			strbuf_addf(&sb, "%d: weights ", worst);
+			fmt_bytes(&sb, (double)m->dev[worst].weights_bytes);
+			strbuf_addstr(&sb, ", grads ");
+			fmt_bytes(&sb, (double)m->dev[worst].grads_bytes);
+			strbuf_addstr(&sb, ", optimizer ");
+			fmt_bytes(&sb, (double)m->dev[worst].optimizer_bytes);
+			strbuf_addstr(&sb, ", activations ");
+			fmt_bytes(&sb, (double)m->dev[worst].act_peak_bytes);
+			strbuf_addstr(&sb, "\n");
+		}
+	}
+	strbuf_addstr(&sb, "\n");
 	strbuf_addf(&sb, "%4s %10s %10s %7s %10s %10s %11s %11s\n", "GPU", "BUSY ms", "IDLE ms", "BUBBLE",
 	            "WARM-UP", "COOL-DOWN", "PEAK MEM", "USABLE");
 	for (int d = 0; d < m->ndevices; d++) {
@@ -105,9 +132,12 @@ int cmd_sim(int argc, char **argv)
 		{ "trace-out", required_argument, NULL, 'T' },
 		{ "comm", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
+		CLI_PAR_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *tl_out = NULL, *trace_out = NULL, *path;
+	struct cli_par cp;
+	int k;
 	int comm_mode = SIM_COMM_PLAN;
 	bool json = false, gantt = false;
 	int width = 100, ch, rc = EXIT_OK;
@@ -119,7 +149,13 @@ int cmd_sim(int argc, char **argv)
 	struct timeline t;
 
 	optind = 0;
+	cli_par_init(&cp);
 	while ((ch = cli_getopt("sim", argc, argv, "jgh", opts)) != -1) {
+		if ((k = cli_par_option("sim", ch, optarg, &cp)) != 0) {
+			if (k < 0)
+				return EXIT_INPUT;
+			continue;
+		}
 		switch (ch) {
 		case 'j': json = true; break;
 		case 'g': gantt = true; break;
@@ -143,6 +179,17 @@ int cmd_sim(int argc, char **argv)
 	path = cli_resolve(argv[optind], "plans");
 	if (plan_load(&p, path, &e) < 0)
 		return cli_report(&e);
+	if (cli_par_given(&cp)) {
+		struct parallel l, cur = plan_parallel(&p);
+
+		cli_par_layout(&cp, &cur, plan_src_cluster(&p), p.ndevices, &l);
+		if (plan_set_parallel(&p, &l, &e) < 0) {
+			plan_release(&p);
+			return cli_report(&e);
+		}
+	}
+	if (cp.recompute >= 0)
+		plan_set_recompute(&p, (enum recompute)cp.recompute);
 	memset(&s, 0, sizeof(s));
 	sim_opts_default(&o);
 	o.record = tl_out || trace_out || gantt;

@@ -22,6 +22,8 @@
 #include "cli.h"
 #include "doc.h"
 #include "json.h"
+#include "layout_search.h"
+#include "parallel.h"
 #include "sim.h"
 #include "tune.h"
 
@@ -72,6 +74,8 @@ static void usage(FILE *f)
 	fputs("usage: octopipe tune --model M --cluster C --microbatches N [-o PLAN]\n"
 	      "                     [--steps-out STEPS.json] [--max-stages-per-device K]\n"
 	      "                     [--budget SECONDS] [--evals N] [--seed N] [--quiet]\n"
+	      "                     [--layout auto|pp] [--global-batch B] [--tp T] [--dp D] [--ep E]\n"
+	      "                     [--zero Z] [--recompute HOW]\n"
 	      "\n"
 	      "Co-optimizes partition, placement and scheduling: starting from the best baseline,\n"
 	      "it rebalances stage boundaries toward the devices with the most bubble, changes the\n"
@@ -90,7 +94,18 @@ static void usage(FILE *f)
 	      "                              or --evals); --time-budget is the old name\n"
 	      "  --evals N                   stop after about N candidate plans (without --budget:\n"
 	      "                              no time limit, and the same seed gives the same plan)\n"
-	      "  --seed N                    seed of tie-breaks and perturbations\n", f);
+	      "  --seed N                    seed of tie-breaks and perturbations\n"
+	      "\n"
+	      "Parallel layout (--layout auto, the default): first it judges every layout the\n"
+	      "options leave open - the PP x TP x DP factorisations of the cluster (TP within a\n"
+	      "node), the ZeRO stage and the recompute mode - by the tokens/s of its best baseline,\n"
+	      "memory first (a layout that does not fit is sharded or recomputes before it is given\n"
+	      "up), at one global batch; then it tunes the winner. The global batch is --global-batch\n"
+	      "sequences, else --microbatches x the micro-batch size x (--dp, else 1): a layout with\n"
+	      "D replicas runs 1/D of it on each. The plan's microbatches are per replica. Exit 3\n"
+	      "when no layout fits, with the smallest peak memory found. --layout pp tunes pure\n"
+	      "pipeline parallelism over every GPU instead.\n"
+	      CLI_PAR_HELP, f);
 }
 
 int cmd_tune(int argc, char **argv)
@@ -108,8 +123,17 @@ int cmd_tune(int argc, char **argv)
 		{ "seed", required_argument, NULL, 'S' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "layout", required_argument, NULL, 'L' },
+		{ "global-batch", required_argument, NULL, 'G' },
+		CLI_PAR_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
+	struct cli_par cp;
+	bool layout_pp = false, use_layout = false;
+	int global_batch = 0;
+	struct layout_choice lc;
+	struct model rm;
+	struct cluster rcl;
 	const char *model_arg = NULL, *cluster_arg = NULL, *out = NULL, *steps_out = NULL;
 	char mpath[4096], cpath[4096];
 	struct tune_opts o;
@@ -128,9 +152,27 @@ int cmd_tune(int argc, char **argv)
 	double secs;
 
 	tune_opts_default(&o);
+	cli_par_init(&cp);
+	memset(&rm, 0, sizeof(rm));
+	memset(&rcl, 0, sizeof(rcl));
 	optind = 0;
 	while ((ch = cli_getopt("tune", argc, argv, "o:qh", opts)) != -1) {
+		if ((r = cli_par_option("tune", ch, optarg, &cp)) != 0) {
+			if (r < 0)
+				return EXIT_INPUT;
+			continue;
+		}
 		switch (ch) {
+		case 'L':
+			if (strcmp(optarg, "auto") != 0 && strcmp(optarg, "pp") != 0)
+				return cli_usage_error("tune", "--layout: 'auto' (search the parallel layouts) or 'pp' (pure "
+				                       "pipeline parallelism over every GPU), not '%s'", optarg);
+			layout_pp = strcmp(optarg, "pp") == 0;
+			break;
+		case 'G':
+			if ((global_batch = cli_positive("tune", "--global-batch", optarg)) < 0)
+				return EXIT_INPUT;
+			break;
 		case 'm': model_arg = optarg; break;
 		case 'c': cluster_arg = optarg; break;
 		case 'n': if ((o.microbatches = cli_positive("tune", "--microbatches", optarg)) < 0) return EXIT_INPUT; break;
@@ -176,6 +218,45 @@ int cmd_tune(int argc, char **argv)
 		model_release(&m);
 		return rc;
 	}
+	if (layout_pp && (cli_par_given(&cp) || cp.recompute >= 0 || global_batch)) {
+		rc = cli_usage_error("tune", "--layout pp tunes pure pipeline parallelism: no layout options with it");
+		goto out;
+	}
+	if (!layout_pp) {
+		/* the layout first: the factorisations, ZeRO stages and recompute modes the options
+		 * leave open, at one global batch */
+		struct layout_constraints k = { 0, cp.tp, cp.dp, cp.ep, cp.zero ? cp.zero - 1 : -1, cp.recompute, 0 };
+
+		if (global_batch) {
+			if (global_batch % m.micro_batch_size) {
+				rc = cli_usage_error("tune", "--global-batch %d is not a multiple of the model's micro-batch size %ld",
+				                     global_batch, m.micro_batch_size);
+				goto out;
+			}
+			k.global_mb = (int)(global_batch / m.micro_batch_size);
+		} else {
+			k.global_mb = o.microbatches * (cp.dp ? cp.dp : 1);
+		}
+		if (layout_search(&m, &c, &k, &lc, &e) < 0) {
+			rc = cli_report(&e);
+			goto out;
+		}
+		if (!quiet)
+			printf("layout: pp %d x tp %d x dp %d (ep %d, ZeRO %d, recompute %s), %d microbatches per replica "
+			       "(global batch %ld): the best of %d layouts, %.0f tokens/s with its best baseline\n",
+			       lc.par.pp, lc.par.tp, lc.par.dp, lc.par.ep, lc.par.zero, recompute_name(lc.recompute),
+			       lc.microbatches, (long)k.global_mb * m.micro_batch_size, lc.candidates, lc.tokens_per_s);
+		o.microbatches = lc.microbatches;
+		use_layout = !parallel_is_pipeline_only(&lc.par) || lc.par.pp != c.devices ||
+		             lc.recompute != RECOMPUTE_NONE;
+		if (use_layout) {
+			if (parallel_replica(&m, &c, &lc.par, &rm, &rcl, &e) < 0) {
+				rc = cli_report(&e);
+				goto out;
+			}
+			layout_recompute_model(&rm, lc.recompute);
+		}
+	}
 	interrupted = 0;
 	o.stop = &interrupted;
 	if (!quiet && isatty(fileno(stderr))) {
@@ -186,7 +267,7 @@ int cmd_tune(int argc, char **argv)
 	sa.sa_handler = on_sigint;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, &old_sa);
-	if (tune_new(&t, &m, &c, &o, &e) < 0) {
+	if (tune_new(&t, use_layout ? &rm : &m, use_layout ? &rcl : &c, &o, &e) < 0) {
 		sigaction(SIGINT, &old_sa, NULL);
 		rc = cli_report(&e);
 		goto out;
@@ -212,7 +293,35 @@ int cmd_tune(int argc, char **argv)
 		rc = cli_report(&e);
 		goto out;
 	}
-	tune_stats(t, &evals, &secs);
+	if (use_layout) {
+		/* the plan on the replica as the files and the simulator see it: the layer table
+		 * without the search's uniform recompute, every stage recomputing as chosen */
+		struct model pm;
+		struct sim sm;
+		struct sim_opts so;
+
+		if (parallel_model(&m, &c, &lc.par, &pm, &e) < 0) {
+			rc = cli_report(&e);
+			plan_release(&p);
+			metrics_release(&mt);
+			goto out;
+		}
+		model_release(&p.model);
+		p.model = pm;
+		plan_set_recompute(&p, lc.recompute);
+		metrics_release(&mt);
+		memset(&sm, 0, sizeof(sm));
+		sim_opts_default(&so);
+		r = sim_run(&sm, &p, &so, &mt, &e);
+		sim_release(&sm);
+		if (r < 0 || plan_attach_parallel(&p, &lc.par, &m, &c, &e) < 0) {
+			rc = cli_report(&e);
+			plan_release(&p);
+			metrics_release(&mt);
+			goto out;
+		}
+	}
+		tune_stats(t, &evals, &secs);
 	{
 		const struct tune_step *all;
 		int n = tune_steps(t, &all);
@@ -259,6 +368,8 @@ int cmd_tune(int argc, char **argv)
 	plan_release(&p);
 out:
 	tune_free(t);
+	model_release(&rm);
+	cluster_release(&rcl);
 	model_release(&m);
 	cluster_release(&c);
 	return rc;

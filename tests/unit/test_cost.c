@@ -246,7 +246,7 @@ static void calibration(void)
 	struct arch a;
 	struct err e = ERR_INIT;
 	struct cost_opts o = { 2048, 1, 1, false, 0, 0 };
-	struct calib_set s = { NULL, 0, 0 };
+	struct calib_set s = { NULL, 0, 0, { false } };
 	char path[] = "/tmp/octopipe-calib-XXXXXX";
 	int fd;
 	FILE *f;
@@ -289,6 +289,16 @@ static void calibration(void)
 		hardware_default(&d);
 		is_dbl(hw.eff_f[EFF_GROUPED], d.eff_f[EFF_GROUPED], 1e-12, "a class the profile never uses keeps its value");
 	}
+	/* a held parameter keeps the cluster's value and the others absorb what it misses */
+	ok(calibrate_param("launch") == HW_LAUNCH && calibrate_param("memory") == EFF_MEMORY &&
+	   calibrate_param("gemm") == EFF_GEMM && calibrate_param("tensor") == -1, "parameters by name");
+	hardware_default(&hw);
+	hw.eff_f[EFF_MEMORY] = 0.35, hw.eff_b[EFF_MEMORY] = 0.4;
+	s.fixed[EFF_MEMORY] = true;
+	ok(calibrate_fit(&s, &hw, &e) == 0, "a fit with memory held");
+	ok(hw.eff_f[EFF_MEMORY] == 0.35 && hw.eff_b[EFF_MEMORY] == 0.4, "holds the memory efficiency");
+	ok(fabs(hw.eff_f[EFF_GEMM] - truth.eff_f[EFF_GEMM]) > 1e-3 * truth.eff_f[EFF_GEMM],
+	   "and the free classes move off the truth to make up for it (gemm F %.4f)", hw.eff_f[EFF_GEMM]);
 	calibrate_release(&s);
 	unlink(path);
 	arch_release(&a);
@@ -378,8 +388,34 @@ static void kernels(void)
 	w = block_work(b);
 	o.seq = 16;
 	n = cost_kernels(&w, &o, PASS_F, k, WORK_MAX_KERNELS);
-	ok(w.core_class == EFF_EAGER && k[3].cls == EFF_EAGER && k[3].bytes == 16 * cost_ctx(16, 0) * 2 * 24.0,
-	   "eager attention: 24 bytes per score (%g)", k[3].bytes);
+	is_int(n, 6, "eager attention: the core is two kernels");
+	ok(w.core_class == EFF_EAGER && strcmp(k[3].name, "attn_core.bmm") == 0 && k[3].cls == EFF_GEMM &&
+	   k[3].launches == 2 && k[3].flops == 16 * cost_ctx(16, 0) * 32 && k[3].bytes == 0,
+	   "QK^T and PV: two batched GEMMs at the GEMM efficiency (%g FLOPs)", k[3].flops);
+	ok(strcmp(k[4].name, "attn_core.scores") == 0 && k[4].cls == EFF_MEMORY && k[4].flops == 0 &&
+	   k[4].bytes == 16 * cost_ctx(16, 0) * 2 * 24.0,
+	   "the score passes: 24 bytes per score at the memory efficiency (%g)", k[4].bytes);
+	b.sinks = true;
+	w = block_work(b);
+	cost_kernels(&w, &o, PASS_F, k, WORK_MAX_KERNELS);
+	is_dbl(k[4].bytes, 16 * cost_ctx(16, 0) * 2 * 36.0, 0, "sink logits: 36 bytes per score");
+	n = cost_kernels(&w, &o, PASS_W, k, WORK_MAX_KERNELS);
+	ok(n == 2 && strcmp(k[0].name, "qkv") == 0 && strcmp(k[1].name, "o_proj") == 0,
+	   "the batched score GEMMs have no weight gradient");
+
+	/* the loss's backward moves 22 bytes per vocabulary entry against the forward's 16 */
+	b = mk(BLK_HEAD, 8);
+	b.vocab = 100;
+	w = block_work(b);
+	n = cost_kernels(&w, &o, PASS_F, k, WORK_MAX_KERNELS);
+	ok(n == 3 && strcmp(k[2].name, "loss") == 0 && k[2].bytes == 16.0 * 16 * 100, "loss forward: 16 bytes per logit");
+	cost_kernels(&w, &o, PASS_I, k, WORK_MAX_KERNELS);
+	is_dbl(k[2].bytes, 22.0 * 16 * 100, 0.01, "loss backward: 22 bytes per logit");
+	is_dbl(k[0].bytes, 2 * 4.0 * 16 * 8, 0, "a norm's backward stays twice its forward");
+	b.softcap = true;
+	w = block_work(b);
+	cost_kernels(&w, &o, PASS_I, k, WORK_MAX_KERNELS);
+	is_dbl(k[2].bytes, (22.0 + 16) * 16 * 100, 0.01, "soft-capping adds twice its forward");
 
 	/* an architecture file's layer has no shapes: one pseudo-kernel per class, no launch */
 	memset(&w, 0, sizeof(w));

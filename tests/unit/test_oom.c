@@ -554,7 +554,7 @@ static int op_profile_trace(struct strbuf *fp, struct err *e) { return op_profil
  * the fit of the hardware's efficiencies. */
 static int op_calibrate(struct strbuf *fp, struct err *e)
 {
-	struct calib_set s = { NULL, 0, 0 };
+	struct calib_set s = { NULL, 0, 0, { false } };
 	struct arch a;
 	struct hardware hw;
 	struct cost_opts o = { 4096, 1, 1, false, 0, 0 };

@@ -1,0 +1,56 @@
+/*
+ * layout_search — the outer loop of the tuner over parallel layouts: which PP x TP x DP
+ * factorisation of the cluster, which ZeRO stage and which recompute mode a model should
+ * run with, before the three phases tune partition, placement and order for it.
+ *
+ * Every candidate the constraints allow (T divides a node and the model's heads, the
+ * T x D blocks tile the nodes, P = GPUs / (T x D) pipeline devices no more than the
+ * model's layers, E divides D, D divides the global batch) is judged by the fastest of a
+ * few baselines built on what one replica sees (1F1B and ZB-H1 with Megatron's and the
+ * balanced partition) at the same global batch: more replicas mean fewer microbatches
+ * each, so the pipeline's fill and drain weigh more, which is the trade-off a layout
+ * makes against tensor parallelism's all-reduces and data parallelism's sync. For a model
+ * with routed experts each divisor E of D is tried as the expert-parallel degree. Memory
+ * first, and no more than needed: a candidate is sharded (ZeRO 1, 2, 3) only as far as it
+ * takes to fit without recompute, and recomputes (selective, then full) only when no
+ * sharding fits. Among the candidates that fit the most tokens/s wins; when none fits,
+ * the smallest peak memory per GPU seen is reported.
+ */
+#ifndef OCTO_LAYOUT_SEARCH_H
+#define OCTO_LAYOUT_SEARCH_H
+
+#include <stdbool.h>
+
+#include "cluster.h"
+#include "err.h"
+#include "model.h"
+#include "parallel.h"
+
+/* Degrees to hold fixed (0 = search; zero and recompute: -1 = search), and the global
+ * batch in microbatches, held fixed over the layouts as Megatron-LM users hold theirs: a
+ * layout with D replicas runs global_mb / D microbatches on each (D must divide it). */
+struct layout_constraints {
+	int pp, tp, dp, ep, zero, recompute;
+	int global_mb;
+};
+
+struct layout_choice {
+	struct parallel par;
+	enum recompute recompute;
+	int microbatches;         /* per replica: global_mb / dp */
+	double makespan_ms, tokens_per_s, peak_bytes;
+	int candidates;           /* layouts judged */
+	double min_peak_bytes;    /* the smallest peak per GPU over all of them (when none fits) */
+};
+
+/* Returns 0 with the best layout in *out; ERR_INFEASIBLE when none fits (out->min_peak_bytes
+ * says how close the best came), ERR_INPUT when the constraints allow no layout at all. */
+int layout_search(const struct model *m, const struct cluster *c, const struct layout_constraints *k,
+                  struct layout_choice *out, struct err *e);
+
+/* The layer table as a uniformly recomputing stage sees it: the backward pays the redone
+ * forward and the activations kept are the recompute mode's (for searches that build
+ * plans without per-stage modes; a plan's own stages are priced by the simulator). */
+void layout_recompute_model(struct model *m, enum recompute r);
+
+#endif

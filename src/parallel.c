@@ -1,0 +1,339 @@
+/*
+ * parallel — PP x TP x DP (x EP), ZeRO and recompute: see parallel.h for the GPU numbering
+ * and the memory rule.
+ *
+ * The layer table at another TP degree comes from the model's "source" (written by
+ * `octopipe cost`: the architecture object it was made from, its sequence length,
+ * micro-batch, TP degree and the hardware efficiencies). Each layer of the file is
+ * scaled field by field by cost(T) / cost(T0), T0 the degree the file was made at, so a
+ * table calibrated or edited by hand keeps its corrections and an untouched one equals
+ * the cost model at T exactly.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arch.h"
+#include "hfconfig.h"
+#include "json.h"
+#include "parallel.h"
+
+static const char *const recompute_names[] = { "none", "selective", "full" };
+
+const char *recompute_name(enum recompute r)
+{
+	return (unsigned)r < 3 ? recompute_names[r] : "?";
+}
+
+int recompute_from_name(const char *name, enum recompute *out)
+{
+	for (int i = 0; i < 3; i++)
+		if (strcmp(name, recompute_names[i]) == 0) {
+			*out = (enum recompute)i;
+			return 0;
+		}
+	return -1;
+}
+
+void parallel_default(struct parallel *l, int pp)
+{
+	l->pp = pp;
+	l->tp = l->dp = l->ep = 1;
+	l->zero = 0;
+}
+
+bool parallel_is_pipeline_only(const struct parallel *l)
+{
+	return l->tp == 1 && l->dp == 1 && l->ep == 1 && l->zero == 0;
+}
+
+int parallel_check(const struct parallel *l, const struct cluster *g, struct err *e)
+{
+	long gpus = (long)l->pp * l->tp * l->dp;
+	int gpn = g->gpus_per_node, block = l->tp * l->dp;
+
+	if (l->pp < 1 || l->tp < 1 || l->dp < 1 || l->ep < 1 || l->pp > PARALLEL_MAX_DEGREE ||
+	    l->tp > PARALLEL_MAX_DEGREE || l->dp > PARALLEL_MAX_DEGREE || l->ep > PARALLEL_MAX_DEGREE)
+		return err_set(e, ERR_INPUT, "pp, tp, dp and ep must be 1..%d", PARALLEL_MAX_DEGREE);
+	if (l->zero < 0 || l->zero > 3)
+		return err_set(e, ERR_INPUT, "zero must be 0, 1, 2 or 3 (the ZeRO stage), not %d", l->zero);
+	if (gpus > g->devices)
+		return err_set(e, ERR_INPUT, "pp %d x tp %d x dp %d = %ld GPUs, but cluster '%s' has %d",
+		               l->pp, l->tp, l->dp, gpus, g->name, g->devices);
+	if (l->tp > gpn || gpn % l->tp != 0)
+		return err_set(e, ERR_INPUT, "tp %d: a tensor-parallel group stays on one node, and cluster '%s' has "
+		               "%d GPUs per node (tp must divide it)", l->tp, g->name, gpn);
+	if (block % gpn != 0 && gpn % block != 0)
+		return err_set(e, ERR_INPUT, "tp %d x dp %d = %d GPUs per pipeline stage neither divides nor is a "
+		               "multiple of the %d GPUs of a node: the replicas would straddle nodes",
+		               l->tp, l->dp, block, gpn);
+	if (l->dp % l->ep != 0)
+		return err_set(e, ERR_INPUT, "ep %d must divide dp %d (experts are sharded over data-parallel ranks)",
+		               l->ep, l->dp);
+	if (l->zero > 0 && l->dp == 1)
+		return err_set(e, ERR_INPUT, "zero %d shards over data-parallel ranks, and dp is 1", l->zero);
+	return 0;
+}
+
+const struct link *parallel_dp_link(const struct parallel *l, const struct cluster *g)
+{
+	return l->tp * l->dp <= g->gpus_per_node ? &g->intra : &g->inter;
+}
+
+const struct link *parallel_ep_link(const struct parallel *l, const struct cluster *g)
+{
+	return l->tp * l->ep <= g->gpus_per_node ? &g->intra : &g->inter;
+}
+
+int parallel_cluster(const struct cluster *g, const struct parallel *l, struct cluster *out, struct err *e)
+{
+	int block = l->tp * l->dp;
+
+	if (cluster_copy(out, g, e) < 0)
+		return -1;
+	out->devices = l->pp;
+	out->rep.tp = l->tp;
+	out->rep.dp = l->dp;
+	out->rep.ep = l->ep;
+	out->rep.zero = l->zero;
+	out->rep.dp_link = *parallel_dp_link(l, g);
+	out->gpus_per_node = block <= g->gpus_per_node ? g->gpus_per_node / block : 1;
+	if (g->device_speed) {
+		double *sp = calloc((size_t)l->pp, sizeof(*sp));
+
+		if (!sp) {
+			cluster_release(out);
+			return err_set(e, ERR_RUNTIME, "out of host memory");
+		}
+		/* a pipeline device runs at the pace of its slowest GPU */
+		for (int p = 0; p < l->pp; p++) {
+			sp[p] = INFINITY;
+			for (int i = 0; i < block; i++)
+				sp[p] = fmin(sp[p], g->device_speed[p * block + i]);
+		}
+		free(out->device_speed);
+		out->device_speed = sp;
+	}
+	return 0;
+}
+
+int model_made_tp(const struct model *m)
+{
+	const cJSON *src = m->extra ? cJSON_GetObjectItemCaseSensitive(m->extra, "source") : NULL;
+	const cJSON *tp = src ? cJSON_GetObjectItemCaseSensitive(src, "tp") : NULL;
+
+	return cJSON_IsNumber(tp) && tp->valuedouble >= 1 && tp->valuedouble <= PARALLEL_MAX_DEGREE
+	       ? (int)tp->valuedouble : 1;
+}
+
+/* The architecture and cost options of m's "source"; 1 when it has none. */
+static int model_source(const struct model *m, struct arch *a, struct cost_opts *o, struct hardware *hw,
+                        struct err *e)
+{
+	const cJSON *src = m->extra ? cJSON_GetObjectItemCaseSensitive(m->extra, "source") : NULL;
+	const cJSON *arch, *hwj;
+	struct jv v = { m->name, e, "source" };
+	double d;
+	bool rc = false;
+
+	if (!src)
+		return 1;
+	if (!cJSON_IsObject(src))
+		return jv_fail(&v, "source", "must be an object");
+	if (jv_object(&v, src, "source", "architecture", JV_REQUIRED, &arch) < 0 ||
+	    jv_object(&v, src, "source", "hardware", 0, &hwj) < 0 ||
+	    jv_number(&v, src, "source", "tp", JV_INTEGER, 1, PARALLEL_MAX_DEGREE, 1, &d) < 0)
+		return -1;
+	memset(o, 0, sizeof(*o));
+	o->tp = (int)d;
+	o->seq = m->seq_len;
+	o->micro_batch = m->micro_batch_size;
+	if (jv_bool(&v, src, "source", "recompute", 0, false, &rc) < 0)
+		return -1;
+	o->recompute = rc;
+	hardware_default(hw);
+	if (hwj && hardware_from_json(hw, hwj, m->name, "source", "hardware", e) < 0)
+		return -1;
+	memset(a, 0, sizeof(*a));
+	if (cJSON_GetObjectItemCaseSensitive(arch, "format") ? arch_from_json(a, arch, m->name, e) < 0
+	                                                        : hfconfig_read(a, arch, m->name, e) < 0) {
+		hardware_release(hw);
+		return -1;
+	}
+	if (a->nlayers != m->nlayers) {
+		arch_release(a);
+		hardware_release(hw);
+		return err_set(e, ERR_INPUT, "%s: source.architecture has %d layers but the table has %d",
+		               m->name, a->nlayers, m->nlayers);
+	}
+	return 0;
+}
+
+static double scaled(double file, double at0, double at)
+{
+	return at0 > 0 ? file * (at / at0) : at;
+}
+
+static uint64_t scaled_bytes(uint64_t file, double at0, double at)
+{
+	double v = scaled((double)file, at0, at);
+
+	return v > 0 ? (uint64_t)(v + 0.5) : 0;
+}
+
+/* Rescales every layer of out (a copy of the file's table) from degree o->tp to tp. */
+static int retarget(struct model *out, const struct arch *a, const struct hardware *hw, struct cost_opts o,
+                    const struct cluster *g, int tp, struct err *e)
+{
+	for (int i = 0; i < a->nlayers; i++) {
+		const struct work *w = &a->layers[i].w;
+
+		if (w->tp_units > 0 && (tp > w->tp_units || w->tp_units % tp != 0))
+			return err_set(e, ERR_INPUT, "tp %d: layer %d (%s) has %d %s, which %d tensor-parallel ranks "
+			               "cannot split evenly", tp, i, a->layers[i].kind, w->tp_units, w->tp_unit_name, tp);
+	}
+	o.link_gbytes_per_s = g->intra.gbytes_per_s;
+	o.link_latency_us = g->intra.latency_us;
+	for (int i = 0; i < a->nlayers; i++) {
+		struct layer *l = &out->layers[i];
+		struct layer_cost c0, c1;
+		struct cost_opts o1 = o;
+
+		cost_layer(&a->layers[i].w, hw, &o, &c0);
+		o1.tp = tp;
+		cost_layer(&a->layers[i].w, hw, &o1, &c1);
+		l->f_ms = scaled(l->f_ms, c0.f_ms, c1.f_ms);
+		l->b_ms = scaled(l->b_ms, c0.b_ms, c1.b_ms);
+		l->w_ms = scaled(l->w_ms, c0.w_ms, c1.w_ms);
+		l->core_f_ms = fmin(scaled(l->core_f_ms, c0.core_f_ms, c1.core_f_ms), l->f_ms);
+		l->param_bytes = scaled_bytes(l->param_bytes, c0.param_bytes, c1.param_bytes);
+		l->expert_param_bytes = scaled_bytes(l->expert_param_bytes, c0.expert_param_bytes, c1.expert_param_bytes);
+		if (l->expert_param_bytes > l->param_bytes)
+			l->expert_param_bytes = l->param_bytes;
+		l->act_bytes = scaled_bytes(l->act_bytes, c0.act_bytes, c1.act_bytes);
+		l->act_w_bytes = scaled_bytes(l->act_w_bytes, c0.act_w_bytes, c1.act_w_bytes);
+		if (l->act_w_bytes > l->act_bytes)
+			l->act_w_bytes = l->act_bytes;
+		l->core_act_bytes = scaled_bytes(l->core_act_bytes, c0.core_act_bytes, c1.core_act_bytes);
+		if (l->core_act_bytes > l->act_bytes)
+			l->core_act_bytes = l->act_bytes;
+		l->out_bytes = scaled_bytes(l->out_bytes, c0.out_bytes, c1.out_bytes);
+		l->in_bytes = scaled_bytes(l->in_bytes, c0.in_bytes, c1.in_bytes);
+		l->a2a_bytes = scaled_bytes(l->a2a_bytes, c0.a2a_bytes, c1.a2a_bytes);
+	}
+	return 0;
+}
+
+int parallel_model(const struct model *m, const struct cluster *g, const struct parallel *l, struct model *out,
+                 struct err *e)
+{
+	int made = model_made_tp(m);
+
+	if (model_copy(out, m, e) < 0)
+		return -1;
+	if (l->tp != made) {
+		struct arch a;
+		struct cost_opts o;
+		struct hardware hw;
+		int r = model_source(m, &a, &o, &hw, e);
+
+		if (r != 0) {
+			model_release(out);
+			if (r > 0)
+				return err_set(e, ERR_INPUT, "model '%s' has no architecture (a measured or hand-made table at "
+				               "tp %d): it cannot be priced at tp %d; make it with `octopipe cost` from its "
+				               "config.json", m->name, made, l->tp);
+			return -1;
+		}
+		r = retarget(out, &a, &hw, o, g, l->tp, e);
+		arch_release(&a);
+		hardware_release(&hw);
+		if (r < 0) {
+			model_release(out);
+			return -1;
+		}
+	}
+	if (l->ep > 1) {
+		const struct link *lk = parallel_ep_link(l, g);
+
+		for (int i = 0; i < out->nlayers; i++) {
+			struct layer *y = &out->layers[i];
+			double ms;
+
+			if (y->a2a_bytes == 0)
+				continue;
+			/* dispatch and combine: each rank keeps 1/E of its tokens, sends the rest */
+			ms = (lk->gbytes_per_s > 0 ? 1e3 * (double)(l->ep - 1) / l->ep * (double)y->a2a_bytes /
+			                             (lk->gbytes_per_s * 1e9) : 0) +
+			     2 * lk->latency_us * 1e-3;
+			y->f_ms += ms;
+			y->b_ms += ms;
+		}
+	}
+	return 0;
+}
+
+int parallel_replica(const struct model *m, const struct cluster *g, const struct parallel *l, struct model *rm,
+                     struct cluster *rc, struct err *e)
+{
+	if (parallel_check(l, g, e) < 0 || parallel_model(m, g, l, rm, e) < 0)
+		return -1;
+	if (parallel_cluster(g, l, rc, e) < 0) {
+		model_release(rm);
+		return -1;
+	}
+	return 0;
+}
+
+double ring_allreduce_ms(double bytes, int n, const struct link *lk)
+{
+	if (n <= 1 || bytes <= 0)
+		return 0;
+	return (lk->gbytes_per_s > 0 ? 1e3 * 2.0 * (n - 1) / n * bytes / (lk->gbytes_per_s * 1e9) : 0) +
+	       2.0 * (n - 1) * lk->latency_us * 1e-3;
+}
+
+double ring_half_ms(double bytes, int n, const struct link *lk)
+{
+	if (n <= 1 || bytes <= 0)
+		return 0;
+	return (lk->gbytes_per_s > 0 ? 1e3 * (double)(n - 1) / n * bytes / (lk->gbytes_per_s * 1e9) : 0) +
+	       (double)(n - 1) * lk->latency_us * 1e-3;
+}
+
+void parallel_static_mem(const struct parallel *l, double param_bytes, double expert_bytes, struct mem_static *out)
+{
+	/* parameter counts on this GPU before ZeRO: dense ones, and its 1/E of the experts */
+	double dense = (param_bytes - expert_bytes) / 2, experts = expert_bytes / 2 / l->ep;
+	int edp = l->dp / l->ep;  /* the experts' own data-parallel group */
+	double dz = l->zero >= 1 ? l->dp : 1, ez = l->zero >= 1 ? edp : 1;
+
+	out->weights = 2 * (l->zero >= 3 ? dense / l->dp + experts / edp : dense + experts);
+	out->grads = 2 * (l->zero >= 2 ? dense / l->dp + experts / edp : dense + experts);
+	out->optimizer = 12 * (dense / dz + experts / ez);
+}
+
+void parallel_dp_sync(const struct parallel *l, const struct link *dl, double param_bytes, double expert_bytes,
+                      struct dp_sync_cost *out)
+{
+	double dense = param_bytes - expert_bytes, experts = expert_bytes / l->ep;
+	int edp = l->dp / l->ep;
+
+	if (l->zero == 0) {
+		out->grad_ms = ring_allreduce_ms(dense, l->dp, dl) + ring_allreduce_ms(experts, edp, dl);
+		out->gather_ms = 0;
+	} else {
+		out->grad_ms = ring_half_ms(dense, l->dp, dl) + ring_half_ms(experts, edp, dl);
+		out->gather_ms = l->zero < 3 ? ring_half_ms(dense, l->dp, dl) + ring_half_ms(experts, edp, dl) : 0;
+	}
+}
+
+double parallel_zero3_gather_ms(const struct parallel *l, const struct link *dl, double param_bytes,
+                                double expert_bytes)
+{
+	if (l->zero < 3)
+		return 0;
+	return ring_half_ms(param_bytes - expert_bytes, l->dp, dl) + ring_half_ms(expert_bytes / l->ep, l->dp / l->ep, dl);
+}

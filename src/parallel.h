@@ -1,0 +1,115 @@
+/*
+ * parallel — how a plan uses its GPUs: Megatron-LM's PP x TP x DP (x EP), ZeRO and
+ * activation recompute (`"parallel"` in a plan, `"recompute"` per stage).
+ *
+ * A pipeline *device* of the simulator is a tensor-parallel group of T GPUs on one node,
+ * and D identical pipeline replicas split the global batch. GPUs are numbered as
+ * Megatron-LM orders its groups (TP fastest, then DP, then PP): GPU (p, d, r) =
+ * (p x D + d) x T + r for pipeline device p, data-parallel rank d and TP rank r. So a TP
+ * group never leaves a node, a DP group spans T x D consecutive GPUs (one node when that
+ * fits), and an EP group (E consecutive DP ranks, E divides D) spans T x E.
+ *
+ * The engine simulates one replica: parallel_cluster() makes the cluster of its P pipeline
+ * devices (links as the GPUs of tensor rank 0 see them: with sequence parallelism each of
+ * the T ranks sends its 1/T of the hidden state over its own link at the same time, so
+ * the layer table at T already holds per-GPU bytes), and parallel_model() the layer table
+ * at T (from the architecture a model made by `octopipe cost` carries) with the EP
+ * all-to-all of MoE layers added to their F and B. Memory per GPU and the data-parallel
+ * gradient synchronisation are then priced per stage from the layout (sim.c).
+ *
+ * Memory per parameter (bf16 weights and gradients, fp32 master weights and two Adam
+ * moments): 2 + 2 + 12 bytes. ZeRO stage Z shards over the D data-parallel ranks: Z >= 1
+ * the 12 optimizer bytes (Megatron's distributed optimizer), Z >= 2 the gradients, Z = 3
+ * the weights too. Routed-expert parameters are first split over the E expert-parallel
+ * ranks and then sharded over their own data-parallel group of D / E.
+ */
+#ifndef OCTO_PARALLEL_H
+#define OCTO_PARALLEL_H
+
+#include <stdbool.h>
+
+#include "cluster.h"
+#include "err.h"
+#include "model.h"
+
+/* Activation recompute of a stage (`"recompute"`): selective = the attention core only,
+ * as Megatron-LM's default selective granularity; full = every layer from its input. */
+enum recompute { RECOMPUTE_NONE = 0, RECOMPUTE_SELECTIVE, RECOMPUTE_FULL };
+
+struct parallel {
+	int pp, tp, dp, ep, zero;
+};
+
+#define PARALLEL_MAX_DEGREE 4096
+
+const char *recompute_name(enum recompute r);
+/* "none", "selective", "full"; -1 for anything else. */
+int recompute_from_name(const char *name, enum recompute *out);
+
+/* (pp, 1, 1, 1, 0): pure pipeline parallelism over pp devices. */
+void parallel_default(struct parallel *l, int pp);
+/* T = D = E = 1, Z = 0: what every plan without a "parallel" section is. */
+bool parallel_is_pipeline_only(const struct parallel *l);
+static inline int parallel_gpus(const struct parallel *l)
+{
+	return l->pp * l->tp * l->dp;
+}
+
+/* Whether the layout can run on cluster gpus: P x T x D <= GPUs, T within a node, the
+ * TP x DP blocks tile the nodes, E divides D, 0 <= Z <= 3. err names what is wrong
+ * (ERR_INPUT); what is the flag or field is the caller's prefix (e.g. "--tp" or
+ * "parallel"). */
+int parallel_check(const struct parallel *l, const struct cluster *gpus, struct err *e);
+
+/* The link a DP (or EP) group's ring runs over: intra-node when its span fits a node. */
+const struct link *parallel_dp_link(const struct parallel *l, const struct cluster *gpus);
+const struct link *parallel_ep_link(const struct parallel *l, const struct cluster *gpus);
+
+/* The cluster of one replica's P pipeline devices (see the top), filled fresh; it
+ * remembers the layout (cluster.rep), so plans built on it simulate under it. */
+int parallel_cluster(const struct cluster *gpus, const struct parallel *l, struct cluster *out,
+                   struct err *e);
+
+/* The layer table at the layout's TP degree plus the EP all-to-all: a copy of m when the
+ * degree is the one m was made at and E = 1. A model without an architecture (a measured
+ * profile) only exists at its own degree: asking for another is an ERR_INPUT error that
+ * says so. */
+int parallel_model(const struct model *m, const struct cluster *gpus, const struct parallel *l,
+                 struct model *out, struct err *e);
+
+/* Both of the above: what one replica of layout l sees (rm and rc are filled fresh). */
+int parallel_replica(const struct model *m, const struct cluster *gpus, const struct parallel *l,
+                     struct model *rm, struct cluster *rc, struct err *e);
+
+/* The tensor-parallel degree m's layer table was made at (its "source", else 1). */
+int model_made_tp(const struct model *m);
+
+/* Ring collectives over n ranks of bytes each (ms): all-reduce moves 2 (n-1)/n of the
+ * bytes in 2 (n-1) steps, reduce-scatter and all-gather (n-1)/n in n-1 steps. */
+double ring_allreduce_ms(double bytes, int n, const struct link *lk);
+double ring_half_ms(double bytes, int n, const struct link *lk);
+
+/* Static memory per GPU of parameters (bf16 bytes at the layer table's TP), of which
+ * expert bytes are routed experts. */
+struct mem_static {
+	double weights, grads, optimizer;
+};
+void parallel_static_mem(const struct parallel *l, double param_bytes, double expert_bytes,
+                       struct mem_static *out);
+
+/* What one GPU of a stage holds and sends for its gradients and weights. The bytes its
+ * data-parallel synchronisation moves: the gradients (all-reduce, or reduce-scatter
+ * under ZeRO >= 1) and, for ZeRO 1-2, the updated weights' all-gather. */
+struct dp_sync_cost {
+	double grad_ms;          /* all-reduce / reduce-scatter of the gradients */
+	double gather_ms;        /* ZeRO 1-2: the all-gather of the updated weights */
+};
+void parallel_dp_sync(const struct parallel *l, const struct link *dp_link, double param_bytes,
+                      double expert_bytes, struct dp_sync_cost *out);
+
+/* ZeRO-3: the all-gather of a stage's weights before each of its F and backward ops
+ * (prefetched: it costs only what the op's compute does not hide). */
+double parallel_zero3_gather_ms(const struct parallel *l, const struct link *dp_link,
+                                double param_bytes, double expert_bytes);
+
+#endif

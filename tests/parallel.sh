@@ -1,0 +1,130 @@
+#!/bin/sh
+# Parallel layouts on the command line: plan / sim / tune with --tp --dp --ep --zero
+# --recompute, the layout search (the README's two acceptance runs fit, the published
+# PP 8 scaling layouts are expressible), what sim reports for them, and the refusals.
+. "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+T="$TMPDIR_TEST"
+jget() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$@"; }
+
+# plan with a layout: written as "parallel", stages recompute, sim reports it
+run "$OCTOPIPE" plan --model llama2-70b --cluster 64xH200 --schedule 1f1b --microbatches 16 --tp 4 --dp 2 \
+    --zero 1 --recompute selective -o "$T/l.json"
+expect_rc 0 "plan --tp 4 --dp 2 --zero 1 --recompute selective"
+par=$(jget "$T/l.json" 'd["parallel"]')
+if [ "$par" = "{'pp': 8, 'tp': 4, 'dp': 2, 'ep': 1, 'zero': 1}" ]; then ok "the plan holds the layout: $par"
+else not_ok "the plan holds the layout" "$par"; fi
+if [ "$(jget "$T/l.json" 'sorted(set(s.get("recompute") for s in d["stages"]))')" = "['selective']" ]; then
+    ok "every stage recomputes selectively"; else not_ok "every stage recomputes selectively"; fi
+if [ "$(jget "$T/l.json" 'd["model"]')" = "../../..$top_srcdir/samples/models/llama2-70b.json" ] ||
+   jget "$T/l.json" 'd["model"]' | grep -q 'samples/models/llama2-70b.json$'; then
+    ok "it refers to the model file itself, not a re-priced copy"; else not_ok "model reference"; fi
+run "$OCTOPIPE" sim "$T/l.json"
+expect_rc 0 "it simulates"
+expect_match '^layout pp 8 x tp 4 x dp 2 = 64 GPUs \(ep 1, ZeRO 1\); data-parallel sync .* exposed$' "$OUT" \
+    "sim names the layout and the exposed sync"
+expect_match '^memory per GPU of device [0-9]+: weights .*, grads .*, optimizer .*, activations ' "$OUT" \
+    "and the memory breakdown"
+"$OCTOPIPE" sim --json "$T/l.json" >"$T/l.sim.json"
+if python3 - "$T/l.sim.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+d = m["devices"][0]["memory_breakdown"]
+assert m["dp_sync_ms"] > 0, m["dp_sync_ms"]
+assert abs(d["weights"] + d["grads"] + d["optimizer"] + d["activations"] - d["peak"]) <= 4, d
+assert d["optimizer"] < 6 * d["weights"], d          # ZeRO-1: 12 bytes / 2 replicas vs 2
+PY
+then ok "sim --json: dp_sync_ms and a memory_breakdown that adds up, optimizer sharded"
+else not_ok "sim --json breakdown"; fi
+
+# export megatron-args: the flags of the layout, the partition and the batch
+run "$OCTOPIPE" export megatron-args "$T/l.json"
+expect_rc 0 "export megatron-args"
+for flag in '--pipeline-model-parallel-size 8' '--tensor-model-parallel-size 4' '--sequence-parallel' \
+    '--use-distributed-optimizer' '--overlap-grad-reduce' '--recompute-granularity selective' \
+    '--recompute-modules core_attn' '--num-layers 80' '--seq-length 4096' '--global-batch-size 32' \
+    '--pipeline-model-parallel-layout "Et\*10\|(t\*10\|){6}t\*10L"'; do
+    expect_match "^$flag( \\\\)?\$" "$OUT" "megatron-args: $flag"
+done
+if printf '%s\n' "$OUT" | grep -q -- '--expert-model-parallel-size\|--use-megatron-fsdp'; then
+    not_ok "no EP or FSDP flags for a dense ZeRO-1 plan"; else ok "no EP or FSDP flags for a dense ZeRO-1 plan"; fi
+"$OCTOPIPE" plan --model qwen3-next-80b-a3b --cluster 32xH200 --schedule 1f1b --microbatches 8 --tp 2 --dp 4 \
+    --ep 4 --zero 3 -o "$T/q.json" >/dev/null 2>&1
+run "$OCTOPIPE" export megatron-args "$T/q.json"
+expect_match '^--expert-model-parallel-size 4 ' "$OUT" "megatron-args: EP"
+expect_match '^--data-parallel-sharding-strategy optim_grads_params ' "$OUT" "megatron-args: ZeRO 3 as Megatron-FSDP"
+python3 - "$T/l.json" "$T/mixed.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1])); p["stages"][3]["recompute"] = "full"; json.dump(p, open(sys.argv[2], "w"))
+PY
+run "$OCTOPIPE" export megatron-args "$T/mixed.json"
+expect_rc 2 "megatron-args refuses stages that recompute differently"
+expect_match 'stage 3 recomputes .full.' "$ERR" "and names the stage"
+
+# re-pricing a plan under another layout keeps its stages and orders
+run "$OCTOPIPE" sim --zero 0 --recompute none --json "$T/l.json"
+z0=$(printf '%s' "$OUT" | python3 -c 'import json,sys; print(json.load(sys.stdin)["devices"][0]["memory_breakdown"]["optimizer"])')
+z1=$(jget "$T/l.sim.json" 'd["devices"][0]["memory_breakdown"]["optimizer"]')
+if awk -v a="$z0" -v b="$z1" 'BEGIN { exit !(a > 1.99 * b && a < 2.01 * b) }'; then
+    ok "sim --zero 0: the optimizer state doubles over 2 replicas ($z1 -> $z0)"; else not_ok "sim --zero 0" "$z0 $z1"; fi
+
+# the published scaling layouts: PP 8 with TP and DP on 16, 32 and 64 GPUs
+for g in 16 32 64; do
+    # 16 GPUs: 70B over 16 without sharding needs 135 GB at the peak: recompute, as one would
+    case $g in 16) tp=2 dp=1 rc=full ;; 32) tp=4 dp=1 rc=none ;; 64) tp=4 dp=2 rc=none ;; esac
+    run "$OCTOPIPE" plan --model llama2-70b --cluster ${g}xH200 --schedule interleaved --microbatches 32 \
+        --devices 8 --tp $tp --dp $dp --recompute $rc -o "$T/s$g.json"
+    expect_rc 0 "PP 8 x TP $tp x DP $dp (recompute $rc) on $g GPUs is expressible and fits"
+done
+
+# the layout search: the two runs of the README fit; the first uses TP and DP
+run "$OCTOPIPE" tune --model llama2-70b --cluster 64xH200 --microbatches 64 --quiet -o "$T/t70.json"
+expect_rc 0 "tune llama2-70b on 64 H200s"
+if [ "$(jget "$T/t70.json" 'd["parallel"]["tp"] > 1 and d["parallel"]["dp"] > 1')" = True ]; then
+    ok "it uses tensor and data parallelism: $(jget "$T/t70.json" 'd["parallel"]')"
+else not_ok "llama2-70b uses TP and DP" "$(jget "$T/t70.json" 'd.get("parallel")')"; fi
+run "$OCTOPIPE" sim "$T/t70.json"
+expect_rc 0 "and its plan fits"
+run "$OCTOPIPE" tune --model gemma2-27b --cluster 4xH200 --microbatches 8 -o "$T/g27.json"
+expect_rc 0 "tune gemma2-27b on 4 H200s"
+expect_match '^layout: pp [0-9]+ x tp [0-9]+ x dp [0-9]+ ' "$OUT" "names the layout it chose"
+run "$OCTOPIPE" sim "$T/g27.json"
+expect_rc 0 "and its plan fits"
+run "$OCTOPIPE" tune --model gemma2-27b --cluster 4xH200 --microbatches 8 --layout pp -o "$T/g27pp.json"
+expect_rc 3 "pure pipeline parallelism of gemma2-27b on 4 H200s does not fit (exit 3)"
+run "$OCTOPIPE" tune --model llama2-70b --cluster 8xH100 --microbatches 8 --tp 1 --dp 1 --zero 0 \
+    --recompute none -o "$T/none.json"
+expect_rc 3 "no layout fits: exit 3"
+expect_match 'no layout fits: [0-9]+ tried, the smallest peak memory per GPU was [0-9.]+ GB' "$ERR" \
+    "with the smallest peak memory it found"
+run "$OCTOPIPE" tune --model gpt-13b --cluster 8xH200 --microbatches 16 --dp 2 --quiet -o "$T/dp2.json"
+expect_rc 0 "tune --dp 2"
+if [ "$(jget "$T/dp2.json" '(d["parallel"]["dp"], d["microbatches"])')" = "(2, 16)" ]; then
+    ok "a given --dp keeps --microbatches per replica"; else not_ok "--dp 2 microbatches"; fi
+run "$OCTOPIPE" tune --model gpt-13b --cluster 8xH200 --microbatches 16 --global-batch 32 --dp 4 --quiet -o "$T/gb.json"
+expect_rc 0 "tune --global-batch 32 --dp 4"
+if [ "$(jget "$T/gb.json" 'd["microbatches"]')" = 8 ]; then ok "the global batch is split over the replicas"
+else not_ok "global batch split" "$(jget "$T/gb.json" 'd["microbatches"]')"; fi
+
+# refusals: one line, exit 2
+run "$OCTOPIPE" plan --model llama2-70b --cluster 8xH200 --schedule 1f1b --microbatches 8 --tp 3 -o "$T/x.json"
+expect_rc 2 "--tp 3 on 8-GPU nodes"
+expect_match 'tp 3: a tensor-parallel group stays on one node' "$ERR" "says why"
+run "$OCTOPIPE" plan --model llama2-70b --cluster 8xH200 --schedule 1f1b --microbatches 8 --dp 16 -o "$T/x.json"
+expect_rc 2 "more GPUs than the cluster"
+run "$OCTOPIPE" plan --model gpt-13b --cluster 8xH200 --schedule 1f1b --microbatches 8 --tp 2 -o "$T/x.json"
+expect_rc 2 "a measured table cannot be re-priced at another TP degree"
+expect_match 'has no architecture .* cannot be priced at tp 2' "$ERR" "and says so"
+run "$OCTOPIPE" plan --model llama2-70b --cluster 8xH200 --schedule 1f1b --microbatches 8 --dp 4 --ep 3 -o "$T/x.json"
+expect_rc 2 "ep not dividing dp"
+run "$OCTOPIPE" plan --model llama2-70b --cluster 8xH200 --schedule 1f1b --microbatches 8 --zero 1 -o "$T/x.json"
+expect_rc 2 "ZeRO without data parallelism"
+run "$OCTOPIPE" plan --model llama2-70b --cluster 8xH200 --schedule 1f1b --microbatches 8 --recompute most -o "$T/x.json"
+expect_rc 2 "an unknown recompute mode"
+run "$OCTOPIPE" tune --model gpt-13b --cluster 8xH200 --microbatches 8 --layout pp --tp 2 -o "$T/x.json"
+expect_rc 2 "--layout pp with a layout option"
+run "$OCTOPIPE" tune --model gpt-13b --cluster 8xH200 --microbatches 8 --global-batch 7 --dp 2 -o "$T/x.json"
+expect_rc 2 "no layout splits a global batch of 7 over 2 replicas"
+expect_match 'no parallel layout of cluster .8xH200. .* meets the given degrees' "$ERR" "says so"
+if [ -e "$T/x.json" ]; then not_ok "no plan written by a refused command"; else ok "no plan written by a refused command"; fi
+
+done_testing

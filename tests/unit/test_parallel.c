@@ -1,0 +1,315 @@
+/*
+ * test_parallel — parallel layouts (parallel.h) against closed forms: memory per GPU
+ * under ZeRO 0-3 with expert parallelism to the byte, the data-parallel ring when nothing
+ * overlaps it and when weight gradients do, recompute's time and memory, the layer table
+ * at another TP degree against the cost model and hand-computed bytes, and the plan
+ * format's "parallel" section (round trip, refusals).
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arch.h"
+#include "hfconfig.h"
+#include "json.h"
+#include "parallel.h"
+#include "plan.h"
+#include "sim.h"
+#include "../tap.h"
+
+/* 8 GPUs, 4 per node; intra 100 GB/s, inter 10 GB/s, latency lat_us on both. */
+static const char *cluster_json =
+	"{\"format\":\"octopipe.cluster/1\",\"name\":\"toy\",\"devices\":8,\"gpus_per_node\":4,"
+	"\"mem_bytes\":100000000000,\"intra_node\":{\"gbytes_per_s\":100,\"latency_us\":%g},"
+	"\"inter_node\":{\"gbytes_per_s\":10,\"latency_us\":%g}}";
+
+/* 4 layers, F = B = W = 1 ms; 1 GB of weights each, layer 1 with 0.4 GB of experts. */
+static const char *model_json =
+	"{\"format\":\"octopipe.model/1\",\"name\":\"toy\",\"seq_len\":1024,\"layers\":["
+	"{\"kind\":\"a\",\"f_ms\":1,\"b_ms\":1,\"w_ms\":1,\"param_bytes\":1000000000,\"act_bytes\":100000000,"
+	"\"act_w_bytes\":50000000,\"out_bytes\":1000000,\"core_act_bytes\":20000000,\"core_f_ms\":0.25},"
+	"{\"kind\":\"m\",\"f_ms\":1,\"b_ms\":1,\"w_ms\":1,\"param_bytes\":1000000000,\"expert_param_bytes\":400000000,"
+	"\"act_bytes\":100000000,\"act_w_bytes\":50000000,\"out_bytes\":1000000,\"in_bytes\":3000000},"
+	"{\"kind\":\"a\",\"f_ms\":1,\"b_ms\":1,\"w_ms\":1,\"param_bytes\":1000000000,\"act_bytes\":100000000,"
+	"\"act_w_bytes\":50000000,\"out_bytes\":1000000},"
+	"{\"kind\":\"a\",\"f_ms\":1,\"b_ms\":1,\"w_ms\":1,\"param_bytes\":1000000000,\"act_bytes\":100000000,"
+	"\"act_w_bytes\":50000000,\"out_bytes\":1000000}]}";
+
+/* GPipe order on 2 devices, 2 microbatches, split backward */
+static int load_plan(struct plan *p, const char *parallel, const char *rc0, double lat_us, const char *stages,
+                     struct err *e)
+{
+	char cl[1024], text[8192];
+	cJSON *root;
+	int r;
+
+	snprintf(cl, sizeof(cl), cluster_json, lat_us, lat_us);
+	snprintf(text, sizeof(text),
+	         "{\"format\":\"octopipe.plan/1\",\"model\":%s,\"cluster\":%s,\"microbatches\":2,"
+	         "\"split_backward\":true,%s%s%s \"stages\":%s,"
+	         "\"schedule\":[[\"0F0\",\"0F1\",\"0I0\",\"0I1\",\"0W0\",\"0W1\"],"
+	         "[\"1F0\",\"1F1\",\"1I0\",\"1I1\",\"1W0\",\"1W1\"]]}",
+	         model_json, cl, parallel ? "\"parallel\":" : "", parallel ? parallel : "", parallel ? "," : "",
+	         stages ? stages : rc0);
+	root = cJSON_Parse(text);
+	if (!root) {
+		err_set(e, ERR_INPUT, "test JSON does not parse");
+		return -1;
+	}
+	r = plan_from_json(p, root, "t.json", NULL, e);
+	cJSON_Delete(root);
+	return r;
+}
+
+#define STAGES2 "[{\"layers\":[0,1],\"device\":0%s},{\"layers\":[2,3],\"device\":1}]"
+
+static int sim_plan(const struct plan *p, struct metrics *m, struct err *e)
+{
+	struct sim s = { 0 };
+	struct sim_opts o;
+	int r;
+
+	sim_opts_default(&o);
+	r = sim_run(&s, p, &o, m, e);
+	sim_release(&s);
+	return r;
+}
+
+static void test_memory(void)
+{
+	/* device 0: layers 0-1, 2e9 bytes of weights of which 0.4e9 experts; dp 4, ep 2:
+	 * dense 0.8e9 parameters, experts 0.4e9 / 2 bytes / ep 2 = 0.1e9 on this GPU,
+	 * sharded over dp 4 and over the experts' own group of dp / ep = 2 */
+	static const double want[4][3] = {
+		{ 1.8e9, 1.8e9, 10.8e9 },
+		{ 1.8e9, 1.8e9, 12 * (0.2e9 + 0.05e9) },
+		{ 1.8e9, 2 * 0.25e9, 12 * 0.25e9 },
+		{ 2 * 0.25e9 + 1.8e9, 2 * 0.25e9, 12 * 0.25e9 }, /* + the gathered stage: 1.6e9 + 0.2e9 */
+	};
+
+	for (int z = 0; z <= 3; z++) {
+		char par[128], stages[256];
+		struct plan p;
+		struct metrics m;
+		struct err e = ERR_INIT;
+
+		snprintf(par, sizeof(par), "{\"pp\":2,\"dp\":4,\"ep\":2,\"zero\":%d}", z);
+		snprintf(stages, sizeof(stages), STAGES2, "");
+		if (!ok(load_plan(&p, par, NULL, 0, stages, &e) == 0, "zero %d plan loads: %s", z, e.msg))
+			continue;
+		ok(sim_plan(&p, &m, &e) == 0, "zero %d simulates", z);
+		is_dbl((double)m.dev[0].weights_bytes, want[z][0], 0.5, "zero %d: weights per GPU", z);
+		is_dbl((double)m.dev[0].grads_bytes, want[z][1], 0.5, "zero %d: gradients per GPU", z);
+		is_dbl((double)m.dev[0].optimizer_bytes, want[z][2], 0.5, "zero %d: optimizer per GPU", z);
+		/* GPipe holds both microbatches' activations of layers 0-1 at the peak */
+		is_dbl((double)m.dev[0].act_peak_bytes, 4e8, 0.5, "zero %d: activations at the peak", z);
+		is_dbl((double)m.dev[0].peak_mem_bytes,
+		       want[z][0] + want[z][1] + want[z][2] + 4e8, 1, "zero %d: peak = static + activations", z);
+		metrics_release(&m);
+		plan_release(&p);
+	}
+}
+
+static void test_dp_sync(void)
+{
+	struct plan p;
+	struct metrics m, m0;
+	struct err e = ERR_INIT;
+	char stages[256];
+	/* all-reduce of 1 GB over 4 ranks on the 100 GB/s node: 2 x 3/4 x 1e9 / 100e9 s */
+	double ring = 2 * 0.75 * 1e9 / 100e9 * 1e3;
+
+	/* one layer per stage (stages 0-0 and 1-3 would be uneven: use 2 layers, 1 each) */
+	snprintf(stages, sizeof(stages), STAGES2, "");
+	ok(load_plan(&p, "{\"pp\":2}", NULL, 0, stages, &e) == 0, "pipeline-only plan loads: %s", e.msg);
+	ok(sim_plan(&p, &m0, &e) == 0, "simulates");
+	is_dbl(m0.dp_sync_ms, 0, 0, "no data parallelism, no sync");
+	plan_release(&p);
+
+	ok(load_plan(&p, "{\"pp\":2,\"dp\":4}", NULL, 0, stages, &e) == 0, "dp 4 loads: %s", e.msg);
+	ok(sim_plan(&p, &m, &e) == 0, "simulates");
+	/* device 0 finishes last; its last W covers layer 1 then layer 0 (1 ms each): layer
+	 * 1's ring starts 1 ms before the end and overlaps layer 0's weight gradient */
+	is_dbl(m.dp_sync_ms, 2 * ring - 1, 1e-9, "two layers: 2 rings - the 1 ms of W one overlaps");
+	/* the replicas move pipeline neighbours to GPUs 0 and 4, on two nodes: the critical
+	 * path's two transfers of 1 MB take 0.1 ms at 10 GB/s instead of 0.01 ms */
+	is_dbl(m.makespan_ms, m0.makespan_ms + 2 * 0.09 + 2 * ring - 1, 1e-9,
+	       "the iteration grows by the exposed sync and the inter-node transfers");
+	is_dbl(m.dev[0].sync_end_ms, m.makespan_ms, 1e-9, "device 0's sync ends the iteration");
+	is_dbl(m.throughput_tokens_per_s, 4 * 2 * 1024 / (m.makespan_ms / 1000), 1e-6,
+	       "throughput counts every replica's microbatches");
+	metrics_release(&m);
+	plan_release(&p);
+
+	/* one layer in the last stage of device 0: nothing overlaps, exactly the ring */
+	ok(load_plan(&p, "{\"pp\":2,\"dp\":4}", NULL, 0,
+	             "[{\"layers\":[0,0],\"device\":0},{\"layers\":[1,3],\"device\":1}]", &e) == 0, "loads");
+	ok(sim_plan(&p, &m, &e) == 0, "simulates");
+	is_dbl(m.dev[0].sync_end_ms - m.dev[0].sync_start_ms, ring, 1e-9, "one layer: the ring formula exactly");
+	metrics_release(&m);
+	plan_release(&p);
+
+	/* latency: 2 (n - 1) steps of 5 us; ZeRO-1: reduce-scatter + all-gather (half each) */
+	ok(load_plan(&p, "{\"pp\":2,\"dp\":4}", NULL, 5,
+	             "[{\"layers\":[0,0],\"device\":0},{\"layers\":[1,3],\"device\":1}]", &e) == 0, "loads");
+	ok(sim_plan(&p, &m, &e) == 0, "simulates");
+	is_dbl(m.dev[0].sync_end_ms - m.dev[0].sync_start_ms, ring + 6 * 5e-3, 1e-9, "latency: 2 (n-1) steps");
+	metrics_release(&m);
+	plan_release(&p);
+	ok(load_plan(&p, "{\"pp\":2,\"dp\":4,\"zero\":1}", NULL, 0,
+	             "[{\"layers\":[0,0],\"device\":0},{\"layers\":[1,3],\"device\":1}]", &e) == 0, "loads");
+	ok(sim_plan(&p, &m, &e) == 0, "simulates");
+	is_dbl(m.dev[0].sync_end_ms - m.dev[0].sync_start_ms, ring, 1e-9,
+	       "zero 1: reduce-scatter + all-gather = one all-reduce's bytes");
+	metrics_release(&m);
+	plan_release(&p);
+
+}
+
+static void test_recompute(void)
+{
+	struct plan p;
+	struct metrics m;
+	struct err e = ERR_INIT;
+	char stages[256];
+	double ms[3];
+
+	snprintf(stages, sizeof(stages), STAGES2, ",\"recompute\":\"full\"");
+	ok(load_plan(&p, "{\"pp\":2}", NULL, 0, stages, &e) == 0, "full recompute loads: %s", e.msg);
+	plan_stage_ms(&p, 0, ms);
+	is_dbl(ms[1], 2 + 2, 1e-12, "full: I pays the stage's forward again");
+	is_dbl(ms[2], 2, 1e-12, "full: W unchanged");
+	ok(sim_plan(&p, &m, &e) == 0, "simulates");
+	/* kept from F to I: layer 0's input (0: the first layer) + layer 1's in_bytes 3e6,
+	 * per microbatch; the peak is during the second I: one microbatch's input kept, the
+	 * other's W part (2 x 5e7) held, and the largest layer's 1e8 being redone */
+	is_dbl((double)m.dev[0].act_peak_bytes, 3e6 + 1e8 + 1e8, 0.5, "full: the peak holds inputs, W parts, one redo");
+	metrics_release(&m);
+	plan_release(&p);
+
+	snprintf(stages, sizeof(stages), STAGES2, ",\"recompute\":\"selective\"");
+	ok(load_plan(&p, "{\"pp\":2}", NULL, 0, stages, &e) == 0, "selective loads: %s", e.msg);
+	plan_stage_ms(&p, 0, ms);
+	is_dbl(ms[1], 2 + 0.25, 1e-12, "selective: I pays the attention cores' forward");
+	ok(sim_plan(&p, &m, &e) == 0, "simulates");
+	is_dbl((double)m.dev[0].act_peak_bytes, 2 * (2e8 - 2e7) + 2e7, 0.5,
+	       "selective: the cores' activations are not kept, one is redone at a time");
+	metrics_release(&m);
+	plan_release(&p);
+
+	snprintf(stages, sizeof(stages), STAGES2, ",\"recompute\":\"some\"");
+	ok(load_plan(&p, "{\"pp\":2}", NULL, 0, stages, &e) < 0 && strstr(e.msg, "stages[0].recompute"),
+	   "an unknown recompute mode is refused at its path: %s", e.msg);
+}
+
+static void test_format(void)
+{
+	struct plan p, q;
+	struct err e = ERR_INIT;
+	char stages[256], *a, *b;
+	cJSON *j;
+
+	snprintf(stages, sizeof(stages), STAGES2, ",\"recompute\":\"selective\"");
+	ok(load_plan(&p, "{\"pp\":2,\"tp\":1,\"dp\":2,\"ep\":2,\"zero\":1}", NULL, 0, stages, &e) == 0, "loads");
+	is_int(p.ndevices, 2, "two pipeline devices");
+	is_int(p.src_cluster.devices, 8, "the file's cluster keeps its 8 GPUs");
+	j = plan_to_json(&p, true);
+	a = cJSON_PrintUnformatted(j);
+	ok(plan_from_json(&q, j, "rt.json", NULL, &e) == 0, "round trip loads: %s", e.msg);
+	cJSON_Delete(j);
+	j = plan_to_json(&q, true);
+	b = cJSON_PrintUnformatted(j);
+	is_str(b, a, "parallel + recompute round-trip byte-identical");
+	ok(strstr(a, "\"parallel\":{\"pp\":2,\"tp\":1,\"dp\":2,\"ep\":2,\"zero\":1}") != NULL, "parallel written");
+	ok(strstr(a, "\"devices\":8") != NULL, "the embedded cluster is the file's");
+	free(a);
+	free(b);
+	cJSON_Delete(j);
+	plan_release(&q);
+	plan_release(&p);
+
+	snprintf(stages, sizeof(stages), STAGES2, "");
+	ok(load_plan(&p, "{\"pp\":2,\"dp\":8}", NULL, 0, stages, &e) < 0 && strstr(e.msg, "16 GPUs"),
+	   "more GPUs than the cluster: %s", e.msg);
+	ok(load_plan(&p, "{\"pp\":2,\"tp\":3}", NULL, 0, stages, &e) < 0 && strstr(e.msg, "parallel"),
+	   "tp not dividing a node: %s", e.msg);
+	ok(load_plan(&p, "{\"pp\":2,\"dp\":4,\"ep\":3}", NULL, 0, stages, &e) < 0 && strstr(e.msg, "ep 3"),
+	   "ep not dividing dp: %s", e.msg);
+	ok(load_plan(&p, "{\"pp\":2,\"zero\":1}", NULL, 0, stages, &e) < 0 && strstr(e.msg, "dp is 1"),
+	   "zero without data parallelism: %s", e.msg);
+	ok(load_plan(&p, "{\"pp\":2,\"zero\":4}", NULL, 0, stages, &e) < 0 && strstr(e.msg, "parallel.zero"),
+	   "zero 4: %s", e.msg);
+	ok(load_plan(&p, "{\"pp\":2,\"sp\":2}", NULL, 0, stages, &e) < 0 && strstr(e.msg, "parallel.sp"),
+	   "an unknown member: %s", e.msg);
+	ok(load_plan(&p, "{\"pp\":2,\"tp\":2}", NULL, 0, stages, &e) < 0 && strstr(e.msg, "no architecture"),
+	   "a table without an architecture keeps its TP: %s", e.msg);
+	ok(load_plan(&p, "{\"pp\":3}", NULL, 0, stages, &e) < 0 && strstr(e.msg, "schedule"),
+	   "pp must match the schedule's device lists: %s", e.msg);
+}
+
+/* The layer table of a model made by `octopipe cost` at another TP degree: equal to the
+ * cost model run at that degree, and to hand-computed bytes. */
+static void test_tp(void)
+{
+	const char *dir = getenv("OCTOPIPE_DATADIR") ? getenv("OCTOPIPE_DATADIR") : ".";
+	char path[4096];
+	struct model m, m2, want;
+	struct cluster c;
+	struct arch a;
+	struct parallel l;
+	struct cost_opts o = { 0 };
+	struct err e = ERR_INIT;
+	double h = 4096, f = 11008, tok = 4096, worst = 0;
+
+	snprintf(path, sizeof(path), "%s/samples/models/llama2-7b.json", dir);
+	if (!ok(model_load(&m, path, &e) == 0, "llama2-7b loads: %s", e.msg))
+		return;
+	snprintf(path, sizeof(path), "%s/samples/clusters/8xH200.json", dir);
+	ok(cluster_load(&c, path, &e) == 0, "8xH200 loads");
+	parallel_default(&l, 4);
+	l.tp = 2;
+	ok(parallel_model(&m, &c, &l, &m2, &e) == 0, "the table at tp 2: %s", e.msg);
+	snprintf(path, sizeof(path), "%s/samples/architectures/llama2-7b.json", dir);
+	ok(hfconfig_load_any(&a, path, &e) == 0, "architecture loads");
+	o.seq = 4096;
+	o.micro_batch = 1;
+	o.tp = 2;
+	o.link_gbytes_per_s = c.intra.gbytes_per_s;
+	o.link_latency_us = c.intra.latency_us;
+	ok(arch_to_model(&a, &c.hw, &o, "x", &want, &e) == 0, "cost model at tp 2");
+	for (int i = 0; i < m2.nlayers; i++) {
+		worst = fmax(worst, fabs(m2.layers[i].f_ms - want.layers[i].f_ms));
+		worst = fmax(worst, fabs(m2.layers[i].b_ms - want.layers[i].b_ms));
+		worst = fmax(worst, fabs(m2.layers[i].w_ms - want.layers[i].w_ms));
+		worst = fmax(worst, fabs((double)m2.layers[i].param_bytes - (double)want.layers[i].param_bytes) / 1e6);
+		worst = fmax(worst, fabs((double)m2.layers[i].act_bytes - (double)want.layers[i].act_bytes) / 1e6);
+	}
+	ok(worst < 1e-5, "every layer equals the cost model at tp 2 (worst %g)", worst);
+	/* a decoder layer: q, k, v, o (32 heads of 128 = h) + gate, up, down + two norms,
+	 * split over 2 ranks, 2 bytes each; the hidden state sent on: tokens x h x 2 / 2 */
+	is_dbl((double)m2.layers[1].param_bytes, 2 * (4 * h * h + 3 * h * f + 2 * h) / 2, 1, "tp 2 weights by hand");
+	is_dbl((double)m2.layers[1].out_bytes, tok * h * 2 / 2, 0.5, "tp 2 sends half the hidden state per GPU");
+	ok(m2.layers[1].f_ms < m.layers[1].f_ms * 0.6 && m2.layers[1].f_ms > m.layers[1].f_ms * 0.5,
+	   "tp 2 forward: half the work plus the all-reduces (%g vs %g)", m2.layers[1].f_ms, m.layers[1].f_ms);
+	model_release(&want);
+	model_release(&m2);
+	arch_release(&a);
+	l.tp = 3;
+	ok(parallel_model(&m, &c, &l, &m2, &e) < 0 && strstr(e.msg, "cannot split evenly"),
+	   "tp 3 cannot split 32 heads: %s", e.msg);
+	cluster_release(&c);
+	model_release(&m);
+}
+
+int main(void)
+{
+	test_memory();
+	test_dp_sync();
+	test_recompute();
+	test_format();
+	test_tp();
+	return tap_done();
+}
