@@ -536,9 +536,11 @@ static int execute(const char *arg, const struct run_opts *ro, const struct run_
 		return rc;
 	}
 	/* a collective waits for the slowest rank's iteration: the watchdog plus ten predicted
-	 * iterations at the pace the run keeps */
+	 * iterations at the pace the run keeps; on GPUs a minute more, for the slowest rank's
+	 * setup (driver, communicators, fitting the proxies) */
 	if (mpi)
-		run_ranks_deadline(eo.timeout_s + 10 * m.makespan_ms * (rb->gpus ? 1 : eo.time_scale) / 1000);
+		run_ranks_deadline(eo.timeout_s + 10 * m.makespan_ms * (rb->gpus ? 1 : eo.time_scale) / 1000 +
+		                   (rb->gpus ? 60 : 0));
 	if (m.noom && !ro->force) {
 		struct strbuf sb = STRBUF_INIT;
 
