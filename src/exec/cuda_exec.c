@@ -45,6 +45,8 @@ void cuda_exec_opts_default(struct cuda_exec_opts *o)
 	o->kill_after_ops = 0;
 	o->misroute_xfer = -1;
 	o->corrupt_xfer = -1;
+	o->works = NULL;
+	memset(&o->kernel_opts, 0, sizeof(o->kernel_opts));
 	o->rank = -1;
 }
 
@@ -243,10 +245,10 @@ static int gpu_iterate(struct gpu *g)
 				return -1;
 		} else {
 			const struct action *a = &it->op;
-			const struct kplan_gemm *sh = &g->shape[a->stage * 3 + op_kind_slot(a->kind)];
+			long launches = cuda_op_launches(g, a);
 			char why[96];
 
-			if (throttle(g, op, sh->reps + 4, it->xfer, it->xfer2) < 0)
+			if (throttle(g, op, launches + 4, it->xfer, it->xfer2) < 0)
 				return -1;
 			if (payload_stash(g->stash, c->p->microbatches, (uint32_t)c->generation, &it->op, why, sizeof(why)) < 0)
 				return cuda_fail(g, "%s", why);
@@ -254,10 +256,10 @@ static int gpu_iterate(struct gpu *g)
 			if (cuda_chan_consume(g, it->xfer) < 0 || cuda_chan_consume(g, it->xfer2) < 0)
 				return -1;
 			CUDACHECK(g, cudaEventRecord(g->op_start[op], g->compute));
-			if (cuda_gemm(g, sh, a->kind) < 0)
+			if (cuda_op(g, a) < 0)
 				return -1;
 			CUDACHECK(g, cudaEventRecord(g->op_end[op], g->compute));
-			g->launched += sh->reps + 4;
+			g->launched += launches + 4;
 			g->launch_end[op] = g->launched;
 			last = g->op_end[op++];
 			if (d == c->o.kill_device && op >= c->o.kill_after_ops && !c->warming)
@@ -506,7 +508,7 @@ int cuda_exec_open(struct cuda_exec **out, const struct plan *p, const struct ex
 	/* two warm-up iterations refit the proxies under a real iteration's load (not when
 	 * devices share a GPU: there each op's time includes the others') */
 	c->warming = true;
-	for (int round = 0; round < 2 && c->o.gemm_tflops <= 0 && c->gpus_used == c->ndev; round++)
+	for (int round = 0; round < 2 && c->o.gemm_tflops <= 0 && !c->o.works && c->gpus_used == c->ndev; round++)
 		if (iterate(c, e) < 0 || all_gpus(c, cuda_proxy_refit, e) < 0) {
 			cuda_exec_close(c);
 			return -1;
@@ -674,6 +676,8 @@ void cuda_exec_close(struct cuda_exec *c)
 			free(g->launch_end);
 			free(g->shape);
 			free(g->stash);
+			free(g->ks);
+			free(g->k_first);
 			continue;
 		}
 		if (g->blas)
@@ -681,6 +685,7 @@ void cuda_exec_close(struct cuda_exec *c)
 		cudaFree(g->x);
 		cudaFree(g->w);
 		cudaFree(g->y);
+		cudaFree(g->work);
 		for (int i = 0; i < g->nops; i++) {
 			if (g->op_start && g->op_start[i])
 				cudaEventDestroy(g->op_start[i]);
@@ -694,6 +699,8 @@ void cuda_exec_close(struct cuda_exec *c)
 		free(g->launch_end);
 		free(g->shape);
 		free(g->stash);
+		free(g->ks);
+		free(g->k_first);
 	}
 	for (int k = 0; c->x && k < c->x->nxfers; k++) {
 		if (c->xf_send && c->xf_send[k])

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cost.h"
 #include "err.h"
 #include "exec/protocol.h"
 #include "plan.h"
@@ -31,6 +32,10 @@ struct cuda_exec_opts {
 	int misroute_xfer;     /* fault injection: this transfer carries another microbatch's
 	                        * data (-1: none) */
 	int corrupt_xfer;      /* fault injection: a byte of this transfer's head flips (-1: none) */
+	const struct work *works; /* one per model layer: each op runs its layers' kernels from the
+	                        * architecture (kplan.h), measured as they are, never fitted;
+	                        * NULL: fitted proxies */
+	struct cost_opts kernel_opts; /* those kernels' sequence, micro-batch and TP degree */
 	int rank;              /* >= 0: this process is MPI rank `rank` and runs that device
 	                        * alone (one rank per device; needs a build with MPI) */
 };

@@ -42,6 +42,11 @@ struct gpu {
 	size_t recvsz;             /* the largest transfer it receives */
 	uint64_t *stash;           /* per (stage, microbatch) x 2: what its ops keep (payload_stash) */
 	struct kplan_gemm *shape;  /* per stage x 3 kinds (F, I or B, W): its proxy */
+	struct kernel *ks;         /* with the architecture: every kernel of its stages, per stage
+	                            * and pass (F, I, W) from k_first[s * 3 + pass] up to the next */
+	int *k_first;
+	void *work;                /* the non-GEMM kernels' buffer (cuda_work.h) */
+	size_t worksz;
 	int nops;
 	cudaEvent_t *op_start, *op_end;
 	long *launch_end;          /* per op: launches enqueued up to its end (this iteration) */
@@ -166,6 +171,10 @@ int cuda_wait_idle(struct gpu *g, const char *what);
 /* Enqueues op kind `kind` of shape s on g's compute stream: F = X·W, I (or B) = dY·Wᵀ,
  * W = Xᵀ·dY, as s->reps bf16 cuBLAS GEMMs. */
 int cuda_gemm(struct gpu *g, const struct kplan_gemm *s, int kind);
+/* Enqueues op a: its proxy, or its layers' kernels (g->ks). */
+int cuda_op(struct gpu *g, const struct action *a);
+/* About how many launches op a makes (for the queue's bound). */
+long cuda_op_launches(const struct gpu *g, const struct action *a);
 
 /* ---- cuda_proxy.c ---- */
 /* g's proxies (one per stage it runs x op kind) and their operands on its GPU. */

@@ -13,13 +13,71 @@
 #include "exec/cuda_impl.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "action.h"
 
+#define WORK_MAX ((size_t)1 << 30)   /* the non-GEMM kernels' buffer: larger work takes passes */
+
+/* With the architecture: every kernel of g's stages, per stage and pass (g->ks, k_first),
+ * and operands for the largest of its GEMMs (groups included) and its other kernels. */
+static int kernel_lists(struct gpu *g)
+{
+	struct cuda_exec *c = g->c;
+	const struct plan *p = c->p;
+	double xs = 1, ws = 1, ys = 1, work = 0;
+	int total = 0;
+
+	if (!(g->k_first = calloc((size_t)p->nstages * 3 + 1, sizeof(*g->k_first))))
+		return cuda_fail(g, "out of host memory");
+	for (int s = 0; s < p->nstages; s++)
+		for (int q = 0; q < 3; q++)
+			if (p->stages[s].device == g->dev)
+				total += kplan_stage_kernels(p, c->o.works, &c->o.kernel_opts, s, (enum kernel_pass)q, NULL, 0);
+	if (!(g->ks = calloc((size_t)total + 1, sizeof(*g->ks))))
+		return cuda_fail(g, "out of host memory");
+	total = 0;
+	for (int s = 0; s < p->nstages; s++)
+		for (int q = 0; q < 3; q++) {
+			int n = 0;
+
+			g->k_first[s * 3 + q] = total;
+			if (p->stages[s].device == g->dev)
+				n = kplan_stage_kernels(p, c->o.works, &c->o.kernel_opts, s, (enum kernel_pass)q, g->ks + total,
+				                        INT32_MAX);
+			for (int i = total; i < total + n; i++) {
+				const struct kernel *x = &g->ks[i];
+				double b = x->groups > 0 ? x->groups : 1;
+
+				if (x->m > 0) {
+					xs = fmax(xs, b * ceil(x->m) * ceil(x->k));
+					ws = fmax(ws, b * ceil(x->k) * ceil(x->n));
+					ys = fmax(ys, b * ceil(x->m) * ceil(x->n));
+				} else {
+					work = fmax(work, x->bytes > 0 ? x->bytes : x->flops > 0 ? 1 << 22 : 0);
+				}
+			}
+			total += n;
+		}
+	g->k_first[p->nstages * 3] = total;
+	CUDACHECK(g, cudaMalloc(&g->x, 2 * (size_t)xs));
+	CUDACHECK(g, cudaMalloc(&g->w, 2 * (size_t)ws));
+	CUDACHECK(g, cudaMalloc(&g->y, 2 * (size_t)ys));
+	CUDACHECK(g, cudaMemsetAsync(g->x, 0, 2 * (size_t)xs, g->compute));
+	CUDACHECK(g, cudaMemsetAsync(g->w, 0, 2 * (size_t)ws, g->compute));
+	CUDACHECK(g, cudaMemsetAsync(g->y, 0, 2 * (size_t)ys, g->compute));
+	if (work > 0) {
+		g->worksz = work < (double)WORK_MAX ? ((size_t)work + 15) / 16 * 16 : WORK_MAX;
+		CUDACHECK(g, cudaMalloc(&g->work, g->worksz));
+		CUDACHECK(g, cudaMemsetAsync(g->work, 0, g->worksz, g->compute));
+	}
+	return 0;
+}
+
 /* g's proxies (kplan.h: per stage it runs and op kind, sized without a GPU), then their
  * operands on the GPU, sized for columns up to KPLAN_NCOLS_MAX, since fitting may widen
- * them. */
+ * them. With the architecture, its kernel lists instead (kernel_lists). */
 int cuda_proxy_setup(struct gpu *g)
 {
 	struct cuda_exec *c = g->c;
@@ -28,6 +86,8 @@ int cuda_proxy_setup(struct gpu *g)
 
 	if (!(g->shape = calloc((size_t)p->nstages * 3, sizeof(*g->shape))))
 		return cuda_fail(g, "out of host memory");
+	if (c->o.works)
+		return kernel_lists(g);
 	for (int s = 0; s < p->nstages; s++) {
 		if (p->stages[s].device != g->dev)
 			continue;
@@ -56,6 +116,17 @@ int cuda_proxy_setup(struct gpu *g)
 int cuda_proxy_warm_up(struct gpu *g)
 {
 	const struct plan *p = g->c->p;
+
+	if (g->ks) {   /* every kernel once (cuBLAS picks its algorithms on first use) */
+		for (int s = 0; s < p->nstages; s++)
+			if (p->stages[s].device == g->dev) {
+				struct action f = { s, 0, OP_F, 0 }, i = { s, 0, OP_I, 0 }, w = { s, 0, OP_W, 0 };
+
+				if (cuda_op(g, &f) < 0 || cuda_op(g, &i) < 0 || cuda_op(g, &w) < 0)
+					return -1;
+			}
+		return cuda_wait_idle(g, "warm-up");
+	}
 
 	for (int s = 0; s < p->nstages; s++)
 		for (int k = 0; k < 3; k++)
@@ -115,7 +186,7 @@ int cuda_proxy_fit(struct gpu *g)
 	struct cuda_exec *c = g->c;
 	int rc = 0;
 
-	if (c->o.gemm_tflops > 0 || (c->fit_turn >= 0 && c->fit_turn != g->dev))
+	if (c->o.gemm_tflops > 0 || c->o.works || (c->fit_turn >= 0 && c->fit_turn != g->dev))
 		return 0;
 	CUDACHECK(g, cudaSetDevice(g->gpu));
 	if (c->me < 0 && c->gpus_used < c->ndev)

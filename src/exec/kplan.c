@@ -65,6 +65,16 @@ double kplan_gemm_bytes(const struct kplan_gemm *g)
 	return 2.0 * ((double)g->m * g->k + (double)g->k * g->n + (double)g->m * g->n) * g->reps;
 }
 
+int kplan_stage_kernels(const struct plan *p, const struct work *works, const struct cost_opts *o, int s,
+                        enum kernel_pass pass, struct kernel *out, int max)
+{
+	int n = 0;
+
+	for (int l = p->stages[s].first; l <= p->stages[s].last; l++)
+		n += cost_kernels(&works[l], o, pass, n < max ? out + n : NULL, n < max ? max - n : 0);
+	return n;
+}
+
 int kplan_kernels(const struct plan *p, const struct work *works, const struct cost_opts *o, double gemm_tflops,
                   int s, int k, struct kernel *out, int max)
 {
@@ -81,15 +91,10 @@ int kplan_kernels(const struct plan *p, const struct work *works, const struct c
 			                          kplan_gemm_bytes(&g), g.reps };
 		return 1;
 	}
-	for (int l = p->stages[s].first; l <= p->stages[s].last; l++) {
-		if (k == 0) {
-			n += cost_kernels(&works[l], o, PASS_F, n < max ? out + n : NULL, n < max ? max - n : 0);
-		} else if (k == 2 || p->split_backward) {
-			n += cost_kernels(&works[l], o, k == 2 ? PASS_W : PASS_I, n < max ? out + n : NULL, n < max ? max - n : 0);
-		} else {
-			n += cost_kernels(&works[l], o, PASS_I, n < max ? out + n : NULL, n < max ? max - n : 0);
-			n += cost_kernels(&works[l], o, PASS_W, n < max ? out + n : NULL, n < max ? max - n : 0);
-		}
-	}
+	if (k == 0 || k == 2)
+		return kplan_stage_kernels(p, works, o, s, k == 0 ? PASS_F : PASS_W, out, max);
+	n = kplan_stage_kernels(p, works, o, s, PASS_I, out, max);
+	if (!p->split_backward)   /* a fused B: I's kernels, then W's */
+		n += kplan_stage_kernels(p, works, o, s, PASS_W, n < max ? out + n : NULL, n < max ? max - n : 0);
 	return n;
 }

@@ -42,6 +42,10 @@ double kplan_tflops(const struct plan *p, int k, double gemm_tflops);
 double kplan_gemm_flops(const struct kplan_gemm *g);
 double kplan_gemm_bytes(const struct kplan_gemm *g);
 
+/* The kernels of pass `pass` of stage s's layers in order (works: one per model layer),
+ * as kplan_kernels. */
+int kplan_stage_kernels(const struct plan *p, const struct work *works, const struct cost_opts *o, int s,
+                        enum kernel_pass pass, struct kernel *out, int max);
 /* The kernels of stage s's op slot k (op_kind_slot) into out (up to max; returns how many
  * there are, more than max when cut). With works (one per model layer: the architecture),
  * the cost model's kernel list of every layer of the stage in order, pass F, I or W (a
