@@ -6,11 +6,12 @@
  * When each layer's architecture is known (its struct work, cost.h), an op's kernels are
  * the cost model's kernel list of every layer of its stage (cost_kernels): the executor
  * launches what the prediction priced, kernel class by kernel class. Otherwise (a
- * profile-only model) an op runs a fitted proxy: one bf16 GEMM with the activation's shape (tokens x
- * hidden, the hidden size read from the stage's out_bytes) whose columns give the FLOPs
- * the op's predicted time represents at an assumed throughput (the cluster's peak x its
- * GEMM efficiency, or --gemm-tflops), repeated beyond KPLAN_NCOLS_MAX columns. On a GPU
- * the backend then times each proxy and refits its columns (cuda_proxy.c).
+ * profile-only model) an op runs a fitted proxy: one bf16 GEMM with the activation's
+ * shape (tokens x hidden, the hidden size read from the stage's out_bytes) whose columns
+ * give the FLOPs the op's predicted time represents at an assumed throughput (the
+ * cluster's peak x its GEMM efficiency, or --gemm-tflops), repeated beyond
+ * KPLAN_NCOLS_MAX columns. On a GPU the backend then times each proxy and refits its
+ * columns (cuda_proxy.c).
  */
 #ifndef OCTO_EXEC_KPLAN_H
 #define OCTO_EXEC_KPLAN_H
