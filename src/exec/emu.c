@@ -41,6 +41,7 @@ struct emu {
 	double *stage_f, *stage_b, *stage_w;
 	int *waiting_on;           /* per device: the device whose data it waits for, or -1; -2 once
 	                            * its program is done */
+	int *seen;                 /* per device: scratch of blame() */
 	bool abort;
 	struct err err;
 	struct timeline *tl;
@@ -94,28 +95,31 @@ static void deadline_in(struct timespec *ts, double seconds)
 }
 
 /* Why device d's wait never ended, following who waits for whom from d: a device that
- * waits for nothing is hung or dead; a chain back to d is a deadlock. Lock held. */
+ * waits for nothing is hung or dead, one that finished never sent, and a device met twice
+ * closes a cycle of waits, a deadlock. Lock held. */
 static const char *blame(const struct emu *em, int d, char *out, size_t n)
 {
 	int cur = em->waiting_on[d], D = em->x->ndevices;
 	size_t len = 0;
 
 	out[0] = 0;
-	for (int steps = 0; steps < D && em->waiting_on[cur] >= 0 && cur != d; steps++) {
+	for (int i = 0; i < D; i++)
+		em->seen[i] = 0;
+	em->seen[d] = 1;
+	while (cur >= 0 && !em->seen[cur] && em->waiting_on[cur] >= 0) {
+		em->seen[cur] = 1;
 		len += (size_t)snprintf(out + len, len < n ? n - len : 0, "device %d waits for device %d, ", cur,
 		                        em->waiting_on[cur]);
 		cur = em->waiting_on[cur];
 		if (len >= n)
 			return out;
 	}
-	if (cur == d)
-		snprintf(out + len, len < n ? n - len : 0, "which waits for device %d: a deadlock", d);
+	if (cur < 0 || em->seen[cur])
+		snprintf(out + len, len < n ? n - len : 0, "a cycle of waits: a deadlock");
 	else if (em->waiting_on[cur] == -2)
 		snprintf(out + len, len < n ? n - len : 0, "device %d finished its program without sending it", cur);
-	else if (em->waiting_on[cur] < 0)
-		snprintf(out + len, len < n ? n - len : 0, "device %d waits for no data: it hung or died", cur);
 	else
-		snprintf(out + len, len < n ? n - len : 0, "a deadlock or a dead peer");
+		snprintf(out + len, len < n ? n - len : 0, "device %d waits for no data: it hung or died", cur);
 	return out;
 }
 
@@ -345,6 +349,7 @@ int emu_run(const struct plan *p, const struct exec_program *x, const struct emu
 	em.data = calloc((size_t)(x->nxfers ? x->nxfers : 1), sizeof(*em.data));
 	em.stash = calloc((size_t)p->nstages * p->microbatches * 2 + 1, sizeof(*em.stash));
 	em.waiting_on = malloc((size_t)D * sizeof(*em.waiting_on));
+	em.seen = malloc((size_t)D * sizeof(*em.seen));
 	em.stage_f = calloc((size_t)p->nstages, sizeof(double));
 	em.stage_b = calloc((size_t)p->nstages, sizeof(double));
 	em.stage_w = calloc((size_t)p->nstages, sizeof(double));
@@ -354,7 +359,7 @@ int emu_run(const struct plan *p, const struct exec_program *x, const struct emu
 	measured->ndevices = D;
 	measured->dev = calloc((size_t)D, sizeof(*measured->dev));
 	measured->xfers = calloc((size_t)(x->nxfers ? x->nxfers : 1), sizeof(*measured->xfers));
-	if (!em.chans || !em.arrival || !em.data || !em.stash || !em.waiting_on || !em.stage_f || !em.stage_b || !em.stage_w || !ws || !th ||
+	if (!em.chans || !em.arrival || !em.data || !em.stash || !em.waiting_on || !em.seen || !em.stage_f || !em.stage_b || !em.stage_w || !ws || !th ||
 	    !measured->source || !measured->dev || !measured->xfers)
 		goto oom;
 	for (int i = 0; i < x->nxfers; i++)
@@ -438,6 +443,7 @@ out:
 	free(em.data);
 	free(em.stash);
 	free(em.waiting_on);
+	free(em.seen);
 	free(em.stage_f);
 	free(em.stage_b);
 	free(em.stage_w);

@@ -208,6 +208,52 @@ int main(void)
 		plan_release(&p);
 	}
 
+	/* a program that deadlocks on purpose (device 0 sends its forwards only after its own
+	 * backward of microbatch 0, which needs device 1's gradient of 0F0's output): the emulator's
+	 * watchdog follows who waits for whom back to the waiting device and says deadlock */
+	{
+		struct plan p;
+		struct exec_program x;
+		struct err e = ERR_INIT;
+		struct emu_opts eo;
+		struct timeline t;
+		int snd = -1, bwd = -1;
+
+		ok(build(SCHED_1F1B, &p, &x, &e) == 0, "1f1b protocol for the deadlock test (%s)", e.msg);
+		for (int i = x.start[0]; i < x.start[1]; i++) {
+			const struct exec_item *it = &x.items[i];
+
+			if (snd < 0 && it->kind == EXEC_SEND && x.xfers[it->xfer].producer.mb == 0)
+				snd = i;
+			if (bwd < 0 && it->kind == EXEC_COMPUTE && it->op.kind != OP_F && it->op.mb == 0)
+				bwd = i;
+		}
+		ok(snd >= 0 && bwd > snd, "device 0 sends 0F0 (item %d) before its backward of microbatch 0 (item %d)", snd,
+		   bwd);
+		if (snd >= 0 && bwd > snd) {
+			/* every send of device 0 before that backward moves after it, in order (so that
+			 * the pair's order still matches) */
+			struct exec_item tmp[256];
+			int nm = 0, w = snd;
+
+			for (int i = snd; i <= bwd && nm < 256; i++) {
+				if (x.items[i].kind == EXEC_SEND && i < bwd)
+					tmp[nm++] = x.items[i];
+				else
+					x.items[w++] = x.items[i];
+			}
+			memcpy(&x.items[w], tmp, (size_t)nm * sizeof(tmp[0]));
+		}
+		is_int(exec_check(&x, NULL), 0, "the pairs' orders still match");
+		ok(exec_validate(&x, &e) == 0, "the send still follows its producer (%s)", e.msg);
+		emu_opts_default(&eo);
+		eo.timeout_s = 1;
+		ok(emu_run(&p, &x, &eo, &t, &e) < 0 && strstr(e.msg, "waits for device") && strstr(e.msg, ": a deadlock)"),
+		   "the run stops and names the deadlock: %s", e.msg);
+		exec_release(&x);
+		plan_release(&p);
+	}
+
 	/* F&B pairs: the head waits for its partner's input, received before the head */
 	{
 		struct plan p;
