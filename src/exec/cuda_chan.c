@@ -208,10 +208,13 @@ static int staged_arrival(struct gpu *g, struct chan *ch, int k)
 			                c->o.timeout_s, action_format(&xf->producer, tok), xf->src);
 		cuda_nap(c);
 	}
-	if (c->hdr[k].xfer != k)
+	if (c->hdr[k].xfer != k) {
+		int got = c->hdr[k].xfer;
+
 		return cuda_fail(g, "received from device %d the output of %s where it expected that of %s (out of order)",
-		                xf->src, action_format(&c->x->xfers[c->hdr[k].xfer].producer, tok),
-		                action_format(&xf->producer, (char[ACTION_TEXT_MAX]){ 0 }));
+		                 xf->src, got >= 0 && got < c->x->nxfers ? action_format(&c->x->xfers[got].producer, tok) : "?",
+		                 action_format(&xf->producer, (char[ACTION_TEXT_MAX]){ 0 }));
+	}
 	memcpy(c->check + ((size_t)k * 2 + 1) * CHECK_BYTES, c->hdr[k].payload, CHECK_BYTES);
 	if (check_arrival(g, k) < 0)
 		return -1;
