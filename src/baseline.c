@@ -1,5 +1,7 @@
 /*
- * baseline — assemble partition + placement + schedule into a plan (see baseline.h).
+ * baseline — assemble partition + placement + schedule into a plan (see baseline.h), and
+ * the one loop that builds and simulates every baseline recipe and picks the best, so
+ * compare, the report and the UI cannot disagree on what "the best baseline" is.
  */
 #include "config.h"
 #include "baseline.h"
@@ -9,6 +11,7 @@
 #include <string.h>
 
 #include "partition.h"
+#include "sim.h"
 
 const struct baseline_recipe baseline_recipes[] = {
 	{ "gpipe", SCHED_GPIPE, "uniform" },
@@ -119,4 +122,61 @@ fail:
 	free(first);
 	plan_release(out);
 	return -1;
+}
+
+void baseline_set_release(struct baseline_set *s)
+{
+	for (int i = 0; i < s->n; i++) {
+		if (s->r[i].built)
+			plan_release(&s->r[i].plan);
+		metrics_release(&s->r[i].m);
+	}
+	free(s->r);
+	s->r = NULL;
+	s->n = 0;
+	s->best = -1;
+}
+
+int baseline_run_all(struct baseline_set *out, const struct model *m, const struct cluster *c,
+                     int microbatches, struct err *e)
+{
+	struct sim s;
+
+	memset(out, 0, sizeof(*out));
+	out->best = -1;
+	out->r = calloc((size_t)baseline_nrecipes, sizeof(*out->r));
+	if (!out->r)
+		return err_set(e, ERR_RUNTIME, "out of host memory building the baselines");
+	memset(&s, 0, sizeof(s));
+	for (int i = 0; i < baseline_nrecipes; i++) {
+		const struct baseline_recipe *rc = &baseline_recipes[i];
+		struct baseline_spec spec = { rc->schedule, microbatches, 0, rc->partition, NULL, 0, 0, NULL };
+		struct baseline_result *r = &out->r[out->n++];
+		struct sim_opts o;
+
+		r->recipe = rc;
+		err_clear(&r->why);
+		r->built = baseline_plan(&r->plan, m, NULL, c, NULL, &spec, &r->why) == 0;
+		if (r->built) {
+			sim_opts_default(&o);
+			r->ran = sim_run(&s, &r->plan, &o, &r->m, &r->why) == 0;
+		}
+		if (r->why.cls == ERR_RUNTIME) {
+			/* the host, not the plan, ran out of something: no result can be trusted */
+			*e = r->why;
+			sim_release(&s);
+			baseline_set_release(out);
+			return -1;
+		}
+		if (!r->ran)
+			continue;
+		for (int d = 0; d < r->m.ndevices; d++)
+			if ((double)r->m.dev[d].peak_mem_bytes > r->peak_mem_bytes)
+				r->peak_mem_bytes = (double)r->m.dev[d].peak_mem_bytes;
+		r->feasible = r->m.noom == 0;
+		if (r->feasible && (out->best < 0 || r->m.makespan_ms < out->r[out->best].m.makespan_ms))
+			out->best = i;
+	}
+	sim_release(&s);
+	return 0;
 }

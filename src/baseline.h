@@ -7,8 +7,11 @@
 #ifndef OCTO_BASELINE_H
 #define OCTO_BASELINE_H
 
+#include <stdbool.h>
+
 #include "cluster.h"
 #include "err.h"
+#include "metrics.h"
 #include "model.h"
 #include "plan.h"
 #include "sched.h"
@@ -44,5 +47,34 @@ extern const int baseline_nrecipes;
 int baseline_plan(struct plan *out, const struct model *m, const char *model_ref,
                   const struct cluster *c, const char *cluster_ref,
                   const struct baseline_spec *spec, struct err *e);
+
+/* One recipe of baseline_recipes, built and simulated (baseline_run_all). */
+struct baseline_result {
+	const struct baseline_recipe *recipe;
+	bool built;               /* the recipe applies: plan holds it */
+	struct plan plan;         /* when built */
+	bool ran;                 /* the simulation finished: m holds its metrics */
+	struct metrics m;         /* when ran (a deadlock leaves its cycle here) */
+	bool feasible;            /* ran and every device within its memory */
+	double peak_mem_bytes;    /* the largest device's peak, when ran */
+	struct err why;           /* when not built (ERR_INPUT: the recipe cannot apply) or not
+	                           * ran (ERR_INFEASIBLE: a deadlock): why, in words */
+};
+
+/* Every baseline of one model, cluster and microbatch count: the rows of `octopipe
+ * compare`, the report's speedup table and the UI's baselines come from here. */
+struct baseline_set {
+	struct baseline_result *r;   /* baseline_nrecipes results, in baseline_recipes order */
+	int n;
+	int best;                    /* the shortest feasible iteration (the first of equals); -1: none */
+};
+
+/* Builds every recipe of baseline_recipes for m on c with microbatches and simulates it
+ * with the default options. A recipe that cannot apply, deadlocks or runs out of device
+ * memory is a result, not an error: -1 (ERR_RUNTIME) only when the host runs out of
+ * memory, with nothing left to release. Else the caller baseline_set_release()s. */
+int baseline_run_all(struct baseline_set *out, const struct model *m, const struct cluster *c,
+                     int microbatches, struct err *e);
+void baseline_set_release(struct baseline_set *s);
 
 #endif

@@ -117,6 +117,12 @@ int cluster_from_json(struct cluster *c, const cJSON *root, const char *file, co
 			c->rep.dp = (int)x[1];
 			c->rep.ep = (int)x[2];
 			c->rep.zero = (int)x[3];
+			/* the memory and sync rules divide by dp / ep (parallel_check's rule) */
+			if (c->rep.dp % c->rep.ep != 0) {
+				jv_fail(&v, "replica.ep", "ep %d must divide dp %d (experts are sharded over data-parallel ranks)",
+				        c->rep.ep, c->rep.dp);
+				goto fail;
+			}
 			if (jv_number(&v, rp, "replica", "dp_gbytes_per_s", JV_REQUIRED, 0, 1e6, 0,
 			              &c->rep.dp_link.gbytes_per_s) < 0 ||
 			    jv_number(&v, rp, "replica", "dp_latency_us", JV_REQUIRED, 0, 1e9, 0, &c->rep.dp_link.latency_us) < 0)

@@ -361,7 +361,12 @@ void cost_block(const struct block *b, struct work *w)
 	double before = w->params, before_active = w->active, before_unique = w->unique;
 
 	switch (b->kind) {
-	case BLK_ATTN: case BLK_MLA: tp_limit(w, b->n_q, "attention heads"); break;
+	case BLK_ATTN:
+		tp_limit(w, b->n_q, "attention heads");
+		/* Megatron-LM splits the query groups too (num_query_groups / tp) */
+		tp_limit(w, b->n_kv, "key-value heads");
+		break;
+	case BLK_MLA: tp_limit(w, b->n_q, "attention heads"); break;
 	case BLK_MAMBA2: tp_limit(w, b->ssm_heads, "SSM heads"); break;
 	case BLK_GDN: tp_limit(w, b->v_heads, "value heads"); break;
 	default: break;

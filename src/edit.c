@@ -258,6 +258,20 @@ static int do_replace(struct plan *p, const struct plan *q, const char *label, c
 		return err_set(e, ERR_RUNTIME, "out of host memory");
 	memset(&tmp, 0, sizeof(tmp));
 	snap_move_to(&s, &tmp);
+	{
+		/* a plan whose stages all recompute one way (a layout's choice) keeps that mode
+		 * over an adopted plan that says nothing of it (the tuner's and the baselines') */
+		int mode = p->nstages ? p->stages[0].recompute : RECOMPUTE_NONE;
+		bool uniform = true, none = true;
+
+		for (int i = 0; i < p->nstages; i++)
+			uniform &= p->stages[i].recompute == mode;
+		for (int i = 0; i < tmp.nstages; i++)
+			none &= tmp.stages[i].recompute == RECOMPUTE_NONE;
+		if (uniform && none)
+			for (int i = 0; i < tmp.nstages; i++)
+				tmp.stages[i].recompute = mode;
+	}
 	free(p->stages);
 	free(p->order_start);
 	free(p->order);

@@ -31,14 +31,14 @@ void layout_recompute_model(struct model *m, enum recompute r)
 	}
 }
 
-/* The fastest baseline on one replica of layout l: its makespan, whole-job tokens/s and
- * peak memory per GPU; feasible when it fits. -1 only when out of host memory. */
+/* The fastest of compare's baselines on one replica of layout l: its makespan, whole-job
+ * tokens/s and peak memory per GPU; feasible when it fits. 1 when the model cannot be
+ * priced at l (a table without an architecture at another TP degree: why says so), -1
+ * only when out of host memory. */
 static int judge(const struct model *m, const struct cluster *c, int mbs, const struct parallel *l,
-                 enum recompute rc, struct sim *s, struct layout_choice *got, bool *feasible, struct err *e)
+                 enum recompute rc, struct sim *s, struct layout_choice *got, bool *feasible, struct err *why,
+                 struct err *e)
 {
-	static const struct { enum sched_kind k; const char *part; } tries[] = {
-		{ SCHED_1F1B, "megatron" }, { SCHED_1F1B, "balanced" }, { SCHED_ZBH1, "megatron" }, { SCHED_ZBH1, "balanced" },
-	};
 	struct model rm;
 	struct cluster rcl;
 	struct err e2 = ERR_INIT;
@@ -47,11 +47,37 @@ static int judge(const struct model *m, const struct cluster *c, int mbs, const 
 	*feasible = false;
 	got->makespan_ms = INFINITY;
 	got->peak_bytes = INFINITY;
-	if (parallel_replica(m, c, l, &rm, &rcl, &e2) < 0)
-		return e2.cls == ERR_RUNTIME ? (*e = e2, -1) : 0;
+	if (parallel_replica(m, c, l, &rm, &rcl, &e2) < 0) {
+		if (e2.cls == ERR_RUNTIME) {
+			*e = e2;
+			return -1;
+		}
+		*why = e2;
+		return 1;
+	}
+	{
+		/* the weights, gradients and optimizer states alone, spread perfectly over the
+		 * pipeline devices, are a floor of any plan's peak: above the memory, no plan fits */
+		double params = 0, experts = 0;
+		struct mem_static st;
+
+		for (int i = 0; i < rm.nlayers; i++) {
+			params += (double)rm.layers[i].param_bytes;
+			experts += (double)rm.layers[i].expert_param_bytes;
+		}
+		parallel_static_mem(l, params / l->pp, experts / l->pp, &st);
+		if (st.weights + st.grads + st.optimizer > cluster_usable_bytes(&rcl)) {
+			got->peak_bytes = st.weights + st.grads + st.optimizer;
+			model_release(&rm);
+			cluster_release(&rcl);
+			return 0;
+		}
+	}
 	layout_recompute_model(&rm, rc);
-	for (size_t i = 0; i < sizeof(tries) / sizeof(tries[0]); i++) {
-		struct baseline_spec spec = { tries[i].k, mbs, 0, tries[i].part, NULL, 0, 0, NULL };
+	/* every baseline compare shows, so the layout's yardstick is the one it will be judged by */
+	for (int i = 0; i < baseline_nrecipes; i++) {
+		struct baseline_spec spec = { baseline_recipes[i].schedule, mbs, 0, baseline_recipes[i].partition, NULL, 0,
+		                              0, NULL };
 		struct plan p;
 		struct metrics mt;
 		struct sim_opts o;
@@ -95,6 +121,7 @@ static int search(const struct model *m, const struct cluster *c, const struct l
 	struct sim s;
 	int gpn = c->gpus_per_node, valid = 0;
 	bool found = false, moe = false;
+	struct err unpriced = ERR_INIT;
 
 	for (int i = 0; i < m->nlayers; i++)
 		moe |= m->layers[i].expert_param_bytes > 0;
@@ -136,17 +163,22 @@ static int search(const struct model *m, const struct cluster *c, const struct l
 						struct layout_choice got;
 						bool feasible;
 						struct err ec = ERR_INIT;
+						int jr;
 
-						if (k->recompute >= 0 && rc != k->recompute)
+						if ((k->recompute >= 0 && rc != k->recompute) ||
+						    (rc != RECOMPUTE_NONE && model_recomputes(m)))
 							continue;
 						l.zero = z;
 						if (parallel_check(&l, c, &ec) < 0)
 							break;
-						valid++;
-						if (judge(m, c, mbs, &l, (enum recompute)rc, &s, &got, &feasible, e) < 0) {
+						jr = judge(m, c, mbs, &l, (enum recompute)rc, &s, &got, &feasible, &unpriced, e);
+						if (jr < 0) {
 							sim_release(&s);
 							return -1;
 						}
+						if (jr > 0)
+							break;  /* not a layout of this model */
+						valid++;
 						out->candidates++;
 						out->min_peak_bytes = fmin(out->min_peak_bytes, got.peak_bytes);
 						if (feasible && got.tokens_per_s > out->tokens_per_s) {
@@ -168,32 +200,69 @@ static int search(const struct model *m, const struct cluster *c, const struct l
 		}
 	}
 	sim_release(&s);
+	if (!valid && unpriced.cls != ERR_NONE) {
+		*e = unpriced;
+		return -1;
+	}
 	if (!valid)
 		return err_set(e, ERR_INPUT, "no parallel layout of cluster '%s' (%d GPUs, %d per node) meets the "
 		               "given degrees", c->name, c->devices, gpn);
 	if (!found)
-		return err_set(e, ERR_INFEASIBLE, "no layout fits: %d tried, the smallest peak memory per GPU was %.1f GB "
-		               "of %.1f GB usable", out->candidates, out->min_peak_bytes / 1e9, cluster_usable_bytes(c) / 1e9);
+		return err_set(e, ERR_INFEASIBLE, "no layout fits: %d tried, the closest needs %.1f GB per GPU of %.1f GB "
+		               "usable", out->candidates, out->min_peak_bytes / 1e9, cluster_usable_bytes(c) / 1e9);
 	return 0;
 }
 
 int layout_search(const struct model *m, const struct cluster *c, const struct layout_constraints *k,
                   struct layout_choice *out, struct err *e)
 {
+	return search(m, c, k, 1, out, e);
+}
+
+/* Whether p runs within every device's memory; -1 when the simulation itself failed for
+ * want of host memory. */
+static int fits(struct sim *s, const struct plan *p, struct err *e)
+{
+	struct sim_opts o;
+	struct metrics mt;
 	int r;
 
-	/* a pipeline tool's search: two stages or more, and one only when nothing else fits
-	 * (tensor and data parallelism alone) */
-	if (k->pp)
-		return search(m, c, k, 1, out, e);
-	r = search(m, c, k, 2, out, e);
-	if (r < 0 && e->cls != ERR_RUNTIME) {
-		struct layout_choice first = *out;
-
-		*e = (struct err)ERR_INIT;
-		r = search(m, c, k, 1, out, e);
-		out->candidates += first.candidates;
-		out->min_peak_bytes = fmin(out->min_peak_bytes, first.min_peak_bytes);
+	sim_opts_default(&o);
+	if (sim_run(s, p, &o, &mt, e) < 0) {
+		metrics_release(&mt);
+		return e->cls == ERR_RUNTIME ? -1 : 0;
 	}
+	r = mt.noom == 0;
+	metrics_release(&mt);
 	return r;
+}
+
+int layout_relax_recompute(struct plan *p, struct err *e)
+{
+	struct sim s;
+	int changed = 0;
+
+	memset(&s, 0, sizeof(s));
+	for (int st = p->nstages - 1; st >= 0; st--) {
+		int was = p->stages[st].recompute;
+
+		for (int mode = RECOMPUTE_NONE; mode < was; mode++) {
+			int r;
+
+			p->stages[st].recompute = mode;
+			r = fits(&s, p, e);
+			if (r < 0) {
+				p->stages[st].recompute = was;
+				sim_release(&s);
+				return -1;
+			}
+			if (r) {
+				changed++;
+				break;
+			}
+			p->stages[st].recompute = was;
+		}
+	}
+	sim_release(&s);
+	return changed;
 }

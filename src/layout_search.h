@@ -5,16 +5,18 @@
  *
  * Every candidate the constraints allow (T divides a node and the model's heads, the
  * T x D blocks tile the nodes, P = GPUs / (T x D) pipeline devices no more than the
- * model's layers, E divides D, D divides the global batch) is judged by the fastest of a
- * few baselines built on what one replica sees (1F1B and ZB-H1 with Megatron's and the
- * balanced partition) at the same global batch: more replicas mean fewer microbatches
+ * model's layers, E divides D, D divides the global batch) is judged by the fastest of
+ * compare's baselines built on what one replica sees, at the same global batch (a floor
+ * of the weights, gradients and optimizer states alone rules a candidate out before any
+ * simulation): more replicas mean fewer microbatches
  * each, so the pipeline's fill and drain weigh more, which is the trade-off a layout
  * makes against tensor parallelism's all-reduces and data parallelism's sync. For a model
  * with routed experts each divisor E of D is tried as the expert-parallel degree. Memory
  * first, and no more than needed: a candidate is sharded (ZeRO 1, 2, 3) only as far as it
  * takes to fit without recompute, and recomputes (selective, then full) only when no
- * sharding fits. Among the candidates that fit the most tokens/s wins; when none fits,
- * the smallest peak memory per GPU seen is reported.
+ * sharding fits. Among the candidates that fit the most tokens/s wins - pure data or
+ * tensor parallelism (one pipeline device) included: when pipelining does not pay, the
+ * search says so; when none fits, the memory the closest candidate needs is reported.
  */
 #ifndef OCTO_LAYOUT_SEARCH_H
 #define OCTO_LAYOUT_SEARCH_H
@@ -47,6 +49,13 @@ struct layout_choice {
  * says how close the best came), ERR_INPUT when the constraints allow no layout at all. */
 int layout_search(const struct model *m, const struct cluster *c, const struct layout_constraints *k,
                   struct layout_choice *out, struct err *e);
+
+/* Recompute only where memory binds: each stage of p (a simulated plan that fits) tries a
+ * lighter mode (full -> selective -> none), kept when the plan still fits, since
+ * recompute only ever costs time. Stages are tried last to first (the later a stage, the
+ * fewer microbatches it holds). Returns how many stages changed, -1 when out of host memory. */
+struct plan;
+int layout_relax_recompute(struct plan *p, struct err *e);
 
 /* The layer table as a uniformly recomputing stage sees it: the backward pays the redone
  * forward and the activations kept are the recompute mode's (for searches that build

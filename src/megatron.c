@@ -98,10 +98,13 @@ int megatron_args(const struct plan *p, const char *plan_name, struct strbuf *sb
 	if (p->nstages > used)
 		strbuf_addf(sb, "--virtual-pipeline-model-parallel-size %d \\\n", p->nstages / used);
 	strbuf_addf(sb, "--tensor-model-parallel-size %d \\\n", l.tp);
+	/* the precision the memory model and the data-parallel sync assume (parallel.h): bf16
+	 * weights and gradients; Megatron-LM's bf16 default keeps fp32 gradients */
+	strbuf_addstr(sb, "--bf16 \\\n--grad-reduce-in-bf16 \\\n");
 	if (l.tp > 1)
 		strbuf_addstr(sb, "--sequence-parallel \\\n");
-	if (l.ep > 1)
-		strbuf_addf(sb, "--expert-model-parallel-size %d \\\n", l.ep);
+	if (l.ep > 1)  /* the all-to-all the simulator prices (Megatron-LM's default gathers every token) */
+		strbuf_addf(sb, "--expert-model-parallel-size %d \\\n--moe-token-dispatcher-type alltoall \\\n", l.ep);
 	if (l.zero >= 1)
 		strbuf_addstr(sb, "--use-distributed-optimizer \\\n");
 	if (l.zero >= 2)

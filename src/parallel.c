@@ -84,7 +84,9 @@ const struct link *parallel_dp_link(const struct parallel *l, const struct clust
 
 const struct link *parallel_ep_link(const struct parallel *l, const struct cluster *g)
 {
-	return l->tp * l->ep <= g->gpus_per_node ? &g->intra : &g->inter;
+	/* the groups start at multiples of T x E inside node-aligned blocks: all of them stay
+	 * in a node only when T x E divides it (T 2 x E 3 on 8 GPUs: GPUs 6-11 span two) */
+	return g->gpus_per_node % (l->tp * l->ep) == 0 ? &g->intra : &g->inter;
 }
 
 int parallel_cluster(const struct cluster *g, const struct parallel *l, struct cluster *out, struct err *e)
@@ -117,6 +119,13 @@ int parallel_cluster(const struct cluster *g, const struct parallel *l, struct c
 		out->device_speed = sp;
 	}
 	return 0;
+}
+
+bool model_recomputes(const struct model *m)
+{
+	const cJSON *src = m->extra ? cJSON_GetObjectItemCaseSensitive(m->extra, "source") : NULL;
+
+	return src && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(src, "recompute"));
 }
 
 int model_made_tp(const struct model *m)
@@ -231,6 +240,16 @@ int parallel_model(const struct model *m, const struct cluster *g, const struct 
 {
 	int made = model_made_tp(m);
 
+	if (l->ep > 1) {
+		bool experts = false;
+
+		for (int i = 0; i < m->nlayers; i++)
+			experts |= m->layers[i].expert_param_bytes > 0;
+		/* Megatron-LM refuses expert parallelism without experts (num_experts is None) */
+		if (!experts)
+			return err_set(e, ERR_INPUT, "ep %d: model '%s' has no routed experts to shard over expert-parallel "
+			               "ranks", l->ep, m->name);
+	}
 	if (model_copy(out, m, e) < 0)
 		return -1;
 	if (l->tp != made) {

@@ -21,7 +21,9 @@
  * moments): 2 + 2 + 12 bytes. ZeRO stage Z shards over the D data-parallel ranks: Z >= 1
  * the 12 optimizer bytes (Megatron's distributed optimizer), Z >= 2 the gradients, Z = 3
  * the weights too. Routed-expert parameters are first split over the E expert-parallel
- * ranks and then sharded over their own data-parallel group of D / E.
+ * ranks and then sharded over their own data-parallel group of D / E. Under ZeRO 3 a
+ * layer's weights are gathered while it runs and the next one's prefetched: the two
+ * largest layers of a stage are a working buffer on top of the shards.
  */
 #ifndef OCTO_PARALLEL_H
 #define OCTO_PARALLEL_H
@@ -73,13 +75,17 @@ int parallel_cluster(const struct cluster *gpus, const struct parallel *l, struc
 /* The layer table at the layout's TP degree plus the EP all-to-all: a copy of m when the
  * degree is the one m was made at and E = 1. A model without an architecture (a measured
  * profile) only exists at its own degree: asking for another is an ERR_INPUT error that
- * says so. */
+ * says so, as is E > 1 for a model without routed experts. */
 int parallel_model(const struct model *m, const struct cluster *gpus, const struct parallel *l,
                  struct model *out, struct err *e);
 
 /* Both of the above: what one replica of layout l sees (rm and rc are filled fresh). */
 int parallel_replica(const struct model *m, const struct cluster *gpus, const struct parallel *l,
                      struct model *rm, struct cluster *rc, struct err *e);
+
+/* Whether m's layer table was made with `octopipe cost --recompute` (its activations
+ * already recomputed: a stage must not recompute it again). */
+bool model_recomputes(const struct model *m);
 
 /* The tensor-parallel degree m's layer table was made at (its "source", else 1). */
 int model_made_tp(const struct model *m);

@@ -410,6 +410,16 @@ int plan_from_json(struct plan *p, const cJSON *root, const char *file, const ch
 		goto fail;
 	if (read_stages(&v, root, p) < 0 || read_schedule(&v, root, p) < 0)
 		goto fail;
+	for (int st = 0; st < p->nstages && model_recomputes(plan_src_model(p)); st++)
+		if (p->stages[st].recompute != RECOMPUTE_NONE) {
+			char sp[JPATH_MAX], rp[JPATH_MAX];
+
+			jpath_index(sp, "stages", st);
+			jpath_key(rp, sp, "recompute");
+			jv_fail(&v, rp, "the model's layer table already recomputes every layer (made with octopipe cost "
+			        "--recompute): a stage cannot recompute it again");
+			goto fail;
+		}
 	if (name && !(p->name = strdup(name)))
 		goto oom;
 	if (json_extras(root, plan_keys, &p->extra) < 0)
@@ -473,8 +483,11 @@ int plan_attach_parallel(struct plan *p, const struct parallel *l, const struct 
                          struct err *e)
 {
 	p->par = *l;
-	if (parallel_is_pipeline_only(l) && l->pp == c->devices)
+	if (parallel_is_pipeline_only(l) && l->pp == c->devices) {
+		/* the plan is the files' own: no replica to write into its cluster */
+		memset(&p->cluster.rep, 0, sizeof(p->cluster.rep));
 		return 0;
+	}
 	if (model_copy(&p->src_model, m, e) < 0)
 		return -1;
 	if (cluster_copy(&p->src_cluster, c, e) < 0) {

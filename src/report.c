@@ -5,8 +5,12 @@
  * rectangle over the whole iteration, and the ops are drawn on top of it, so every
  * idle gap shows hatched without a rectangle of its own (gaps are merged for free), and
  * the only per-op element is the op's <rect> with its <title> tooltip. Rows are <g>
- * groups translated to their height, so an op carries x, width and height only; looks
- * come from a few short CSS classes and shared <pattern>s in <defs>.
+ * groups translated to their height, and within a row the ops of one kind sit in one <g>
+ * that gives their colour, so an op carries x, width and height only; W's dots and B's
+ * stripes are one stroked path per row over the ops (a pattern on each op's rect costs a
+ * browser several times more to paint). 64 GPUs x 256 microbatches with a split backward
+ * (49152 ops) is about 95 bytes an op, and a browser draws it in about a second; the HTML
+ * report has a browser lay out and paint a Gantt only when it comes near the screen.
  *
  * Every length is a multiple of u = width / 1200, so a chart drawn at another --width is
  * the same picture at another size. Colours are the TUI's (ui/theme.c, xterm 256-colour
@@ -61,10 +65,10 @@ static void xml_text(struct strbuf *sb, const char *s)
 	}
 }
 
-/* A coordinate: one decimal, without a trailing ".0". */
+/* A coordinate: one decimal, without a trailing ".0" or a leading "0" (".8", "-.5"). */
 static void num(struct strbuf *sb, double v)
 {
-	char b[40];
+	char b[40], *s = b;
 	int n;
 
 	if (!isfinite(v))
@@ -74,10 +78,17 @@ static void num(struct strbuf *sb, double v)
 		b[n -= 2] = 0;
 	if (strcmp(b, "-0") == 0)
 		strcpy(b, "0");
-	strbuf_addstr(sb, b);
+	if (b[0] == '-' && b[1] == '0' && b[2] == '.') {
+		b[1] = '-';
+		s = b + 1;
+	} else if (b[0] == '0' && b[1] == '.') {
+		s = b + 1;
+	}
+	strbuf_addstr(sb, s);
 }
 
-/* addf for coordinates: %N in fmt takes a double and prints it with num(). */
+/* addf for coordinates: %N takes a double and prints it with num(); %d, %s, %% and
+ * %.<digit>f are printf's. */
 static void put(struct strbuf *sb, const char *fmt, ...)
 {
 	va_list ap;
@@ -93,6 +104,12 @@ static void put(struct strbuf *sb, const char *fmt, ...)
 		} else if (f[0] == '%' && f[1] == 's') {
 			strbuf_addstr(sb, va_arg(ap, const char *));
 			f++;
+		} else if (f[0] == '%' && f[1] == '.' && f[2] >= '0' && f[2] <= '9' && f[3] == 'f') {
+			strbuf_addf(sb, "%.*f", f[2] - '0', va_arg(ap, double));
+			f += 3;
+		} else if (f[0] == '%' && f[1] == '%') {
+			strbuf_addch(sb, '%');
+			f++;
 		} else {
 			strbuf_addch(sb, *f);
 		}
@@ -102,29 +119,40 @@ static void put(struct strbuf *sb, const char *fmt, ...)
 
 /* ---- styles ------------------------------------------------------------------------------ */
 
-/* The TUI's op colours (ui/theme.c, 256-colour theme): F 25, I 71, W 179, B 139, critical
- * path 90. W is dotted and B striped, bubbles hatched: the kinds differ without colour. */
-static const char css[] =
-	".op,.mo{stroke:#fff}"
-	".F{fill:#005faf}.I{fill:#5faf5f}.W{fill:url(#pw)}.B{fill:url(#pb)}"
-	".bu{fill:url(#ph)}.wu{fill:#bcd4ee}.cd{fill:#f2cda6}.bz{fill:#9a9a9a}"
-	".mo{opacity:.85}"
-	".cp{fill:none;stroke:#870087}.cl{fill:none;stroke:#870087;stroke-dasharray:3 2}"
-	".gr{fill:none;stroke:#e2e2e2}.ax{fill:none;stroke:#555}.cap{fill:none;stroke:#c00;stroke-dasharray:6 3}"
-	".t{text-anchor:middle}.tw{fill:#fff}.r{text-anchor:end}.b{font-weight:bold}.dim{fill:#555}"
-	".sw{stroke:#333;stroke-width:.5}"
-	".ln{fill:none;stroke-width:1.2}.sl{fill:none;stroke:#999}";
+/* The styles of every chart drawn at scale u: line widths and dashes scale with --width
+ * too. Op colours are the TUI's (ui/theme.c, 256-colour theme: F 25, I 71, W 179, B 139,
+ * critical path 90); their lightness differs (F dark, I and B middle, W light), and W
+ * carries dots, B stripes and bubbles a hatch, so the kinds differ in greyscale and
+ * without red-green. The dots and stripes are one stroked path per row over the ops (.pw,
+ * .pb): a pattern per op rectangle costs a browser far more to paint. Warm-up is light
+ * and cool-down darker for the same reason. */
+static void put_css(struct strbuf *sb, double u)
+{
+	strbuf_addstr(sb, ".F{fill:#005faf}.I{fill:#5faf5f}.W{fill:#d7af5f}.B{fill:#af87af}"
+	              ".pw,.pb{fill:none;pointer-events:none}.pw{stroke:url(#pw)}.pb{stroke:url(#pb)}"
+	              ".bu{fill:url(#ph)}.wu{fill:#d3e4f5}.cd{fill:#e9a66b}.bz{fill:#9a9a9a}.mo{opacity:.85}"
+	              ".cp,.cl{fill:none;stroke:#870087}.gr{fill:none;stroke:#e2e2e2}.ax{fill:none;stroke:#555}"
+	              ".cap{fill:none;stroke:#c00}.t{text-anchor:middle}.tw{fill:#fff}.r{text-anchor:end}"
+	              ".b{font-weight:bold}.dim{fill:#555}.ln,.sl{fill:none}.sl{stroke:#999}.sw{stroke:#333}"
+	              ".dp{fill:#1b4d3e}.rc{fill:none;stroke:#000}");
+	put(sb, ".s{stroke:#fff;stroke-width:%N}.mo .s{stroke-width:%N}.cp{stroke-width:%N}"
+	    ".cl{stroke-width:%N;stroke-dasharray:%N %N}.gr{stroke-width:%N}.ax{stroke-width:%N}"
+	    ".cap{stroke-width:%N;stroke-dasharray:%N %N}.sw{stroke-width:%N}.ln{stroke-width:%N}"
+	    ".sl{stroke-width:%N}.th{stroke-width:%N}.hl{paint-order:stroke;stroke:#fff;stroke-width:%N}"
+	    ".rc{stroke-width:%N;stroke-dasharray:%N %N}", 0.4 * u,
+	    0.3 * u, 1.6 * u, 0.9 * u, 3 * u, 2 * u, 0.6 * u, 0.8 * u, 1.2 * u, 6 * u, 3 * u, 0.5 * u, 1.2 * u, u,
+	    2.4 * u, 2.5 * u, 1.5 * u, 3 * u, 1.5 * u);
+}
 
-/* The patterns, in user units of one chart (scaled with u). */
+/* The patterns, in user units of one chart (scaled with u): dots for W, stripes for B and
+ * a hatch for bubbles, on a transparent ground (drawn over a colour). */
 static void put_defs(struct strbuf *sb, double u)
 {
 	put(sb, "<defs>"
 	    "<pattern id=\"pw\" patternUnits=\"userSpaceOnUse\" width=\"%N\" height=\"%N\">"
-	    "<rect width=\"%N\" height=\"%N\" fill=\"#d7af5f\"/><circle cx=\"%N\" cy=\"%N\" r=\"%N\" fill=\"#6b5217\"/>"
-	    "</pattern>", 4 * u, 4 * u, 4 * u, 4 * u, 2 * u, 2 * u, 0.8 * u);
+	    "<circle cx=\"%N\" cy=\"%N\" r=\"%N\" fill=\"#6b5217\"/></pattern>", 4 * u, 4 * u, 2 * u, 2 * u, 0.8 * u);
 	put(sb, "<pattern id=\"pb\" patternUnits=\"userSpaceOnUse\" width=\"%N\" height=\"%N\">"
-	    "<rect width=\"%N\" height=\"%N\" fill=\"#af87af\"/><rect width=\"%N\" height=\"%N\" fill=\"#5a3a5a\"/>"
-	    "</pattern>", 4 * u, 4 * u, 4 * u, 4 * u, 4 * u, 1.2 * u);
+	    "<rect width=\"%N\" height=\"%N\" fill=\"#5a3a5a\"/></pattern>", 4 * u, 4 * u, 4 * u, 1.2 * u);
 	put(sb, "<pattern id=\"ph\" patternUnits=\"userSpaceOnUse\" width=\"%N\" height=\"%N\" "
 	    "patternTransform=\"rotate(45)\"><rect width=\"%N\" height=\"%N\" fill=\"#b03030\"/></pattern>"
 	    "</defs>", 5 * u, 5 * u, 1.4 * u, 5 * u);
@@ -290,49 +318,133 @@ static double legend_item(struct strbuf *sb, const struct gantt_geo *g, double x
 	double u = g->u;
 
 	if (strcmp(cls, "cp") == 0)
-		put(sb, "<rect class=\"cp\" x=\"%N\" y=\"%N\" width=\"%N\" height=\"%N\" stroke-width=\"%N\"/>", x, y,
-		    14 * u, 10 * u, 2 * u);
+		put(sb, "<rect class=\"cp\" x=\"%N\" y=\"%N\" width=\"%N\" height=\"%N\"/>", x, y, 14 * u, 10 * u);
 	else if (strcmp(cls, "wu") == 0 || strcmp(cls, "cd") == 0)
 		put(sb, "<rect class=\"%s\" x=\"%N\" y=\"%N\" width=\"%N\" height=\"%N\"/>"
 		    "<rect class=\"bu sw\" x=\"%N\" y=\"%N\" width=\"%N\" height=\"%N\"/>", cls, x, y, 14 * u, 10 * u,
 		    x, y, 14 * u, 10 * u);
 	else
 		put(sb, "<rect class=\"%s sw\" x=\"%N\" y=\"%N\" width=\"%N\" height=\"%N\"/>", cls, x, y, 14 * u, 10 * u);
+	if (strcmp(cls, "W") == 0 || strcmp(cls, "B") == 0)
+		put(sb, "<path class=\"p%s\" stroke-width=\"%N\" d=\"M%N %Nh%N\"/>", cls[0] == 'W' ? "w" : "b", 10 * u, x,
+		    y + 5 * u, 14 * u);
 	put(sb, "<text x=\"%N\" y=\"%N\">%s</text>", x + 18 * u, y + 9 * u, text);
 	return x + 18 * u + (double)strlen(text) * 6.2 * u + 14 * u;
 }
 
 static const char *const kind_class[OP_KINDS] = { "F", "I", "W", "B" };
 
-/* Draws one row of ops (a device's predicted or measured ops) inside a translated <g>. */
+/* One row of ops (a device's predicted or measured ops), inside a translated <g>: per
+ * kind, a <g> of its colour holding one <rect> per op with its tooltip (stage, kind and
+ * microbatch, layers, start-end), white separators when sep; then W's dots and B's
+ * stripes, each one stroked path over the row; then the labels that fit. */
 static void put_ops(struct strbuf *sb, const struct gantt_geo *g, const struct plan *p, const struct tl_device *dv,
-                    double h, bool measured)
+                    double h, bool measured, bool sep)
 {
 	double u = g->u, fs = 9 * u;
-	/* tooltips: the action token (stage, kind, microbatch), the stage's layers, and times
-	 * to about a 1e-5 of the axis */
+	/* times in tooltips to about a 1e-5 of the axis */
 	int dec = g->tmax < 100 ? 2 : g->tmax < 10000 ? 1 : 0;
 	char tok[ACTION_TEXT_MAX];
+	bool labels = false;
 
+	for (int k = 0; k < OP_KINDS; k++) {
+		bool open = false;
+
+		for (int i = 0; i < dv->nops; i++) {
+			const struct tl_op *o = &dv->ops[i];
+			double x = gx(g, o->start_ms), w = gx(g, o->end_ms) - x;
+			const struct stage *st = o->stage >= 0 && o->stage < p->nstages ? &p->stages[o->stage] : NULL;
+
+			if ((o->kind < OP_KINDS ? (int)o->kind : OP_F) != k)
+				continue;
+			if (!open)
+				put(sb, "<g class=\"%s%s\">", kind_class[k], sep ? " s" : "");
+			open = true;
+			put(sb, "<rect x=\"%N\" width=\"%N\" height=\"%N\"><title>%s%s", x, w, h, measured ? "measured " : "",
+			    action_format(&(struct action){ o->stage, o->mb, (uint8_t)k, 0 }, tok));
+			if (st && st->first == st->last)
+				strbuf_addf(sb, " layer %d", st->first);
+			else if (st)
+				strbuf_addf(sb, " layers %d-%d", st->first, st->last);
+			if (st && st->recompute != RECOMPUTE_NONE && (k == OP_I || k == OP_B))
+				strbuf_addf(sb, " (recomputes %s)", recompute_name((enum recompute)st->recompute));
+			strbuf_addf(sb, " %.*f-%.*f ms</title></rect>", dec, o->start_ms, dec, o->end_ms);
+		}
+		if (open)
+			strbuf_addstr(sb, "</g>\n");
+	}
+	for (int k = OP_W; k <= OP_B; k++) {
+		bool open = false;
+
+		for (int i = 0; i < dv->nops; i++) {
+			const struct tl_op *o = &dv->ops[i];
+			double x = gx(g, o->start_ms), w = gx(g, o->end_ms) - x;
+
+			if (o->kind != k)
+				continue;
+			if (!open)
+				put(sb, "<path class=\"%s\" stroke-width=\"%N\" d=\"", k == OP_W ? "pw" : "pb", h);
+			open = true;
+			put(sb, "M%N %Nh%N", x, h / 2, w);
+		}
+		if (open)
+			strbuf_addstr(sb, "\"/>\n");
+	}
+	{
+		/* a recomputing backward: a dashed line along its top (pattern, not colour) */
+		bool open = false;
+
+		for (int i = 0; i < dv->nops; i++) {
+			const struct tl_op *o = &dv->ops[i];
+			const struct stage *st = o->stage >= 0 && o->stage < p->nstages ? &p->stages[o->stage] : NULL;
+			double x = gx(g, o->start_ms), w = gx(g, o->end_ms) - x;
+
+			if (!st || st->recompute == RECOMPUTE_NONE || (o->kind != OP_I && o->kind != OP_B))
+				continue;
+			if (!open)
+				strbuf_addstr(sb, "<path class=\"rc\" d=\"");
+			open = true;
+			put(sb, "M%N %Nh%N", x, 0.75 * u, w);
+		}
+		if (open)
+			strbuf_addstr(sb, "\"/>\n");
+	}
 	for (int i = 0; i < dv->nops; i++) {
 		const struct tl_op *o = &dv->ops[i];
 		double x = gx(g, o->start_ms), w = gx(g, o->end_ms) - x;
 		int k = o->kind < OP_KINDS ? o->kind : OP_F;
-		const struct stage *st = o->stage >= 0 && o->stage < p->nstages ? &p->stages[o->stage] : NULL;
 		char lab[32];
-		int n;
+		int n = snprintf(lab, sizeof(lab), "%c%d", op_kind_char((enum op_kind)k), o->mb);
 
-		put(sb, "<rect class=\"%s %s\" x=\"%N\" width=\"%N\" height=\"%N\"><title>%s%s", measured ? "mo" : "op",
-		    kind_class[k], x, w, h, measured ? "measured " : "",
-		    action_format(&(struct action){ o->stage, o->mb, (uint8_t)k, 0 }, tok));
-		if (st)
-			strbuf_addf(sb, " layers %d-%d", st->first, st->last);
-		strbuf_addf(sb, " %.*f-%.*f ms</title></rect>", dec, o->start_ms, dec, o->end_ms);
-		n = snprintf(lab, sizeof(lab), "%c%d", op_kind_char((enum op_kind)k), o->mb);
-		if (w >= (n * 0.62 * fs) + 3 * u && h >= fs)
-			put(sb, "<text class=\"t%s\" x=\"%N\" y=\"%N\">%s</text>", k == OP_F ? " tw" : "", x + w / 2,
-			    h / 2 + fs * 0.35, lab);
+		if (w < n * 0.62 * fs + 3 * u || h < fs)
+			continue;
+		if (!labels)
+			strbuf_addstr(sb, "<g class=\"t\">");
+		labels = true;
+		put(sb, "<text%s x=\"%N\" y=\"%N\">%s</text>", k == OP_F ? " class=\"tw\"" : "", x + w / 2, h / 2 + fs * 0.35,
+		    lab);
 	}
+	if (labels)
+		strbuf_addstr(sb, "</g>\n");
+}
+
+/* Whether ops are wide enough on the whole for white lines between them to help (on
+ * narrow ones they would wash the colours out). */
+static bool wide_ops(const struct gantt_geo *g, const struct timeline *t)
+{
+	double busy = 0;
+	long n = 0;
+
+	for (int d = 0; d < t->ndevices; d++)
+		for (int i = 0; i < t->dev[d].nops; i++, n++)
+			busy += t->dev[d].ops[i].end_ms - t->dev[d].ops[i].start_ms;
+	return n > 0 && busy / (double)n / g->tmax * g->pw >= 3 * g->u;
+}
+
+/* The height of a chart of nd GPUs at scale u, with measured rows or not. */
+static double gantt_height(int nd, bool meas, double u)
+{
+	return 64 * u + nd * (14 * u + (meas ? 11 * u : 0) + 4 * u) + 26 * u;
 }
 
 /* The chart as an <svg> element: standalone adds the XML declaration, namespace, styles
@@ -345,6 +457,7 @@ static void put_gantt(struct strbuf *sb, const struct chart *c, const struct tim
 	struct gantt_geo g;
 	double u = width / 1200.0, y, step;
 	int nd = p->ndevices;
+	bool sep;
 
 	g.width = width;
 	g.u = u;
@@ -359,7 +472,7 @@ static void put_gantt(struct strbuf *sb, const struct chart *c, const struct tim
 	g.mh = meas ? 9 * u : 0;
 	g.pitch = g.rh + (meas ? g.mh + 2 * u : 0) + 4 * u;
 	g.y0 = 64 * u;
-	g.height = g.y0 + nd * g.pitch + 26 * u;
+	g.height = gantt_height(nd, meas != NULL, u);
 
 	if (standalone)
 		strbuf_addstr(sb, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
@@ -369,7 +482,9 @@ static void put_gantt(struct strbuf *sb, const struct chart *c, const struct tim
 	xml_text(sb, c->label);
 	strbuf_addstr(sb, "</title>\n");
 	if (standalone) {
-		strbuf_addf(sb, "<style>%s</style>\n", css);
+		strbuf_addstr(sb, "<style>");
+		put_css(sb, u);
+		strbuf_addstr(sb, "</style>\n");
 		put_defs(sb, u);
 		strbuf_addch(sb, '\n');
 	}
@@ -384,8 +499,18 @@ static void put_gantt(struct strbuf *sb, const struct chart *c, const struct tim
 	xml_text(sb, p->model.name);
 	strbuf_addstr(sb, " on ");
 	xml_text(sb, p->cluster.name);
-	strbuf_addf(sb, ", %d microbatches, %d stages on %d GPUs%s</text>\n", p->microbatches, p->nstages, nd,
-	            p->split_backward ? ", split backward (I + W)" : "");
+	{
+		/* a plan with a layout: each pipeline device is a group of tp x dp GPUs */
+		struct parallel pl = plan_parallel(p);
+
+		if (p->has_parallel || !parallel_is_pipeline_only(&pl))
+			strbuf_addf(sb, ", %d microbatches per replica, %d stages on %d pipeline devices (pp %d x tp %d x dp %d = %d GPUs, "
+			            "ep %d, ZeRO %d)%s</text>\n", p->microbatches, p->nstages, nd, pl.pp, pl.tp, pl.dp,
+			            parallel_gpus(&pl), pl.ep, pl.zero, p->split_backward ? ", split backward (I + W)" : "");
+		else
+			strbuf_addf(sb, ", %d microbatches, %d stages on %d GPUs%s</text>\n", p->microbatches, p->nstages, nd,
+			            p->split_backward ? ", split backward (I + W)" : "");
+	}
 	/* legend */
 	{
 		double lx = 8 * u, ly = 40 * u;
@@ -402,6 +527,18 @@ static void put_gantt(struct strbuf *sb, const struct chart *c, const struct tim
 		lx = legend_item(sb, &g, lx, ly, "cd", "cool-down");
 		if (critical && c->ncrit)
 			lx = legend_item(sb, &g, lx, ly, "cp", "critical path");
+		if (c->ok && c->m.dp_sync_ms >= 0) {
+			bool sync = false, redo = false;
+
+			for (int d = 0; d < c->m.ndevices; d++)
+				sync |= c->m.dev[d].sync_end_ms > 0;
+			for (int st = 0; st < p->nstages; st++)
+				redo |= p->stages[st].recompute != RECOMPUTE_NONE;
+			if (sync)
+				lx = legend_item(sb, &g, lx, ly, "dp", "data-parallel sync");
+			if (redo)
+				lx = legend_item(sb, &g, lx, ly, "rc", "recomputes (dashed top)");
+		}
 		if (meas)
 			put(sb, "<text class=\"dim\" x=\"%N\" y=\"%N\">under each GPU: the measured run (%s)</text>", lx,
 			    ly + 9 * u, meas->source && strcmp(meas->source, "cuda") == 0 ? "cuda" : "emu");
@@ -410,27 +547,29 @@ static void put_gantt(struct strbuf *sb, const struct chart *c, const struct tim
 	/* grid and time axis */
 	step = nice_step(g.tmax, (int)(g.pw / (90 * u)) > 2 ? (int)(g.pw / (90 * u)) : 2);
 	y = g.y0 + nd * g.pitch;
-	put(sb, "<path class=\"gr\" stroke-width=\"%N\" d=\"", 0.6 * u);
+	strbuf_addstr(sb, "<path class=\"gr\" d=\"");
 	for (double t = 0; t <= g.tmax * (1 + 1e-9); t += step)
 		put(sb, "M%N %NV%N", gx(&g, t), g.y0 - 2 * u, y);
 	strbuf_addstr(sb, "\"/>\n");
-	put(sb, "<path class=\"ax\" stroke-width=\"%N\" d=\"M%N %NH%N", 0.8 * u, g.x0, y, g.x0 + g.pw);
+	put(sb, "<path class=\"ax\" d=\"M%N %NH%N", g.x0, y, g.x0 + g.pw);
 	for (double t = 0; t <= g.tmax * (1 + 1e-9); t += step)
 		put(sb, "M%N %NV%N", gx(&g, t), y, y + 4 * u);
-	strbuf_addstr(sb, "\"/>\n");
+	strbuf_addstr(sb, "\"/>\n<g class=\"t\">");
 	for (double t = 0; t <= g.tmax * (1 + 1e-9); t += step) {
-		put(sb, "<text class=\"t\" x=\"%N\" y=\"%N\">", gx(&g, t), y + 15 * u);
+		put(sb, "<text x=\"%N\" y=\"%N\">", gx(&g, t), y + 15 * u);
 		tick_label(sb, t, step);
 		strbuf_addstr(sb, "</text>");
 	}
-	strbuf_addch(sb, '\n');
+	strbuf_addstr(sb, "</g>\n");
 	if (!c->ok) {
 		put(sb, "<text x=\"%N\" y=\"%N\">", g.x0, g.y0 + 12 * u);
 		xml_text(sb, c->why.msg);
 		strbuf_addstr(sb, "</text>\n</svg>\n");
 		return;
 	}
-	/* rows */
+	sep = wide_ops(&g, &c->t);
+	/* rows: a GPU's row is hatched as a bubble over the whole iteration and its ops drawn
+	 * on top, so every idle gap shows hatched without an element of its own */
 	for (int d = 0; d < nd; d++) {
 		const struct tl_device *dv = &c->t.dev[d];
 		double first_b = INFINITY, last_f = 0, mk = c->m.makespan_ms;
@@ -441,11 +580,11 @@ static void put_gantt(struct strbuf *sb, const struct chart *c, const struct tim
 			if ((dv->ops[i].kind == OP_I || dv->ops[i].kind == OP_B) && dv->ops[i].start_ms < first_b)
 				first_b = dv->ops[i].start_ms;
 		}
-		put(sb, "<g transform=\"translate(0 %N)\" stroke-width=\"%N\">", g.y0 + d * g.pitch, 0.4 * u);
+		put(sb, "<g transform=\"translate(0 %N)\">", g.y0 + d * g.pitch);
 		put(sb, "<text class=\"r\" x=\"%N\" y=\"%N\">GPU %d</text>", g.x0 - 5 * u, g.rh * 0.72, d);
 		if (dv->nops && isfinite(first_b) && first_b > 0)
-			put(sb, "<rect class=\"wu\" x=\"%N\" width=\"%N\" height=\"%N\"><title>GPU %d warm-up: idle %.2f ms</title>"
-			    "</rect>", g.x0, gx(&g, first_b) - g.x0, g.rh, d, c->m.dev[d].warmup_idle_ms);
+			put(sb, "<rect class=\"wu\" x=\"%N\" width=\"%N\" height=\"%N\"><title>GPU %d warm-up: idle %.2f ms"
+			    "</title></rect>", g.x0, gx(&g, first_b) - g.x0, g.rh, d, c->m.dev[d].warmup_idle_ms);
 		if (dv->nops && isfinite(first_b)) {
 			double cs = last_f > first_b ? last_f : first_b;
 
@@ -453,9 +592,17 @@ static void put_gantt(struct strbuf *sb, const struct chart *c, const struct tim
 				put(sb, "<rect class=\"cd\" x=\"%N\" width=\"%N\" height=\"%N\"><title>GPU %d cool-down: idle %.2f ms"
 				    "</title></rect>", gx(&g, cs), gx(&g, mk) - gx(&g, cs), g.rh, d, c->m.dev[d].cooldown_idle_ms);
 		}
-		put(sb, "<rect class=\"bu\" x=\"%N\" width=\"%N\" height=\"%N\"><title>GPU %d idle %.2f ms (%.1f%%)</title></rect>\n",
-		    g.x0, gx(&g, mk) - g.x0, g.rh, d, c->m.dev[d].idle_ms, 100 * c->m.dev[d].bubble_ratio);
-		put_ops(sb, &g, p, dv, g.rh, false);
+		put(sb, "<rect class=\"bu\" x=\"%N\" width=\"%N\" height=\"%N\"><title>GPU %d idle %.2f ms (%.1f%%)</title>"
+		    "</rect>\n", g.x0, gx(&g, mk) - g.x0, g.rh, d, c->m.dev[d].idle_ms, 100 * c->m.dev[d].bubble_ratio);
+		put_ops(sb, &g, p, dv, g.rh, false, sep);
+		if (c->m.dev[d].sync_end_ms > 0) {
+			const struct device_metrics *dm = &c->m.dev[d];
+
+			put(sb, "<rect class=\"dp\" x=\"%N\" y=\"%N\" width=\"%N\" height=\"%N\"><title>GPU %d data-parallel "
+			    "sync %.2f-%.2f ms</title></rect>", gx(&g, dm->sync_start_ms), g.rh * 0.72,
+			    gx(&g, dm->sync_end_ms) - gx(&g, dm->sync_start_ms), g.rh * 0.28, d, dm->sync_start_ms,
+			    dm->sync_end_ms);
+		}
 		strbuf_addstr(sb, "</g>\n");
 		if (meas) {
 			const struct tl_device *mv = &meas->dev[d];
@@ -464,17 +611,17 @@ static void put_gantt(struct strbuf *sb, const struct chart *c, const struct tim
 			for (int i = 0; i < mv->nops; i++)
 				if (mv->ops[i].end_ms > mend)
 					mend = mv->ops[i].end_ms;
-			put(sb, "<g transform=\"translate(0 %N)\" stroke-width=\"%N\">", g.y0 + d * g.pitch + g.rh + 2 * u, 0.3 * u);
+			put(sb, "<g class=\"mo\" transform=\"translate(0 %N)\">", g.y0 + d * g.pitch + g.rh + 2 * u);
 			put(sb, "<text class=\"r dim\" x=\"%N\" y=\"%N\" font-size=\"%N\">measured</text>", g.x0 - 5 * u,
 			    g.mh * 0.8, 7.5 * u);
 			put(sb, "<rect class=\"bu\" x=\"%N\" width=\"%N\" height=\"%N\"/>\n", g.x0, gx(&g, mend) - g.x0, g.mh);
-			put_ops(sb, &g, p, mv, g.mh, true);
+			put_ops(sb, &g, p, mv, g.mh, true, sep);
 			strbuf_addstr(sb, "</g>\n");
 		}
 	}
 	/* the critical path: each op outlined, and what it waited for joined by a dashed line */
 	if (critical && c->ncrit) {
-		put(sb, "<path class=\"cp\" stroke-width=\"%N\" d=\"", 1.6 * u);
+		strbuf_addstr(sb, "<path class=\"cp\" d=\"");
 		for (long i = 0; i < c->ncrit; i++) {
 			const struct action *a = &p->order[c->crit[i]];
 			long op = sim_op_index(p, a->stage, a->mb, a->kind);
@@ -483,8 +630,7 @@ static void put_gantt(struct strbuf *sb, const struct chart *c, const struct tim
 
 			put(sb, "M%N %Nh%Nv%Nh%NZ", x, yy, w, g.rh, -w);
 		}
-		strbuf_addstr(sb, "\"/>\n");
-		put(sb, "<path class=\"cl\" stroke-width=\"%N\" d=\"", 0.9 * u);
+		strbuf_addstr(sb, "\"/>\n<path class=\"cl\" d=\"");
 		for (long i = 0; i + 1 < c->ncrit; i++) {
 			const struct action *a = &p->order[c->crit[i]], *b = &p->order[c->crit[i + 1]];
 			long oa = sim_op_index(p, a->stage, a->mb, a->kind), ob = sim_op_index(p, b->stage, b->mb, b->kind);
@@ -536,17 +682,10 @@ static const char html_css[] =
 	"td.l,th.l{text-align:left}td.oom{background:#f6d5d5;font-weight:bold}td.best{font-weight:bold}"
 	"p.note{font-size:12px;color:#444;max-width:1000px}"
 	"svg{max-width:100%;height:auto;display:block}svg.defs{position:absolute;width:0;height:0}"
-	"figure{margin:8px 0 16px}"
+	"figure{margin:8px 0 16px}figure.lazy{content-visibility:auto}"
 	"@media print{body{margin:0;max-width:none;-webkit-print-color-adjust:exact;print-color-adjust:exact}"
 	"section{break-before:page}"
 	"section#summary{break-before:auto}figure,table{break-inside:avoid}}";
-
-/* Baselines of one model, cluster and microbatch count. */
-struct group {
-	const struct plan *p;      /* the first plan of the group */
-	double ms[32];             /* per recipe; < 0: could not run */
-	char why[32][120];
-};
 
 static bool same_setup(const struct plan *a, const struct plan *b)
 {
@@ -555,44 +694,14 @@ static bool same_setup(const struct plan *a, const struct plan *b)
 	       strcmp(a->cluster.name, b->cluster.name) == 0;
 }
 
-static int group_baselines(struct group *g, struct sim *s, struct err *e)
+/* What a baseline's cell says when it has no time: why it has none. */
+static const char *baseline_why(const struct baseline_result *r)
 {
-	const struct plan *p = g->p;
-
-	for (int i = 0; i < baseline_nrecipes && i < 32; i++) {
-		struct baseline_spec spec = { baseline_recipes[i].schedule, p->microbatches, 0,
-		                              baseline_recipes[i].partition, NULL, 0, 0, NULL };
-		struct err be = ERR_INIT;
-		struct plan bp;
-		struct metrics m;
-		struct sim_opts o;
-
-		g->ms[i] = -1;
-		memset(&m, 0, sizeof(m));
-		if (baseline_plan(&bp, &p->model, NULL, &p->cluster, NULL, &spec, &be) < 0) {
-			if (be.cls == ERR_RUNTIME) {
-				*e = be;
-				return -1;
-			}
-			snprintf(g->why[i], sizeof(g->why[i]), "n/a");
-			continue;
-		}
-		sim_opts_default(&o);
-		if (sim_run(s, &bp, &o, &m, &be) < 0) {
-			snprintf(g->why[i], sizeof(g->why[i]), "%s", be.cls == ERR_INFEASIBLE ? "deadlock" : "n/a");
-		} else if (m.noom) {
-			snprintf(g->why[i], sizeof(g->why[i]), "out of memory");
-		} else {
-			g->ms[i] = m.makespan_ms;
-		}
-		metrics_release(&m);
-		plan_release(&bp);
-		if (be.cls == ERR_RUNTIME) {
-			*e = be;
-			return -1;
-		}
-	}
-	return 0;
+	if (!r->built)
+		return "n/a";
+	if (!r->ran)
+		return r->why.cls == ERR_INFEASIBLE ? "deadlock" : "n/a";
+	return "out of memory";
 }
 
 static void td_ms(struct strbuf *sb, double ms)
@@ -641,65 +750,62 @@ static void put_summary_table(struct strbuf *sb, const struct chart *c, int n)
 static int put_speedups(struct strbuf *sb, const struct chart *c, int n, struct err *e)
 {
 	bool *done = calloc((size_t)n, sizeof(bool));
-	struct group *g = malloc(sizeof(*g));
-	struct sim s;
 	int rc = 0;
 
-	memset(&s, 0, sizeof(s));
-	if (!done || !g) {
-		free(done);
-		free(g);
+	if (!done)
 		return err_set(e, ERR_RUNTIME, "out of host memory building the baselines");
-	}
 	for (int i = 0; i < n && rc == 0; i++) {
+		const struct plan *gp = c[i].p;
+		struct baseline_set bs;
+
 		if (done[i])
 			continue;
-		memset(g, 0, sizeof(*g));
-		g->p = c[i].p;
-		if (group_baselines(g, &s, e) < 0) {
+		if (baseline_run_all(&bs, &gp->model, &gp->cluster, gp->microbatches, e) < 0) {
 			rc = -1;
 			break;
 		}
 		strbuf_addstr(sb, "<h3>Speedup over the baselines: ");
-		xml_text(sb, g->p->model.name);
+		xml_text(sb, gp->model.name);
 		strbuf_addstr(sb, " on ");
-		xml_text(sb, g->p->cluster.name);
+		xml_text(sb, gp->cluster.name);
 		strbuf_addf(sb, ", %d microbatches</h3>\n<table><tr><th class=\"l\">baseline</th><th>iteration</th>",
-		            g->p->microbatches);
+		            gp->microbatches);
 		for (int j = i; j < n; j++)
-			if (!done[j] && same_setup(c[j].p, g->p)) {
+			if (!done[j] && same_setup(c[j].p, gp)) {
 				strbuf_addstr(sb, "<th>");
 				xml_text(sb, c[j].label);
 				strbuf_addstr(sb, "</th>");
 			}
 		strbuf_addstr(sb, "</tr>\n");
-		for (int r = 0; r < baseline_nrecipes && r < 32; r++) {
+		for (int r = 0; r < bs.n; r++) {
+			const struct baseline_result *br = &bs.r[r];
+			double ms = br->m.makespan_ms;
+
 			strbuf_addstr(sb, "<tr><td class=\"l\">");
-			xml_text(sb, baseline_recipes[r].name);
+			xml_text(sb, br->recipe->name);
 			strbuf_addstr(sb, "</td>");
-			if (g->ms[r] > 0)
-				td_ms(sb, g->ms[r]);
+			if (br->feasible)
+				td_ms(sb, ms);
 			else
-				strbuf_addf(sb, "<td>%s</td>", g->why[r]);
+				strbuf_addf(sb, "<td>%s</td>", baseline_why(br));
 			for (int j = i; j < n; j++) {
-				if (done[j] || !same_setup(c[j].p, g->p))
+				if (done[j] || !same_setup(c[j].p, gp))
 					continue;
-				if (g->ms[r] > 0 && c[j].ok && !c[j].m.noom)
-					strbuf_addf(sb, "<td%s>%.2f\xc3\x97</td>", g->ms[r] / c[j].m.makespan_ms > 1.0005 ? " class=\"best\"" : "",
-					            g->ms[r] / c[j].m.makespan_ms);
+				if (br->feasible && c[j].ok && !c[j].m.noom)
+					strbuf_addf(sb, "<td%s>%.2f\xc3\x97</td>", ms / c[j].m.makespan_ms > 1.0005 ? " class=\"best\"" : "",
+					            ms / c[j].m.makespan_ms);
 				else
 					strbuf_addstr(sb, "<td>-</td>");
 			}
 			strbuf_addstr(sb, "</tr>\n");
 		}
 		strbuf_addstr(sb, "</table>\n");
+		baseline_set_release(&bs);
 		for (int j = i; j < n; j++)
-			if (same_setup(c[j].p, g->p))
+			if (same_setup(c[j].p, gp))
 				done[j] = true;
 	}
-	sim_release(&s);
 	free(done);
-	free(g);
 	return rc;
 }
 
@@ -782,10 +888,25 @@ static void put_bubbles(struct strbuf *sb, const struct chart *c, int width)
 	strbuf_addstr(sb, "</svg>\n");
 }
 
-/* Okabe-Ito: told apart with any colour vision; lines also differ in dashes by the eight. */
+/* Okabe-Ito: told apart with any colour vision; lines also differ in dashes by the eight,
+ * and each line of up to 16 GPUs is labelled with its GPU at its peak, so that greyscale
+ * tells them apart too. */
 static const char *const palette[8] = { "#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00",
                                         "#000000", "#f0e442" };
-static const char *const dashes[4] = { "", "6 3", "2 2", "8 3 2 3" };
+static const double dashes[4][4] = { { 0 }, { 6, 3 }, { 2, 2 }, { 8, 3, 2, 3 } };
+
+/* The stroke-dasharray attribute of GPU d's line at scale u (none for a solid line). */
+static void put_dashes(struct strbuf *sb, int d, double u)
+{
+	const double *ds = dashes[(d / 8) % 4];
+
+	if (ds[0] <= 0)
+		return;
+	strbuf_addstr(sb, " stroke-dasharray=\"");
+	for (int i = 0; i < 4 && ds[i] > 0; i++)
+		put(sb, "%s%N", i ? " " : "", ds[i] * u);
+	strbuf_addch(sb, '"');
+}
 
 struct msample {
 	double t;
@@ -811,6 +932,9 @@ static int put_memory(struct strbuf *sb, const struct chart *c, int width, struc
 	double top = (c->peak > cap ? c->peak : cap) * 1.08, h = y0 + ph + 40 * u, step;
 	int nd = c->t.ndevices, dmax = 0;
 	struct msample *ms = NULL;
+	struct strbuf lab = STRBUF_INIT;   /* the labels, drawn over every line */
+	double lxy[17][2];                 /* where they are, to keep them apart */
+	int nlab = 0;
 
 	if (top <= 0)
 		top = 1;
@@ -821,7 +945,7 @@ static int put_memory(struct strbuf *sb, const struct chart *c, int width, struc
 	    "font-family=\"sans-serif\" font-size=\"%N\">\n<title>memory over time</title>\n", width, h, width, h, 10 * u);
 	/* axes: GB on the left, time below */
 	step = nice_step(top / 1e9, 5) * 1e9;
-	put(sb, "<path class=\"gr\" stroke-width=\"%N\" d=\"", 0.6 * u);
+	strbuf_addstr(sb, "<path class=\"gr\" d=\"");
 	for (double b = 0; b <= top; b += step)
 		put(sb, "M%N %NH%N", x0, y0 + ph - b / top * ph, x0 + pw);
 	strbuf_addstr(sb, "\"/>");
@@ -833,30 +957,29 @@ static int put_memory(struct strbuf *sb, const struct chart *c, int width, struc
 		tick_label(sb, t, step);
 		strbuf_addstr(sb, "</text>");
 	}
-	put(sb, "<path class=\"ax\" stroke-width=\"%N\" d=\"M%N %NV%NH%N\"/>\n", 0.8 * u, x0, y0, y0 + ph, x0 + pw);
-	put(sb, "<path class=\"cap\" stroke-width=\"%N\" d=\"M%N %NH%N\"/>", 1.2 * u, x0, y0 + ph - cap / top * ph, x0 + pw);
+	put(sb, "<path class=\"ax\" d=\"M%N %NV%NH%N\"/>\n", x0, y0, y0 + ph, x0 + pw);
+	put(sb, "<path class=\"cap\" d=\"M%N %NH%N\"/>", x0, y0 + ph - cap / top * ph, x0 + pw);
 	put(sb, "<text x=\"%N\" y=\"%N\">usable ", x0 + pw + 4 * u, y0 + ph - cap / top * ph + 3 * u);
 	fmt_bytes(sb, cap);
 	strbuf_addstr(sb, "</text>\n");
 	for (int d = 0; d < nd; d++) {
 		const struct tl_device *dv = &c->t.dev[d];
-		double col = -1, colmax = 0, last_y = -1;
+		double col = -1, colmax = 0, last_y = -1, peak = -1, px = 0, py = 0;
 		bool first = true;
 
 		if (dv->nmem == 0)
 			continue;
 		free(ms);
 		ms = malloc((size_t)dv->nmem * sizeof(*ms));
-		if (!ms)
+		if (!ms) {
+			strbuf_release(&lab);
 			return err_set(e, ERR_RUNTIME, "out of host memory drawing memory");
+		}
 		for (int i = 0; i < dv->nmem; i++)
 			ms[i] = (struct msample){ dv->mem[i].t_ms, (double)dv->mem[i].bytes, i };
 		qsort(ms, (size_t)dv->nmem, sizeof(*ms), msample_cmp);
-		put(sb, "<path class=\"ln\" stroke=\"%s\"", palette[d % 8]);
-		if (dashes[(d / 8) % 4][0])
-			put(sb, " stroke-dasharray=\"%s\"", dashes[(d / 8) % 4]);
-		if (d == dmax)
-			put(sb, " stroke-width=\"%N\"", 2.4 * u);
+		put(sb, "<path class=\"ln%s\" stroke=\"%s\"", d == dmax ? " th" : "", palette[d % 8]);
+		put_dashes(sb, d, u);
 		strbuf_addstr(sb, " d=\"");
 		/* one point per pixel column: the column's largest value */
 		for (int i = 0; i <= dv->nmem; i++) {
@@ -872,6 +995,11 @@ static int put_memory(struct strbuf *sb, const struct chart *c, int width, struc
 						put(sb, "H%NV%N", col, yy);
 					first = false;
 					last_y = yy;
+					if (colmax > peak) {
+						peak = colmax;
+						px = col;
+						py = yy;
+					}
 				}
 				if (i == dv->nmem)
 					break;
@@ -884,21 +1012,41 @@ static int put_memory(struct strbuf *sb, const struct chart *c, int width, struc
 		put(sb, "H%N\"><title>GPU %d, peak ", x0 + pw, d);
 		fmt_bytes(sb, (double)c->m.dev[d].peak_mem_bytes);
 		strbuf_addstr(sb, "</title></path>\n");
+		if ((nd <= 16 || d == dmax) && nlab < 17) {
+			/* along the line, right of any label it would cover */
+			px += 2 * u;
+			py -= 3 * u;
+			for (int j = 0; j < nlab; j++)
+				if (fabs(lxy[j][1] - py) < 9 * u && px - lxy[j][0] < 12 * u && lxy[j][0] - px < 12 * u) {
+					px = lxy[j][0] + 12 * u;
+					j = -1;
+				}
+			lxy[nlab][0] = px;
+			lxy[nlab++][1] = py;
+			put(&lab, "<text x=\"%N\" y=\"%N\">%s%d</text>", px, py, nd <= 16 ? "" : "GPU ", d);
+		}
 	}
 	free(ms);
+	if (lab.len)
+		strbuf_addf(sb, "<g class=\"hl\">%s</g>\n", lab.buf);
+	if (strbuf_failed(&lab)) {
+		strbuf_release(&lab);
+		return err_set(e, ERR_RUNTIME, "out of host memory drawing memory");
+	}
+	strbuf_release(&lab);
 	/* legend: the GPUs' colours (the first 16), and the one with the highest peak */
 	{
 		double lx = x0, ly = y0 + ph + 22 * u;
 
 		for (int d = 0; d < nd && d < 16; d++) {
-			put(sb, "<path class=\"ln\" stroke=\"%s\"%s%s%s d=\"M%N %Nh%N\"/>", palette[d % 8],
-			    dashes[(d / 8) % 4][0] ? " stroke-dasharray=\"" : "", dashes[(d / 8) % 4],
-			    dashes[(d / 8) % 4][0] ? "\"" : "", lx, ly + 4 * u, 16 * u);
+			put(sb, "<path class=\"ln\" stroke=\"%s\"", palette[d % 8]);
+			put_dashes(sb, d, u);
+			put(sb, " d=\"M%N %Nh%N\"/>", lx, ly + 4 * u, 16 * u);
 			put(sb, "<text x=\"%N\" y=\"%N\">GPU %d</text>", lx + 19 * u, ly + 7 * u, d);
 			lx += 62 * u;
 		}
 		put(sb, "<text x=\"%N\" y=\"%N\">%sthick: GPU %d, the highest peak (", lx, ly + 7 * u,
-		    nd > 16 ? "\xe2\x80\xa6 one line per GPU (hover for its name); " : "", dmax);
+		    nd > 16 ? "\xe2\x80\xa6 one line per GPU (hover for its name); " : "each line's GPU at its peak; ", dmax);
 		fmt_bytes(sb, c->peak);
 		strbuf_addstr(sb, ")</text>\n</svg>\n");
 	}
@@ -1016,8 +1164,8 @@ static void put_steps(struct strbuf *sb, const cJSON *root, const struct rstep *
 		lx += 90 * u;
 	}
 	if (base > 0) {
-		put(sb, "<path class=\"cap\" stroke-width=\"%N\" d=\"M%N %Nh%N\"/><text x=\"%N\" y=\"%N\">best baseline", 1.2 * u,
-		    lx, 10 * u, 18 * u, lx + 22 * u, 14 * u);
+		put(sb, "<path class=\"cap\" d=\"M%N %Nh%N\"/><text x=\"%N\" y=\"%N\">best baseline", lx, 10 * u, 18 * u,
+		    lx + 22 * u, 14 * u);
 		if (cJSON_IsString(bn)) {
 			strbuf_addstr(sb, " (");
 			xml_text(sb, bn->valuestring);
@@ -1027,7 +1175,7 @@ static void put_steps(struct strbuf *sb, const cJSON *root, const struct rstep *
 	}
 	strbuf_addch(sb, '\n');
 	step = nice_step(hi - lo, 5);
-	put(sb, "<path class=\"gr\" stroke-width=\"%N\" d=\"", 0.6 * u);
+	strbuf_addstr(sb, "<path class=\"gr\" d=\"");
 	for (double v = ceil(lo / step) * step; v <= hi; v += step)
 		put(sb, "M%N %NH%N", x0, y0 + ph - (v - lo) / (hi - lo) * ph, x0 + pw);
 	strbuf_addstr(sb, "\"/>");
@@ -1036,10 +1184,10 @@ static void put_steps(struct strbuf *sb, const cJSON *root, const struct rstep *
 		tick_label(sb, v, step);
 		strbuf_addstr(sb, "</text>");
 	}
-	put(sb, "<path class=\"ax\" stroke-width=\"%N\" d=\"M%N %NV%NH%N\"/>\n", 0.8 * u, x0, y0, y0 + ph, x0 + pw);
+	put(sb, "<path class=\"ax\" d=\"M%N %NV%NH%N\"/>\n", x0, y0, y0 + ph, x0 + pw);
 	put(sb, "<text class=\"t\" x=\"%N\" y=\"%N\">step (accepted moves, in order)</text>\n", x0 + pw / 2, y0 + ph + 28 * u);
 	if (base > 0)
-		put(sb, "<path class=\"cap\" stroke-width=\"%N\" d=\"M%N %NH%N\"/>\n", 1.2 * u, x0,
+		put(sb, "<path class=\"cap\" d=\"M%N %NH%N\"/>\n", x0,
 		    y0 + ph - (base - lo) / (hi - lo) * ph, x0 + pw);
 	{
 		double dx = n > 1 ? pw / (n - 1) : 0;
@@ -1047,7 +1195,7 @@ static void put_steps(struct strbuf *sb, const cJSON *root, const struct rstep *
 
 		if (every < 1)
 			every = 1;
-		put(sb, "<path class=\"sl\" stroke-width=\"%N\" d=\"", 1 * u);
+		strbuf_addstr(sb, "<path class=\"sl\" d=\"");
 		for (int i = 0; i < n; i++)
 			put(sb, "%s%N %N", i ? "L" : "M", x0 + (n > 1 ? i * dx : pw / 2), y0 + ph - (st[i].after_ms - lo) / (hi - lo) * ph);
 		strbuf_addstr(sb, "\"/>\n");
@@ -1089,7 +1237,8 @@ static void put_steps_table(struct strbuf *sb, const struct rstep *st, int n)
 /* Predicted against measured, per GPU: when each finished and how long it was busy. */
 static void put_measured_table(struct strbuf *sb, const struct chart *c, const struct timeline *t)
 {
-	double pend = c->m.makespan_ms, mend = ops_end(t);
+	/* a run is of one replica's pipeline: the data-parallel sync is not in it */
+	double pend = c->m.makespan_ms - c->m.dp_sync_ms, mend = ops_end(t);
 
 	strbuf_addstr(sb, "<p>iteration: predicted ");
 	fmt_ms(sb, pend);
@@ -1173,7 +1322,9 @@ int report_html(const struct report_input *in, struct strbuf *sb, struct err *e)
 			strbuf_addstr(sb, ", ");
 		xml_text(sb, c[i].label);
 	}
-	strbuf_addf(sb, "</title>\n<style>%s%s</style>\n</head><body>\n", html_css, css);
+	strbuf_addf(sb, "</title>\n<style>%s", html_css);
+	put_css(sb, width / 1200.0);
+	strbuf_addstr(sb, "</style>\n</head><body>\n");
 	strbuf_addstr(sb, "<svg class=\"defs\" xmlns=\"http://www.w3.org/2000/svg\" width=\"0\" height=\"0\" aria-hidden=\"true\">");
 	put_defs(sb, width / 1200.0);
 	strbuf_addstr(sb, "</svg>\n");
@@ -1193,7 +1344,10 @@ int report_html(const struct report_input *in, struct strbuf *sb, struct err *e)
 	if (in->measured)
 		strbuf_addstr(sb, "<p class=\"note\">Under each GPU of the first plan: its measured run.</p>\n");
 	for (int i = 0; i < n; i++) {
-		strbuf_addstr(sb, "<figure>");
+		/* a browser lays out and paints a chart only when it comes near the screen
+		 * (content-visibility), told its height beforehand so the page does not jump */
+		put(sb, "<figure class=\"lazy\" style=\"contain-intrinsic-size:auto %Npx\">",
+		    gantt_height(c[i].p->ndevices, i == 0 && in->measured, width / 1200.0));
 		put_gantt(sb, &c[i], i == 0 ? in->measured : NULL, width, tmax, in->critical_path, false);
 		strbuf_addstr(sb, "</figure>\n");
 	}

@@ -19,6 +19,15 @@ static int kind_slot(uint8_t kind)
 	return kind == OP_F ? RESCALE_F : kind == OP_W ? RESCALE_W : RESCALE_B;
 }
 
+/* What stage s's backward redoes of layer l's forward (plan_stage_ms): part of what its
+ * measured I or B took. */
+static double redo_ms(const struct plan *p, int s, int l)
+{
+	int rc = p->stages[s].recompute;
+
+	return rc == RECOMPUTE_FULL ? p->model.layers[l].f_ms : rc == RECOMPUTE_SELECTIVE ? p->model.layers[l].core_f_ms : 0;
+}
+
 int rescale_fit(const struct plan *p, const struct timeline *t, const char *file, struct rescale *r,
                 struct err *e)
 {
@@ -45,7 +54,7 @@ int rescale_fit(const struct plan *p, const struct timeline *t, const char *file
 
 		for (int l = p->stages[s].first; l <= p->stages[s].last; l++) {
 			c[RESCALE_F] += p->model.layers[l].f_ms;
-			c[RESCALE_B] += p->model.layers[l].b_ms;
+			c[RESCALE_B] += p->model.layers[l].b_ms + redo_ms(p, s, l);
 			c[RESCALE_W] += p->model.layers[l].w_ms;
 		}
 		if (!p->split_backward) {
@@ -156,7 +165,7 @@ int rescale_fit_overhead(const struct plan *p, const struct timeline *t, const c
 	for (int s = 0; s < S; s++)
 		for (int l = p->stages[s].first; l <= p->stages[s].last; l++) {
 			pt[s * RESCALE_KINDS + RESCALE_F].c += p->model.layers[l].f_ms;
-			pt[s * RESCALE_KINDS + RESCALE_B].c += p->model.layers[l].b_ms +
+			pt[s * RESCALE_KINDS + RESCALE_B].c += p->model.layers[l].b_ms + redo_ms(p, s, l) +
 			                                       (p->split_backward ? 0 : p->model.layers[l].w_ms);
 			pt[s * RESCALE_KINDS + RESCALE_W].c += p->split_backward ? p->model.layers[l].w_ms : 0;
 		}

@@ -700,10 +700,25 @@ static void setup(struct ctx *c)
 		s->dev_wgo[3 * g->device + 1] += ms_.grads;
 		s->dev_wgo[3 * g->device + 2] += ms_.optimizer;
 		s->dev_static[g->device] += ms_.weights + ms_.grads + ms_.optimizer;
-		/* ZeRO-3 gathers a stage's whole weights while it runs: the largest stage's is a
-		 * working buffer on top of the shards (dev_peak is scratch until below) */
-		if (par.zero >= 3)
-			s->dev_peak[g->device] = fmax(s->dev_peak[g->device], params - experts + experts / par.ep);
+		/* ZeRO-3 gathers a layer's whole weights while it runs and prefetches the next, as
+		 * FSDP does: the two largest layers are a working buffer on top of the shards
+		 * (dev_peak is scratch until below) */
+		if (par.zero >= 3) {
+			double big[2] = { 0, 0 };
+
+			for (int l = g->first; l <= g->last; l++) {
+				const struct layer *y = &m->layers[l];
+				double full = (double)(y->param_bytes - y->expert_param_bytes) + (double)y->expert_param_bytes / par.ep;
+
+				if (full > big[0]) {
+					big[1] = big[0];
+					big[0] = full;
+				} else if (full > big[1]) {
+					big[1] = full;
+				}
+			}
+			s->dev_peak[g->device] = fmax(s->dev_peak[g->device], big[0] + big[1]);
+		}
 	}
 	for (int d = 0; d < p->ndevices; d++) {
 		s->dev_wgo[3 * d] += s->dev_peak[d];
@@ -1148,9 +1163,10 @@ static int piece_cmp(const void *a, const void *b)
  * when the last microbatch's weight-gradient op (W, or B without a split) has passed it
  * (the backward runs the stage's layers last to first, each taking its share of the op's
  * time), and then go out on the device's one communication stream, in the order they
- * become ready: an all-reduce over the data-parallel ring (a reduce-scatter under ZeRO),
- * and for ZeRO 1-2 the updated weights' all-gather after the last of them. Whatever of
- * it runs past the device's last op lengthens the iteration.
+ * become ready: an all-reduce over the data-parallel ring (a reduce-scatter under ZeRO).
+ * For ZeRO 1-2 the updated weights' all-gather follows, overlapped with the next
+ * iteration up to the end of the device's first forward (overlap-param-gather). Whatever
+ * of it runs past the device's last op lengthens the iteration.
  */
 static int dp_sync(struct ctx *c, struct metrics *m, double *makespan)
 {
@@ -1203,7 +1219,20 @@ static int dp_sync(struct ctx *c, struct metrics *m, double *makespan)
 				first = s->sync_piece[i].ready;
 			t = fmax(t, s->sync_piece[i].ready) + s->sync_piece[i].ms;
 		}
-		t += gather;
+		if (gather > 0) {
+			/* ZeRO 1-2: the updated weights' all-gather overlaps the next iteration's first
+			 * forward on this device (Megatron's overlap-param-gather): what its warm-up wait
+			 * and that forward cannot hide lengthens the iteration */
+			double hide = INFINITY;
+
+			for (int i = s->dev_stage_start[d]; i < s->dev_stage_start[d + 1]; i++)
+				for (int mb = 0; mb < c->M; mb++) {
+					long op = op_id(c, s->dev_stages[i], mb, 0);
+
+					hide = fmin(hide, s->end[op]);
+				}
+			t += fmax(0, gather - (isfinite(hide) ? hide : 0));
+		}
 		if (n > 0 && t > first) {
 			m->dev[d].sync_start_ms = first;
 			m->dev[d].sync_end_ms = t;
@@ -1213,6 +1242,14 @@ static int dp_sync(struct ctx *c, struct metrics *m, double *makespan)
 	}
 	m->dp_sync_ms = *makespan - compute;
 	return 0;
+}
+
+/* Bytes as the metrics hold them, rounded; past 2^64 (a model may hold 2^62 bytes of
+ * weights, and its optimizer states six times that) it saturates instead of being an
+ * undefined conversion. */
+static uint64_t mem_bytes(double x)
+{
+	return x + 0.5 >= 0x1p64 ? UINT64_MAX : x > 0 ? (uint64_t)(x + 0.5) : 0;
 }
 
 /* Walks each device's ops in execution order: busy/idle split, memory curve and peak. */
@@ -1298,12 +1335,12 @@ static int compute_metrics(struct ctx *c, struct metrics *m)
 		dm->bubble_ratio = makespan > 0 ? dm->idle_ms / makespan : 0;
 		dm->warmup_idle_ms = warm;
 		dm->cooldown_idle_ms = cool;
-		dm->peak_mem_bytes = (uint64_t)(peak + 0.5);
+		dm->peak_mem_bytes = mem_bytes(peak);
 		dm->mem_capacity_bytes = p->cluster.mem_bytes;
-		dm->weights_bytes = (uint64_t)(s->dev_wgo[3 * d] + 0.5);
-		dm->grads_bytes = (uint64_t)(s->dev_wgo[3 * d + 1] + 0.5);
-		dm->optimizer_bytes = (uint64_t)(s->dev_wgo[3 * d + 2] + 0.5);
-		dm->act_peak_bytes = peak > s->dev_static[d] ? (uint64_t)(peak - s->dev_static[d] + 0.5) : 0;
+		dm->weights_bytes = mem_bytes(s->dev_wgo[3 * d]);
+		dm->grads_bytes = mem_bytes(s->dev_wgo[3 * d + 1]);
+		dm->optimizer_bytes = mem_bytes(s->dev_wgo[3 * d + 2]);
+		dm->act_peak_bytes = mem_bytes(peak - s->dev_static[d]);
 		s->dev_peak[d] = peak;
 		busy_all += busy;
 		if (peak > usable)
@@ -1464,9 +1501,9 @@ int sim_timeline(const struct sim *s, const struct plan *p, const struct metrics
 		td->mem = calloc((size_t)nm + 1, sizeof(*td->mem));
 		if (!td->mem)
 			goto oom;
-		td->mem[0] = (struct tl_mem){ 0, (uint64_t)(s->dev_static[d] + 0.5) };
+		td->mem[0] = (struct tl_mem){ 0, mem_bytes(s->dev_static[d]) };
 		for (int i = 0; i < nm; i++)
-			td->mem[i + 1] = (struct tl_mem){ s->mem[mi + i].t, (uint64_t)(s->mem[mi + i].bytes + 0.5) };
+			td->mem[i + 1] = (struct tl_mem){ s->mem[mi + i].t, mem_bytes(s->mem[mi + i].bytes) };
 		td->nmem = nm + 1;
 		mi += nm;
 		td->peak_mem_bytes = m->dev ? m->dev[d].peak_mem_bytes : 0;

@@ -9,6 +9,7 @@
 #include "config.h"
 #include "steps.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,6 +45,19 @@ static int parse_phase(struct jv *v, const cJSON *o, const char *path, enum tune
 		}
 	jpath_key(p, path, "phase");
 	return jv_fail(v, p, "'%.40s' is not a phase (start, partition, placement or scheduling)", name);
+}
+
+/* A step's time; null is a plan that could not run (a perturbation may land on one):
+ * the tuner writes an infinite time that way. */
+static int step_ms(struct jv *v, const cJSON *o, const char *path, const char *key, int flags, double *out)
+{
+	const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	if (x && cJSON_IsNull(x)) {
+		*out = INFINITY;
+		return 0;
+	}
+	return jv_number(v, o, path, key, flags, 0, 1e300, 0, out);
 }
 
 static int read_stages(struct jv *v, const cJSON *o, const char *path, const struct model *m,
@@ -131,6 +145,72 @@ static int read_scheduler(struct jv *v, const cJSON *o, const char *path, struct
 	return 0;
 }
 
+/* The optional explicit order of a step (tune_state.order): one list per device holding
+ * every op of that device's stages once, F, I and W only (the tuner splits the backward). */
+static int read_schedule(struct jv *v, const cJSON *o, const char *path, const struct cluster *c, int mbs,
+                         struct tune_state *st)
+{
+	const cJSON *arr, *list;
+	char sp[JPATH_MAX], dp[JPATH_MAX], tp[JPATH_MAX];
+	long total = (long)st->nstages * mbs * 3, n = 0;
+	unsigned char *seen;
+	int r, d = 0;
+
+	if ((r = jv_array(v, o, path, "schedule", 0, &arr)) <= 0)
+		return r;
+	jpath_key(sp, path, "schedule");
+	if (cJSON_GetArraySize(arr) != c->devices)
+		return jv_fail(v, sp, "has %d lists, cluster '%s' has %d devices", cJSON_GetArraySize(arr), c->name,
+		               c->devices);
+	st->order_start = calloc((size_t)c->devices + 1, sizeof(int));
+	st->order = calloc((size_t)total, sizeof(*st->order));
+	seen = calloc((size_t)total, 1);
+	if (!st->order_start || !st->order || !seen) {
+		free(seen);
+		return err_set(v->e, ERR_RUNTIME, "%s: out of host memory", v->file);
+	}
+	st->order_devices = c->devices;
+	for (list = arr->child; list; list = list->next, d++) {
+		const cJSON *tok;
+		int k = 0;
+
+		jpath_index(dp, sp, d);
+		if (!cJSON_IsArray(list)) {
+			free(seen);
+			return jv_fail(v, dp, "must be an array, not %s", json_type_name(list));
+		}
+		st->order_start[d] = (int)n;
+		for (tok = list->child; tok; tok = tok->next, k++) {
+			struct action a;
+			long id;
+
+			jpath_index(tp, dp, k);
+			if (!cJSON_IsString(tok) || action_parse(tok->valuestring, &a) < 0 ||
+			    !(a.kind == OP_F || a.kind == OP_I || a.kind == OP_W) || a.stage >= st->nstages || a.mb >= mbs) {
+				free(seen);
+				return jv_fail(v, tp, "must be an op of the steps' stages like \"0F3\", \"1I0\" or \"2W5\"");
+			}
+			if (st->device[a.stage] != d) {
+				free(seen);
+				return jv_fail(v, tp, "stage %d runs on device %d, not %d", a.stage, st->device[a.stage], d);
+			}
+			id = ((long)a.stage * mbs + a.mb) * 3 + (a.kind == OP_F ? 0 : a.kind == OP_I ? 1 : 2);
+			if (seen[id] || n >= total) {
+				free(seen);
+				return jv_fail(v, tp, "'%s' is listed twice", tok->valuestring);
+			}
+			seen[id] = 1;
+			a.pair = 0;
+			st->order[n++] = a;
+		}
+	}
+	st->order_start[c->devices] = (int)n;
+	free(seen);
+	if (n != total)
+		return jv_fail(v, sp, "lists %ld ops, the stages have %ld", n, total);
+	return 0;
+}
+
 int steps_from_json(struct steps *s, const cJSON *root, const char *file, const struct model *m,
                     const struct cluster *c, int microbatches, struct err *e)
 {
@@ -171,8 +251,8 @@ int steps_from_json(struct steps *s, const cJSON *root, const char *file, const 
 		s->n++;
 		if (parse_phase(&v, o, p, &t->phase) < 0 ||
 		    jv_string(&v, o, p, "what", 0, "", &what) < 0 ||
-		    jv_number(&v, o, p, "before_ms", 0, 0, 1e300, 0, &t->before_ms) < 0 ||
-		    jv_number(&v, o, p, "after_ms", JV_REQUIRED, 0, 1e300, 0, &t->after_ms) < 0 ||
+		    step_ms(&v, o, p, "before_ms", 0, &t->before_ms) < 0 ||
+		    step_ms(&v, o, p, "after_ms", JV_REQUIRED, &t->after_ms) < 0 ||
 		    read_stages(&v, o, p, m, c, &t->state) < 0 ||
 		    read_scheduler(&v, o, p, &t->state.sched) < 0)
 			return -1;
@@ -183,6 +263,8 @@ int steps_from_json(struct steps *s, const cJSON *root, const char *file, const 
 		if (ops > OCTO_MAX_OPS)
 			return jv_fail(&v, p, "%d stages x %d microbatches is more than %ld ops", t->state.nstages,
 			               s->microbatches, (long)OCTO_MAX_OPS);
+		if (read_schedule(&v, o, p, c, s->microbatches, &t->state) < 0)
+			return -1;
 	}
 	return 0;
 oom:

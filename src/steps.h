@@ -9,6 +9,9 @@
  *               "scheduler": {"alternate": true, "defer_arrivals": false,
  *                             "cap_extra": 8, "wcap": 0}}]}
  *
+ * A step whose order the scheduling phase has refined also carries it as a plan does,
+ * "schedule": [["0F0", "0F1", "0I0", "0W0", ...], ...], one list per device.
+ *
  * Steps are of one model on one cluster: the reader checks every step's stages against
  * them (contiguous layer ranges covering the model, devices of the cluster) and that a
  * plan regenerated from a step stays within OCTO_MAX_OPS, so tune_state_plan() can run on

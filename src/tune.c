@@ -1,13 +1,14 @@
 /*
- * tune — the three-phase bubble-aware tuner (see tune.h).
+ * tune — the three-phase bubble-aware tuner (see tune.h): the driver.
  *
  * The one idea: a candidate is not a plan but a small state (boundaries, devices,
- * scheduler knobs) that the policy-driven simulator turns into a plan and an iteration
- * time in one pass. Moves are cheap to propose and exact to replay, and the phases only
- * differ in which states they propose: the partition phase moves boundaries toward the
- * devices with the most bubble, the placement phase changes the stage count and moves or
- * swaps stages (ranked first by a load + pipeline-fill estimate), and the scheduling phase
- * turns the list scheduler's knobs. A move is kept only when the iteration time drops.
+ * scheduler knobs, and once the scheduling phase has refined it an explicit order) that
+ * the simulator turns into a plan and an iteration time in one pass. Moves are cheap to
+ * propose and exact to replay, and the phases only differ in which states they propose
+ * (tune_partition.c, tune_place.c, tune_sched.c). This file evaluates them, keeps the
+ * best of each list when it beats the current state, runs the phases in turn until a
+ * round improves nothing, restarts from the other starting structures, and with a budget
+ * goes on as an iterated local search: perturb the best state and descend again.
  */
 #include "config.h"
 #include "tune.h"
@@ -20,64 +21,9 @@
 
 #include "baseline.h"
 #include "json.h"
-#include "partition.h"
 #include "sim.h"
 #include "strbuf.h"
-
-#define IMPROVE_EPS 1e-9   /* relative: a move must beat the current time by this much */
-#define MAX_RANKED 8       /* candidates simulated per ranked move family */
-
-struct cand {
-	struct tune_state st;
-	enum tune_move_kind kind;
-	int a, b;
-	char what[200];
-	double score;          /* estimator: lower first */
-};
-
-struct tuner {
-	const struct model *model;
-	const struct cluster *cluster;
-	struct tune_opts opts;
-	struct plan work;        /* evaluation plan: model and cluster copied once */
-	struct sim sim;
-	int max_stages;
-	double *layer_cost, *layer_fb;
-	double *load;            /* per device, scratch for estimate() */
-	/* baselines */
-	struct plan best_baseline;
-	bool have_baseline;
-	double baseline_ms;
-	char baseline_name[64];
-	/* search */
-	struct tune_state cur;
-	double cur_ms;
-	struct metrics cur_metrics;
-	struct tune_state best;
-	double best_ms;
-	enum tune_phase phase;
-	int round, rounds_done;
-	bool round_improved, done, started;
-	struct cand *cands;
-	int ncands, ccap, ci;
-	int tabu_boundary, tabu_dir;
-	struct tune_step *steps;
-	int nsteps, scap;
-	long evals;
-	double t0, spent;
-	double bound_ms;         /* sim_lower_bound_tight(): the search stops on reaching it */
-	double last_progress;
-	bool interrupted;
-	int kicks;               /* perturbations since the best last improved */
-	unsigned long long rng;
-	int *cap_buf, *wcap_buf;
-	struct tune_state starts[8];  /* other starting structures, best first */
-	double start_ms[8];
-	int nstarts, next_start;
-	/* an allocation failed where the search cannot report it (a candidate list, an
-	 * evaluation): the next tune_new/tune_step/tune_result says out of host memory */
-	bool oom;
-};
+#include "tune_impl.h"
 
 static double now_s(void)
 {
@@ -90,7 +36,7 @@ static double now_s(void)
 void tune_opts_default(struct tune_opts *o)
 {
 	memset(o, 0, sizeof(*o));
-	o->max_stages_per_device = 2;
+	o->max_stages_per_device = 3;
 	o->seed = 1;
 }
 
@@ -107,10 +53,45 @@ void tune_state_release(struct tune_state *s)
 {
 	free(s->first);
 	free(s->device);
+	free(s->order_start);
+	free(s->order);
 	memset(s, 0, sizeof(*s));
 }
 
-static int state_alloc(struct tune_state *s, int n)
+/* Back to the policy's order (a move that changes stages or knobs invalidates it). */
+void tune_state_drop_order(struct tune_state *s)
+{
+	free(s->order_start);
+	free(s->order);
+	s->order_start = NULL;
+	s->order = NULL;
+	s->order_devices = 0;
+}
+
+long tune_state_order_len(const struct tune_state *s)
+{
+	return s->order ? s->order_start[s->order_devices] : 0;
+}
+
+/* Gives s the order of devices lists (CSR); -1 when out of host memory. */
+int tune_state_set_order(struct tune_state *s, int devices, const int *start, const struct action *order)
+{
+	long n = start[devices];
+
+	tune_state_drop_order(s);
+	s->order_start = malloc((size_t)(devices + 1) * sizeof(int));
+	s->order = malloc((size_t)(n ? n : 1) * sizeof(*s->order));
+	if (!s->order_start || !s->order) {
+		tune_state_drop_order(s);
+		return -1;
+	}
+	s->order_devices = devices;
+	memcpy(s->order_start, start, (size_t)(devices + 1) * sizeof(int));
+	memcpy(s->order, order, (size_t)n * sizeof(*order));
+	return 0;
+}
+
+int tune_state_alloc(struct tune_state *s, int n)
 {
 	memset(s, 0, sizeof(*s));
 	s->nstages = n;
@@ -125,12 +106,25 @@ static int state_alloc(struct tune_state *s, int n)
 
 int tune_state_copy(struct tune_state *dst, const struct tune_state *src)
 {
-	if (state_alloc(dst, src->nstages) < 0)
+	if (tune_state_alloc(dst, src->nstages) < 0)
 		return -1;
 	memcpy(dst->first, src->first, (size_t)(src->nstages + 1) * sizeof(int));
 	memcpy(dst->device, src->device, (size_t)src->nstages * sizeof(int));
 	dst->sched = src->sched;
+	if (src->order && tune_state_set_order(dst, src->order_devices, src->order_start, src->order) < 0) {
+		tune_state_release(dst);
+		return -1;
+	}
 	return 0;
+}
+
+/* Field by field: the padding of struct action is not part of its value. */
+static bool orders_equal(const struct action *a, const struct action *b, long n)
+{
+	for (long i = 0; i < n; i++)
+		if (a[i].stage != b[i].stage || a[i].mb != b[i].mb || a[i].kind != b[i].kind || a[i].pair != b[i].pair)
+			return false;
+	return true;
 }
 
 bool tune_state_equal(const struct tune_state *a, const struct tune_state *b)
@@ -139,7 +133,11 @@ bool tune_state_equal(const struct tune_state *a, const struct tune_state *b)
 	       memcmp(a->first, b->first, (size_t)(a->nstages + 1) * sizeof(int)) == 0 &&
 	       memcmp(a->device, b->device, (size_t)a->nstages * sizeof(int)) == 0 &&
 	       a->sched.alternate == b->sched.alternate && a->sched.defer_arrivals == b->sched.defer_arrivals &&
-	       a->sched.cap_extra == b->sched.cap_extra && a->sched.wcap == b->sched.wcap;
+	       a->sched.cap_extra == b->sched.cap_extra && a->sched.wcap == b->sched.wcap &&
+	       !a->order == !b->order &&
+	       (!a->order || (a->order_devices == b->order_devices &&
+	                      memcmp(a->order_start, b->order_start, (size_t)(a->order_devices + 1) * sizeof(int)) == 0 &&
+	                      orders_equal(a->order, b->order, tune_state_order_len(a))));
 }
 
 /* ---- evaluation ------------------------------------------------------------------- */
@@ -176,7 +174,7 @@ static void policy_opts(const struct tune_state *s, int devices, int *cap, int *
 }
 
 /* Simulates a state; returns its iteration time (INFINITY when it does not fit). */
-static double evaluate(struct tuner *t, const struct tune_state *s, struct metrics *keep)
+double tune_eval(struct tuner *t, const struct tune_state *s, struct metrics *keep)
 {
 	struct sim_opts o;
 	struct metrics m;
@@ -184,7 +182,14 @@ static double evaluate(struct tuner *t, const struct tune_state *s, struct metri
 	double ms;
 
 	state_to_stages(&t->work, s);
-	policy_opts(s, t->cluster->devices, t->cap_buf, t->wcap_buf, &o);
+	if (s->order) {
+		/* the explicit order, run as it is */
+		memcpy(t->work.order_start, s->order_start, (size_t)(s->order_devices + 1) * sizeof(int));
+		memcpy(t->work.order, s->order, (size_t)tune_state_order_len(s) * sizeof(*s->order));
+		sim_opts_default(&o);
+	} else {
+		policy_opts(s, t->cluster->devices, t->cap_buf, t->wcap_buf, &o);
+	}
 	t->evals++;
 	if (t->opts.progress) {
 		double now = now_s(), every = t->opts.progress_every_s > 0 ? t->opts.progress_every_s : 0.1;
@@ -198,6 +203,7 @@ static double evaluate(struct tuner *t, const struct tune_state *s, struct metri
 			t->opts.progress(t->opts.progress_arg, &pr);
 		}
 	}
+	t->eval_tie = INFINITY;
 	if (sim_run(&t->sim, &t->work, &o, &m, &e) < 0) {
 		if (e.cls == ERR_RUNTIME)
 			t->oom = true;
@@ -205,6 +211,9 @@ static double evaluate(struct tuner *t, const struct tune_state *s, struct metri
 		return INFINITY;
 	}
 	ms = m.noom ? INFINITY : m.makespan_ms;
+	t->eval_tie = 0;
+	for (int d = 0; d < t->cluster->devices; d++)
+		t->eval_tie += t->sim.dev_free[d];
 	if (keep) {
 		metrics_release(keep);
 		*keep = m;
@@ -212,6 +221,17 @@ static double evaluate(struct tuner *t, const struct tune_state *s, struct metri
 		metrics_release(&m);
 	}
 	return ms;
+}
+
+/* Whether (ms, tie) beats (best_ms, best_tie): a shorter iteration, or the same one with
+ * devices that finish earlier on the whole. The tie-break lets a move that fills one
+ * device's idle time be kept before the iteration time can show it (the next fills
+ * build on it); both strictly drop along a descent, so it cannot cycle. */
+static bool better(double ms, double tie, double best_ms, double best_tie)
+{
+	if (ms < best_ms * (1 - IMPROVE_EPS))
+		return true;
+	return ms <= best_ms * (1 + IMPROVE_EPS) && tie < best_tie * (1 - IMPROVE_EPS);
 }
 
 int tune_state_plan(const struct model *m, const struct cluster *c, int microbatches,
@@ -239,11 +259,20 @@ int tune_state_plan(const struct model *m, const struct cluster *c, int microbat
 		goto fail;
 	}
 	state_to_stages(out, s);
-	policy_opts(s, c->devices, cap, cap + s->nstages, &o);
-	r = sim_run(&sim, out, &o, &mt, e);
-	metrics_release(&mt);
-	if (r < 0 || sim_apply_order(&sim, out, e) < 0)
-		goto fail;
+	if (s->order) {
+		if (s->order_devices != c->devices || tune_state_order_len(s) != plan_total_ops(out)) {
+			err_set(e, ERR_INPUT, "the order does not fit the stages");
+			goto fail;
+		}
+		memcpy(out->order_start, s->order_start, (size_t)(c->devices + 1) * sizeof(int));
+		memcpy(out->order, s->order, (size_t)tune_state_order_len(s) * sizeof(*s->order));
+	} else {
+		policy_opts(s, c->devices, cap, cap + s->nstages, &o);
+		r = sim_run(&sim, out, &o, &mt, e);
+		metrics_release(&mt);
+		if (r < 0 || sim_apply_order(&sim, out, e) < 0)
+			goto fail;
+	}
 	sim_release(&sim);
 	free(cap);
 	return 0;
@@ -285,7 +314,7 @@ static bool static_fits(const struct tuner *t, const struct tune_state *s)
 
 /* Cheap iteration-time estimate: the busiest device's work over all microbatches plus
  * the time one microbatch needs to fill and drain the pipeline beyond its stage. */
-static double estimate(const struct tuner *t, const struct tune_state *s)
+double tune_estimate(const struct tuner *t, const struct tune_state *s)
 {
 	double *load = t->load, chain = 0, worst = 0, worst_stage = 0;
 
@@ -307,7 +336,7 @@ static double estimate(const struct tuner *t, const struct tune_state *s)
 	return worst * t->opts.microbatches + chain - worst_stage;
 }
 
-static unsigned long long next_rand(struct tuner *t)
+unsigned long long tune_rand(struct tuner *t)
 {
 	t->rng ^= t->rng << 13;
 	t->rng ^= t->rng >> 7;
@@ -315,142 +344,20 @@ static unsigned long long next_rand(struct tuner *t)
 	return t->rng;
 }
 
-/* Balanced boundaries for the state's stage count and devices (speed-aware greedy on a
- * binary-searched bottleneck). */
-static void balance(const struct tuner *t, struct tune_state *s)
+
+/* Equal layer counts (a start that the memory check then rejects or not). */
+static void uniform_first(struct tune_state *s, int L)
 {
-	int L = t->model->nlayers, S = s->nstages;
-	double lo = 0, hi = 0;
-
-	for (int l = 0; l < L; l++)
-		hi += t->layer_cost[l];
-	hi /= 1e-3;
-	for (int it = 0; it < 60; it++) {
-		double cap = (lo + hi) / 2;
-		int st = 0, l = 0;
-		bool okay = true;
-
-		while (st < S && okay) {
-			double c = 0;
-			double sp = t->cluster->device_speed[s->device[st]];
-			int start = l;
-
-			while (l < L - (S - st - 1) && (l == start || (c + t->layer_cost[l]) / sp <= cap)) {
-				c += t->layer_cost[l];
-				l++;
-			}
-			if (c / sp > cap)
-				okay = false;
-			st++;
-		}
-		if (okay && l == L)
-			hi = cap;
-		else
-			lo = cap;
-	}
-	{
-		int st = 0, l = 0;
-
-		s->first[0] = 0;
-		while (st < S) {
-			double c = 0, sp = t->cluster->device_speed[s->device[st]];
-			int start = l;
-
-			while (l < L - (S - st - 1) && (l == start || (c + t->layer_cost[l]) / sp <= hi) &&
-			       (st < S - 1 || l < L)) {
-				c += t->layer_cost[l];
-				l++;
-			}
-			if (st == S - 1)
-				l = L;
-			s->first[++st] = l;
-		}
-	}
+	for (int st = 0; st <= s->nstages; st++)
+		s->first[st] = (int)((long)L * st / s->nstages);
 }
 
-/* Device loads of a state: each device's stages share it, so a partition balanced per
- * stage can still leave some devices with two heavy stages. */
-static void device_loads(const struct tuner *t, const struct tune_state *s, double *load)
-{
-	for (int d = 0; d < t->cluster->devices; d++)
-		load[d] = 0;
-	for (int st = 0; st < s->nstages; st++)
-		load[s->device[st]] += stage_cost(t, s, st);
-}
 
-/* (largest load, sum of squares): lower is better; the second term lets the search walk
- * across plateaus where two devices share the maximum. */
-static void balance_objective(const struct tuner *t, const struct tune_state *s, double *load,
-                              double *worst, double *squares)
-{
-	device_loads(t, s, load);
-	*worst = 0;
-	*squares = 0;
-	for (int d = 0; d < t->cluster->devices; d++) {
-		if (load[d] > *worst)
-			*worst = load[d];
-		*squares += load[d] * load[d];
-	}
-}
 
-/* Moves single boundary layers while that lowers the objective (no simulation). */
-static void refine_device_balance(const struct tuner *t, struct tune_state *s)
-{
-	double *load = t->load, w0, q0; /* the per-device scratch of estimate() */
-
-	balance_objective(t, s, load, &w0, &q0);
-	for (int it = 0; it < 8 * s->nstages; it++) {
-		int best_b = -1, best_dir = 0;
-		double bw = w0, bq = q0;
-
-		for (int b = 1; b < s->nstages; b++)
-			for (int dir = -1; dir <= 1; dir += 2) {
-				double w, q;
-
-				s->first[b] += dir;
-				if (s->first[b] > s->first[b - 1] && s->first[b] < s->first[b + 1]) {
-					balance_objective(t, s, load, &w, &q);
-					if (w < bw - 1e-12 || (w <= bw + 1e-12 && q < bq - 1e-9)) {
-						bw = w;
-						bq = q;
-						best_b = b;
-						best_dir = dir;
-					}
-				}
-				s->first[b] -= dir;
-			}
-		if (best_b < 0)
-			break;
-		s->first[best_b] += best_dir;
-		w0 = bw;
-		q0 = bq;
-	}
-}
-
-static void place_round_robin(struct tune_state *s, int D)
-{
-	for (int st = 0; st < s->nstages; st++)
-		s->device[st] = st % D;
-}
-
-static void place_v(struct tune_state *s, int D)
-{
-	for (int st = 0; st < s->nstages; st++)
-		s->device[st] = (st / D) % 2 == 0 ? st % D : D - 1 - st % D;
-}
-
-static int stages_on(const struct tune_state *s, int d)
-{
-	int n = 0;
-
-	for (int st = 0; st < s->nstages; st++)
-		n += s->device[st] == d;
-	return n;
-}
 
 /* ---- candidate lists ------------------------------------------------------------------- */
 
-static struct cand *cand_add(struct tuner *t, const struct tune_state *from, enum tune_move_kind kind, int a, int b)
+struct cand *tune_cand_add(struct tuner *t, const struct tune_state *from, enum tune_move_kind kind, int a, int b)
 {
 	struct cand *c;
 
@@ -495,7 +402,7 @@ static int cand_cmp(const void *a, const void *b)
 }
 
 /* Keeps the first `from` candidates, sorts the rest by score and keeps the best keep. */
-static void rank_tail(struct tuner *t, int from, int keep)
+void tune_rank(struct tuner *t, int from, int keep)
 {
 	int n = t->ncands - from;
 
@@ -503,7 +410,7 @@ static void rank_tail(struct tuner *t, int from, int keep)
 		return;
 	/* a seeded shuffle first, so equal scores are tried in a seed-dependent order */
 	for (int i = n - 1; i > 0; i--) {
-		int j = (int)(next_rand(t) % (unsigned long long)(i + 1));
+		int j = (int)(tune_rand(t) % (unsigned long long)(i + 1));
 		struct cand tmp = t->cands[from + i];
 
 		t->cands[from + i] = t->cands[from + j];
@@ -520,7 +427,7 @@ static bool is_current(const struct tuner *t, const struct tune_state *s)
 }
 
 /* Drops the last candidate when it is the current state or cannot fit. */
-static void cand_keep_if_new(struct tuner *t)
+void tune_cand_keep(struct tuner *t)
 {
 	struct cand *c = &t->cands[t->ncands - 1];
 
@@ -528,167 +435,22 @@ static void cand_keep_if_new(struct tuner *t)
 		tune_state_release(&t->cands[--t->ncands].st);
 }
 
-static void gen_partition(struct tuner *t)
-{
-	const struct metrics *m = &t->cur_metrics;
-	struct cand *c;
-	int from;
 
-	c = cand_add(t, &t->cur, MOVE_PARTITION, 0, 0);
-	if (c) {
-		balance(t, &c->st);
-		refine_device_balance(t, &c->st);
-		snprintf(c->what, sizeof(c->what), "rebalance the %d stages (min-max device time)", c->st.nstages);
-		cand_keep_if_new(t);
-	}
-	/* bubble-guided single-layer moves: from a busier device to an idler neighbour */
-	from = t->ncands;
-	for (int b = 1; b < t->cur.nstages; b++) {
-		for (int dir = -1; dir <= 1; dir += 2) {
-			int src = dir < 0 ? b - 1 : b;        /* stage giving a layer */
-			int dst = dir < 0 ? b : b - 1;
-			int ds = t->cur.device[src], dd = t->cur.device[dst];
 
-			if (t->cur.first[src + 1] - t->cur.first[src] < 2)
-				continue;
-			if (b == t->tabu_boundary && dir == -t->tabu_dir)
-				continue; /* do not undo the last accepted shift */
-			c = cand_add(t, &t->cur, MOVE_SHIFT, b, dir);
-			if (!c)
-				return;
-			c->st.first[b] += dir < 0 ? -1 : 1;
-			/* guidance: the giver's device should be busier than the taker's */
-			c->score = estimate(t, &c->st);
-			if (m->dev && ds < m->ndevices && dd < m->ndevices)
-				c->score -= (m->dev[ds].busy_ms - m->dev[dd].busy_ms) * 0.5;
-			snprintf(c->what, sizeof(c->what), "move layer %d from stage %d (gpu %d) to stage %d (gpu %d)",
-			         dir < 0 ? t->cur.first[b] - 1 : t->cur.first[b], src, ds, dst, dd);
-			cand_keep_if_new(t);
-		}
-	}
-	/* shifts are cheap to simulate: try them all, most promising first */
-	rank_tail(t, from, 64);
-}
 
-static void gen_placement(struct tuner *t)
-{
-	int D = t->cluster->devices, L = t->model->nlayers, from;
-	struct cand *c;
 
-	/* new stage counts: D*c stages round robin, the V shape, and irregular counts */
-	for (int per = 1; per <= t->opts.max_stages_per_device; per++) {
-		for (int shape = 0; shape < 3; shape++) {
-			int S = shape == 2 ? D * per + D / 2 : D * per;
-			struct tune_state s;
 
-			if (S > L || S > t->max_stages || (shape == 1 && per != 2) || (shape == 2 && (D < 2 || per >= t->opts.max_stages_per_device)))
-				continue;
-			if (state_alloc(&s, S) < 0) {
-				t->oom = true;
-				return;
-			}
-			s.sched = t->cur.sched;
-			if (shape == 1)
-				place_v(&s, D);
-			else
-				place_round_robin(&s, D);
-			balance(t, &s);
-			refine_device_balance(t, &s);
-			c = cand_add(t, &s, MOVE_RESTRUCTURE, S, shape);
-			tune_state_release(&s);
-			if (!c)
-				return;
-			snprintf(c->what, sizeof(c->what), "%d stages placed %s, balanced", S,
-			         shape == 1 ? "in a V" : shape == 2 ? "round robin with uneven counts" : "round robin");
-			cand_keep_if_new(t);
-		}
-	}
-	/* single-stage moves and swaps, ranked by the estimator */
-	from = t->ncands;
-	for (int st = 0; st < t->cur.nstages; st++) {
-		for (int d = 0; d < D; d++) {
-			if (d == t->cur.device[st])
-				continue;
-			if ((st > 0 && t->cur.device[st - 1] == d) || (st + 1 < t->cur.nstages && t->cur.device[st + 1] == d))
-				continue; /* adjacent stages stay on different devices */
-			if (stages_on(&t->cur, d) >= t->opts.max_stages_per_device || stages_on(&t->cur, t->cur.device[st]) < 2)
-				continue;
-			c = cand_add(t, &t->cur, MOVE_STAGE, st, d);
-			if (!c)
-				return;
-			c->st.device[st] = d;
-			c->score = estimate(t, &c->st);
-			snprintf(c->what, sizeof(c->what), "move stage %d from gpu %d to gpu %d", st, t->cur.device[st], d);
-			cand_keep_if_new(t);
-		}
-		for (int s2 = st + 1; s2 < t->cur.nstages; s2++) {
-			if (t->cur.device[st] == t->cur.device[s2])
-				continue;
-			c = cand_add(t, &t->cur, MOVE_SWAP, st, s2);
-			if (!c)
-				return;
-			c->st.device[st] = t->cur.device[s2];
-			c->st.device[s2] = t->cur.device[st];
-			c->score = estimate(t, &c->st);
-			/* the first and last stages decide fill and drain: prefer swaps touching them */
-			if (st == 0 || s2 == t->cur.nstages - 1)
-				c->score *= 0.999;
-			snprintf(c->what, sizeof(c->what), "swap stages %d and %d (gpus %d and %d)", st, s2,
-			         t->cur.device[st], t->cur.device[s2]);
-			cand_keep_if_new(t);
-		}
-	}
-	rank_tail(t, from, MAX_RANKED);
-}
 
-static void gen_scheduling(struct tuner *t)
-{
-	int D = t->cluster->devices;
-	const struct tune_sched cur = t->cur.sched;
-	struct tune_sched variants[12];
-	const char *names[12];
-	int n = 0;
 
-	variants[n] = cur; variants[n].alternate = !cur.alternate;
-	names[n++] = cur.alternate ? "backward first instead of F/B alternation" : "alternate F and B (1F1B-like)";
-	variants[n] = cur; variants[n].defer_arrivals = !cur.defer_arrivals;
-	names[n++] = cur.defer_arrivals ? "stop deferring just-arrived ops" : "defer just-arrived ops to overlap transfers";
-	variants[n] = cur; variants[n].cap_extra = cur.cap_extra + 1;
-	names[n++] = "one more microbatch in flight per stage (deeper warm-up)";
-	variants[n] = cur; variants[n].cap_extra = cur.cap_extra + 2;
-	names[n++] = "two more microbatches in flight per stage";
-	if (cur.cap_extra > -2) {
-		variants[n] = cur; variants[n].cap_extra = cur.cap_extra - 1;
-		names[n++] = "one microbatch fewer in flight per stage";
-	}
-	variants[n] = cur; variants[n].cap_extra = cur.cap_extra + t->cur.nstages;
-	names[n++] = "let memory alone cap the warm-up";
-	variants[n] = cur; variants[n].wcap = D;
-	names[n++] = "W fills bubbles, at most one pipeline depth deferred";
-	variants[n] = cur; variants[n].wcap = 2 * D;
-	names[n++] = "W fills bubbles, up to two pipeline depths deferred";
-	variants[n] = cur; variants[n].wcap = 0;
-	names[n++] = "W only when nothing else is ready";
-	variants[n] = cur; variants[n].wcap = 1;
-	names[n++] = "W right after its I";
-	for (int i = 0; i < n; i++) {
-		struct cand *c = cand_add(t, &t->cur, MOVE_SCHED, i, 0);
 
-		if (!c)
-			return;
-		c->st.sched = variants[i];
-		snprintf(c->what, sizeof(c->what), "%s", names[i]);
-		cand_keep_if_new(t);
-	}
-}
 
 static void generate(struct tuner *t)
 {
 	cands_clear(t);
 	switch (t->phase) {
-	case PHASE_PARTITION: gen_partition(t); break;
-	case PHASE_PLACEMENT: gen_placement(t); break;
-	case PHASE_SCHEDULING: gen_scheduling(t); break;
+	case PHASE_PARTITION: tune_gen_partition(t); break;
+	case PHASE_PLACEMENT: tune_gen_placement(t); break;
+	case PHASE_SCHEDULING: tune_gen_scheduling(t); break;
 	default: break;
 	}
 }
@@ -704,15 +466,19 @@ static struct tune_step *record(struct tuner *t, enum tune_phase ph, enum tune_m
 		int cap = t->scap ? t->scap * 2 : 32;
 		struct tune_step *n = realloc(t->steps, (size_t)cap * sizeof(*n));
 
-		if (!n)
+		if (!n) {
+			t->oom = true;
 			return NULL;
+		}
 		t->steps = n;
 		t->scap = cap;
 	}
 	s = &t->steps[t->nsteps];
 	memset(s, 0, sizeof(*s));
-	if (tune_state_copy(&s->state, &t->cur) < 0)
+	if (tune_state_copy(&s->state, &t->cur) < 0) {
+		t->oom = true;
 		return NULL;
+	}
 	s->index = t->nsteps++;
 	s->phase = ph;
 	s->kind = kind;
@@ -740,6 +506,7 @@ int tune_apply_move(struct tune_state *state, const struct tune_step *step, int 
 		if (step->a < 0 || step->a >= state->nstages)
 			return -1;
 		state->device[step->a] = step->b;
+		tune_state_drop_order(state);
 		return 0;
 	case MOVE_SWAP: {
 		int x;
@@ -749,10 +516,12 @@ int tune_apply_move(struct tune_state *state, const struct tune_step *step, int 
 		x = state->device[step->a];
 		state->device[step->a] = state->device[step->b];
 		state->device[step->b] = x;
+		tune_state_drop_order(state);
 		return 0;
 	}
 	case MOVE_SCHED:
 		state->sched = step->state.sched;
+		tune_state_drop_order(state);
 		return 0;
 	default:
 		/* partitions and restructures carry their whole result */
@@ -815,15 +584,31 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 	t->layer_cost = calloc((size_t)m->nlayers, sizeof(double));
 	t->layer_fb = calloc((size_t)m->nlayers, sizeof(double));
 	t->load = calloc((size_t)D, sizeof(double));
+	t->seen = calloc((size_t)D, sizeof(bool));
+	if ((long)maxS * o->microbatches * 3 <= ORDER_MAX_OPS &&
+	    !(t->pos = calloc((size_t)maxS * o->microbatches * 3, sizeof(int)))) {
+		err_set(e, ERR_RUNTIME, "out of host memory");
+		goto fail;
+	}
+	t->layer_bytes = calloc((size_t)m->nlayers, sizeof(double));
+	t->layer_f = calloc((size_t)m->nlayers, sizeof(double));
+	t->weight = calloc((size_t)D, sizeof(double));
+	t->mem = calloc((size_t)D, sizeof(double));
 	if (!t->work.stages || !t->work.order_start || !t->work.order || !t->cap_buf || !t->wcap_buf ||
-	    !t->layer_cost || !t->layer_fb || !t->load) {
+	    !t->layer_cost || !t->layer_fb || !t->load || !t->seen || !t->layer_bytes || !t->layer_f || !t->weight || !t->mem) {
 		err_set(e, ERR_RUNTIME, "out of host memory");
 		goto fail;
 	}
 	for (int l = 0; l < m->nlayers; l++) {
 		t->layer_cost[l] = m->layers[l].f_ms + m->layers[l].b_ms + m->layers[l].w_ms;
 		t->layer_fb[l] = m->layers[l].f_ms + m->layers[l].b_ms;
+		t->layer_bytes[l] = (double)m->layers[l].param_bytes / 2 * 16;
+		t->layer_f[l] = m->layers[l].f_ms;
 	}
+	for (int d = 0; d < D; d++)
+		t->mem[d] = cluster_usable_bytes(c);
+	t->part = (struct tune_part_in){ m->nlayers, t->layer_cost, t->layer_bytes, t->layer_f, 1.0 / o->microbatches, D,
+	                                 t->weight, t->mem, 0, 0 };
 	/* every baseline that applies: the result is never worse than the best of them */
 	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
 		for (int pi = 0; pi < 2; pi++) {
@@ -859,10 +644,11 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 			metrics_release(&mt);
 		}
 	/* the tuner's own starts: its structures (D stages, 2D round robin, the V, uneven
-	 * counts) with 1F1B-like, zero-bubble-like and memory-capped knobs; the search runs
-	 * from the best and then restarts from the best of each other structure */
-	for (int shape = 0; shape < 4; shape++) {
-		int S = shape == 0 ? D : shape == 3 ? D + (D + 1) / 2 : 2 * D;
+	 * counts, 3D round robin and zigzag) with 1F1B-like, zero-bubble-like and
+	 * memory-capped knobs; the search runs from the best and then restarts from the best
+	 * of each other structure */
+	for (int shape = 0; shape < 6; shape++) {
+		int S = shape == 0 ? D : shape == 3 ? D + (D + 1) / 2 : shape >= 4 ? 3 * D : 2 * D;
 		struct tune_state best_s = { 0 };
 		double best_s_ms = INFINITY;
 
@@ -872,20 +658,20 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 			struct tune_state s;
 			double ms;
 
-			if (state_alloc(&s, S) < 0) {
+			if (tune_state_alloc(&s, S) < 0) {
 				tune_state_release(&best_s);
 				goto oom;
 			}
-			if (shape == 2)
-				place_v(&s, D);
+			if (shape == 2 || shape == 5)
+				tune_place_zigzag(&s, D);
 			else
-				place_round_robin(&s, D);
+				tune_place_round_robin(&s, D);
 			s.sched.alternate = knobs != 1;
 			s.sched.wcap = knobs == 1 ? D : 0;
 			s.sched.cap_extra = knobs == 0 ? S : 0; /* memory alone, or 1F1B's depth */
-			balance(t, &s);
-			refine_device_balance(t, &s);
-			ms = static_fits(t, &s) ? evaluate(t, &s, NULL) : INFINITY;
+			if (!tune_partition_state(t, &s, NULL, 0))
+				uniform_first(&s, m->nlayers);
+			ms = static_fits(t, &s) ? tune_eval(t, &s, NULL) : INFINITY;
 			if (ms < best_s_ms || best_s.nstages == 0) {
 				tune_state_release(&best_s);
 				best_s = s;
@@ -922,7 +708,8 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 		err_set(e, ERR_INFEASIBLE, "no plan of model '%s' fits in the memory of cluster '%s'", m->name, c->name);
 		goto fail;
 	}
-	t->cur_ms = evaluate(t, &t->cur, &t->cur_metrics);
+	t->cur_ms = tune_eval(t, &t->cur, &t->cur_metrics);
+	t->cur_tie = t->eval_tie;
 	if (tune_state_copy(&t->best, &t->cur) < 0)
 		goto oom;
 	t->best_ms = t->cur_ms;
@@ -970,15 +757,36 @@ static bool kick(struct tuner *t, struct tune_state *s, struct strbuf *what)
 {
 	int S = s->nstages, D = t->cluster->devices;
 
-	switch (next_rand(t) % 4) {
+	switch (tune_rand(t) % 5) {
+	case 4: { /* another structure: a stage count, round robin or zigzag, balanced */
+		int lo = D, hi = t->max_stages, n = lo + (int)(tune_rand(t) % (unsigned)(hi - lo + 1));
+		bool zig = (tune_rand(t) & 1) && n > D;
+		struct tune_state r;
+
+		if (n < 1 || tune_state_alloc(&r, n) < 0)
+			return false;
+		r.sched = s->sched;
+		if (zig)
+			tune_place_zigzag(&r, D);
+		else
+			tune_place_round_robin(&r, D);
+		if (!tune_partition_state(t, &r, NULL, 0)) {
+			tune_state_release(&r);
+			return false;
+		}
+		tune_state_release(s);
+		*s = r;
+		strbuf_addf(what, " %d stages %s", n, zig ? "in a zigzag" : "round robin");
+		return true;
+	}
 	case 0: { /* a boundary moves by 1-3 layers */
 		int b, delta;
 
 		if (S < 2)
 			return false;
-		b = 1 + (int)(next_rand(t) % (unsigned)(S - 1));
-		delta = 1 + (int)(next_rand(t) % 3);
-		if (next_rand(t) & 1)
+		b = 1 + (int)(tune_rand(t) % (unsigned)(S - 1));
+		delta = 1 + (int)(tune_rand(t) % 3);
+		if (tune_rand(t) & 1)
 			delta = -delta;
 		if (s->first[b] + delta <= s->first[b - 1] || s->first[b] + delta >= s->first[b + 1])
 			return false;
@@ -987,42 +795,59 @@ static bool kick(struct tuner *t, struct tune_state *s, struct strbuf *what)
 		return true;
 	}
 	case 1: { /* a stage to another device */
-		int st = (int)(next_rand(t) % (unsigned)S), d = (int)(next_rand(t) % (unsigned)D);
+		int st = (int)(tune_rand(t) % (unsigned)S), d = (int)(tune_rand(t) % (unsigned)D);
 
-		if (d == s->device[st] || stages_on(s, d) >= t->opts.max_stages_per_device || stages_on(s, s->device[st]) < 2 ||
+		if (d == s->device[st] || tune_stages_on(s, d) >= t->opts.max_stages_per_device || tune_stages_on(s, s->device[st]) < 2 ||
 		    (st > 0 && s->device[st - 1] == d) || (st + 1 < S && s->device[st + 1] == d))
 			return false;
 		strbuf_addf(what, " stage %d to gpu %d", st, d);
 		s->device[st] = d;
+		tune_state_drop_order(s);
 		return true;
 	}
 	case 2: { /* two stages swap devices */
-		int a = (int)(next_rand(t) % (unsigned)S), b = (int)(next_rand(t) % (unsigned)S), x;
+		int a = (int)(tune_rand(t) % (unsigned)S), b = (int)(tune_rand(t) % (unsigned)S), x;
 
 		if (s->device[a] == s->device[b])
 			return false;
 		x = s->device[a];
 		s->device[a] = s->device[b];
 		s->device[b] = x;
+		tune_state_drop_order(s);
 		strbuf_addf(what, " swap stages %d and %d", a < b ? a : b, a < b ? b : a);
 		return true;
 	}
 	default: { /* the scheduler's knobs */
 		static const char *const names[] = { "alternation", "deferral", "depth", "W cap" };
-		int k = (int)(next_rand(t) % 4);
+		int k = (int)(tune_rand(t) % 4);
 
 		if (k == 0)
 			s->sched.alternate = !s->sched.alternate;
 		else if (k == 1)
 			s->sched.defer_arrivals = !s->sched.defer_arrivals;
 		else if (k == 2)
-			s->sched.cap_extra = (int)(next_rand(t) % 5) - 1;
+			s->sched.cap_extra = (int)(tune_rand(t) % 5) - 1;
 		else
-			s->sched.wcap = (int[]){ 0, 1, D, 2 * D }[next_rand(t) % 4];
+			s->sched.wcap = (int[]){ 0, 1, D, 2 * D }[tune_rand(t) % 4];
 		strbuf_addf(what, " %s", names[k]);
+		tune_state_drop_order(s);
 		return true;
 	}
 	}
+}
+
+/* Makes s (taken over) the current state and starts a round at the partition phase. */
+static void set_current(struct tuner *t, struct tune_state s)
+{
+	tune_state_release(&t->cur);
+	t->cur = s;
+	t->cur_ms = tune_eval(t, &t->cur, &t->cur_metrics);
+	t->cur_tie = t->eval_tie;
+	t->rounds_done = 0;
+	t->round_improved = false;
+	t->tabu_boundary = -1;
+	t->phase = PHASE_PARTITION;
+	generate(t);
 }
 
 /* Perturbs the best state (1 to 4 kicks, more after each fruitless one), makes it the
@@ -1057,20 +882,143 @@ static struct tune_step *perturb(struct tuner *t)
 		}
 	}
 	t->kicks++;
-	tune_state_release(&t->cur);
-	t->cur = s;
-	t->cur_ms = evaluate(t, &t->cur, &t->cur_metrics);
-	t->rounds_done = 0;
-	t->round_improved = false;
-	t->tabu_boundary = -1;
-	t->phase = PHASE_PARTITION;
-	generate(t);
+	set_current(t, s);
 	st = strbuf_failed(&what) ? NULL
 	     : record(t, PHASE_START, MOVE_RESTRUCTURE, t->cur.nstages, 0, what.buf, before, t->cur_ms);
 	strbuf_release(&what);
 	return st;
 }
 
+/* The current list is done: on to the next phase, or after the scheduling phase to the
+ * next round. True when the search has converged (a round improved nothing, or the
+ * rounds allowed are done). */
+static bool next_phase(struct tuner *t)
+{
+	if (t->phase != PHASE_SCHEDULING) {
+		t->phase++;
+		generate(t);
+		return false;
+	}
+	t->rounds_done++;
+	if (!t->round_improved || (t->opts.max_rounds > 0 && t->rounds_done >= t->opts.max_rounds))
+		return true;
+	t->round_improved = false;
+	t->phase = PHASE_PARTITION;
+	generate(t);
+	return false;
+}
+
+/* Restarts from the next starting structure; NULL when none is left (t->oom says whether
+ * the step could not be recorded). */
+static struct tune_step *restart(struct tuner *t)
+{
+	double before = t->cur_ms;
+	char what[200];
+	int k;
+
+	while (t->next_start < t->nstarts && !isfinite(t->start_ms[t->next_start]))
+		t->next_start++;
+	if (t->next_start >= t->nstarts)
+		return NULL;
+	k = t->next_start++;
+	set_current(t, t->starts[k]);
+	memset(&t->starts[k], 0, sizeof(t->starts[k]));
+	snprintf(what, sizeof(what), "restart from %d stages placed %s", t->cur.nstages,
+	         t->cur.nstages > t->cluster->devices && t->cur.device[t->cluster->devices] == t->cluster->devices - 1
+	         ? "in a zigzag" : "round robin");
+	return record(t, PHASE_START, MOVE_RESTRUCTURE, t->cur.nstages, 0, what, before, t->cur_ms);
+}
+
+/* No order of this partition and placement can be faster: every op of a device waits for
+ * the first microbatch's forward to reach the device's first stage, and the device then
+ * runs all its work (transfers and per-op overheads only add). */
+double tune_state_bound(const struct tuner *t, const struct tune_state *s)
+{
+	double fill = 0, worst = 0, *load = t->load;
+	bool *seen = t->seen;
+
+	for (int d = 0; d < t->cluster->devices; d++) {
+		load[d] = 0;
+		seen[d] = false;
+	}
+	for (int st = 0; st < s->nstages; st++) {
+		int d = s->device[st];
+		double sp = t->cluster->device_speed[d], f = 0;
+
+		if (!seen[d]) {
+			seen[d] = true;
+			load[d] = fill;
+		}
+		for (int l = s->first[st]; l < s->first[st + 1]; l++) {
+			load[d] += t->layer_cost[l] / sp * t->opts.microbatches;
+			f += t->layer_f[l] / sp;
+		}
+		fill += f;
+	}
+	for (int d = 0; d < t->cluster->devices; d++)
+		worst = fmax(worst, load[d]);
+	return worst;
+}
+
+/* Best improvement: simulates the rest of the (short, ranked) list, except the candidates
+ * whose bound already exceeds the current time; the index of the best candidate that
+ * beats the current state, or -1. */
+static int best_candidate(struct tuner *t)
+{
+	int best = -1;
+	double best_ms = t->cur_ms, best_tie = t->cur_tie;
+
+	for (; t->ci < t->ncands && !out_of_budget(t); t->ci++) {
+		double ms;
+
+		if (tune_state_bound(t, &t->cands[t->ci].st) > t->cur_ms * (1 + IMPROVE_EPS)) {
+			t->pruned++;
+			continue;
+		}
+		ms = tune_eval(t, &t->cands[t->ci].st, NULL);
+
+		if (better(ms, t->eval_tie, best_ms, best_tie)) {
+			best_ms = ms;
+			best_tie = t->eval_tie;
+			best = t->ci;
+		}
+	}
+	return best;
+}
+
+/* Makes candidate c the current state and records the step (NULL: out of host memory). */
+static struct tune_step *accept(struct tuner *t, const struct cand *c)
+{
+	double before = t->cur_ms;
+	struct tune_state keep;
+	struct tune_step *st;
+
+	if (tune_state_copy(&keep, &c->st) < 0)
+		return NULL;
+	tune_state_release(&t->cur);
+	t->cur = keep;
+	t->cur_ms = tune_eval(t, &t->cur, &t->cur_metrics);
+	t->cur_tie = t->eval_tie;
+	if (c->kind == MOVE_SHIFT) {
+		t->tabu_boundary = c->a;
+		t->tabu_dir = c->b;
+	}
+	if (t->cur_ms < t->best_ms) {
+		tune_state_release(&t->best);
+		if (tune_state_copy(&t->best, &t->cur) < 0)
+			return NULL;
+		t->best_ms = t->cur_ms;
+		t->kicks = 0;
+	}
+	t->round_improved = true;
+	st = record(t, t->phase, c->kind, c->a, c->b, c->what, before, t->cur_ms);
+	generate(t);  /* the next moves start from the new state (c is gone now) */
+	return st;
+}
+
+/* The driver: descend phase by phase; when converged restart from the next structure,
+ * and with a budget perturb the best and descend again, until the budget is spent or the
+ * best reaches the tight bound. Each call returns at the next recorded step. */
 static int search_step(struct tuner *t, const struct tune_step **step, struct err *e)
 {
 	*step = NULL;
@@ -1080,111 +1028,30 @@ static int search_step(struct tuner *t, const struct tune_step **step, struct er
 		*step = &t->steps[0];
 		return 1;
 	}
-	while (!t->done) {
-		struct cand *c;
-		double ms;
+	while (!t->done && !out_of_budget(t)) {
+		if (t->ci < t->ncands) {
+			int best = best_candidate(t);
 
-		if (out_of_budget(t)) {
-			t->done = true;
-			break;
-		}
-		if (t->ci >= t->ncands) {
-			/* the phase ran out of moves: on to the next, and stop after a dry round */
-			if (t->phase == PHASE_SCHEDULING) {
-				t->rounds_done++;
-				if (!t->round_improved || (t->opts.max_rounds > 0 && t->rounds_done >= t->opts.max_rounds)) {
-					/* converged: restart from the next structure, if any is left */
-					while (t->next_start < t->nstarts && !isfinite(t->start_ms[t->next_start]))
-						t->next_start++;
-					if (t->next_start >= t->nstarts) {
-						/* converged: with a budget, kick the best and descend again,
-						 * until the budget is spent or nothing is left to gain */
-						if (!anytime(t) || t->best_ms <= t->bound_ms * (1 + IMPROVE_EPS) || out_of_budget(t)) {
-							t->done = true;
-							break;
-						}
-						if (!(*step = perturb(t)))
-							return err_set(e, ERR_RUNTIME, "out of host memory");
-						return 1;
-					}
-					{
-						int k = t->next_start++;
-						double before = t->cur_ms;
-						char what[200];
-
-						tune_state_release(&t->cur);
-						t->cur = t->starts[k];
-						memset(&t->starts[k], 0, sizeof(t->starts[k]));
-						t->cur_ms = evaluate(t, &t->cur, &t->cur_metrics);
-						t->rounds_done = 0;
-						t->round_improved = false;
-						t->tabu_boundary = -1;
-						t->phase = PHASE_PARTITION;
-						snprintf(what, sizeof(what), "restart from %d stages placed %s", t->cur.nstages,
-						         k < t->nstarts && t->cur.nstages == 2 * t->cluster->devices &&
-						         t->cur.device[t->cur.nstages - 1] == 0 ? "in a V" : "round robin");
-						generate(t);
-						*step = record(t, PHASE_START, MOVE_RESTRUCTURE, t->cur.nstages, 0, what, before, t->cur_ms);
-						if (!*step)
-							return err_set(e, ERR_RUNTIME, "out of host memory");
-						return 1;
-					}
-				}
-				t->round_improved = false;
-				t->phase = PHASE_PARTITION;
-			} else {
-				t->phase++;
-			}
-			generate(t);
-			continue;
-		}
-		/* best improvement: simulate the whole (short, ranked) list, keep the best */
-		{
-			int best = -1;
-			double best_ms = t->cur_ms * (1 - IMPROVE_EPS);
-
-			for (; t->ci < t->ncands; t->ci++) {
-				if (out_of_budget(t))
-					break;
-				ms = evaluate(t, &t->cands[t->ci].st, NULL);
-				if (ms < best_ms) {
-					best_ms = ms;
-					best = t->ci;
-				}
-			}
 			if (best < 0)
 				continue;
-			c = &t->cands[best];
-		}
-		{
-			double before = t->cur_ms;
-			struct tune_state keep;
-
-			if (tune_state_copy(&keep, &c->st) < 0)
+			if (!(*step = accept(t, &t->cands[best])))
 				return err_set(e, ERR_RUNTIME, "out of host memory");
-			tune_state_release(&t->cur);
-			t->cur = keep;
-			t->cur_ms = evaluate(t, &t->cur, &t->cur_metrics);
-			if (c->kind == MOVE_SHIFT) {
-				t->tabu_boundary = c->a;
-				t->tabu_dir = c->b;
-			}
-			if (t->cur_ms < t->best_ms) {
-				tune_state_release(&t->best);
-				if (tune_state_copy(&t->best, &t->cur) < 0)
-					return err_set(e, ERR_RUNTIME, "out of host memory");
-				t->best_ms = t->cur_ms;
-				t->kicks = 0;
-			}
-			t->round_improved = true;
-			*step = record(t, t->phase, c->kind, c->a, c->b, c->what, before, t->cur_ms);
-			if (!*step)
-				return err_set(e, ERR_RUNTIME, "out of host memory");
-			generate(t);
 			t->spent = now_s() - t->t0;
 			return 1;
 		}
+		if (!next_phase(t))
+			continue;
+		if ((*step = restart(t)))
+			return 1;
+		if (t->oom)
+			return err_set(e, ERR_RUNTIME, "out of host memory");
+		if (!anytime(t) || t->best_ms <= t->bound_ms * (1 + IMPROVE_EPS))
+			break;
+		if (!(*step = perturb(t)))
+			return err_set(e, ERR_RUNTIME, "out of host memory");
+		return 1;
 	}
+	t->done = true;
 	t->spent = now_s() - t->t0;
 	return 0;
 }
@@ -1288,12 +1155,24 @@ void tune_free(struct tuner *t)
 	free(t->layer_cost);
 	free(t->layer_fb);
 	free(t->load);
+	free(t->seen);
+	free(t->layer_bytes);
+	free(t->layer_f);
+	free(t->pos);
+	for (int i = 0; i < PART_MEMO; i++) {
+		free(t->memo[i].first);
+		free(t->memo[i].device);
+		free(t->memo[i].weight);
+	}
+	free(t->weight);
+	free(t->mem);
 	free(t);
 }
 
 cJSON *tune_steps_to_json(const struct tuner *t)
 {
-	static const char *const kinds[] = { "start", "partition", "shift", "restructure", "stage", "swap", "sched" };
+	static const char *const kinds[] = { "start", "partition", "shift", "restructure", "stage", "swap", "sched",
+	                                     "order" };
 	struct jw w = { false };
 	cJSON *root = cJSON_CreateObject(), *arr;
 
@@ -1333,6 +1212,19 @@ cJSON *tune_steps_to_json(const struct tuner *t)
 		jw_bool(&w, sch, "defer_arrivals", s->state.sched.defer_arrivals);
 		jw_num(&w, sch, "cap_extra", s->state.sched.cap_extra);
 		jw_num(&w, sch, "wcap", s->state.sched.wcap);
+		if (s->state.order) {
+			cJSON *sched = jw_arr(&w, o, "schedule");
+
+			for (int d = 0; d < s->state.order_devices; d++) {
+				cJSON *list = jw_push(&w, sched, cJSON_CreateArray());
+
+				for (int k = s->state.order_start[d]; k < s->state.order_start[d + 1]; k++) {
+					char tok[48];
+
+					jw_push(&w, list, cJSON_CreateString(action_format(&s->state.order[k], tok)));
+				}
+			}
+		}
 	}
 	if (w.oom) {
 		cJSON_Delete(root);

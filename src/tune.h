@@ -7,7 +7,9 @@
  * policy-driven simulator, so evaluating a candidate is one simulation and a step can be
  * recorded and replayed exactly. Each phase proposes moves (ranked by a cheap estimator
  * where there are many), simulates them, and keeps a move only if the iteration time
- * drops. The result is never worse than the best baseline the tuner started from.
+ * drops, or stays the same while the devices finish earlier on the whole (so a move that
+ * fills one device's bubble is kept before the iteration time can show it). The result
+ * is never worse than the best baseline the tuner started from.
  *
  * The step API lets a UI drive it: tune_new(), then tune_step() until it returns 0 (each
  * call runs until the next accepted move and describes it), then tune_result().
@@ -35,7 +37,7 @@ struct tune_progress {
 
 struct tune_opts {
 	int microbatches;
-	int max_stages_per_device;  /* 1.. (default 2) */
+	int max_stages_per_device;  /* 1.. (default 3) */
 	/* The budget. With neither limit the search stops when a whole round and every
 	 * restart improve nothing. With one, it goes on after that as an iterated local
 	 * search (perturb the best state, descend again) until the budget is spent or the
@@ -69,13 +71,20 @@ struct tune_sched {
 	int wcap;                   /* deferred Ws per stage before W is urgent; 0 = no limit */
 };
 
-/* A candidate: S stages (first[S+1] boundaries, device[S]) and scheduler knobs. The
- * arrays are owned by whoever holds the state. */
+/* A candidate: S stages (first[S+1] boundaries, device[S]) and scheduler knobs, or an
+ * explicit order. The arrays are owned by whoever holds the state. */
 struct tune_state {
 	int nstages;
 	int *first;
 	int *device;
 	struct tune_sched sched;
+	/* NULL: the adaptive policy's order under sched. Otherwise the per-device order as a
+	 * plan holds it (CSR over order_devices devices, every op of the device's stages once),
+	 * which the scheduling phase refines move by move; the knobs are then only where it
+	 * came from. */
+	int order_devices;
+	int *order_start;
+	struct action *order;
 };
 
 enum tune_move_kind {
@@ -86,6 +95,7 @@ enum tune_move_kind {
 	MOVE_STAGE,        /* one stage to another device */
 	MOVE_SWAP,         /* two stages exchange devices */
 	MOVE_SCHED,        /* scheduler knobs */
+	MOVE_ORDER,        /* one op to another place in its device's order (a: device, b: op moved) */
 };
 
 /* One accepted step. */
@@ -121,7 +131,7 @@ bool tune_interrupted(const struct tuner *t);
 double tune_bound(const struct tuner *t);
 void tune_free(struct tuner *t);
 
-/* Regenerates the plan of a state (the policy-driven order). */
+/* Regenerates the plan of a state (its explicit order, or the policy-driven one). */
 int tune_state_plan(const struct model *m, const struct cluster *c, int microbatches,
                     const struct tune_state *s, struct plan *out, struct err *e);
 /* Applies step's move to state (what a replay does); returns -1 when it does not apply. */

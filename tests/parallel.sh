@@ -94,7 +94,7 @@ expect_rc 3 "pure pipeline parallelism of gemma2-27b on 4 H200s does not fit (ex
 run "$OCTOPIPE" tune --model llama2-70b --cluster 8xH100 --microbatches 8 --tp 1 --dp 1 --zero 0 \
     --recompute none -o "$T/none.json"
 expect_rc 3 "no layout fits: exit 3"
-expect_match 'no layout fits: [0-9]+ tried, the smallest peak memory per GPU was [0-9.]+ GB' "$ERR" \
+expect_match 'no layout fits: [0-9]+ tried, the closest needs [0-9.]+ GB per GPU of [0-9.]+ GB usable' "$ERR" \
     "with the smallest peak memory it found"
 run "$OCTOPIPE" tune --model gpt-13b --cluster 8xH200 --microbatches 16 --dp 2 --quiet -o "$T/dp2.json"
 expect_rc 0 "tune --dp 2"
@@ -104,6 +104,81 @@ run "$OCTOPIPE" tune --model gpt-13b --cluster 8xH200 --microbatches 16 --global
 expect_rc 0 "tune --global-batch 32 --dp 4"
 if [ "$(jget "$T/gb.json" 'd["microbatches"]')" = 8 ]; then ok "the global batch is split over the replicas"
 else not_ok "global batch split" "$(jget "$T/gb.json" 'd["microbatches"]')"; fi
+
+# the step record names the layout step, and the TUI reads it back (a perturbation that
+# lands on a plan that cannot run is written as null and read back as infeasible)
+run "$OCTOPIPE" tune --model gpt-13b --cluster 8xH200 --microbatches 16 --quiet -o "$T/st.json" --steps-out "$T/st.steps"
+expect_rc 0 "tune --steps-out with a layout search"
+if [ "$(jget "$T/st.steps" 'sorted(d["layout"].keys())')" = "['best_baseline_tokens_per_s', 'candidates', 'dp', 'ep', 'global_batch', 'microbatches_per_replica', 'pp', 'recompute', 'tp', 'zero']" ]; then
+    ok "the step record has the layout step"; else not_ok "layout in the step record" "$(cat "$T/st.steps" | head -20)"; fi
+python3 - "$T/st.steps" "$T/null.steps" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); d["steps"][-1]["after_ms"] = None; json.dump(d, open(sys.argv[2], "w"))
+PY
+run "$OCTOPIPE" tui "$T/st.json" --steps "$T/null.steps" --render 120x30
+expect_rc 0 "the TUI reads a step record with an infeasible step"
+expect_match 'gpu0' "$OUT" "and draws the plan"
+
+# the SVG Gantt marks the data-parallel sync and the recomputing backward ops, and names the layout
+"$OCTOPIPE" plan --model llama2-70b --cluster 64xH200 --schedule 1f1b --microbatches 16 --tp 4 --dp 2 \
+    --recompute full -o "$T/r.json" >/dev/null 2>&1
+run "$OCTOPIPE" export svg "$T/r.json" -o "$T/r.svg"
+expect_rc 0 "export svg of a layout plan"
+if xmllint --noout "$T/r.svg" 2>/dev/null; then ok "well-formed"; else not_ok "well-formed SVG"; fi
+if [ "$(grep -c '<rect class="dp"' "$T/r.svg")" = 8 ]; then ok "one data-parallel sync bar per pipeline device"
+else not_ok "dp sync bars" "$(grep -c '<rect class="dp"' "$T/r.svg")"; fi
+if [ "$(grep -o 'recomputes full)' "$T/r.svg" | wc -l)" = 128 ]; then ok "every backward op says it recomputes"
+else not_ok "recompute tooltips"; fi
+expect_match '16 microbatches per replica, 8 stages on 8 pipeline devices \(pp 8 x tp 4 x dp 2 = 64 GPUs' "$(cat "$T/r.svg")" \
+    "the subtitle names the layout"
+expect_match 'data-parallel sync</text>' "$(cat "$T/r.svg")" "the legend names the sync"
+
+# the TUI's header names the layout and the exposed sync
+run "$OCTOPIPE" tui "$T/r.json" --render 140x24
+expect_rc 0 "the TUI opens a layout plan"
+expect_match 'llama2-70b on 64xH200 \(pp 8 x tp 4 x dp 2 = 64 gpus, ep 1, ZeRO 0\), 16 microbatches per replica, 8 stages' \
+    "$OUT" "its header names the layout"
+expect_match 'dp sync [0-9.]+ m?s' "$OUT" "and the exposed data-parallel sync"
+
+# ... and its chart shows a device idling on the data-parallel sync (a slow link makes it long)
+python3 - "$top_srcdir/samples/clusters/8xH200.json" "$T/slow8.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1])); c["name"] = "slow8"; c["intra_node"]["gbytes_per_s"] = 5
+json.dump(c, open(sys.argv[2], "w"))
+PY
+"$OCTOPIPE" plan --model llama2-7b --cluster "$T/slow8.json" --schedule 1f1b --microbatches 8 --dp 4 -o "$T/slow.json" >/dev/null 2>&1
+run "$OCTOPIPE" tui "$T/slow.json" --render 120x24
+expect_match '^gpu0 .*B7b.*~~~~~~~~~~' "$OUT" "the TUI's chart marks the wait for the data-parallel sync"
+
+# compare: the baselines at the layout the search chooses, or at the given one
+run "$OCTOPIPE" compare --model llama2-70b --cluster 64xH200 --microbatches 64
+expect_rc 0 "compare searches the layout"
+expect_match '^layout: pp [0-9]+ x tp [0-9]+ x dp [0-9]+ ' "$OUT" "and names it"
+expect_match '^model llama2-70b on 64xH200 at pp [0-9]+ x tp [0-9]+ x dp [0-9]+, [0-9]+ microbatches per replica' "$OUT" \
+    "the table is at that layout"
+expect_match '^tuned +[0-9.]+ ' "$OUT" "with the tuned row"
+run "$OCTOPIPE" compare --model llama2-70b --cluster 64xH200 --microbatches 16 --tp 8 --dp 1 --json
+expect_rc 0 "compare --tp 8 --dp 1 --json"
+if printf '%s' "$OUT" | python3 -c '
+import json, sys
+rows = json.load(sys.stdin)
+assert all(r.get("layout") == "pp 8 x tp 8 x dp 1" for r in rows), rows[0]
+assert rows[-1]["schedule"] == "tuned"
+'; then ok "every row is at the given layout"; else not_ok "compare --json layout rows" "$OUT"; fi
+
+# a layer table made with cost --recompute already recomputes: no stage may do it again
+"$OCTOPIPE" cost "$top_srcdir/samples/architectures/llama2-7b.json" --cluster 8xH200 --recompute -o "$T/rc7.json" >/dev/null
+run "$OCTOPIPE" plan --model "$T/rc7.json" --cluster 8xH200 --schedule 1f1b --microbatches 8 --recompute full -o "$T/x.json"
+expect_rc 2 "plan --recompute on a recomputing table is refused"
+expect_match 'already recomputes every layer' "$ERR" "and says why"
+"$OCTOPIPE" plan --model "$T/rc7.json" --cluster 8xH200 --schedule 1f1b --microbatches 8 -o "$T/rc7p.json" >/dev/null 2>&1
+python3 - "$T/rc7p.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1])); p["stages"][2]["recompute"] = "selective"; json.dump(p, open(sys.argv[1], "w"))
+PY
+run "$OCTOPIPE" check "$T/rc7p.json"
+expect_rc 2 "a plan file recomputing such a table is refused"
+expect_match 'stages\[2\]\.recompute: the model.s layer table already recomputes' "$ERR" "at its JSON path"
 
 # refusals: one line, exit 2
 run "$OCTOPIPE" plan --model llama2-70b --cluster 8xH200 --schedule 1f1b --microbatches 8 --tp 3 -o "$T/x.json"

@@ -1,7 +1,7 @@
 #!/bin/sh
 # octopipe export svg and octopipe report: well-formed SVG and HTML (xmllint, skipped when
 # missing), a golden SVG of the toy plan (regenerate with OCTOPIPE_UPDATE_GOLDEN=1 make check
-# TESTS=tests/report.sh and review the diff), exactly one <rect class="op ..."> per op,
+# TESTS=tests/report.sh and review the diff), exactly one op <rect> with its tooltip per op,
 # escaping of strings from files, bad input as one line with exit 2, and a headless
 # Chromium screenshot of a report that must not be blank (skipped without /usr/bin/chromium).
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
@@ -27,6 +27,14 @@ wellformed() {
 }
 # count PATTERN FILE: occurrences (not lines) of a fixed string
 count() { grep -o -F -- "$1" "$2" | wc -l | tr -d ' '; }
+# op_rects FILE: the tooltips of the op rects (<rect x= width= height=><title>), one a line;
+# a measured op's starts with "measured "
+op_rects() { grep -o -E '<rect x="[^"]*" width="[^"]*" height="[^"]*"><title>[^<]*' "$1" | sed 's/.*<title>//'; }
+# predicted FILE / measured FILE: how many op rects of the plan / of the measured run
+predicted() { op_rects "$1" | grep -c -v '^measured '; }
+measured() { op_rects "$1" | grep -c '^measured '; }
+# distinct FILE: how many distinct ops (the first word of a tooltip) the predicted rects draw
+distinct() { op_rects "$1" | grep -v '^measured ' | cut -d' ' -f1 | sort -u | wc -l | tr -d ' '; }
 # ops PLAN: the op count that `octopipe check` describes
 ops() { "$OCTOPIPE" check "$1" | sed -n 's/.* \([0-9][0-9]*\) ops$/\1/p'; }
 # one_line_exit2 DESCRIPTION: the last run failed with exit 2 and one line on stderr
@@ -44,30 +52,62 @@ wellformed "$T/tiny.svg" "the toy plan's SVG is well-formed XML"
 if [ -n "${OCTOPIPE_UPDATE_GOLDEN:-}" ]; then mkdir -p "$data/export"; cp "$T/tiny.svg" "$golden"; fi
 if cmp -s "$golden" "$T/tiny.svg"; then ok "the toy plan's SVG equals its golden file byte for byte"
 else not_ok "the toy plan's SVG equals its golden file byte for byte" "$(diff "$golden" "$T/tiny.svg" | head -20)"; fi
-n=$(count '<rect class="op ' "$T/tiny.svg")
-if [ "$n" = "$(ops "$data/tiny-plan.json")" ]; then ok "one <rect class=\"op\"> per op of the toy plan ($n)"
-else not_ok "one <rect class=\"op\"> per op of the toy plan" "$n rects, $(ops "$data/tiny-plan.json") ops"; fi
+n=$(predicted "$T/tiny.svg"); u=$(distinct "$T/tiny.svg")
+if [ "$n" = "$(ops "$data/tiny-plan.json")" ] && [ "$u" = "$n" ]; then ok "one op <rect> per op of the toy plan ($n)"
+else not_ok "one op <rect> per op of the toy plan" "$n rects of $u ops, the plan has $(ops "$data/tiny-plan.json")"; fi
 n=$(count '<title>' "$T/tiny.svg"); m=$(count '</title></rect>' "$T/tiny.svg")
 if [ "$m" -ge 12 ] && [ "$n" -ge "$m" ]; then ok "every op has a <title> tooltip"; else not_ok "every op has a <title> tooltip" "$m"; fi
 expect_match '0F0 layers 0-1 0\.00-[0-9.]+ ms' "$(cat "$T/tiny.svg")" "a tooltip names the op, its layers, start and end"
+expect_match '<title>GPU 0 warm-up: idle [0-9]+\.[0-9][0-9] ms</title>.*<title>GPU 0 idle [0-9]+\.[0-9][0-9] ms \([0-9]+\.[0-9]%\)</title>' \
+    "$(cat "$T/tiny.svg")" "a GPU's warm-up and idle tooltips give their numbers"
 expect_match 'iteration [0-9.]+ ms .* tokens/s .* bubble [0-9.]+% .* efficiency [0-9.]+%' "$(cat "$T/tiny.svg")" \
     "the title line has iteration, tokens/s, bubble and efficiency"
 expect_match '<text[^>]*>F forward</text>' "$(cat "$T/tiny.svg")" "the legend is text"
+# kinds apart without colour: in greyscale (luma, 0-255) F, I and W differ by 25 or more,
+# and so do F and B (I and B never share a plan), and warm-up and cool-down; W carries dots
+luma() {
+    sed -n "s/.*\.$1{fill:#\([0-9a-f]\{6\}\)}.*/\1/p" "$T/tiny.svg" | head -1 | awk '
+        function h(s,   i, v) { v = 0; for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1; return v }
+        { printf "%d\n", 0.299 * h(substr($0, 1, 2)) + 0.587 * h(substr($0, 3, 2)) + 0.114 * h(substr($0, 5, 2)) }'
+}
+lF=$(luma F); lI=$(luma I); lW=$(luma W); lB=$(luma B); lwu=$(luma wu); lcd=$(luma cd)
+apart() { d=$(( $1 - $2 )); [ "${d#-}" -ge 25 ]; }
+if [ -n "$lF$lI$lW$lB$lwu$lcd" ] && apart "$lF" "$lI" && apart "$lI" "$lW" && apart "$lF" "$lW" && apart "$lF" "$lB" &&
+   apart "$lwu" "$lcd" && grep -q '<path class="pw" stroke-width="14" d="M' "$T/tiny.svg"; then
+    ok "kinds differ in greyscale (F $lF, I $lI, W $lW, B $lB, warm-up $lwu, cool-down $lcd) and W is dotted"
+else not_ok "kinds differ in greyscale" "F $lF, I $lI, W $lW, B $lB, warm-up $lwu, cool-down $lcd"; fi
 
 run "$OCTOPIPE" export svg "$tuned" --critical-path --width 600
 expect_rc 0 "export svg of the tuned sample with --critical-path --width 600 (to stdout)"
 printf '%s\n' "$OUT" > "$T/tuned600.svg"
 wellformed "$T/tuned600.svg" "the tuned sample's SVG is well-formed XML"
-n=$(count '<rect class="op ' "$T/tuned600.svg")
-if [ "$n" = "$(ops "$tuned")" ]; then ok "one <rect class=\"op\"> per op of the tuned sample ($n)"
-else not_ok "one <rect class=\"op\"> per op of the tuned sample" "$n rects, $(ops "$tuned") ops"; fi
+n=$(predicted "$T/tuned600.svg"); u=$(distinct "$T/tuned600.svg")
+if [ "$n" = "$(ops "$tuned")" ] && [ "$u" = "$n" ]; then ok "one op <rect> per op of the tuned sample ($n)"
+else not_ok "one op <rect> per op of the tuned sample" "$n rects of $u ops, the plan has $(ops "$tuned")"; fi
 expect_match '<svg [^>]*width="600"' "$OUT" "--width sets the width"
 expect_match '<path class="cp"' "$OUT" "--critical-path outlines the critical path"
-run "$OCTOPIPE" export svg "$tuned" --width 1200
+run "$OCTOPIPE" export svg "$tuned" --critical-path --width 1200
 fs600=$(sed -n 's/.*<svg [^>]*font-size="\([0-9.]*\)".*/\1/p' "$T/tuned600.svg" | head -1)
 fs1200=$(printf '%s\n' "$OUT" | sed -n 's/.*<svg [^>]*font-size="\([0-9.]*\)".*/\1/p' | head -1)
 if [ "$fs600" = 5 ] && [ "$fs1200" = 10 ]; then ok "sizes scale with --width (font $fs600 at 600 px, $fs1200 at 1200)"
 else not_ok "sizes scale with --width" "font $fs600 at 600 px, $fs1200 at 1200"; fi
+# every length (attributes, path data, transforms, the stylesheet) at 1200 px is twice the
+# one at 600 px, give or take the rounding to a tenth: the same picture at another size.
+# lengths FILE: one number a line, from the markup and the stylesheet (no text, colours,
+# the XML declaration and namespace, angles or opacities); shape FILE: the markup with N for numbers
+printf '%s\n' "$OUT" > "$T/tuned1200.svg"
+markup() {
+    sed -e 1d -e 's/ xmlns="[^"]*"//' -e 's/#[0-9a-fA-F]\{3,6\}//g' -e 's/rotate([^)]*)//g' -e 's/opacity:[.0-9]*//g' \
+        -e 's/<title>[^<]*</<title></g' -e 's/\(<text[^>]*>\)[^<]*</\1</g' "$1"
+}
+lengths() { markup "$1" | grep -o -E -- '-?[0-9]*\.?[0-9]+'; }
+shape() { markup "$1" | sed -E 's/-?[0-9]*\.?[0-9]+/N/g'; }
+n=$(lengths "$T/tuned600.svg" | wc -l | tr -d ' ')
+bad=$(lengths "$T/tuned600.svg" | paste - "$(lengths "$T/tuned1200.svg" > "$T/l1200"; echo "$T/l1200")" |
+      awk '{ d = $2 - 2 * $1; if (d < -0.16 || d > 0.16) { print NR ": " $1 " at 600 px, " $2 " at 1200 px"; exit } }')
+if [ "$n" -gt 1000 ] && [ -z "$bad" ] && [ "$(shape "$T/tuned600.svg")" = "$(shape "$T/tuned1200.svg")" ]; then
+    ok "every length of the SVG scales with --width ($n numbers)"
+else not_ok "every length of the SVG scales with --width" "$n numbers; $bad"; fi
 
 # the README's picture is what `make samples` draws today
 picture="$plans/nemotron-nano-v2-9b-8xH200-tuned.svg"
@@ -81,7 +121,7 @@ expect_rc 0 "the emulator runs the toy plan"
 run "$OCTOPIPE" export svg "$data/tiny-plan.json" --timeline "$T/tiny-run.json" -o "$T/tiny-meas.svg"
 expect_rc 0 "export svg --timeline"
 wellformed "$T/tiny-meas.svg" "the SVG with a measured run is well-formed XML"
-n=$(count '<rect class="mo ' "$T/tiny-meas.svg"); m=$(count '<rect class="op ' "$T/tiny-meas.svg")
+n=$(measured "$T/tiny-meas.svg"); m=$(predicted "$T/tiny-meas.svg")
 if [ "$n" = 12 ] && [ "$m" = 12 ]; then ok "the measured run adds one rect per measured op"
 else not_ok "the measured run adds one rect per measured op" "$n measured, $m predicted"; fi
 
@@ -114,18 +154,27 @@ expect_match 'Peak memory per GPU' "$html" "the report has the peak memory per G
 expect_match 'Gantt charts on one time axis' "$html" "the report has the Gantt charts"
 expect_match 'warm-up, steady state, cool-down' "$html" "the report has the bubble breakdown"
 expect_match 'Memory over time' "$html" "the report has memory over time"
+expect_match '<g class="hl"><text x="[0-9.]+" y="[0-9.]+">0</text><text x="[0-9.]+" y="[0-9.]+">1</text>' "$html" \
+    "each GPU's memory line is labelled with its GPU (not told by colour alone)"
+expect_match '<path class="ln th" stroke=' "$html" "the GPU with the highest peak has the thick line"
 expect_match '<h2>Tuner steps</h2>' "$html" "the report has the tuner's steps"
 expect_match 'Predicted vs measured' "$html" "the report compares predicted and measured"
 expect_match '@media print' "$html" "the report has print styles"
 if printf '%s\n' "$html" | grep -Eiq '<script|<link|<img|<iframe|@import|url\((https?:|//)|(src|href)="(https?:)?//'; then
     not_ok "the report fetches nothing and runs no script" "$(printf '%s\n' "$html" | grep -Eio '<script|<link|<img|<iframe|@import|url\(http[^)]*|(src|href)="[^"]*' | head -3)"
 else ok "the report fetches nothing and runs no script"; fi
-n=$(count '<rect class="op ' "$T/report.html")
+n=$(predicted "$T/report.html")
 want=$(( $(ops "$tuned") + $(ops "$plans/nemotron-nano-v2-9b-8xH200-1f1b.json") + $(ops "$plans/nemotron-nano-v2-9b-8xH200-zb-v.json") ))
-if [ "$n" = "$want" ]; then ok "the report draws one <rect class=\"op\"> per op of every plan ($n)"
-else not_ok "the report draws one <rect class=\"op\"> per op of every plan" "$n rects, $want ops"; fi
-w1=$(sed -n 's/.*<figure><svg [^>]*viewBox="0 0 \([0-9]*\) \([0-9.]*\)".*/\1/p' "$T/report.html" | sort -u | wc -l)
+if [ "$n" = "$want" ]; then ok "the report draws one op <rect> per op of every plan ($n)"
+else not_ok "the report draws one op <rect> per op of every plan" "$n rects, $want ops"; fi
+w1=$(sed -n 's/.*<figure[^>]*><svg [^>]*viewBox="0 0 \([0-9]*\) \([0-9.]*\)".*/\1/p' "$T/report.html" | sort -u | wc -l)
 if [ "$w1" = 1 ]; then ok "the Gantt charts share one width"; else not_ok "the Gantt charts share one width" "$w1"; fi
+# a browser lays out a Gantt only near the screen, told its height beforehand
+lazy=$(sed -n 's/.*<figure class="lazy" style="contain-intrinsic-size:auto \([0-9.]*\)px"><svg [^>]* height="\([0-9.]*\)".*/\1 \2/p' \
+       "$T/report.html")
+if [ "$(printf '%s\n' "$lazy" | grep -c .)" = 3 ] && [ -z "$(printf '%s\n' "$lazy" | awk '$1 != $2')" ]; then
+    ok "each Gantt is laid out lazily with its height given"
+else not_ok "each Gantt is laid out lazily with its height given" "$lazy"; fi
 
 run "$OCTOPIPE" report "$data/tiny-plan.json" "$data/deadlock-plan.json" "$data/oom-plan.json" -o "$T/bad-plans.html"
 expect_rc 0 "a report lists plans that deadlock or run out of memory"
@@ -221,5 +270,27 @@ EOF
         0.0[1-9]*|0.[1-9]*) ok "headless Chromium renders the report (ink on $ink of the screenshot)" ;;
         *) not_ok "headless Chromium renders the report" "ink: $ink" "$(tail -5 "$T/chromium.log")" ;;
     esac
+    # printed, three plans take five pages: the summary, the Gantts, and one page per plan
+    run "$OCTOPIPE" report "$tuned" "$plans/nemotron-nano-v2-9b-8xH200-1f1b.json" "$plans/nemotron-nano-v2-9b-8xH200-zb-v.json" \
+        -o "$T/print.html"
+    ( cd "$T" && timeout 120 "$chromium" --headless --no-sandbox --disable-gpu --no-first-run --no-pdf-header-footer \
+        --user-data-dir="$T/chromium" --print-to-pdf="$T/print.pdf" "file://$T/print.html" ) >"$T/chromium.log" 2>&1
+    pages=$(grep -a -o '/Type /Pages*' "$T/print.pdf" 2>/dev/null | grep -c -v Pages)
+    if [ "$pages" = 5 ]; then ok "the report of three plans prints on five pages: summary, Gantts, a page per plan"
+    else not_ok "the report of three plans prints on five pages" "$pages pages" "$(tail -5 "$T/chromium.log")"; fi
+    # and the Gantts, laid out only near the screen, are printed: a rectangle (PDF "re") an op
+    rects=$(python3 - "$T/print.pdf" <<'EOF' 2>&1
+import re, sys, zlib
+n = 0
+for m in re.finditer(rb'stream\r?\n(.*?)\r?\nendstream', open(sys.argv[1], 'rb').read(), re.S):
+    try:
+        n += len(re.findall(rb' re\b', zlib.decompress(m.group(1))))
+    except zlib.error:
+        pass
+print(n)
+EOF
+)
+    if [ "$rects" -ge "$want" ] 2>/dev/null; then ok "the printed report draws every op ($rects rectangles, $want ops)"
+    else not_ok "the printed report draws every op" "$rects rectangles, $want ops"; fi
 fi
 done_testing

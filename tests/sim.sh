@@ -65,12 +65,12 @@ expect_rc 3 "a plan over device memory exits 3"
 expect_match 'plan infeasible: device 1 needs' "$ERR" "and names the device"
 expect_match 'OUT OF MEMORY' "$OUT" "the summary marks the device"
 
-run "$OCTOPIPE" compare --model nemotron-nano-v2-9b --cluster 8xH200 --microbatches 16
+run "$OCTOPIPE" compare --layout pp --model nemotron-nano-v2-9b --cluster 8xH200 --microbatches 16
 expect_rc 0 "compare"
 for s in gpipe 1f1b 'interleaved' zb-h1 zb-v dualpipev adaptive; do
     expect_match "^$s " "$OUT" "compare has a $s row"
 done
-run "$OCTOPIPE" compare --model nemotron-nano-v2-9b --cluster 8xH200 --microbatches 12 --json
+run "$OCTOPIPE" compare --layout pp --model nemotron-nano-v2-9b --cluster 8xH200 --microbatches 12 --json
 expect_rc 0 "compare --json"
 printf '%s\n' "$OUT" > "$T/cmp.json"
 if json_ok "$T/cmp.json"; then ok "compare --json is JSON"; else not_ok "compare --json is JSON"; fi

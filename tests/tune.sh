@@ -1,13 +1,14 @@
 #!/bin/sh
 # octopipe tune and the tuned row of compare: a valid plan that is never slower than the
 # baselines, a step record, both bounds, determinism for a seed and an evaluation budget,
-# Ctrl-C keeping the best plan, and the usage errors.
+# Ctrl-C keeping the best plan, and the usage errors. (The three phases over pure pipeline
+# parallelism, --layout pp; tests/parallel.sh has the layout search.)
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
 T="$TMPDIR_TEST"
 json_ok() { python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$1" 2>/dev/null; }
 ms_of() { "$OCTOPIPE" sim --json "$1" | sed -n 's/^ *"makespan_ms": \([0-9.e+-]*\),*$/\1/p' | head -1; }
 
-run "$OCTOPIPE" tune --model gpt-13b --cluster 4xH200 --microbatches 8 -o "$T/tuned.json" --steps-out "$T/steps.json"
+run "$OCTOPIPE" tune --layout pp --model gpt-13b --cluster 4xH200 --microbatches 8 -o "$T/tuned.json" --steps-out "$T/steps.json"
 expect_rc 0 "tune writes a plan"
 expect_match '^   0 start +start: ' "$OUT" "tune prints the start"
 expect_match '^tuned: .* per iteration, [0-9.]+x the best baseline' "$OUT" "and a summary against the best baseline"
@@ -30,13 +31,13 @@ for s in 1f1b zb-h1 interleaved; do
 done
 
 # a time budget stops wherever the clock says; an evaluation budget is exact
-run "$OCTOPIPE" tune --model gpt-13b --cluster 4xH200 --microbatches 8 --seed 5 --evals 3000 -o "$T/a.json" --quiet
-run "$OCTOPIPE" tune --model gpt-13b --cluster 4xH200 --microbatches 8 --seed 5 --evals 3000 -o "$T/b.json" --quiet
+run "$OCTOPIPE" tune --layout pp --model gpt-13b --cluster 4xH200 --microbatches 8 --seed 5 --evals 3000 -o "$T/a.json" --quiet
+run "$OCTOPIPE" tune --layout pp --model gpt-13b --cluster 4xH200 --microbatches 8 --seed 5 --evals 3000 -o "$T/b.json" --quiet
 if cmp -s "$T/a.json" "$T/b.json"; then ok "the same seed and --evals write the same plan"; else not_ok "the same seed and --evals write the same plan"; fi
 expect_match 'plans simulated' "$OUT" "an evaluation budget reports what it simulated"
 
 # Ctrl-C: the best plan so far, exit 0, and a line saying so
-"$OCTOPIPE" tune --model gpt-13b --cluster 4xH200 --microbatches 8 --budget 60 -o "$T/int.json" >"$T/int.out" 2>&1 &
+"$OCTOPIPE" tune --layout pp --model gpt-13b --cluster 4xH200 --microbatches 8 --budget 60 -o "$T/int.json" >"$T/int.out" 2>&1 &
 pid=$!
 sleep 1
 kill -INT $pid
@@ -46,7 +47,7 @@ expect_rc 0 "Ctrl-C during tune exits 0"
 expect_match '^interrupted: writing the best plan found so far' "$OUT" "and says it was interrupted"
 run "$OCTOPIPE" check "$T/int.json"
 expect_rc 0 "and writes a valid plan"
-run "$OCTOPIPE" tune --model gpt-13b --cluster 4xH200 --microbatches 8 --time-budget 0.001 -o "$T/c.json" --quiet
+run "$OCTOPIPE" tune --layout pp --model gpt-13b --cluster 4xH200 --microbatches 8 --time-budget 0.001 -o "$T/c.json" --quiet
 expect_rc 0 "a tiny time budget still gives a plan (at least the best baseline)"
 
 run "$OCTOPIPE" compare --model gpt-13b --cluster 4xH200 --microbatches 8
@@ -55,12 +56,12 @@ expect_match '^speedup of the tuned plan: .*1f1b [0-9.]+x' "$OUT" "with its spee
 run "$OCTOPIPE" compare --model gpt-13b --cluster 4xH200 --microbatches 8 --json
 expect_match '"speedup": \{' "$OUT" "compare --json carries the speedups"
 
-run "$OCTOPIPE" tune --model gpt-13b --cluster 4xH200
+run "$OCTOPIPE" tune --layout pp --model gpt-13b --cluster 4xH200
 expect_rc 2 "tune without --microbatches is a usage error"
-run "$OCTOPIPE" tune --model gpt-13b --cluster 4xH200 --microbatches 8 --time-budget soon
+run "$OCTOPIPE" tune --layout pp --model gpt-13b --cluster 4xH200 --microbatches 8 --time-budget soon
 expect_rc 2 "a bad time budget is a usage error"
-run "$OCTOPIPE" tune --model gpt-13b --cluster 4xH200 --microbatches 8 --budget -1
+run "$OCTOPIPE" tune --layout pp --model gpt-13b --cluster 4xH200 --microbatches 8 --budget -1
 expect_rc 2 "a negative budget is a usage error"
-run "$OCTOPIPE" tune --model gpt-13b --cluster 4xH200 --microbatches 8 --evals 0
+run "$OCTOPIPE" tune --layout pp --model gpt-13b --cluster 4xH200 --microbatches 8 --evals 0
 expect_rc 2 "a zero evaluation budget is a usage error"
 done_testing

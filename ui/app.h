@@ -4,6 +4,11 @@
  * (zoom, pan, cursor), search, files and autosave. Views read it; key handlers change
  * it through the functions here. No curses, so the headless renderer, the benchmark and
  * the unit tests use the same code as the terminal.
+ *
+ * One interface, implemented by concern: app.c (the plan, its simulation and edits),
+ * nav.c (cursor and view), search.c, compare.c (baselines and the compared plan),
+ * files.c (files, report, autosave and recovery) and messages.c; each section below
+ * names its file.
  */
 #ifndef OCTO_UI_APP_H
 #define OCTO_UI_APP_H
@@ -14,6 +19,7 @@
 #include "autosave.h"
 #include "edit.h"
 #include "metrics.h"
+#include "picker.h"
 #include "plan.h"
 #include "prompt.h"
 #include "run.h"
@@ -56,7 +62,7 @@ struct step {
 };
 
 enum panel { PANEL_NONE, PANEL_DETAILS, PANEL_STEPS, PANEL_RUN };
-enum mode { MODE_NORMAL, MODE_HELP, MODE_PROMPT, MODE_QUESTION, MODE_LOG };
+enum mode { MODE_NORMAL, MODE_HELP, MODE_PROMPT, MODE_QUESTION, MODE_LOG, MODE_PICKER };
 
 #define APP_LOG_MAX 256         /* messages kept for the message log */
 
@@ -116,7 +122,10 @@ struct app {
 	struct line line;       /* the prompt's text */
 	struct line_hist prompt_hist[PROMPT_MOVE_STAGE + 1];   /* one history per prompt */
 	enum question_kind question;
-	char pending_open[4096];
+	char pending_open[4096];   /* Q_OPEN: the plan file to open, or */
+	char pending_model[4096];  /* the sample to open (model on cluster) when not "" */
+	char pending_cluster[4096];
+	struct picker picker;      /* MODE_PICKER: what F7 offers */
 	char pending_save[4096];   /* Q_OVERWRITE: the file to overwrite */
 	enum after_save after_save;
 	char msg[600];
@@ -153,15 +162,17 @@ struct app_open {
 int app_init(struct app *a, const struct app_open *o, struct err *e);
 void app_release(struct app *a);
 
-/* ---- plans and simulation ---- */
+/* ---- plans and simulation (app.c) ---- */
 /* Simulates the view's plan and refreshes times, critical path, cycle and matches. */
 void pview_update(struct pview *v, const pcre2_code *re);
 void pview_release(struct pview *v);
 bool app_modified(const struct app *a);
 /* The plan view the cursor is in. */
 struct pview *app_focus(struct app *a);
+/* Monotonic seconds (timing edits and autosave). */
+double app_now(void);
 
-/* ---- the cursor and the view ---- */
+/* ---- the cursor and the view (nav.c) ---- */
 void app_fit(struct app *a);
 void app_zoom(struct app *a, double factor);
 void app_pan(struct app *a, int cols);
@@ -184,20 +195,22 @@ bool app_pick(struct app *a, int focus, int dev, int col);
 void app_jump_waited(struct app *a);
 void app_jump_crit_end(struct app *a);
 
-/* ---- edits (re-simulate at once; say what happened in a->msg) ---- */
+/* ---- edits (app.c; re-simulate at once, say what happened in a->msg) ---- */
 void app_edit(struct app *a, const struct edit *ed);
 void app_undo(struct app *a);
 void app_redo(struct app *a);
-void app_adopt_step(struct app *a, int i);
-/* Writes the HTML report (src/report.h) of the edited plan, the compared one when the
- * compare view is open, and the tuner's steps when there are any, to path; says where or
- * why not in the message line. */
-void app_write_report(struct app *a, const char *path);
 /* Adopts a copy of p as the edited plan (an undoable edit labelled label). */
 void app_adopt_plan(struct app *a, const struct plan *p, const char *label);
+
+/* ---- the baselines and the compared plan (compare.c) ---- */
+/* Adopts baseline i as the edited plan (an undoable edit). */
+void app_adopt_step(struct app *a, int i);
+/* Shows baseline i as the compared plan. */
 void app_set_ref_step(struct app *a, int i);
 /* Shows a copy of p as the compared plan, titled name. */
 void app_set_ref_plan(struct app *a, const struct plan *p, const char *name);
+
+/* ---- runs and background work (app.c) ---- */
 /* A measured row under each gpu of the edited plan (a run was started on it). */
 bool app_measured_rows(const struct app *a);
 /* The run measured the plan as it is now (not an earlier state of it, not another file):
@@ -209,14 +222,18 @@ int app_rows_per_dev(const struct app *a, int focus);
 bool app_tick(struct app *a);
 bool app_busy(const struct app *a);
 
-/* ---- search ---- */
+/* ---- search (search.c) ---- */
 /* Compiles pattern (empty clears); the message says how many ops match or why not. */
 void app_search(struct app *a, const char *pattern, bool filter);
 void app_next_match(struct app *a, int dir);
 /* The text an op is searched by: "1F12 stage=1 mb=12 kind=F forward gpu=1 layers=7-13 mamba2 attn". */
 void app_op_text(const struct plan *p, const struct action *x, char *buf, size_t n);
 
-/* ---- files ---- */
+/* ---- files (files.c) ---- */
+/* Writes the HTML report (src/report.h) of the edited plan, the compared one when the
+ * compare view is open, and the tuner's steps when there are any, to path; says where or
+ * why not in the message line. */
+void app_write_report(struct app *a, const char *path);
 /* Saves to path (NULL: the plan's own file); the message says when the plan saved cannot
  * run. Never asks: callers check app_would_overwrite first. */
 int app_save(struct app *a, const char *path);
@@ -228,11 +245,16 @@ bool app_would_overwrite(const struct app *a, const char *path);
 void app_recover(struct app *a, int answer);
 /* Opens a plan file (replacing the edited plan and its history). */
 int app_open_file(struct app *a, const char *path);
+/* Opens the best baseline of model on cluster (short names or files) with mbs
+ * microbatches (0: the default) as a plan with no file yet. */
+int app_open_sample(struct app *a, const char *model, const char *cluster, int mbs);
+/* Opens the picker (MODE_PICKER) on the recent files, the bundled plans and the samples. */
+void app_picker_open(struct app *a);
 void app_autosave(struct app *a, double now);
 /* Deletes the autosave file if this UI wrote it (never another session's). */
 void app_autosave_remove(struct app *a);
-double app_now(void);
 
+/* ---- messages (messages.c) ---- */
 /* Says something in the status line; it is kept in the message log as well (a message
  * equal to the one before is kept once). */
 void app_msg(struct app *a, int role, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

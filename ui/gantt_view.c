@@ -285,7 +285,11 @@ void gantt_view_draw(const struct app *a, const struct pview *v, int focus, cons
 			long k = owner[c];
 
 			if (k < 0) {
-				if (t <= v->makespan)
+				/* idle while its gradients are still being synchronised over the replicas */
+				if (v->ran && d < v->m.ndevices && v->m.dev[d].sync_end_ms > 0 && t >= v->m.dev[d].sync_start_ms &&
+				    t < v->m.dev[d].sync_end_ms)
+					screen_put(s, r->x + GANTT_LABEL_W + c, y, '~', R_DIM);
+				else if (t <= v->makespan)
 					screen_put(s, r->x + GANTT_LABEL_W + c, y, '.', R_BUBBLE);
 				continue;
 			}

@@ -16,7 +16,7 @@ const struct command commands[] = {
 	{ CMD_HELP, "Help", "general", "this help (generated from the key table)", 1 },
 	{ CMD_SAVE, "Save", "files", "save the plan to its file (atomic: temp file + rename)", 2 },
 	{ CMD_SAVE_AS, "SaveAs", "files", "save the plan under a new name (e.g. plans/mine.json)", 0 },
-	{ CMD_OPEN, "Open", "files", "open another plan (asks first when there are unsaved edits)", 7 },
+	{ CMD_OPEN, "Open", "files", "pick a recent file, bundled plan or sample to open (type to filter)", 7 },
 	{ CMD_REPORT, "report", "files", "write an HTML report of the plan, the compared one and the tuner's steps", 0 },
 	{ CMD_SEARCH, "Search", "search", "search ops with a PCRE2 pattern, e.g. mb=3\\b, kind=W, stage=2, attn", 3 },
 	{ CMD_FILTER, "Filter", "search", "show only the ops matching a pattern (empty pattern: all)", 4 },

@@ -2,7 +2,7 @@
  * layout — screen rectangles from the terminal size (see layout.h).
  *
  * Rows are handed out top-down by priority: the F-key bar and the status line always,
- * then the header (two lines plus memory bars, fewer bars when rows are short), then the
+ * then the header (its text lines plus memory bars, fewer bars when rows are short), then the
  * Gantt charts get what is left, and the panel only keeps its rows if the charts still
  * have room for a few devices. Columns always span the whole width.
  */
@@ -36,7 +36,7 @@ void layout_compute(const struct layout_req *req, struct layout *out)
 	if (mem_lines < 1)
 		mem_lines = 1;
 	out->mem_lines = mem_lines;
-	out->header = row_rect(cols, 0, 2 + mem_lines);
+	out->header = row_rect(cols, 0, LAYOUT_HEADER_LINES + mem_lines);
 	out->fbar = row_rect(cols, rows - 1, 1);
 	out->status = row_rect(cols, rows - 2, 1);
 	left = rows - out->header.h - 2;          /* rows for charts and panel */

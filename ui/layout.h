@@ -12,6 +12,7 @@
 
 #define LAYOUT_MIN_COLS 80
 #define LAYOUT_MIN_ROWS 24
+#define LAYOUT_HEADER_LINES 2  /* text lines at the top, above the memory bars (header.c) */
 #define LAYOUT_MEM_CELL 16     /* one memory bar in the header: "g12 [#####   ]  " */
 #define LAYOUT_PANEL_ROWS 7    /* details / steps panel, when there is room */
 
@@ -26,7 +27,7 @@ struct layout_req {
 
 struct layout {
 	bool too_small;        /* below LAYOUT_MIN_COLS x LAYOUT_MIN_ROWS: only a message */
-	struct rect header;    /* title, metrics, memory bars */
+	struct rect header;    /* LAYOUT_HEADER_LINES of text, then the memory bars */
 	int mem_lines;         /* header lines holding memory bars */
 	int mem_per_line;
 	struct rect gantt;     /* axis line + device rows of the main plan */

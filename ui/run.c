@@ -144,7 +144,8 @@ int run_start(struct app *a)
 	}
 	if (r->have_live)
 		live_release(&r->live);
-	r->have_live = live_init(&r->live, a->cur.plan.ndevices, a->cur.m.makespan_ms) == 0;
+	/* the executor runs one replica: no data-parallel sync in its iterations */
+	r->have_live = live_init(&r->live, a->cur.plan.ndevices, a->cur.m.makespan_ms - a->cur.m.dp_sync_ms) == 0;
 	linebuf_init(&r->lb);
 	r->stop_asked = false;
 	r->started_at = app_now();

@@ -100,3 +100,49 @@ void screen_row_text(const struct screen *s, int y, char *buf)
 		n--;
 	buf[n] = '\0';
 }
+
+void screen_title(struct screen *s, const struct rect *r, const char *title)
+{
+	for (int x = r->x; x < r->x + r->w; x++)
+		screen_put(s, x, r->y, '-', R_BORDER);
+	screen_textf(s, r->x + 2, r->y, r->w - 4, R_TITLE, " %s ", title);
+}
+
+/* The rest of text after its first line of at most w cells, broken at a space (a word
+ * longer than a line is cut). */
+const char *screen_skip_line(const char *text, int w)
+{
+	int len = (int)strlen(text), cut = len;
+
+	if (len > w) {
+		cut = w;
+		while (cut > 0 && text[cut] != ' ')
+			cut--;
+		if (cut == 0)
+			cut = w;
+	}
+	text += cut;
+	while (*text == ' ')
+		text++;
+	return text;
+}
+
+/* Draws text from (x, y) in lines of at most w cells broken at spaces, on at most rows
+ * lines (s NULL: only counts); returns the lines used. */
+int screen_wrap(struct screen *s, int x, int y, int w, int rows, const char *text, enum role role)
+{
+	int used = 0;
+
+	while (*text && used < rows && w > 0) {
+		const char *next = screen_skip_line(text, w);
+		int cut = (int)(next - text);
+
+		while (cut > 0 && text[cut - 1] == ' ')
+			cut--;
+		if (s)
+			screen_text(s, x, y + used, cut, text, role);
+		used++;
+		text = next;
+	}
+	return used;
+}

@@ -43,6 +43,14 @@ int screen_text(struct screen *s, int x, int y, int maxw, const char *text, enum
 int screen_textf(struct screen *s, int x, int y, int maxw, enum role r, const char *fmt, ...)
 	__attribute__((format(printf, 6, 7)));
 void screen_fill(struct screen *s, const struct rect *r, char ch, enum role role);
+/* A rule of '-' across r's first row with title on it (a panel's top line). */
+void screen_title(struct screen *s, const struct rect *r, const char *title);
+/* The rest of text after its first line of at most w cells, broken at a space (a word
+ * longer than a line is cut). */
+const char *screen_skip_line(const char *text, int w);
+/* Draws text from (x, y) in lines of at most w cells broken at spaces, on at most rows
+ * lines (s NULL: only counts); returns the lines used. */
+int screen_wrap(struct screen *s, int x, int y, int w, int rows, const char *text, enum role role);
 /* Row y as text without trailing blanks (buf holds at least w + 1 bytes). */
 void screen_row_text(const struct screen *s, int y, char *buf);
 

@@ -20,6 +20,7 @@
 #include "app.h"
 #include "doc.h"
 #include "json.h"
+#include "layout_search.h"
 #include "screen.h"
 #include "steps.h"
 
@@ -69,6 +70,17 @@ static int take_model(struct app *a, struct err *e)
 
 	if (model_copy(&g->m, &a->cur.plan.model, e) < 0)
 		return -1;
+	{
+		/* the tuner builds plans without per-stage recompute: a mode every stage shares is
+		 * folded into its layer table, so its candidates cost what the adopted plan will */
+		const struct plan *p = &a->cur.plan;
+		bool uniform = p->nstages > 0;
+
+		for (int i = 1; i < p->nstages; i++)
+			uniform &= p->stages[i].recompute == p->stages[0].recompute;
+		if (uniform)
+			layout_recompute_model(&g->m, (enum recompute)p->stages[0].recompute);
+	}
 	if (cluster_copy(&g->c, &a->cur.plan.cluster, e) < 0) {
 		model_release(&g->m);
 		return -1;

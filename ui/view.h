@@ -4,6 +4,10 @@
  * Each widget is a struct with a function table (draw, key); key handlers return flags
  * saying what the loop must do next. No curses: the terminal loop (tui.c), the headless
  * renderer and the benchmark all drive this.
+ *
+ * Drawing is view.c (with the pieces in header.c, panels.c, statusbar.c, pages.c); keys
+ * and the mouse are input.c (with the prompts and questions in dialogs.c); view_int.h
+ * is what they share.
  */
 #ifndef OCTO_UI_VIEW_H
 #define OCTO_UI_VIEW_H
@@ -33,7 +37,9 @@ void view_layout(struct app *a, int cols, int rows, struct layout *l);
 void view_draw(struct app *a, struct screen *s, const struct layout *l);
 int view_key(struct app *a, int key);
 /* A mouse event at (x, y): button 1 click, 4 wheel up, 5 wheel down (the gpu rows), 6 and
- * 7 the same with shift (the time axis). */
+ * 7 the same with shift (the time axis). On the help, the log and the picker the wheel
+ * scrolls; in the picker a click selects an entry, a click on the selected one opens it.
+ * The F-key bar takes clicks on the help and the log too. */
 int view_mouse(struct app *a, const struct layout *l, int x, int y, int button);
 
 #endif

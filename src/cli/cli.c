@@ -300,6 +300,60 @@ void cli_par_layout(const struct cli_par *cp, const struct parallel *base, const
 	*out = l;
 }
 
+int cli_pick_layout(const char *cmd, const struct cli_par *cp, bool layout_pp, int global_batch,
+                    const struct model *m, const struct cluster *c, int *microbatches, FILE *f,
+                    struct cli_layout *out)
+{
+	struct layout_constraints k = { 0, cp->tp, cp->dp, cp->ep, cp->zero ? cp->zero - 1 : -1, cp->recompute, 0 };
+	struct err e = ERR_INIT;
+
+	memset(out, 0, sizeof(*out));
+	if (layout_pp) {
+		if (cli_par_given(cp) || cp->recompute >= 0 || global_batch)
+			return cli_usage_error(cmd, "--layout pp is pure pipeline parallelism: no layout options with it");
+		return 0;
+	}
+	if (global_batch) {
+		if (global_batch % m->micro_batch_size)
+			return cli_usage_error(cmd, "--global-batch %d is not a multiple of the model's micro-batch size %ld",
+			                       global_batch, m->micro_batch_size);
+		k.global_mb = (int)(global_batch / m->micro_batch_size);
+	} else {
+		k.global_mb = *microbatches * (cp->dp ? cp->dp : 1);
+	}
+	if (layout_search(m, c, &k, &out->lc, &e) < 0) {
+		if (e.cls == ERR_RUNTIME) {
+			cli_err("octopipe %s: %s\n", cmd, e.msg);
+			return EXIT_RUNTIME;
+		}
+		return cli_report(&e);
+	}
+	out->searched = true;
+	out->global_batch = (long)k.global_mb * m->micro_batch_size;
+	if (f)
+		fprintf(f, "layout: pp %d x tp %d x dp %d (ep %d, ZeRO %d, recompute %s), %d microbatches per replica "
+		        "(global batch %ld): the best of %d layouts, %.0f tokens/s with its best baseline\n",
+		        out->lc.par.pp, out->lc.par.tp, out->lc.par.dp, out->lc.par.ep, out->lc.par.zero,
+		        recompute_name(out->lc.recompute), out->lc.microbatches, out->global_batch, out->lc.candidates,
+		        out->lc.tokens_per_s);
+	*microbatches = out->lc.microbatches;
+	out->use = !parallel_is_pipeline_only(&out->lc.par) || out->lc.par.pp != c->devices ||
+	           out->lc.recompute != RECOMPUTE_NONE;
+	if (out->use) {
+		if (parallel_replica(m, c, &out->lc.par, &out->rm, &out->rc, &e) < 0)
+			return cli_report(&e);
+		layout_recompute_model(&out->rm, out->lc.recompute);
+	}
+	return 0;
+}
+
+void cli_layout_release(struct cli_layout *l)
+{
+	model_release(&l->rm);
+	cluster_release(&l->rc);
+	memset(l, 0, sizeof(*l));
+}
+
 int cli_set_refs(struct plan *p, const char *model_path, const char *cluster_path, const char *out_path)
 {
 	char dir[4096], rel[4096];

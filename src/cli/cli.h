@@ -103,6 +103,23 @@ struct parallel;
  * GPUs that T x D leave, c->devices / (T x D)); base gives the values not given. */
 void cli_par_layout(const struct cli_par *cp, const struct parallel *base, const struct cluster *c, int pp,
                     struct parallel *out);
+/* The layout a tune or compare run works at: searched (layout_search) over what the
+ * layout options leave open unless layout_pp, at the global batch the options give. */
+#include "layout_search.h"
+struct cli_layout {
+	bool use;                /* not pure pipeline parallelism over every GPU: use rm, rc */
+	bool searched;
+	long global_batch;       /* sequences */
+	struct layout_choice lc;
+	struct model rm;         /* the replica's layer table (with the chosen recompute folded in) */
+	struct cluster rc;       /* the replica's cluster */
+};
+/* Picks it; *microbatches becomes the per-replica count. Prints the layout line to f
+ * (NULL: quiet). Returns 0 or the exit code after printing the error. */
+int cli_pick_layout(const char *cmd, const struct cli_par *cp, bool layout_pp, int global_batch,
+                    const struct model *m, const struct cluster *c, int *microbatches, FILE *f,
+                    struct cli_layout *out);
+void cli_layout_release(struct cli_layout *l);
 struct metrics;
 struct strbuf;
 /* The line sim prints for a plan whose device runs out of host memory (m->noom > 0). */

@@ -46,7 +46,24 @@ static void usage(FILE *f)
 	      "3 the plan cannot be simulated\n", f);
 }
 
-/* Iteration time of plan p; -1 after printing the error. */
+/* Makes m (taken over) the plan's model. A plan with a layout prices its replica from the
+ * files' own model: that is replaced and the replica re-derived from it. */
+static int set_model(struct plan *p, struct model *m, struct err *e)
+{
+	if (p->has_parallel) {
+		struct parallel cur = p->par;
+
+		model_release(&p->src_model);
+		p->src_model = *m;
+		return plan_set_parallel(p, &cur, e);
+	}
+	model_release(&p->model);
+	p->model = *m;
+	return 0;
+}
+
+/* Iteration time of plan p as the executor runs it (one replica, no data-parallel sync);
+ * -1 after printing the error. */
 static double simulate(const struct plan *p, const char *path, int *rc)
 {
 	struct sim s;
@@ -62,7 +79,7 @@ static double simulate(const struct plan *p, const char *path, int *rc)
 		cli_err("%s: plan infeasible: %s\n", path, e.msg);
 		*rc = e.cls == ERR_INFEASIBLE ? EXIT_INFEASIBLE : EXIT_RUNTIME;
 	} else {
-		ms = m.makespan_ms;
+		ms = m.makespan_ms - m.dp_sync_ms;  /* the executor runs no data-parallel sync */
 	}
 	metrics_release(&m);
 	sim_release(&s);
@@ -214,8 +231,10 @@ int cmd_calibrate(int argc, char **argv)
 			rc = EXIT_INPUT;
 			goto out_plan;
 		}
-		model_release(&p.model);
-		p.model = m;
+		if (set_model(&p, &m, &e) < 0) {
+			rc = cli_report(&e);
+			goto out_plan;
+		}
 	}
 	meas = measured_ms(&t);
 	if ((before = simulate(&p, plan_path, &rc)) < 0)
@@ -226,7 +245,8 @@ int cmd_calibrate(int argc, char **argv)
 			goto out_plan;
 		}
 		p.cluster.op_overhead_us = overhead_us;
-		if (cluster_out && cluster_save(&p.cluster, cluster_out, &e) < 0) {
+		p.src_cluster.op_overhead_us = overhead_us;  /* a layout's: the file's own */
+		if (cluster_out && cluster_save(plan_src_cluster(&p), cluster_out, &e) < 0) {
 			rc = cli_report(&e);
 			goto out_plan;
 		}
@@ -235,7 +255,8 @@ int cmd_calibrate(int argc, char **argv)
 		rc = cli_report(&e);
 		goto out_fit;
 	}
-	if (model_copy(&fitted, &p.model, &e) < 0) {
+	/* the factors apply to the files' own table (a layout's replica is re-priced from it) */
+	if (model_copy(&fitted, plan_src_model(&p), &e) < 0) {
 		rc = cli_report(&e);
 		goto out_fit;
 	}
@@ -253,14 +274,14 @@ int cmd_calibrate(int argc, char **argv)
 		rc = EXIT_RUNTIME;
 	} else {
 		/* re-simulate the same plan with the fitted costs */
-		model_release(&p.model);
-		p.model = fitted;
-		if ((after = simulate(&p, plan_path, &rc)) >= 0) {
+		if (set_model(&p, &fitted, &e) < 0)
+			rc = cli_report(&e);
+		else if ((after = simulate(&p, plan_path, &rc)) >= 0) {
 			rc = report(&p, &r, tl_path, plan_path, t.source, meas, before, after, fit_overhead, json);
 			if (rc == EXIT_OK)
 				rc = cli_write_text(out, sb.buf, sb.len);
 		}
-		memset(&fitted, 0, sizeof(fitted));
+		memset(&fitted, 0, sizeof(fitted));  /* the plan's now */
 	}
 	model_release(&fitted);
 	strbuf_release(&sb);

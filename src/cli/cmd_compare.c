@@ -21,11 +21,19 @@
 static void usage(FILE *f)
 {
 	fputs("usage: octopipe compare --model M --cluster C --microbatches N [--json]\n"
+	      "                        [--layout auto|pp] [--global-batch B] [--tp T] [--dp D] [--ep E]\n"
+	      "                        [--zero Z] [--recompute HOW]\n"
 	      "\n"
 	      "Builds and simulates every baseline (gpipe, 1f1b, 1f1b with a balanced partition,\n"
 	      "interleaved, zb-h1, zb-h2, zb-v, dualpipev, adaptive) on the whole cluster, then\n"
 	      "the tuned plan (octopipe tune) with its speedup over each baseline.\n"
-	      "A schedule that cannot apply says why.\n", f);
+	      "A schedule that cannot apply says why.\n"
+	      "\n"
+	      "Like tune, it first picks the parallel layout (--layout auto, the default: see\n"
+	      "octopipe tune --help) and compares the baselines and the tuned plan at it, one\n"
+	      "replica's microbatches each; --layout pp compares pure pipeline parallelism over\n"
+	      "every GPU.\n"
+	      CLI_PAR_HELP, f);
 }
 
 int cmd_compare(int argc, char **argv)
@@ -36,22 +44,47 @@ int cmd_compare(int argc, char **argv)
 		{ "microbatches", required_argument, NULL, 'n' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "layout", required_argument, NULL, 'L' },
+		{ "global-batch", required_argument, NULL, 'G' },
+		CLI_PAR_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
+	struct cli_par cp;
+	struct cli_layout L;
+	bool layout_pp = false;
+	int global_batch = 0, k;
+	const struct model *pm;
+	const struct cluster *pc;
+	char layout_text[96] = "";
 	const char *model_arg = NULL, *cluster_arg = NULL;
 	char mpath[4096], cpath[4096];
 	int mbs = 0, ch, rc;
 	bool json = false;
 	struct model m;
 	struct cluster c;
-	struct sim s;
 	struct jw w = { false };
 	cJSON *out = NULL;
-	double *row_ms;
+	struct baseline_set bs;
+	struct err be = ERR_INIT;
 
 	optind = 0;
+	cli_par_init(&cp);
 	while ((ch = cli_getopt("compare", argc, argv, "jh", opts)) != -1) {
+		if ((k = cli_par_option("compare", ch, optarg, &cp)) != 0) {
+			if (k < 0)
+				return EXIT_INPUT;
+			continue;
+		}
 		switch (ch) {
+		case 'L':
+			if (strcmp(optarg, "auto") != 0 && strcmp(optarg, "pp") != 0)
+				return cli_usage_error("compare", "--layout: 'auto' or 'pp', not '%s'", optarg);
+			layout_pp = strcmp(optarg, "pp") == 0;
+			break;
+		case 'G':
+			if ((global_batch = cli_positive("compare", "--global-batch", optarg)) < 0)
+				return EXIT_INPUT;
+			break;
 		case 'm': model_arg = optarg; break;
 		case 'c': cluster_arg = optarg; break;
 		case 'n': if ((mbs = cli_positive("compare", "--microbatches", optarg)) < 0) return EXIT_INPUT; break;
@@ -62,105 +95,85 @@ int cmd_compare(int argc, char **argv)
 	}
 	if (!model_arg || !cluster_arg || !mbs)
 		return cli_usage_error("compare", "needs --model, --cluster and --microbatches");
-	row_ms = calloc((size_t)baseline_nrecipes, sizeof(double));
-	if (!row_ms)
-		return EXIT_RUNTIME;
-	if ((rc = cli_load_model(model_arg, &m, mpath)) != 0) {
-		free(row_ms);
+	if ((rc = cli_load_model(model_arg, &m, mpath)) != 0)
 		return rc;
-	}
 	if ((rc = cli_load_cluster(cluster_arg, &c, cpath)) != 0) {
 		model_release(&m);
-		free(row_ms);
 		return rc;
 	}
-	memset(&s, 0, sizeof(s));
+	if ((rc = cli_pick_layout("compare", &cp, layout_pp, global_batch, &m, &c, &mbs, json ? NULL : stdout, &L)) != 0) {
+		model_release(&m);
+		cluster_release(&c);
+		return rc;
+	}
+	/* every row at the layout: one replica's model and cluster */
+	pm = L.use ? &L.rm : &m;
+	pc = L.use ? &L.rc : &c;
+	if (L.use)
+		snprintf(layout_text, sizeof(layout_text), "pp %d x tp %d x dp %d", L.lc.par.pp, L.lc.par.tp, L.lc.par.dp);
 	if (json) {
 		out = cJSON_CreateArray();
 	} else {
-		printf("model %s on %s, %d microbatches; lower bound ", m.name, c.name, mbs);
+		printf("model %s on %s%s%s, %d microbatches%s; lower bound ", m.name, c.name, L.use ? " at " : "",
+		       layout_text, mbs, L.use ? " per replica" : "");
 		{
 			struct strbuf sb = STRBUF_INIT;
 
-			fmt_ms(&sb, sim_lower_bound(&m, &c, mbs, true));
+			fmt_ms(&sb, sim_lower_bound(pm, pc, mbs, true));
 			strbuf_addstr(&sb, ", tight bound ");
-			fmt_ms(&sb, sim_lower_bound_tight(&m, &c, mbs, true));
+			fmt_ms(&sb, sim_lower_bound_tight(pm, pc, mbs, true));
 			printf("%s\n\n", sb.buf);
 			strbuf_release(&sb);
 		}
 		printf("%-15s %12s %12s %7s %10s %10s  %s\n", "SCHEDULE", "ITERATION ms", "TOKENS/S", "BUBBLE",
 		       "PEAK MEM", "EFFICIENCY", "FEASIBLE");
 	}
-	for (size_t i = 0; i < (size_t)baseline_nrecipes; i++) {
-		struct baseline_spec spec = { baseline_recipes[i].schedule, mbs, 0, baseline_recipes[i].partition, NULL, 0, 0, NULL };
-		struct err e = ERR_INIT;
-		struct plan p;
-		struct metrics mt;
-		struct sim_opts o;
-		double peak = 0;
+	if (baseline_run_all(&bs, pm, pc, mbs, &be) < 0) {
+		cli_err("octopipe compare: %s\n", be.msg);
+		rc = EXIT_RUNTIME;
+	}
+	for (int i = 0; i < bs.n; i++) {
+		const struct baseline_result *r = &bs.r[i];
+		const struct metrics *mt = &r->m;
 		char why[300] = "yes";
-		bool built = baseline_plan(&p, &m, NULL, &c, NULL, &spec, &e) == 0, ran = false;
 
-		memset(&mt, 0, sizeof(mt));
-		row_ms[i] = -1;
-		if (built) {
-			sim_opts_default(&o);
-			ran = sim_run(&s, &p, &o, &mt, &e) == 0;
-			if (ran) {
-				for (int d = 0; d < mt.ndevices; d++)
-					if ((double)mt.dev[d].peak_mem_bytes > peak)
-						peak = (double)mt.dev[d].peak_mem_bytes;
-				if (mt.noom)
-					snprintf(why, sizeof(why), "no: device %d out of memory", mt.oom[0]);
-				else
-					row_ms[i] = mt.makespan_ms;
-			}
-		}
-		if (!ran && e.cls == ERR_RUNTIME) {
-			/* the host, not the plan, ran out of something: no row can be trusted */
-			cli_err("octopipe compare: %s\n", e.msg);
-			if (built)
-				plan_release(&p);
-			metrics_release(&mt);
-			rc = EXIT_RUNTIME;
-			break;
-		}
-		if (!ran)
-			snprintf(why, sizeof(why), "n/a: %.250s", e.msg);
+		if (!r->ran)
+			snprintf(why, sizeof(why), "n/a: %.250s", r->why.msg);
+		else if (!r->feasible)
+			snprintf(why, sizeof(why), "no: device %d out of memory", mt->oom[0]);
 		if (json) {
 			cJSON *o2 = jw_push(&w, out, cJSON_CreateObject());
 
-			jw_str(&w, o2, "schedule", baseline_recipes[i].name);
-			jw_str(&w, o2, "partition", baseline_recipes[i].partition);
-			if (ran) {
-				jw_num(&w, o2, "makespan_ms", mt.makespan_ms);
-				jw_num(&w, o2, "throughput_tokens_per_s", mt.throughput_tokens_per_s);
-				jw_num(&w, o2, "bubble_ratio", mt.bubble_ratio);
-				jw_num(&w, o2, "peak_mem_bytes", peak);
+			jw_str(&w, o2, "schedule", r->recipe->name);
+			jw_str(&w, o2, "partition", r->recipe->partition);
+			if (L.use)
+				jw_str(&w, o2, "layout", layout_text);
+			if (r->ran) {
+				jw_num(&w, o2, "makespan_ms", mt->makespan_ms);
+				jw_num(&w, o2, "throughput_tokens_per_s", mt->throughput_tokens_per_s);
+				jw_num(&w, o2, "bubble_ratio", mt->bubble_ratio);
+				jw_num(&w, o2, "peak_mem_bytes", r->peak_mem_bytes);
 				{
 					cJSON *arr = jw_arr(&w, o2, "peak_mem_bytes_per_device");
 
-					for (int d = 0; d < mt.ndevices; d++)
-						jw_push(&w, arr, cJSON_CreateNumber((double)mt.dev[d].peak_mem_bytes));
+					for (int d = 0; d < mt->ndevices; d++)
+						jw_push(&w, arr, cJSON_CreateNumber((double)mt->dev[d].peak_mem_bytes));
 				}
-				jw_num(&w, o2, "efficiency", mt.efficiency);
+				jw_num(&w, o2, "efficiency", mt->efficiency);
 			}
-			jw_bool(&w, o2, "feasible", ran && !mt.noom);
-			if (!ran || mt.noom)
+			jw_bool(&w, o2, "feasible", r->feasible);
+			if (!r->feasible)
 				jw_str(&w, o2, "reason", why);
-		} else if (ran) {
+		} else if (r->ran) {
 			struct strbuf b = STRBUF_INIT;
 
-			fmt_bytes(&b, peak);
-			printf("%-15s %12.2f %12.0f %6.1f%% %10s %9.1f%%  %s\n", baseline_recipes[i].name, mt.makespan_ms,
-			       mt.throughput_tokens_per_s, 100 * mt.bubble_ratio, b.buf, 100 * mt.efficiency, why);
+			fmt_bytes(&b, r->peak_mem_bytes);
+			printf("%-15s %12.2f %12.0f %6.1f%% %10s %9.1f%%  %s\n", r->recipe->name, mt->makespan_ms,
+			       mt->throughput_tokens_per_s, 100 * mt->bubble_ratio, b.buf, 100 * mt->efficiency, why);
 			strbuf_release(&b);
 		} else {
-			printf("%-15s %12s %12s %7s %10s %10s  %s\n", baseline_recipes[i].name, "-", "-", "-", "-", "-", why);
+			printf("%-15s %12s %12s %7s %10s %10s  %s\n", r->recipe->name, "-", "-", "-", "-", "-", why);
 		}
-		metrics_release(&mt);
-		if (built)
-			plan_release(&p);
 	}
 	/* the tuned plan, and how much faster it is than each baseline */
 	if (rc == EXIT_OK) {
@@ -174,7 +187,7 @@ int cmd_compare(int argc, char **argv)
 
 		tune_opts_default(&to);
 		to.microbatches = mbs;
-		if (tune_new(&t, &m, &c, &to, &e) == 0) {
+		if (tune_new(&t, pm, pc, &to, &e) == 0) {
 			while ((r = tune_step(t, &st, &e)) > 0)
 				;
 			if (r == 0)
@@ -190,6 +203,8 @@ int cmd_compare(int argc, char **argv)
 				cJSON *o2 = jw_push(&w, out, cJSON_CreateObject()), *sp;
 
 				jw_str(&w, o2, "schedule", "tuned");
+				if (L.use)
+					jw_str(&w, o2, "layout", layout_text);
 				jw_num(&w, o2, "makespan_ms", mt.makespan_ms);
 				jw_num(&w, o2, "throughput_tokens_per_s", mt.throughput_tokens_per_s);
 				jw_num(&w, o2, "bubble_ratio", mt.bubble_ratio);
@@ -197,9 +212,9 @@ int cmd_compare(int argc, char **argv)
 				jw_num(&w, o2, "efficiency", mt.efficiency);
 				jw_bool(&w, o2, "feasible", !mt.noom);
 				sp = jw_obj(&w, o2, "speedup");
-				for (size_t i = 0; i < (size_t)baseline_nrecipes; i++)
-					if (row_ms[i] > 0)
-						jw_num(&w, sp, baseline_recipes[i].name, row_ms[i] / mt.makespan_ms);
+				for (int i = 0; i < bs.n; i++)
+					if (bs.r[i].feasible)
+						jw_num(&w, sp, bs.r[i].recipe->name, bs.r[i].m.makespan_ms / mt.makespan_ms);
 			} else {
 				struct strbuf b = STRBUF_INIT;
 
@@ -209,10 +224,10 @@ int cmd_compare(int argc, char **argv)
 				       mt.noom ? "no: out of memory" : "yes");
 				strbuf_reset(&b);
 				strbuf_addstr(&b, "speedup of the tuned plan:");
-				for (size_t i = 0; i < (size_t)baseline_nrecipes; i++)
-					if (row_ms[i] > 0)
-						strbuf_addf(&b, " %s %.2fx%s", baseline_recipes[i].name, row_ms[i] / mt.makespan_ms,
-						            i + 1 < (size_t)baseline_nrecipes ? "," : "");
+				for (int i = 0; i < bs.n; i++)
+					if (bs.r[i].feasible)
+						strbuf_addf(&b, " %s %.2fx%s", bs.r[i].recipe->name, bs.r[i].m.makespan_ms / mt.makespan_ms,
+						            i + 1 < bs.n ? "," : "");
 				printf("\n%s\n", b.buf);
 				strbuf_release(&b);
 			}
@@ -234,9 +249,9 @@ int cmd_compare(int argc, char **argv)
 		strbuf_release(&sb);
 	}
 	cJSON_Delete(out);
-	sim_release(&s);
+	baseline_set_release(&bs);
+	cli_layout_release(&L);
 	model_release(&m);
 	cluster_release(&c);
-	free(row_ms);
 	return rc != EXIT_OK ? rc : w.oom ? EXIT_RUNTIME : EXIT_OK;
 }

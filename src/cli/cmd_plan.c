@@ -236,6 +236,15 @@ int cmd_plan(int argc, char **argv)
 		free(placement);
 		return rc;
 	}
+	if (cp.recompute > RECOMPUTE_NONE && model_recomputes(&m)) {
+		rc = cli_usage_error("plan", "--recompute %s: the model's layer table already recomputes every layer (made "
+		                     "with octopipe cost --recompute)", recompute_name((enum recompute)cp.recompute));
+		plan_release(&p);
+		model_release(&m);
+		cluster_release(&c);
+		free(placement);
+		return rc;
+	}
 	if (cp.recompute >= 0)
 		plan_set_recompute(&p, (enum recompute)cp.recompute);
 	{

@@ -188,6 +188,11 @@ int cmd_sim(int argc, char **argv)
 			return cli_report(&e);
 		}
 	}
+	if (cp.recompute > RECOMPUTE_NONE && model_recomputes(plan_src_model(&p))) {
+		plan_release(&p);
+		return cli_usage_error("sim", "--recompute %s: the model's layer table already recomputes every layer (made "
+		                       "with octopipe cost --recompute)", recompute_name((enum recompute)cp.recompute));
+	}
 	if (cp.recompute >= 0)
 		plan_set_recompute(&p, (enum recompute)cp.recompute);
 	memset(&s, 0, sizeof(s));

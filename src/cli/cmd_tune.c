@@ -78,9 +78,12 @@ static void usage(FILE *f)
 	      "                     [--zero Z] [--recompute HOW]\n"
 	      "\n"
 	      "Co-optimizes partition, placement and scheduling: starting from the best baseline,\n"
-	      "it rebalances stage boundaries toward the devices with the most bubble, changes the\n"
-	      "stage count and moves or swaps stages, and tunes the list scheduler, keeping a move\n"
-	      "only when the simulated iteration time drops, until a whole round improves nothing.\n"
+	      "it balances the devices' loads exactly for each stage count and placement (counting\n"
+	      "each device's wait for the pipeline to fill) and moves layers toward the devices\n"
+	      "with the most bubble, changes the stage count and moves or swaps stages, tunes the\n"
+	      "list scheduler and then moves single ops into the idle time they can fill, keeping\n"
+	      "a move only when the simulated iteration time drops (or stays while the devices\n"
+	      "finish earlier), until a whole round improves nothing.\n"
 	      "The result is never slower than the best baseline. Once converged it keeps searching\n"
 	      "(iterated local search: perturb the best plan, descend again) until the budget is\n"
 	      "spent or the plan reaches the tight lower bound; Ctrl-C stops it and keeps the best\n"
@@ -89,7 +92,7 @@ static void usage(FILE *f)
 	      "\n"
 	      "  -o PLAN                     write the tuned plan (\"-\" for stdout)\n"
 	      "  --steps-out FILE            write every accepted step (octopipe.steps/1)\n"
-	      "  --max-stages-per-device K   stages one device may hold (default 2)\n"
+	      "  --max-stages-per-device K   stages one device may hold (default 3)\n"
 	      "  --budget SECONDS            search this long (default 1; 0: until converged,\n"
 	      "                              or --evals); --time-budget is the old name\n"
 	      "  --evals N                   stop after about N candidate plans (without --budget:\n"
@@ -129,11 +132,9 @@ int cmd_tune(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct cli_par cp;
-	bool layout_pp = false, use_layout = false;
+	bool layout_pp = false;
 	int global_batch = 0;
-	struct layout_choice lc;
-	struct model rm;
-	struct cluster rcl;
+	struct cli_layout L;
 	const char *model_arg = NULL, *cluster_arg = NULL, *out = NULL, *steps_out = NULL;
 	char mpath[4096], cpath[4096];
 	struct tune_opts o;
@@ -153,8 +154,7 @@ int cmd_tune(int argc, char **argv)
 
 	tune_opts_default(&o);
 	cli_par_init(&cp);
-	memset(&rm, 0, sizeof(rm));
-	memset(&rcl, 0, sizeof(rcl));
+	memset(&L, 0, sizeof(L));
 	optind = 0;
 	while ((ch = cli_getopt("tune", argc, argv, "o:qh", opts)) != -1) {
 		if ((r = cli_par_option("tune", ch, optarg, &cp)) != 0) {
@@ -218,45 +218,9 @@ int cmd_tune(int argc, char **argv)
 		model_release(&m);
 		return rc;
 	}
-	if (layout_pp && (cli_par_given(&cp) || cp.recompute >= 0 || global_batch)) {
-		rc = cli_usage_error("tune", "--layout pp tunes pure pipeline parallelism: no layout options with it");
+	if ((rc = cli_pick_layout("tune", &cp, layout_pp, global_batch, &m, &c, &o.microbatches, quiet ? NULL : stdout,
+	                          &L)) != 0)
 		goto out;
-	}
-	if (!layout_pp) {
-		/* the layout first: the factorisations, ZeRO stages and recompute modes the options
-		 * leave open, at one global batch */
-		struct layout_constraints k = { 0, cp.tp, cp.dp, cp.ep, cp.zero ? cp.zero - 1 : -1, cp.recompute, 0 };
-
-		if (global_batch) {
-			if (global_batch % m.micro_batch_size) {
-				rc = cli_usage_error("tune", "--global-batch %d is not a multiple of the model's micro-batch size %ld",
-				                     global_batch, m.micro_batch_size);
-				goto out;
-			}
-			k.global_mb = (int)(global_batch / m.micro_batch_size);
-		} else {
-			k.global_mb = o.microbatches * (cp.dp ? cp.dp : 1);
-		}
-		if (layout_search(&m, &c, &k, &lc, &e) < 0) {
-			rc = cli_report(&e);
-			goto out;
-		}
-		if (!quiet)
-			printf("layout: pp %d x tp %d x dp %d (ep %d, ZeRO %d, recompute %s), %d microbatches per replica "
-			       "(global batch %ld): the best of %d layouts, %.0f tokens/s with its best baseline\n",
-			       lc.par.pp, lc.par.tp, lc.par.dp, lc.par.ep, lc.par.zero, recompute_name(lc.recompute),
-			       lc.microbatches, (long)k.global_mb * m.micro_batch_size, lc.candidates, lc.tokens_per_s);
-		o.microbatches = lc.microbatches;
-		use_layout = !parallel_is_pipeline_only(&lc.par) || lc.par.pp != c.devices ||
-		             lc.recompute != RECOMPUTE_NONE;
-		if (use_layout) {
-			if (parallel_replica(&m, &c, &lc.par, &rm, &rcl, &e) < 0) {
-				rc = cli_report(&e);
-				goto out;
-			}
-			layout_recompute_model(&rm, lc.recompute);
-		}
-	}
 	interrupted = 0;
 	o.stop = &interrupted;
 	if (!quiet && isatty(fileno(stderr))) {
@@ -267,7 +231,7 @@ int cmd_tune(int argc, char **argv)
 	sa.sa_handler = on_sigint;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, &old_sa);
-	if (tune_new(&t, use_layout ? &rm : &m, use_layout ? &rcl : &c, &o, &e) < 0) {
+	if (tune_new(&t, L.use ? &L.rm : &m, L.use ? &L.rc : &c, &o, &e) < 0) {
 		sigaction(SIGINT, &old_sa, NULL);
 		rc = cli_report(&e);
 		goto out;
@@ -293,14 +257,14 @@ int cmd_tune(int argc, char **argv)
 		rc = cli_report(&e);
 		goto out;
 	}
-	if (use_layout) {
+	if (L.use) {
 		/* the plan on the replica as the files and the simulator see it: the layer table
 		 * without the search's uniform recompute, every stage recomputing as chosen */
 		struct model pm;
 		struct sim sm;
 		struct sim_opts so;
 
-		if (parallel_model(&m, &c, &lc.par, &pm, &e) < 0) {
+		if (parallel_model(&m, &c, &L.lc.par, &pm, &e) < 0) {
 			rc = cli_report(&e);
 			plan_release(&p);
 			metrics_release(&mt);
@@ -308,13 +272,25 @@ int cmd_tune(int argc, char **argv)
 		}
 		model_release(&p.model);
 		p.model = pm;
-		plan_set_recompute(&p, lc.recompute);
+		plan_set_recompute(&p, L.lc.recompute);
+		if (L.lc.recompute != RECOMPUTE_NONE && cp.recompute < 0) {  /* the search chose it, not the user */
+			int n = layout_relax_recompute(&p, &e);
+
+			if (n < 0) {
+				rc = cli_report(&e);
+				plan_release(&p);
+				metrics_release(&mt);
+				goto out;
+			}
+			if (n > 0 && !quiet)
+				fprintf(log, "recompute only where memory binds: %d of %d stages lighter\n", n, p.nstages);
+		}
 		metrics_release(&mt);
 		memset(&sm, 0, sizeof(sm));
 		sim_opts_default(&so);
 		r = sim_run(&sm, &p, &so, &mt, &e);
 		sim_release(&sm);
-		if (r < 0 || plan_attach_parallel(&p, &lc.par, &m, &c, &e) < 0) {
+		if (r < 0 || plan_attach_parallel(&p, &L.lc.par, &m, &c, &e) < 0) {
 			rc = cli_report(&e);
 			plan_release(&p);
 			metrics_release(&mt);
@@ -353,6 +329,28 @@ int cmd_tune(int argc, char **argv)
 		cJSON *root = tune_steps_to_json(t);
 		struct strbuf sb = STRBUF_INIT;
 
+		/* the layout step before the three phases: what was chosen, among how many */
+		if (root && L.searched) {
+			const struct layout_choice *lc = &L.lc;
+			struct jw w = { false };
+			cJSON *lo = jw_obj(&w, root, "layout");
+
+			jw_num(&w, lo, "pp", lc->par.pp);
+			jw_num(&w, lo, "tp", lc->par.tp);
+			jw_num(&w, lo, "dp", lc->par.dp);
+			jw_num(&w, lo, "ep", lc->par.ep);
+			jw_num(&w, lo, "zero", lc->par.zero);
+			jw_str(&w, lo, "recompute", recompute_name(lc->recompute));
+			jw_num(&w, lo, "microbatches_per_replica", lc->microbatches);
+			jw_num(&w, lo, "global_batch", (double)L.global_batch);
+			jw_num(&w, lo, "candidates", lc->candidates);
+			jw_num(&w, lo, "best_baseline_tokens_per_s", lc->tokens_per_s);
+			if (w.oom) {
+				cJSON_Delete(root);
+				root = NULL;
+			}
+		}
+
 		if (!root) {
 			rc = EXIT_RUNTIME;
 		} else {
@@ -368,8 +366,7 @@ int cmd_tune(int argc, char **argv)
 	plan_release(&p);
 out:
 	tune_free(t);
-	model_release(&rm);
-	cluster_release(&rcl);
+	cli_layout_release(&L);
 	model_release(&m);
 	cluster_release(&c);
 	return rc;

@@ -7,13 +7,15 @@
  * Prints a table; never fails on timing.
  *
  * The tuner runs as `octopipe tune` does: a budget of OCTOPIPE_BENCH_BUDGET seconds (default
- * 1, the CLI's default; 0 = converge and stop, the tuner before it was anytime).
+ * 1, the CLI's default; 0 = converge and stop, the tuner before it was anytime). In the
+ * profile table OCTOPIPE_BENCH_EVALS=N replaces the time budget by N simulations, so a
+ * busy machine does not change the plans.
  *
  * A second table: the measured profiles of samples/profiles on 4 GPUs x 8 microbatches and
  * 8 GPUs x 16 (no communication, W = B = half the measured backward): the converged
  * tuner (no budget) against the anytime one, with both bounds, evaluations and CPU time.
  *
- * usage: bench_tune SRCDIR [MODEL...]
+ * usage: bench_tune SRCDIR [MODEL... | profiles]   (profiles: only the second table)
  */
 #include "config.h"
 
@@ -73,6 +75,11 @@ static double tune_once(const struct model *m, const struct cluster *c, int mbs,
 	tune_opts_default(&o);
 	o.microbatches = mbs;
 	o.time_budget_s = budget;
+	if (budget > 0 && getenv("OCTOPIPE_BENCH_EVALS")) {
+		/* a budget of simulations instead: the same plans whatever the machine's load */
+		o.time_budget_s = 0;
+		o.max_evals = atol(getenv("OCTOPIPE_BENCH_EVALS"));
+	}
 	memset(mt, 0, sizeof(*mt));
 	if (tune_new(&t, m, c, &o, &e) < 0)
 		return NAN;
@@ -191,6 +198,10 @@ int main(int argc, char **argv)
 	double sum_il = 0, sum_1f1b = 0, sum_zb = 0, sum_eff = 0, sum_efft = 0, sum_secs = 0;
 	int n = 0, neff = 0;
 
+	if (argc == 3 && strcmp(argv[2], "profiles") == 0) {
+		profile_table(src);
+		return 0;
+	}
 	printf("%-20s %4s %4s %10s %7s %7s %7s %7s %7s %10s %10s %6s %6s %8s %6s\n", "model", "gpus", "mbs",
 	       "tuned ms", "1f1b", "interl", "zb-h1", "zb-v", "1f1b-b", "bound ms", "tight ms", "eff", "effT",
 	       "tune s", "evals");

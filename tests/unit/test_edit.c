@@ -224,6 +224,19 @@ int main(void)
 		ok(t2 > 0, "it runs (%.2f ms)", t2);
 		edit_undo(&h, &p, NULL, 0);
 		ok(!p.split_backward && plan_total_ops(&p) == 4 * 8 * 2, "undo brings back the fused backward");
+		{
+			/* a plan whose stages all recompute keeps that over an adopted plan saying nothing */
+			struct edit r = { EDIT_REPLACE, 0, 0, 0, 0, &zb, "zb-h1", NULL };
+			bool all = true;
+
+			plan_set_recompute(&p, RECOMPUTE_FULL);
+			ok(edit_apply(&h, &p, &r, what, sizeof(what), &e) == 0, "adopt over a recomputing plan");
+			for (int i = 0; i < p.nstages; i++)
+				all &= p.stages[i].recompute == RECOMPUTE_FULL;
+			ok(all, "the adopted stages keep the plan's recompute");
+			edit_undo(&h, &p, NULL, 0);
+			plan_set_recompute(&p, RECOMPUTE_NONE);
+		}
 		edit_undo(&h, &p, NULL, 0);
 		ok(same(&p, &orig), "and the original order");
 		plan_release(&zb);

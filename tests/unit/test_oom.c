@@ -838,6 +838,27 @@ static int op_tune(struct strbuf *fp, struct err *e)
 	return 0;
 }
 
+/* Every baseline recipe built and simulated: an allocation failure anywhere is the whole
+ * call's error, never a recipe quietly marked "cannot apply" or "deadlock". */
+static int op_baselines(struct strbuf *fp, struct err *e)
+{
+	struct baseline_set bs;
+
+	if (baseline_run_all(&bs, &tiny_model, &tiny_cluster, 4, e) < 0)
+		return -1;
+	inj_pause();
+	for (int i = 0; i < bs.n; i++) {
+		const struct baseline_result *r = &bs.r[i];
+
+		strbuf_addf(fp, "%s %d %d %d %.17g %.17g %d %s\n", r->recipe->name, r->built, r->ran, r->feasible,
+		            r->ran ? r->m.makespan_ms : 0, r->peak_mem_bytes, r->why.cls, r->why.msg);
+	}
+	strbuf_addf(fp, "best %d\n", bs.best);
+	inj_resume();
+	baseline_set_release(&bs);
+	return 0;
+}
+
 /* ---- the driver -------------------------------------------------------------------- */
 
 static bool oom_message(const struct err *e)
@@ -948,6 +969,7 @@ static const struct op ops[] = {
 	{ "sim (over device memory)", op_sim_device_oom },
 	{ "exporters", op_export },
 	{ "tune", op_tune },
+	{ "baselines (build and simulate every recipe)", op_baselines },
 };
 
 int main(int argc, char **argv)

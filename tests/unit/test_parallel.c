@@ -15,6 +15,7 @@
 #include "arch.h"
 #include "hfconfig.h"
 #include "json.h"
+#include "layout_search.h"
 #include "parallel.h"
 #include "plan.h"
 #include "sim.h"
@@ -87,7 +88,7 @@ static void test_memory(void)
 		{ 1.8e9, 1.8e9, 10.8e9 },
 		{ 1.8e9, 1.8e9, 12 * (0.2e9 + 0.05e9) },
 		{ 1.8e9, 2 * 0.25e9, 12 * 0.25e9 },
-		{ 2 * 0.25e9 + 1.8e9, 2 * 0.25e9, 12 * 0.25e9 }, /* + the gathered stage: 1.6e9 + 0.2e9 */
+		{ 2 * 0.25e9 + 1.8e9, 2 * 0.25e9, 12 * 0.25e9 }, /* + layers 0 and 1 gathered: 1e9 + 0.6e9 + 0.2e9 */
 	};
 
 	for (int z = 0; z <= 3; z++) {
@@ -142,6 +143,7 @@ static void test_dp_sync(void)
 	is_dbl(m.throughput_tokens_per_s, 4 * 2 * 1024 / (m.makespan_ms / 1000), 1e-6,
 	       "throughput counts every replica's microbatches");
 	metrics_release(&m);
+	metrics_release(&m0);
 	plan_release(&p);
 
 	/* one layer in the last stage of device 0: nothing overlaps, exactly the ring */
@@ -162,8 +164,10 @@ static void test_dp_sync(void)
 	ok(load_plan(&p, "{\"pp\":2,\"dp\":4,\"zero\":1}", NULL, 0,
 	             "[{\"layers\":[0,0],\"device\":0},{\"layers\":[1,3],\"device\":1}]", &e) == 0, "loads");
 	ok(sim_plan(&p, &m, &e) == 0, "simulates");
-	is_dbl(m.dev[0].sync_end_ms - m.dev[0].sync_start_ms, ring, 1e-9,
-	       "zero 1: reduce-scatter + all-gather = one all-reduce's bytes");
+	/* reduce-scatter (half the ring), then the all-gather, hidden by the next iteration's
+	 * first forward on device 0 (F0 of layer 0: 0 to 1 ms) */
+	is_dbl(m.dev[0].sync_end_ms - m.dev[0].sync_start_ms, ring / 2 + (ring / 2 - 1), 1e-9,
+	       "zero 1: reduce-scatter, then the all-gather less the first forward it hides under");
 	metrics_release(&m);
 	plan_release(&p);
 
@@ -294,6 +298,20 @@ static void test_tp(void)
 	is_dbl((double)m2.layers[1].out_bytes, tok * h * 2 / 2, 0.5, "tp 2 sends half the hidden state per GPU");
 	ok(m2.layers[1].f_ms < m.layers[1].f_ms * 0.6 && m2.layers[1].f_ms > m.layers[1].f_ms * 0.5,
 	   "tp 2 forward: half the work plus the all-reduces (%g vs %g)", m2.layers[1].f_ms, m.layers[1].f_ms);
+	{
+		/* FLOPs: every GEMM of a decoder layer splits over 2 ranks, the attention core over
+		 * its heads: 2 x tokens x (4 h^2 + 3 h f) / 2 plus the causal core 4 x tokens x
+		 * h x ctx / 2, ctx the mean keys per query, (s + 1) / 2 */
+		struct kernel ks[64];
+		struct cost_opts o1 = o;
+		double sum = 0, want_f = 2 * tok * (4 * h * h + 3 * h * f) / 2 + 4 * tok * h * cost_ctx(4096, 0) / 2;
+		int n = cost_kernels(&a.layers[1].w, &o1, PASS_F, ks, 64);
+
+		for (int i = 0; i < n && i < 64; i++)
+			sum += ks[i].flops;
+		ok(fabs(sum - want_f) / want_f < 1e-3, "tp 2 forward FLOPs per GPU by hand (%.6g vs %.6g; norms and "
+		   "activations are bytes)", sum, want_f);
+	}
 	model_release(&want);
 	model_release(&m2);
 	arch_release(&a);
@@ -304,12 +322,63 @@ static void test_tp(void)
 	model_release(&m);
 }
 
+/* Recompute only where memory binds: the toy's stages both recompute fully; with memory
+ * for 16 GB of weights and optimizer plus 390 MB, stage 0 can go selective (its peak 380
+ * MB, 400 MB without recompute) and stage 1 cannot (400 MB either way: no attention core). */
+static void test_relax(void)
+{
+	struct plan p;
+	struct err e = ERR_INIT;
+	char stages[256];
+
+	snprintf(stages, sizeof(stages),
+	         "[{\"layers\":[0,1],\"device\":0,\"recompute\":\"full\"},{\"layers\":[2,3],\"device\":1,\"recompute\":\"full\"}]");
+	if (!ok(load_plan(&p, "{\"pp\":2}", NULL, 0, stages, &e) == 0, "loads: %s", e.msg))
+		return;
+	p.cluster.mem_bytes = (uint64_t)(16e9 + 3.9e8);
+	is_int(layout_relax_recompute(&p, &e), 1, "one stage gets lighter");
+	is_int(p.stages[0].recompute, RECOMPUTE_SELECTIVE, "stage 0: selective fits (380 MB)");
+	is_int(p.stages[1].recompute, RECOMPUTE_FULL, "stage 1: only full fits");
+	p.cluster.mem_bytes = (uint64_t)100e9;
+	is_int(layout_relax_recompute(&p, &e), 2, "with room, both drop recompute");
+	is_int(p.stages[0].recompute + p.stages[1].recompute, 0, "none left");
+	plan_release(&p);
+}
+
+/* The link an expert-parallel group's all-to-all runs over: E consecutive DP ranks of T
+ * GPUs each, from the start of their pipeline device's block; when T x E does not divide
+ * a node, some group has GPUs on two nodes (tp 2 x ep 3 on 8-GPU nodes: GPUs 6-11). */
+static void test_ep_link(void)
+{
+	struct cluster g;
+	struct parallel l = { 2, 2, 12, 3, 0 };
+	struct err e = ERR_INIT;
+
+	memset(&g, 0, sizeof(g));
+	g.name = "g";
+	g.devices = 64;
+	g.gpus_per_node = 8;
+	g.intra.gbytes_per_s = 100;
+	g.inter.gbytes_per_s = 10;
+	ok(parallel_check(&l, &g, &e) == 0, "pp 2 x tp 2 x dp 12 x ep 3 on 8-GPU nodes is a layout: %s", e.msg);
+	ok(parallel_ep_link(&l, &g) == &g.inter, "its EP groups of 6 GPUs straddle nodes: the inter-node link");
+	l.ep = 2;
+	ok(parallel_ep_link(&l, &g) == &g.intra, "ep 2: groups of 4 GPUs stay in a node");
+	l.tp = 8;
+	l.dp = 2;
+	l.ep = 2;
+	l.pp = 4;
+	ok(parallel_ep_link(&l, &g) == &g.inter, "tp 8 x ep 2: two nodes");
+}
+
 int main(void)
 {
+	test_relax();
 	test_memory();
 	test_dp_sync();
 	test_recompute();
 	test_format();
 	test_tp();
+	test_ep_link();
 	return tap_done();
 }

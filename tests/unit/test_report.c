@@ -1,6 +1,7 @@
 /*
  * test_report — the engine API behind `octopipe export svg`, `octopipe report` and the
- * TUI's report key: one op rect per op for every schedule, the same bytes twice, a
+ * TUI's report key: one op rect per op for every schedule, in the group of its kind
+ * (its colour), the same bytes twice, a
  * measured run drawn under the rows (and refused when it belongs to another plan), two
  * plans and tuner steps in one HTML file written atomically, and bad steps or widths as
  * one-line ERR_INPUT errors.
@@ -16,13 +17,61 @@
 #include "synth.h"
 #include "../tap.h"
 
-static long count(const char *hay, const char *needle)
+/* Whether r starts an op rect: <rect x="N" width="N" height="N"><title> exactly (other
+ * rects carry a class or a y). */
+static bool is_op_rect(const char *r)
+{
+	static const char *const parts[] = { "<rect x=\"", "\" width=\"", "\" height=\"", "\"><title>" };
+
+	for (int i = 0; i < 4; i++) {
+		if (strncmp(r, parts[i], strlen(parts[i])) != 0)
+			return false;
+		r += strlen(parts[i]);
+		while (i < 3 && ((*r >= '0' && *r <= '9') || *r == '.' || *r == '-'))
+			r++;
+	}
+	return true;
+}
+
+/* Op rects: measured ones, or predicted ones. */
+static long op_rects(const char *svg, bool measured)
 {
 	long n = 0;
 
-	for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
-		n++;
+	for (const char *r = strstr(svg, "<rect x=\""); r; r = strstr(r + 1, "<rect x=\""))
+		if (is_op_rect(r) && (strncmp(strstr(r, "<title>") + 7, "measured ", 9) == 0) == measured)
+			n++;
 	return n;
+}
+
+/* Whether every op rect sits in the <g> of its kind: the tooltip of each rect in a
+ * <g class="K..."> names an op of kind K (tokens like 3F12, so the letter after the
+ * stage number), and every op rect is in such a group. */
+static bool ops_in_kind_groups(const char *svg)
+{
+	long seen = 0;
+
+	for (const char *g = strstr(svg, "<g class=\""); g; g = strstr(g + 1, "<g class=\"")) {
+		char kind = g[10];
+		const char *end = strstr(g, "</g>");
+
+		if (!strchr("FIWB", kind) || (g[11] != '"' && g[11] != ' ') || !end)
+			continue;
+		for (const char *r = strstr(g, "<rect x=\""); r && r < end; r = strstr(r + 1, "<rect x=\"")) {
+			const char *t = strstr(r, "<title>") + 7;
+
+			if (!is_op_rect(r))
+				return false;
+			if (strncmp(t, "measured ", 9) == 0)
+				t += 9;
+			while (*t >= '0' && *t <= '9')
+				t++;
+			if (*t != kind)
+				return false;
+			seen++;
+		}
+	}
+	return seen == op_rects(svg, false) + op_rects(svg, true);
 }
 
 int main(void)
@@ -41,7 +90,8 @@ int main(void)
 		if (!ok(synth_exec_plan(kinds[i], &p, &t, &e) == 0, "%s: a plan (%s)", sched_name(kinds[i]), e.msg))
 			continue;
 		ok(report_svg(&p, NULL, &o, &a, &e) == 0, "%s: report_svg", sched_name(kinds[i]));
-		is_int(count(a.buf, "<rect class=\"op "), plan_total_ops(&p), "%s: one op rect per op", sched_name(kinds[i]));
+		is_int(op_rects(a.buf, false), plan_total_ops(&p), "%s: one op rect per op", sched_name(kinds[i]));
+		ok(ops_in_kind_groups(a.buf), "%s: every op rect is in the group of its kind", sched_name(kinds[i]));
 		ok(strstr(a.buf, "<title>x&lt;y</title>") != NULL, "%s: the title is escaped", sched_name(kinds[i]));
 		ok(strstr(a.buf, "<path class=\"cp\"") != NULL, "%s: the critical path is drawn", sched_name(kinds[i]));
 		report_svg(&p, NULL, &o, &b, &e);
@@ -50,8 +100,9 @@ int main(void)
 		/* the simulated timeline stands in for a measured run */
 		strbuf_reset(&b);
 		ok(report_svg(&p, &t, &o, &b, &e) == 0, "%s: report_svg with a run", sched_name(kinds[i]));
-		is_int(count(b.buf, "<rect class=\"mo "), plan_total_ops(&p), "%s: one measured rect per op",
-		       sched_name(kinds[i]));
+		is_int(op_rects(b.buf, true), plan_total_ops(&p), "%s: one measured rect per op", sched_name(kinds[i]));
+		is_int(op_rects(b.buf, false), plan_total_ops(&p), "%s: and one predicted rect per op", sched_name(kinds[i]));
+		ok(ops_in_kind_groups(b.buf), "%s: with a run, every op rect is in the group of its kind", sched_name(kinds[i]));
 		strbuf_release(&a);
 		strbuf_release(&b);
 		timeline_release(&t);
@@ -102,8 +153,9 @@ int main(void)
 
 		ok(steps && bad, "steps documents parse");
 		ok(report_html(&in, &sb, &e) == 0, "report_html of two plans, steps and a run (%s)", e.msg);
-		is_int(count(sb.buf, "<rect class=\"op "), plan_total_ops(&p1) + plan_total_ops(&p2), "one op rect per op of both plans");
-		is_int(count(sb.buf, "<rect class=\"mo "), plan_total_ops(&p1), "the run under the first plan only");
+		is_int(op_rects(sb.buf, false), plan_total_ops(&p1) + plan_total_ops(&p2), "one op rect per op of both plans");
+		is_int(op_rects(sb.buf, true), plan_total_ops(&p1), "the run under the first plan only");
+		ok(ops_in_kind_groups(sb.buf), "every op rect of the report is in the group of its kind");
 		ok(strstr(sb.buf, "one &amp; only") != NULL, "labels are escaped");
 		ok(strstr(sb.buf, "&lt;moved&gt;") != NULL, "step descriptions are escaped");
 		ok(strstr(sb.buf, "<script") == NULL, "no scripts");

@@ -592,6 +592,60 @@ static void test_partitions(void)
 	model_release(&m);
 }
 
+/* The engine's one best-baseline loop: a result per recipe in the table's order, the
+ * best being the shortest iteration among those that run within memory. */
+static void test_baseline_run_all(void)
+{
+	struct model m;
+	struct cluster c;
+	struct baseline_set bs;
+	struct err e = ERR_INIT;
+	int best = -1, nbuilt = 0;
+
+	synth_model(&m, 6, 1, 1, 1);
+	synth_cluster(&c, 4, 4, 0, 0);
+	ok(baseline_run_all(&bs, &m, &c, 8, &e) == 0, "baseline_run_all runs (%s)", e.msg);
+	is_int(bs.n, baseline_nrecipes, "one result per recipe");
+	for (int i = 0; i < bs.n; i++) {
+		const struct baseline_result *r = &bs.r[i];
+
+		ok(r->recipe == &baseline_recipes[i], "result %d is recipe %s", i, baseline_recipes[i].name);
+		if (!r->built) {
+			ok(r->why.cls == ERR_INPUT && r->why.msg[0], "%s cannot apply and says why (%s)", r->recipe->name,
+			   r->why.msg);
+			continue;
+		}
+		nbuilt++;
+		ok(r->ran && r->feasible, "%s runs within memory", r->recipe->name);
+		if (r->feasible && (best < 0 || r->m.makespan_ms < bs.r[best].m.makespan_ms))
+			best = i;
+	}
+	/* 6 layers on 4 gpus: interleaved's and zb-v's 8 stages do not fit, the others do */
+	ok(nbuilt > 0 && nbuilt < bs.n, "some recipes apply, some cannot (%d of %d)", nbuilt, bs.n);
+	ok(best >= 0 && bs.best == best, "the best is the shortest feasible iteration (%d)", bs.best);
+	baseline_set_release(&bs);
+
+	/* over memory everywhere: every recipe runs, none is feasible, there is no best */
+	for (int l = 0; l < m.nlayers; l++)
+		m.layers[l].act_bytes = 1000000000;
+	c.mem_bytes = 1000000000ULL;
+	ok(baseline_run_all(&bs, &m, &c, 8, &e) == 0, "baseline_run_all over memory");
+	{
+		int nfeasible = 0, nran = 0;
+
+		for (int i = 0; i < bs.n; i++) {
+			nran += bs.r[i].ran;
+			nfeasible += bs.r[i].feasible;
+		}
+		ok(nran > 0 && nfeasible == 0 && bs.best == -1, "nothing fits: no best (%d ran)", nran);
+		ok(bs.r[0].ran && bs.r[0].peak_mem_bytes > (double)c.mem_bytes, "the peak is kept (%.0f)",
+		   bs.r[0].peak_mem_bytes);
+	}
+	baseline_set_release(&bs);
+	model_release(&m);
+	cluster_release(&c);
+}
+
 int main(void)
 {
 	test_golden();
@@ -603,5 +657,6 @@ int main(void)
 	test_partitions();
 	test_policy_replay();
 	test_random();
+	test_baseline_run_all();
 	return tap_done();
 }

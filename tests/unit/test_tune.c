@@ -10,9 +10,12 @@
 #include <stdio.h>
 
 #include "baseline.h"
+#include "json.h"
 #include "sim.h"
+#include "steps.h"
 #include "synth.h"
 #include "tune.h"
+#include "tune_impl.h"
 #include "../tap.h"
 
 static unsigned long long rng = 88172645463325252ULL;
@@ -261,10 +264,29 @@ static void test_replay_and_seed(void)
 	for (int i = 1; i < n; i++) {
 		if (tune_apply_move(&st, &steps[i], m.nlayers) < 0 || !tune_state_equal(&st, &steps[i].state))
 			bad++;
-		if (steps[i].phase != PHASE_START && steps[i].after_ms >= steps[i].before_ms)
-			bad++; /* restarts from another structure may be slower; moves never are */
+		if (steps[i].phase != PHASE_START && steps[i].after_ms > steps[i].before_ms * (1 + 1e-9))
+			bad++; /* restarts from another structure may be slower; moves never are (a
+			        * move that keeps the time lets the devices finish earlier) */
 	}
-	is_int(bad, 0, "applying each recorded move gives the recorded state, and every step is an improvement");
+	is_int(bad, 0, "applying each recorded move gives the recorded state, and no step is slower");
+	{
+		/* the record as JSON reads back as the same states, explicit orders included */
+		cJSON *root = tune_steps_to_json(t);
+		struct steps rd;
+		struct err e = ERR_INIT;
+		int same = 0, ordered = 0;
+
+		ok(root && steps_from_json(&rd, root, "record", &m, &c, 8, &e) == 0 && rd.n == n,
+		   "the step record reads back (%s)", e.msg);
+		for (int i = 0; i < rd.n && i < n; i++) {
+			same += tune_state_equal(&rd.steps[i].state, &steps[i].state);
+			ordered += steps[i].state.order != NULL;
+		}
+		is_int(same, n, "as the same states (%d of them with an explicit order)", ordered);
+		ok(ordered > 0, "the scheduling phase refined an order (%d steps carry one)", ordered);
+		steps_release(&rd);
+		cJSON_Delete(root);
+	}
 	{
 		double replayed = eval_state(&m, &c, 8, &st);
 		double last = steps[n - 1].after_ms;
@@ -354,11 +376,147 @@ static void test_anytime(void)
 	cluster_release(&c);
 }
 
+/* The bound the search prunes by is never above a simulated time: random models with
+ * transfers and uneven device speeds, random partitions and placements, every order the
+ * policy's knobs give. */
+static void test_state_bound(void)
+{
+	int above = 0, n = 0;
+
+	for (int trial = 0; trial < 60; trial++) {
+		struct model m;
+		struct cluster c;
+		struct tune_opts o;
+		struct tuner *t;
+		struct err e = ERR_INIT;
+		int D = 2 + trial % 3, L = 6 + trial % 5;
+
+		random_model(&m, L);
+		synth_cluster(&c, D, 2, 20 + 100 * urand(), 5);
+		for (int d = 0; d < D; d++)
+			c.device_speed[d] = 0.5 + urand();
+		tune_opts_default(&o);
+		o.microbatches = 2 + trial % 6;
+		o.max_evals = 1;
+		if (tune_new(&t, &m, &c, &o, &e) == 0) {
+			for (int k = 0; k < 8; k++) {
+				struct tune_state st;
+				int S = D + (int)(urand() * (L - D + 1));
+				double ms;
+
+				if (S > L || tune_state_alloc(&st, S) < 0)
+					continue;
+				st.first[0] = 0;
+				for (int s = 1; s < S; s++)
+					st.first[s] = s;  /* then spread the rest at random */
+				st.first[S] = L;
+				for (int extra = L - S; extra > 0; extra--) {
+					int s = 1 + (int)(urand() * (S - 1));
+
+					for (int q = s; q < S; q++)
+						st.first[q]++;
+					if (st.first[S - 1] >= L)
+						for (int q = s; q < S; q++)
+							st.first[q]--;
+				}
+				for (int s = 0; s < S; s++)
+					st.device[s] = s < D ? s : (int)(urand() * D);
+				st.sched.alternate = urand() < 0.5;
+				st.sched.cap_extra = (int)(urand() * 4) - 1;
+				st.sched.wcap = urand() < 0.5 ? 0 : D;
+				ms = eval_state(&m, &c, o.microbatches, &st);
+				if (isfinite(ms)) {
+					n++;
+					above += tune_state_bound(t, &st) > ms * (1 + 1e-9);
+				}
+				tune_state_release(&st);
+			}
+			tune_free(t);
+		}
+		model_release(&m);
+		cluster_release(&c);
+	}
+	ok(n > 200, "%d random partitions and placements simulated", n);
+	is_int(above, 0, "the bound the search prunes by is never above the simulated time");
+}
+
+/* A measured profile of samples/profiles as the bench reads it: W = B = half the backward. */
+static int profile_model(struct model *m, const char *name)
+{
+	const char *top = getenv("top_srcdir");
+	char path[4096];
+	struct err e = ERR_INIT;
+	cJSON *root, *layers;
+	int i = 0;
+
+	snprintf(path, sizeof(path), "%s/samples/profiles/%s.json", top ? top : ABS_TOP_SRCDIR, name);
+	if (!(root = json_load_file(path, &e)))
+		return -1;
+	layers = cJSON_GetObjectItem(root, "layers");
+	synth_model(m, cJSON_GetArraySize(layers), 1, 1, 1);
+	for (const cJSON *y = layers ? layers->child : NULL; y; y = y->next, i++) {
+		double b = cJSON_GetNumberValue(cJSON_GetObjectItem(y, "b_full_ms"));
+
+		m->layers[i].f_ms = cJSON_GetNumberValue(cJSON_GetObjectItem(y, "f_ms"));
+		m->layers[i].b_ms = m->layers[i].w_ms = b / 2;
+		m->layers[i].out_bytes = m->layers[i].act_bytes = m->layers[i].act_w_bytes = 0;
+	}
+	cJSON_Delete(root);
+	return 0;
+}
+
+/* Quality where the search has to search: measured heterogeneous layers (a heavy head, a
+ * light embedding), 4 GPUs, 8 microbatches, W = B, no communication, and a fixed budget of
+ * 2000 simulations. The exact device balance with the pipeline fill, the bubble-aware
+ * rebalance and the gap-targeted order moves reach these; the tuner before them stopped at
+ * 93.0% (deepseek-16b) and 96.2% (gpt-oss-20b) of the tight bound with the same budget. */
+static void test_quality(void)
+{
+	static const struct { const char *name; double want; } cases[] = {
+		{ "deepseek-16b", 0.96 }, { "gpt-oss-20b", 0.97 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct model m;
+		struct cluster c;
+		struct tune_opts o;
+		struct tuner *t;
+		const struct tune_step *st;
+		struct plan p;
+		struct metrics mt;
+		struct err e = ERR_INIT;
+
+		if (profile_model(&m, cases[i].name) < 0) {
+			ok(0, "samples/profiles/%s.json loads", cases[i].name);
+			continue;
+		}
+		synth_cluster(&c, 4, 4, 0, 0);
+		tune_opts_default(&o);
+		o.microbatches = 8;
+		o.max_evals = 2000;
+		memset(&mt, 0, sizeof(mt));
+		if (tune_new(&t, &m, &c, &o, &e) == 0) {
+			while (tune_step(t, &st, &e) > 0)
+				;
+			if (tune_result(t, &p, &mt, &e) == 0)
+				plan_release(&p);
+			tune_free(t);
+		}
+		ok(mt.efficiency_tight >= cases[i].want, "%s, 4 GPUs x 8 microbatches, 2000 simulations: %.1f%% of the "
+		   "tight bound (at least %.0f%%)", cases[i].name, 100 * mt.efficiency_tight, 100 * cases[i].want);
+		metrics_release(&mt);
+		model_release(&m);
+		cluster_release(&c);
+	}
+}
+
 int main(void)
 {
 	test_exhaustive();
 	test_random_properties();
 	test_replay_and_seed();
 	test_anytime();
+	test_state_bound();
+	test_quality();
 	return tap_done();
 }

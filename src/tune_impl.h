@@ -1,0 +1,142 @@
+/*
+ * tune_impl — what the tuner's modules share and nothing else includes: the tuner itself,
+ * its candidate lists, and the helpers each phase uses to propose moves.
+ *
+ * tune.c is the driver (states, evaluation, the budget, the iterated local search, the
+ * step record); each phase proposes its moves in its own file: tune_partition.c (with
+ * the exact partitioner), tune_place.c and tune_sched.c. A phase only appends candidates
+ * to the tuner's list (tune_cand_add, then tune_cand_keep); the driver simulates them.
+ */
+#ifndef OCTO_TUNE_IMPL_H
+#define OCTO_TUNE_IMPL_H
+
+#include <stdbool.h>
+
+#include "metrics.h"
+#include "sim.h"
+#include "tune.h"
+#include "tune_partition.h"
+
+#define IMPROVE_EPS 1e-9   /* relative: a move must beat the current time by this much */
+#define MAX_RANKED 8       /* candidates simulated per ranked move family */
+#define CHAIN_CANDS 24     /* chain moves of layers simulated per step */
+#define SHIFT_CANDS 24     /* single boundary shifts simulated per step */
+#define OCTO_TUNE_MAX_AWARE 4096 /* devices up to which the partition is also bubble-aware */
+#define ORDER_CANDS 32     /* gap-targeted order moves simulated per step */
+#define ORDER_WINDOW 24    /* how far down its device's list an op may come from */
+#define ORDER_MAX_OPS 40000 /* larger plans keep the policy's order */
+#define ORDER_NEAR 0.01    /* order moves for states at most this much slower than the best */
+#define PART_MEMO 64       /* partitions remembered by placement and weights */
+
+struct cand {
+	struct tune_state st;
+	enum tune_move_kind kind;
+	int a, b;
+	char what[200];
+	double score;          /* estimator: lower first */
+};
+
+struct part_memo {
+	int nstages;
+	int *device, *first;   /* NULL: an empty slot */
+	double *weight;
+	bool ok;
+};
+
+struct tuner {
+	const struct model *model;
+	const struct cluster *cluster;
+	struct tune_opts opts;
+	struct plan work;        /* evaluation plan: model and cluster copied once */
+	struct sim sim;
+	int max_stages;
+	double *layer_cost, *layer_fb;
+	double *load;            /* per device, scratch for tune_estimate() and the state bound */
+	bool *seen;              /* per device, scratch for the state bound */
+	long pruned;             /* candidates the state bound ruled out without a simulation */
+	double *layer_bytes;     /* static bytes per layer */
+	double *layer_f;         /* forward time per layer */
+	double *weight, *mem;    /* per device: the partitioner's weights and usable memory */
+	struct tune_part_in part;
+	struct part_memo memo[PART_MEMO];
+	int memo_next;
+	/* baselines */
+	struct plan best_baseline;
+	bool have_baseline;
+	double baseline_ms;
+	char baseline_name[64];
+	/* search */
+	struct tune_state cur;
+	double cur_ms;
+	double cur_tie;          /* the current state's tie-break (see better()) */
+	double eval_tie;         /* the last evaluation's */
+	struct metrics cur_metrics;
+	struct tune_state best;
+	double best_ms;
+	enum tune_phase phase;
+	int round, rounds_done;
+	bool round_improved, done, started;
+	struct cand *cands;
+	int ncands, ccap, ci;
+	int tabu_boundary, tabu_dir;
+	struct tune_step *steps;
+	int nsteps, scap;
+	long evals;
+	double t0, spent;
+	double bound_ms;         /* sim_lower_bound_tight(): the search stops on reaching it */
+	double last_progress;
+	bool interrupted;
+	int kicks;               /* perturbations since the best last improved */
+	unsigned long long rng;
+	int *cap_buf, *wcap_buf;
+	int *pos;                /* per op: its place in the order (gap-targeted moves) */
+	struct tune_state starts[8];  /* other starting structures, best first */
+	double start_ms[8];
+	int nstarts, next_start;
+	/* an allocation failed where the search cannot report it (a candidate list, an
+	 * evaluation): the next tune_new/tune_step/tune_result says out of host memory */
+	bool oom;
+};
+
+/* ---- the driver (tune.c) --------------------------------------------------------------- */
+
+/* Simulates a state; its iteration time (INFINITY when it does not fit or deadlocks). The
+ * simulator's per-op times then are the state's until the next evaluation. */
+double tune_eval(struct tuner *t, const struct tune_state *s, struct metrics *keep);
+/* The cheap estimate the move families are ranked by (lower first). */
+double tune_estimate(const struct tuner *t, const struct tune_state *s);
+unsigned long long tune_rand(struct tuner *t);
+/* A lower bound on the iteration time of every order of s's partition and placement: the
+ * largest over devices of the first microbatch's forward up to the device's first stage
+ * plus all the device's work. Candidates above the current time are not simulated. */
+double tune_state_bound(const struct tuner *t, const struct tune_state *s);
+
+int tune_state_alloc(struct tune_state *s, int nstages);
+void tune_state_drop_order(struct tune_state *s);
+long tune_state_order_len(const struct tune_state *s);
+/* Gives s the per-device order (CSR over devices lists); -1 when out of host memory. */
+int tune_state_set_order(struct tune_state *s, int devices, const int *start, const struct action *order);
+
+/* Appends a copy of from as a candidate (NULL when out of host memory: t->oom is set). */
+struct cand *tune_cand_add(struct tuner *t, const struct tune_state *from, enum tune_move_kind kind, int a, int b);
+/* Drops the last candidate when it is the current state or its static memory cannot fit. */
+void tune_cand_keep(struct tuner *t);
+/* Keeps candidates before from, sorts the rest by score (seeded ties) and keeps keep. */
+void tune_rank(struct tuner *t, int from, int keep);
+
+/* ---- the phases -------------------------------------------------------------------------- */
+
+/* tune_partition.c: balanced boundaries for s's stages and placement (idle: per device
+ * the time it idles anyway, or NULL); false when nothing fits (s unchanged). */
+bool tune_partition_state(struct tuner *t, struct tune_state *s, const double *idle, double span);
+void tune_gen_partition(struct tuner *t);
+/* tune_place.c */
+void tune_place_round_robin(struct tune_state *s, int devices);
+/* The V continued: down the devices, back up, down again. */
+void tune_place_zigzag(struct tune_state *s, int devices);
+int tune_stages_on(const struct tune_state *s, int d);
+void tune_gen_placement(struct tuner *t);
+/* tune_sched.c */
+void tune_gen_scheduling(struct tuner *t);
+
+#endif

@@ -1,0 +1,66 @@
+/*
+ * tune_partition — the tuner's partition phase: contiguous layer ranges for a given
+ * number of stages and a given placement, balanced by what each device can take.
+ *
+ * Two levels. tune_partition_minmax() is exact for per-stage capacities: it minimises the
+ * largest cost(stage) / cap(stage) over every contiguous partition, with each stage's
+ * static memory within its share of its device, by dynamic programming over layer prefixes
+ * (then, among the optimal partitions, the one with the smallest sum of squared ratios).
+ * tune_partition_devices() is what the tuner wants: the largest load(device) / weight(device)
+ * where a device sums several stages. It searches how each device's weight is split among
+ * its stages (the exact stage-level program is run for every split it tries, and an optimal
+ * split makes it exact), moves layers along chains of boundaries between any two devices
+ * while that still lowers the objective, and then proves or improves the result by branch
+ * and bound over the boundaries (exact whenever that finishes within its node budget).
+ */
+#ifndef OCTO_TUNE_PARTITION_H
+#define OCTO_TUNE_PARTITION_H
+
+#include <stdbool.h>
+
+/* The inputs: per layer its cost (F + B + W per microbatch at speed 1) and its static
+ * bytes (0 when unknown); per device a weight (the load it should take relative to the
+ * others: its speed, less the share of the iteration it must idle anyway) and its usable
+ * memory (<= 0: no limit). The arrays belong to the caller. */
+struct tune_part_in {
+	int nlayers;
+	const double *cost;
+	const double *bytes;
+	/* Optional (NULL: none): per layer its forward time. A device cannot start before the
+	 * first microbatch's forward has reached its first stage, so fill x the forward time
+	 * of the layers before that stage counts in its load (fill = 1 / microbatches turns
+	 * load x microbatches + that wait into one per-microbatch figure). */
+	const double *fcost;
+	double fill;
+	int ndevices;
+	const double *weight;
+	const double *mem;
+	int kicks;          /* perturbations of the local search past its first optimum
+	                     * (0: as many as a fixed amount of work allows; < 0: none) */
+	long nodes;         /* branch-and-bound nodes after it (0: the default, 50000) */
+};
+
+/* Boundaries first[0..S] (stage s holds layers first[s] .. first[s+1]-1, none empty) that
+ * minimise max_s cost(s) / cap[s], subject to bytes(s) <= mem[s] where mem is given (mem[s]
+ * <= 0: no limit); ties go to the smallest sum of squared ratios. Returns the optimum, or
+ * INFINITY (first untouched) when no partition fits or S > nlayers.
+ * Every function here returns NAN when it runs out of host memory. */
+double tune_partition_minmax(const struct tune_part_in *in, int S, const double *cap, const double *mem,
+                             int *first);
+
+/* The largest load(d) / weight(d) of a partition, device[s] being stage s's device; a
+ * device's load includes its wait for the pipeline to fill (see fcost). */
+double tune_partition_objective(const struct tune_part_in *in, int S, const int *device, const int *first);
+
+/* Boundaries for S stages placed on device[0..S-1] that minimise the largest
+ * load(d) / weight(d) (static memory within each device), written to first. Returns the
+ * objective reached, or INFINITY (first untouched) when nothing fits. */
+double tune_partition_devices(const struct tune_part_in *in, int S, const int *device, int *first);
+
+/* Moves layers between devices along chains of boundaries (every boundary from one stage
+ * to another shifts by one, so the stages between keep their sizes) while the largest
+ * load(d) / weight(d) drops, or stays and the sum of squares drops; memory must stay
+ * within each device. Returns the objective reached. */
+double tune_partition_refine(const struct tune_part_in *in, int S, const int *device, int *first);
+
+#endif

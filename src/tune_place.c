@@ -1,0 +1,115 @@
+/*
+ * tune_place — the placement phase: which device runs each stage (METHOD.md §3, 2).
+ *
+ * New structures (a stage count with a round-robin, zigzag or uneven placement, each with
+ * its own balanced partition) and single moves (a stage to another device, two stages
+ * swapping devices), ranked by the load + pipeline-fill estimate so that only the most
+ * promising are simulated. The first and last stages decide how long the pipeline fills
+ * and drains, so swaps that touch them go first among equals.
+ */
+#include "config.h"
+#include "tune_impl.h"
+
+#include <stdio.h>
+
+void tune_place_round_robin(struct tune_state *s, int D)
+{
+	for (int st = 0; st < s->nstages; st++)
+		s->device[st] = st % D;
+}
+
+void tune_place_zigzag(struct tune_state *s, int D)
+{
+	for (int st = 0; st < s->nstages; st++)
+		s->device[st] = (st / D) % 2 == 0 ? st % D : D - 1 - st % D;
+}
+
+int tune_stages_on(const struct tune_state *s, int d)
+{
+	int n = 0;
+
+	for (int st = 0; st < s->nstages; st++)
+		n += s->device[st] == d;
+	return n;
+}
+
+void tune_gen_placement(struct tuner *t)
+{
+	const struct metrics *m = &t->cur_metrics;
+	int D = t->cluster->devices, L = t->model->nlayers, from;
+	struct cand *c;
+
+	/* new stage counts: D*c stages round robin, the V shape, and irregular counts */
+	for (int per = 1; per <= t->opts.max_stages_per_device; per++) {
+		for (int shape = 0; shape < 3; shape++) {
+			int S = shape == 2 ? D * per + D / 2 : D * per;
+			struct tune_state s;
+
+			if (S > L || S > t->max_stages || (shape == 1 && per < 2) || (shape == 2 && (D < 2 || per >= t->opts.max_stages_per_device)))
+				continue;
+			if (tune_state_alloc(&s, S) < 0) {
+				t->oom = true;
+				return;
+			}
+			s.sched = t->cur.sched;
+			if (shape == 1)
+				tune_place_zigzag(&s, D);
+			else
+				tune_place_round_robin(&s, D);
+			if (!tune_partition_state(t, &s, NULL, 0)) {
+				tune_state_release(&s);
+				continue;
+			}
+			c = tune_cand_add(t, &s, MOVE_RESTRUCTURE, S, shape);
+			tune_state_release(&s);
+			if (!c)
+				return;
+			snprintf(c->what, sizeof(c->what), "%d stages placed %s, balanced", S,
+			         shape == 1 ? (per == 2 ? "in a V" : "in a zigzag")
+			                    : shape == 2 ? "round robin with uneven counts" : "round robin");
+			tune_cand_keep(t);
+		}
+	}
+	/* single-stage moves and swaps, ranked by the estimator */
+	from = t->ncands;
+	for (int st = 0; st < t->cur.nstages; st++) {
+		for (int d = 0; d < D; d++) {
+			if (d == t->cur.device[st])
+				continue;
+			if ((st > 0 && t->cur.device[st - 1] == d) || (st + 1 < t->cur.nstages && t->cur.device[st + 1] == d))
+				continue; /* adjacent stages stay on different devices */
+			if (tune_stages_on(&t->cur, d) >= t->opts.max_stages_per_device || tune_stages_on(&t->cur, t->cur.device[st]) < 2)
+				continue;
+			c = tune_cand_add(t, &t->cur, MOVE_STAGE, st, d);
+			if (!c)
+				return;
+			c->st.device[st] = d;
+			tune_state_drop_order(&c->st);
+			/* the bound of the new placement, and toward the device that idles more */
+			c->score = tune_state_bound(t, &c->st);
+			if (m->dev && m->ndevices == D)
+				c->score -= 0.5 * (m->dev[d].idle_ms - m->dev[t->cur.device[st]].idle_ms);
+			snprintf(c->what, sizeof(c->what), "move stage %d from gpu %d to gpu %d", st, t->cur.device[st], d);
+			tune_cand_keep(t);
+		}
+		for (int s2 = st + 1; s2 < t->cur.nstages; s2++) {
+			if (t->cur.device[st] == t->cur.device[s2])
+				continue;
+			c = tune_cand_add(t, &t->cur, MOVE_SWAP, st, s2);
+			if (!c)
+				return;
+			c->st.device[st] = t->cur.device[s2];
+			c->st.device[s2] = t->cur.device[st];
+			tune_state_drop_order(&c->st);
+			c->score = tune_state_bound(t, &c->st);
+			/* the first and last stages decide fill and drain: prefer swaps touching them */
+			if (st == 0 || s2 == t->cur.nstages - 1)
+				c->score *= 0.999;
+			snprintf(c->what, sizeof(c->what), "swap stages %d and %d (gpus %d and %d)", st, s2,
+			         t->cur.device[st], t->cur.device[s2]);
+			tune_cand_keep(t);
+		}
+	}
+	tune_rank(t, from, MAX_RANKED);
+}
+

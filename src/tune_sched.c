@@ -1,0 +1,321 @@
+/*
+ * tune_sched — the scheduling phase (METHOD.md §3, 3): the list scheduler's knobs, then
+ * the order itself.
+ *
+ * The knobs (F/B alternation, deferral of just-arrived ops, warm-up depth, how long W may
+ * wait) regenerate the whole order. Past them, a state carries an explicit order and the
+ * moves target idle time directly, read off the simulator's per-op times: a later op whose
+ * inputs were there moves into a device's gap, an op on the critical path that waited for
+ * its device goes ahead of what held it, and each device's warm-up gets one F more or
+ * less. The driver keeps a move that keeps the iteration time when the devices finish
+ * earlier, so fills that only pay together can build up.
+ */
+#include "config.h"
+#include "tune_impl.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct order_move {
+	double score;          /* lower first: minus the idle time it may fill */
+	int dev, from, to;     /* positions in the device's list */
+	long op, held;         /* the op moved; the op whose gap it targets */
+};
+
+static int order_move_cmp(const void *a, const void *b)
+{
+	const struct order_move *x = a, *y = b;
+
+	if (x->score != y->score)
+		return x->score < y->score ? -1 : 1;
+	if (x->dev != y->dev)
+		return x->dev - y->dev;
+	if (x->from != y->from)
+		return x->from - y->from;
+	return x->to - y->to;
+}
+
+static void order_move_add(struct order_move *mv, int *n, int cap, struct order_move m)
+{
+	for (int i = 0; i < *n; i++)
+		if (mv[i].dev == m.dev && mv[i].from == m.from && mv[i].to == m.to) {
+			if (m.score < mv[i].score)
+				mv[i].score = m.score;
+			return;
+		}
+	if (*n < cap) {
+		mv[(*n)++] = m;
+		return;
+	}
+	/* full: the new move replaces the least promising one if it is better */
+	{
+		int worst = 0;
+
+		for (int i = 1; i < *n; i++)
+			if (mv[i].score > mv[worst].score)
+				worst = i;
+		if (m.score < mv[worst].score)
+			mv[worst] = m;
+	}
+}
+
+/* The data predecessor of op that arrived last (-1: none). */
+static long last_input(const struct tuner *t, long op, int S)
+{
+	const struct plan *p = &t->work;
+	int k = (int)(op % 3), mb = (int)(op / 3 % p->microbatches), st = (int)(op / 3 / p->microbatches);
+	long a = -1, b = -1;
+
+	if (k == 0 && st > 0)
+		a = sim_op_index(p, st - 1, mb, OP_F);
+	if (k == 1) {
+		a = sim_op_index(p, st, mb, OP_F);
+		if (st + 1 < S)
+			b = sim_op_index(p, st + 1, mb, OP_I);
+	}
+	if (k == 2)
+		a = sim_op_index(p, st, mb, OP_I);
+	if (b >= 0 && (a < 0 || t->sim.end[b] > t->sim.end[a]))
+		a = b;
+	return a;
+}
+
+static void describe_op(const struct tuner *t, long op, char *out)
+{
+	struct action a = { (int32_t)(op / 3 / t->work.microbatches), (int32_t)(op / 3 % t->work.microbatches),
+	                    (uint8_t)(op % 3 == 0 ? OP_F : op % 3 == 1 ? OP_I : OP_W), 0 };
+
+	action_format(&a, out);
+}
+
+/* Moves that target the idle gaps of the current order (METHOD.md §3, scheduling): an op
+ * later in a device's list whose inputs were there before the gap ends moves into it (a
+ * ready W or F fills a bubble; an F moved ahead of a backward deepens that device's
+ * warm-up), and the input a gap waited for moves ahead on its own device when that device
+ * kept it waiting. Ranked by the idle time they may fill; the simulator decides. */
+static void gen_order(struct tuner *t)
+{
+	const int D = t->cluster->devices, S = t->cur.nstages;
+	struct sim *sm = &t->sim;
+	const int *ostart;
+	const struct action *ord;
+	struct order_move *mv;
+	double span, eps;
+	int n = 0, cap = 4 * ORDER_CANDS + 64;
+	long nops;
+
+	if (!t->pos || t->cur_ms > t->best_ms * (1 + ORDER_NEAR))
+		return;  /* polish only around the best plan: the order moves are many and small */
+	if (!isfinite(tune_eval(t, &t->cur, NULL)))
+		return;  /* the op times below are the current state's */
+	nops = plan_total_ops(&t->work);
+	ostart = t->cur.order ? t->cur.order_start : sm->order_start;
+	ord = t->cur.order ? t->cur.order : sm->order;
+	if (ostart[D] != nops)
+		return;
+	mv = malloc((size_t)cap * sizeof(*mv));
+	if (!mv) {
+		t->oom = true;
+		return;
+	}
+	span = 0;
+	for (long op = 0; op < nops; op++) {
+		const struct action *a = &ord[op];
+
+		t->pos[sim_op_index(&t->work, a->stage, a->mb, a->kind)] = (int)(op);
+	}
+	for (int d = 0; d < D; d++)
+		if (ostart[d + 1] > ostart[d]) {
+			const struct action *a = &ord[ostart[d + 1] - 1];
+			long op = sim_op_index(&t->work, a->stage, a->mb, a->kind);
+
+			if (sm->end[op] > span)
+				span = sm->end[op];
+		}
+	eps = span * 1e-9;
+	for (int d = 0; d < D; d++) {
+		int len = ostart[d + 1] - ostart[d];
+
+		for (int i = 0; i < len; i++) {
+			const struct action *a = &ord[ostart[d] + i];
+			long x = sim_op_index(&t->work, a->stage, a->mb, a->kind), pred;
+			double prev_end = 0, gap;
+
+			if (i > 0) {
+				const struct action *b = a - 1;
+
+				prev_end = sm->end[sim_op_index(&t->work, b->stage, b->mb, b->kind)];
+			}
+			gap = sm->start[x] - prev_end;
+			if (gap <= eps)
+				continue;
+			/* a later op that could have run in the gap */
+			for (int j = i + 1; j < len && j <= i + ORDER_WINDOW; j++) {
+				const struct action *c = &ord[ostart[d] + j];
+				long y = sim_op_index(&t->work, c->stage, c->mb, c->kind);
+				double from = fmax(sm->ready[y], prev_end), fill;
+
+				if (from >= sm->start[x] - eps)
+					continue;
+				fill = fmin(sm->start[x] - from, sm->end[y] - sm->start[y]);
+				order_move_add(mv, &n, cap, (struct order_move){ -fill, d, j, i, y, x });
+			}
+			/* the input the gap waited for, held up on its own device */
+			pred = last_input(t, x, S);
+			if (pred >= 0 && sm->start[pred] > sm->ready[pred] + eps) {
+				int pd = t->work.stages[pred / 3 / t->work.microbatches].device;
+				int pp = t->pos[pred] - ostart[pd];
+
+				for (int back = 1; back <= 2 && pp - back >= 0; back++)
+					order_move_add(mv, &n, cap,
+					               (struct order_move){ -gap / (back + 1), pd, pp, pp - back, pred, x });
+			}
+		}
+	}
+	/* warm-up depth per device: one F more before its first backward (the device waited
+	 * in its warm-up) or one fewer (it has forwards to spare) */
+	for (int d = 0; d < D; d++) {
+		const struct metrics *mt = &t->cur_metrics;
+		int len = ostart[d + 1] - ostart[d], fb = -1, next_f = -1, last_f = -1;
+		double wait = mt->dev && mt->ndevices == D ? mt->dev[d].warmup_idle_ms : 0;
+
+		for (int i = 0; i < len; i++) {
+			const struct action *a = &ord[ostart[d] + i];
+
+			if (a->kind == OP_F && fb < 0)
+				last_f = i;
+			else if (a->kind != OP_F && fb < 0)
+				fb = i;
+			else if (a->kind == OP_F && fb >= 0 && next_f < 0)
+				next_f = i;
+		}
+		if (fb < 0)
+			continue;
+		if (next_f >= 0) {
+			const struct action *a = &ord[ostart[d] + next_f], *b = &ord[ostart[d] + fb];
+
+			order_move_add(mv, &n, cap, (struct order_move){ -wait, d, next_f, fb,
+			               sim_op_index(&t->work, a->stage, a->mb, a->kind),
+			               sim_op_index(&t->work, b->stage, b->mb, b->kind) });
+		}
+		if (last_f >= 0 && last_f + 1 == fb) {
+			/* the last warm-up F after the first backward: moved as the backward ahead of it */
+			const struct action *a = &ord[ostart[d] + fb], *b = &ord[ostart[d] + last_f];
+
+			order_move_add(mv, &n, cap, (struct order_move){ -0.5 * wait, d, fb, last_f,
+			               sim_op_index(&t->work, a->stage, a->mb, a->kind),
+			               sim_op_index(&t->work, b->stage, b->mb, b->kind) });
+		}
+	}
+	/* the critical path, traced back from the op that ends last: an op on it that waited
+	 * for its device while its inputs were there goes ahead of what kept it waiting */
+	{
+		long x = -1;
+		int guard = 0;
+
+		for (int d = 0; d < D; d++)
+			if (ostart[d + 1] > ostart[d]) {
+				const struct action *a = &ord[ostart[d + 1] - 1];
+				long op = sim_op_index(&t->work, a->stage, a->mb, a->kind);
+
+				if (x < 0 || sm->end[op] > sm->end[x])
+					x = op;
+			}
+		while (x >= 0 && guard++ < nops) {
+			int d = t->work.stages[x / 3 / t->work.microbatches].device, at = t->pos[x] - ostart[d];
+			long prev = -1;
+
+			if (at > 0) {
+				const struct action *b = &ord[t->pos[x] - 1];
+
+				prev = sim_op_index(&t->work, b->stage, b->mb, b->kind);
+			}
+			if (prev >= 0 && sm->end[prev] >= sm->start[x] - eps) {
+				/* held by its device */
+				for (int back = 1; back <= 3 && at - back >= 0 && sm->ready[x] < sm->start[x] - eps; back++) {
+					const struct action *b = &ord[t->pos[x] - back];
+					long y = sim_op_index(&t->work, b->stage, b->mb, b->kind);
+
+					if (sm->ready[x] >= sm->start[y] + eps && back > 1)
+						break;  /* its inputs were not there before y either */
+					order_move_add(mv, &n, cap, (struct order_move){ -2 * (sm->start[x] - sm->ready[x]) / back,
+					                                                 d, at, at - back, x, y });
+				}
+				x = prev;
+			} else {
+				x = last_input(t, x, S);
+			}
+		}
+	}
+	qsort(mv, (size_t)n, sizeof(*mv), order_move_cmp);
+	for (int i = 0; i < n && i < ORDER_CANDS; i++) {
+		struct cand *c = tune_cand_add(t, &t->cur, MOVE_ORDER, mv[i].dev, mv[i].from);
+		struct action *seg, keep;
+		char o1[48], o2[48];
+
+		if (!c)
+			break;
+		if (!c->st.order && tune_state_set_order(&c->st, D, ostart, ord) < 0) {
+			tune_state_release(&t->cands[--t->ncands].st);
+			t->oom = true;
+			break;
+		}
+		seg = c->st.order + c->st.order_start[mv[i].dev];
+		keep = seg[mv[i].from];
+		if (mv[i].to < mv[i].from)
+			memmove(seg + mv[i].to + 1, seg + mv[i].to, (size_t)(mv[i].from - mv[i].to) * sizeof(*seg));
+		seg[mv[i].to] = keep;
+		describe_op(t, mv[i].op, o1);
+		describe_op(t, mv[i].held, o2);
+		snprintf(c->what, sizeof(c->what), "gpu %d: %s earlier, into the gap before %s", mv[i].dev, o1, o2);
+		c->score = mv[i].score;
+		tune_cand_keep(t);
+	}
+	free(mv);
+}
+
+void tune_gen_scheduling(struct tuner *t)
+{
+	int D = t->cluster->devices;
+	const struct tune_sched cur = t->cur.sched;
+	struct tune_sched variants[12];
+	const char *names[12];
+	int n = 0;
+
+	variants[n] = cur; variants[n].alternate = !cur.alternate;
+	names[n++] = cur.alternate ? "backward first instead of F/B alternation" : "alternate F and B (1F1B-like)";
+	variants[n] = cur; variants[n].defer_arrivals = !cur.defer_arrivals;
+	names[n++] = cur.defer_arrivals ? "stop deferring just-arrived ops" : "defer just-arrived ops to overlap transfers";
+	variants[n] = cur; variants[n].cap_extra = cur.cap_extra + 1;
+	names[n++] = "one more microbatch in flight per stage (deeper warm-up)";
+	variants[n] = cur; variants[n].cap_extra = cur.cap_extra + 2;
+	names[n++] = "two more microbatches in flight per stage";
+	if (cur.cap_extra > -2) {
+		variants[n] = cur; variants[n].cap_extra = cur.cap_extra - 1;
+		names[n++] = "one microbatch fewer in flight per stage";
+	}
+	variants[n] = cur; variants[n].cap_extra = cur.cap_extra + t->cur.nstages;
+	names[n++] = "let memory alone cap the warm-up";
+	variants[n] = cur; variants[n].wcap = D;
+	names[n++] = "W fills bubbles, at most one pipeline depth deferred";
+	variants[n] = cur; variants[n].wcap = 2 * D;
+	names[n++] = "W fills bubbles, up to two pipeline depths deferred";
+	variants[n] = cur; variants[n].wcap = 0;
+	names[n++] = "W only when nothing else is ready";
+	variants[n] = cur; variants[n].wcap = 1;
+	names[n++] = "W right after its I";
+	for (int i = 0; i < n; i++) {
+		struct cand *c = tune_cand_add(t, &t->cur, MOVE_SCHED, i, 0);
+
+		if (!c)
+			return;
+		c->st.sched = variants[i];
+		tune_state_drop_order(&c->st);
+		snprintf(c->what, sizeof(c->what), "%s", names[i]);
+		tune_cand_keep(t);
+	}
+	gen_order(t);
+}
+

@@ -1,0 +1,119 @@
+/*
+ * statusbar — the two bottom lines: the status line (the latest message, cut with a
+ * pointer to the log when long; the open prompt with its cursor; the question asked) and
+ * the F-key bar, which is generated from the key table (keys.c) like the help, with each
+ * key's letter alternative, so neither can drift from what the keys do.
+ */
+#include "config.h"
+#include "view_int.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "keys.h"
+
+static const char *prompt_label(enum prompt_kind k)
+{
+	switch (k) {
+	case PROMPT_SEARCH: return "search (PCRE2): /";
+	case PROMPT_FILTER: return "filter (PCRE2, empty shows all): \\";
+	case PROMPT_SAVE_AS: return "save as: ";
+	case PROMPT_REPORT: return "write the report to: ";
+	case PROMPT_OPEN: return "open plan: ";
+	default: return "move the stage to gpu: ";
+	}
+}
+
+void statusbar_draw(struct app *a, struct screen *s, const struct rect *r)
+{
+	if (a->mode == MODE_PROMPT) {
+		int x = screen_text(s, 0, r->y, r->w, prompt_label(a->prompt), R_PROMPT);
+
+		/* the text scrolls so the cursor shows; the cursor is the cell it is on */
+		int room = r->w - x - 1, first = a->line.pos - room + 1 > 0 ? a->line.pos - room + 1 : 0;
+
+		screen_text(s, x, r->y, room, a->line.buf + first, R_NORMAL);
+		screen_put(s, x + a->line.pos - first, r->y, a->line.pos < a->line.len ? a->line.buf[a->line.pos] : ' ',
+		           R_CURSOR);
+		/* a message said while the prompt is open (a completion's matches) beside it */
+		if (a->msg[0] && r->w - x - a->line.len - 4 > 20 && a->line.len < room)
+			screen_text(s, x + a->line.len + 3, r->y, r->w - x - a->line.len - 3, a->msg, R_DIM);
+		return;
+	}
+	if (a->mode == MODE_QUESTION) {
+		static const char *const q[] = {
+			[Q_QUIT] = "the plan has unsaved edits: s saves and quits, y quits without saving, n or Esc stays",
+			[Q_OPEN] = "the plan has unsaved edits: s saves and opens, y opens without saving, n or Esc stays",
+			[Q_STOP] = "stop the run? y stops it (sigterm), n or Esc lets it run",
+			[Q_STOP_QUIT] = "a run is in progress: y stops it and quits, n or Esc stays",
+		};
+		char buf[4400];
+
+		if (a->question == Q_RECOVER)
+			snprintf(buf, sizeof(buf), "recover? y recovers, n leaves, d deletes the unsaved edits of an earlier "
+			         "session (%s)", a->as.path);
+		else if (a->question == Q_OVERWRITE)
+			snprintf(buf, sizeof(buf), "overwrite %s? it exists and is not this plan's file: y replaces it, n or Esc "
+			         "does not save", a->pending_save);
+		else if (a->question == Q_OVERWRITE_REPORT)
+			snprintf(buf, sizeof(buf), "overwrite %s? it exists: y replaces it with the report, n or Esc writes "
+			         "nothing", a->pending_save);
+		else
+			snprintf(buf, sizeof(buf), "%s", q[a->question]);
+		screen_text(s, 0, r->y, r->w, buf, R_PROMPT);
+		return;
+	}
+	if (a->msg[0] && (int)strlen(a->msg) > r->w && r->w > 30) {
+		/* cut, and say where the rest is */
+		static const char more[] = " ... (M: in full)";
+		int n = r->w - (int)sizeof(more) + 1;
+
+		screen_text(s, 0, r->y, n, a->msg, (enum role)a->msg_role);
+		screen_text(s, n, r->y, r->w - n, more, R_DIM);
+	} else if (a->msg[0])
+		screen_text(s, 0, r->y, r->w, a->msg, (enum role)a->msg_role);
+	else
+		screen_text(s, 0, r->y, r->w, "? help  / search  arrows move  < > move op  [ ] move boundary  m move stage  u undo  c waited for",
+		            R_DIM);
+}
+
+/* A name of at most 5 letters for the F-key bar of an 80-column terminal. */
+static const char *fbar_short(enum cmd c, const char *name)
+{
+	switch (c) {
+	case CMD_SEARCH: return "Find";
+	case CMD_FILTER: return "Filt";
+	case CMD_COMPARE: return "Comp";
+	case CMD_REORDER: return "Order";
+	default: return name;
+	}
+}
+
+/* The F-key bar: each slot is the F-key, the letter that does the same (highlighted) and
+ * the command's name, shortened when the slots are narrow. */
+void statusbar_draw_fbar(struct app *a, struct screen *s, const struct rect *r)
+{
+	int slot = r->w / 10;
+
+	for (const struct command *k = commands; k->name; k++) {
+		const char *name;
+		bool grey;
+		int x, letter, lx;
+
+		if (!k->fkey)
+			continue;
+		x = (k->fkey - 1) * slot;
+		lx = x + (k->fkey == 10 ? 3 : 2);
+		screen_textf(s, x, r->y, 3, R_FKEY, "F%d", k->fkey);
+		if ((letter = keys_letter(k->cmd)) != 0)
+			screen_put(s, lx++, r->y, (char)letter, R_HELP_KEY);
+		/* Run is greyed while the plan cannot run, and reads Stop while a run is going */
+		grey = k->cmd == CMD_RUN && !a->cur.ran && !run_active(a);
+		name = k->cmd == CMD_RUN && run_active(a) ? "Stop" : k->name;
+		/* at 80 columns the labels touch, as in htop: their colour tells them apart */
+		if ((int)strlen(name) > x + slot - lx)
+			name = fbar_short(k->cmd, name);
+		screen_fill(s, &(struct rect){ lx, r->y, x + slot - lx, 1 }, ' ', grey ? R_FGREY : R_FLABEL);
+		screen_text(s, lx, r->y, x + slot - lx, name, grey ? R_FGREY : R_FLABEL);
+	}
+}
