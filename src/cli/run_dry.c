@@ -115,8 +115,8 @@ static int print_text(const char *path, struct dry *d)
 	if (d->works)
 		printf("kernels: the layers' architecture (the cost model's kernel list of each layer)\n\n");
 	else
-		printf("kernels: fitted proxies (the model has no architecture), sized for the predicted time at the\n"
-		       "throughput of the cluster's GEMMs; on a GPU each is timed and refitted to its op's predicted time\n\n");
+		printf("kernels: fitted proxies, sized for the predicted time at the throughput of the cluster's GEMMs;\n"
+		       "on a GPU each is timed and refitted to its op's predicted time\n\n");
 	printf("%5s %6s %2s %6s %12s  %-16s %-8s %8s %8s %8s %6s %12s %12s\n", "STAGE", "DEVICE", "OP", "COUNT",
 	       "PREDICTED ms", "KERNEL", "CLASS", "M", "N", "K", "GROUPS", "GFLOP", "MB");
 	for (int s = 0; s < p->nstages; s++)
