@@ -38,7 +38,7 @@ struct emu {
 	unsigned char **data;      /* per transfer: its bytes, from the send until the consumer checked them */
 	uint64_t *stash;           /* per (stage, microbatch) x 2: what F keeps for I or B, what I keeps
 	                            * for W (tag fingerprints; 0: nothing) */
-	double *stage_f, *stage_b, *stage_w;
+	double *stage_ms;          /* per stage: F, I or B, W on a speed-1 device */
 	int *waiting_on;           /* per device: the device whose data it waits for, or -1; -2 once
 	                            * its program is done */
 	int *seen;                 /* per device: scratch of blame() */
@@ -62,6 +62,14 @@ void emu_opts_default(struct emu_opts *o)
 	o->slow_factor = 1;
 	o->misroute_xfer = -1;
 	o->corrupt_xfer = -1;
+}
+
+double emu_op_ms(const struct plan *p, const double *stage_ms, const struct emu_opts *o, int d,
+                 const struct action *a)
+{
+	double ms = stage_ms[a->stage * 3 + op_kind_slot(a->kind)] / p->cluster.device_speed[d];
+
+	return a->stage == o->slow_stage ? ms * o->slow_factor : ms;
 }
 
 static void fail(struct emu *em, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -248,7 +256,6 @@ static void *worker_main(void *arg)
 			match(em, d, xf->dst);
 		} else {
 			const struct action *a = &it->op;
-			int k = op_kind_slot(a->kind);
 			double dur, start;
 
 			/* wait only for the data this op consumes (and, heading a pair, its partner's) */
@@ -301,10 +308,7 @@ static void *worker_main(void *arg)
 				pthread_mutex_unlock(&em->lock);
 				return NULL;
 			}
-			dur = (k == 0 ? em->stage_f[a->stage] : k == 2 ? em->stage_w[a->stage] : em->stage_b[a->stage]) /
-			      p->cluster.device_speed[d];
-			if (a->stage == em->o->slow_stage)
-				dur *= em->o->slow_factor;
+			dur = emu_op_ms(p, em->stage_ms, em->o, d, a);
 			start = clock;
 			clock += dur;
 			td->ops[td->nops++] = (struct tl_op){ start, clock, a->stage, a->mb, a->kind };
@@ -350,30 +354,22 @@ int emu_run(const struct plan *p, const struct exec_program *x, const struct emu
 	em.stash = calloc((size_t)p->nstages * p->microbatches * 2 + 1, sizeof(*em.stash));
 	em.waiting_on = malloc((size_t)D * sizeof(*em.waiting_on));
 	em.seen = malloc((size_t)D * sizeof(*em.seen));
-	em.stage_f = calloc((size_t)p->nstages, sizeof(double));
-	em.stage_b = calloc((size_t)p->nstages, sizeof(double));
-	em.stage_w = calloc((size_t)p->nstages, sizeof(double));
+	em.stage_ms = calloc((size_t)p->nstages * 3 + 1, sizeof(double));
 	ws = calloc((size_t)D, sizeof(*ws));
 	th = calloc((size_t)D, sizeof(*th));
 	measured->source = strdup("emu");
 	measured->ndevices = D;
 	measured->dev = calloc((size_t)D, sizeof(*measured->dev));
 	measured->xfers = calloc((size_t)(x->nxfers ? x->nxfers : 1), sizeof(*measured->xfers));
-	if (!em.chans || !em.arrival || !em.data || !em.stash || !em.waiting_on || !em.seen || !em.stage_f || !em.stage_b || !em.stage_w || !ws || !th ||
+	if (!em.chans || !em.arrival || !em.data || !em.stash || !em.waiting_on || !em.seen || !em.stage_ms || !ws || !th ||
 	    !measured->source || !measured->dev || !measured->xfers)
 		goto oom;
 	for (int i = 0; i < x->nxfers; i++)
 		em.arrival[i] = -1;
 	for (int d = 0; d < D; d++)
 		em.waiting_on[d] = -1;
-	for (int s = 0; s < p->nstages; s++) {
-		double ms[3];
-
-		plan_stage_ms(p, s, ms);
-		em.stage_f[s] = ms[0];
-		em.stage_b[s] = ms[1];
-		em.stage_w[s] = ms[2];
-	}
+	for (int s = 0; s < p->nstages; s++)
+		plan_stage_ms(p, s, &em.stage_ms[s * 3]);
 	for (int k = 0; k < x->nxfers; k++)   /* transfers per pair, counted in nsend for now */
 		em.chans[x->xfers[k].src * D + x->xfers[k].dst].nsend++;
 	for (int a = 0; a < D; a++)
@@ -444,9 +440,7 @@ out:
 	free(em.stash);
 	free(em.waiting_on);
 	free(em.seen);
-	free(em.stage_f);
-	free(em.stage_b);
-	free(em.stage_w);
+	free(em.stage_ms);
 	free(ws);
 	free(th);
 	pthread_mutex_destroy(&em.lock);

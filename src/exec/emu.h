@@ -44,6 +44,12 @@ struct emu_opts {
 
 void emu_opts_default(struct emu_opts *o);
 
+/* How long op a takes on device d in both emulators: its stage's cost for the op's slot
+ * (stage_ms: plan_stage_ms of every stage, 3 each) over the device's speed, times the
+ * injected slow-down of a slow stage. */
+double emu_op_ms(const struct plan *p, const double *stage_ms, const struct emu_opts *o, int d,
+                 const struct action *a);
+
 /* Runs one iteration; fills the measured timeline (source "emu"). On failure returns -1
  * with e naming the device and the reason (ERR_RUNTIME), after every worker stopped. */
 int emu_run(const struct plan *p, const struct exec_program *x, const struct emu_opts *o,

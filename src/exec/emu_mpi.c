@@ -298,9 +298,7 @@ static void run_program(struct rank_state *r)
 					return;
 				}
 			}
-			dur = r->stage_ms[a->stage * 3 + op_kind_slot(a->kind)] / p->cluster.device_speed[d];
-			if (a->stage == r->o->slow_stage)
-				dur *= r->o->slow_factor;
+			dur = emu_op_ms(p, r->stage_ms, r->o, d, a);
 			start = clock;
 			clock += dur;
 			r->ops[r->nops++] = (struct tl_op){ start, clock, a->stage, a->mb, a->kind };
