@@ -31,6 +31,12 @@ int action_parse(const char *s, struct action *a);
 char *action_format(const struct action *a, char *out);
 /* 'F', 'I', 'W', 'B'. */
 char op_kind_char(enum op_kind k);
+/* The op's slot among a (stage, microbatch)'s three: 0 forward, 1 input-grad or full
+ * backward, 2 weight-grad (the simulator, the protocol and the emulators index by it). */
+static inline int op_kind_slot(int kind)
+{
+	return kind == OP_F ? 0 : kind == OP_W ? 2 : 1;
+}
 /* Inverse of op_kind_char; -1 for anything else. */
 int op_kind_from_char(char c);
 /* "forward", "input-grad", "weight-grad", "backward". */

@@ -75,6 +75,19 @@ static inline const struct link *cluster_link(const struct cluster *c, int a, in
 	return cluster_node_of(c, a) == cluster_node_of(c, b) ? &c->intra : &c->inter;
 }
 
+/* The cost of a transfer over link l, for the simulator and both emulators alike: it
+ * holds the link for its wire time (bytes / bandwidth; GB/s = 1e6 bytes per ms) and
+ * arrives a latency after that. Milliseconds. */
+static inline double link_wire_ms(const struct link *l, uint64_t bytes)
+{
+	return (double)bytes / (l->gbytes_per_s * 1e6);
+}
+
+static inline double link_latency_ms(const struct link *l)
+{
+	return l->latency_us * 1e-3;
+}
+
 /* Usable memory per device: mem_bytes minus the headroom. */
 static inline double cluster_usable_bytes(const struct cluster *c)
 {

@@ -235,9 +235,7 @@ static int read_stages(struct jv *v, const cJSON *root, struct plan *p)
 static long op_slot(const struct plan *p, const struct action *a)
 {
 	int per = plan_ops_per_mb(p);
-	int k = a->kind == OP_F ? 0 : (a->kind == OP_W ? 2 : 1);
-
-	return ((long)a->stage * p->microbatches + a->mb) * per + k;
+	return ((long)a->stage * p->microbatches + a->mb) * per + op_kind_slot(a->kind);
 }
 
 static int read_schedule(struct jv *v, const cJSON *root, struct plan *p)

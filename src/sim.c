@@ -206,8 +206,8 @@ static double transfer(struct ctx *c, int a, int b, int slot, uint64_t bytes, do
 	if (c->o->unit_costs)
 		return t;
 	double start = t > *link ? t : *link;
-	double wire = (double)bytes / (l->gbytes_per_s * 1e6); /* GB/s = 1e6 bytes per ms */
-	double arrive = start + l->latency_us * 1e-3 + wire;
+	double wire = link_wire_ms(l, bytes);
+	double arrive = start + link_latency_ms(l) + wire;
 
 	*link = start + wire;
 	if (c->record) {

@@ -158,9 +158,7 @@ void sim_release(struct sim *s);
 /* Index of an op in the simulator's arrays. */
 static inline long sim_op_index(const struct plan *p, int stage, int mb, int kind)
 {
-	int k = kind == OP_F ? 0 : kind == OP_W ? 2 : 1;
-
-	return ((long)stage * p->microbatches + mb) * plan_ops_per_mb(p) + k;
+	return ((long)stage * p->microbatches + mb) * plan_ops_per_mb(p) + op_kind_slot(kind);
 }
 
 #endif

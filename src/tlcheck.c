@@ -31,7 +31,7 @@ struct checker {
 
 static int slot(int kind)
 {
-	return kind == OP_F ? 0 : kind == OP_W ? 2 : 1;
+	return op_kind_slot(kind);
 }
 
 static long op_index(const struct checker *c, int stage, int mb, int kind)

@@ -35,8 +35,8 @@ for sched in 1f1b interleaved zb-h1 zb-v dualpipev; do
     fi
 done
 
-# W takes its inputs from a per-stage FIFO filled by I: a plan edited so that a stage's
-# Ws leave the order of its Is simulates, but the executor refuses it with the reason
+# W takes its inputs from a store keyed by (stage, microbatch) that I fills: a plan edited
+# so that a stage's Ws leave the order of its Is simulates, and runs as simulated
 python3 - "$top_srcdir/plans/nemotron-nano-v2-9b-8xH200-zb-h1.json" "$T/wswap.json" "$top_srcdir" <<'PY'
 import json, sys
 p = json.load(open(sys.argv[1])); top = sys.argv[3]
@@ -48,10 +48,17 @@ json.dump(p, open(sys.argv[2], "w"))
 PY
 run "$OCTOPIPE" sim "$T/wswap.json"
 expect_rc 0 "a plan whose stage 3 runs 3W3 before 3W2 simulates"
-run "$OCTOPIPE" run "$T/wswap.json"
-expect_rc 2 "but the executor refuses it (exit 2)"
-expect_match "wswap.json: stage 3 runs 3W3 before 3W2, but W takes its inputs from a per-stage FIFO filled by I" "$ERR" \
-    "naming the file, the stage and the two Ws"
+run "$OCTOPIPE" run --json "$T/wswap.json"
+err=$(json_field error)
+if [ "$RC" = 0 ] && [ -n "$err" ] && awk -v e="$err" 'BEGIN { exit !(e < 0.005 && e > -0.005) }'; then
+    ok "and the executor runs it as simulated (error $err)"
+else
+    not_ok "the executor runs Ws out of the order of their Is" "exit $RC" "$OUT" "$ERR"
+fi
+
+run "$OCTOPIPE" run --json "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
+if [ "$(json_field kernels)" = emulated ] && [ "$(json_field backend)" = emu ]; then ok "run --json says what the ops ran (emulated, on emu)"
+else not_ok "run --json names its kernels" "$OUT"; fi
 
 # the error is the prediction's, as calibrate reports it: a stage slower than modelled
 # makes the measurement longer, so the prediction is short: a negative error
@@ -101,8 +108,74 @@ e = json.loads(sys.stdin.readline())
 assert e["ev"] == "error" and e["dev"] == 2 and "died after 5 ops" in e["msg"], e
 '; then ok "the event stream ends with an error event naming device 2"
 else not_ok "an error event names the device" "$(printf '%s\n' "$OUT" | tail -2)"; fi
+# a worker that hangs instead: its peers' watchdog ends the run, naming who waited for what
+run "$OCTOPIPE" run --kill-device 2 --kill-after 5 --kill-how hang --timeout 1 "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
+expect_rc 1 "a hung worker fails the run with exit 1"
+expect_match "run failed: device [0-9] waited 1 s for the output of [0-9][FB][0-9]+ from device [0-9]: no matching send arrived \\((device [0-9] waits for device [0-9], )*device 2 waits for no data: it hung or died\\)$" "$ERR" \
+    "the watchdog names the wait that never ended and, following who waits for whom, the hung worker"
+run "$OCTOPIPE" run --kill-device 0 --kill-after 5 --kill-how hang --timeout 1 "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
+expect_match "no matching send arrived \\((device [0-9] waits for device [0-9], )*device 0 waits for no data: it hung or died\\)$" "$ERR" \
+    "a hung first device is found at the end of the chain"
+run "$OCTOPIPE" run --kill-device 2 --kill-how crash "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
+expect_rc 2 "--kill-how crash is for MPI ranks only"
+# every transfer carries tagged, checksummed data that the receiver checks: a buffer sent
+# to the wrong place, or a byte flipped on the way, fails the run naming the transfer
+run "$OCTOPIPE" run --misroute-xfer 5 "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
+expect_rc 1 "a mis-routed buffer fails the run (exit 1)"
+expect_match 'run failed: device 1 received from device 0 the output of 0F5 for 1F5 \(transfer 5, iteration 0\), but the data carries the output of 0F6 of iteration 0 \(mis-routed\)$' \
+    "$ERR" "in one line naming the transfer and what it carried"
+run "$OCTOPIPE" run --iters 2 --corrupt-xfer 30 --events-out "$T/bad.jsonl" "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
+expect_rc 1 "a corrupted transfer fails the run"
+expect_match 'run failed: device 3 received from device 2 the output of 2F3 for 3F3 \(transfer 30, iteration 0\), but the data failed its checksum \(corrupted' \
+    "$ERR" "naming the transfer and the checksum"
+if tail -1 "$T/bad.jsonl" | python3 -c 'import json, sys; e = json.loads(sys.stdin.read()); assert e["ev"] == "error" and e["dev"] == 3, e'
+then ok "the event stream ends with an error event for device 3"; else not_ok "the data error event" "$(tail -1 "$T/bad.jsonl")"; fi
+n=$(printf '%s\n' "$ERR" | grep -c .)
+if [ "$n" = 1 ]; then ok "the data error is one line"; else not_ok "the data error is one line" "$ERR"; fi
+run "$OCTOPIPE" run --iters 3 "$top_srcdir/plans/nemotron-nano-v2-9b-8xH200-dualpipev.json"
+expect_rc 0 "three iterations of a dualpipev plan (F&B pairs) pass every data check"
 run "$OCTOPIPE" run "$top_srcdir/tests/data/deadlock-plan.json"
 expect_rc 3 "a deadlocking plan is refused before it runs"
+run "$OCTOPIPE" run "$top_srcdir/tests/data/oom-plan.json"
+expect_rc 3 "a plan the simulator finds out of memory is refused (exit 3), as sim refuses it"
+expect_match 'oom-plan.json: plan infeasible: device 1 needs 61.0 MB at its peak but has 50.0 MB usable \(--force runs it anyway\)$' \
+    "$ERR" "naming the device and the way out"
+run "$OCTOPIPE" run --force --json "$top_srcdir/tests/data/oom-plan.json"
+expect_rc 0 "--force runs it anyway"
+for bad in nan NaN -1 0 inf; do
+    run "$OCTOPIPE" run --timeout "$bad" "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
+    expect_rc 2 "--timeout $bad is refused (exit 2)"
+done
+expect_match "^octopipe run: --timeout: 'inf' is not a number in \(0, 86400\]" "$ERR" "in one line"
+# the cuda backend's kernel plan, without a GPU: one row per stage and op kind, each
+# kernel's FLOPs 2mnk x reps, covering the op's predicted time at the stated throughput
+for f in gpt-13b-4xH200-1f1b nemotron-nano-v2-9b-8xH200-zb-h1; do
+    run "$OCTOPIPE" run --backend cuda --dry-run --json "$top_srcdir/plans/$f.json"
+    if [ "$RC" = 0 ] && printf '%s\n' "$OUT" | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+plan = json.load(open(sys.argv[1]))
+split = plan.get("split_backward", True)
+assert r["kernels"] == "fitted" and r["backend"] == "cuda", r
+assert len(r["ops"]) == len(plan["stages"]) * (3 if split else 2), len(r["ops"])
+for o in r["ops"]:
+    assert o["count"] == plan["microbatches"] and o["op"] in ("FIW" if split else "FB"), o
+    for k in o["kernels"]:
+        m, n, kk, reps = k["m"], k["n"], k["k"], k["groups"]
+        assert k["flops"] == 2 * m * n * kk * reps, k
+        assert k["bytes"] == 2 * (m * kk + kk * n + m * n) * reps, k
+        want = o["predicted_ms"] * 1e-3 * o["sized_for_tflops"] * 1e12
+        assert want <= k["flops"] * (1 + 1e-9) and k["flops"] <= want + 2 * m * kk * 8 * reps + 1, (o, want)
+' "$top_srcdir/plans/$f.json"; then ok "--dry-run --json lists $f's kernels, FLOPs covering each op's prediction"
+    else not_ok "the dry run of $f" "exit $RC" "$OUT" "$ERR"; fi
+done
+run "$OCTOPIPE" run --backend cuda --dry-run "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
+expect_rc 0 "--dry-run needs no GPU"
+expect_match '^ +3 +3 +B +8 +117\.380 ' "$OUT" "a row per stage and op kind (stage 3's B, 8 times, 117.38 ms)"
+run "$OCTOPIPE" run --dry-run "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
+expect_rc 2 "--dry-run is for the cuda backend"
+run "$OCTOPIPE" run --backend cuda --dry-run "$top_srcdir/tests/data/bad/01-empty.json"
+expect_rc 2 "a bad plan in a dry run: exit 2"
 run "$OCTOPIPE" run --backend warp "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
 expect_rc 2 "an unknown backend is a usage error"
 run "$OCTOPIPE" run --timeline-out "$T/m.json" "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"

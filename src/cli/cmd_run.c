@@ -8,6 +8,9 @@
  * builds the same programs, runs its own device, and rank 0 alone reports and writes
  * files: the other ranks' output goes to /dev/null, their failures reach rank 0 through
  * the backend, so the job prints one error line naming the rank.
+ *
+ * The backends are a table (run_backend.h): this file only calls through the entry it
+ * picked, whatever the build holds.
  */
 #include "config.h"
 
@@ -22,14 +25,9 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli/run_backend.h"
 #include "doc.h"
 #include "exec/emu.h"
-#ifdef OCTO_CUDA_BACKEND
-#include "exec/cuda_exec.h"
-#endif
-#ifdef HAVE_MPI
-#include "exec/emu_mpi.h"
-#endif
 #include "exec/protocol.h"
 #include "fileio.h"
 #include "json.h"
@@ -43,7 +41,8 @@
 static void usage(FILE *f)
 {
 	fputs("usage: octopipe run [--backend emu|cuda] [--iters N] [--time-scale X] [--timeout S]\n"
-	      "                    [--events-out FILE] [--timeline-out FILE] [--json] PLAN\n"
+	      "                    [--events-out FILE] [--timeline-out FILE] [--json] [--force] PLAN\n"
+	      "       octopipe run --backend cuda --dry-run [--json] PLAN\n"
 	      "\n"
 	      "Runs PLAN on the executor. Every device's worker runs its op list in order, sends\n"
 	      "each output as soon as it exists and posts each receive early; the i-th transfer\n"
@@ -61,13 +60,19 @@ static void usage(FILE *f)
 	      "  --iters N          iterations to run (default 1)\n"
 	      "  --time-scale X     wall ms per model ms for the emulator (default 0: no sleeping)\n"
 	      "  --timeout S        watchdog: the longest any wait may take (default 10 s)\n"
+	      "  --force            run a plan that the simulator finds out of device memory\n"
+	      "  --dry-run          with --backend cuda: list the kernels every op would launch,\n"
+	      "                     with shapes, FLOPs and bytes (no GPU needed; --json)\n"
 	      "  --mpi              one MPI rank per device (automatic under mpirun/srun;\n"
 	      "                     needs a build --with-mpi)\n"
 	      "  --events-out FILE  octopipe.events/1 JSON lines (\"-\" for stdout)\n"
 	      "  --timeline-out F   the measured timeline of the last iteration\n"
-	      "  --json             {\"predicted_ms\", \"measured_ms\", \"error\", \"devices\": [...]}\n"
+	      "  --json             {\"predicted_ms\", \"measured_ms\", \"error\", \"kernels\", \"devices\": [...]}\n"
 	      "\n"
 	      "error is the prediction's: (predicted - measured) / measured, as in octopipe calibrate.\n"
+	      "kernels says what the ops ran: \"emulated\" (the model's times on a virtual clock) or\n"
+	      "\"fitted\" (cuda proxies fitted to the predicted times: a test of the protocol and the\n"
+	      "clocks, not of the cost model).\n"
 	      "\n"
 	      "exit status: 0 ok, 1 a worker failed (named, with the reason), 2 bad input,\n"
 	      "3 the plan cannot run (deadlock or out of device memory in simulation)\n", f);
@@ -175,19 +180,18 @@ struct run_opts {
 	const char *events_out, *tl_out;
 	int iters;
 	bool json;
-	bool cuda;
 	double gemm_tflops;
 	bool share_gpus;
+	bool force;
 };
 
+/* The backend of a run and what it opened. */
 struct backend {
-	bool mpi;
-#ifdef OCTO_CUDA_BACKEND
-	struct cuda_exec *cuda;
-#endif
+	const struct run_backend *b;
+	void *state;
 };
 
-static int execute(const char *arg, const struct run_opts *ro, int rank, bool mpi);
+static int execute(const char *arg, const struct run_opts *ro, const struct run_backend *rb, int rank, bool mpi);
 
 /* Ranks in the job when a launcher started this process (Open MPI, PMI, PMIx; 0 when
  * none did); *rank gets this process's rank. */
@@ -209,43 +213,13 @@ static int launched_ranks(int *rank)
 	return getenv("PMIX_RANK") ? 1 : 0;
 }
 
-#ifdef HAVE_MPI
-/* Ranks other than 0 keep quiet: rank 0 reports for the whole job. */
-static void quiet(void)
+/* As a rank that cannot go on before the backend opened: meets the other ranks' first
+ * agreement where the backend needs it, so that all of them stop (e becomes the first
+ * failing rank's message). */
+static void stop_ranks(const struct run_backend *rb, bool mpi, struct err *e)
 {
-	if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr))
-		return;
-}
-#endif
-
-/* As a cuda rank that cannot go on before the backend opened: meets the other ranks' first
- * agreement, so that all of them stop (e becomes the first failing rank's message). */
-static void stop_ranks(const struct run_opts *ro, bool mpi, struct err *e)
-{
-#if defined(OCTO_CUDA_BACKEND) && defined(HAVE_MPI)
-	if (ro->cuda && mpi)
-		cuda_exec_fail_ranks(e);
-#else
-	(void)ro;
-	(void)mpi;
-	(void)e;
-#endif
-}
-
-/* One iteration on the chosen backend. */
-static int run_once(const struct plan *p, const struct exec_program *x, const struct emu_opts *eo,
-                    const struct backend *be, struct timeline *t, struct err *e)
-{
-#ifdef OCTO_CUDA_BACKEND
-	if (be->cuda)
-		return cuda_exec_run(be->cuda, t, e);
-#endif
-#ifdef HAVE_MPI
-	if (be->mpi)
-		return emu_mpi_run(p, x, eo, t, e);
-#endif
-	(void)be;
-	return emu_run(p, x, eo, t, e);
+	if (mpi && rb->fail_ranks)
+		rb->fail_ranks(e);
 }
 
 /* Per device after an iteration: the measured busy fraction and, on GPUs, what NVML says
@@ -266,11 +240,7 @@ static void util_events(const struct timeline *t, const struct backend *be, stru
 
 		for (int i = 0; i < t->dev[d].nops; i++)
 			busy += t->dev[d].ops[i].end_ms - t->dev[d].ops[i].start_ms;
-#ifdef OCTO_CUDA_BACKEND
-		have = be->cuda && cuda_exec_util(be->cuda, d, &util, &mem);
-#else
-		(void)be;
-#endif
+		have = be->b->util && be->state && be->b->util(be->state, d, &util, &mem);
 		w = (struct jw){ false };
 		o = event_new(&w, "util", ev->iter);
 		jw_num(&w, o, "dev", d);
@@ -341,38 +311,6 @@ static void replay_ops(const struct timeline *t, struct events *ev)
 		}
 }
 
-#if !defined(OCTO_CUDA_BACKEND) && defined(HAVE_CUDA_EXEC)
-/* Replaces this process with octopipe-cuda, installed next to octopipe, running the same
- * command. Returns only on failure. */
-static int run_cuda_program(int argc, char **argv)
-{
-	char self[4096], path[4200], **args;
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	char *slash;
-
-	if (n <= 0) {
-		cli_err("octopipe run: cannot find the octopipe-cuda program (no /proc/self/exe)\n");
-		return EXIT_RUNTIME;
-	}
-	self[n] = '\0';
-	slash = strrchr(self, '/');
-	if (slash)
-		*slash = '\0';
-	snprintf(path, sizeof(path), "%s/octopipe-cuda", self);
-	args = calloc((size_t)argc + 2, sizeof(*args));
-	if (!args)
-		return EXIT_RUNTIME;
-	args[0] = path;
-	for (int i = 0; i < argc; i++)
-		args[i + 1] = argv[i];
-	fflush(NULL);
-	execv(path, args);
-	cli_err("octopipe run: cannot start the cuda backend '%s': %s\n", path, strerror(errno));
-	free(args);
-	return EXIT_RUNTIME;
-}
-#endif
-
 int cmd_run(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -384,10 +322,15 @@ int cmd_run(int argc, char **argv)
 		{ "timeline-out", required_argument, NULL, 'T' },
 		{ "kill-device", required_argument, NULL, 'K' },
 		{ "kill-after", required_argument, NULL, 'A' },
+		{ "kill-how", required_argument, NULL, 'H' },
+		{ "misroute-xfer", required_argument, NULL, 'R' },
+		{ "corrupt-xfer", required_argument, NULL, 'C' },
 		{ "emu-slowdown", required_argument, NULL, 'S' },
 		{ "mpi", no_argument, NULL, 'M' },
 		{ "gemm-tflops", required_argument, NULL, 'G' },
 		{ "share-gpus", no_argument, NULL, 'g' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "dry-run", no_argument, NULL, 'D' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -395,13 +338,12 @@ int cmd_run(int argc, char **argv)
 	const char *backend = "emu", *events_out = NULL, *tl_out = NULL;
 	struct emu_opts eo;
 	struct run_opts ro;
-	bool json = false, want_mpi = false, share_gpus = false;
-	int iters = 1, ch, rank = 0, nranks;
+	bool json = false, want_mpi = false, share_gpus = false, force = false, dry_run = false, as_ranks;
+	int iters = 1, ch, rank = 0, nranks, rc;
 	double gemm_tflops = 0;
-#ifdef HAVE_MPI
+	const struct run_backend *rb;
+	const char *why = "";
 	struct err e = ERR_INIT;
-	int rc;
-#endif
 
 	emu_opts_default(&eo);
 	optind = 0;
@@ -427,6 +369,27 @@ int cmd_run(int argc, char **argv)
 			if ((eo.kill_after_ops = cli_int("run", "--kill-after", optarg, 0, 1000000000)) < 0)
 				return EXIT_INPUT;
 			break;
+		case 'H':
+			/* hidden: how the killed worker fails (a test of the failure paths) */
+			if (strcmp(optarg, "die") == 0)
+				eo.kill_how = EMU_KILL_FAIL;
+			else if (strcmp(optarg, "hang") == 0)
+				eo.kill_how = EMU_KILL_HANG;
+			else if (strcmp(optarg, "crash") == 0)
+				eo.kill_how = EMU_KILL_CRASH;
+			else
+				return cli_usage_error("run", "--kill-how: '%s' is not die, hang or crash", optarg);
+			break;
+		case 'R':
+			/* hidden: transfer K carries another microbatch's data (the receiver must notice) */
+			if ((eo.misroute_xfer = cli_int("run", "--misroute-xfer", optarg, 0, 1000000000)) < 0)
+				return EXIT_INPUT;
+			break;
+		case 'C':
+			/* hidden: one byte of transfer K flips on the way */
+			if ((eo.corrupt_xfer = cli_int("run", "--corrupt-xfer", optarg, 0, 1000000000)) < 0)
+				return EXIT_INPUT;
+			break;
 		case 'S':
 			/* hidden: STAGE:FACTOR makes one stage slower than its model says (calibration tests) */
 			if (sscanf(optarg, "%d:%lf", &eo.slow_stage, &eo.slow_factor) != 2 || eo.slow_stage < 0 ||
@@ -439,6 +402,8 @@ int cmd_run(int argc, char **argv)
 				return EXIT_INPUT;
 			break;
 		case 'g': share_gpus = true; break;
+		case 'f': force = true; break;
+		case 'D': dry_run = true; break;
 		case 'j': json = true; break;
 		case 'h': usage(stdout); return EXIT_OK;
 		default: return EXIT_INPUT;
@@ -446,26 +411,37 @@ int cmd_run(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		return cli_usage_error("run", optind >= argc ? "no plan given" : "one plan at a time");
-	if (strcmp(backend, "emu") != 0) {
-		if (strcmp(backend, "cuda") == 0) {
-#if !defined(OCTO_CUDA_BACKEND) && defined(HAVE_CUDA_EXEC)
-			/* the backend lives in its own program, so that octopipe itself never loads
-			 * the CUDA libraries (startup time, and machines without a driver) */
-			return run_cuda_program(argc, argv);
-#elif !defined(OCTO_CUDA_BACKEND)
-			cli_err("octopipe run: the cuda backend was not built (configure found no CUDA, NCCL and cuBLAS)\n");
-			return EXIT_RUNTIME;
-#endif
-		} else {
-			return cli_usage_error("run", "unknown backend '%s' (emu or cuda)", backend);
-		}
+	if (dry_run) {
+		/* the kernel plan needs no GPU and no CUDA library: octopipe lists it itself */
+		if (strcmp(backend, "cuda") != 0)
+			return cli_usage_error("run", "--dry-run lists the cuda backend's kernels (--backend cuda)");
+		return run_dry(argv[optind], json, gemm_tflops);
 	}
-	ro = (struct run_opts){ eo, events_out, tl_out, iters, json, strcmp(backend, "cuda") == 0, gemm_tflops,
-	                        share_gpus };
-	if (share_gpus && !ro.cuda)
-		return cli_usage_error("run", "--share-gpus is for the cuda backend");
 	nranks = launched_ranks(&rank);
-	if (ro.cuda && share_gpus && (want_mpi || nranks > 1)) {
+	as_ranks = want_mpi || nranks > (run_ranks_built() ? 0 : 1);
+	if (as_ranks && !run_ranks_built()) {
+		if (rank == 0)
+			cli_err("octopipe run: %s, but this octopipe was built without MPI (configure --with-mpi)\n",
+			        want_mpi ? "--mpi was given" : "launched as several MPI ranks");
+		return EXIT_INPUT;
+	}
+	if (!(rb = run_backend_find(backend, as_ranks, &why))) {
+		if (strcmp(why, "unknown backend") == 0)
+			return cli_usage_error("run", "unknown backend '%s' (emu or cuda)", backend);
+		cli_err("octopipe run: %s\n", why);
+		return EXIT_RUNTIME;
+	}
+	if (rb->hand_over)   /* the backend lives in another program: it checks the rest */
+		return rb->hand_over(argc, argv);
+	ro = (struct run_opts){ eo, events_out, tl_out, iters, json, gemm_tflops, share_gpus, force };
+	if (share_gpus && !rb->gpus)
+		return cli_usage_error("run", "--share-gpus is for the cuda backend");
+	if (eo.kill_how != EMU_KILL_FAIL && rb->gpus)
+		return cli_usage_error("run", "--kill-how %s is for the emu backend",
+		                       eo.kill_how == EMU_KILL_HANG ? "hang" : "crash");
+	if (eo.kill_how == EMU_KILL_CRASH && !as_ranks)
+		return cli_usage_error("run", "--kill-how crash is for MPI ranks (it would end this whole process)");
+	if (rb->gpus && share_gpus && as_ranks) {
 		/* rank 0 says it and fails the job; the others leave quietly and successfully, so
 		 * that mpirun does not kill rank 0 before its line is out */
 		if (rank != 0)
@@ -473,30 +449,19 @@ int cmd_run(int argc, char **argv)
 		return cli_usage_error("run", "--share-gpus is for one process; as MPI ranks, ranks that share a GPU "
 		                       "already pass their data through it");
 	}
-#ifdef HAVE_MPI
-	if (want_mpi || nranks > 0) {
-		if (emu_mpi_init(&rank, &nranks, &e) < 0)
-			return cli_report(&e);
-		if (rank != 0)
-			quiet();
-		rc = execute(argv[optind], &ro, rank, true);
-		emu_mpi_finalize();
-		return rc;
-	}
-#else
-	if (want_mpi || nranks > 1) {
-		if (rank == 0)
-			cli_err("octopipe run: %s, but this octopipe was built without MPI (configure --with-mpi)\n",
-			        want_mpi ? "--mpi was given" : "launched as several MPI ranks");
-		return EXIT_INPUT;
-	}
-#endif
-	return execute(argv[optind], &ro, 0, false);
+	if (!as_ranks)
+		return execute(argv[optind], &ro, rb, 0, false);
+	if (run_ranks_init(&rank, &nranks, &e) < 0)
+		return cli_report(&e);
+	run_ranks_deadline(eo.timeout_s);
+	rc = execute(argv[optind], &ro, rb, rank, true);
+	run_ranks_finalize();
+	return rc;
 }
 
 /* run --json: the iteration and each device, predicted against measured. */
 static int print_json(double predicted, const struct timeline *pred, const struct timeline *meas,
-                      double measured, int repaired)
+                      double measured, int repaired, const struct run_backend *rb)
 {
 	struct jw w = { false };
 	cJSON *root = cJSON_CreateObject(), *devs;
@@ -508,6 +473,8 @@ static int print_json(double predicted, const struct timeline *pred, const struc
 	jw_num(&w, root, "measured_ms", usec(measured));
 	jw_num(&w, root, "error", usec(prediction_error(predicted, measured)));
 	jw_num(&w, root, "repaired_receives", repaired);
+	jw_str(&w, root, "backend", rb->name);
+	jw_str(&w, root, "kernels", rb->kernels);
 	devs = jw_arr(&w, root, "devices");
 	for (int d = 0; d < meas->ndevices; d++) {
 		double pe = end_of(&pred->dev[d]), me = end_of(&meas->dev[d]);
@@ -529,7 +496,7 @@ static int print_json(double predicted, const struct timeline *pred, const struc
 	return EXIT_OK;
 }
 
-static int execute(const char *arg, const struct run_opts *ro, int rank, bool mpi)
+static int execute(const char *arg, const struct run_opts *ro, const struct run_backend *rb, int rank, bool mpi)
 {
 	const char *path, *events_out = ro->events_out, *tl_out = ro->tl_out;
 	struct emu_opts eo = ro->eo;
@@ -543,12 +510,12 @@ static int execute(const char *arg, const struct run_opts *ro, int rank, bool mp
 	struct metrics m;
 	struct timeline pred, meas;
 	struct exec_program x;
-	struct backend be = { .mpi = mpi };
-	const char *bname = ro->cuda ? "cuda" : "emu";
+	struct backend be = { rb, NULL };
+	const char *bname = rb->name;
 
 	path = cli_resolve(arg, "plans");
 	if (plan_load(&p, path, &e) < 0) {
-		stop_ranks(ro, mpi, &e);
+		stop_ranks(rb, mpi, &e);
 		return cli_report(&e);
 	}
 	memset(&s, 0, sizeof(s));
@@ -561,15 +528,33 @@ static int execute(const char *arg, const struct run_opts *ro, int rank, bool mp
 		rc = e.cls == ERR_INFEASIBLE ? EXIT_INFEASIBLE : EXIT_RUNTIME;
 		err_prefix(&e, "plan infeasible");
 		err_prefix(&e, path);
-		stop_ranks(ro, mpi, &e);
+		stop_ranks(rb, mpi, &e);
 		cli_err("%s\n", e.msg);
 		metrics_release(&m);
 		sim_release(&s);
 		plan_release(&p);
 		return rc;
 	}
+	/* a collective waits for the slowest rank's iteration: the watchdog plus ten predicted
+	 * iterations at the pace the run keeps; on GPUs a minute more, for the slowest rank's
+	 * setup (driver, communicators, fitting the proxies) */
+	if (mpi)
+		run_ranks_deadline(eo.timeout_s + 10 * m.makespan_ms * (rb->gpus ? 1 : eo.time_scale) / 1000 +
+		                   (rb->gpus ? 60 : 0));
+	if (m.noom && !ro->force) {
+		struct strbuf sb = STRBUF_INIT;
+
+		cli_oom_line(&sb, path, &p, &m);
+		strbuf_addstr(&sb, " (--force runs it anyway)");
+		err_set(&e, ERR_INFEASIBLE, "%s", sb.buf);
+		strbuf_release(&sb);
+		stop_ranks(rb, mpi, &e);
+		cli_err("%s\n", e.msg);
+		rc = EXIT_INFEASIBLE;
+		goto out_sim;
+	}
 	if (sim_timeline(&s, &p, &m, &pred, &e) < 0 || exec_build(&p, &pred, &x, &e) < 0) {
-		stop_ranks(ro, mpi, &e);
+		stop_ranks(rb, mpi, &e);
 		rc = cli_report(&e);
 		goto out_sim;
 	}
@@ -580,7 +565,7 @@ static int execute(const char *arg, const struct run_opts *ro, int rank, bool mp
 	}
 	if (exec_check(&x, &e) > 0 || exec_validate(&x, &e) < 0) {
 		err_prefix(&e, path);
-		stop_ranks(ro, mpi, &e);
+		stop_ranks(rb, mpi, &e);
 		rc = cli_report(&e);
 		goto out_x;
 	}
@@ -588,31 +573,24 @@ static int execute(const char *arg, const struct run_opts *ro, int rank, bool mp
 		ev.path = events_out;
 		ev.f = strcmp(events_out, "-") == 0 ? stdout : fileio_open_stream(events_out, &e);
 		if (!ev.f) {
-			stop_ranks(ro, mpi, &e);
+			stop_ranks(rb, mpi, &e);
 			cli_err("octopipe run: %s\n", e.msg);
 			rc = EXIT_RUNTIME;
 			goto out_x;
 		}
 	}
-#ifdef OCTO_CUDA_BACKEND
-	if (ro->cuda) {
-		struct cuda_exec_opts co;
+	if (rb->open) {
+		struct run_backend_opts bo = { eo, eo.timeout_s, ro->gemm_tflops, ro->share_gpus, mpi ? rank : -1 };
 
-		cuda_exec_opts_default(&co);
-		/* a wait covers a whole iteration on the GPUs: the watchdog plus ten predicted ones */
-		co.timeout_s = eo.timeout_s + 10 * m.makespan_ms / 1000;
-		co.gemm_tflops = ro->gemm_tflops;
-		co.share_gpus = ro->share_gpus;
-		co.kill_device = eo.kill_device;
-		co.kill_after_ops = eo.kill_after_ops;
-		co.rank = mpi ? rank : -1;
-		if (cuda_exec_open(&be.cuda, &p, &x, &co, &e) < 0) {
+		/* on GPUs a wait covers a whole iteration: the watchdog plus ten predicted ones */
+		if (rb->gpus)
+			bo.timeout_s = eo.timeout_s + 10 * m.makespan_ms / 1000;
+		if (rb->open(&be.state, &p, &x, &bo, &e) < 0) {
 			cli_err("octopipe run: %s\n", e.msg);
 			rc = e.cls == ERR_INPUT ? EXIT_INPUT : EXIT_RUNTIME;
 			goto out_x;
 		}
 	}
-#endif
 	if (ev.f) {
 		setvbuf(ev.f, NULL, _IOLBF, 0);
 		struct jw w = { false };
@@ -620,6 +598,7 @@ static int execute(const char *arg, const struct run_opts *ro, int rank, bool mp
 
 		jw_str(&w, o, "plan", path);
 		jw_str(&w, o, "backend", bname);
+		jw_str(&w, o, "kernels", rb->kernels);
 		jw_num(&w, o, "devices", p.ndevices);
 		jw_num(&w, o, "iters", iters);
 		jw_num(&w, o, "predicted_ms", usec(m.makespan_ms - m.dp_sync_ms));  /* one replica: no sync */
@@ -632,7 +611,8 @@ static int execute(const char *arg, const struct run_opts *ro, int rank, bool mp
 		struct timeline t;
 
 		ev.iter = it;
-		if (run_once(&p, &x, &eo, &be, &t, &e) < 0) {
+		eo.iter = it;
+		if (rb->run(be.state, &p, &x, &eo, &t, &e) < 0) {
 			if (ev.f)
 				error_event(&ev, e.msg);
 			cli_err("%s: run failed: %s\n", path, e.msg);
@@ -642,13 +622,13 @@ static int execute(const char *arg, const struct run_opts *ro, int rank, bool mp
 		/* the run must have kept the plan's rules: every op once, in order, after its inputs
 		 * (rank 0 holds the whole timeline; the ranks go on together either way) */
 		if (rank == 0 && !broke.msg[0] &&
-		    timeline_check_plan(&p, &t, ro->cuda ? CUDA_CLOCK_SLACK_MS : 1e-6, &broke) != 0) {
+		    timeline_check_plan(&p, &t, rb->gpus ? CUDA_CLOCK_SLACK_MS : 1e-6, &broke) != 0) {
 			if (ev.f)
 				error_event(&ev, broke.msg);
 			cli_err("%s: iteration %d broke the plan: %s\n", path, it, broke.msg);
 			rc = EXIT_RUNTIME;
 		}
-		if (ev.f && (mpi || ro->cuda))
+		if (ev.f && (mpi || rb->gpus))
 			replay_ops(&t, &ev);
 		if (ev.f)
 			xfer_events(&t, &ev);
@@ -683,7 +663,7 @@ static int execute(const char *arg, const struct run_opts *ro, int rank, bool mp
 			event_emit(&ev, o, &w);
 		}
 		if (json) {
-			rc = print_json(predicted, &pred, &meas, measured, repaired);
+			rc = print_json(predicted, &pred, &meas, measured, repaired, rb);
 		} else if (!(ev.f == stdout)) {
 			printf("plan %s on %s%s: %d iteration%s, %d transfers%s\n", path, bname, mpi ? " over MPI" : "", iters,
 			       iters == 1 ? "" : "s", x.nxfers, repaired ? " (receives repaired)" : "");
@@ -695,31 +675,29 @@ static int execute(const char *arg, const struct run_opts *ro, int rank, bool mp
 			if (p.comm == PLAN_COMM_BLOCKING)
 				printf("note: the plan's transfers block as in Megatron-LM's 1F1B; this executor overlaps them,\n"
 				       "and so does the prediction above (octopipe sim shows the blocking one)\n");
-#ifdef OCTO_CUDA_BACKEND
-			if (be.cuda && cuda_exec_gpus(be.cuda) < meas.ndevices)
+			if (rb->gpu_count && be.state && rb->gpu_count(be.state) < meas.ndevices)
 				printf("note: %d devices on %d GPU%s: devices that share a GPU run at once and slow each other, so\n"
 				       "these times test the protocol (every op ran once, in order, after its inputs), not the\n"
-				       "prediction\n", meas.ndevices, cuda_exec_gpus(be.cuda), cuda_exec_gpus(be.cuda) == 1 ? "" : "s");
-#endif
+				       "prediction\n", meas.ndevices, rb->gpu_count(be.state), rb->gpu_count(be.state) == 1 ? "" : "s");
 			printf("\n");
 			printf("%4s %14s %14s %8s%s\n", "GPU", "PREDICTED ms", "MEASURED ms", "ERROR",
-			       ro->cuda ? "   UTIL        MEM  NAME" : "");
+			       rb->gpus ? "   UTIL        MEM  NAME" : "");
 			for (int d = 0; d < meas.ndevices; d++) {
 				double pe = end_of(&pred.dev[d]), me = end_of(&meas.dev[d]);
 
 				printf("%4d %14.2f %14.2f %+7.2f%%", d, pe, me, 100 * prediction_error(pe, me));
-#ifdef OCTO_CUDA_BACKEND
-				if (be.cuda) {
+				if (rb->gpus && be.state) {
 					double u;
 					uint64_t mem;
+					const char *name = "?";
+					int gpu = rb->gpu_of ? rb->gpu_of(be.state, d, &name) : -1;
 
-					if (cuda_exec_util(be.cuda, d, &u, &mem))
+					if (rb->util && rb->util(be.state, d, &u, &mem))
 						printf(" %5.0f%% %7.1f GB", 100 * u, mem / 1e9);
 					else
 						printf(" %6s %10s", "N/A", "N/A");
-					printf("  %d:%s", cuda_exec_gpu_of(be.cuda, d), cuda_exec_gpu_name(be.cuda, d));
+					printf("  %d:%s", gpu, name);
 				}
-#endif
 				printf("\n");
 			}
 		}
@@ -745,9 +723,8 @@ static int execute(const char *arg, const struct run_opts *ro, int rank, bool mp
 out_x:
 	if (events_close(&ev) < 0 && rc == EXIT_OK)
 		rc = EXIT_RUNTIME;
-#ifdef OCTO_CUDA_BACKEND
-	cuda_exec_close(be.cuda);
-#endif
+	if (rb->close && be.state)
+		rb->close(be.state);
 	exec_release(&x);
 	timeline_release(&pred);
 out_sim:

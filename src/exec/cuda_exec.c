@@ -1,43 +1,16 @@
 /*
  * cuda_exec — one thread per GPU, each enqueueing its device's whole program at once and
- * letting the streams do the waiting (see cuda_exec.h).
+ * letting the streams do the waiting (see cuda_exec.h). This file holds a run together:
+ * open (phases run on every device's thread: set up, fit the proxies, connect the
+ * channels, two warm-up iterations), one iteration, the measured times, close. The
+ * pieces live next to it (cuda_impl.h): the kernels an op launches (cuda_kernels.c),
+ * its proxy's shape (cuda_proxy.c), the channels and their data checks (cuda_chan.c),
+ * and the MPI ranks' side (cuda_world.c).
  *
- * The one idea: NCCL matches a pair's point-to-point operations in issue order and a
- * stream runs them in order, so one communicator and one stream per directed pair of
- * devices gives exactly the channels of the protocol (and of the emulator) — the k-th
- * send from a to b meets the k-th receive, and pairs never block each other. A send
- * waits (cudaStreamWaitEvent) for the op that produced it, an op waits for the receives
- * it consumes; nothing else is ordered. Communicators are non-blocking and created, then
- * connected with a one-byte exchange, in one global order of the pairs, so setup cannot
- * deadlock either.
- *
- * Ops are proxies of the stage: a bf16 cuBLAS GEMM with the activation's shape (tokens x
- * hidden, hidden from out_bytes) and as many columns, repeated, as give the FLOPs the
- * op's predicted time represents at the assumed throughput: F = X·W, I = dY·Wᵀ,
- * W = Xᵀ·dY. Unless a throughput is given, each proxy is then timed on its GPU and its
- * columns refitted, so an op takes its predicted time and what a run measures beyond
- * that is the schedule's and the transfers' doing. Activations are real buffers of the transfer's size (one send and one
- * receive buffer per device: the proxy times the traffic, it does not keep the data).
- *
- * A plan may have more devices than the machine has GPUs (--share-gpus): device d then
- * runs on GPU d mod the GPUs there are, on its own streams. NCCL refuses two ranks of one
- * communicator on one GPU, so a channel between two devices on the same GPU is local: the
- * receiver's stream waits for the sender's "data ready" event and copies the buffer. A
- * host thread can only wait for an event once the other thread recorded it, so each such
- * transfer has a flag the sender raises after recording; a receiver waits for the flag
- * only while enqueueing, a subset of the waits the protocol already proved free of
- * cycles (the emulator's receives wait for the send itself). Devices sharing a GPU run
- * at once and slow each other: such runs test the protocol, not the prediction.
- *
- * As MPI ranks (built --with-mpi, launched by mpirun or srun): each rank runs one device
- * on its node-local GPU, in its main thread; rank 0 makes every channel's NCCL id and
- * broadcasts it, and every phase ends with all ranks agreeing on the first failure
- * (world.h), so all of them report the same error. A failing rank also sends an abort
- * message that the others' wait loops poll. Two ranks on one GPU cannot share an NCCL
- * communicator either: their channel is staged — the sender posts a small MPI header
- * once its producer finished (polled, never waited for), the receiver waits for it only
- * right before the consuming op and then copies the bytes on its GPU. Rank 0 gathers the
- * measured ops, transfer times and NVML samples.
+ * An op waits only for the data it consumes, a send only for its producer: the channels'
+ * streams and the compute stream meet at events, never at the host. The host queues at
+ * most QUEUE_MAX launches ahead of a GPU, so that it never blocks inside a launch where
+ * it could not see an abort.
  *
  * Times: before each iteration the main thread records one reference event per GPU, and
  * every time is measured from its GPU's reference, so the devices of one GPU share a clock
@@ -49,129 +22,19 @@
  * communicators, so a run ends with the first error and never hangs.
  */
 #include "config.h"
-#include "exec/cuda_exec.h"
+#include "exec/cuda_impl.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include <cublas_v2.h>
-#include <cuda_runtime_api.h>
-#include <nccl.h>
-
-#include "exec/gpu_probe.h"
-#include "exec/nvml.h"
+#include "exec/payload.h"
 #ifdef HAVE_MPI
-#include <unistd.h>
-
 #include "exec/world.h"
 #endif
-
-#define NCOLS_MAX 8192     /* a longer proxy GEMM is repeated instead of widened */
-#define QUEUE_MAX 512      /* launches a device may have queued ahead of its GPU: below the
-                            * driver's queue, so that the host never blocks inside a launch,
-                            * where it could not see an abort */
-
-struct shape {
-	int m, k, n, reps;
-	double ms;                 /* the predicted time it stands for */
-};
-
-struct gpu {
-	struct cuda_exec *c;
-	int dev;                   /* the plan's device */
-	int gpu;                   /* the CUDA device it runs on */
-	cudaStream_t compute;
-	cublasHandle_t blas;
-	void *x, *w, *y;           /* proxy GEMM operands, bf16 */
-	void *sendbuf, *recvbuf;
-	size_t sendsz, recvsz;
-	struct shape *shape;       /* per stage x 3 kinds (F, I or B, W) */
-	int nops;
-	cudaEvent_t *op_start, *op_end;
-	long *launch_end;          /* per op: launches enqueued up to its end (this iteration) */
-	long launched, finished;   /* launches enqueued, and known finished, this iteration */
-	int finished_ops;          /* ops known finished this iteration */
-	struct err err;
-	int failed;
-};
-
-enum chan_kind {
-	CH_NCCL,                   /* NCCL send/recv between two GPUs */
-	CH_LOCAL,                  /* two devices of this process on one GPU: a device copy */
-	CH_STAGED,                 /* two ranks on one GPU: an MPI header, then a device copy */
-};
-
-enum { TAG_DATA = 1, TAG_SPAN = 30000 };
-
-/* What a rank tells the others about its GPU. */
-struct rank_ident {
-	char host[64];
-	char bus[32];
-	char name[64];
-	int32_t gpu;
-};
-
-struct header {
-	int32_t xfer;
-	int32_t pad;
-};
-
-struct chan {
-	int a, b;                  /* a sends, b receives */
-	enum chan_kind kind;
-	ncclUniqueId id;
-	ncclComm_t comm[2];        /* a's and b's */
-	cudaStream_t stream[2];
-};
-
-struct cuda_exec {
-	const struct plan *p;
-	const struct exec_program *x;
-	struct cuda_exec_opts o;
-	int ndev;
-	int ngpu;                  /* CUDA devices used: ndev, or fewer when shared */
-	struct gpu *g;
-	cudaStream_t *ref_stream;  /* per GPU: the reference event of an iteration */
-	cudaEvent_t *ref;
-	atomic_int *posted;        /* per transfer: the generation its send was enqueued in */
-	int generation;
-	int me;                    /* as an MPI rank: the one device this process runs; else -1 */
-	int32_t *slot;             /* staged: per transfer, its index among its pair's (the tag) */
-	struct header *hdr;        /* staged: per transfer, the header sent or received */
-	int *pending;              /* staged: sends whose producer has not finished yet */
-	int npending;
-	void *stagebuf;            /* staged: what the receiving copy reads */
-	int *gpu_index;            /* per device: its GPU (gathered from the ranks) */
-	char (*gpu_name)[64];      /* per device: its GPU's name */
-	double *util, *mem;        /* per device: the last NVML sample (ranks), util < 0: none */
-	int gpus_used;             /* distinct GPUs the devices run on */
-	int fit_turn;              /* ranks sharing GPUs fit their proxies in turn: whose; or -1 */
-	bool warming;              /* the warm-up iterations of open (no fault injection) */
-	/* as ranks, allocated up front (a collective cannot be left half way for want of
-	 * memory): the identities of the ranks, transfers per pair, and the gathers' buffers */
-	struct rank_ident *idents;
-	int32_t *nto;
-	int *counts;               /* per device: 5 x its ops */
-	double *mine, *all;        /* this rank's ops; rank 0: everyone's */
-	double *samples;           /* per device: NVML utilization and memory */
-	pthread_mutex_t fit_lock;  /* threads sharing GPUs fit their proxies one at a time */
-	int nchan;
-	struct chan *ch;
-	int *chan_of;              /* ndev x ndev: channel of a -> b, or -1 */
-	cudaEvent_t *xf_send, *xf_begin, *xf_end; /* per transfer (on the sender / receiver) */
-	double *xf_send_ms, *xf_begin_ms, *xf_end_ms;
-	atomic_int abort;
-	int broken;
-	struct nvml *nvml;
-	struct gpu_info info;
-	int (*phase)(struct gpu *g);
-};
 
 void cuda_exec_opts_default(struct cuda_exec_opts *o)
 {
@@ -180,10 +43,14 @@ void cuda_exec_opts_default(struct cuda_exec_opts *o)
 	o->share_gpus = false;
 	o->kill_device = -1;
 	o->kill_after_ops = 0;
+	o->misroute_xfer = -1;
+	o->corrupt_xfer = -1;
+	o->works = NULL;
+	memset(&o->kernel_opts, 0, sizeof(o->kernel_opts));
 	o->rank = -1;
 }
 
-static double now_s(void)
+double cuda_now_s(void)
 {
 	struct timespec ts;
 
@@ -192,7 +59,7 @@ static double now_s(void)
 }
 
 /* A pause in a wait loop; as an MPI rank it also notices another rank's abort. */
-static void nap(struct cuda_exec *c)
+void cuda_nap(struct cuda_exec *c)
 {
 	struct timespec ts = { 0, 100000 };
 
@@ -205,10 +72,8 @@ static void nap(struct cuda_exec *c)
 #endif
 }
 
-static int gpu_fail(struct gpu *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
 /* Records GPU g's failure and tells every other thread to abort; returns -1. */
-static int gpu_fail(struct gpu *g, const char *fmt, ...)
+int cuda_fail(struct gpu *g, const char *fmt, ...)
 {
 	char msg[900];
 	va_list ap;
@@ -227,55 +92,32 @@ static int gpu_fail(struct gpu *g, const char *fmt, ...)
 	return -1;
 }
 
-#define CUDACHECK(g, call) do { \
-	cudaError_t r_ = (call); \
-	if (r_ != cudaSuccess) \
-		return gpu_fail((g), "%s:%d: %s: %s", __FILE__, __LINE__, #call, cudaGetErrorString(r_)); \
-} while (0)
-
-#define BLASCHECK(g, call) do { \
-	cublasStatus_t r_ = (call); \
-	if (r_ != CUBLAS_STATUS_SUCCESS) \
-		return gpu_fail((g), "%s:%d: %s: cublas status %d", __FILE__, __LINE__, #call, (int)r_); \
-} while (0)
-
 /* Waits until a non-blocking NCCL call is no longer in progress, with the deadline. */
-static int nccl_settle(struct gpu *g, ncclComm_t *comm, ncclResult_t r, const char *what, const char *file,
+int cuda_nccl_settle(struct gpu *g, ncclComm_t *comm, ncclResult_t r, const char *what, const char *file,
                        int line)
 {
-	double deadline = now_s() + g->c->o.timeout_s;
+	double deadline = cuda_now_s() + g->c->o.timeout_s;
 
 	while (r == ncclInProgress) {
 		if (atomic_load(&g->c->abort) && !g->failed)
 			return -1;
-		if (now_s() > deadline)
-			return gpu_fail(g, "%s:%d: %s: still in progress after %g s", file, line, what, g->c->o.timeout_s);
-		nap(g->c);
+		if (cuda_now_s() > deadline)
+			return cuda_fail(g, "%s:%d: %s: still in progress after %g s", file, line, what, g->c->o.timeout_s);
+		cuda_nap(g->c);
 		if (ncclCommGetAsyncError(*comm, &r) != ncclSuccess)
 			break;
 	}
 	if (r != ncclSuccess)
-		return gpu_fail(g, "%s:%d: %s: %s (%s)", file, line, what, ncclGetErrorString(r),
+		return cuda_fail(g, "%s:%d: %s: %s (%s)", file, line, what, ncclGetErrorString(r),
 		                *comm ? ncclGetLastError(*comm) : "");
 	return 0;
 }
 
-#define NCCLCHECK(g, commp, call) do { \
-	if (nccl_settle((g), (commp), (call), #call, __FILE__, __LINE__) < 0) \
-		return -1; \
-} while (0)
-
-/* The side (0 sender, 1 receiver) device d takes in channel ch, or -1. */
-static int side(const struct chan *ch, int d)
-{
-	return ch->a == d ? 0 : ch->b == d ? 1 : -1;
-}
-
 /* Polls until every stream of g is idle: events, async NCCL errors, abort, deadline. */
-static int wait_idle(struct gpu *g, const char *what)
+int cuda_wait_idle(struct gpu *g, const char *what)
 {
 	struct cuda_exec *c = g->c;
-	double deadline = now_s() + c->o.timeout_s;
+	double deadline = cuda_now_s() + c->o.timeout_s;
 
 	for (;;) {
 		bool busy = false;
@@ -285,7 +127,7 @@ static int wait_idle(struct gpu *g, const char *what)
 			CUDACHECK(g, r);
 		busy = r == cudaErrorNotReady;
 		for (int i = 0; i < c->nchan; i++) {
-			int s = side(&c->ch[i], g->dev);
+			int s = cuda_side(&c->ch[i], g->dev);
 			ncclResult_t nr;
 
 			if (s < 0 || !c->ch[i].stream[s])
@@ -296,192 +138,48 @@ static int wait_idle(struct gpu *g, const char *what)
 			busy = busy || r == cudaErrorNotReady;
 			if (c->ch[i].kind == CH_NCCL && ncclCommGetAsyncError(c->ch[i].comm[s], &nr) == ncclSuccess && nr != ncclSuccess &&
 			    nr != ncclInProgress)
-				return gpu_fail(g, "%s: nccl error on the link %d -> %d: %s (%s)", what, c->ch[i].a, c->ch[i].b,
+				return cuda_fail(g, "%s: nccl error on the link %d -> %d: %s (%s)", what, c->ch[i].a, c->ch[i].b,
 				                ncclGetErrorString(nr), ncclGetLastError(c->ch[i].comm[s]));
 		}
 		if (!busy)
 			return 0;
 		if (atomic_load(&c->abort))
 			return -1;
-		if (now_s() > deadline)
-			return gpu_fail(g, "%s: no progress for %g s (a transfer that never matched, or a hung kernel)", what,
+		if (cuda_now_s() > deadline)
+			return cuda_fail(g, "%s: no progress for %g s (a transfer that never matched, or a hung kernel)", what,
 			                c->o.timeout_s);
-		nap(c);
+		cuda_nap(c);
 	}
 }
 
-/* Columns and repetitions of an m x k proxy so that it does `flops` of work. */
-static void fit_columns(struct shape *s, double flops)
-{
-	double n = flops / (2.0 * s->m * s->k);
-
-	s->reps = (int)ceil(n / NCOLS_MAX);
-	if (s->reps < 1)
-		s->reps = 1;
-	s->n = (int)ceil(n / s->reps / 8) * 8;
-	if (s->n < 8)
-		s->n = 8;
-}
-
-/* The proxy GEMM of a (stage, kind) whose predicted time is ms at tflops. */
-static struct shape shape_for(double ms, double tflops, long tokens, uint64_t out_bytes)
-{
-	double flops = ms * 1e-3 * tflops * 1e12;
-	struct shape s = { 0, 0, 0, 0, ms };
-
-	if (flops < 1)
-		return s;
-	s.m = (int)fmin(fmax((double)tokens, 64), 16384);
-	s.k = out_bytes ? (int)fmin(fmax((double)out_bytes / 2 / (double)tokens, 64), 16384) : 0;
-	if (!s.k)   /* no activation size: a square-ish GEMM */
-		s.m = s.k = (int)fmin(fmax(cbrt(flops / 2), 64), 8192);
-	fit_columns(&s, flops);
-	return s;
-}
-
-static int run_gemm(struct gpu *g, const struct shape *s, int kind)
-{
-	const float one = 1, zero = 0;
-
-	for (int r = 0; r < s->reps; r++) {
-		if (kind == OP_F)          /* Y[m x n] = X[m x k] W[k x n] */
-			BLASCHECK(g, cublasGemmEx(g->blas, CUBLAS_OP_N, CUBLAS_OP_N, s->m, s->n, s->k, &one, g->x, CUDA_R_16BF,
-			                          s->m, g->w, CUDA_R_16BF, s->k, &zero, g->y, CUDA_R_16BF, s->m,
-			                          CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-		else if (kind == OP_W)     /* dW[k x n] = X^T dY */
-			BLASCHECK(g, cublasGemmEx(g->blas, CUBLAS_OP_T, CUBLAS_OP_N, s->k, s->n, s->m, &one, g->x, CUDA_R_16BF,
-			                          s->m, g->y, CUDA_R_16BF, s->m, &zero, g->w, CUDA_R_16BF, s->k,
-			                          CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-		else                       /* dX[m x k] = dY W^T (I, or the full B) */
-			BLASCHECK(g, cublasGemmEx(g->blas, CUBLAS_OP_N, CUBLAS_OP_T, s->m, s->k, s->n, &one, g->y, CUDA_R_16BF,
-			                          s->m, g->w, CUDA_R_16BF, s->k, &zero, g->x, CUDA_R_16BF, s->m,
-			                          CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-	}
-	return 0;
-}
-
-static int kind_slot(int kind)
-{
-	return kind == OP_F ? 0 : kind == OP_W ? 2 : 1;
-}
-
-/* One repetition of each of g's proxies. */
-static int warm_up(struct gpu *g)
-{
-	const struct plan *p = g->c->p;
-
-	for (int s = 0; s < p->nstages; s++)
-		for (int k = 0; k < 3; k++)
-			if (p->stages[s].device == g->dev && g->shape[s * 3 + k].reps) {
-				struct shape one = g->shape[s * 3 + k];
-
-				one.reps = 1;
-				if (run_gemm(g, &one, k == 0 ? OP_F : k == 2 ? OP_W : OP_I) < 0)
-					return -1;
-			}
-	return wait_idle(g, "warm-up");
-}
-
-/* Times one repetition of each proxy and refits its columns to the throughput reached. */
-static int fit_proxies(struct gpu *g)
-{
-	const struct plan *p = g->c->p;
-	cudaEvent_t a = NULL, b = NULL;
-	int rc = 0;
-
-	CUDACHECK(g, cudaEventCreate(&a));
-	if (cudaEventCreate(&b) != cudaSuccess) {
-		cudaEventDestroy(a);
-		return gpu_fail(g, "cannot create an event to time the proxies");
-	}
-	for (int s = 0; s < p->nstages && rc == 0; s++)
-		for (int k = 0; k < 3 && rc == 0; k++) {
-			struct shape *sh = &g->shape[s * 3 + k], one;
-			float ms = 0;
-
-			if (p->stages[s].device != g->dev || !sh->reps)
-				continue;
-			one = *sh;
-			one.reps = 1;
-			if (cudaEventRecord(a, g->compute) != cudaSuccess ||
-			    run_gemm(g, &one, k == 0 ? OP_F : k == 2 ? OP_W : OP_I) < 0 ||
-			    cudaEventRecord(b, g->compute) != cudaSuccess || wait_idle(g, "timing the proxies") < 0 ||
-			    cudaEventElapsedTime(&ms, a, b) != cudaSuccess) {
-				/* an abort elsewhere is not this device's failure */
-				rc = g->failed || atomic_load(&g->c->abort) ? -1 : gpu_fail(g, "cannot time the proxy of stage %d", s);
-				break;
-			}
-			if (ms > 0)
-				fit_columns(sh, sh->ms * (2.0 * one.m * one.k * one.n / ms));
-		}
-	cudaEventDestroy(a);
-	cudaEventDestroy(b);
-	return rc;
-}
-
-/* Phase 1, per GPU: streams, cuBLAS, buffers, events, shapes. Touches no other GPU. */
+/* Phase 1, per GPU: streams, cuBLAS, the proxies, buffers, events. Touches no other GPU. */
 static int gpu_setup(struct gpu *g)
 {
 	struct cuda_exec *c = g->c;
 	const struct plan *p = c->p;
 	const struct exec_program *x = c->x;
-	const struct hardware *hw = &p->cluster.hw;
-	size_t xs = 0, ws = 0, ys = 0;
-	long tokens = p->model.seq_len * (p->model.micro_batch_size > 0 ? p->model.micro_batch_size : 1);
 
 	CUDACHECK(g, cudaSetDevice(g->gpu));
 	CUDACHECK(g, cudaStreamCreateWithFlags(&g->compute, cudaStreamNonBlocking));
 	BLASCHECK(g, cublasCreate(&g->blas));
 	BLASCHECK(g, cublasSetStream(g->blas, g->compute));
-	if (!(g->shape = calloc((size_t)p->nstages * 3, sizeof(*g->shape))))
-		return gpu_fail(g, "out of host memory");
-	for (int s = 0; s < p->nstages; s++) {
-		double ms[3];
-		uint64_t out = p->model.layers[p->stages[s].last].out_bytes;
-
-		if (p->stages[s].device != g->dev)
-			continue;
-		plan_stage_ms(p, s, ms);
-		for (int k = 0; k < 3; k++) {
-			double tf = c->o.gemm_tflops > 0 ? c->o.gemm_tflops :
-			            hw->peak_tflops * (k ? hw->eff_b[EFF_GEMM] : hw->eff_f[EFF_GEMM]);
-			struct shape *sh = &g->shape[s * 3 + k];
-
-			*sh = shape_for(ms[k] / p->cluster.device_speed[g->dev], tf, tokens ? tokens : 4096, out);
-			if (!sh->reps)
-				continue;
-			/* columns may grow to NCOLS_MAX when the proxies are fitted to this GPU */
-			xs = xs > (size_t)sh->m * sh->k ? xs : (size_t)sh->m * sh->k;
-			ws = ws > (size_t)sh->k * NCOLS_MAX ? ws : (size_t)sh->k * NCOLS_MAX;
-			ys = ys > (size_t)sh->m * NCOLS_MAX ? ys : (size_t)sh->m * NCOLS_MAX;
-		}
-	}
-	for (int k = 0; k < x->nxfers; k++) {
-		size_t b = x->xfers[k].bytes ? x->xfers[k].bytes : 1;
-
-		if (x->xfers[k].src == g->dev && b > g->sendsz)
-			g->sendsz = b;
-		if (x->xfers[k].dst == g->dev && b > g->recvsz)
-			g->recvsz = b;
-	}
-	CUDACHECK(g, cudaMalloc(&g->x, 2 * (xs ? xs : 1)));
-	CUDACHECK(g, cudaMalloc(&g->w, 2 * (ws ? ws : 1)));
-	CUDACHECK(g, cudaMalloc(&g->y, 2 * (ys ? ys : 1)));
-	CUDACHECK(g, cudaMemsetAsync(g->x, 0, 2 * (xs ? xs : 1), g->compute));
-	CUDACHECK(g, cudaMemsetAsync(g->w, 0, 2 * (ws ? ws : 1), g->compute));
-	CUDACHECK(g, cudaMemsetAsync(g->y, 0, 2 * (ys ? ys : 1), g->compute));
-	CUDACHECK(g, cudaMalloc(&g->sendbuf, g->sendsz ? g->sendsz : 1));
-	CUDACHECK(g, cudaMalloc(&g->recvbuf, g->recvsz ? g->recvsz : 1));
-	for (int i = 0; i < c->nchan && !c->stagebuf; i++)
-		if (c->ch[i].kind == CH_STAGED && c->ch[i].b == g->dev)
-			CUDACHECK(g, cudaMalloc(&c->stagebuf, g->recvsz ? g->recvsz : 1));
+	if (cuda_proxy_setup(g) < 0)
+		return -1;
+	g->recvsz = CHECK_BYTES;
+	for (int k = 0; k < x->nxfers; k++)
+		if (x->xfers[k].dst == g->dev && x->xfers[k].bytes > g->recvsz)
+			g->recvsz = x->xfers[k].bytes;
+	if (!(g->stash = calloc((size_t)p->nstages * p->microbatches * 2 + 1, sizeof(*g->stash))))
+		return cuda_fail(g, "out of host memory");
+	if (cuda_chan_alloc(g) < 0)
+		return -1;
 	for (int i = x->start[g->dev]; i < x->start[g->dev + 1]; i++)
 		g->nops += x->items[i].kind == EXEC_COMPUTE;
 	g->op_start = calloc((size_t)(g->nops ? g->nops : 1), sizeof(cudaEvent_t));
 	g->op_end = calloc((size_t)(g->nops ? g->nops : 1), sizeof(cudaEvent_t));
 	g->launch_end = calloc((size_t)(g->nops ? g->nops : 1), sizeof(long));
 	if (!g->op_start || !g->op_end || !g->launch_end)
-		return gpu_fail(g, "out of host memory");
+		return cuda_fail(g, "out of host memory");
 	for (int i = 0; i < g->nops; i++) {
 		CUDACHECK(g, cudaEventCreate(&g->op_start[i]));
 		CUDACHECK(g, cudaEventCreate(&g->op_end[i]));
@@ -495,170 +193,7 @@ static int gpu_setup(struct gpu *g)
 		}
 	}
 	/* warm up every GEMM (cuBLAS picks its kernels on first use) */
-	return warm_up(g);
-}
-
-/* Phase 1b, per GPU, without --gemm-tflops: fit each proxy to the time it stands for on
- * this GPU — time one repetition, resize by the throughput it reached, twice (it depends
- * a little on the width), then warm the final shape up. Devices that share a GPU take
- * turns, or each would time the others' work too. */
-static int gpu_fit(struct gpu *g)
-{
-	struct cuda_exec *c = g->c;
-	int rc = 0;
-
-	if (c->o.gemm_tflops > 0 || (c->fit_turn >= 0 && c->fit_turn != g->dev))
-		return 0;
-	CUDACHECK(g, cudaSetDevice(g->gpu));
-	if (c->me < 0 && c->gpus_used < c->ndev)
-		pthread_mutex_lock(&c->fit_lock);
-	for (int round = 0; round < 2 && rc == 0; round++)
-		rc = fit_proxies(g) < 0 || warm_up(g) < 0 ? -1 : 0;
-	if (c->me < 0 && c->gpus_used < c->ndev)
-		pthread_mutex_unlock(&c->fit_lock);
-	return rc;
-}
-
-/* Phase 2, per GPU: its communicators and a one-byte exchange on each, in the global
- * order of the channels, so no two threads wait on each other in opposite orders. */
-static int gpu_connect(struct gpu *g)
-{
-	struct cuda_exec *c = g->c;
-
-	CUDACHECK(g, cudaSetDevice(g->gpu));
-	for (int i = 0; i < c->nchan; i++) {
-		struct chan *ch = &c->ch[i];
-		int s = side(ch, g->dev);
-		ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
-
-		if (s < 0)
-			continue;
-		cfg.blocking = 0;
-		CUDACHECK(g, cudaStreamCreateWithFlags(&ch->stream[s], cudaStreamNonBlocking));
-		if (ch->kind != CH_NCCL)
-			continue;
-		NCCLCHECK(g, &ch->comm[s], ncclCommInitRankConfig(&ch->comm[s], 2, ch->id, s, &cfg));
-		if (s == 0)
-			NCCLCHECK(g, &ch->comm[s], ncclSend(g->sendbuf, 1, ncclInt8, 1, ch->comm[s], ch->stream[s]));
-		else
-			NCCLCHECK(g, &ch->comm[s], ncclRecv(g->recvbuf, 1, ncclInt8, 0, ch->comm[s], ch->stream[s]));
-		if (wait_idle(g, "connecting") < 0)
-			return -1;
-	}
-	return 0;
-}
-
-/* A local receive: waits until the sender enqueued the send of transfer k in this
- * iteration (it recorded the event the copy waits for). */
-static int wait_posted(struct gpu *g, int k)
-{
-	struct cuda_exec *c = g->c;
-	double deadline = now_s() + c->o.timeout_s;
-
-	while (atomic_load(&c->posted[k]) != c->generation) {
-		if (atomic_load(&c->abort))
-			return -1;
-		if (now_s() > deadline)
-			return gpu_fail(g, "device %d never sent transfer %d (waited %g s)", c->x->xfers[k].src, k,
-			                c->o.timeout_s);
-		nap(c);
-	}
-	return 0;
-}
-
-#ifdef HAVE_MPI
-/* Staged sends: posts the header of every pending send whose producer has finished. */
-static void progress_sends(struct cuda_exec *c)
-{
-	int kept = 0;
-
-	for (int i = 0; i < c->npending; i++) {
-		int k = c->pending[i];
-
-		if (cudaEventQuery(c->xf_send[k]) == cudaSuccess) {
-			c->hdr[k] = (struct header){ k, 0 };
-			world_isend(k, &c->hdr[k], sizeof(c->hdr[k]), c->x->xfers[k].dst, TAG_DATA + c->slot[k] % TAG_SPAN);
-		} else {
-			c->pending[kept++] = k;
-		}
-	}
-	c->npending = kept;
-}
-
-/* A staged receive, right before its consumer: waits for the header (sending what can be
- * sent meanwhile), then copies the bytes on this GPU. */
-static int staged_arrival(struct gpu *g, struct chan *ch, int k)
-{
-	struct cuda_exec *c = g->c;
-	const struct exec_xfer *xf = &c->x->xfers[k];
-	double deadline = now_s() + c->o.timeout_s;
-	char tok[ACTION_TEXT_MAX];
-
-	for (;;) {
-		progress_sends(c);
-		if (world_done(k))
-			break;
-		if (atomic_load(&c->abort))
-			return -1;
-		if (now_s() > deadline)
-			return gpu_fail(g, "waited %g s for the output of %s from device %d: no matching send arrived",
-			                c->o.timeout_s, action_format(&xf->producer, tok), xf->src);
-		nap(c);
-	}
-	if (c->hdr[k].xfer != k)
-		return gpu_fail(g, "received from device %d the output of %s where it expected that of %s (out of order)",
-		                xf->src, action_format(&c->x->xfers[c->hdr[k].xfer].producer, tok),
-		                action_format(&xf->producer, (char[ACTION_TEXT_MAX]){ 0 }));
-	CUDACHECK(g, cudaEventRecord(c->xf_begin[k], ch->stream[1]));
-	CUDACHECK(g, cudaMemcpyAsync(g->recvbuf, c->stagebuf, xf->bytes ? xf->bytes : 1, cudaMemcpyDeviceToDevice,
-	                             ch->stream[1]));
-	CUDACHECK(g, cudaEventRecord(c->xf_end[k], ch->stream[1]));
-	return 0;
-}
-
-/* The end of a rank's iteration: every staged header sent and delivered. */
-static int staged_flush(struct gpu *g)
-{
-	struct cuda_exec *c = g->c;
-	double deadline = now_s() + c->o.timeout_s;
-	const struct exec_program *x = c->x;
-
-	for (;;) {
-		bool done = true;
-
-		progress_sends(c);
-		for (int i = x->start[g->dev]; i < x->start[g->dev + 1] && done; i++)
-			if (x->items[i].kind == EXEC_SEND)
-				done = world_done(x->items[i].xfer);
-		if (done && !c->npending)
-			return 0;
-		if (atomic_load(&c->abort))
-			return -1;
-		if (now_s() > deadline)
-			return gpu_fail(g, "its staged sends did not complete in %g s", c->o.timeout_s);
-		nap(c);
-	}
-}
-#endif
-
-/* What an op waits for before it starts: the data of transfer k. */
-static int consume(struct gpu *g, int k)
-{
-	struct cuda_exec *c = g->c;
-
-	if (k < 0)
-		return 0;
-#ifdef HAVE_MPI
-	{
-		const struct exec_xfer *xf = &c->x->xfers[k];
-		struct chan *ch = &c->ch[c->chan_of[xf->src * c->ndev + xf->dst]];
-
-		if (ch->kind == CH_STAGED && staged_arrival(g, ch, k) < 0)
-			return -1;
-	}
-#endif
-	CUDACHECK(g, cudaStreamWaitEvent(g->compute, c->xf_end[k], 0));
-	return 0;
+	return cuda_proxy_warm_up(g);
 }
 
 /* Before enqueueing op `op` (`more` launches, consuming transfers k1, k2): waits until
@@ -668,7 +203,7 @@ static int consume(struct gpu *g, int k)
 static int throttle(struct gpu *g, int op, long more, int k1, int k2)
 {
 	struct cuda_exec *c = g->c;
-	double deadline = now_s() + c->o.timeout_s;
+	double deadline = cuda_now_s() + c->o.timeout_s;
 
 	for (;;) {
 		while (g->finished_ops < op && cudaEventQuery(g->op_end[g->finished_ops]) == cudaSuccess)
@@ -680,10 +215,10 @@ static int throttle(struct gpu *g, int op, long more, int k1, int k2)
 			return 0;
 		if (atomic_load(&c->abort))
 			return -1;
-		if (now_s() > deadline)
-			return gpu_fail(g, "no progress for %g s (a transfer that never matched, or a hung kernel)",
+		if (cuda_now_s() > deadline)
+			return cuda_fail(g, "no progress for %g s (a transfer that never matched, or a hung kernel)",
 			                c->o.timeout_s);
-		nap(c);
+		cuda_nap(c);
 	}
 }
 
@@ -699,77 +234,47 @@ static int gpu_iterate(struct gpu *g)
 		return -1;
 	g->launched = g->finished = 0;
 	g->finished_ops = 0;
+	memset(g->stash, 0, ((size_t)c->p->nstages * c->p->microbatches * 2 + 1) * sizeof(*g->stash));
 	CUDACHECK(g, cudaSetDevice(g->gpu));
 	for (int i = x->start[d]; i < x->start[d + 1]; i++) {
 		const struct exec_item *it = &x->items[i];
 
 		if (it->kind == EXEC_SEND || it->kind == EXEC_RECV) {
-			const struct exec_xfer *xf = &x->xfers[it->xfer];
-			struct chan *ch = &c->ch[c->chan_of[xf->src * c->ndev + xf->dst]];
-			int s = it->kind == EXEC_SEND ? 0 : 1;
-			size_t n = xf->bytes ? xf->bytes : 1;
-
 			g->launched += 3;
-
-			if (s == 0) {
-				if (last)   /* the data exists once its producer ran */
-					CUDACHECK(g, cudaStreamWaitEvent(ch->stream[0], last, 0));
-				CUDACHECK(g, cudaEventRecord(c->xf_send[it->xfer], ch->stream[0]));
-				if (ch->kind == CH_LOCAL)
-					atomic_store(&c->posted[it->xfer], c->generation);
-				else if (ch->kind == CH_STAGED)
-					c->pending[c->npending++] = it->xfer;
-				else
-					NCCLCHECK(g, &ch->comm[0], ncclSend(g->sendbuf, n, ncclInt8, 1, ch->comm[0], ch->stream[0]));
-			} else if (ch->kind == CH_STAGED) {
-#ifdef HAVE_MPI
-				world_irecv(it->xfer, &c->hdr[it->xfer], sizeof(c->hdr[it->xfer]), xf->src,
-				            TAG_DATA + c->slot[it->xfer] % TAG_SPAN);
-#endif
-			} else if (ch->kind == CH_LOCAL) {
-				if (wait_posted(g, it->xfer) < 0)
-					return -1;
-				CUDACHECK(g, cudaStreamWaitEvent(ch->stream[1], c->xf_send[it->xfer], 0));
-				CUDACHECK(g, cudaEventRecord(c->xf_begin[it->xfer], ch->stream[1]));
-				CUDACHECK(g, cudaMemcpyAsync(g->recvbuf, c->g[xf->src].sendbuf, n, cudaMemcpyDeviceToDevice,
-				                             ch->stream[1]));
-				CUDACHECK(g, cudaEventRecord(c->xf_end[it->xfer], ch->stream[1]));
-			} else {
-				CUDACHECK(g, cudaEventRecord(c->xf_begin[it->xfer], ch->stream[1]));
-				NCCLCHECK(g, &ch->comm[1], ncclRecv(g->recvbuf, n, ncclInt8, 0, ch->comm[1], ch->stream[1]));
-				CUDACHECK(g, cudaEventRecord(c->xf_end[it->xfer], ch->stream[1]));
-			}
+			if ((it->kind == EXEC_SEND ? cuda_chan_send(g, it, last) : cuda_chan_recv(g, it)) < 0)
+				return -1;
 		} else {
 			const struct action *a = &it->op;
-			const struct shape *sh = &g->shape[a->stage * 3 + kind_slot(a->kind)];
+			long launches = cuda_op_launches(g, a);
+			char why[96];
 
-			if (throttle(g, op, sh->reps + 4, it->xfer, it->xfer2) < 0)
+			if (throttle(g, op, launches + 4, it->xfer, it->xfer2) < 0)
 				return -1;
+			if (payload_stash(g->stash, c->p->microbatches, (uint32_t)c->generation, &it->op, why, sizeof(why)) < 0)
+				return cuda_fail(g, "%s", why);
 			/* wait only for the data this op consumes (heading a pair, its partner's too) */
-			if (consume(g, it->xfer) < 0 || consume(g, it->xfer2) < 0)
+			if (cuda_chan_consume(g, it->xfer) < 0 || cuda_chan_consume(g, it->xfer2) < 0)
 				return -1;
 			CUDACHECK(g, cudaEventRecord(g->op_start[op], g->compute));
-			if (run_gemm(g, sh, a->kind) < 0)
+			if (cuda_op(g, a) < 0)
 				return -1;
 			CUDACHECK(g, cudaEventRecord(g->op_end[op], g->compute));
-			g->launched += sh->reps + 4;
+			g->launched += launches + 4;
 			g->launch_end[op] = g->launched;
 			last = g->op_end[op++];
 			if (d == c->o.kill_device && op >= c->o.kill_after_ops && !c->warming)
-				return gpu_fail(g, "killed after %d ops (--kill-device: a test of the failure path)", op);
+				return cuda_fail(g, "killed after %d ops (--kill-device: a test of the failure path)", op);
 		}
 		if (atomic_load(&c->abort))
 			return -1;
 #ifdef HAVE_MPI
 		if (c->npending)
-			progress_sends(c);
+			cuda_chan_progress(c);
 #endif
 	}
-#ifdef HAVE_MPI
-	if (c->me >= 0 && staged_flush(g) < 0)
+	if (cuda_chan_finish(g) < 0 || cuda_wait_idle(g, "running the iteration") < 0)
 		return -1;
-#endif
-	return wait_idle(g, "running the iteration");
+	return cuda_chan_check_arrivals(g);
 }
 
 static void *thread_main(void *arg)
@@ -778,18 +283,6 @@ static void *thread_main(void *arg)
 
 	g->c->phase(g);
 	return NULL;
-}
-
-/* After a failure: every communicator aborted (its kernels stopped); the handle is broken. */
-static void abort_comms(struct cuda_exec *c)
-{
-	for (int i = 0; i < c->nchan; i++)
-		for (int s = 0; s < 2; s++)
-			if (c->ch[i].comm[s]) {
-				ncclCommAbort(c->ch[i].comm[s]);
-				c->ch[i].comm[s] = NULL;
-			}
-	c->broken = 1;
 }
 
 /* Runs phase on every GPU's thread; on a failure every communicator is aborted and e
@@ -812,14 +305,14 @@ static int all_gpus(struct cuda_exec *c, int (*phase)(struct gpu *), struct err 
 			*e = g->err;
 		if (world_agree(g->failed != 0, e) == 0)
 			return 0;
-		abort_comms(c);
+		cuda_chan_abort(c);
 		return -1;
 	}
 #endif
 	c->phase = phase;
 	for (int d = 0; d < c->ndev; d++, started++)
 		if (pthread_create(&th[d], NULL, thread_main, &c->g[d]) != 0) {
-			gpu_fail(&c->g[d], "cannot start its thread");
+			cuda_fail(&c->g[d], "cannot start its thread");
 			break;
 		}
 	for (int d = 0; d < started; d++)
@@ -830,7 +323,7 @@ static int all_gpus(struct cuda_exec *c, int (*phase)(struct gpu *), struct err 
 			failed = d;
 	if (failed < 0 && !atomic_load(&c->abort))
 		return 0;
-	abort_comms(c);
+	cuda_chan_abort(c);
 	if (failed >= 0)
 		*e = c->g[failed].err;
 	else
@@ -838,47 +331,7 @@ static int all_gpus(struct cuda_exec *c, int (*phase)(struct gpu *), struct err 
 	return -1;
 }
 
-#ifdef HAVE_MPI
-
-/* As an MPI rank: which GPU every device runs on (a channel between two ranks on one GPU
- * is staged) and the tags of the staged transfers. Collective. */
-static void rank_identify(struct cuda_exec *c, int local_gpu)
-{
-	struct rank_ident mine, *all = c->idents;
-	int32_t *nto = c->nto;
-
-	memset(&mine, 0, sizeof(mine));
-	if (gethostname(mine.host, sizeof(mine.host) - 1) != 0)
-		snprintf(mine.host, sizeof(mine.host), "?");
-	snprintf(mine.bus, sizeof(mine.bus), "%s", c->info.dev[local_gpu].pci_bus_id);
-	snprintf(mine.name, sizeof(mine.name), "%s", c->info.dev[local_gpu].name);
-	mine.gpu = local_gpu;
-	world_allgather(&mine, all, sizeof(mine));
-	c->gpus_used = 0;
-	for (int d = 0; d < c->ndev; d++) {
-		bool seen = false;
-
-		c->gpu_index[d] = all[d].gpu;
-		snprintf(c->gpu_name[d], sizeof(c->gpu_name[d]), "%s", all[d].name);
-		for (int e = 0; e < d && !seen; e++)
-			seen = strcmp(all[e].host, all[d].host) == 0 && strcmp(all[e].bus, all[d].bus) == 0;
-		c->gpus_used += !seen;
-	}
-	for (int i = 0; i < c->nchan; i++) {
-		const struct rank_ident *a = &all[c->ch[i].a], *b = &all[c->ch[i].b];
-
-		c->ch[i].kind = strcmp(a->host, b->host) == 0 && strcmp(a->bus, b->bus) == 0 ? CH_STAGED : CH_NCCL;
-	}
-	/* a staged transfer's tag: its index among the transfers of its pair, in send order */
-	for (int d = 0; d < c->ndev; d++)
-		for (int i = c->x->start[d]; i < c->x->start[d + 1]; i++)
-			if (c->x->items[i].kind == EXEC_SEND)
-				c->slot[c->x->items[i].xfer] = nto[d * c->ndev + c->x->xfers[c->x->items[i].xfer].dst]++;
-}
-#endif
-
 static int iterate(struct cuda_exec *c, struct err *e);
-static int gpu_refit(struct gpu *g);
 
 int cuda_exec_fail_ranks(struct err *e)
 {
@@ -888,28 +341,6 @@ int cuda_exec_fail_ranks(struct err *e)
 	(void)e;
 	return -1;
 #endif
-}
-
-/* As ranks: the buffers of rank_layout and gather_ranks. */
-static bool alloc_rank_buffers(struct cuda_exec *c)
-{
-	const struct exec_program *x = c->x;
-	long total = 0;
-
-	c->idents = calloc((size_t)c->ndev, sizeof(*c->idents));
-	c->nto = calloc((size_t)c->ndev * c->ndev, sizeof(*c->nto));
-	c->counts = calloc((size_t)c->ndev, sizeof(*c->counts));
-	c->samples = calloc((size_t)c->ndev * 2, sizeof(*c->samples));
-	if (!c->idents || !c->nto || !c->counts || !c->samples)
-		return false;
-	for (int d = 0; d < c->ndev; d++) {
-		for (int i = x->start[d]; i < x->start[d + 1]; i++)
-			c->counts[d] += 5 * (x->items[i].kind == EXEC_COMPUTE);
-		total += c->counts[d];
-	}
-	c->mine = malloc((size_t)(c->counts[c->me] + 1) * sizeof(double));
-	c->all = c->me == 0 ? malloc((size_t)(total + 1) * sizeof(double)) : NULL;
-	return c->mine && (c->me != 0 || c->all);
 }
 
 int cuda_exec_open(struct cuda_exec **out, const struct plan *p, const struct exec_program *x,
@@ -977,10 +408,12 @@ int cuda_exec_open(struct cuda_exec **out, const struct plan *p, const struct ex
 	c->gpu_name = calloc((size_t)c->ndev, sizeof(*c->gpu_name));
 	c->util = calloc((size_t)c->ndev, sizeof(*c->util));
 	c->mem = calloc((size_t)c->ndev, sizeof(*c->mem));
-	if (c->me >= 0 && !alloc_rank_buffers(c)) {
+#ifdef HAVE_MPI
+	if (c->me >= 0 && !cuda_world_alloc(c)) {
 		err_set(e, ERR_RUNTIME, "out of host memory");
 		failed = true;
 	}
+#endif
 	if (!c->g || !c->chan_of || !c->ch || !c->xf_send || !c->xf_begin || !c->xf_end || !c->xf_send_ms ||
 	    !c->xf_begin_ms || !c->xf_end_ms || !c->posted || !c->slot || !c->hdr || !c->pending || !c->ref_stream ||
 	    !c->ref || !c->gpu_index || !c->gpu_name || !c->util || !c->mem) {
@@ -1027,24 +460,15 @@ int cuda_exec_open(struct cuda_exec **out, const struct plan *p, const struct ex
 			break;
 		}
 	}
-	/* the channels: every directed pair with a transfer, in (a, b) order */
-	for (int a = 0; a < c->ndev; a++)
-		for (int b = 0; b < c->ndev; b++) {
-			int used = 0;
-
-			for (int k = 0; k < x->nxfers && !used; k++)
-				used = x->xfers[k].src == a && x->xfers[k].dst == b;
-			c->chan_of[a * c->ndev + b] = used ? c->nchan : -1;
-			if (!used)
-				continue;
-			c->ch[c->nchan].a = a;
-			c->ch[c->nchan].b = b;
-			c->ch[c->nchan].kind = c->me < 0 && c->g[a].gpu == c->g[b].gpu ? CH_LOCAL : CH_NCCL;
-			c->nchan++;
-		}
+	if (!failed && cudaMallocHost((void **)&c->check, (size_t)(x->nxfers + 1) * 2 * CHECK_BYTES) != cudaSuccess) {
+		err_set(e, ERR_RUNTIME, "cannot allocate %zu bytes of pinned host memory",
+		        (size_t)(x->nxfers + 1) * 2 * CHECK_BYTES);
+		failed = true;
+	}
+	cuda_chan_plan(c);
 #ifdef HAVE_MPI
 	if (c->me >= 0)
-		rank_identify(c, local_gpu);   /* collective: the channels' kinds */
+		cuda_world_identify(c, local_gpu);   /* collective: the channels' kinds */
 #endif
 	/* NCCL ids: in one process every channel's; as ranks rank 0 makes them, and broadcasts
 	 * them once every rank agreed it can go on */
@@ -1072,20 +496,20 @@ int cuda_exec_open(struct cuda_exec **out, const struct plan *p, const struct ex
 	/* ranks that share a GPU fit their proxies one after the other */
 	for (int r = 0; r < (c->me >= 0 && c->gpus_used < c->ndev ? c->ndev : 1); r++) {
 		c->fit_turn = c->me >= 0 && c->gpus_used < c->ndev ? r : -1;
-		if (all_gpus(c, gpu_fit, e) < 0) {
+		if (all_gpus(c, cuda_proxy_fit, e) < 0) {
 			cuda_exec_close(c);
 			return -1;
 		}
 	}
-	if (all_gpus(c, gpu_connect, e) < 0) {
+	if (all_gpus(c, cuda_chan_connect, e) < 0) {
 		cuda_exec_close(c);
 		return -1;
 	}
 	/* two warm-up iterations refit the proxies under a real iteration's load (not when
 	 * devices share a GPU: there each op's time includes the others') */
 	c->warming = true;
-	for (int round = 0; round < 2 && c->o.gemm_tflops <= 0 && c->gpus_used == c->ndev; round++)
-		if (iterate(c, e) < 0 || all_gpus(c, gpu_refit, e) < 0) {
+	for (int round = 0; round < 2 && c->o.gemm_tflops <= 0 && !c->o.works && c->gpus_used == c->ndev; round++)
+		if (iterate(c, e) < 0 || all_gpus(c, cuda_proxy_refit, e) < 0) {
 			cuda_exec_close(c);
 			return -1;
 		}
@@ -1117,51 +541,9 @@ static int iterate(struct cuda_exec *c, struct err *e)
 		if (c->ref[i] && (cudaSetDevice(i) != cudaSuccess || cudaEventRecord(c->ref[i], c->ref_stream[i]) != cudaSuccess)) {
 			if (c->me < 0)
 				return err_set(e, ERR_RUNTIME, "GPU %d: cannot record the reference event", i);
-			gpu_fail(&c->g[c->me], "cannot record the reference event");   /* then agree */
+			cuda_fail(&c->g[c->me], "cannot record the reference event");   /* then agree */
 		}
 	return all_gpus(c, gpu_iterate, e);
-}
-
-/* After a warm-up iteration, per GPU: each proxy's measured time (the mean over its
- * microbatches) against the time it stands for; its columns are refitted by the ratio.
- * This is what the timing of single repetitions misses: clocks and power under the
- * sustained load of a real iteration. */
-static int gpu_refit(struct gpu *g)
-{
-	struct cuda_exec *c = g->c;
-	const struct exec_program *x = c->x;
-	const struct plan *p = c->p;
-	double *sum = calloc((size_t)p->nstages * 3, sizeof(double));
-	int *cnt = calloc((size_t)p->nstages * 3, sizeof(int)), op = 0;
-
-	if (!sum || !cnt) {
-		free(sum);
-		free(cnt);
-		return gpu_fail(g, "out of host memory");
-	}
-	CUDACHECK(g, cudaSetDevice(g->gpu));
-	for (int i = x->start[g->dev]; i < x->start[g->dev + 1]; i++) {
-		const struct exec_item *it = &x->items[i];
-		float ms = 0;
-
-		if (it->kind != EXEC_COMPUTE)
-			continue;
-		if (cudaEventElapsedTime(&ms, g->op_start[op], g->op_end[op]) == cudaSuccess) {
-			sum[it->op.stage * 3 + kind_slot(it->op.kind)] += ms;
-			cnt[it->op.stage * 3 + kind_slot(it->op.kind)]++;
-		}
-		op++;
-	}
-	for (int k = 0; k < p->nstages * 3; k++) {
-		struct shape *sh = &g->shape[k];
-		double measured = cnt[k] ? sum[k] / cnt[k] : 0;
-
-		if (sh->reps && measured > 0)
-			fit_columns(sh, 2.0 * sh->m * sh->k * sh->n * sh->reps * (sh->ms / measured));
-	}
-	free(sum);
-	free(cnt);
-	return warm_up(g);
 }
 
 /* Device d's measured ops (into t->dev[d]) and the transfer times it knows: the sends
@@ -1198,64 +580,6 @@ static int read_device(struct cuda_exec *c, int d, struct timeline *t, struct er
 	return 0;
 }
 
-#ifdef HAVE_MPI
-/* As ranks: rank 0 gathers every device's ops, the transfer times and the NVML samples
- * (collective; the other ranks keep only their own device's ops). */
-static int gather_ranks(struct cuda_exec *c, struct timeline *t, struct err *e)
-{
-	const struct exec_program *x = c->x;
-	int me = c->me, n = t->dev[me].nops, *counts = c->counts;
-	double *mine = c->mine, *all = c->all, sample[2] = { -1, 0 }, *samples = c->samples;
-	uint64_t mem = 0;
-	bool ok = true;
-
-	for (int i = 0; i < n; i++) {
-		const struct tl_op *o = &t->dev[me].ops[i];
-
-		mine[5 * i] = o->start_ms;
-		mine[5 * i + 1] = o->end_ms;
-		mine[5 * i + 2] = o->stage;
-		mine[5 * i + 3] = o->mb;
-		mine[5 * i + 4] = o->kind;
-	}
-	world_gatherv(mine, 5 * n, all, counts);
-	for (int k = 0; k < x->nxfers; k++) {
-		if (x->xfers[k].src != me)
-			c->xf_send_ms[k] = -1e300;
-		if (x->xfers[k].dst != me)
-			c->xf_begin_ms[k] = c->xf_end_ms[k] = -1e300;
-	}
-	world_reduce_max(c->xf_send_ms, x->nxfers);
-	world_reduce_max(c->xf_begin_ms, x->nxfers);
-	world_reduce_max(c->xf_end_ms, x->nxfers);
-	if (nvml_sample(c->nvml, c->info.dev[c->g[me].gpu].pci_bus_id, &sample[0], &mem))
-		sample[1] = (double)mem;
-	else
-		sample[0] = -1;
-	world_allgather(sample, samples, sizeof(sample));
-	for (int d = 0; d < c->ndev; d++) {
-		c->util[d] = samples[2 * d];
-		c->mem[d] = samples[2 * d + 1];
-	}
-	if (me == 0) {
-		const double *v = all;
-
-		for (int d = 1; d < c->ndev; d++) {
-			v += counts[d - 1];
-			if (!(t->dev[d].ops = calloc((size_t)(counts[d] / 5 + 1), sizeof(struct tl_op)))) {
-				err_set(e, ERR_RUNTIME, "out of host memory gathering the measured times");
-				ok = false;
-				break;
-			}
-			for (int i = 0; i < counts[d] / 5; i++)
-				t->dev[d].ops[t->dev[d].nops++] = (struct tl_op){ v[5 * i], v[5 * i + 1], (int32_t)v[5 * i + 2],
-				                                                  (int32_t)v[5 * i + 3], (uint8_t)v[5 * i + 4] };
-		}
-	}
-	return world_agree(!ok, e);   /* the ranks go on, or stop, together */
-}
-#endif
-
 int cuda_exec_run(struct cuda_exec *c, struct timeline *t, struct err *e)
 {
 	const struct exec_program *x = c->x;
@@ -1289,7 +613,7 @@ int cuda_exec_run(struct cuda_exec *c, struct timeline *t, struct err *e)
 		}
 #ifdef HAVE_MPI
 	/* as ranks, every path meets the others: agree, then gather */
-	if (c->me >= 0 && (world_agree(failed, e) < 0 || gather_ranks(c, t, e) < 0)) {
+	if (c->me >= 0 && (world_agree(failed, e) < 0 || cuda_world_gather(c, t, e) < 0)) {
 		timeline_release(t);
 		return -1;
 	}
@@ -1342,13 +666,7 @@ void cuda_exec_close(struct cuda_exec *c)
 {
 	if (!c)
 		return;
-	for (int i = 0; c->ch && i < c->nchan; i++)
-		for (int s = 0; s < 2; s++) {
-			if (c->ch[i].comm[s])
-				ncclCommDestroy(c->ch[i].comm[s]);
-			if (c->ch[i].stream[s])
-				cudaStreamDestroy(c->ch[i].stream[s]);
-		}
+	cuda_chan_close(c);
 	for (int d = 0; c->g && d < c->ndev; d++) {
 		struct gpu *g = &c->g[d];
 
@@ -1357,6 +675,9 @@ void cuda_exec_close(struct cuda_exec *c)
 			free(g->op_end);
 			free(g->launch_end);
 			free(g->shape);
+			free(g->stash);
+			free(g->ks);
+			free(g->k_first);
 			continue;
 		}
 		if (g->blas)
@@ -1364,8 +685,7 @@ void cuda_exec_close(struct cuda_exec *c)
 		cudaFree(g->x);
 		cudaFree(g->w);
 		cudaFree(g->y);
-		cudaFree(g->sendbuf);
-		cudaFree(g->recvbuf);
+		cudaFree(g->work);
 		for (int i = 0; i < g->nops; i++) {
 			if (g->op_start && g->op_start[i])
 				cudaEventDestroy(g->op_start[i]);
@@ -1378,6 +698,9 @@ void cuda_exec_close(struct cuda_exec *c)
 		free(g->op_end);
 		free(g->launch_end);
 		free(g->shape);
+		free(g->stash);
+		free(g->ks);
+		free(g->k_first);
 	}
 	for (int k = 0; c->x && k < c->x->nxfers; k++) {
 		if (c->xf_send && c->xf_send[k])
@@ -1395,8 +718,6 @@ void cuda_exec_close(struct cuda_exec *c)
 		if (c->ref_stream[i])
 			cudaStreamDestroy(c->ref_stream[i]);
 	}
-	if (c->stagebuf)
-		cudaFree(c->stagebuf);
 #ifdef HAVE_MPI
 	if (c->me >= 0)
 		world_release_slots();

@@ -3,7 +3,8 @@
  * NCCL and cuBLAS): one thread per plan device in one process, device d on GPU d (or on
  * GPU d mod the GPUs there are, with share_gpus), running the device's protocol program
  * (protocol.h) with proxy layers of the stage's real shapes and NCCL point-to-point
- * transfers of the activations' real sizes (device copies between devices on one GPU).
+ * transfers of the activations' real sizes (device copies between devices on one GPU),
+ * whose heads carry tagged, checksummed bytes (payload.h) that the receiver checks.
  * Or, as one MPI rank per device, this process runs only its own device; every call is
  * then collective: all ranks make it, and all get the same result.
  */
@@ -13,6 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cost.h"
 #include "err.h"
 #include "exec/protocol.h"
 #include "plan.h"
@@ -27,6 +29,13 @@ struct cuda_exec_opts {
 	                        * once, so the times test the protocol, not the prediction) */
 	int kill_device;       /* fault injection: this device fails ... (-1: none) */
 	int kill_after_ops;    /* ... after enqueueing this many ops */
+	int misroute_xfer;     /* fault injection: this transfer carries another microbatch's
+	                        * data (-1: none) */
+	int corrupt_xfer;      /* fault injection: a byte of this transfer's head flips (-1: none) */
+	const struct work *works; /* one per model layer: each op runs its layers' kernels from the
+	                        * architecture (kplan.h), measured as they are, never fitted;
+	                        * NULL: fitted proxies */
+	struct cost_opts kernel_opts; /* those kernels' sequence, micro-batch and TP degree */
 	int rank;              /* >= 0: this process is MPI rank `rank` and runs that device
 	                        * alone (one rank per device; needs a build with MPI) */
 };

@@ -8,6 +8,7 @@
  */
 #include "config.h"
 #include "exec/emu.h"
+#include "exec/payload.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -34,7 +35,13 @@ struct emu {
 	pthread_cond_t cond;
 	struct chan *chans;        /* ndev x ndev */
 	double *arrival;           /* per transfer: virtual arrival, or -1 */
-	double *stage_f, *stage_b, *stage_w;
+	unsigned char **data;      /* per transfer: its bytes, from the send until the consumer checked them */
+	uint64_t *stash;           /* per (stage, microbatch) x 2: what F keeps for I or B, what I keeps
+	                            * for W (tag fingerprints; 0: nothing) */
+	double *stage_ms;          /* per stage: F, I or B, W on a speed-1 device */
+	int *waiting_on;           /* per device: the device whose data it waits for, or -1; -2 once
+	                            * its program is done */
+	int *seen;                 /* per device: scratch of blame() */
 	bool abort;
 	struct err err;
 	struct timeline *tl;
@@ -53,6 +60,16 @@ void emu_opts_default(struct emu_opts *o)
 	o->kill_device = -1;
 	o->slow_stage = -1;
 	o->slow_factor = 1;
+	o->misroute_xfer = -1;
+	o->corrupt_xfer = -1;
+}
+
+double emu_op_ms(const struct plan *p, const double *stage_ms, const struct emu_opts *o, int d,
+                 const struct action *a)
+{
+	double ms = stage_ms[a->stage * 3 + op_kind_slot(a->kind)] / p->cluster.device_speed[d];
+
+	return a->stage == o->slow_stage ? ms * o->slow_factor : ms;
 }
 
 static void fail(struct emu *em, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -85,6 +102,35 @@ static void deadline_in(struct timespec *ts, double seconds)
 	}
 }
 
+/* Why device d's wait never ended, following who waits for whom from d: a device that
+ * waits for nothing is hung or dead, one that finished never sent, and a device met twice
+ * closes a cycle of waits, a deadlock. Lock held. */
+static const char *blame(const struct emu *em, int d, char *out, size_t n)
+{
+	int cur = em->waiting_on[d], D = em->x->ndevices;
+	size_t len = 0;
+
+	out[0] = 0;
+	for (int i = 0; i < D; i++)
+		em->seen[i] = 0;
+	em->seen[d] = 1;
+	while (cur >= 0 && !em->seen[cur] && em->waiting_on[cur] >= 0) {
+		em->seen[cur] = 1;
+		len += (size_t)snprintf(out + len, len < n ? n - len : 0, "device %d waits for device %d, ", cur,
+		                        em->waiting_on[cur]);
+		cur = em->waiting_on[cur];
+		if (len >= n)
+			return out;
+	}
+	if (cur < 0 || em->seen[cur])
+		snprintf(out + len, len < n ? n - len : 0, "a cycle of waits: a deadlock");
+	else if (em->waiting_on[cur] == -2)
+		snprintf(out + len, len < n ? n - len : 0, "device %d finished its program without sending it", cur);
+	else
+		snprintf(out + len, len < n ? n - len : 0, "device %d waits for no data: it hung or died", cur);
+	return out;
+}
+
 /* Pairs the channel's next unmatched send and receive (lock held). */
 static void match(struct emu *em, int a, int b)
 {
@@ -106,9 +152,9 @@ static void match(struct emu *em, int a, int b)
 			return;
 		}
 		start = fmax(fmax(c->send_t[k], c->recv_t[k]), c->link_free);
-		wire = (double)xf->bytes / (l->gbytes_per_s * 1e6);
+		wire = link_wire_ms(l, xf->bytes);
 		c->link_free = start + wire;
-		em->arrival[xs] = start + l->latency_us * 1e-3 + wire;
+		em->arrival[xs] = start + link_latency_ms(l) + wire;
 		if (em->tl) {
 			struct tl_xfer *tx = &em->tl->xfers[em->tl->nxfers++];
 
@@ -125,6 +171,53 @@ static void push(int32_t *ids, double *times, int *n, int32_t id, double t)
 	ids[*n] = id;
 	times[*n] = t;
 	(*n)++;
+}
+
+/* The sender's bytes of transfer k: its producer's tagged payload (or, injected, another
+ * microbatch's, or a flipped byte). Lock held; -1 when out of memory (the run failed). */
+static int send_data(struct emu *em, int k)
+{
+	const struct exec_xfer *xf = &em->x->xfers[k];
+	size_t len = payload_len(xf->bytes, PAYLOAD_MAX);
+	struct payload_tag t = { (uint32_t)em->o->iter, xf->producer };
+
+	if (!(em->data[k] = malloc(len))) {
+		fail(em, "device %d: out of host memory for the data of transfer %d", xf->src, k);
+		return -1;
+	}
+	if (k == em->o->misroute_xfer)
+		t.op.mb = (t.op.mb + 1) % em->p->microbatches;
+	payload_fill(em->data[k], len, &t);
+	if (k == em->o->corrupt_xfer)
+		em->data[k][len / 2] ^= 0x10;
+	return 0;
+}
+
+/* Device d checks the bytes of transfer k before the op that consumes them. Lock held. */
+static void check_data(struct emu *em, int d, int k)
+{
+	const struct exec_xfer *xf = &em->x->xfers[k];
+	struct payload_tag want = { (uint32_t)em->o->iter, xf->producer };
+	char why[160], t1[ACTION_TEXT_MAX], t2[ACTION_TEXT_MAX];
+
+	if (!em->data[k])
+		return;   /* checked already (a pair's head and partner may share an input) */
+	if (payload_check(em->data[k], payload_len(xf->bytes, PAYLOAD_MAX), &want, why, sizeof(why)) < 0)
+		fail(em, "device %d received from device %d the output of %s for %s (transfer %d, iteration %d), but the "
+		     "data %s", d, xf->src, action_format(&xf->producer, t1), action_format(&xf->consumer, t2), k,
+		     em->o->iter, why);
+	free(em->data[k]);
+	em->data[k] = NULL;
+}
+
+/* What op a keeps for its backward (payload_stash): a missing entry fails the run — the
+ * store would be wrong, not the plan, since validation put every W after its I. */
+static void take_stash(struct emu *em, int d, const struct action *a)
+{
+	char why[96];
+
+	if (payload_stash(em->stash, em->p->microbatches, (uint32_t)em->o->iter, a, why, sizeof(why)) < 0)
+		fail(em, "device %d: %s", d, why);
 }
 
 static void *worker_main(void *arg)
@@ -155,11 +248,14 @@ static void *worker_main(void *arg)
 			const struct exec_xfer *xf = &x->xfers[it->xfer];
 			struct chan *c = &em->chans[d * x->ndevices + xf->dst];
 
+			if (send_data(em, it->xfer) < 0) {
+				pthread_mutex_unlock(&em->lock);
+				return NULL;
+			}
 			push(c->sends, c->send_t, &c->nsend, it->xfer, clock);
 			match(em, d, xf->dst);
 		} else {
 			const struct action *a = &it->op;
-			int k = a->kind == OP_F ? 0 : a->kind == OP_W ? 2 : 1;
 			double dur, start;
 
 			/* wait only for the data this op consumes (and, heading a pair, its partner's) */
@@ -173,30 +269,46 @@ static void *worker_main(void *arg)
 					continue;
 				xf = &x->xfers[xk];
 				deadline_in(&ts, em->o->timeout_s);
+				em->waiting_on[d] = xf->src;
 				while (em->arrival[xk] < 0 && !em->abort) {
 					if (pthread_cond_timedwait(&em->cond, &em->lock, &ts) == ETIMEDOUT) {
+						char why[200];
+
 						fail(em, "device %d waited %g s for the output of %s from device %d: no matching "
-						     "send arrived (a deadlock or a dead peer)", d, em->o->timeout_s,
-						     action_format(&xf->producer, tok), xf->src);
+						     "send arrived (%s)", d, em->o->timeout_s, action_format(&xf->producer, tok), xf->src,
+						     blame(em, d, why, sizeof(why)));
 						break;
 					}
 				}
+				em->waiting_on[d] = -1;
 				if (!em->abort && em->arrival[xk] > clock)
 					clock = em->arrival[xk];
+				if (!em->abort)
+					check_data(em, d, xk);
 			}
+			if (!em->abort)
+				take_stash(em, d, a);
 			if (em->abort) {
 				pthread_mutex_unlock(&em->lock);
 				return NULL;
 			}
 			if (d == em->o->kill_device && ops == em->o->kill_after_ops) {
+				/* a hung worker waits for nothing but the abort its silence causes */
+				if (em->o->kill_how == EMU_KILL_HANG) {
+					struct timespec ts;
+
+					/* twice the watchdog: a peer that waits for it notices first */
+					deadline_in(&ts, 2 * em->o->timeout_s);
+					while (!em->abort && pthread_cond_timedwait(&em->cond, &em->lock, &ts) != ETIMEDOUT)
+						;
+					fail(em, "worker %d stopped answering after %d ops and nothing waited for it within %g s "
+					     "(injected hang)", d, ops, 2 * em->o->timeout_s);
+				}
 				fail(em, "worker %d died after %d ops (injected failure)", d, ops);
 				pthread_mutex_unlock(&em->lock);
 				return NULL;
 			}
-			dur = (k == 0 ? em->stage_f[a->stage] : k == 2 ? em->stage_w[a->stage] : em->stage_b[a->stage]) /
-			      p->cluster.device_speed[d];
-			if (a->stage == em->o->slow_stage)
-				dur *= em->o->slow_factor;
+			dur = emu_op_ms(p, em->stage_ms, em->o, d, a);
 			start = clock;
 			clock += dur;
 			td->ops[td->nops++] = (struct tl_op){ start, clock, a->stage, a->mb, a->kind };
@@ -214,6 +326,9 @@ static void *worker_main(void *arg)
 		}
 		pthread_mutex_unlock(&em->lock);
 	}
+	pthread_mutex_lock(&em->lock);
+	em->waiting_on[d] = -2;
+	pthread_mutex_unlock(&em->lock);
 	return NULL;
 }
 
@@ -235,35 +350,34 @@ int emu_run(const struct plan *p, const struct exec_program *x, const struct emu
 	pthread_cond_init(&em.cond, NULL);
 	em.chans = calloc((size_t)D * D, sizeof(*em.chans));
 	em.arrival = malloc((size_t)(x->nxfers ? x->nxfers : 1) * sizeof(double));
-	em.stage_f = calloc((size_t)p->nstages, sizeof(double));
-	em.stage_b = calloc((size_t)p->nstages, sizeof(double));
-	em.stage_w = calloc((size_t)p->nstages, sizeof(double));
+	em.data = calloc((size_t)(x->nxfers ? x->nxfers : 1), sizeof(*em.data));
+	em.stash = calloc((size_t)p->nstages * p->microbatches * 2 + 1, sizeof(*em.stash));
+	em.waiting_on = malloc((size_t)D * sizeof(*em.waiting_on));
+	em.seen = malloc((size_t)D * sizeof(*em.seen));
+	em.stage_ms = calloc((size_t)p->nstages * 3 + 1, sizeof(double));
 	ws = calloc((size_t)D, sizeof(*ws));
 	th = calloc((size_t)D, sizeof(*th));
 	measured->source = strdup("emu");
 	measured->ndevices = D;
 	measured->dev = calloc((size_t)D, sizeof(*measured->dev));
 	measured->xfers = calloc((size_t)(x->nxfers ? x->nxfers : 1), sizeof(*measured->xfers));
-	if (!em.chans || !em.arrival || !em.stage_f || !em.stage_b || !em.stage_w || !ws || !th ||
+	if (!em.chans || !em.arrival || !em.data || !em.stash || !em.waiting_on || !em.seen || !em.stage_ms || !ws || !th ||
 	    !measured->source || !measured->dev || !measured->xfers)
 		goto oom;
 	for (int i = 0; i < x->nxfers; i++)
 		em.arrival[i] = -1;
-	for (int s = 0; s < p->nstages; s++) {
-		double ms[3];
-
-		plan_stage_ms(p, s, ms);
-		em.stage_f[s] = ms[0];
-		em.stage_b[s] = ms[1];
-		em.stage_w[s] = ms[2];
-	}
+	for (int d = 0; d < D; d++)
+		em.waiting_on[d] = -1;
+	for (int s = 0; s < p->nstages; s++)
+		plan_stage_ms(p, s, &em.stage_ms[s * 3]);
+	for (int k = 0; k < x->nxfers; k++)   /* transfers per pair, counted in nsend for now */
+		em.chans[x->xfers[k].src * D + x->xfers[k].dst].nsend++;
 	for (int a = 0; a < D; a++)
 		for (int b = 0; b < D; b++) {
 			struct chan *c = &em.chans[a * D + b];
-			int n = 0;
+			int n = c->nsend;
 
-			for (int k = 0; k < x->nxfers; k++)
-				n += x->xfers[k].src == a && x->xfers[k].dst == b;
+			c->nsend = 0;
 			if (!n)
 				continue;
 			c->sends = malloc((size_t)n * sizeof(int32_t));
@@ -320,9 +434,13 @@ out:
 	}
 	free(em.chans);
 	free(em.arrival);
-	free(em.stage_f);
-	free(em.stage_b);
-	free(em.stage_w);
+	for (int k = 0; em.data && k < x->nxfers; k++)
+		free(em.data[k]);
+	free(em.data);
+	free(em.stash);
+	free(em.waiting_on);
+	free(em.seen);
+	free(em.stage_ms);
 	free(ws);
 	free(th);
 	pthread_mutex_destroy(&em.lock);

@@ -3,24 +3,27 @@
  *
  * Each rank runs its own device's program with a virtual clock, as a thread of emu.c
  * does. A send is an MPI_Isend of a small header (the transfer id and the sender's clock
- * when it issued the send) with tag = its index among the transfers of that pair; a
- * receive is an MPI_Irecv posted at its receive point with the same kind of tag, so the
- * k-th send from a to b meets the k-th receive on b from a, as in NCCL, and a receiver
- * that expected another transfer reports the pair out of order. The receiver alone
+ * when it issued the send) followed by the transfer's tagged payload (payload.h), with
+ * tag = its index among the transfers of that pair; a receive is an MPI_Irecv posted at
+ * its receive point with the same kind of tag, so the k-th send from a to b meets the
+ * k-th receive on b from a, as in NCCL, and a receiver that expected another transfer
+ * reports the pair out of order; it checks the payload against the transfer it expects. The receiver alone
  * computes when the data arrives — max(send clock, receive clock, link free) + latency +
  * bytes / bandwidth — because it sees the pair's transfers in matching order and so can
  * keep the link's FIFO itself.
  *
- * Nothing blocks: every wait polls its request, an abort message from any rank, and a
- * deadline. A failing rank sends the abort message to all the others; then every rank
- * meets the others in one MPI_Allgather of (status, message), so all of them return the
- * same error naming the rank that failed, and rank 0 gathers the measured timeline.
+ * Nothing blocks without a deadline: every wait polls its request, an abort message from
+ * any rank, and the watchdog. A failing rank sends the abort message to all the others;
+ * then every rank meets the others in world_agree() (world.h), so all of them return the
+ * same error naming the rank that failed — or, when a rank hung or died unnoticed, the
+ * job ends with one line naming it — and rank 0 gathers the measured timeline.
  */
 #include "config.h"
 #include "exec/emu_mpi.h"
 
 #include <math.h>
 #include <mpi.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -29,7 +32,17 @@
 #include <string.h>
 #include <time.h>
 
-enum { TAG_ABORT = 0, TAG_DATA = 1, TAG_SPAN = 30000 };
+#include "exec/payload.h"
+#include "exec/world.h"
+
+enum { TAG_DATA = 1, TAG_SPAN = 30000 };
+
+/* Payload bytes per message: small enough to go eagerly on every transport, so that a
+ * send left pending by a failure never reads a buffer already freed. Every message has
+ * room for this many (a transfer's payload fills payload_len() of them), so that one
+ * received out of order never overflows the receive posted for another. */
+#define MSG_PAYLOAD 1024
+#define MSG_BYTES (sizeof(struct header) + MSG_PAYLOAD)
 enum { ST_OK = 0, ST_FAILED = 1, ST_ABORTED = 2 };
 
 struct header {
@@ -51,10 +64,11 @@ struct rank_state {
 	double *stage_ms;          /* per stage: F, I or B, W on a speed-1 device */
 	int me, ndev;
 	struct status st;
-	MPI_Request *abort_req;    /* ndev: abort messages this rank sent */
+	int nrecv;                 /* transfers this rank receives */
 	int32_t *slot;             /* per transfer: its index among the transfers of its pair */
 	MPI_Request *req;          /* per transfer: this rank's send or receive */
-	struct header *hdr;        /* per transfer: the header sent or received */
+	unsigned char **msg;       /* per transfer: the header and payload sent or received */
+	uint64_t *stash;           /* per (stage, microbatch) x 2: what ops keep for their backward */
 	double *recv_ms;           /* per transfer: clock when the receive was posted */
 	double *arrival;           /* per transfer: virtual arrival, -1 until known */
 	int32_t **by_slot;         /* per source: the transfers this rank receives, in pair order */
@@ -99,7 +113,6 @@ static void fail(struct rank_state *r, const char *fmt, ...) __attribute__((form
 /* Records this rank's first failure and tells every other rank to stop. */
 static void fail(struct rank_state *r, const char *fmt, ...)
 {
-	static int32_t token = 1;
 	va_list ap;
 
 	if (r->st.status != ST_OK)
@@ -108,22 +121,17 @@ static void fail(struct rank_state *r, const char *fmt, ...)
 	vsnprintf(r->st.msg, sizeof(r->st.msg), fmt, ap);
 	va_end(ap);
 	r->st.status = ST_FAILED;
-	for (int d = 0; d < r->ndev; d++)
-		if (d != r->me)
-			MPI_Isend(&token, 1, MPI_INT32_T, d, TAG_ABORT, MPI_COMM_WORLD, &r->abort_req[d]);
+	world_abort_others();
 }
 
 /* True once another rank has asked everyone to stop (or this one failed). */
 static bool stopped(struct rank_state *r)
 {
-	int flag = 0;
-
 	if (r->st.status != ST_OK)
 		return true;
-	MPI_Iprobe(MPI_ANY_SOURCE, TAG_ABORT, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
-	if (flag)
+	if (world_abort_seen())
 		r->st.status = ST_ABORTED;
-	return flag != 0;
+	return r->st.status != ST_OK;
 }
 
 static double now_s(void)
@@ -174,11 +182,15 @@ static int match_upto(struct rank_state *r, int src, int k)
 		char t1[ACTION_TEXT_MAX], t2[ACTION_TEXT_MAX], what[96];
 		double start, wire;
 		int32_t got;
+		struct header h;
+		struct payload_tag want = { (uint32_t)r->o->iter, xf->producer };
+		char why[160];
 
 		snprintf(what, sizeof(what), "the output of %s from device %d", action_format(&xf->producer, t1), src);
 		if (wait_req(r, &r->req[id], what) < 0)
 			return -1;
-		got = r->hdr[id].xfer;
+		memcpy(&h, r->msg[id], sizeof(h));
+		got = h.xfer;
 		if (got != id) {
 			fail(r, "device %d received from device %d the output of %s where it expected that of %s "
 			     "(transfer %d between them is out of order)", r->me, src,
@@ -186,10 +198,18 @@ static int match_upto(struct rank_state *r, int src, int k)
 			     action_format(&xf->producer, t1), r->processed[src]);
 			return -1;
 		}
-		start = fmax(fmax(r->hdr[id].send_ms, r->recv_ms[id]), r->link_free[src]);
-		wire = (double)xf->bytes / (l->gbytes_per_s * 1e6);
+		if (payload_check(r->msg[id] + sizeof(h), payload_len(xf->bytes, MSG_PAYLOAD), &want, why, sizeof(why)) < 0) {
+			fail(r, "device %d received from device %d the output of %s for %s (transfer %d, iteration %d), but "
+			     "the data %s", r->me, src, action_format(&xf->producer, t1), action_format(&xf->consumer, t2), id,
+			     r->o->iter, why);
+			return -1;
+		}
+		free(r->msg[id]);
+		r->msg[id] = NULL;
+		start = fmax(fmax(h.send_ms, r->recv_ms[id]), r->link_free[src]);
+		wire = link_wire_ms(l, xf->bytes);
 		r->link_free[src] = start + wire;
-		r->arrival[id] = start + l->latency_us * 1e-3 + wire;
+		r->arrival[id] = start + link_latency_ms(l) + wire;
 		{
 			double *v = &r->xf[8 * r->nxf++];
 
@@ -222,13 +242,30 @@ static void run_program(struct rank_state *r)
 			const struct exec_xfer *xf = &x->xfers[it->xfer];
 
 			r->recv_ms[it->xfer] = clock;
-			MPI_Irecv(&r->hdr[it->xfer], (int)sizeof(struct header), MPI_BYTE, xf->src,
-			          TAG_DATA + r->slot[it->xfer] % TAG_SPAN, MPI_COMM_WORLD, &r->req[it->xfer]);
+			if (!(r->msg[it->xfer] = malloc(MSG_BYTES))) {
+				fail(r, "device %d: out of host memory for the data of transfer %d", d, it->xfer);
+				return;
+			}
+			MPI_Irecv(r->msg[it->xfer], (int)MSG_BYTES, MPI_BYTE, xf->src, TAG_DATA + r->slot[it->xfer] % TAG_SPAN,
+			          MPI_COMM_WORLD, &r->req[it->xfer]);
 		} else if (it->kind == EXEC_SEND) {
 			const struct exec_xfer *xf = &x->xfers[it->xfer];
+			size_t len = payload_len(xf->bytes, MSG_PAYLOAD);
+			struct header h = { it->xfer, 0, clock };
+			struct payload_tag t = { (uint32_t)r->o->iter, xf->producer };
 
-			r->hdr[it->xfer] = (struct header){ it->xfer, 0, clock };
-			MPI_Isend(&r->hdr[it->xfer], (int)sizeof(struct header), MPI_BYTE, xf->dst,
+			if (!(r->msg[it->xfer] = calloc(1, MSG_BYTES))) {
+				fail(r, "device %d: out of host memory for the data of transfer %d", d, it->xfer);
+				return;
+			}
+			/* injected: another microbatch's data, or a flipped byte */
+			if (it->xfer == r->o->misroute_xfer)
+				t.op.mb = (t.op.mb + 1) % p->microbatches;
+			memcpy(r->msg[it->xfer], &h, sizeof(h));
+			payload_fill(r->msg[it->xfer] + sizeof(h), len, &t);
+			if (it->xfer == r->o->corrupt_xfer)
+				r->msg[it->xfer][sizeof(h) + len / 2] ^= 0x10;
+			MPI_Isend(r->msg[it->xfer], (int)MSG_BYTES, MPI_BYTE, xf->dst,
 			          TAG_DATA + r->slot[it->xfer] % TAG_SPAN, MPI_COMM_WORLD, &r->req[it->xfer]);
 		} else {
 			const struct action *a = &it->op;
@@ -245,13 +282,23 @@ static void run_program(struct rank_state *r)
 				clock = fmax(clock, r->arrival[k]);
 			}
 			if (d == r->o->kill_device && ops == r->o->kill_after_ops) {
+				if (r->o->kill_how == EMU_KILL_CRASH)
+					raise(SIGKILL);   /* dies without a word, as a crashed process does */
+				if (r->o->kill_how == EMU_KILL_HANG)
+					for (;;)          /* stops answering, as a hung process does */
+						nap(1);
 				fail(r, "worker %d died after %d ops (injected failure)", d, ops);
 				return;
 			}
-			dur = r->stage_ms[a->stage * 3 + (a->kind == OP_F ? 0 : a->kind == OP_W ? 2 : 1)] /
-			      p->cluster.device_speed[d];
-			if (a->stage == r->o->slow_stage)
-				dur *= r->o->slow_factor;
+			{
+				char why[96];
+
+				if (payload_stash(r->stash, p->microbatches, (uint32_t)r->o->iter, a, why, sizeof(why)) < 0) {
+					fail(r, "device %d: %s", d, why);
+					return;
+				}
+			}
+			dur = emu_op_ms(p, r->stage_ms, r->o, d, a);
 			start = clock;
 			clock += dur;
 			r->ops[r->nops++] = (struct tl_op){ start, clock, a->stage, a->mb, a->kind };
@@ -286,10 +333,10 @@ static int setup(struct rank_state *r)
 	int D = r->ndev, d = r->me, nops = 0, nrecv = 0, *nto;
 	size_t N = (size_t)(x->nxfers ? x->nxfers : 1);
 
-	r->abort_req = malloc((size_t)D * sizeof(MPI_Request));
 	r->slot = calloc(N, sizeof(int32_t));
 	r->req = malloc(N * sizeof(MPI_Request));
-	r->hdr = calloc(N, sizeof(struct header));
+	r->msg = calloc(N, sizeof(*r->msg));
+	r->stash = calloc((size_t)r->p->nstages * r->p->microbatches * 2 + 1, sizeof(*r->stash));
 	r->recv_ms = calloc(N, sizeof(double));
 	r->arrival = malloc(N * sizeof(double));
 	r->by_slot = calloc((size_t)D, sizeof(int32_t *));
@@ -298,15 +345,13 @@ static int setup(struct rank_state *r)
 	r->link_free = calloc((size_t)D, sizeof(double));
 	r->stage_ms = calloc((size_t)r->p->nstages * 3 + 1, sizeof(double));
 	nto = calloc((size_t)D, sizeof(int));
-	if (!r->abort_req || !r->slot || !r->req || !r->hdr || !r->recv_ms || !r->arrival || !r->by_slot ||
+	if (!r->slot || !r->req || !r->msg || !r->stash || !r->recv_ms || !r->arrival || !r->by_slot ||
 	    !r->nfrom || !r->processed || !r->link_free || !r->stage_ms || !nto) {
 		free(nto);
 		return -1;
 	}
 	for (int s = 0; s < r->p->nstages; s++)
 		plan_stage_ms(r->p, s, &r->stage_ms[s * 3]);
-	for (int k = 0; k < D; k++)
-		r->abort_req[k] = MPI_REQUEST_NULL;
 	for (size_t k = 0; k < N; k++) {
 		r->req[k] = MPI_REQUEST_NULL;
 		r->arrival[k] = -1;
@@ -324,6 +369,7 @@ static int setup(struct rank_state *r)
 		}
 	}
 	free(nto);
+	r->nrecv = nrecv;
 	for (int s = 0; s < D; s++)
 		if (r->nfrom[s] && !(r->by_slot[s] = malloc((size_t)r->nfrom[s] * sizeof(int32_t))))
 			return -1;
@@ -338,17 +384,10 @@ static int setup(struct rank_state *r)
 	return r->ops && r->xf ? 0 : -1;
 }
 
-/* Receives the abort messages sent to this rank and retires every request it holds, so
- * nothing of this iteration is left in flight (none of them can block: see fail()). */
-static void drain(struct rank_state *r, const struct status *all)
+/* Retires every request this rank holds and the abort messages, so that nothing of this
+ * iteration is left in flight (a receive is cancelled; a small send has completed). */
+static void drain(struct rank_state *r)
 {
-	for (int f = 0; f < r->ndev; f++)
-		if (f != r->me && all[f].status == ST_FAILED) {
-			int32_t token;
-
-			MPI_Recv(&token, 1, MPI_INT32_T, f, TAG_ABORT, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-		}
-	MPI_Waitall(r->ndev, r->abort_req, MPI_STATUSES_IGNORE);
 	for (int k = 0; k < r->x->nxfers; k++) {
 		int done = 0;
 
@@ -357,29 +396,29 @@ static void drain(struct rank_state *r, const struct status *all)
 		MPI_Test(&r->req[k], &done, MPI_STATUS_IGNORE);
 		if (done)
 			continue;
-		if (r->x->xfers[k].dst == r->me) {
+		if (r->x->xfers[k].dst == r->me)
 			MPI_Cancel(&r->req[k]);
-			MPI_Wait(&r->req[k], MPI_STATUS_IGNORE);
-		} else {
-			MPI_Request_free(&r->req[k]);
-		}
+		MPI_Request_free(&r->req[k]);
 	}
+	world_release_slots();
 }
 
 /* Rank 0 assembles the timeline from every rank's ops and received transfers. */
 static int gather(struct rank_state *r, struct timeline *t)
 {
-	int D = r->ndev, n[2] = { r->nops, r->nxf }, *counts = NULL, *displs = NULL, rc = 0;
+	int D = r->ndev, n[2] = { r->nops, r->nxf }, *counts = calloc((size_t)D * 2, sizeof(int)), rc = 0;
+	int *cnt = calloc((size_t)D, sizeof(int));
 	double *mine = malloc((size_t)(r->nops ? r->nops : 1) * 5 * sizeof(double)), *all = NULL;
 	long total_ops = 0, total_xf = 0;
 
-	if (r->me == 0) {
-		counts = calloc((size_t)D * 2, sizeof(int));
-		displs = calloc((size_t)D, sizeof(int));
+	if (!mine || !counts || !cnt) {
+		/* a collective cannot be left half way: the job ends, saying why */
+		free(mine);
+		free(counts);
+		free(cnt);
+		return -1;
 	}
-	if (!mine || (r->me == 0 && (!counts || !displs)))
-		rc = -1;
-	for (int i = 0; mine && i < r->nops; i++) {
+	for (int i = 0; i < r->nops; i++) {
 		const struct tl_op *o = &r->ops[i];
 
 		mine[5 * i] = o->start_ms;
@@ -389,12 +428,12 @@ static int gather(struct rank_state *r, struct timeline *t)
 		mine[5 * i + 4] = o->kind;
 	}
 	/* every rank takes part in the collectives, whatever its local state */
-	MPI_Gather(n, 2, MPI_INT, counts, 2, MPI_INT, 0, MPI_COMM_WORLD);
-	if (r->me == 0 && counts) {
-		for (int d = 0; d < D; d++) {
-			total_ops += counts[2 * d];
-			total_xf += counts[2 * d + 1];
-		}
+	world_allgather(n, counts, sizeof(n));
+	for (int d = 0; d < D; d++) {
+		total_ops += counts[2 * d];
+		total_xf += counts[2 * d + 1];
+	}
+	if (r->me == 0) {
 		all = malloc((size_t)(total_ops + total_xf + 1) * 8 * sizeof(double));
 		t->source = strdup("emu");
 		t->ndevices = D;
@@ -404,49 +443,40 @@ static int gather(struct rank_state *r, struct timeline *t)
 			rc = -1;
 	}
 	for (int pass = 0; pass < 2; pass++) {
-		int width = pass ? 8 : 5, off = 0;
-		int *cnt = NULL;
+		int width = pass ? 8 : 5;
+		long off = 0;
 
-		if (r->me == 0 && counts) {
-			cnt = malloc((size_t)D * sizeof(int));
-			for (int d = 0; cnt && d < D; d++) {
-				cnt[d] = counts[2 * d + pass] * width;
-				displs[d] = off;
-				off += cnt[d];
-			}
-			if (!cnt)
-				rc = -1;
-		}
-		MPI_Gatherv(pass ? r->xf : mine, n[pass] * width, MPI_DOUBLE, all, cnt, displs, MPI_DOUBLE, 0,
-		            MPI_COMM_WORLD);
-		if (r->me == 0 && rc == 0) {
-			for (int d = 0; d < D; d++) {
-				const double *v = all + displs[d];
-				int m = counts[2 * d + pass];
+		for (int d = 0; d < D; d++)
+			cnt[d] = counts[2 * d + pass] * width;
+		world_gatherv(pass ? r->xf : mine, n[pass] * width, all, cnt);
+		if (r->me != 0 || rc != 0)
+			continue;
+		for (int d = 0; d < D; d++) {
+			const double *v = all + off;
+			int m = counts[2 * d + pass];
 
-				if (!pass) {
-					struct tl_device *td = &t->dev[d];
+			off += cnt[d];
+			if (!pass) {
+				struct tl_device *td = &t->dev[d];
 
-					if (!(td->ops = calloc((size_t)(m ? m : 1), sizeof(struct tl_op)))) {
-						rc = -1;
-						break;
-					}
-					for (int i = 0; i < m; i++, v += 5)
-						td->ops[td->nops++] = (struct tl_op){ v[0], v[1], (int32_t)v[2], (int32_t)v[3],
-						                                      (uint8_t)v[4] };
-				} else {
-					for (int i = 0; i < m; i++, v += 8)
-						t->xfers[t->nxfers++] = (struct tl_xfer){ (int)v[0], (int)v[1], (int32_t)v[2],
-						                                          (int32_t)v[3], (uint8_t)v[4], v[5], v[6],
-						                                          (uint64_t)v[7] };
+				if (!(td->ops = calloc((size_t)(m ? m : 1), sizeof(struct tl_op)))) {
+					rc = -1;
+					break;
 				}
+				for (int i = 0; i < m; i++, v += 5)
+					td->ops[td->nops++] = (struct tl_op){ v[0], v[1], (int32_t)v[2], (int32_t)v[3],
+					                                      (uint8_t)v[4] };
+			} else {
+				for (int i = 0; i < m; i++, v += 8)
+					t->xfers[t->nxfers++] = (struct tl_xfer){ (int)v[0], (int)v[1], (int32_t)v[2],
+					                                          (int32_t)v[3], (uint8_t)v[4], v[5], v[6],
+					                                          (uint64_t)v[7] };
 			}
 		}
-		free(cnt);
 	}
 	free(all);
 	free(counts);
-	free(displs);
+	free(cnt);
 	free(mine);
 	return rc;
 }
@@ -456,10 +486,12 @@ static void release(struct rank_state *r)
 	for (int s = 0; r->by_slot && s < r->ndev; s++)
 		free(r->by_slot[s]);
 	free(r->by_slot);
-	free(r->abort_req);
 	free(r->slot);
 	free(r->req);
-	free(r->hdr);
+	for (int k = 0; r->msg && k < r->x->nxfers; k++)
+		free(r->msg[k]);
+	free(r->msg);
+	free(r->stash);
 	free(r->recv_ms);
 	free(r->arrival);
 	free(r->nfrom);
@@ -474,8 +506,8 @@ int emu_mpi_run(const struct plan *p, const struct exec_program *x, const struct
                 struct timeline *measured, struct err *e)
 {
 	struct rank_state r;
-	struct status *all;
-	int size = 0, failed = -1, received = 0, rc = -1;
+	int size = 0, rc = -1;
+	bool ready;
 
 	memset(&r, 0, sizeof(r));
 	memset(measured, 0, sizeof(*measured));
@@ -488,38 +520,30 @@ int emu_mpi_run(const struct plan *p, const struct exec_program *x, const struct
 	r.x = x;
 	r.o = o;
 	r.ndev = x->ndevices;
-	all = calloc((size_t)size, sizeof(*all));
-	if (setup(&r) < 0 || !all) {
+	ready = setup(&r) == 0;
+	if (!ready) {
 		/* still meet the others below, so that they stop too */
 		r.st.status = ST_FAILED;
 		snprintf(r.st.msg, sizeof(r.st.msg), "out of host memory starting the emulated executor");
 	} else {
 		run_program(&r);
+		if (r.st.status == ST_OK && r.st.received != r.nrecv)
+			fail(&r, "the run ended with %d of its %d transfers received", r.st.received, r.nrecv);
 	}
-	if (all)
-		MPI_Allgather(&r.st, (int)sizeof(r.st), MPI_BYTE, all, (int)sizeof(r.st), MPI_BYTE, MPI_COMM_WORLD);
+	if (r.st.status == ST_FAILED)
+		err_set(e, ERR_RUNTIME, "%s", r.st.msg);
+	if (world_agree(r.st.status == ST_FAILED, e) == 0) {
+		if (gather(&r, measured) < 0)
+			err_set(e, ERR_RUNTIME, "out of host memory gathering the measured timeline");
+		else
+			rc = 0;
+	}
+	if (ready)
+		drain(&r);
 	else
-		MPI_Abort(MPI_COMM_WORLD, 1);   /* cannot even report: stop the job */
-	for (int d = 0; d < size; d++) {
-		if (failed < 0 && all[d].status == ST_FAILED)
-			failed = d;
-		received += all[d].received;
-	}
-	if (r.req && r.abort_req)
-		drain(&r, all);
-	if (failed >= 0) {
-		all[failed].msg[sizeof(all[failed].msg) - 1] = 0;
-		err_set(e, ERR_RUNTIME, "rank %d: %s", failed, all[failed].msg);
-	} else if (received != x->nxfers) {
-		err_set(e, ERR_RUNTIME, "the run ended with %d of %d transfers received", received, x->nxfers);
-	} else if (gather(&r, measured) < 0) {
-		err_set(e, ERR_RUNTIME, "out of host memory gathering the measured timeline");
-	} else {
-		rc = 0;
-	}
+		world_release_slots();
 	if (rc < 0)
 		timeline_release(measured);
-	free(all);
 	release(&r);
 	return rc;
 }

@@ -11,6 +11,7 @@
 #include "protocol.h"
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,16 +24,9 @@ void exec_release(struct exec_program *x)
 	memset(x, 0, sizeof(*x));
 }
 
-static bool same_op(const struct action *a, const struct action *b)
-{
-	return a->stage == b->stage && a->mb == b->mb && a->kind == b->kind;
-}
-
 static long op_index(const struct plan *p, const struct action *a)
 {
-	int k = a->kind == OP_F ? 0 : a->kind == OP_W ? 2 : 1;
-
-	return ((long)a->stage * p->microbatches + a->mb) * 3 + k;
+	return ((long)a->stage * p->microbatches + a->mb) * 3 + op_kind_slot(a->kind);
 }
 
 static const struct exec_xfer *sort_base;
@@ -199,21 +193,6 @@ oom:
 	return err_set(e, ERR_RUNTIME, "out of host memory deriving the executor protocol");
 }
 
-/* The k-th transfer of a kind (send or recv) between a and b on device dev, or -1
- * (a scan: used only to repair a pair found out of order). */
-static int nth(const struct exec_program *x, int dev, int kind, int a, int b, int k)
-{
-	for (int i = x->start[dev]; i < x->start[dev + 1]; i++) {
-		const struct exec_item *it = &x->items[i];
-
-		if (it->kind != kind)
-			continue;
-		if (x->xfers[it->xfer].src == a && x->xfers[it->xfer].dst == b && k-- == 0)
-			return i;
-	}
-	return -1;
-}
-
 /* Every transfer's rank among the sends from its src to its dst in the sender's program,
  * and among the receives on its dst from its src in the receiver's: NCCL pairs equal
  * ranks. One pass over the programs; counters are reset only where they were touched. */
@@ -302,140 +281,187 @@ int exec_check(const struct exec_program *x, struct err *e)
 	return bad > 0x7fffffff ? 0x7fffffff : (int)bad;
 }
 
-/* Repairs the pair a -> b: walks its receives in order and moves the one the sender
- * expects next to the current position (only ever earlier). */
-static int repair_pair(struct exec_program *x, int a, int b)
+/* A device's item with the place it takes after the repair: before the item at position
+ * `key` (a moved receive: sub 0, in its pair's order) or where it is (sub 1). */
+struct placed {
+	int32_t key, sub, src, rank;
+	struct exec_item it;
+};
+
+static int by_place(const void *a, const void *b)
 {
-	int moved = 0;
+	const struct placed *x = a, *y = b;
 
-	for (int k = 0;; k++) {
-		int s = nth(x, a, EXEC_SEND, a, b, k), r = nth(x, b, EXEC_RECV, a, b, k), want;
-
-		if (s < 0 || r < 0)
-			break;
-		if (x->items[s].xfer == x->items[r].xfer)
-			continue;
-		for (want = r + 1; want < x->start[b + 1]; want++)
-			if (x->items[want].kind == EXEC_RECV && x->items[want].xfer == x->items[s].xfer)
-				break;
-		if (want >= x->start[b + 1])
-			break;
-		{
-			struct exec_item it = x->items[want];
-
-			memmove(&x->items[r + 1], &x->items[r], (size_t)(want - r) * sizeof(it));
-			x->items[r] = it;
-			moved++;
-		}
-	}
-	return moved;
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	if (x->sub != y->sub)
+		return x->sub - y->sub;
+	if (x->src != y->src)
+		return x->src < y->src ? -1 : 1;
+	return x->rank < y->rank ? -1 : x->rank > y->rank;
 }
 
+/* Every pair's k-th receive must carry the sender's k-th send. The receive of the k-th
+ * send moves to just before the earliest receive of sends k, k+1, ... (a suffix minimum
+ * of their positions): that is where the walk "move the wanted receive to the current
+ * slot" puts it too, it only ever moves earlier, and the pair's receives come out in send
+ * order. One sort per device whose items move: O(n log n). */
 int exec_repair(struct exec_program *x)
 {
-	int32_t *sr = malloc((size_t)(x->nxfers ? x->nxfers : 1) * sizeof(int32_t));
-	int32_t *rr = malloc((size_t)(x->nxfers ? x->nxfers : 1) * sizeof(int32_t));
-	int moved = 0;
+	int N = x->nxfers, D = x->ndevices, moved = 0, total = x->start[D];
+	size_t n1 = (size_t)(N ? N : 1);
+	int32_t *sr = malloc(n1 * sizeof(int32_t)), *rr = malloc(n1 * sizeof(int32_t));
+	int32_t *pos = malloc(n1 * sizeof(int32_t)), *key = malloc(n1 * sizeof(int32_t));
+	int32_t *order = malloc(n1 * sizeof(int32_t)), *first = calloc((size_t)D * D + 1, sizeof(int32_t));
+	bool *dirty = calloc((size_t)D + 1, sizeof(bool));
+	struct placed *buf = NULL;
 
-	/* only the pairs that are out of order are walked (each once) */
-	if (sr && rr && mismatches(x, sr, rr) > 0) {
-		for (int m = 0; m < x->nxfers; m++) {
-			int a = x->xfers[m].src, b = x->xfers[m].dst;
-			bool first = true;
+	if (!sr || !rr || !pos || !key || !order || !first || !dirty || mismatches(x, sr, rr) <= 0)
+		goto out;
+	for (int k = 0; k < N; k++)
+		pos[k] = -1;
+	for (int i = 0; i < total; i++)
+		if (x->items[i].kind == EXEC_RECV)
+			pos[x->items[i].xfer] = i;
+	/* the transfers grouped by pair (a counting sort), each group in send order */
+	for (int k = 0; k < N; k++)
+		first[x->xfers[k].src * D + x->xfers[k].dst + 1]++;
+	for (int q = 0; q < D * D; q++)
+		first[q + 1] += first[q];
+	for (int k = 0; k < N; k++)
+		order[k] = -1;
+	for (int k = 0; k < N; k++) {
+		int q = x->xfers[k].src * D + x->xfers[k].dst;
 
-			if (sr[m] == rr[m])
+		if (sr[k] >= 0 && first[q] + sr[k] < first[q + 1])
+			order[first[q] + sr[k]] = k;
+	}
+	for (int q = 0; q < D * D; q++) {
+		int32_t low = INT32_MAX;
+
+		for (int j = first[q + 1] - 1; j >= first[q]; j--) {
+			int k = order[j];
+
+			if (k < 0)
 				continue;
-			for (int y = 0; y < m && first; y++)
-				first = !(sr[y] != rr[y] && x->xfers[y].src == a && x->xfers[y].dst == b);
-			if (first)
-				moved += repair_pair(x, a, b);
+			if (pos[k] >= 0 && pos[k] < low)
+				low = pos[k];
+			key[k] = low;
+			if (pos[k] >= 0 && low < pos[k]) {
+				dirty[x->xfers[k].dst] = true;
+				moved++;
+			}
 		}
 	}
+	for (int d = 0; d < D && moved; d++) {
+		int n = x->start[d + 1] - x->start[d];
+
+		if (!dirty[d])
+			continue;
+		if (!buf && !(buf = malloc((size_t)(total ? total : 1) * sizeof(*buf)))) {
+			moved = 0;
+			break;
+		}
+		for (int i = 0; i < n; i++) {
+			const struct exec_item *it = &x->items[x->start[d] + i];
+			int32_t at = x->start[d] + i;
+
+			if (it->kind == EXEC_RECV && sr[it->xfer] >= 0 && key[it->xfer] < at)
+				buf[i] = (struct placed){ key[it->xfer], 0, x->xfers[it->xfer].src, sr[it->xfer], *it };
+			else
+				buf[i] = (struct placed){ at, 1, 0, 0, *it };
+		}
+		qsort(buf, (size_t)n, sizeof(*buf), by_place);
+		for (int i = 0; i < n; i++)
+			x->items[x->start[d] + i] = buf[i].it;
+	}
+out:
 	free(sr);
 	free(rr);
+	free(pos);
+	free(key);
+	free(order);
+	free(first);
+	free(dirty);
+	free(buf);
 	return moved;
 }
 
-/* W takes its inputs from a per-stage FIFO filled by I: on every stage the Ws must come
- * in the order of the Is (the executor cannot run a plan edited otherwise). */
-static int check_w_fifo(const struct exec_program *x, struct err *e)
+/* Op slots: (stage, microbatch, F | I or B | W). */
+static long slot_of(const struct action *a, int M)
 {
-	int S = 0, M = 0, rc = 0;
-	int *fifo, *head, *tail;
+	return ((long)a->stage * M + a->mb) * 3 + op_kind_slot(a->kind);
+}
 
-	for (int i = 0; i < x->start[x->ndevices]; i++)
+/* Where every op runs (its position), then one pass: every receive before its consumer
+ * (and before the pair its consumer heads), every send after its producer, every W after
+ * its I on the same device. W takes its inputs from the store that I fills, keyed by
+ * (stage, microbatch), so the Ws of a stage may run in any order after their Is. O(n). */
+int exec_validate(const struct exec_program *x, struct err *e)
+{
+	int S = 0, M = 0, N = x->nxfers, total = x->start[x->ndevices], rc = 0;
+	int32_t *at = NULL, *head = NULL;
+	char tok[ACTION_TEXT_MAX], tok2[ACTION_TEXT_MAX];
+
+	for (int i = 0; i < total; i++)
 		if (x->items[i].kind == EXEC_COMPUTE) {
 			S = x->items[i].op.stage + 1 > S ? x->items[i].op.stage + 1 : S;
 			M = x->items[i].op.mb + 1 > M ? x->items[i].op.mb + 1 : M;
 		}
-	fifo = malloc((size_t)(S * (long)M + 1) * sizeof(int));
-	head = calloc((size_t)S + 1, sizeof(int));
-	tail = calloc((size_t)S + 1, sizeof(int));
-	if (!fifo || !head || !tail) {
-		rc = err_set(e, ERR_RUNTIME, "out of host memory checking the W order");
+	at = malloc((size_t)((long)S * M * 3 + 1) * sizeof(int32_t));
+	head = malloc((size_t)(N ? N : 1) * sizeof(int32_t));
+	if (!at || !head) {
+		rc = err_set(e, ERR_RUNTIME, "out of host memory validating the executor protocol");
 		goto out;
 	}
-	for (int i = 0; i < x->start[x->ndevices] && rc == 0; i++) {
-		const struct action *a = &x->items[i].op;
-		int *q;
-
-		if (x->items[i].kind != EXEC_COMPUTE || (a->kind != OP_I && a->kind != OP_W))
-			continue;
-		q = fifo + (long)a->stage * M;
-		if (a->kind == OP_I) {
-			if (tail[a->stage] < M)
-				q[tail[a->stage]++] = a->mb;
-		} else if (head[a->stage] >= tail[a->stage] || q[head[a->stage]] != a->mb) {
-			struct action want = { a->stage, head[a->stage] < tail[a->stage] ? q[head[a->stage]] : a->mb, OP_W, 0 };
-			char t1[ACTION_TEXT_MAX], t2[ACTION_TEXT_MAX];
-
-			rc = err_set(e, ERR_INPUT, "stage %d runs %s before %s, but W takes its inputs from a per-stage FIFO "
-			             "filled by I: the Ws of a stage must follow the order of its Is", a->stage,
-			             action_format(a, t1), action_format(&want, t2));
-		} else {
-			head[a->stage]++;
+	for (long k = 0; k < (long)S * M * 3; k++)
+		at[k] = -1;
+	for (int k = 0; k < N; k++)
+		head[k] = -1;
+	for (int i = 0; i < total; i++)
+		if (x->items[i].kind == EXEC_COMPUTE) {
+			at[slot_of(&x->items[i].op, M)] = i;
+			if (x->items[i].xfer2 >= 0 && x->items[i].xfer2 < N)
+				head[x->items[i].xfer2] = i;
 		}
-	}
-out:
-	free(fifo);
-	free(head);
-	free(tail);
-	return rc;
-}
-
-int exec_validate(const struct exec_program *x, struct err *e)
-{
-	if (check_w_fifo(x, e) < 0)
-		return -1;
-	for (int d = 0; d < x->ndevices; d++) {
-		for (int i = x->start[d]; i < x->start[d + 1]; i++) {
+	for (int d = 0; d < x->ndevices && rc == 0; d++) {
+		for (int i = x->start[d]; i < x->start[d + 1] && rc == 0; i++) {
 			const struct exec_item *it = &x->items[i];
 			const struct exec_xfer *xf;
-			bool found = false;
-			char tok[ACTION_TEXT_MAX];
+			const struct action *o;
+			long k;
 
-			if (it->kind == EXEC_COMPUTE)
+			if (it->kind == EXEC_COMPUTE) {
+				struct action in = it->op;
+
+				if (it->op.kind != OP_W)
+					continue;
+				in.kind = OP_I;
+				k = at[slot_of(&in, M)];
+				if (k < x->start[d] || k > i)
+					rc = err_set(e, ERR_INPUT, "device %d runs %s before %s, whose inputs it takes", d,
+					             action_format(&it->op, tok), action_format(&in, tok2));
 				continue;
+			}
 			xf = &x->xfers[it->xfer];
+			o = it->kind == EXEC_RECV ? &xf->consumer : &xf->producer;
+			k = o->stage >= 0 && o->mb >= 0 && o->stage < S && o->mb < M ? at[slot_of(o, M)] : -1;
 			if (it->kind == EXEC_RECV) {
-				for (int j = i + 1; j < x->start[d + 1] && !found; j++)
-					found = x->items[j].kind == EXEC_COMPUTE && same_op(&x->items[j].op, &xf->consumer);
-				if (!found)
-					return err_set(e, ERR_RUNTIME, "device %d receives the input of %s after running it", d,
-					               action_format(&xf->consumer, tok));
+				if (k <= i || k >= x->start[d + 1])
+					rc = err_set(e, ERR_RUNTIME, "device %d receives the input of %s after running it", d,
+					             action_format(o, tok));
 				/* the head of a pair waits for its partner's input too */
-				for (int j = x->start[d]; j < i; j++)
-					if (x->items[j].kind == EXEC_COMPUTE && x->items[j].xfer2 == it->xfer)
-						return err_set(e, ERR_RUNTIME, "device %d receives the input of %s after its pair started",
-						               d, action_format(&xf->consumer, tok));
-			} else {
-				for (int j = x->start[d]; j < i && !found; j++)
-					found = x->items[j].kind == EXEC_COMPUTE && same_op(&x->items[j].op, &xf->producer);
-				if (!found)
-					return err_set(e, ERR_RUNTIME, "device %d sends the output of %s before running it", d,
-					               action_format(&xf->producer, tok));
+				else if (head[it->xfer] >= x->start[d] && head[it->xfer] < i)
+					rc = err_set(e, ERR_RUNTIME, "device %d receives the input of %s after its pair started", d,
+					             action_format(o, tok));
+			} else if (k < x->start[d] || k >= i) {
+				rc = err_set(e, ERR_RUNTIME, "device %d sends the output of %s before running it", d,
+				             action_format(o, tok));
 			}
 		}
 	}
-	return 0;
+out:
+	free(at);
+	free(head);
+	return rc;
 }

@@ -57,11 +57,13 @@ int exec_build(const struct plan *p, const struct timeline *t, struct exec_progr
  * of order within their device pair); the first is described in e (one line) when e is
  * given. Linear in the size of the programs. */
 int exec_check(const struct exec_program *x, struct err *e);
-/* Moves receives earlier until every pair matches; returns how many were moved. */
+/* Moves receives earlier until every pair matches; returns how many were moved.
+ * O(n log n) in the size of the programs. */
 int exec_repair(struct exec_program *x);
-/* Every receive before its consumer and every send after its producer (sanity), and on
- * every stage the Ws in the order of its Is: W takes its inputs from a per-stage FIFO
- * filled by I (a plan edited otherwise is refused with ERR_INPUT). */
+/* Every receive before its consumer and every send after its producer (sanity), and every
+ * W after its I on the same device: W takes its inputs from a store keyed by (stage,
+ * microbatch) that I fills, so Ws may run in any order after their Is, as the simulator
+ * allows. Linear in the size of the programs. */
 int exec_validate(const struct exec_program *x, struct err *e);
 void exec_release(struct exec_program *x);
 

@@ -1,12 +1,17 @@
 /*
- * world — the few MPI services the cuda backend needs when it runs as one MPI rank per
- * device (built only --with-mpi, into octopipe-cuda; everything else stays MPI-free):
- * collectives to share NCCL ids and agree on failures, an abort message any rank can
- * raise and every rank polls, small tagged point-to-point headers for transfers between
- * ranks that share a GPU, and the gathers that bring a measured timeline to rank 0.
+ * world — the MPI services of the executor's ranks (built only --with-mpi, into the
+ * programs that run as ranks; the engine library stays MPI-free): collectives to share
+ * NCCL ids and agree on failures, an abort message any rank can raise and every rank
+ * polls, small tagged point-to-point headers for transfers between ranks that share a
+ * GPU, and the gathers that bring a measured timeline to rank 0.
  *
- * Every call is made by one thread per rank (MPI_THREAD_SINGLE is enough). Nothing here
- * blocks except the collectives, which every rank reaches on every path.
+ * Nothing here blocks without a deadline (world_set_deadline): every collective is the
+ * non-blocking form polled against it, and world_agree() is point-to-point through rank
+ * 0, so that a rank that hangs or dies without its launcher noticing is named. When the
+ * deadline passes, the job ends: the report hook (world_on_fatal) gets one line — from
+ * rank 0, or from rank 1 when rank 0 is the silent one — and MPI_Abort stops every rank.
+ *
+ * Every call is made by one thread per rank (MPI_THREAD_SINGLE is enough).
  */
 #ifndef OCTO_EXEC_WORLD_H
 #define OCTO_EXEC_WORLD_H
@@ -20,6 +25,11 @@
 int world_rank(void);
 int world_size(void);
 int world_local_rank(void);
+
+/* The longest any collective may wait (seconds; default 60), and who reports the line
+ * that ends the job when it passes (called once, on the rank that reports). */
+void world_set_deadline(double seconds);
+void world_on_fatal(void (*report)(const char *line));
 
 void world_barrier(void);
 /* Rank 0's n bytes at buf to every rank. */

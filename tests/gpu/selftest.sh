@@ -4,7 +4,8 @@
 # predicted vs measured per GPU (with NVML utilization and memory, or N/A), then
 # recalibrates the model from the measurement and shows the error before and after; then
 # runs every schedule on 4 devices (sharing the GPUs when there are fewer) and checks
-# that a device killed mid-run stops the run with its name.
+# that a device killed mid-run stops the run with its name, and that a mis-routed or
+# corrupted transfer is caught by its receiver.
 # Logs (events, timeline, calibrated model, outputs) go under $OUT when it is set.
 # Exit status: 0 ok, 1 a failure, 77 no GPU here (or a build without the cuda backend).
 set -u
@@ -90,6 +91,18 @@ echo "== device 1 killed after 3 ops: exit $rc after $((t1 - t0)) s: $(tail -1 "
 if [ "$rc" != 1 ] || ! grep -q "device 1: killed after 3 ops" "$logs/kill.err"; then
     echo "FAIL: a killed device must stop the run with exit 1 and its name"; fails=$((fails + 1))
 fi
+# the data every transfer carries is checked on arrival: a mis-routed buffer (transfer 5
+# carries another microbatch's output) and a flipped byte must each fail the run, naming it
+for fault in misroute corrupt; do
+    "$OCTOPIPE" run --backend cuda $share --$fault-xfer 5 --timeout 20 "$logs/plan4.json" >/dev/null 2>"$logs/$fault.err"
+    rc=$?
+    echo "== transfer 5 $fault: exit $rc: $(tail -1 "$logs/$fault.err")"
+    if [ "$rc" != 1 ] || ! grep -q "(transfer 5, iteration [0-9]*), but the data .*(\(mis-routed\|corrupted\)" "$logs/$fault.err"; then
+        echo "FAIL: a $fault transfer must fail the run naming it"; fails=$((fails + 1))
+    fi
+done
+# the kernel plan listed without a GPU is the one the run uses
+"$OCTOPIPE" run --backend cuda --dry-run "$logs/plan4.json" >"$logs/dry.txt" || fails=$((fails + 1))
 [ "${OUT:-}" ] || rm -rf "$logs"
 [ "$fails" = 0 ] || { echo "FAIL: $fails of the cuda runs above failed"; exit 1; }
 echo "PASS: the cuda backend ran on $n GPU$( [ "$n" = 1 ] || echo s)"

@@ -2,11 +2,15 @@
  * test_protocol — the executor's send/receive points: derived from every baseline's
  * simulated timeline they match NCCL's per-pair issue order, every receive comes before
  * its consumer and every send after its producer; a receive order broken on purpose is
- * detected with a one-line reason and repaired by moving receives earlier.
+ * detected with a one-line reason and repaired by moving receives earlier, exactly as
+ * the plain walk (move the receive the sender expects next to the current slot) would;
+ * the Ws of a stage may run in any order after their Is.
  */
 #include "config.h"
 
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "baseline.h"
 #include "exec/emu.h"
@@ -28,6 +32,76 @@ static int build(enum sched_kind k, struct plan *p, struct exec_program *x, stru
 	return r;
 }
 
+/* The reference repair: for every pair, walk its receives in order and move the one the
+ * sender expects next to the current slot (quadratic; what exec_repair must equal). */
+static int nth(const struct exec_program *x, int dev, int kind, int a, int b, int k)
+{
+	for (int i = x->start[dev]; i < x->start[dev + 1]; i++) {
+		const struct exec_item *it = &x->items[i];
+
+		if (it->kind == kind && x->xfers[it->xfer].src == a && x->xfers[it->xfer].dst == b && k-- == 0)
+			return i;
+	}
+	return -1;
+}
+
+static int ref_repair(struct exec_program *x)
+{
+	int moved = 0;
+
+	for (int a = 0; a < x->ndevices; a++)
+		for (int b = 0; b < x->ndevices; b++)
+			for (int k = 0;; k++) {
+				int s = nth(x, a, EXEC_SEND, a, b, k), r = nth(x, b, EXEC_RECV, a, b, k), want;
+				struct exec_item it;
+
+				if (s < 0 || r < 0)
+					break;
+				if (x->items[s].xfer == x->items[r].xfer)
+					continue;
+				for (want = r + 1; want < x->start[b + 1]; want++)
+					if (x->items[want].kind == EXEC_RECV && x->items[want].xfer == x->items[s].xfer)
+						break;
+				if (want >= x->start[b + 1])
+					break;
+				it = x->items[want];
+				memmove(&x->items[r + 1], &x->items[r], (size_t)(want - r) * sizeof(it));
+				x->items[r] = it;
+				moved++;
+			}
+	return moved;
+}
+
+/* Swaps n random pairs of receives on random devices (a deterministic generator). */
+static void scramble(struct exec_program *x, unsigned *seed, int n)
+{
+	for (int t = 0; t < n;) {
+		int d = (int)(rand_r(seed) % (unsigned)x->ndevices), len = x->start[d + 1] - x->start[d];
+		int i = x->start[d] + (int)(rand_r(seed) % (unsigned)len), j = x->start[d] + (int)(rand_r(seed) % (unsigned)len);
+		struct exec_item tmp;
+
+		if (x->items[i].kind != EXEC_RECV || x->items[j].kind != EXEC_RECV || i == j)
+			continue;
+		tmp = x->items[i];
+		x->items[i] = x->items[j];
+		x->items[j] = tmp;
+		t++;
+	}
+}
+
+/* Two programs hold the same items in the same order (field by field). */
+static bool same_items(const struct exec_program *x, const struct exec_program *y)
+{
+	for (int i = 0; i < x->start[x->ndevices]; i++) {
+		const struct exec_item *a = &x->items[i], *b = &y->items[i];
+
+		if (a->kind != b->kind || a->xfer != b->xfer || a->xfer2 != b->xfer2 || a->op.stage != b->op.stage ||
+		    a->op.mb != b->op.mb || a->op.kind != b->op.kind || a->op.pair != b->op.pair)
+			return false;
+	}
+	return true;
+}
+
 int main(void)
 {
 	static const enum sched_kind kinds[] = {
@@ -47,6 +121,135 @@ int main(void)
 		ok(exec_validate(&x, &e) == 0, "%s: receives before consumers, sends after producers (%s)",
 		   sched_name(kinds[i]), e.msg);
 		is_int(exec_check(&x, &e), 0, "%s: per-pair send and receive orders match", sched_name(kinds[i]));
+		exec_release(&x);
+		plan_release(&p);
+	}
+
+	/* exec_repair equals the reference walk on randomly broken orders, of every schedule */
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		struct plan p;
+		struct exec_program x, y;
+		struct err e = ERR_INIT;
+		unsigned seed = 12345u + (unsigned)i;
+		int same = 0, tries = 20, broken = 0;
+
+		if (!ok(build(kinds[i], &p, &x, &e) == 0, "%s: protocol for the repair test (%s)", sched_name(kinds[i]), e.msg))
+			continue;
+		for (int t = 0; t < tries; t++) {
+			int a, b;
+
+			scramble(&x, &seed, 1 + t % 5);
+			broken += exec_check(&x, NULL) > 0;
+			y = x;
+			y.items = malloc((size_t)x.start[x.ndevices] * sizeof(*y.items));
+			memcpy(y.items, x.items, (size_t)x.start[x.ndevices] * sizeof(*y.items));
+			a = exec_repair(&x);
+			b = ref_repair(&y);
+			same += a == b && same_items(&x, &y) &&
+			        exec_check(&x, NULL) == 0;
+			free(y.items);
+		}
+		ok(broken > tries / 2, "%s: %d of %d scrambles broke the order", sched_name(kinds[i]), broken, tries);
+		is_int(same, tries, "%s: every repair moves what the reference walk moves, and fixes the order",
+		       sched_name(kinds[i]));
+		exec_release(&x);
+		plan_release(&p);
+	}
+
+	/* W takes its inputs from a store keyed by (stage, microbatch): the Ws of a stage in
+	 * reverse order validate and run; a W before its own I is refused */
+	{
+		struct plan p;
+		struct exec_program x;
+		struct err e = ERR_INIT;
+		struct emu_opts eo;
+		struct timeline t;
+		int d = 0, w[64], nw = 0, stage = -1, swapped = 0;
+
+		ok(build(SCHED_ZBH1, &p, &x, &e) == 0, "zb-h1 protocol for the W order test (%s)", e.msg);
+		for (int i = x.start[d]; i < x.start[d + 1]; i++)
+			if (x.items[i].kind == EXEC_COMPUTE && x.items[i].op.kind == OP_W && nw < 64 &&
+			    (stage < 0 || x.items[i].op.stage == stage)) {
+				stage = x.items[i].op.stage;
+				w[nw++] = i;
+			}
+		ok(nw >= 4, "device 0 runs %d Ws of stage %d", nw, stage);
+		/* every other W moves to just after the next W of its stage: W1 before W0, W3 before W2 ... */
+		for (int a = 0; a + 1 < nw; a += 2) {
+			struct exec_item tmp = x.items[w[a]];
+
+			memmove(&x.items[w[a]], &x.items[w[a] + 1], (size_t)(w[a + 1] - w[a]) * sizeof(tmp));
+			x.items[w[a + 1]] = tmp;
+			w[a + 1]--;
+			swapped++;
+		}
+		ok(swapped >= 2, "%d Ws of stage %d moved after the next one", swapped, stage);
+		ok(exec_validate(&x, &e) == 0, "Ws of stage %d out of the order of their Is validate (%s)", stage, e.msg);
+		emu_opts_default(&eo);
+		eo.timeout_s = 5;
+		ok(emu_run(&p, &x, &eo, &t, &e) == 0, "and run on the emulator (%s)", e.msg);
+		timeline_release(&t);
+		{
+			int wat = w[1], iat = -1;   /* W1, now just before W0 */
+			struct action tmp = x.items[wat].op;
+
+			for (int i = x.start[d]; i < x.start[d + 1] && iat < 0; i++)
+				if (x.items[i].kind == EXEC_COMPUTE && x.items[i].op.kind == OP_I &&
+				    x.items[i].op.stage == tmp.stage && x.items[i].op.mb == tmp.mb)
+					iat = i;
+			ok(iat >= 0 && iat < wat && tmp.kind == OP_W, "W%d follows its I", tmp.mb);
+			/* move that W to just before its I */
+			memmove(&x.items[iat + 1], &x.items[iat], (size_t)(wat - iat) * sizeof(x.items[0]));
+			x.items[iat] = (struct exec_item){ EXEC_COMPUTE, tmp, -1, -1 };
+			ok(exec_validate(&x, &e) < 0 && strstr(e.msg, "runs ") && strstr(e.msg, "whose inputs it takes"),
+			   "a W moved before its own I is refused: %s", e.msg);
+		}
+		exec_release(&x);
+		plan_release(&p);
+	}
+
+	/* a program that deadlocks on purpose (device 0 sends its forwards only after its own
+	 * backward of microbatch 0, which needs device 1's gradient of 0F0's output): the emulator's
+	 * watchdog follows who waits for whom back to the waiting device and says deadlock */
+	{
+		struct plan p;
+		struct exec_program x;
+		struct err e = ERR_INIT;
+		struct emu_opts eo;
+		struct timeline t;
+		int snd = -1, bwd = -1;
+
+		ok(build(SCHED_1F1B, &p, &x, &e) == 0, "1f1b protocol for the deadlock test (%s)", e.msg);
+		for (int i = x.start[0]; i < x.start[1]; i++) {
+			const struct exec_item *it = &x.items[i];
+
+			if (snd < 0 && it->kind == EXEC_SEND && x.xfers[it->xfer].producer.mb == 0)
+				snd = i;
+			if (bwd < 0 && it->kind == EXEC_COMPUTE && it->op.kind != OP_F && it->op.mb == 0)
+				bwd = i;
+		}
+		ok(snd >= 0 && bwd > snd, "device 0 sends 0F0 (item %d) before its backward of microbatch 0 (item %d)", snd,
+		   bwd);
+		if (snd >= 0 && bwd > snd) {
+			/* every send of device 0 before that backward moves after it, in order (so that
+			 * the pair's order still matches) */
+			struct exec_item tmp[256];
+			int nm = 0, w = snd;
+
+			for (int i = snd; i <= bwd && nm < 256; i++) {
+				if (x.items[i].kind == EXEC_SEND && i < bwd)
+					tmp[nm++] = x.items[i];
+				else
+					x.items[w++] = x.items[i];
+			}
+			memcpy(&x.items[w], tmp, (size_t)nm * sizeof(tmp[0]));
+		}
+		is_int(exec_check(&x, NULL), 0, "the pairs' orders still match");
+		ok(exec_validate(&x, &e) == 0, "the send still follows its producer (%s)", e.msg);
+		emu_opts_default(&eo);
+		eo.timeout_s = 1;
+		ok(emu_run(&p, &x, &eo, &t, &e) < 0 && strstr(e.msg, "waits for device") && strstr(e.msg, ": a deadlock)"),
+		   "the run stops and names the deadlock: %s", e.msg);
 		exec_release(&x);
 		plan_release(&p);
 	}

@@ -1,0 +1,100 @@
+/*
+ * kplan — the kernel plan of the cuda backend (see kplan.h). The numbers here are the
+ * ones cuda_proxy.c launches before it fits anything on the GPU.
+ */
+#include "config.h"
+#include "exec/kplan.h"
+
+#include <math.h>
+
+#include "action.h"
+
+void kplan_fit_columns(struct kplan_gemm *g, double flops)
+{
+	double n = flops / (2.0 * g->m * g->k);
+
+	g->reps = (int)ceil(n / KPLAN_NCOLS_MAX);
+	if (g->reps < 1)
+		g->reps = 1;
+	g->n = (int)ceil(n / g->reps / 8) * 8;
+	if (g->n < 8)
+		g->n = 8;
+}
+
+struct kplan_gemm kplan_proxy(double ms, double tflops, long tokens, uint64_t out_bytes)
+{
+	double flops = ms * 1e-3 * tflops * 1e12;
+	struct kplan_gemm g = { 0, 0, 0, 0, ms };
+
+	if (!(flops >= 1) || tokens <= 0)
+		return g;
+	g.m = (int)fmin(fmax((double)tokens, 64), 16384);
+	g.k = out_bytes ? (int)fmin(fmax((double)out_bytes / 2 / (double)tokens, 64), 16384) : 0;
+	if (!g.k)   /* no activation size: a square-ish GEMM */
+		g.m = g.k = (int)fmin(fmax(cbrt(flops / 2), 64), 8192);
+	kplan_fit_columns(&g, flops);
+	return g;
+}
+
+double kplan_tflops(const struct plan *p, int k, double gemm_tflops)
+{
+	const struct hardware *hw = &p->cluster.hw;
+
+	if (gemm_tflops > 0)
+		return gemm_tflops;
+	return hw->peak_tflops * (k ? hw->eff_b[EFF_GEMM] : hw->eff_f[EFF_GEMM]);
+}
+
+struct kplan_gemm kplan_stage_proxy(const struct plan *p, int s, int k, double gemm_tflops)
+{
+	long tokens = p->model.seq_len * (p->model.micro_batch_size > 0 ? p->model.micro_batch_size : 1);
+	double ms[3];
+
+	plan_stage_ms(p, s, ms);
+	return kplan_proxy(ms[k] / p->cluster.device_speed[p->stages[s].device], kplan_tflops(p, k, gemm_tflops),
+	                   tokens ? tokens : 4096, p->model.layers[p->stages[s].last].out_bytes);
+}
+
+double kplan_gemm_flops(const struct kplan_gemm *g)
+{
+	return 2.0 * g->m * g->k * (double)g->n * g->reps;
+}
+
+double kplan_gemm_bytes(const struct kplan_gemm *g)
+{
+	return 2.0 * ((double)g->m * g->k + (double)g->k * g->n + (double)g->m * g->n) * g->reps;
+}
+
+int kplan_stage_kernels(const struct plan *p, const struct work *works, const struct cost_opts *o, int s,
+                        enum kernel_pass pass, struct kernel *out, int max)
+{
+	int n = 0;
+
+	for (int l = p->stages[s].first; l <= p->stages[s].last; l++)
+		n += cost_kernels(&works[l], o, pass, n < max ? out + n : NULL, n < max ? max - n : 0);
+	return n;
+}
+
+int kplan_kernels(const struct plan *p, const struct work *works, const struct cost_opts *o, double gemm_tflops,
+                  int s, int k, struct kernel *out, int max)
+{
+	static const char *const proxy_names[3] = { "proxy X.W", "proxy dY.Wt", "proxy Xt.dY" };
+	int n = 0;
+
+	if (!works) {
+		struct kplan_gemm g = kplan_stage_proxy(p, s, k, gemm_tflops);
+
+		if (!g.reps)
+			return 0;
+		if (max > 0)
+			out[0] = (struct kernel){ EFF_GEMM, proxy_names[k], g.m, g.n, g.k, g.reps, kplan_gemm_flops(&g),
+			                          kplan_gemm_bytes(&g), g.reps };
+		return 1;
+	}
+	if (k == 0 || k == 2)
+		return kplan_stage_kernels(p, works, o, s, k == 0 ? PASS_F : PASS_W, out, max);
+	n = kplan_stage_kernels(p, works, o, s, PASS_I, out, max);
+	if (!p->split_backward)   /* a fused B: I's kernels, then W's */
+		n += kplan_stage_kernels(p, works, o, s, PASS_W, n < max ? out + n : NULL, n < max ? max - n : 0);
+	return n;
+}

@@ -1,0 +1,58 @@
+/*
+ * kplan — the kernel plan: what the cuda backend launches for each op of a plan, known
+ * without a GPU, so that `octopipe run --backend cuda --dry-run` can list it and tests can
+ * check it everywhere.
+ *
+ * When each layer's architecture is known (its struct work, cost.h), an op's kernels are
+ * the cost model's kernel list of every layer of its stage (cost_kernels): the executor
+ * launches what the prediction priced, kernel class by kernel class. Otherwise (a
+ * profile-only model) an op runs a fitted proxy: one bf16 GEMM with the activation's
+ * shape (tokens x hidden, the hidden size read from the stage's out_bytes) whose columns
+ * give the FLOPs the op's predicted time represents at an assumed throughput (the
+ * cluster's peak x its GEMM efficiency, or --gemm-tflops), repeated beyond
+ * KPLAN_NCOLS_MAX columns. On a GPU the backend then times each proxy and refits its
+ * columns (cuda_proxy.c).
+ */
+#ifndef OCTO_EXEC_KPLAN_H
+#define OCTO_EXEC_KPLAN_H
+
+#include <stdint.h>
+
+#include "cost.h"
+#include "err.h"
+#include "plan.h"
+
+#define KPLAN_NCOLS_MAX 8192   /* a longer proxy GEMM is repeated instead of widened */
+
+/* A proxy GEMM: m x k times k x n, reps times (reps 0: the op has no work). */
+struct kplan_gemm {
+	int m, k, n, reps;
+	double ms;                 /* the predicted time it stands for */
+};
+
+/* Columns and repetitions of an m x k proxy so that it does `flops` of work. */
+void kplan_fit_columns(struct kplan_gemm *g, double flops);
+/* The proxy of an op whose predicted time is ms at tflops, for tokens x out_bytes activations. */
+struct kplan_gemm kplan_proxy(double ms, double tflops, long tokens, uint64_t out_bytes);
+/* The proxy of stage s's op slot k (op_kind_slot) on its device, sized at gemm_tflops
+ * (0: the cluster's peak x GEMM efficiency of the pass). */
+struct kplan_gemm kplan_stage_proxy(const struct plan *p, int s, int k, double gemm_tflops);
+/* The throughput stage proxies of slot k are sized for. */
+double kplan_tflops(const struct plan *p, int k, double gemm_tflops);
+/* FLOPs and HBM bytes (bf16 operands and result) of all of a proxy's repetitions. */
+double kplan_gemm_flops(const struct kplan_gemm *g);
+double kplan_gemm_bytes(const struct kplan_gemm *g);
+
+/* The kernels of pass `pass` of stage s's layers in order (works: one per model layer),
+ * as kplan_kernels. */
+int kplan_stage_kernels(const struct plan *p, const struct work *works, const struct cost_opts *o, int s,
+                        enum kernel_pass pass, struct kernel *out, int max);
+/* The kernels of stage s's op slot k (op_kind_slot) into out (up to max; returns how many
+ * there are, more than max when cut). With works (one per model layer: the architecture),
+ * the cost model's kernel list of every layer of the stage in order, pass F, I or W (a
+ * fused B is I then W), at o's sequence, micro-batch and TP degree; without, the stage's
+ * fitted proxy as one kernel (its repetitions as groups, sized at gemm_tflops). */
+int kplan_kernels(const struct plan *p, const struct work *works, const struct cost_opts *o, double gemm_tflops,
+                  int s, int k, struct kernel *out, int max);
+
+#endif

@@ -1,0 +1,51 @@
+/*
+ * payload — the data every transfer of the executor carries, and its check.
+ *
+ * A transfer's bytes begin with a header that tags them with what they are — the
+ * producing op (stage, microbatch, kind) and the iteration — and a checksum over the tag
+ * and the rest of the bytes, which are a stream derived from the tag. The sender fills
+ * them (payload_fill), the receiver checks them against the transfer it expects
+ * (payload_check): a checksum that fails is corrupted data, a valid payload with another
+ * tag is data that went to the wrong place. The emulators carry these bytes themselves;
+ * the cuda backend writes them into the head of the activation buffer it sends and reads
+ * the head of what arrived back.
+ */
+#ifndef OCTO_EXEC_PAYLOAD_H
+#define OCTO_EXEC_PAYLOAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "action.h"
+
+/* The bytes of a transfer that are filled and checked: min(its size, this), at least the
+ * header. */
+#define PAYLOAD_MAX 4096
+#define PAYLOAD_MIN 32
+
+struct payload_tag {
+	uint32_t iter;
+	struct action op;          /* the producer (stage, mb, kind; pair ignored) */
+};
+
+/* How many bytes of a transfer of `bytes` are filled and checked (cap <= PAYLOAD_MAX). */
+size_t payload_len(uint64_t bytes, size_t cap);
+/* Fills buf[0 .. len) (len >= PAYLOAD_MIN) with the tagged, checksummed bytes of t. */
+void payload_fill(void *buf, size_t len, const struct payload_tag *t);
+/* 0 when buf[0 .. len) holds exactly what payload_fill(want) writes; else -1 with why (a
+ * phrase: "failed its checksum (corrupted)", "carries the output of 2F4 of iteration 0
+ * (mis-routed)") in why[0 .. n). */
+int payload_check(const void *buf, size_t len, const struct payload_tag *want, char *why, size_t n);
+/* A 64-bit FNV-1a hash of n bytes, continuing from h (start with PAYLOAD_HASH_INIT). */
+#define PAYLOAD_HASH_INIT 0xcbf29ce484222325ull
+uint64_t payload_hash(uint64_t h, const void *data, size_t n);
+/* A short fingerprint of a tag (the stash of the emulators keeps it per (stage, mb)). */
+uint64_t payload_tag_hash(const struct payload_tag *t);
+
+/* The store of what ops keep for their backward, per (stage, microbatch): store holds
+ * stages x microbatches x 2 fingerprints (zeroed at the start of an iteration). F puts
+ * its activations, I or B takes them, I puts what W needs, W takes it — in any order the
+ * plan allows. 0, or -1 when what a takes is not there (why names what is missing). */
+int payload_stash(uint64_t *store, int microbatches, uint32_t iter, const struct action *a, char *why, size_t n);
+
+#endif

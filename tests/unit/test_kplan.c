@@ -1,0 +1,140 @@
+/*
+ * test_kplan — the cuda backend's kernel plan, without a GPU: a proxy's golden shape from
+ * the closed form (columns n = FLOPs / 2mk, split into repetitions of at most
+ * KPLAN_NCOLS_MAX, rounded up to 8), its FLOPs never short of the op's and at most a
+ * rounding over, and its bytes those of its bf16 operands and result. With the
+ * architecture, an op's kernels are its layers' cost-model kernels: forward FLOPs equal
+ * the per-token count times the tokens, a linear layer's weight gradient does its
+ * forward's FLOPs, every GEMM's FLOPs are 2mnk per group, and the kernels' times add up
+ * to the layer table's F, I and W times: the executor launches what the prediction priced.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "arch.h"
+#include "baseline.h"
+#include "exec/kplan.h"
+#include "hfconfig.h"
+#include "synth.h"
+#include "../tap.h"
+
+#define KMAX 4096
+
+/* One architecture through the kernel plan of a balanced 4-stage ZB-H1 plan. */
+static void check_arch(const char *name)
+{
+	const char *top = getenv("top_srcdir");
+	char path[4096];
+	struct arch a;
+	struct model m;
+	struct cluster c;
+	struct plan p;
+	struct hardware hw;
+	struct err e = ERR_INIT;
+	struct cost_opts o = { 4096, 1, 1, false, 0, 0 };
+	struct baseline_spec spec = { SCHED_ZBH1, 8, 0, "balanced", NULL, 0, 0, NULL };
+	struct work *works;
+	struct kernel *ks = malloc(KMAX * sizeof(*ks));
+	double tok = 4096, worst = 0;
+	int bad_flops = 0, bad_gemm = 0, bad_w = 0, n;
+
+	snprintf(path, sizeof(path), "%s/samples/architectures/%s.json", top ? top : ABS_TOP_SRCDIR, name);
+	hardware_default(&hw);
+	if (!ok(hfconfig_load_any(&a, path, &e) == 0 && arch_to_model(&a, &hw, &o, name, &m, &e) == 0,
+	        "%s: architecture and layer table (%s)", name, e.msg)) {
+		free(ks);
+		return;
+	}
+	m.seq_len = 4096;
+	m.micro_batch_size = 1;
+	synth_cluster(&c, 4, 4, 450, 5);
+	c.hw = hw;
+	c.op_overhead_us = 0;
+	works = calloc((size_t)a.nlayers, sizeof(*works));
+	for (int l = 0; l < a.nlayers; l++)
+		works[l] = a.layers[l].w;
+	if (!ok(baseline_plan(&p, &m, NULL, &c, NULL, &spec, &e) == 0, "%s: a 4-stage plan (%s)", name, e.msg))
+		goto out;
+	for (int s = 0; s < p.nstages; s++) {
+		double fl = 0, want = 0, gemm_f = 0, gemm_w = 0, ms[3] = { 0, 0, 0 }, table[3] = { 0, 0, 0 };
+
+		for (int l = p.stages[s].first; l <= p.stages[s].last; l++) {
+			want += cost_flops(&works[l], 4096) * tok;
+			table[0] += m.layers[l].f_ms;
+			table[1] += m.layers[l].b_ms;
+			table[2] += m.layers[l].w_ms;
+		}
+		for (int k = 0; k < 3; k++) {
+			n = kplan_kernels(&p, works, &o, 0, s, k, ks, KMAX);
+			if (n > KMAX) {
+				bad_flops++;
+				continue;
+			}
+			for (int i = 0; i < n; i++) {
+				ms[k] += cost_kernel_ms(&ks[i], &hw, k == 0 ? PASS_F : k == 1 ? PASS_I : PASS_W);
+				if (ks[i].m > 0)
+					bad_gemm += fabs(ks[i].flops - 2 * ks[i].m * ks[i].n * ks[i].k * ks[i].groups) > 1e-6 * ks[i].flops;
+				if (k == 0)
+					fl += ks[i].flops;
+				if (ks[i].m > 0 && k == 0)
+					gemm_f += ks[i].flops;
+				if (ks[i].m > 0 && k == 2)
+					gemm_w += ks[i].flops;
+			}
+		}
+		bad_flops += fabs(fl - want) > 1e-9 * want;
+		bad_w += fabs(gemm_f - gemm_w) > 1e-9 * gemm_f;
+		for (int k = 0; k < 3; k++)
+			if (table[k] > 0)
+				worst = fmax(worst, fabs(ms[k] - table[k]) / table[k]);
+	}
+	is_int(bad_flops, 0, "%s: every stage's forward kernels do the per-token FLOPs times the tokens", name);
+	is_int(bad_gemm, 0, "%s: every GEMM does 2mnk FLOPs per group", name);
+	is_int(bad_w, 0, "%s: the weight gradients' GEMMs do their forwards' FLOPs", name);
+	/* the table keeps its times rounded to a nanosecond */
+	ok(worst < 1e-6, "%s: the kernels' times add up to the layer table's F, I, W (worst %.2g)", name, worst);
+	plan_release(&p);
+out:
+	free(works);
+	free(ks);
+	model_release(&m);
+	cluster_release(&c);
+	arch_release(&a);
+}
+
+int main(void)
+{
+	/* 1 ms at 1000 TFLOP/s = 1e12 FLOPs; 4096 tokens x 4096 hidden: n = 1e12 / (2 x 4096^2)
+	 * = 29802.3 columns -> 4 repetitions of 932 x 8 = 7456 */
+	struct kplan_gemm g = kplan_proxy(1, 1000, 4096, 4096ull * 4096 * 2);
+
+	is_int(g.m, 4096, "m: the tokens");
+	is_int(g.k, 4096, "k: the hidden size, out_bytes / 2 / tokens");
+	is_int(g.reps, 4, "reps: ceil(29802.3 / 8192)");
+	is_int(g.n, 7456, "n: ceil(29802.3 / 4 / 8) x 8");
+	is_dbl(kplan_gemm_flops(&g), 2.0 * 4096 * 4096 * 7456 * 4, 1, "FLOPs: 2 m k n reps");
+	is_dbl(kplan_gemm_bytes(&g), 2.0 * (4096.0 * 4096 + 4096.0 * 7456 + 4096.0 * 7456) * 4, 1,
+	       "bytes: bf16 X, W and Y, per repetition");
+	ok(kplan_gemm_flops(&g) >= 1e12 && kplan_gemm_flops(&g) < 1e12 * 1.002, "never short, a rounding over");
+	g = kplan_proxy(0, 1000, 4096, 1 << 20);
+	is_int(g.reps, 0, "an op without time has no proxy");
+	g = kplan_proxy(2, 500, 4096, 0);
+	ok(g.m == g.k && g.m >= 64 && g.m <= 8192, "no activation size: a square-ish GEMM (%d x %d)", g.m, g.k);
+	ok(kplan_gemm_flops(&g) >= 1e12, "still doing the op's FLOPs");
+	for (double ms = 0.01; ms < 5000; ms *= 3.7) {
+		struct kplan_gemm h = kplan_proxy(ms, 800, 8192, 8192ull * 5120 * 2);
+		double want = ms * 1e-3 * 800e12;
+
+		if (!ok(h.n >= 8 && h.n <= KPLAN_NCOLS_MAX && h.n % 8 == 0 && kplan_gemm_flops(&h) >= want &&
+		        kplan_gemm_flops(&h) <= want + 2.0 * h.m * h.k * 8 * h.reps,
+		        "%.3g ms: %d reps of n = %d cover the op's FLOPs within one 8-column step", ms, h.reps, h.n))
+			break;
+	}
+	check_arch("nemotronh-8b");
+	check_arch("deepseek-v2-lite");
+	check_arch("gemma3-12b");
+	return tap_done();
+}
