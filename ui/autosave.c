@@ -1,16 +1,18 @@
 /*
  * autosave — slots of autosave files with vim-like locks (see autosave.h).
  *
- * A lock is "<pid> <host>" created with O_EXCL, so of two processes racing for a slot one
- * wins. A lock of this host whose process no longer exists is stale (a crash, a kill -9)
- * and is removed; a lock from another host (a shared home over NFS) is always respected.
+ * A slot's lock is an fcntl write lock on its .lock file, held for as long as the UI
+ * keeps the slot and released by the kernel when the process ends, however it ends: a
+ * crash or a kill -9 leaves the file but no lock, and the next UI takes the slot without
+ * judging anything stale (pid files cannot do that safely: two processes can both judge
+ * one stale and both take it, and a lock left empty by a crash is never judged at all).
+ * The file names its holder ("<pid> <host>") for a person looking at the directory.
  */
 #include "config.h"
 #include "autosave.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,46 +65,52 @@ static int mkdirs(const char *dir)
 	return 0;
 }
 
-/* True when another live process (or one we cannot check) holds the lock. */
-static bool lock_held(const char *lock)
-{
-	char buf[300], host[256] = "", mine[256] = "";
-	FILE *f = fopen(lock, "r");
-	long pid = 0;
+/* Open-file-description locks (Linux 3.15+) belong to this open file, not to the
+ * process: a second claim in the same process is refused like any other, and closing
+ * another descriptor of the file cannot drop the lock. Plain POSIX locks elsewhere. */
+#ifdef F_OFD_SETLK
+#define LOCK_CMD F_OFD_SETLK
+#else
+#define LOCK_CMD F_SETLK
+#endif
 
-	if (!f)
-		return errno != ENOENT;
-	if (!fgets(buf, sizeof(buf), f) || sscanf(buf, "%ld %255s", &pid, host) < 1 || pid <= 0) {
-		fclose(f);
-		return true;    /* being written right now, or not ours to judge */
-	}
-	fclose(f);
-	gethostname(mine, sizeof(mine) - 1);
-	if (host[0] && strcmp(host, mine) != 0)
-		return true;
-	if (pid == (long)getpid())
-		return true;
-	if (kill((pid_t)pid, 0) == 0 || errno == EPERM)
-		return true;
-	unlink(lock);       /* stale: its process is gone */
-	return false;
-}
-
-static bool take_lock(const char *lock)
+/*
+ * Takes the lock of a slot: the lock file is opened (made if need be) and write-locked
+ * with fcntl, which the kernel releases when this process ends however it ends, so a
+ * crashed UI never leaves a lock that must be judged stale, and no two processes can
+ * both decide one is. Returns the open descriptor that holds it, or -1 when another
+ * process holds it or the file cannot be locked. The descriptor must stay open while
+ * the slot is held.
+ */
+static int take_lock(const char *lock)
 {
 	char buf[300], host[256] = "";
-	int fd = open(lock, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600), len;
-	bool ok;
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	struct stat held, now;
+	int fd, len;
 
+	fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
-		return false;
+		return -1;
+	if (fcntl(fd, LOCK_CMD, &fl) < 0) {
+		close(fd);
+		return -1;
+	}
+	/* the holder we waited behind may have removed the file on release: a lock on an
+	 * unlinked file guards nothing, so the slot must still be this very file */
+	if (fstat(fd, &held) < 0 || stat(lock, &now) < 0 || held.st_ino != now.st_ino ||
+	    held.st_dev != now.st_dev || !S_ISREG(held.st_mode)) {
+		close(fd);
+		return -1;
+	}
+	/* who holds it, for a person looking at the directory */
 	gethostname(host, sizeof(host) - 1);
 	len = snprintf(buf, sizeof(buf), "%ld %s\n", (long)getpid(), host[0] ? host : "-");
-	ok = write(fd, buf, (size_t)len) == len;
-	close(fd);
-	if (!ok)
-		unlink(lock);
-	return ok;
+	if (ftruncate(fd, 0) < 0 || pwrite(fd, buf, (size_t)len, 0) != len) {
+		close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 static void slot_paths(const struct autosave *as, const char *stem, int k, char *file, char *lock, size_t n)
@@ -129,16 +137,23 @@ int autosave_claim(struct autosave *as, const char *stem, bool need_empty)
 		for (int k = 0; k < AUTOSAVE_SLOTS; k++) {
 			bool has_file;
 
+			int fd;
+
 			slot_paths(as, stem, k, file, lock, sizeof(file));
-			if (lock_held(lock))
+			if ((access(file, F_OK) == 0) != (pass == 0))
+				continue;       /* not this pass's kind of slot */
+			if ((fd = take_lock(lock)) < 0)
 				continue;
 			has_file = access(file, F_OK) == 0;
-			if (has_file != (pass == 0))
+			if (has_file != (pass == 0)) {
+				/* its holder released it between the look and the lock */
+				unlink(lock);
+				close(fd);
 				continue;
-			if (!take_lock(lock))
-				continue;
+			}
 			snprintf(as->path, sizeof(as->path), "%s", file);
 			snprintf(as->lock, sizeof(as->lock), "%s", lock);
+			as->lock_fd = fd;
 			as->locked = true;
 			as->found = has_file;
 			return 0;
@@ -153,7 +168,9 @@ void autosave_release(struct autosave *as, bool remove_file)
 		unlink(as->path);
 	if (remove_file)
 		as->written = false;
-	if (as->locked)
-		unlink(as->lock);
+	if (as->locked) {
+		unlink(as->lock);       /* while still held: nobody can take the name meanwhile */
+		close(as->lock_fd);
+	}
 	as->locked = false;
 }

@@ -1,9 +1,9 @@
 /*
  * autosave — where a UI keeps its unsaved edits, like vim's swap files: one file per plan
  * (keyed by the plan's real path, or by model + cluster + microbatches when it has no file)
- * with a lock beside it naming the process that owns it. Two running UIs never share a
- * file (the second takes the next slot), a lock whose process is gone is stale and taken
- * over, and a file found in a slot nobody holds is an earlier session's work to offer for
+ * with a lock beside it that the owning process holds (an fcntl lock, gone when the process
+ * is). Two running UIs never share a file (the second takes the next slot), a slot whose
+ * process is gone is free again, and a file found in a slot nobody holds is an earlier session's work to offer for
  * recovery. No curses.
  */
 #ifndef OCTO_UI_AUTOSAVE_H
@@ -18,6 +18,7 @@ struct autosave {
 	char dir[3000];         /* where autosaves live ("" = nowhere: autosave is off) */
 	char path[4096];        /* the claimed slot's file */
 	char lock[4096];        /* its lock, which this process holds while locked */
+	int lock_fd;            /* the open lock file whose fcntl lock is held, while locked */
 	bool locked;
 	bool found;             /* path held an earlier session's edits when claimed */
 	bool written;           /* this process wrote path (only then may it delete it) */
