@@ -235,6 +235,34 @@ static int retarget(struct model *out, const struct arch *a, const struct hardwa
 	return 0;
 }
 
+/* Megatron-LM requires num_experts % expert_model_parallel_size == 0: every rank holds
+ * the same number of whole experts. The counts come from the architecture a model made by
+ * `octopipe cost` carries (a routed-expert GEMM's groups); a measured table has none to
+ * check. */
+static int check_expert_split(const struct model *m, int ep, struct err *e)
+{
+	struct arch a;
+	struct cost_opts o;
+	struct hardware hw;
+	int r = model_source(m, &a, &o, &hw, e);
+
+	if (r != 0)
+		return r < 0 ? -1 : 0;
+	for (int i = 0; i < a.nlayers && r == 0; i++)
+		for (int k = 0; k < a.layers[i].w.nk; k++) {
+			int experts = (int)a.layers[i].w.k[k].groups;
+
+			if (a.layers[i].w.k[k].kind == KT_GEMM && experts > 1 && experts % ep != 0) {
+				r = err_set(e, ERR_INPUT, "ep %d: layer %d (%s) has %d routed experts, which %d expert-parallel "
+				            "ranks cannot hold evenly", ep, i, a.layers[i].kind, experts, ep);
+				break;
+			}
+		}
+	arch_release(&a);
+	hardware_release(&hw);
+	return r;
+}
+
 int parallel_model(const struct model *m, const struct cluster *g, const struct parallel *l, struct model *out,
                  struct err *e)
 {
@@ -249,6 +277,8 @@ int parallel_model(const struct model *m, const struct cluster *g, const struct 
 		if (!experts)
 			return err_set(e, ERR_INPUT, "ep %d: model '%s' has no routed experts to shard over expert-parallel "
 			               "ranks", l->ep, m->name);
+		if (check_expert_split(m, l->ep, e) < 0)
+			return -1;
 	}
 	if (model_copy(out, m, e) < 0)
 		return -1;

@@ -196,6 +196,24 @@ expect_match 'stages\[2\]\.recompute: the model.s layer table already recomputes
 run "$OCTOPIPE" plan --model llama2-70b --cluster 8xH200 --schedule 1f1b --microbatches 8 --tp 3 -o "$T/x.json"
 expect_rc 2 "--tp 3 on 8-GPU nodes"
 expect_match 'tp 3: a tensor-parallel group stays on one node' "$ERR" "says why"
+# Megatron-LM: num_experts % expert_model_parallel_size == 0 (a 60-expert model on 8 ranks)
+python3 - "$top_srcdir/samples/profiles/configs/deepseek-16b.json" "$T/moe60.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1])); c["n_routed_experts"] = 60; c["num_hidden_layers"] = 3
+json.dump(c, open(sys.argv[2], "w"))
+PY
+"$OCTOPIPE" cost "$T/moe60.json" --cluster 8xH200 -o "$T/moe60m.json" >/dev/null
+run "$OCTOPIPE" plan --model "$T/moe60m.json" --cluster 8xH200 --schedule 1f1b --microbatches 8 --dp 8 --ep 8 -o "$T/x.json"
+expect_rc 2 "--ep 8 on 60 routed experts"
+expect_match 'ep 8: layer [0-9]+ \(attn\+moe\) has 60 routed experts, which 8 expert-parallel ranks cannot hold evenly' "$ERR" "says why"
+run "$OCTOPIPE" plan --model "$T/moe60m.json" --cluster 8xH200 --schedule 1f1b --microbatches 8 --dp 4 --ep 4 -o "$T/moe60p.json"
+expect_rc 0 "--ep 4 on 60 routed experts"
+run "$OCTOPIPE" tune --model "$T/moe60m.json" --cluster 8xH200 --microbatches 8 --ep 8 --budget 0 -o "$T/moe60t.json"
+expect_rc 2 "a layout search held to --ep 8 on 60 experts is refused"
+expect_match 'has 60 routed experts, which 8 expert-parallel ranks cannot hold evenly' "$ERR" "with the reason"
+run "$OCTOPIPE" tune --model "$T/moe60m.json" --cluster 8xH200 --microbatches 8 --dp 8 --budget 0 -o "$T/moe60t.json"
+expect_rc 0 "the layout search skips expert splits that do not divide"
+expect_match 'ep [124]\b|dp 8' "$OUT$ERR" "and picks one that does"
 run "$OCTOPIPE" plan --model llama2-70b --cluster 8xH200 --schedule 1f1b --microbatches 8 --dp 16 -o "$T/x.json"
 expect_rc 2 "more GPUs than the cluster"
 run "$OCTOPIPE" plan --model gpt-13b --cluster 8xH200 --schedule 1f1b --microbatches 8 --tp 2 -o "$T/x.json"
