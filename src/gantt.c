@@ -14,7 +14,7 @@
 
 #include "doc.h"
 
-void gantt_ascii(const struct timeline *t, int width, struct strbuf *sb)
+void gantt_ascii(const struct timeline *t, int width, const char *name, struct strbuf *sb)
 {
 	double end = timeline_end_ms(t), slice;
 	double *busy = NULL;
@@ -75,7 +75,7 @@ void gantt_ascii(const struct timeline *t, int width, struct strbuf *sb)
 			}
 		}
 		row[width] = '\0';
-		strbuf_addf(sb, "gpu%-*d|%s|\n", label - 3, d, row);
+		strbuf_addf(sb, "%s%-*d|%s|\n", name, label - (int)strlen(name), d, row);
 	}
 	/* axis: a tick every ~10 columns, labelled in ms */
 	strbuf_pad(sb, ' ', (size_t)label);

@@ -10,7 +10,8 @@
 #include "timeline.h"
 
 /* Appends the chart (several lines, each ending in '\n') to sb; width is the number of
- * time columns (at least 10). */
-void gantt_ascii(const struct timeline *t, int width, struct strbuf *sb);
+ * time columns (at least 10). row names a row ("gpu", or "pp" where each row is a
+ * pipeline rank of several GPUs: a tensor-parallel group, data-parallel replicas). */
+void gantt_ascii(const struct timeline *t, int width, const char *row, struct strbuf *sb);
 
 #endif

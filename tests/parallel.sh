@@ -22,7 +22,7 @@ run "$OCTOPIPE" sim "$T/l.json"
 expect_rc 0 "it simulates"
 expect_match '^layout pp 8 x tp 4 x dp 2 = 64 GPUs \(ep 1, ZeRO 1\); data-parallel sync .* exposed$' "$OUT" \
     "sim names the layout and the exposed sync"
-expect_match '^memory per GPU of device [0-9]+: weights .*, grads .*, optimizer .*, activations ' "$OUT" \
+expect_match '^memory per GPU of pp [0-9]+: weights .*, grads .*, optimizer .*, activations ' "$OUT" \
     "and the memory breakdown"
 "$OCTOPIPE" sim --json "$T/l.json" >"$T/l.sim.json"
 if python3 - "$T/l.sim.json" <<'PY'
@@ -117,7 +117,7 @@ d = json.load(open(sys.argv[1])); d["steps"][-1]["after_ms"] = None; json.dump(d
 PY
 run "$OCTOPIPE" tui "$T/st.json" --steps "$T/null.steps" --render 120x30
 expect_rc 0 "the TUI reads a step record with an infeasible step"
-expect_match 'gpu0' "$OUT" "and draws the plan"
+expect_match '(gpu|pp)0' "$OUT" "and draws the plan"
 
 # the SVG Gantt marks the data-parallel sync and the recomputing backward ops, and names the layout
 "$OCTOPIPE" plan --model llama2-70b --cluster 64xH200 --schedule 1f1b --microbatches 16 --tp 4 --dp 2 \
@@ -132,6 +132,15 @@ else not_ok "recompute tooltips"; fi
 expect_match '16 microbatches per replica, 8 stages on 8 pipeline devices \(pp 8 x tp 4 x dp 2 = 64 GPUs' "$(cat "$T/r.svg")" \
     "the subtitle names the layout"
 expect_match 'data-parallel sync</text>' "$(cat "$T/r.svg")" "the legend names the sync"
+
+# a layout plan's rows are pipeline ranks: sim says so and names them pp; plain plans keep gpu
+run "$OCTOPIPE" sim "$T/r.json" --gantt
+expect_match 'each row below is a pipeline rank \(pp\): a tensor-parallel group of 4 GPUs, the same in each of the 2 data-parallel replicas' "$OUT" "sim says what a row is"
+expect_match '^  PP +BUSY ms' "$OUT" "the table's column is PP"
+expect_match '^pp7 +\|' "$OUT" "the chart's rows are pp0..pp7"
+run "$OCTOPIPE" sim plans/gpt-13b-4xH200-1f1b.json --gantt
+expect_match '^gpu3 +\|' "$OUT" "a pure-pipeline plan's rows stay gpus"
+if printf '%s' "$OUT" | grep -q 'pipeline rank'; then not_ok "a pure-pipeline plan has no pipeline-rank note"; else ok "a pure-pipeline plan has no pipeline-rank note"; fi
 
 # the TUI's header names the layout and the exposed sync
 run "$OCTOPIPE" tui "$T/r.json" --render 140x24
@@ -148,13 +157,15 @@ json.dump(c, open(sys.argv[2], "w"))
 PY
 "$OCTOPIPE" plan --model llama2-7b --cluster "$T/slow8.json" --schedule 1f1b --microbatches 8 --dp 4 -o "$T/slow.json" >/dev/null 2>&1
 run "$OCTOPIPE" tui "$T/slow.json" --render 120x24
-expect_match '^gpu0 .*B7b.*~~~~~~~~~~' "$OUT" "the TUI's chart marks the wait for the data-parallel sync"
+expect_match '^pp0 .*B7b.*~~~~~~~~~~' "$OUT" "the TUI's chart marks the wait for the data-parallel sync"
 
 # the TUI opens a model and cluster at a layout
 run "$OCTOPIPE" tui --model llama2-70b --cluster 64xH200 --microbatches 16 --tp 4 --dp 2 --recompute selective --render 140x24
 expect_rc 0 "tui --model --cluster --tp 4 --dp 2 --recompute selective"
 expect_match 'llama2-70b on 64xH200 \(pp 8 x tp 4 x dp 2 = 64 gpus' "$OUT" "at that layout"
-if printf '%s\n' "$OUT" | grep -E '^gpu[0-9]' | grep -q '~'; then
+expect_match '^pp0 ' "$OUT" "each row is a pipeline rank (a TP group in each replica), named pp, not gpu"
+expect_match '^ pp +busy' "$OUT" "and so is the breakdown's"
+if printf '%s\n' "$OUT" | grep -E '^pp[0-9]' | grep -q '~'; then
     not_ok "no sync mark while a device still has ops to run"; else ok "no sync mark while a device still has ops to run"; fi
 run "$OCTOPIPE" tui --model llama2-70b --cluster 64xH200 --microbatches 16 --tp 4 --dp 2 --recompute full --render 140x30 \
     --keys llllllllllllllllllllllll

@@ -182,7 +182,7 @@ expect 'llama2-7b on 8xH200 \(pp 2 x tp 2 x dp 2 = 8 gpus' "the header names the
 expect_not '\(2 gpus\)' "not the replica's 2 pipeline devices as its gpus"
 # a run from the TUI sets the measured iteration against the same prediction as run does
 start 160 40 -- tui --time-scale 0 --iters 1 "$T/dp16.json"
-expect '^gpu0 ' "the TUI opens the dp 16 plan"
+expect '^pp0 ' "the TUI opens the dp 16 plan (its rows are pipeline ranks)"
 keys R
 expect 'run done: 1 iterations, measured [0-9.]+ m?s vs predicted [0-9.]+ m?s' "a run from the TUI ends" 30
 line=$(screen | grep -o 'run done: .*')

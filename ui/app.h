@@ -169,6 +169,14 @@ void app_release(struct app *a);
 void pview_update(struct pview *v, const pcre2_code *re);
 void pview_release(struct pview *v);
 bool app_modified(const struct app *a);
+/* What one chart row is: "gpu", or "pp" (a pipeline rank) where the plan's layout makes a
+ * row several GPUs (a tensor-parallel group, data-parallel replicas). */
+static inline const char *app_row_name(const struct plan *p)
+{
+	struct parallel l = plan_parallel(p);
+
+	return l.tp * l.dp > 1 ? "pp" : "gpu";
+}
 /* The plan view the cursor is in. */
 struct pview *app_focus(struct app *a);
 /* Monotonic seconds (timing edits and autosave). */

@@ -235,7 +235,8 @@ void gantt_view_draw(const struct app *a, const struct pview *v, int focus, cons
 		if (rows < p->ndevices) {
 			if (last >= p->ndevices)
 				last = p->ndevices - 1;
-			snprintf(buf, sizeof(buf), "%s gpu %d-%d of %d ", title ? title : "", a->row0, last, p->ndevices);
+			snprintf(buf, sizeof(buf), "%s %s %d-%d of %d ", title ? title : "", app_row_name(p), a->row0, last,
+			         p->ndevices);
 			title = buf;
 		}
 		draw_axis(a, title, s, r->x, r->y, w);
@@ -250,7 +251,7 @@ void gantt_view_draw(const struct app *a, const struct pview *v, int focus, cons
 			break;
 		for (int i = 0; i < v->m.noom && v->ran; i++)
 			oom = oom || v->m.oom[i] == d;
-		screen_textf(s, r->x, y, GANTT_LABEL_W - 1, oom ? R_ERROR : R_LABEL, "gpu%-3d", d);
+		screen_textf(s, r->x, y, GANTT_LABEL_W - 1, oom ? R_ERROR : R_LABEL, "%s%-3d", app_row_name(p), d);
 		if (sw)
 			draw_stats(v, d, d == bottleneck, oom, s, r->x + GANTT_LABEL_W + w, y, sw);
 		if (!v->have_times)

@@ -414,9 +414,15 @@ void panels_draw_breakdown(struct app *a, struct screen *s, const struct layout 
 		shown = a->vis_devs;
 	if (!v->m.dev || g.h < 4 || g.w < 80)
 		return;
-	screen_title(s, &(struct rect){ g.x, y++, g.w, 1 }, v->ran ? "where each gpu's iteration goes" :
-	            "where each gpu's iteration goes (the last plan that ran)");
-	screen_text(s, x, y++, g.w - 2, "gpu     busy        idle:  warm-up     steady  cool-down    peak memory", R_LABEL);
+	{
+		char title[80];
+
+		snprintf(title, sizeof(title), "where each %s's iteration goes%s", app_row_name(p),
+		         v->ran ? "" : " (the last plan that ran)");
+		screen_title(s, &(struct rect){ g.x, y++, g.w, 1 }, title);
+	}
+	screen_textf(s, x, y++, g.w - 2, R_LABEL, "%-3s     busy        idle:  warm-up     steady  cool-down    peak memory",
+	             app_row_name(p));
 	for (int d = a->row0; d < a->row0 + shown && y < g.y + g.h; d++, y++) {
 		const struct device_metrics *dm = &v->m.dev[d];
 		double steady = dm->idle_ms - dm->warmup_idle_ms - dm->cooldown_idle_ms;
@@ -431,7 +437,7 @@ void panels_draw_breakdown(struct app *a, struct screen *s, const struct layout 
 		fmt_ms(&st, steady > 0 ? steady : 0);
 		fmt_ms(&c, dm->cooldown_idle_ms);
 		fmt_bytes(&m, (double)dm->peak_mem_bytes);
-		screen_textf(s, x, y, 6, R_LABEL, "gpu%d", d);
+		screen_textf(s, x, y, 6, R_LABEL, "%s%d", app_row_name(p), d);
 		screen_textf(s, x + 6, y, g.w - x - 7, R_NORMAL, "%9s %3.0f%%  %9s  %9s  %9s", b.buf,
 		             dm->busy_ms + dm->idle_ms > 0 ? 100 * dm->busy_ms / (dm->busy_ms + dm->idle_ms) : 0, w.buf, st.buf,
 		             c.buf);

@@ -47,6 +47,7 @@ static void usage(FILE *f)
 static void summary(const struct plan *p, const char *path, const struct metrics *m, bool blocking)
 {
 	struct strbuf sb = STRBUF_INIT;
+	bool layout = false;
 
 	strbuf_addf(&sb, "plan %s: %s on %s, %d stages on %d devices, %d microbatches, %s backward%s\n",
 	            path, p->model.name, p->cluster.name, p->nstages, p->ndevices, p->microbatches,
@@ -65,6 +66,7 @@ static void summary(const struct plan *p, const char *path, const struct metrics
 		struct parallel l = plan_parallel(p);
 		int worst = 0;
 
+		layout = l.tp * l.dp > 1;
 		if (!parallel_is_pipeline_only(&l) || p->has_parallel) {
 			for (int d = 1; d < m->ndevices; d++)
 				if (m->dev[d].peak_mem_bytes > m->dev[worst].peak_mem_bytes)
@@ -72,8 +74,19 @@ static void summary(const struct plan *p, const char *path, const struct metrics
 			strbuf_addf(&sb, "layout pp %d x tp %d x dp %d = %d GPUs (ep %d, ZeRO %d); data-parallel sync ", l.pp,
 			            l.tp, l.dp, parallel_gpus(&l), l.ep, l.zero);
 			fmt_ms(&sb, m->dp_sync_ms);
-			strbuf_addstr(&sb, " exposed\nmemory per GPU of device ");
-			strbuf_addf(&sb, "%d: weights ", worst);
+			strbuf_addstr(&sb, " exposed\n");
+			if (layout) {
+				strbuf_addstr(&sb, "each row below is a pipeline rank (pp): ");
+				if (l.tp > 1)
+					strbuf_addf(&sb, "a tensor-parallel group of %d GPUs", l.tp);
+				else
+					strbuf_addstr(&sb, "one GPU");
+				if (l.dp > 1)
+					strbuf_addf(&sb, ", the same in each of the %d data-parallel replicas", l.dp);
+				strbuf_addstr(&sb, "\n");
+			}
+			strbuf_addstr(&sb, "memory per GPU of ");
+			strbuf_addf(&sb, "%s %d: weights ", layout ? "pp" : "device", worst);
 			fmt_bytes(&sb, (double)m->dev[worst].weights_bytes);
 			strbuf_addstr(&sb, ", grads ");
 			fmt_bytes(&sb, (double)m->dev[worst].grads_bytes);
@@ -85,7 +98,7 @@ static void summary(const struct plan *p, const char *path, const struct metrics
 		}
 	}
 	strbuf_addstr(&sb, "\n");
-	strbuf_addf(&sb, "%4s %10s %10s %7s %10s %10s %11s %11s\n", "GPU", "BUSY ms", "IDLE ms", "BUBBLE",
+	strbuf_addf(&sb, "%4s %10s %10s %7s %10s %10s %11s %11s\n", layout ? "PP" : "GPU", "BUSY ms", "IDLE ms", "BUBBLE",
 	            "WARM-UP", "COOL-DOWN", "PEAK MEM", "USABLE");
 	for (int d = 0; d < m->ndevices; d++) {
 		const struct device_metrics *dm = &m->dev[d];
@@ -221,7 +234,9 @@ int cmd_sim(int argc, char **argv)
 			if (gantt) {
 				struct strbuf sb = STRBUF_INIT;
 
-				gantt_ascii(&t, width, &sb);
+				struct parallel l = plan_parallel(&p);
+
+				gantt_ascii(&t, width, l.tp * l.dp > 1 ? "pp" : "gpu", &sb);
 				fputs("\n", stdout);
 				fputs(sb.buf, stdout);
 				strbuf_release(&sb);

@@ -753,7 +753,7 @@ static int op_export(struct strbuf *fp, struct err *e)
 	if (megatron_layout(&tiny_plan, &sb, e) < 0)
 		goto out;
 	strbuf_addch(&sb, '\n');
-	gantt_ascii(&tiny_timeline, 100, &sb);
+	gantt_ascii(&tiny_timeline, 100, "gpu", &sb);
 	if (strbuf_failed(&sb)) {
 		err_set(e, ERR_RUNTIME, "export: out of host memory");
 		goto out;
