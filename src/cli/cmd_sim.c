@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <getopt.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,7 +61,7 @@ static void summary(const struct plan *p, const char *path, const struct metrics
 	strbuf_addstr(&sb, ")\ntight bound ");
 	fmt_ms(&sb, m->lower_bound_tight_ms);
 	strbuf_addf(&sb, " (efficiency %.1f%%): at most %.1f%% slower than the best plan can be\n", 100 * m->efficiency_tight,
-	            m->lower_bound_tight_ms > 0 ? 100 * (m->makespan_ms / m->lower_bound_tight_ms - 1) : 0);
+	            m->lower_bound_tight_ms > 0 ? fmax(0, 100 * (m->makespan_ms / m->lower_bound_tight_ms - 1)) : 0);
 	strbuf_addf(&sb, "bubble %.1f%% of device time (1 - busy / (devices x iteration))\n", 100 * m->bubble_ratio);
 	{
 		struct parallel l = plan_parallel(p);

@@ -315,7 +315,7 @@ int cmd_tune(int argc, char **argv)
 		strbuf_addf(&sb, " (efficiency %.1f%%), tight ", 100 * mt.efficiency);
 		fmt_ms(&sb, mt.lower_bound_tight_ms);
 		strbuf_addf(&sb, " (efficiency %.1f%%): at most %.1f%% slower than the best plan can be", 100 * mt.efficiency_tight,
-		            mt.lower_bound_tight_ms > 0 ? 100 * (mt.makespan_ms / mt.lower_bound_tight_ms - 1) : 0);
+		            mt.lower_bound_tight_ms > 0 ? fmax(0, 100 * (mt.makespan_ms / mt.lower_bound_tight_ms - 1)) : 0);
 		if (tune_interrupted(t))
 			strbuf_addstr(&sb, "\ninterrupted: writing the best plan found so far");
 		if (!strbuf_failed(&sb))
