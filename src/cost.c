@@ -34,6 +34,16 @@
 #define EAGER_SCORE_BYTES 24.0
 #define SINK_SCORE_BYTES 12.0
 
+/*
+ * Elementwise bytes per routed copy and intermediate feature of an expert's activation.
+ * A SwiGLU reads gate and up and writes their product: 6. gpt-oss's clamped SwiGLU is a
+ * chain of elementwise operations over the up-projection's output: its bias add (read and
+ * write 2f: 8), the clamps of gate and up (4 each), gate x alpha (4), the sigmoid (4),
+ * gate x sigmoid (6), up + 1 (4) and the product (6): 40, in 8 kernels.
+ */
+#define SWIGLU_BYTES 6.0
+#define CLAMPED_SWIGLU_BYTES 40.0
+
 /* appends one entry of the kernel list; a layer with more than WORK_MAX_KERNELS is marked
  * (k_cut), so that it is refused rather than priced without its last kernels */
 static void kt(struct work *w, int kind, int cls, int launches, const char *name, double n, double k,
@@ -170,8 +180,8 @@ static void mlp_core(const struct block *b, double f, double copies, struct work
 
 		kt(w, KT_ELEM, EFF_MEMORY, le, "experts.gather", 0, 0, 0, 0, 0, 4.0 * copies * h);
 		kt(w, KT_GEMM, EFF_GROUPED, le, "experts.up", (mats - 1) * f, h, copies, E, 0, 0);
-		kt(w, KT_ELEM, EFF_MEMORY, b->gated ? 2 * le : le, "experts.act", 0, 0, 0, 0, 0,
-		   copies * (b->gated ? 6 : 4) * f);
+		kt(w, KT_ELEM, EFF_MEMORY, b->clamped ? 8 * le : b->gated ? 2 * le : le, "experts.act", 0, 0, 0, 0, 0,
+		   copies * (b->clamped ? CLAMPED_SWIGLU_BYTES : b->gated ? SWIGLU_BYTES : 4) * f);
 		kt(w, KT_GEMM, EFF_GROUPED, le, "experts.down", h, f, copies, E, 0, 0);
 		kt(w, KT_ELEM, EFF_MEMORY, le, "experts.scatter", 0, 0, 0, 0, 0, 4.0 * copies * h);
 	} else {
@@ -181,7 +191,7 @@ static void mlp_core(const struct block *b, double f, double copies, struct work
 	}
 
 	w->f[cls] += copies * 2 * mats * h * f;
-	w->f[EFF_MEMORY] += copies * (b->gated ? 6 : 4) * f;
+	w->f[EFF_MEMORY] += copies * (b->clamped && cls == EFF_GROUPED ? CLAMPED_SWIGLU_BYTES : b->gated ? SWIGLU_BYTES : 4) * f;
 	w->act += copies * 2 * (h + mats * f);
 	w->act_w += copies * 2 * ((h + (mats - 1) * f) + (f + h));
 }
@@ -421,7 +431,12 @@ static int expand(const struct ktmpl *t, double tok, long seq, long window, doub
 	k->cls = t->cls;
 	k->name = t->name;
 	k->groups = 1;
-	k->launches = t->launches;
+	/* the backward of a kernel that is not a GEMM launches twice its forward's kernels, as it
+	 * does twice its work: a product's gradient has two outputs, a norm's backward a dX kernel
+	 * and a reduction of its weight gradient, flash attention's a preprocessing pass, the SSD
+	 * the recomputed chunk states besides the dX, dB and dC scans; a GEMM's dX (I) and dW (W)
+	 * are one launch each */
+	k->launches = p == PASS_I && t->kind != KT_GEMM ? 2 * t->launches : t->launches;
 	switch (t->kind) {
 	case KT_GEMM: {
 		double rows = tok * t->rows, n = t->n, kk = t->k, g = t->groups > 0 ? t->groups : 1;

@@ -45,6 +45,7 @@ struct block {
 	/* MLP and MoE */
 	long f;                  /* MLP intermediate, or per-expert intermediate for MoE */
 	bool gated;
+	bool clamped;            /* gpt-oss's clamped SwiGLU (x alpha, sigmoid, +1; unfused) */
 	int experts, top_k;
 	long f_shared;           /* total shared-expert intermediate (0: none) */
 	bool shared_gate;
@@ -132,7 +133,8 @@ struct cost_opts {
  * parallelism and the executor all read this one list.
  *
  * F is the forward; I the input gradient (a GEMM's dX, the backward of cores, scans and
- * elementwise kernels at twice their forward work, the loss at what its backward moves); W the weight gradient (a GEMM's dW,
+ * elementwise kernels at twice their forward work and launches, the loss at what its backward
+ * moves); W the weight gradient (a GEMM's dW,
  * the embedding's scatter-add). A layer without a kernel list (an architecture file's
  * per-token counts) gets one pseudo-kernel per class with its FLOPs or bytes, no shape
  * and no launch.

@@ -519,7 +519,7 @@ static int gpt_oss(struct hf *c)
 	    geti(c, "num_experts_per_tok", true, 1, 0, &topk) < 0)
 		return -1;
 	at.bias = at.sinks = true;
-	moe.bias = moe.gated = true;
+	moe.bias = moe.gated = moe.clamped = true;
 	moe.experts = (int)experts;
 	moe.top_k = (int)topk;
 	if (add_embedding(c, 0) < 0)

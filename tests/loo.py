@@ -9,10 +9,12 @@ below (not from the built-in defaults, which were fitted on all four), then pred
 held-out profile with `--predict` and print the mean absolute error per layer kind, forward
 and full backward. The last columns are the built-in defaults (fitted on all four).
 
-The launch overhead stays at its prior: these profiles' kernels are large, so they do not
-determine it, and left free it takes up the host time of the per-expert loops of whichever
-MoE profile is in the training set (93 us per launch with deepseek-16b held out, 14 us with
-gpt-oss-20b held out) and charges it to every kernel of the held-out model."""
+The launch overhead stays at its prior: only the per-expert loops of the MoE profiles
+determine it, and they disagree (left free, the F fit takes 47 us per launch with
+deepseek-16b held out, from gpt-oss-20b's loop, and 14 us with gpt-oss-20b held out, from
+deepseek's), which would charge one MoE runtime's loop to every kernel of the held-out model.
+The built-in defaults hold 14.3 us, deepseek-16b's value (src/hardware.c); the prior keeps
+it out of the held-out fits."""
 import json, os, subprocess, sys, tempfile
 
 MODELS = ['nemotron-nano-v2-9b', 'deepseek-16b', 'gpt-oss-20b', 'gpt-13b']

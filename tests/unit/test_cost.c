@@ -380,7 +380,28 @@ static void kernels(void)
 			ok(k[j].cls == EFF_GROUPED && k[j].groups == 8 && k[j].m == 64.0 * 2 / 8 && k[j].launches == 8,
 			   "routed experts: 8 GEMMs of 16 rows, one launch each");
 			is_dbl(k[j].flops, 2.0 * 64 * 2 * 64 * 64, 0, "their FLOPs count the top-k copies once");
+		} else if (strcmp(k[j].name, "experts.act") == 0) {
+			ok(k[j].launches == 16 && k[j].bytes == 64.0 * 2 * 6 * 32,
+			   "a SwiGLU: 6 bytes per copy and feature, 2 launches per expert");
 		}
+	/* the backward of a kernel that is not a GEMM launches twice its forward's kernels */
+	{
+		struct kernel kf[WORK_MAX_KERNELS], ki[WORK_MAX_KERNELS];
+		int nf = cost_kernels(&w, &o, PASS_F, kf, WORK_MAX_KERNELS), bad = 0;
+
+		is_int(cost_kernels(&w, &o, PASS_I, ki, WORK_MAX_KERNELS), nf, "I has F's kernels");
+		for (int j = 0; j < nf; j++)
+			bad += ki[j].launches != (kf[j].m > 0 ? kf[j].launches : 2 * kf[j].launches);
+		is_int(bad, 0, "dX is one launch per GEMM, other kernels launch twice in the backward");
+	}
+	/* gpt-oss's clamped SwiGLU: eight elementwise kernels over the up-projection's output */
+	b.clamped = true, b.bias = true;
+	w = block_work(b);
+	n = cost_kernels(&w, &o, PASS_F, k, WORK_MAX_KERNELS);
+	for (int j = 0; j < n; j++)
+		if (strcmp(k[j].name, "experts.act") == 0)
+			ok(k[j].launches == 64 && k[j].bytes == 64.0 * 2 * 40 * 32,
+			   "a clamped SwiGLU: 40 bytes per copy and feature, 8 launches per expert");
 
 	/* eager attention materializes the scores: bytes per attended key */
 	b = mk(BLK_ATTN, 8);
