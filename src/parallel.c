@@ -180,6 +180,26 @@ static int model_source(const struct model *m, struct arch *a, struct cost_opts 
 	return 0;
 }
 
+int model_works(const struct model *m, struct work **works, struct cost_opts *o, struct err *e)
+{
+	struct arch a;
+	struct hardware hw;
+	int r = model_source(m, &a, o, &hw, e);
+
+	if (r != 0)
+		return r;
+	hardware_release(&hw);
+	*works = calloc((size_t)a.nlayers + 1, sizeof(**works));
+	if (!*works) {
+		arch_release(&a);
+		return err_set(e, ERR_RUNTIME, "out of host memory");
+	}
+	for (int i = 0; i < a.nlayers; i++)
+		(*works)[i] = a.layers[i].w;
+	arch_release(&a);
+	return 0;
+}
+
 static double scaled(double file, double at0, double at)
 {
 	return at0 > 0 ? file * (at / at0) : at;

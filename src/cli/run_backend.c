@@ -53,6 +53,8 @@ static int cuda_open(void **state, const struct plan *p, const struct exec_progr
 	cuda_exec_opts_default(&co);
 	co.timeout_s = o->timeout_s;
 	co.gemm_tflops = o->gemm_tflops;
+	co.works = o->works;
+	co.kernel_opts = o->kernel_opts;
 	co.share_gpus = o->share_gpus;
 	co.kill_device = o->eo.kill_device;
 	co.kill_after_ops = o->eo.kill_after_ops;
@@ -138,11 +140,11 @@ static const struct run_backend backends[] = {
 	{ .name = "emu", .ranks = RUN_RANKS, .kernels = "emulated", .run = emu_mpi_iterate },
 #endif
 #ifdef OCTO_CUDA_BACKEND
-	{ .name = "cuda", .ranks = RUN_EITHER, .gpus = true, .kernels = "fitted", .open = cuda_open, .run = cuda_iterate,
+	{ .name = "cuda", .ranks = RUN_EITHER, .gpus = true, .open = cuda_open, .run = cuda_iterate,
 	  .fail_ranks = cuda_fail_ranks, .gpu_count = cuda_gpu_count, .gpu_of = cuda_gpu_of, .util = cuda_util,
 	  .close = cuda_close },
 #elif defined(HAVE_CUDA_EXEC)
-	{ .name = "cuda", .ranks = RUN_EITHER, .gpus = true, .kernels = "fitted",
+	{ .name = "cuda", .ranks = RUN_EITHER, .gpus = true,
 	  .hand_over = cuda_hand_over },
 #endif
 };

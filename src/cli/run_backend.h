@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cost.h"
 #include "err.h"
 #include "exec/emu.h"
 #include "exec/protocol.h"
@@ -21,6 +22,8 @@ struct run_backend_opts {
 	struct emu_opts eo;        /* the emulators' options; timeout and fault injection for all */
 	double timeout_s;          /* the longest any wait may take (cuda: over a whole iteration) */
 	double gemm_tflops;        /* cuda: the proxies' assumed throughput (0: fitted) */
+	const struct work *works;  /* cuda: the layers' architecture (kplan_choose), or NULL: proxies */
+	struct cost_opts kernel_opts; /* cuda: those kernels' sequence, micro-batch and TP degree */
 	bool share_gpus;           /* cuda: several devices per GPU */
 	int rank;                  /* as MPI ranks: this process's rank; else -1 */
 };
@@ -29,7 +32,8 @@ struct run_backend {
 	const char *name;          /* "emu", "cuda": as the option, reports and events name it */
 	int ranks;                 /* RUN_THREADS, RUN_RANKS, or both (RUN_EITHER) */
 	bool gpus;                 /* measures on GPUs (clocks a little apart, NVML samples) */
-	const char *kernels;       /* what its ops run, as run --json says: "emulated", "fitted" */
+	const char *kernels;       /* what its ops run, as run --json says: "emulated"; NULL when
+	                            * the plan decides (kplan_choose: "architecture" or "fitted") */
 	/* Opens the backend for plan p and program x (both outlive it); *state is closed by
 	 * close(). NULL when there is nothing to open. */
 	int (*open)(void **state, const struct plan *p, const struct exec_program *x,
@@ -66,6 +70,6 @@ bool run_ranks_built(void);
 
 /* octopipe run --backend cuda --dry-run (run_dry.c): the kernels the cuda backend would
  * launch for every op of the plan at arg, as a table or JSON; an exit status. */
-int run_dry(const char *arg, bool json, double gemm_tflops);
+int run_dry(const char *arg, bool json, double gemm_tflops, bool fit);
 
 #endif

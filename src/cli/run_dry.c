@@ -30,7 +30,9 @@ static double r6(double x)
 
 struct dry {
 	const struct plan *p;
-	const struct work *works;  /* the layers' architecture, or NULL: fitted proxies */
+	struct work *works;        /* the layers' architecture, or NULL: fitted proxies */
+	enum kplan_mode mode;
+	const char *why;           /* why a model's ops run fitted proxies without --fit, or NULL */
 	struct cost_opts o;
 	double gemm_tflops;
 	struct kernel *ks;
@@ -64,7 +66,9 @@ static int print_json(const char *path, struct dry *d)
 		w.oom = true;
 	jw_str(&w, root, "plan", path);
 	jw_str(&w, root, "backend", "cuda");
-	jw_str(&w, root, "kernels", d->works ? "architecture" : "fitted");
+	jw_str(&w, root, "kernels", kplan_mode_name(d->mode));
+	if (d->why)
+		jw_str(&w, root, "kernels_note", d->why);
 	jw_num(&w, root, "microbatches", p->microbatches);
 	ops = jw_arr(&w, root, "ops");
 	for (int s = 0; s < p->nstages && !w.oom; s++)
@@ -113,10 +117,11 @@ static int print_text(const char *path, struct dry *d)
 
 	printf("plan %s: the kernels of the cuda backend, without a GPU\n", path);
 	if (d->works)
-		printf("kernels: the layers' architecture (the cost model's kernel list of each layer)\n\n");
+		printf("kernels: architecture (the cost model's kernel list of each layer, measured as it runs)\n\n");
 	else
-		printf("kernels: fitted proxies, sized for the predicted time at the throughput of the cluster's GEMMs;\n"
-		       "on a GPU each is timed and refitted to its op's predicted time\n\n");
+		printf("kernels: fitted (%s)\nproxies sized for the predicted time at the throughput of the cluster's GEMMs;\n"
+		       "on a GPU each is timed and refitted to its op's predicted time\n\n",
+		       d->why ? d->why : "as --fit asks");
 	printf("%5s %6s %2s %6s %12s  %-16s %-8s %8s %8s %8s %6s %12s %12s\n", "STAGE", "DEVICE", "OP", "COUNT",
 	       "PREDICTED ms", "KERNEL", "CLASS", "M", "N", "K", "GROUPS", "GFLOP", "MB");
 	for (int s = 0; s < p->nstages; s++)
@@ -149,7 +154,7 @@ static int print_text(const char *path, struct dry *d)
 	return EXIT_OK;
 }
 
-int run_dry(const char *arg, bool json, double gemm_tflops)
+int run_dry(const char *arg, bool json, double gemm_tflops, bool fit)
 {
 	const char *path = cli_resolve(arg, "plans");
 	struct err e = ERR_INIT;
@@ -162,11 +167,13 @@ int run_dry(const char *arg, bool json, double gemm_tflops)
 	memset(&d, 0, sizeof(d));
 	d.p = &p;
 	d.gemm_tflops = gemm_tflops;
-	d.o.seq = p.model.seq_len;
-	d.o.micro_batch = p.model.micro_batch_size > 0 ? p.model.micro_batch_size : 1;
-	d.o.tp = 1;
+	if (kplan_choose(&p, fit, &d.mode, &d.works, &d.o, &d.why, &e) < 0) {
+		plan_release(&p);
+		return cli_report(&e);
+	}
 	rc = json ? print_json(path, &d) : print_text(path, &d);
 	free(d.ks);
+	free(d.works);
 	plan_release(&p);
 	return rc;
 }

@@ -6,8 +6,10 @@
 #include "exec/kplan.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "action.h"
+#include "parallel.h"
 
 void kplan_fit_columns(struct kplan_gemm *g, double flops)
 {
@@ -97,4 +99,41 @@ int kplan_kernels(const struct plan *p, const struct work *works, const struct c
 	if (!p->split_backward)   /* a fused B: I's kernels, then W's */
 		n += kplan_stage_kernels(p, works, o, s, PASS_W, n < max ? out + n : NULL, n < max ? max - n : 0);
 	return n;
+}
+
+const char *kplan_mode_name(enum kplan_mode m)
+{
+	return m == KPLAN_ARCHITECTURE ? "architecture" : "fitted";
+}
+
+int kplan_choose(const struct plan *p, bool fit, enum kplan_mode *mode, struct work **works,
+                 struct cost_opts *o, const char **why, struct err *e)
+{
+	int r;
+
+	*works = NULL;
+	*mode = KPLAN_FITTED;
+	*why = NULL;
+	memset(o, 0, sizeof(*o));
+	o->seq = p->model.seq_len;
+	o->micro_batch = p->model.micro_batch_size > 0 ? p->model.micro_batch_size : 1;
+	o->tp = 1;
+	if (fit)
+		return 0;
+	r = model_works(plan_src_model(p), works, o, e);
+	if (r < 0)
+		return -1;
+	if (r > 0) {
+		*why = "the model has no architecture (a profile-only layer table)";
+		return 0;
+	}
+	/* the plan's replica: its sequence and micro-batch, at its layout's TP degree */
+	o->seq = p->model.seq_len;
+	o->micro_batch = p->model.micro_batch_size > 0 ? p->model.micro_batch_size : 1;
+	if (p->has_parallel)
+		o->tp = p->par.tp;
+	if (o->tp < 1)
+		o->tp = 1;
+	*mode = KPLAN_ARCHITECTURE;
+	return 0;
 }

@@ -16,6 +16,7 @@
 #ifndef OCTO_EXEC_KPLAN_H
 #define OCTO_EXEC_KPLAN_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "cost.h"
@@ -54,5 +55,22 @@ int kplan_stage_kernels(const struct plan *p, const struct work *works, const st
  * fitted proxy as one kernel (its repetitions as groups, sized at gemm_tflops). */
 int kplan_kernels(const struct plan *p, const struct work *works, const struct cost_opts *o, double gemm_tflops,
                   int s, int k, struct kernel *out, int max);
+
+/* What the cuda backend's ops run, as every output of octopipe run names it. */
+enum kplan_mode {
+	KPLAN_ARCHITECTURE,  /* the layers' kernel lists, measured as they are */
+	KPLAN_FITTED,        /* proxies sized (and, on a GPU, fitted) to the predicted times */
+};
+
+/* "architecture" or "fitted". */
+const char *kplan_mode_name(enum kplan_mode m);
+
+/* The kernels of plan p's ops: the architecture of its model's layers unless fit asks for
+ * proxies or the model has none (a profile-only table; *why then says so, a line
+ * fragment, else it is NULL). In architecture mode *works gets one struct work per model
+ * layer (caller frees) and o their sequence, micro-batch and TP degree (the plan's layout
+ * wins); else *works is NULL. -1 with e set when the model's source is unreadable. */
+int kplan_choose(const struct plan *p, bool fit, enum kplan_mode *mode, struct work **works,
+                 struct cost_opts *o, const char **why, struct err *e);
 
 #endif

@@ -13,6 +13,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "arch.h"
 #include "baseline.h"
@@ -105,6 +106,68 @@ out:
 	arch_release(&a);
 }
 
+/* The mode of a plan's ops, from its model file: a model made by octopipe cost runs its
+ * architecture (every stage's forward kernels doing the per-token FLOPs of its layers),
+ * --fit and profile-only models run fitted proxies, the latter saying why. */
+static void check_choose(void)
+{
+	const char *top = getenv("top_srcdir");
+	char path[4096];
+	const char *models[2] = { "gemma3-12b", "gpt-13b" };
+
+	for (int i = 0; i < 2; i++) {
+		struct model m;
+		struct cluster c;
+		struct plan p;
+		struct err e = ERR_INIT;
+		struct baseline_spec spec = { SCHED_1F1B, 4, 0, "balanced", NULL, 0, 0, NULL };
+		struct work *works = NULL;
+		struct cost_opts o;
+		enum kplan_mode mode;
+		const char *why;
+		struct kernel *ks = malloc(KMAX * sizeof(*ks));
+		int bad = 0;
+
+		snprintf(path, sizeof(path), "%s/samples/models/%s.json", top ? top : ABS_TOP_SRCDIR, models[i]);
+		if (!ok(model_load(&m, path, &e) == 0, "%s: the model loads (%s)", models[i], e.msg)) {
+			free(ks);
+			continue;
+		}
+		synth_cluster(&c, 4, 4, 450, 5);
+		if (!ok(baseline_plan(&p, &m, NULL, &c, NULL, &spec, &e) == 0, "%s: a 4-stage plan (%s)", models[i], e.msg))
+			goto next;
+		is_int(kplan_choose(&p, true, &mode, &works, &o, &why, &e), 0, "%s: --fit chooses", models[i]);
+		ok(mode == KPLAN_FITTED && !works && !why, "%s: --fit: fitted proxies, no excuse needed", models[i]);
+		is_int(kplan_choose(&p, false, &mode, &works, &o, &why, &e), 0, "%s: the default chooses", models[i]);
+		if (i == 1) {
+			ok(mode == KPLAN_FITTED && !works && why && strstr(why, "no architecture"),
+			   "%s (profile-only): fitted, saying why (%s)", models[i], why ? why : "-");
+			plan_release(&p);
+			goto next;
+		}
+		ok(mode == KPLAN_ARCHITECTURE && works && !why && o.seq == m.seq_len && o.tp == 1,
+		   "%s (made by octopipe cost): architecture kernels at its sequence (%ld)", models[i], o.seq);
+		is_str(kplan_mode_name(mode), "architecture", "named \"architecture\"");
+		for (int s = 0; works && s < p.nstages; s++) {
+			double fl = 0, want = 0;
+			int n = kplan_kernels(&p, works, &o, 0, s, 0, ks, KMAX);
+
+			for (int l = p.stages[s].first; l <= p.stages[s].last; l++)
+				want += cost_flops(&works[l], o.seq) * (double)o.seq * (double)o.micro_batch;
+			for (int k = 0; k < n && k < KMAX; k++)
+				fl += ks[k].flops;
+			bad += n > KMAX || fabs(fl - want) > 1e-9 * want;
+		}
+		is_int(bad, 0, "%s: every stage's forward kernels do its layers' FLOPs per token times the tokens", models[i]);
+		free(works);
+		plan_release(&p);
+next:
+		free(ks);
+		cluster_release(&c);
+		model_release(&m);
+	}
+}
+
 int main(void)
 {
 	/* 1 ms at 1000 TFLOP/s = 1e12 FLOPs; 4096 tokens x 4096 hidden: n = 1e12 / (2 x 4096^2)
@@ -136,5 +199,6 @@ int main(void)
 	check_arch("nemotronh-8b");
 	check_arch("deepseek-v2-lite");
 	check_arch("gemma3-12b");
+	check_choose();
 	return tap_done();
 }
