@@ -528,6 +528,11 @@ static void add_kernel_units(const struct kernel *k, const struct hardware *hw, 
 	u[HW_LAUNCH] += 1e-3 * k->launches;
 }
 
+void cost_kernel_units(const struct kernel *k, const struct hardware *hw, double u[HW_NPARAM])
+{
+	add_kernel_units(k, hw, u);
+}
+
 static double units_ms(const double u[HW_NPARAM], const double eff[EFF_NCLASS], double launch_us)
 {
 	double ms = u[HW_LAUNCH] * launch_us;

@@ -154,6 +154,10 @@ struct kernel {
 int cost_kernels(const struct work *w, const struct cost_opts *o, enum kernel_pass p,
                  struct kernel *out, int max);
 
+/* Adds kernel k's work units to u (as cost_units counts them: (FLOPs / peak + bytes / HBM)
+ * in ms at efficiency 1 in its class, launches / 1000 in u[HW_LAUNCH]). */
+void cost_kernel_units(const struct kernel *k, const struct hardware *hw, double u[HW_NPARAM]);
+
 /* Time of one kernel in ms: launches x launch overhead + FLOPs / (peak x efficiency of its
  * class) + bytes / (HBM x memory efficiency), at the pass's (F, or backward) parameters. */
 double cost_kernel_ms(const struct kernel *k, const struct hardware *hw, enum kernel_pass p);

@@ -212,6 +212,39 @@ static uint64_t scaled_bytes(uint64_t file, double at0, double at)
 	return v > 0 ? (uint64_t)(v + 0.5) : 0;
 }
 
+int model_reprice(struct model *m, const struct hardware *hw, struct err *e)
+{
+	struct arch a;
+	struct hardware hw0;
+	struct cost_opts o;
+	cJSON *src, *hj;
+	int r = model_source(m, &a, &o, &hw0, e);
+
+	if (r != 0)
+		return r;
+	for (int i = 0; i < a.nlayers; i++) {
+		struct layer *l = &m->layers[i];
+		struct layer_cost c0, c1;
+
+		cost_layer(&a.layers[i].w, &hw0, &o, &c0);
+		cost_layer(&a.layers[i].w, hw, &o, &c1);
+		l->f_ms = scaled(l->f_ms, c0.f_ms, c1.f_ms);
+		l->b_ms = scaled(l->b_ms, c0.b_ms, c1.b_ms);
+		l->w_ms = scaled(l->w_ms, c0.w_ms, c1.w_ms);
+		l->core_f_ms = fmin(scaled(l->core_f_ms, c0.core_f_ms, c1.core_f_ms), l->f_ms);
+	}
+	arch_release(&a);
+	hardware_release(&hw0);
+	src = cJSON_GetObjectItemCaseSensitive(m->extra, "source");
+	if (!(hj = hardware_to_json(hw)))
+		return err_set(e, ERR_RUNTIME, "out of host memory");
+	if (cJSON_GetObjectItemCaseSensitive(src, "hardware"))
+		cJSON_ReplaceItemInObjectCaseSensitive(src, "hardware", hj);
+	else
+		cJSON_AddItemToObject(src, "hardware", hj);
+	return 0;
+}
+
 /* Rescales every layer of out (a copy of the file's table) from degree o->tp to tp. */
 static int retarget(struct model *out, const struct arch *a, const struct hardware *hw, struct cost_opts o,
                     const struct cluster *g, int tp, struct err *e)

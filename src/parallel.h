@@ -95,6 +95,12 @@ bool model_recomputes(const struct model *m);
  * -1 with e set when its source is unreadable. */
 int model_works(const struct model *m, struct work **works, struct cost_opts *o, struct err *e);
 
+/* Re-prices m's layers under hw (new efficiencies, e.g. from octopipe calibrate --gpu):
+ * each layer's times scaled by the cost model's under hw over those under the source's
+ * hardware, so hand corrections and the TP communication terms are kept in proportion,
+ * and hw becomes the source's hardware. 1 when m has no architecture, 0, or -1 with e. */
+int model_reprice(struct model *m, const struct hardware *hw, struct err *e);
+
 /* The tensor-parallel degree m's layer table was made at (its "source", else 1). */
 int model_made_tp(const struct model *m);
 
