@@ -212,6 +212,17 @@ static uint64_t scaled_bytes(uint64_t file, double at0, double at)
 	return v > 0 ? (uint64_t)(v + 0.5) : 0;
 }
 
+int model_hardware(const struct model *m, struct hardware *hw, struct err *e)
+{
+	struct arch a;
+	struct cost_opts o;
+	int r = model_source(m, &a, &o, hw, e);
+
+	if (r == 0)
+		arch_release(&a);
+	return r;
+}
+
 int model_reprice(struct model *m, const struct hardware *hw, struct err *e)
 {
 	struct arch a;

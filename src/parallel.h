@@ -95,6 +95,10 @@ bool model_recomputes(const struct model *m);
  * -1 with e set when its source is unreadable. */
 int model_works(const struct model *m, struct work **works, struct cost_opts *o, struct err *e);
 
+/* The hardware m's table was priced with (its source's, else the H200 defaults) into hw
+ * (release it). 1 when m has no architecture, 0, or -1 with e. */
+int model_hardware(const struct model *m, struct hardware *hw, struct err *e);
+
 /* Re-prices m's layers under hw (new efficiencies, e.g. from octopipe calibrate --gpu):
  * each layer's times scaled by the cost model's under hw over those under the source's
  * hardware, so hand corrections and the TP communication terms are kept in proportion,

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "calibrate.h"
 #include "cost.h"
 #include "err.h"
 #include "exec/emu.h"
@@ -49,8 +50,12 @@ struct run_backend {
 	int (*gpu_of)(void *state, int d, const char **name);
 	bool (*util)(void *state, int d, double *util, uint64_t *mem);
 	void (*close)(void *state);
+	/* octopipe calibrate --gpu: times the benches on the local GPU (cuda_bench.h); NULL
+	 * for backends without GPUs. */
+	int (*bench)(struct calib_bench *b, int n, int reps, const char **gpu_name, struct err *e);
 	/* Set instead of the above when this program does not hold the backend: hands the whole
-	 * command over to the program that does; returns only on failure (an exit status). */
+	 * command (run, or calibrate --gpu; argv[0] names it) over to the program that does;
+	 * returns only on failure (an exit status). */
 	int (*hand_over)(int argc, char **argv);
 };
 
@@ -67,6 +72,10 @@ int run_ranks_init(int *rank, int *size, struct err *e);
 void run_ranks_deadline(double seconds);
 void run_ranks_finalize(void);
 bool run_ranks_built(void);
+
+/* octopipe calibrate --gpu MODEL -o OUT (calibrate_gpu.c): argc/argv are the command's,
+ * for a hand-over to the program that holds the cuda backend; an exit status. */
+int calibrate_gpu(int argc, char **argv, const char *model_arg, const char *out, bool json, int reps, bool emulate);
 
 /* octopipe run --backend cuda --dry-run (run_dry.c): the kernels the cuda backend would
  * launch for every op of the plan at arg, as a table or JSON; an exit status. */

@@ -9,6 +9,7 @@
  *   cuda_proxy.c   the proxy of each (stage, op kind): its GEMM's shape, fitted or not
  *   cuda_chan.c    channels: communicators, buffers, sends, receives, the data checks
  *   cuda_world.c   as one MPI rank per device: who runs where, and the gathers to rank 0
+ *   cuda_bench.c   octopipe calibrate --gpu: each kernel of a list alone, timed
  */
 #ifndef OCTO_EXEC_CUDA_IMPL_H
 #define OCTO_EXEC_CUDA_IMPL_H
@@ -171,6 +172,9 @@ int cuda_wait_idle(struct gpu *g, const char *what);
 /* Enqueues op kind `kind` of shape s on g's compute stream: F = X·W, I (or B) = dY·Wᵀ,
  * W = Xᵀ·dY, as s->reps bf16 cuBLAS GEMMs. */
 int cuda_gemm(struct gpu *g, const struct kplan_gemm *s, int kind);
+/* Enqueues one kernel of a layer's list in pass p: a GEMM as a strided-batched cuBLAS call
+ * on g->x, g->w, g->y (large enough for it), any other as its FLOPs and bytes on g->work. */
+int cuda_kernel(struct gpu *g, const struct kernel *x, enum kernel_pass p);
 /* Enqueues op a: its proxy, or its layers' kernels (g->ks). */
 int cuda_op(struct gpu *g, const struct action *a);
 /* About how many launches op a makes (for the queue's bound). */

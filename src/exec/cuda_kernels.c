@@ -92,15 +92,17 @@ static int list_work(struct gpu *g, const struct kernel *x)
 	return 0;
 }
 
+int cuda_kernel(struct gpu *g, const struct kernel *x, enum kernel_pass p)
+{
+	return x->m > 0 ? list_gemm(g, x, p) : list_work(g, x);
+}
+
 /* Runs the kernels of stage s's pass p. */
 static int list_run(struct gpu *g, int s, enum kernel_pass p)
 {
-	for (int i = g->k_first[s * 3 + p]; i < g->k_first[s * 3 + p + 1]; i++) {
-		const struct kernel *x = &g->ks[i];
-
-		if ((x->m > 0 ? list_gemm(g, x, p) : list_work(g, x)) < 0)
+	for (int i = g->k_first[s * 3 + p]; i < g->k_first[s * 3 + p + 1]; i++)
+		if (cuda_kernel(g, &g->ks[i], p) < 0)
 			return -1;
-	}
 	return 0;
 }
 
