@@ -83,9 +83,9 @@ static void norms(struct work *w, const struct block *b)
  * bytes at the memory efficiency. Its cost then follows the two efficiencies every layer
  * shares instead of one of its own that only the eager profiles could fit.
  */
-static void eager_core(struct work *w, double flops, double score_bytes, int passes)
+static void eager_core(struct work *w, double heads, double d_qk, double d_v, double score_bytes, int passes)
 {
-	kt(w, KT_CORE, EFF_GEMM, 2, "attn_core.bmm", 0, 0, 0, 0, flops, 0);
+	kt(w, KT_CORE, EFF_GEMM, 2, "attn_core.bmm", d_v, d_qk, 0, heads, 2 * heads * (d_qk + d_v), 0);
 	kt(w, KT_CORE, EFF_MEMORY, passes, "attn_core.scores", 0, 0, 0, 0, 0, score_bytes);
 }
 
@@ -106,10 +106,10 @@ static void attn(const struct block *b, struct work *w)
 	gemm(w, "qkv", qproj + 2 * kv, h);
 	elem(w, "rope", 4 * (q + kv) + (b->out_gate ? 6 * q : 0), b->out_gate ? 3 : 2);
 	if (w->core_class == EFF_EAGER)
-		eager_core(w, 4.0 * b->n_q * b->d_h, b->n_q * (EAGER_SCORE_BYTES + (b->sinks ? SINK_SCORE_BYTES : 0)),
+		eager_core(w, b->n_q, b->d_h, b->d_h, b->n_q * (EAGER_SCORE_BYTES + (b->sinks ? SINK_SCORE_BYTES : 0)),
 		           b->sinks ? 8 : 4);
 	else
-		kt(w, KT_CORE, EFF_FLASH, 1, "attn_core", 0, 0, 0, 0, 4.0 * b->n_q * b->d_h, 0);
+		kt(w, KT_CORE, EFF_FLASH, 1, "attn_core", b->d_h, b->d_h, 0, b->n_q, 4.0 * b->n_q * b->d_h, 0);
 	gemm(w, "o_proj", h, q);
 	/* norm input, QKV input, Q K V, output-projection input, fp32 softmax statistics */
 	w->act += 2 * (h + h + q + 2 * kv + q) + 4.0 * b->n_q + (b->out_gate ? 2 * q : 0);
@@ -144,9 +144,9 @@ static void mla(const struct block *b, struct work *w)
 	elem(w, "rope", 4 * n * dqk * 2, 3);
 	if (b->eager) {
 		w->core_class = EFF_EAGER;
-		eager_core(w, 2 * n * dqk + 2 * n * dv, n * EAGER_SCORE_BYTES, 4);
+		eager_core(w, n, dqk, dv, n * EAGER_SCORE_BYTES, 4);
 	} else {
-		kt(w, KT_CORE, EFF_FLASH, 1, "attn_core", 0, 0, 0, 0, 2 * n * dqk + 2 * n * dv, 0);
+		kt(w, KT_CORE, EFF_FLASH, 1, "attn_core", dv, dqk, 0, n, 2 * n * dqk + 2 * n * dv, 0);
 	}
 	gemm(w, "o_proj", h, n * dv);
 	w->act += 2 * (2 * h + (rq > 0 ? rq : 0) + n * dqk + rkv + b->d_rope + n * dqk + n * dv + n * dv) +
@@ -443,6 +443,14 @@ static int expand(const struct ktmpl *t, double tok, long seq, long window, doub
 			return 0;
 		k->flops = scale * tok * keys * t->flops / tp;
 		k->bytes = scale * tok * keys * t->bytes / tp;
+		if (t->groups > 0) {
+			k->heads = (int)(t->groups / tp);
+			k->d_qk = (int)t->k;
+			k->d_v = (int)t->n;
+			k->seq = seq;
+			k->window = window;
+			k->seqs = (int)(tok / (double)seq);
+		}
 		return 1;
 	}
 	case KT_OTHER:

@@ -76,9 +76,11 @@ struct ktmpl {
 	unsigned char cls;       /* enum eff_class of its FLOPs (KT_ELEM: EFF_MEMORY) */
 	unsigned short launches; /* kernel launches per pass */
 	const char *name;        /* static string: "qkv", "attn_core", "experts.down", ... */
-	float n, k;              /* KT_GEMM: output and reduction features */
+	float n, k;              /* KT_GEMM: output and reduction features; KT_CORE: the head
+	                          * dimensions of PV (n) and QK^T (k), 0 for score passes */
 	float rows;              /* KT_GEMM: rows per token (MoE routed: top-k) */
-	float groups;            /* KT_GEMM: separate weight matrices (experts); 1 dense */
+	float groups;            /* KT_GEMM: separate weight matrices (experts); 1 dense;
+	                          * KT_CORE: query heads (0: score passes, no GEMMs) */
 	float flops, bytes;      /* KT_CORE: per token per key; KT_OTHER / KT_ELEM: per token */
 	float bwd;               /* not a GEMM: input-grad work over the forward's (0: twice) */
 };
@@ -147,6 +149,11 @@ struct kernel {
 	double flops;            /* all groups, per microbatch per GPU */
 	double bytes;            /* HBM traffic (operands and results; elementwise traffic) */
 	int launches;            /* kernel launches it stands for */
+	/* an attention core's GEMMs (heads > 0): each of seqs sequences of seq queries attends
+	 * causally to its keys (window > 0: the last window of them), QK^T with head dimension
+	 * d_qk and PV with d_v, per query head of this GPU */
+	int heads, d_qk, d_v, seqs;
+	long seq, window;
 };
 
 /* Writes up to max kernels of pass p of layer w to out (out may be NULL when max is 0);

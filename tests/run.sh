@@ -188,7 +188,11 @@ tok = cost["seq_len"] * cost["micro_batch_size"]
 assert abs(f / tok - cost["fwd_flops_per_token"]) <= 1e-6 * cost["fwd_flops_per_token"], (f / tok, cost["fwd_flops_per_token"])
 names = {k["name"] for o in r["ops"] for k in o["kernels"]}
 assert {"qkv", "attn_core", "mlp.up", "lm_head", "loss", "embedding"} <= names, names
-' "$T/cost.json"; then ok "a model made by octopipe cost: the dry run lists architecture kernels whose forward FLOPs are the cost model's per token"
+cores = [k for o in r["ops"] for k in o["kernels"] if k["name"] == "attn_core"]
+assert cores and all(k["heads"] == 16 and k["d_qk"] == 256 and k["query_blocks"] >= 16 for k in cores), cores[:1]
+assert {k["window"] for k in cores} == {0, 1024}, {k["window"] for k in cores}
+assert all(k["flops"] <= k["block_gemm_flops"] <= 1.2 * k["flops"] for k in cores), cores[:1]
+' "$T/cost.json"; then ok "a model made by octopipe cost: the dry run lists architecture kernels whose forward FLOPs are the cost model's per token, attention cores as query blocks of batched GEMMs (causal and windowed)"
 else not_ok "the dry run of a model with an architecture" "exit $RC" "$OUT" "$ERR"; fi
 run "$OCTOPIPE" run --backend cuda --dry-run "$T/arch.json"
 expect_match '^kernels: architecture ' "$OUT" "and says so in its table"

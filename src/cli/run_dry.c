@@ -103,6 +103,18 @@ static int print_json(const char *path, struct dry *d)
 					jw_num(&w, kn, "k", x->k);
 					jw_num(&w, kn, "groups", x->groups);
 				}
+				if (x->heads > 0) {   /* an attention core: its blocks' GEMMs (kplan.h) */
+					struct kplan_tile t[KPLAN_CORE_TILES];
+
+					jw_num(&w, kn, "heads", x->heads);
+					jw_num(&w, kn, "d_qk", x->d_qk);
+					jw_num(&w, kn, "d_v", x->d_v);
+					jw_num(&w, kn, "seq", (double)x->seq);
+					jw_num(&w, kn, "sequences", x->seqs);
+					jw_num(&w, kn, "window", (double)x->window);
+					jw_num(&w, kn, "query_blocks", kplan_core_tiles(x, t));
+					jw_num(&w, kn, "block_gemm_flops", kplan_core_gemm_flops(x) * (k == 0 ? 1 : 2));
+				}
 				jw_num(&w, kn, "flops", x->flops);
 				jw_num(&w, kn, "bytes", x->bytes);
 				jw_num(&w, kn, "launches", x->launches);
@@ -146,6 +158,8 @@ static int print_text(const char *path, struct dry *d)
 				printf("  %-16.16s %-8.8s ", x->name, hardware_class_names[x->cls]);
 				if (x->m > 0)
 					printf("%8.0f %8.0f %8.0f %6d", x->m, x->n, x->k, x->groups);
+				else if (x->heads > 0)   /* a core: queries, keys' head dims, heads */
+					printf("%8ld %8d %8d %6d", x->seq, x->d_v, x->d_qk, x->heads);
 				else
 					printf("%8s %8s %8s %6s", "", "", "", "");
 				printf(" %12.3f %12.3f\n", x->flops / 1e9, x->bytes / 1e6);

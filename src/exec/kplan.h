@@ -56,6 +56,30 @@ int kplan_stage_kernels(const struct plan *p, const struct work *works, const st
 int kplan_kernels(const struct plan *p, const struct work *works, const struct cost_opts *o, double gemm_tflops,
                   int s, int k, struct kernel *out, int max);
 
+/*
+ * An attention core on the cuda backend: its queries in blocks, each block a pair of
+ * strided-batched GEMMs over the keys it attends to (QK^T, then PV; batched over heads and
+ * sequences) with a masked softmax between them. A causal block attends to every key up
+ * to its last query, a windowed one from its first query's window on: the GEMMs do the
+ * masked part too, as a fused kernel's tiles do, so their FLOPs exceed the core's by
+ * about a block over the context. Blocks are a multiple of 64 queries: a sixteenth of
+ * the sequence, at most an eighth of a window (KPLAN_CORE_TILES blocks at most).
+ */
+#define KPLAN_CORE_TILES 64
+
+struct kplan_tile {
+	long q0, rows;             /* queries [q0, q0 + rows) of each sequence */
+	long k0, keys;             /* attend to keys [k0, k0 + keys) */
+};
+
+/* The queries per block of core x. */
+long kplan_core_block(const struct kernel *x);
+/* The query blocks of core x (x->heads > 0) into out (KPLAN_CORE_TILES entries); how many. */
+int kplan_core_tiles(const struct kernel *x, struct kplan_tile *out);
+/* FLOPs of one forward pass of the tiles' GEMMs (QK^T and PV): 2 x rows x keys x (d_qk +
+ * d_v) per head and sequence, summed. The backward does twice that (dP, dS K, dS^T Q, P^T dO). */
+double kplan_core_gemm_flops(const struct kernel *x);
+
 /* What the cuda backend's ops run, as every output of octopipe run names it. */
 enum kplan_mode {
 	KPLAN_ARCHITECTURE,  /* the layers' kernel lists, measured as they are */

@@ -106,6 +106,70 @@ out:
 	arch_release(&a);
 }
 
+/* The attention cores of an architecture as the cuda backend launches them: each core's
+ * heads and head dimensions account for its FLOPs exactly (2 heads (d_qk + d_v) per key
+ * attended), its query blocks cover the sequence once, each attending to the keys up to
+ * its last query (from the window of its first), and the blocks' GEMMs do the core's
+ * FLOPs plus at most a block's worth of masked work per query. */
+static void check_cores(const char *name)
+{
+	char path[4096];
+	const char *top = getenv("top_srcdir");
+	struct arch a;
+	struct err e = ERR_INIT;
+	struct cost_opts o = { 4096, 2, 1, false, 0, 0 };
+	struct kernel ks[KMAX];
+	int cores = 0, bad_shape = 0, bad_tiles = 0, bad_flops = 0, bad_bwd = 0, windowed = 0;
+	double worst = 0;
+
+	snprintf(path, sizeof(path), "%s/samples/architectures/%s.json", top ? top : ABS_TOP_SRCDIR, name);
+	if (!ok(hfconfig_load_any(&a, path, &e) == 0, "%s: loads (%s)", name, e.msg))
+		return;
+	for (int l = 0; l < a.nlayers; l++) {
+		int n = cost_kernels(&a.layers[l].w, &o, PASS_F, ks, KMAX);
+		struct kernel ki[KMAX];
+		int ni = cost_kernels(&a.layers[l].w, &o, PASS_I, ki, KMAX);
+
+		for (int i = 0; i < n && i < KMAX; i++) {
+			const struct kernel *x = &ks[i];
+			struct kplan_tile t[KPLAN_CORE_TILES];
+			double want, got, ctx = cost_ctx(x->seq, x->window);
+			long next = 0, block = kplan_core_block(x);
+			int nt;
+
+			if (x->heads <= 0)
+				continue;
+			cores++;
+			windowed += x->window > 0;
+			want = 2.0 * x->heads * (x->d_qk + x->d_v) * ctx * x->seq * x->seqs;
+			bad_shape += x->seqs != 2 || x->seq != 4096 || fabs(x->flops - want) > 1e-6 * want;
+			nt = kplan_core_tiles(x, t);
+			for (int j = 0; j < nt; j++) {
+				long k0 = x->window > 0 && t[j].q0 - x->window + 1 > 0 ? t[j].q0 - x->window + 1 : 0;
+
+				bad_tiles += t[j].q0 != next || t[j].rows < 1 || t[j].rows > block || t[j].k0 != k0 ||
+				             t[j].k0 + t[j].keys != t[j].q0 + t[j].rows;
+				next = t[j].q0 + t[j].rows;
+			}
+			bad_tiles += next != x->seq || nt > KPLAN_CORE_TILES || block % 64 != 0;
+			got = kplan_core_gemm_flops(x);
+			bad_flops += got < x->flops * (1 - 1e-9) || got > x->flops * (1 + block / ctx);
+			worst = fmax(worst, got / x->flops - 1);
+			/* the I pass's core is the same core at twice the work */
+			for (int j = 0; j < ni && j < KMAX; j++)
+				if (strcmp(ki[j].name, x->name) == 0)
+					bad_bwd += ki[j].heads != x->heads || fabs(ki[j].flops - 2 * x->flops) > 1e-6 * x->flops;
+		}
+	}
+	ok(cores > 0, "%s: %d attention cores (%d windowed)", name, cores, windowed);
+	is_int(bad_shape, 0, "%s: every core's heads and head dims account for its FLOPs", name);
+	is_int(bad_tiles, 0, "%s: query blocks cover the sequence, each attending up to its last query", name);
+	is_int(bad_flops, 0, "%s: the blocks' GEMMs do the core's FLOPs and at most a block over (worst +%.1f%%)", name,
+	       100 * worst);
+	is_int(bad_bwd, 0, "%s: the input grad's core has the same shape and twice the FLOPs", name);
+	arch_release(&a);
+}
+
 /* The mode of a plan's ops, from its model file: a model made by octopipe cost runs its
  * architecture (every stage's forward kernels doing the per-token FLOPs of its layers),
  * --fit and profile-only models run fitted proxies, the latter saying why. */
@@ -200,5 +264,28 @@ int main(void)
 	check_arch("deepseek-v2-lite");
 	check_arch("gemma3-12b");
 	check_choose();
+	check_cores("gemma3-12b");
+	check_cores("deepseek-v2-lite");
+	check_cores("nemotronh-8b");
+	{
+		/* an eager core (learned sinks): its GEMMs carry the shape, the score passes none */
+		struct block b = { .kind = BLK_ATTN, .h = 2880, .norms = 1, .n_q = 64, .n_kv = 8, .d_h = 64,
+		                   .window = 128, .sinks = true };
+		struct work w;
+		struct cost_opts o = { 4096, 1, 1, false, 0, 0 };
+		struct kernel ks[KMAX];
+		int n, bmm = 0, scores = 0;
+
+		memset(&w, 0, sizeof(w));
+		cost_block(&b, &w);
+		n = cost_kernels(&w, &o, PASS_F, ks, KMAX);
+		for (int i = 0; i < n; i++) {
+			bmm += strcmp(ks[i].name, "attn_core.bmm") == 0 && ks[i].heads == 64 && ks[i].d_qk == 64 &&
+			       ks[i].window == 128;
+			scores += strcmp(ks[i].name, "attn_core.scores") == 0 && ks[i].heads == 0 && ks[i].bytes > 0;
+		}
+		ok(bmm == 1 && scores == 1, "an eager core: its batched GEMMs shaped (64 heads of 64, window 128), its "
+		   "score passes in bytes");
+	}
 	return tap_done();
 }
