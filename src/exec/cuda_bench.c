@@ -27,7 +27,7 @@ static int cmp_double(const void *a, const void *b)
 /* Operands for the largest GEMM and the largest other kernel of the benches. */
 static int alloc_operands(struct gpu *g, const struct calib_bench *b, int n)
 {
-	double xs = 1, ws = 1, ys = 1, work = 1 << 22;
+	double xs = 1, ws = 1, ys = 1, work = 1 << 22, core[5] = { 0, 0, 0, 0, 0 };
 
 	for (int i = 0; i < n; i++)
 		for (int k = -1; k < b[i].nbw; k++) {
@@ -38,6 +38,8 @@ static int alloc_operands(struct gpu *g, const struct calib_bench *b, int n)
 				xs = fmax(xs, grp * ceil(x->m) * ceil(x->k));
 				ws = fmax(ws, grp * ceil(x->k) * ceil(x->n));
 				ys = fmax(ys, grp * ceil(x->m) * ceil(x->n));
+			} else if (x->heads > 0 && x->flops > 0) {
+				cuda_core_need(x, core);
 			} else {
 				work = fmax(work, x->bytes);
 			}
@@ -51,7 +53,7 @@ static int alloc_operands(struct gpu *g, const struct calib_bench *b, int n)
 	CUDACHECK(g, cudaMemsetAsync(g->w, 0, 2 * (size_t)ws, g->compute));
 	CUDACHECK(g, cudaMemsetAsync(g->y, 0, 2 * (size_t)ys, g->compute));
 	CUDACHECK(g, cudaMemsetAsync(g->work, 0, g->worksz, g->compute));
-	return 0;
+	return core[0] > 0 ? cuda_core_alloc(g, core) : 0;
 }
 
 /* The median time of reps runs of the kernels (after one warm-up), in ms. */
@@ -127,6 +129,7 @@ int cuda_bench_run(struct calib_bench *b, int n, int reps, const char **gpu_name
 	cudaFree(g.w);
 	cudaFree(g.y);
 	cudaFree(g.work);
+	cuda_core_free(&g);
 	if (g.blas)
 		cublasDestroy(g.blas);
 	if (g.compute)

@@ -48,6 +48,8 @@ struct gpu {
 	int *k_first;
 	void *work;                /* the non-GEMM kernels' buffer (cuda_work.h) */
 	size_t worksz;
+	void *core[5];             /* attention cores' operands, bf16: Q, K, V, O (whole
+	                            * sequences, per head and sequence) and one block's scores */
 	int nops;
 	cudaEvent_t *op_start, *op_end;
 	long *launch_end;          /* per op: launches enqueued up to its end (this iteration) */
@@ -175,6 +177,11 @@ int cuda_gemm(struct gpu *g, const struct kplan_gemm *s, int kind);
 /* Enqueues one kernel of a layer's list in pass p: a GEMM as a strided-batched cuBLAS call
  * on g->x, g->w, g->y (large enough for it), any other as its FLOPs and bytes on g->work. */
 int cuda_kernel(struct gpu *g, const struct kernel *x, enum kernel_pass p);
+/* The elements of the attention-core operands (g->core) kernel x needs, maxed into need. */
+void cuda_core_need(const struct kernel *x, double need[5]);
+/* Allocates g->core for need (and zeroes it); cuda_core_free releases it. */
+int cuda_core_alloc(struct gpu *g, const double need[5]);
+void cuda_core_free(struct gpu *g);
 /* Enqueues op a: its proxy, or its layers' kernels (g->ks). */
 int cuda_op(struct gpu *g, const struct action *a);
 /* About how many launches op a makes (for the queue's bound). */
