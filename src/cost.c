@@ -57,6 +57,14 @@ static void kt(struct work *w, int kind, int cls, int launches, const char *name
 	t->flops = (float)flops;
 	t->bytes = (float)bytes;
 	t->bwd = 0;
+	t->state = 0;
+}
+
+/* the HBM traffic per token of the scan just appended (see ktmpl.state) */
+static void scan_state(struct work *w, double bytes)
+{
+	if (!w->k_cut && w->nk > 0)
+		w->k[w->nk - 1].state = (float)bytes;
 }
 
 static void gemm(struct work *w, const char *name, double n, double k)
@@ -244,6 +252,9 @@ static void mamba2(const struct block *b, struct work *w)
 	gemm(w, "in_proj", 2 * din + 2 * G * N + H, h);
 	/* causal conv1d, chunk cumsum, chunk states, state passing, chunk scan */
 	kt(w, KT_OTHER, EFF_SSD, 5, "conv+ssd", 0, 0, 0, 0, 2 * K * xbc + 2 * Q * N * G + 2 * Q * P * H + 4 * N * P * H, 0);
+	/* bf16 x, B, C in and y out; each chunk's fp32 state (H P N) written by the chunk
+	 * states, read and written by the state passing, read by the chunk scan */
+	scan_state(w, 2 * xbc + 2 * din + 4 * 4 * H * P * N / Q);
 	elem(w, "gated_norm", 4 * xbc + 8 * din, 3);
 	gemm(w, "out_proj", h, din);
 	w->act += 2 * (2 * h + (2 * din + 2 * G * N + H) + xbc + 2 * din) + 4 * H + 4 * H * P * N / Q;
@@ -264,6 +275,8 @@ static void mamba1(const struct block *b, struct work *w)
 	norms(w, b);
 	gemm(w, "in_proj", 2 * din, h);
 	kt(w, KT_OTHER, EFF_SCAN, 2, "conv+scan", 0, 0, 0, 0, 2 * K * din + 7 * din * N, 0);
+	/* the fused selective scan keeps its state on chip: bf16 x, delta, z, B, C in, y out */
+	scan_state(w, 2 * (3 * din + 2 * N) + 2 * din);
 	gemm(w, "x_proj", R + 2 * N, din);
 	gemm(w, "dt_proj", din, R);
 	elem(w, "gates", 16 * din, 4);
@@ -287,6 +300,9 @@ static void gdn(const struct block *b, struct work *w)
 	norms(w, b);
 	gemm(w, "in_proj", 2 * qk + 2 * v + 2 * Hv, h);
 	kt(w, KT_OTHER, EFF_SSD, 5, "conv+delta", 0, 0, 0, 0, 2 * (K * (2 * qk + v) + 4 * Hv * dv * dv), 0);
+	/* bf16 q, k, v in and out; a chunk of 64 tokens' fp32 state (k_dim x v_dim per head)
+	 * written and read back */
+	scan_state(w, 2 * (2 * qk + v) + 2 * v + 2 * 4 * Hv * (double)b->k_dim * dv / 64);
 	elem(w, "gated_norm", 4 * (2 * qk + v) + 8 * v, 3);
 	gemm(w, "out_proj", h, v);
 	w->act += 2 * (2 * h + (2 * qk + 2 * v + 2 * Hv) + (2 * qk + v) + 2 * v) + 4 * Hv * b->k_dim;
@@ -457,6 +473,7 @@ static int expand(const struct ktmpl *t, double tok, long seq, long window, doub
 		if (p == PASS_W)
 			return 0;
 		k->flops = scale * tok * t->flops / tp;
+		k->state_bytes = scale * tok * t->state / tp;
 		return 1;
 	default:
 		if (p == PASS_W)

@@ -83,6 +83,9 @@ struct ktmpl {
 	                          * KT_CORE: query heads (0: score passes, no GEMMs) */
 	float flops, bytes;      /* KT_CORE: per token per key; KT_OTHER / KT_ELEM: per token */
 	float bwd;               /* not a GEMM: input-grad work over the forward's (0: twice) */
+	float state;             /* KT_OTHER: bytes per token a scan moves through HBM (its
+	                          * inputs, outputs and chunk states), not priced: the class's
+	                          * fitted efficiency covers them; the executor moves them */
 };
 
 #define WORK_MAX_KERNELS 32  /* DeepSeek-V3's MTP layer (projection, MLA, MoE, head) has 24 */
@@ -149,6 +152,8 @@ struct kernel {
 	double flops;            /* all groups, per microbatch per GPU */
 	double bytes;            /* HBM traffic (operands and results; elementwise traffic) */
 	int launches;            /* kernel launches it stands for */
+	double state_bytes;      /* a scan's HBM traffic (ktmpl.state), moved by the executor
+	                          * along with its FLOPs but not priced */
 	/* an attention core's GEMMs (heads > 0): each of seqs sequences of seq queries attends
 	 * causally to its keys (window > 0: the last window of them), QK^T with head dimension
 	 * d_qk and PV with d_v, per query head of this GPU */

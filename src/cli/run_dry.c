@@ -116,6 +116,8 @@ static int print_json(const char *path, struct dry *d)
 					jw_num(&w, kn, "block_gemm_flops", kplan_core_gemm_flops(x) * (k == 0 ? 1 : 2));
 				}
 				jw_num(&w, kn, "flops", x->flops);
+				if (x->state_bytes > 0)
+					jw_num(&w, kn, "state_bytes", x->state_bytes);
 				jw_num(&w, kn, "bytes", x->bytes);
 				jw_num(&w, kn, "launches", x->launches);
 			}

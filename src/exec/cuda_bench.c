@@ -41,7 +41,7 @@ static int alloc_operands(struct gpu *g, const struct calib_bench *b, int n)
 			} else if (x->heads > 0 && x->flops > 0) {
 				cuda_core_need(x, core);
 			} else {
-				work = fmax(work, x->bytes);
+				work = fmax(work, x->bytes + x->state_bytes);
 			}
 		}
 	g->worksz = work < (double)BENCH_WORK_MAX ? ((size_t)work + 15) / 16 * 16 : BENCH_WORK_MAX;

@@ -189,11 +189,13 @@ static long core_launches(const struct kernel *x, enum kernel_pass p)
 /* The work of a kernel that is not a GEMM: its FLOPs and bytes. */
 static int list_work(struct gpu *g, const struct kernel *x)
 {
-	if (!g->work || (x->bytes <= 0 && x->flops <= 0))
+	double bytes = x->bytes + x->state_bytes;   /* a scan moves its state too */
+
+	if (!g->work || (bytes <= 0 && x->flops <= 0))
 		return 0;
 #ifdef HAVE_NVCC
 	{
-		int launches = 0, r = cuda_work(g->compute, g->work, g->worksz, x->bytes, x->flops, &launches);
+		int launches = 0, r = cuda_work(g->compute, g->work, g->worksz, bytes, x->flops, &launches);
 
 		if (r != 0)
 			return cuda_fail(g, "%s:%d: cuda_work(%s): %s", __FILE__, __LINE__, x->name,
@@ -202,7 +204,7 @@ static int list_work(struct gpu *g, const struct kernel *x)
 #else
 	/* no nvcc at build time: the kernel's bytes move as device copies (half read, half
 	 * written), its FLOPs are not done */
-	for (double left = x->bytes / 2; left >= 1; left -= (double)(g->worksz / 2)) {
+	for (double left = bytes / 2; left >= 1; left -= (double)(g->worksz / 2)) {
 		size_t n = left < (double)(g->worksz / 2) ? (size_t)left : g->worksz / 2;
 
 		CUDACHECK(g, cudaMemcpyAsync(g->work, (char *)g->work + g->worksz / 2, n, cudaMemcpyDeviceToDevice,
@@ -255,7 +257,7 @@ long cuda_op_launches(const struct gpu *g, const struct action *a)
 		for (int i = g->k_first[a->stage * 3 + p]; i < g->k_first[a->stage * 3 + p + 1]; i++)
 			n += g->ks[i].m > 0 ? 1
 			     : g->ks[i].heads > 0 && g->ks[i].flops > 0 ? core_launches(&g->ks[i], (enum kernel_pass)p)
-			     : 1 + (long)(g->worksz ? g->ks[i].bytes / (double)g->worksz : 0);
+			     : 1 + (long)(g->worksz ? (g->ks[i].bytes + g->ks[i].state_bytes) / (double)g->worksz : 0);
 	}
 	return n;
 }

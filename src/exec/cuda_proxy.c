@@ -57,7 +57,8 @@ static int kernel_lists(struct gpu *g)
 				} else if (x->heads > 0 && x->flops > 0) {
 					cuda_core_need(x, core);
 				} else {
-					work = fmax(work, x->bytes > 0 ? x->bytes : x->flops > 0 ? 1 << 22 : 0);
+					work = fmax(work, x->bytes + x->state_bytes > 0 ? x->bytes + x->state_bytes
+					                  : x->flops > 0 ? 1 << 22 : 0);
 				}
 			}
 			total += n;

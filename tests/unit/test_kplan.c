@@ -287,5 +287,38 @@ int main(void)
 		ok(bmm == 1 && scores == 1, "an eager core: its batched GEMMs shaped (64 heads of 64, window 128), its "
 		   "score passes in bytes");
 	}
+	{
+		/* a Mamba-2 scan moves its chunk states: H P N fp32 four times per chunk of Q tokens,
+		 * plus its bf16 inputs and output; the input grad twice that; priced by its FLOPs */
+		struct block b = { .kind = BLK_MAMBA2, .h = 4096, .norms = 1, .ssm_heads = 128, .ssm_head_dim = 64,
+		                   .groups = 8, .state = 128, .conv = 4, .chunk = 128 };
+		struct work w;
+		struct cost_opts o = { 4096, 1, 1, false, 0, 0 };
+		struct kernel ks[KMAX], kp;
+		struct hardware hw;
+		double din = 128.0 * 64, xbc = din + 2.0 * 8 * 128, want = 4096 * (2 * xbc + 2 * din + 16.0 * 128 * 64 * 128 / 128);
+		int n, ni, found = 0;
+
+		memset(&w, 0, sizeof(w));
+		cost_block(&b, &w);
+		hardware_default(&hw);
+		n = cost_kernels(&w, &o, PASS_F, ks, KMAX);
+		for (int i = 0; i < n; i++)
+			if (strcmp(ks[i].name, "conv+ssd") == 0) {
+				found = 1;
+				is_dbl(ks[i].state_bytes, want, 1, "a Mamba-2 scan's state bytes: chunk states and its inputs (%.0f MB)",
+				       want / 1e6);
+				kp = ks[i];
+				kp.state_bytes = 0;
+				is_dbl(cost_kernel_ms(&ks[i], &hw, PASS_F), cost_kernel_ms(&kp, &hw, PASS_F), 1e-12,
+				       "and its price is its FLOPs' alone");
+			}
+		ok(found, "the Mamba-2 layer has its scan");
+		ni = cost_kernels(&w, &o, PASS_I, ks, KMAX);
+		for (int i = 0; i < ni; i++)
+			if (strcmp(ks[i].name, "conv+ssd") == 0)
+				is_dbl(ks[i].state_bytes, 2 * want, 1, "its input grad moves them twice");
+		hardware_release(&hw);
+	}
 	return tap_done();
 }
