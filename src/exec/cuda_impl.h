@@ -5,8 +5,10 @@
  * CUDACHECK / BLASCHECK / NCCLCHECK macros, and what each file offers the others:
  *
  *   cuda_exec.c    open, iterate, read the times, close; the threads and the waits
- *   cuda_kernels.c the kernels an op launches (today the bf16 cuBLAS GEMMs of its proxy)
- *   cuda_proxy.c   the proxy of each (stage, op kind): its GEMM's shape, fitted or not
+ *   cuda_kernels.c the kernels an op launches: its layers' kernel list (GEMMs, attention
+ *                  cores, the rest by FLOPs and bytes), or its proxy's bf16 GEMMs
+ *   cuda_proxy.c   the kernel lists' operands, or the proxy of each (stage, op kind):
+ *                  its GEMM's shape, fitted or not
  *   cuda_chan.c    channels: communicators, buffers, sends, receives, the data checks
  *   cuda_world.c   as one MPI rank per device: who runs where, and the gathers to rank 0
  *   cuda_bench.c   octopipe calibrate --gpu: each kernel of a list alone, timed
