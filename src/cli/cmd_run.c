@@ -41,8 +41,9 @@
 
 static void usage(FILE *f)
 {
-	fputs("usage: octopipe run [--backend emu|cuda] [--fit] [--iters N] [--time-scale X] [--timeout S]\n"
-	      "                    [--events-out FILE] [--timeline-out FILE] [--json] [--force] PLAN\n"
+	fputs("usage: octopipe run [--backend emu|cuda] [--fit] [--iters N] [--time-scale X]\n"
+	      "                    [--timeout S] [--events-out FILE] [--timeline-out FILE] [--json]\n"
+	      "                    [--force] PLAN\n"
 	      "       octopipe run --backend cuda --dry-run [--fit] [--json] PLAN\n"
 	      "\n"
 	      "Runs PLAN on the executor. Every device's worker runs its op list in order, sends\n"
@@ -73,6 +74,7 @@ static void usage(FILE *f)
 	      "  --events-out FILE  octopipe.events/1 JSON lines (\"-\" for stdout)\n"
 	      "  --timeline-out F   the measured timeline of the last iteration\n"
 	      "  --json             {\"predicted_ms\", \"measured_ms\", \"error\", \"kernels\", \"devices\": [...]}\n"
+	      "                     (and \"kernels_note\": why a model's ops run fitted proxies unasked)\n"
 	      "\n"
 	      "error is the prediction's: (predicted - measured) / measured, as in octopipe calibrate.\n"
 	      "kernels says what the ops ran: \"emulated\" (the model's times on a virtual clock),\n"
@@ -473,7 +475,8 @@ int cmd_run(int argc, char **argv)
 
 /* run --json: the iteration and each device, predicted against measured. */
 static int print_json(double predicted, const struct timeline *pred, const struct timeline *meas,
-                      double measured, int repaired, const struct run_backend *rb, const char *kernels)
+                      double measured, int repaired, const struct run_backend *rb, const char *kernels,
+                      const char *kernels_why)
 {
 	struct jw w = { false };
 	cJSON *root = cJSON_CreateObject(), *devs;
@@ -487,6 +490,8 @@ static int print_json(double predicted, const struct timeline *pred, const struc
 	jw_num(&w, root, "repaired_receives", repaired);
 	jw_str(&w, root, "backend", rb->name);
 	jw_str(&w, root, "kernels", kernels);
+	if (kernels_why)
+		jw_str(&w, root, "kernels_note", kernels_why);
 	devs = jw_arr(&w, root, "devices");
 	for (int d = 0; d < meas->ndevices; d++) {
 		double pe = end_of(&pred->dev[d]), me = end_of(&meas->dev[d]);
@@ -690,7 +695,7 @@ static int execute(const char *arg, const struct run_opts *ro, const struct run_
 			event_emit(&ev, o, &w);
 		}
 		if (json) {
-			rc = print_json(predicted, &pred, &meas, measured, repaired, rb, kernels);
+			rc = print_json(predicted, &pred, &meas, measured, repaired, rb, kernels, kernels_why);
 		} else if (!(ev.f == stdout)) {
 			printf("plan %s on %s%s: %d iteration%s, %d transfers%s\n", path, bname, mpi ? " over MPI" : "", iters,
 			       iters == 1 ? "" : "s", x.nxfers, repaired ? " (receives repaired)" : "");
