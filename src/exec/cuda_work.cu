@@ -16,6 +16,7 @@
 #include <stddef.h>
 
 #include "cuda_work.h"
+#include "kmask.h"
 
 __global__ void octo_work_kernel(float *buf, size_t n, int fmas)
 {
@@ -94,11 +95,10 @@ __global__ void octo_softmax_kernel(__nv_bfloat16 *s, long rows, long keys, long
 {
 	__nv_bfloat16 *row = s + (size_t)blockIdx.x * keys;
 	long q = q0 + (long)(blockIdx.x % rows);
-	/* the keys [lo, hi) of this row that its query attends to */
-	long hi = q - k0 + 1 < keys ? q - k0 + 1 : keys;
-	long lo = window > 0 && q - window + 1 - k0 > 0 ? q - window + 1 - k0 : 0;
+	long lo, hi;   /* the keys of this row that its query attends to */
 	float a = backward ? 0.0f : -INFINITY, sum = 0;
 
+	kmask_row(q, k0, keys, window, &lo, &hi);
 	for (long j = lo + threadIdx.x; j < hi; j += blockDim.x)
 		a = backward ? a + __bfloat162float(row[j]) * __bfloat162float(row[j]) : fmaxf(a, __bfloat162float(row[j]));
 	a = block_reduce(a, !backward);

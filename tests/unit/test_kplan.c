@@ -17,6 +17,7 @@
 
 #include "arch.h"
 #include "baseline.h"
+#include "exec/kmask.h"
 #include "exec/kplan.h"
 #include "hfconfig.h"
 #include "synth.h"
@@ -119,7 +120,7 @@ static void check_cores(const char *name)
 	struct err e = ERR_INIT;
 	struct cost_opts o = { 4096, 2, 1, false, 0, 0 };
 	struct kernel ks[KMAX];
-	int cores = 0, bad_shape = 0, bad_tiles = 0, bad_flops = 0, bad_bwd = 0, windowed = 0;
+	int cores = 0, bad_shape = 0, bad_tiles = 0, bad_flops = 0, bad_bwd = 0, windowed = 0, bad_mask = 0;
 	double worst = 0;
 
 	snprintf(path, sizeof(path), "%s/samples/architectures/%s.json", top ? top : ABS_TOP_SRCDIR, name);
@@ -152,6 +153,22 @@ static void check_cores(const char *name)
 				next = t[j].q0 + t[j].rows;
 			}
 			bad_tiles += next != x->seq || nt > KPLAN_CORE_TILES || block % 64 != 0;
+			{
+				/* every query attends to min(q + 1, window) keys, each in exactly one block */
+				double want_keys = 0, got_keys = 0;
+
+				for (long q = 0; q < x->seq; q++)
+					want_keys += x->window > 0 && x->window < q + 1 ? x->window : q + 1;
+				for (int j = 0; j < nt; j++)
+					for (long q = t[j].q0; q < t[j].q0 + t[j].rows; q++) {
+						long lo, hi;
+
+						kmask_row(q, t[j].k0, t[j].keys, x->window, &lo, &hi);
+						bad_mask += hi <= lo || lo < 0 || hi > t[j].keys;
+						got_keys += (double)(hi - lo);
+					}
+				bad_mask += got_keys != want_keys;
+			}
 			got = kplan_core_gemm_flops(x);
 			bad_flops += got < x->flops * (1 - 1e-9) || got > x->flops * (1 + block / ctx);
 			worst = fmax(worst, got / x->flops - 1);
@@ -162,6 +179,8 @@ static void check_cores(const char *name)
 		}
 	}
 	ok(cores > 0, "%s: %d attention cores (%d windowed)", name, cores, windowed);
+	is_int(bad_mask, 0, "%s: the softmax's mask (kmask_row) gives every query its keys, once: s(s+1)/2 causal, "
+	       "min(q+1, window) windowed", name);
 	is_int(bad_shape, 0, "%s: every core's heads and head dims account for its FLOPs", name);
 	is_int(bad_tiles, 0, "%s: query blocks cover the sequence, each attending up to its last query", name);
 	is_int(bad_flops, 0, "%s: the blocks' GEMMs do the core's FLOPs and at most a block over (worst +%.1f%%)", name,
