@@ -8,9 +8,9 @@
  * the input gradient, Xᵀ·dY for the weight gradient — every attention core as its query
  * blocks (kplan_core_tiles): QKᵀ and PV as strided-batched GEMMs over heads and sequences
  * with the masked softmax between them (cuda_work.cu), its backward the four GEMMs and the
- * softmax's backward; and every other entry (scans, norms, activations, the loss) as a
- * kernel of its FLOPs and bytes (cuda_work.cu; built without nvcc, a device copy of its
- * bytes, and the softmax a copy of its scores). Nothing is fitted: the
+ * softmax's backward; and every other entry (scans, norms, activations, the loss) as the
+ * kernels it stands for, sharing its FLOPs and bytes (cuda_work.cu; built without nvcc, a
+ * device copy of its bytes, and the softmax a copy of its scores). Nothing is fitted: the
  * GPU's own time is what a run measures. Without an architecture an op is its proxy: bf16
  * GEMMs of the shape cuda_proxy.c chose, the three products a linear layer is made of.
  */
@@ -20,6 +20,8 @@
 #include <math.h>
 
 #include "action.h"
+
+#define WORK_LAUNCHES_MAX 1024   /* an entry standing for more launches shares them out */
 #ifdef HAVE_NVCC
 #include "exec/cuda_work.h"
 #endif
@@ -186,6 +188,12 @@ static long core_launches(const struct kernel *x, enum kernel_pass p)
 	return per * kplan_core_tiles(x, t);
 }
 
+/* The kernels an entry that is neither a GEMM nor a core launches: as many as it stands for. */
+static int work_launches(const struct kernel *x)
+{
+	return x->launches < 1 ? 1 : x->launches > WORK_LAUNCHES_MAX ? WORK_LAUNCHES_MAX : x->launches;
+}
+
 /* The work of a kernel that is not a GEMM: its FLOPs and bytes. */
 static int list_work(struct gpu *g, const struct kernel *x)
 {
@@ -194,8 +202,10 @@ static int list_work(struct gpu *g, const struct kernel *x)
 	if (!g->work || (bytes <= 0 && x->flops <= 0))
 		return 0;
 #ifdef HAVE_NVCC
-	{
-		int launches = 0, r = cuda_work(g->compute, g->work, g->worksz, bytes, x->flops, &launches);
+	/* as many kernels as the entry stands for (a norm and its residual add, a gather per
+	 * expert, ...), the work shared among them: what the cost model prices */
+	for (int i = 0, n = work_launches(x); i < n; i++) {
+		int launches = 0, r = cuda_work(g->compute, g->work, g->worksz, bytes / n, x->flops / n, &launches);
 
 		if (r != 0)
 			return cuda_fail(g, "%s:%d: cuda_work(%s): %s", __FILE__, __LINE__, x->name,
@@ -257,7 +267,8 @@ long cuda_op_launches(const struct gpu *g, const struct action *a)
 		for (int i = g->k_first[a->stage * 3 + p]; i < g->k_first[a->stage * 3 + p + 1]; i++)
 			n += g->ks[i].m > 0 ? 1
 			     : g->ks[i].heads > 0 && g->ks[i].flops > 0 ? core_launches(&g->ks[i], (enum kernel_pass)p)
-			     : 1 + (long)(g->worksz ? (g->ks[i].bytes + g->ks[i].state_bytes) / (double)g->worksz : 0);
+			     : work_launches(&g->ks[i]) +
+			       (long)(g->worksz ? (g->ks[i].bytes + g->ks[i].state_bytes) / (double)g->worksz : 0);
 	}
 	return n;
 }
