@@ -329,3 +329,91 @@ void calibrate_error(const struct calib_set *s, const struct hardware *hw, int k
 {
 	calibrate_error_kind(s, hw, k, NULL, f_pct, bw_pct);
 }
+
+/* The bench of template i of layer w: a copy of the layer holding that one kernel (the
+ * embedding's weight-gradient scatter goes with its gather), expanded for each pass. */
+static int bench_of(const struct work *w, int i, const char *kind, const struct cost_opts *o,
+                    struct calib_bench *b)
+{
+	struct work one = *w;
+	struct kernel ks[2];
+	int n;
+
+	memset(b, 0, sizeof(*b));
+	one.nk = 1;
+	one.k[0] = w->k[i];
+	if (strcmp(w->k[i].name, "embedding") != 0)
+		one.w_bytes = 0;
+	if (cost_kernels(&one, o, PASS_F, &b->f, 1) != 1)
+		return 0;
+	n = cost_kernels(&one, o, PASS_I, ks, 1);
+	if (n == 1)
+		b->bw[b->nbw++] = ks[0];
+	n = cost_kernels(&one, o, PASS_W, ks, 1);
+	if (n == 1)
+		b->bw[b->nbw++] = ks[0];
+	if (b->nbw == 0 || (b->f.flops <= 0 && b->f.bytes <= 0))
+		return 0;
+	snprintf(b->kind, sizeof(b->kind), "%.30s %s", kind, w->k[i].name);
+	return 1;
+}
+
+int calibrate_benches(const struct work *works, const char *const *kinds, int nlayers, const struct cost_opts *o,
+                      struct calib_bench **out, int *n, struct err *e)
+{
+	int total = 0, cap = 0;
+	struct calib_bench *b = NULL;
+
+	for (int l = 0; l < nlayers; l++) {
+		bool seen = false;
+
+		for (int j = 0; j < l && !seen; j++)
+			seen = strcmp(kinds[j], kinds[l]) == 0;
+		if (seen)
+			continue;
+		for (int i = 0; i < works[l].nk; i++) {
+			if (total == cap) {
+				struct calib_bench *more = realloc(b, (size_t)(cap = cap ? 2 * cap : 64) * sizeof(*more));
+
+				if (!more) {
+					free(b);
+					return err_set(e, ERR_RUNTIME, "out of host memory");
+				}
+				b = more;
+			}
+			total += bench_of(&works[l], i, kinds[l], o, &b[total]);
+		}
+	}
+	*out = b;
+	*n = total;
+	return 0;
+}
+
+int calibrate_add_benches(struct calib_set *s, const struct calib_bench *b, int n, const struct hardware *hw,
+                          struct err *e)
+{
+	int added = 0;
+
+	for (int i = 0; i < n; i++) {
+		struct calib_point p;
+
+		if (!(b[i].f_ms > 0 && b[i].bw_ms > 0))
+			continue;
+		memset(&p, 0, sizeof(p));
+		cost_kernel_units(&b[i].f, hw, p.fu);
+		for (int k = 0; k < b[i].nbw; k++)
+			cost_kernel_units(&b[i].bw[k], hw, p.bu);
+		p.f_ms = b[i].f_ms;
+		p.bw_ms = b[i].bw_ms;
+		p.weight = 1;
+		p.profile = s->nprofiles;
+		snprintf(p.kind, sizeof(p.kind), "%s", b[i].kind);
+		if (push(s, &p) < 0)
+			return err_set(e, ERR_RUNTIME, "out of host memory");
+		added++;
+	}
+	if (!added)
+		return err_set(e, ERR_INPUT, "no microbenchmark has a measured time");
+	s->nprofiles++;
+	return 0;
+}

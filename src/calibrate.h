@@ -60,4 +60,30 @@ int calibrate_error_kind(const struct calib_set *s, const struct hardware *hw, i
 void calibrate_predict(const struct calib_set *s, const struct hardware *hw, int i, double *f_ms,
                        double *bw_ms);
 
+/*
+ * Microbenchmarks (octopipe calibrate --gpu): every kernel of a layer's list run alone on a
+ * GPU, its forward and its backward (the input grad, then the weight grad), timed. Each
+ * is one point of a calib_set whose work sits in a single class, so the fit recovers each
+ * class's efficiency from its own kernels (and the launch overhead from all of them).
+ */
+struct calib_bench {
+	char kind[48];          /* "LAYER-KIND KERNEL", e.g. "attn+mlp qkv" */
+	struct kernel f;        /* the forward */
+	struct kernel bw[2];    /* the backward: I, then W (bw[1] empty when there is none) */
+	int nbw;
+	double f_ms, bw_ms;     /* measured: F, and I + W */
+};
+
+/* The benches of a model's architecture (works: one per layer, kinds its layers' kinds):
+ * every kernel of the first layer of each kind, at o's sequence, micro-batch and TP
+ * degree, kernels with no work left out. *out is a heap array of *n (caller frees). */
+int calibrate_benches(const struct work *works, const char *const *kinds, int nlayers, const struct cost_opts *o,
+                      struct calib_bench **out, int *n, struct err *e);
+
+/* Appends measured benches (f_ms and bw_ms > 0) to s as profile s->nprofiles, their units
+ * for hw's peak and bandwidth; benches with no time are skipped. -1 when out of memory or
+ * none has a time. */
+int calibrate_add_benches(struct calib_set *s, const struct calib_bench *b, int n, const struct hardware *hw,
+                          struct err *e);
+
 #endif

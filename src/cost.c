@@ -67,6 +67,14 @@ static void kt(struct work *w, int kind, int cls, int launches, const char *name
 	t->flops = (float)flops;
 	t->bytes = (float)bytes;
 	t->bwd = 0;
+	t->state = 0;
+}
+
+/* the HBM traffic per token of the scan just appended (see ktmpl.state) */
+static void scan_state(struct work *w, double bytes)
+{
+	if (!w->k_cut && w->nk > 0)
+		w->k[w->nk - 1].state = (float)bytes;
 }
 
 static void gemm(struct work *w, const char *name, double n, double k)
@@ -93,9 +101,9 @@ static void norms(struct work *w, const struct block *b)
  * bytes at the memory efficiency. Its cost then follows the two efficiencies every layer
  * shares instead of one of its own that only the eager profiles could fit.
  */
-static void eager_core(struct work *w, double flops, double score_bytes, int passes)
+static void eager_core(struct work *w, double heads, double d_qk, double d_v, double score_bytes, int passes)
 {
-	kt(w, KT_CORE, EFF_GEMM, 2, "attn_core.bmm", 0, 0, 0, 0, flops, 0);
+	kt(w, KT_CORE, EFF_GEMM, 2, "attn_core.bmm", d_v, d_qk, 0, heads, 2 * heads * (d_qk + d_v), 0);
 	kt(w, KT_CORE, EFF_MEMORY, passes, "attn_core.scores", 0, 0, 0, 0, 0, score_bytes);
 }
 
@@ -116,10 +124,10 @@ static void attn(const struct block *b, struct work *w)
 	gemm(w, "qkv", qproj + 2 * kv, h);
 	elem(w, "rope", 4 * (q + kv) + (b->out_gate ? 6 * q : 0), b->out_gate ? 3 : 2);
 	if (w->core_class == EFF_EAGER)
-		eager_core(w, 4.0 * b->n_q * b->d_h, b->n_q * (EAGER_SCORE_BYTES + (b->sinks ? SINK_SCORE_BYTES : 0)),
+		eager_core(w, b->n_q, b->d_h, b->d_h, b->n_q * (EAGER_SCORE_BYTES + (b->sinks ? SINK_SCORE_BYTES : 0)),
 		           b->sinks ? 8 : 4);
 	else
-		kt(w, KT_CORE, EFF_FLASH, 1, "attn_core", 0, 0, 0, 0, 4.0 * b->n_q * b->d_h, 0);
+		kt(w, KT_CORE, EFF_FLASH, 1, "attn_core", b->d_h, b->d_h, 0, b->n_q, 4.0 * b->n_q * b->d_h, 0);
 	gemm(w, "o_proj", h, q);
 	/* norm input, QKV input, Q K V, output-projection input, fp32 softmax statistics */
 	w->act += 2 * (h + h + q + 2 * kv + q) + 4.0 * b->n_q + (b->out_gate ? 2 * q : 0);
@@ -154,9 +162,9 @@ static void mla(const struct block *b, struct work *w)
 	elem(w, "rope", 4 * n * dqk * 2, 3);
 	if (b->eager) {
 		w->core_class = EFF_EAGER;
-		eager_core(w, 2 * n * dqk + 2 * n * dv, n * EAGER_SCORE_BYTES, 4);
+		eager_core(w, n, dqk, dv, n * EAGER_SCORE_BYTES, 4);
 	} else {
-		kt(w, KT_CORE, EFF_FLASH, 1, "attn_core", 0, 0, 0, 0, 2 * n * dqk + 2 * n * dv, 0);
+		kt(w, KT_CORE, EFF_FLASH, 1, "attn_core", dv, dqk, 0, n, 2 * n * dqk + 2 * n * dv, 0);
 	}
 	gemm(w, "o_proj", h, n * dv);
 	w->act += 2 * (2 * h + (rq > 0 ? rq : 0) + n * dqk + rkv + b->d_rope + n * dqk + n * dv + n * dv) +
@@ -254,6 +262,9 @@ static void mamba2(const struct block *b, struct work *w)
 	gemm(w, "in_proj", 2 * din + 2 * G * N + H, h);
 	/* causal conv1d, chunk cumsum, chunk states, state passing, chunk scan */
 	kt(w, KT_OTHER, EFF_SSD, 5, "conv+ssd", 0, 0, 0, 0, 2 * K * xbc + 2 * Q * N * G + 2 * Q * P * H + 4 * N * P * H, 0);
+	/* bf16 x, B, C in and y out; each chunk's fp32 state (H P N) written by the chunk
+	 * states, read and written by the state passing, read by the chunk scan */
+	scan_state(w, 2 * xbc + 2 * din + 4 * 4 * H * P * N / Q);
 	elem(w, "gated_norm", 4 * xbc + 8 * din, 3);
 	gemm(w, "out_proj", h, din);
 	w->act += 2 * (2 * h + (2 * din + 2 * G * N + H) + xbc + 2 * din) + 4 * H + 4 * H * P * N / Q;
@@ -274,6 +285,8 @@ static void mamba1(const struct block *b, struct work *w)
 	norms(w, b);
 	gemm(w, "in_proj", 2 * din, h);
 	kt(w, KT_OTHER, EFF_SCAN, 2, "conv+scan", 0, 0, 0, 0, 2 * K * din + 7 * din * N, 0);
+	/* the fused selective scan keeps its state on chip: bf16 x, delta, z, B, C in, y out */
+	scan_state(w, 2 * (3 * din + 2 * N) + 2 * din);
 	gemm(w, "x_proj", R + 2 * N, din);
 	gemm(w, "dt_proj", din, R);
 	elem(w, "gates", 16 * din, 4);
@@ -297,6 +310,9 @@ static void gdn(const struct block *b, struct work *w)
 	norms(w, b);
 	gemm(w, "in_proj", 2 * qk + 2 * v + 2 * Hv, h);
 	kt(w, KT_OTHER, EFF_SSD, 5, "conv+delta", 0, 0, 0, 0, 2 * (K * (2 * qk + v) + 4 * Hv * dv * dv), 0);
+	/* bf16 q, k, v in and out; a chunk of 64 tokens' fp32 state (k_dim x v_dim per head)
+	 * written and read back */
+	scan_state(w, 2 * (2 * qk + v) + 2 * v + 2 * 4 * Hv * (double)b->k_dim * dv / 64);
 	elem(w, "gated_norm", 4 * (2 * qk + v) + 8 * v, 3);
 	gemm(w, "out_proj", h, v);
 	w->act += 2 * (2 * h + (2 * qk + 2 * v + 2 * Hv) + (2 * qk + v) + 2 * v) + 4 * Hv * b->k_dim;
@@ -458,12 +474,21 @@ static int expand(const struct ktmpl *t, double tok, long seq, long window, doub
 			return 0;
 		k->flops = scale * tok * keys * t->flops / tp;
 		k->bytes = scale * tok * keys * t->bytes / tp;
+		if (t->groups > 0) {
+			k->heads = (int)(t->groups / tp);
+			k->d_qk = (int)t->k;
+			k->d_v = (int)t->n;
+			k->seq = seq;
+			k->window = window;
+			k->seqs = (int)(tok / (double)seq);
+		}
 		return 1;
 	}
 	case KT_OTHER:
 		if (p == PASS_W)
 			return 0;
 		k->flops = scale * tok * t->flops / tp;
+		k->state_bytes = scale * tok * t->state / tp;
 		return 1;
 	default:
 		if (p == PASS_W)
@@ -541,6 +566,11 @@ static void add_kernel_units(const struct kernel *k, const struct hardware *hw, 
 {
 	u[k->cls] += 1e3 * (k->flops / (hw->peak_tflops * 1e12) + k->bytes / (hw->hbm_gbytes_per_s * 1e9));
 	u[HW_LAUNCH] += 1e-3 * k->launches;
+}
+
+void cost_kernel_units(const struct kernel *k, const struct hardware *hw, double u[HW_NPARAM])
+{
+	add_kernel_units(k, hw, u);
 }
 
 static double units_ms(const double u[HW_NPARAM], const double eff[EFF_NCLASS], double launch_us)

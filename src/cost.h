@@ -77,11 +77,16 @@ struct ktmpl {
 	unsigned char cls;       /* enum eff_class of its FLOPs (KT_ELEM: EFF_MEMORY) */
 	unsigned short launches; /* kernel launches per pass */
 	const char *name;        /* static string: "qkv", "attn_core", "experts.down", ... */
-	float n, k;              /* KT_GEMM: output and reduction features */
+	float n, k;              /* KT_GEMM: output and reduction features; KT_CORE: the head
+	                          * dimensions of PV (n) and QK^T (k), 0 for score passes */
 	float rows;              /* KT_GEMM: rows per token (MoE routed: top-k) */
-	float groups;            /* KT_GEMM: separate weight matrices (experts); 1 dense */
+	float groups;            /* KT_GEMM: separate weight matrices (experts); 1 dense;
+	                          * KT_CORE: query heads (0: score passes, no GEMMs) */
 	float flops, bytes;      /* KT_CORE: per token per key; KT_OTHER / KT_ELEM: per token */
 	float bwd;               /* not a GEMM: input-grad work over the forward's (0: twice) */
+	float state;             /* KT_OTHER: bytes per token a scan moves through HBM (its
+	                          * inputs, outputs and chunk states), not priced: the class's
+	                          * fitted efficiency covers them; the executor moves them */
 };
 
 #define WORK_MAX_KERNELS 32  /* DeepSeek-V3's MTP layer (projection, MLA, MoE, head) has 24 */
@@ -149,12 +154,23 @@ struct kernel {
 	double flops;            /* all groups, per microbatch per GPU */
 	double bytes;            /* HBM traffic (operands and results; elementwise traffic) */
 	int launches;            /* kernel launches it stands for */
+	double state_bytes;      /* a scan's HBM traffic (ktmpl.state), moved by the executor
+	                          * along with its FLOPs but not priced */
+	/* an attention core's GEMMs (heads > 0): each of seqs sequences of seq queries attends
+	 * causally to its keys (window > 0: the last window of them), QK^T with head dimension
+	 * d_qk and PV with d_v, per query head of this GPU */
+	int heads, d_qk, d_v, seqs;
+	long seq, window;
 };
 
 /* Writes up to max kernels of pass p of layer w to out (out may be NULL when max is 0);
  * returns how many the layer has (more than max: the list was cut). */
 int cost_kernels(const struct work *w, const struct cost_opts *o, enum kernel_pass p,
                  struct kernel *out, int max);
+
+/* Adds kernel k's work units to u (as cost_units counts them: (FLOPs / peak + bytes / HBM)
+ * in ms at efficiency 1 in its class, launches / 1000 in u[HW_LAUNCH]). */
+void cost_kernel_units(const struct kernel *k, const struct hardware *hw, double u[HW_NPARAM]);
 
 /* Time of one kernel in ms: launches x launch overhead + FLOPs / (peak x efficiency of its
  * class) + bytes / (HBM x memory efficiency), at the pass's (F, or backward) parameters. */

@@ -180,6 +180,26 @@ static int model_source(const struct model *m, struct arch *a, struct cost_opts 
 	return 0;
 }
 
+int model_works(const struct model *m, struct work **works, struct cost_opts *o, struct err *e)
+{
+	struct arch a;
+	struct hardware hw;
+	int r = model_source(m, &a, o, &hw, e);
+
+	if (r != 0)
+		return r;
+	hardware_release(&hw);
+	*works = calloc((size_t)a.nlayers + 1, sizeof(**works));
+	if (!*works) {
+		arch_release(&a);
+		return err_set(e, ERR_RUNTIME, "out of host memory");
+	}
+	for (int i = 0; i < a.nlayers; i++)
+		(*works)[i] = a.layers[i].w;
+	arch_release(&a);
+	return 0;
+}
+
 static double scaled(double file, double at0, double at)
 {
 	return at0 > 0 ? file * (at / at0) : at;
@@ -190,6 +210,50 @@ static uint64_t scaled_bytes(uint64_t file, double at0, double at)
 	double v = scaled((double)file, at0, at);
 
 	return v > 0 ? (uint64_t)(v + 0.5) : 0;
+}
+
+int model_hardware(const struct model *m, struct hardware *hw, struct err *e)
+{
+	struct arch a;
+	struct cost_opts o;
+	int r = model_source(m, &a, &o, hw, e);
+
+	if (r == 0)
+		arch_release(&a);
+	return r;
+}
+
+int model_reprice(struct model *m, const struct hardware *hw, struct err *e)
+{
+	struct arch a;
+	struct hardware hw0;
+	struct cost_opts o;
+	cJSON *src, *hj;
+	int r = model_source(m, &a, &o, &hw0, e);
+
+	if (r != 0)
+		return r;
+	for (int i = 0; i < a.nlayers; i++) {
+		struct layer *l = &m->layers[i];
+		struct layer_cost c0, c1;
+
+		cost_layer(&a.layers[i].w, &hw0, &o, &c0);
+		cost_layer(&a.layers[i].w, hw, &o, &c1);
+		l->f_ms = scaled(l->f_ms, c0.f_ms, c1.f_ms);
+		l->b_ms = scaled(l->b_ms, c0.b_ms, c1.b_ms);
+		l->w_ms = scaled(l->w_ms, c0.w_ms, c1.w_ms);
+		l->core_f_ms = fmin(scaled(l->core_f_ms, c0.core_f_ms, c1.core_f_ms), l->f_ms);
+	}
+	arch_release(&a);
+	hardware_release(&hw0);
+	src = cJSON_GetObjectItemCaseSensitive(m->extra, "source");
+	if (!(hj = hardware_to_json(hw)))
+		return err_set(e, ERR_RUNTIME, "out of host memory");
+	if (cJSON_GetObjectItemCaseSensitive(src, "hardware"))
+		cJSON_ReplaceItemInObjectCaseSensitive(src, "hardware", hj);
+	else
+		cJSON_AddItemToObject(src, "hardware", hj);
+	return 0;
 }
 
 /* Rescales every layer of out (a copy of the file's table) from degree o->tp to tp. */

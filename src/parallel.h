@@ -31,6 +31,7 @@
 #include <stdbool.h>
 
 #include "cluster.h"
+#include "cost.h"
 #include "err.h"
 #include "model.h"
 
@@ -86,6 +87,23 @@ int parallel_replica(const struct model *m, const struct cluster *gpus, const st
 /* Whether m's layer table was made with `octopipe cost --recompute` (its activations
  * already recomputed: a stage must not recompute it again). */
 bool model_recomputes(const struct model *m);
+
+/* The architecture of m's layers, from its "source" (a table made by `octopipe cost`):
+ * *works gets a heap array of one struct work per layer (caller frees) and o the
+ * sequence, micro-batch and TP degree the table was made at. Returns 1 (and sets
+ * nothing) when m has no architecture (a measured profile or a hand-made table), 0, or
+ * -1 with e set when its source is unreadable. */
+int model_works(const struct model *m, struct work **works, struct cost_opts *o, struct err *e);
+
+/* The hardware m's table was priced with (its source's, else the H200 defaults) into hw
+ * (release it). 1 when m has no architecture, 0, or -1 with e. */
+int model_hardware(const struct model *m, struct hardware *hw, struct err *e);
+
+/* Re-prices m's layers under hw (new efficiencies, e.g. from octopipe calibrate --gpu):
+ * each layer's times scaled by the cost model's under hw over those under the source's
+ * hardware, so hand corrections and the TP communication terms are kept in proportion,
+ * and hw becomes the source's hardware. 1 when m has no architecture, 0, or -1 with e. */
+int model_reprice(struct model *m, const struct hardware *hw, struct err *e);
 
 /* The tensor-parallel degree m's layer table was made at (its "source", else 1). */
 int model_made_tp(const struct model *m);

@@ -100,4 +100,39 @@ expect_match 'slow.json: devices: the timeline has 4 devices, the plan 8' "$ERR"
 run "$OCTOPIPE" calibrate "$T/slow.json"
 expect_rc 2 "an output model is required"
 if [ ! -e "$T/x.json" ]; then ok "nothing is written after a failure"; else not_ok "nothing is written after a failure"; fi
+# calibrate --gpu: without a GPU (or without the cuda backend) one line and exit 1; the
+# rest of the command (benches, fit, re-priced model) runs with --emulate-gpu, whose
+# "measurements" are the model's own prediction: the fit must give the model back
+run "$OCTOPIPE" calibrate --gpu -o "$T/gpu.json" gemma3-12b
+if [ "$RC" = 0 ]; then
+    ok "calibrate --gpu runs here (a GPU is present)"
+else
+    expect_rc 1 "calibrate --gpu without a GPU: exit 1"
+    expect_match '^octopipe calibrate: (no GPU: .|--gpu needs the cuda backend: the cuda backend was not built)' "$ERR" \
+        "in one line saying why"
+    n=$(printf '%s\n' "$ERR" | grep -c .)
+    if [ "$n" = 1 ]; then ok "one line"; else not_ok "one line" "$ERR"; fi
+    if [ ! -e "$T/gpu.json" ]; then ok "and nothing is written"; else not_ok "nothing is written without a GPU"; fi
+fi
+run "$OCTOPIPE" calibrate --emulate-gpu --json -o "$T/gpu.json" gemma3-12b
+if [ "$RC" = 0 ] && printf '%s\n' "$OUT" | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+a = json.load(open(sys.argv[1])); b = json.load(open(sys.argv[2]))
+assert r["benchmarks"] > 10 and r["error_after_pct"] < 1e-3, r
+for c in r["classes"]:
+    assert abs(c["f_after"] - c["f_before"]) <= 1e-3 * c["f_before"], c
+for x, y in zip(a["layers"], b["layers"]):
+    assert abs(x["f_ms"] - y["f_ms"]) <= 1e-6 * x["f_ms"] and abs(x["b_ms"] - y["b_ms"]) <= 1e-6 * max(x["b_ms"], 1e-9), (x, y)
+assert b["source"]["hardware"]["source"].startswith("octopipe calibrate --gpu"), b["source"]["hardware"]
+' "$top_srcdir/samples/models/gemma3-12b.json" "$T/gpu.json"; then
+    ok "calibrate --gpu's fit and model, on emulated times: the efficiencies and layer times come back, the source says where they came from"
+else not_ok "calibrate --emulate-gpu" "exit $RC" "$OUT" "$ERR"; fi
+run "$OCTOPIPE" calibrate --emulate-gpu -o "$T/gpu2.json" gpt-13b
+expect_rc 2 "calibrate --gpu of a profile-only model: exit 2"
+expect_match "has no architecture \(a profile-only layer table\)" "$ERR" "saying why"
+run "$OCTOPIPE" calibrate --gpu gemma3-12b
+expect_rc 2 "calibrate --gpu needs -o"
+run "$OCTOPIPE" calibrate --gpu --fit-overhead -o "$T/x.json" gemma3-12b
+expect_rc 2 "and takes no timeline options"
 done_testing

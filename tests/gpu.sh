@@ -25,6 +25,19 @@ if [ "$HAVE_CUDA_NCCL" = yes ]; then
         expect_match 'device 1: killed after 2 ops' "$ERR" "naming the device"
     fi
 fi
+# the self-test's parts that need no GPU: which models, the plans and runs, the table
+run sh -n "$top_srcdir/tests/gpu/selftest.sh"
+expect_rc 0 "tests/gpu/selftest.sh is sound shell"
+run sh "$top_srcdir/tests/gpu/selftest.sh" --list
+expect_match '^models: deepseek-v2-lite deepseek-v3 gemma2-27b gemma3-12b .* nemotronh-8b qwen3-next-80b-a3b$' "$OUT" \
+    "the self-test covers every bundled model made from an architecture"
+run env OUT="$TMPDIR_TEST/selftest" SELFTEST_MODELS="gemma3-12b nemotronh-8b" sh "$top_srcdir/tests/gpu/selftest.sh" --dry
+expect_rc 0 "selftest.sh --dry: its plans, runs and tables on the emulator"
+expect_match '  mamba2 +[0-9.]+ +[0-9.]+ +[-+]0\.0%' "$OUT" "a row per layer kind, predicted against measured"
+expect_match '  iteration +600\.355 +600\.[0-9]+ +[-+]0\.0%' "$OUT" "and the iteration's"
+run env OUT="$TMPDIR_TEST/selftest" SELFTEST_MODELS=gemma3-12b SELFTEST_ITER_PCT=-1 sh "$top_srcdir/tests/gpu/selftest.sh" --dry
+expect_rc 1 "an error above the threshold fails it"
+expect_match 'iteration .*  FAIL$' "$OUT" "marking the row"
 run sh "$top_srcdir/tests/gpu/selftest.sh"
 case "$RC" in
 77) skip "tests/gpu/selftest.sh" "$(printf '%s\n' "$OUT" | tail -1)" ;;

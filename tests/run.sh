@@ -172,6 +172,48 @@ done
 run "$OCTOPIPE" run --backend cuda --dry-run "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
 expect_rc 0 "--dry-run needs no GPU"
 expect_match '^ +3 +3 +B +8 +117\.380 ' "$OUT" "a row per stage and op kind (stage 3's B, 8 times, 117.38 ms)"
+# which kernels the cuda backend runs, decided without a GPU: a model made by octopipe
+# cost runs its layers' architecture kernels (no fitting); --fit asks for fitted proxies;
+# a profile-only model falls back to them and says why
+"$OCTOPIPE" cost "$top_srcdir/samples/architectures/gemma3-12b.json" --cluster 4xH200 --json >"$T/cost.json" 2>/dev/null
+"$OCTOPIPE" plan --model gemma3-12b --cluster 4xH200 --schedule zb-h1 --microbatches 4 -o "$T/arch.json" >/dev/null 2>&1
+run "$OCTOPIPE" run --backend cuda --dry-run --json "$T/arch.json"
+if [ "$RC" = 0 ] && printf '%s\n' "$OUT" | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+cost = json.load(open(sys.argv[1]))
+assert r["kernels"] == "architecture" and "kernels_note" not in r, r.get("kernels")
+f = sum(k["flops"] for o in r["ops"] if o["op"] == "F" for k in o["kernels"])
+tok = cost["seq_len"] * cost["micro_batch_size"]
+assert abs(f / tok - cost["fwd_flops_per_token"]) <= 1e-6 * cost["fwd_flops_per_token"], (f / tok, cost["fwd_flops_per_token"])
+names = {k["name"] for o in r["ops"] for k in o["kernels"]}
+assert {"qkv", "attn_core", "mlp.up", "lm_head", "loss", "embedding"} <= names, names
+cores = [k for o in r["ops"] for k in o["kernels"] if k["name"] == "attn_core"]
+assert cores and all(k["heads"] == 16 and k["d_qk"] == 256 and k["query_blocks"] >= 16 for k in cores), cores[:1]
+assert {k["window"] for k in cores} == {0, 1024}, {k["window"] for k in cores}
+assert all(k["flops"] <= k["block_gemm_flops"] <= 1.2 * k["flops"] for k in cores), cores[:1]
+' "$T/cost.json"; then ok "a model made by octopipe cost: the dry run lists architecture kernels whose forward FLOPs are the cost model's per token, attention cores as query blocks of batched GEMMs (causal and windowed)"
+else not_ok "the dry run of a model with an architecture" "exit $RC" "$OUT" "$ERR"; fi
+run "$OCTOPIPE" run --backend cuda --dry-run "$T/arch.json"
+expect_match '^kernels: architecture ' "$OUT" "and says so in its table"
+run "$OCTOPIPE" run --backend cuda --dry-run --fit --json "$T/arch.json"
+if [ "$(json_field kernels)" = fitted ] && [ -z "$(json_field kernels_note)" ]; then ok "--fit: fitted proxies, as asked"
+else not_ok "--dry-run --fit says fitted" "$OUT" "$ERR"; fi
+run "$OCTOPIPE" run --backend cuda --dry-run --gemm-tflops 500 --json "$T/arch.json"
+if [ "$(json_field kernels)" = fitted ]; then ok "--gemm-tflops sizes proxies: fitted"
+else not_ok "--gemm-tflops implies fitted proxies" "$OUT" "$ERR"; fi
+run "$OCTOPIPE" run --backend cuda --dry-run --json "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
+expect_match '"kernels_note": "the model has no architecture \(a profile-only layer table\)"' "$OUT" \
+    "a profile-only model falls back to fitted proxies and says why"
+run "$OCTOPIPE" run --backend cuda --dry-run "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
+expect_match '^kernels: fitted \(the model has no architecture' "$OUT" "in the table too"
+run "$OCTOPIPE" run --fit "$T/arch.json"
+expect_rc 2 "--fit on the emulator is a usage error"
+expect_match 'fit is for the cuda backend' "$ERR" "and says why"
+run "$OCTOPIPE" run --events-out - "$T/arch.json"
+expect_match '^\{"ev":"start",.*"kernels":"emulated"' "$OUT" "the start event names the kernels (emulated on emu)"
+run "$OCTOPIPE" run "$T/arch.json"
+expect_match '^kernels: emulated ' "$OUT" "and so does the text summary"
 run "$OCTOPIPE" run --dry-run "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
 expect_rc 2 "--dry-run is for the cuda backend"
 run "$OCTOPIPE" run --backend cuda --dry-run "$top_srcdir/tests/data/bad/01-empty.json"

@@ -32,7 +32,7 @@ const struct cli_cmd cli_commands[] = {
 	{ "import", "torch-csv|profile FILE ...", "read a PyTorch schedule CSV into a plan, or timings into a model", cmd_import },
 	{ "cost", "CONFIG --cluster C -o MODEL", "layer table from a config.json or architecture; --calibrate to profiles", cmd_cost },
 	{ "run", "PLAN [--backend emu]", "execute a plan on the emulated executor, measured against the simulation", cmd_run },
-	{ "calibrate", "TIMELINE -o MODEL", "rescale a model's layer costs from a measured run; error before and after", cmd_calibrate },
+	{ "calibrate", "TIMELINE -o MODEL", "rescale a model's layer costs from a measured run; --gpu MODEL: refit to this GPU", cmd_calibrate },
 	{ "export", "torch-csv|megatron-layout|svg PLAN", "write a plan as PyTorch CSV, a Megatron layout or an SVG Gantt chart", cmd_export },
 	{ "report", "PLAN... -o FILE", "one self-contained HTML report: summary, speedups, Gantts, bubbles, memory, steps", cmd_report },
 	{ "tui", "[PLAN | --model M --cluster C]", "the terminal UI: Gantt charts, hand edits, compare, steps", cmd_tui },

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli/run_backend.h"
 #include "fileio.h"
 #include "json.h"
 #include "rescale.h"
@@ -23,6 +24,7 @@ static void usage(FILE *f)
 {
 	fputs("usage: octopipe calibrate [--plan PLAN] [--model MODEL] [--json]\n"
 	      "                          [--fit-overhead --cluster-out CLUSTER] -o OUT TIMELINE\n"
+	      "       octopipe calibrate --gpu [--reps N] [--json] -o OUT MODEL\n"
 	      "\n"
 	      "Rescales the layer costs of a model from a measured timeline (octopipe run\n"
 	      "--timeline-out, emu or cuda): for every stage of the plan and every op kind, the\n"
@@ -39,10 +41,19 @@ static void usage(FILE *f)
 	      "                   factors of the rest; --cluster-out writes the plan's cluster\n"
 	      "                   with it (\"op_overhead_us\")\n"
 	      "\n"
+	      "--gpu MODEL: refits the cost model's efficiency of every kernel class (and the\n"
+	      "launch overhead) to the GPU of this machine. Every kernel of each layer kind of\n"
+	      "MODEL (made by octopipe cost: it has the architecture) runs alone with its true\n"
+	      "shapes, forward and backward, --reps times (default 20; the median counts); the\n"
+	      "least-squares fit of octopipe cost --calibrate turns the times into efficiencies,\n"
+	      "and OUT is MODEL re-priced with them (its source's hardware replaced). Needs the\n"
+	      "cuda backend and a GPU: without one it fails with one line (\"no GPU: why\"), exit 1.\n"
+	      "\n"
 	      "The prediction is of OctoPipe's executor, which overlaps transfers: a measured\n"
 	      "run is compared with the plan simulated that way, whatever its \"comm\".\n"
 	      "\n"
-	      "exit status: 0 ok, 1 runtime failure, 2 bad input (a timeline of another plan),\n"
+	      "exit status: 0 ok, 1 runtime failure (--gpu: no GPU or no cuda backend), 2 bad input\n"
+	      "(a timeline of another plan; --gpu: a model without an architecture),\n"
 	      "3 the plan cannot be simulated\n", f);
 }
 
@@ -160,6 +171,9 @@ int cmd_calibrate(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "fit-overhead", no_argument, NULL, 'F' },
 		{ "cluster-out", required_argument, NULL, 'C' },
+		{ "gpu", no_argument, NULL, 'g' },
+		{ "reps", required_argument, NULL, 'r' },
+		{ "emulate-gpu", no_argument, NULL, 'E' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -167,8 +181,8 @@ int cmd_calibrate(int argc, char **argv)
 	bool fit_overhead = false;
 	double overhead_us = 0;
 	char plan_path[4096], model_path[4096], dir[4096];
-	bool json = false;
-	int ch, rc = EXIT_OK;
+	bool json = false, gpu = false, emulate_gpu = false;
+	int ch, rc = EXIT_OK, reps = 20;
 	struct err e = ERR_INIT;
 	struct timeline t;
 	struct plan p;
@@ -187,9 +201,21 @@ int cmd_calibrate(int argc, char **argv)
 		case 'j': json = true; break;
 		case 'F': fit_overhead = true; break;
 		case 'C': cluster_out = optarg; break;
+		case 'g': gpu = true; break;
+		case 'r': if ((reps = cli_int("calibrate", "--reps", optarg, 1, 64)) < 0) return EXIT_INPUT; break;
+		case 'E': gpu = emulate_gpu = true; break;  /* hidden: calibrate --gpu's plumbing, without a GPU */
 		case 'h': usage(stdout); return EXIT_OK;
 		default: return EXIT_INPUT;
 		}
+	}
+	if (gpu) {
+		if (optind != argc - 1)
+			return cli_usage_error("calibrate", optind >= argc ? "--gpu: no model given" : "--gpu: one model at a time");
+		if (!out)
+			return cli_usage_error("calibrate", "no output model given (-o MODEL)");
+		if (plan_arg || model_arg || fit_overhead || cluster_out)
+			return cli_usage_error("calibrate", "--gpu takes a model and -o, not a timeline's options");
+		return calibrate_gpu(argc, argv, argv[optind], out, json, reps, emulate_gpu);
 	}
 	if (optind != argc - 1)
 		return cli_usage_error("calibrate", optind >= argc ? "no timeline given" : "one timeline at a time");

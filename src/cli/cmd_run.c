@@ -28,6 +28,7 @@
 #include "cli/run_backend.h"
 #include "doc.h"
 #include "exec/emu.h"
+#include "exec/kplan.h"
 #include "exec/protocol.h"
 #include "fileio.h"
 #include "json.h"
@@ -40,9 +41,10 @@
 
 static void usage(FILE *f)
 {
-	fputs("usage: octopipe run [--backend emu|cuda] [--iters N] [--time-scale X] [--timeout S]\n"
-	      "                    [--events-out FILE] [--timeline-out FILE] [--json] [--force] PLAN\n"
-	      "       octopipe run --backend cuda --dry-run [--json] PLAN\n"
+	fputs("usage: octopipe run [--backend emu|cuda] [--fit] [--iters N] [--time-scale X]\n"
+	      "                    [--timeout S] [--events-out FILE] [--timeline-out FILE] [--json]\n"
+	      "                    [--force] PLAN\n"
+	      "       octopipe run --backend cuda --dry-run [--fit] [--json] PLAN\n"
 	      "\n"
 	      "Runs PLAN on the executor. Every device's worker runs its op list in order, sends\n"
 	      "each output as soon as it exists and posts each receive early; the i-th transfer\n"
@@ -50,10 +52,14 @@ static void usage(FILE *f)
 	      "receives). Prints the measured iteration time against the simulated one.\n"
 	      "\n"
 	      "  --backend emu      threads emulating the devices and NCCL's send/recv (default)\n"
-	      "  --backend cuda     one thread per GPU: proxy GEMMs of each stage's shapes and\n"
-	      "                     NCCL send/recv of the real activation sizes\n"
-	      "  --gemm-tflops X    cuda: size the proxy GEMMs for this throughput (default: each\n"
-	      "                     proxy is timed on the GPU and fitted to its op's predicted time)\n"
+	      "  --backend cuda     one thread per GPU: each op runs its layers' kernels from the\n"
+	      "                     model's architecture (a model made by octopipe cost), measured\n"
+	      "                     as they are; NCCL send/recv of the real activation sizes\n"
+	      "  --fit              cuda: fitted proxies instead: a GEMM per op of the stage's\n"
+	      "                     activation shape, fitted to the op's predicted time (a test of\n"
+	      "                     the protocol; a model without an architecture always runs these)\n"
+	      "  --gemm-tflops X    cuda: fitted proxies (implies --fit) sized for this throughput\n"
+	      "                     (default: each is timed on the GPU and fitted to its op's time)\n"
 	      "  --share-gpus       cuda: run a plan of more devices than there are GPUs, device d\n"
 	      "                     on GPU d mod N (devices sharing a GPU run at once: this tests\n"
 	      "                     the plan's protocol, its times are not the prediction's)\n"
@@ -68,11 +74,14 @@ static void usage(FILE *f)
 	      "  --events-out FILE  octopipe.events/1 JSON lines (\"-\" for stdout)\n"
 	      "  --timeline-out F   the measured timeline of the last iteration\n"
 	      "  --json             {\"predicted_ms\", \"measured_ms\", \"error\", \"kernels\", \"devices\": [...]}\n"
+	      "                     (and \"kernels_note\": why a model's ops run fitted proxies unasked)\n"
 	      "\n"
 	      "error is the prediction's: (predicted - measured) / measured, as in octopipe calibrate.\n"
-	      "kernels says what the ops ran: \"emulated\" (the model's times on a virtual clock) or\n"
-	      "\"fitted\" (cuda proxies fitted to the predicted times: a test of the protocol and the\n"
-	      "clocks, not of the cost model).\n"
+	      "kernels says what the ops ran: \"emulated\" (the model's times on a virtual clock),\n"
+	      "\"architecture\" (cuda: the layers' kernels, timed as they run: a test of the cost\n"
+	      "model) or \"fitted\" (cuda proxies fitted to the predicted times: a test of the\n"
+	      "protocol and the clocks, not of the cost model). The start event, the summary and\n"
+	      "the dry run say it too.\n"
 	      "\n"
 	      "exit status: 0 ok, 1 a worker failed (named, with the reason), 2 bad input,\n"
 	      "3 the plan cannot run (deadlock or out of device memory in simulation)\n", f);
@@ -183,6 +192,7 @@ struct run_opts {
 	double gemm_tflops;
 	bool share_gpus;
 	bool force;
+	bool fit;
 };
 
 /* The backend of a run and what it opened. */
@@ -330,6 +340,7 @@ int cmd_run(int argc, char **argv)
 		{ "gemm-tflops", required_argument, NULL, 'G' },
 		{ "share-gpus", no_argument, NULL, 'g' },
 		{ "force", no_argument, NULL, 'f' },
+		{ "fit", no_argument, NULL, 'F' },
 		{ "dry-run", no_argument, NULL, 'D' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
@@ -338,7 +349,7 @@ int cmd_run(int argc, char **argv)
 	const char *backend = "emu", *events_out = NULL, *tl_out = NULL;
 	struct emu_opts eo;
 	struct run_opts ro;
-	bool json = false, want_mpi = false, share_gpus = false, force = false, dry_run = false, as_ranks;
+	bool json = false, want_mpi = false, share_gpus = false, force = false, dry_run = false, fit = false, as_ranks;
 	int iters = 1, ch, rank = 0, nranks, rc;
 	double gemm_tflops = 0;
 	const struct run_backend *rb;
@@ -403,6 +414,7 @@ int cmd_run(int argc, char **argv)
 			break;
 		case 'g': share_gpus = true; break;
 		case 'f': force = true; break;
+		case 'F': fit = true; break;
 		case 'D': dry_run = true; break;
 		case 'j': json = true; break;
 		case 'h': usage(stdout); return EXIT_OK;
@@ -415,7 +427,7 @@ int cmd_run(int argc, char **argv)
 		/* the kernel plan needs no GPU and no CUDA library: octopipe lists it itself */
 		if (strcmp(backend, "cuda") != 0)
 			return cli_usage_error("run", "--dry-run lists the cuda backend's kernels (--backend cuda)");
-		return run_dry(argv[optind], json, gemm_tflops);
+		return run_dry(argv[optind], json, gemm_tflops, fit || gemm_tflops > 0);
 	}
 	nranks = launched_ranks(&rank);
 	as_ranks = want_mpi || nranks > (run_ranks_built() ? 0 : 1);
@@ -433,9 +445,11 @@ int cmd_run(int argc, char **argv)
 	}
 	if (rb->hand_over)   /* the backend lives in another program: it checks the rest */
 		return rb->hand_over(argc, argv);
-	ro = (struct run_opts){ eo, events_out, tl_out, iters, json, gemm_tflops, share_gpus, force };
+	ro = (struct run_opts){ eo, events_out, tl_out, iters, json, gemm_tflops, share_gpus, force, fit };
 	if (share_gpus && !rb->gpus)
 		return cli_usage_error("run", "--share-gpus is for the cuda backend");
+	if (fit && !rb->gpus)
+		return cli_usage_error("run", "--fit is for the cuda backend (the emulator's ops take the model's times)");
 	if (eo.kill_how != EMU_KILL_FAIL && rb->gpus)
 		return cli_usage_error("run", "--kill-how %s is for the emu backend",
 		                       eo.kill_how == EMU_KILL_HANG ? "hang" : "crash");
@@ -461,7 +475,8 @@ int cmd_run(int argc, char **argv)
 
 /* run --json: the iteration and each device, predicted against measured. */
 static int print_json(double predicted, const struct timeline *pred, const struct timeline *meas,
-                      double measured, int repaired, const struct run_backend *rb)
+                      double measured, int repaired, const struct run_backend *rb, const char *kernels,
+                      const char *kernels_why)
 {
 	struct jw w = { false };
 	cJSON *root = cJSON_CreateObject(), *devs;
@@ -474,7 +489,9 @@ static int print_json(double predicted, const struct timeline *pred, const struc
 	jw_num(&w, root, "error", usec(prediction_error(predicted, measured)));
 	jw_num(&w, root, "repaired_receives", repaired);
 	jw_str(&w, root, "backend", rb->name);
-	jw_str(&w, root, "kernels", rb->kernels);
+	jw_str(&w, root, "kernels", kernels);
+	if (kernels_why)
+		jw_str(&w, root, "kernels_note", kernels_why);
 	devs = jw_arr(&w, root, "devices");
 	for (int d = 0; d < meas->ndevices; d++) {
 		double pe = end_of(&pred->dev[d]), me = end_of(&meas->dev[d]);
@@ -511,7 +528,10 @@ static int execute(const char *arg, const struct run_opts *ro, const struct run_
 	struct timeline pred, meas;
 	struct exec_program x;
 	struct backend be = { rb, NULL };
-	const char *bname = rb->name;
+	const char *bname = rb->name, *kernels = rb->kernels, *kernels_why = NULL;
+	struct work *works = NULL;
+	struct cost_opts ko = { 0 };
+	enum kplan_mode mode = KPLAN_FITTED;
 
 	path = cli_resolve(arg, "plans");
 	if (plan_load(&p, path, &e) < 0) {
@@ -579,8 +599,18 @@ static int execute(const char *arg, const struct run_opts *ro, const struct run_
 			goto out_x;
 		}
 	}
+	if (!kernels) {
+		/* the backend runs kernels: the layers' architecture, or fitted proxies */
+		if (kplan_choose(&p, ro->fit || ro->gemm_tflops > 0, &mode, &works, &ko, &kernels_why, &e) < 0) {
+			stop_ranks(rb, mpi, &e);
+			rc = cli_report(&e);
+			goto out_x;
+		}
+		kernels = kplan_mode_name(mode);
+	}
 	if (rb->open) {
-		struct run_backend_opts bo = { eo, eo.timeout_s, ro->gemm_tflops, ro->share_gpus, mpi ? rank : -1 };
+		struct run_backend_opts bo = { .eo = eo, .timeout_s = eo.timeout_s, .gemm_tflops = ro->gemm_tflops,
+		                               .works = works, .kernel_opts = ko, .share_gpus = ro->share_gpus, .rank = mpi ? rank : -1 };
 
 		/* on GPUs a wait covers a whole iteration: the watchdog plus ten predicted ones */
 		if (rb->gpus)
@@ -598,7 +628,9 @@ static int execute(const char *arg, const struct run_opts *ro, const struct run_
 
 		jw_str(&w, o, "plan", path);
 		jw_str(&w, o, "backend", bname);
-		jw_str(&w, o, "kernels", rb->kernels);
+		jw_str(&w, o, "kernels", kernels);
+		if (kernels_why)
+			jw_str(&w, o, "kernels_note", kernels_why);
 		jw_num(&w, o, "devices", p.ndevices);
 		jw_num(&w, o, "iters", iters);
 		jw_num(&w, o, "predicted_ms", usec(m.makespan_ms - m.dp_sync_ms));  /* one replica: no sync */
@@ -663,12 +695,19 @@ static int execute(const char *arg, const struct run_opts *ro, const struct run_
 			event_emit(&ev, o, &w);
 		}
 		if (json) {
-			rc = print_json(predicted, &pred, &meas, measured, repaired, rb);
+			rc = print_json(predicted, &pred, &meas, measured, repaired, rb, kernels, kernels_why);
 		} else if (!(ev.f == stdout)) {
 			printf("plan %s on %s%s: %d iteration%s, %d transfers%s\n", path, bname, mpi ? " over MPI" : "", iters,
 			       iters == 1 ? "" : "s", x.nxfers, repaired ? " (receives repaired)" : "");
 			printf("iteration: predicted %.2f ms, measured %.2f ms, error %+.2f%%\n", predicted, measured,
 			       100 * err);
+			printf("kernels: %s (%s)\n", kernels,
+			       rb->kernels ? "the model's times on a virtual clock"
+			       : mode == KPLAN_ARCHITECTURE ? "each op ran its layers' kernels, timed as they ran"
+			       : "proxies fitted to the predicted times: a test of the protocol, not of the cost model");
+			if (kernels_why)
+				printf("note: fitted because %s; octopipe cost makes a model from its architecture\n",
+				       kernels_why);
 			if (m.dp_sync_ms > 0)
 				printf("note: the data-parallel sync (%.2f ms exposed in octopipe sim) is not run by this executor,\n"
 				       "which runs one replica: the prediction above leaves it out\n", m.dp_sync_ms);
@@ -725,6 +764,7 @@ out_x:
 		rc = EXIT_RUNTIME;
 	if (rb->close && be.state)
 		rb->close(be.state);
+	free(works);
 	exec_release(&x);
 	timeline_release(&pred);
 out_sim:

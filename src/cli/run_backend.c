@@ -14,6 +14,7 @@
 
 #include "cli/cli.h"
 #ifdef OCTO_CUDA_BACKEND
+#include "exec/cuda_bench.h"
 #include "exec/cuda_exec.h"
 #endif
 #ifdef HAVE_MPI
@@ -53,6 +54,8 @@ static int cuda_open(void **state, const struct plan *p, const struct exec_progr
 	cuda_exec_opts_default(&co);
 	co.timeout_s = o->timeout_s;
 	co.gemm_tflops = o->gemm_tflops;
+	co.works = o->works;
+	co.kernel_opts = o->kernel_opts;
 	co.share_gpus = o->share_gpus;
 	co.kill_device = o->eo.kill_device;
 	co.kill_after_ops = o->eo.kill_after_ops;
@@ -110,7 +113,7 @@ static int cuda_hand_over(int argc, char **argv)
 	char *slash;
 
 	if (n <= 0) {
-		cli_err("octopipe run: cannot find the octopipe-cuda program (no /proc/self/exe)\n");
+		cli_err("octopipe %s: cannot find the octopipe-cuda program (no /proc/self/exe)\n", argv[0]);
 		return EXIT_RUNTIME;
 	}
 	self[n] = '\0';
@@ -126,7 +129,7 @@ static int cuda_hand_over(int argc, char **argv)
 		args[i + 1] = argv[i];
 	fflush(NULL);
 	execv(path, args);
-	cli_err("octopipe run: cannot start the cuda backend '%s': %s\n", path, strerror(errno));
+	cli_err("octopipe %s: cannot start the cuda backend '%s': %s\n", argv[0], path, strerror(errno));
 	free(args);
 	return EXIT_RUNTIME;
 }
@@ -138,11 +141,11 @@ static const struct run_backend backends[] = {
 	{ .name = "emu", .ranks = RUN_RANKS, .kernels = "emulated", .run = emu_mpi_iterate },
 #endif
 #ifdef OCTO_CUDA_BACKEND
-	{ .name = "cuda", .ranks = RUN_EITHER, .gpus = true, .kernels = "fitted", .open = cuda_open, .run = cuda_iterate,
+	{ .name = "cuda", .ranks = RUN_EITHER, .gpus = true, .open = cuda_open, .run = cuda_iterate,
 	  .fail_ranks = cuda_fail_ranks, .gpu_count = cuda_gpu_count, .gpu_of = cuda_gpu_of, .util = cuda_util,
-	  .close = cuda_close },
+	  .close = cuda_close, .bench = cuda_bench_run },
 #elif defined(HAVE_CUDA_EXEC)
-	{ .name = "cuda", .ranks = RUN_EITHER, .gpus = true, .kernels = "fitted",
+	{ .name = "cuda", .ranks = RUN_EITHER, .gpus = true,
 	  .hand_over = cuda_hand_over },
 #endif
 };

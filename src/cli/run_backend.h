@@ -11,6 +11,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "calibrate.h"
+#include "cost.h"
 #include "err.h"
 #include "exec/emu.h"
 #include "exec/protocol.h"
@@ -21,6 +23,8 @@ struct run_backend_opts {
 	struct emu_opts eo;        /* the emulators' options; timeout and fault injection for all */
 	double timeout_s;          /* the longest any wait may take (cuda: over a whole iteration) */
 	double gemm_tflops;        /* cuda: the proxies' assumed throughput (0: fitted) */
+	const struct work *works;  /* cuda: the layers' architecture (kplan_choose), or NULL: proxies */
+	struct cost_opts kernel_opts; /* cuda: those kernels' sequence, micro-batch and TP degree */
 	bool share_gpus;           /* cuda: several devices per GPU */
 	int rank;                  /* as MPI ranks: this process's rank; else -1 */
 };
@@ -29,7 +33,8 @@ struct run_backend {
 	const char *name;          /* "emu", "cuda": as the option, reports and events name it */
 	int ranks;                 /* RUN_THREADS, RUN_RANKS, or both (RUN_EITHER) */
 	bool gpus;                 /* measures on GPUs (clocks a little apart, NVML samples) */
-	const char *kernels;       /* what its ops run, as run --json says: "emulated", "fitted" */
+	const char *kernels;       /* what its ops run, as run --json says: "emulated"; NULL when
+	                            * the plan decides (kplan_choose: "architecture" or "fitted") */
 	/* Opens the backend for plan p and program x (both outlive it); *state is closed by
 	 * close(). NULL when there is nothing to open. */
 	int (*open)(void **state, const struct plan *p, const struct exec_program *x,
@@ -45,8 +50,12 @@ struct run_backend {
 	int (*gpu_of)(void *state, int d, const char **name);
 	bool (*util)(void *state, int d, double *util, uint64_t *mem);
 	void (*close)(void *state);
+	/* octopipe calibrate --gpu: times the benches on the local GPU (cuda_bench.h); NULL
+	 * for backends without GPUs. */
+	int (*bench)(struct calib_bench *b, int n, int reps, const char **gpu_name, struct err *e);
 	/* Set instead of the above when this program does not hold the backend: hands the whole
-	 * command over to the program that does; returns only on failure (an exit status). */
+	 * command (run, or calibrate --gpu; argv[0] names it) over to the program that does;
+	 * returns only on failure (an exit status). */
 	int (*hand_over)(int argc, char **argv);
 };
 
@@ -64,8 +73,12 @@ void run_ranks_deadline(double seconds);
 void run_ranks_finalize(void);
 bool run_ranks_built(void);
 
+/* octopipe calibrate --gpu MODEL -o OUT (calibrate_gpu.c): argc/argv are the command's,
+ * for a hand-over to the program that holds the cuda backend; an exit status. */
+int calibrate_gpu(int argc, char **argv, const char *model_arg, const char *out, bool json, int reps, bool emulate);
+
 /* octopipe run --backend cuda --dry-run (run_dry.c): the kernels the cuda backend would
  * launch for every op of the plan at arg, as a table or JSON; an exit status. */
-int run_dry(const char *arg, bool json, double gemm_tflops);
+int run_dry(const char *arg, bool json, double gemm_tflops, bool fit);
 
 #endif

@@ -30,7 +30,9 @@ static double r6(double x)
 
 struct dry {
 	const struct plan *p;
-	const struct work *works;  /* the layers' architecture, or NULL: fitted proxies */
+	struct work *works;        /* the layers' architecture, or NULL: fitted proxies */
+	enum kplan_mode mode;
+	const char *why;           /* why a model's ops run fitted proxies without --fit, or NULL */
 	struct cost_opts o;
 	double gemm_tflops;
 	struct kernel *ks;
@@ -64,7 +66,9 @@ static int print_json(const char *path, struct dry *d)
 		w.oom = true;
 	jw_str(&w, root, "plan", path);
 	jw_str(&w, root, "backend", "cuda");
-	jw_str(&w, root, "kernels", d->works ? "architecture" : "fitted");
+	jw_str(&w, root, "kernels", kplan_mode_name(d->mode));
+	if (d->why)
+		jw_str(&w, root, "kernels_note", d->why);
 	jw_num(&w, root, "microbatches", p->microbatches);
 	ops = jw_arr(&w, root, "ops");
 	for (int s = 0; s < p->nstages && !w.oom; s++)
@@ -99,7 +103,21 @@ static int print_json(const char *path, struct dry *d)
 					jw_num(&w, kn, "k", x->k);
 					jw_num(&w, kn, "groups", x->groups);
 				}
+				if (x->heads > 0) {   /* an attention core: its blocks' GEMMs (kplan.h) */
+					struct kplan_tile t[KPLAN_CORE_TILES];
+
+					jw_num(&w, kn, "heads", x->heads);
+					jw_num(&w, kn, "d_qk", x->d_qk);
+					jw_num(&w, kn, "d_v", x->d_v);
+					jw_num(&w, kn, "seq", (double)x->seq);
+					jw_num(&w, kn, "sequences", x->seqs);
+					jw_num(&w, kn, "window", (double)x->window);
+					jw_num(&w, kn, "query_blocks", kplan_core_tiles(x, t));
+					jw_num(&w, kn, "block_gemm_flops", kplan_core_gemm_flops(x) * (k == 0 ? 1 : 2));
+				}
 				jw_num(&w, kn, "flops", x->flops);
+				if (x->state_bytes > 0)
+					jw_num(&w, kn, "state_bytes", x->state_bytes);
 				jw_num(&w, kn, "bytes", x->bytes);
 				jw_num(&w, kn, "launches", x->launches);
 			}
@@ -113,10 +131,11 @@ static int print_text(const char *path, struct dry *d)
 
 	printf("plan %s: the kernels of the cuda backend, without a GPU\n", path);
 	if (d->works)
-		printf("kernels: the layers' architecture (the cost model's kernel list of each layer)\n\n");
+		printf("kernels: architecture (the cost model's kernel list of each layer, measured as it runs)\n\n");
 	else
-		printf("kernels: fitted proxies, sized for the predicted time at the throughput of the cluster's GEMMs;\n"
-		       "on a GPU each is timed and refitted to its op's predicted time\n\n");
+		printf("kernels: fitted (%s)\nproxies sized for the predicted time at the throughput of the cluster's GEMMs;\n"
+		       "on a GPU each is timed and refitted to its op's predicted time\n\n",
+		       d->why ? d->why : "as --fit asks");
 	printf("%5s %6s %2s %6s %12s  %-16s %-8s %8s %8s %8s %6s %12s %12s\n", "STAGE", "DEVICE", "OP", "COUNT",
 	       "PREDICTED ms", "KERNEL", "CLASS", "M", "N", "K", "GROUPS", "GFLOP", "MB");
 	for (int s = 0; s < p->nstages; s++)
@@ -141,6 +160,8 @@ static int print_text(const char *path, struct dry *d)
 				printf("  %-16.16s %-8.8s ", x->name, hardware_class_names[x->cls]);
 				if (x->m > 0)
 					printf("%8.0f %8.0f %8.0f %6d", x->m, x->n, x->k, x->groups);
+				else if (x->heads > 0)   /* a core: queries, keys' head dims, heads */
+					printf("%8ld %8d %8d %6d", x->seq, x->d_v, x->d_qk, x->heads);
 				else
 					printf("%8s %8s %8s %6s", "", "", "", "");
 				printf(" %12.3f %12.3f\n", x->flops / 1e9, x->bytes / 1e6);
@@ -149,7 +170,7 @@ static int print_text(const char *path, struct dry *d)
 	return EXIT_OK;
 }
 
-int run_dry(const char *arg, bool json, double gemm_tflops)
+int run_dry(const char *arg, bool json, double gemm_tflops, bool fit)
 {
 	const char *path = cli_resolve(arg, "plans");
 	struct err e = ERR_INIT;
@@ -162,11 +183,13 @@ int run_dry(const char *arg, bool json, double gemm_tflops)
 	memset(&d, 0, sizeof(d));
 	d.p = &p;
 	d.gemm_tflops = gemm_tflops;
-	d.o.seq = p.model.seq_len;
-	d.o.micro_batch = p.model.micro_batch_size > 0 ? p.model.micro_batch_size : 1;
-	d.o.tp = 1;
+	if (kplan_choose(&p, fit, &d.mode, &d.works, &d.o, &d.why, &e) < 0) {
+		plan_release(&p);
+		return cli_report(&e);
+	}
 	rc = json ? print_json(path, &d) : print_text(path, &d);
 	free(d.ks);
+	free(d.works);
 	plan_release(&p);
 	return rc;
 }

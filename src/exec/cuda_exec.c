@@ -685,6 +685,7 @@ void cuda_exec_close(struct cuda_exec *c)
 		cudaFree(g->x);
 		cudaFree(g->w);
 		cudaFree(g->y);
+		cuda_core_free(g);
 		cudaFree(g->work);
 		for (int i = 0; i < g->nops; i++) {
 			if (g->op_start && g->op_start[i])

@@ -2,7 +2,8 @@
  * cuda_exec — the executor's CUDA/NCCL backend (built only when configure finds CUDA,
  * NCCL and cuBLAS): one thread per plan device in one process, device d on GPU d (or on
  * GPU d mod the GPUs there are, with share_gpus), running the device's protocol program
- * (protocol.h) with proxy layers of the stage's real shapes and NCCL point-to-point
+ * (protocol.h) with its layers' kernels from the architecture (works; else fitted proxy
+ * GEMMs of the stage's activation shape) and NCCL point-to-point
  * transfers of the activations' real sizes (device copies between devices on one GPU),
  * whose heads carry tagged, checksummed bytes (payload.h) that the receiver checks.
  * Or, as one MPI rank per device, this process runs only its own device; every call is

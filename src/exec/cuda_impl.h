@@ -5,10 +5,13 @@
  * CUDACHECK / BLASCHECK / NCCLCHECK macros, and what each file offers the others:
  *
  *   cuda_exec.c    open, iterate, read the times, close; the threads and the waits
- *   cuda_kernels.c the kernels an op launches (today the bf16 cuBLAS GEMMs of its proxy)
- *   cuda_proxy.c   the proxy of each (stage, op kind): its GEMM's shape, fitted or not
+ *   cuda_kernels.c the kernels an op launches: its layers' kernel list (GEMMs, attention
+ *                  cores, the rest by FLOPs and bytes), or its proxy's bf16 GEMMs
+ *   cuda_proxy.c   the kernel lists' operands, or the proxy of each (stage, op kind):
+ *                  its GEMM's shape, fitted or not
  *   cuda_chan.c    channels: communicators, buffers, sends, receives, the data checks
  *   cuda_world.c   as one MPI rank per device: who runs where, and the gathers to rank 0
+ *   cuda_bench.c   octopipe calibrate --gpu: each kernel of a list alone, timed
  */
 #ifndef OCTO_EXEC_CUDA_IMPL_H
 #define OCTO_EXEC_CUDA_IMPL_H
@@ -47,6 +50,8 @@ struct gpu {
 	int *k_first;
 	void *work;                /* the non-GEMM kernels' buffer (cuda_work.h) */
 	size_t worksz;
+	void *core[5];             /* attention cores' operands, bf16: Q, K, V, O (whole
+	                            * sequences, per head and sequence) and one block's scores */
 	int nops;
 	cudaEvent_t *op_start, *op_end;
 	long *launch_end;          /* per op: launches enqueued up to its end (this iteration) */
@@ -171,6 +176,14 @@ int cuda_wait_idle(struct gpu *g, const char *what);
 /* Enqueues op kind `kind` of shape s on g's compute stream: F = X·W, I (or B) = dY·Wᵀ,
  * W = Xᵀ·dY, as s->reps bf16 cuBLAS GEMMs. */
 int cuda_gemm(struct gpu *g, const struct kplan_gemm *s, int kind);
+/* Enqueues one kernel of a layer's list in pass p: a GEMM as a strided-batched cuBLAS call
+ * on g->x, g->w, g->y (large enough for it), any other as its FLOPs and bytes on g->work. */
+int cuda_kernel(struct gpu *g, const struct kernel *x, enum kernel_pass p);
+/* The elements of the attention-core operands (g->core) kernel x needs, maxed into need. */
+void cuda_core_need(const struct kernel *x, double need[5]);
+/* Allocates g->core for need (and zeroes it); cuda_core_free releases it. */
+int cuda_core_alloc(struct gpu *g, const double need[5]);
+void cuda_core_free(struct gpu *g);
 /* Enqueues op a: its proxy, or its layers' kernels (g->ks). */
 int cuda_op(struct gpu *g, const struct action *a);
 /* About how many launches op a makes (for the queue's bound). */

@@ -5,9 +5,12 @@
  * With the model's architecture, an op runs its layers' kernel lists (kplan.h, the cost
  * model's own): every GEMM as one strided-batched bf16 cuBLAS call with its true shape
  * (m x k times k x n per group; experts are the groups) — X·W in the forward, dY·Wᵀ for
- * the input gradient, Xᵀ·dY for the weight gradient — and every other entry (attention
- * cores, scans, norms, activations, the loss) as a kernel of its FLOPs and bytes
- * (cuda_work.cu; built without nvcc, a device copy of its bytes). Nothing is fitted: the
+ * the input gradient, Xᵀ·dY for the weight gradient — every attention core as its query
+ * blocks (kplan_core_tiles): QKᵀ and PV as strided-batched GEMMs over heads and sequences
+ * with the masked softmax between them (cuda_work.cu), its backward the four GEMMs and the
+ * softmax's backward; and every other entry (scans, norms, activations, the loss) as the
+ * kernels it stands for, sharing its FLOPs and bytes (cuda_work.cu; built without nvcc, a
+ * device copy of its bytes, and the softmax a copy of its scores). Nothing is fitted: the
  * GPU's own time is what a run measures. Without an architecture an op is its proxy: bf16
  * GEMMs of the shape cuda_proxy.c chose, the three products a linear layer is made of.
  */
@@ -17,6 +20,8 @@
 #include <math.h>
 
 #include "action.h"
+
+#define WORK_LAUNCHES_MAX 1024   /* an entry standing for more launches shares them out */
 #ifdef HAVE_NVCC
 #include "exec/cuda_work.h"
 #endif
@@ -66,14 +71,141 @@ static int list_gemm(struct gpu *g, const struct kernel *x, enum kernel_pass p)
 	return 0;
 }
 
+/* cuBLAS's view of row-major operands: a row-major r x c matrix is a column-major c x r
+ * one, so every product below is written transposed. */
+static int bgemm(struct gpu *g, cublasOperation_t ta, cublasOperation_t tb, long m, long n, long k, const void *a,
+                 long lda, long long sa, const void *b, long ldb, long long sb, void *c, long ldc, long long sc,
+                 int batch)
+{
+	const float one = 1, zero = 0;
+
+	BLASCHECK(g, cublasGemmStridedBatchedEx(g->blas, ta, tb, (int)m, (int)n, (int)k, &one, a, CUDA_R_16BF, (int)lda, sa,
+	                                        b, CUDA_R_16BF, (int)ldb, sb, &zero, c, CUDA_R_16BF, (int)ldc, sc, batch,
+	                                        CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+	return 0;
+}
+
+/* The softmax (or its backward) of one block's scores. */
+static int core_softmax(struct gpu *g, int batch, const struct kplan_tile *t, long window, int backward)
+{
+#ifdef HAVE_NVCC
+	int r = cuda_softmax(g->compute, g->core[4], batch, t->rows, t->keys, t->q0, t->k0, window, backward);
+
+	if (r != 0)
+		return cuda_fail(g, "%s:%d: cuda_softmax: %s", __FILE__, __LINE__, cudaGetErrorString((cudaError_t)r));
+#else
+	/* no nvcc at build time: the scores are read and written once, as a device copy */
+	size_t half = (size_t)batch * (size_t)t->rows * (size_t)t->keys;
+
+	(void)window;
+	(void)backward;
+	CUDACHECK(g, cudaMemcpyAsync(g->core[4], (char *)g->core[4] + half, half, cudaMemcpyDeviceToDevice, g->compute));
+#endif
+	return 0;
+}
+
+void cuda_core_need(const struct kernel *x, double need[5])
+{
+	struct kplan_tile t[KPLAN_CORE_TILES];
+	double batch = (double)x->heads * (x->seqs > 0 ? x->seqs : 1), most = 0;
+	int n;
+
+	if (x->heads <= 0 || x->flops <= 0)
+		return;
+	n = kplan_core_tiles(x, t);
+	for (int i = 0; i < n; i++)
+		most = fmax(most, (double)t[i].rows * (double)t[i].keys);
+	need[0] = fmax(need[0], batch * x->seq * x->d_qk);
+	need[1] = fmax(need[1], batch * x->seq * x->d_qk);
+	need[2] = fmax(need[2], batch * x->seq * x->d_v);
+	need[3] = fmax(need[3], batch * x->seq * x->d_v);
+	need[4] = fmax(need[4], 2 * batch * most);   /* twice: a copy without nvcc reads one half */
+}
+
+int cuda_core_alloc(struct gpu *g, const double need[5])
+{
+	for (int i = 0; i < 5; i++) {
+		size_t bytes = 2 * (size_t)(need[i] > 1 ? need[i] : 1);
+
+		CUDACHECK(g, cudaMalloc(&g->core[i], bytes));
+		CUDACHECK(g, cudaMemsetAsync(g->core[i], 0, bytes, g->compute));
+	}
+	return 0;
+}
+
+void cuda_core_free(struct gpu *g)
+{
+	for (int i = 0; i < 5; i++) {
+		cudaFree(g->core[i]);
+		g->core[i] = NULL;
+	}
+}
+
+/*
+ * An attention core in pass p, block by block; per head and sequence (the batch), with
+ * Q, K of d_qk and V, O of d_v per token, row-major:
+ *   F:  S = Q Kᵀ (rows x keys), the masked softmax P = softmax(S), O = P V;
+ *   I:  dP = dO Vᵀ, dS = the softmax's backward, dQ = dS K, dK = dSᵀ Q, dV = Pᵀ dO.
+ * The score passes of an eager core are entries of their own: its GEMMs alone here.
+ */
+static int list_core(struct gpu *g, const struct kernel *x, enum kernel_pass p)
+{
+	struct kplan_tile t[KPLAN_CORE_TILES];
+	int n = kplan_core_tiles(x, t), batch = x->heads * (x->seqs > 0 ? x->seqs : 1);
+	long dq = x->d_qk, dv = x->d_v, seq = x->seq;
+	bool softmax = x->cls != EFF_GEMM;
+	char *Q = g->core[0], *K = g->core[1], *V = g->core[2], *O = g->core[3], *S = g->core[4];
+
+	for (int i = 0; i < n; i++) {
+		long r = t[i].rows, k = t[i].keys;
+		char *q = Q + 2 * t[i].q0 * dq, *kk = K + 2 * t[i].k0 * dq, *v = V + 2 * t[i].k0 * dv, *o = O + 2 * t[i].q0 * dv;
+
+		if (p == PASS_F) {
+			if (bgemm(g, CUBLAS_OP_T, CUBLAS_OP_N, k, r, dq, kk, dq, seq * dq, q, dq, seq * dq, S, k, r * k, batch) < 0 ||
+			    (softmax && core_softmax(g, batch, &t[i], x->window, 0) < 0) ||
+			    bgemm(g, CUBLAS_OP_N, CUBLAS_OP_N, dv, r, k, v, dv, seq * dv, S, k, r * k, o, dv, seq * dv, batch) < 0)
+				return -1;
+			continue;
+		}
+		if (bgemm(g, CUBLAS_OP_T, CUBLAS_OP_N, k, r, dv, v, dv, seq * dv, o, dv, seq * dv, S, k, r * k, batch) < 0 ||
+		    (softmax && core_softmax(g, batch, &t[i], x->window, 1) < 0) ||
+		    bgemm(g, CUBLAS_OP_N, CUBLAS_OP_N, dq, r, k, kk, dq, seq * dq, S, k, r * k, q, dq, seq * dq, batch) < 0 ||
+		    bgemm(g, CUBLAS_OP_N, CUBLAS_OP_T, dq, k, r, q, dq, seq * dq, S, k, r * k, kk, dq, seq * dq, batch) < 0 ||
+		    bgemm(g, CUBLAS_OP_N, CUBLAS_OP_T, dv, k, r, o, dv, seq * dv, S, k, r * k, v, dv, seq * dv, batch) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Launches an attention core makes in pass p. */
+static long core_launches(const struct kernel *x, enum kernel_pass p)
+{
+	struct kplan_tile t[KPLAN_CORE_TILES];
+	long per = p == PASS_F ? 2 : 4;
+
+	if (x->cls != EFF_GEMM)
+		per++;
+	return per * kplan_core_tiles(x, t);
+}
+
+/* The kernels an entry that is neither a GEMM nor a core launches: as many as it stands for. */
+static int work_launches(const struct kernel *x)
+{
+	return x->launches < 1 ? 1 : x->launches > WORK_LAUNCHES_MAX ? WORK_LAUNCHES_MAX : x->launches;
+}
+
 /* The work of a kernel that is not a GEMM: its FLOPs and bytes. */
 static int list_work(struct gpu *g, const struct kernel *x)
 {
-	if (!g->work || (x->bytes <= 0 && x->flops <= 0))
+	double bytes = x->bytes + x->state_bytes;   /* a scan moves its state too */
+
+	if (!g->work || (bytes <= 0 && x->flops <= 0))
 		return 0;
 #ifdef HAVE_NVCC
-	{
-		int launches = 0, r = cuda_work(g->compute, g->work, g->worksz, x->bytes, x->flops, &launches);
+	/* as many kernels as the entry stands for (a norm and its residual add, a gather per
+	 * expert, ...), the work shared among them: what the cost model prices */
+	for (int i = 0, n = work_launches(x); i < n; i++) {
+		int launches = 0, r = cuda_work(g->compute, g->work, g->worksz, bytes / n, x->flops / n, &launches);
 
 		if (r != 0)
 			return cuda_fail(g, "%s:%d: cuda_work(%s): %s", __FILE__, __LINE__, x->name,
@@ -82,7 +214,7 @@ static int list_work(struct gpu *g, const struct kernel *x)
 #else
 	/* no nvcc at build time: the kernel's bytes move as device copies (half read, half
 	 * written), its FLOPs are not done */
-	for (double left = x->bytes / 2; left >= 1; left -= (double)(g->worksz / 2)) {
+	for (double left = bytes / 2; left >= 1; left -= (double)(g->worksz / 2)) {
 		size_t n = left < (double)(g->worksz / 2) ? (size_t)left : g->worksz / 2;
 
 		CUDACHECK(g, cudaMemcpyAsync(g->work, (char *)g->work + g->worksz / 2, n, cudaMemcpyDeviceToDevice,
@@ -92,15 +224,21 @@ static int list_work(struct gpu *g, const struct kernel *x)
 	return 0;
 }
 
+int cuda_kernel(struct gpu *g, const struct kernel *x, enum kernel_pass p)
+{
+	if (x->m > 0)
+		return list_gemm(g, x, p);
+	if (x->heads > 0 && x->flops > 0)
+		return list_core(g, x, p);
+	return list_work(g, x);
+}
+
 /* Runs the kernels of stage s's pass p. */
 static int list_run(struct gpu *g, int s, enum kernel_pass p)
 {
-	for (int i = g->k_first[s * 3 + p]; i < g->k_first[s * 3 + p + 1]; i++) {
-		const struct kernel *x = &g->ks[i];
-
-		if ((x->m > 0 ? list_gemm(g, x, p) : list_work(g, x)) < 0)
+	for (int i = g->k_first[s * 3 + p]; i < g->k_first[s * 3 + p + 1]; i++)
+		if (cuda_kernel(g, &g->ks[i], p) < 0)
 			return -1;
-	}
 	return 0;
 }
 
@@ -127,7 +265,10 @@ long cuda_op_launches(const struct gpu *g, const struct action *a)
 		if (!(a->kind == OP_F ? p == PASS_F : a->kind == OP_W ? p == PASS_W : a->kind == OP_I ? p == PASS_I : p != PASS_F))
 			continue;
 		for (int i = g->k_first[a->stage * 3 + p]; i < g->k_first[a->stage * 3 + p + 1]; i++)
-			n += g->ks[i].m > 0 ? 1 : 1 + (long)(g->worksz ? g->ks[i].bytes / (double)g->worksz : 0);
+			n += g->ks[i].m > 0 ? 1
+			     : g->ks[i].heads > 0 && g->ks[i].flops > 0 ? core_launches(&g->ks[i], (enum kernel_pass)p)
+			     : work_launches(&g->ks[i]) +
+			       (long)(g->worksz ? (g->ks[i].bytes + g->ks[i].state_bytes) / (double)g->worksz : 0);
 	}
 	return n;
 }

@@ -26,7 +26,7 @@ static int kernel_lists(struct gpu *g)
 {
 	struct cuda_exec *c = g->c;
 	const struct plan *p = c->p;
-	double xs = 1, ws = 1, ys = 1, work = 0;
+	double xs = 1, ws = 1, ys = 1, work = 0, core[5] = { 0, 0, 0, 0, 0 };
 	int total = 0;
 
 	if (!(g->k_first = calloc((size_t)p->nstages * 3 + 1, sizeof(*g->k_first))))
@@ -54,8 +54,11 @@ static int kernel_lists(struct gpu *g)
 					xs = fmax(xs, b * ceil(x->m) * ceil(x->k));
 					ws = fmax(ws, b * ceil(x->k) * ceil(x->n));
 					ys = fmax(ys, b * ceil(x->m) * ceil(x->n));
+				} else if (x->heads > 0 && x->flops > 0) {
+					cuda_core_need(x, core);
 				} else {
-					work = fmax(work, x->bytes > 0 ? x->bytes : x->flops > 0 ? 1 << 22 : 0);
+					work = fmax(work, x->bytes + x->state_bytes > 0 ? x->bytes + x->state_bytes
+					                  : x->flops > 0 ? 1 << 22 : 0);
 				}
 			}
 			total += n;
@@ -67,6 +70,8 @@ static int kernel_lists(struct gpu *g)
 	CUDACHECK(g, cudaMemsetAsync(g->x, 0, 2 * (size_t)xs, g->compute));
 	CUDACHECK(g, cudaMemsetAsync(g->w, 0, 2 * (size_t)ws, g->compute));
 	CUDACHECK(g, cudaMemsetAsync(g->y, 0, 2 * (size_t)ys, g->compute));
+	if (core[0] > 0 && cuda_core_alloc(g, core) < 0)
+		return -1;
 	if (work > 0) {
 		g->worksz = work < (double)WORK_MAX ? ((size_t)work + 15) / 16 * 16 : WORK_MAX;
 		CUDACHECK(g, cudaMalloc(&g->work, g->worksz));

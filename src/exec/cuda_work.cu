@@ -1,16 +1,22 @@
 /*
- * cuda_work — the cuda backend's one hand-written kernel (built by nvcc; see
- * cuda_work.h): a kernel of given FLOPs and HBM bytes, for the entries of a layer's
- * kernel list that are not GEMMs (attention cores, scans, norms, activations, the loss).
+ * cuda_work — the cuda backend's hand-written kernels (built by nvcc; see cuda_work.h).
+ *
+ * octo_work: a kernel of given FLOPs and HBM bytes, for the entries of a layer's kernel
+ * list that are neither GEMMs nor attention cores (scans, norms, activations, the loss).
  * It streams a buffer once — each float read and written back — and does its share of
  * fused multiply-adds on every element, so that what the GPU measures is its own time for
  * that much memory traffic and arithmetic, whichever bounds it.
+ *
+ * octo_softmax: the masked row softmax between an attention core's QK^T and PV GEMMs
+ * (cuda_kernels.c), one block of threads per row: a max, a sum of exponentials, a write.
  */
+#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stddef.h>
 
 #include "cuda_work.h"
+#include "kmask.h"
 
 __global__ void octo_work_kernel(float *buf, size_t n, int fmas)
 {
@@ -55,5 +61,73 @@ extern "C" int cuda_work(cudaStream_t s, void *buf, size_t cap, double bytes, do
 		octo_work_kernel<<<blocks, 256, 0, s>>>((float *)buf, n, fmas);
 		(*launches)++;
 	}
+	return (int)cudaGetLastError();
+}
+
+#define SOFTMAX_THREADS 256
+
+/* The sum (or, with take_max, the maximum) of v over the block's threads, in every thread. */
+__device__ static float block_reduce(float v, bool take_max)
+{
+	__shared__ float part[SOFTMAX_THREADS / 32];
+	int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+
+	for (int o = 16; o > 0; o >>= 1) {
+		float w = __shfl_xor_sync(0xffffffffu, v, o);
+
+		v = take_max ? fmaxf(v, w) : v + w;
+	}
+	if (lane == 0)
+		part[warp] = v;
+	__syncthreads();
+	v = lane < SOFTMAX_THREADS / 32 ? part[lane] : (take_max ? -INFINITY : 0.0f);
+	for (int o = 16; o > 0; o >>= 1) {
+		float w = __shfl_xor_sync(0xffffffffu, v, o);
+
+		v = take_max ? fmaxf(v, w) : v + w;
+	}
+	__syncthreads();   /* part is reused by the next reduction */
+	return v;
+}
+
+__global__ void octo_softmax_kernel(__nv_bfloat16 *s, long rows, long keys, long q0, long k0, long window,
+                                    int backward)
+{
+	__nv_bfloat16 *row = s + (size_t)blockIdx.x * keys;
+	long q = q0 + (long)(blockIdx.x % rows);
+	long lo, hi;   /* the keys of this row that its query attends to */
+	float a = backward ? 0.0f : -INFINITY, sum = 0;
+
+	kmask_row(q, k0, keys, window, &lo, &hi);
+	for (long j = lo + threadIdx.x; j < hi; j += blockDim.x)
+		a = backward ? a + __bfloat162float(row[j]) * __bfloat162float(row[j]) : fmaxf(a, __bfloat162float(row[j]));
+	a = block_reduce(a, !backward);
+	if (!backward) {
+		for (long j = lo + threadIdx.x; j < hi; j += blockDim.x)
+			sum += __expf(__bfloat162float(row[j]) - a);
+		sum = block_reduce(sum, false);
+	}
+	for (long j = threadIdx.x; j < keys; j += blockDim.x) {
+		float y = __bfloat162float(row[j]);
+
+		if (j < lo || j >= hi)
+			y = 0;
+		else
+			y = backward ? y * (y - a) : __expf(y - a) / sum;
+		row[j] = __float2bfloat16(y);
+	}
+}
+
+extern "C" int cuda_softmax(cudaStream_t s, void *scores, long batch, long rows, long keys, long q0, long k0,
+                            long window, int backward)
+{
+	long n = batch * rows;
+
+	if (n <= 0 || keys <= 0)
+		return 0;
+	if (n > 2147483647L)
+		return (int)cudaErrorInvalidConfiguration;
+	octo_softmax_kernel<<<(unsigned)n, SOFTMAX_THREADS, 0, s>>>((__nv_bfloat16 *)scores, rows, keys, q0, k0, window,
+	                                                           backward);
 	return (int)cudaGetLastError();
 }

@@ -1,6 +1,7 @@
 /*
- * cuda_work — a kernel of given FLOPs and bytes (cuda_work.cu, built by nvcc): what the
- * cuda backend launches for a kernel-list entry that is not a GEMM.
+ * cuda_work — the cuda backend's hand-written kernels (cuda_work.cu, built by nvcc): a
+ * kernel of given FLOPs and bytes, for a kernel-list entry that is neither a GEMM nor an
+ * attention core, and the masked softmax between an attention core's GEMMs.
  */
 #ifndef OCTO_EXEC_CUDA_WORK_H
 #define OCTO_EXEC_CUDA_WORK_H
@@ -17,6 +18,14 @@ extern "C" {
  * once, in passes of at most cap bytes) and `flops` of fused multiply-adds spread over
  * them; *launches gets how many kernels that took. 0, or a cudaError_t. */
 int cuda_work(cudaStream_t s, void *buf, size_t cap, double bytes, double flops, int *launches);
+
+/* Enqueues on s the softmax of batch x rows rows of keys bf16 scores each (row r of a
+ * batch is query q0 + r; key j is key k0 + j), masked causally and, with window > 0, to
+ * the last window keys: masked scores become 0. backward: the softmax's backward, a row
+ * y becoming y (y - <y, y>) (the scores stand for both the probabilities and their
+ * gradient: the traffic and arithmetic are the point). 0, or a cudaError_t. */
+int cuda_softmax(cudaStream_t s, void *scores, long batch, long rows, long keys, long q0, long k0, long window,
+                 int backward);
 
 #ifdef __cplusplus
 }

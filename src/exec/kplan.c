@@ -6,8 +6,10 @@
 #include "exec/kplan.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "action.h"
+#include "parallel.h"
 
 void kplan_fit_columns(struct kplan_gemm *g, double flops)
 {
@@ -87,8 +89,9 @@ int kplan_kernels(const struct plan *p, const struct work *works, const struct c
 		if (!g.reps)
 			return 0;
 		if (max > 0)
-			out[0] = (struct kernel){ EFF_GEMM, proxy_names[k], g.m, g.n, g.k, g.reps, kplan_gemm_flops(&g),
-			                          kplan_gemm_bytes(&g), g.reps };
+			out[0] = (struct kernel){ .cls = EFF_GEMM, .name = proxy_names[k], .m = g.m, .n = g.n, .k = g.k,
+			                          .groups = g.reps, .flops = kplan_gemm_flops(&g),
+			                          .bytes = kplan_gemm_bytes(&g), .launches = g.reps };
 		return 1;
 	}
 	if (k == 0 || k == 2)
@@ -97,4 +100,82 @@ int kplan_kernels(const struct plan *p, const struct work *works, const struct c
 	if (!p->split_backward)   /* a fused B: I's kernels, then W's */
 		n += kplan_stage_kernels(p, works, o, s, PASS_W, n < max ? out + n : NULL, n < max ? max - n : 0);
 	return n;
+}
+
+const char *kplan_mode_name(enum kplan_mode m)
+{
+	return m == KPLAN_ARCHITECTURE ? "architecture" : "fitted";
+}
+
+int kplan_choose(const struct plan *p, bool fit, enum kplan_mode *mode, struct work **works,
+                 struct cost_opts *o, const char **why, struct err *e)
+{
+	int r;
+
+	*works = NULL;
+	*mode = KPLAN_FITTED;
+	*why = NULL;
+	memset(o, 0, sizeof(*o));
+	o->seq = p->model.seq_len;
+	o->micro_batch = p->model.micro_batch_size > 0 ? p->model.micro_batch_size : 1;
+	o->tp = 1;
+	if (fit)
+		return 0;
+	r = model_works(plan_src_model(p), works, o, e);
+	if (r < 0)
+		return -1;
+	if (r > 0) {
+		*why = "the model has no architecture (a profile-only layer table)";
+		return 0;
+	}
+	/* the plan's replica: its sequence and micro-batch, at its layout's TP degree */
+	o->seq = p->model.seq_len;
+	o->micro_batch = p->model.micro_batch_size > 0 ? p->model.micro_batch_size : 1;
+	if (p->has_parallel)
+		o->tp = p->par.tp;
+	if (o->tp < 1)
+		o->tp = 1;
+	*mode = KPLAN_ARCHITECTURE;
+	return 0;
+}
+
+long kplan_core_block(const struct kernel *x)
+{
+	long block = (x->seq + 15) / 16;
+
+	if (x->window > 0 && x->window < x->seq && block > x->window / 8)
+		block = x->window / 8;
+	block = (block + 63) / 64 * 64;
+	if (block < 64)
+		block = 64;
+	while ((x->seq + block - 1) / block > KPLAN_CORE_TILES)
+		block += 64;
+	return block;
+}
+
+int kplan_core_tiles(const struct kernel *x, struct kplan_tile *out)
+{
+	long seq = x->seq, block, n = 0;
+
+	if (x->heads <= 0 || seq <= 0)
+		return 0;
+	block = kplan_core_block(x);
+	for (long q0 = 0; q0 < seq; q0 += block) {
+		long rows = seq - q0 < block ? seq - q0 : block, end = q0 + rows;
+		long k0 = x->window > 0 && q0 - x->window + 1 > 0 ? q0 - x->window + 1 : 0;
+
+		out[n++] = (struct kplan_tile){ q0, rows, k0, end - k0 };
+	}
+	return (int)n;
+}
+
+double kplan_core_gemm_flops(const struct kernel *x)
+{
+	struct kplan_tile t[KPLAN_CORE_TILES];
+	int n = kplan_core_tiles(x, t);
+	double sum = 0;
+
+	for (int i = 0; i < n; i++)
+		sum += 2.0 * (double)t[i].rows * (double)t[i].keys * (x->d_qk + x->d_v);
+	return sum * x->heads * (x->seqs > 0 ? x->seqs : 1);
 }

@@ -16,6 +16,7 @@
 #ifndef OCTO_EXEC_KPLAN_H
 #define OCTO_EXEC_KPLAN_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "cost.h"
@@ -54,5 +55,46 @@ int kplan_stage_kernels(const struct plan *p, const struct work *works, const st
  * fitted proxy as one kernel (its repetitions as groups, sized at gemm_tflops). */
 int kplan_kernels(const struct plan *p, const struct work *works, const struct cost_opts *o, double gemm_tflops,
                   int s, int k, struct kernel *out, int max);
+
+/*
+ * An attention core on the cuda backend: its queries in blocks, each block a pair of
+ * strided-batched GEMMs over the keys it attends to (QK^T, then PV; batched over heads and
+ * sequences) with a masked softmax between them. A causal block attends to every key up
+ * to its last query, a windowed one from its first query's window on: the GEMMs do the
+ * masked part too, as a fused kernel's tiles do, so their FLOPs exceed the core's by
+ * about a block over the context. Blocks are a multiple of 64 queries: a sixteenth of
+ * the sequence, at most an eighth of a window (KPLAN_CORE_TILES blocks at most).
+ */
+#define KPLAN_CORE_TILES 64
+
+struct kplan_tile {
+	long q0, rows;             /* queries [q0, q0 + rows) of each sequence */
+	long k0, keys;             /* attend to keys [k0, k0 + keys) */
+};
+
+/* The queries per block of core x. */
+long kplan_core_block(const struct kernel *x);
+/* The query blocks of core x (x->heads > 0) into out (KPLAN_CORE_TILES entries); how many. */
+int kplan_core_tiles(const struct kernel *x, struct kplan_tile *out);
+/* FLOPs of one forward pass of the tiles' GEMMs (QK^T and PV): 2 x rows x keys x (d_qk +
+ * d_v) per head and sequence, summed. The backward does twice that (dP, dS K, dS^T Q, P^T dO). */
+double kplan_core_gemm_flops(const struct kernel *x);
+
+/* What the cuda backend's ops run, as every output of octopipe run names it. */
+enum kplan_mode {
+	KPLAN_ARCHITECTURE,  /* the layers' kernel lists, measured as they are */
+	KPLAN_FITTED,        /* proxies sized (and, on a GPU, fitted) to the predicted times */
+};
+
+/* "architecture" or "fitted". */
+const char *kplan_mode_name(enum kplan_mode m);
+
+/* The kernels of plan p's ops: the architecture of its model's layers unless fit asks for
+ * proxies or the model has none (a profile-only table; *why then says so, a line
+ * fragment, else it is NULL). In architecture mode *works gets one struct work per model
+ * layer (caller frees) and o their sequence, micro-batch and TP degree (the plan's layout
+ * wins); else *works is NULL. -1 with e set when the model's source is unreadable. */
+int kplan_choose(const struct plan *p, bool fit, enum kplan_mode *mode, struct work **works,
+                 struct cost_opts *o, const char **why, struct err *e);
 
 #endif

@@ -355,10 +355,10 @@ static void kernels(void)
 
 	/* a small GEMM runs below its class's efficiency: a roofline in its arithmetic intensity */
 	{
-		struct kernel big = { EFF_GEMM, "big", 4096, 4096, 4096, 1, 2.0 * 4096 * 4096 * 4096,
-		                      2.0 * 3 * 4096 * 4096, 0 };
-		struct kernel thin = { EFF_GEMM, "thin", 16, 4096, 4096, 1, 2.0 * 16 * 4096 * 4096,
-		                       2.0 * (16 * 4096 * 2 + 4096.0 * 4096), 0 };
+		struct kernel big = { .cls = EFF_GEMM, .name = "big", .m = 4096, .n = 4096, .k = 4096, .groups = 1,
+		                      .flops = 2.0 * 4096 * 4096 * 4096, .bytes = 2.0 * 3 * 4096 * 4096 };
+		struct kernel thin = { .cls = EFF_GEMM, .name = "thin", .m = 16, .n = 4096, .k = 4096, .groups = 1,
+		                       .flops = 2.0 * 16 * 4096 * 4096, .bytes = 2.0 * (16 * 4096 * 2 + 4096.0 * 4096) };
 		double eb = big.flops / (hw.peak_tflops * 1e9) / cost_kernel_ms(&big, &hw, PASS_F);
 		double et = thin.flops / (hw.peak_tflops * 1e9) / cost_kernel_ms(&thin, &hw, PASS_F);
 

@@ -13,9 +13,11 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "arch.h"
 #include "baseline.h"
+#include "exec/kmask.h"
 #include "exec/kplan.h"
 #include "hfconfig.h"
 #include "synth.h"
@@ -105,6 +107,150 @@ out:
 	arch_release(&a);
 }
 
+/* The attention cores of an architecture as the cuda backend launches them: each core's
+ * heads and head dimensions account for its FLOPs exactly (2 heads (d_qk + d_v) per key
+ * attended), its query blocks cover the sequence once, each attending to the keys up to
+ * its last query (from the window of its first), and the blocks' GEMMs do the core's
+ * FLOPs plus at most a block's worth of masked work per query. */
+static void check_cores(const char *name)
+{
+	char path[4096];
+	const char *top = getenv("top_srcdir");
+	struct arch a;
+	struct err e = ERR_INIT;
+	struct cost_opts o = { 4096, 2, 1, false, 0, 0 };
+	struct kernel ks[KMAX];
+	int cores = 0, bad_shape = 0, bad_tiles = 0, bad_flops = 0, bad_bwd = 0, windowed = 0, bad_mask = 0;
+	double worst = 0;
+
+	snprintf(path, sizeof(path), "%s/samples/architectures/%s.json", top ? top : ABS_TOP_SRCDIR, name);
+	if (!ok(hfconfig_load_any(&a, path, &e) == 0, "%s: loads (%s)", name, e.msg))
+		return;
+	for (int l = 0; l < a.nlayers; l++) {
+		int n = cost_kernels(&a.layers[l].w, &o, PASS_F, ks, KMAX);
+		struct kernel ki[KMAX];
+		int ni = cost_kernels(&a.layers[l].w, &o, PASS_I, ki, KMAX);
+
+		for (int i = 0; i < n && i < KMAX; i++) {
+			const struct kernel *x = &ks[i];
+			struct kplan_tile t[KPLAN_CORE_TILES];
+			double want, got, ctx = cost_ctx(x->seq, x->window);
+			long next = 0, block = kplan_core_block(x);
+			int nt;
+
+			if (x->heads <= 0)
+				continue;
+			cores++;
+			windowed += x->window > 0;
+			want = 2.0 * x->heads * (x->d_qk + x->d_v) * ctx * x->seq * x->seqs;
+			bad_shape += x->seqs != 2 || x->seq != 4096 || fabs(x->flops - want) > 1e-6 * want;
+			nt = kplan_core_tiles(x, t);
+			for (int j = 0; j < nt; j++) {
+				long k0 = x->window > 0 && t[j].q0 - x->window + 1 > 0 ? t[j].q0 - x->window + 1 : 0;
+
+				bad_tiles += t[j].q0 != next || t[j].rows < 1 || t[j].rows > block || t[j].k0 != k0 ||
+				             t[j].k0 + t[j].keys != t[j].q0 + t[j].rows;
+				next = t[j].q0 + t[j].rows;
+			}
+			bad_tiles += next != x->seq || nt > KPLAN_CORE_TILES || block % 64 != 0;
+			{
+				/* every query attends to min(q + 1, window) keys, each in exactly one block */
+				double want_keys = 0, got_keys = 0;
+
+				for (long q = 0; q < x->seq; q++)
+					want_keys += x->window > 0 && x->window < q + 1 ? x->window : q + 1;
+				for (int j = 0; j < nt; j++)
+					for (long q = t[j].q0; q < t[j].q0 + t[j].rows; q++) {
+						long lo, hi;
+
+						kmask_row(q, t[j].k0, t[j].keys, x->window, &lo, &hi);
+						bad_mask += hi <= lo || lo < 0 || hi > t[j].keys;
+						got_keys += (double)(hi - lo);
+					}
+				bad_mask += got_keys != want_keys;
+			}
+			got = kplan_core_gemm_flops(x);
+			bad_flops += got < x->flops * (1 - 1e-9) || got > x->flops * (1 + block / ctx);
+			worst = fmax(worst, got / x->flops - 1);
+			/* the I pass's core is the same core at twice the work */
+			for (int j = 0; j < ni && j < KMAX; j++)
+				if (strcmp(ki[j].name, x->name) == 0)
+					bad_bwd += ki[j].heads != x->heads || fabs(ki[j].flops - 2 * x->flops) > 1e-6 * x->flops;
+		}
+	}
+	ok(cores > 0, "%s: %d attention cores (%d windowed)", name, cores, windowed);
+	is_int(bad_mask, 0, "%s: the softmax's mask (kmask_row) gives every query its keys, once: s(s+1)/2 causal, "
+	       "min(q+1, window) windowed", name);
+	is_int(bad_shape, 0, "%s: every core's heads and head dims account for its FLOPs", name);
+	is_int(bad_tiles, 0, "%s: query blocks cover the sequence, each attending up to its last query", name);
+	is_int(bad_flops, 0, "%s: the blocks' GEMMs do the core's FLOPs and at most a block over (worst +%.1f%%)", name,
+	       100 * worst);
+	is_int(bad_bwd, 0, "%s: the input grad's core has the same shape and twice the FLOPs", name);
+	arch_release(&a);
+}
+
+/* The mode of a plan's ops, from its model file: a model made by octopipe cost runs its
+ * architecture (every stage's forward kernels doing the per-token FLOPs of its layers),
+ * --fit and profile-only models run fitted proxies, the latter saying why. */
+static void check_choose(void)
+{
+	const char *top = getenv("top_srcdir");
+	char path[4096];
+	const char *models[2] = { "gemma3-12b", "gpt-13b" };
+
+	for (int i = 0; i < 2; i++) {
+		struct model m;
+		struct cluster c;
+		struct plan p;
+		struct err e = ERR_INIT;
+		struct baseline_spec spec = { SCHED_1F1B, 4, 0, "balanced", NULL, 0, 0, NULL };
+		struct work *works = NULL;
+		struct cost_opts o;
+		enum kplan_mode mode;
+		const char *why;
+		struct kernel *ks = malloc(KMAX * sizeof(*ks));
+		int bad = 0;
+
+		snprintf(path, sizeof(path), "%s/samples/models/%s.json", top ? top : ABS_TOP_SRCDIR, models[i]);
+		if (!ok(model_load(&m, path, &e) == 0, "%s: the model loads (%s)", models[i], e.msg)) {
+			free(ks);
+			continue;
+		}
+		synth_cluster(&c, 4, 4, 450, 5);
+		if (!ok(baseline_plan(&p, &m, NULL, &c, NULL, &spec, &e) == 0, "%s: a 4-stage plan (%s)", models[i], e.msg))
+			goto next;
+		is_int(kplan_choose(&p, true, &mode, &works, &o, &why, &e), 0, "%s: --fit chooses", models[i]);
+		ok(mode == KPLAN_FITTED && !works && !why, "%s: --fit: fitted proxies, no excuse needed", models[i]);
+		is_int(kplan_choose(&p, false, &mode, &works, &o, &why, &e), 0, "%s: the default chooses", models[i]);
+		if (i == 1) {
+			ok(mode == KPLAN_FITTED && !works && why && strstr(why, "no architecture"),
+			   "%s (profile-only): fitted, saying why (%s)", models[i], why ? why : "-");
+			plan_release(&p);
+			goto next;
+		}
+		ok(mode == KPLAN_ARCHITECTURE && works && !why && o.seq == m.seq_len && o.tp == 1,
+		   "%s (made by octopipe cost): architecture kernels at its sequence (%ld)", models[i], o.seq);
+		is_str(kplan_mode_name(mode), "architecture", "named \"architecture\"");
+		for (int s = 0; works && s < p.nstages; s++) {
+			double fl = 0, want = 0;
+			int n = kplan_kernels(&p, works, &o, 0, s, 0, ks, KMAX);
+
+			for (int l = p.stages[s].first; l <= p.stages[s].last; l++)
+				want += cost_flops(&works[l], o.seq) * (double)o.seq * (double)o.micro_batch;
+			for (int k = 0; k < n && k < KMAX; k++)
+				fl += ks[k].flops;
+			bad += n > KMAX || fabs(fl - want) > 1e-9 * want;
+		}
+		is_int(bad, 0, "%s: every stage's forward kernels do its layers' FLOPs per token times the tokens", models[i]);
+		free(works);
+		plan_release(&p);
+next:
+		free(ks);
+		cluster_release(&c);
+		model_release(&m);
+	}
+}
+
 int main(void)
 {
 	/* 1 ms at 1000 TFLOP/s = 1e12 FLOPs; 4096 tokens x 4096 hidden: n = 1e12 / (2 x 4096^2)
@@ -136,5 +282,62 @@ int main(void)
 	check_arch("nemotronh-8b");
 	check_arch("deepseek-v2-lite");
 	check_arch("gemma3-12b");
+	check_choose();
+	check_cores("gemma3-12b");
+	check_cores("deepseek-v2-lite");
+	check_cores("nemotronh-8b");
+	{
+		/* an eager core (learned sinks): its GEMMs carry the shape, the score passes none */
+		struct block b = { .kind = BLK_ATTN, .h = 2880, .norms = 1, .n_q = 64, .n_kv = 8, .d_h = 64,
+		                   .window = 128, .sinks = true };
+		struct work w;
+		struct cost_opts o = { 4096, 1, 1, false, 0, 0 };
+		struct kernel ks[KMAX];
+		int n, bmm = 0, scores = 0;
+
+		memset(&w, 0, sizeof(w));
+		cost_block(&b, &w);
+		n = cost_kernels(&w, &o, PASS_F, ks, KMAX);
+		for (int i = 0; i < n; i++) {
+			bmm += strcmp(ks[i].name, "attn_core.bmm") == 0 && ks[i].heads == 64 && ks[i].d_qk == 64 &&
+			       ks[i].window == 128;
+			scores += strcmp(ks[i].name, "attn_core.scores") == 0 && ks[i].heads == 0 && ks[i].bytes > 0;
+		}
+		ok(bmm == 1 && scores == 1, "an eager core: its batched GEMMs shaped (64 heads of 64, window 128), its "
+		   "score passes in bytes");
+	}
+	{
+		/* a Mamba-2 scan moves its chunk states: H P N fp32 four times per chunk of Q tokens,
+		 * plus its bf16 inputs and output; the input grad twice that; priced by its FLOPs */
+		struct block b = { .kind = BLK_MAMBA2, .h = 4096, .norms = 1, .ssm_heads = 128, .ssm_head_dim = 64,
+		                   .groups = 8, .state = 128, .conv = 4, .chunk = 128 };
+		struct work w;
+		struct cost_opts o = { 4096, 1, 1, false, 0, 0 };
+		struct kernel ks[KMAX], kp;
+		struct hardware hw;
+		double din = 128.0 * 64, xbc = din + 2.0 * 8 * 128, want = 4096 * (2 * xbc + 2 * din + 16.0 * 128 * 64 * 128 / 128);
+		int n, ni, found = 0;
+
+		memset(&w, 0, sizeof(w));
+		cost_block(&b, &w);
+		hardware_default(&hw);
+		n = cost_kernels(&w, &o, PASS_F, ks, KMAX);
+		for (int i = 0; i < n; i++)
+			if (strcmp(ks[i].name, "conv+ssd") == 0) {
+				found = 1;
+				is_dbl(ks[i].state_bytes, want, 1, "a Mamba-2 scan's state bytes: chunk states and its inputs (%.0f MB)",
+				       want / 1e6);
+				kp = ks[i];
+				kp.state_bytes = 0;
+				is_dbl(cost_kernel_ms(&ks[i], &hw, PASS_F), cost_kernel_ms(&kp, &hw, PASS_F), 1e-12,
+				       "and its price is its FLOPs' alone");
+			}
+		ok(found, "the Mamba-2 layer has its scan");
+		ni = cost_kernels(&w, &o, PASS_I, ks, KMAX);
+		for (int i = 0; i < ni; i++)
+			if (strcmp(ks[i].name, "conv+ssd") == 0)
+				is_dbl(ks[i].state_bytes, 2 * want, 1, "its input grad moves them twice");
+		hardware_release(&hw);
+	}
 	return tap_done();
 }
