@@ -334,6 +334,53 @@ static double legend_item(struct strbuf *sb, const struct gantt_geo *g, double x
 
 static const char *const kind_class[OP_KINDS] = { "F", "I", "W", "B" };
 
+/* A row's marks drawn over its ops (W's dots, B's stripes, the recompute dashes) as one
+ * path of horizontal stretches: a stretch that starts within join of where the last one
+ * ends extends it, and a stretch shorter than min is left out (a pattern narrower than
+ * its period cannot be seen, and each stretch costs the browser a pattern fill). So a
+ * chart of thousands of narrow ops carries its marks where they show, not on every op. */
+struct marks {
+	struct strbuf *sb;
+	const char *cls;
+	double sw;               /* stroke width, 0 for the class's own */
+	double y, join, min;
+	double x0, x1;           /* the open stretch; none while x1 < x0 */
+	bool open;               /* the <path> is started */
+};
+
+static void marks_flush(struct marks *m)
+{
+	if (m->x1 < m->x0 || m->x1 - m->x0 < m->min)
+		return;
+	if (!m->open) {
+		put(m->sb, "<path class=\"%s\"", m->cls);
+		if (m->sw > 0)
+			put(m->sb, " stroke-width=\"%N\"", m->sw);
+		strbuf_addstr(m->sb, " d=\"");
+	}
+	m->open = true;
+	put(m->sb, "M%N %Nh%N", m->x0, m->y, m->x1 - m->x0);
+}
+
+static void marks_add(struct marks *m, double x0, double x1)
+{
+	if (m->x1 >= m->x0 && x0 >= m->x0 && x0 <= m->x1 + m->join) {
+		if (x1 > m->x1)
+			m->x1 = x1;
+		return;
+	}
+	marks_flush(m);
+	m->x0 = x0;
+	m->x1 = x1;
+}
+
+static void marks_end(struct marks *m)
+{
+	marks_flush(m);
+	if (m->open)
+		strbuf_addstr(m->sb, "\"/>\n");
+}
+
 /* One row of ops (a device's predicted or measured ops), inside a translated <g>: per
  * kind, a <g> of its colour holding one <rect> per op with its tooltip (stage, kind and
  * microbatch, layers, start-end), white separators when sep; then W's dots and B's
@@ -374,40 +421,28 @@ static void put_ops(struct strbuf *sb, const struct gantt_geo *g, const struct p
 			strbuf_addstr(sb, "</g>\n");
 	}
 	for (int k = OP_W; k <= OP_B; k++) {
-		bool open = false;
+		/* touching ops of the kind share one stretch of the pattern; a stretch narrower
+		 * than a dot (2u) could not show one and is left out */
+		struct marks m = { sb, k == OP_W ? "pw" : "pb", h, h / 2, 0.1 * u, 2 * u, 0, -1, false };
 
-		for (int i = 0; i < dv->nops; i++) {
-			const struct tl_op *o = &dv->ops[i];
-			double x = gx(g, o->start_ms), w = gx(g, o->end_ms) - x;
-
-			if (o->kind != k)
-				continue;
-			if (!open)
-				put(sb, "<path class=\"%s\" stroke-width=\"%N\" d=\"", k == OP_W ? "pw" : "pb", h);
-			open = true;
-			put(sb, "M%N %Nh%N", x, h / 2, w);
-		}
-		if (open)
-			strbuf_addstr(sb, "\"/>\n");
+		for (int i = 0; i < dv->nops; i++)
+			if (dv->ops[i].kind == k)
+				marks_add(&m, gx(g, dv->ops[i].start_ms), gx(g, dv->ops[i].end_ms));
+		marks_end(&m);
 	}
 	{
-		/* a recomputing backward: a dashed line along its top (pattern, not colour) */
-		bool open = false;
+		/* a recomputing backward: a dashed line along its top (pattern, not colour);
+		 * backwards closer than a dash period (4.5u) share one line */
+		struct marks m = { sb, "rc", 0, 0.75 * u, 4.5 * u, 3 * u, 0, -1, false };
 
 		for (int i = 0; i < dv->nops; i++) {
 			const struct tl_op *o = &dv->ops[i];
 			const struct stage *st = o->stage >= 0 && o->stage < p->nstages ? &p->stages[o->stage] : NULL;
-			double x = gx(g, o->start_ms), w = gx(g, o->end_ms) - x;
 
-			if (!st || st->recompute == RECOMPUTE_NONE || (o->kind != OP_I && o->kind != OP_B))
-				continue;
-			if (!open)
-				strbuf_addstr(sb, "<path class=\"rc\" d=\"");
-			open = true;
-			put(sb, "M%N %Nh%N", x, 0.75 * u, w);
+			if (st && st->recompute != RECOMPUTE_NONE && (o->kind == OP_I || o->kind == OP_B))
+				marks_add(&m, gx(g, o->start_ms), gx(g, o->end_ms));
 		}
-		if (open)
-			strbuf_addstr(sb, "\"/>\n");
+		marks_end(&m);
 	}
 	for (int i = 0; i < dv->nops; i++) {
 		const struct tl_op *o = &dv->ops[i];
