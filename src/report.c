@@ -421,9 +421,10 @@ static void put_ops(struct strbuf *sb, const struct gantt_geo *g, const struct p
 			strbuf_addstr(sb, "</g>\n");
 	}
 	for (int k = OP_W; k <= OP_B; k++) {
-		/* touching ops of the kind share one stretch of the pattern; a stretch narrower
-		 * than a dot (2u) could not show one and is left out */
-		struct marks m = { sb, k == OP_W ? "pw" : "pb", h, h / 2, 0.1 * u, 2 * u, 0, -1, false };
+		/* touching ops of the kind share one stretch of the pattern; on a stretch narrower
+		 * than 3u a dot (1.6u) or a stripe would not read as one, and the op's lightness
+		 * tells its kind there (put_css), so it is left out */
+		struct marks m = { sb, k == OP_W ? "pw" : "pb", h, h / 2, 0.1 * u, 3 * u, 0, -1, false };
 
 		for (int i = 0; i < dv->nops; i++)
 			if (dv->ops[i].kind == k)
