@@ -6,16 +6,25 @@
  * idle gap shows hatched without a rectangle of its own (gaps are merged for free), and
  * the only per-op element is the op's <rect> with its <title> tooltip. Rows are <g>
  * groups translated to their height, and within a row the ops of one kind sit in one <g>
- * that gives their colour, so an op carries x, width and height only; W's dots and B's
- * stripes are one stroked path per row over the ops (a pattern on each op's rect costs a
- * browser several times more to paint). 64 GPUs x 256 microbatches with a split backward
- * (49152 ops) is about 95 bytes an op, and a browser draws it in about a second; the HTML
- * report has a browser lay out and paint a Gantt only when it comes near the screen.
+ * that gives their colour, so an op carries x, width and height only (SVG 1.1 attributes:
+ * a height given once in CSS is SVG 2, which not every reader takes, resvg for one). W's dots,
+ * B's stripes and the recompute dashes are one stroked path per row over the ops, and
+ * only where they can be seen (struct marks): a pattern on each op's rect, or on ops too
+ * narrow to show it, costs a browser far more to paint than it tells.
+ *
+ * What a browser spends on a big chart is per element, not per byte: each op is three DOM
+ * nodes (the rect, its title and the title's text), the floor with a tooltip on every op.
+ * 64 GPUs x 256 microbatches with a split backward (49152 ops) is about 92-97 bytes an op
+ * (4.5-4.8 MB), and Chromium spends about 0.85 s of its main thread on it, two thirds
+ * parsing (test_report bounds bytes and elements an op; bench_report times a browser).
+ * The HTML report has a browser lay out and paint a Gantt only when it comes near the
+ * screen, and HTML parses about twice as fast as a standalone SVG's XML.
  *
  * Every length is a multiple of u = width / 1200, so a chart drawn at another --width is
  * the same picture at another size. Colours are the TUI's (ui/theme.c, xterm 256-colour
- * values); W and B also carry a pattern, and bubbles a hatch, so kinds stay apart in
- * greyscale and for red-green colour blindness; labels say the kind where they fit.
+ * values); kinds differ in lightness, W and B also carry a pattern where an op is wide
+ * enough to show it, and bubbles a hatch, so kinds stay apart in greyscale and for
+ * red-green colour blindness; labels say the kind where they fit.
  */
 #include "config.h"
 #include "report.h"
@@ -129,12 +138,12 @@ static void put(struct strbuf *sb, const char *fmt, ...)
 static void put_css(struct strbuf *sb, double u)
 {
 	strbuf_addstr(sb, ".F{fill:#005faf}.I{fill:#5faf5f}.W{fill:#d7af5f}.B{fill:#af87af}"
-	              ".pw,.pb{fill:none;pointer-events:none}.pw{stroke:url(#pw)}.pb{stroke:url(#pb)}"
+	              ".pw,.pb,.rc{fill:none;pointer-events:none}.pw{stroke:url(#pw)}.pb{stroke:url(#pb)}"
 	              ".bu{fill:url(#ph)}.wu{fill:#d3e4f5}.cd{fill:#e9a66b}.bz{fill:#9a9a9a}.mo{opacity:.85}"
 	              ".cp,.cl{fill:none;stroke:#870087}.gr{fill:none;stroke:#e2e2e2}.ax{fill:none;stroke:#555}"
 	              ".cap{fill:none;stroke:#c00}.t{text-anchor:middle}.tw{fill:#fff}.r{text-anchor:end}"
 	              ".b{font-weight:bold}.dim{fill:#555}.ln,.sl{fill:none}.sl{stroke:#999}.sw{stroke:#333}"
-	              ".dp{fill:#1b4d3e}.rc{fill:none;stroke:#000}");
+	              ".dp{fill:#1b4d3e}.rc{stroke:#000}");
 	put(sb, ".s{stroke:#fff;stroke-width:%N}.mo .s{stroke-width:%N}.cp{stroke-width:%N}"
 	    ".cl{stroke-width:%N;stroke-dasharray:%N %N}.gr{stroke-width:%N}.ax{stroke-width:%N}"
 	    ".cap{stroke-width:%N;stroke-dasharray:%N %N}.sw{stroke-width:%N}.ln{stroke-width:%N}"
