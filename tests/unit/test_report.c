@@ -146,6 +146,24 @@ static long elements(const char *svg)
 	return n;
 }
 
+/* The narrowest stretch of W's dots or B's stripes in svg (paths "M<x> <y>h<w>..." of
+ * class pw or pb), or 1e9 when there is none. */
+static double narrowest_mark(const char *svg)
+{
+	double least = 1e9;
+
+	for (const char *c = strstr(svg, "<path class=\"p"); c; c = strstr(c + 1, "<path class=\"p")) {
+		const char *d = strstr(c, " d=\""), *end = d ? strchr(d + 4, '"') : NULL;
+
+		if ((c[14] != 'w' && c[14] != 'b') || !end)
+			continue;
+		for (const char *h = strchr(d, 'h'); h && h < end; h = strchr(h + 1, 'h'))
+			if (strtod(h + 1, NULL) < least)
+				least = strtod(h + 1, NULL);
+	}
+	return least;
+}
+
 /* A chart of p devices x m microbatches of schedule k (two layers a stage, as a 128-layer
  * model on 64 GPUs has) stays small: its bytes and elements per op under a bound. A browser
  * spends its time on elements (each op is a <rect>, its <title> and the title's text: the
@@ -178,6 +196,9 @@ static void big_chart(enum sched_kind k, int p, int m, double max_bytes_per_op)
 	   sched_name(k), p, m, (double)sb.len / (double)ops, max_bytes_per_op, sb.len / 1e6);
 	ok(elements(sb.buf) - 2 * ops <= 16L * p, "%s %dx%d: a rect and a title an op, and %.1f more elements a GPU "
 	   "(at most 16)", sched_name(k), p, m, (double)(elements(sb.buf) - 2 * ops) / p);
+	/* at 1200 px, u is 1: a pattern shows from 3 units wide */
+	ok(narrowest_mark(sb.buf) >= 3, "%s %dx%d: W's dots and B's stripes only on stretches wide enough to show them "
+	   "(narrowest %g)", sched_name(k), p, m, narrowest_mark(sb.buf));
 	strbuf_release(&sb);
 	plan_release(&pl);
 	model_release(&md);
