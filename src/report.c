@@ -6,16 +6,25 @@
  * idle gap shows hatched without a rectangle of its own (gaps are merged for free), and
  * the only per-op element is the op's <rect> with its <title> tooltip. Rows are <g>
  * groups translated to their height, and within a row the ops of one kind sit in one <g>
- * that gives their colour, so an op carries x, width and height only; W's dots and B's
- * stripes are one stroked path per row over the ops (a pattern on each op's rect costs a
- * browser several times more to paint). 64 GPUs x 256 microbatches with a split backward
- * (49152 ops) is about 95 bytes an op, and a browser draws it in about a second; the HTML
- * report has a browser lay out and paint a Gantt only when it comes near the screen.
+ * that gives their colour, so an op carries x, width and height only (SVG 1.1 attributes:
+ * a height given once in CSS is SVG 2, which not every reader takes, resvg for one). W's dots,
+ * B's stripes and the recompute dashes are one stroked path per row over the ops, and
+ * only where they can be seen (struct marks): a pattern on each op's rect, or on ops too
+ * narrow to show it, costs a browser far more to paint than it tells.
+ *
+ * What a browser spends on a big chart is per element, not per byte: each op is three DOM
+ * nodes (the rect, its title and the title's text), the floor with a tooltip on every op.
+ * 64 GPUs x 256 microbatches with a split backward (49152 ops) is about 92-97 bytes an op
+ * (4.5-4.8 MB), and Chromium spends about 0.85 s of its main thread on it, two thirds
+ * parsing (test_report bounds bytes and elements an op; bench_report times a browser).
+ * The HTML report has a browser lay out and paint a Gantt only when it comes near the
+ * screen, and HTML parses about twice as fast as a standalone SVG's XML.
  *
  * Every length is a multiple of u = width / 1200, so a chart drawn at another --width is
  * the same picture at another size. Colours are the TUI's (ui/theme.c, xterm 256-colour
- * values); W and B also carry a pattern, and bubbles a hatch, so kinds stay apart in
- * greyscale and for red-green colour blindness; labels say the kind where they fit.
+ * values); kinds differ in lightness, W and B also carry a pattern where an op is wide
+ * enough to show it, and bubbles a hatch, so kinds stay apart in greyscale and for
+ * red-green colour blindness; labels say the kind where they fit.
  */
 #include "config.h"
 #include "report.h"
@@ -129,12 +138,12 @@ static void put(struct strbuf *sb, const char *fmt, ...)
 static void put_css(struct strbuf *sb, double u)
 {
 	strbuf_addstr(sb, ".F{fill:#005faf}.I{fill:#5faf5f}.W{fill:#d7af5f}.B{fill:#af87af}"
-	              ".pw,.pb{fill:none;pointer-events:none}.pw{stroke:url(#pw)}.pb{stroke:url(#pb)}"
+	              ".pw,.pb,.rc{fill:none;pointer-events:none}.pw{stroke:url(#pw)}.pb{stroke:url(#pb)}"
 	              ".bu{fill:url(#ph)}.wu{fill:#d3e4f5}.cd{fill:#e9a66b}.bz{fill:#9a9a9a}.mo{opacity:.85}"
 	              ".cp,.cl{fill:none;stroke:#870087}.gr{fill:none;stroke:#e2e2e2}.ax{fill:none;stroke:#555}"
 	              ".cap{fill:none;stroke:#c00}.t{text-anchor:middle}.tw{fill:#fff}.r{text-anchor:end}"
 	              ".b{font-weight:bold}.dim{fill:#555}.ln,.sl{fill:none}.sl{stroke:#999}.sw{stroke:#333}"
-	              ".dp{fill:#1b4d3e}.rc{fill:none;stroke:#000}");
+	              ".dp{fill:#1b4d3e}.rc{stroke:#000}");
 	put(sb, ".s{stroke:#fff;stroke-width:%N}.mo .s{stroke-width:%N}.cp{stroke-width:%N}"
 	    ".cl{stroke-width:%N;stroke-dasharray:%N %N}.gr{stroke-width:%N}.ax{stroke-width:%N}"
 	    ".cap{stroke-width:%N;stroke-dasharray:%N %N}.sw{stroke-width:%N}.ln{stroke-width:%N}"
@@ -334,6 +343,53 @@ static double legend_item(struct strbuf *sb, const struct gantt_geo *g, double x
 
 static const char *const kind_class[OP_KINDS] = { "F", "I", "W", "B" };
 
+/* A row's marks drawn over its ops (W's dots, B's stripes, the recompute dashes) as one
+ * path of horizontal stretches: a stretch that starts within join of where the last one
+ * ends extends it, and a stretch shorter than min is left out (a pattern narrower than
+ * its period cannot be seen, and each stretch costs the browser a pattern fill). So a
+ * chart of thousands of narrow ops carries its marks where they show, not on every op. */
+struct marks {
+	struct strbuf *sb;
+	const char *cls;
+	double sw;               /* stroke width, 0 for the class's own */
+	double y, join, min;
+	double x0, x1;           /* the open stretch; none while x1 < x0 */
+	bool open;               /* the <path> is started */
+};
+
+static void marks_flush(struct marks *m)
+{
+	if (m->x1 < m->x0 || m->x1 - m->x0 < m->min)
+		return;
+	if (!m->open) {
+		put(m->sb, "<path class=\"%s\"", m->cls);
+		if (m->sw > 0)
+			put(m->sb, " stroke-width=\"%N\"", m->sw);
+		strbuf_addstr(m->sb, " d=\"");
+	}
+	m->open = true;
+	put(m->sb, "M%N %Nh%N", m->x0, m->y, m->x1 - m->x0);
+}
+
+static void marks_add(struct marks *m, double x0, double x1)
+{
+	if (m->x1 >= m->x0 && x0 >= m->x0 && x0 <= m->x1 + m->join) {
+		if (x1 > m->x1)
+			m->x1 = x1;
+		return;
+	}
+	marks_flush(m);
+	m->x0 = x0;
+	m->x1 = x1;
+}
+
+static void marks_end(struct marks *m)
+{
+	marks_flush(m);
+	if (m->open)
+		strbuf_addstr(m->sb, "\"/>\n");
+}
+
 /* One row of ops (a device's predicted or measured ops), inside a translated <g>: per
  * kind, a <g> of its colour holding one <rect> per op with its tooltip (stage, kind and
  * microbatch, layers, start-end), white separators when sep; then W's dots and B's
@@ -374,40 +430,29 @@ static void put_ops(struct strbuf *sb, const struct gantt_geo *g, const struct p
 			strbuf_addstr(sb, "</g>\n");
 	}
 	for (int k = OP_W; k <= OP_B; k++) {
-		bool open = false;
+		/* touching ops of the kind share one stretch of the pattern; on a stretch narrower
+		 * than 3u a dot (1.6u) or a stripe would not read as one, and the op's lightness
+		 * tells its kind there (put_css), so it is left out */
+		struct marks m = { sb, k == OP_W ? "pw" : "pb", h, h / 2, 0.1 * u, 3 * u, 0, -1, false };
 
-		for (int i = 0; i < dv->nops; i++) {
-			const struct tl_op *o = &dv->ops[i];
-			double x = gx(g, o->start_ms), w = gx(g, o->end_ms) - x;
-
-			if (o->kind != k)
-				continue;
-			if (!open)
-				put(sb, "<path class=\"%s\" stroke-width=\"%N\" d=\"", k == OP_W ? "pw" : "pb", h);
-			open = true;
-			put(sb, "M%N %Nh%N", x, h / 2, w);
-		}
-		if (open)
-			strbuf_addstr(sb, "\"/>\n");
+		for (int i = 0; i < dv->nops; i++)
+			if (dv->ops[i].kind == k)
+				marks_add(&m, gx(g, dv->ops[i].start_ms), gx(g, dv->ops[i].end_ms));
+		marks_end(&m);
 	}
 	{
-		/* a recomputing backward: a dashed line along its top (pattern, not colour) */
-		bool open = false;
+		/* a recomputing backward: a dashed line along its top (pattern, not colour);
+		 * backwards closer than a dash period (4.5u) share one line */
+		struct marks m = { sb, "rc", 0, 0.75 * u, 4.5 * u, 3 * u, 0, -1, false };
 
 		for (int i = 0; i < dv->nops; i++) {
 			const struct tl_op *o = &dv->ops[i];
 			const struct stage *st = o->stage >= 0 && o->stage < p->nstages ? &p->stages[o->stage] : NULL;
-			double x = gx(g, o->start_ms), w = gx(g, o->end_ms) - x;
 
-			if (!st || st->recompute == RECOMPUTE_NONE || (o->kind != OP_I && o->kind != OP_B))
-				continue;
-			if (!open)
-				strbuf_addstr(sb, "<path class=\"rc\" d=\"");
-			open = true;
-			put(sb, "M%N %Nh%N", x, 0.75 * u, w);
+			if (st && st->recompute != RECOMPUTE_NONE && (o->kind == OP_I || o->kind == OP_B))
+				marks_add(&m, gx(g, o->start_ms), gx(g, o->end_ms));
 		}
-		if (open)
-			strbuf_addstr(sb, "\"/>\n");
+		marks_end(&m);
 	}
 	for (int i = 0; i < dv->nops; i++) {
 		const struct tl_op *o = &dv->ops[i];

@@ -4,7 +4,9 @@
  * (its colour), the same bytes twice, a
  * measured run drawn under the rows (and refused when it belongs to another plan), two
  * plans and tuner steps in one HTML file written atomically, and bad steps or widths as
- * one-line ERR_INPUT errors.
+ * one-line ERR_INPUT errors. And the size of a big chart (64 GPUs x 256 microbatches) as
+ * properties of its bytes, not of a clock: bytes and elements per op under a bound, and
+ * every op's tooltip naming its stage, microbatch, layers, start and end.
  */
 #include "config.h"
 
@@ -72,6 +74,135 @@ static bool ops_in_kind_groups(const char *svg)
 		}
 	}
 	return seen == op_rects(svg, false) + op_rects(svg, true);
+}
+
+
+/* Whether an op's tooltip t (up to '<') reads "[measured ]<stage><F|I|W|B><mb> layer[s]
+ * <a>[-<b>][ (recomputes <how>)] <start>-<end> ms": the stage, the microbatch, the layers,
+ * the start and the end. */
+static bool tooltip_complete(const char *t)
+{
+	const char *q = t;
+
+	if (strncmp(q, "measured ", 9) == 0)
+		q += 9;
+	if (*q < '0' || *q > '9')
+		return false;
+	while (*q >= '0' && *q <= '9')
+		q++;
+	if (!strchr("FIWB", *q) || !*q)
+		return false;
+	q++;
+	if (*q < '0' || *q > '9')
+		return false;
+	while (*q >= '0' && *q <= '9')
+		q++;
+	if (strncmp(q, " layers ", 8) == 0)
+		q += 8;
+	else if (strncmp(q, " layer ", 7) == 0)
+		q += 7;
+	else
+		return false;
+	if (*q < '0' || *q > '9')
+		return false;
+	while ((*q >= '0' && *q <= '9') || *q == '-')
+		q++;
+	if (strncmp(q, " (recomputes ", 13) == 0) {
+		q = strchr(q, ')');
+		if (!q)
+			return false;
+		q++;
+	}
+	if (*q++ != ' ' || *q < '0' || *q > '9')
+		return false;
+	while ((*q >= '0' && *q <= '9') || *q == '.')
+		q++;
+	if (*q++ != '-' || *q < '0' || *q > '9')
+		return false;
+	while ((*q >= '0' && *q <= '9') || *q == '.')
+		q++;
+	return strncmp(q, " ms</title></rect>", 18) == 0;
+}
+
+/* How many op tooltips of svg are not complete (tooltip_complete). */
+static long incomplete_tooltips(const char *svg)
+{
+	long bad = 0;
+
+	for (const char *r = strstr(svg, "<rect x=\""); r; r = strstr(r + 1, "<rect x=\""))
+		if (is_op_rect(r) && !tooltip_complete(strstr(r, "<title>") + 7))
+			bad++;
+	return bad;
+}
+
+/* Start tags in svg (elements, not counting the XML declaration). */
+static long elements(const char *svg)
+{
+	long n = 0;
+
+	for (const char *c = strchr(svg, '<'); c; c = strchr(c + 1, '<'))
+		if ((c[1] >= 'a' && c[1] <= 'z') || (c[1] >= 'A' && c[1] <= 'Z'))
+			n++;
+	return n;
+}
+
+/* The narrowest stretch of W's dots or B's stripes in svg (paths "M<x> <y>h<w>..." of
+ * class pw or pb), or 1e9 when there is none. */
+static double narrowest_mark(const char *svg)
+{
+	double least = 1e9;
+
+	for (const char *c = strstr(svg, "<path class=\"p"); c; c = strstr(c + 1, "<path class=\"p")) {
+		const char *d = strstr(c, " d=\""), *end = d ? strchr(d + 4, '"') : NULL;
+
+		if ((c[14] != 'w' && c[14] != 'b') || !end)
+			continue;
+		for (const char *h = strchr(d, 'h'); h && h < end; h = strchr(h + 1, 'h'))
+			if (strtod(h + 1, NULL) < least)
+				least = strtod(h + 1, NULL);
+	}
+	return least;
+}
+
+/* A chart of p devices x m microbatches of schedule k (two layers a stage, as a 128-layer
+ * model on 64 GPUs has) stays small: its bytes and elements per op under a bound. A browser
+ * spends its time on elements (each op is a <rect>, its <title> and the title's text: the
+ * floor) and bytes, so these bound the time to render without timing anything. */
+static void big_chart(enum sched_kind k, int p, int m, double max_bytes_per_op)
+{
+	struct model md;
+	struct cluster cl;
+	struct plan pl;
+	struct baseline_spec spec = { k, m, 0, "uniform", NULL, 0, 0, NULL };
+	struct strbuf sb = STRBUF_INIT;
+	struct err e = ERR_INIT;
+	long ops;
+
+	synth_model(&md, 2 * p, 1, 1, 0.5);
+	for (int l = 0; l < 2 * p; l++)
+		md.layers[l].out_bytes = 10000000;
+	synth_cluster(&cl, p, 8, 450, 5);
+	if (!ok(baseline_plan(&pl, &md, NULL, &cl, NULL, &spec, &e) == 0, "%s %dx%d: a plan (%s)", sched_name(k), p, m, e.msg)) {
+		model_release(&md);
+		cluster_release(&cl);
+		return;
+	}
+	ops = plan_total_ops(&pl);
+	ok(report_svg(&pl, NULL, NULL, &sb, &e) == 0, "%s %dx%d: report_svg (%s)", sched_name(k), p, m, e.msg);
+	is_int(op_rects(sb.buf, false), ops, "%s %dx%d: one op rect per op", sched_name(k), p, m);
+	is_int(incomplete_tooltips(sb.buf), 0, "%s %dx%d: every op's tooltip names stage, microbatch, layers, start, end",
+	       sched_name(k), p, m);
+	ok((double)sb.len / (double)ops <= max_bytes_per_op, "%s %dx%d: %.1f bytes an op (at most %.0f; %.2f MB)",
+	   sched_name(k), p, m, (double)sb.len / (double)ops, max_bytes_per_op, sb.len / 1e6);
+	ok(elements(sb.buf) - 2 * ops <= 16L * p, "%s %dx%d: a rect and a title an op, and %.1f more elements a GPU "
+	   "(at most 16)", sched_name(k), p, m, (double)(elements(sb.buf) - 2 * ops) / p);
+	/* at 1200 px, u is 1: a pattern shows from 3 units wide */
+	ok(narrowest_mark(sb.buf) >= 3, "%s %dx%d: W's dots and B's stripes only on stretches wide enough to show them "
+	   "(narrowest %g)", sched_name(k), p, m, narrowest_mark(sb.buf));
+	strbuf_release(&sb);
+	plan_release(&pl);
+	model_release(&md);
+	cluster_release(&cl);
 }
 
 int main(void)
@@ -183,6 +314,8 @@ int main(void)
 		cJSON_Delete(steps);
 		cJSON_Delete(bad);
 	}
+	big_chart(SCHED_ZBH1, 64, 256, 99);
+	big_chart(SCHED_1F1B, 64, 256, 99);
 	timeline_release(&t1);
 	timeline_release(&t2);
 	plan_release(&p1);
