@@ -510,6 +510,92 @@ static void test_quality(void)
 	}
 }
 
+/* The smallest partition objective over every composition of L layers into S stages
+ * placed on device[] (brute force; the tuner's objective: device load with its fill). */
+static double brute_partition(const struct tune_part_in *in, int S, const int *device)
+{
+	int L = in->nlayers, first[16];
+	double best = INFINITY;
+
+	for (unsigned mask = 0; mask < (1u << (L - 1)); mask++) {
+		int k = 0;
+
+		if (__builtin_popcount(mask) != S - 1)
+			continue;
+		first[0] = 0;
+		for (int g = 0; g < L - 1; g++)
+			if (mask & (1u << g))
+				first[++k] = g + 1;
+		first[S] = L;
+		best = fmin(best, tune_partition_objective(in, S, device, first));
+	}
+	return best;
+}
+
+/* The placement phase's compound moves (a stage of the busiest device to another device,
+ * or swapping with another stage, then the partition of the new placement): each is a
+ * placement the executor runs (adjacent stages on different devices, every device used,
+ * at most the stages a device may hold), and its boundaries are the best contiguous
+ * partition of that placement (brute force over every composition). */
+static void test_rebalanced_moves(void)
+{
+	int checked = 0, bad_place = 0, bad_part = 0, setup = 0;
+
+	for (int inst = 0; inst < 12; inst++) {
+		struct model m;
+		struct cluster c;
+		struct tune_opts o;
+		struct tuner *t;
+		struct err e = ERR_INIT;
+		int D = 2 + inst % 2, S = 2 * D, L = S + 1 + (int)(urand() * 5);
+
+		random_model(&m, L);
+		synth_cluster(&c, D, D, 0, 0);
+		tune_opts_default(&o);
+		o.microbatches = 2 * D;
+		if (tune_new(&t, &m, &c, &o, &e) < 0) {
+			model_release(&m);
+			cluster_release(&c);
+			continue;
+		}
+		/* from a round robin of 2 stages per device, balanced for it */
+		tune_state_release(&t->cur);
+		if (tune_state_alloc(&t->cur, S) == 0) {
+			tune_place_round_robin(&t->cur, D);
+			t->cur.sched.alternate = true;
+			if (tune_partition_state(t, &t->cur, NULL, 0) && isfinite(tune_eval(t, &t->cur, &t->cur_metrics)))
+				setup++;
+		}
+		tune_gen_placement(t);
+		for (int i = 0; i < t->ncands; i++) {
+			const struct tune_state *st = &t->cands[i].st;
+			int per[4] = { 0 };
+
+			if (!strstr(t->cands[i].what, "rebalanced"))
+				continue;
+			checked++;
+			for (int k = 0; k < st->nstages; k++) {
+				per[st->device[k]]++;
+				if (k > 0 && st->device[k] == st->device[k - 1])
+					bad_place++;
+			}
+			for (int d = 0; d < D; d++)
+				if (per[d] < 1 || per[d] > o.max_stages_per_device)
+					bad_place++;
+			if (tune_partition_objective(&t->part, st->nstages, st->device, st->first) >
+			    brute_partition(&t->part, st->nstages, st->device) * (1 + 1e-9))
+				bad_part++;
+		}
+		tune_free(t);
+		model_release(&m);
+		cluster_release(&c);
+	}
+	is_int(setup, 12, "12 tuners start from a balanced round robin of two stages per device");
+	ok(checked >= 12, "the placement phase proposes compound moves (%d checked)", checked);
+	is_int(bad_place, 0, "each moves to a placement the executor runs");
+	is_int(bad_part, 0, "each has the best contiguous partition of its new placement (brute force)");
+}
+
 int main(void)
 {
 	test_exhaustive();
@@ -518,5 +604,6 @@ int main(void)
 	test_anytime();
 	test_state_bound();
 	test_quality();
+	test_rebalanced_moves();
 	return tap_done();
 }
