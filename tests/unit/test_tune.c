@@ -596,6 +596,71 @@ static void test_rebalanced_moves(void)
 	is_int(bad_part, 0, "each has the best contiguous partition of its new placement (brute force)");
 }
 
+/* Whether order b is order a with one op moved, and every op it passed is a W of its stage
+ * as it is (a relabelling that cannot change the timeline). */
+static bool only_relabels(const struct tune_state *a, const struct tune_state *b, int D)
+{
+	for (int d = 0; d < D; d++) {
+		int lo = -1, hi = -1;
+
+		for (int k = a->order_start[d]; k < a->order_start[d + 1]; k++) {
+			const struct action *x = &a->order[k], *y = &b->order[k];
+
+			if (x->stage != y->stage || x->mb != y->mb || x->kind != y->kind) {
+				if (lo < 0)
+					lo = k;
+				hi = k;
+			}
+		}
+		for (int k = lo; lo >= 0 && k <= hi; k++)
+			if (a->order[k].kind != OP_W || a->order[k].stage != a->order[lo].stage)
+				return false;
+	}
+	return true;
+}
+
+/* The scheduling phase never spends a simulation on an order move that only swaps weight
+ * gradients of one stage (the critical path through a W tail proposes them). */
+static void test_order_moves_not_relabels(void)
+{
+	struct model m;
+	struct cluster c;
+	struct tune_opts o;
+	struct tuner *t;
+	const struct tune_step *st;
+	struct err e = ERR_INIT;
+	int orders = 0, relabel = 0;
+
+	random_model(&m, 12);
+	synth_cluster(&c, 4, 4, 0, 0);
+	tune_opts_default(&o);
+	o.microbatches = 8;
+	o.max_evals = 3000;
+	ok(tune_new(&t, &m, &c, &o, &e) == 0, "a tuner (%s)", e.msg);
+	while (tune_step(t, &st, &e) > 0)
+		;
+	/* from the best state, with the order its policy gives */
+	tune_state_release(&t->cur);
+	ok(tune_state_copy(&t->cur, &t->best) == 0, "the best state as the current one");
+	t->cur_ms = tune_eval(t, &t->cur, &t->cur_metrics);
+	if (!t->cur.order)
+		tune_state_set_order(&t->cur, c.devices, t->sim.order_start, t->sim.order);
+	for (int i = 0; i < t->ncands; i++)
+		tune_state_release(&t->cands[i].st);
+	t->ncands = 0;
+	tune_gen_scheduling(t);
+	for (int i = 0; i < t->ncands; i++)
+		if (t->cands[i].kind == MOVE_ORDER && t->cands[i].st.order) {
+			orders++;
+			relabel += only_relabels(&t->cur, &t->cands[i].st, c.devices);
+		}
+	ok(orders > 0, "the scheduling phase proposes order moves (%d)", orders);
+	is_int(relabel, 0, "none of them only swaps weight gradients of one stage");
+	tune_free(t);
+	model_release(&m);
+	cluster_release(&c);
+}
+
 int main(void)
 {
 	test_exhaustive();
@@ -605,5 +670,6 @@ int main(void)
 	test_state_bound();
 	test_quality();
 	test_rebalanced_moves();
+	test_order_moves_not_relabels();
 	return tap_done();
 }
