@@ -101,8 +101,11 @@ static void gen_rebalanced(struct tuner *t)
 				c->st.device[st] = d;
 			}
 			tune_state_drop_order(&c->st);
-			if (!tune_partition_quick(t, &c->st) ||
-			    !isfinite(obj = tune_partition_objective(&t->part, S, c->st.device, c->st.first))) {
+			obj = tune_partition_quick(t, &c->st) ? tune_partition_objective(&t->part, S, c->st.device, c->st.first)
+			                                       : INFINITY;
+			if (isnan(obj))
+				t->oom = true;  /* the objective's scratch */
+			if (!isfinite(obj)) {
 				tune_state_release(&t->cands[--t->ncands].st);
 				continue;
 			}
