@@ -41,6 +41,7 @@ struct part_memo {
 	int *device, *first;   /* NULL: an empty slot */
 	double *weight;
 	bool ok;
+	bool quick;            /* from tune_partition_quick (serves only its requests) */
 };
 
 struct tuner {
@@ -129,6 +130,9 @@ void tune_rank(struct tuner *t, int from, int keep);
 /* tune_partition.c: balanced boundaries for s's stages and placement (idle: per device
  * the time it idles anyway, or NULL); false when nothing fits (s unchanged). */
 bool tune_partition_state(struct tuner *t, struct tune_state *s, const double *idle, double span);
+/* The same balance by a shorter search (the exact stage-level program for the splits it
+ * tries, no kicks, a small branch and bound): for ranking many placements at once. */
+bool tune_partition_quick(struct tuner *t, struct tune_state *s);
 void tune_gen_partition(struct tuner *t);
 /* tune_place.c */
 void tune_place_round_robin(struct tune_state *s, int devices);

@@ -589,7 +589,7 @@ double tune_partition_devices(const struct tune_part_in *in, int S, const int *d
  * idle that long anyway (filling and draining the pipeline), so it gets less work: its
  * weight is its speed times the share of the iteration it can compute. False when no
  * partition fits in memory (the state is left as it was). */
-bool tune_partition_state(struct tuner *t, struct tune_state *s, const double *idle, double span)
+static bool partition_with(struct tuner *t, struct tune_state *s, const double *idle, double span, bool quick)
 {
 	int D = t->cluster->devices, S = s->nstages;
 	struct part_memo *pm;
@@ -608,7 +608,8 @@ bool tune_partition_state(struct tuner *t, struct tune_state *s, const double *i
 	/* the search asks for the same placements again and again: remember the answers */
 	for (int i = 0; i < PART_MEMO; i++) {
 		pm = &t->memo[i];
-		if (pm->first && pm->nstages == S && memcmp(pm->device, s->device, (size_t)S * sizeof(int)) == 0 &&
+		if (pm->first && pm->nstages == S && (quick || !pm->quick) &&
+		    memcmp(pm->device, s->device, (size_t)S * sizeof(int)) == 0 &&
 		    memcmp(pm->weight, t->weight, (size_t)D * sizeof(double)) == 0) {
 			if (pm->ok)
 				memcpy(s->first, pm->first, (size_t)(S + 1) * sizeof(int));
@@ -616,8 +617,8 @@ bool tune_partition_state(struct tuner *t, struct tune_state *s, const double *i
 		}
 	}
 	/* a bubble-aware balance changes with every plan: a shorter search */
-	t->part.kicks = idle ? -1 : 0;
-	t->part.nodes = idle ? 1000 : 0;
+	t->part.kicks = idle || quick ? -1 : 0;
+	t->part.nodes = idle || quick ? 1000 : 0;
 	{
 		double r = tune_partition_devices(&t->part, S, s->device, s->first);
 
@@ -634,6 +635,7 @@ bool tune_partition_state(struct tuner *t, struct tune_state *s, const double *i
 	free(pm->weight);
 	pm->nstages = S;
 	pm->ok = ok;
+	pm->quick = quick;
 	pm->first = malloc((size_t)(S + 1) * sizeof(int));
 	pm->device = malloc((size_t)S * sizeof(int));
 	pm->weight = malloc((size_t)D * sizeof(double));
@@ -649,6 +651,16 @@ bool tune_partition_state(struct tuner *t, struct tune_state *s, const double *i
 	memcpy(pm->device, s->device, (size_t)S * sizeof(int));
 	memcpy(pm->weight, t->weight, (size_t)D * sizeof(double));
 	return ok;
+}
+
+bool tune_partition_quick(struct tuner *t, struct tune_state *s)
+{
+	return partition_with(t, s, NULL, 0, true);
+}
+
+bool tune_partition_state(struct tuner *t, struct tune_state *s, const double *idle, double span)
+{
+	return partition_with(t, s, idle, span, false);
 }
 
 void tune_gen_partition(struct tuner *t)

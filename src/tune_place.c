@@ -6,10 +6,16 @@
  * swapping devices), ranked by the load + pipeline-fill estimate so that only the most
  * promising are simulated. The first and last stages decide how long the pipeline fills
  * and drains, so swaps that touch them go first among equals.
+ *
+ * Compound moves close the gap between the two: a stage of the device that works longest
+ * goes to another device (or swaps with a stage of one), and the new placement gets its
+ * own balanced partition at once. Either half alone usually loses, so a descent that
+ * takes one move at a time cannot reach what only the pair gains.
  */
 #include "config.h"
 #include "tune_impl.h"
 
+#include <math.h>
 #include <stdio.h>
 
 void tune_place_round_robin(struct tune_state *s, int D)
@@ -31,6 +37,89 @@ int tune_stages_on(const struct tune_state *s, int d)
 	for (int st = 0; st < s->nstages; st++)
 		n += s->device[st] == d;
 	return n;
+}
+
+/* Whether stage st may go to device d: another device, not next to a neighbouring stage,
+ * within the stages a device may hold, and not the only stage of its device. */
+static bool may_move(const struct tuner *t, const struct tune_state *s, int st, int d)
+{
+	return d != s->device[st] && !(st > 0 && s->device[st - 1] == d) &&
+	       !(st + 1 < s->nstages && s->device[st + 1] == d) &&
+	       tune_stages_on(s, d) < t->opts.max_stages_per_device && tune_stages_on(s, s->device[st]) >= 2;
+}
+
+/* Whether stages a and b may swap devices: neither lands next to a stage of its new device. */
+static bool may_swap(const struct tune_state *s, int a, int b)
+{
+	int da = s->device[a], db = s->device[b];
+
+	for (int k = -1; k <= 1; k += 2) {
+		if (a + k >= 0 && a + k < s->nstages && a + k != b && s->device[a + k] == db)
+			return false;
+		if (b + k >= 0 && b + k < s->nstages && b + k != a && s->device[b + k] == da)
+			return false;
+	}
+	return true;
+}
+
+/* Compound moves: a stage of the device that works longest goes to another device, or
+ * swaps devices with another stage, and the new placement gets its own balanced
+ * partition. A placement move alone nearly always loses (the boundaries were balanced for
+ * the old placement) and a rebalance alone cannot change the placement, so a descent by
+ * single moves stops where only the pair pays. Ranked by the partitioner's objective
+ * (the largest device load, pipeline fill included); the short partition search keeps
+ * the many candidates cheap, and the partitions are remembered (PART_MEMO). */
+static void gen_rebalanced(struct tuner *t)
+{
+	const struct metrics *m = &t->cur_metrics;
+	const int S = t->cur.nstages, D = t->cluster->devices;
+	int from = t->ncands, hot = 0;
+
+	if (S < 2 || !m->dev || m->ndevices != D)
+		return;
+	for (int d = 1; d < D; d++)
+		if (m->dev[d].busy_ms > m->dev[hot].busy_ms)
+			hot = d;
+	for (int st = 0; st < S && !t->oom; st++) {
+		if (t->cur.device[st] != hot)
+			continue;
+		for (int k = 0; k < D + S && !t->oom; k++) {
+			bool swap = k >= D;
+			int d = swap ? -1 : k, s2 = swap ? k - D : -1;
+			struct cand *c;
+			double obj;
+
+			if (swap ? t->cur.device[st] == t->cur.device[s2] || !may_swap(&t->cur, st, s2)
+			         : !may_move(t, &t->cur, st, d))
+				continue;
+			if (!(c = tune_cand_add(t, &t->cur, MOVE_RESTRUCTURE, S, swap ? 4 : 3)))
+				return;
+			if (swap) {
+				c->st.device[st] = t->cur.device[s2];
+				c->st.device[s2] = t->cur.device[st];
+			} else {
+				c->st.device[st] = d;
+			}
+			tune_state_drop_order(&c->st);
+			obj = tune_partition_quick(t, &c->st) ? tune_partition_objective(&t->part, S, c->st.device, c->st.first)
+			                                       : INFINITY;
+			if (isnan(obj))
+				t->oom = true;  /* the objective's scratch */
+			if (!isfinite(obj)) {
+				tune_state_release(&t->cands[--t->ncands].st);
+				continue;
+			}
+			c->score = fmax(obj * t->opts.microbatches, tune_state_bound(t, &c->st));
+			if (swap)
+				snprintf(c->what, sizeof(c->what), "swap stages %d and %d (gpus %d and %d), rebalanced", st, s2,
+				         t->cur.device[st], t->cur.device[s2]);
+			else
+				snprintf(c->what, sizeof(c->what), "move stage %d from gpu %d to gpu %d, rebalanced", st,
+				         t->cur.device[st], d);
+			tune_cand_keep(t);
+		}
+	}
+	tune_rank(t, from, MAX_RANKED);
 }
 
 void tune_gen_placement(struct tuner *t)
@@ -111,5 +200,5 @@ void tune_gen_placement(struct tuner *t)
 		}
 	}
 	tune_rank(t, from, MAX_RANKED);
+	gen_rebalanced(t);
 }
-

@@ -510,6 +510,157 @@ static void test_quality(void)
 	}
 }
 
+/* The smallest partition objective over every composition of L layers into S stages
+ * placed on device[] (brute force; the tuner's objective: device load with its fill). */
+static double brute_partition(const struct tune_part_in *in, int S, const int *device)
+{
+	int L = in->nlayers, first[16];
+	double best = INFINITY;
+
+	for (unsigned mask = 0; mask < (1u << (L - 1)); mask++) {
+		int k = 0;
+
+		if (__builtin_popcount(mask) != S - 1)
+			continue;
+		first[0] = 0;
+		for (int g = 0; g < L - 1; g++)
+			if (mask & (1u << g))
+				first[++k] = g + 1;
+		first[S] = L;
+		best = fmin(best, tune_partition_objective(in, S, device, first));
+	}
+	return best;
+}
+
+/* The placement phase's compound moves (a stage of the busiest device to another device,
+ * or swapping with another stage, then the partition of the new placement): each is a
+ * placement the executor runs (adjacent stages on different devices, every device used,
+ * at most the stages a device may hold), and its boundaries are the best contiguous
+ * partition of that placement (brute force over every composition). */
+static void test_rebalanced_moves(void)
+{
+	int checked = 0, bad_place = 0, bad_part = 0, setup = 0;
+
+	for (int inst = 0; inst < 12; inst++) {
+		struct model m;
+		struct cluster c;
+		struct tune_opts o;
+		struct tuner *t;
+		struct err e = ERR_INIT;
+		int D = 2 + inst % 2, S = 2 * D, L = S + 1 + (int)(urand() * 5);
+
+		random_model(&m, L);
+		synth_cluster(&c, D, D, 0, 0);
+		tune_opts_default(&o);
+		o.microbatches = 2 * D;
+		if (tune_new(&t, &m, &c, &o, &e) < 0) {
+			model_release(&m);
+			cluster_release(&c);
+			continue;
+		}
+		/* from a round robin of 2 stages per device, balanced for it */
+		tune_state_release(&t->cur);
+		if (tune_state_alloc(&t->cur, S) == 0) {
+			tune_place_round_robin(&t->cur, D);
+			t->cur.sched.alternate = true;
+			if (tune_partition_state(t, &t->cur, NULL, 0) && isfinite(tune_eval(t, &t->cur, &t->cur_metrics)))
+				setup++;
+		}
+		tune_gen_placement(t);
+		for (int i = 0; i < t->ncands; i++) {
+			const struct tune_state *st = &t->cands[i].st;
+			int per[4] = { 0 };
+
+			if (!strstr(t->cands[i].what, "rebalanced"))
+				continue;
+			checked++;
+			for (int k = 0; k < st->nstages; k++) {
+				per[st->device[k]]++;
+				if (k > 0 && st->device[k] == st->device[k - 1])
+					bad_place++;
+			}
+			for (int d = 0; d < D; d++)
+				if (per[d] < 1 || per[d] > o.max_stages_per_device)
+					bad_place++;
+			if (tune_partition_objective(&t->part, st->nstages, st->device, st->first) >
+			    brute_partition(&t->part, st->nstages, st->device) * (1 + 1e-9))
+				bad_part++;
+		}
+		tune_free(t);
+		model_release(&m);
+		cluster_release(&c);
+	}
+	is_int(setup, 12, "12 tuners start from a balanced round robin of two stages per device");
+	ok(checked >= 12, "the placement phase proposes compound moves (%d checked)", checked);
+	is_int(bad_place, 0, "each moves to a placement the executor runs");
+	is_int(bad_part, 0, "each has the best contiguous partition of its new placement (brute force)");
+}
+
+/* Whether order b is order a with one op moved, and every op it passed is a W of its stage
+ * as it is (a relabelling that cannot change the timeline). */
+static bool only_relabels(const struct tune_state *a, const struct tune_state *b, int D)
+{
+	for (int d = 0; d < D; d++) {
+		int lo = -1, hi = -1;
+
+		for (int k = a->order_start[d]; k < a->order_start[d + 1]; k++) {
+			const struct action *x = &a->order[k], *y = &b->order[k];
+
+			if (x->stage != y->stage || x->mb != y->mb || x->kind != y->kind) {
+				if (lo < 0)
+					lo = k;
+				hi = k;
+			}
+		}
+		for (int k = lo; lo >= 0 && k <= hi; k++)
+			if (a->order[k].kind != OP_W || a->order[k].stage != a->order[lo].stage)
+				return false;
+	}
+	return true;
+}
+
+/* The scheduling phase never spends a simulation on an order move that only swaps weight
+ * gradients of one stage (the critical path through a W tail proposes them). */
+static void test_order_moves_not_relabels(void)
+{
+	struct model m;
+	struct cluster c;
+	struct tune_opts o;
+	struct tuner *t;
+	const struct tune_step *st;
+	struct err e = ERR_INIT;
+	int orders = 0, relabel = 0;
+
+	random_model(&m, 12);
+	synth_cluster(&c, 4, 4, 0, 0);
+	tune_opts_default(&o);
+	o.microbatches = 8;
+	o.max_evals = 3000;
+	ok(tune_new(&t, &m, &c, &o, &e) == 0, "a tuner (%s)", e.msg);
+	while (tune_step(t, &st, &e) > 0)
+		;
+	/* from the best state, with the order its policy gives */
+	tune_state_release(&t->cur);
+	ok(tune_state_copy(&t->cur, &t->best) == 0, "the best state as the current one");
+	t->cur_ms = tune_eval(t, &t->cur, &t->cur_metrics);
+	if (!t->cur.order)
+		tune_state_set_order(&t->cur, c.devices, t->sim.order_start, t->sim.order);
+	for (int i = 0; i < t->ncands; i++)
+		tune_state_release(&t->cands[i].st);
+	t->ncands = 0;
+	tune_gen_scheduling(t);
+	for (int i = 0; i < t->ncands; i++)
+		if (t->cands[i].kind == MOVE_ORDER && t->cands[i].st.order) {
+			orders++;
+			relabel += only_relabels(&t->cur, &t->cands[i].st, c.devices);
+		}
+	ok(orders > 0, "the scheduling phase proposes order moves (%d)", orders);
+	is_int(relabel, 0, "none of them only swaps weight gradients of one stage");
+	tune_free(t);
+	model_release(&m);
+	cluster_release(&c);
+}
+
 int main(void)
 {
 	test_exhaustive();
@@ -518,5 +669,7 @@ int main(void)
 	test_anytime();
 	test_state_bound();
 	test_quality();
+	test_rebalanced_moves();
+	test_order_moves_not_relabels();
 	return tap_done();
 }
