@@ -24,14 +24,7 @@
 #include "sim.h"
 #include "strbuf.h"
 #include "tune_impl.h"
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
+#include "clock.h"
 
 void tune_opts_default(struct tune_opts *o)
 {
@@ -192,7 +185,7 @@ double tune_eval(struct tuner *t, const struct tune_state *s, struct metrics *ke
 	}
 	t->evals++;
 	if (t->opts.progress) {
-		double now = now_s(), every = t->opts.progress_every_s > 0 ? t->opts.progress_every_s : 0.1;
+		double now = clock_now_s(), every = t->opts.progress_every_s > 0 ? t->opts.progress_every_s : 0.1;
 
 		if (now - t->last_progress >= every) {
 			struct tune_progress pr = { t->evals, now - t->t0,
@@ -562,7 +555,7 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 	t->rng = 0x9e3779b97f4a7c15ULL ^ ((unsigned long long)o->seed * 0x100000001b3ULL);
 	if (!t->rng)
 		t->rng = 1;
-	t->t0 = t->last_progress = now_s();
+	t->t0 = t->last_progress = clock_now_s();
 	t->bound_ms = sim_lower_bound_tight(m, c, o->microbatches, true);
 	maxS = D * t->opts.max_stages_per_device;
 	if (maxS > m->nlayers)
@@ -722,7 +715,7 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 	    t->oom)
 		goto oom;
 	t->phase = PHASE_PARTITION;
-	t->spent = now_s() - t->t0;
+	t->spent = clock_now_s() - t->t0;
 	*out = t;
 	return 0;
 oom:
@@ -743,7 +736,7 @@ static bool out_of_budget(struct tuner *t)
 	}
 	if (t->opts.max_evals > 0 && t->evals >= t->opts.max_evals)
 		return true;
-	return t->opts.time_budget_s > 0 && now_s() - t->t0 > t->opts.time_budget_s;
+	return t->opts.time_budget_s > 0 && clock_now_s() - t->t0 > t->opts.time_budget_s;
 }
 
 /* A budget makes the tuner anytime: past convergence it perturbs and descends again. */
@@ -1036,7 +1029,7 @@ static int search_step(struct tuner *t, const struct tune_step **step, struct er
 				continue;
 			if (!(*step = accept(t, &t->cands[best])))
 				return err_set(e, ERR_RUNTIME, "out of host memory");
-			t->spent = now_s() - t->t0;
+			t->spent = clock_now_s() - t->t0;
 			return 1;
 		}
 		if (!next_phase(t))
@@ -1052,7 +1045,7 @@ static int search_step(struct tuner *t, const struct tune_step **step, struct er
 		return 1;
 	}
 	t->done = true;
-	t->spent = now_s() - t->t0;
+	t->spent = clock_now_s() - t->t0;
 	return 0;
 }
 

@@ -21,6 +21,7 @@
 
 #include "datadir.h"
 #include "doc.h"
+#include "clock.h"
 #include "explain.h"
 #include "json.h"
 #include "screen.h"
@@ -30,10 +31,7 @@
 
 double app_now(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+	return clock_now_s();
 }
 
 void pview_release(struct pview *v)

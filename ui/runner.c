@@ -19,15 +19,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
+
 static volatile pid_t current_pgid;
-
-static double mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 void runner_init(struct runner *r)
 {
@@ -166,7 +160,7 @@ void runner_signal(struct runner *r, bool kill_it)
 	if (r->term_sent)
 		return;
 	r->term_sent = true;
-	r->term_at = mono();
+	r->term_at = clock_now_s();
 	kill(-r->pid, SIGTERM);
 	kill(r->pid, SIGTERM);
 }
@@ -200,8 +194,8 @@ void runner_finish(struct runner *r, double grace_s)
 		struct timespec ts = { 0, 10 * 1000 * 1000 };
 
 		runner_signal(r, false);
-		until = mono() + grace_s;
-		while (!runner_reap(r) && mono() < until)
+		until = clock_now_s() + grace_s;
+		while (!runner_reap(r) && clock_now_s() < until)
 			nanosleep(&ts, NULL);
 		if (!r->reaped) {
 			runner_signal(r, true);

@@ -121,12 +121,12 @@ int cuda_chan_connect(struct gpu *g)
 static int wait_posted(struct gpu *g, int k)
 {
 	struct cuda_exec *c = g->c;
-	double deadline = cuda_now_s() + c->o.timeout_s;
+	double deadline = clock_now_s() + c->o.timeout_s;
 
 	while (atomic_load(&c->posted[k]) != c->generation) {
 		if (atomic_load(&c->abort))
 			return -1;
-		if (cuda_now_s() > deadline)
+		if (clock_now_s() > deadline)
 			return cuda_fail(g, "device %d never sent transfer %d (waited %g s)", c->x->xfers[k].src, k,
 			                c->o.timeout_s);
 		cuda_nap(c);
@@ -194,7 +194,7 @@ static int staged_arrival(struct gpu *g, struct chan *ch, int k)
 {
 	struct cuda_exec *c = g->c;
 	const struct exec_xfer *xf = &c->x->xfers[k];
-	double deadline = cuda_now_s() + c->o.timeout_s;
+	double deadline = clock_now_s() + c->o.timeout_s;
 	char tok[ACTION_TEXT_MAX];
 
 	for (;;) {
@@ -203,7 +203,7 @@ static int staged_arrival(struct gpu *g, struct chan *ch, int k)
 			break;
 		if (atomic_load(&c->abort))
 			return -1;
-		if (cuda_now_s() > deadline)
+		if (clock_now_s() > deadline)
 			return cuda_fail(g, "waited %g s for the output of %s from device %d: no matching send arrived",
 			                c->o.timeout_s, action_format(&xf->producer, tok), xf->src);
 		cuda_nap(c);
@@ -229,7 +229,7 @@ static int staged_arrival(struct gpu *g, struct chan *ch, int k)
 static int staged_flush(struct gpu *g)
 {
 	struct cuda_exec *c = g->c;
-	double deadline = cuda_now_s() + c->o.timeout_s;
+	double deadline = clock_now_s() + c->o.timeout_s;
 	const struct exec_program *x = c->x;
 
 	for (;;) {
@@ -243,7 +243,7 @@ static int staged_flush(struct gpu *g)
 			return 0;
 		if (atomic_load(&c->abort))
 			return -1;
-		if (cuda_now_s() > deadline)
+		if (clock_now_s() > deadline)
 			return cuda_fail(g, "its staged sends did not complete in %g s", c->o.timeout_s);
 		cuda_nap(c);
 	}

@@ -50,14 +50,6 @@ void cuda_exec_opts_default(struct cuda_exec_opts *o)
 	o->rank = -1;
 }
 
-double cuda_now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* A pause in a wait loop; as an MPI rank it also notices another rank's abort. */
 void cuda_nap(struct cuda_exec *c)
 {
@@ -96,12 +88,12 @@ int cuda_fail(struct gpu *g, const char *fmt, ...)
 int cuda_nccl_settle(struct gpu *g, ncclComm_t *comm, ncclResult_t r, const char *what, const char *file,
                        int line)
 {
-	double deadline = cuda_now_s() + g->c->o.timeout_s;
+	double deadline = clock_now_s() + g->c->o.timeout_s;
 
 	while (r == ncclInProgress) {
 		if (atomic_load(&g->c->abort) && !g->failed)
 			return -1;
-		if (cuda_now_s() > deadline)
+		if (clock_now_s() > deadline)
 			return cuda_fail(g, "%s:%d: %s: still in progress after %g s", file, line, what, g->c->o.timeout_s);
 		cuda_nap(g->c);
 		if (ncclCommGetAsyncError(*comm, &r) != ncclSuccess)
@@ -117,7 +109,7 @@ int cuda_nccl_settle(struct gpu *g, ncclComm_t *comm, ncclResult_t r, const char
 int cuda_wait_idle(struct gpu *g, const char *what)
 {
 	struct cuda_exec *c = g->c;
-	double deadline = cuda_now_s() + c->o.timeout_s;
+	double deadline = clock_now_s() + c->o.timeout_s;
 
 	for (;;) {
 		bool busy = false;
@@ -145,7 +137,7 @@ int cuda_wait_idle(struct gpu *g, const char *what)
 			return 0;
 		if (atomic_load(&c->abort))
 			return -1;
-		if (cuda_now_s() > deadline)
+		if (clock_now_s() > deadline)
 			return cuda_fail(g, "%s: no progress for %g s (a transfer that never matched, or a hung kernel)", what,
 			                c->o.timeout_s);
 		cuda_nap(c);
@@ -203,7 +195,7 @@ static int gpu_setup(struct gpu *g)
 static int throttle(struct gpu *g, int op, long more, int k1, int k2)
 {
 	struct cuda_exec *c = g->c;
-	double deadline = cuda_now_s() + c->o.timeout_s;
+	double deadline = clock_now_s() + c->o.timeout_s;
 
 	for (;;) {
 		while (g->finished_ops < op && cudaEventQuery(g->op_end[g->finished_ops]) == cudaSuccess)
@@ -215,7 +207,7 @@ static int throttle(struct gpu *g, int op, long more, int k1, int k2)
 			return 0;
 		if (atomic_load(&c->abort))
 			return -1;
-		if (cuda_now_s() > deadline)
+		if (clock_now_s() > deadline)
 			return cuda_fail(g, "no progress for %g s (a transfer that never matched, or a hung kernel)",
 			                c->o.timeout_s);
 		cuda_nap(c);

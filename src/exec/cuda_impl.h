@@ -29,6 +29,7 @@
 #include "exec/gpu_probe.h"
 #include "exec/kplan.h"
 #include "exec/nvml.h"
+#include "clock.h"
 
 #define CHECK_BYTES 256  /* the head of every transfer that carries its tagged payload */
 #define QUEUE_MAX 512      /* launches a device may have queued ahead of its GPU: below the
@@ -145,7 +146,6 @@ static inline int cuda_side(const struct chan *ch, int d)
 }
 
 /* ---- cuda_exec.c ---- */
-double cuda_now_s(void);
 /* A pause in a wait loop; as an MPI rank it also notices another rank's abort. */
 void cuda_nap(struct cuda_exec *c);
 /* Records GPU g's failure and tells every other thread (rank) to abort; returns -1. */

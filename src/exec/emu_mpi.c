@@ -34,6 +34,7 @@
 
 #include "exec/payload.h"
 #include "exec/world.h"
+#include "clock.h"
 
 enum { TAG_DATA = 1, TAG_SPAN = 30000 };
 
@@ -134,25 +135,10 @@ static bool stopped(struct rank_state *r)
 	return r->st.status != ST_OK;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static void nap(double seconds)
-{
-	struct timespec ts = { (time_t)seconds, (long)((seconds - floor(seconds)) * 1e9) };
-
-	nanosleep(&ts, NULL);
-}
-
 /* Polls *req until it completes (0), the run stops or the watchdog fires (-1). */
 static int wait_req(struct rank_state *r, MPI_Request *req, const char *what)
 {
-	double deadline = now_s() + r->o->timeout_s, pause = 20e-6;
+	double deadline = clock_now_s() + r->o->timeout_s, pause = 20e-6;
 
 	for (;;) {
 		int done = 0;
@@ -162,11 +148,11 @@ static int wait_req(struct rank_state *r, MPI_Request *req, const char *what)
 			return 0;
 		if (stopped(r))
 			return -1;
-		if (now_s() > deadline) {
+		if (clock_now_s() > deadline) {
 			fail(r, "device %d waited %g s for %s (a deadlock or a dead peer)", r->me, r->o->timeout_s, what);
 			return -1;
 		}
-		nap(pause);
+		clock_nap_s(pause);
 		pause = fmin(pause * 2, 1e-3);
 	}
 }
@@ -286,7 +272,7 @@ static void run_program(struct rank_state *r)
 					raise(SIGKILL);   /* dies without a word, as a crashed process does */
 				if (r->o->kill_how == EMU_KILL_HANG)
 					for (;;)          /* stops answering, as a hung process does */
-						nap(1);
+						clock_nap_s(1);
 				fail(r, "worker %d died after %d ops (injected failure)", d, ops);
 				return;
 			}
@@ -305,10 +291,10 @@ static void run_program(struct rank_state *r)
 			ops++;
 			if (r->o->time_scale > 0) {
 				/* occupy the device in wall time too; an abort cuts the nap short */
-				double until = now_s() + dur * r->o->time_scale / 1000;
+				double until = clock_now_s() + dur * r->o->time_scale / 1000;
 
-				while (now_s() < until && !stopped(r))
-					nap(fmin(1e-3, until - now_s()));
+				while (clock_now_s() < until && !stopped(r))
+					clock_nap_s(fmin(1e-3, until - clock_now_s()));
 			}
 		}
 	}

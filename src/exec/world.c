@@ -12,6 +12,8 @@
 #include "config.h"
 #include "exec/world.h"
 
+#include "clock.h"
+
 #include <math.h>
 #include <mpi.h>
 #include <stdarg.h>
@@ -59,21 +61,6 @@ void world_on_fatal(void (*report)(const char *line))
 	fatal_report = report;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static void nap(double seconds)
-{
-	struct timespec ts = { (time_t)seconds, (long)((seconds - floor(seconds)) * 1e9) };
-
-	nanosleep(&ts, NULL);
-}
-
 /* Polls the n requests until all completed (true) or the clock passes until (false). */
 static bool wait_until(MPI_Request *req, int n, double until)
 {
@@ -85,9 +72,9 @@ static bool wait_until(MPI_Request *req, int n, double until)
 		MPI_Testall(n, req, &done, MPI_STATUSES_IGNORE);
 		if (done)
 			return true;
-		if (now_s() > until)
+		if (clock_now_s() > until)
 			return false;
-		nap(pause);
+		clock_nap_s(pause);
 		pause = fmin(pause * 2, 1e-3);
 	}
 }
@@ -107,10 +94,10 @@ static void fatal(bool report, const char *fmt, ...)
 	if (report && fatal_report)
 		fatal_report(line);
 	else
-		nap(GRACE_S);
+		clock_nap_s(GRACE_S);
 	MPI_Abort(MPI_COMM_WORLD, 1);
 	for (;;)   /* MPI_Abort does not return; should it, this rank stays out of the way */
-		nap(1);
+		clock_nap_s(1);
 }
 
 /* Waits for a collective: rank 0 ends the job at the deadline; the others wait longer (a
@@ -119,12 +106,12 @@ static void collective(MPI_Request *req, const char *what)
 {
 	int me = world_rank();
 
-	if (wait_until(req, 1, now_s() + deadline_s))
+	if (wait_until(req, 1, clock_now_s() + deadline_s))
 		return;
 	if (me == 0)
 		fatal(true, "rank 0: %s did not complete within %g s (a rank hung or died); the job is aborted", what,
 		      deadline_s);
-	if (wait_until(req, 1, now_s() + deadline_s + GRACE_S))
+	if (wait_until(req, 1, clock_now_s() + deadline_s + GRACE_S))
 		return;
 	fatal(me == 1, "rank 0 did not answer within %g s (%s; hung, or dead without the launcher noticing); the job "
 	      "is aborted", 2 * deadline_s + GRACE_S, what);
@@ -187,7 +174,7 @@ static void collect_verdicts(struct verdict *all, int n)
 	req[0] = MPI_REQUEST_NULL;
 	for (int r = 1; r < n; r++)
 		MPI_Irecv(&all[r], (int)sizeof(*all), MPI_BYTE, r, TAG_VERDICT, MPI_COMM_WORLD, &req[r]);
-	if (wait_until(req, n, now_s() + deadline_s)) {
+	if (wait_until(req, n, clock_now_s() + deadline_s)) {
 		free(req);
 		return;
 	}
@@ -238,7 +225,7 @@ int world_agree(bool failed, struct err *e)
 		req[0] = MPI_REQUEST_NULL;
 		for (int r = 1; r < n; r++)
 			MPI_Isend(&answer, (int)sizeof(answer), MPI_BYTE, r, TAG_ANSWER, MPI_COMM_WORLD, &req[r]);
-		if (!wait_until(req, n, now_s() + deadline_s))
+		if (!wait_until(req, n, clock_now_s() + deadline_s))
 			fatal(true, "rank 0: the other ranks did not take the verdict within %g s; the job is aborted",
 			      deadline_s);
 		free(all);
@@ -249,7 +236,7 @@ int world_agree(bool failed, struct err *e)
 		MPI_Isend(&mine, (int)sizeof(mine), MPI_BYTE, 0, TAG_VERDICT, MPI_COMM_WORLD, &req[0]);
 		MPI_Irecv(&answer, (int)sizeof(answer), MPI_BYTE, 0, TAG_ANSWER, MPI_COMM_WORLD, &req[1]);
 		/* rank 0 may arrive up to a deadline late and then wait one for the others */
-		if (!wait_until(req, 2, now_s() + 2 * deadline_s + GRACE_S))
+		if (!wait_until(req, 2, clock_now_s() + 2 * deadline_s + GRACE_S))
 			fatal(me == 1, "rank 0 did not answer within %g s (hung, or dead without the launcher noticing); "
 			      "the job is aborted", 2 * deadline_s + GRACE_S);
 		answer.msg[sizeof(answer.msg) - 1] = 0;
@@ -325,7 +312,7 @@ void world_release_slots(void)
 	for (int k = 0; k < nslots; k++)
 		if (slots[k] != MPI_REQUEST_NULL) {
 			MPI_Cancel(&slots[k]);
-			if (!wait_until(&slots[k], 1, now_s() + deadline_s))
+			if (!wait_until(&slots[k], 1, clock_now_s() + deadline_s))
 				MPI_Request_free(&slots[k]);
 		}
 	free(slots);
