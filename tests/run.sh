@@ -203,10 +203,10 @@ run "$OCTOPIPE" run --backend cuda --dry-run --gemm-tflops 500 --json "$T/arch.j
 if [ "$(json_field kernels)" = fitted ]; then ok "--gemm-tflops sizes proxies: fitted"
 else not_ok "--gemm-tflops implies fitted proxies" "$OUT" "$ERR"; fi
 run "$OCTOPIPE" run --backend cuda --dry-run --json "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
-expect_match '"kernels_note": "the model has no architecture \(a profile-only layer table\)"' "$OUT" \
+expect_match '"kernels_note": "the model is a profile-only layer table, with no architecture"' "$OUT" \
     "a profile-only model falls back to fitted proxies and says why"
 run "$OCTOPIPE" run --backend cuda --dry-run "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
-expect_match '^kernels: fitted \(the model has no architecture' "$OUT" "in the table too"
+expect_match '^kernels: fitted \(the model is a profile-only layer table, with no architecture' "$OUT" "in the table too"
 run "$OCTOPIPE" run --fit "$T/arch.json"
 expect_rc 2 "--fit on the emulator is a usage error"
 expect_match 'fit is for the cuda backend' "$ERR" "and says why"

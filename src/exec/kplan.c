@@ -125,7 +125,7 @@ int kplan_choose(const struct plan *p, bool fit, enum kplan_mode *mode, struct w
 	if (r < 0)
 		return -1;
 	if (r > 0) {
-		*why = "the model has no architecture (a profile-only layer table)";
+		*why = "the model is a profile-only layer table, with no architecture";
 		return 0;
 	}
 	/* the plan's replica: its sequence and micro-batch, at its layout's TP degree */
