@@ -138,7 +138,8 @@ run "$OCTOPIPE" sim "$T/r.json" --gantt
 expect_match 'each row below is a pipeline rank \(pp\): a tensor-parallel group of 4 GPUs, the same in each of the 2 data-parallel replicas' "$OUT" "sim says what a row is"
 expect_match '^  PP +BUSY ms' "$OUT" "the table's column is PP"
 expect_match '^pp7 +\|' "$OUT" "the chart's rows are pp0..pp7"
-run "$OCTOPIPE" sim plans/gpt-13b-4xH200-1f1b.json --gantt
+run "$OCTOPIPE" sim "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json" --gantt
+expect_rc 0 "sim of a bundled pure-pipeline plan"
 expect_match '^gpu3 +\|' "$OUT" "a pure-pipeline plan's rows stay gpus"
 if printf '%s' "$OUT" | grep -q 'pipeline rank'; then not_ok "a pure-pipeline plan has no pipeline-rank note"; else ok "a pure-pipeline plan has no pipeline-rank note"; fi
 
@@ -170,8 +171,9 @@ if printf '%s\n' "$OUT" | grep -E '^pp[0-9]' | grep -q '~'; then
 run "$OCTOPIPE" tui --model llama2-70b --cluster 64xH200 --microbatches 16 --tp 4 --dp 2 --recompute full --render 140x30 \
     --keys llllllllllllllllllllllll
 expect_match 'recomputes full \(its forward again\)' "$OUT" "the op details say a backward recomputes"
-run "$OCTOPIPE" tui plans/gpt-13b-4xH200-1f1b.json --tp 2 --render 100x24
+run "$OCTOPIPE" tui "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json" --tp 2 --render 100x24
 expect_rc 2 "a plan keeps its own layout: --tp with a plan is refused"
+expect_match 'the layout options go with --model and --cluster' "$ERR" "and says why"
 
 # compare: the baselines at the layout the search chooses, or at the given one
 run "$OCTOPIPE" compare --model llama2-70b --cluster 64xH200 --microbatches 64
