@@ -982,10 +982,37 @@ double sim_lower_bound(const struct model *mdl, const struct cluster *cl, int mi
  *   paying >= one stage of overhead, so T >= min_{j'<=j} (M sum_{top j} c + j' M K o) /
  *   top[j']; and among the k D + 1 heaviest layers one device holds k + 1 (pigeonhole), so
  *   T >= M (the k + 1 lightest of them + K o) / s_max.
+ *   Exactly for the load: device d runs the M F, M I and M W (or B) ops of every stage it
+ *   holds one at a time, so T s_d >= M load_d, load_d = the c of its layers + K o per stage
+ *   >= their sum + K o if it holds anything. Any plan's partition and placement assign each
+ *   layer to one device, so max_d load_d >= P*, the optimum of P||Cmax: the layers as jobs
+ *   of size c_l on D identical machines, a machine that holds anything paying K o more.
+ *   Empty machines (fewer devices used) and any set per machine (non-contiguous,
+ *   interleaved) are among its assignments, so T >= M P* / s_max (s_d <= s_max: valid with
+ *   mixed speeds, only weaker). Computing P* is NP-hard in general, but any c'_l <= c_l
+ *   lowers every assignment's largest load, so P*(c') <= P*(c), and so does dropping
+ *   layers: keep the TIGHT_TOP heaviest, group equal costs into classes, and merge adjacent
+ *   classes (the heavier takes the lighter's cost, the merge that loses the least load
+ *   first) until at most PCM_CLASSES classes and PCM_STATES count vectors remain; then
+ *   solve the rounded instance exactly. A makespan is some machine's load, the load of a
+ *   count vector, so binary search over those loads sorted, with an exact test of whether
+ *   D machines of that capacity hold every layer (pcm_fits: a dynamic program over count
+ *   vectors). With few distinct costs (at most PCM_CLASSES and PCM_STATES count vectors)
+ *   nothing is rounded and this is the optimal packing itself; with near-equal ones
+ *   (gpt-13b's 38 transformer layers lie within 5% of each other) the loss is the spread
+ *   inside a class. It catches what the pigeonhole misses: 38 layers of 17.2 ms, one of
+ *   20.6 and a head of 31.1 on 8 devices average 88.2 ms and the pigeonhole says 86 (5
+ *   layers), but the head with 4 more layers is 99.9, and with fewer it leaves 36 layers to
+ *   7 devices, 6 on one (103.2). What it cannot claim: the packing ignores where the layers
+ *   sit, so the fill of (1) and the chains of (2) do not add to it.
  * (4) One microbatch's chain, with its overheads: (sum f + sum B + 2o + wt) / s_max.
  * The tight bound is the largest of these and of the old bound. It allocates nothing:
  * the heaviest layers and fastest devices kept are the first TIGHT_TOP (a bound over fewer
- * of them is still a bound; past them a device's speed counts as the last one kept).
+ * of them is still a bound; past them a device's speed counts as the last one kept), and
+ * the packing's tables (about 18 KB) live on the stack. The packing takes up to a few
+ * milliseconds, so its result is remembered per thread for the last PCM_CACHE inputs (the
+ * kept costs, D and K o, compared exactly): simulating plans of one model pays a comparison
+ * of at most TIGHT_TOP numbers.
  */
 
 #define TIGHT_TOP 128 /* the heaviest layers and fastest devices kept (on the stack) */
@@ -1034,6 +1061,221 @@ static double stage_window(const struct model *mdl, int M, int l, double o, doub
 		}
 	}
 	return best;
+}
+
+/* ---- bound (3) exactly for the load: the best packing of the rounded layer costs ---- */
+
+#define PCM_CLASSES 6   /* cost classes the layers are rounded down to, at most */
+#define PCM_STATES 1024 /* count vectors (prod of count + 1) the exact packing visits, at most */
+#define PCM_CACHE 4     /* inputs and results remembered per thread */
+
+/* A rounded instance: cnt[i] layers of cost val[i] (descending) on D identical machines;
+ * a machine holding anything also pays oh (one stage's K overheads). */
+struct pcm {
+	int k, D;
+	double oh, val[PCM_CLASSES];
+	int cnt[PCM_CLASSES];
+};
+
+/* The bound is the same pure function of the layer costs every time the tuner simulates a
+ * plan of one model: remember the last few inputs (compared value by value) and results. */
+static _Thread_local struct {
+	int n, D;
+	double oh, c[TIGHT_TOP], opt;
+} pcm_cache[PCM_CACHE];
+static _Thread_local int pcm_ncache, pcm_next;
+
+/* The load of a machine holding dig[i] layers of class i (always summed in this order, so
+ * a configuration's load compares exactly against the candidate makespans). */
+static double pcm_load(const struct pcm *p, const int *dig)
+{
+	double x = 0;
+	bool any = false;
+
+	for (int i = 0; i < p->k; i++) {
+		x += dig[i] * p->val[i];
+		any |= dig[i] > 0;
+	}
+	return any ? x + p->oh : 0;
+}
+
+/* Steps the mixed-radix count vector dig (class 0 the fastest digit) to the next state. */
+static void pcm_step(const struct pcm *p, int *dig)
+{
+	for (int i = 0; i < p->k; i++) {
+		if (++dig[i] <= p->cnt[i])
+			return;
+		dig[i] = 0;
+	}
+}
+
+/*
+ * Whether the layers fit on D machines of capacity C. g(v), the fewest machines that hold
+ * the count vector v, in index order (removing layers lowers the index): 1 when v fits one
+ * machine, else 1 + min over the maximal configurations c (fit in C, no further layer fits)
+ * of g(max(v - c, 0)) — the first machine of a best packing of v holds a subset of some
+ * maximal c, and taking all of min(c, v) there is no worse (g only grows with v).
+ */
+static bool pcm_fits(const struct pcm *p, int S, const int *stride, double C)
+{
+	unsigned char cfg[PCM_STATES][PCM_CLASSES];
+	unsigned short g[PCM_STATES];
+	int ncfg = 0, dig[PCM_CLASSES] = { 0 };
+
+	for (int v = 0; v < S; v++, pcm_step(p, dig)) {
+		bool maximal = true;
+
+		if (v == 0 || pcm_load(p, dig) > C)
+			continue;
+		for (int i = 0; i < p->k && maximal; i++) {
+			if (dig[i] == p->cnt[i])
+				continue;
+			dig[i]++;
+			maximal = pcm_load(p, dig) > C;
+			dig[i]--;
+		}
+		if (maximal) {
+			for (int i = 0; i < p->k; i++)
+				cfg[ncfg][i] = (unsigned char)dig[i];
+			ncfg++;
+		}
+	}
+	memset(dig, 0, sizeof(dig));
+	g[0] = 0;
+	for (int v = 1; v < S; v++) {
+		int best = 0xffff - 1;
+
+		pcm_step(p, dig);
+		if (pcm_load(p, dig) <= C) {
+			g[v] = 1;
+			continue;
+		}
+		for (int j = 0; j < ncfg; j++) {
+			int u = 0;
+
+			for (int i = 0; i < p->k; i++)
+				u += (dig[i] > cfg[j][i] ? dig[i] - cfg[j][i] : 0) * stride[i];
+			if (u != v && g[u] < best)
+				best = g[u];
+		}
+		g[v] = (unsigned short)(best + 1);
+	}
+	return g[S - 1] < 0xffff && g[S - 1] <= p->D; /* 0xffff: a layer fits no machine */
+}
+
+static int dbl_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The optimal makespan of the rounded instance: the smallest machine load (a makespan is
+ * always some machine's load) at which the layers fit, by binary search. */
+static double pcm_solve(const struct pcm *p)
+{
+	double cand[PCM_STATES];
+	int stride[PCM_CLASSES], S = 1, n = 0, dig[PCM_CLASSES] = { 0 }, lo, hi;
+
+	for (int i = 0; i < p->k; i++) {
+		stride[i] = S;
+		S *= p->cnt[i] + 1;
+	}
+	for (int v = 0; v < S; v++, pcm_step(p, dig))
+		if (v > 0)
+			cand[n++] = pcm_load(p, dig);
+	qsort(cand, (size_t)n, sizeof(*cand), dbl_cmp);
+	/* cand[n - 1], everything on one machine, fits */
+	for (lo = 0, hi = n - 1; lo < hi;) {
+		int mid = lo + (hi - lo) / 2;
+
+		if (pcm_fits(p, S, stride, cand[mid]))
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return cand[hi];
+}
+
+/*
+ * Bound (3), the packing, at speed 1 and per microbatch: the least possible largest device
+ * load over every assignment of the layers of costs c[0..n) (descending), rounded down to
+ * at most PCM_CLASSES classes, to D devices. 0 when there is nothing to place.
+ */
+static double pcm_round_solve(const double *c, int n, int D, double oh)
+{
+	double v[TIGHT_TOP];
+	int cnt[TIGHT_TOP], k = 0;
+	struct pcm p;
+
+	for (int i = 0; i < n; i++) {
+		if (c[i] <= 0 && oh <= 0)
+			break; /* free layers change nothing without an overhead */
+		if (k > 0 && c[i] == v[k - 1]) {
+			cnt[k - 1]++;
+		} else {
+			v[k] = c[i] > 0 ? c[i] : 0;
+			cnt[k++] = 1;
+		}
+	}
+	if (k == 0)
+		return 0;
+	/* Round down: merge the adjacent classes whose merge loses the least load (the heavier
+	 * one takes the lighter's cost) until few classes and few count vectors remain. */
+	for (;;) {
+		long states = 1;
+		int at = 0;
+
+		for (int i = 0; i < k && states <= PCM_STATES; i++)
+			states *= cnt[i] + 1;
+		if ((k <= PCM_CLASSES && states <= PCM_STATES) || k == 1)
+			break;
+		for (int i = 1; i + 1 < k; i++)
+			if (cnt[i] * (v[i] - v[i + 1]) < cnt[at] * (v[at] - v[at + 1]))
+				at = i;
+		cnt[at + 1] += cnt[at];
+		for (int i = at; i + 1 < k; i++) {
+			v[i] = v[i + 1];
+			cnt[i] = cnt[i + 1];
+		}
+		k--;
+	}
+	memset(&p, 0, sizeof(p));
+	p.k = k;
+	p.D = D;
+	p.oh = oh;
+	for (int i = 0; i < k; i++) {
+		p.val[i] = v[i];
+		p.cnt[i] = cnt[i];
+	}
+	return pcm_solve(&p);
+}
+
+/* pcm_round_solve(), remembered per thread for the last PCM_CACHE inputs. */
+static double pcm_bound(const double *c, int n, int D, double oh)
+{
+	int at;
+
+	for (int i = 0; i < pcm_ncache; i++) {
+		int j = 0;
+
+		if (pcm_cache[i].n != n || pcm_cache[i].D != D || pcm_cache[i].oh != oh)
+			continue;
+		while (j < n && pcm_cache[i].c[j] == c[j])
+			j++;
+		if (j == n)
+			return pcm_cache[i].opt;
+	}
+	at = pcm_next;
+	pcm_next = (pcm_next + 1) % PCM_CACHE;
+	if (pcm_ncache < PCM_CACHE)
+		pcm_ncache++;
+	pcm_cache[at].n = n;
+	pcm_cache[at].D = D;
+	pcm_cache[at].oh = oh;
+	memcpy(pcm_cache[at].c, c, (size_t)n * sizeof(*c));
+	pcm_cache[at].opt = pcm_round_solve(c, n, D, oh);
+	return pcm_cache[at].opt;
 }
 
 double sim_lower_bound_tight(const struct model *mdl, const struct cluster *cl, int microbatches,
@@ -1145,6 +1387,7 @@ double sim_lower_bound_tight(const struct model *mdl, const struct cluster *cl, 
 				x += ld[i];
 			best = fmax(best, M * (x + K * o) / smax);
 		}
+		best = fmax(best, M * pcm_bound(ld, nld, D, K * o) / smax);
 	}
 	return best;
 }
