@@ -171,6 +171,14 @@ static int search(const struct model *m, const struct cluster *c, const struct l
 						l.zero = z;
 						if (parallel_check(&l, c, &ec) < 0)
 							break;
+						if (k->stop && *k->stop) {
+							sim_release(&s);
+							if (!found)
+								return err_set(e, ERR_RUNTIME, "interrupted before any layout was found "
+								               "that fits (%d judged)", out->candidates);
+							out->interrupted = true;
+							return 0;
+						}
 						jr = judge(m, c, mbs, &l, (enum recompute)rc, &s, &got, &feasible, &unpriced, e);
 						if (jr < 0) {
 							sim_release(&s);

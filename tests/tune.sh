@@ -47,6 +47,23 @@ expect_rc 0 "Ctrl-C during tune exits 0"
 expect_match '^interrupted: writing the best plan found so far' "$OUT" "and says it was interrupted"
 run "$OCTOPIPE" check "$T/int.json"
 expect_rc 0 "and writes a valid plan"
+# Ctrl-C while the layouts are still being judged (about 2 s of llama2-70b's 64 at 8192
+# microbatches): the best layout so far, its best baseline written, exit 0. A shell's
+# background job ignores SIGINT, so python starts the tuner with the default action a
+# terminal's Ctrl-C meets.
+python3 -c 'import signal, subprocess, sys, time
+p = subprocess.Popen(sys.argv[1:], preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+time.sleep(0.4)
+p.send_signal(signal.SIGINT)
+r = p.wait()
+sys.exit(r if r >= 0 else 128 - r)' "$OCTOPIPE" tune --model llama2-70b --cluster 64xH200 --microbatches 8192 --budget 60 \
+    -o "$T/lint.json" >"$T/lint.out" 2>&1
+RC=$?; OUT=$(cat "$T/lint.out"); ERR=
+expect_rc 0 "Ctrl-C during the layout search exits 0"
+expect_match '^layout: .*the best of [0-9]+ layouts judged before the interrupt,' "$OUT" "the layout line says the search was cut short"
+expect_match '^interrupted: writing the best plan found so far' "$OUT" "and the tuner does not start"
+run "$OCTOPIPE" check "$T/lint.json"
+expect_rc 0 "and the plan written is valid"
 run "$OCTOPIPE" tune --layout pp --model gpt-13b --cluster 4xH200 --microbatches 8 --time-budget 0.001 -o "$T/c.json" --quiet
 expect_rc 0 "a tiny time budget still gives a plan (at least the best baseline)"
 

@@ -302,9 +302,9 @@ void cli_par_layout(const struct cli_par *cp, const struct parallel *base, const
 
 int cli_pick_layout(const char *cmd, const struct cli_par *cp, bool layout_pp, int global_batch,
                     const struct model *m, const struct cluster *c, int *microbatches, FILE *f,
-                    struct cli_layout *out)
+                    const volatile sig_atomic_t *stop, struct cli_layout *out)
 {
-	struct layout_constraints k = { 0, cp->tp, cp->dp, cp->ep, cp->zero ? cp->zero - 1 : -1, cp->recompute, 0 };
+	struct layout_constraints k = { 0, cp->tp, cp->dp, cp->ep, cp->zero ? cp->zero - 1 : -1, cp->recompute, 0, stop };
 	struct err e = ERR_INIT;
 
 	memset(out, 0, sizeof(*out));
@@ -332,10 +332,10 @@ int cli_pick_layout(const char *cmd, const struct cli_par *cp, bool layout_pp, i
 	out->global_batch = (long)k.global_mb * m->micro_batch_size;
 	if (f)
 		fprintf(f, "layout: pp %d x tp %d x dp %d (ep %d, ZeRO %d, recompute %s), %d microbatches per replica "
-		        "(global batch %ld): the best of %d layouts, %.0f tokens/s with its best baseline\n",
+		        "(global batch %ld): the best of %d layouts%s, %.0f tokens/s with its best baseline\n",
 		        out->lc.par.pp, out->lc.par.tp, out->lc.par.dp, out->lc.par.ep, out->lc.par.zero,
 		        recompute_name(out->lc.recompute), out->lc.microbatches, out->global_batch, out->lc.candidates,
-		        out->lc.tokens_per_s);
+		        out->lc.interrupted ? " judged before the interrupt" : "", out->lc.tokens_per_s);
 	*microbatches = out->lc.microbatches;
 	out->use = !parallel_is_pipeline_only(&out->lc.par) || out->lc.par.pp != c->devices ||
 	           out->lc.recompute != RECOMPUTE_NONE;

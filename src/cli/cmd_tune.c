@@ -218,19 +218,23 @@ int cmd_tune(int argc, char **argv)
 		model_release(&m);
 		return rc;
 	}
-	if ((rc = cli_pick_layout("tune", &cp, layout_pp, global_batch, &m, &c, &o.microbatches, quiet ? NULL : stdout,
-	                          &L)) != 0)
-		goto out;
+	/* from here Ctrl-C keeps the best so far: during the layout search the best layout
+	 * judged (its best baseline is then the plan: the tuner sees the flag and stops) */
 	interrupted = 0;
 	o.stop = &interrupted;
-	if (!quiet && isatty(fileno(stderr))) {
-		o.progress = progress_show;
-		o.progress_arg = &pg;
-	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_sigint;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, &old_sa);
+	if ((rc = cli_pick_layout("tune", &cp, layout_pp, global_batch, &m, &c, &o.microbatches, quiet ? NULL : stdout,
+	                          &interrupted, &L)) != 0) {
+		sigaction(SIGINT, &old_sa, NULL);
+		goto out;
+	}
+	if (!quiet && isatty(fileno(stderr))) {
+		o.progress = progress_show;
+		o.progress_arg = &pg;
+	}
 	if (tune_new(&t, L.use ? &L.rm : &m, L.use ? &L.rc : &c, &o, &e) < 0) {
 		sigaction(SIGINT, &old_sa, NULL);
 		rc = cli_report(&e);
