@@ -94,9 +94,9 @@ int megatron_args(const struct plan *p, const char *plan_name, struct strbuf *sb
 	            plan_name, l.pp, l.tp, l.dp, parallel_gpus(&l));
 	strbuf_addstr(sb, "# Megatron runs its own 1F1B / interleaved order over this partition; a tuned order\n"
 	                  "# of OctoPipe's needs OctoPipe's executor (octopipe run).\n");
+	/* no virtual-stage flag: Megatron-LM takes the virtual pipeline size from the layout
+	 * (its stages over the pipeline size) and refuses one given beside it */
 	strbuf_addf(sb, "--pipeline-model-parallel-size %d \\\n", l.pp);
-	if (p->nstages > used)
-		strbuf_addf(sb, "--virtual-pipeline-model-parallel-size %d \\\n", p->nstages / used);
 	strbuf_addf(sb, "--tensor-model-parallel-size %d \\\n", l.tp);
 	/* the precision the memory model and the data-parallel sync assume (parallel.h): bf16
 	 * weights and gradients; Megatron-LM's bf16 default keeps fp32 gradients */

@@ -174,6 +174,19 @@ expect_match "ep 2: model 'llama2-7b' has no routed experts" "$ERR" "and says wh
 run "$OCTOPIPE" tune --model "$M/llama2-7b.json" --cluster "$C/8xH200.json" --microbatches 8 --ep 2 --quiet -o "$T/x.json"
 expect_rc 2 "so is tune --ep 2"
 
+# export megatron-args as Megatron-LM (the versions with --pipeline-model-parallel-layout)
+# reads it: the layout sets the virtual pipeline size itself (its stage count over
+# --pipeline-model-parallel-size) and validate_args refuses another virtual-stage flag
+# beside it; there is no --virtual-pipeline-model-parallel-size argument to give
+run "$OCTOPIPE" plan --model "$M/llama2-7b.json" --cluster "$C/16xH200.json" --schedule interleaved --chunks 2 \
+    --microbatches 8 --tp 2 --dp 2 -o "$T/il.json"
+expect_rc 0 "an interleaved pp 4 x tp 2 x dp 2 plan"
+run "$OCTOPIPE" export megatron-args "$T/il.json"
+expect_rc 0 "export megatron-args of it"
+expect_match '^--pipeline-model-parallel-layout "Et\*4\|(t\*4\|){6}t\*4L"$' "$OUT" "the layout holds the 8 virtual stages"
+if printf '%s\n' "$OUT" | grep -q -- '--virtual-pipeline-model-parallel-size\|--num-virtual-stages-per-pipeline-rank\|--num-layers-per-virtual-pipeline-stage'
+then not_ok "no virtual-stage flag beside the layout" "$OUT"; else ok "no virtual-stage flag beside the layout"; fi
+
 # the TUI on a plan with a layout (last: without tmux the rest of the file is skipped)
 TUI_NAME=paredge
 . "$top_srcdir/tests/tuilib.sh"
