@@ -88,6 +88,16 @@ int megatron_args(const struct plan *p, const char *plan_name, struct strbuf *sb
 		strbuf_release(&layout);
 		return -1;
 	}
+	/* Megatron-LM runs a stage on every pipeline rank (the layout's stages divide over
+	 * them): a plan without a layout is pure pipeline parallelism over the devices its
+	 * stages use; one whose layout names more pipeline ranks cannot be written */
+	if (!p->has_parallel) {
+		l.pp = used;
+	} else if (used != l.pp) {
+		strbuf_release(&layout);
+		return err_set(e, ERR_INPUT, "%s: parallel.pp: %d pipeline ranks but the stages use %d (devices 0..%d): "
+		               "Megatron-LM runs a stage on every pipeline rank", plan_name, l.pp, used, used - 1);
+	}
 	for (int i = 0; i < p->model.nlayers; i++)
 		layers += decoder_layer(p->model.layers[i].kind);
 	strbuf_addf(sb, "# Megatron-LM arguments for %s: pp %d x tp %d x dp %d = %d GPUs (octopipe export megatron-args)\n",

@@ -187,6 +187,29 @@ expect_match '^--pipeline-model-parallel-layout "Et\*4\|(t\*4\|){6}t\*4L"$' "$OU
 if printf '%s\n' "$OUT" | grep -q -- '--virtual-pipeline-model-parallel-size\|--num-virtual-stages-per-pipeline-rank\|--num-layers-per-virtual-pipeline-stage'
 then not_ok "no virtual-stage flag beside the layout" "$OUT"; else ok "no virtual-stage flag beside the layout"; fi
 
+# the pipeline size is the ranks the layout's stages go round: a pipeline-only plan on 4
+# of 8 GPUs is pp 4 (a layout of 4 stages under --pipeline-model-parallel-size 8 fails
+# Megatron-LM's check that the stages divide over the ranks), and a plan whose
+# "parallel" says pp 4 while its stages use 2 devices cannot be written for Megatron-LM
+run "$OCTOPIPE" plan --model "$M/llama2-7b.json" --cluster "$C/8xH200.json" --schedule 1f1b --microbatches 8 \
+    --devices 4 -o "$T/d4.json"
+run "$OCTOPIPE" export megatron-args "$T/d4.json"
+expect_rc 0 "export megatron-args of a plan on 4 of 8 GPUs"
+expect_match '^--pipeline-model-parallel-size 4( \\)?$' "$OUT" "its pipeline size is the 4 devices its stages use"
+expect_match '^# Megatron-LM arguments for .*: pp 4 x tp 1 x dp 1 = 4 GPUs' "$OUT" "and its header counts 4 GPUs"
+python3 - "$T/il.json" "$T/pp4of2.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))
+p["stages"] = [{"layers": [0, 16], "device": 0}, {"layers": [17, 33], "device": 1}]
+p["schedule"] = [["0F%d" % i for i in range(8)] + ["0B%d" % i for i in range(8)],
+                 [x for i in range(8) for x in ("1F%d" % i, "1B%d" % i)], [], []]
+p["split_backward"] = False
+json.dump(p, open(sys.argv[2], "w"))
+PY
+run "$OCTOPIPE" export megatron-args "$T/pp4of2.json"
+expect_rc 2 "a pp 4 plan whose stages use 2 devices is refused"
+expect_match "pp4of2.json: parallel.pp: 4 pipeline ranks but the stages use 2" "$ERR" "in one line naming the file and the field: $ERR"
+
 # the TUI on a plan with a layout (last: without tmux the rest of the file is skipped)
 TUI_NAME=paredge
 . "$top_srcdir/tests/tuilib.sh"
