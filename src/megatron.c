@@ -5,6 +5,7 @@
  */
 #include "config.h"
 #include "megatron.h"
+#include "parallel.h"
 
 #include <stdbool.h>
 #include <string.h>
@@ -72,6 +73,9 @@ int megatron_args(const struct plan *p, const char *plan_name, struct strbuf *sb
 	struct parallel l = plan_parallel(p);
 	struct strbuf layout = STRBUF_INIT;
 	int used = 0, layers = 0, rc = p->stages[0].recompute;
+	/* a table made with `octopipe cost --recompute` already prices full recompute (its
+	 * stages carry no mode of their own): Megatron-LM must recompute as well */
+	bool table_recomputes = model_recomputes(plan_src_model(p));
 
 	for (int s = 0; s < p->nstages; s++) {
 		if (p->stages[s].recompute != rc) {
@@ -125,6 +129,8 @@ int megatron_args(const struct plan *p, const char *plan_name, struct strbuf *sb
 		if (l.zero >= 1)
 			strbuf_addstr(sb, "--overlap-param-gather \\\n");
 	}
+	if (table_recomputes)
+		rc = RECOMPUTE_FULL;
 	if (rc == RECOMPUTE_SELECTIVE)
 		strbuf_addstr(sb, "--recompute-granularity selective \\\n--recompute-modules core_attn \\\n");
 	else if (rc == RECOMPUTE_FULL)

@@ -210,6 +210,17 @@ run "$OCTOPIPE" export megatron-args "$T/pp4of2.json"
 expect_rc 2 "a pp 4 plan whose stages use 2 devices is refused"
 expect_match "pp4of2.json: parallel.pp: 4 pipeline ranks but the stages use 2" "$ERR" "in one line naming the file and the field: $ERR"
 
+# a layer table made with octopipe cost --recompute already prices full recompute (its
+# stages carry no mode of their own): Megatron-LM must be told to recompute too
+run "$OCTOPIPE" cost "$top_srcdir/samples/architectures/llama2-7b.json" --cluster "$C/16xH200.json" --recompute \
+    -o "$T/l7rc.json"
+expect_rc 0 "a llama2-7b table made with full recompute"
+run "$OCTOPIPE" plan --model "$T/l7rc.json" --cluster "$C/16xH200.json" --schedule 1f1b --microbatches 8 --tp 2 --dp 2 \
+    -o "$T/l7rc-plan.json"
+run "$OCTOPIPE" export megatron-args "$T/l7rc-plan.json"
+expect_rc 0 "export megatron-args of a plan on it"
+expect_match '^--recompute-granularity full( \\)?$' "$OUT" "asks Megatron-LM for full recompute"
+
 # the TUI on a plan with a layout (last: without tmux the rest of the file is skipped)
 TUI_NAME=paredge
 . "$top_srcdir/tests/tuilib.sh"
