@@ -80,8 +80,8 @@ int megatron_args(const struct plan *p, const char *plan_name, struct strbuf *sb
 	for (int s = 0; s < p->nstages; s++) {
 		if (p->stages[s].recompute != rc) {
 			strbuf_release(&layout);
-			return err_set(e, ERR_INPUT, "stage %d recomputes '%s' and stage 0 '%s': Megatron-LM sets one "
-			               "recompute mode for every layer", s,
+			return err_set(e, ERR_INPUT, "%s: stages[%d].recompute: '%s' but stages[0] recomputes '%s': "
+			               "Megatron-LM sets one recompute mode for every layer", plan_name, s,
 			               recompute_name((enum recompute)p->stages[s].recompute),
 			               recompute_name((enum recompute)rc));
 		}

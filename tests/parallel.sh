@@ -58,7 +58,7 @@ p = json.load(open(sys.argv[1])); p["stages"][3]["recompute"] = "full"; json.dum
 PY
 run "$OCTOPIPE" export megatron-args "$T/mixed.json"
 expect_rc 2 "megatron-args refuses stages that recompute differently"
-expect_match 'stage 3 recomputes .full.' "$ERR" "and names the stage"
+expect_match "mixed.json: stages\[3\].recompute: 'full' but" "$ERR" "and names the file and the stage's path"
 
 # re-pricing a plan under another layout keeps its stages and orders
 run "$OCTOPIPE" sim --zero 0 --recompute none --json "$T/l.json"

@@ -221,6 +221,15 @@ run "$OCTOPIPE" export megatron-args "$T/l7rc-plan.json"
 expect_rc 0 "export megatron-args of a plan on it"
 expect_match '^--recompute-granularity full( \\)?$' "$OUT" "asks Megatron-LM for full recompute"
 
+# stages recomputing differently: one line naming the file and the stage's JSON path
+python3 - "$T/il.json" "$T/mixrc.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1])); p["stages"][5]["recompute"] = "selective"; json.dump(p, open(sys.argv[2], "w"))
+PY
+run "$OCTOPIPE" export megatron-args "$T/mixrc.json"
+expect_rc 2 "megatron-args refuses stages that recompute differently"
+expect_match "mixrc.json: stages\[5\].recompute: 'selective' but stages\[0\] recomputes 'none'" "$ERR" "naming the file and the stage's path: $ERR"
+
 # the TUI on a plan with a layout (last: without tmux the rest of the file is skipped)
 TUI_NAME=paredge
 . "$top_srcdir/tests/tuilib.sh"
