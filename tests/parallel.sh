@@ -240,7 +240,10 @@ run "$OCTOPIPE" tune --model gpt-13b --cluster 8xH200 --microbatches 8 --layout 
 expect_rc 2 "--layout pp with a layout option"
 run "$OCTOPIPE" tune --model gpt-13b --cluster 8xH200 --microbatches 8 --global-batch 7 --dp 2 -o "$T/x.json"
 expect_rc 2 "no layout splits a global batch of 7 over 2 replicas"
-expect_match 'no parallel layout of cluster .8xH200. .* meets the given degrees' "$ERR" "says so"
+expect_match "^octopipe tune: --global-batch 7 \\(7 microbatches of 1 sequence\\) does not split evenly over --dp 2 replicas" "$ERR" "says so, naming the batch and the degree: $ERR"
+run "$OCTOPIPE" compare --model gpt-13b --cluster 8xH200 --microbatches 8 --global-batch 12 --dp 8
+expect_rc 2 "compare: a global batch of 12 over 8 replicas"
+expect_match "^octopipe compare: --global-batch 12 \\(12 microbatches of 1 sequence\\) does not split evenly over --dp 8 replicas" "$ERR" "says so too: $ERR"
 if [ -e "$T/x.json" ]; then not_ok "no plan written by a refused command"; else ok "no plan written by a refused command"; fi
 
 done_testing

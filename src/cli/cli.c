@@ -318,6 +318,10 @@ int cli_pick_layout(const char *cmd, const struct cli_par *cp, bool layout_pp, i
 			return cli_usage_error(cmd, "--global-batch %d is not a multiple of the model's micro-batch size %ld",
 			                       global_batch, m->micro_batch_size);
 		k.global_mb = (int)(global_batch / m->micro_batch_size);
+		if (cp->dp && k.global_mb % cp->dp)
+			return cli_usage_error(cmd, "--global-batch %d (%d microbatches of %ld sequence%s) does not split "
+			                       "evenly over --dp %d replicas", global_batch, k.global_mb,
+			                       m->micro_batch_size, m->micro_batch_size == 1 ? "" : "s", cp->dp);
 	} else {
 		k.global_mb = *microbatches * (cp->dp ? cp->dp : 1);
 	}
