@@ -79,6 +79,9 @@ run "$OCTOPIPE" tune --layout pp --model gpt-13b --cluster 4xH200 --microbatches
 expect_rc 2 "a bad time budget is a usage error"
 run "$OCTOPIPE" tune --layout pp --model gpt-13b --cluster 4xH200 --microbatches 8 --budget -1
 expect_rc 2 "a negative budget is a usage error"
+run "$OCTOPIPE" tune --layout pp --model gpt-13b --cluster 4xH200 --microbatches 8 --budget ''
+expect_rc 2 "an empty budget is a usage error"
+expect_match "option '--budget' needs a value" "$ERR" "naming the option given, not its old alias: $ERR"
 run "$OCTOPIPE" tune --layout pp --model gpt-13b --cluster 4xH200 --microbatches 8 --evals 0
 expect_rc 2 "a zero evaluation budget is a usage error"
 done_testing

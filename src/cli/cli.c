@@ -110,14 +110,14 @@ int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts, co
 	char spec[128], name[256];
 	const char *arg;
 	size_t skip = (shortopts[0] == '+' || shortopts[0] == '-') ? 1 : 0;
-	int ch, matches = 0;
+	int ch, matches = 0, longindex = -1;
 	const struct option *hit = NULL;
 
 	/* ':' first: getopt reports a missing value as ':' and prints nothing itself, so the
 	 * user gets one line from us, naming the option and what is wrong with it */
 	snprintf(spec, sizeof(spec), "%.*s:%s", (int)skip, shortopts, shortopts + skip);
 	opterr = 0;
-	ch = getopt_long(argc, argv, spec, longopts, NULL);
+	ch = getopt_long(argc, argv, spec, longopts, &longindex);
 	if (ch == -1)
 		return -1;
 	arg = (optind >= 1 && optind <= argc) ? argv[optind - 1] : "";
@@ -160,7 +160,8 @@ int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts, co
 		/* an empty value is a slip (an unset shell variable, -o ""), except for the
 		 * options where "nothing" means something */
 		static const char *const may_be_empty[] = { "keys", "launcher", NULL };
-		const struct option *o = longopts;
+		/* the option as given (two names may share a value: --budget, --time-budget) */
+		const struct option *o = longindex >= 0 ? &longopts[longindex] : longopts;
 
 		while (o && o->name && o->val != ch)
 			o++;
