@@ -220,6 +220,17 @@ run "$OCTOPIPE" plan --model "$T/l7rc.json" --cluster "$C/16xH200.json" --schedu
 run "$OCTOPIPE" export megatron-args "$T/l7rc-plan.json"
 expect_rc 0 "export megatron-args of a plan on it"
 expect_match '^--recompute-granularity full( \\)?$' "$OUT" "asks Megatron-LM for full recompute"
+# and recomputing it again is refused by tune and compare as plan and sim refuse it, not
+# reported as 'no parallel layout ... meets the given degrees'
+for cmd in tune compare; do
+    run "$OCTOPIPE" $cmd --model "$T/l7rc.json" --cluster "$C/16xH200.json" --microbatches 8 --recompute selective \
+        -o "$T/x.json"
+    [ $cmd = compare ] && run "$OCTOPIPE" $cmd --model "$T/l7rc.json" --cluster "$C/16xH200.json" --microbatches 8 \
+        --recompute selective
+    expect_rc 2 "$cmd --recompute selective of a table made with full recompute"
+    expect_match "^octopipe $cmd: --recompute selective: the model's layer table already recomputes every layer" "$ERR" \
+        "says why: $ERR"
+done
 
 # stages recomputing differently: one line naming the file and the stage's JSON path
 python3 - "$T/il.json" "$T/mixrc.json" <<'PY'

@@ -314,6 +314,9 @@ int cli_pick_layout(const char *cmd, const struct cli_par *cp, bool layout_pp, i
 			return cli_usage_error(cmd, "--layout pp is pure pipeline parallelism: no layout options with it");
 		return 0;
 	}
+	if (cp->recompute > RECOMPUTE_NONE && model_recomputes(m))
+		return cli_usage_error(cmd, "--recompute %s: the model's layer table already recomputes every layer (made "
+		                       "with octopipe cost --recompute)", recompute_name((enum recompute)cp->recompute));
 	if (global_batch) {
 		if (global_batch % m->micro_batch_size)
 			return cli_usage_error(cmd, "--global-batch %d is not a multiple of the model's micro-batch size %ld",
