@@ -241,6 +241,10 @@ expect_rc 2 "--layout pp with a layout option"
 run "$OCTOPIPE" tune --model gpt-13b --cluster 8xH200 --microbatches 8 --global-batch 7 --dp 2 -o "$T/x.json"
 expect_rc 2 "no layout splits a global batch of 7 over 2 replicas"
 expect_match "^octopipe tune: --global-batch 7 \\(7 microbatches of 1 sequence\\) does not split evenly over --dp 2 replicas" "$ERR" "says so, naming the batch and the degree: $ERR"
+# no degree left open fits the batch: the line says what was held fixed
+run "$OCTOPIPE" tune --model gpt-13b --cluster 16xH200 --microbatches 8 --global-batch 3 --zero 1 -o "$T/x.json"
+expect_rc 2 "ZeRO 1 with a global batch of 3 on 16 GPUs (no dp > 1 both splits 3 and tiles a node)"
+expect_match "^no parallel layout of cluster '16xH200' \\(16 GPUs, 8 per node\\) meets the given degrees: zero 1, a global batch of 3 microbatches" "$ERR" "names the constraints: $ERR"
 run "$OCTOPIPE" compare --model gpt-13b --cluster 8xH200 --microbatches 8 --global-batch 12 --dp 8
 expect_rc 2 "compare: a global batch of 12 over 8 replicas"
 expect_match "^octopipe compare: --global-batch 12 \\(12 microbatches of 1 sequence\\) does not split evenly over --dp 8 replicas" "$ERR" "says so too: $ERR"
