@@ -241,6 +241,24 @@ expect_rc 2 "--layout pp with a layout option"
 run "$OCTOPIPE" tune --model gpt-13b --cluster 8xH200 --microbatches 8 --global-batch 7 --dp 2 -o "$T/x.json"
 expect_rc 2 "no layout splits a global batch of 7 over 2 replicas"
 expect_match "^octopipe tune: --global-batch 7 \\(7 microbatches of 1 sequence\\) does not split evenly over --dp 2 replicas" "$ERR" "says so, naming the batch and the degree: $ERR"
+# the tuner's memory floor is the layout's: llama2-70b at pp 4 x tp 2 x dp 4 with ZeRO 1
+# holds 2 + 2 + 12/4 bytes per parameter (61 GB a GPU), not the 16 of pure pipeline
+# parallelism (140 GB, over the 134 usable), which ruled out every partition and
+# placement it tried: each step was an empty "perturb the best:" of the start, and the
+# result only ever the best baseline
+run "$OCTOPIPE" tune --model llama2-70b --cluster 32xH200 --microbatches 4 --tp 2 --dp 4 --zero 1 --evals 400 --seed 1 \
+    -o "$T/z1.json" --steps-out "$T/z1.steps"
+expect_rc 0 "tune llama2-70b at pp 4 x tp 2 x dp 4, ZeRO 1"
+if python3 - "$T/z1.steps" <<'PY'
+import json, sys
+st = json.load(open(sys.argv[1]))["steps"]
+empty = [s for s in st if s["what"].strip() == "perturb the best:"]
+moved = [s for s in st if s["phase"] in ("partition", "placement")]
+assert not empty and moved, (len(empty), len(moved), len(st))
+PY
+then ok "its search moves layers and stages, and never records an empty perturbation"
+else not_ok "the tuner's search at a ZeRO layout" "$(head -5 "$T/z1.steps")"; fi
+
 # no degree left open fits the batch: the line says what was held fixed
 run "$OCTOPIPE" tune --model gpt-13b --cluster 16xH200 --microbatches 8 --global-batch 3 --zero 1 -o "$T/x.json"
 expect_rc 2 "ZeRO 1 with a global batch of 3 on 16 GPUs (no dp > 1 both splits 3 and tiles a node)"
