@@ -79,6 +79,15 @@ run "$OCTOPIPE" tune --layout pp --model gpt-13b --cluster 4xH200 --microbatches
 expect_rc 2 "a bad time budget is a usage error"
 run "$OCTOPIPE" tune --layout pp --model gpt-13b --cluster 4xH200 --microbatches 8 --budget -1
 expect_rc 2 "a negative budget is a usage error"
+# a seed is an unsigned 32-bit number: one outside it was wrapped silently (-1 and 10^20
+# both became 4294967295, 4294967296 became 0)
+for s in -1 4294967296 99999999999999999999 ' 5'; do
+    run "$OCTOPIPE" tune --layout pp --model gpt-13b --cluster 4xH200 --microbatches 8 --evals 10 --seed "$s" -o "$T/x.json"
+    expect_rc 2 "--seed '$s' is a usage error"
+done
+expect_match "^octopipe tune: --seed: ' 5' is not an integer in \\[0, 4294967295\\]" "$ERR" "naming the range: $ERR"
+run "$OCTOPIPE" tune --layout pp --model gpt-13b --cluster 4xH200 --microbatches 8 --evals 10 --seed 4294967295 -o "$T/x.json"
+expect_rc 0 "--seed 4294967295 is the largest"
 run "$OCTOPIPE" tune --layout pp --model gpt-13b --cluster 4xH200 --microbatches 8 --budget ''
 expect_rc 2 "an empty budget is a usage error"
 expect_match "option '--budget' needs a value" "$ERR" "naming the option given, not its old alias: $ERR"

@@ -10,6 +10,8 @@
  */
 #include "config.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
@@ -194,10 +196,13 @@ int cmd_tune(int argc, char **argv)
 		}
 		case 'S': {
 			char *end;
-			unsigned long v = strtoul(optarg, &end, 10);
+			unsigned long long v;
 
-			if (end == optarg || *end)
-				return cli_usage_error("tune", "--seed: '%s' is not a number", optarg);
+			/* digits only: strtoull would take a sign or spaces and wrap (-1 as the largest) */
+			errno = 0;
+			v = strtoull(optarg, &end, 10);
+			if (!isdigit((unsigned char)optarg[0]) || end == optarg || *end || errno || v > 4294967295ULL)
+				return cli_usage_error("tune", "--seed: '%s' is not an integer in [0, 4294967295]", optarg);
 			o.seed = (unsigned)v;
 			break;
 		}
