@@ -67,6 +67,14 @@ expect_rc 0 "and the plan written is valid"
 run "$OCTOPIPE" tune --layout pp --model gpt-13b --cluster 4xH200 --microbatches 8 --time-budget 0.001 -o "$T/c.json" --quiet
 expect_rc 0 "a tiny time budget still gives a plan (at least the best baseline)"
 
+# -o -: the plan alone on stdout, every report line (the layout chosen included) on stderr
+"$OCTOPIPE" tune --model gpt-13b --cluster 8xH200 --microbatches 16 --evals 100 -o - >"$T/stdout.json" 2>"$T/stderr.txt"
+RC=$?; OUT=$(cat "$T/stderr.txt"); ERR=
+expect_rc 0 "tune -o - with the layout search"
+if python3 -c 'import json, sys; assert json.load(open(sys.argv[1]))["format"] == "octopipe.plan/1"' "$T/stdout.json" 2>/dev/null
+then ok "stdout is the plan and nothing else"; else not_ok "stdout is the plan and nothing else" "$(head -3 "$T/stdout.json")"; fi
+expect_match '^layout: pp ' "$OUT" "the layout line goes to stderr"
+
 run "$OCTOPIPE" compare --model gpt-13b --cluster 4xH200 --microbatches 8
 expect_match '^tuned +[0-9.]+ ' "$OUT" "compare has the tuned row"
 expect_match '^speedup of the tuned plan: .*1f1b [0-9.]+x' "$OUT" "with its speedup over each baseline"

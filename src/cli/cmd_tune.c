@@ -231,7 +231,10 @@ int cmd_tune(int argc, char **argv)
 	sa.sa_handler = on_sigint;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, &old_sa);
-	if ((rc = cli_pick_layout("tune", &cp, layout_pp, global_batch, &m, &c, &o.microbatches, quiet ? NULL : stdout,
+	/* with the plan on stdout (-o -) every report line goes to stderr */
+	FILE *log = out && strcmp(out, "-") == 0 ? stderr : stdout;
+
+	if ((rc = cli_pick_layout("tune", &cp, layout_pp, global_batch, &m, &c, &o.microbatches, quiet ? NULL : log,
 	                          &interrupted, &L)) != 0) {
 		sigaction(SIGINT, &old_sa, NULL);
 		goto out;
@@ -245,7 +248,6 @@ int cmd_tune(int argc, char **argv)
 		rc = cli_report(&e);
 		goto out;
 	}
-	FILE *log = out && strcmp(out, "-") == 0 ? stderr : stdout;
 	while ((r = tune_step(t, &st, &e)) > 0) {
 		if (quiet)
 			continue;
