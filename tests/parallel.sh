@@ -259,6 +259,12 @@ PY
 then ok "its search moves layers and stages, and never records an empty perturbation"
 else not_ok "the tuner's search at a ZeRO layout" "$(head -5 "$T/z1.steps")"; fi
 
+# --microbatches x --dp past what an int holds was a signed overflow (a negative global
+# batch in the message); it is held to the million microbatches --global-batch allows
+run "$OCTOPIPE" tune --model gpt-13b --cluster 8xH200 --microbatches 1000000 --dp 4096 -o "$T/x.json"
+expect_rc 2 "tune --microbatches 1000000 --dp 4096"
+expect_match "^octopipe tune: --microbatches 1000000 x --dp 4096 = 4096000000 microbatches in the global batch, more than 1000000" "$ERR" "says so: $ERR"
+
 # no degree left open fits the batch: the line says what was held fixed
 run "$OCTOPIPE" tune --model gpt-13b --cluster 16xH200 --microbatches 8 --global-batch 3 --zero 1 -o "$T/x.json"
 expect_rc 2 "ZeRO 1 with a global batch of 3 on 16 GPUs (no dp > 1 both splits 3 and tiles a node)"

@@ -327,7 +327,12 @@ int cli_pick_layout(const char *cmd, const struct cli_par *cp, bool layout_pp, i
 			                       "evenly over --dp %d replicas", global_batch, k.global_mb,
 			                       m->micro_batch_size, m->micro_batch_size == 1 ? "" : "s", cp->dp);
 	} else {
-		k.global_mb = *microbatches * (cp->dp ? cp->dp : 1);
+		long long g = (long long)*microbatches * (cp->dp ? cp->dp : 1);
+
+		if (g > 1000000)
+			return cli_usage_error(cmd, "--microbatches %d x --dp %d = %lld microbatches in the global batch, more "
+			                       "than 1000000", *microbatches, cp->dp, g);
+		k.global_mb = (int)g;
 	}
 	if (layout_search(m, c, &k, &out->lc, &e) < 0) {
 		if (e.cls == ERR_RUNTIME) {
