@@ -121,9 +121,10 @@ int megatron_args(const struct plan *p, const char *plan_name, struct strbuf *sb
 		strbuf_addf(sb, "--expert-model-parallel-size %d \\\n--moe-token-dispatcher-type alltoall \\\n", l.ep);
 	if (l.zero >= 1)
 		strbuf_addstr(sb, "--use-distributed-optimizer \\\n");
+	/* Megatron-LM's validate_args refuses Megatron-FSDP with any other checkpoint format */
 	if (l.zero >= 2)
-		strbuf_addf(sb, "--use-megatron-fsdp \\\n--data-parallel-sharding-strategy %s \\\n",
-		            l.zero == 2 ? "optim_grads" : "optim_grads_params");
+		strbuf_addf(sb, "--use-megatron-fsdp \\\n--data-parallel-sharding-strategy %s \\\n"
+		                "--ckpt-format fsdp_dtensor \\\n", l.zero == 2 ? "optim_grads" : "optim_grads_params");
 	if (l.dp > 1) {
 		strbuf_addstr(sb, "--overlap-grad-reduce \\\n");
 		if (l.zero >= 1)

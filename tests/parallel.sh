@@ -52,6 +52,8 @@ if printf '%s\n' "$OUT" | grep -q -- '--expert-model-parallel-size\|--use-megatr
 run "$OCTOPIPE" export megatron-args "$T/q.json"
 expect_match '^--expert-model-parallel-size 4 ' "$OUT" "megatron-args: EP"
 expect_match '^--data-parallel-sharding-strategy optim_grads_params ' "$OUT" "megatron-args: ZeRO 3 as Megatron-FSDP"
+# Megatron-LM's validate_args: "Megatron FSDP only supports fsdp_dtensor checkpoint format"
+expect_match '^--ckpt-format fsdp_dtensor ' "$OUT" "megatron-args: Megatron-FSDP with the checkpoint format it requires"
 python3 - "$T/l.json" "$T/mixed.json" <<'PY'
 import json, sys
 p = json.load(open(sys.argv[1])); p["stages"][3]["recompute"] = "full"; json.dump(p, open(sys.argv[2], "w"))
