@@ -27,10 +27,10 @@ int megatron_layout(const struct plan *p, struct strbuf *sb, struct err *e)
 			used = p->stages[s].device + 1;
 	for (int s = 0; s < p->nstages; s++)
 		if (p->stages[s].device != s % used)
-			return err_set(e, ERR_INPUT, "a Megatron layout needs stage s on device s mod %d; this plan places "
-			               "stage %d on device %d", used, s, p->stages[s].device);
+			return err_set(e, ERR_INPUT, "stages[%d].device: a Megatron layout needs stage s on device s mod %d; "
+			               "this plan places stage %d on device %d", s, used, s, p->stages[s].device);
 	if (p->nstages % used != 0)
-		return err_set(e, ERR_INPUT, "a Megatron layout needs the same number of stages on every device "
+		return err_set(e, ERR_INPUT, "stages: a Megatron layout needs the same number of stages on every device "
 		               "(%d stages on %d devices)", p->nstages, used);
 	for (int s = 0; s < p->nstages; s++) {
 		int run = 0;
@@ -90,6 +90,7 @@ int megatron_args(const struct plan *p, const char *plan_name, struct strbuf *sb
 	}
 	if (megatron_layout(p, &layout, e) < 0) {
 		strbuf_release(&layout);
+		err_prefix(e, plan_name);
 		return -1;
 	}
 	/* Megatron-LM runs a stage on every pipeline rank (the layout's stages divide over
