@@ -241,6 +241,16 @@ run "$OCTOPIPE" export megatron-args "$T/mixrc.json"
 expect_rc 2 "megatron-args refuses stages that recompute differently"
 expect_match "mixrc.json: stages\[5\].recompute: 'selective' but stages\[0\] recomputes 'none'" "$ERR" "naming the file and the stage's path: $ERR"
 
+# a layout plan's schedule has one list per pipeline device: a wrong count names the
+# layout's devices, not the replica's as the cluster's (cluster '16xH200' has 4 devices)
+python3 - "$T/il.json" "$T/sched5.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1])); p["schedule"].append([]); json.dump(p, open(sys.argv[2], "w"))
+PY
+run "$OCTOPIPE" check "$T/sched5.json"
+expect_rc 2 "a pp 4 plan with 5 schedule lists"
+expect_match "sched5.json: schedule: has 5 device lists but the layout has 4 pipeline devices$" "$ERR" "says so: $ERR"
+
 # the TUI on a plan with a layout (last: without tmux the rest of the file is skipped)
 TUI_NAME=paredge
 . "$top_srcdir/tests/tuilib.sh"
