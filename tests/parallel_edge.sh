@@ -251,6 +251,15 @@ run "$OCTOPIPE" check "$T/sched5.json"
 expect_rc 2 "a pp 4 plan with 5 schedule lists"
 expect_match "sched5.json: schedule: has 5 device lists but the layout has 4 pipeline devices$" "$ERR" "says so: $ERR"
 
+# out of memory under a layout: the device is a pipeline rank, and its memory per GPU
+run "$OCTOPIPE" plan --model "$M/llama2-70b.json" --cluster "$C/16xH200.json" --schedule gpipe --microbatches 32 \
+    --tp 2 --dp 2 -o "$T/oom.json"
+expect_rc 3 "a gpipe plan of llama2-70b at pp 4 x tp 2 x dp 2 does not fit"
+run "$OCTOPIPE" check "$T/oom.json"
+expect_rc 3 "check says so"
+expect_match "oom.json: plan infeasible: pipeline rank 0 needs [0-9.]+ GB per GPU at its peak but has [0-9.]+ GB usable \\(other ranks too\\)$" \
+    "$ERR$OUT" "naming the pipeline rank and the memory per GPU: $ERR$OUT"
+
 # the TUI on a plan with a layout (last: without tmux the rest of the file is skipped)
 TUI_NAME=paredge
 . "$top_srcdir/tests/tuilib.sh"

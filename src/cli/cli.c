@@ -434,12 +434,14 @@ int cli_write_plan(struct plan *p, const char *out, const char *model_path, cons
 void cli_oom_line(struct strbuf *sb, const char *path, const struct plan *p, const struct metrics *m)
 {
 	int d = m->oom[0];
+	/* under a layout a device is a pipeline rank of tp x dp GPUs, each with this peak */
+	bool rank = p->has_parallel && p->cluster.rep.tp * p->cluster.rep.dp > 1;
 
-	strbuf_addf(sb, "%s: plan infeasible: device %d needs ", path, d);
+	strbuf_addf(sb, "%s: plan infeasible: %s %d needs ", path, rank ? "pipeline rank" : "device", d);
 	fmt_bytes(sb, (double)m->dev[d].peak_mem_bytes);
-	strbuf_addstr(sb, " at its peak but has ");
+	strbuf_addstr(sb, rank ? " per GPU at its peak but has " : " at its peak but has ");
 	fmt_bytes(sb, cluster_usable_bytes(&p->cluster));
-	strbuf_addf(sb, " usable%s", m->noom > 1 ? " (other devices too)" : "");
+	strbuf_addf(sb, " usable%s", m->noom > 1 ? (rank ? " (other ranks too)" : " (other devices too)") : "");
 }
 
 int cli_plan_verdict(const char *path, const struct plan *p, struct strbuf *why)
