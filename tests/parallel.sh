@@ -209,6 +209,15 @@ expect_match 'stages\[2\]\.recompute: the model.s layer table already recomputes
 run "$OCTOPIPE" plan --model llama2-70b --cluster 8xH200 --schedule 1f1b --microbatches 8 --tp 3 -o "$T/x.json"
 expect_rc 2 "--tp 3 on 8-GPU nodes"
 expect_match 'tp 3: a tensor-parallel group stays on one node' "$ERR" "says why"
+# a layout the options ask for that the cluster cannot hold is a usage error of the
+# command, said as one (the line had no command and no pointer to --help)
+run "$OCTOPIPE" plan --model llama2-7b --cluster 16xH200 --schedule 1f1b --microbatches 8 --tp 4 --dp 8 -o "$T/x.json"
+expect_rc 2 "plan --tp 4 --dp 8 on 16 GPUs"
+expect_match "^octopipe plan: pp 1 x tp 4 x dp 8 = 32 GPUs, but cluster '16xH200' has 16 \\(see 'octopipe plan --help'\\)$" "$ERR" "says so as plan's usage error: $ERR"
+run "$OCTOPIPE" plan --model llama2-7b --cluster 16xH200 --schedule 1f1b --microbatches 8 --tp 2 --dp 2 -o "$T/rp.json"
+run "$OCTOPIPE" sim --tp 4 "$T/rp.json"
+expect_rc 2 "sim --tp 4 of a pp 4 x tp 2 x dp 2 plan on 16 GPUs"
+expect_match "^octopipe sim: pp 4 x tp 4 x dp 2 = 32 GPUs, but cluster '16xH200' has 16 \\(see 'octopipe sim --help'\\)$" "$ERR" "says so as sim's usage error: $ERR"
 # Megatron-LM: num_experts % expert_model_parallel_size == 0 (a 60-expert model on 8 ranks)
 python3 - "$top_srcdir/samples/profiles/configs/deepseek-16b.json" "$T/moe60.json" <<'PY'
 import json, sys
