@@ -218,6 +218,9 @@ run "$OCTOPIPE" plan --model llama2-7b --cluster 16xH200 --schedule 1f1b --micro
 run "$OCTOPIPE" sim --tp 4 "$T/rp.json"
 expect_rc 2 "sim --tp 4 of a pp 4 x tp 2 x dp 2 plan on 16 GPUs"
 expect_match "^octopipe sim: pp 4 x tp 4 x dp 2 = 32 GPUs, but cluster '16xH200' has 16 \\(see 'octopipe sim --help'\\)$" "$ERR" "says so as sim's usage error: $ERR"
+run "$OCTOPIPE" tune --model llama2-7b --cluster 16xH200 --microbatches 8 --ep 2 -o "$T/x.json"
+expect_rc 2 "tune --ep 2 of a dense model"
+expect_match "^octopipe tune: ep 2: model 'llama2-7b' has no routed experts .* \\(see 'octopipe tune --help'\\)$" "$ERR" "says so as tune's usage error: $ERR"
 # Megatron-LM: num_experts % expert_model_parallel_size == 0 (a 60-expert model on 8 ranks)
 python3 - "$top_srcdir/samples/profiles/configs/deepseek-16b.json" "$T/moe60.json" <<'PY'
 import json, sys
@@ -279,7 +282,7 @@ expect_match "^octopipe tune: --microbatches 1000000 x --dp 4096 = 4096000000 mi
 # no degree left open fits the batch: the line says what was held fixed
 run "$OCTOPIPE" tune --model gpt-13b --cluster 16xH200 --microbatches 8 --global-batch 3 --zero 1 -o "$T/x.json"
 expect_rc 2 "ZeRO 1 with a global batch of 3 on 16 GPUs (no dp > 1 both splits 3 and tiles a node)"
-expect_match "^no parallel layout of cluster '16xH200' \\(16 GPUs, 8 per node\\) meets the given degrees: zero 1, a global batch of 3 microbatches" "$ERR" "names the constraints: $ERR"
+expect_match "^octopipe tune: no parallel layout of cluster '16xH200' \\(16 GPUs, 8 per node\\) meets the given degrees: zero 1, a global batch of 3 microbatches" "$ERR" "names the constraints: $ERR"
 run "$OCTOPIPE" compare --model gpt-13b --cluster 8xH200 --microbatches 8 --global-batch 12 --dp 8
 expect_rc 2 "compare: a global batch of 12 over 8 replicas"
 expect_match "^octopipe compare: --global-batch 12 \\(12 microbatches of 1 sequence\\) does not split evenly over --dp 8 replicas" "$ERR" "says so too: $ERR"

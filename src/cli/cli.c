@@ -339,7 +339,8 @@ int cli_pick_layout(const char *cmd, const struct cli_par *cp, bool layout_pp, i
 			cli_err("octopipe %s: %s\n", cmd, e.msg);
 			return EXIT_RUNTIME;
 		}
-		return cli_report(&e);
+		/* the degrees the options hold fixed allow no layout: their usage error */
+		return e.cls == ERR_INPUT ? cli_usage_error(cmd, "%s", e.msg) : cli_report(&e);
 	}
 	out->searched = true;
 	out->global_batch = (long)k.global_mb * m->micro_batch_size;
