@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "baseline.h"
@@ -171,6 +172,14 @@ static int search(const struct model *m, const struct cluster *c, const struct l
 						l.zero = z;
 						if (parallel_check(&l, c, &ec) < 0)
 							break;
+						if (k->stop && *k->stop) {
+							sim_release(&s);
+							if (!found)
+								return err_set(e, ERR_RUNTIME, "interrupted before any layout was found "
+								               "that fits (%d judged)", out->candidates);
+							out->interrupted = true;
+							return 0;
+						}
 						jr = judge(m, c, mbs, &l, (enum recompute)rc, &s, &got, &feasible, &unpriced, e);
 						if (jr < 0) {
 							sim_release(&s);
@@ -204,9 +213,25 @@ static int search(const struct model *m, const struct cluster *c, const struct l
 		*e = unpriced;
 		return -1;
 	}
-	if (!valid)
+	if (!valid) {
+		/* what was held fixed: the degrees given and the batch every dp must divide */
+		char given[256] = "";
+		size_t n = 0;
+		static const char *const names[] = { "pp", "tp", "dp", "ep" };
+		const int deg[] = { k->pp, k->tp, k->dp, k->ep };
+
+		for (int i = 0; i < 4; i++)
+			if (deg[i] && n < sizeof(given))
+				n += (size_t)snprintf(given + n, sizeof(given) - n, "%s %d, ", names[i], deg[i]);
+		if (k->zero >= 0 && n < sizeof(given))
+			n += (size_t)snprintf(given + n, sizeof(given) - n, "zero %d, ", k->zero);
+		if (k->recompute >= 0 && n < sizeof(given))
+			n += (size_t)snprintf(given + n, sizeof(given) - n, "recompute %s, ",
+			                      recompute_name((enum recompute)k->recompute));
 		return err_set(e, ERR_INPUT, "no parallel layout of cluster '%s' (%d GPUs, %d per node) meets the "
-		               "given degrees", c->name, c->devices, gpn);
+		               "given degrees: %sa global batch of %d microbatches", c->name, c->devices, gpn, given,
+		               k->global_mb);
+	}
 	if (!found)
 		return err_set(e, ERR_INFEASIBLE, "no layout fits: %d tried, the closest needs %.1f GB per GPU of %.1f GB "
 		               "usable", out->candidates, out->min_peak_bytes / 1e9, cluster_usable_bytes(c) / 1e9);

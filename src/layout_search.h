@@ -21,6 +21,7 @@
 #ifndef OCTO_LAYOUT_SEARCH_H
 #define OCTO_LAYOUT_SEARCH_H
 
+#include <signal.h>
 #include <stdbool.h>
 
 #include "cluster.h"
@@ -34,6 +35,9 @@
 struct layout_constraints {
 	int pp, tp, dp, ep, zero, recompute;
 	int global_mb;
+	/* When non-NULL and raised (a SIGINT handler), the search stops before the next
+	 * candidate and answers the best layout judged so far (interrupted set). */
+	const volatile sig_atomic_t *stop;
 };
 
 struct layout_choice {
@@ -43,10 +47,12 @@ struct layout_choice {
 	double makespan_ms, tokens_per_s, peak_bytes;
 	int candidates;           /* layouts judged */
 	double min_peak_bytes;    /* the smallest peak per GPU over all of them (when none fits) */
+	bool interrupted;         /* stopped early by k->stop: the best of the candidates judged */
 };
 
 /* Returns 0 with the best layout in *out; ERR_INFEASIBLE when none fits (out->min_peak_bytes
- * says how close the best came), ERR_INPUT when the constraints allow no layout at all. */
+ * says how close the best came), ERR_INPUT when the constraints allow no layout at all,
+ * ERR_RUNTIME when k->stop was raised before any layout judged fitted. */
 int layout_search(const struct model *m, const struct cluster *c, const struct layout_constraints *k,
                   struct layout_choice *out, struct err *e);
 

@@ -5,6 +5,7 @@
  */
 #include "config.h"
 #include "megatron.h"
+#include "parallel.h"
 
 #include <stdbool.h>
 #include <string.h>
@@ -26,10 +27,10 @@ int megatron_layout(const struct plan *p, struct strbuf *sb, struct err *e)
 			used = p->stages[s].device + 1;
 	for (int s = 0; s < p->nstages; s++)
 		if (p->stages[s].device != s % used)
-			return err_set(e, ERR_INPUT, "a Megatron layout needs stage s on device s mod %d; this plan places "
-			               "stage %d on device %d", used, s, p->stages[s].device);
+			return err_set(e, ERR_INPUT, "stages[%d].device: a Megatron layout needs stage s on device s mod %d; "
+			               "this plan places stage %d on device %d", s, used, s, p->stages[s].device);
 	if (p->nstages % used != 0)
-		return err_set(e, ERR_INPUT, "a Megatron layout needs the same number of stages on every device "
+		return err_set(e, ERR_INPUT, "stages: a Megatron layout needs the same number of stages on every device "
 		               "(%d stages on %d devices)", p->nstages, used);
 	for (int s = 0; s < p->nstages; s++) {
 		int run = 0;
@@ -72,12 +73,15 @@ int megatron_args(const struct plan *p, const char *plan_name, struct strbuf *sb
 	struct parallel l = plan_parallel(p);
 	struct strbuf layout = STRBUF_INIT;
 	int used = 0, layers = 0, rc = p->stages[0].recompute;
+	/* a table made with `octopipe cost --recompute` already prices full recompute (its
+	 * stages carry no mode of their own): Megatron-LM must recompute as well */
+	bool table_recomputes = model_recomputes(plan_src_model(p));
 
 	for (int s = 0; s < p->nstages; s++) {
 		if (p->stages[s].recompute != rc) {
 			strbuf_release(&layout);
-			return err_set(e, ERR_INPUT, "stage %d recomputes '%s' and stage 0 '%s': Megatron-LM sets one "
-			               "recompute mode for every layer", s,
+			return err_set(e, ERR_INPUT, "%s: stages[%d].recompute: '%s' but stages[0] recomputes '%s': "
+			               "Megatron-LM sets one recompute mode for every layer", plan_name, s,
 			               recompute_name((enum recompute)p->stages[s].recompute),
 			               recompute_name((enum recompute)rc));
 		}
@@ -86,7 +90,18 @@ int megatron_args(const struct plan *p, const char *plan_name, struct strbuf *sb
 	}
 	if (megatron_layout(p, &layout, e) < 0) {
 		strbuf_release(&layout);
+		err_prefix(e, plan_name);
 		return -1;
+	}
+	/* Megatron-LM runs a stage on every pipeline rank (the layout's stages divide over
+	 * them): a plan without a layout is pure pipeline parallelism over the devices its
+	 * stages use; one whose layout names more pipeline ranks cannot be written */
+	if (!p->has_parallel) {
+		l.pp = used;
+	} else if (used != l.pp) {
+		strbuf_release(&layout);
+		return err_set(e, ERR_INPUT, "%s: parallel.pp: %d pipeline ranks but the stages use %d (devices 0..%d): "
+		               "Megatron-LM runs a stage on every pipeline rank", plan_name, l.pp, used, used - 1);
 	}
 	for (int i = 0; i < p->model.nlayers; i++)
 		layers += decoder_layer(p->model.layers[i].kind);
@@ -94,9 +109,9 @@ int megatron_args(const struct plan *p, const char *plan_name, struct strbuf *sb
 	            plan_name, l.pp, l.tp, l.dp, parallel_gpus(&l));
 	strbuf_addstr(sb, "# Megatron runs its own 1F1B / interleaved order over this partition; a tuned order\n"
 	                  "# of OctoPipe's needs OctoPipe's executor (octopipe run).\n");
+	/* no virtual-stage flag: Megatron-LM takes the virtual pipeline size from the layout
+	 * (its stages over the pipeline size) and refuses one given beside it */
 	strbuf_addf(sb, "--pipeline-model-parallel-size %d \\\n", l.pp);
-	if (p->nstages > used)
-		strbuf_addf(sb, "--virtual-pipeline-model-parallel-size %d \\\n", p->nstages / used);
 	strbuf_addf(sb, "--tensor-model-parallel-size %d \\\n", l.tp);
 	/* the precision the memory model and the data-parallel sync assume (parallel.h): bf16
 	 * weights and gradients; Megatron-LM's bf16 default keeps fp32 gradients */
@@ -107,14 +122,17 @@ int megatron_args(const struct plan *p, const char *plan_name, struct strbuf *sb
 		strbuf_addf(sb, "--expert-model-parallel-size %d \\\n--moe-token-dispatcher-type alltoall \\\n", l.ep);
 	if (l.zero >= 1)
 		strbuf_addstr(sb, "--use-distributed-optimizer \\\n");
+	/* Megatron-LM's validate_args refuses Megatron-FSDP with any other checkpoint format */
 	if (l.zero >= 2)
-		strbuf_addf(sb, "--use-megatron-fsdp \\\n--data-parallel-sharding-strategy %s \\\n",
-		            l.zero == 2 ? "optim_grads" : "optim_grads_params");
+		strbuf_addf(sb, "--use-megatron-fsdp \\\n--data-parallel-sharding-strategy %s \\\n"
+		                "--ckpt-format fsdp_dtensor \\\n", l.zero == 2 ? "optim_grads" : "optim_grads_params");
 	if (l.dp > 1) {
 		strbuf_addstr(sb, "--overlap-grad-reduce \\\n");
 		if (l.zero >= 1)
 			strbuf_addstr(sb, "--overlap-param-gather \\\n");
 	}
+	if (table_recomputes)
+		rc = RECOMPUTE_FULL;
 	if (rc == RECOMPUTE_SELECTIVE)
 		strbuf_addstr(sb, "--recompute-granularity selective \\\n--recompute-modules core_attn \\\n");
 	else if (rc == RECOMPUTE_FULL)

@@ -11,8 +11,9 @@
 #include "plan.h"
 #include "strbuf.h"
 
-/* Fails (ERR_INPUT) when the placement is not Megatron's round robin (stage s on device
- * s mod p), which its layout cannot express. */
+/* Fails (ERR_INPUT, the message starting with the plan's JSON path) when the placement
+ * is not Megatron's round robin (stage s on device s mod p), which its layout cannot
+ * express. */
 int megatron_layout(const struct plan *p, struct strbuf *sb, struct err *e);
 
 /* The Megatron-LM command-line flags that run p's layout and partition: parallel sizes,

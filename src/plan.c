@@ -248,9 +248,13 @@ static int read_schedule(struct jv *v, const cJSON *root, struct plan *p)
 
 	if (jv_array(v, root, "", "schedule", JV_REQUIRED, &arr) < 0)
 		return -1;
-	if (cJSON_GetArraySize(arr) != p->cluster.devices)
+	if (cJSON_GetArraySize(arr) != p->cluster.devices) {
+		if (p->has_parallel)
+			return jv_fail(v, "schedule", "has %d device lists but the layout has %d pipeline devices",
+			               cJSON_GetArraySize(arr), p->cluster.devices);
 		return jv_fail(v, "schedule", "has %d device lists but cluster '%s' has %d devices",
 		               cJSON_GetArraySize(arr), p->cluster.name, p->cluster.devices);
+	}
 	/* slots for every op kind (F, I/B, W): bounds the allocation whatever the lists hold;
 	 * a wrong kind or count is then reported precisely by the per-token checks */
 	nops = (long)p->nstages * p->microbatches * 3;

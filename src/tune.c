@@ -21,6 +21,7 @@
 
 #include "baseline.h"
 #include "json.h"
+#include "parallel.h"
 #include "sim.h"
 #include "strbuf.h"
 #include "tune_impl.h"
@@ -298,7 +299,7 @@ static bool static_fits(const struct tuner *t, const struct tune_state *s)
 		for (int st = 0; st < s->nstages; st++)
 			if (s->device[st] == d)
 				for (int l = s->first[st]; l < s->first[st + 1]; l++)
-					bytes += (double)t->model->layers[l].param_bytes / 2 * 16;
+					bytes += t->layer_bytes[l];
 		if (bytes > usable)
 			return false;
 	}
@@ -593,9 +594,18 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 		goto fail;
 	}
 	for (int l = 0; l < m->nlayers; l++) {
+		/* weights, gradients and optimizer states per GPU as the replica's layout shards
+		 * them (16 bytes a parameter without one): the floor the simulator's memory
+		 * starts from, so a move it rules out could never fit */
+		struct parallel par = { D, 1, 1, 1, 0 };
+		struct mem_static ms;
+
+		if (c->rep.tp > 0)
+			par = (struct parallel){ D, c->rep.tp, c->rep.dp, c->rep.ep, c->rep.zero };
+		parallel_static_mem(&par, (double)m->layers[l].param_bytes, (double)m->layers[l].expert_param_bytes, &ms);
 		t->layer_cost[l] = m->layers[l].f_ms + m->layers[l].b_ms + m->layers[l].w_ms;
 		t->layer_fb[l] = m->layers[l].f_ms + m->layers[l].b_ms;
-		t->layer_bytes[l] = (double)m->layers[l].param_bytes / 2 * 16;
+		t->layer_bytes[l] = ms.weights + ms.grads + ms.optimizer;
 		t->layer_f[l] = m->layers[l].f_ms;
 	}
 	for (int d = 0; d < D; d++)

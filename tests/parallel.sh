@@ -52,13 +52,15 @@ if printf '%s\n' "$OUT" | grep -q -- '--expert-model-parallel-size\|--use-megatr
 run "$OCTOPIPE" export megatron-args "$T/q.json"
 expect_match '^--expert-model-parallel-size 4 ' "$OUT" "megatron-args: EP"
 expect_match '^--data-parallel-sharding-strategy optim_grads_params ' "$OUT" "megatron-args: ZeRO 3 as Megatron-FSDP"
+# Megatron-LM's validate_args: "Megatron FSDP only supports fsdp_dtensor checkpoint format"
+expect_match '^--ckpt-format fsdp_dtensor ' "$OUT" "megatron-args: Megatron-FSDP with the checkpoint format it requires"
 python3 - "$T/l.json" "$T/mixed.json" <<'PY'
 import json, sys
 p = json.load(open(sys.argv[1])); p["stages"][3]["recompute"] = "full"; json.dump(p, open(sys.argv[2], "w"))
 PY
 run "$OCTOPIPE" export megatron-args "$T/mixed.json"
 expect_rc 2 "megatron-args refuses stages that recompute differently"
-expect_match 'stage 3 recomputes .full.' "$ERR" "and names the stage"
+expect_match "mixed.json: stages\[3\].recompute: 'full' but" "$ERR" "and names the file and the stage's path"
 
 # re-pricing a plan under another layout keeps its stages and orders
 run "$OCTOPIPE" sim --zero 0 --recompute none --json "$T/l.json"
@@ -209,6 +211,18 @@ expect_match 'stages\[2\]\.recompute: the model.s layer table already recomputes
 run "$OCTOPIPE" plan --model llama2-70b --cluster 8xH200 --schedule 1f1b --microbatches 8 --tp 3 -o "$T/x.json"
 expect_rc 2 "--tp 3 on 8-GPU nodes"
 expect_match 'tp 3: a tensor-parallel group stays on one node' "$ERR" "says why"
+# a layout the options ask for that the cluster cannot hold is a usage error of the
+# command, said as one (the line had no command and no pointer to --help)
+run "$OCTOPIPE" plan --model llama2-7b --cluster 16xH200 --schedule 1f1b --microbatches 8 --tp 4 --dp 8 -o "$T/x.json"
+expect_rc 2 "plan --tp 4 --dp 8 on 16 GPUs"
+expect_match "^octopipe plan: pp 1 x tp 4 x dp 8 = 32 GPUs, but cluster '16xH200' has 16 \\(see 'octopipe plan --help'\\)$" "$ERR" "says so as plan's usage error: $ERR"
+run "$OCTOPIPE" plan --model llama2-7b --cluster 16xH200 --schedule 1f1b --microbatches 8 --tp 2 --dp 2 -o "$T/rp.json"
+run "$OCTOPIPE" sim --tp 4 "$T/rp.json"
+expect_rc 2 "sim --tp 4 of a pp 4 x tp 2 x dp 2 plan on 16 GPUs"
+expect_match "^octopipe sim: pp 4 x tp 4 x dp 2 = 32 GPUs, but cluster '16xH200' has 16 \\(see 'octopipe sim --help'\\)$" "$ERR" "says so as sim's usage error: $ERR"
+run "$OCTOPIPE" tune --model llama2-7b --cluster 16xH200 --microbatches 8 --ep 2 -o "$T/x.json"
+expect_rc 2 "tune --ep 2 of a dense model"
+expect_match "^octopipe tune: ep 2: model 'llama2-7b' has no routed experts .* \\(see 'octopipe tune --help'\\)$" "$ERR" "says so as tune's usage error: $ERR"
 # Megatron-LM: num_experts % expert_model_parallel_size == 0 (a 60-expert model on 8 ranks)
 python3 - "$top_srcdir/samples/profiles/configs/deepseek-16b.json" "$T/moe60.json" <<'PY'
 import json, sys
@@ -242,7 +256,38 @@ run "$OCTOPIPE" tune --model gpt-13b --cluster 8xH200 --microbatches 8 --layout 
 expect_rc 2 "--layout pp with a layout option"
 run "$OCTOPIPE" tune --model gpt-13b --cluster 8xH200 --microbatches 8 --global-batch 7 --dp 2 -o "$T/x.json"
 expect_rc 2 "no layout splits a global batch of 7 over 2 replicas"
-expect_match 'no parallel layout of cluster .8xH200. .* meets the given degrees' "$ERR" "says so"
+expect_match "^octopipe tune: --global-batch 7 \\(7 microbatches of 1 sequence\\) does not split evenly over --dp 2 replicas" "$ERR" "says so, naming the batch and the degree: $ERR"
+# the tuner's memory floor is the layout's: llama2-70b at pp 4 x tp 2 x dp 4 with ZeRO 1
+# holds 2 + 2 + 12/4 bytes per parameter (61 GB a GPU), not the 16 of pure pipeline
+# parallelism (140 GB, over the 134 usable), which ruled out every partition and
+# placement it tried: each step was an empty "perturb the best:" of the start, and the
+# result only ever the best baseline
+run "$OCTOPIPE" tune --model llama2-70b --cluster 32xH200 --microbatches 4 --tp 2 --dp 4 --zero 1 --evals 400 --seed 1 \
+    -o "$T/z1.json" --steps-out "$T/z1.steps"
+expect_rc 0 "tune llama2-70b at pp 4 x tp 2 x dp 4, ZeRO 1"
+if python3 - "$T/z1.steps" <<'PY'
+import json, sys
+st = json.load(open(sys.argv[1]))["steps"]
+empty = [s for s in st if s["what"].strip() == "perturb the best:"]
+moved = [s for s in st if s["phase"] in ("partition", "placement")]
+assert not empty and moved, (len(empty), len(moved), len(st))
+PY
+then ok "its search moves layers and stages, and never records an empty perturbation"
+else not_ok "the tuner's search at a ZeRO layout" "$(head -5 "$T/z1.steps")"; fi
+
+# --microbatches x --dp past what an int holds was a signed overflow (a negative global
+# batch in the message); it is held to the million microbatches --global-batch allows
+run "$OCTOPIPE" tune --model gpt-13b --cluster 8xH200 --microbatches 1000000 --dp 4096 -o "$T/x.json"
+expect_rc 2 "tune --microbatches 1000000 --dp 4096"
+expect_match "^octopipe tune: --microbatches 1000000 x --dp 4096 = 4096000000 microbatches in the global batch, more than 1000000" "$ERR" "says so: $ERR"
+
+# no degree left open fits the batch: the line says what was held fixed
+run "$OCTOPIPE" tune --model gpt-13b --cluster 16xH200 --microbatches 8 --global-batch 3 --zero 1 -o "$T/x.json"
+expect_rc 2 "ZeRO 1 with a global batch of 3 on 16 GPUs (no dp > 1 both splits 3 and tiles a node)"
+expect_match "^octopipe tune: no parallel layout of cluster '16xH200' \\(16 GPUs, 8 per node\\) meets the given degrees: zero 1, a global batch of 3 microbatches" "$ERR" "names the constraints: $ERR"
+run "$OCTOPIPE" compare --model gpt-13b --cluster 8xH200 --microbatches 8 --global-batch 12 --dp 8
+expect_rc 2 "compare: a global batch of 12 over 8 replicas"
+expect_match "^octopipe compare: --global-batch 12 \\(12 microbatches of 1 sequence\\) does not split evenly over --dp 8 replicas" "$ERR" "says so too: $ERR"
 if [ -e "$T/x.json" ]; then not_ok "no plan written by a refused command"; else ok "no plan written by a refused command"; fi
 
 done_testing

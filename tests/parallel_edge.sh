@@ -174,6 +174,92 @@ expect_match "ep 2: model 'llama2-7b' has no routed experts" "$ERR" "and says wh
 run "$OCTOPIPE" tune --model "$M/llama2-7b.json" --cluster "$C/8xH200.json" --microbatches 8 --ep 2 --quiet -o "$T/x.json"
 expect_rc 2 "so is tune --ep 2"
 
+# export megatron-args as Megatron-LM (the versions with --pipeline-model-parallel-layout)
+# reads it: the layout sets the virtual pipeline size itself (its stage count over
+# --pipeline-model-parallel-size) and validate_args refuses another virtual-stage flag
+# beside it; there is no --virtual-pipeline-model-parallel-size argument to give
+run "$OCTOPIPE" plan --model "$M/llama2-7b.json" --cluster "$C/16xH200.json" --schedule interleaved --chunks 2 \
+    --microbatches 8 --tp 2 --dp 2 -o "$T/il.json"
+expect_rc 0 "an interleaved pp 4 x tp 2 x dp 2 plan"
+run "$OCTOPIPE" export megatron-args "$T/il.json"
+expect_rc 0 "export megatron-args of it"
+expect_match '^--pipeline-model-parallel-layout "Et\*4\|(t\*4\|){6}t\*4L"$' "$OUT" "the layout holds the 8 virtual stages"
+if printf '%s\n' "$OUT" | grep -q -- '--virtual-pipeline-model-parallel-size\|--num-virtual-stages-per-pipeline-rank\|--num-layers-per-virtual-pipeline-stage'
+then not_ok "no virtual-stage flag beside the layout" "$OUT"; else ok "no virtual-stage flag beside the layout"; fi
+
+# the pipeline size is the ranks the layout's stages go round: a pipeline-only plan on 4
+# of 8 GPUs is pp 4 (a layout of 4 stages under --pipeline-model-parallel-size 8 fails
+# Megatron-LM's check that the stages divide over the ranks), and a plan whose
+# "parallel" says pp 4 while its stages use 2 devices cannot be written for Megatron-LM
+run "$OCTOPIPE" plan --model "$M/llama2-7b.json" --cluster "$C/8xH200.json" --schedule 1f1b --microbatches 8 \
+    --devices 4 -o "$T/d4.json"
+run "$OCTOPIPE" export megatron-args "$T/d4.json"
+expect_rc 0 "export megatron-args of a plan on 4 of 8 GPUs"
+expect_match '^--pipeline-model-parallel-size 4( \\)?$' "$OUT" "its pipeline size is the 4 devices its stages use"
+expect_match '^# Megatron-LM arguments for .*: pp 4 x tp 1 x dp 1 = 4 GPUs' "$OUT" "and its header counts 4 GPUs"
+python3 - "$T/il.json" "$T/pp4of2.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))
+p["stages"] = [{"layers": [0, 16], "device": 0}, {"layers": [17, 33], "device": 1}]
+p["schedule"] = [["0F%d" % i for i in range(8)] + ["0B%d" % i for i in range(8)],
+                 [x for i in range(8) for x in ("1F%d" % i, "1B%d" % i)], [], []]
+p["split_backward"] = False
+json.dump(p, open(sys.argv[2], "w"))
+PY
+run "$OCTOPIPE" export megatron-args "$T/pp4of2.json"
+expect_rc 2 "a pp 4 plan whose stages use 2 devices is refused"
+expect_match "pp4of2.json: parallel.pp: 4 pipeline ranks but the stages use 2" "$ERR" "in one line naming the file and the field: $ERR"
+
+# a layer table made with octopipe cost --recompute already prices full recompute (its
+# stages carry no mode of their own): Megatron-LM must be told to recompute too
+run "$OCTOPIPE" cost "$top_srcdir/samples/architectures/llama2-7b.json" --cluster "$C/16xH200.json" --recompute \
+    -o "$T/l7rc.json"
+expect_rc 0 "a llama2-7b table made with full recompute"
+run "$OCTOPIPE" plan --model "$T/l7rc.json" --cluster "$C/16xH200.json" --schedule 1f1b --microbatches 8 --tp 2 --dp 2 \
+    -o "$T/l7rc-plan.json"
+run "$OCTOPIPE" export megatron-args "$T/l7rc-plan.json"
+expect_rc 0 "export megatron-args of a plan on it"
+expect_match '^--recompute-granularity full( \\)?$' "$OUT" "asks Megatron-LM for full recompute"
+# and recomputing it again is refused by tune and compare as plan and sim refuse it, not
+# reported as 'no parallel layout ... meets the given degrees'
+for cmd in tune compare; do
+    run "$OCTOPIPE" $cmd --model "$T/l7rc.json" --cluster "$C/16xH200.json" --microbatches 8 --recompute selective \
+        -o "$T/x.json"
+    [ $cmd = compare ] && run "$OCTOPIPE" $cmd --model "$T/l7rc.json" --cluster "$C/16xH200.json" --microbatches 8 \
+        --recompute selective
+    expect_rc 2 "$cmd --recompute selective of a table made with full recompute"
+    expect_match "^octopipe $cmd: --recompute selective: the model's layer table already recomputes every layer" "$ERR" \
+        "says why: $ERR"
+done
+
+# stages recomputing differently: one line naming the file and the stage's JSON path
+python3 - "$T/il.json" "$T/mixrc.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1])); p["stages"][5]["recompute"] = "selective"; json.dump(p, open(sys.argv[2], "w"))
+PY
+run "$OCTOPIPE" export megatron-args "$T/mixrc.json"
+expect_rc 2 "megatron-args refuses stages that recompute differently"
+expect_match "mixrc.json: stages\[5\].recompute: 'selective' but stages\[0\] recomputes 'none'" "$ERR" "naming the file and the stage's path: $ERR"
+
+# a layout plan's schedule has one list per pipeline device: a wrong count names the
+# layout's devices, not the replica's as the cluster's (cluster '16xH200' has 4 devices)
+python3 - "$T/il.json" "$T/sched5.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1])); p["schedule"].append([]); json.dump(p, open(sys.argv[2], "w"))
+PY
+run "$OCTOPIPE" check "$T/sched5.json"
+expect_rc 2 "a pp 4 plan with 5 schedule lists"
+expect_match "sched5.json: schedule: has 5 device lists but the layout has 4 pipeline devices$" "$ERR" "says so: $ERR"
+
+# out of memory under a layout: the device is a pipeline rank, and its memory per GPU
+run "$OCTOPIPE" plan --model "$M/llama2-70b.json" --cluster "$C/16xH200.json" --schedule gpipe --microbatches 32 \
+    --tp 2 --dp 2 -o "$T/oom.json"
+expect_rc 3 "a gpipe plan of llama2-70b at pp 4 x tp 2 x dp 2 does not fit"
+run "$OCTOPIPE" check "$T/oom.json"
+expect_rc 3 "check says so"
+expect_match "oom.json: plan infeasible: pipeline rank 0 needs [0-9.]+ GB per GPU at its peak but has [0-9.]+ GB usable \\(other ranks too\\)$" \
+    "$ERR$OUT" "naming the pipeline rank and the memory per GPU: $ERR$OUT"
+
 # the TUI on a plan with a layout (last: without tmux the rest of the file is skipped)
 TUI_NAME=paredge
 . "$top_srcdir/tests/tuilib.sh"

@@ -117,6 +117,11 @@ expect_rc 0 "export megatron-layout"
 expect_match '^Et\*10\|t\*10\|t\*10\|t\*10L$' "$OUT" "gpt-13b in 4 stages of 10 layers"
 run "$OCTOPIPE" export megatron-layout "$T/zb-v.json"
 expect_rc 2 "a V placement has no Megatron layout"
+expect_match "zb-v.json: stages\[[0-9]+\]\.device: a Megatron layout needs stage s on device s mod [0-9]+" "$ERR" \
+    "one line naming the file and the stage's device: $ERR"
+run "$OCTOPIPE" export megatron-args "$T/zb-v.json"
+expect_rc 2 "nor Megatron-LM flags"
+expect_match "zb-v.json: stages\[[0-9]+\]\.device: a Megatron layout needs" "$ERR" "naming the file and the stage's device: $ERR"
 # transfers: Megatron's 1F1B blocks on them (the plan says so), --comm overrides; an
 # interleaved order cannot run with blocking transfers, and the deadlock says why
 run "$OCTOPIPE" sim "$top_srcdir/plans/nemotron-nano-v2-9b-8xH200-1f1b.json"

@@ -47,8 +47,33 @@ expect_rc 0 "Ctrl-C during tune exits 0"
 expect_match '^interrupted: writing the best plan found so far' "$OUT" "and says it was interrupted"
 run "$OCTOPIPE" check "$T/int.json"
 expect_rc 0 "and writes a valid plan"
+# Ctrl-C while the layouts are still being judged (about 2 s of llama2-70b's 64 at 8192
+# microbatches): the best layout so far, its best baseline written, exit 0. A shell's
+# background job ignores SIGINT, so python starts the tuner with the default action a
+# terminal's Ctrl-C meets.
+python3 -c 'import signal, subprocess, sys, time
+p = subprocess.Popen(sys.argv[1:], preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+time.sleep(0.4)
+p.send_signal(signal.SIGINT)
+r = p.wait()
+sys.exit(r if r >= 0 else 128 - r)' "$OCTOPIPE" tune --model llama2-70b --cluster 64xH200 --microbatches 8192 --budget 60 \
+    -o "$T/lint.json" >"$T/lint.out" 2>&1
+RC=$?; OUT=$(cat "$T/lint.out"); ERR=
+expect_rc 0 "Ctrl-C during the layout search exits 0"
+expect_match '^layout: .*the best of [0-9]+ layouts judged before the interrupt,' "$OUT" "the layout line says the search was cut short"
+expect_match '^interrupted: writing the best plan found so far' "$OUT" "and the tuner does not start"
+run "$OCTOPIPE" check "$T/lint.json"
+expect_rc 0 "and the plan written is valid"
 run "$OCTOPIPE" tune --layout pp --model gpt-13b --cluster 4xH200 --microbatches 8 --time-budget 0.001 -o "$T/c.json" --quiet
 expect_rc 0 "a tiny time budget still gives a plan (at least the best baseline)"
+
+# -o -: the plan alone on stdout, every report line (the layout chosen included) on stderr
+"$OCTOPIPE" tune --model gpt-13b --cluster 8xH200 --microbatches 16 --evals 100 -o - >"$T/stdout.json" 2>"$T/stderr.txt"
+RC=$?; OUT=$(cat "$T/stderr.txt"); ERR=
+expect_rc 0 "tune -o - with the layout search"
+if python3 -c 'import json, sys; assert json.load(open(sys.argv[1]))["format"] == "octopipe.plan/1"' "$T/stdout.json" 2>/dev/null
+then ok "stdout is the plan and nothing else"; else not_ok "stdout is the plan and nothing else" "$(head -3 "$T/stdout.json")"; fi
+expect_match '^layout: pp ' "$OUT" "the layout line goes to stderr"
 
 run "$OCTOPIPE" compare --model gpt-13b --cluster 4xH200 --microbatches 8
 expect_match '^tuned +[0-9.]+ ' "$OUT" "compare has the tuned row"
@@ -62,6 +87,18 @@ run "$OCTOPIPE" tune --layout pp --model gpt-13b --cluster 4xH200 --microbatches
 expect_rc 2 "a bad time budget is a usage error"
 run "$OCTOPIPE" tune --layout pp --model gpt-13b --cluster 4xH200 --microbatches 8 --budget -1
 expect_rc 2 "a negative budget is a usage error"
+# a seed is an unsigned 32-bit number: one outside it was wrapped silently (-1 and 10^20
+# both became 4294967295, 4294967296 became 0)
+for s in -1 4294967296 99999999999999999999 ' 5'; do
+    run "$OCTOPIPE" tune --layout pp --model gpt-13b --cluster 4xH200 --microbatches 8 --evals 10 --seed "$s" -o "$T/x.json"
+    expect_rc 2 "--seed '$s' is a usage error"
+done
+expect_match "^octopipe tune: --seed: ' 5' is not an integer in \\[0, 4294967295\\]" "$ERR" "naming the range: $ERR"
+run "$OCTOPIPE" tune --layout pp --model gpt-13b --cluster 4xH200 --microbatches 8 --evals 10 --seed 4294967295 -o "$T/x.json"
+expect_rc 0 "--seed 4294967295 is the largest"
+run "$OCTOPIPE" tune --layout pp --model gpt-13b --cluster 4xH200 --microbatches 8 --budget ''
+expect_rc 2 "an empty budget is a usage error"
+expect_match "option '--budget' needs a value" "$ERR" "naming the option given, not its old alias: $ERR"
 run "$OCTOPIPE" tune --layout pp --model gpt-13b --cluster 4xH200 --microbatches 8 --evals 0
 expect_rc 2 "a zero evaluation budget is a usage error"
 done_testing

@@ -110,14 +110,14 @@ int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts, co
 	char spec[128], name[256];
 	const char *arg;
 	size_t skip = (shortopts[0] == '+' || shortopts[0] == '-') ? 1 : 0;
-	int ch, matches = 0;
+	int ch, matches = 0, longindex = -1;
 	const struct option *hit = NULL;
 
 	/* ':' first: getopt reports a missing value as ':' and prints nothing itself, so the
 	 * user gets one line from us, naming the option and what is wrong with it */
 	snprintf(spec, sizeof(spec), "%.*s:%s", (int)skip, shortopts, shortopts + skip);
 	opterr = 0;
-	ch = getopt_long(argc, argv, spec, longopts, NULL);
+	ch = getopt_long(argc, argv, spec, longopts, &longindex);
 	if (ch == -1)
 		return -1;
 	arg = (optind >= 1 && optind <= argc) ? argv[optind - 1] : "";
@@ -160,7 +160,8 @@ int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts, co
 		/* an empty value is a slip (an unset shell variable, -o ""), except for the
 		 * options where "nothing" means something */
 		static const char *const may_be_empty[] = { "keys", "launcher", NULL };
-		const struct option *o = longopts;
+		/* the option as given (two names may share a value: --budget, --time-budget) */
+		const struct option *o = longindex >= 0 ? &longopts[longindex] : longopts;
 
 		while (o && o->name && o->val != ch)
 			o++;
@@ -302,9 +303,9 @@ void cli_par_layout(const struct cli_par *cp, const struct parallel *base, const
 
 int cli_pick_layout(const char *cmd, const struct cli_par *cp, bool layout_pp, int global_batch,
                     const struct model *m, const struct cluster *c, int *microbatches, FILE *f,
-                    struct cli_layout *out)
+                    const volatile sig_atomic_t *stop, struct cli_layout *out)
 {
-	struct layout_constraints k = { 0, cp->tp, cp->dp, cp->ep, cp->zero ? cp->zero - 1 : -1, cp->recompute, 0 };
+	struct layout_constraints k = { 0, cp->tp, cp->dp, cp->ep, cp->zero ? cp->zero - 1 : -1, cp->recompute, 0, stop };
 	struct err e = ERR_INIT;
 
 	memset(out, 0, sizeof(*out));
@@ -313,29 +314,42 @@ int cli_pick_layout(const char *cmd, const struct cli_par *cp, bool layout_pp, i
 			return cli_usage_error(cmd, "--layout pp is pure pipeline parallelism: no layout options with it");
 		return 0;
 	}
+	if (cp->recompute > RECOMPUTE_NONE && model_recomputes(m))
+		return cli_usage_error(cmd, "--recompute %s: the model's layer table already recomputes every layer (made "
+		                       "with octopipe cost --recompute)", recompute_name((enum recompute)cp->recompute));
 	if (global_batch) {
 		if (global_batch % m->micro_batch_size)
 			return cli_usage_error(cmd, "--global-batch %d is not a multiple of the model's micro-batch size %ld",
 			                       global_batch, m->micro_batch_size);
 		k.global_mb = (int)(global_batch / m->micro_batch_size);
+		if (cp->dp && k.global_mb % cp->dp)
+			return cli_usage_error(cmd, "--global-batch %d (%d microbatches of %ld sequence%s) does not split "
+			                       "evenly over --dp %d replicas", global_batch, k.global_mb,
+			                       m->micro_batch_size, m->micro_batch_size == 1 ? "" : "s", cp->dp);
 	} else {
-		k.global_mb = *microbatches * (cp->dp ? cp->dp : 1);
+		long long g = (long long)*microbatches * (cp->dp ? cp->dp : 1);
+
+		if (g > 1000000)
+			return cli_usage_error(cmd, "--microbatches %d x --dp %d = %lld microbatches in the global batch, more "
+			                       "than 1000000", *microbatches, cp->dp, g);
+		k.global_mb = (int)g;
 	}
 	if (layout_search(m, c, &k, &out->lc, &e) < 0) {
 		if (e.cls == ERR_RUNTIME) {
 			cli_err("octopipe %s: %s\n", cmd, e.msg);
 			return EXIT_RUNTIME;
 		}
-		return cli_report(&e);
+		/* the degrees the options hold fixed allow no layout: their usage error */
+		return e.cls == ERR_INPUT ? cli_usage_error(cmd, "%s", e.msg) : cli_report(&e);
 	}
 	out->searched = true;
 	out->global_batch = (long)k.global_mb * m->micro_batch_size;
 	if (f)
 		fprintf(f, "layout: pp %d x tp %d x dp %d (ep %d, ZeRO %d, recompute %s), %d microbatches per replica "
-		        "(global batch %ld): the best of %d layouts, %.0f tokens/s with its best baseline\n",
+		        "(global batch %ld): the best of %d layouts%s, %.0f tokens/s with its best baseline\n",
 		        out->lc.par.pp, out->lc.par.tp, out->lc.par.dp, out->lc.par.ep, out->lc.par.zero,
 		        recompute_name(out->lc.recompute), out->lc.microbatches, out->global_batch, out->lc.candidates,
-		        out->lc.tokens_per_s);
+		        out->lc.interrupted ? " judged before the interrupt" : "", out->lc.tokens_per_s);
 	*microbatches = out->lc.microbatches;
 	out->use = !parallel_is_pipeline_only(&out->lc.par) || out->lc.par.pp != c->devices ||
 	           out->lc.recompute != RECOMPUTE_NONE;
@@ -421,12 +435,14 @@ int cli_write_plan(struct plan *p, const char *out, const char *model_path, cons
 void cli_oom_line(struct strbuf *sb, const char *path, const struct plan *p, const struct metrics *m)
 {
 	int d = m->oom[0];
+	/* under a layout a device is a pipeline rank of tp x dp GPUs, each with this peak */
+	bool rank = p->has_parallel && p->cluster.rep.tp * p->cluster.rep.dp > 1;
 
-	strbuf_addf(sb, "%s: plan infeasible: device %d needs ", path, d);
+	strbuf_addf(sb, "%s: plan infeasible: %s %d needs ", path, rank ? "pipeline rank" : "device", d);
 	fmt_bytes(sb, (double)m->dev[d].peak_mem_bytes);
-	strbuf_addstr(sb, " at its peak but has ");
+	strbuf_addstr(sb, rank ? " per GPU at its peak but has " : " at its peak but has ");
 	fmt_bytes(sb, cluster_usable_bytes(&p->cluster));
-	strbuf_addf(sb, " usable%s", m->noom > 1 ? " (other devices too)" : "");
+	strbuf_addf(sb, " usable%s", m->noom > 1 ? (rank ? " (other ranks too)" : " (other devices too)") : "");
 }
 
 int cli_plan_verdict(const char *path, const struct plan *p, struct strbuf *why)

@@ -115,10 +115,11 @@ struct cli_layout {
 	struct cluster rc;       /* the replica's cluster */
 };
 /* Picks it; *microbatches becomes the per-replica count. Prints the layout line to f
- * (NULL: quiet). Returns 0 or the exit code after printing the error. */
+ * (NULL: quiet). stop (NULL: none) cuts the search short: the best layout judged so far
+ * (out->lc.interrupted). Returns 0 or the exit code after printing the error. */
 int cli_pick_layout(const char *cmd, const struct cli_par *cp, bool layout_pp, int global_batch,
                     const struct model *m, const struct cluster *c, int *microbatches, FILE *f,
-                    struct cli_layout *out);
+                    const volatile sig_atomic_t *stop, struct cli_layout *out);
 void cli_layout_release(struct cli_layout *l);
 struct metrics;
 struct strbuf;

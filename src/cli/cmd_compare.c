@@ -101,7 +101,7 @@ int cmd_compare(int argc, char **argv)
 		model_release(&m);
 		return rc;
 	}
-	if ((rc = cli_pick_layout("compare", &cp, layout_pp, global_batch, &m, &c, &mbs, json ? NULL : stdout, &L)) != 0) {
+	if ((rc = cli_pick_layout("compare", &cp, layout_pp, global_batch, &m, &c, &mbs, json ? NULL : stdout, NULL, &L)) != 0) {
 		model_release(&m);
 		cluster_release(&c);
 		return rc;

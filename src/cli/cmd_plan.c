@@ -210,7 +210,8 @@ int cmd_plan(int argc, char **argv)
 
 		cli_par_layout(&cp, NULL, &c, spec.devices, &l);
 		if (parallel_replica(&m, &c, &l, &rm, &rcl, &e) < 0) {
-			rc = cli_report(&e);
+			/* the layout the options ask for: their usage error */
+			rc = e.cls == ERR_INPUT ? cli_usage_error("plan", "%s", e.msg) : cli_report(&e);
 			model_release(&m);
 			cluster_release(&c);
 			free(placement);

@@ -228,6 +228,7 @@ int cmd_export(int argc, char **argv)
 	} else if (strcmp(what, "megatron-args") == 0) {
 		rc = megatron_args(&p, plan_arg, &sb, &e) < 0 ? cli_report(&e) : cli_write_text(out, sb.buf, sb.len);
 	} else if (megatron_layout(&p, &sb, &e) < 0) {
+		err_prefix(&e, plan_arg);
 		rc = cli_report(&e);
 	} else {
 		strbuf_addch(&sb, '\n');

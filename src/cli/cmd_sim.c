@@ -199,7 +199,8 @@ int cmd_sim(int argc, char **argv)
 		cli_par_layout(&cp, &cur, plan_src_cluster(&p), p.ndevices, &l);
 		if (plan_set_parallel(&p, &l, &e) < 0) {
 			plan_release(&p);
-			return cli_report(&e);
+			/* the layout the options ask for: their usage error */
+			return e.cls == ERR_INPUT ? cli_usage_error("sim", "%s", e.msg) : cli_report(&e);
 		}
 	}
 	if (cp.recompute > RECOMPUTE_NONE && model_recomputes(plan_src_model(&p))) {

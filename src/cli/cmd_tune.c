@@ -10,6 +10,8 @@
  */
 #include "config.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
@@ -194,10 +196,13 @@ int cmd_tune(int argc, char **argv)
 		}
 		case 'S': {
 			char *end;
-			unsigned long v = strtoul(optarg, &end, 10);
+			unsigned long long v;
 
-			if (end == optarg || *end)
-				return cli_usage_error("tune", "--seed: '%s' is not a number", optarg);
+			/* digits only: strtoull would take a sign or spaces and wrap (-1 as the largest) */
+			errno = 0;
+			v = strtoull(optarg, &end, 10);
+			if (!isdigit((unsigned char)optarg[0]) || end == optarg || *end || errno || v > 4294967295ULL)
+				return cli_usage_error("tune", "--seed: '%s' is not an integer in [0, 4294967295]", optarg);
 			o.seed = (unsigned)v;
 			break;
 		}
@@ -218,25 +223,31 @@ int cmd_tune(int argc, char **argv)
 		model_release(&m);
 		return rc;
 	}
-	if ((rc = cli_pick_layout("tune", &cp, layout_pp, global_batch, &m, &c, &o.microbatches, quiet ? NULL : stdout,
-	                          &L)) != 0)
-		goto out;
+	/* from here Ctrl-C keeps the best so far: during the layout search the best layout
+	 * judged (its best baseline is then the plan: the tuner sees the flag and stops) */
 	interrupted = 0;
 	o.stop = &interrupted;
-	if (!quiet && isatty(fileno(stderr))) {
-		o.progress = progress_show;
-		o.progress_arg = &pg;
-	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_sigint;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, &old_sa);
+	/* with the plan on stdout (-o -) every report line goes to stderr */
+	FILE *log = out && strcmp(out, "-") == 0 ? stderr : stdout;
+
+	if ((rc = cli_pick_layout("tune", &cp, layout_pp, global_batch, &m, &c, &o.microbatches, quiet ? NULL : log,
+	                          &interrupted, &L)) != 0) {
+		sigaction(SIGINT, &old_sa, NULL);
+		goto out;
+	}
+	if (!quiet && isatty(fileno(stderr))) {
+		o.progress = progress_show;
+		o.progress_arg = &pg;
+	}
 	if (tune_new(&t, L.use ? &L.rm : &m, L.use ? &L.rc : &c, &o, &e) < 0) {
 		sigaction(SIGINT, &old_sa, NULL);
 		rc = cli_report(&e);
 		goto out;
 	}
-	FILE *log = out && strcmp(out, "-") == 0 ? stderr : stdout;
 	while ((r = tune_step(t, &st, &e)) > 0) {
 		if (quiet)
 			continue;
