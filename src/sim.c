@@ -1020,9 +1020,12 @@ double sim_lower_bound(const struct model *mdl, const struct cluster *cl, int mi
 /* Inserts x into the descending list v[0..*n) of at most TIGHT_TOP values. */
 static void top_insert(double *v, int *n, double x)
 {
-	int i = *n < TIGHT_TOP ? (*n)++ : TIGHT_TOP - 1;
+	bool full = *n == TIGHT_TOP;
+	int i = full ? TIGHT_TOP - 1 : (*n)++;
 
-	if (i == TIGHT_TOP - 1 && *n == TIGHT_TOP && v[i] >= x)
+	/* full: x replaces the lightest kept value, or is lighter than all and not kept (the
+	 * TIGHT_TOP-th insertion fills the last slot; it must not read that slot first) */
+	if (full && v[i] >= x)
 		return;
 	for (; i > 0 && v[i - 1] < x; i--)
 		v[i] = v[i - 1];

@@ -447,8 +447,37 @@ static void test_packing_closed(void)
 	cluster_release(&cl);
 }
 
+/* Fills the stack below the caller with huge values, as an earlier deeper call would. */
+static void __attribute__((noinline)) dirty_stack(void)
+{
+	volatile double junk[8192];
+
+	for (int i = 0; i < 8192; i++)
+		junk[i] = 1e300;
+	(void)junk[0];
+}
+
+/* The kept-heaviest lists hold TIGHT_TOP (128) values; the 128th insertion once read its
+ * own empty slot first and, finding garbage above it, skipped the value and kept the
+ * garbage (a bound of 1e300 ms after a deeper call had left such values on the stack).
+ * 128 and 129 equal layers of 3 ms on 4 devices x 100: 32 each at least (9600 ms; the
+ * fill adds 1.5), and for 129 the average (only the 128 heaviest are packed), never more
+ * than 33 on one (9900). */
+static void test_kept_lists_full(void)
+{
+	double lb;
+
+	dirty_stack();
+	lb = closed(128, false, 4, 100, 0);
+	ok(lb >= 9600 && lb <= 9601.5 + 1e-9, "128 equal layers on 4 devices: 32 each, plus the fill (%g ms)", lb);
+	dirty_stack();
+	lb = closed(129, false, 4, 100, 0);
+	ok(lb >= 9675 && lb <= 9900, "129 on 4: at least the average, at most 33 on one (%g ms)", lb);
+}
+
 int main(void)
 {
+	test_kept_lists_full();
 	test_head();
 	test_exhaustive();
 	test_packing_exhaustive();
