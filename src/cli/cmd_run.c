@@ -595,7 +595,7 @@ static int execute(const char *arg, const struct run_opts *ro, const struct run_
 		if (!ev.f) {
 			stop_ranks(rb, mpi, &e);
 			cli_err("octopipe run: %s\n", e.msg);
-			rc = EXIT_RUNTIME;
+			rc = e.cls == ERR_INPUT ? EXIT_INPUT : EXIT_RUNTIME;
 			goto out_x;
 		}
 	}
