@@ -132,6 +132,22 @@ if tail -1 "$T/bad.jsonl" | python3 -c 'import json, sys; e = json.loads(sys.std
 then ok "the event stream ends with an error event for device 3"; else not_ok "the data error event" "$(tail -1 "$T/bad.jsonl")"; fi
 n=$(printf '%s\n' "$ERR" | grep -c .)
 if [ "$n" = 1 ]; then ok "the data error is one line"; else not_ok "the data error is one line" "$ERR"; fi
+# a fault that cannot happen is bad input, never a clean run that injected nothing
+plan4="$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
+for args in "--kill-device 4" "--kill-device 1 --kill-after 16" "--kill-after 3" "--misroute-xfer 48" \
+            "--corrupt-xfer 48"; do
+    # shellcheck disable=SC2086
+    run "$OCTOPIPE" run $args "$plan4"
+    if [ "$RC" = 2 ] && [ "$(printf '%s\n' "$ERR" | grep -c .)" = 1 ]; then ok "run $args on 4 devices, 48 transfers: exit 2 ($ERR)"
+    else not_ok "run $args: exit 2 with one line" "exit $RC" "$ERR"; fi
+done
+run "$OCTOPIPE" run --kill-device 1 --kill-after 15 "$plan4"
+expect_rc 1 "--kill-after the last op of the device still kills it"
+# with one microbatch there is no other microbatch to mis-route: the next iteration's data is
+"$OCTOPIPE" plan --model gpt-13b --cluster 4xH200 --schedule 1f1b --microbatches 1 -o "$T/one-mb.json" >/dev/null
+run "$OCTOPIPE" run --misroute-xfer 1 "$T/one-mb.json"
+expect_rc 1 "a mis-routed transfer with one microbatch fails the run"
+expect_match 'but the data carries the output of 1F0 of iteration 1 \(mis-routed\)$' "$ERR" "naming the other iteration"
 run "$OCTOPIPE" run --iters 3 "$top_srcdir/plans/nemotron-nano-v2-9b-8xH200-dualpipev.json"
 expect_rc 0 "three iterations of a dualpipev plan (F&B pairs) pass every data check"
 run "$OCTOPIPE" run "$top_srcdir/tests/data/deadlock-plan.json"

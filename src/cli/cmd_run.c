@@ -513,6 +513,30 @@ static int print_json(double predicted, const struct timeline *pred, const struc
 	return EXIT_OK;
 }
 
+/* A fault to inject that the program has no place for (a device, an op or a transfer it
+ * does not have) is bad input: the run would pass without injecting anything. */
+static int check_faults(const struct emu_opts *o, const struct exec_program *x, struct err *e)
+{
+	if (o->kill_device >= x->ndevices)
+		return err_set(e, ERR_INPUT, "--kill-device: no device %d (the plan has %d)", o->kill_device, x->ndevices);
+	if (o->kill_device < 0 && o->kill_after_ops > 0)
+		return err_set(e, ERR_INPUT, "--kill-after: needs --kill-device");
+	if (o->kill_device >= 0) {
+		int ops = 0;
+
+		for (int i = x->start[o->kill_device]; i < x->start[o->kill_device + 1]; i++)
+			ops += x->items[i].kind == EXEC_COMPUTE;
+		if (o->kill_after_ops >= ops)
+			return err_set(e, ERR_INPUT, "--kill-after: device %d runs %d ops, so it can fail after 0 to %d of them",
+			               o->kill_device, ops, ops - 1);
+	}
+	if (o->misroute_xfer >= x->nxfers)
+		return err_set(e, ERR_INPUT, "--misroute-xfer: no transfer %d (the run has %d)", o->misroute_xfer, x->nxfers);
+	if (o->corrupt_xfer >= x->nxfers)
+		return err_set(e, ERR_INPUT, "--corrupt-xfer: no transfer %d (the run has %d)", o->corrupt_xfer, x->nxfers);
+	return 0;
+}
+
 static int execute(const char *arg, const struct run_opts *ro, const struct run_backend *rb, int rank, bool mpi)
 {
 	const char *path, *events_out = ro->events_out, *tl_out = ro->tl_out;
@@ -584,6 +608,12 @@ static int execute(const char *arg, const struct run_opts *ro, const struct run_
 		repaired = exec_repair(&x);
 	}
 	if (exec_check(&x, &e) > 0 || exec_validate(&x, &e) < 0) {
+		err_prefix(&e, path);
+		stop_ranks(rb, mpi, &e);
+		rc = cli_report(&e);
+		goto out_x;
+	}
+	if (check_faults(&eo, &x, &e) < 0) {
 		err_prefix(&e, path);
 		stop_ranks(rb, mpi, &e);
 		rc = cli_report(&e);

@@ -186,7 +186,7 @@ static int send_data(struct emu *em, int k)
 		return -1;
 	}
 	if (k == em->o->misroute_xfer)
-		t.op.mb = (t.op.mb + 1) % em->p->microbatches;
+		payload_misroute(&t, em->p->microbatches);
 	payload_fill(em->data[k], len, &t);
 	if (k == em->o->corrupt_xfer)
 		em->data[k][len / 2] ^= 0x10;
