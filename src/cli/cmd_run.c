@@ -35,10 +35,6 @@
 #include "sim.h"
 #include "tlcheck.h"
 
-/* GPU event times are exact to about a microsecond on one GPU; across GPUs the clocks
- * are aligned by host-side reference events, which allows a little more. */
-#define CUDA_CLOCK_SLACK_MS 0.05
-
 static void usage(FILE *f)
 {
 	fputs("usage: octopipe run [--backend emu|cuda] [--fit] [--iters N] [--time-scale X]\n"
@@ -684,7 +680,7 @@ static int execute(const char *arg, const struct run_opts *ro, const struct run_
 		/* the run must have kept the plan's rules: every op once, in order, after its inputs
 		 * (rank 0 holds the whole timeline; the ranks go on together either way) */
 		if (rank == 0 && !broke.msg[0] &&
-		    timeline_check_plan(&p, &t, rb->gpus ? CUDA_CLOCK_SLACK_MS : 1e-6, &broke) != 0) {
+		    timeline_check_plan(&p, &t, rb->gpus ? TLCHECK_GPU_SLACK_MS : 1e-6, &broke) != 0) {
 			if (ev.f)
 				error_event(&ev, broke.msg);
 			cli_err("%s: iteration %d broke the plan: %s\n", path, it, broke.msg);
