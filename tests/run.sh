@@ -132,6 +132,19 @@ if tail -1 "$T/bad.jsonl" | python3 -c 'import json, sys; e = json.loads(sys.std
 then ok "the event stream ends with an error event for device 3"; else not_ok "the data error event" "$(tail -1 "$T/bad.jsonl")"; fi
 n=$(printf '%s\n' "$ERR" | grep -c .)
 if [ "$n" = 1 ]; then ok "the data error is one line"; else not_ok "the data error is one line" "$ERR"; fi
+# an event reader that stops reading (a stalled TUI, a stopped pipe) must not hang the run:
+# a write that cannot go on within the watchdog fails the run (exit 1), naming the stream
+mkfifo "$T/stalled"
+sleep 60 <"$T/stalled" & reader=$!
+start=$(date +%s)
+run timeout 40 "$OCTOPIPE" run --iters 40 --timeout 1 --events-out "$T/stalled" \
+    "$top_srcdir/plans/nemotron-nano-v2-9b-8xH200-tuned.json"
+took=$(( $(date +%s) - start ))
+kill "$reader" 2>/dev/null; wait "$reader" 2>/dev/null
+if [ "$RC" = 1 ] && [ "$took" -lt 15 ]; then ok "a stalled event reader fails the run in ${took} s (exit 1), not a hang"
+else not_ok "a stalled event reader fails the run, not a hang" "exit $RC after ${took} s" "$ERR"; fi
+expect_match "stalled.*(stopped reading|did not read)" "$ERR" "and says the reader stopped reading"
+
 # a fault that cannot happen is bad input, never a clean run that injected nothing
 plan4="$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
 for args in "--kill-device 4" "--kill-device 1 --kill-after 16" "--kill-after 3" "--misroute-xfer 48" \

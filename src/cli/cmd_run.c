@@ -22,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <limits.h>
+#include <poll.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -89,7 +91,9 @@ struct events {
 	FILE *f;
 	const char *path;  /* as the user named it ("-" for stdout) */
 	int iter;
-	int err;           /* errno of the first failed write, ENOMEM when a line could not be built */
+	int err;           /* errno of the first failed write, ENOMEM when a line could not be built,
+	                    * ETIMEDOUT when the reader stopped reading */
+	double timeout_s;  /* the longest a write may wait for its reader (the watchdog's) */
 };
 
 /* Microsecond resolution keeps lines short; nothing measured here is finer. */
@@ -112,9 +116,40 @@ static cJSON *event_new(struct jw *w, const char *kind, int iter)
 }
 
 /* Writes o as one line and frees it. */
+/* Writes all of buf to fd, never waiting more than timeout_s for room: a reader that
+ * stopped reading (a stalled TUI, a stopped pipe) must not hang the run. poll() says when
+ * a pipe has room for PIPE_BUF bytes, so no write of at most that many blocks. 0, or -1
+ * with errno (ETIMEDOUT: no room within timeout_s). */
+static int write_within(int fd, const char *buf, size_t n, double timeout_s)
+{
+	while (n > 0) {
+		struct pollfd pf = { fd, POLLOUT, 0 };
+		int r = poll(&pf, 1, (int)ceil(timeout_s * 1000));
+		ssize_t got;
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -1;
+		if (r == 0) {
+			errno = ETIMEDOUT;
+			return -1;
+		}
+		got = write(fd, buf, n < PIPE_BUF ? n : PIPE_BUF);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			return -1;
+		buf += got;
+		n -= (size_t)got;
+	}
+	return 0;
+}
+
 static void event_emit(struct events *ev, cJSON *o, const struct jw *w)
 {
 	char *line = (o && !w->oom) ? cJSON_PrintUnformatted(o) : NULL;
+	size_t n;
 
 	cJSON_Delete(o);
 	if (ev->err)
@@ -123,9 +158,13 @@ static void event_emit(struct events *ev, cJSON *o, const struct jw *w)
 		ev->err = ENOMEM;
 		goto out;
 	}
+	/* one line, one write, past whatever stdio holds (stdout may carry other output) */
+	n = strlen(line);
+	line[n] = '\n';
 	errno = 0;
-	if (fputs(line, ev->f) == EOF || putc('\n', ev->f) == EOF || ferror(ev->f))
+	if (fflush(ev->f) != 0 || write_within(fileno(ev->f), line, n + 1, ev->timeout_s) < 0)
 		ev->err = errno ? errno : EIO;
+	line[n] = 0;
 out:
 	free(line);
 }
@@ -144,7 +183,11 @@ static int events_close(struct events *ev)
 	ev->f = NULL;
 	if (!ev->err)
 		return 0;
-	cli_err("octopipe run: cannot write the events to '%s': %s\n", ev->path, strerror(ev->err));
+	if (ev->err == ETIMEDOUT)
+		cli_err("octopipe run: cannot write the events to '%s': its reader stopped reading (no room for %g s)\n",
+		        ev->path, ev->timeout_s);
+	else
+		cli_err("octopipe run: cannot write the events to '%s': %s\n", ev->path, strerror(ev->err));
 	return -1;
 }
 
@@ -537,7 +580,7 @@ static int execute(const char *arg, const struct run_opts *ro, const struct run_
 {
 	const char *path, *events_out = ro->events_out, *tl_out = ro->tl_out;
 	struct emu_opts eo = ro->eo;
-	struct events ev = { NULL, NULL, 0, 0 };
+	struct events ev = { NULL, NULL, 0, 0, ro->eo.timeout_s };
 	bool json = ro->json;
 	int iters = ro->iters, rc = EXIT_OK, repaired = 0;
 	struct err e = ERR_INIT, broke = ERR_INIT;
@@ -671,6 +714,12 @@ static int execute(const char *arg, const struct run_opts *ro, const struct run_
 		ev.iter = it;
 		eo.iter = it;
 		if (rb->run(be.state, &p, &x, &eo, &t, &e) < 0) {
+			if (ev.err == ETIMEDOUT) {
+				/* the stalled event reader held the workers up past their watchdog: the
+				 * line events_close prints is the cause, the watchdog's blame is not */
+				rc = EXIT_RUNTIME;
+				break;
+			}
 			if (ev.f)
 				error_event(&ev, e.msg);
 			cli_err("%s: run failed: %s\n", path, e.msg);
