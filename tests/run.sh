@@ -223,6 +223,36 @@ assert {k["window"] for k in cores} == {0, 1024}, {k["window"] for k in cores}
 assert all(k["flops"] <= k["block_gemm_flops"] <= 1.2 * k["flops"] for k in cores), cores[:1]
 ' "$T/cost.json"; then ok "a model made by octopipe cost: the dry run lists architecture kernels whose forward FLOPs are the cost model's per token, attention cores as query blocks of batched GEMMs (causal and windowed)"
 else not_ok "the dry run of a model with an architecture" "exit $RC" "$OUT" "$ERR"; fi
+# under tensor parallelism each GEMM is split as Megatron splits it: column-parallel ones
+# (qkv, mlp.up, in_proj, lm_head) by their output features, row-parallel ones (o_proj,
+# mlp.down, experts.down, out_proj) by their reduction features, and the router, the
+# shared-expert gate and MLA's down-projections are whole on every rank: every shape is
+# whole numbers, and a GEMM's FLOPs are 2 m n k groups
+for m in qwen3-next-80b-a3b llama2-7b deepseek-v2-lite; do
+    "$OCTOPIPE" cost "$top_srcdir/samples/architectures/$m.json" --cluster 8xH200 --tp 2 -o "$T/$m-tp2.json" >/dev/null 2>&1
+    "$OCTOPIPE" plan --model "$T/$m-tp2.json" --cluster 8xH200 --schedule 1f1b --microbatches 8 -o "$T/$m-tp2-plan.json" >/dev/null 2>&1
+    run "$OCTOPIPE" run --backend cuda --dry-run --json "$T/$m-tp2-plan.json"
+    if [ "$RC" = 0 ] && printf '%s\n' "$OUT" | python3 -c '
+import json, sys
+r = json.load(sys.stdin); arch = json.load(open(sys.argv[1]))
+h = arch["hidden_size"]
+ks = [k for o in r["ops"] if o["op"] == "F" for k in o["kernels"] if k["class"] in ("gemm", "grouped_gemm")]
+for k in ks:
+    assert all(float(k[x]).is_integer() and k[x] >= 1 for x in ("m", "n", "k")), k
+    assert abs(k["flops"] - 2 * k["m"] * k["n"] * k["k"] * k["groups"]) <= 1e-6 * k["flops"], k
+by = {k["name"]: k for k in ks}
+for row in ("o_proj", "mlp.down", "out_proj", "experts.down"):
+    if row in by:
+        assert by[row]["n"] == h, by[row]
+if "router" in by:
+    assert by["router"]["n"] == arch.get("num_experts", arch.get("n_routed_experts")), by["router"]
+if "shared_gate" in by:
+    assert by["shared_gate"]["n"] == 1, by["shared_gate"]
+if "kv_a" in by:
+    assert by["kv_a"]["n"] == arch["kv_lora_rank"] + arch["qk_rope_head_dim"], by["kv_a"]
+' "$top_srcdir/samples/architectures/$m.json"; then ok "$m at --tp 2: every GEMM of the dry run has whole shapes, split as Megatron splits it"
+    else not_ok "$m at --tp 2: the dry run's GEMM shapes" "exit $RC" "$(printf '%s\n' "$OUT" | head -c 300)" "$ERR"; fi
+done
 run "$OCTOPIPE" run --backend cuda --dry-run "$T/arch.json"
 expect_match '^kernels: architecture ' "$OUT" "and says so in its table"
 run "$OCTOPIPE" run --backend cuda --dry-run --fit --json "$T/arch.json"
