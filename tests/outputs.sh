@@ -45,4 +45,20 @@ expect_rc 0 "and plan -o a new file works"
 run "$O" plan --model "$T/m.json" --cluster "$T/c.json" --schedule gpipe --microbatches 8 -o "$T/p2.json"
 expect_rc 0 "as does replacing an earlier output that is not read"
 
+# standard output holds one document: two of them ("-" for two outputs, or one with --json)
+# parse as neither, so that is refused; one "-" output gets stdout to itself (no summary)
+for args in "sim --json --timeline-out -" "sim --timeline-out - --trace-out -" "sim --gantt --trace-out -" \
+            "run --json --events-out -" "run --events-out - --timeline-out -" "run --json --timeline-out -"; do
+    # shellcheck disable=SC2086
+    run "$O" $args "$T/p.json"
+    if [ "$RC" = 2 ] && [ "$(printf '%s\n' "$ERR" | grep -c .)" = 1 ] && [ -z "$OUT" ]; then ok "'$args': exit 2, one line ($ERR)"
+    else not_ok "'$args': two documents on stdout are refused" "exit $RC" "$ERR"; fi
+done
+for args in "sim --timeline-out -" "sim --trace-out -" "run --timeline-out -"; do
+    # shellcheck disable=SC2086
+    run "$O" $args "$T/p.json"
+    if [ "$RC" = 0 ] && printf '%s\n' "$OUT" | python3 -c 'import json, sys; json.load(sys.stdin)'; then ok "'$args': stdout is the JSON alone"
+    else not_ok "'$args': stdout is the JSON alone" "exit $RC" "$(printf '%s\n' "$OUT" | head -3)"; fi
+done
+
 done_testing

@@ -462,6 +462,13 @@ int cmd_run(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		return cli_usage_error("run", optind >= argc ? "no plan given" : "one plan at a time");
+	{
+		const char *names[] = { "--json", "--events-out -", "--timeline-out -" };
+		const char *outs[] = { json ? "-" : NULL, events_out, tl_out };
+
+		if (cli_one_stdout("run", names, outs, 3) != EXIT_OK)
+			return EXIT_INPUT;
+	}
 	if (dry_run) {
 		/* the kernel plan needs no GPU and no CUDA library: octopipe lists it itself */
 		if (strcmp(backend, "cuda") != 0)
@@ -771,7 +778,7 @@ static int execute(const char *arg, const struct run_opts *ro, const struct run_
 		}
 		if (json) {
 			rc = print_json(predicted, &pred, &meas, measured, repaired, rb, kernels, kernels_why);
-		} else if (!(ev.f == stdout)) {
+		} else if (ev.f != stdout && !(tl_out && strcmp(tl_out, "-") == 0)) {
 			printf("plan %s on %s%s: %d iteration%s, %d transfers%s\n", path, bname, mpi ? " over MPI" : "", iters,
 			       iters == 1 ? "" : "s", x.nxfers, repaired ? " (receives repaired)" : "");
 			printf("iteration: predicted %.2f ms, measured %.2f ms, error %+.2f%%\n", predicted, measured,
