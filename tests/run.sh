@@ -145,6 +145,18 @@ if [ "$RC" = 1 ] && [ "$took" -lt 15 ]; then ok "a stalled event reader fails th
 else not_ok "a stalled event reader fails the run, not a hang" "exit $RC after ${took} s" "$ERR"; fi
 expect_match "stalled.*(stopped reading|did not read)" "$ERR" "and says the reader stopped reading"
 
+plan4="$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
+# an option that would do nothing is refused, not silently ignored: the dry run runs
+# nothing (no events, no timeline, no iterations, no faults), the emulator fits no proxies
+for args in "--events-out $T/dry.jsonl" "--timeline-out $T/dry.json" "--iters 3" "--kill-device 1" "--corrupt-xfer 2"; do
+    # shellcheck disable=SC2086
+    run "$OCTOPIPE" run --backend cuda --dry-run $args "$plan4"
+    if [ "$RC" = 2 ] && [ "$(printf '%s\n' "$ERR" | grep -c .)" = 1 ] && [ ! -e "$T/dry.json" ] && [ ! -e "$T/dry.jsonl" ]
+    then ok "run --dry-run $args: exit 2 ($ERR)"
+    else not_ok "run --dry-run $args: exit 2, nothing written" "exit $RC" "$ERR"; fi
+done
+run "$OCTOPIPE" run --gemm-tflops 100 "$plan4"
+expect_rc 2 "--gemm-tflops on the emulator (which fits no proxies) is refused"
 # a fault that cannot happen is bad input, never a clean run that injected nothing
 plan4="$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
 for args in "--kill-device 4" "--kill-device 1 --kill-after 16" "--kill-after 3" "--misroute-xfer 48" \

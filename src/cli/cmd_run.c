@@ -470,6 +470,16 @@ int cmd_run(int argc, char **argv)
 			return EXIT_INPUT;
 	}
 	if (dry_run) {
+		/* it runs nothing: an option about running would be silently ignored */
+		const char *idle = events_out ? "--events-out" : tl_out ? "--timeline-out" : iters != 1 ? "--iters"
+		                   : eo.kill_device >= 0 || eo.kill_after_ops > 0 ? "--kill-device"
+		                   : eo.misroute_xfer >= 0 ? "--misroute-xfer" : eo.corrupt_xfer >= 0 ? "--corrupt-xfer"
+		                   : share_gpus ? "--share-gpus" : NULL;
+
+		if (idle)
+			return cli_usage_error("run", "--dry-run runs nothing, so %s would do nothing", idle);
+	}
+	if (dry_run) {
 		/* the kernel plan needs no GPU and no CUDA library: octopipe lists it itself */
 		if (strcmp(backend, "cuda") != 0)
 			return cli_usage_error("run", "--dry-run lists the cuda backend's kernels (--backend cuda)");
@@ -494,8 +504,9 @@ int cmd_run(int argc, char **argv)
 	ro = (struct run_opts){ eo, events_out, tl_out, iters, json, gemm_tflops, share_gpus, force, fit };
 	if (share_gpus && !rb->gpus)
 		return cli_usage_error("run", "--share-gpus is for the cuda backend");
-	if (fit && !rb->gpus)
-		return cli_usage_error("run", "--fit is for the cuda backend (the emulator's ops take the model's times)");
+	if ((fit || gemm_tflops > 0) && !rb->gpus)
+		return cli_usage_error("run", "%s is for the cuda backend (the emulator's ops take the model's times)",
+		                       fit ? "--fit" : "--gemm-tflops");
 	if (eo.kill_how != EMU_KILL_FAIL && rb->gpus)
 		return cli_usage_error("run", "--kill-how %s is for the emu backend",
 		                       eo.kill_how == EMU_KILL_HANG ? "hang" : "crash");
