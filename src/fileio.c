@@ -1,5 +1,7 @@
 /*
  * fileio — bounded whole-file reads and crash-safe writes (temp file + fsync + rename).
+ * With the input guard on, the writers also refuse to replace a file this process read:
+ * files are compared by device and inode, so no spelling or link of an input gets past.
  */
 #include "config.h"
 #include "fileio.h"
