@@ -116,6 +116,12 @@ expect_match "run failed: device [0-9] waited 1 s for the output of [0-9][FB][0-
 run "$OCTOPIPE" run --kill-device 0 --kill-after 5 --kill-how hang --timeout 1 "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
 expect_match "no matching send arrived \\((device [0-9] waits for device [0-9], )*device 0 waits for no data: it hung or died\\)$" "$ERR" \
     "a hung first device is found at the end of the chain"
+# a device busy with an op longer than the watchdog (paced in wall time) is named as
+# running it, not as hung or dead
+run "$OCTOPIPE" run --time-scale 1 --timeout 0.05 "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
+expect_rc 1 "an op longer than the watchdog fails the run"
+expect_match "device 0 is still running 0F[0-9]+, an op longer than the watchdog\)$" "$ERR" \
+    "and the chain of waits ends at the device running it, not at a 'hung or dead' one"
 run "$OCTOPIPE" run --kill-device 2 --kill-how crash "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
 expect_rc 2 "--kill-how crash is for MPI ranks only"
 # every transfer carries tagged, checksummed data that the receiver checks: a buffer sent
