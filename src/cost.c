@@ -68,6 +68,7 @@ static void kt(struct work *w, int kind, int cls, int launches, const char *name
 	t->bytes = (float)bytes;
 	t->bwd = 0;
 	t->state = 0;
+	t->split = KS_COLUMN;
 }
 
 /* the HBM traffic per token of the scan just appended (see ktmpl.state) */
@@ -80,6 +81,13 @@ static void scan_state(struct work *w, double bytes)
 static void gemm(struct work *w, const char *name, double n, double k)
 {
 	kt(w, KT_GEMM, EFF_GEMM, 1, name, n, k, 1, 1, 0, 0);
+}
+
+/* how tensor parallelism splits the kernel just appended (KS_COLUMN unless said) */
+static void split_as(struct work *w, enum ktmpl_split how)
+{
+	if (!w->k_cut && w->nk > 0)
+		w->k[w->nk - 1].split = (unsigned char)how;
 }
 
 static void elem(struct work *w, const char *name, double bytes, int launches)
@@ -129,6 +137,7 @@ static void attn(const struct block *b, struct work *w)
 	else
 		kt(w, KT_CORE, EFF_FLASH, 1, "attn_core", b->d_h, b->d_h, 0, b->n_q, 4.0 * b->n_q * b->d_h, 0);
 	gemm(w, "o_proj", h, q);
+	split_as(w, KS_ROW);
 	/* norm input, QKV input, Q K V, output-projection input, fp32 softmax statistics */
 	w->act += 2 * (h + h + q + 2 * kv + q) + 4.0 * b->n_q + (b->out_gate ? 2 * q : 0);
 	if (w->core_class == EFF_EAGER)
@@ -153,11 +162,13 @@ static void mla(const struct block *b, struct work *w)
 	norms(w, b);
 	if (rq > 0) {
 		gemm(w, "q_a", rq, h);
+		split_as(w, KS_WHOLE);
 		gemm(w, "q_b", n * dqk, rq);
 	} else {
 		gemm(w, "q", n * dqk, h);
 	}
 	gemm(w, "kv_a", rkv + b->d_rope, h);
+	split_as(w, KS_WHOLE);
 	gemm(w, "kv_b", n * (b->d_nope + dv), rkv);
 	elem(w, "rope", 4 * n * dqk * 2, 3);
 	if (b->eager) {
@@ -167,6 +178,7 @@ static void mla(const struct block *b, struct work *w)
 		kt(w, KT_CORE, EFF_FLASH, 1, "attn_core", dv, dqk, 0, n, 2 * n * dqk + 2 * n * dv, 0);
 	}
 	gemm(w, "o_proj", h, n * dv);
+	split_as(w, KS_ROW);
 	w->act += 2 * (2 * h + (rq > 0 ? rq : 0) + n * dqk + rkv + b->d_rope + n * dqk + n * dv + n * dv) +
 	          4 * n;
 	w->act_w += 2 * ((rq > 0 ? h + rq + rq + n * dqk : h + n * dqk) + (h + rkv + b->d_rope) +
@@ -191,11 +203,13 @@ static void mlp_core(const struct block *b, double f, double copies, struct work
 		kt(w, KT_ELEM, EFF_MEMORY, b->clamped ? 8 * le : b->gated ? 2 * le : le, "experts.act", 0, 0, 0, 0, 0,
 		   copies * (b->clamped ? CLAMPED_SWIGLU_BYTES : b->gated ? SWIGLU_BYTES : 4) * f);
 		kt(w, KT_GEMM, EFF_GROUPED, le, "experts.down", h, f, copies, E, 0, 0);
+		split_as(w, KS_ROW);
 		kt(w, KT_ELEM, EFF_MEMORY, le, "experts.scatter", 0, 0, 0, 0, 0, 4.0 * copies * h);
 	} else {
 		gemm(w, "mlp.up", (mats - 1) * f, h);
 		elem(w, "mlp.act", (b->gated ? 6 : 4) * f, b->gated ? 2 : 1);
 		gemm(w, "mlp.down", h, f);
+		split_as(w, KS_ROW);
 	}
 
 	w->f[cls] += copies * 2 * mats * h * f;
@@ -232,6 +246,7 @@ static void moe(const struct block *b, struct work *w)
 	w->act_w += 2 * (h + E);
 	norms(w, b);
 	gemm(w, "router", E, h);
+	split_as(w, KS_WHOLE);
 	/* softmax, top-k, weights, token counts per expert */
 	elem(w, "route", 12 * E, 4);
 	mlp_core(b, f, b->top_k, w, EFF_GROUPED);
@@ -240,8 +255,10 @@ static void moe(const struct block *b, struct work *w)
 
 		s.gated = true;
 		mlp_core(&s, (double)b->f_shared, 1, w, EFF_GEMM);
-		if (b->shared_gate)
+		if (b->shared_gate) {
 			gemm(w, "shared_gate", 1, h);
+			split_as(w, KS_WHOLE);
+		}
 	}
 	w->a2a += 4.0 * b->top_k * h;
 	w->tp_syncs++;
@@ -267,6 +284,7 @@ static void mamba2(const struct block *b, struct work *w)
 	scan_state(w, 2 * xbc + 2 * din + 4 * 4 * H * P * N / Q);
 	elem(w, "gated_norm", 4 * xbc + 8 * din, 3);
 	gemm(w, "out_proj", h, din);
+	split_as(w, KS_ROW);
 	w->act += 2 * (2 * h + (2 * din + 2 * G * N + H) + xbc + 2 * din) + 4 * H + 4 * H * P * N / Q;
 	w->act_w += 2 * ((h + 2 * din + 2 * G * N + H) + (din + h));
 	w->tp_syncs++;
@@ -288,9 +306,11 @@ static void mamba1(const struct block *b, struct work *w)
 	/* the fused selective scan keeps its state on chip: bf16 x, delta, z, B, C in, y out */
 	scan_state(w, 2 * (3 * din + 2 * N) + 2 * din);
 	gemm(w, "x_proj", R + 2 * N, din);
+	split_as(w, KS_ROW);
 	gemm(w, "dt_proj", din, R);
 	elem(w, "gates", 16 * din, 4);
 	gemm(w, "out_proj", h, din);
+	split_as(w, KS_ROW);
 	w->act += 2 * (2 * h + 2 * din + din + (R + 2 * N) + 2 * din) + 4 * din;
 	w->act_w += 2 * ((h + 2 * din) + (din + R + 2 * N) + (R + din) + (din + h));
 	w->tp_syncs++;
@@ -315,6 +335,7 @@ static void gdn(const struct block *b, struct work *w)
 	scan_state(w, 2 * (2 * qk + v) + 2 * v + 2 * 4 * Hv * (double)b->k_dim * dv / 64);
 	elem(w, "gated_norm", 4 * (2 * qk + v) + 8 * v, 3);
 	gemm(w, "out_proj", h, v);
+	split_as(w, KS_ROW);
 	w->act += 2 * (2 * h + (2 * qk + 2 * v + 2 * Hv) + (2 * qk + v) + 2 * v) + 4 * Hv * b->k_dim;
 	w->act_w += 2 * ((h + 2 * qk + 2 * v + 2 * Hv) + (v + h));
 	w->tp_syncs++;
@@ -459,12 +480,16 @@ static int expand(const struct ktmpl *t, double tok, long seq, long window, doub
 
 		/* the same three operands in every pass: F reads X and W and writes Y; I reads dY and
 		 * W and writes dX; W reads X and dY and writes dW */
+		/* a rank holds n / T output features (column-parallel), k / T reduction features
+		 * (row-parallel) or the whole weight (replicated) */
+		double tn = t->split == KS_COLUMN ? tp : 1, tk = t->split == KS_ROW ? tp : 1;
+
 		k->m = rows / g;
-		k->n = n / tp;
-		k->k = kk;
+		k->n = n / tn;
+		k->k = kk / tk;
 		k->groups = (int)g;
-		k->flops = 2 * rows * n * kk / tp;
-		k->bytes = 2 * (rows * kk + g * n * kk + rows * n) / tp;
+		k->flops = 2 * rows * k->n * k->k;
+		k->bytes = 2 * (rows * k->k + g * k->n * k->k + rows * k->n);
 		return 1;
 	}
 	case KT_CORE: {

@@ -72,10 +72,18 @@ enum ktmpl_kind {
 	KT_ELEM,     /* elementwise, norms, softmax-CE, gathers: bytes */
 };
 
+/* How tensor parallelism splits a GEMM over its T ranks, as Megatron-LM does. */
+enum ktmpl_split {
+	KS_COLUMN,   /* column-parallel (qkv, up projections, lm_head): n / T per rank */
+	KS_ROW,      /* row-parallel (o_proj, down and out projections): k / T, then an all-reduce */
+	KS_WHOLE,    /* replicated (router, gates, MLA's down-projections): all of it on every rank */
+};
+
 struct ktmpl {
 	unsigned char kind;      /* enum ktmpl_kind */
 	unsigned char cls;       /* enum eff_class of its FLOPs (KT_ELEM: EFF_MEMORY) */
 	unsigned short launches; /* kernel launches per pass */
+	unsigned char split;     /* KT_GEMM: enum ktmpl_split; others split their work by T */
 	const char *name;        /* static string: "qkv", "attn_core", "experts.down", ... */
 	float n, k;              /* KT_GEMM: output and reduction features; KT_CORE: the head
 	                          * dimensions of PV (n) and QK^T (k), 0 for score passes */

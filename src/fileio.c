@@ -1,5 +1,7 @@
 /*
  * fileio — bounded whole-file reads and crash-safe writes (temp file + fsync + rename).
+ * With the input guard on, the writers also refuse to replace a file this process read:
+ * files are compared by device and inode, so no spelling or link of an input gets past.
  */
 #include "config.h"
 #include "fileio.h"
@@ -13,6 +15,55 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* The regular files this process read, while the guard is on (a fixed table: no
+ * allocation, and a command reads a handful; past the table's end nothing is kept). */
+#define READ_MAX 256
+static struct { dev_t dev; ino_t ino; } read_set[READ_MAX];
+static int nread;
+static bool guard_on;
+
+void fileio_guard_inputs(bool on)
+{
+	guard_on = on;
+	nread = 0;
+}
+
+void fileio_guard_allow(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) != 0)
+		return;
+	for (int i = 0; i < nread; i++)
+		if (read_set[i].dev == st.st_dev && read_set[i].ino == st.st_ino)
+			read_set[i] = read_set[--nread];
+}
+
+static void note_read(const struct stat *st)
+{
+	if (!guard_on || !S_ISREG(st->st_mode) || nread == READ_MAX)
+		return;
+	for (int i = 0; i < nread; i++)
+		if (read_set[i].dev == st->st_dev && read_set[i].ino == st->st_ino)
+			return;
+	read_set[nread].dev = st->st_dev;
+	read_set[nread].ino = st->st_ino;
+	nread++;
+}
+
+/* -1 with e filled when path names (through links) a file this process read. */
+static int refuse_input(const char *path, struct err *e)
+{
+	struct stat st;
+
+	if (!guard_on || stat(path, &st) != 0)
+		return 0;
+	for (int i = 0; i < nread; i++)
+		if (read_set[i].dev == st.st_dev && read_set[i].ino == st.st_ino)
+			return err_set(e, ERR_INPUT, "%s: will not write it: it is one of this command's inputs", path);
+	return 0;
+}
+
 char *fileio_read(const char *path, size_t *len, struct err *e)
 {
 	struct stat st;
@@ -25,10 +76,13 @@ char *fileio_read(const char *path, size_t *len, struct err *e)
 		err_set(e, ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
 		return NULL;
 	}
-	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-		close(fd);
-		err_set(e, ERR_INPUT, "%s: is a directory, not a file", path);
-		return NULL;
+	if (fstat(fd, &st) == 0) {
+		if (S_ISDIR(st.st_mode)) {
+			close(fd);
+			err_set(e, ERR_INPUT, "%s: is a directory, not a file", path);
+			return NULL;
+		}
+		note_read(&st);
 	}
 	for (;;) {
 		ssize_t got;
@@ -158,6 +212,8 @@ FILE *fileio_open_stream(const char *path, struct err *e)
 		err_set(e, ERR_INPUT, "an empty file name");
 		return NULL;
 	}
+	if (refuse_input(path, e) < 0)
+		return NULL;
 	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
 		fd = open_special(path, &st, e);
 	else if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOCTTY | O_CLOEXEC, 0666)) < 0)
@@ -197,6 +253,8 @@ int fileio_write_atomic(const char *path, const void *data, size_t len, struct e
 
 	if (!path[0])
 		return err_set(e, ERR_INPUT, "an empty file name");
+	if (refuse_input(path, e) < 0)
+		return -1;
 	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
 		return write_special(path, &st, data, len, e);
 	if (resolve_target(path, target, sizeof(target), e) < 0)

@@ -25,12 +25,21 @@ char *fileio_read(const char *path, size_t *len, struct err *e);
  * replaced one keeps its mode. A symbolic link is followed (the file it names is
  * replaced, the link stays); a FIFO or a device is written through, never replaced (a
  * FIFO no process reads is an error, not a wait); a directory or socket is refused.
- * ERR_RUNTIME on failure, ERR_INPUT for an empty path. */
+ * ERR_RUNTIME on failure, ERR_INPUT for an empty path or a guarded input. */
 int fileio_write_atomic(const char *path, const void *data, size_t len, struct err *e);
 
 /* Opens path for streaming output (truncating a regular file, creating a new one, writing
  * through a FIFO or a device as fileio_write_atomic does). NULL with e filled on failure. */
 FILE *fileio_open_stream(const char *path, struct err *e);
+
+/* Off by default. On: fileio_read remembers every regular file it reads, and
+ * fileio_write_atomic and fileio_open_stream refuse (ERR_INPUT, "PATH: will not write it:
+ * it is one of this command's inputs") to write over one of them, through any link or
+ * spelling: a command's output never replaces its plan, model or cluster. Turning it on
+ * or off forgets what was read. The TUI leaves it off: it saves over the plan it opened. */
+void fileio_guard_inputs(bool on);
+/* Lets the guard's writers replace path, an input that is also meant as the output. */
+void fileio_guard_allow(const char *path);
 
 /* Whether a and b name one existing file (through links and different spellings): an
  * output about to replace one of a command's own inputs. */

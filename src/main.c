@@ -12,6 +12,7 @@
 
 #include "cli/cli.h"
 #include "datadir.h"
+#include "fileio.h"
 
 #define DEFAULT_MODEL "nemotron-nano-v2-9b"
 
@@ -91,8 +92,11 @@ int main(int argc, char **argv)
 		finish(EXIT_OK);
 	}
 	for (const struct cli_cmd *c = cli_commands; c->name; c++)
-		if (strcmp(c->name, cmd) == 0)
+		if (strcmp(c->name, cmd) == 0) {
+			/* outputs never replace inputs, except the plan the TUI opened and saves */
+			fileio_guard_inputs(strcmp(c->name, "tui") != 0);
 			finish(c->run(argc - 1, argv + 1));
+		}
 	cli_err("octopipe: '%s' is not a command (see 'octopipe --help')\n", cmd);
 	finish(EXIT_INPUT);
 }

@@ -47,7 +47,8 @@
 /* ---- text ------------------------------------------------------------------------------ */
 
 /* s as XML character data or attribute text: markup characters escaped, control
- * characters (not allowed in XML 1.0) and broken UTF-8 replaced by '?'. */
+ * characters and the noncharacters U+FFFE and U+FFFF (not allowed in XML 1.0) and broken
+ * UTF-8 replaced by '?'. */
 static void xml_text(struct strbuf *sb, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)(s ? s : "");
@@ -60,6 +61,11 @@ static void xml_text(struct strbuf *sb, const char *s)
 		if (n == 0 || (*p < 0x20 && *p != '\t' && *p != '\n')) {
 			strbuf_addch(sb, '?');
 			p++;
+			continue;
+		}
+		if (cp == 0xfffe || cp == 0xffff) {
+			strbuf_addch(sb, '?');
+			p += n;
 			continue;
 		}
 		switch (*p) {

@@ -74,16 +74,25 @@ int rescale_fit(const struct plan *p, const struct timeline *t, const char *file
 			int k = kind_slot(o->kind);
 			double pr, y = o->end_ms - o->start_ms;
 
-			if (o->stage < 0 || o->stage >= S)
+			if (o->stage < 0 || o->stage >= S) {
+				free(syp);
+				free(spp);
 				return err_set(e, ERR_INPUT, "%s: devices[%d].ops[%d]: stage %d is not in the plan (%d stages)",
 				               file, d, i, (int)o->stage, S);
-			if (p->stages[o->stage].device != d)
+			}
+			if (p->stages[o->stage].device != d) {
+				free(syp);
+				free(spp);
 				return err_set(e, ERR_INPUT, "%s: devices[%d].ops[%d]: stage %d runs on device %d in the plan",
 				               file, d, i, (int)o->stage, p->stages[o->stage].device);
-			if (o->kind != OP_F && (o->kind == OP_B) == p->split_backward)
+			}
+			if (o->kind != OP_F && (o->kind == OP_B) == p->split_backward) {
+				free(syp);
+				free(spp);
 				return err_set(e, ERR_INPUT, "%s: devices[%d].ops[%d]: a %s op, but the plan %s the backward",
 				               file, d, i, op_kind_name((enum op_kind)o->kind),
 				               p->split_backward ? "splits" : "does not split");
+			}
 			/* the cluster's fixed per-op cost is not the layers': only the rest scales */
 			y -= p->cluster.op_overhead_us * 1e-3 / p->cluster.device_speed[d];
 			pr = r->predicted_ms[o->stage][k];
@@ -98,6 +107,16 @@ int rescale_fit(const struct plan *p, const struct timeline *t, const char *file
 				r->factor[s][k] = syp[s][k] / spp[s][k];
 	free(syp);
 	free(spp);
+	/* a factor of 0 (or less, once the per-op overhead is taken off) would price the
+	 * stage's layers at nothing: what was measured is not these layers' work */
+	for (int s = 0; s < S; s++)
+		for (int k = 0; k < RESCALE_KINDS; k++)
+			if (!(r->factor[s][k] > 0) || !isfinite(r->factor[s][k]))
+				return err_set(e, ERR_INPUT, "%s: stage %d: its %s ops took %s, a factor of %g on the layers' costs: "
+				               "not a measurement of them", file, s, k == RESCALE_F ? "F" : k == RESCALE_W ? "W"
+				               : p->split_backward ? "I" : "B",
+				               p->cluster.op_overhead_us > 0 ? "no time beyond the per-op overhead" : "no time",
+				               r->factor[s][k]);
 	return 0;
 }
 

@@ -20,6 +20,10 @@
 #include "plan.h"
 #include "timeline.h"
 
+/* GPU event times are exact to about a microsecond on one GPU; across GPUs the clocks
+ * are aligned by host-side reference events, which allows a little more. */
+#define TLCHECK_GPU_SLACK_MS 0.05
+
 /* Returns the number of violations (0: the timeline keeps every rule); the first one is
  * described in e as one line. -1 on out of host memory. */
 long timeline_check_plan(const struct plan *p, const struct timeline *t, double slack_ms, struct err *e);

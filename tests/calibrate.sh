@@ -97,6 +97,27 @@ expect_rc 2 "a simulated timeline is not a measurement"
 run "$OCTOPIPE" calibrate --plan "$zb" -o "$T/x.json" "$T/slow.json"
 expect_rc 2 "a timeline of another plan is refused"
 expect_match 'slow.json: devices: the timeline has 4 devices, the plan 8' "$ERR" "naming the mismatch"
+# a timeline that is not a whole run of its plan (an op missing, a device that ran nothing,
+# a microbatch the plan does not have), or whose ops took no time, cannot be fitted: the
+# stages it leaves out would keep factor 1 as if measured, and a factor 0 zeroes a model
+python3 - "$T/slow.json" "$T" <<'PY'
+import copy, json, sys
+tl = json.load(open(sys.argv[1])); t = sys.argv[2]
+def w(name, f):
+    x = copy.deepcopy(tl); f(x); json.dump(x, open(f"{t}/{name}.json", "w"))
+w("hole", lambda x: x["devices"][2]["ops"].pop(5))
+w("idle", lambda x: x["devices"][2].__setitem__("ops", []))
+w("mb99", lambda x: x["devices"][1]["ops"][3].__setitem__("mb", 99))
+w("instant", lambda x: [o.__setitem__("end_ms", o["start_ms"]) for d in x["devices"] for o in d["ops"]])
+PY
+for bad in hole idle mb99 instant; do
+    run "$OCTOPIPE" calibrate --plan "$plan" -o "$T/x.json" "$T/$bad.json"
+    if [ "$RC" = 2 ] && [ "$(printf '%s\n' "$ERR" | grep -c .)" = 1 ] && printf '%s' "$ERR" | grep -q "$bad.json"; then
+        ok "a timeline with '$bad' is refused in one line naming it ($ERR)"
+    else
+        not_ok "a timeline with '$bad' is refused" "exit $RC" "$OUT" "$ERR"
+    fi
+done
 run "$OCTOPIPE" calibrate "$T/slow.json"
 expect_rc 2 "an output model is required"
 if [ ! -e "$T/x.json" ]; then ok "nothing is written after a failure"; else not_ok "nothing is written after a failure"; fi

@@ -49,13 +49,14 @@ s4=$(share nemotronh-8b); s32=$(share nemotronh-8b-seq32k)
 if python3 -c "import sys; sys.exit(0 if $s32 > 3 * $s4 else 1)"; then ok "attention's share of nemotronh-8b grows with the sequence ($s4% at 4K, $s32% at 32K)"
 else not_ok "attention's share grows with the sequence" "$s4 vs $s32"; fi
 
-# tensor parallelism and recompute
+# tensor parallelism and recompute (W's work halves, its bytes not quite: a rank reads the
+# whole input of a column-parallel GEMM and writes the whole output of a row-parallel one)
 "$OCTOPIPE" cost llama2-7b --cluster 8xH200 -o "$T/tp1.json" >/dev/null
 "$OCTOPIPE" cost llama2-7b --cluster 8xH200 --tp 2 -o "$T/tp2.json" >/dev/null
 "$OCTOPIPE" cost llama2-7b --cluster 8xH200 --recompute -o "$T/rc.json" >/dev/null
 r=$(python3 -c 'import json,sys
 a,b,c=[json.load(open(f))["layers"][1] for f in sys.argv[1:]]
-print(b["param_bytes"]*2==a["param_bytes"], a["f_ms"]/2 < b["f_ms"] < a["f_ms"], a["w_ms"]/2 < b["w_ms"] < a["w_ms"] * 0.52,
+print(b["param_bytes"]*2==a["param_bytes"], a["f_ms"]/2 < b["f_ms"] < a["f_ms"], a["w_ms"]/2 < b["w_ms"] < a["w_ms"] * 0.53,
       c["act_bytes"] < a["act_bytes"]/10, c["b_ms"] > a["b_ms"])' "$T/tp1.json" "$T/tp2.json" "$T/rc.json")
 if [ "$r" = "True True True True True" ]; then ok "tp 2 halves weights and W's work (its launches stay), F more than half (all-reduce); recompute trades memory for B"
 else not_ok "tp and recompute" "$r"; fi

@@ -45,6 +45,20 @@ one_line_exit2() {
 }
 
 # ---- export svg ------------------------------------------------------------------------
+# U+FFFE and U+FFFF are valid JSON and UTF-8 but not XML characters: a model named with
+# them still gives a well-formed SVG and report
+python3 - "$top_srcdir/samples/models/gpt-13b.json" "$T/nonchar-model.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1])); m["name"] = "odd\ufffe\uffff<name"
+json.dump(m, open(sys.argv[2], "w"))
+PY
+"$OCTOPIPE" plan --model "$T/nonchar-model.json" --cluster 4xH200 --schedule 1f1b --microbatches 4 \
+    -o "$T/nonchar.json" >/dev/null 2>&1
+run "$OCTOPIPE" export svg "$T/nonchar.json" -o "$T/nonchar.svg"
+expect_rc 0 "export svg of a model named with U+FFFE and U+FFFF"
+wellformed "$T/nonchar.svg" "its SVG is well-formed XML (the noncharacters replaced)"
+run "$OCTOPIPE" report "$T/nonchar.json" -o "$T/nonchar.html"
+wellformed "$T/nonchar.html" "and so is its report" --html
 golden="$data/export/tiny-plan.svg"
 run "$OCTOPIPE" export svg "$data/tiny-plan.json" -o "$T/tiny.svg"
 expect_rc 0 "export svg writes the toy plan"

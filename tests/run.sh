@@ -116,6 +116,12 @@ expect_match "run failed: device [0-9] waited 1 s for the output of [0-9][FB][0-
 run "$OCTOPIPE" run --kill-device 0 --kill-after 5 --kill-how hang --timeout 1 "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
 expect_match "no matching send arrived \\((device [0-9] waits for device [0-9], )*device 0 waits for no data: it hung or died\\)$" "$ERR" \
     "a hung first device is found at the end of the chain"
+# a device busy with an op longer than the watchdog (paced in wall time) is named as
+# running it, not as hung or dead
+run "$OCTOPIPE" run --time-scale 1 --timeout 0.05 "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
+expect_rc 1 "an op longer than the watchdog fails the run"
+expect_match "device 0 is still running 0F[0-9]+, an op longer than the watchdog\)$" "$ERR" \
+    "and the chain of waits ends at the device running it, not at a 'hung or dead' one"
 run "$OCTOPIPE" run --kill-device 2 --kill-how crash "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
 expect_rc 2 "--kill-how crash is for MPI ranks only"
 # every transfer carries tagged, checksummed data that the receiver checks: a buffer sent
@@ -132,6 +138,47 @@ if tail -1 "$T/bad.jsonl" | python3 -c 'import json, sys; e = json.loads(sys.std
 then ok "the event stream ends with an error event for device 3"; else not_ok "the data error event" "$(tail -1 "$T/bad.jsonl")"; fi
 n=$(printf '%s\n' "$ERR" | grep -c .)
 if [ "$n" = 1 ]; then ok "the data error is one line"; else not_ok "the data error is one line" "$ERR"; fi
+# an event reader that stops reading (a stalled TUI, a stopped pipe) must not hang the run:
+# a write that cannot go on within the watchdog fails the run (exit 1), naming the stream
+mkfifo "$T/stalled"
+sleep 60 <"$T/stalled" & reader=$!
+start=$(date +%s)
+run timeout 40 "$OCTOPIPE" run --iters 40 --timeout 1 --events-out "$T/stalled" \
+    "$top_srcdir/plans/nemotron-nano-v2-9b-8xH200-tuned.json"
+took=$(( $(date +%s) - start ))
+kill "$reader" 2>/dev/null; wait "$reader" 2>/dev/null
+if [ "$RC" = 1 ] && [ "$took" -lt 15 ]; then ok "a stalled event reader fails the run in ${took} s (exit 1), not a hang"
+else not_ok "a stalled event reader fails the run, not a hang" "exit $RC after ${took} s" "$ERR"; fi
+expect_match "stalled.*(stopped reading|did not read)" "$ERR" "and says the reader stopped reading"
+
+plan4="$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
+# an option that would do nothing is refused, not silently ignored: the dry run runs
+# nothing (no events, no timeline, no iterations, no faults), the emulator fits no proxies
+for args in "--events-out $T/dry.jsonl" "--timeline-out $T/dry.json" "--iters 3" "--kill-device 1" "--corrupt-xfer 2"; do
+    # shellcheck disable=SC2086
+    run "$OCTOPIPE" run --backend cuda --dry-run $args "$plan4"
+    if [ "$RC" = 2 ] && [ "$(printf '%s\n' "$ERR" | grep -c .)" = 1 ] && [ ! -e "$T/dry.json" ] && [ ! -e "$T/dry.jsonl" ]
+    then ok "run --dry-run $args: exit 2 ($ERR)"
+    else not_ok "run --dry-run $args: exit 2, nothing written" "exit $RC" "$ERR"; fi
+done
+run "$OCTOPIPE" run --gemm-tflops 100 "$plan4"
+expect_rc 2 "--gemm-tflops on the emulator (which fits no proxies) is refused"
+# a fault that cannot happen is bad input, never a clean run that injected nothing
+plan4="$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
+for args in "--kill-device 4" "--kill-device 1 --kill-after 16" "--kill-after 3" "--misroute-xfer 48" \
+            "--corrupt-xfer 48"; do
+    # shellcheck disable=SC2086
+    run "$OCTOPIPE" run $args "$plan4"
+    if [ "$RC" = 2 ] && [ "$(printf '%s\n' "$ERR" | grep -c .)" = 1 ]; then ok "run $args on 4 devices, 48 transfers: exit 2 ($ERR)"
+    else not_ok "run $args: exit 2 with one line" "exit $RC" "$ERR"; fi
+done
+run "$OCTOPIPE" run --kill-device 1 --kill-after 15 "$plan4"
+expect_rc 1 "--kill-after the last op of the device still kills it"
+# with one microbatch there is no other microbatch to mis-route: the next iteration's data is
+"$OCTOPIPE" plan --model gpt-13b --cluster 4xH200 --schedule 1f1b --microbatches 1 -o "$T/one-mb.json" >/dev/null
+run "$OCTOPIPE" run --misroute-xfer 1 "$T/one-mb.json"
+expect_rc 1 "a mis-routed transfer with one microbatch fails the run"
+expect_match 'but the data carries the output of 1F0 of iteration 1 \(mis-routed\)$' "$ERR" "naming the other iteration"
 run "$OCTOPIPE" run --iters 3 "$top_srcdir/plans/nemotron-nano-v2-9b-8xH200-dualpipev.json"
 expect_rc 0 "three iterations of a dualpipev plan (F&B pairs) pass every data check"
 run "$OCTOPIPE" run "$top_srcdir/tests/data/deadlock-plan.json"
@@ -194,6 +241,36 @@ assert {k["window"] for k in cores} == {0, 1024}, {k["window"] for k in cores}
 assert all(k["flops"] <= k["block_gemm_flops"] <= 1.2 * k["flops"] for k in cores), cores[:1]
 ' "$T/cost.json"; then ok "a model made by octopipe cost: the dry run lists architecture kernels whose forward FLOPs are the cost model's per token, attention cores as query blocks of batched GEMMs (causal and windowed)"
 else not_ok "the dry run of a model with an architecture" "exit $RC" "$OUT" "$ERR"; fi
+# under tensor parallelism each GEMM is split as Megatron splits it: column-parallel ones
+# (qkv, mlp.up, in_proj, lm_head) by their output features, row-parallel ones (o_proj,
+# mlp.down, experts.down, out_proj) by their reduction features, and the router, the
+# shared-expert gate and MLA's down-projections are whole on every rank: every shape is
+# whole numbers, and a GEMM's FLOPs are 2 m n k groups
+for m in qwen3-next-80b-a3b llama2-7b deepseek-v2-lite; do
+    "$OCTOPIPE" cost "$top_srcdir/samples/architectures/$m.json" --cluster 8xH200 --tp 2 -o "$T/$m-tp2.json" >/dev/null 2>&1
+    "$OCTOPIPE" plan --model "$T/$m-tp2.json" --cluster 8xH200 --schedule 1f1b --microbatches 8 -o "$T/$m-tp2-plan.json" >/dev/null 2>&1
+    run "$OCTOPIPE" run --backend cuda --dry-run --json "$T/$m-tp2-plan.json"
+    if [ "$RC" = 0 ] && printf '%s\n' "$OUT" | python3 -c '
+import json, sys
+r = json.load(sys.stdin); arch = json.load(open(sys.argv[1]))
+h = arch["hidden_size"]
+ks = [k for o in r["ops"] if o["op"] == "F" for k in o["kernels"] if k["class"] in ("gemm", "grouped_gemm")]
+for k in ks:
+    assert all(float(k[x]).is_integer() and k[x] >= 1 for x in ("m", "n", "k")), k
+    assert abs(k["flops"] - 2 * k["m"] * k["n"] * k["k"] * k["groups"]) <= 1e-6 * k["flops"], k
+by = {k["name"]: k for k in ks}
+for row in ("o_proj", "mlp.down", "out_proj", "experts.down"):
+    if row in by:
+        assert by[row]["n"] == h, by[row]
+if "router" in by:
+    assert by["router"]["n"] == arch.get("num_experts", arch.get("n_routed_experts")), by["router"]
+if "shared_gate" in by:
+    assert by["shared_gate"]["n"] == 1, by["shared_gate"]
+if "kv_a" in by:
+    assert by["kv_a"]["n"] == arch["kv_lora_rank"] + arch["qk_rope_head_dim"], by["kv_a"]
+' "$top_srcdir/samples/architectures/$m.json"; then ok "$m at --tp 2: every GEMM of the dry run has whole shapes, split as Megatron splits it"
+    else not_ok "$m at --tp 2: the dry run's GEMM shapes" "exit $RC" "$(printf '%s\n' "$OUT" | head -c 300)" "$ERR"; fi
+done
 run "$OCTOPIPE" run --backend cuda --dry-run "$T/arch.json"
 expect_match '^kernels: architecture ' "$OUT" "and says so in its table"
 run "$OCTOPIPE" run --backend cuda --dry-run --fit --json "$T/arch.json"

@@ -383,6 +383,21 @@ int cli_set_refs(struct plan *p, const char *model_path, const char *cluster_pat
 	return 0;
 }
 
+int cli_one_stdout(const char *cmd, const char *const *names, const char *const *outs, int n)
+{
+	int first = -1;
+
+	for (int i = 0; i < n; i++) {
+		if (!outs[i] || strcmp(outs[i], "-") != 0)
+			continue;
+		if (first >= 0)
+			return cli_usage_error(cmd, "%s and %s would both write to standard output: send one to a file",
+			                       names[first], names[i]);
+		first = i;
+	}
+	return EXIT_OK;
+}
+
 int cli_refuse_input(const char *cmd, const char *out, const char *const *inputs, int n)
 {
 	for (int i = 0; i < n; i++)

@@ -19,6 +19,7 @@
 #include "json.h"
 #include "rescale.h"
 #include "sim.h"
+#include "tlcheck.h"
 
 static void usage(FILE *f)
 {
@@ -261,6 +262,21 @@ int cmd_calibrate(int argc, char **argv)
 			rc = cli_report(&e);
 			goto out_plan;
 		}
+	}
+	/* only a whole run of this plan can be fitted: a stage it leaves out would keep
+	 * factor 1 as if measured (the run checked its own timeline the same way); another
+	 * device count is rescale_fit's to name, with its JSON path */
+	switch (t.ndevices != p.ndevices ? 0
+	        : timeline_check_plan(&p, &t, strcmp(t.source, "cuda") == 0 ? TLCHECK_GPU_SLACK_MS : 1e-6, &e)) {
+	case 0:
+		break;
+	case -1:
+		rc = cli_report(&e);
+		goto out_plan;
+	default:
+		cli_err("%s: not a whole run of '%s': %s\n", tl_path, plan_path, e.msg);
+		rc = EXIT_INPUT;
+		goto out_plan;
 	}
 	meas = measured_ms(&t);
 	if ((before = simulate(&p, plan_path, &rc)) < 0)

@@ -17,6 +17,7 @@
 #include "calibrate.h"
 #include "cli.h"
 #include "cluster.h"
+#include "fileio.h"
 #include "hfconfig.h"
 #include "json.h"
 #include "model.h"
@@ -334,6 +335,8 @@ static int calibrate(struct arch *archs, int n, char **profiles, struct cluster 
 		kind_errors(&s, &c->hw, profiles, n, NULL, NULL);
 	}
 	calibrate_release(&s);
+	if (!cluster_out)
+		fileio_guard_allow(cluster_path);   /* the fit is stored in the cluster it read, as documented */
 	if (cluster_save(c, cluster_out ? cluster_out : cluster_path, &e) < 0)
 		rc = cli_report(&e);
 	else if (!json)

@@ -22,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <limits.h>
+#include <poll.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -34,10 +36,6 @@
 #include "json.h"
 #include "sim.h"
 #include "tlcheck.h"
-
-/* GPU event times are exact to about a microsecond on one GPU; across GPUs the clocks
- * are aligned by host-side reference events, which allows a little more. */
-#define CUDA_CLOCK_SLACK_MS 0.05
 
 static void usage(FILE *f)
 {
@@ -93,7 +91,9 @@ struct events {
 	FILE *f;
 	const char *path;  /* as the user named it ("-" for stdout) */
 	int iter;
-	int err;           /* errno of the first failed write, ENOMEM when a line could not be built */
+	int err;           /* errno of the first failed write, ENOMEM when a line could not be built,
+	                    * ETIMEDOUT when the reader stopped reading */
+	double timeout_s;  /* the longest a write may wait for its reader (the watchdog's) */
 };
 
 /* Microsecond resolution keeps lines short; nothing measured here is finer. */
@@ -116,9 +116,40 @@ static cJSON *event_new(struct jw *w, const char *kind, int iter)
 }
 
 /* Writes o as one line and frees it. */
+/* Writes all of buf to fd, never waiting more than timeout_s for room: a reader that
+ * stopped reading (a stalled TUI, a stopped pipe) must not hang the run. poll() says when
+ * a pipe has room for PIPE_BUF bytes, so no write of at most that many blocks. 0, or -1
+ * with errno (ETIMEDOUT: no room within timeout_s). */
+static int write_within(int fd, const char *buf, size_t n, double timeout_s)
+{
+	while (n > 0) {
+		struct pollfd pf = { fd, POLLOUT, 0 };
+		int r = poll(&pf, 1, (int)ceil(timeout_s * 1000));
+		ssize_t got;
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -1;
+		if (r == 0) {
+			errno = ETIMEDOUT;
+			return -1;
+		}
+		got = write(fd, buf, n < PIPE_BUF ? n : PIPE_BUF);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			return -1;
+		buf += got;
+		n -= (size_t)got;
+	}
+	return 0;
+}
+
 static void event_emit(struct events *ev, cJSON *o, const struct jw *w)
 {
 	char *line = (o && !w->oom) ? cJSON_PrintUnformatted(o) : NULL;
+	size_t n;
 
 	cJSON_Delete(o);
 	if (ev->err)
@@ -127,9 +158,13 @@ static void event_emit(struct events *ev, cJSON *o, const struct jw *w)
 		ev->err = ENOMEM;
 		goto out;
 	}
+	/* one line, one write, past whatever stdio holds (stdout may carry other output) */
+	n = strlen(line);
+	line[n] = '\n';
 	errno = 0;
-	if (fputs(line, ev->f) == EOF || putc('\n', ev->f) == EOF || ferror(ev->f))
+	if (fflush(ev->f) != 0 || write_within(fileno(ev->f), line, n + 1, ev->timeout_s) < 0)
 		ev->err = errno ? errno : EIO;
+	line[n] = 0;
 out:
 	free(line);
 }
@@ -148,7 +183,11 @@ static int events_close(struct events *ev)
 	ev->f = NULL;
 	if (!ev->err)
 		return 0;
-	cli_err("octopipe run: cannot write the events to '%s': %s\n", ev->path, strerror(ev->err));
+	if (ev->err == ETIMEDOUT)
+		cli_err("octopipe run: cannot write the events to '%s': its reader stopped reading (no room for %g s)\n",
+		        ev->path, ev->timeout_s);
+	else
+		cli_err("octopipe run: cannot write the events to '%s': %s\n", ev->path, strerror(ev->err));
 	return -1;
 }
 
@@ -423,6 +462,23 @@ int cmd_run(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		return cli_usage_error("run", optind >= argc ? "no plan given" : "one plan at a time");
+	{
+		const char *names[] = { "--json", "--events-out -", "--timeline-out -" };
+		const char *outs[] = { json ? "-" : NULL, events_out, tl_out };
+
+		if (cli_one_stdout("run", names, outs, 3) != EXIT_OK)
+			return EXIT_INPUT;
+	}
+	if (dry_run) {
+		/* it runs nothing: an option about running would be silently ignored */
+		const char *idle = events_out ? "--events-out" : tl_out ? "--timeline-out" : iters != 1 ? "--iters"
+		                   : eo.kill_device >= 0 || eo.kill_after_ops > 0 ? "--kill-device"
+		                   : eo.misroute_xfer >= 0 ? "--misroute-xfer" : eo.corrupt_xfer >= 0 ? "--corrupt-xfer"
+		                   : share_gpus ? "--share-gpus" : NULL;
+
+		if (idle)
+			return cli_usage_error("run", "--dry-run runs nothing, so %s would do nothing", idle);
+	}
 	if (dry_run) {
 		/* the kernel plan needs no GPU and no CUDA library: octopipe lists it itself */
 		if (strcmp(backend, "cuda") != 0)
@@ -448,8 +504,9 @@ int cmd_run(int argc, char **argv)
 	ro = (struct run_opts){ eo, events_out, tl_out, iters, json, gemm_tflops, share_gpus, force, fit };
 	if (share_gpus && !rb->gpus)
 		return cli_usage_error("run", "--share-gpus is for the cuda backend");
-	if (fit && !rb->gpus)
-		return cli_usage_error("run", "--fit is for the cuda backend (the emulator's ops take the model's times)");
+	if ((fit || gemm_tflops > 0) && !rb->gpus)
+		return cli_usage_error("run", "%s is for the cuda backend (the emulator's ops take the model's times)",
+		                       fit ? "--fit" : "--gemm-tflops");
 	if (eo.kill_how != EMU_KILL_FAIL && rb->gpus)
 		return cli_usage_error("run", "--kill-how %s is for the emu backend",
 		                       eo.kill_how == EMU_KILL_HANG ? "hang" : "crash");
@@ -513,11 +570,35 @@ static int print_json(double predicted, const struct timeline *pred, const struc
 	return EXIT_OK;
 }
 
+/* A fault to inject that the program has no place for (a device, an op or a transfer it
+ * does not have) is bad input: the run would pass without injecting anything. */
+static int check_faults(const struct emu_opts *o, const struct exec_program *x, struct err *e)
+{
+	if (o->kill_device >= x->ndevices)
+		return err_set(e, ERR_INPUT, "--kill-device: no device %d (the plan has %d)", o->kill_device, x->ndevices);
+	if (o->kill_device < 0 && o->kill_after_ops > 0)
+		return err_set(e, ERR_INPUT, "--kill-after: needs --kill-device");
+	if (o->kill_device >= 0) {
+		int ops = 0;
+
+		for (int i = x->start[o->kill_device]; i < x->start[o->kill_device + 1]; i++)
+			ops += x->items[i].kind == EXEC_COMPUTE;
+		if (o->kill_after_ops >= ops)
+			return err_set(e, ERR_INPUT, "--kill-after: device %d runs %d ops, so it can fail after 0 to %d of them",
+			               o->kill_device, ops, ops - 1);
+	}
+	if (o->misroute_xfer >= x->nxfers)
+		return err_set(e, ERR_INPUT, "--misroute-xfer: no transfer %d (the run has %d)", o->misroute_xfer, x->nxfers);
+	if (o->corrupt_xfer >= x->nxfers)
+		return err_set(e, ERR_INPUT, "--corrupt-xfer: no transfer %d (the run has %d)", o->corrupt_xfer, x->nxfers);
+	return 0;
+}
+
 static int execute(const char *arg, const struct run_opts *ro, const struct run_backend *rb, int rank, bool mpi)
 {
 	const char *path, *events_out = ro->events_out, *tl_out = ro->tl_out;
 	struct emu_opts eo = ro->eo;
-	struct events ev = { NULL, NULL, 0, 0 };
+	struct events ev = { NULL, NULL, 0, 0, ro->eo.timeout_s };
 	bool json = ro->json;
 	int iters = ro->iters, rc = EXIT_OK, repaired = 0;
 	struct err e = ERR_INIT, broke = ERR_INIT;
@@ -589,13 +670,19 @@ static int execute(const char *arg, const struct run_opts *ro, const struct run_
 		rc = cli_report(&e);
 		goto out_x;
 	}
+	if (check_faults(&eo, &x, &e) < 0) {
+		err_prefix(&e, path);
+		stop_ranks(rb, mpi, &e);
+		rc = cli_report(&e);
+		goto out_x;
+	}
 	if (events_out && rank == 0) {
 		ev.path = events_out;
 		ev.f = strcmp(events_out, "-") == 0 ? stdout : fileio_open_stream(events_out, &e);
 		if (!ev.f) {
 			stop_ranks(rb, mpi, &e);
 			cli_err("octopipe run: %s\n", e.msg);
-			rc = EXIT_RUNTIME;
+			rc = e.cls == ERR_INPUT ? EXIT_INPUT : EXIT_RUNTIME;
 			goto out_x;
 		}
 	}
@@ -645,6 +732,12 @@ static int execute(const char *arg, const struct run_opts *ro, const struct run_
 		ev.iter = it;
 		eo.iter = it;
 		if (rb->run(be.state, &p, &x, &eo, &t, &e) < 0) {
+			if (ev.err == ETIMEDOUT) {
+				/* the stalled event reader held the workers up past their watchdog: the
+				 * line events_close prints is the cause, the watchdog's blame is not */
+				rc = EXIT_RUNTIME;
+				break;
+			}
 			if (ev.f)
 				error_event(&ev, e.msg);
 			cli_err("%s: run failed: %s\n", path, e.msg);
@@ -654,7 +747,7 @@ static int execute(const char *arg, const struct run_opts *ro, const struct run_
 		/* the run must have kept the plan's rules: every op once, in order, after its inputs
 		 * (rank 0 holds the whole timeline; the ranks go on together either way) */
 		if (rank == 0 && !broke.msg[0] &&
-		    timeline_check_plan(&p, &t, rb->gpus ? CUDA_CLOCK_SLACK_MS : 1e-6, &broke) != 0) {
+		    timeline_check_plan(&p, &t, rb->gpus ? TLCHECK_GPU_SLACK_MS : 1e-6, &broke) != 0) {
 			if (ev.f)
 				error_event(&ev, broke.msg);
 			cli_err("%s: iteration %d broke the plan: %s\n", path, it, broke.msg);
@@ -696,7 +789,7 @@ static int execute(const char *arg, const struct run_opts *ro, const struct run_
 		}
 		if (json) {
 			rc = print_json(predicted, &pred, &meas, measured, repaired, rb, kernels, kernels_why);
-		} else if (!(ev.f == stdout)) {
+		} else if (ev.f != stdout && !(tl_out && strcmp(tl_out, "-") == 0)) {
 			printf("plan %s on %s%s: %d iteration%s, %d transfers%s\n", path, bname, mpi ? " over MPI" : "", iters,
 			       iters == 1 ? "" : "s", x.nxfers, repaired ? " (receives repaired)" : "");
 			printf("iteration: predicted %.2f ms, measured %.2f ms, error %+.2f%%\n", predicted, measured,

@@ -190,6 +190,13 @@ int cmd_sim(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		return cli_usage_error("sim", optind >= argc ? "no plan given" : "one plan at a time");
+	{
+		const char *names[] = { "--json", "--gantt", "--timeline-out -", "--trace-out -" };
+		const char *outs[] = { json ? "-" : NULL, gantt ? "-" : NULL, tl_out, trace_out };
+
+		if (cli_one_stdout("sim", names, outs, 4) != EXIT_OK)
+			return EXIT_INPUT;
+	}
 	path = cli_resolve(argv[optind], "plans");
 	if (plan_load(&p, path, &e) < 0)
 		return cli_report(&e);
@@ -225,7 +232,7 @@ int cmd_sim(int argc, char **argv)
 	}
 	if (json)
 		rc = write_json("-", metrics_to_json(&m));
-	else
+	else if (!(tl_out && strcmp(tl_out, "-") == 0) && !(trace_out && strcmp(trace_out, "-") == 0))
 		summary(&p, path, &m, comm_mode ? comm_mode == SIM_COMM_BLOCKING : p.comm == PLAN_COMM_BLOCKING);
 	if (o.record && rc == EXIT_OK) {
 		if (sim_timeline(&s, &p, &m, &t, &e) < 0) {

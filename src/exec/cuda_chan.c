@@ -144,7 +144,7 @@ static unsigned char *fill_payload(struct cuda_exec *c, int k)
 	size_t len = payload_len(xf->bytes, CHECK_BYTES);
 
 	if (k == c->o.misroute_xfer && !c->warming)
-		t.op.mb = (t.op.mb + 1) % c->p->microbatches;
+		payload_misroute(&t, c->p->microbatches);
 	payload_fill(slot, len, &t);
 	if (k == c->o.corrupt_xfer && !c->warming)
 		slot[len / 2] ^= 0x10;

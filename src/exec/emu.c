@@ -42,6 +42,8 @@ struct emu {
 	int *waiting_on;           /* per device: the device whose data it waits for, or -1; -2 once
 	                            * its program is done */
 	int *seen;                 /* per device: scratch of blame() */
+	int *running;              /* per device: the op it occupies the device with in wall time
+	                            * (--time-scale), as an index into x->items, or -1 */
 	bool abort;
 	struct err err;
 	struct timeline *tl;
@@ -126,7 +128,12 @@ static const char *blame(const struct emu *em, int d, char *out, size_t n)
 		snprintf(out + len, len < n ? n - len : 0, "a cycle of waits: a deadlock");
 	else if (em->waiting_on[cur] == -2)
 		snprintf(out + len, len < n ? n - len : 0, "device %d finished its program without sending it", cur);
-	else
+	else if (em->running[cur] >= 0) {
+		char tok[ACTION_TEXT_MAX];
+
+		snprintf(out + len, len < n ? n - len : 0, "device %d is still running %s, an op longer than the watchdog",
+		         cur, action_format(&em->x->items[em->running[cur]].op, tok));
+	} else
 		snprintf(out + len, len < n ? n - len : 0, "device %d waits for no data: it hung or died", cur);
 	return out;
 }
@@ -186,7 +193,7 @@ static int send_data(struct emu *em, int k)
 		return -1;
 	}
 	if (k == em->o->misroute_xfer)
-		t.op.mb = (t.op.mb + 1) % em->p->microbatches;
+		payload_misroute(&t, em->p->microbatches);
 	payload_fill(em->data[k], len, &t);
 	if (k == em->o->corrupt_xfer)
 		em->data[k][len / 2] ^= 0x10;
@@ -320,8 +327,10 @@ static void *worker_main(void *arg)
 				struct timespec ts;
 
 				deadline_in(&ts, dur * em->o->time_scale / 1000);
+				em->running[d] = i;
 				while (!em->abort && pthread_cond_timedwait(&em->cond, &em->lock, &ts) != ETIMEDOUT)
 					;
+				em->running[d] = -1;
 			}
 		}
 		pthread_mutex_unlock(&em->lock);
@@ -354,6 +363,7 @@ int emu_run(const struct plan *p, const struct exec_program *x, const struct emu
 	em.stash = calloc((size_t)p->nstages * p->microbatches * 2 + 1, sizeof(*em.stash));
 	em.waiting_on = malloc((size_t)D * sizeof(*em.waiting_on));
 	em.seen = malloc((size_t)D * sizeof(*em.seen));
+	em.running = malloc((size_t)D * sizeof(*em.running));
 	em.stage_ms = calloc((size_t)p->nstages * 3 + 1, sizeof(double));
 	ws = calloc((size_t)D, sizeof(*ws));
 	th = calloc((size_t)D, sizeof(*th));
@@ -361,13 +371,13 @@ int emu_run(const struct plan *p, const struct exec_program *x, const struct emu
 	measured->ndevices = D;
 	measured->dev = calloc((size_t)D, sizeof(*measured->dev));
 	measured->xfers = calloc((size_t)(x->nxfers ? x->nxfers : 1), sizeof(*measured->xfers));
-	if (!em.chans || !em.arrival || !em.data || !em.stash || !em.waiting_on || !em.seen || !em.stage_ms || !ws || !th ||
-	    !measured->source || !measured->dev || !measured->xfers)
+	if (!em.chans || !em.arrival || !em.data || !em.stash || !em.waiting_on || !em.seen || !em.running || !em.stage_ms ||
+	    !ws || !th || !measured->source || !measured->dev || !measured->xfers)
 		goto oom;
 	for (int i = 0; i < x->nxfers; i++)
 		em.arrival[i] = -1;
 	for (int d = 0; d < D; d++)
-		em.waiting_on[d] = -1;
+		em.waiting_on[d] = em.running[d] = -1;
 	for (int s = 0; s < p->nstages; s++)
 		plan_stage_ms(p, s, &em.stage_ms[s * 3]);
 	for (int k = 0; k < x->nxfers; k++)   /* transfers per pair, counted in nsend for now */
@@ -440,6 +450,7 @@ out:
 	free(em.stash);
 	free(em.waiting_on);
 	free(em.seen);
+	free(em.running);
 	free(em.stage_ms);
 	free(ws);
 	free(th);

@@ -246,7 +246,7 @@ static void run_program(struct rank_state *r)
 			}
 			/* injected: another microbatch's data, or a flipped byte */
 			if (it->xfer == r->o->misroute_xfer)
-				t.op.mb = (t.op.mb + 1) % p->microbatches;
+				payload_misroute(&t, p->microbatches);
 			memcpy(r->msg[it->xfer], &h, sizeof(h));
 			payload_fill(r->msg[it->xfer] + sizeof(h), len, &t);
 			if (it->xfer == r->o->corrupt_xfer)

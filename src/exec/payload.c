@@ -58,6 +58,14 @@ uint64_t payload_tag_hash(const struct payload_tag *t)
 	return payload_hash(PAYLOAD_HASH_INIT, b, sizeof(b));
 }
 
+void payload_misroute(struct payload_tag *t, int microbatches)
+{
+	if (microbatches > 1)
+		t->op.mb = (t->op.mb + 1) % microbatches;
+	else
+		t->iter++;
+}
+
 size_t payload_len(uint64_t bytes, size_t cap)
 {
 	size_t n = cap > PAYLOAD_MAX ? PAYLOAD_MAX : cap;

@@ -36,6 +36,9 @@ void payload_fill(void *buf, size_t len, const struct payload_tag *t);
  * phrase: "failed its checksum (corrupted)", "carries the output of 2F4 of iteration 0
  * (mis-routed)") in why[0 .. n). */
 int payload_check(const void *buf, size_t len, const struct payload_tag *want, char *why, size_t n);
+/* Injected mis-routing: t becomes the tag of another transfer's data — the next
+ * microbatch's, or with one microbatch, the next iteration's (never t itself). */
+void payload_misroute(struct payload_tag *t, int microbatches);
 /* A 64-bit FNV-1a hash of n bytes, continuing from h (start with PAYLOAD_HASH_INIT). */
 #define PAYLOAD_HASH_INIT 0xcbf29ce484222325ull
 uint64_t payload_hash(uint64_t h, const void *data, size_t n);
