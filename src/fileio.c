@@ -244,6 +244,39 @@ static int write_special(const char *path, const struct stat *st, const void *da
 	return 0;
 }
 
+int fileio_check_writable(const char *path, struct err *e)
+{
+	char target[PATH_MAX], dir[PATH_MAX], tmp[PATH_MAX + 16];
+	struct stat st;
+	int fd;
+
+	if (!path[0])
+		return err_set(e, ERR_INPUT, "an empty file name");
+	if (refuse_input(path, e) < 0)
+		return -1;
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		if (S_ISDIR(st.st_mode))
+			return err_set(e, ERR_RUNTIME, "%s: is a directory", path);
+		if (!S_ISFIFO(st.st_mode) && !S_ISCHR(st.st_mode))
+			return err_set(e, ERR_RUNTIME, "%s: not a regular file, a FIFO or a device; refusing to replace it",
+			               path);
+		return 0;
+	}
+	if (resolve_target(path, target, sizeof(target), e) < 0)
+		return -1;
+	fileio_dirname(target, dir, sizeof(dir));
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", target) >= (int)sizeof(tmp))
+		return err_set(e, ERR_RUNTIME, "%s: path too long", path);
+	fd = mkstemp(tmp);
+	if (fd < 0)
+		return err_set(e, ERR_RUNTIME, "%s: cannot create a temporary file in '%s': %s", path, dir, strerror(errno));
+	close(fd);
+	unlink(tmp);
+	if (stat(target, &st) == 0 && access(target, W_OK) != 0)
+		return err_set(e, ERR_RUNTIME, "%s: cannot write: %s", path, strerror(errno));
+	return 0;
+}
+
 int fileio_write_atomic(const char *path, const void *data, size_t len, struct err *e)
 {
 	char target[PATH_MAX], dir[PATH_MAX], tmp[PATH_MAX + 16];

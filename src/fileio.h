@@ -28,6 +28,14 @@ char *fileio_read(const char *path, size_t *len, struct err *e);
  * ERR_RUNTIME on failure, ERR_INPUT for an empty path or a guarded input. */
 int fileio_write_atomic(const char *path, const void *data, size_t len, struct err *e);
 
+/* Whether fileio_write_atomic(path) can succeed, checked without writing it: for a command
+ * that spends minutes (a GPU run, a long tuning) before it writes, so an unwritable output
+ * is refused at the start instead of losing the work at the end. A regular or new file:
+ * a temporary file can be made beside it (and is removed) and an existing one is
+ * writable; a FIFO or a device is not opened (a FIFO's reader may come later); a
+ * directory or socket is refused. Errors as fileio_write_atomic's. */
+int fileio_check_writable(const char *path, struct err *e);
+
 /* Opens path for streaming output (truncating a regular file, creating a new one, writing
  * through a FIFO or a device as fileio_write_atomic does). NULL with e filled on failure. */
 FILE *fileio_open_stream(const char *path, struct err *e);

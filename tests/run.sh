@@ -300,4 +300,9 @@ expect_rc 2 "an unknown backend is a usage error"
 run "$OCTOPIPE" run --timeline-out "$T/m.json" "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
 run "$OCTOPIPE" check "$T/m.json"
 expect_match 'timeline \(emu\): 4 devices, 64 ops, 48 transfers' "$OUT" "the measured timeline is a valid timeline"
+# the timeline is written after the run: an unwritable one is refused before it starts
+run "$OCTOPIPE" run --iters 50 --timeline-out "$T/no/such/dir/m.json" "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
+expect_rc 1 "run --timeline-out into a missing directory"
+expect_match "^octopipe run: $T/no/such/dir/m.json: cannot create a temporary file" "$ERR" "says why before running"
+if [ -z "$OUT" ]; then ok "nothing ran (no summary)"; else not_ok "run ran before refusing its timeline" "$OUT"; fi
 done_testing

@@ -101,4 +101,13 @@ expect_rc 2 "an empty budget is a usage error"
 expect_match "option '--budget' needs a value" "$ERR" "naming the option given, not its old alias: $ERR"
 run "$OCTOPIPE" tune --layout pp --model gpt-13b --cluster 4xH200 --microbatches 8 --evals 0
 expect_rc 2 "a zero evaluation budget is a usage error"
+# an output that cannot be written is refused before the search spends its budget
+run "$OCTOPIPE" tune --layout pp --model gpt-13b --cluster 4xH200 --microbatches 8 --evals 100000 -o "$T/no/such/dir/t.json"
+expect_rc 1 "tune -o into a missing directory"
+expect_match "^octopipe tune: $T/no/such/dir/t.json: cannot create a temporary file" "$ERR" "says why, naming the file"
+if [ -z "$OUT" ]; then ok "and stops before tuning (no steps printed)"; else not_ok "tune tuned before refusing its output" "$OUT"; fi
+run "$OCTOPIPE" tune --layout pp --model gpt-13b --cluster 4xH200 --microbatches 8 --evals 100000 -o "$T/t.json" --steps-out "$T"
+expect_rc 1 "tune --steps-out onto a directory"
+expect_match "is a directory" "$ERR" "says so"
+if [ ! -e "$T/t.json" ] && [ -z "$OUT" ]; then ok "nothing tuned, nothing written"; else not_ok "a refused tune wrote or ran" "$OUT"; fi
 done_testing

@@ -676,6 +676,14 @@ static int execute(const char *arg, const struct run_opts *ro, const struct run_
 		rc = cli_report(&e);
 		goto out_x;
 	}
+	/* the timeline is written after the run: an output that cannot be written is refused
+	 * now, not after minutes of GPU time */
+	if (tl_out && strcmp(tl_out, "-") != 0 && rank == 0 && fileio_check_writable(tl_out, &e) < 0) {
+		stop_ranks(rb, mpi, &e);
+		cli_err("octopipe run: %s\n", e.msg);
+		rc = e.cls == ERR_INPUT ? EXIT_INPUT : EXIT_RUNTIME;
+		goto out_x;
+	}
 	if (events_out && rank == 0) {
 		ev.path = events_out;
 		ev.f = strcmp(events_out, "-") == 0 ? stdout : fileio_open_stream(events_out, &e);

@@ -24,6 +24,7 @@
 #include "cli.h"
 #include "doc.h"
 #include "json.h"
+#include "fileio.h"
 #include "layout_search.h"
 #include "parallel.h"
 #include "sim.h"
@@ -222,6 +223,18 @@ int cmd_tune(int argc, char **argv)
 	if ((rc = cli_load_cluster(cluster_arg, &c, cpath)) != 0) {
 		model_release(&m);
 		return rc;
+	}
+	/* the plan and the steps are written after the search: an output that cannot be
+	 * written is refused now, not after the budget is spent */
+	{
+		const char *outs[] = { out, steps_out };
+
+		for (int i = 0; i < 2; i++)
+			if (outs[i] && strcmp(outs[i], "-") != 0 && fileio_check_writable(outs[i], &e) < 0) {
+				cli_err("octopipe tune: %s\n", e.msg);
+				rc = e.cls == ERR_INPUT ? EXIT_INPUT : EXIT_RUNTIME;
+				goto out;
+			}
 	}
 	/* from here Ctrl-C keeps the best so far: during the layout search the best layout
 	 * judged (its best baseline is then the plan: the tuner sees the flag and stops) */

@@ -49,13 +49,31 @@ int main(void)
 	ok(fileio_write_atomic(bad, "x", 1, &e) < 0, "writing into a missing directory fails");
 	ok(strstr(e.msg, "cannot create a temporary file") != NULL, "with a message (%s)", e.msg);
 	is_int(e.cls, ERR_RUNTIME, "as a runtime failure");
+	/* the check before a long command: what a write would say, without writing */
+	ok(fileio_check_writable(bad, &e) < 0 && strstr(e.msg, "cannot create a temporary file"),
+	   "check_writable: a missing directory, as the write says it (%s)", e.msg);
+	ok(fileio_check_writable(tmp, &e) < 0 && strstr(e.msg, "is a directory"), "check_writable: a directory");
+	snprintf(out, sizeof(out), "%s/new.json", tmp);
+	ok(fileio_check_writable(out, &e) == 0, "check_writable: a new file");
+	ok(fileio_check_writable(path, &e) == 0, "check_writable: an existing file");
+	is_int(count_entries(tmp), 1, "the check leaves nothing behind (neither the file nor a temporary)");
+	{
+		char fifo[160];
+
+		snprintf(fifo, sizeof(fifo), "%s/fifo", tmp);
+		ok(mkfifo(fifo, 0600) == 0 && fileio_check_writable(fifo, &e) == 0,
+		   "check_writable: a FIFO nobody reads yet is not opened (its reader may come later)");
+		unlink(fifo);
+	}
 	ok(chmod(tmp, 0500) == 0, "make the directory read-only");
 	if (geteuid() != 0) {
+		ok(fileio_check_writable(path, &e) < 0, "check_writable: a read-only directory is refused");
 		ok(fileio_write_atomic(path, "third\n", 6, &e) < 0, "a failed write reports an error");
 		s = fileio_read(path, &len, &e);
 		is_str(s, "second\n", "and the old file is intact");
 		free(s);
 	} else {
+		ok(1, "check_writable: a read-only directory is refused # SKIP root ignores directory permissions");
 		ok(1, "a failed write reports an error # SKIP root ignores directory permissions");
 		ok(1, "and the old file is intact # SKIP root ignores directory permissions");
 	}
