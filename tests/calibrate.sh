@@ -156,4 +156,9 @@ run "$OCTOPIPE" calibrate --gpu gemma3-12b
 expect_rc 2 "calibrate --gpu needs -o"
 run "$OCTOPIPE" calibrate --gpu --fit-overhead -o "$T/x.json" gemma3-12b
 expect_rc 2 "and takes no timeline options"
+# the re-priced model is written after the benchmarks: an unwritable output is refused first
+run "$OCTOPIPE" calibrate --emulate-gpu -o "$T/no/such/dir/gpu.json" gemma3-12b
+expect_rc 1 "calibrate --gpu -o into a missing directory"
+expect_match "^octopipe calibrate: $T/no/such/dir/gpu.json: cannot create a temporary file" "$ERR" "is refused before the benchmarks"
+if [ -z "$OUT" ]; then ok "no report printed"; else not_ok "calibrate benchmarked before refusing its output" "$OUT"; fi
 done_testing

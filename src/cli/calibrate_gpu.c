@@ -17,6 +17,7 @@
 #include "calibrate.h"
 #include "cli.h"
 #include "cli/run_backend.h"
+#include "fileio.h"
 #include "json.h"
 #include "parallel.h"
 
@@ -122,6 +123,12 @@ int calibrate_gpu(int argc, char **argv, const char *model_arg, const char *out,
 		kinds[l] = m.layers[l].kind;
 	if (calibrate_benches(works, kinds, m.nlayers, &o, &b, &n, &e) < 0) {
 		rc = cli_report(&e);
+		goto out;
+	}
+	/* the model is written after the benchmarks: refuse an unwritable output first */
+	if (strcmp(out, "-") != 0 && fileio_check_writable(out, &e) < 0) {
+		cli_err("octopipe calibrate: %s\n", e.msg);
+		rc = e.cls == ERR_INPUT ? EXIT_INPUT : EXIT_RUNTIME;
 		goto out;
 	}
 	if (emulate_gpu)
