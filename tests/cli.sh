@@ -16,6 +16,15 @@ for c in $(printf '%s\n' "$OUT" | sed -n 's/^  \([a-z-]*\) .*/\1/p'); do
     else not_ok "'$c --help' prints its usage" "exit $RC" "$OUT"; fi
 done
 
+# every format of export and import answers --help where it stands
+for f in torch-csv megatron-layout megatron-args svg; do
+    run "$OCTOPIPE" export "$f" --help
+    if [ "$RC" = 0 ] && printf '%s\n' "$OUT" | grep -q "octopipe export $f"; then ok "'export $f --help' prints its usage"
+    else not_ok "'export $f --help' prints its usage" "exit $RC" "$OUT" "$ERR"; fi
+done
+run "$OCTOPIPE" --help
+expect_match '^  export [a-z|-]*megatron-args' "$OUT" "--help names export megatron-args"
+
 run "$OCTOPIPE" --version
 expect_rc 0 "--version exits 0"
 expect_match '^octopipe [0-9]+\.[0-9]+\.[0-9]+$' "$OUT" "--version prints the version"

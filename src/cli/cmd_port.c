@@ -208,6 +208,11 @@ int cmd_export(int argc, char **argv)
 		return cli_usage_error("export", "needs a format (torch-csv, megatron-layout, megatron-args, svg) and a plan");
 	what = argv[1];
 	for (int i = 2; i < argc; i++) {
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			/* `export FORMAT --help`, as `export svg --help` answers */
+			export_usage(stdout);
+			return EXIT_OK;
+		}
 		if ((strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) && i + 1 < argc)
 			out = argv[++i];
 		else if (!plan_arg && argv[i][0] != '-')

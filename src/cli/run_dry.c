@@ -136,7 +136,7 @@ static int print_text(const char *path, struct dry *d)
 		printf("kernels: fitted (%s)\nproxies sized for the predicted time at the throughput of the cluster's GEMMs;\n"
 		       "on a GPU each is timed and refitted to its op's predicted time\n\n",
 		       d->why ? d->why : "as --fit asks");
-	printf("%5s %6s %2s %6s %12s  %-16s %-8s %8s %8s %8s %6s %12s %12s\n", "STAGE", "DEVICE", "OP", "COUNT",
+	printf("%5s %6s %2s %6s %12s  %-16s %-12s %8s %8s %8s %6s %12s %12s\n", "STAGE", "DEVICE", "OP", "COUNT",
 	       "PREDICTED ms", "KERNEL", "CLASS", "M", "N", "K", "GROUPS", "GFLOP", "MB");
 	for (int s = 0; s < p->nstages; s++)
 		for (int k = 0; k < (p->split_backward ? 3 : 2); k++) {
@@ -157,7 +157,7 @@ static int print_text(const char *path, struct dry *d)
 
 				if (i)
 					printf("%5s %6s %2s %6s %12s", "", "", "", "", "");
-				printf("  %-16.16s %-8.8s ", x->name, hardware_class_names[x->cls]);
+				printf("  %-16.16s %-12.12s ", x->name, hardware_class_names[x->cls]);
 				if (x->m > 0)
 					printf("%8.0f %8.0f %8.0f %6d", x->m, x->n, x->k, x->groups);
 				else if (x->heads > 0)   /* a core: queries, keys' head dims, heads */
