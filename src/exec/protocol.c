@@ -151,7 +151,11 @@ int exec_build(const struct plan *p, const struct timeline *t, struct exec_progr
 
 			if (head)
 				own2 = consumes[op_index(p, &p->order[i + 1])];
-			while (next < nin && (posted[incoming[next]] || x->xfers[incoming[next]].send_ms <= end[k])) {
+			/* sent before the op ends (strictly: a send at its very end can wait for the
+			 * next op, and a tie of zero-time ops can never make a receive wait on data
+			 * that needs this op's own output) */
+			while (next < nin && (posted[incoming[next]] || x->xfers[incoming[next]].send_ms <= start[k] ||
+			                      x->xfers[incoming[next]].send_ms < end[k])) {
 				if (!posted[incoming[next]]) {
 					posted[incoming[next]] = true;
 					out[n++] = (struct exec_item){ EXEC_RECV, { 0, 0, 0, 0 }, incoming[next], -1 };
