@@ -328,4 +328,16 @@ run "$OCTOPIPE" run --iters 50 --timeline-out "$T/no/such/dir/m.json" "$top_srcd
 expect_rc 1 "run --timeline-out into a missing directory"
 expect_match "^octopipe run: $T/no/such/dir/m.json: cannot create a temporary file" "$ERR" "says why before running"
 if [ -z "$OUT" ]; then ok "nothing ran (no summary)"; else not_ok "run ran before refusing its timeline" "$OUT"; fi
+# architecture kernels at tp > 1: one GPU runs each rank's 1/tp share, without the TP
+# all-reduces the layer costs include; every output says so, a tp 1 plan says nothing
+"$OCTOPIPE" plan --model llama2-7b --cluster 8xH200 --schedule 1f1b --microbatches 4 --tp 2 -o "$T/tp2.json" >/dev/null 2>&1
+run "$OCTOPIPE" run --backend cuda --dry-run "$T/tp2.json"
+expect_match '^not run: the tensor-parallel all-reduces of each layer are priced in the prediction but not run' "$OUT" \
+    "the dry run of a tp 2 plan says what its kernels leave out"
+run "$OCTOPIPE" run --backend cuda --dry-run --json "$T/tp2.json"
+expect_match '"not_run": "the tensor-parallel all-reduces' "$OUT" "and its JSON"
+"$OCTOPIPE" plan --model llama2-7b --cluster 8xH200 --schedule 1f1b --microbatches 4 -o "$T/tp1.json" >/dev/null 2>&1
+run "$OCTOPIPE" run --backend cuda --dry-run --json "$T/tp1.json"
+if [ "$RC" = 0 ] && ! printf '%s' "$OUT" | grep -q not_run; then ok "a tp 1 plan has nothing left out"
+else not_ok "a tp 1 plan's dry run" "exit $RC" "$OUT"; fi
 done_testing

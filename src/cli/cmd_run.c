@@ -72,7 +72,9 @@ static void usage(FILE *f)
 	      "  --events-out FILE  octopipe.events/1 JSON lines (\"-\" for stdout)\n"
 	      "  --timeline-out F   the measured timeline of the last iteration\n"
 	      "  --json             {\"predicted_ms\", \"measured_ms\", \"error\", \"kernels\", \"devices\": [...]}\n"
-	      "                     (and \"kernels_note\": why a model's ops run fitted proxies unasked)\n"
+	      "                     (and \"kernels_note\": why a model's ops run fitted proxies unasked;\n"
+	      "                     \"not_run\": what the prediction prices that the kernels do not run,\n"
+	      "                     the tensor-parallel all-reduces of a tp > 1 plan)\n"
 	      "\n"
 	      "error is the prediction's: (predicted - measured) / measured, as in octopipe calibrate.\n"
 	      "kernels says what the ops ran: \"emulated\" (the model's times on a virtual clock),\n"
@@ -533,7 +535,7 @@ int cmd_run(int argc, char **argv)
 /* run --json: the iteration and each device, predicted against measured. */
 static int print_json(double predicted, const struct timeline *pred, const struct timeline *meas,
                       double measured, int repaired, const struct run_backend *rb, const char *kernels,
-                      const char *kernels_why)
+                      const char *kernels_why, const char *not_run)
 {
 	struct jw w = { false };
 	cJSON *root = cJSON_CreateObject(), *devs;
@@ -549,6 +551,8 @@ static int print_json(double predicted, const struct timeline *pred, const struc
 	jw_str(&w, root, "kernels", kernels);
 	if (kernels_why)
 		jw_str(&w, root, "kernels_note", kernels_why);
+	if (not_run)
+		jw_str(&w, root, "not_run", not_run);
 	devs = jw_arr(&w, root, "devices");
 	for (int d = 0; d < meas->ndevices; d++) {
 		double pe = end_of(&pred->dev[d]), me = end_of(&meas->dev[d]);
@@ -796,7 +800,8 @@ static int execute(const char *arg, const struct run_opts *ro, const struct run_
 			event_emit(&ev, o, &w);
 		}
 		if (json) {
-			rc = print_json(predicted, &pred, &meas, measured, repaired, rb, kernels, kernels_why);
+			rc = print_json(predicted, &pred, &meas, measured, repaired, rb, kernels, kernels_why,
+			                mode == KPLAN_ARCHITECTURE ? kplan_not_run(works, plan_src_model(&p)->nlayers, &ko) : NULL);
 		} else if (ev.f != stdout && !(tl_out && strcmp(tl_out, "-") == 0)) {
 			printf("plan %s on %s%s: %d iteration%s, %d transfers%s\n", path, bname, mpi ? " over MPI" : "", iters,
 			       iters == 1 ? "" : "s", x.nxfers, repaired ? " (receives repaired)" : "");
@@ -809,6 +814,8 @@ static int execute(const char *arg, const struct run_opts *ro, const struct run_
 			if (kernels_why)
 				printf("note: fitted because %s; octopipe cost makes a model from its architecture\n",
 				       kernels_why);
+			if (mode == KPLAN_ARCHITECTURE && kplan_not_run(works, plan_src_model(&p)->nlayers, &ko))
+				printf("note: %s\n", kplan_not_run(works, plan_src_model(&p)->nlayers, &ko));
 			if (m.dp_sync_ms > 0)
 				printf("note: the data-parallel sync (%.2f ms exposed in octopipe sim) is not run by this executor,\n"
 				       "which runs one replica: the prediction above leaves it out\n", m.dp_sync_ms);

@@ -69,6 +69,8 @@ static int print_json(const char *path, struct dry *d)
 	jw_str(&w, root, "kernels", kplan_mode_name(d->mode));
 	if (d->why)
 		jw_str(&w, root, "kernels_note", d->why);
+	if (kplan_not_run(d->works, plan_src_model(d->p)->nlayers, &d->o))
+		jw_str(&w, root, "not_run", kplan_not_run(d->works, plan_src_model(d->p)->nlayers, &d->o));
 	jw_num(&w, root, "microbatches", p->microbatches);
 	ops = jw_arr(&w, root, "ops");
 	for (int s = 0; s < p->nstages && !w.oom; s++)
@@ -130,8 +132,14 @@ static int print_text(const char *path, struct dry *d)
 	const struct plan *p = d->p;
 
 	printf("plan %s: the kernels of the cuda backend, without a GPU\n", path);
-	if (d->works)
-		printf("kernels: architecture (the cost model's kernel list of each layer, measured as it runs)\n\n");
+	if (d->works) {
+		const char *nr = kplan_not_run(d->works, plan_src_model(d->p)->nlayers, &d->o);
+
+		printf("kernels: architecture (the cost model's kernel list of each layer, measured as it runs)\n");
+		if (nr)
+			printf("not run: %s\n", nr);
+		printf("\n");
+	}
 	else
 		printf("kernels: fitted (%s)\nproxies sized for the predicted time at the throughput of the cluster's GEMMs;\n"
 		       "on a GPU each is timed and refitted to its op's predicted time\n\n",

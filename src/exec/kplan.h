@@ -97,4 +97,10 @@ const char *kplan_mode_name(enum kplan_mode m);
 int kplan_choose(const struct plan *p, bool fit, enum kplan_mode *mode, struct work **works,
                  struct cost_opts *o, const char **why, struct err *e);
 
+/* What the prediction prices that the cuda backend's architecture kernels do not run, as
+ * a line fragment, or NULL: at tensor parallelism o->tp > 1 each pipeline rank runs its
+ * 1/tp share of the kernels on one GPU, without the tensor-parallel all-reduces (and the
+ * experts' all-to-all) of its layers, which the layer costs include. */
+const char *kplan_not_run(const struct work *works, int nlayers, const struct cost_opts *o);
+
 #endif
