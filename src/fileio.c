@@ -244,6 +244,24 @@ static int write_special(const char *path, const struct stat *st, const void *da
 	return 0;
 }
 
+/* The temporary file a save of path writes before renaming it over its target (a link
+ * followed): target, its directory and tmp (PATH_MAX, PATH_MAX, PATH_MAX + 16 bytes) are
+ * filled; the open descriptor, or -1 with e set. */
+static int make_temp(const char *path, char *target, char *dir, char *tmp, struct err *e)
+{
+	int fd;
+
+	if (resolve_target(path, target, PATH_MAX, e) < 0)
+		return -1;
+	fileio_dirname(target, dir, PATH_MAX);
+	if (snprintf(tmp, PATH_MAX + 16, "%s.tmp.XXXXXX", target) >= PATH_MAX + 16)
+		return err_set(e, ERR_RUNTIME, "%s: path too long", path);
+	fd = mkstemp(tmp);
+	if (fd < 0)
+		return err_set(e, ERR_RUNTIME, "%s: cannot create a temporary file in '%s': %s", path, dir, strerror(errno));
+	return fd;
+}
+
 int fileio_check_writable(const char *path, struct err *e)
 {
 	char target[PATH_MAX], dir[PATH_MAX], tmp[PATH_MAX + 16];
@@ -262,14 +280,8 @@ int fileio_check_writable(const char *path, struct err *e)
 			               path);
 		return 0;
 	}
-	if (resolve_target(path, target, sizeof(target), e) < 0)
+	if ((fd = make_temp(path, target, dir, tmp, e)) < 0)
 		return -1;
-	fileio_dirname(target, dir, sizeof(dir));
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", target) >= (int)sizeof(tmp))
-		return err_set(e, ERR_RUNTIME, "%s: path too long", path);
-	fd = mkstemp(tmp);
-	if (fd < 0)
-		return err_set(e, ERR_RUNTIME, "%s: cannot create a temporary file in '%s': %s", path, dir, strerror(errno));
 	close(fd);
 	unlink(tmp);
 	if (stat(target, &st) == 0 && access(target, W_OK) != 0)
@@ -290,15 +302,8 @@ int fileio_write_atomic(const char *path, const void *data, size_t len, struct e
 		return -1;
 	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
 		return write_special(path, &st, data, len, e);
-	if (resolve_target(path, target, sizeof(target), e) < 0)
+	if ((fd = make_temp(path, target, dir, tmp, e)) < 0)
 		return -1;
-	fileio_dirname(target, dir, sizeof(dir));
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", target) >= (int)sizeof(tmp))
-		return err_set(e, ERR_RUNTIME, "%s: path too long", path);
-	fd = mkstemp(tmp);
-	if (fd < 0)
-		return err_set(e, ERR_RUNTIME, "%s: cannot create a temporary file in '%s': %s",
-		               path, dir, strerror(errno));
 	/* a replaced file keeps its permissions; a new one gets 0666 minus the umask */
 	if (stat(target, &st) == 0) {
 		/* the rename would replace a file its owner made read-only: refuse, as cp does */

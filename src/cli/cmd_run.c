@@ -613,7 +613,7 @@ static int execute(const char *arg, const struct run_opts *ro, const struct run_
 	struct timeline pred, meas;
 	struct exec_program x;
 	struct backend be = { rb, NULL };
-	const char *bname = rb->name, *kernels = rb->kernels, *kernels_why = NULL;
+	const char *bname = rb->name, *kernels = rb->kernels, *kernels_why = NULL, *not_run = NULL;
 	struct work *works = NULL;
 	struct cost_opts ko = { 0 };
 	enum kplan_mode mode = KPLAN_FITTED;
@@ -706,6 +706,7 @@ static int execute(const char *arg, const struct run_opts *ro, const struct run_
 			goto out_x;
 		}
 		kernels = kplan_mode_name(mode);
+		not_run = kplan_not_run(works, plan_src_model(&p)->nlayers, &ko);
 	}
 	if (rb->open) {
 		struct run_backend_opts bo = { .eo = eo, .timeout_s = eo.timeout_s, .gemm_tflops = ro->gemm_tflops,
@@ -800,8 +801,7 @@ static int execute(const char *arg, const struct run_opts *ro, const struct run_
 			event_emit(&ev, o, &w);
 		}
 		if (json) {
-			rc = print_json(predicted, &pred, &meas, measured, repaired, rb, kernels, kernels_why,
-			                mode == KPLAN_ARCHITECTURE ? kplan_not_run(works, plan_src_model(&p)->nlayers, &ko) : NULL);
+			rc = print_json(predicted, &pred, &meas, measured, repaired, rb, kernels, kernels_why, not_run);
 		} else if (ev.f != stdout && !(tl_out && strcmp(tl_out, "-") == 0)) {
 			printf("plan %s on %s%s: %d iteration%s, %d transfers%s\n", path, bname, mpi ? " over MPI" : "", iters,
 			       iters == 1 ? "" : "s", x.nxfers, repaired ? " (receives repaired)" : "");
@@ -814,8 +814,8 @@ static int execute(const char *arg, const struct run_opts *ro, const struct run_
 			if (kernels_why)
 				printf("note: fitted because %s; octopipe cost makes a model from its architecture\n",
 				       kernels_why);
-			if (mode == KPLAN_ARCHITECTURE && kplan_not_run(works, plan_src_model(&p)->nlayers, &ko))
-				printf("note: %s\n", kplan_not_run(works, plan_src_model(&p)->nlayers, &ko));
+			if (not_run)
+				printf("note: %s\n", not_run);
 			if (m.dp_sync_ms > 0)
 				printf("note: the data-parallel sync (%.2f ms exposed in octopipe sim) is not run by this executor,\n"
 				       "which runs one replica: the prediction above leaves it out\n", m.dp_sync_ms);

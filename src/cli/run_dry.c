@@ -61,6 +61,7 @@ static int print_json(const char *path, struct dry *d)
 	const struct plan *p = d->p;
 	struct jw w = { false };
 	cJSON *root = cJSON_CreateObject(), *ops;
+	const char *not_run;
 
 	if (!root)
 		w.oom = true;
@@ -69,8 +70,8 @@ static int print_json(const char *path, struct dry *d)
 	jw_str(&w, root, "kernels", kplan_mode_name(d->mode));
 	if (d->why)
 		jw_str(&w, root, "kernels_note", d->why);
-	if (kplan_not_run(d->works, plan_src_model(d->p)->nlayers, &d->o))
-		jw_str(&w, root, "not_run", kplan_not_run(d->works, plan_src_model(d->p)->nlayers, &d->o));
+	if ((not_run = kplan_not_run(d->works, plan_src_model(d->p)->nlayers, &d->o)))
+		jw_str(&w, root, "not_run", not_run);
 	jw_num(&w, root, "microbatches", p->microbatches);
 	ops = jw_arr(&w, root, "ops");
 	for (int s = 0; s < p->nstages && !w.oom; s++)
