@@ -71,6 +71,25 @@ void files_autosave_setup(struct app *a, bool need_empty)
 	}
 }
 
+/* Makes p (taken over) the plan shown, with its file (NULL: none yet) and its model's and
+ * cluster's paths (taken over), as a fresh start: no undo history, not modified. */
+static void adopt(struct app *a, struct plan *p, char *path, char *model_path, char *cluster_path)
+{
+	if (a->cur.loaded)
+		plan_release(&a->cur.plan);
+	a->cur.plan = *p;
+	a->cur.loaded = true;
+	free(a->path);
+	free(a->model_path);
+	free(a->cluster_path);
+	a->path = path;
+	a->model_path = model_path;
+	a->cluster_path = cluster_path;
+	edit_hist_release(&a->hist);
+	a->saved_state = edit_state(&a->hist);
+	a->plan_gen++;
+}
+
 int files_open_plan(struct app *a, const char *arg, struct err *e)
 {
 	char path[4096], dir[4096];
@@ -79,21 +98,10 @@ int files_open_plan(struct app *a, const char *arg, struct err *e)
 	datadir_resolve(arg, "plans", path, sizeof(path));
 	if (plan_load(&p, path, e) < 0)
 		return -1;
-	if (a->cur.loaded)
-		plan_release(&a->cur.plan);
-	a->cur.plan = p;
-	a->cur.loaded = true;
-	free(a->path);
-	free(a->model_path);
-	free(a->cluster_path);
 	fileio_dirname(path, dir, sizeof(dir));
-	a->path = strdup(path);
-	a->model_path = p.model_ref ? abs_join(dir, p.model_ref) : NULL;
-	a->cluster_path = p.cluster_ref ? abs_join(dir, p.cluster_ref) : NULL;
+	adopt(a, &p, strdup(path), p.model_ref ? abs_join(dir, p.model_ref) : NULL,
+	      p.cluster_ref ? abs_join(dir, p.cluster_ref) : NULL);
 	snprintf(a->source, sizeof(a->source), "%.199s", path);
-	edit_hist_release(&a->hist);
-	a->saved_state = edit_state(&a->hist);
-	a->plan_gen++;
 	compare_build_baselines(a, &p.model, &p.cluster, p.microbatches, false);
 	return 0;
 }
@@ -140,21 +148,9 @@ int files_open_sample(struct app *a, const char *model, const char *cluster, int
 		}
 		if (recompute > RECOMPUTE_NONE)
 			plan_set_recompute(&p, (enum recompute)recompute);
-		if (a->cur.loaded)
-			plan_release(&a->cur.plan);
-		a->cur.plan = p;
-		a->cur.loaded = true;
-		free(a->path);
-		free(a->model_path);
-		free(a->cluster_path);
-		a->path = NULL;
-		a->model_path = realpath(mpath, NULL);
-		a->cluster_path = realpath(cpath, NULL);
+		adopt(a, &p, NULL, realpath(mpath, NULL), realpath(cpath, NULL));
 		snprintf(a->source, sizeof(a->source), "best baseline of %s on %s", m.name, c.name);
 		a->step_sel = best;
-		edit_hist_release(&a->hist);
-		a->saved_state = edit_state(&a->hist);
-		a->plan_gen++;
 		r = 0;
 	}
 out:
