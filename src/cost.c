@@ -123,6 +123,7 @@ static void attn(const struct block *b, struct work *w)
 
 	w->params += lin + b->norms * h + (b->qk_norm ? 2.0 * b->d_h : 0) + (b->sinks ? b->n_q : 0) +
 	             (b->bias ? qproj + 2 * kv + h : 0);
+	w->whole_params += b->norms * h + (b->qk_norm ? 2.0 * b->d_h : 0) + (b->bias ? h : 0);
 	w->f[EFF_GEMM] += 2 * lin;
 	w->core_per_ctx += 4.0 * b->n_q * b->d_h;
 	w->window = b->window;
@@ -154,6 +155,8 @@ static void mla(const struct block *b, struct work *w)
 	double lin = qlin + h * (rkv + b->d_rope) + rkv * n * (b->d_nope + dv) + n * dv * h;
 
 	w->params += lin + b->norms * h + (rq > 0 ? rq : 0) + rkv;
+	/* the down-projections and their norms run whole on every rank (q_a, kv_a below) */
+	w->whole_params += b->norms * h + (rq > 0 ? h * rq + rq : 0) + h * (rkv + b->d_rope) + rkv;
 	w->f[EFF_GEMM] += 2 * lin;
 	w->core_per_ctx += 2 * n * dqk + 2 * n * dv;
 	w->window = 0;
@@ -223,6 +226,7 @@ static void mlp(const struct block *b, struct work *w)
 	double h = (double)b->h, f = (double)b->f, mats = b->gated ? 3 : 2;
 
 	w->params += mats * h * f + b->norms * h + (b->bias ? (mats - 1) * f + h : 0);
+	w->whole_params += b->norms * h + (b->bias ? h : 0);
 	w->f[EFF_MEMORY] += b->norms * NORM_BYTES(h);
 	w->act += 2 * h;
 	norms(w, b);
@@ -239,6 +243,7 @@ static void moe(const struct block *b, struct work *w)
 
 	w->params += router + E * expert + shared + (b->shared_gate ? h : 0) + b->norms * h;
 	w->expert_params += E * expert;
+	w->whole_params += router + (b->shared_gate ? h : 0) + b->norms * h;
 	w->active += router + b->top_k * expert + shared + (b->shared_gate ? h : 0) + b->norms * h;
 	w->f[EFF_GEMM] += 2 * h * E + (b->shared_gate ? 2 * h : 0);
 	w->f[EFF_MEMORY] += b->norms * NORM_BYTES(h) + 8.0 * b->top_k * h + 12 * E;
@@ -272,6 +277,7 @@ static void mamba2(const struct block *b, struct work *w)
 
 	w->params += in_proj + out_proj + xbc * K + xbc /* conv bias */ + 3 * H /* dt_bias A_log D */ +
 	             din /* gated norm */ + b->norms * h;
+	w->whole_params += b->norms * h;   /* conv, dt, A, D and the gated norm split by head */
 	w->f[EFF_GEMM] += 2 * (in_proj + out_proj);
 	w->f[EFF_SSD] += 2 * K * xbc + 2 * Q * N * G + 2 * Q * P * H + 4 * N * P * H;
 	w->f[EFF_MEMORY] += b->norms * NORM_BYTES(h) + 4 * xbc + 8 * din;
@@ -297,6 +303,7 @@ static void mamba1(const struct block *b, struct work *w)
 
 	w->params += lin + din * K + din /* conv bias */ + din /* dt_proj bias */ + din * N /* A_log */ +
 	             din /* D */ + R + 2 * N /* inner norms */ + b->norms * h;
+	w->whole_params += R + 2 * N + b->norms * h;
 	w->f[EFF_GEMM] += 2 * lin;
 	w->f[EFF_SCAN] += 2 * K * din + 7 * din * N;
 	w->f[EFF_MEMORY] += b->norms * NORM_BYTES(h) + 16 * din;
@@ -324,6 +331,7 @@ static void gdn(const struct block *b, struct work *w)
 
 	w->params += lin + K * (2 * qk + v) + 2 * Hv /* A_log, dt_bias */ + dv /* gated norm */ +
 	             b->norms * h;
+	w->whole_params += dv + b->norms * h;   /* the gated norm is shared by the value heads */
 	w->f[EFF_GEMM] += 2 * lin;
 	w->f[EFF_SSD] += 2 * (K * (2 * qk + v) + 4 * Hv * dv * dv);
 	w->f[EFF_MEMORY] += b->norms * NORM_BYTES(h) + 4 * (2 * qk + v) + 8 * v;
@@ -361,6 +369,7 @@ static void head(const struct block *b, struct work *w)
 	double h = (double)b->h, V = (double)b->vocab;
 
 	w->params += V * h + h;
+	w->whole_params += h;   /* the final norm; the vocabulary splits (vocab-parallel) */
 	w->active += (b->tied ? 0 : V * h) + h;
 	w->unique += (b->tied ? 0 : V * h) + h;
 	w->in = 2 * h;
@@ -386,6 +395,7 @@ static void mtp_proj(const struct block *b, struct work *w)
 	double h = (double)b->h;
 
 	w->params += 2 * h * h + 2 * h;
+	w->whole_params += 2 * h;   /* the two norms; eh_proj is column-parallel */
 	w->f[EFF_GEMM] += 2 * 2 * h * h;
 	w->f[EFF_MEMORY] += 2 * NORM_BYTES(h);
 	elem(w, "norms", 2 * NORM_BYTES(h), 4);
@@ -684,7 +694,8 @@ void cost_layer(const struct work *w, const struct hardware *hw, const struct co
 	lc->b_ms += sync + a2a;
 	if (o->recompute)
 		lc->b_ms += lc->f_ms;
-	lc->param_bytes = 2 * w->params / t;
+	/* each rank holds 1/t of the split weights and all of the replicated ones */
+	lc->param_bytes = 2 * ((w->params - w->whole_params) / t + w->whole_params);
 	lc->expert_param_bytes = 2 * w->expert_params / t;
 	/* with sequence parallelism each TP rank sends its 1/t of the hidden state */
 	lc->out_bytes = tok * w->out / t;

@@ -113,6 +113,9 @@ struct work {
 	double in;               /* bytes per token of the layer input (kept under recompute) */
 	double a2a;              /* MoE all-to-all bytes per token (dispatch + combine) */
 	double expert_params;    /* the part of params in routed experts (sharded by EP) */
+	double whole_params;     /* the part of params every tensor-parallel rank holds whole
+	                          * (Megatron-LM replicates them): norms, the router and gates,
+	                          * MLA's down-projections, row-parallel biases */
 	double core_act_per_ctx; /* attention-core activations kept per token per attended key
 	                          * (eager: the softmax probabilities; flash keeps none) */
 	int tp_syncs;            /* tensor-parallel all-reduces of the hidden state per pass */

@@ -56,10 +56,25 @@ else not_ok "attention's share grows with the sequence" "$s4 vs $s32"; fi
 "$OCTOPIPE" cost llama2-7b --cluster 8xH200 --recompute -o "$T/rc.json" >/dev/null
 r=$(python3 -c 'import json,sys
 a,b,c=[json.load(open(f))["layers"][1] for f in sys.argv[1:]]
-print(b["param_bytes"]*2==a["param_bytes"], a["f_ms"]/2 < b["f_ms"] < a["f_ms"], a["w_ms"]/2 < b["w_ms"] < a["w_ms"] * 0.53,
+print(b["param_bytes"]*2-a["param_bytes"]==4*4096, a["f_ms"]/2 < b["f_ms"] < a["f_ms"], a["w_ms"]/2 < b["w_ms"] < a["w_ms"] * 0.53,
       c["act_bytes"] < a["act_bytes"]/10, c["b_ms"] > a["b_ms"])' "$T/tp1.json" "$T/tp2.json" "$T/rc.json")
-if [ "$r" = "True True True True True" ]; then ok "tp 2 halves weights and W's work (its launches stay), F more than half (all-reduce); recompute trades memory for B"
+if [ "$r" = "True True True True True" ]; then ok "tp 2 halves weights but the two norms (held whole) and W's work (its launches stay), F more than half (all-reduce); recompute trades memory for B"
 else not_ok "tp and recompute" "$r"; fi
+
+# Megatron-LM keeps some weights whole on every tensor-parallel rank: MLA's down-projections
+# (q_a: h x q_lora, kv_a: h x (kv_lora + rope)) with their norms, the pre-norms and the
+# router. DeepSeek-V3 (h 7168, q_lora 1536, kv_lora 512, rope 64, 256 experts) at tp 8:
+# 8 x (a rank's bytes) - (all bytes) = 7 x 2 x (whole parameters).
+"$OCTOPIPE" cost deepseek-v3 --cluster 8xH200 -o "$T/dsv3-tp1.json" >/dev/null
+"$OCTOPIPE" cost deepseek-v3 --cluster 8xH200 --tp 8 -o "$T/dsv3-tp8.json" >/dev/null
+r=$(python3 -c 'import json,sys
+a,b=[json.load(open(f))["layers"] for f in sys.argv[1:]]
+h,rq,rkv,rope,E=7168,1536,512,64,256
+whole=2*h+h*rq+rq+h*(rkv+rope)+rkv
+print(8*b[1]["param_bytes"]-a[1]["param_bytes"]==14*whole, 8*b[5]["param_bytes"]-a[5]["param_bytes"]==14*(whole+h*E),
+      8*b[0]["param_bytes"]==a[0]["param_bytes"])' "$T/dsv3-tp1.json" "$T/dsv3-tp8.json")
+if [ "$r" = "True True True" ]; then ok "tp 8 keeps MLA down-projections, norms and the router whole on every rank; the embedding splits"
+else not_ok "tp keeps replicated weights whole" "$r"; fi
 run "$OCTOPIPE" cost llama2-7b
 expect_rc 2 "cost needs --cluster"
 
