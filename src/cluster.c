@@ -3,6 +3,7 @@
  */
 #include "config.h"
 #include "cluster.h"
+#include "parallel.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -127,6 +128,8 @@ int cluster_from_json(struct cluster *c, const cJSON *root, const char *file, co
 			              &c->rep.dp_link.gbytes_per_s) < 0 ||
 			    jv_number(&v, rp, "replica", "dp_latency_us", JV_REQUIRED, 0, 1e9, 0, &c->rep.dp_link.latency_us) < 0)
 				goto fail;
+			if (parallel_read_grads(&v, rp, "replica", &c->rep.fp32_grads) < 0)
+				goto fail;
 		}
 	}
 	c->name = strdup(name);
@@ -201,6 +204,8 @@ cJSON *cluster_to_json(const struct cluster *c)
 		jw_num(&w, rp, "dp", c->rep.dp);
 		jw_num(&w, rp, "ep", c->rep.ep);
 		jw_num(&w, rp, "zero", c->rep.zero);
+		if (c->rep.fp32_grads)  /* bf16 is left out: older files stay byte-identical */
+			jw_str(&w, rp, "grads", "fp32");
 		jw_num(&w, rp, "dp_gbytes_per_s", c->rep.dp_link.gbytes_per_s);
 		jw_num(&w, rp, "dp_latency_us", c->rep.dp_link.latency_us);
 	}

@@ -26,6 +26,7 @@ struct link {
  * GPUs read from a file. */
 struct replica {
 	int tp, dp, ep, zero;
+	bool fp32_grads;       /* "grads": "fp32" (written only then) */
 	struct link dp_link;   /* the data-parallel ring's link */
 };
 

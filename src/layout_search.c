@@ -149,6 +149,7 @@ static int search(const struct model *m, const struct cluster *c, const struct l
 				l.tp = tp;
 				l.dp = dp;
 				l.ep = ep;
+				l.fp32_grads = k->fp32_grads;
 				l.pp = k->pp ? k->pp : c->devices / (tp * dp);
 				/* use every GPU: a layout leaving some idle is never the search's answer */
 				if (!k->pp && (long)l.pp * tp * dp != c->devices)
@@ -225,6 +226,8 @@ static int search(const struct model *m, const struct cluster *c, const struct l
 				n += (size_t)snprintf(given + n, sizeof(given) - n, "%s %d, ", names[i], deg[i]);
 		if (k->zero >= 0 && n < sizeof(given))
 			n += (size_t)snprintf(given + n, sizeof(given) - n, "zero %d, ", k->zero);
+		if (k->fp32_grads && n < sizeof(given))
+			n += (size_t)snprintf(given + n, sizeof(given) - n, "fp32 gradients, ");
 		if (k->recompute >= 0 && n < sizeof(given))
 			n += (size_t)snprintf(given + n, sizeof(given) - n, "recompute %s, ",
 			                      recompute_name((enum recompute)k->recompute));

@@ -38,6 +38,7 @@ struct layout_constraints {
 	/* When non-NULL and raised (a SIGINT handler), the search stops before the next
 	 * candidate and answers the best layout judged so far (interrupted set). */
 	const volatile sig_atomic_t *stop;
+	bool fp32_grads;          /* every candidate's gradients in fp32 (parallel.fp32_grads) */
 };
 
 struct layout_choice {

@@ -114,8 +114,8 @@ int megatron_args(const struct plan *p, const char *plan_name, struct strbuf *sb
 	strbuf_addf(sb, "--pipeline-model-parallel-size %d \\\n", l.pp);
 	strbuf_addf(sb, "--tensor-model-parallel-size %d \\\n", l.tp);
 	/* the precision the memory model and the data-parallel sync assume (parallel.h): bf16
-	 * weights and gradients; Megatron-LM's bf16 default keeps fp32 gradients */
-	strbuf_addstr(sb, "--bf16 \\\n--grad-reduce-in-bf16 \\\n");
+	 * weights, and bf16 gradients unless the layout says fp32, Megatron-LM's bf16 default */
+	strbuf_addstr(sb, l.fp32_grads ? "--bf16 \\\n" : "--bf16 \\\n--grad-reduce-in-bf16 \\\n");
 	if (l.tp > 1)
 		strbuf_addstr(sb, "--sequence-parallel \\\n");
 	if (l.ep > 1)  /* the all-to-all the simulator prices (Megatron-LM's default gathers every token) */

@@ -42,11 +42,54 @@ void parallel_default(struct parallel *l, int pp)
 	l->pp = pp;
 	l->tp = l->dp = l->ep = 1;
 	l->zero = 0;
+	l->fp32_grads = false;
+}
+
+void parallel_from_replica(const struct replica *r, int pp, struct parallel *out)
+{
+	parallel_default(out, pp);
+	if (r->tp > 0) {
+		out->tp = r->tp;
+		out->dp = r->dp;
+		out->ep = r->ep;
+		out->zero = r->zero;
+		out->fp32_grads = r->fp32_grads;
+	}
+}
+
+const char *parallel_grads_name(bool fp32_grads)
+{
+	return fp32_grads ? "fp32" : "bf16";
+}
+
+int parallel_grads_from_name(const char *name, bool *fp32_grads)
+{
+	if (strcmp(name, "bf16") == 0)
+		*fp32_grads = false;
+	else if (strcmp(name, "fp32") == 0)
+		*fp32_grads = true;
+	else
+		return -1;
+	return 0;
+}
+
+int parallel_read_grads(struct jv *v, const cJSON *obj, const char *path, bool *fp32_grads)
+{
+	const char *name;
+	char p[JPATH_MAX];
+
+	*fp32_grads = false;
+	if (jv_string(v, obj, path, "grads", 0, NULL, &name) < 0)
+		return -1;
+	jpath_key(p, path, "grads");
+	if (name && parallel_grads_from_name(name, fp32_grads) < 0)
+		return jv_fail(v, p, "'%s' is not bf16 or fp32 (the gradients' precision)", name);
+	return 0;
 }
 
 bool parallel_is_pipeline_only(const struct parallel *l)
 {
-	return l->tp == 1 && l->dp == 1 && l->ep == 1 && l->zero == 0;
+	return l->tp == 1 && l->dp == 1 && l->ep == 1 && l->zero == 0 && !l->fp32_grads;
 }
 
 int parallel_check(const struct parallel *l, const struct cluster *g, struct err *e)
@@ -100,6 +143,7 @@ int parallel_cluster(const struct cluster *g, const struct parallel *l, struct c
 	out->rep.dp = l->dp;
 	out->rep.ep = l->ep;
 	out->rep.zero = l->zero;
+	out->rep.fp32_grads = l->fp32_grads;
 	out->rep.dp_link = *parallel_dp_link(l, g);
 	out->gpus_per_node = block <= g->gpus_per_node ? g->gpus_per_node / block : 1;
 	if (g->device_speed) {
@@ -421,10 +465,10 @@ void parallel_static_mem(const struct parallel *l, double param_bytes, double ex
 	/* parameter counts on this GPU before ZeRO: dense ones, and its 1/E of the experts */
 	double dense = (param_bytes - expert_bytes) / 2, experts = expert_bytes / 2 / l->ep;
 	int edp = l->dp / l->ep;  /* the experts' own data-parallel group */
-	double dz = l->zero >= 1 ? l->dp : 1, ez = l->zero >= 1 ? edp : 1;
+	double dz = l->zero >= 1 ? l->dp : 1, ez = l->zero >= 1 ? edp : 1, gb = l->fp32_grads ? 4 : 2;
 
 	out->weights = 2 * (l->zero >= 3 ? dense / l->dp + experts / edp : dense + experts);
-	out->grads = 2 * (l->zero >= 2 ? dense / l->dp + experts / edp : dense + experts);
+	out->grads = gb * (l->zero >= 2 ? dense / l->dp + experts / edp : dense + experts);
 	out->optimizer = 12 * (dense / dz + experts / ez);
 }
 
@@ -432,13 +476,14 @@ void parallel_dp_sync(const struct parallel *l, const struct link *dl, double pa
                       struct dp_sync_cost *out)
 {
 	double dense = param_bytes - expert_bytes, experts = expert_bytes / l->ep;
+	double g = l->fp32_grads ? 2 : 1;  /* the gradients' bytes against the bf16 weights' */
 	int edp = l->dp / l->ep;
 
 	if (l->zero == 0) {
-		out->grad_ms = ring_allreduce_ms(dense, l->dp, dl) + ring_allreduce_ms(experts, edp, dl);
+		out->grad_ms = ring_allreduce_ms(g * dense, l->dp, dl) + ring_allreduce_ms(g * experts, edp, dl);
 		out->gather_ms = 0;
 	} else {
-		out->grad_ms = ring_half_ms(dense, l->dp, dl) + ring_half_ms(experts, edp, dl);
+		out->grad_ms = ring_half_ms(g * dense, l->dp, dl) + ring_half_ms(g * experts, edp, dl);
 		out->gather_ms = l->zero < 3 ? ring_half_ms(dense, l->dp, dl) + ring_half_ms(experts, edp, dl) : 0;
 	}
 }

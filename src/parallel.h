@@ -18,7 +18,9 @@
  * gradient synchronisation are then priced per stage from the layout (sim.c).
  *
  * Memory per parameter (bf16 weights and gradients, fp32 master weights and two Adam
- * moments): 2 + 2 + 12 bytes. ZeRO stage Z shards over the D data-parallel ranks: Z >= 1
+ * moments): 2 + 2 + 12 bytes; with fp32 gradients (`"grads": "fp32"`, Megatron-LM's main
+ * gradients, its default for bf16) 2 + 4 + 12, and the data-parallel reduction moves
+ * 4 bytes a gradient instead of 2 (the weights' all-gather stays bf16). ZeRO stage Z shards over the D data-parallel ranks: Z >= 1
  * the 12 optimizer bytes (Megatron's distributed optimizer), Z >= 2 the gradients, Z = 3
  * the weights too. Routed-expert parameters are first split over the E expert-parallel
  * ranks and then sharded over their own data-parallel group of D / E. Under ZeRO 3 a
@@ -29,6 +31,8 @@
 #define OCTO_PARALLEL_H
 
 #include <stdbool.h>
+
+#include <cjson/cJSON.h>
 
 #include "cluster.h"
 #include "cost.h"
@@ -41,6 +45,8 @@ enum recompute { RECOMPUTE_NONE = 0, RECOMPUTE_SELECTIVE, RECOMPUTE_FULL };
 
 struct parallel {
 	int pp, tp, dp, ep, zero;
+	bool fp32_grads;   /* `"grads": "fp32"`: gradients accumulated and reduced in fp32
+	                    * (Megatron-LM's default for bf16 training); else in bf16 */
 };
 
 #define PARALLEL_MAX_DEGREE 4096
@@ -49,8 +55,17 @@ const char *recompute_name(enum recompute r);
 /* "none", "selective", "full"; -1 for anything else. */
 int recompute_from_name(const char *name, enum recompute *out);
 
-/* (pp, 1, 1, 1, 0): pure pipeline parallelism over pp devices. */
+/* (pp, 1, 1, 1, 0), bf16 gradients: pure pipeline parallelism over pp devices. */
 void parallel_default(struct parallel *l, int pp);
+/* The layout of a replica's cluster (cluster.rep) over pp pipeline devices; pure
+ * pipeline parallelism when the cluster has no replica. */
+void parallel_from_replica(const struct replica *r, int pp, struct parallel *out);
+/* "bf16" or "fp32" */
+const char *parallel_grads_name(bool fp32_grads);
+int parallel_grads_from_name(const char *name, bool *fp32_grads);
+/* Reads the optional member "grads" ("bf16", the default, or "fp32") of obj at path. */
+struct jv;
+int parallel_read_grads(struct jv *v, const cJSON *obj, const char *path, bool *fp32_grads);
 /* T = D = E = 1, Z = 0: what every plan without a "parallel" section is. */
 bool parallel_is_pipeline_only(const struct parallel *l);
 static inline int parallel_gpus(const struct parallel *l)

@@ -80,14 +80,14 @@ static int read_part(struct jv *v, const cJSON *root, const char *key, const cha
 	return *ref ? 0 : oom(v);
 }
 
-/* "parallel": {"pp", "tp", "dp", "ep", "zero"}; absent: pipeline parallelism over every
+/* "parallel": {"pp", "tp", "dp", "ep", "zero", "grads"}; absent: pipeline parallelism over every
  * device of the cluster. */
 static int read_parallel(struct jv *v, const cJSON *root, struct plan *p)
 {
 	const cJSON *par;
 	struct parallel l;
 	long x[5];
-	static const char *const keys[] = { "pp", "tp", "dp", "ep", "zero" };
+	static const char *const keys[] = { "pp", "tp", "dp", "ep", "zero", "grads" };
 
 	if (jv_object(v, root, "", "parallel", 0, &par) < 0)
 		return -1;
@@ -100,15 +100,17 @@ static int read_parallel(struct jv *v, const cJSON *root, struct plan *p)
 	for (const cJSON *it = par->child; it; it = it->next) {
 		bool known = false;
 
-		for (int i = 0; i < 5; i++)
+		for (int i = 0; i < 6; i++)
 			known |= strcmp(it->string, keys[i]) == 0;
 		if (!known) {
 			char kpath[JPATH_MAX];
 
 			jpath_key(kpath, "parallel", it->string);
-			return jv_fail(v, kpath, "unknown member (pp, tp, dp, ep, zero)");
+			return jv_fail(v, kpath, "unknown member (pp, tp, dp, ep, zero, grads)");
 		}
 	}
+	if (parallel_read_grads(v, par, "parallel", &l.fp32_grads) < 0)
+		return -1;
 	l.pp = (int)x[0];
 	l.tp = (int)x[1];
 	l.dp = (int)x[2];
@@ -594,6 +596,8 @@ cJSON *plan_to_json(const struct plan *p, bool embed)
 		jw_num(&w, par, "dp", p->par.dp);
 		jw_num(&w, par, "ep", p->par.ep);
 		jw_num(&w, par, "zero", p->par.zero);
+		if (p->par.fp32_grads)  /* bf16 is left out: older plans stay byte-identical */
+			jw_str(&w, par, "grads", "fp32");
 	}
 	arr = jw_arr(&w, root, "stages");
 	for (int s = 0; s < p->nstages; s++) {

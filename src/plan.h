@@ -83,13 +83,7 @@ static inline struct parallel plan_parallel(const struct plan *p)
 {
 	struct parallel l;
 
-	parallel_default(&l, p->ndevices);
-	if (p->cluster.rep.tp > 0) {
-		l.tp = p->cluster.rep.tp;
-		l.dp = p->cluster.rep.dp;
-		l.ep = p->cluster.rep.ep;
-		l.zero = p->cluster.rep.zero;
-	}
+	parallel_from_replica(&p->cluster.rep, p->ndevices, &l);
 	return l;
 }
 /* The files' model and cluster (src_ with a layout, else model and cluster). */

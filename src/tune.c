@@ -597,11 +597,10 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 		/* weights, gradients and optimizer states per GPU as the replica's layout shards
 		 * them (16 bytes a parameter without one): the floor the simulator's memory
 		 * starts from, so a move it rules out could never fit */
-		struct parallel par = { D, 1, 1, 1, 0 };
+		struct parallel par;
 		struct mem_static ms;
 
-		if (c->rep.tp > 0)
-			par = (struct parallel){ D, c->rep.tp, c->rep.dp, c->rep.ep, c->rep.zero };
+		parallel_from_replica(&c->rep, D, &par);
 		parallel_static_mem(&par, (double)m->layers[l].param_bytes, (double)m->layers[l].expert_param_bytes, &ms);
 		t->layer_cost[l] = m->layers[l].f_ms + m->layers[l].b_ms + m->layers[l].w_ms;
 		t->layer_fb[l] = m->layers[l].f_ms + m->layers[l].b_ms;

@@ -111,7 +111,7 @@ else not_ok "global batch split" "$(jget "$T/gb.json" 'd["microbatches"]')"; fi
 # lands on a plan that cannot run is written as null and read back as infeasible)
 run "$OCTOPIPE" tune --model gpt-13b --cluster 8xH200 --microbatches 16 --quiet -o "$T/st.json" --steps-out "$T/st.steps"
 expect_rc 0 "tune --steps-out with a layout search"
-if [ "$(jget "$T/st.steps" 'sorted(d["layout"].keys())')" = "['best_baseline_tokens_per_s', 'candidates', 'dp', 'ep', 'global_batch', 'microbatches_per_replica', 'pp', 'recompute', 'tp', 'zero']" ]; then
+if [ "$(jget "$T/st.steps" 'sorted(d["layout"].keys())')" = "['best_baseline_tokens_per_s', 'candidates', 'dp', 'ep', 'global_batch', 'grads', 'microbatches_per_replica', 'pp', 'recompute', 'tp', 'zero']" ]; then
     ok "the step record has the layout step"; else not_ok "layout in the step record" "$(cat "$T/st.steps" | head -20)"; fi
 python3 - "$T/st.steps" "$T/null.steps" <<'PY'
 import json, sys
@@ -289,5 +289,45 @@ run "$OCTOPIPE" compare --model gpt-13b --cluster 8xH200 --microbatches 8 --glob
 expect_rc 2 "compare: a global batch of 12 over 8 replicas"
 expect_match "^octopipe compare: --global-batch 12 \\(12 microbatches of 1 sequence\\) does not split evenly over --dp 8 replicas" "$ERR" "says so too: $ERR"
 if [ -e "$T/x.json" ]; then not_ok "no plan written by a refused command"; else ok "no plan written by a refused command"; fi
+
+# fp32 gradients (Megatron-LM's bf16 default): 2 more bytes a parameter, the sync's
+# gradients twice the bytes; the export then leaves out --grad-reduce-in-bf16
+run "$OCTOPIPE" plan --model llama2-70b --cluster 64xH200 --schedule 1f1b --microbatches 16 --tp 4 --dp 2 \
+    --zero 1 --grads fp32 -o "$T/g32.json"
+expect_rc 0 "plan --grads fp32"
+if [ "$(jget "$T/g32.json" 'd["parallel"].get("grads")')" = "fp32" ]; then ok "the plan holds grads fp32"
+else not_ok "the plan holds grads fp32"; fi
+run "$OCTOPIPE" plan --model llama2-70b --cluster 64xH200 --schedule 1f1b --microbatches 16 --tp 4 --dp 2 \
+    --zero 1 -o "$T/g16.json"
+if [ "$(jget "$T/g16.json" '"grads" in d["parallel"]')" = "False" ]; then ok "bf16 gradients are left out of the file"
+else not_ok "bf16 gradients are left out of the file"; fi
+run "$OCTOPIPE" sim "$T/g32.json"
+expect_match '^layout pp 8 x tp 4 x dp 2 = 64 GPUs \(ep 1, ZeRO 1, fp32 gradients\); ' "$OUT" "sim names the fp32 gradients"
+"$OCTOPIPE" sim --json "$T/g32.json" >"$T/g32.sim.json"
+"$OCTOPIPE" sim --json "$T/g16.json" >"$T/g16.sim.json"
+r=$(python3 - "$T/g16.sim.json" "$T/g32.sim.json" <<'PY'
+import json, sys
+a, b = [json.load(open(f)) for f in sys.argv[1:]]
+ma, mb = [[d["memory_breakdown"] for d in x["devices"]] for x in (a, b)]
+print(all(abs(y["grads"] - 2 * x["grads"]) < 1 and x["weights"] == y["weights"] and x["optimizer"] == y["optimizer"]
+          for x, y in zip(ma, mb)) and len(ma) == 8, b["dp_sync_ms"] > a["dp_sync_ms"])
+PY
+)
+if [ "$r" = "True True" ]; then ok "fp32 gradients: twice the gradient bytes per GPU, the rest equal; more sync"
+else not_ok "fp32 gradients in the memory breakdown" "$r"; fi
+run "$OCTOPIPE" export megatron-args "$T/g32.json"
+expect_rc 0 "export megatron-args of an fp32-gradient plan"
+if printf '%s\n' "$OUT" | grep -q -- '--grad-reduce-in-bf16'; then not_ok "no --grad-reduce-in-bf16 for fp32 gradients"
+else ok "no --grad-reduce-in-bf16 for fp32 gradients (Megatron-LM's default)"; fi
+run "$OCTOPIPE" export megatron-args "$T/g16.json"
+expect_match '^--grad-reduce-in-bf16 \\$' "$OUT" "bf16 gradients export --grad-reduce-in-bf16"
+run "$OCTOPIPE" plan --model llama2-70b --cluster 64xH200 --schedule 1f1b --microbatches 16 --tp 4 --grads fp16 -o "$T/x.json"
+expect_rc 2 "--grads fp16"
+expect_match "^octopipe plan: --grads: 'fp16' is not bf16 or fp32" "$ERR" "says what --grads takes: $ERR"
+"$OCTOPIPE" tune --model llama2-70b --cluster 16xH200 --microbatches 16 --grads fp32 --budget 0 --quiet -o "$T/t32.json" \
+    --steps-out "$T/t32.steps" >/dev/null 2>&1
+if [ "$(jget "$T/t32.steps" 'd["layout"]["grads"]')" = "fp32" ] && [ "$(jget "$T/t32.json" 'd["parallel"].get("grads")')" = "fp32" ]; then
+    ok "tune --grads fp32: the layout search keeps fp32 gradients in every candidate"
+else not_ok "tune --grads fp32" "$(head -c 300 "$T/t32.out")"; fi
 
 done_testing

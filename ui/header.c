@@ -45,8 +45,9 @@ static void title_line(struct app *a, struct screen *s, int y, int w)
 		/* a parallel layout: the rows are pipeline devices, each a TP group of one replica */
 		struct parallel l = plan_parallel(p);
 
-		strbuf_addf(&sb, "%s on %s (pp %d x tp %d x dp %d = %d gpus, ep %d, ZeRO %d), %d microbatches per replica, "
+		strbuf_addf(&sb, "%s on %s (pp %d x tp %d x dp %d = %d gpus, ep %d, ZeRO %d%s), %d microbatches per replica, "
 		            "%d stages | %s", p->model.name, p->cluster.name, l.pp, l.tp, l.dp, parallel_gpus(&l), l.ep, l.zero,
+		            l.fp32_grads ? ", fp32 grads" : "",
 		            p->microbatches, p->nstages,
 		            a->path ? (strrchr(a->path, '/') ? strrchr(a->path, '/') + 1 : a->path) : a->source);
 	} else {

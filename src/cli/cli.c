@@ -270,6 +270,16 @@ int cli_par_option(const char *cmd, int ch, const char *arg, struct cli_par *cp)
 		}
 		cp->recompute = (int)r;
 		return 1;
+	case CLI_PAR_GRADS: {
+		bool fp32;
+
+		if (parallel_grads_from_name(arg, &fp32) < 0) {
+			cli_usage_error(cmd, "--grads: '%s' is not bf16 or fp32", arg);
+			return -1;
+		}
+		cp->grads = fp32 ? 2 : 1;
+		return 1;
+	}
 	default:
 		return 0;
 	}
@@ -277,7 +287,7 @@ int cli_par_option(const char *cmd, int ch, const char *arg, struct cli_par *cp)
 
 bool cli_par_given(const struct cli_par *cp)
 {
-	return cp->tp || cp->dp || cp->ep || cp->zero;
+	return cp->tp || cp->dp || cp->ep || cp->zero || cp->grads;
 }
 
 void cli_par_layout(const struct cli_par *cp, const struct parallel *base, const struct cluster *c, int pp,
@@ -297,6 +307,8 @@ void cli_par_layout(const struct cli_par *cp, const struct parallel *base, const
 		l.ep = cp->ep;
 	if (cp->zero)
 		l.zero = cp->zero - 1;
+	if (cp->grads)
+		l.fp32_grads = cp->grads == 2;
 	l.pp = pp > 0 ? pp : c->devices / (l.tp * l.dp);
 	if (l.pp < 1)
 		l.pp = 1;  /* parallel_check() then says why it does not fit */
@@ -307,7 +319,8 @@ int cli_pick_layout(const char *cmd, const struct cli_par *cp, bool layout_pp, i
                     const struct model *m, const struct cluster *c, int *microbatches, FILE *f,
                     const volatile sig_atomic_t *stop, struct cli_layout *out)
 {
-	struct layout_constraints k = { 0, cp->tp, cp->dp, cp->ep, cp->zero ? cp->zero - 1 : -1, cp->recompute, 0, stop };
+	struct layout_constraints k = { 0, cp->tp, cp->dp, cp->ep, cp->zero ? cp->zero - 1 : -1, cp->recompute, 0, stop,
+	                                cp->grads == 2 };
 	struct err e = ERR_INIT;
 
 	memset(out, 0, sizeof(*out));
@@ -347,9 +360,10 @@ int cli_pick_layout(const char *cmd, const struct cli_par *cp, bool layout_pp, i
 	out->searched = true;
 	out->global_batch = (long)k.global_mb * m->micro_batch_size;
 	if (f)
-		fprintf(f, "layout: pp %d x tp %d x dp %d (ep %d, ZeRO %d, recompute %s), %d microbatches per replica "
+		fprintf(f, "layout: pp %d x tp %d x dp %d (ep %d, ZeRO %d%s, recompute %s), %d microbatches per replica "
 		        "(global batch %ld): the best of %d layouts%s, %.0f tokens/s with its best baseline\n",
 		        out->lc.par.pp, out->lc.par.tp, out->lc.par.dp, out->lc.par.ep, out->lc.par.zero,
+		        out->lc.par.fp32_grads ? ", fp32 gradients" : "",
 		        recompute_name(out->lc.recompute), out->lc.microbatches, out->global_batch, out->lc.candidates,
 		        out->lc.interrupted ? " judged before the interrupt" : "", out->lc.tokens_per_s);
 	*microbatches = out->lc.microbatches;

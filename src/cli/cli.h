@@ -80,17 +80,21 @@ int cli_set_refs(struct plan *p, const char *model_path, const char *cluster_pat
 int cli_write_plan(struct plan *p, const char *out, const char *model_path, const char *cluster_path, bool embed);
 /* --tp --dp --ep --zero --recompute: the parallel layout options of plan, sim, compare
  * and tune (long options only; their values are CLI_PAR_* above any short option). */
-enum { CLI_PAR_TP = 0x200, CLI_PAR_DP, CLI_PAR_EP, CLI_PAR_ZERO, CLI_PAR_RECOMPUTE };
+enum { CLI_PAR_TP = 0x200, CLI_PAR_DP, CLI_PAR_EP, CLI_PAR_ZERO, CLI_PAR_RECOMPUTE, CLI_PAR_GRADS };
 #define CLI_PAR_OPTIONS \
 	{ "tp", required_argument, NULL, CLI_PAR_TP }, { "dp", required_argument, NULL, CLI_PAR_DP }, \
 	{ "ep", required_argument, NULL, CLI_PAR_EP }, { "zero", required_argument, NULL, CLI_PAR_ZERO }, \
-	{ "recompute", required_argument, NULL, CLI_PAR_RECOMPUTE }
+	{ "recompute", required_argument, NULL, CLI_PAR_RECOMPUTE }, { "grads", required_argument, NULL, CLI_PAR_GRADS }
 #define CLI_PAR_HELP \
 	"  --tp T, --dp D    tensor-parallel degree (within a node) and data-parallel replicas\n" \
 	"  --ep E, --zero Z  expert parallelism over the replicas (E divides D); ZeRO stage 0-3\n" \
-	"  --recompute none|selective|full   activation recompute of every stage\n"
+	"  --recompute none|selective|full   activation recompute of every stage\n" \
+	"  --grads bf16|fp32 the gradients' precision (default bf16: 16 bytes a parameter with\n" \
+	"                    Adam; fp32 is Megatron-LM's bf16 default: 18, and the data-parallel\n" \
+	"                    reduction moves twice the bytes)\n"
 struct cli_par {
 	int tp, dp, ep, zero;    /* 0: not given */
+	int grads;               /* 0: not given, 1: bf16, 2: fp32 */
 	int recompute;           /* enum recompute; -1: not given */
 };
 void cli_par_init(struct cli_par *cp);

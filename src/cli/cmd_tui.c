@@ -118,6 +118,7 @@ int cmd_tui(int argc, char **argv)
 		o.par.dp = cp.dp ? cp.dp : 1;
 		o.par.ep = cp.ep ? cp.ep : 1;
 		o.par.zero = cp.zero ? cp.zero - 1 : 0;
+		o.par.fp32_grads = cp.grads == 2;
 		o.par.pp = 0;
 	}
 	if (tui_run(&o, stdout, &e) < 0)

@@ -364,6 +364,7 @@ int cmd_tune(int argc, char **argv)
 			jw_num(&w, lo, "dp", lc->par.dp);
 			jw_num(&w, lo, "ep", lc->par.ep);
 			jw_num(&w, lo, "zero", lc->par.zero);
+			jw_str(&w, lo, "grads", parallel_grads_name(lc->par.fp32_grads));
 			jw_str(&w, lo, "recompute", recompute_name(lc->recompute));
 			jw_num(&w, lo, "microbatches_per_replica", lc->microbatches);
 			jw_num(&w, lo, "global_batch", (double)L.global_batch);

@@ -112,6 +112,25 @@ static void test_memory(void)
 		metrics_release(&m);
 		plan_release(&p);
 	}
+	/* fp32 gradients (Megatron-LM's main gradients): 4 bytes a parameter, sharded by ZeRO 2
+	 * as the bf16 ones are; weights and optimizer unchanged */
+	for (int z = 0; z <= 3; z++) {
+		char par[128], stages[256];
+		struct plan p;
+		struct metrics m;
+		struct err e = ERR_INIT;
+
+		snprintf(par, sizeof(par), "{\"pp\":2,\"dp\":4,\"ep\":2,\"zero\":%d,\"grads\":\"fp32\"}", z);
+		snprintf(stages, sizeof(stages), STAGES2, "");
+		if (!ok(load_plan(&p, par, NULL, 0, stages, &e) == 0, "zero %d fp32 plan loads: %s", z, e.msg))
+			continue;
+		ok(sim_plan(&p, &m, &e) == 0, "zero %d fp32 simulates", z);
+		is_dbl((double)m.dev[0].weights_bytes, want[z][0], 0.5, "zero %d fp32: weights per GPU", z);
+		is_dbl((double)m.dev[0].grads_bytes, 2 * want[z][1], 0.5, "zero %d fp32: gradients per GPU twice bf16's", z);
+		is_dbl((double)m.dev[0].optimizer_bytes, want[z][2], 0.5, "zero %d fp32: optimizer per GPU", z);
+		metrics_release(&m);
+		plan_release(&p);
+	}
 }
 
 static void test_dp_sync(void)
@@ -168,6 +187,21 @@ static void test_dp_sync(void)
 	 * first forward on device 0 (F0 of layer 0: 0 to 1 ms) */
 	is_dbl(m.dev[0].sync_end_ms - m.dev[0].sync_start_ms, ring / 2 + (ring / 2 - 1), 1e-9,
 	       "zero 1: reduce-scatter, then the all-gather less the first forward it hides under");
+	metrics_release(&m);
+	plan_release(&p);
+	/* fp32 gradients: the ring moves 4 bytes a gradient (twice the bytes), the weights'
+	 * all-gather stays bf16 */
+	ok(load_plan(&p, "{\"pp\":2,\"dp\":4,\"grads\":\"fp32\"}", NULL, 0,
+	             "[{\"layers\":[0,0],\"device\":0},{\"layers\":[1,3],\"device\":1}]", &e) == 0, "loads");
+	ok(sim_plan(&p, &m, &e) == 0, "simulates");
+	is_dbl(m.dev[0].sync_end_ms - m.dev[0].sync_start_ms, 2 * ring, 1e-9, "fp32 gradients: twice the ring");
+	metrics_release(&m);
+	plan_release(&p);
+	ok(load_plan(&p, "{\"pp\":2,\"dp\":4,\"zero\":1,\"grads\":\"fp32\"}", NULL, 0,
+	             "[{\"layers\":[0,0],\"device\":0},{\"layers\":[1,3],\"device\":1}]", &e) == 0, "loads");
+	ok(sim_plan(&p, &m, &e) == 0, "simulates");
+	is_dbl(m.dev[0].sync_end_ms - m.dev[0].sync_start_ms, ring + (ring / 2 - 1), 1e-9,
+	       "zero 1, fp32 gradients: an fp32 reduce-scatter, then the bf16 all-gather");
 	metrics_release(&m);
 	plan_release(&p);
 
@@ -248,6 +282,22 @@ static void test_format(void)
 	   "zero 4: %s", e.msg);
 	ok(load_plan(&p, "{\"pp\":2,\"sp\":2}", NULL, 0, stages, &e) < 0 && strstr(e.msg, "parallel.sp"),
 	   "an unknown member: %s", e.msg);
+	ok(load_plan(&p, "{\"pp\":2,\"grads\":\"fp16\"}", NULL, 0, stages, &e) < 0 &&
+	   strstr(e.msg, "parallel.grads") && strstr(e.msg, "'fp16' is not bf16 or fp32"), "grads fp16: %s", e.msg);
+	ok(load_plan(&p, "{\"pp\":2,\"grads\":32}", NULL, 0, stages, &e) < 0 && strstr(e.msg, "parallel.grads"),
+	   "grads not a string: %s", e.msg);
+	/* fp32 gradients round-trip (and make even a pure-pipeline plan a layout plan) */
+	ok(load_plan(&p, "{\"pp\":2,\"grads\":\"fp32\"}", NULL, 0, stages, &e) == 0, "grads fp32 loads: %s", e.msg);
+	j = plan_to_json(&p, true);
+	a = cJSON_PrintUnformatted(j);
+	ok(a && strstr(a, "\"parallel\":{\"pp\":2,\"tp\":1,\"dp\":1,\"ep\":1,\"zero\":0,\"grads\":\"fp32\"}") != NULL,
+	   "grads fp32 written");
+	ok(plan_from_json(&q, j, "rt.json", NULL, &e) == 0 && q.par.fp32_grads && q.cluster.rep.fp32_grads,
+	   "grads fp32 read back, into the replica's cluster too: %s", e.msg);
+	free(a);
+	cJSON_Delete(j);
+	plan_release(&q);
+	plan_release(&p);
 	ok(load_plan(&p, "{\"pp\":2,\"tp\":2}", NULL, 0, stages, &e) < 0 && strstr(e.msg, "no architecture"),
 	   "a table without an architecture keeps its TP: %s", e.msg);
 	ok(load_plan(&p, "{\"pp\":3}", NULL, 0, stages, &e) < 0 && strstr(e.msg, "schedule"),
