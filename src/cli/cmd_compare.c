@@ -22,7 +22,7 @@ static void usage(FILE *f)
 {
 	fputs("usage: octopipe compare --model M --cluster C --microbatches N [--json]\n"
 	      "                        [--layout auto|pp] [--global-batch B] [--tp T] [--dp D] [--ep E]\n"
-	      "                        [--zero Z] [--recompute HOW]\n"
+	      "                        [--zero Z] [--grads G] [--recompute HOW]\n"
 	      "\n"
 	      "Builds and simulates every baseline (gpipe, 1f1b, 1f1b with a balanced partition,\n"
 	      "interleaved, zb-h1, zb-h2, zb-v, dualpipev, adaptive) on the whole cluster, then\n"

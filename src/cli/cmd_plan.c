@@ -20,7 +20,7 @@ static void usage(FILE *f)
 	fprintf(f, "usage: octopipe plan --model M --cluster C --schedule NAME --microbatches N\n"
 	        "                     [--partition uniform|balanced|megatron|...] [--chunks V]\n"
 	        "                     [--devices P] [--placement d0,d1,...] [--comm HOW] [--embed]\n"
-	        "                     [--tp T] [--dp D] [--ep E] [--zero Z] [--recompute HOW] -o PLAN\n"
+	        "                     [--tp T] [--dp D] [--ep E] [--zero Z] [--grads G] [--recompute HOW] -o PLAN\n"
 	        "\n"
 	        "Builds a plan for model M on cluster C (files or bundled sample names) and writes it\n"
 	        "to PLAN (\"-\" for stdout), then prints its simulated iteration time.\n"

@@ -23,7 +23,7 @@ static void usage(FILE *f)
 {
 	fputs("usage: octopipe sim [--json] [--gantt [--width N]] [--timeline-out FILE]\n"
 	      "                    [--trace-out FILE] [--comm overlap|blocking]\n"
-	      "                    [--tp T] [--dp D] [--ep E] [--zero Z] [--recompute HOW] PLAN\n"
+	      "                    [--tp T] [--dp D] [--ep E] [--zero Z] [--grads G] [--recompute HOW] PLAN\n"
 	      "\n"
 	      "Simulates PLAN: every device runs its op list in order; transfers between devices\n"
 	      "cost latency + bytes / bandwidth and overlap compute, or hold both devices when the\n"

@@ -16,7 +16,8 @@
 static void usage(FILE *f)
 {
 	fputs("usage: octopipe tui [--no-color] [--no-mouse] [PLAN | --model M --cluster C [--microbatches N]\n"
-	      "                    [--tp T] [--dp D] [--ep E] [--zero Z] [--recompute HOW]]\n"
+	      "                    [--tp T] [--dp D] [--ep E] [--zero Z] [--grads G]\n"
+	      "                    [--recompute HOW]]\n"
 	      "       octopipe tui --render WxH [--keys KEYS] [PLAN | ...]\n"
 	      "\n"
 	      "Opens the terminal UI: per-GPU Gantt charts with bubbles, the op under the cursor\n"

@@ -78,7 +78,7 @@ static void usage(FILE *f)
 	      "                     [--steps-out STEPS.json] [--max-stages-per-device K]\n"
 	      "                     [--budget SECONDS] [--evals N] [--seed N] [--quiet]\n"
 	      "                     [--layout auto|pp] [--global-batch B] [--tp T] [--dp D] [--ep E]\n"
-	      "                     [--zero Z] [--recompute HOW]\n"
+	      "                     [--zero Z] [--grads G] [--recompute HOW]\n"
 	      "\n"
 	      "Co-optimizes partition, placement and scheduling: starting from the best baseline,\n"
 	      "it balances the devices' loads exactly for each stage count and placement (counting\n"
