@@ -402,7 +402,7 @@ static void test_relax(void)
 static void test_ep_link(void)
 {
 	struct cluster g;
-	struct parallel l = { 2, 2, 12, 3, 0 };
+	struct parallel l = { 2, 2, 12, 3, 0, false };
 	struct err e = ERR_INIT;
 
 	memset(&g, 0, sizeof(g));
