@@ -522,6 +522,29 @@ int plan_set_parallel(struct plan *p, const struct parallel *l, struct err *e)
 	return plan_apply_parallel(p, &x, e);
 }
 
+int plan_drop_collectives(struct plan *p, bool *changed, struct err *e)
+{
+	const struct model *src = plan_src_model(p);
+	struct parallel l = p->par;
+	struct model m;
+
+	*changed = false;
+	if (!p->has_parallel) {
+		parallel_default(&l, p->ndevices);
+		l.tp = model_made_tp(src);
+	}
+	if (l.tp <= 1 && l.ep <= 1)
+		return 0;
+	if (parallel_model_compute(src, plan_src_cluster(p), &l, &m, e) < 0)
+		return -1;
+	for (int i = 0; i < m.nlayers && !*changed; i++)
+		*changed = m.layers[i].f_ms != p->model.layers[i].f_ms || m.layers[i].b_ms != p->model.layers[i].b_ms ||
+		           m.layers[i].w_ms != p->model.layers[i].w_ms;
+	model_release(&p->model);
+	p->model = m;
+	return 0;
+}
+
 void plan_set_recompute(struct plan *p, enum recompute r)
 {
 	for (int s = 0; s < p->nstages; s++)

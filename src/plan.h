@@ -74,6 +74,12 @@ int plan_attach_parallel(struct plan *p, const struct parallel *l, const struct 
 /* Re-prices a loaded plan under another layout with the same pp (its devices): from the
  * files' model and cluster again. */
 int plan_set_parallel(struct plan *p, const struct parallel *l, struct err *e);
+/* Re-prices p's layer table without the tensor-parallel and expert-parallel collectives
+ * its layers' costs include (parallel_model_compute, at the plan's TP degree, or the
+ * degree its model was made at): the plan as the cuda executor runs it, one GPU per
+ * pipeline rank. *changed says whether any op's time moved (at tp 1 and ep 1 nothing
+ * does). -1 with e when the collectives cannot be told apart (no architecture). */
+int plan_drop_collectives(struct plan *p, bool *changed, struct err *e);
 /* Every stage recomputes as r. */
 void plan_set_recompute(struct plan *p, enum recompute r);
 

@@ -329,15 +329,62 @@ expect_rc 1 "run --timeline-out into a missing directory"
 expect_match "^octopipe run: $T/no/such/dir/m.json: cannot create a temporary file" "$ERR" "says why before running"
 if [ -z "$OUT" ]; then ok "nothing ran (no summary)"; else not_ok "run ran before refusing its timeline" "$OUT"; fi
 # architecture kernels at tp > 1: one GPU runs each rank's 1/tp share, without the TP
-# all-reduces the layer costs include; every output says so, a tp 1 plan says nothing
+# all-reduces the layer costs include. The dry run's per-op prediction (what a run is
+# compared with) is the plan priced without them; the plan's own stays beside it, equal to
+# the simulated op; the difference is the all-reduces' ring formula (parallel.c): over T = 2
+# GPUs of the intra-node link, 2 (T-1)/T x tokens x h x 2 bytes / bandwidth + 2 (T-1)
+# latencies each, two per decoder layer, one for the embedding, none for the head.
 "$OCTOPIPE" plan --model llama2-7b --cluster 8xH200 --schedule 1f1b --microbatches 4 --tp 2 -o "$T/tp2.json" >/dev/null 2>&1
 run "$OCTOPIPE" run --backend cuda --dry-run "$T/tp2.json"
-expect_match '^not run: the tensor-parallel all-reduces of each layer are priced in the prediction but not run' "$OUT" \
+expect_match '^not run: the tensor-parallel all-reduces of each layer are priced in the plan but not run' "$OUT" \
     "the dry run of a tp 2 plan says what its kernels leave out"
+expect_match '^STAGE DEVICE OP  COUNT PREDICTED ms     \+COLL ms  KERNEL' "$OUT" "and shows what they add per op"
 run "$OCTOPIPE" run --backend cuda --dry-run --json "$T/tp2.json"
-expect_match '"not_run": "the tensor-parallel all-reduces' "$OUT" "and its JSON"
+printf '%s\n' "$OUT" >"$T/tp2.dry.json"
+"$OCTOPIPE" sim --timeline-out "$T/tp2.tl.json" "$T/tp2.json" >/dev/null 2>&1
+if python3 - "$T/tp2.dry.json" "$T/tp2.tl.json" "$T/tp2.json" "$top_srcdir/samples/models/llama2-7b.json" \
+    "$top_srcdir/samples/clusters/8xH200.json" "$top_srcdir/samples/architectures/llama2-7b.json" <<'PY'
+import json, sys
+dry, tl, plan, model, cluster, arch = (json.load(open(f)) for f in sys.argv[1:7])
+assert dry["not_run"].startswith("the tensor-parallel all-reduces"), dry
+sim = {}
+for d in tl["devices"]:
+    for o in d["ops"]:
+        sim[(o["stage"], o["op"])] = o["end_ms"] - o["start_ms"]
+lk = cluster["intra_node"]
+T, h, tok = 2, arch["hidden_size"], model["seq_len"] * model.get("micro_batch_size", 1)
+ring = 1e3 * 2 * (T - 1) / T * tok * h * 2 / (lk["gbytes_per_s"] * 1e9) + 2 * (T - 1) * lk["latency_us"] * 1e-3
+n = len(model["layers"])
+for o in dry["ops"]:
+    a, b = plan["stages"][o["stage"]]["layers"]
+    syncs = sum(1 if l == 0 else 0 if l == n - 1 else 2 for l in range(a, b + 1))
+    full, run = o["predicted_with_collectives_ms"], o["predicted_ms"]
+    assert abs(full - sim[(o["stage"], o["op"])]) < 1e-5, (o["stage"], o["op"], full, sim[(o["stage"], o["op"])])
+    want = syncs * ring if o["op"] in ("F", "B", "I") else 0
+    assert abs(full - run - want) < 1e-5, (o["stage"], o["op"], full - run, want)
+PY
+then ok "per op: predicted_ms is the op without its all-reduces, the ring formula's less than the plan's (= sim's)"
+else not_ok "the dry run's predictions without and with the collectives" "$(head -c 300 "$T/tp2.dry.json")"; fi
 "$OCTOPIPE" plan --model llama2-7b --cluster 8xH200 --schedule 1f1b --microbatches 4 -o "$T/tp1.json" >/dev/null 2>&1
 run "$OCTOPIPE" run --backend cuda --dry-run --json "$T/tp1.json"
-if [ "$RC" = 0 ] && ! printf '%s' "$OUT" | grep -q not_run; then ok "a tp 1 plan has nothing left out"
+if [ "$RC" = 0 ] && ! printf '%s' "$OUT" | grep -q 'not_run\|with_collectives'; then ok "a tp 1 plan has nothing left out"
 else not_ok "a tp 1 plan's dry run" "exit $RC" "$OUT"; fi
+# a MoE model at ep 2 (tp 1): the experts' all-to-all is what the kernels leave out
+"$OCTOPIPE" plan --model deepseek-v2-lite --cluster 8xH200 --schedule 1f1b --microbatches 4 --dp 2 --ep 2 \
+    -o "$T/ep2.json" >/dev/null 2>&1
+run "$OCTOPIPE" run --backend cuda --dry-run --json "$T/ep2.json"
+if printf '%s' "$OUT" | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+assert r["not_run"].startswith("the experts\x27 expert-parallel all-to-all"), r.get("not_run")
+d = [o["predicted_with_collectives_ms"] - o["predicted_ms"] for o in r["ops"]]
+assert all(x >= -1e-9 for x in d) and max(d) > 0, d
+assert all(abs(x) < 1e-9 for o, x in zip(r["ops"], d) if o["op"] == "W"), d
+'; then ok "ep 2: the experts' all-to-all is left out of F and B, never of W"
+else not_ok "the dry run of an ep 2 plan" "exit $RC" "$(printf '%s' "$OUT" | head -c 300)" "$ERR"; fi
+# the emulator runs the table's times, collectives and all: its prediction is the plan's
+run "$OCTOPIPE" run --json "$T/tp2.json"
+if [ "$RC" = 0 ] && ! printf '%s' "$OUT" | grep -q 'with_collectives\|not_run'; then
+    ok "the emulator at tp 2 compares with the plan's own prediction"
+else not_ok "run --json on emu at tp 2" "exit $RC" "$OUT" "$ERR"; fi
 done_testing

@@ -139,22 +139,27 @@ int kplan_choose(const struct plan *p, bool fit, enum kplan_mode *mode, struct w
 	return 0;
 }
 
-const char *kplan_not_run(const struct work *works, int nlayers, const struct cost_opts *o)
+const char *kplan_not_run(const struct plan *p, const struct work *works, const struct cost_opts *o)
 {
+	const struct model *m = plan_src_model(p);
+	int ep = plan_parallel(p).ep;
 	bool sync = false, a2a = false;
 
-	if (!works || o->tp <= 1)
+	if (!works || (o->tp <= 1 && ep <= 1))
 		return NULL;
-	for (int l = 0; l < nlayers; l++) {
-		sync |= works[l].tp_syncs > 0;
+	for (int l = 0; l < m->nlayers; l++) {
+		sync |= o->tp > 1 && works[l].tp_syncs > 0;
 		a2a |= works[l].a2a > 0;
 	}
+	if (o->tp <= 1)
+		return a2a ? "the experts' expert-parallel all-to-all is priced in the plan but not run (one GPU runs "
+		             "each pipeline rank's kernels)" : NULL;
 	if (!sync && !a2a)
 		return NULL;
-	return a2a ? "the tensor-parallel all-reduces and the experts' all-to-all of each layer are priced in the "
-	             "prediction but not run (one GPU runs each pipeline rank's 1/tp share of the kernels)"
-	           : "the tensor-parallel all-reduces of each layer are priced in the prediction but not run (one GPU "
-	             "runs each pipeline rank's 1/tp share of the kernels)";
+	return a2a ? "the tensor-parallel all-reduces and the all-to-all of each layer are priced in the plan but not "
+	             "run (one GPU runs each pipeline rank's 1/tp share of the kernels)"
+	           : "the tensor-parallel all-reduces of each layer are priced in the plan but not run (one GPU runs "
+	             "each pipeline rank's 1/tp share of the kernels)";
 }
 
 long kplan_core_block(const struct kernel *x)

@@ -97,10 +97,12 @@ const char *kplan_mode_name(enum kplan_mode m);
 int kplan_choose(const struct plan *p, bool fit, enum kplan_mode *mode, struct work **works,
                  struct cost_opts *o, const char **why, struct err *e);
 
-/* What the prediction prices that the cuda backend's architecture kernels do not run, as
- * a line fragment, or NULL: at tensor parallelism o->tp > 1 each pipeline rank runs its
- * 1/tp share of the kernels on one GPU, without the tensor-parallel all-reduces (and the
- * experts' all-to-all) of its layers, which the layer costs include. */
-const char *kplan_not_run(const struct work *works, int nlayers, const struct cost_opts *o);
+/* What the plan's prediction prices that the cuda backend's architecture kernels do not
+ * run, as a line fragment, or NULL: at tensor parallelism o->tp > 1 each pipeline rank
+ * runs its 1/tp share of the kernels on one GPU, without the tensor-parallel all-reduces
+ * (and the all-to-all) of its layers; at expert parallelism > 1, without the experts'
+ * all-to-all. A run compares its measurement with the plan priced without them
+ * (plan_drop_collectives). */
+const char *kplan_not_run(const struct plan *p, const struct work *works, const struct cost_opts *o);
 
 #endif
