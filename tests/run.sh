@@ -387,4 +387,49 @@ run "$OCTOPIPE" run --json "$T/tp2.json"
 if [ "$RC" = 0 ] && ! printf '%s' "$OUT" | grep -q 'with_collectives\|not_run'; then
     ok "the emulator at tp 2 compares with the plan's own prediction"
 else not_ok "run --json on emu at tp 2" "exit $RC" "$OUT" "$ERR"; fi
+# launches: the cuda backend issues what the prediction charges (kplan.h). Priced with
+# the launch overhead 1 us higher, every op's predicted time grows by its charged launches
+# x 1 us: the dry run's "charged_launches" is what the prediction charges. The backend
+# issues exactly those — each routed expert's GEMM its own launch, as priced — but for a
+# fused attention core, which it runs as its query blocks' GEMMs and softmax.
+python3 - "$top_srcdir/samples/clusters/8xH200.json" "$top_srcdir/samples/models/deepseek-v2-lite.json" "$T" <<'PY'
+import json, sys
+c, m, t = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3]
+for i, bump in enumerate((0, 1)):
+    hw = json.loads(json.dumps(m["source"]["hardware"]))
+    hw["launch_us"] = {"f": hw["launch_us"]["f"] + bump, "b": hw["launch_us"]["b"] + bump}
+    c["hardware"] = hw
+    json.dump(c, open("%s/launch%d.cluster.json" % (t, i), "w"))
+PY
+for i in 0 1; do
+    "$OCTOPIPE" cost "$top_srcdir/samples/architectures/deepseek-v2-lite.json" --cluster "$T/launch$i.cluster.json" \
+        -o "$T/launch$i.model.json" >/dev/null 2>&1
+    "$OCTOPIPE" plan --model "$T/launch$i.model.json" --cluster "$T/launch$i.cluster.json" --schedule zb-h1 \
+        --microbatches 4 --partition uniform -o "$T/launch$i.plan.json" >/dev/null 2>&1
+    "$OCTOPIPE" run --backend cuda --dry-run --json "$T/launch$i.plan.json" >"$T/launch$i.dry.json" 2>&1
+done
+if python3 - "$T/launch0.dry.json" "$T/launch1.dry.json" "$top_srcdir/samples/architectures/deepseek-v2-lite.json" <<'PY'
+import json, sys
+a, b, arch = (json.load(open(f)) for f in sys.argv[1:4])
+assert a["kernels"] == "architecture", a["kernels"]
+experts = 0
+for x, y in zip(a["ops"], b["ops"]):
+    assert (x["stage"], x["op"]) == (y["stage"], y["op"])
+    charged = (y["predicted_ms"] - x["predicted_ms"]) * 1000
+    assert abs(charged - x["charged_launches"]) < 0.01, (x["stage"], x["op"], charged, x["charged_launches"])
+    assert x["charged_launches"] == sum(k["charged_launches"] for k in x["kernels"]), x["op"]
+    assert x["launches"] == sum(k["launches"] for k in x["kernels"]), x["op"]
+    for k in x["kernels"]:
+        if k.get("query_blocks"):   # a fused core: its blocks' GEMMs (2, backward 4) and softmax
+            per = (2 if x["op"] == "F" else 4) + (k["class"] != "gemm")
+            assert k["launches"] == k["query_blocks"] * per, k
+            continue
+        assert k["launches"] == k["charged_launches"], (x["op"], k)
+        if k["class"] == "grouped_gemm":
+            assert k["launches"] == k["groups"] == arch["n_routed_experts"], k
+            experts += 1
+assert experts > 0
+PY
+then ok "each op's charged launches are what its prediction charges; the backend issues them, an expert GEMM per expert"
+else not_ok "the dry run's launches against the prediction's" "$(head -c 300 "$T/launch0.dry.json")"; fi
 done_testing

@@ -70,6 +70,13 @@ static int op_kernels(struct dry *d, int s, int k)
 	return n;
 }
 
+/* The pass of stage slot k's kernels, as far as their launches go: a fused B's W kernels
+ * launch as in I (only attention cores depend on the pass, and W has none). */
+static enum kernel_pass slot_pass(int k)
+{
+	return k == 0 ? PASS_F : k == 2 ? PASS_W : PASS_I;
+}
+
 static int print_json(const char *path, struct dry *d)
 {
 	const struct plan *p = d->p;
@@ -106,6 +113,16 @@ static int print_json(const char *path, struct dry *d)
 				jw_num(&w, o, "predicted_with_collectives_ms", r6(op_ms(d, s, k, true)));
 			if (!d->works)
 				jw_num(&w, o, "sized_for_tflops", r6(kplan_tflops(p, k, d->gemm_tflops)));
+			{
+				long issued = 0, charged = 0;
+
+				for (int i = 0; i < n; i++) {
+					issued += kplan_launches(&d->ks[i], slot_pass(k));
+					charged += d->ks[i].launches;
+				}
+				jw_num(&w, o, "launches", (double)issued);
+				jw_num(&w, o, "charged_launches", (double)charged);
+			}
 			ks = jw_arr(&w, o, "kernels");
 			for (int i = 0; i < n; i++) {
 				const struct kernel *x = &d->ks[i];
@@ -135,7 +152,8 @@ static int print_json(const char *path, struct dry *d)
 				if (x->state_bytes > 0)
 					jw_num(&w, kn, "state_bytes", x->state_bytes);
 				jw_num(&w, kn, "bytes", x->bytes);
-				jw_num(&w, kn, "launches", x->launches);
+				jw_num(&w, kn, "launches", (double)kplan_launches(x, slot_pass(k)));
+				jw_num(&w, kn, "charged_launches", x->launches);
 			}
 		}
 	return cli_put_json(root, w.oom);

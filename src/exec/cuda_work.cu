@@ -3,9 +3,10 @@
  *
  * octo_work: a kernel of given FLOPs and HBM bytes, for the entries of a layer's kernel
  * list that are neither GEMMs nor attention cores (scans, norms, activations, the loss).
- * It streams a buffer once — each float read and written back — and does its share of
- * fused multiply-adds on every element, so that what the GPU measures is its own time for
- * that much memory traffic and arithmetic, whichever bounds it.
+ * It streams a buffer — each float read and written back, again from its start when the
+ * bytes exceed it — and does its share of fused multiply-adds on every element, in one
+ * launch, so that what the GPU measures is its own time for that much memory traffic and
+ * arithmetic, whichever bounds it, plus the one launch the cost model charges.
  *
  * octo_softmax: the masked row softmax between an attention core's QK^T and PV GEMMs
  * (cuda_kernels.c), one block of threads per row: a max, a sum of exponentials, a write.
@@ -18,20 +19,23 @@
 #include "cuda_work.h"
 #include "kmask.h"
 
-__global__ void octo_work_kernel(float *buf, size_t n, int fmas)
+/* total element visits over a buffer of chunk floats (element i % chunk): passes over it
+ * that a grid-stride loop makes in one launch */
+__global__ void octo_work_kernel(float *buf, size_t total, size_t chunk, int fmas)
 {
 	size_t stride = (size_t)gridDim.x * blockDim.x;
 
-	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += stride) {
-		float v = buf[i];
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total; i += stride) {
+		size_t at = i % chunk;
+		float v = buf[at];
 
 		for (int j = 0; j < fmas; j++)
 			v = fmaf(v, 0.9999f, 1e-7f);
-		buf[i] = v;
+		buf[at] = v;
 	}
 }
 
-#define FMAS_MAX 4096  /* per element and pass; more work makes more passes */
+#define FMAS_MAX 4096  /* per element visit; more work makes more visits */
 
 extern "C" int cuda_work(cudaStream_t s, void *buf, size_t cap, double bytes, double flops, int *launches)
 {
@@ -40,6 +44,7 @@ extern "C" int cuda_work(cudaStream_t s, void *buf, size_t cap, double bytes, do
 	size_t chunk = cap / sizeof(float), slice = chunk < ((size_t)1 << 20) ? chunk : ((size_t)1 << 20);
 	double elems = bytes > 0 ? bytes / 8 : (double)slice;
 	double per = elems > 0 ? flops / (2 * elems) : 0, passes = 1, total;
+	size_t n, mod, blocks;
 	int fmas;
 
 	if (per > FMAS_MAX) {
@@ -52,15 +57,17 @@ extern "C" int cuda_work(cudaStream_t s, void *buf, size_t cap, double bytes, do
 	*launches = 0;
 	if (total < 1 || chunk == 0)
 		return 0;
-	for (double done = 0; done < total; done += (double)chunk) {
-		size_t n = total - done < (double)chunk ? (size_t)(total - done) : chunk;
-		unsigned blocks = (unsigned)((n + 255) / 256 < 65536 ? (n + 255) / 256 : 65536);
-
-		if (!n)
-			break;
-		octo_work_kernel<<<blocks, 256, 0, s>>>((float *)buf, n, fmas);
-		(*launches)++;
-	}
+	/* one launch, as the cost model charges it: a work larger than the buffer visits it
+	 * again, with no more threads than it has elements so that no two visit one at once */
+	n = (size_t)total;
+	mod = bytes > 0 ? chunk : slice;
+	if (mod > n)
+		mod = n;
+	blocks = mod / 256 < 65536 ? mod / 256 : 65536;
+	if (blocks < 1)
+		blocks = 1;
+	octo_work_kernel<<<(unsigned)blocks, 256, 0, s>>>((float *)buf, n, mod, fmas);
+	*launches = 1;
 	return (int)cudaGetLastError();
 }
 

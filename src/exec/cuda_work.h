@@ -14,9 +14,10 @@
 extern "C" {
 #endif
 
-/* Enqueues on s the work of `bytes` of HBM traffic (each float of buf read and written
- * once, in passes of at most cap bytes) and `flops` of fused multiply-adds spread over
- * them; *launches gets how many kernels that took. 0, or a cudaError_t. */
+/* Enqueues on s, as one kernel, the work of `bytes` of HBM traffic (each float of buf read
+ * and written once, the buffer of cap bytes visited again when bytes exceed it) and
+ * `flops` of fused multiply-adds spread over them; *launches gets 1 (0: nothing to do).
+ * 0, or a cudaError_t. */
 int cuda_work(cudaStream_t s, void *buf, size_t cap, double bytes, double flops, int *launches);
 
 /* Enqueues on s the softmax of batch x rows rows of keys bf16 scores each (row r of a

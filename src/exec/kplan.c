@@ -202,3 +202,16 @@ double kplan_core_gemm_flops(const struct kernel *x)
 		sum += 2.0 * (double)t[i].rows * (double)t[i].keys * (x->d_qk + x->d_v);
 	return sum * x->heads * (x->seqs > 0 ? x->seqs : 1);
 }
+
+long kplan_launches(const struct kernel *x, enum kernel_pass p)
+{
+	struct kplan_tile t[KPLAN_CORE_TILES];
+
+	if (x->m > 0)
+		return x->groups > 0 ? x->groups : 1;
+	if (x->heads > 0 && x->flops > 0)   /* per block: QK^T and PV (the backward's four GEMMs), the softmax */
+		return (long)kplan_core_tiles(x, t) * ((p == PASS_F ? 2 : 4) + (x->cls != EFF_GEMM));
+	if (x->bytes + x->state_bytes <= 0 && x->flops <= 0)
+		return 0;
+	return x->launches > 0 ? x->launches : 1;
+}

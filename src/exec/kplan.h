@@ -80,6 +80,22 @@ int kplan_core_tiles(const struct kernel *x, struct kplan_tile *out);
  * d_v) per head and sequence, summed. The backward does twice that (dP, dS K, dS^T Q, P^T dO). */
 double kplan_core_gemm_flops(const struct kernel *x);
 
+/*
+ * Launches. The cost model charges each kernel its launches (struct kernel.launches) at
+ * the fitted launch overhead; the cuda backend issues exactly those wherever it can, so
+ * that a run and calibrate --gpu measure what the prediction charges: a GEMM is one
+ * cuBLAS call per group (the routed experts' GEMMs one per expert, the loop of the
+ * runtime the cost model was fitted to, 14.3 us each on an H200 profile, not one batched
+ * call that would hide it), an entry that is neither a GEMM nor a core is as many
+ * kernels as it stands for. The one exception is a fused attention core (FlashAttention:
+ * one launch, two in the backward), which the backend has no single kernel for and runs
+ * as its query blocks' GEMMs and softmax (kplan_core_tiles); calibrate --gpu fits the
+ * launch overhead against the launches issued, so that those extra launches are counted
+ * as launches and not as the core's efficiency.
+ */
+/* The launches the cuda backend issues for kernel x in pass p (built with nvcc). */
+long kplan_launches(const struct kernel *x, enum kernel_pass p);
+
 /* What the cuda backend's ops run, as every output of octopipe run names it. */
 enum kplan_mode {
 	KPLAN_ARCHITECTURE,  /* the layers' kernel lists, measured as they are */

@@ -41,7 +41,7 @@ static void check_arch(const char *name)
 	struct work *works;
 	struct kernel *ks = malloc(KMAX * sizeof(*ks));
 	double tok = 4096, worst = 0;
-	int bad_flops = 0, bad_gemm = 0, bad_w = 0, n;
+	int bad_flops = 0, bad_gemm = 0, bad_w = 0, bad_launch = 0, n;
 
 	snprintf(path, sizeof(path), "%s/samples/architectures/%s.json", top ? top : ABS_TOP_SRCDIR, name);
 	hardware_default(&hw);
@@ -79,6 +79,10 @@ static void check_arch(const char *name)
 				ms[k] += cost_kernel_ms(&ks[i], &hw, k == 0 ? PASS_F : k == 1 ? PASS_I : PASS_W);
 				if (ks[i].m > 0)
 					bad_gemm += fabs(ks[i].flops - 2 * ks[i].m * ks[i].n * ks[i].k * ks[i].groups) > 1e-6 * ks[i].flops;
+				/* the backend launches what the cost model charges (a core aside: kplan.h) */
+				if (!(ks[i].heads > 0 && ks[i].flops > 0))
+					bad_launch += kplan_launches(&ks[i], k == 0 ? PASS_F : k == 1 ? PASS_I : PASS_W) !=
+					              (ks[i].launches > 0 ? ks[i].launches : 1);
 				if (k == 0)
 					fl += ks[i].flops;
 				if (ks[i].m > 0 && k == 0)
@@ -96,6 +100,7 @@ static void check_arch(const char *name)
 	is_int(bad_flops, 0, "%s: every stage's forward kernels do the per-token FLOPs times the tokens", name);
 	is_int(bad_gemm, 0, "%s: every GEMM does 2mnk FLOPs per group", name);
 	is_int(bad_w, 0, "%s: the weight gradients' GEMMs do their forwards' FLOPs", name);
+	is_int(bad_launch, 0, "%s: every kernel but the attention cores launches as often as it is charged", name);
 	/* the table keeps its times rounded to a nanosecond */
 	ok(worst < 1e-6, "%s: the kernels' times add up to the layer table's F, I, W (worst %.2g)", name, worst);
 	plan_release(&p);
