@@ -10,6 +10,13 @@
  *
  * octo_softmax: the masked row softmax between an attention core's QK^T and PV GEMMs
  * (cuda_kernels.c), one block of threads per row: a max, a sum of exponentials, a write.
+ *
+ * octo_fill, octo_xsum: a transfer's data and its check (cuda_chan.c). The sender's GPU
+ * fills the whole transfer after the header the host wrote with the tag's stream and adds
+ * up the checksum of all of it into the header; the receiver's GPU adds up the checksum
+ * of everything that arrived. Both are xsum.h's, the host's own: each thread takes whole
+ * words, adds its terms, a warp adds its threads' and one atomic add per warp makes the
+ * sum (addition mod 2^64 does not care in which order).
  */
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -18,6 +25,7 @@
 
 #include "cuda_work.h"
 #include "kmask.h"
+#include "xsum.h"
 
 /* total element visits over a buffer of chunk floats (element i % chunk): passes over it
  * that a grid-stride loop makes in one launch */
@@ -136,5 +144,95 @@ extern "C" int cuda_softmax(cudaStream_t s, void *scores, long batch, long rows,
 		return (int)cudaErrorInvalidConfiguration;
 	octo_softmax_kernel<<<(unsigned)n, SOFTMAX_THREADS, 0, s>>>((__nv_bfloat16 *)scores, rows, keys, q0, k0, window,
 	                                                           backward);
+	return (int)cudaGetLastError();
+}
+
+#define XSUM_THREADS 256
+#define XSUM_BLOCKS_MAX 4096
+
+/* Word i of p (len bytes): one load when whole (the GPU is little-endian, as xsum_word). */
+__device__ static uint64_t load_word(const unsigned char *p, size_t len, size_t i)
+{
+	return 8 * i + 8 <= len ? ((const uint64_t *)p)[i] : xsum_word(p, len, i);
+}
+
+/* Adds every thread's v into *sum: the warp's first, then one atomic per warp. */
+__device__ static void add_sum(uint64_t v, unsigned long long *sum)
+{
+	for (int o = 16; o > 0; o >>= 1)
+		v += __shfl_xor_sync(0xffffffffu, v, o);
+	if ((threadIdx.x & 31) == 0)
+		atomicAdd(sum, (unsigned long long)v);
+}
+
+__global__ void octo_fill_kernel(unsigned char *p, size_t len, uint64_t seed)
+{
+	size_t stride = (size_t)gridDim.x * blockDim.x, words = xsum_words(len);
+	uint64_t acc = 0;
+
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < words; i += stride) {
+		uint64_t w;
+
+		if (i < XSUM_HEADER_WORDS) {           /* the header the host wrote */
+			w = load_word(p, len, i);
+		} else {
+			w = xsum_stream(seed, i - XSUM_HEADER_WORDS);
+			if (8 * i + 8 <= len) {
+				((uint64_t *)p)[i] = w;
+			} else {                           /* a cut last word: its bytes, the rest 0 */
+				for (size_t b = 0; 8 * i + b < len; b++)
+					p[8 * i + b] = (unsigned char)(w >> (8 * b));
+				w &= (1ull << (8 * (len - 8 * i))) - 1;
+			}
+		}
+		acc += xsum_term(i, w);
+	}
+	add_sum(acc, (unsigned long long *)(p + 8 * XSUM_SKIP));
+}
+
+__global__ void octo_xsum_kernel(const unsigned char *p, size_t len, unsigned long long *sum)
+{
+	size_t stride = (size_t)gridDim.x * blockDim.x, words = xsum_words(len);
+	uint64_t acc = 0;
+
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < words; i += stride)
+		acc += xsum_term(i, load_word(p, len, i));
+	add_sum(acc, sum);
+}
+
+__global__ void octo_flip_kernel(unsigned char *p)
+{
+	*p ^= 0x10;
+}
+
+static unsigned xsum_blocks(size_t len)
+{
+	size_t b = (xsum_words(len) + XSUM_THREADS - 1) / XSUM_THREADS;
+
+	return (unsigned)(b < 1 ? 1 : b > XSUM_BLOCKS_MAX ? XSUM_BLOCKS_MAX : b);
+}
+
+extern "C" int cuda_payload_fill(cudaStream_t s, void *buf, size_t len, uint64_t seed)
+{
+	if (len < 8 * XSUM_HEADER_WORDS)
+		return (int)cudaErrorInvalidValue;
+	octo_fill_kernel<<<xsum_blocks(len), XSUM_THREADS, 0, s>>>((unsigned char *)buf, len, seed);
+	return (int)cudaGetLastError();
+}
+
+extern "C" int cuda_xsum(cudaStream_t s, const void *buf, size_t len, void *sum)
+{
+	cudaError_t r = cudaMemsetAsync(sum, 0, sizeof(uint64_t), s);
+
+	if (r != cudaSuccess)
+		return (int)r;
+	octo_xsum_kernel<<<xsum_blocks(len), XSUM_THREADS, 0, s>>>((const unsigned char *)buf, len,
+	                                                           (unsigned long long *)sum);
+	return (int)cudaGetLastError();
+}
+
+extern "C" int cuda_flip_byte(cudaStream_t s, void *at)
+{
+	octo_flip_kernel<<<1, 1, 0, s>>>((unsigned char *)at);
 	return (int)cudaGetLastError();
 }
