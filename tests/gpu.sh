@@ -34,6 +34,12 @@ expect_match '^models: deepseek-v2-lite deepseek-v3 gemma2-27b gemma3-12b .* nem
 run env OUT="$TMPDIR_TEST/selftest" SELFTEST_MODELS="gemma3-12b nemotronh-8b" sh "$top_srcdir/tests/gpu/selftest.sh" --dry
 expect_rc 0 "selftest.sh --dry: its plans, runs and tables on the emulator"
 expect_match '  mamba2 +[0-9.]+ +[0-9.]+ +[-+]0\.0%' "$OUT" "a row per layer kind, predicted against measured"
+expect_match '^octopipe GPU self-test \(--dry\), [0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2} UTC$' "$OUT" "it prints the date"
+if [ "$(cat "$TMPDIR_TEST/selftest/selftest.log" 2>/dev/null)" = "$OUT" ]; then ok "with OUT set, all it printed is in \$OUT/selftest.log"
+else not_ok "\$OUT/selftest.log holds what the self-test printed" "$(head -3 "$TMPDIR_TEST/selftest/selftest.log" 2>&1)"; fi
+table=$(cat "$TMPDIR_TEST/selftest/table.txt" 2>&1)
+expect_match '^octopipe GPU self-test, [0-9-]+ [0-9:]+ UTC: dry run' "$table" "and its tables in \$OUT/table.txt, dated"
+expect_match '^  mamba2 +[0-9.]+ +[0-9.]+ ' "$table" "with every model's rows"
 # the iteration row predicts what sim predicts for the plan the self-test wrote
 it=$("$OCTOPIPE" sim --json "$TMPDIR_TEST/selftest/gemma3-12b.plan.json" 2>/dev/null |
      python3 -c 'import json, sys; print("%.3f" % json.load(sys.stdin)["makespan_ms"])')
