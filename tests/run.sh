@@ -339,10 +339,15 @@ run "$OCTOPIPE" run --backend cuda --dry-run "$T/tp2.json"
 expect_match '^not run: the tensor-parallel all-reduces of each layer are priced in the plan but not run' "$OUT" \
     "the dry run of a tp 2 plan says what its kernels leave out"
 expect_match '^STAGE DEVICE OP  COUNT PREDICTED ms     \+COLL ms  KERNEL' "$OUT" "and shows what they add per op"
-run "$OCTOPIPE" run --backend cuda --dry-run --json "$T/tp2.json"
-printf '%s\n' "$OUT" >"$T/tp2.dry.json"
-"$OCTOPIPE" sim --timeline-out "$T/tp2.tl.json" "$T/tp2.json" >/dev/null 2>&1
-if python3 - "$T/tp2.dry.json" "$T/tp2.tl.json" "$T/tp2.json" "$top_srcdir/samples/models/llama2-7b.json" \
+# (a tp 2 layout of a tp 1 table; a table made at tp 2, planned without a layout)
+"$OCTOPIPE" cost "$top_srcdir/samples/architectures/llama2-7b.json" --cluster 8xH200 --tp 2 -o "$T/made2.model.json" \
+    >/dev/null 2>&1
+"$OCTOPIPE" plan --model "$T/made2.model.json" --cluster 8xH200 --schedule 1f1b --microbatches 4 --partition uniform \
+    -o "$T/made2.json" >/dev/null 2>&1
+for pl in tp2 made2; do
+"$OCTOPIPE" run --backend cuda --dry-run --json "$T/$pl.json" >"$T/$pl.dry.json" 2>&1
+"$OCTOPIPE" sim --timeline-out "$T/$pl.tl.json" "$T/$pl.json" >/dev/null 2>&1
+if python3 - "$T/$pl.dry.json" "$T/$pl.tl.json" "$T/$pl.json" "$top_srcdir/samples/models/llama2-7b.json" \
     "$top_srcdir/samples/clusters/8xH200.json" "$top_srcdir/samples/architectures/llama2-7b.json" <<'PY'
 import json, sys
 dry, tl, plan, model, cluster, arch = (json.load(open(f)) for f in sys.argv[1:7])
@@ -363,8 +368,9 @@ for o in dry["ops"]:
     want = syncs * ring if o["op"] in ("F", "B", "I") else 0
     assert abs(full - run - want) < 1e-5, (o["stage"], o["op"], full - run, want)
 PY
-then ok "per op: predicted_ms is the op without its all-reduces, the ring formula's less than the plan's (= sim's)"
-else not_ok "the dry run's predictions without and with the collectives" "$(head -c 300 "$T/tp2.dry.json")"; fi
+then ok "$pl: per op, predicted_ms is the op without its all-reduces, the ring formula's less than the plan's (= sim's)"
+else not_ok "$pl: the dry run's predictions without and with the collectives" "$(head -c 300 "$T/$pl.dry.json")"; fi
+done
 "$OCTOPIPE" plan --model llama2-7b --cluster 8xH200 --schedule 1f1b --microbatches 4 -o "$T/tp1.json" >/dev/null 2>&1
 run "$OCTOPIPE" run --backend cuda --dry-run --json "$T/tp1.json"
 if [ "$RC" = 0 ] && ! printf '%s' "$OUT" | grep -q 'not_run\|with_collectives'; then ok "a tp 1 plan has nothing left out"
