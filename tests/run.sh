@@ -388,6 +388,34 @@ assert all(x >= -1e-9 for x in d) and max(d) > 0, d
 assert all(abs(x) < 1e-9 for o, x in zip(r["ops"], d) if o["op"] == "W"), d
 '; then ok "ep 2: the experts' all-to-all is left out of F and B, never of W"
 else not_ok "the dry run of an ep 2 plan" "exit $RC" "$(printf '%s' "$OUT" | head -c 300)" "$ERR"; fi
+# ZeRO 3: an op waits for its stage's weights, all-gathered over the data-parallel ranks
+# (it takes max(compute, gather), plan.c), which one replica does not run either: with a
+# slow link (5 GB/s) the gathers exceed the compute, and each F and B is predicted at its
+# compute alone, its plan's time being the ring formula's gather (parallel.c)
+python3 - "$top_srcdir/samples/clusters/8xH200.json" "$T/slow.cluster.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["intra_node"] = {"gbytes_per_s": 5, "latency_us": 5}
+json.dump(c, open(sys.argv[2], "w"))
+PY
+"$OCTOPIPE" plan --model llama2-7b --cluster "$T/slow.cluster.json" --schedule zb-h1 --microbatches 4 --dp 2 --zero 3 \
+    -o "$T/z3.json" >/dev/null 2>&1
+run "$OCTOPIPE" run --backend cuda --dry-run --json "$T/z3.json"
+if printf '%s' "$OUT" | python3 -c '
+import json, sys
+r, plan, model = json.load(sys.stdin), json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert "ZeRO 3" in r["not_run"], r.get("not_run")
+lk, n = {"gbytes_per_s": 5, "latency_us": 5}, 2
+for o in r["ops"]:
+    a, b = plan["stages"][o["stage"]]["layers"]
+    params = sum(model["layers"][l]["param_bytes"] for l in range(a, b + 1))
+    g = 1e3 * (n - 1) / n * params / (lk["gbytes_per_s"] * 1e9) + (n - 1) * lk["latency_us"] * 1e-3
+    want = max(o["predicted_ms"], g) if o["op"] != "W" else o["predicted_ms"]
+    assert abs(o["predicted_with_collectives_ms"] - want) < 1e-5, (o["stage"], o["op"], o, g)
+    assert o["op"] == "W" or g > o["predicted_ms"], (o["stage"], o["op"], g)
+' "$T/z3.json" "$top_srcdir/samples/models/llama2-7b.json"; then
+    ok "ZeRO 3: each F and I is predicted without the weight gather it waits for in the plan (the ring formula)"
+else not_ok "the dry run of a ZeRO 3 plan" "exit $RC" "$(printf '%s' "$OUT" | head -c 300)" "$ERR"; fi
 # the emulator runs the table's times, collectives and all: its prediction is the plan's
 run "$OCTOPIPE" run --json "$T/tp2.json"
 if [ "$RC" = 0 ] && ! printf '%s' "$OUT" | grep -q 'with_collectives\|not_run'; then

@@ -142,15 +142,21 @@ int kplan_choose(const struct plan *p, bool fit, enum kplan_mode *mode, struct w
 const char *kplan_not_run(const struct plan *p, const struct work *works, const struct cost_opts *o)
 {
 	const struct model *m = plan_src_model(p);
-	int ep = plan_parallel(p).ep;
+	struct parallel l = plan_parallel(p);
 	bool sync = false, a2a = false;
 
-	if (!works || (o->tp <= 1 && ep <= 1))
+	if (!works)
 		return NULL;
-	for (int l = 0; l < m->nlayers; l++) {
-		sync |= o->tp > 1 && works[l].tp_syncs > 0;
-		a2a |= works[l].a2a > 0;
+	for (int i = 0; i < m->nlayers; i++) {
+		sync |= o->tp > 1 && works[i].tp_syncs > 0;
+		a2a |= (o->tp > 1 || l.ep > 1) && works[i].a2a > 0;
 	}
+	if (l.zero >= 3)
+		return sync || a2a ? "the collectives of each layer (tensor-parallel all-reduces, all-to-all) and ZeRO 3's "
+		                     "weight gathers are priced in the plan but not run (one GPU runs each pipeline rank's "
+		                     "share of the kernels, of one replica)"
+		                   : "ZeRO 3's weight gathers are priced in the plan but not run (one GPU runs each pipeline "
+		                     "rank's kernels, of one replica)";
 	if (o->tp <= 1)
 		return a2a ? "the experts' expert-parallel all-to-all is priced in the plan but not run (one GPU runs "
 		             "each pipeline rank's kernels)" : NULL;

@@ -117,7 +117,8 @@ int kplan_choose(const struct plan *p, bool fit, enum kplan_mode *mode, struct w
  * run, as a line fragment, or NULL: at tensor parallelism o->tp > 1 each pipeline rank
  * runs its 1/tp share of the kernels on one GPU, without the tensor-parallel all-reduces
  * (and the all-to-all) of its layers; at expert parallelism > 1, without the experts'
- * all-to-all. A run compares its measurement with the plan priced without them
+ * all-to-all; under ZeRO 3, without the weight gathers its ops wait for (one replica, no
+ * data parallelism). A run compares its measurement with the plan priced without them
  * (plan_drop_collectives). */
 const char *kplan_not_run(const struct plan *p, const struct work *works, const struct cost_opts *o);
 
