@@ -896,7 +896,13 @@ static int execute(const char *arg, const struct run_opts *ro, const struct run_
 			fileio_dirname(tl_out, dir, sizeof(dir));
 			if (strcmp(tl_out, "-") != 0 && fileio_relative(dir, path, rel, sizeof(rel)) == 0)
 				meas.plan_ref = strdup(rel);
-			root = timeline_to_json(&meas);
+			/* what the run left out, so that calibrate compares it with the same prediction */
+			if (not_run && (!(meas.extra = cJSON_CreateObject()) ||
+			                !cJSON_AddStringToObject(meas.extra, "not_run", not_run))) {
+				cli_err("octopipe run: out of host memory\n");
+				rc = EXIT_RUNTIME;
+			}
+			root = rc == EXIT_OK ? timeline_to_json(&meas) : NULL;
 			if (root) {
 				json_write(&sb, root);
 				rc = cli_write_text(tl_out, sb.buf, sb.len);
