@@ -150,12 +150,6 @@ extern "C" int cuda_softmax(cudaStream_t s, void *scores, long batch, long rows,
 #define XSUM_THREADS 256
 #define XSUM_BLOCKS_MAX 4096
 
-/* Word i of p (len bytes): one load when whole (the GPU is little-endian, as xsum_word). */
-__device__ static uint64_t load_word(const unsigned char *p, size_t len, size_t i)
-{
-	return 8 * i + 8 <= len ? ((const uint64_t *)p)[i] : xsum_word(p, len, i);
-}
-
 /* Adds every thread's v into *sum: the warp's first, then one atomic per warp. */
 __device__ static void add_sum(uint64_t v, unsigned long long *sum)
 {
@@ -170,23 +164,9 @@ __global__ void octo_fill_kernel(unsigned char *p, size_t len, uint64_t seed)
 	size_t stride = (size_t)gridDim.x * blockDim.x, words = xsum_words(len);
 	uint64_t acc = 0;
 
-	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < words; i += stride) {
-		uint64_t w;
-
-		if (i < XSUM_HEADER_WORDS) {           /* the header the host wrote */
-			w = load_word(p, len, i);
-		} else {
-			w = xsum_stream(seed, i - XSUM_HEADER_WORDS);
-			if (8 * i + 8 <= len) {
-				((uint64_t *)p)[i] = w;
-			} else {                           /* a cut last word: its bytes, the rest 0 */
-				for (size_t b = 0; 8 * i + b < len; b++)
-					p[8 * i + b] = (unsigned char)(w >> (8 * b));
-				w &= (1ull << (8 * (len - 8 * i))) - 1;
-			}
-		}
-		acc += xsum_term(i, w);
-	}
+	/* the header the host wrote, then the stream (as payload_fill on the host) */
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < words; i += stride)
+		acc += i < XSUM_HEADER_WORDS ? xsum_term(i, xsum_word(p, len, i)) : xsum_fill_word(p, len, seed, i);
 	add_sum(acc, (unsigned long long *)(p + 8 * XSUM_SKIP));
 }
 
@@ -196,7 +176,7 @@ __global__ void octo_xsum_kernel(const unsigned char *p, size_t len, unsigned lo
 	uint64_t acc = 0;
 
 	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < words; i += stride)
-		acc += xsum_term(i, load_word(p, len, i));
+		acc += xsum_term(i, xsum_word(p, len, i));
 	add_sum(acc, sum);
 }
 

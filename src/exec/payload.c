@@ -86,13 +86,10 @@ void payload_fill(void *buf, size_t len, const struct payload_tag *t)
 	uint64_t seed = payload_tag_hash(t), sum;
 
 	payload_header(p, len, t);
-	for (size_t i = XSUM_HEADER_WORDS; i < xsum_words(len); i++) {
-		uint64_t r = xsum_stream(seed, i - XSUM_HEADER_WORDS);
-
-		for (size_t b = 0; b < 8 && 8 * i + b < len; b++)
-			p[8 * i + b] = (unsigned char)(r >> (8 * b));
-	}
-	sum = xsum(p, len);
+	/* as the GPU fills a transfer: the header's terms, then each word of the stream's */
+	sum = 0;
+	for (size_t i = 0; i < xsum_words(len); i++)
+		sum += i < XSUM_HEADER_WORDS ? xsum_term(i, xsum_word(p, len, i)) : xsum_fill_word(p, len, seed, i);
 	for (int i = 0; i < 8; i++)
 		p[24 + i] = (unsigned char)(sum >> (8 * i));
 }

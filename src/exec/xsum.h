@@ -16,6 +16,9 @@
  *
  * The stream a transfer is filled with after its 32-byte header is splitmix64's seeded by
  * its tag: word j of it is mix(seed + (j + 1) φ), which any thread computes for its own j.
+ * xsum_fill_word (write a word, return its term) and xsum_word (read one) are the very
+ * per-word steps of the GPU's kernels and of payload.c; only the kernels' adding up of
+ * the terms across threads is theirs alone.
  */
 #ifndef OCTO_EXEC_XSUM_H
 #define OCTO_EXEC_XSUM_H
@@ -61,15 +64,41 @@ XSUM_FN size_t xsum_words(size_t len)
 	return (len + 7) / 8;
 }
 
-/* Word i of p[0 .. len), little-endian, zero past len. */
+/* Word i of p[0 .. len), little-endian, zero past len. (On the GPU, which is
+ * little-endian, a whole word of an 8-byte aligned p is one load.) */
 XSUM_FN uint64_t xsum_word(const unsigned char *p, size_t len, size_t i)
 {
 	size_t at = 8 * i, n = len - at < 8 ? len - at : 8;
 	uint64_t w = 0;
 
+#ifdef __CUDA_ARCH__
+	if (n == 8)
+		return ((const uint64_t *)p)[i];
+#endif
 	for (size_t b = 0; b < n; b++)
 		w |= (uint64_t)p[at + b] << (8 * b);
 	return w;
+}
+
+/* Fills word i (>= XSUM_HEADER_WORDS) of a transfer of len bytes at p with word
+ * i - XSUM_HEADER_WORDS of the stream of seed (its bytes within len) and returns its term
+ * of the checksum: what the GPU's fill kernel does for every word after the header. */
+XSUM_FN uint64_t xsum_fill_word(unsigned char *p, size_t len, uint64_t seed, size_t i)
+{
+	uint64_t w = xsum_stream(seed, i - XSUM_HEADER_WORDS);
+	size_t at = 8 * i, n = len - at < 8 ? len - at : 8;
+
+#ifdef __CUDA_ARCH__
+	if (n == 8) {
+		((uint64_t *)p)[i] = w;
+		return xsum_term(i, w);
+	}
+#endif
+	for (size_t b = 0; b < n; b++)
+		p[at + b] = (unsigned char)(w >> (8 * b));
+	if (n < 8)
+		w &= (1ull << (8 * n)) - 1;
+	return xsum_term(i, w);
 }
 
 /* The checksum of p[0 .. len). */
