@@ -13,6 +13,19 @@ else
     expect_match 'octopipe run: (no GPU: |the cuda backend was not built|the plan needs [0-9]+ GPUs)' "$ERR" \
         "octopipe run --backend cuda fails cleanly when it cannot run"
 fi
+# a tp 2 plan's run prices the plan without the all-reduces its kernels leave out before
+# it looks for a GPU: without one, that is still the line it fails with
+"$OCTOPIPE" plan --model llama2-7b --cluster 8xH200 --schedule 1f1b --microbatches 4 --tp 2 \
+    -o "$TMPDIR_TEST/tp2.json" >/dev/null 2>&1
+run "$OCTOPIPE" run --backend cuda --json "$TMPDIR_TEST/tp2.json"
+if [ "$RC" = 0 ]; then
+    expect_match '"predicted_with_collectives_ms"' "$OUT" "a tp 2 run on a GPU reports the plan's own prediction beside"
+elif [ "$HAVE_CUDA_NCCL" = yes ] && printf '%s\n' "$ERR" | grep -q '^octopipe run: no GPU: .'; then
+    expect_rc 1 "a tp 2 plan gets as far as looking for a GPU"
+else
+    expect_match 'octopipe run: (no GPU: |the cuda backend was not built|the plan needs [0-9]+ GPUs)' "$ERR" \
+        "a tp 2 plan fails cleanly when it cannot run"
+fi
 run "$OCTOPIPE" run --share-gpus "$plan"
 expect_rc 2 "--share-gpus with the emulator is a usage error"
 expect_match 'share-gpus is for the cuda backend' "$ERR" "and says why"
