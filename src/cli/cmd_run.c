@@ -653,8 +653,8 @@ static int execute(const char *arg, const struct run_opts *ro, const struct run_
 	so.comm = SIM_COMM_OVERLAP;
 	r = sim_run(&s, &p, &so, &m, &e);
 	if (r == 0 && not_run) {
-		/* the kernels leave the TP / EP collectives out: what the run is compared with is the
-		 * plan priced without them; the plan's own prediction is kept beside it */
+		/* the kernels leave the TP / EP collectives (and ZeRO 3's gathers) out: what the run
+		 * is compared with is the plan priced without them; the plan's own is kept beside it */
 		bool changed = false;
 
 		with_collectives = m.makespan_ms - m.dp_sync_ms;
