@@ -687,9 +687,9 @@ void cost_layer(const struct work *w, const struct hardware *hw, const struct co
 	lc->b_ms = units_ms(ub, hw->eff_b, hw->launch_us_b);
 	lc->w_ms = units_ms(uw, hw->eff_b, hw->launch_us_b);
 	/* TP all-reduces of the hidden state and the MoE all-to-all: in F and I, never in W */
-	sync = w->tp_syncs * comm_ms(o, tok * (w->in > 0 ? w->in : w->out),
-	                             2 * (t - 1) / t, 2 * (o->tp - 1));
-	a2a = comm_ms(o, tok * w->a2a, (t - 1) / t, 1);
+	sync = o->no_comm ? 0 : w->tp_syncs * comm_ms(o, tok * (w->in > 0 ? w->in : w->out), 2 * (t - 1) / t,
+	                                              2 * (o->tp - 1));
+	a2a = o->no_comm ? 0 : comm_ms(o, tok * w->a2a, (t - 1) / t, 1);
 	lc->f_ms += sync + a2a;
 	lc->b_ms += sync + a2a;
 	if (o->recompute)

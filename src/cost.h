@@ -141,6 +141,8 @@ struct cost_opts {
 	int tp;                  /* tensor-parallel degree (1: none) */
 	bool recompute;          /* full activation recompute: keep only the layer input */
 	double link_gbytes_per_s, link_latency_us; /* the TP / EP group's link */
+	bool no_comm;            /* leave out the TP all-reduces and the all-to-all: the work one
+	                          * GPU does by itself (what the cuda executor runs at tp > 1) */
 };
 
 /*

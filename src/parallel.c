@@ -300,9 +300,10 @@ int model_reprice(struct model *m, const struct hardware *hw, struct err *e)
 	return 0;
 }
 
-/* Rescales every layer of out (a copy of the file's table) from degree o->tp to tp. */
+/* Rescales every layer of out (a copy of the file's table) from degree o->tp to tp; without
+ * collectives, to the cost of its kernels alone (the file's own times include them). */
 static int retarget(struct model *out, const struct arch *a, const struct hardware *hw, struct cost_opts o,
-                    const struct cluster *g, int tp, struct err *e)
+                    const struct cluster *g, int tp, bool collectives, struct err *e)
 {
 	for (int i = 0; i < a->nlayers; i++) {
 		const struct work *w = &a->layers[i].w;
@@ -320,6 +321,7 @@ static int retarget(struct model *out, const struct arch *a, const struct hardwa
 
 		cost_layer(&a->layers[i].w, hw, &o, &c0);
 		o1.tp = tp;
+		o1.no_comm = !collectives;
 		cost_layer(&a->layers[i].w, hw, &o1, &c1);
 		l->f_ms = scaled(l->f_ms, c0.f_ms, c1.f_ms);
 		l->b_ms = scaled(l->b_ms, c0.b_ms, c1.b_ms);
@@ -371,8 +373,9 @@ static int check_expert_split(const struct model *m, int ep, struct err *e)
 	return r;
 }
 
-int parallel_model(const struct model *m, const struct cluster *g, const struct parallel *l, struct model *out,
-                 struct err *e)
+/* parallel_model, or with collectives false parallel_model_compute */
+static int model_at(const struct model *m, const struct cluster *g, const struct parallel *l, bool collectives,
+                    struct model *out, struct err *e)
 {
 	int made = model_made_tp(m);
 
@@ -390,7 +393,8 @@ int parallel_model(const struct model *m, const struct cluster *g, const struct 
 	}
 	if (model_copy(out, m, e) < 0)
 		return -1;
-	if (l->tp != made) {
+	/* a table made at tp > 1 holds its collectives: only its architecture can take them out */
+	if (l->tp != made || (!collectives && made > 1)) {
 		struct arch a;
 		struct cost_opts o;
 		struct hardware hw;
@@ -398,13 +402,17 @@ int parallel_model(const struct model *m, const struct cluster *g, const struct 
 
 		if (r != 0) {
 			model_release(out);
-			if (r > 0)
+			if (r > 0 && l->tp != made)
 				return err_set(e, ERR_INPUT, "model '%s' has no architecture (a measured or hand-made table at "
 				               "tp %d): it cannot be priced at tp %d; make it with `octopipe cost` from its "
 				               "config.json", m->name, made, l->tp);
+			if (r > 0)
+				return err_set(e, ERR_INPUT, "model '%s' has no architecture (a measured or hand-made table at "
+				               "tp %d): its tensor-parallel collectives cannot be told from its kernels",
+				               m->name, made);
 			return -1;
 		}
-		r = retarget(out, &a, &hw, o, g, l->tp, e);
+		r = retarget(out, &a, &hw, o, g, l->tp, collectives, e);
 		arch_release(&a);
 		hardware_release(&hw);
 		if (r < 0) {
@@ -412,7 +420,7 @@ int parallel_model(const struct model *m, const struct cluster *g, const struct 
 			return -1;
 		}
 	}
-	if (l->ep > 1) {
+	if (l->ep > 1 && collectives) {
 		const struct link *lk = parallel_ep_link(l, g);
 
 		for (int i = 0; i < out->nlayers; i++) {
@@ -430,6 +438,18 @@ int parallel_model(const struct model *m, const struct cluster *g, const struct 
 		}
 	}
 	return 0;
+}
+
+int parallel_model(const struct model *m, const struct cluster *g, const struct parallel *l, struct model *out,
+                   struct err *e)
+{
+	return model_at(m, g, l, true, out, e);
+}
+
+int parallel_model_compute(const struct model *m, const struct cluster *g, const struct parallel *l,
+                           struct model *out, struct err *e)
+{
+	return model_at(m, g, l, false, out, e);
 }
 
 int parallel_replica(const struct model *m, const struct cluster *g, const struct parallel *l, struct model *rm,

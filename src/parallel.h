@@ -95,7 +95,17 @@ int parallel_cluster(const struct cluster *gpus, const struct parallel *l, struc
 int parallel_model(const struct model *m, const struct cluster *gpus, const struct parallel *l,
                  struct model *out, struct err *e);
 
-/* Both of the above: what one replica of layout l sees (rm and rc are filled fresh). */
+/* parallel_model without the collectives the layer costs include: the tensor-parallel
+ * all-reduces and all-to-all of every layer (cost_opts.no_comm) and the EP all-to-all, so
+ * each layer costs what one GPU of its TP group computes by itself — what the cuda
+ * executor runs, one GPU per pipeline rank. A table made at tp > 1 is re-priced from its
+ * architecture even at its own degree (its times hold the collectives); without one
+ * (a measured table at tp > 1) that is an ERR_INPUT error. */
+int parallel_model_compute(const struct model *m, const struct cluster *gpus, const struct parallel *l,
+                           struct model *out, struct err *e);
+
+/* parallel_check, parallel_model and parallel_cluster: what one replica of layout l sees
+ * (rm and rc are filled fresh). */
 int parallel_replica(const struct model *m, const struct cluster *gpus, const struct parallel *l,
                      struct model *rm, struct cluster *rc, struct err *e);
 

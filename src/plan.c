@@ -467,7 +467,7 @@ void plan_stage_ms(const struct plan *p, int s, double ms[3])
 		redo += rc == RECOMPUTE_FULL ? y->f_ms : rc == RECOMPUTE_SELECTIVE ? y->core_f_ms : 0;
 	}
 	bw = (p->split_backward ? b : b + w) + redo;
-	if (p->cluster.rep.zero >= 3) {
+	if (p->cluster.rep.zero >= 3 && !p->no_gathers) {
 		struct parallel par = plan_parallel(p);
 		double params = 0, experts = 0, g;
 
@@ -522,6 +522,43 @@ int plan_set_parallel(struct plan *p, const struct parallel *l, struct err *e)
 		p->has_parallel = false;
 	}
 	return plan_apply_parallel(p, &x, e);
+}
+
+int plan_drop_collectives(struct plan *p, bool *changed, struct err *e)
+{
+	const struct model *src = plan_src_model(p);
+	struct parallel l = p->par;
+	double *before = malloc((size_t)p->nstages * 3 * sizeof(*before) + 1);
+
+	*changed = false;
+	if (!before)
+		return err_set(e, ERR_RUNTIME, "out of host memory");
+	for (int s = 0; s < p->nstages; s++)
+		plan_stage_ms(p, s, &before[s * 3]);
+	if (!p->has_parallel) {
+		parallel_default(&l, p->ndevices);
+		l.tp = model_made_tp(src);
+	}
+	if (l.tp > 1 || l.ep > 1) {
+		struct model m;
+
+		if (parallel_model_compute(src, plan_src_cluster(p), &l, &m, e) < 0) {
+			free(before);
+			return -1;
+		}
+		model_release(&p->model);
+		p->model = m;
+	}
+	p->no_gathers = true;
+	for (int s = 0; s < p->nstages && !*changed; s++) {
+		double ms[3];
+
+		plan_stage_ms(p, s, ms);
+		for (int k = 0; k < 3; k++)
+			*changed |= ms[k] != before[s * 3 + k];
+	}
+	free(before);
+	return 0;
 }
 
 void plan_set_recompute(struct plan *p, enum recompute r)

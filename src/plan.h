@@ -54,6 +54,8 @@ struct plan {
 	int microbatches;
 	bool split_backward;
 	enum plan_comm comm;    /* default overlap */
+	bool no_gathers;        /* ZeRO-3's weight gathers left out of the op times
+	                         * (plan_drop_collectives) */
 	int nstages;
 	struct stage *stages;
 	int ndevices;           /* = cluster.devices */
@@ -74,6 +76,13 @@ int plan_attach_parallel(struct plan *p, const struct parallel *l, const struct 
 /* Re-prices a loaded plan under another layout with the same pp (its devices): from the
  * files' model and cluster again. */
 int plan_set_parallel(struct plan *p, const struct parallel *l, struct err *e);
+/* Re-prices p without the collectives its op times include: its layer table without the
+ * tensor-parallel and expert-parallel ones (parallel_model_compute, at the plan's TP
+ * degree, or the degree its model was made at) and, under ZeRO 3, its ops without the
+ * weight gathers they wait for: the plan as the cuda executor runs it, one GPU per
+ * pipeline rank of one replica. *changed says whether any op's time moved. -1 with e
+ * when the collectives cannot be told apart (a table at tp > 1 without architecture). */
+int plan_drop_collectives(struct plan *p, bool *changed, struct err *e);
 /* Every stage recomputes as r. */
 void plan_set_recompute(struct plan *p, enum recompute r);
 

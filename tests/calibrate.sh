@@ -161,4 +161,39 @@ run "$OCTOPIPE" calibrate --emulate-gpu -o "$T/no/such/dir/gpu.json" gemma3-12b
 expect_rc 1 "calibrate --gpu -o into a missing directory"
 expect_match "^octopipe calibrate: $T/no/such/dir/gpu.json: cannot create a temporary file" "$ERR" "is refused before the benchmarks"
 if [ -z "$OUT" ]; then ok "no report printed"; else not_ok "calibrate benchmarked before refusing its output" "$OUT"; fi
+# A cuda run at tp > 1 leaves the all-reduces out and says so in its timeline ("not_run"):
+# calibrate compares it with the plan priced without them. A measurement that took
+# exactly the dry run's per-op predictions (made here from the simulated timeline, each
+# op's end moved to its start plus that) gives every layer back unchanged; the same
+# timeline without "not_run" would read the missing all-reduces as faster layers.
+"$OCTOPIPE" plan --model llama2-7b --cluster 8xH200 --schedule 1f1b --microbatches 4 --tp 2 -o "$T/ctp2.json" >/dev/null 2>&1
+"$OCTOPIPE" sim --timeline-out "$T/ctp2.sim.json" "$T/ctp2.json" >/dev/null 2>&1
+"$OCTOPIPE" run --backend cuda --dry-run --json "$T/ctp2.json" >"$T/ctp2.dry.json" 2>&1
+python3 - "$T/ctp2.sim.json" "$T/ctp2.dry.json" "$T/ctp2.meas.json" "$T/ctp2.full.json" <<'PY'
+import json, sys
+tl, dry = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+ms = {(o["stage"], o["op"]): o["predicted_ms"] for o in dry["ops"]}
+tl["source"] = "cuda"
+for d in tl["devices"]:
+    for o in d["ops"]:
+        o["end_ms"] = o["start_ms"] + ms[(o["stage"], o["op"])]
+tl.pop("metrics", None)
+json.dump(tl, open(sys.argv[4], "w"))
+tl["not_run"] = dry["not_run"]
+json.dump(tl, open(sys.argv[3], "w"))
+PY
+for what in meas full; do
+    "$OCTOPIPE" calibrate --plan "$T/ctp2.json" -o "$T/ctp2.$what.model.json" "$T/ctp2.$what.json" >"$T/ctp2.$what.out" 2>&1
+done
+if python3 - "$top_srcdir/samples/models/llama2-7b.json" "$T/ctp2.meas.model.json" "$T/ctp2.full.model.json" <<'PY'
+import json, sys
+m0, m1, m2 = (json.load(open(f))["layers"] for f in sys.argv[1:4])
+worst = max(abs(b[k] - a[k]) / a[k] for a, b in zip(m0, m1) for k in ("f_ms", "b_ms") if a[k] > 0)
+assert worst < 1e-4, worst
+# without "not_run": the decoder layers' F read about 8% faster than they are
+shrunk = min(b["f_ms"] / a["f_ms"] for a, b in zip(m0, m2) if a["f_ms"] > 0)
+assert shrunk < 0.97, shrunk
+PY
+then ok "a run that left its all-reduces out recalibrates against the prediction without them: every layer unchanged"
+else not_ok "calibrate from a tp 2 cuda timeline" "$(cat "$T/ctp2.meas.out" "$T/ctp2.full.out" | head -c 400)"; fi
 done_testing

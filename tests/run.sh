@@ -329,15 +329,141 @@ expect_rc 1 "run --timeline-out into a missing directory"
 expect_match "^octopipe run: $T/no/such/dir/m.json: cannot create a temporary file" "$ERR" "says why before running"
 if [ -z "$OUT" ]; then ok "nothing ran (no summary)"; else not_ok "run ran before refusing its timeline" "$OUT"; fi
 # architecture kernels at tp > 1: one GPU runs each rank's 1/tp share, without the TP
-# all-reduces the layer costs include; every output says so, a tp 1 plan says nothing
+# all-reduces the layer costs include. The dry run's per-op prediction (what a run is
+# compared with) is the plan priced without them; the plan's own stays beside it, equal to
+# the simulated op; the difference is the all-reduces' ring formula (parallel.c): over T = 2
+# GPUs of the intra-node link, 2 (T-1)/T x tokens x h x 2 bytes / bandwidth + 2 (T-1)
+# latencies each, two per decoder layer, one for the embedding, none for the head.
 "$OCTOPIPE" plan --model llama2-7b --cluster 8xH200 --schedule 1f1b --microbatches 4 --tp 2 -o "$T/tp2.json" >/dev/null 2>&1
 run "$OCTOPIPE" run --backend cuda --dry-run "$T/tp2.json"
-expect_match '^not run: the tensor-parallel all-reduces of each layer are priced in the prediction but not run' "$OUT" \
+expect_match '^not run: the tensor-parallel all-reduces of each layer are priced in the plan but not run' "$OUT" \
     "the dry run of a tp 2 plan says what its kernels leave out"
-run "$OCTOPIPE" run --backend cuda --dry-run --json "$T/tp2.json"
-expect_match '"not_run": "the tensor-parallel all-reduces' "$OUT" "and its JSON"
+expect_match '^STAGE DEVICE OP  COUNT PREDICTED ms     \+COLL ms  KERNEL' "$OUT" "and shows what they add per op"
+# (a tp 2 layout of a tp 1 table; a table made at tp 2, planned without a layout)
+"$OCTOPIPE" cost "$top_srcdir/samples/architectures/llama2-7b.json" --cluster 8xH200 --tp 2 -o "$T/made2.model.json" \
+    >/dev/null 2>&1
+"$OCTOPIPE" plan --model "$T/made2.model.json" --cluster 8xH200 --schedule 1f1b --microbatches 4 --partition uniform \
+    -o "$T/made2.json" >/dev/null 2>&1
+for pl in tp2 made2; do
+"$OCTOPIPE" run --backend cuda --dry-run --json "$T/$pl.json" >"$T/$pl.dry.json" 2>&1
+"$OCTOPIPE" sim --timeline-out "$T/$pl.tl.json" "$T/$pl.json" >/dev/null 2>&1
+if python3 - "$T/$pl.dry.json" "$T/$pl.tl.json" "$T/$pl.json" "$top_srcdir/samples/models/llama2-7b.json" \
+    "$top_srcdir/samples/clusters/8xH200.json" "$top_srcdir/samples/architectures/llama2-7b.json" <<'PY'
+import json, sys
+dry, tl, plan, model, cluster, arch = (json.load(open(f)) for f in sys.argv[1:7])
+assert dry["not_run"].startswith("the tensor-parallel all-reduces"), dry
+sim = {}
+for d in tl["devices"]:
+    for o in d["ops"]:
+        sim[(o["stage"], o["op"])] = o["end_ms"] - o["start_ms"]
+lk = cluster["intra_node"]
+T, h, tok = 2, arch["hidden_size"], model["seq_len"] * model.get("micro_batch_size", 1)
+ring = 1e3 * 2 * (T - 1) / T * tok * h * 2 / (lk["gbytes_per_s"] * 1e9) + 2 * (T - 1) * lk["latency_us"] * 1e-3
+n = len(model["layers"])
+for o in dry["ops"]:
+    a, b = plan["stages"][o["stage"]]["layers"]
+    syncs = sum(1 if l == 0 else 0 if l == n - 1 else 2 for l in range(a, b + 1))
+    full, run = o["predicted_with_collectives_ms"], o["predicted_ms"]
+    assert abs(full - sim[(o["stage"], o["op"])]) < 1e-5, (o["stage"], o["op"], full, sim[(o["stage"], o["op"])])
+    want = syncs * ring if o["op"] in ("F", "B", "I") else 0
+    assert abs(full - run - want) < 1e-5, (o["stage"], o["op"], full - run, want)
+PY
+then ok "$pl: per op, predicted_ms is the op without its all-reduces, the ring formula's less than the plan's (= sim's)"
+else not_ok "$pl: the dry run's predictions without and with the collectives" "$(head -c 300 "$T/$pl.dry.json")"; fi
+done
 "$OCTOPIPE" plan --model llama2-7b --cluster 8xH200 --schedule 1f1b --microbatches 4 -o "$T/tp1.json" >/dev/null 2>&1
 run "$OCTOPIPE" run --backend cuda --dry-run --json "$T/tp1.json"
-if [ "$RC" = 0 ] && ! printf '%s' "$OUT" | grep -q not_run; then ok "a tp 1 plan has nothing left out"
+if [ "$RC" = 0 ] && ! printf '%s' "$OUT" | grep -q 'not_run\|with_collectives'; then ok "a tp 1 plan has nothing left out"
 else not_ok "a tp 1 plan's dry run" "exit $RC" "$OUT"; fi
+# a MoE model at ep 2 (tp 1): the experts' all-to-all is what the kernels leave out
+"$OCTOPIPE" plan --model deepseek-v2-lite --cluster 8xH200 --schedule 1f1b --microbatches 4 --dp 2 --ep 2 \
+    -o "$T/ep2.json" >/dev/null 2>&1
+run "$OCTOPIPE" run --backend cuda --dry-run --json "$T/ep2.json"
+if printf '%s' "$OUT" | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+assert r["not_run"].startswith("the experts\x27 expert-parallel all-to-all"), r.get("not_run")
+d = [o["predicted_with_collectives_ms"] - o["predicted_ms"] for o in r["ops"]]
+assert all(x >= -1e-9 for x in d) and max(d) > 0, d
+assert all(abs(x) < 1e-9 for o, x in zip(r["ops"], d) if o["op"] == "W"), d
+'; then ok "ep 2: the experts' all-to-all is left out of F and B, never of W"
+else not_ok "the dry run of an ep 2 plan" "exit $RC" "$(printf '%s' "$OUT" | head -c 300)" "$ERR"; fi
+# ZeRO 3: an op waits for its stage's weights, all-gathered over the data-parallel ranks
+# (it takes max(compute, gather), plan.c), which one replica does not run either: with a
+# slow link (5 GB/s) the gathers exceed the compute, and each F and B is predicted at its
+# compute alone, its plan's time being the ring formula's gather (parallel.c)
+python3 - "$top_srcdir/samples/clusters/8xH200.json" "$T/slow.cluster.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["intra_node"] = {"gbytes_per_s": 5, "latency_us": 5}
+json.dump(c, open(sys.argv[2], "w"))
+PY
+"$OCTOPIPE" plan --model llama2-7b --cluster "$T/slow.cluster.json" --schedule zb-h1 --microbatches 4 --dp 2 --zero 3 \
+    -o "$T/z3.json" >/dev/null 2>&1
+run "$OCTOPIPE" run --backend cuda --dry-run --json "$T/z3.json"
+if printf '%s' "$OUT" | python3 -c '
+import json, sys
+r, plan, model = json.load(sys.stdin), json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert "ZeRO 3" in r["not_run"], r.get("not_run")
+lk, n = {"gbytes_per_s": 5, "latency_us": 5}, 2
+for o in r["ops"]:
+    a, b = plan["stages"][o["stage"]]["layers"]
+    params = sum(model["layers"][l]["param_bytes"] for l in range(a, b + 1))
+    g = 1e3 * (n - 1) / n * params / (lk["gbytes_per_s"] * 1e9) + (n - 1) * lk["latency_us"] * 1e-3
+    want = max(o["predicted_ms"], g) if o["op"] != "W" else o["predicted_ms"]
+    assert abs(o["predicted_with_collectives_ms"] - want) < 1e-5, (o["stage"], o["op"], o, g)
+    assert o["op"] == "W" or g > o["predicted_ms"], (o["stage"], o["op"], g)
+' "$T/z3.json" "$top_srcdir/samples/models/llama2-7b.json"; then
+    ok "ZeRO 3: each F and I is predicted without the weight gather it waits for in the plan (the ring formula)"
+else not_ok "the dry run of a ZeRO 3 plan" "exit $RC" "$(printf '%s' "$OUT" | head -c 300)" "$ERR"; fi
+# the emulator runs the table's times, collectives and all: its prediction is the plan's
+run "$OCTOPIPE" run --json "$T/tp2.json"
+if [ "$RC" = 0 ] && ! printf '%s' "$OUT" | grep -q 'with_collectives\|not_run'; then
+    ok "the emulator at tp 2 compares with the plan's own prediction"
+else not_ok "run --json on emu at tp 2" "exit $RC" "$OUT" "$ERR"; fi
+# launches: the cuda backend issues what the prediction charges (kplan.h). Priced with
+# the launch overhead 1 us higher, every op's predicted time grows by its charged launches
+# x 1 us: the dry run's "charged_launches" is what the prediction charges. The backend
+# issues exactly those — each routed expert's GEMM its own launch, as priced — but for a
+# fused attention core, which it runs as its query blocks' GEMMs and softmax.
+python3 - "$top_srcdir/samples/clusters/8xH200.json" "$top_srcdir/samples/models/deepseek-v2-lite.json" "$T" <<'PY'
+import json, sys
+c, m, t = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3]
+for i, bump in enumerate((0, 1)):
+    hw = json.loads(json.dumps(m["source"]["hardware"]))
+    hw["launch_us"] = {"f": hw["launch_us"]["f"] + bump, "b": hw["launch_us"]["b"] + bump}
+    c["hardware"] = hw
+    json.dump(c, open("%s/launch%d.cluster.json" % (t, i), "w"))
+PY
+for i in 0 1; do
+    "$OCTOPIPE" cost "$top_srcdir/samples/architectures/deepseek-v2-lite.json" --cluster "$T/launch$i.cluster.json" \
+        -o "$T/launch$i.model.json" >/dev/null 2>&1
+    "$OCTOPIPE" plan --model "$T/launch$i.model.json" --cluster "$T/launch$i.cluster.json" --schedule zb-h1 \
+        --microbatches 4 --partition uniform -o "$T/launch$i.plan.json" >/dev/null 2>&1
+    "$OCTOPIPE" run --backend cuda --dry-run --json "$T/launch$i.plan.json" >"$T/launch$i.dry.json" 2>&1
+done
+if python3 - "$T/launch0.dry.json" "$T/launch1.dry.json" "$top_srcdir/samples/architectures/deepseek-v2-lite.json" <<'PY'
+import json, sys
+a, b, arch = (json.load(open(f)) for f in sys.argv[1:4])
+assert a["kernels"] == "architecture", a["kernels"]
+experts = 0
+for x, y in zip(a["ops"], b["ops"]):
+    assert (x["stage"], x["op"]) == (y["stage"], y["op"])
+    charged = (y["predicted_ms"] - x["predicted_ms"]) * 1000
+    assert abs(charged - x["charged_launches"]) < 0.01, (x["stage"], x["op"], charged, x["charged_launches"])
+    assert x["charged_launches"] == sum(k["charged_launches"] for k in x["kernels"]), x["op"]
+    assert x["launches"] == sum(k["launches"] for k in x["kernels"]), x["op"]
+    for k in x["kernels"]:
+        if k.get("query_blocks"):   # a fused core: its blocks' GEMMs (2, backward 4) and softmax
+            per = (2 if x["op"] == "F" else 4) + (k["class"] != "gemm")
+            assert k["launches"] == k["query_blocks"] * per, k
+            continue
+        assert k["launches"] == k["charged_launches"], (x["op"], k)
+        if k["class"] == "grouped_gemm":
+            assert k["launches"] == k["groups"] == arch["n_routed_experts"], k
+            experts += 1
+assert experts > 0
+PY
+then ok "each op's charged launches are what its prediction charges; the backend issues them, an expert GEMM per expert"
+else not_ok "the dry run's launches against the prediction's" "$(head -c 300 "$T/launch0.dry.json")"; fi
 done_testing

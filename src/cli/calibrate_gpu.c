@@ -2,9 +2,10 @@
  * calibrate_gpu — `octopipe calibrate --gpu MODEL -o OUT`: the cost model's efficiencies
  * per kernel class, refitted to this GPU. Every kernel of each layer kind of MODEL's
  * architecture runs alone on the GPU (its forward, then its backward), the times become
- * calibration points (calibrate.h: each point's work in one class), the least-squares fit
- * gives each class's efficiency and the launch overhead, and OUT is MODEL re-priced with
- * them (its source's hardware replaced). The GPU work is the cuda backend's (run_backend.h);
+ * calibration points (calibrate.h: each point's work in one class, and the launches the
+ * cuda backend issued for it, kplan_launches), the least-squares fit gives each class's
+ * efficiency and the launch overhead per launch, and OUT is MODEL re-priced with them
+ * (its source's hardware replaced). The GPU work is the cuda backend's (run_backend.h);
  * octopipe itself hands the command over to octopipe-cuda, as it does for run.
  */
 #include "config.h"
@@ -17,6 +18,7 @@
 #include "calibrate.h"
 #include "cli.h"
 #include "cli/run_backend.h"
+#include "exec/kplan.h"
 #include "fileio.h"
 #include "json.h"
 #include "parallel.h"
@@ -130,6 +132,15 @@ int calibrate_gpu(int argc, char **argv, const char *model_arg, const char *out,
 		cli_err("octopipe calibrate: %s\n", e.msg);
 		rc = e.cls == ERR_INPUT ? EXIT_INPUT : EXIT_RUNTIME;
 		goto out;
+	}
+	/* the fit charges each bench the launches it issues on the GPU (kplan.h): the cost
+	 * model's own for every kernel but a fused attention core, which the backend runs as
+	 * its query blocks' GEMMs; so the launch overhead is fitted per launch made and the
+	 * core's efficiency is not charged for launches the cost model does not price */
+	for (int i = 0; i < n; i++) {
+		b[i].f.launches = (int)kplan_launches(&b[i].f, PASS_F);
+		for (int k = 0; k < b[i].nbw; k++)
+			b[i].bw[k].launches = (int)kplan_launches(&b[i].bw[k], k == 0 ? PASS_I : PASS_W);
 	}
 	if (emulate_gpu)
 		emulate(b, n, &before);

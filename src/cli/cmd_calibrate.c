@@ -51,7 +51,9 @@ static void usage(FILE *f)
 	      "cuda backend and a GPU: without one it fails with one line (\"no GPU: why\"), exit 1.\n"
 	      "\n"
 	      "The prediction is of OctoPipe's executor, which overlaps transfers: a measured\n"
-	      "run is compared with the plan simulated that way, whatever its \"comm\".\n"
+	      "run is compared with the plan simulated that way, whatever its \"comm\"; a run\n"
+	      "whose timeline says it left the plan's collectives out (\"not_run\": the cuda\n"
+	      "backend at tp > 1, ep > 1 or ZeRO 3) with the plan priced without them.\n"
 	      "\n"
 	      "exit status: 0 ok, 1 runtime failure (--gpu: no GPU or no cuda backend), 2 bad input\n"
 	      "(a timeline of another plan; --gpu: a model without an architecture),\n"
@@ -72,6 +74,14 @@ static int set_model(struct plan *p, struct model *m, struct err *e)
 	model_release(&p->model);
 	p->model = *m;
 	return 0;
+}
+
+/* p priced without the collectives a measured run left out (plan_drop_collectives). */
+static int drop_collectives(struct plan *p, struct err *e)
+{
+	bool changed;
+
+	return plan_drop_collectives(p, &changed, e);
 }
 
 /* Iteration time of plan p as the executor runs it (one replica, no data-parallel sync);
@@ -191,6 +201,7 @@ int cmd_calibrate(int argc, char **argv)
 	struct rescale r;
 	double meas, before, after;
 	cJSON *root;
+	const cJSON *nr;   /* the timeline's "not_run": collectives the run left out */
 	struct strbuf sb = STRBUF_INIT;
 
 	optind = 0;
@@ -263,6 +274,13 @@ int cmd_calibrate(int argc, char **argv)
 			goto out_plan;
 		}
 	}
+	/* a run that left collectives out (octopipe run --backend cuda at tp > 1, ep > 1 or ZeRO
+	 * 3: "not_run") is compared with the plan priced without them, as the run was */
+	nr = t.extra ? cJSON_GetObjectItemCaseSensitive(t.extra, "not_run") : NULL;
+	if (cJSON_IsString(nr) && drop_collectives(&p, &e) < 0) {
+		rc = cli_report(&e);
+		goto out_plan;
+	}
 	/* only a whole run of this plan can be fitted: a stage it leaves out would keep
 	 * factor 1 as if measured (the run checked its own timeline the same way); another
 	 * device count is rescale_fit's to name, with its JSON path */
@@ -316,7 +334,7 @@ int cmd_calibrate(int argc, char **argv)
 		rc = EXIT_RUNTIME;
 	} else {
 		/* re-simulate the same plan with the fitted costs */
-		if (set_model(&p, &fitted, &e) < 0)
+		if (set_model(&p, &fitted, &e) < 0 || (cJSON_IsString(nr) && drop_collectives(&p, &e) < 0))
 			rc = cli_report(&e);
 		else if ((after = simulate(&p, plan_path, &rc)) >= 0) {
 			rc = report(&p, &r, tl_path, plan_path, t.source, meas, before, after, fit_overhead, json);

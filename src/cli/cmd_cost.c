@@ -365,7 +365,7 @@ int cmd_cost(int argc, char **argv)
 	const char *cluster_arg = NULL, *out = NULL, *name = NULL, *cluster_out = NULL;
 	char *profiles[MAX_CONFIGS];
 	struct arch archs[MAX_CONFIGS];
-	struct cost_opts o = { 0, 1, 1, false, 0, 0 };
+	struct cost_opts o = { 0, 1, 1, false, 0, 0, false };
 	struct cluster c;
 	struct model m;
 	struct err e = ERR_INIT;

@@ -66,17 +66,26 @@ static void usage(FILE *f)
 	      "  --timeout S        watchdog: the longest any wait may take (default 10 s)\n"
 	      "  --force            run a plan that the simulator finds out of device memory\n"
 	      "  --dry-run          with --backend cuda: list the kernels every op would launch,\n"
-	      "                     with shapes, FLOPs and bytes (no GPU needed; --json)\n"
+	      "                     with shapes, FLOPs and bytes (no GPU needed; --json: also each\n"
+	      "                     op's \"launches\" and the \"charged_launches\" its prediction\n"
+	      "                     charges, equal but for fused attention cores)\n"
 	      "  --mpi              one MPI rank per device (automatic under mpirun/srun;\n"
 	      "                     needs a build --with-mpi)\n"
 	      "  --events-out FILE  octopipe.events/1 JSON lines (\"-\" for stdout)\n"
 	      "  --timeline-out F   the measured timeline of the last iteration\n"
 	      "  --json             {\"predicted_ms\", \"measured_ms\", \"error\", \"kernels\", \"devices\": [...]}\n"
 	      "                     (and \"kernels_note\": why a model's ops run fitted proxies unasked;\n"
-	      "                     \"not_run\": what the prediction prices that the kernels do not run,\n"
-	      "                     the tensor-parallel all-reduces of a tp > 1 plan)\n"
+	      "                     \"not_run\": what the plan prices that the kernels do not run,\n"
+	      "                     and \"predicted_with_collectives_ms\": the plan's own prediction)\n"
 	      "\n"
 	      "error is the prediction's: (predicted - measured) / measured, as in octopipe calibrate.\n"
+	      "predicted is what this run's ops were expected to take: with --backend cuda, kernels\n"
+	      "from the architecture and tp > 1 (or ep > 1, or ZeRO 3), one GPU runs each pipeline\n"
+	      "rank's share of the kernels without the tensor-parallel all-reduces, the all-to-all\n"
+	      "and ZeRO 3's weight gathers, so predicted is the plan priced without those\n"
+	      "collectives (the dry run's per-op times too), and\n"
+	      "predicted_with_collectives is the plan's own (octopipe sim's, less the data-parallel\n"
+	      "sync this executor does not run either).\n"
 	      "kernels says what the ops ran: \"emulated\" (the model's times on a virtual clock),\n"
 	      "\"architecture\" (cuda: the layers' kernels, timed as they run: a test of the cost\n"
 	      "model) or \"fitted\" (cuda proxies fitted to the predicted times: a test of the\n"
@@ -533,9 +542,9 @@ int cmd_run(int argc, char **argv)
 }
 
 /* run --json: the iteration and each device, predicted against measured. */
-static int print_json(double predicted, const struct timeline *pred, const struct timeline *meas,
-                      double measured, int repaired, const struct run_backend *rb, const char *kernels,
-                      const char *kernels_why, const char *not_run)
+static int print_json(double predicted, double with_collectives, const struct timeline *pred,
+                      const struct timeline *meas, double measured, int repaired, const struct run_backend *rb,
+                      const char *kernels, const char *kernels_why, const char *not_run)
 {
 	struct jw w = { false };
 	cJSON *root = cJSON_CreateObject(), *devs;
@@ -544,6 +553,8 @@ static int print_json(double predicted, const struct timeline *pred, const struc
 	if (!root)
 		w.oom = true;
 	jw_num(&w, root, "predicted_ms", usec(predicted));
+	if (with_collectives >= 0)
+		jw_num(&w, root, "predicted_with_collectives_ms", usec(with_collectives));
 	jw_num(&w, root, "measured_ms", usec(measured));
 	jw_num(&w, root, "error", usec(prediction_error(predicted, measured)));
 	jw_num(&w, root, "repaired_receives", repaired);
@@ -604,7 +615,8 @@ static int execute(const char *arg, const struct run_opts *ro, const struct run_
 	struct emu_opts eo = ro->eo;
 	struct events ev = { NULL, NULL, 0, 0, ro->eo.timeout_s };
 	bool json = ro->json;
-	int iters = ro->iters, rc = EXIT_OK, repaired = 0;
+	int iters = ro->iters, rc = EXIT_OK, repaired = 0, r;
+	double with_collectives = -1;   /* the plan's prediction, when the run's leaves collectives out */
 	struct err e = ERR_INIT, broke = ERR_INIT;
 	struct plan p;
 	struct sim s;
@@ -623,13 +635,45 @@ static int execute(const char *arg, const struct run_opts *ro, const struct run_
 		stop_ranks(rb, mpi, &e);
 		return cli_report(&e);
 	}
+	if (!kernels) {
+		/* the backend runs kernels: the layers' architecture, or fitted proxies */
+		if (kplan_choose(&p, ro->fit || ro->gemm_tflops > 0, &mode, &works, &ko, &kernels_why, &e) < 0) {
+			stop_ranks(rb, mpi, &e);
+			plan_release(&p);
+			return cli_report(&e);
+		}
+		kernels = kplan_mode_name(mode);
+		not_run = kplan_not_run(&p, works, &ko);
+	}
 	memset(&s, 0, sizeof(s));
 	sim_opts_default(&so);
 	so.record = true;
 	/* the prediction is of this executor, which overlaps every transfer with compute,
 	 * whatever runtime the plan was written for */
 	so.comm = SIM_COMM_OVERLAP;
-	if (sim_run(&s, &p, &so, &m, &e) < 0) {
+	r = sim_run(&s, &p, &so, &m, &e);
+	if (r == 0 && not_run) {
+		/* the kernels leave the TP / EP collectives (and ZeRO 3's gathers) out: what the run
+		 * is compared with is the plan priced without them; the plan's own is kept beside it */
+		bool changed = false;
+
+		with_collectives = m.makespan_ms - m.dp_sync_ms;
+		metrics_release(&m);
+		sim_release(&s);
+		memset(&s, 0, sizeof(s));
+		if (plan_drop_collectives(&p, &changed, &e) < 0) {
+			stop_ranks(rb, mpi, &e);
+			free(works);
+			plan_release(&p);
+			return cli_report(&e);
+		}
+		if (!changed) {
+			with_collectives = -1;
+			not_run = NULL;
+		}
+		r = sim_run(&s, &p, &so, &m, &e);
+	}
+	if (r < 0) {
 		rc = e.cls == ERR_INFEASIBLE ? EXIT_INFEASIBLE : EXIT_RUNTIME;
 		err_prefix(&e, "plan infeasible");
 		err_prefix(&e, path);
@@ -637,6 +681,7 @@ static int execute(const char *arg, const struct run_opts *ro, const struct run_
 		cli_err("%s\n", e.msg);
 		metrics_release(&m);
 		sim_release(&s);
+		free(works);
 		plan_release(&p);
 		return rc;
 	}
@@ -698,16 +743,6 @@ static int execute(const char *arg, const struct run_opts *ro, const struct run_
 			goto out_x;
 		}
 	}
-	if (!kernels) {
-		/* the backend runs kernels: the layers' architecture, or fitted proxies */
-		if (kplan_choose(&p, ro->fit || ro->gemm_tflops > 0, &mode, &works, &ko, &kernels_why, &e) < 0) {
-			stop_ranks(rb, mpi, &e);
-			rc = cli_report(&e);
-			goto out_x;
-		}
-		kernels = kplan_mode_name(mode);
-		not_run = kplan_not_run(works, plan_src_model(&p)->nlayers, &ko);
-	}
 	if (rb->open) {
 		struct run_backend_opts bo = { .eo = eo, .timeout_s = eo.timeout_s, .gemm_tflops = ro->gemm_tflops,
 		                               .works = works, .kernel_opts = ko, .share_gpus = ro->share_gpus, .rank = mpi ? rank : -1 };
@@ -734,6 +769,8 @@ static int execute(const char *arg, const struct run_opts *ro, const struct run_
 		jw_num(&w, o, "devices", p.ndevices);
 		jw_num(&w, o, "iters", iters);
 		jw_num(&w, o, "predicted_ms", usec(m.makespan_ms - m.dp_sync_ms));  /* one replica: no sync */
+		if (with_collectives >= 0)
+			jw_num(&w, o, "predicted_with_collectives_ms", usec(with_collectives));
 		event_emit(&ev, o, &w);
 		eo.on_op = on_op;
 		eo.ctx = &ev;
@@ -801,7 +838,8 @@ static int execute(const char *arg, const struct run_opts *ro, const struct run_
 			event_emit(&ev, o, &w);
 		}
 		if (json) {
-			rc = print_json(predicted, &pred, &meas, measured, repaired, rb, kernels, kernels_why, not_run);
+			rc = print_json(predicted, with_collectives, &pred, &meas, measured, repaired, rb, kernels, kernels_why,
+			                not_run);
 		} else if (ev.f != stdout && !(tl_out && strcmp(tl_out, "-") == 0)) {
 			printf("plan %s on %s%s: %d iteration%s, %d transfers%s\n", path, bname, mpi ? " over MPI" : "", iters,
 			       iters == 1 ? "" : "s", x.nxfers, repaired ? " (receives repaired)" : "");
@@ -815,7 +853,8 @@ static int execute(const char *arg, const struct run_opts *ro, const struct run_
 				printf("note: fitted because %s; octopipe cost makes a model from its architecture\n",
 				       kernels_why);
 			if (not_run)
-				printf("note: %s\n", not_run);
+				printf("note: %s: the prediction above leaves these collectives out; with them the plan predicts %.2f ms\n",
+				       not_run, with_collectives);
 			if (m.dp_sync_ms > 0)
 				printf("note: the data-parallel sync (%.2f ms exposed in octopipe sim) is not run by this executor,\n"
 				       "which runs one replica: the prediction above leaves it out\n", m.dp_sync_ms);
@@ -857,7 +896,13 @@ static int execute(const char *arg, const struct run_opts *ro, const struct run_
 			fileio_dirname(tl_out, dir, sizeof(dir));
 			if (strcmp(tl_out, "-") != 0 && fileio_relative(dir, path, rel, sizeof(rel)) == 0)
 				meas.plan_ref = strdup(rel);
-			root = timeline_to_json(&meas);
+			/* what the run left out, so that calibrate compares it with the same prediction */
+			if (not_run && (!(meas.extra = cJSON_CreateObject()) ||
+			                !cJSON_AddStringToObject(meas.extra, "not_run", not_run))) {
+				cli_err("octopipe run: out of host memory\n");
+				rc = EXIT_RUNTIME;
+			}
+			root = rc == EXIT_OK ? timeline_to_json(&meas) : NULL;
 			if (root) {
 				json_write(&sb, root);
 				rc = cli_write_text(tl_out, sb.buf, sb.len);
@@ -872,10 +917,10 @@ out_x:
 		rc = EXIT_RUNTIME;
 	if (rb->close && be.state)
 		rb->close(be.state);
-	free(works);
 	exec_release(&x);
 	timeline_release(&pred);
 out_sim:
+	free(works);
 	metrics_release(&m);
 	sim_release(&s);
 	plan_release(&p);

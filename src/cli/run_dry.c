@@ -37,7 +37,21 @@ struct dry {
 	double gemm_tflops;
 	struct kernel *ks;
 	int max;
+	const char *not_run;       /* what the plan prices that the kernels do not run, or NULL */
+	double *full_ms;           /* then: per stage x 3 slots, the plan's own op times (with the
+	                            * collectives); the plan itself is priced without them */
 };
+
+/* The op time of stage s's slot k, as run (full: as the plan prices it, collectives and all). */
+static double op_ms(const struct dry *d, int s, int k, bool full)
+{
+	double ms[3];
+
+	if (full && d->full_ms)
+		return d->full_ms[s * 3 + k];
+	plan_stage_ms(d->p, s, ms);
+	return ms[k] / d->p->cluster.device_speed[d->p->stages[s].device];
+}
 
 /* The kernels of stage s's slot k into d->ks, growing it; how many, or -1 out of memory. */
 static int op_kernels(struct dry *d, int s, int k)
@@ -56,12 +70,18 @@ static int op_kernels(struct dry *d, int s, int k)
 	return n;
 }
 
+/* The pass of stage slot k's kernels, as far as their launches go: a fused B's W kernels
+ * launch as in I (only attention cores depend on the pass, and W has none). */
+static enum kernel_pass slot_pass(int k)
+{
+	return k == 0 ? PASS_F : k == 2 ? PASS_W : PASS_I;
+}
+
 static int print_json(const char *path, struct dry *d)
 {
 	const struct plan *p = d->p;
 	struct jw w = { false };
 	cJSON *root = cJSON_CreateObject(), *ops;
-	const char *not_run;
 
 	if (!root)
 		w.oom = true;
@@ -70,13 +90,12 @@ static int print_json(const char *path, struct dry *d)
 	jw_str(&w, root, "kernels", kplan_mode_name(d->mode));
 	if (d->why)
 		jw_str(&w, root, "kernels_note", d->why);
-	if ((not_run = kplan_not_run(d->works, plan_src_model(d->p)->nlayers, &d->o)))
-		jw_str(&w, root, "not_run", not_run);
+	if (d->not_run)
+		jw_str(&w, root, "not_run", d->not_run);
 	jw_num(&w, root, "microbatches", p->microbatches);
 	ops = jw_arr(&w, root, "ops");
 	for (int s = 0; s < p->nstages && !w.oom; s++)
 		for (int k = 0; k < (p->split_backward ? 3 : 2); k++) {
-			double ms[3];
 			int n = op_kernels(d, s, k);
 			cJSON *o = jw_push(&w, ops, cJSON_CreateObject()), *ks;
 			char op[2] = { slot_letter(p, k), 0 };
@@ -85,14 +104,25 @@ static int print_json(const char *path, struct dry *d)
 				w.oom = true;
 				break;
 			}
-			plan_stage_ms(p, s, ms);
 			jw_num(&w, o, "stage", s);
 			jw_num(&w, o, "device", p->stages[s].device);
 			jw_str(&w, o, "op", op);
 			jw_num(&w, o, "count", p->microbatches);
-			jw_num(&w, o, "predicted_ms", r6(ms[k] / p->cluster.device_speed[p->stages[s].device]));
+			jw_num(&w, o, "predicted_ms", r6(op_ms(d, s, k, false)));
+			if (d->full_ms)
+				jw_num(&w, o, "predicted_with_collectives_ms", r6(op_ms(d, s, k, true)));
 			if (!d->works)
 				jw_num(&w, o, "sized_for_tflops", r6(kplan_tflops(p, k, d->gemm_tflops)));
+			{
+				long issued = 0, charged = 0;
+
+				for (int i = 0; i < n; i++) {
+					issued += kplan_launches(&d->ks[i], slot_pass(k));
+					charged += d->ks[i].launches;
+				}
+				jw_num(&w, o, "launches", (double)issued);
+				jw_num(&w, o, "charged_launches", (double)charged);
+			}
 			ks = jw_arr(&w, o, "kernels");
 			for (int i = 0; i < n; i++) {
 				const struct kernel *x = &d->ks[i];
@@ -122,7 +152,8 @@ static int print_json(const char *path, struct dry *d)
 				if (x->state_bytes > 0)
 					jw_num(&w, kn, "state_bytes", x->state_bytes);
 				jw_num(&w, kn, "bytes", x->bytes);
-				jw_num(&w, kn, "launches", x->launches);
+				jw_num(&w, kn, "launches", (double)kplan_launches(x, slot_pass(k)));
+				jw_num(&w, kn, "charged_launches", x->launches);
 			}
 		}
 	return cli_put_json(root, w.oom);
@@ -134,38 +165,39 @@ static int print_text(const char *path, struct dry *d)
 
 	printf("plan %s: the kernels of the cuda backend, without a GPU\n", path);
 	if (d->works) {
-		const char *nr = kplan_not_run(d->works, plan_src_model(d->p)->nlayers, &d->o);
-
 		printf("kernels: architecture (the cost model's kernel list of each layer, measured as it runs)\n");
-		if (nr)
-			printf("not run: %s\n", nr);
+		if (d->full_ms)
+			printf("not run: %s;\nPREDICTED is each op without these collectives (what a run is compared with), +COLL ms "
+			       "what they add to it in the plan\n", d->not_run);
 		printf("\n");
 	}
 	else
 		printf("kernels: fitted (%s)\nproxies sized for the predicted time at the throughput of the cluster's GEMMs;\n"
 		       "on a GPU each is timed and refitted to its op's predicted time\n\n",
 		       d->why ? d->why : "as --fit asks");
-	printf("%5s %6s %2s %6s %12s  %-16s %-12s %8s %8s %8s %6s %12s %12s\n", "STAGE", "DEVICE", "OP", "COUNT",
-	       "PREDICTED ms", "KERNEL", "CLASS", "M", "N", "K", "GROUPS", "GFLOP", "MB");
+	printf("%5s %6s %2s %6s %12s", "STAGE", "DEVICE", "OP", "COUNT", "PREDICTED ms");
+	if (d->full_ms)
+		printf(" %12s", "+COLL ms");
+	printf("  %-16s %-12s %8s %8s %8s %6s %12s %12s\n", "KERNEL", "CLASS", "M", "N", "K", "GROUPS", "GFLOP", "MB");
 	for (int s = 0; s < p->nstages; s++)
 		for (int k = 0; k < (p->split_backward ? 3 : 2); k++) {
-			double ms[3];
 			int n = op_kernels(d, s, k);
 
 			if (n < 0) {
 				cli_err("octopipe run: out of host memory\n");
 				return EXIT_RUNTIME;
 			}
-			plan_stage_ms(p, s, ms);
 			printf("%5d %6d %2c %6d %12.3f", s, p->stages[s].device, slot_letter(p, k), p->microbatches,
-			       ms[k] / p->cluster.device_speed[p->stages[s].device]);
+			       op_ms(d, s, k, false));
+			if (d->full_ms)
+				printf(" %12.3f", op_ms(d, s, k, true) - op_ms(d, s, k, false));
 			if (!n)
 				printf("  (none)\n");
 			for (int i = 0; i < n; i++) {
 				const struct kernel *x = &d->ks[i];
 
 				if (i)
-					printf("%5s %6s %2s %6s %12s", "", "", "", "", "");
+					printf("%5s %6s %2s %6s %12s%s", "", "", "", "", "", d->full_ms ? "             " : "");
 				printf("  %-16.16s %-12.12s ", x->name, hardware_class_names[x->cls]);
 				if (x->m > 0)
 					printf("%8.0f %8.0f %8.0f %6d", x->m, x->n, x->k, x->groups);
@@ -176,6 +208,29 @@ static int print_text(const char *path, struct dry *d)
 				printf(" %12.3f %12.3f\n", x->flops / 1e9, x->bytes / 1e6);
 			}
 		}
+	return EXIT_OK;
+}
+
+/* The plan's own op times into d->full_ms, then p priced without the collectives its
+ * kernels leave out (as octopipe run compares a run with it); an exit status. */
+static int price_as_run(struct dry *d, struct plan *p, struct err *e)
+{
+	bool changed = false;
+
+	if (!(d->full_ms = malloc((size_t)p->nstages * 3 * sizeof(*d->full_ms)))) {
+		cli_err("octopipe run: out of host memory\n");
+		return EXIT_RUNTIME;
+	}
+	for (int s = 0; s < p->nstages; s++)
+		for (int k = 0; k < 3; k++)
+			d->full_ms[s * 3 + k] = op_ms(d, s, k, false);
+	if (plan_drop_collectives(p, &changed, e) < 0)
+		return cli_report(e);
+	if (!changed) {   /* nothing priced that the kernels leave out, after all */
+		free(d->full_ms);
+		d->full_ms = NULL;
+		d->not_run = NULL;
+	}
 	return EXIT_OK;
 }
 
@@ -196,7 +251,13 @@ int run_dry(const char *arg, bool json, double gemm_tflops, bool fit)
 		plan_release(&p);
 		return cli_report(&e);
 	}
+	if ((d.not_run = kplan_not_run(&p, d.works, &d.o)) && (rc = price_as_run(&d, &p, &e)) != EXIT_OK) {
+		free(d.works);
+		plan_release(&p);
+		return rc;
+	}
 	rc = json ? print_json(path, &d) : print_text(path, &d);
+	free(d.full_ms);
 	free(d.ks);
 	free(d.works);
 	plan_release(&p);

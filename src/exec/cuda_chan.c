@@ -11,9 +11,15 @@
  * deadlock either.
  *
  * Each side of a channel has its own buffer of the channel's largest transfer: transfers
- * of different channels run at once and each must arrive intact, because its head
- * carries the tagged, checksummed payload (payload.h) that the receiver reads back after
- * the receive and checks once the iteration is done.
+ * of different channels run at once and each must arrive intact. Every byte of a transfer
+ * is checked: the host writes its tagged header (payload.h), the sender's GPU fills the
+ * rest with the tag's stream and puts the checksum of it all in the header (cuda_work.h,
+ * xsum.h), on the channel's stream before the send waits for its producer, so that it
+ * overlaps the producer's compute; after the receive the receiver's GPU adds up the
+ * checksum of everything that arrived, and the host reads back the header and that sum
+ * and checks them once the iteration is done. The receiver's checksum runs after the
+ * arrival's end event, so the consuming op does not wait for it. (Built without nvcc the
+ * GPU has no such kernels: only the header is written and checked.)
  *
  * Two devices of one process on one GPU (--share-gpus) cannot share an NCCL communicator:
  * their channel is local, and the sender moves the bytes with a device copy on its own
@@ -22,9 +28,10 @@
  * it, so each such transfer has a flag the sender raises after recording, and the
  * receiver waits for it while enqueueing (a subset of the waits the protocol already
  * proved free of cycles). Two MPI ranks on one GPU: the channel is staged — the sender
- * posts an MPI header with the payload once its producer finished (polled, never waited
- * for), the receiver checks it right before the consuming op and copies the bytes on its
- * GPU to time the move.
+ * posts an MPI message with the transfer's header once its producer finished (polled,
+ * never waited for), the receiver checks its tag right before the consuming op and copies
+ * the bytes on its GPU to time the move (the bytes themselves never leave the GPU, so
+ * their checksum is not checked there).
  */
 #include "config.h"
 #include "exec/cuda_impl.h"
@@ -34,6 +41,9 @@
 #include <string.h>
 
 #include "exec/payload.h"
+#ifdef HAVE_NVCC
+#include "exec/cuda_work.h"
+#endif
 #ifdef HAVE_MPI
 #include "exec/world.h"
 #endif
@@ -57,7 +67,7 @@ void cuda_chan_plan(struct cuda_exec *c)
 		ch = &c->ch[c->nchan++];
 		ch->a = q / D;
 		ch->b = q % D;
-		ch->bufsz = CHECK_BYTES;
+		ch->bufsz = PAYLOAD_MIN;
 		ch->kind = c->me < 0 && c->g[ch->a].gpu == c->g[ch->b].gpu ? CH_LOCAL : CH_NCCL;
 	}
 	for (int k = 0; k < x->nxfers; k++) {
@@ -66,6 +76,12 @@ void cuda_chan_plan(struct cuda_exec *c)
 		if (x->xfers[k].bytes > ch->bufsz)
 			ch->bufsz = x->xfers[k].bytes;
 	}
+}
+
+/* The bytes transfer xf moves: its own, at least a header. */
+static size_t xfer_len(const struct exec_xfer *xf)
+{
+	return xf->bytes > PAYLOAD_MIN ? (size_t)xf->bytes : PAYLOAD_MIN;
 }
 
 int cuda_chan_alloc(struct gpu *g)
@@ -80,6 +96,10 @@ int cuda_chan_alloc(struct gpu *g)
 			continue;
 		CUDACHECK(g, cudaMalloc(&ch->buf[sd], ch->bufsz));
 		CUDACHECK(g, cudaMemsetAsync(ch->buf[sd], 0, ch->bufsz, g->compute));
+		if (sd == 1) {
+			CUDACHECK(g, cudaMalloc(&ch->sum, sizeof(uint64_t)));
+			CUDACHECK(g, cudaMemsetAsync(ch->sum, 0, sizeof(uint64_t), g->compute));
+		}
 	}
 	for (int i = 0; i < c->nchan && !c->stagebuf; i++)
 		if (c->ch[i].kind == CH_STAGED && c->ch[i].b == g->dev)
@@ -134,33 +154,43 @@ static int wait_posted(struct gpu *g, int k)
 	return 0;
 }
 
-/* The payload of transfer k in this iteration, into its pinned send slot (injected: another
- * microbatch's, or a flipped byte). */
-static unsigned char *fill_payload(struct cuda_exec *c, int k)
+/* The header of transfer k in this iteration, into its pinned send slot (injected: another
+ * microbatch's); *seed gets the seed of the stream that follows it. */
+static unsigned char *fill_header(struct cuda_exec *c, int k, uint64_t *seed)
 {
 	const struct exec_xfer *xf = &c->x->xfers[k];
-	unsigned char *slot = c->check + (size_t)k * 2 * CHECK_BYTES;
+	unsigned char *slot = c->check + (size_t)k * SLOT_BYTES + SLOT_SENT;
 	struct payload_tag t = { (uint32_t)c->generation, xf->producer };
-	size_t len = payload_len(xf->bytes, CHECK_BYTES);
 
 	if (k == c->o.misroute_xfer && !c->warming)
 		payload_misroute(&t, c->p->microbatches);
-	payload_fill(slot, len, &t);
-	if (k == c->o.corrupt_xfer && !c->warming)
-		slot[len / 2] ^= 0x10;
+	payload_header(slot, xfer_len(xf), &t);
+	*seed = payload_tag_hash(&t);
 	return slot;
 }
 
-/* The head of transfer k as it arrived (in its pinned receive slot) against what it must be. */
-static int check_arrival(struct gpu *g, int k)
+/* Whether transfer k has a byte flipped on the way (--corrupt-xfer). */
+static bool corrupt(const struct cuda_exec *c, int k)
+{
+	return k == c->o.corrupt_xfer && !c->warming;
+}
+
+/* Transfer k as it arrived (the header and, with_sum, the checksum the receiver's GPU
+ * computed, in its pinned slot) against what it must be. */
+static int check_arrival(struct gpu *g, int k, bool with_sum)
 {
 	struct cuda_exec *c = g->c;
 	const struct exec_xfer *xf = &c->x->xfers[k];
 	struct payload_tag want = { (uint32_t)c->generation, xf->producer };
+	const unsigned char *slot = c->check + (size_t)k * SLOT_BYTES;
 	char why[160], t1[ACTION_TEXT_MAX], t2[ACTION_TEXT_MAX];
+	uint64_t sum;
 
-	if (payload_check(c->check + ((size_t)k * 2 + 1) * CHECK_BYTES, payload_len(xf->bytes, CHECK_BYTES), &want, why,
-	                  sizeof(why)) == 0)
+	memcpy(&sum, slot + SLOT_SUM, sizeof(sum));
+#ifndef HAVE_NVCC
+	with_sum = false;   /* no checksum kernel: the header alone */
+#endif
+	if (payload_check_head(slot + SLOT_HEAD, xfer_len(xf), with_sum ? &sum : NULL, &want, why, sizeof(why)) == 0)
 		return 0;
 	return cuda_fail(g, "received from device %d the output of %s for %s (transfer %d, iteration %d), but the data %s",
 	                xf->src, action_format(&xf->producer, t1), action_format(&xf->consumer, t2), k, c->generation,
@@ -179,7 +209,7 @@ void cuda_chan_progress(struct cuda_exec *c)
 		if (cudaEventQuery(c->xf_send[k]) == cudaSuccess) {
 			c->hdr[k].xfer = k;
 			c->hdr[k].pad = 0;
-			memcpy(c->hdr[k].payload, c->check + (size_t)k * 2 * CHECK_BYTES, CHECK_BYTES);
+			memcpy(c->hdr[k].payload, c->check + (size_t)k * SLOT_BYTES + SLOT_SENT, PAYLOAD_MIN);
 			world_isend(k, &c->hdr[k], sizeof(c->hdr[k]), c->x->xfers[k].dst, TAG_DATA + c->slot[k] % TAG_SPAN);
 		} else {
 			c->pending[kept++] = k;
@@ -215,8 +245,8 @@ static int staged_arrival(struct gpu *g, struct chan *ch, int k)
 		                 xf->src, got >= 0 && got < c->x->nxfers ? action_format(&c->x->xfers[got].producer, tok) : "?",
 		                 action_format(&xf->producer, (char[ACTION_TEXT_MAX]){ 0 }));
 	}
-	memcpy(c->check + ((size_t)k * 2 + 1) * CHECK_BYTES, c->hdr[k].payload, CHECK_BYTES);
-	if (check_arrival(g, k) < 0)
+	memcpy(c->check + (size_t)k * SLOT_BYTES + SLOT_HEAD, c->hdr[k].payload, PAYLOAD_MIN);
+	if (check_arrival(g, k, false) < 0)
 		return -1;
 	CUDACHECK(g, cudaEventRecord(c->xf_begin[k], ch->stream[1]));
 	CUDACHECK(g, cudaMemcpyAsync(ch->buf[1], c->stagebuf, xf->bytes ? xf->bytes : 1, cudaMemcpyDeviceToDevice,
@@ -250,26 +280,83 @@ static int staged_flush(struct gpu *g)
 }
 #endif
 
+/* Enqueues on stream s the checksum of the n bytes at buf into the channel's sum, and the
+ * read-back of their header and that sum into transfer k's slot. */
+static int read_back(struct gpu *g, struct chan *ch, cudaStream_t s, int k, const void *buf, size_t n)
+{
+	unsigned char *slot = g->c->check + (size_t)k * SLOT_BYTES;
+
+#ifdef HAVE_NVCC
+	int r = cuda_xsum(s, buf, n, ch->sum);
+
+	if (r != 0)
+		return cuda_fail(g, "%s:%d: cuda_xsum: %s", __FILE__, __LINE__, cudaGetErrorString((cudaError_t)r));
+	CUDACHECK(g, cudaMemcpyAsync(slot + SLOT_SUM, ch->sum, sizeof(uint64_t), cudaMemcpyDeviceToHost, s));
+#else
+	(void)ch;
+	(void)n;
+#endif
+	CUDACHECK(g, cudaMemcpyAsync(slot + SLOT_HEAD, buf, PAYLOAD_MIN, cudaMemcpyDeviceToHost, s));
+	return 0;
+}
+
+/* Enqueues on stream s the data of transfer k into buf (n bytes): its header from the host,
+ * the stream and the checksum by the GPU, and an injected flipped byte. */
+static int fill_data(struct gpu *g, cudaStream_t s, int k, void *buf, size_t n)
+{
+	uint64_t seed;
+	unsigned char *slot = fill_header(g->c, k, &seed);
+
+	CUDACHECK(g, cudaMemcpyAsync(buf, slot, PAYLOAD_MIN, cudaMemcpyHostToDevice, s));
+#ifdef HAVE_NVCC
+	{
+		int r = cuda_payload_fill(s, buf, n, seed);
+
+		if (r == 0 && corrupt(g->c, k))   /* in the middle of the data, past any header */
+			r = cuda_flip_byte(s, (char *)buf + n / 2);
+		if (r != 0)
+			return cuda_fail(g, "%s:%d: filling transfer %d: %s", __FILE__, __LINE__, k,
+			                 cudaGetErrorString((cudaError_t)r));
+	}
+#else
+	(void)seed;
+	(void)n;
+	if (corrupt(g->c, k)) {   /* the header is all there is to flip */
+		slot[0] ^= 0x10;
+		CUDACHECK(g, cudaMemcpyAsync(buf, slot, PAYLOAD_MIN, cudaMemcpyHostToDevice, s));
+	}
+#endif
+	return 0;
+}
+
 int cuda_chan_send(struct gpu *g, const struct exec_item *it, cudaEvent_t last)
 {
 	struct cuda_exec *c = g->c;
 	const struct exec_xfer *xf = &c->x->xfers[it->xfer];
 	struct chan *ch = &c->ch[c->chan_of[xf->src * c->ndev + xf->dst]];
-	size_t n = xf->bytes ? xf->bytes : 1, len = payload_len(xf->bytes, CHECK_BYTES);
-	unsigned char *slot = fill_payload(c, it->xfer);
+	size_t n = xfer_len(xf);
 
+	if (ch->kind == CH_STAGED) {
+		/* only the header travels (over MPI) */
+		uint64_t seed;
+		unsigned char *slot = fill_header(c, it->xfer, &seed);
+
+		if (corrupt(c, it->xfer))
+			slot[0] ^= 0x10;
+	} else if (fill_data(g, ch->stream[0], it->xfer, ch->buf[0], n) < 0) {
+		return -1;
+	}
 	if (last)   /* the data exists once its producer ran */
 		CUDACHECK(g, cudaStreamWaitEvent(ch->stream[0], last, 0));
 	CUDACHECK(g, cudaEventRecord(c->xf_send[it->xfer], ch->stream[0]));
-	if (ch->kind != CH_STAGED)
-		CUDACHECK(g, cudaMemcpyAsync(ch->buf[0], slot, len, cudaMemcpyHostToDevice, ch->stream[0]));
 	if (ch->kind == CH_LOCAL) {
-		/* the sender moves the bytes and reads their head back, on its own stream: the
-		 * next send cannot overwrite them before they arrived */
+		/* the sender moves the bytes and reads their header and checksum back, on its own
+		 * stream: the next send cannot overwrite them before they arrived */
 		CUDACHECK(g, cudaEventRecord(c->xf_begin[it->xfer], ch->stream[0]));
 		CUDACHECK(g, cudaMemcpyAsync(ch->buf[1], ch->buf[0], n, cudaMemcpyDeviceToDevice, ch->stream[0]));
-		CUDACHECK(g, cudaMemcpyAsync(slot + CHECK_BYTES, ch->buf[1], len, cudaMemcpyDeviceToHost, ch->stream[0]));
 		CUDACHECK(g, cudaEventRecord(c->xf_end[it->xfer], ch->stream[0]));
+		if (read_back(g, ch, ch->stream[0], it->xfer, ch->buf[1], n) < 0)
+			return -1;
 		atomic_store(&c->posted[it->xfer], c->generation);
 	} else if (ch->kind == CH_STAGED) {
 		c->pending[c->npending++] = it->xfer;
@@ -284,7 +371,7 @@ int cuda_chan_recv(struct gpu *g, const struct exec_item *it)
 	struct cuda_exec *c = g->c;
 	const struct exec_xfer *xf = &c->x->xfers[it->xfer];
 	struct chan *ch = &c->ch[c->chan_of[xf->src * c->ndev + xf->dst]];
-	size_t n = xf->bytes ? xf->bytes : 1;
+	size_t n = xfer_len(xf);
 
 	if (ch->kind == CH_STAGED) {
 #ifdef HAVE_MPI
@@ -297,10 +384,9 @@ int cuda_chan_recv(struct gpu *g, const struct exec_item *it)
 		return wait_posted(g, it->xfer);
 	CUDACHECK(g, cudaEventRecord(c->xf_begin[it->xfer], ch->stream[1]));
 	NCCLCHECK(g, &ch->comm[1], ncclRecv(ch->buf[1], n, ncclInt8, 0, ch->comm[1], ch->stream[1]));
-	CUDACHECK(g, cudaMemcpyAsync(c->check + ((size_t)it->xfer * 2 + 1) * CHECK_BYTES, ch->buf[1],
-	                             payload_len(xf->bytes, CHECK_BYTES), cudaMemcpyDeviceToHost, ch->stream[1]));
 	CUDACHECK(g, cudaEventRecord(c->xf_end[it->xfer], ch->stream[1]));
-	return 0;
+	/* after the arrival's end: the consuming op does not wait for the check */
+	return read_back(g, ch, ch->stream[1], it->xfer, ch->buf[1], n);
 }
 
 /* What an op waits for before it starts: the data of transfer k. */
@@ -340,13 +426,13 @@ int cuda_chan_check_arrivals(struct gpu *g)
 	const struct exec_program *x = c->x;
 	int d = g->dev;
 
-	/* the head of every transfer that arrived over NCCL or a device copy, as it arrived
-	 * (staged ones were checked on arrival) */
+	/* every transfer that arrived over NCCL or a device copy: its header and the checksum
+	 * of all its bytes, as they arrived (staged ones' headers were checked on arrival) */
 	for (int i = x->start[d]; i < x->start[d + 1]; i++) {
 		const struct exec_item *it = &x->items[i];
 
 		if (it->kind == EXEC_RECV && c->ch[c->chan_of[x->xfers[it->xfer].src * c->ndev + d]].kind != CH_STAGED &&
-		    check_arrival(g, it->xfer) < 0)
+		    check_arrival(g, it->xfer, true) < 0)
 			return -1;
 	}
 	return 0;
@@ -377,6 +463,8 @@ void cuda_chan_close(struct cuda_exec *c)
 					cudaStreamDestroy(c->ch[i].stream[s]);
 				if (c->ch[i].buf[s])
 					cudaFree(c->ch[i].buf[s]);
+				if (s == 1 && c->ch[i].sum)
+					cudaFree(c->ch[i].sum);
 			}
 		}
 	if (c->stagebuf)

@@ -157,7 +157,7 @@ static int gpu_setup(struct gpu *g)
 	BLASCHECK(g, cublasSetStream(g->blas, g->compute));
 	if (cuda_proxy_setup(g) < 0)
 		return -1;
-	g->recvsz = CHECK_BYTES;
+	g->recvsz = PAYLOAD_MIN;
 	for (int k = 0; k < x->nxfers; k++)
 		if (x->xfers[k].dst == g->dev && x->xfers[k].bytes > g->recvsz)
 			g->recvsz = x->xfers[k].bytes;
@@ -232,7 +232,7 @@ static int gpu_iterate(struct gpu *g)
 		const struct exec_item *it = &x->items[i];
 
 		if (it->kind == EXEC_SEND || it->kind == EXEC_RECV) {
-			g->launched += 3;
+			g->launched += 8;   /* its copies, events and the data's fill or checksum kernels */
 			if ((it->kind == EXEC_SEND ? cuda_chan_send(g, it, last) : cuda_chan_recv(g, it)) < 0)
 				return -1;
 		} else {
@@ -452,9 +452,9 @@ int cuda_exec_open(struct cuda_exec **out, const struct plan *p, const struct ex
 			break;
 		}
 	}
-	if (!failed && cudaMallocHost((void **)&c->check, (size_t)(x->nxfers + 1) * 2 * CHECK_BYTES) != cudaSuccess) {
+	if (!failed && cudaMallocHost((void **)&c->check, (size_t)(x->nxfers + 1) * SLOT_BYTES) != cudaSuccess) {
 		err_set(e, ERR_RUNTIME, "cannot allocate %zu bytes of pinned host memory",
-		        (size_t)(x->nxfers + 1) * 2 * CHECK_BYTES);
+		        (size_t)(x->nxfers + 1) * SLOT_BYTES);
 		failed = true;
 	}
 	cuda_chan_plan(c);

@@ -29,9 +29,16 @@
 #include "exec/gpu_probe.h"
 #include "exec/kplan.h"
 #include "exec/nvml.h"
+#include "exec/payload.h"
 #include "clock.h"
 
-#define CHECK_BYTES 256  /* the head of every transfer that carries its tagged payload */
+/* Per transfer, in pinned host memory (cuda_exec.check): the header sent (PAYLOAD_MIN
+ * bytes, payload.h), the header that arrived, and the checksum the receiver's GPU
+ * computed over all that arrived (the bytes the host reads back after the receive). */
+#define SLOT_SENT 0
+#define SLOT_HEAD PAYLOAD_MIN
+#define SLOT_SUM (2 * PAYLOAD_MIN)
+#define SLOT_BYTES (2 * PAYLOAD_MIN + 16)
 #define QUEUE_MAX 512      /* launches a device may have queued ahead of its GPU: below the
                             * driver's queue, so that the host never blocks inside a launch,
                             * where it could not see an abort */
@@ -81,7 +88,7 @@ struct rank_ident {
 struct header {
 	int32_t xfer;
 	int32_t pad;
-	unsigned char payload[CHECK_BYTES];
+	unsigned char payload[PAYLOAD_MIN];   /* the transfer's header (payload.h) */
 };
 
 struct chan {
@@ -92,6 +99,7 @@ struct chan {
 	cudaStream_t stream[2];
 	void *buf[2];              /* a's send buffer, b's receive buffer: the largest transfer */
 	size_t bufsz;
+	void *sum;                 /* on b's GPU: the checksum of the last arrival */
 };
 
 struct cuda_exec {
@@ -129,8 +137,9 @@ struct cuda_exec {
 	struct chan *ch;
 	int *chan_of;              /* ndev x ndev: channel of a -> b, or -1 */
 	cudaEvent_t *xf_send, *xf_begin, *xf_end; /* per transfer (on the sender / receiver) */
-	unsigned char *check;      /* pinned, per transfer 2 x CHECK_BYTES: the payload sent, and
-	                            * the head of what arrived (read back after the receive) */
+	unsigned char *check;      /* pinned, per transfer SLOT_BYTES: the header sent, and the
+	                            * header and checksum of what arrived (read back after the
+	                            * receive) */
 	double *xf_send_ms, *xf_begin_ms, *xf_end_ms;
 	atomic_int abort;
 	int broken;

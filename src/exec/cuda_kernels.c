@@ -3,13 +3,16 @@
  * cuda_impl.h).
  *
  * With the model's architecture, an op runs its layers' kernel lists (kplan.h, the cost
- * model's own): every GEMM as one strided-batched bf16 cuBLAS call with its true shape
- * (m x k times k x n per group; experts are the groups) — X·W in the forward, dY·Wᵀ for
- * the input gradient, Xᵀ·dY for the weight gradient — every attention core as its query
- * blocks (kplan_core_tiles): QKᵀ and PV as strided-batched GEMMs over heads and sequences
- * with the masked softmax between them (cuda_work.cu), its backward the four GEMMs and the
- * softmax's backward; and every other entry (scans, norms, activations, the loss) as the
- * kernels it stands for, sharing its FLOPs and bytes (cuda_work.cu; built without nvcc, a
+ * model's own) with the launches the cost model charges (kplan_launches): every GEMM as
+ * bf16 cuBLAS calls with its true shape (m x k times k x n), one per group (experts are
+ * the groups: a GEMM per expert, as the runtime the model was fitted to loops over them)
+ * — X·W in the forward, dY·Wᵀ for the input gradient, Xᵀ·dY for the weight gradient —
+ * every attention core as its query blocks (kplan_core_tiles): QKᵀ and PV as
+ * strided-batched GEMMs over heads and sequences with the masked softmax between them
+ * (cuda_work.cu), its backward the four GEMMs and the softmax's backward (the one entry
+ * whose launches differ from the priced ones, kplan.h); and every other entry (scans,
+ * norms, activations, the loss) as the kernels it stands for, one launch each, sharing its
+ * FLOPs and bytes (cuda_work.cu; built without nvcc, a
  * device copy of its bytes, and the softmax a copy of its scores). Nothing is fitted: the
  * GPU's own time is what a run measures. Without an architecture an op is its proxy: bf16
  * GEMMs of the shape cuda_proxy.c chose, the three products a linear layer is made of.
@@ -21,7 +24,6 @@
 
 #include "action.h"
 
-#define WORK_LAUNCHES_MAX 1024   /* an entry standing for more launches shares them out */
 #ifdef HAVE_NVCC
 #include "exec/cuda_work.h"
 #endif
@@ -47,27 +49,32 @@ int cuda_gemm(struct gpu *g, const struct kplan_gemm *s, int kind)
 	return 0;
 }
 
-/* One GEMM of a kernel list in pass p, its groups as a strided batch over the operands. */
+/* One GEMM of a kernel list in pass p: one cuBLAS call per group (each expert its own
+ * GEMM on its own slice of the operands, as the cost model charges it: kplan.h). */
 static int list_gemm(struct gpu *g, const struct kernel *x, enum kernel_pass p)
 {
 	const float one = 1, zero = 0;
 	int m = (int)ceil(x->m), n = (int)ceil(x->n), k = (int)ceil(x->k), b = x->groups > 0 ? x->groups : 1;
-	long long sa = (long long)m * k, sb = (long long)k * n, sc = (long long)m * n;
+	size_t sa = (size_t)m * k * 2, sb = (size_t)k * n * 2, sc = (size_t)m * n * 2;   /* bytes per group */
 
 	if (m < 1 || n < 1 || k < 1)
 		return 0;
-	if (p == PASS_F)           /* Y = X W */
-		BLASCHECK(g, cublasGemmStridedBatchedEx(g->blas, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, g->x, CUDA_R_16BF,
-		                                        m, sa, g->w, CUDA_R_16BF, k, sb, &zero, g->y, CUDA_R_16BF, m, sc, b,
-		                                        CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-	else if (p == PASS_W)      /* dW = X^T dY */
-		BLASCHECK(g, cublasGemmStridedBatchedEx(g->blas, CUBLAS_OP_T, CUBLAS_OP_N, k, n, m, &one, g->x, CUDA_R_16BF,
-		                                        m, sa, g->y, CUDA_R_16BF, m, sc, &zero, g->w, CUDA_R_16BF, k, sb, b,
-		                                        CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-	else                       /* dX = dY W^T */
-		BLASCHECK(g, cublasGemmStridedBatchedEx(g->blas, CUBLAS_OP_N, CUBLAS_OP_T, m, k, n, &one, g->y, CUDA_R_16BF,
-		                                        m, sc, g->w, CUDA_R_16BF, k, sb, &zero, g->x, CUDA_R_16BF, m, sa, b,
-		                                        CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+	for (int i = 0; i < b; i++) {
+		char *X = (char *)g->x + i * sa, *W = (char *)g->w + i * sb, *Y = (char *)g->y + i * sc;
+
+		if (p == PASS_F)           /* Y = X W */
+			BLASCHECK(g, cublasGemmEx(g->blas, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, X, CUDA_R_16BF, m, W,
+			                          CUDA_R_16BF, k, &zero, Y, CUDA_R_16BF, m, CUBLAS_COMPUTE_32F,
+			                          CUBLAS_GEMM_DEFAULT));
+		else if (p == PASS_W)      /* dW = X^T dY */
+			BLASCHECK(g, cublasGemmEx(g->blas, CUBLAS_OP_T, CUBLAS_OP_N, k, n, m, &one, X, CUDA_R_16BF, m, Y,
+			                          CUDA_R_16BF, m, &zero, W, CUDA_R_16BF, k, CUBLAS_COMPUTE_32F,
+			                          CUBLAS_GEMM_DEFAULT));
+		else                       /* dX = dY W^T */
+			BLASCHECK(g, cublasGemmEx(g->blas, CUBLAS_OP_N, CUBLAS_OP_T, m, k, n, &one, Y, CUDA_R_16BF, m, W,
+			                          CUDA_R_16BF, k, &zero, X, CUDA_R_16BF, m, CUBLAS_COMPUTE_32F,
+			                          CUBLAS_GEMM_DEFAULT));
+	}
 	return 0;
 }
 
@@ -177,23 +184,6 @@ static int list_core(struct gpu *g, const struct kernel *x, enum kernel_pass p)
 	return 0;
 }
 
-/* Launches an attention core makes in pass p. */
-static long core_launches(const struct kernel *x, enum kernel_pass p)
-{
-	struct kplan_tile t[KPLAN_CORE_TILES];
-	long per = p == PASS_F ? 2 : 4;
-
-	if (x->cls != EFF_GEMM)
-		per++;
-	return per * kplan_core_tiles(x, t);
-}
-
-/* The kernels an entry that is neither a GEMM nor a core launches: as many as it stands for. */
-static int work_launches(const struct kernel *x)
-{
-	return x->launches < 1 ? 1 : x->launches > WORK_LAUNCHES_MAX ? WORK_LAUNCHES_MAX : x->launches;
-}
-
 /* The work of a kernel that is not a GEMM: its FLOPs and bytes. */
 static int list_work(struct gpu *g, const struct kernel *x)
 {
@@ -203,8 +193,8 @@ static int list_work(struct gpu *g, const struct kernel *x)
 		return 0;
 #ifdef HAVE_NVCC
 	/* as many kernels as the entry stands for (a norm and its residual add, a gather per
-	 * expert, ...), the work shared among them: what the cost model prices */
-	for (int i = 0, n = work_launches(x); i < n; i++) {
+	 * expert, ...), one launch each, the work shared among them: what the cost model prices */
+	for (long i = 0, n = kplan_launches(x, PASS_F); i < n; i++) {
 		int launches = 0, r = cuda_work(g->compute, g->work, g->worksz, bytes / n, x->flops / n, &launches);
 
 		if (r != 0)
@@ -265,10 +255,7 @@ long cuda_op_launches(const struct gpu *g, const struct action *a)
 		if (!(a->kind == OP_F ? p == PASS_F : a->kind == OP_W ? p == PASS_W : a->kind == OP_I ? p == PASS_I : p != PASS_F))
 			continue;
 		for (int i = g->k_first[a->stage * 3 + p]; i < g->k_first[a->stage * 3 + p + 1]; i++)
-			n += g->ks[i].m > 0 ? 1
-			     : g->ks[i].heads > 0 && g->ks[i].flops > 0 ? core_launches(&g->ks[i], (enum kernel_pass)p)
-			     : work_launches(&g->ks[i]) +
-			       (long)(g->worksz ? (g->ks[i].bytes + g->ks[i].state_bytes) / (double)g->worksz : 0);
+			n += kplan_launches(&g->ks[i], (enum kernel_pass)p);
 	}
 	return n;
 }

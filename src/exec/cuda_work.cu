@@ -3,12 +3,20 @@
  *
  * octo_work: a kernel of given FLOPs and HBM bytes, for the entries of a layer's kernel
  * list that are neither GEMMs nor attention cores (scans, norms, activations, the loss).
- * It streams a buffer once — each float read and written back — and does its share of
- * fused multiply-adds on every element, so that what the GPU measures is its own time for
- * that much memory traffic and arithmetic, whichever bounds it.
+ * It streams a buffer — each float read and written back, again from its start when the
+ * bytes exceed it — and does its share of fused multiply-adds on every element, in one
+ * launch, so that what the GPU measures is its own time for that much memory traffic and
+ * arithmetic, whichever bounds it, plus the one launch the cost model charges.
  *
  * octo_softmax: the masked row softmax between an attention core's QK^T and PV GEMMs
  * (cuda_kernels.c), one block of threads per row: a max, a sum of exponentials, a write.
+ *
+ * octo_fill, octo_xsum: a transfer's data and its check (cuda_chan.c). The sender's GPU
+ * fills the whole transfer after the header the host wrote with the tag's stream and adds
+ * up the checksum of all of it into the header; the receiver's GPU adds up the checksum
+ * of everything that arrived. Both are xsum.h's, the host's own: each thread takes whole
+ * words, adds its terms, a warp adds its threads' and one atomic add per warp makes the
+ * sum (addition mod 2^64 does not care in which order).
  */
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -17,21 +25,25 @@
 
 #include "cuda_work.h"
 #include "kmask.h"
+#include "xsum.h"
 
-__global__ void octo_work_kernel(float *buf, size_t n, int fmas)
+/* total element visits over a buffer of chunk floats (element i % chunk): passes over it
+ * that a grid-stride loop makes in one launch */
+__global__ void octo_work_kernel(float *buf, size_t total, size_t chunk, int fmas)
 {
 	size_t stride = (size_t)gridDim.x * blockDim.x;
 
-	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += stride) {
-		float v = buf[i];
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total; i += stride) {
+		size_t at = i % chunk;
+		float v = buf[at];
 
 		for (int j = 0; j < fmas; j++)
 			v = fmaf(v, 0.9999f, 1e-7f);
-		buf[i] = v;
+		buf[at] = v;
 	}
 }
 
-#define FMAS_MAX 4096  /* per element and pass; more work makes more passes */
+#define FMAS_MAX 4096  /* per element visit; more work makes more visits */
 
 extern "C" int cuda_work(cudaStream_t s, void *buf, size_t cap, double bytes, double flops, int *launches)
 {
@@ -40,6 +52,7 @@ extern "C" int cuda_work(cudaStream_t s, void *buf, size_t cap, double bytes, do
 	size_t chunk = cap / sizeof(float), slice = chunk < ((size_t)1 << 20) ? chunk : ((size_t)1 << 20);
 	double elems = bytes > 0 ? bytes / 8 : (double)slice;
 	double per = elems > 0 ? flops / (2 * elems) : 0, passes = 1, total;
+	size_t n, mod, blocks;
 	int fmas;
 
 	if (per > FMAS_MAX) {
@@ -52,15 +65,17 @@ extern "C" int cuda_work(cudaStream_t s, void *buf, size_t cap, double bytes, do
 	*launches = 0;
 	if (total < 1 || chunk == 0)
 		return 0;
-	for (double done = 0; done < total; done += (double)chunk) {
-		size_t n = total - done < (double)chunk ? (size_t)(total - done) : chunk;
-		unsigned blocks = (unsigned)((n + 255) / 256 < 65536 ? (n + 255) / 256 : 65536);
-
-		if (!n)
-			break;
-		octo_work_kernel<<<blocks, 256, 0, s>>>((float *)buf, n, fmas);
-		(*launches)++;
-	}
+	/* one launch, as the cost model charges it: a work larger than the buffer visits it
+	 * again, with no more threads than it has elements so that no two visit one at once */
+	n = (size_t)total;
+	mod = bytes > 0 ? chunk : slice;
+	if (mod > n)
+		mod = n;
+	blocks = mod / 256 < 65536 ? mod / 256 : 65536;
+	if (blocks < 1)
+		blocks = 1;
+	octo_work_kernel<<<(unsigned)blocks, 256, 0, s>>>((float *)buf, n, mod, fmas);
+	*launches = 1;
 	return (int)cudaGetLastError();
 }
 
@@ -129,5 +144,75 @@ extern "C" int cuda_softmax(cudaStream_t s, void *scores, long batch, long rows,
 		return (int)cudaErrorInvalidConfiguration;
 	octo_softmax_kernel<<<(unsigned)n, SOFTMAX_THREADS, 0, s>>>((__nv_bfloat16 *)scores, rows, keys, q0, k0, window,
 	                                                           backward);
+	return (int)cudaGetLastError();
+}
+
+#define XSUM_THREADS 256
+#define XSUM_BLOCKS_MAX 4096
+
+/* Adds every thread's v into *sum: the warp's first, then one atomic per warp. */
+__device__ static void add_sum(uint64_t v, unsigned long long *sum)
+{
+	for (int o = 16; o > 0; o >>= 1)
+		v += __shfl_xor_sync(0xffffffffu, v, o);
+	if ((threadIdx.x & 31) == 0)
+		atomicAdd(sum, (unsigned long long)v);
+}
+
+__global__ void octo_fill_kernel(unsigned char *p, size_t len, uint64_t seed)
+{
+	size_t stride = (size_t)gridDim.x * blockDim.x, words = xsum_words(len);
+	uint64_t acc = 0;
+
+	/* the header the host wrote, then the stream (as payload_fill on the host) */
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < words; i += stride)
+		acc += i < XSUM_HEADER_WORDS ? xsum_term(i, xsum_word(p, len, i)) : xsum_fill_word(p, len, seed, i);
+	add_sum(acc, (unsigned long long *)(p + 8 * XSUM_SKIP));
+}
+
+__global__ void octo_xsum_kernel(const unsigned char *p, size_t len, unsigned long long *sum)
+{
+	size_t stride = (size_t)gridDim.x * blockDim.x, words = xsum_words(len);
+	uint64_t acc = 0;
+
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < words; i += stride)
+		acc += xsum_term(i, xsum_word(p, len, i));
+	add_sum(acc, sum);
+}
+
+__global__ void octo_flip_kernel(unsigned char *p)
+{
+	*p ^= 0x10;
+}
+
+static unsigned xsum_blocks(size_t len)
+{
+	size_t b = (xsum_words(len) + XSUM_THREADS - 1) / XSUM_THREADS;
+
+	return (unsigned)(b < 1 ? 1 : b > XSUM_BLOCKS_MAX ? XSUM_BLOCKS_MAX : b);
+}
+
+extern "C" int cuda_payload_fill(cudaStream_t s, void *buf, size_t len, uint64_t seed)
+{
+	if (len < 8 * XSUM_HEADER_WORDS)
+		return (int)cudaErrorInvalidValue;
+	octo_fill_kernel<<<xsum_blocks(len), XSUM_THREADS, 0, s>>>((unsigned char *)buf, len, seed);
+	return (int)cudaGetLastError();
+}
+
+extern "C" int cuda_xsum(cudaStream_t s, const void *buf, size_t len, void *sum)
+{
+	cudaError_t r = cudaMemsetAsync(sum, 0, sizeof(uint64_t), s);
+
+	if (r != cudaSuccess)
+		return (int)r;
+	octo_xsum_kernel<<<xsum_blocks(len), XSUM_THREADS, 0, s>>>((const unsigned char *)buf, len,
+	                                                           (unsigned long long *)sum);
+	return (int)cudaGetLastError();
+}
+
+extern "C" int cuda_flip_byte(cudaStream_t s, void *at)
+{
+	octo_flip_kernel<<<1, 1, 0, s>>>((unsigned char *)at);
 	return (int)cudaGetLastError();
 }

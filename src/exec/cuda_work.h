@@ -1,12 +1,14 @@
 /*
  * cuda_work — the cuda backend's hand-written kernels (cuda_work.cu, built by nvcc): a
  * kernel of given FLOPs and bytes, for a kernel-list entry that is neither a GEMM nor an
- * attention core, and the masked softmax between an attention core's GEMMs.
+ * attention core, the masked softmax between an attention core's GEMMs, and the fill and
+ * checksum of every transfer's data.
  */
 #ifndef OCTO_EXEC_CUDA_WORK_H
 #define OCTO_EXEC_CUDA_WORK_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <cuda_runtime_api.h>
 
@@ -14,9 +16,10 @@
 extern "C" {
 #endif
 
-/* Enqueues on s the work of `bytes` of HBM traffic (each float of buf read and written
- * once, in passes of at most cap bytes) and `flops` of fused multiply-adds spread over
- * them; *launches gets how many kernels that took. 0, or a cudaError_t. */
+/* Enqueues on s, as one kernel, the work of `bytes` of HBM traffic (each float of buf read
+ * and written once, the buffer of cap bytes visited again when bytes exceed it) and
+ * `flops` of fused multiply-adds spread over them; *launches gets 1 (0: nothing to do).
+ * 0, or a cudaError_t. */
 int cuda_work(cudaStream_t s, void *buf, size_t cap, double bytes, double flops, int *launches);
 
 /* Enqueues on s the softmax of batch x rows rows of keys bf16 scores each (row r of a
@@ -26,6 +29,19 @@ int cuda_work(cudaStream_t s, void *buf, size_t cap, double bytes, double flops,
  * gradient: the traffic and arithmetic are the point). 0, or a cudaError_t. */
 int cuda_softmax(cudaStream_t s, void *scores, long batch, long rows, long keys, long q0, long k0, long window,
                  int backward);
+
+/* Enqueues on s the fill of a transfer's len bytes at buf (device memory, 8-byte aligned,
+ * len >= 32), whose 32-byte header the host wrote (payload_header: its checksum 0): the
+ * stream of seed after the header, and the checksum of all of it (xsum.h) added into the
+ * header. 0, or a cudaError_t. */
+int cuda_payload_fill(cudaStream_t s, void *buf, size_t len, uint64_t seed);
+
+/* Enqueues on s the checksum (xsum.h) of len bytes at buf into the device word sum
+ * (zeroed first). 0, or a cudaError_t. */
+int cuda_xsum(cudaStream_t s, const void *buf, size_t len, void *sum);
+
+/* Enqueues on s a flip of one bit of the device byte at (injected corruption). */
+int cuda_flip_byte(cudaStream_t s, void *at);
 
 #ifdef __cplusplus
 }

@@ -139,22 +139,33 @@ int kplan_choose(const struct plan *p, bool fit, enum kplan_mode *mode, struct w
 	return 0;
 }
 
-const char *kplan_not_run(const struct work *works, int nlayers, const struct cost_opts *o)
+const char *kplan_not_run(const struct plan *p, const struct work *works, const struct cost_opts *o)
 {
+	const struct model *m = plan_src_model(p);
+	struct parallel l = plan_parallel(p);
 	bool sync = false, a2a = false;
 
-	if (!works || o->tp <= 1)
+	if (!works)
 		return NULL;
-	for (int l = 0; l < nlayers; l++) {
-		sync |= works[l].tp_syncs > 0;
-		a2a |= works[l].a2a > 0;
+	for (int i = 0; i < m->nlayers; i++) {
+		sync |= o->tp > 1 && works[i].tp_syncs > 0;
+		a2a |= (o->tp > 1 || l.ep > 1) && works[i].a2a > 0;
 	}
+	if (l.zero >= 3)
+		return sync || a2a ? "the collectives of each layer (tensor-parallel all-reduces, all-to-all) and ZeRO 3's "
+		                     "weight gathers are priced in the plan but not run (one GPU runs each pipeline rank's "
+		                     "share of the kernels, of one replica)"
+		                   : "ZeRO 3's weight gathers are priced in the plan but not run (one GPU runs each pipeline "
+		                     "rank's kernels, of one replica)";
+	if (o->tp <= 1)
+		return a2a ? "the experts' expert-parallel all-to-all is priced in the plan but not run (one GPU runs "
+		             "each pipeline rank's kernels)" : NULL;
 	if (!sync && !a2a)
 		return NULL;
-	return a2a ? "the tensor-parallel all-reduces and the experts' all-to-all of each layer are priced in the "
-	             "prediction but not run (one GPU runs each pipeline rank's 1/tp share of the kernels)"
-	           : "the tensor-parallel all-reduces of each layer are priced in the prediction but not run (one GPU "
-	             "runs each pipeline rank's 1/tp share of the kernels)";
+	return a2a ? "the tensor-parallel all-reduces and the all-to-all of each layer are priced in the plan but not "
+	             "run (one GPU runs each pipeline rank's 1/tp share of the kernels)"
+	           : "the tensor-parallel all-reduces of each layer are priced in the plan but not run (one GPU runs "
+	             "each pipeline rank's 1/tp share of the kernels)";
 }
 
 long kplan_core_block(const struct kernel *x)
@@ -196,4 +207,17 @@ double kplan_core_gemm_flops(const struct kernel *x)
 	for (int i = 0; i < n; i++)
 		sum += 2.0 * (double)t[i].rows * (double)t[i].keys * (x->d_qk + x->d_v);
 	return sum * x->heads * (x->seqs > 0 ? x->seqs : 1);
+}
+
+long kplan_launches(const struct kernel *x, enum kernel_pass p)
+{
+	struct kplan_tile t[KPLAN_CORE_TILES];
+
+	if (x->m > 0)
+		return x->groups > 0 ? x->groups : 1;
+	if (x->heads > 0 && x->flops > 0)   /* per block: QK^T and PV (the backward's four GEMMs), the softmax */
+		return (long)kplan_core_tiles(x, t) * ((p == PASS_F ? 2 : 4) + (x->cls != EFF_GEMM));
+	if (x->bytes + x->state_bytes <= 0 && x->flops <= 0)
+		return 0;
+	return x->launches > 0 ? x->launches : 1;
 }

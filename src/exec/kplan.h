@@ -80,6 +80,22 @@ int kplan_core_tiles(const struct kernel *x, struct kplan_tile *out);
  * d_v) per head and sequence, summed. The backward does twice that (dP, dS K, dS^T Q, P^T dO). */
 double kplan_core_gemm_flops(const struct kernel *x);
 
+/*
+ * Launches. The cost model charges each kernel its launches (struct kernel.launches) at
+ * the fitted launch overhead; the cuda backend issues exactly those wherever it can, so
+ * that a run and calibrate --gpu measure what the prediction charges: a GEMM is one
+ * cuBLAS call per group (the routed experts' GEMMs one per expert, the loop of the
+ * runtime the cost model was fitted to, 14.3 us each on an H200 profile, not one batched
+ * call that would hide it), an entry that is neither a GEMM nor a core is as many
+ * kernels as it stands for. The one exception is a fused attention core (FlashAttention:
+ * one launch, two in the backward), which the backend has no single kernel for and runs
+ * as its query blocks' GEMMs and softmax (kplan_core_tiles); calibrate --gpu fits the
+ * launch overhead against the launches issued, so that those extra launches are counted
+ * as launches and not as the core's efficiency.
+ */
+/* The launches the cuda backend issues for kernel x in pass p (built with nvcc). */
+long kplan_launches(const struct kernel *x, enum kernel_pass p);
+
 /* What the cuda backend's ops run, as every output of octopipe run names it. */
 enum kplan_mode {
 	KPLAN_ARCHITECTURE,  /* the layers' kernel lists, measured as they are */
@@ -97,10 +113,13 @@ const char *kplan_mode_name(enum kplan_mode m);
 int kplan_choose(const struct plan *p, bool fit, enum kplan_mode *mode, struct work **works,
                  struct cost_opts *o, const char **why, struct err *e);
 
-/* What the prediction prices that the cuda backend's architecture kernels do not run, as
- * a line fragment, or NULL: at tensor parallelism o->tp > 1 each pipeline rank runs its
- * 1/tp share of the kernels on one GPU, without the tensor-parallel all-reduces (and the
- * experts' all-to-all) of its layers, which the layer costs include. */
-const char *kplan_not_run(const struct work *works, int nlayers, const struct cost_opts *o);
+/* What the plan's prediction prices that the cuda backend's architecture kernels do not
+ * run, as a line fragment, or NULL: at tensor parallelism o->tp > 1 each pipeline rank
+ * runs its 1/tp share of the kernels on one GPU, without the tensor-parallel all-reduces
+ * (and the all-to-all) of its layers; at expert parallelism > 1, without the experts'
+ * all-to-all; under ZeRO 3, without the weight gathers its ops wait for (one replica, no
+ * data parallelism). A run compares its measurement with the plan priced without them
+ * (plan_drop_collectives). */
+const char *kplan_not_run(const struct plan *p, const struct work *works, const struct cost_opts *o);
 
 #endif

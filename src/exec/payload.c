@@ -1,14 +1,15 @@
 /*
  * payload — tagged, checksummed transfer bytes (see payload.h).
  *
- * Layout, little-endian 32-bit words: magic, iteration, stage, microbatch, kind, length,
- * then the 64-bit checksum, then length - 32 bytes of a splitmix64 stream seeded by the
- * tag. The checksum (FNV-1a) covers the first 24 bytes and the stream, so a flipped bit
- * anywhere fails it, while a whole payload of another transfer passes it and is caught
- * by its tag.
+ * Layout, little-endian 32-bit words: magic, iteration, stage, microbatch, kind, length
+ * (its low 32 bits), then the 64-bit checksum, then length - 32 bytes of a splitmix64
+ * stream seeded by the tag. The checksum (xsum.h, the one the GPU computes) covers every
+ * byte but its own, so a flipped bit anywhere fails it, while a whole payload of another
+ * transfer passes it and is caught by its tag.
  */
 #include "config.h"
 #include "exec/payload.h"
+#include "exec/xsum.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -25,15 +26,6 @@ static void put32(unsigned char *p, uint32_t v)
 static uint32_t get32(const unsigned char *p)
 {
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t splitmix(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
 }
 
 uint64_t payload_hash(uint64_t h, const void *data, size_t n)
@@ -75,44 +67,50 @@ size_t payload_len(uint64_t bytes, size_t cap)
 	return n < PAYLOAD_MIN ? PAYLOAD_MIN : n;
 }
 
-void payload_fill(void *buf, size_t len, const struct payload_tag *t)
+void payload_header(void *buf, uint64_t bytes, const struct payload_tag *t)
 {
 	unsigned char *p = buf;
-	uint64_t seed = payload_tag_hash(t), sum;
 
 	put32(p, MAGIC);
 	put32(p + 4, t->iter);
 	put32(p + 8, (uint32_t)t->op.stage);
 	put32(p + 12, (uint32_t)t->op.mb);
 	put32(p + 16, t->op.kind);
-	put32(p + 20, (uint32_t)len);
-	for (size_t i = HEADER; i < len; i += 8) {
-		uint64_t r = splitmix(&seed);
+	put32(p + 20, (uint32_t)bytes);
+	memset(p + 24, 0, 8);
+}
 
-		memcpy(p + i, &r, len - i < 8 ? len - i : 8);
-	}
-	sum = payload_hash(payload_hash(PAYLOAD_HASH_INIT, p, 24), p + HEADER, len - HEADER);
+void payload_fill(void *buf, size_t len, const struct payload_tag *t)
+{
+	unsigned char *p = buf;
+	uint64_t seed = payload_tag_hash(t), sum;
+
+	payload_header(p, len, t);
+	/* as the GPU fills a transfer: the header's terms, then each word of the stream's */
+	sum = 0;
+	for (size_t i = 0; i < xsum_words(len); i++)
+		sum += i < XSUM_HEADER_WORDS ? xsum_term(i, xsum_word(p, len, i)) : xsum_fill_word(p, len, seed, i);
 	for (int i = 0; i < 8; i++)
 		p[24 + i] = (unsigned char)(sum >> (8 * i));
 }
 
-int payload_check(const void *buf, size_t len, const struct payload_tag *want, char *why, size_t n)
+int payload_check_head(const void *head, uint64_t bytes, const uint64_t *sum, const struct payload_tag *want,
+                       char *why, size_t n)
 {
-	const unsigned char *p = buf;
-	uint64_t sum = 0, have;
+	const unsigned char *p = head;
+	uint64_t have = 0;
 	struct action got;
 	char t1[ACTION_TEXT_MAX];
 
-	if (len < HEADER || get32(p) != MAGIC || get32(p + 20) != len) {
-		snprintf(why, n, "is not a payload of %zu bytes (corrupted)", len);
+	if (bytes < HEADER || get32(p) != MAGIC || get32(p + 20) != (uint32_t)bytes) {
+		snprintf(why, n, "is not a payload of %llu bytes (corrupted)", (unsigned long long)bytes);
 		return -1;
 	}
 	for (int i = 0; i < 8; i++)
-		sum |= (uint64_t)p[24 + i] << (8 * i);
-	have = payload_hash(payload_hash(PAYLOAD_HASH_INIT, p, 24), p + HEADER, len - HEADER);
-	if (have != sum) {
-		snprintf(why, n, "failed its checksum (corrupted: %016llx, header says %016llx)", (unsigned long long)have,
-		         (unsigned long long)sum);
+		have |= (uint64_t)p[24 + i] << (8 * i);
+	if (sum && *sum != have) {
+		snprintf(why, n, "failed its checksum (corrupted: %016llx, header says %016llx)", (unsigned long long)*sum,
+		         (unsigned long long)have);
 		return -1;
 	}
 	got = (struct action){ (int32_t)get32(p + 8), (int32_t)get32(p + 12), (uint8_t)get32(p + 16), 0 };
@@ -122,8 +120,21 @@ int payload_check(const void *buf, size_t len, const struct payload_tag *want, c
 		         (unsigned)get32(p + 4));
 		return -1;
 	}
-	/* a valid payload with the right tag holds the stream of that tag: nothing else passes */
+	/* a payload with the right checksum and tag holds the stream of that tag: nothing else
+	 * passes but by a 2^-64 chance */
 	return 0;
+}
+
+int payload_check(const void *buf, size_t len, const struct payload_tag *want, char *why, size_t n)
+{
+	uint64_t sum;
+
+	if (len < HEADER) {
+		snprintf(why, n, "is not a payload of %zu bytes (corrupted)", len);
+		return -1;
+	}
+	sum = xsum(buf, len);
+	return payload_check_head(buf, len, &sum, want, why, n);
 }
 
 int payload_stash(uint64_t *store, int microbatches, uint32_t iter, const struct action *a, char *why, size_t n)

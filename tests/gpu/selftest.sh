@@ -19,9 +19,19 @@
 # selftest.sh --dry runs part 1 on the emulator instead (no GPU: the models, plans,
 # commands and the table are tested; the emulator's times are the prediction's);
 # selftest.sh --list prints the models part 1 runs.
-# Logs (plans, timelines, outputs, the calibrated model) go under $OUT when it is set.
+# It prints the date (UTC) first. With $OUT set, everything it prints goes to
+# $OUT/selftest.log too, part 1's tables to $OUT/table.txt (dated, for the README), and
+# its logs (plans, timelines, outputs, the calibrated model) under $OUT; without, the
+# logs go to a temporary directory, removed at the end.
 # Exit status: 0 ok, 1 a failure, 77 no GPU here (or a build without the cuda backend).
 set -u
+if [ -n "${OUT:-}" ] && [ -z "${SELFTEST_TEED:-}" ]; then
+    # everything printed goes to $OUT/selftest.log as well; the exit status through a file
+    # (a pipeline's is its last command's)
+    mkdir -p "$OUT" || exit 1
+    { SELFTEST_TEED=1 sh "$0" "$@" 2>&1; echo $? >"$OUT/selftest.status"; } | tee "$OUT/selftest.log"
+    exit "$(cat "$OUT/selftest.status" 2>/dev/null || echo 1)"
+fi
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 top_builddir=${top_builddir:-$top_srcdir}
 OCTOPIPE=${OCTOPIPE:-$top_builddir/octopipe}
@@ -43,6 +53,8 @@ for f in sorted(glob.glob(os.path.join(sys.argv[1], "*.json"))):
 PY
 )}
 if [ "$list" ]; then echo "models:" $models; exit 0; fi
+stamp=$(date -u '+%Y-%m-%d %H:%M UTC')
+echo "octopipe GPU self-test$( [ "$dry" ] && echo ' (--dry)'), $stamp"
 if [ "$dry" ]; then
     backend=emu kernels=emulated n=1 info="dry run: the emulator, no GPU"
 else
@@ -57,9 +69,12 @@ else
     [ "$n" -gt 8 ] && n=8
 fi
 logs=${OUT:-$(mktemp -d "${TMPDIR:-/tmp}/octopipe-gpu.XXXXXX")}
-mkdir -p "$logs"
+mkdir -p "$logs" || exit 1
+logs=$(cd "$logs" && pwd) || exit 1   # absolute: plans name their clusters from it
 printf '%s\n' "$info" | tee "$logs/gpuinfo.txt"
 fails=0
+{ echo "octopipe GPU self-test, $stamp: $info"
+  echo "predicted vs measured ($backend, kernels $kernels), one microbatch, the second of 2 iterations"; } >"$logs/table.txt"
 
 # cluster N FILE: the 8xH200 sample cut to N devices
 cluster() {
@@ -134,9 +149,11 @@ sys.exit(1 if bad else 0)
 PY
     rc=$?   # not through a pipe: its status is the table's verdict
     cat "$logs/$m.table.txt"
+    cat "$logs/$m.table.txt" >>"$logs/table.txt"
     [ "$rc" = 0 ] || fails=$((fails + 1))
 done
 if [ "$dry" ]; then
+    [ "${OUT:-}" ] || rm -rf "$logs"
     [ "$fails" = 0 ] || { echo "FAIL: $fails of the models above"; exit 1; }
     echo "PASS (dry): the self-test's plans, runs and tables on the emulator"
     exit 0

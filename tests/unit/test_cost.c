@@ -187,7 +187,7 @@ static void times(void)
 {
 	struct hardware hw;
 	struct work w;
-	struct cost_opts o = { 1000, 1, 1, false, 100, 0 };
+	struct cost_opts o = { 1000, 1, 1, false, 100, 0, false };
 	struct layer_cost lc, lt;
 
 	hardware_default(&hw);
@@ -245,7 +245,7 @@ static void calibration(void)
 	struct hardware truth, hw;
 	struct arch a;
 	struct err e = ERR_INIT;
-	struct cost_opts o = { 2048, 1, 1, false, 0, 0 };
+	struct cost_opts o = { 2048, 1, 1, false, 0, 0, false };
 	struct calib_set s = { NULL, 0, 0, { false } };
 	char path[] = "/tmp/octopipe-calib-XXXXXX";
 	int fd;
@@ -309,7 +309,7 @@ static void kernels(void)
 {
 	struct block b = mk(BLK_ATTN, 8);
 	struct work w;
-	struct cost_opts o = { 16, 1, 1, false, 0, 0 };
+	struct cost_opts o = { 16, 1, 1, false, 0, 0, false };
 	struct kernel k[WORK_MAX_KERNELS];
 	struct hardware hw;
 	struct layer_cost lc;

@@ -36,12 +36,12 @@ static void check_arch(const char *name)
 	struct plan p;
 	struct hardware hw;
 	struct err e = ERR_INIT;
-	struct cost_opts o = { 4096, 1, 1, false, 0, 0 };
+	struct cost_opts o = { 4096, 1, 1, false, 0, 0, false };
 	struct baseline_spec spec = { SCHED_ZBH1, 8, 0, "balanced", NULL, 0, 0, NULL };
 	struct work *works;
 	struct kernel *ks = malloc(KMAX * sizeof(*ks));
 	double tok = 4096, worst = 0;
-	int bad_flops = 0, bad_gemm = 0, bad_w = 0, n;
+	int bad_flops = 0, bad_gemm = 0, bad_w = 0, bad_launch = 0, n;
 
 	snprintf(path, sizeof(path), "%s/samples/architectures/%s.json", top ? top : ABS_TOP_SRCDIR, name);
 	hardware_default(&hw);
@@ -79,6 +79,10 @@ static void check_arch(const char *name)
 				ms[k] += cost_kernel_ms(&ks[i], &hw, k == 0 ? PASS_F : k == 1 ? PASS_I : PASS_W);
 				if (ks[i].m > 0)
 					bad_gemm += fabs(ks[i].flops - 2 * ks[i].m * ks[i].n * ks[i].k * ks[i].groups) > 1e-6 * ks[i].flops;
+				/* the backend launches what the cost model charges (a core aside: kplan.h) */
+				if (!(ks[i].heads > 0 && ks[i].flops > 0))
+					bad_launch += kplan_launches(&ks[i], k == 0 ? PASS_F : k == 1 ? PASS_I : PASS_W) !=
+					              (ks[i].launches > 0 ? ks[i].launches : 1);
 				if (k == 0)
 					fl += ks[i].flops;
 				if (ks[i].m > 0 && k == 0)
@@ -96,6 +100,7 @@ static void check_arch(const char *name)
 	is_int(bad_flops, 0, "%s: every stage's forward kernels do the per-token FLOPs times the tokens", name);
 	is_int(bad_gemm, 0, "%s: every GEMM does 2mnk FLOPs per group", name);
 	is_int(bad_w, 0, "%s: the weight gradients' GEMMs do their forwards' FLOPs", name);
+	is_int(bad_launch, 0, "%s: every kernel but the attention cores launches as often as it is charged", name);
 	/* the table keeps its times rounded to a nanosecond */
 	ok(worst < 1e-6, "%s: the kernels' times add up to the layer table's F, I, W (worst %.2g)", name, worst);
 	plan_release(&p);
@@ -118,7 +123,7 @@ static void check_cores(const char *name)
 	const char *top = getenv("top_srcdir");
 	struct arch a;
 	struct err e = ERR_INIT;
-	struct cost_opts o = { 4096, 2, 1, false, 0, 0 };
+	struct cost_opts o = { 4096, 2, 1, false, 0, 0, false };
 	struct kernel ks[KMAX];
 	int cores = 0, bad_shape = 0, bad_tiles = 0, bad_flops = 0, bad_bwd = 0, windowed = 0, bad_mask = 0;
 	double worst = 0;
@@ -291,7 +296,7 @@ int main(void)
 		struct block b = { .kind = BLK_ATTN, .h = 2880, .norms = 1, .n_q = 64, .n_kv = 8, .d_h = 64,
 		                   .window = 128, .sinks = true };
 		struct work w;
-		struct cost_opts o = { 4096, 1, 1, false, 0, 0 };
+		struct cost_opts o = { 4096, 1, 1, false, 0, 0, false };
 		struct kernel ks[KMAX];
 		int n, bmm = 0, scores = 0;
 
@@ -312,7 +317,7 @@ int main(void)
 		struct block b = { .kind = BLK_MAMBA2, .h = 4096, .norms = 1, .ssm_heads = 128, .ssm_head_dim = 64,
 		                   .groups = 8, .state = 128, .conv = 4, .chunk = 128 };
 		struct work w;
-		struct cost_opts o = { 4096, 1, 1, false, 0, 0 };
+		struct cost_opts o = { 4096, 1, 1, false, 0, 0, false };
 		struct kernel ks[KMAX], kp;
 		struct hardware hw;
 		double din = 128.0 * 64, xbc = din + 2.0 * 8 * 128, want = 4096 * (2 * xbc + 2 * din + 16.0 * 128 * 64 * 128 / 128);

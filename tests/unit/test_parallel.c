@@ -373,6 +373,86 @@ static void test_tp(void)
 	model_release(&m);
 }
 
+/* The layer table without its collectives (what the cuda executor runs): at tp 2 each
+ * layer of llama2-7b is cheaper in F and I by its all-reduces of the hidden state, ring
+ * all-reduces over 2 GPUs of tokens x h x 2 bytes (two per decoder layer, attention's and
+ * the MLP's; one for the embedding, none for the head), W alike; at ep 2 a MoE layer by
+ * its all-to-all, (E-1)/E of its bytes plus two latencies; at tp 1 and ep 1 nothing. */
+static void test_compute_only(void)
+{
+	const char *dir = getenv("OCTOPIPE_DATADIR") ? getenv("OCTOPIPE_DATADIR") : ".";
+	char path[4096];
+	struct model m, full, run;
+	struct cluster c;
+	struct parallel l;
+	struct err e = ERR_INIT;
+	double sync, worst = 0, moved = 0;
+	int n;
+
+	snprintf(path, sizeof(path), "%s/samples/models/llama2-7b.json", dir);
+	if (!ok(model_load(&m, path, &e) == 0, "llama2-7b loads: %s", e.msg))
+		return;
+	snprintf(path, sizeof(path), "%s/samples/clusters/8xH200.json", dir);
+	ok(cluster_load(&c, path, &e) == 0, "8xH200 loads");
+	parallel_default(&l, 4);
+	l.tp = 2;
+	ok(parallel_model(&m, &c, &l, &full, &e) == 0 && parallel_model_compute(&m, &c, &l, &run, &e) == 0,
+	   "llama2-7b at tp 2, with and without its collectives: %s", e.msg);
+	sync = ring_allreduce_ms(4096.0 * 4096 * 2, 2, &c.intra);
+	n = m.nlayers;
+	for (int i = 0; i < n; i++) {
+		int syncs = i == 0 ? 1 : i == n - 1 ? 0 : 2;
+
+		worst = fmax(worst, fabs(full.layers[i].f_ms - run.layers[i].f_ms - syncs * sync));
+		worst = fmax(worst, fabs(full.layers[i].b_ms - run.layers[i].b_ms - syncs * sync));
+		worst = fmax(worst, fabs(full.layers[i].w_ms - run.layers[i].w_ms));
+		worst = fmax(worst, fabs((double)full.layers[i].out_bytes - (double)run.layers[i].out_bytes));
+	}
+	/* (the file's times are rounded, and the table is scaled from them) */
+	ok(worst < 1e-6, "every layer: F and I less its ring all-reduces (%.6f ms each), W and bytes unchanged "
+	   "(worst %g)", sync, worst);
+	model_release(&full);
+	model_release(&run);
+	l.tp = 1;
+	ok(parallel_model(&m, &c, &l, &full, &e) == 0 && parallel_model_compute(&m, &c, &l, &run, &e) == 0,
+	   "at tp 1");
+	worst = 0;
+	for (int i = 0; i < n; i++)
+		worst = fmax(worst, fabs(full.layers[i].f_ms - run.layers[i].f_ms) + fabs(full.layers[i].b_ms - run.layers[i].b_ms));
+	ok(worst == 0, "at tp 1 there is nothing to leave out (worst %g)", worst);
+	model_release(&full);
+	model_release(&run);
+	model_release(&m);
+
+	snprintf(path, sizeof(path), "%s/samples/models/deepseek-v2-lite.json", dir);
+	if (!ok(model_load(&m, path, &e) == 0, "deepseek-v2-lite loads: %s", e.msg)) {
+		cluster_release(&c);
+		return;
+	}
+	parallel_default(&l, 4);
+	l.dp = 2;
+	l.ep = 2;
+	ok(parallel_model(&m, &c, &l, &full, &e) == 0 && parallel_model_compute(&m, &c, &l, &run, &e) == 0,
+	   "deepseek-v2-lite at dp 2, ep 2: %s", e.msg);
+	worst = 0;
+	for (int i = 0; i < m.nlayers; i++) {
+		const struct link *lk = parallel_ep_link(&l, &c);
+		double a2a = full.layers[i].a2a_bytes ? 0.5 * (double)full.layers[i].a2a_bytes / (lk->gbytes_per_s * 1e9) * 1e3 +
+		                                        2 * lk->latency_us * 1e-3 : 0;
+
+		moved += a2a;
+		worst = fmax(worst, fabs(full.layers[i].f_ms - run.layers[i].f_ms - a2a));
+		worst = fmax(worst, fabs(full.layers[i].b_ms - run.layers[i].b_ms - a2a));
+		worst = fmax(worst, fabs(full.layers[i].w_ms - run.layers[i].w_ms));
+	}
+	ok(moved > 0 && worst < 1e-9, "every MoE layer: F and I less its expert-parallel all-to-all (%.4f ms in all; "
+	   "worst %g)", moved, worst);
+	model_release(&full);
+	model_release(&run);
+	model_release(&m);
+	cluster_release(&c);
+}
+
 /* Recompute only where memory binds: the toy's stages both recompute fully; with memory
  * for 16 GB of weights and optimizer plus 390 MB, stage 0 can go selective (its peak 380
  * MB, 400 MB without recompute) and stage 1 cannot (400 MB either way: no attention core). */
@@ -430,6 +510,7 @@ int main(void)
 	test_recompute();
 	test_format();
 	test_tp();
+	test_compute_only();
 	test_ep_link();
 	return tap_done();
 }
