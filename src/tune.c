@@ -128,6 +128,7 @@ bool tune_state_equal(const struct tune_state *a, const struct tune_state *b)
 	       memcmp(a->device, b->device, (size_t)a->nstages * sizeof(int)) == 0 &&
 	       a->sched.alternate == b->sched.alternate && a->sched.defer_arrivals == b->sched.defer_arrivals &&
 	       a->sched.cap_extra == b->sched.cap_extra && a->sched.wcap == b->sched.wcap &&
+	       a->sched.lst == b->sched.lst &&
 	       !a->order == !b->order &&
 	       (!a->order || (a->order_devices == b->order_devices &&
 	                      memcmp(a->order_start, b->order_start, (size_t)(a->order_devices + 1) * sizeof(int)) == 0 &&
@@ -164,6 +165,7 @@ static void policy_opts(const struct tune_state *s, int devices, int *cap, int *
 	}
 	o->policy.stage_cap = cap;
 	o->policy.w_cap = s->sched.wcap > 0 ? wcap : NULL;
+	o->policy.lst_cycle = s->sched.lst / 4.0;
 	(void)devices;
 }
 
@@ -1215,6 +1217,7 @@ cJSON *tune_steps_to_json(const struct tuner *t)
 		jw_bool(&w, sch, "defer_arrivals", s->state.sched.defer_arrivals);
 		jw_num(&w, sch, "cap_extra", s->state.sched.cap_extra);
 		jw_num(&w, sch, "wcap", s->state.sched.wcap);
+		jw_num(&w, sch, "lst", s->state.sched.lst);
 		if (s->state.order) {
 			cJSON *sched = jw_arr(&w, o, "schedule");
 

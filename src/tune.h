@@ -69,6 +69,9 @@ struct tune_sched {
 	bool defer_arrivals;
 	int cap_extra;              /* added to every stage's in-flight cap (its depth) */
 	int wcap;                   /* deferred Ws per stage before W is urgent; 0 = no limit */
+	int lst;                    /* > 0: latest-start priority (any placement), a microbatch
+	                             * due lst / 4 of the busiest device's work after the one
+	                             * before it; 0: alternation or backward first */
 };
 
 /* A candidate: S stages (first[S+1] boundaries, device[S]) and scheduler knobs, or an

@@ -299,8 +299,8 @@ void tune_gen_scheduling(struct tuner *t)
 {
 	int D = t->cluster->devices;
 	const struct tune_sched cur = t->cur.sched;
-	struct tune_sched variants[12];
-	const char *names[12];
+	struct tune_sched variants[16];
+	const char *names[16];
 	int n = 0;
 
 	variants[n] = cur; variants[n].alternate = !cur.alternate;
@@ -325,6 +325,23 @@ void tune_gen_scheduling(struct tuner *t)
 	names[n++] = "W only when nothing else is ready";
 	variants[n] = cur; variants[n].wcap = 1;
 	names[n++] = "W right after its I";
+	if (cur.lst == 0) {
+		static const int lst[] = { 2, 4, 6 };
+
+		for (int i = 0; i < 3; i++) {
+			variants[n] = cur; variants[n].lst = lst[i];
+			names[n++] = "latest-start priority (any placement)";
+		}
+	} else {
+		variants[n] = cur; variants[n].lst = 0;
+		names[n++] = "alternation instead of latest-start priority";
+		variants[n] = cur; variants[n].lst = cur.lst + 1;
+		names[n++] = "latest start: microbatches due further apart";
+		if (cur.lst > 1) {
+			variants[n] = cur; variants[n].lst = cur.lst - 1;
+			names[n++] = "latest start: microbatches due closer together";
+		}
+	}
 	for (int i = 0; i < n; i++) {
 		struct cand *c = tune_cand_add(t, &t->cur, MOVE_SCHED, i, 0);
 
