@@ -116,6 +116,21 @@ static int judge(const struct model *m, const struct cluster *c, int mbs, const 
 	return r;
 }
 
+/* Inserts a layout that fits into the ranked top list (most tokens/s first; a tie keeps
+ * the one judged first, as the choice does). */
+static void keep_top(struct layout_choice *out, const struct layout_pick *pk)
+{
+	int i = out->ntop < LAYOUT_TOP ? out->ntop++ : LAYOUT_TOP;
+
+	while (i > 0 && pk->tokens_per_s > out->top[i - 1].tokens_per_s) {
+		if (i < LAYOUT_TOP)
+			out->top[i] = out->top[i - 1];
+		i--;
+	}
+	if (i < LAYOUT_TOP)
+		out->top[i] = *pk;
+}
+
 static int search(const struct model *m, const struct cluster *c, const struct layout_constraints *k,
                   int min_pp, struct layout_choice *out, struct err *e)
 {
@@ -190,6 +205,9 @@ static int search(const struct model *m, const struct cluster *c, const struct l
 						valid++;
 						out->candidates++;
 						out->min_peak_bytes = fmin(out->min_peak_bytes, got.peak_bytes);
+						if (feasible)
+							keep_top(out, &(struct layout_pick){ l, (enum recompute)rc, mbs, got.makespan_ms,
+							                                     got.tokens_per_s, got.peak_bytes });
 						if (feasible && got.tokens_per_s > out->tokens_per_s) {
 							out->par = l;
 							out->recompute = (enum recompute)rc;
