@@ -35,8 +35,9 @@
 struct layout_constraints {
 	int pp, tp, dp, ep, zero, recompute;
 	int global_mb;
-	/* When non-NULL and raised (a SIGINT handler), the search stops before the next
-	 * candidate and answers the best layout judged so far (interrupted set). */
+	/* When non-NULL and raised (a SIGINT handler), the search stops at the next baseline
+	 * it would simulate and answers the best layout judged so far (interrupted set); the
+	 * first layout that fits is always judged until one of its baselines fits. */
 	const volatile sig_atomic_t *stop;
 };
 

@@ -155,6 +155,7 @@ int cmd_tune(int argc, char **argv)
 	int ch, rc, r, ntune, nc = 0, best = -1;
 	long evals;
 	double secs, best_tps = -1;
+	bool have_p = false;          /* p and mt hold the winner's plan (several layouts tuned) */
 	struct cli_layout cand[LAYOUT_TOP];
 
 	tune_opts_default(&o);
@@ -326,6 +327,11 @@ int cmd_tune(int argc, char **argv)
 			rc = cli_report(&e);
 			goto tuned;
 		}
+		if (ntune == 1) {
+			t = tk;
+			best = 0;
+			break;
+		}
 		/* ranked as the search ranks layouts: whole-job tokens/s of one replica's plan */
 		if (tune_result(tk, &pk, &mk, &e) < 0) {
 			tune_free(tk);
@@ -333,16 +339,23 @@ int cmd_tune(int argc, char **argv)
 			goto tuned;
 		}
 		tps = mk.noom ? -1 : mk.throughput_tokens_per_s;
-		if (ntune > 1 && !quiet)
+		if (!quiet)
 			fprintf(log, "layout %d of %d tuned: %.0f tokens/s\n", k + 1, ntune, tps);
-		metrics_release(&mk);
-		plan_release(&pk);
 		if (!t || tps > best_tps) {
 			tune_free(t);
+			if (have_p) {
+				plan_release(&p);
+				metrics_release(&mt);
+			}
 			t = tk;
+			p = pk;
+			mt = mk;
+			have_p = true;
 			best_tps = tps;
 			best = k;
 		} else {
+			metrics_release(&mk);
+			plan_release(&pk);
 			tune_free(tk);
 		}
 	}
@@ -360,11 +373,15 @@ tuned:
 		L = cand[best];
 	if (rc != EXIT_OK) {
 		sigaction(SIGINT, &old_sa, NULL);
+		if (have_p) {
+			plan_release(&p);
+			metrics_release(&mt);
+		}
 		goto out;
 	}
 	r = 0;
 	sigaction(SIGINT, &old_sa, NULL);
-	if (r < 0 || tune_result(t, &p, &mt, &e) < 0) {
+	if (!have_p && (r < 0 || tune_result(t, &p, &mt, &e) < 0)) {
 		rc = cli_report(&e);
 		goto out;
 	}

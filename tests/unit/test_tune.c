@@ -369,6 +369,29 @@ static void test_anytime(void)
 	ok(!tune_interrupted(t1), "a spent budget is not an interrupt");
 	x = run_budget(&m, &c, 8, 0, &stop_now, &t3);
 	ok(tune_interrupted(t3) && isfinite(x), "a raised stop flag ends the search with a plan (%.3f ms)", x);
+	/* raised before the setup (Ctrl-C during the layout search): the first baseline that
+	 * runs is the plan, and nothing else is simulated (no start of the tuner's own) */
+	tune_stats(t3, &n1, &secs);
+	is_int(n1, 0, "raised before the setup: no plan of the tuner's own is simulated");
+	is_int(tune_steps(t3, &steps), 1, "the record is the start alone");
+	ok(strstr(steps[0].what, "interrupted while setting up") != NULL, "which says so: %s", steps[0].what);
+	{
+		struct baseline_spec spec = { SCHED_1F1B, 8, 0, "uniform", NULL, 0, 0, NULL };
+		struct plan bp;
+		struct sim s;
+		struct sim_opts so;
+		struct metrics bm;
+		struct err e = ERR_INIT;
+
+		memset(&s, 0, sizeof(s));
+		sim_opts_default(&so);
+		ok(baseline_plan(&bp, &m, NULL, &c, NULL, &spec, &e) == 0 && sim_run(&s, &bp, &so, &bm, &e) == 0,
+		   "1F1B, the first baseline");
+		is_dbl(x, bm.makespan_ms, 1e-9, "is the plan kept");
+		metrics_release(&bm);
+		plan_release(&bp);
+		sim_release(&s);
+	}
 	tune_state_release(&st);
 	tune_free(t0);
 	tune_free(t1);
