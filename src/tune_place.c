@@ -75,20 +75,15 @@ static void gen_rebalanced(struct tuner *t)
 {
 	const struct metrics *m = &t->cur_metrics;
 	const int S = t->cur.nstages, D = t->cluster->devices;
-	int from = t->ncands, hot = 0, late = 0;
+	int from = t->ncands, hot = 0;
 
 	if (S < 2 || !m->dev || m->ndevices != D)
 		return;
-	/* the device that works longest, and the one whose warm-up wait plus work ends the
-	 * iteration (it idles nowhere after its warm-up: only less work or a shorter wait helps) */
-	for (int d = 1; d < D; d++) {
+	for (int d = 1; d < D; d++)
 		if (m->dev[d].busy_ms > m->dev[hot].busy_ms)
 			hot = d;
-		if (m->dev[d].busy_ms + m->dev[d].warmup_idle_ms > m->dev[late].busy_ms + m->dev[late].warmup_idle_ms)
-			late = d;
-	}
 	for (int st = 0; st < S && !t->oom; st++) {
-		if (t->cur.device[st] != hot && t->cur.device[st] != late)
+		if (t->cur.device[st] != hot)
 			continue;
 		for (int k = 0; k < D + S && !t->oom; k++) {
 			bool swap = k >= D;
