@@ -11,6 +11,9 @@
  * goes to another device (or swaps with a stage of one), and the new placement gets its
  * own balanced partition at once. Either half alone usually loses, so a descent that
  * takes one move at a time cannot reach what only the pair gains.
+ *
+ * Dealt placements leave the patterns: each device keeps where it enters the pipeline and
+ * the other stages are dealt by the idle time each device showed (gen_dealt).
  */
 #include "config.h"
 #include "tune_impl.h"

@@ -2,8 +2,9 @@
  * tune_sched — the scheduling phase (METHOD.md §3, 3): the list scheduler's knobs, then
  * the order itself.
  *
- * The knobs (F/B alternation, deferral of just-arrived ops, warm-up depth, how long W may
- * wait) regenerate the whole order. Past them, a state carries an explicit order and the
+ * The knobs (F/B alternation or the latest-start priority that fills any placement,
+ * deferral of just-arrived ops, warm-up depth, how long W may wait) regenerate the whole
+ * order. Past them, a state carries an explicit order and the
  * moves target idle time directly, read off the simulator's per-op times: a later op whose
  * inputs were there moves into a device's gap, an op on the critical path that waited for
  * its device goes ahead of what held it, and each device's warm-up gets one F more or
