@@ -23,6 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define REBALANCE_TO 3   /* compound moves go to (or swap with) the idlest few devices */
+
 void tune_place_round_robin(struct tune_state *s, int D)
 {
 	for (int st = 0; st < s->nstages; st++)
@@ -78,22 +80,40 @@ static void gen_rebalanced(struct tuner *t)
 {
 	const struct metrics *m = &t->cur_metrics;
 	const int S = t->cur.nstages, D = t->cluster->devices;
-	int from = t->ncands, hot = 0;
+	int from = t->ncands, hot = 0, idle[REBALANCE_TO];
+	int nidle = 0;
 
 	if (S < 2 || !m->dev || m->ndevices != D)
 		return;
 	for (int d = 1; d < D; d++)
 		if (m->dev[d].busy_ms > m->dev[hot].busy_ms)
 			hot = d;
+	/* the partner devices: those that idle most (each candidate costs a partition search,
+	 * most of the tuner's time; the idlest are where work can go) */
+	for (int d = 0; d < D; d++) {
+		int i;
+
+		if (d == hot)
+			continue;
+		for (i = nidle < REBALANCE_TO ? nidle++ : REBALANCE_TO; i > 0 && m->dev[d].idle_ms > m->dev[idle[i - 1]].idle_ms; i--)
+			if (i < REBALANCE_TO)
+				idle[i] = idle[i - 1];
+		if (i < REBALANCE_TO)
+			idle[i] = d;
+	}
 	for (int st = 0; st < S && !t->oom; st++) {
 		if (t->cur.device[st] != hot)
 			continue;
 		for (int k = 0; k < D + S && !t->oom; k++) {
-			bool swap = k >= D;
+			bool swap = k >= D, partner = false;
 			int d = swap ? -1 : k, s2 = swap ? k - D : -1;
 			struct cand *c;
 			double obj;
 
+			for (int i = 0; i < nidle; i++)
+				partner |= idle[i] == (swap ? t->cur.device[s2] : d);
+			if (!partner)
+				continue;
 			if (swap ? t->cur.device[st] == t->cur.device[s2] || !may_swap(&t->cur, st, s2)
 			         : !may_move(t, &t->cur, st, d))
 				continue;
