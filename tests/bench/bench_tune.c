@@ -28,7 +28,7 @@
  * gpt-oss-20b 96.8 / 93.6%, nemotron-nano-v2-9b 96.5 / 92.4% of the bound on 4x8 / 8x16),
  * where it was 93.0% and 96.9% before the latest-start priority, the dealt placements and
  * the cheaper compound moves (half the CPU per simulation on 8x16); with
- * OCTOPIPE_BENCH_EVALS=3000 92.8% and 96.8%, as before. The iteration still ends where the
+ * OCTOPIPE_BENCH_EVALS=3000 92.9% and 96.8% (92.8%, 96.8% before). The iteration ends where the
  * device with the largest warm-up wait plus work finishes (on nemotron-nano-v2-9b 8x16 the
  * device holding the head waits 60-70 ms for the first backward with only its early
  * forwards to fill it), and more simulations do not move it (20 000 on gpt-oss-20b 8x16
