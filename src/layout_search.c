@@ -38,7 +38,7 @@ void layout_recompute_model(struct model *m, enum recompute r)
  * only when out of host memory. */
 static int judge(const struct model *m, const struct cluster *c, int mbs, const struct parallel *l,
                  enum recompute rc, struct sim *s, struct layout_choice *got, bool *feasible, struct err *why,
-                 struct err *e)
+                 const volatile sig_atomic_t *stop, bool found, struct err *e)
 {
 	struct model rm;
 	struct cluster rcl;
@@ -46,6 +46,7 @@ static int judge(const struct model *m, const struct cluster *c, int mbs, const 
 	int r = 0;
 
 	*feasible = false;
+	got->tokens_per_s = 0;
 	got->makespan_ms = INFINITY;
 	got->peak_bytes = INFINITY;
 	if (parallel_replica(m, c, l, &rm, &rcl, &e2) < 0) {
@@ -84,6 +85,10 @@ static int judge(const struct model *m, const struct cluster *c, int mbs, const 
 		struct sim_opts o;
 		double peak = 0;
 
+		/* Ctrl-C: a large replica's baselines take a while each; the layout is then
+		 * judged by those that ran (the first layout, until one fits: an answer) */
+		if (stop && *stop && (found || *feasible))
+			break;
 		if (baseline_plan(&p, &rm, NULL, &rcl, NULL, &spec, &e2) < 0) {
 			if (e2.cls == ERR_RUNTIME) {
 				*e = e2;
@@ -114,6 +119,21 @@ static int judge(const struct model *m, const struct cluster *c, int mbs, const 
 	model_release(&rm);
 	cluster_release(&rcl);
 	return r;
+}
+
+/* Inserts a layout that fits into the ranked top list (most tokens/s first; a tie keeps
+ * the one judged first, as the choice does). */
+static void keep_top(struct layout_choice *out, const struct layout_pick *pk)
+{
+	int i = out->ntop < LAYOUT_TOP ? out->ntop++ : LAYOUT_TOP;
+
+	while (i > 0 && pk->tokens_per_s > out->top[i - 1].tokens_per_s) {
+		if (i < LAYOUT_TOP)
+			out->top[i] = out->top[i - 1];
+		i--;
+	}
+	if (i < LAYOUT_TOP)
+		out->top[i] = *pk;
 }
 
 static int search(const struct model *m, const struct cluster *c, const struct layout_constraints *k,
@@ -181,7 +201,7 @@ static int search(const struct model *m, const struct cluster *c, const struct l
 							out->interrupted = true;
 							return 0;
 						}
-						jr = judge(m, c, mbs, &l, (enum recompute)rc, &s, &got, &feasible, &unpriced, e);
+						jr = judge(m, c, mbs, &l, (enum recompute)rc, &s, &got, &feasible, &unpriced, k->stop, found, e);
 						if (jr < 0) {
 							sim_release(&s);
 							return -1;
@@ -191,6 +211,9 @@ static int search(const struct model *m, const struct cluster *c, const struct l
 						valid++;
 						out->candidates++;
 						out->min_peak_bytes = fmin(out->min_peak_bytes, got.peak_bytes);
+						if (feasible)
+							keep_top(out, &(struct layout_pick){ l, (enum recompute)rc, mbs, got.makespan_ms,
+							                                     got.tokens_per_s, got.peak_bytes });
 						if (feasible && got.tokens_per_s > out->tokens_per_s) {
 							out->par = l;
 							out->recompute = (enum recompute)rc;

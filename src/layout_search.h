@@ -35,10 +35,21 @@
 struct layout_constraints {
 	int pp, tp, dp, ep, zero, recompute;
 	int global_mb;
-	/* When non-NULL and raised (a SIGINT handler), the search stops before the next
-	 * candidate and answers the best layout judged so far (interrupted set). */
+	/* When non-NULL and raised (a SIGINT handler), the search stops at the next baseline
+	 * it would simulate and answers the best layout judged so far (interrupted set); the
+	 * first layout that fits is always judged until one of its baselines fits. */
 	const volatile sig_atomic_t *stop;
 	bool fp32_grads;          /* every candidate's gradients in fp32 (parallel.fp32_grads) */
+};
+
+#define LAYOUT_TOP 3          /* layouts the tuner tunes (the best baselines' first ones) */
+
+/* One layout that fits, as its best baseline judged it. */
+struct layout_pick {
+	struct parallel par;
+	enum recompute recompute;
+	int microbatches;         /* per replica */
+	double makespan_ms, tokens_per_s, peak_bytes;
 };
 
 struct layout_choice {
@@ -49,6 +60,10 @@ struct layout_choice {
 	int candidates;           /* layouts judged */
 	double min_peak_bytes;    /* the smallest peak per GPU over all of them (when none fits) */
 	bool interrupted;         /* stopped early by k->stop: the best of the candidates judged */
+	/* the layouts that fit with the most tokens/s, best first (top[0] is the choice above);
+	 * the baselines rank layouts well but not exactly, so the tuner tunes each of them */
+	struct layout_pick top[LAYOUT_TOP];
+	int ntop;
 };
 
 /* Returns 0 with the best layout in *out; ERR_INFEASIBLE when none fits (out->min_peak_bytes

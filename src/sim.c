@@ -48,7 +48,7 @@ void sim_release(struct sim *s)
 	free(s->next); free(s->dev_free); free(s->dev_last_kind); free(s->dev_mem); free(s->dev_peak);
 	free(s->dev_static); free(s->dev_wgo); free(s->stage_redo); free(s->sync_piece); free(s->dev_inflight); free(s->rq); free(s->rq_len);
 	free(s->dev_stage_start); free(s->dev_stages); free(s->link_free); free(s->link_of); free(s->link_hash);
-	free(s->pend_send); free(s->dev_blocked); free(s->dev_block_op); free(s->dev_last_end); free(s->stage_inflight); free(s->stage_wpend); free(s->stage_hold);
+	free(s->pend_send); free(s->dev_blocked); free(s->dev_block_op); free(s->dev_last_end); free(s->stage_inflight); free(s->stage_wpend); free(s->stage_hold); free(s->stage_tail);
 	free(s->order); free(s->order_start); free(s->xfers); free(s->mem); free(s->work); free(s->marked);
 	memset(s, 0, sizeof(*s));
 }
@@ -67,6 +67,7 @@ static int ensure(struct sim *s, const struct plan *p)
 		    GROW(s->stage_out, p->nstages) || GROW(s->stage_inflight, p->nstages) ||
 		    GROW(s->stage_wpend, p->nstages) || GROW(s->rq_len, 3L * p->nstages) ||
 		    GROW(s->stage_hold, p->nstages) || GROW(s->stage_redo, p->nstages) ||
+		    GROW(s->stage_tail, 3L * p->nstages) ||
 		    GROW(s->dev_stages, p->nstages) || GROW(s->link_of, 2L * p->nstages) ||
 		    GROW(s->link_free, 2L * p->nstages))
 			return -1;
@@ -276,8 +277,8 @@ static int policy_class(const struct ctx *c, long op, int last_kind)
 		/* W fills bubbles, unless too many have been put off already */
 		return wc && c->s->stage_wpend[st] >= wc[st] ? -1 : 3;
 	}
-	if (!c->o->policy.alternate)
-		return c->o->policy.backward_first ? (k == 1 ? 0 : 1) : 0;
+	if (c->o->policy.lst_cycle > 0 || !c->o->policy.alternate)
+		return c->o->policy.backward_first && c->o->policy.lst_cycle <= 0 ? (k == 1 ? 0 : 1) : 0;
 	if (last_kind == OP_F)
 		return k == 1 ? 0 : 1;          /* after an F, a backward */
 	return k == 0 ? 0 : 1;              /* after a backward (or at start), an F */
@@ -301,6 +302,19 @@ static bool policy_better(const struct ctx *c, long a, long b, int last_kind, do
 	mb = op_mb(c, b);
 	sa = op_stage(c, a);
 	sb = op_stage(c, b);
+	if (c->o->policy.lst_cycle > 0) {
+		/* latest start: the most overdue first, then the older microbatch, the deeper stage */
+		double da = ma * c->s->lst_cycle_ms - c->s->stage_tail[3 * sa + op_k(c, a)];
+		double db = mb * c->s->lst_cycle_ms - c->s->stage_tail[3 * sb + op_k(c, b)];
+
+		if (da != db)
+			return da < db;
+		if (ma != mb)
+			return ma < mb;
+		if (sa != sb)
+			return sa > sb;
+		return op_k(c, a) > op_k(c, b);
+	}
 	if (op_k(c, a) != 0) {
 		/* backward: deepest stage first, then oldest microbatch */
 		if (sa != sb)
@@ -632,6 +646,36 @@ static void finish_at(struct ctx *c, long op, int st, int mb, int k, double t)
 
 /* ---- setup ------------------------------------------------------------------------ */
 
+/* The latest-start policy's tails: per stage and slot the longest chain of work from the
+ * op to the end of its microbatch (F runs on to the last stage and back down; I/B down to
+ * stage 0 or its own W), and the cycle a microbatch is due after the one before it: the
+ * busiest device's work per microbatch times the policy's factor. Transfers are left out:
+ * the tails only rank ops against each other. dev_peak is scratch here (zeroed after). */
+static void latest_start_tails(struct ctx *c)
+{
+	struct sim *s = c->s;
+	const struct plan *p = c->p;
+	double *tail = s->stage_tail, busiest = 0;
+
+	for (int d = 0; d < p->ndevices; d++)
+		s->dev_last_end[d] = 0;
+	for (int st = 0; st < c->S; st++) {
+		long op = op_id(c, st, 0, 0);
+		double w = c->K > 2 ? op_dur(c, op + 2) : 0, b = op_dur(c, op + 1);
+
+		tail[3 * st + 2] = w;
+		tail[3 * st + 1] = b + fmax(w, st > 0 ? tail[3 * (st - 1) + 1] : 0);
+		s->dev_last_end[p->stages[st].device] += op_dur(c, op) + b + w;
+	}
+	for (int st = c->S - 1; st >= 0; st--)
+		tail[3 * st] = op_dur(c, op_id(c, st, 0, 0)) + fmax(tail[3 * st + 1], st + 1 < c->S ? tail[3 * (st + 1)] : 0);
+	for (int d = 0; d < p->ndevices; d++) {
+		busiest = fmax(busiest, s->dev_last_end[d]);
+		s->dev_last_end[d] = 0;
+	}
+	s->lst_cycle_ms = c->o->policy.lst_cycle * busiest;
+}
+
 static void setup(struct ctx *c)
 {
 	struct sim *s = c->s;
@@ -720,6 +764,8 @@ static void setup(struct ctx *c)
 			s->dev_peak[g->device] = fmax(s->dev_peak[g->device], big[0] + big[1]);
 		}
 	}
+	if (c->o->policy_driven && c->o->policy.lst_cycle > 0)
+		latest_start_tails(c);
 	for (int d = 0; d < p->ndevices; d++) {
 		s->dev_wgo[3 * d] += s->dev_peak[d];
 		s->dev_static[d] += s->dev_peak[d];

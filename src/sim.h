@@ -40,6 +40,12 @@ struct sim_policy {
 	bool backward_first;   /* without alternation: a ready backward always goes before an F */
 	bool cap_until_w;      /* a microbatch stays in flight until its W (zero-bubble memory) */
 	const int *w_cap;      /* per stage: deferred Ws allowed before W becomes urgent (NULL: no limit) */
+	/* > 0: latest-start priority instead of alternation and stage order, for any
+	 * placement. Op (s, m, k) is due at m x cycle - tail, where tail is the longest chain
+	 * of work from the op to the end of its microbatch's backward and cycle is lst_cycle x
+	 * the largest work of one device per microbatch; a device runs its most overdue ready
+	 * op first (W keeps its class: it fills, unless w_cap makes it urgent). */
+	double lst_cycle;
 };
 
 struct sim_opts {
@@ -115,6 +121,9 @@ struct sim {
 	int *stage_inflight;
 	int *stage_wpend;          /* policy: I done, W not started */
 	int *stage_hold;           /* policy: microbatches whose activations the stage still holds */
+	double *stage_tail;        /* policy, lst_cycle > 0: per (stage, slot) the chain of work
+	                            * from the op to its microbatch's end, minus m x cycle's base */
+	double lst_cycle_ms;       /* lst_cycle x the largest per-microbatch work of a device */
 	/* outputs */
 	struct action *order;      /* policy-driven: the start order per device (CSR as the plan) */
 	int *order_start;

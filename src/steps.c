@@ -142,6 +142,9 @@ static int read_scheduler(struct jv *v, const cJSON *o, const char *path, struct
 	if (jv_int(v, sch, p, "wcap", 0, 0, OCTO_MAX_MICROBATCHES, 0, &x) < 0)
 		return -1;
 	out->wcap = (int)x;
+	if (jv_int(v, sch, p, "lst", 0, 0, 64, 0, &x) < 0)
+		return -1;
+	out->lst = (int)x;
 	return 0;
 }
 

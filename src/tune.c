@@ -128,6 +128,7 @@ bool tune_state_equal(const struct tune_state *a, const struct tune_state *b)
 	       memcmp(a->device, b->device, (size_t)a->nstages * sizeof(int)) == 0 &&
 	       a->sched.alternate == b->sched.alternate && a->sched.defer_arrivals == b->sched.defer_arrivals &&
 	       a->sched.cap_extra == b->sched.cap_extra && a->sched.wcap == b->sched.wcap &&
+	       a->sched.lst == b->sched.lst &&
 	       !a->order == !b->order &&
 	       (!a->order || (a->order_devices == b->order_devices &&
 	                      memcmp(a->order_start, b->order_start, (size_t)(a->order_devices + 1) * sizeof(int)) == 0 &&
@@ -164,6 +165,7 @@ static void policy_opts(const struct tune_state *s, int devices, int *cap, int *
 	}
 	o->policy.stage_cap = cap;
 	o->policy.w_cap = s->sched.wcap > 0 ? wcap : NULL;
+	o->policy.lst_cycle = s->sched.lst / 4.0;
 	(void)devices;
 }
 
@@ -539,6 +541,7 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 	static const char *const parts[] = { "uniform", "balanced" };
 	struct tuner *t = calloc(1, sizeof(*t));
 	int D = c->devices, maxS;
+	bool stopped = false;     /* opts.stop was raised while the tuner set itself up */
 	char msg[200];
 
 	*out = NULL;
@@ -612,10 +615,17 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 	t->part = (struct tune_part_in){ m->nlayers, t->layer_cost, t->layer_bytes, t->layer_f, 1.0 / o->microbatches, D,
 	                                 t->weight, t->mem, 0, 0 };
 	/* every baseline that applies: the result is never worse than the best of them */
-	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
+	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]) && !stopped; k++)
 		for (int pi = 0; pi < 2; pi++) {
 			struct baseline_spec spec = { kinds[k], o->microbatches, 0, parts[pi], NULL, 0, 0, NULL };
 			struct plan p;
+
+			/* Ctrl-C: one simulation of a large plan takes a while, so the setup stops
+			 * too, at the best baseline so far */
+			if (o->stop && *o->stop && t->have_baseline) {
+				stopped = true;
+				break;
+			}
 			struct sim_opts so;
 			struct metrics mt;
 			struct err ignore = ERR_INIT;
@@ -649,7 +659,7 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 	 * counts, 3D round robin and zigzag) with 1F1B-like, zero-bubble-like and
 	 * memory-capped knobs; the search runs from the best and then restarts from the best
 	 * of each other structure */
-	for (int shape = 0; shape < 6; shape++) {
+	for (int shape = 0; shape < 6 && !stopped; shape++) {
 		int S = shape == 0 ? D : shape == 3 ? D + (D + 1) / 2 : shape >= 4 ? 3 * D : 2 * D;
 		struct tune_state best_s = { 0 };
 		double best_s_ms = INFINITY;
@@ -659,6 +669,11 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 		for (int knobs = 0; knobs < 3; knobs++) {
 			struct tune_state s;
 			double ms;
+
+			if (o->stop && *o->stop && (t->have_baseline || best_s.nstages)) {
+				stopped = true;
+				break;
+			}
 
 			if (tune_state_alloc(&s, S) < 0) {
 				tune_state_release(&best_s);
@@ -683,7 +698,7 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 			}
 		}
 		/* insert by time */
-		{
+		if (best_s.nstages) {
 			int i = t->nstarts++;
 
 			while (i > 0 && t->start_ms[i - 1] > best_s_ms) {
@@ -700,7 +715,20 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 		t->cur_ms = t->start_ms[0];
 		memset(&t->starts[0], 0, sizeof(t->starts[0]));
 		t->next_start = 1;
+	} else if (stopped) {
+		/* interrupted before any start of its own: the best baseline's stages stand for
+		 * the state (never simulated; the result is the baseline itself) */
+		if (tune_state_alloc(&t->cur, t->best_baseline.nstages) < 0)
+			goto oom;
+		for (int st = 0; st < t->cur.nstages; st++) {
+			t->cur.first[st] = t->best_baseline.stages[st].first;
+			t->cur.device[st] = t->best_baseline.stages[st].device;
+		}
+		t->cur.first[t->cur.nstages] = m->nlayers;
+		t->cur.sched.alternate = true;
+		t->cur_ms = INFINITY;
 	}
+	t->interrupted = stopped;
 	if (t->cur.nstages == 0) {
 		err_set(e, ERR_INPUT, "model '%s' has fewer layers (%d) than cluster '%s' has devices (%d)",
 		        m->name, m->nlayers, c->name, D);
@@ -710,12 +738,17 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 		err_set(e, ERR_INFEASIBLE, "no plan of model '%s' fits in the memory of cluster '%s'", m->name, c->name);
 		goto fail;
 	}
-	t->cur_ms = tune_eval(t, &t->cur, &t->cur_metrics);
-	t->cur_tie = t->eval_tie;
+	if (!stopped) {
+		t->cur_ms = tune_eval(t, &t->cur, &t->cur_metrics);
+		t->cur_tie = t->eval_tie;
+	}
 	if (tune_state_copy(&t->best, &t->cur) < 0)
 		goto oom;
 	t->best_ms = t->cur_ms;
-	if (t->have_baseline)
+	if (stopped)
+		snprintf(msg, sizeof(msg), "start: interrupted while setting up; best baseline %s at %.2f ms",
+		         t->baseline_name, t->baseline_ms);
+	else if (t->have_baseline)
 		snprintf(msg, sizeof(msg), "start: %d stages (%s); best baseline %s at %.2f ms", t->cur.nstages,
 		         t->cur.sched.alternate ? "adaptive" : "zero-bubble knobs", t->baseline_name, t->baseline_ms);
 	else
@@ -1026,7 +1059,8 @@ static int search_step(struct tuner *t, const struct tune_step **step, struct er
 	*step = NULL;
 	if (!t->started) {
 		t->started = true;
-		generate(t);
+		if (!out_of_budget(t))
+			generate(t);
 		*step = &t->steps[0];
 		return 1;
 	}
@@ -1214,6 +1248,7 @@ cJSON *tune_steps_to_json(const struct tuner *t)
 		jw_bool(&w, sch, "defer_arrivals", s->state.sched.defer_arrivals);
 		jw_num(&w, sch, "cap_extra", s->state.sched.cap_extra);
 		jw_num(&w, sch, "wcap", s->state.sched.wcap);
+		jw_num(&w, sch, "lst", s->state.sched.lst);
 		if (s->state.order) {
 			cJSON *sched = jw_arr(&w, o, "schedule");
 

@@ -50,7 +50,9 @@ struct tune_opts {
 	                             * budget) the same seed gives the same plan */
 	int max_rounds;             /* 0 = until a round improves nothing */
 	/* When non-NULL and non-zero (e.g. set by a SIGINT handler), the search stops at the
-	 * next candidate and keeps the best plan so far; tune_interrupted() then says so. */
+	 * next candidate and keeps the best plan so far; tune_interrupted() then says so.
+	 * tune_new() polls it too, between the baselines and starts it simulates: raised, it
+	 * keeps the best baseline found (simulating baselines until one runs). */
 	const volatile sig_atomic_t *stop;
 	/* Called at most every progress_every_s seconds while the search runs (NULL: never). */
 	void (*progress)(void *arg, const struct tune_progress *p);
@@ -69,6 +71,9 @@ struct tune_sched {
 	bool defer_arrivals;
 	int cap_extra;              /* added to every stage's in-flight cap (its depth) */
 	int wcap;                   /* deferred Ws per stage before W is urgent; 0 = no limit */
+	int lst;                    /* > 0: latest-start priority (any placement), a microbatch
+	                             * due lst / 4 of the busiest device's work after the one
+	                             * before it; 0: alternation or backward first */
 };
 
 /* A candidate: S stages (first[S+1] boundaries, device[S]) and scheduler knobs, or an

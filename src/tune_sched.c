@@ -2,8 +2,9 @@
  * tune_sched — the scheduling phase (METHOD.md §3, 3): the list scheduler's knobs, then
  * the order itself.
  *
- * The knobs (F/B alternation, deferral of just-arrived ops, warm-up depth, how long W may
- * wait) regenerate the whole order. Past them, a state carries an explicit order and the
+ * The knobs (F/B alternation or the latest-start priority that fills any placement,
+ * deferral of just-arrived ops, warm-up depth, how long W may wait) regenerate the whole
+ * order. Past them, a state carries an explicit order and the
  * moves target idle time directly, read off the simulator's per-op times: a later op whose
  * inputs were there moves into a device's gap, an op on the critical path that waited for
  * its device goes ahead of what held it, and each device's warm-up gets one F more or
@@ -299,8 +300,8 @@ void tune_gen_scheduling(struct tuner *t)
 {
 	int D = t->cluster->devices;
 	const struct tune_sched cur = t->cur.sched;
-	struct tune_sched variants[12];
-	const char *names[12];
+	struct tune_sched variants[16];
+	const char *names[16];
 	int n = 0;
 
 	variants[n] = cur; variants[n].alternate = !cur.alternate;
@@ -325,6 +326,23 @@ void tune_gen_scheduling(struct tuner *t)
 	names[n++] = "W only when nothing else is ready";
 	variants[n] = cur; variants[n].wcap = 1;
 	names[n++] = "W right after its I";
+	if (cur.lst == 0) {
+		static const int lst[] = { 2, 4, 6 };
+
+		for (int i = 0; i < 3; i++) {
+			variants[n] = cur; variants[n].lst = lst[i];
+			names[n++] = "latest-start priority (any placement)";
+		}
+	} else {
+		variants[n] = cur; variants[n].lst = 0;
+		names[n++] = "alternation instead of latest-start priority";
+		variants[n] = cur; variants[n].lst = cur.lst + 1;
+		names[n++] = "latest start: microbatches due further apart";
+		if (cur.lst > 1) {
+			variants[n] = cur; variants[n].lst = cur.lst - 1;
+			names[n++] = "latest start: microbatches due closer together";
+		}
+	}
 	for (int i = 0; i < n; i++) {
 		struct cand *c = tune_cand_add(t, &t->cur, MOVE_SCHED, i, 0);
 

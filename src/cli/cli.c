@@ -367,6 +367,25 @@ int cli_pick_layout(const char *cmd, const struct cli_par *cp, bool layout_pp, i
 		        recompute_name(out->lc.recompute), out->lc.microbatches, out->global_batch, out->lc.candidates,
 		        out->lc.interrupted ? " judged before the interrupt" : "", out->lc.tokens_per_s);
 	*microbatches = out->lc.microbatches;
+	return cli_layout_adopt(m, c, 0, out);
+}
+
+int cli_layout_adopt(const struct model *m, const struct cluster *c, int k, struct cli_layout *out)
+{
+	struct err e = ERR_INIT;
+
+	if (k > 0) {
+		const struct layout_pick *pk = &out->lc.top[k];
+
+		out->lc.par = pk->par;
+		out->lc.recompute = pk->recompute;
+		out->lc.microbatches = pk->microbatches;
+		out->lc.makespan_ms = pk->makespan_ms;
+		out->lc.tokens_per_s = pk->tokens_per_s;
+		out->lc.peak_bytes = pk->peak_bytes;
+	}
+	model_release(&out->rm);
+	cluster_release(&out->rc);
 	out->use = !parallel_is_pipeline_only(&out->lc.par) || out->lc.par.pp != c->devices ||
 	           out->lc.recompute != RECOMPUTE_NONE;
 	if (out->use) {

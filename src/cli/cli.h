@@ -124,6 +124,10 @@ struct cli_layout {
 int cli_pick_layout(const char *cmd, const struct cli_par *cp, bool layout_pp, int global_batch,
                     const struct model *m, const struct cluster *c, int *microbatches, FILE *f,
                     const volatile sig_atomic_t *stop, struct cli_layout *out);
+/* Makes the k-th of the search's ranked layouts (lc.top[k]; k = 0 is the choice) the one
+ * out describes, with its replica's model and cluster. Returns 0 or the exit code after
+ * printing the error. */
+int cli_layout_adopt(const struct model *m, const struct cluster *c, int k, struct cli_layout *out);
 void cli_layout_release(struct cli_layout *l);
 struct metrics;
 struct strbuf;

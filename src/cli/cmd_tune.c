@@ -106,11 +106,12 @@ static void usage(FILE *f)
 	      "options leave open - the PP x TP x DP factorisations of the cluster (TP within a\n"
 	      "node), the ZeRO stage and the recompute mode - by the tokens/s of its best baseline,\n"
 	      "memory first (a layout that does not fit is sharded or recomputes before it is given\n"
-	      "up), at one global batch; then it tunes the winner. The global batch is --global-batch\n"
-	      "sequences, else --microbatches x the micro-batch size x (--dp, else 1): a layout with\n"
-	      "D replicas runs 1/D of it on each. The plan's microbatches are per replica. Exit 3\n"
-	      "when no layout fits, with the smallest peak memory found. --layout pp tunes pure\n"
-	      "pipeline parallelism over every GPU instead.\n"
+	      "up), at one global batch; then it tunes the three with the most tokens/s, each with a\n"
+	      "third of the budget, and keeps the fastest tuned plan (Ctrl-C keeps the best so far).\n"
+	      "The global batch is --global-batch sequences, else --microbatches x the micro-batch\n"
+	      "size x (--dp, else 1): a layout with D replicas runs 1/D of it on each. The plan's\n"
+	      "microbatches are per replica. Exit 3 when no layout fits, with the smallest peak\n"
+	      "memory found. --layout pp tunes pure pipeline parallelism over every GPU instead.\n"
 	      CLI_PAR_HELP, f);
 }
 
@@ -151,9 +152,11 @@ int cmd_tune(int argc, char **argv)
 	bool quiet = false, budget_given = false;
 	struct progress pg = { stderr, false };
 	struct sigaction sa, old_sa;
-	int ch, rc, r;
+	int ch, rc, r, ntune, nc = 0, best = -1;
 	long evals;
-	double secs;
+	double secs, best_tps = -1;
+	bool have_p = false;          /* p and mt hold the winner's plan (several layouts tuned) */
+	struct cli_layout cand[LAYOUT_TOP];
 
 	tune_opts_default(&o);
 	cli_par_init(&cp);
@@ -256,28 +259,129 @@ int cmd_tune(int argc, char **argv)
 		o.progress = progress_show;
 		o.progress_arg = &pg;
 	}
-	if (tune_new(&t, L.use ? &L.rm : &m, L.use ? &L.rc : &c, &o, &e) < 0) {
+	/* the baselines rank the layouts well but not exactly: the first few are tuned, each
+	 * with its share of the budget, and the fastest tuned plan wins */
+	ntune = L.searched && !L.lc.interrupted && L.lc.ntop > 1 ? L.lc.ntop : 1;
+	if (ntune > 1 && !quiet)
+		fprintf(log, "tuning the %d layouts with the most tokens/s, each with 1/%d of the budget\n", ntune, ntune);
+	for (int k = 0; k < ntune; k++) {
+		struct tune_opts ko = o;
+		struct tuner *tk = NULL;
+		struct metrics mk;
+		struct plan pk;
+		double tps;
+
+		if (k > 0) {
+			if (interrupted)
+				break;
+			cand[k] = cand[0];
+			memset(&cand[k].rm, 0, sizeof(cand[k].rm));
+			memset(&cand[k].rc, 0, sizeof(cand[k].rc));
+			if ((rc = cli_layout_adopt(&m, &c, k, &cand[k])) != 0)
+				goto tuned;
+		} else {
+			cand[0] = L;
+			memset(&L, 0, sizeof(L));
+		}
+		nc = k + 1;
+		if (cand[k].searched)
+			ko.microbatches = cand[k].lc.microbatches;
+		if (ntune > 1) {
+			if (ko.time_budget_s > 0)
+				ko.time_budget_s /= ntune;
+			if (ko.max_evals > 0)
+				ko.max_evals = ko.max_evals / ntune > 0 ? ko.max_evals / ntune : 1;
+			if (!quiet)
+				fprintf(log, "layout %d of %d: pp %d x tp %d x dp %d (ep %d, ZeRO %d, recompute %s), %d microbatches "
+				        "per replica, %.0f tokens/s with its best baseline\n", k + 1, ntune, cand[k].lc.par.pp,
+				        cand[k].lc.par.tp, cand[k].lc.par.dp, cand[k].lc.par.ep, cand[k].lc.par.zero,
+				        recompute_name(cand[k].lc.recompute), cand[k].lc.microbatches, cand[k].lc.tokens_per_s);
+		}
+		if (tune_new(&tk, cand[k].use ? &cand[k].rm : &m, cand[k].use ? &cand[k].rc : &c, &ko, &e) < 0) {
+			if (k == 0) {
+				rc = cli_report(&e);
+				goto tuned;
+			}
+			if (!quiet)
+				fprintf(log, "layout %d of %d: %s\n", k + 1, ntune, e.msg);
+			e = (struct err)ERR_INIT;
+			continue;
+		}
+		while ((r = tune_step(tk, &st, &e)) > 0) {
+			if (quiet)
+				continue;
+			progress_clear(&pg);
+			if (st->kind == MOVE_START)
+				fprintf(log, "%4d %-10s %s\n", st->index, tune_phase_name(st->phase), st->what);
+			else if (isfinite(st->before_ms))
+				fprintf(log, "%4d %-10s %-62s %10.2f -> %10.2f ms\n", st->index, tune_phase_name(st->phase), st->what,
+				        st->before_ms, st->after_ms);
+			else  /* a perturbation that started from a plan that could not run */
+				fprintf(log, "%4d %-10s %-62s %10s -> %10.2f ms\n", st->index, tune_phase_name(st->phase), st->what,
+				        "infeasible", st->after_ms);
+			fflush(log);
+		}
+		progress_clear(&pg);
+		if (r < 0) {
+			tune_free(tk);
+			rc = cli_report(&e);
+			goto tuned;
+		}
+		if (ntune == 1) {
+			t = tk;
+			best = 0;
+			break;
+		}
+		/* ranked as the search ranks layouts: whole-job tokens/s of one replica's plan */
+		if (tune_result(tk, &pk, &mk, &e) < 0) {
+			tune_free(tk);
+			rc = cli_report(&e);
+			goto tuned;
+		}
+		tps = mk.noom ? -1 : mk.throughput_tokens_per_s;
+		if (!quiet)
+			fprintf(log, "layout %d of %d tuned: %.0f tokens/s\n", k + 1, ntune, tps);
+		if (!t || tps > best_tps) {
+			tune_free(t);
+			if (have_p) {
+				plan_release(&p);
+				metrics_release(&mt);
+			}
+			t = tk;
+			p = pk;
+			mt = mk;
+			have_p = true;
+			best_tps = tps;
+			best = k;
+		} else {
+			metrics_release(&mk);
+			plan_release(&pk);
+			tune_free(tk);
+		}
+	}
+	if (ntune > 1 && !quiet && t)
+		fprintf(log, "layout chosen: pp %d x tp %d x dp %d (ep %d, ZeRO %d, recompute %s), the fastest of %d tuned, "
+		        "%.0f tokens/s\n", cand[best].lc.par.pp, cand[best].lc.par.tp, cand[best].lc.par.dp,
+		        cand[best].lc.par.ep, cand[best].lc.par.zero, recompute_name(cand[best].lc.recompute), nc, best_tps);
+	rc = EXIT_OK;
+tuned:
+	/* the winner's layout is the one the plan is written at */
+	for (int k = 0; k < nc; k++)
+		if (k != best)
+			cli_layout_release(&cand[k]);
+	if (nc > 0 && best >= 0)
+		L = cand[best];
+	if (rc != EXIT_OK) {
 		sigaction(SIGINT, &old_sa, NULL);
-		rc = cli_report(&e);
+		if (have_p) {
+			plan_release(&p);
+			metrics_release(&mt);
+		}
 		goto out;
 	}
-	while ((r = tune_step(t, &st, &e)) > 0) {
-		if (quiet)
-			continue;
-		progress_clear(&pg);
-		if (st->kind == MOVE_START)
-			fprintf(log, "%4d %-10s %s\n", st->index, tune_phase_name(st->phase), st->what);
-		else if (isfinite(st->before_ms))
-			fprintf(log, "%4d %-10s %-62s %10.2f -> %10.2f ms\n", st->index, tune_phase_name(st->phase), st->what,
-			        st->before_ms, st->after_ms);
-		else  /* a perturbation that started from a plan that could not run */
-			fprintf(log, "%4d %-10s %-62s %10s -> %10.2f ms\n", st->index, tune_phase_name(st->phase), st->what,
-			        "infeasible", st->after_ms);
-		fflush(log);
-	}
-	progress_clear(&pg);
+	r = 0;
 	sigaction(SIGINT, &old_sa, NULL);
-	if (r < 0 || tune_result(t, &p, &mt, &e) < 0) {
+	if (!have_p && (r < 0 || tune_result(t, &p, &mt, &e) < 0)) {
 		rc = cli_report(&e);
 		goto out;
 	}
@@ -340,7 +444,7 @@ int cmd_tune(int argc, char **argv)
 		fmt_ms(&sb, mt.lower_bound_tight_ms);
 		strbuf_addf(&sb, " (efficiency %.1f%%): at most %.1f%% slower than the best plan can be", 100 * mt.efficiency_tight,
 		            mt.lower_bound_tight_ms > 0 ? fmax(0, 100 * (mt.makespan_ms / mt.lower_bound_tight_ms - 1)) : 0);
-		if (tune_interrupted(t))
+		if (tune_interrupted(t) || interrupted)
 			strbuf_addstr(&sb, "\ninterrupted: writing the best plan found so far");
 		if (!strbuf_failed(&sb))
 			fprintf(log, "%s\n", sb.buf);

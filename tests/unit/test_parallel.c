@@ -502,6 +502,56 @@ static void test_ep_link(void)
 	ok(parallel_ep_link(&l, &g) == &g.inter, "tp 8 x ep 2: two nodes");
 }
 
+/* The layout search keeps the layouts that fit ranked: the choice first, then the next
+ * best by tokens/s, each a different layout that fits; the ranking is the one each
+ * layout's own search (its degrees held fixed) answers with. */
+static void test_layout_top(void)
+{
+	const char *top = getenv("top_srcdir");
+	char mp[4096], cp[4096];
+	struct model m;
+	struct cluster c;
+	struct layout_constraints k = { 0, 0, 0, 0, -1, -1, 64, NULL, false };
+	struct layout_choice lc;
+	struct err e = ERR_INIT;
+	int bad = 0, again = 0;
+
+	snprintf(mp, sizeof(mp), "%s/samples/models/llama2-70b.json", top ? top : ".");
+	snprintf(cp, sizeof(cp), "%s/samples/clusters/64xH200.json", top ? top : ".");
+	if (model_load(&m, mp, &e) < 0 || cluster_load(&c, cp, &e) < 0) {
+		ok(0, "llama2-70b and 64xH200 load: %s", e.msg);
+		return;
+	}
+	ok(layout_search(&m, &c, &k, &lc, &e) == 0, "llama2-70b on 64 H200s: a layout (%s)", e.msg);
+	is_int(lc.ntop, LAYOUT_TOP, "%d layouts ranked", LAYOUT_TOP);
+	ok(lc.top[0].par.pp == lc.par.pp && lc.top[0].par.tp == lc.par.tp && lc.top[0].par.dp == lc.par.dp &&
+	   lc.top[0].tokens_per_s == lc.tokens_per_s, "the first is the choice");
+	for (int i = 1; i < lc.ntop; i++) {
+		if (lc.top[i].tokens_per_s > lc.top[i - 1].tokens_per_s)
+			bad++;
+		for (int j = 0; j < i; j++)
+			if (lc.top[i].par.pp == lc.top[j].par.pp && lc.top[i].par.tp == lc.top[j].par.tp &&
+			    lc.top[i].par.dp == lc.top[j].par.dp && lc.top[i].par.ep == lc.top[j].par.ep)
+				bad++;
+	}
+	is_int(bad, 0, "best first, each a different layout");
+	for (int i = 0; i < lc.ntop; i++) {
+		struct layout_constraints one = k;
+		struct layout_choice lo;
+
+		one.tp = lc.top[i].par.tp;
+		one.dp = lc.top[i].par.dp;
+		one.ep = lc.top[i].par.ep;
+		if (layout_search(&m, &c, &one, &lo, &e) == 0 && lo.par.pp == lc.top[i].par.pp &&
+		    lo.par.zero == lc.top[i].par.zero && lo.recompute == lc.top[i].recompute &&
+		    lo.tokens_per_s == lc.top[i].tokens_per_s && lo.microbatches == lc.top[i].microbatches)
+			again++;
+	}
+	is_int(again, lc.ntop, "each is what the search answers with its degrees held fixed");
+	model_release(&m);
+	cluster_release(&c);
+}
+
 int main(void)
 {
 	test_relax();
@@ -512,5 +562,6 @@ int main(void)
 	test_tp();
 	test_compute_only();
 	test_ep_link();
+	test_layout_top();
 	return tap_done();
 }

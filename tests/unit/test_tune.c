@@ -10,6 +10,8 @@
 #include <stdio.h>
 
 #include "baseline.h"
+#include "exec/emu.h"
+#include "exec/protocol.h"
 #include "json.h"
 #include "sim.h"
 #include "steps.h"
@@ -367,6 +369,29 @@ static void test_anytime(void)
 	ok(!tune_interrupted(t1), "a spent budget is not an interrupt");
 	x = run_budget(&m, &c, 8, 0, &stop_now, &t3);
 	ok(tune_interrupted(t3) && isfinite(x), "a raised stop flag ends the search with a plan (%.3f ms)", x);
+	/* raised before the setup (Ctrl-C during the layout search): the first baseline that
+	 * runs is the plan, and nothing else is simulated (no start of the tuner's own) */
+	tune_stats(t3, &n1, &secs);
+	is_int(n1, 0, "raised before the setup: no plan of the tuner's own is simulated");
+	is_int(tune_steps(t3, &steps), 1, "the record is the start alone");
+	ok(strstr(steps[0].what, "interrupted while setting up") != NULL, "which says so: %s", steps[0].what);
+	{
+		struct baseline_spec spec = { SCHED_1F1B, 8, 0, "uniform", NULL, 0, 0, NULL };
+		struct plan bp;
+		struct sim s;
+		struct sim_opts so;
+		struct metrics bm;
+		struct err e = ERR_INIT;
+
+		memset(&s, 0, sizeof(s));
+		sim_opts_default(&so);
+		ok(baseline_plan(&bp, &m, NULL, &c, NULL, &spec, &e) == 0 && sim_run(&s, &bp, &so, &bm, &e) == 0,
+		   "1F1B, the first baseline");
+		is_dbl(x, bm.makespan_ms, 1e-9, "is the plan kept");
+		metrics_release(&bm);
+		plan_release(&bp);
+		sim_release(&s);
+	}
 	tune_state_release(&st);
 	tune_free(t0);
 	tune_free(t1);
@@ -661,6 +686,126 @@ static void test_order_moves_not_relabels(void)
 	cluster_release(&c);
 }
 
+/* On random small instances with an evaluation budget (the anytime search, its free
+ * placements and latest-start knobs included) the tuned plan is never slower than where
+ * the search started (step 0) and never below the tight lower bound, and a plan with the
+ * latest-start knob on is among those the search reached on some of them. */
+static void test_start_and_bound(void)
+{
+	int slower = 0, below = 0, runs = 0, lst = 0;
+
+	for (int inst = 0; inst < 16; inst++) {
+		struct model m;
+		struct cluster c;
+		struct tune_opts o;
+		struct tuner *t;
+		const struct tune_step *st, *steps;
+		struct plan p;
+		struct metrics mt;
+		struct err e = ERR_INIT;
+		int D = 2 + inst % 3, L = D * 2 + (int)(urand() * 10), mbs = D * (1 + inst % 4);
+		int n;
+
+		random_model(&m, L);
+		synth_cluster(&c, D, 2, 50 + 400 * urand(), 10 * urand());
+		tune_opts_default(&o);
+		o.microbatches = mbs;
+		o.seed = 3 + inst;
+		o.max_evals = 600;
+		if (tune_new(&t, &m, &c, &o, &e) < 0) {
+			ok(0, "instance %d: %s", inst, e.msg);
+			model_release(&m);
+			cluster_release(&c);
+			continue;
+		}
+		while (tune_step(t, &st, &e) > 0)
+			;
+		n = tune_steps(t, &steps);
+		for (int i = 0; i < n; i++)
+			lst += steps[i].state.sched.lst > 0;
+		if (n > 0 && tune_result(t, &p, &mt, &e) == 0) {
+			runs++;
+			if (mt.makespan_ms > steps[0].after_ms * (1 + 1e-9))
+				slower++;
+			if (mt.makespan_ms < tune_bound(t) * (1 - 1e-9) ||
+			    mt.makespan_ms < sim_lower_bound_tight(&m, &c, mbs, true) * (1 - 1e-9))
+				below++;
+			metrics_release(&mt);
+			plan_release(&p);
+		}
+		tune_free(t);
+		model_release(&m);
+		cluster_release(&c);
+	}
+	is_int(runs, 16, "16 random instances tuned with 600 simulations each");
+	is_int(slower, 0, "never slower than the start of the search");
+	is_int(below, 0, "never below the tight lower bound");
+	ok(lst > 0, "the search visits latest-start orders (%d steps)", lst);
+}
+
+/* Free placements under the latest-start knob are plans the executor runs: stages dealt
+ * to devices in no pattern (several per device, in any order), the policy's order made a
+ * plan, the executor's program built from its simulated timeline, and the emulator runs
+ * it to the simulated iteration time. */
+static void test_free_placements_run(void)
+{
+	int ran = 0, exact = 0;
+
+	for (int inst = 0; inst < 6; inst++) {
+		struct model m;
+		struct cluster c;
+		struct tune_state st;
+		struct plan p;
+		struct sim s;
+		struct sim_opts o;
+		struct metrics mt;
+		struct timeline tl, meas;
+		struct exec_program x;
+		struct emu_opts eo;
+		struct err e = ERR_INIT;
+		int D = 2 + inst % 3, S = 2 * D + inst % 2, L = S + 3;
+
+		random_model(&m, L);
+		synth_cluster(&c, D, 2, 50 + 400 * urand(), 10 * urand());
+		memset(&s, 0, sizeof(s));
+		if (tune_state_alloc(&st, S) < 0)
+			break;
+		for (int k = 0; k <= S; k++)
+			st.first[k] = k < S ? k : L;
+		for (int k = 0; k < S; k++)  /* every device; neighbours apart; no round robin */
+			st.device[k] = k < D ? (k * 2 + 1) % D : (st.device[k - 1] + 1 + (int)(urand() * (D - 1))) % D;
+		st.sched.lst = 1 + inst % 6;
+		st.sched.wcap = inst % 2 ? D : 0;
+		if (tune_state_plan(&m, &c, 3 * D, &st, &p, &e) == 0) {
+			sim_opts_default(&o);
+			o.record = true;
+			if (sim_run(&s, &p, &o, &mt, &e) == 0 && sim_timeline(&s, &p, &mt, &tl, &e) == 0) {
+				if (exec_build(&p, &tl, &x, &e) == 0) {
+					emu_opts_default(&eo);
+					eo.timeout_s = 5;
+					if (emu_run(&p, &x, &eo, &meas, &e) == 0) {
+						ran++;
+						exact += fabs(timeline_end_ms(&meas) - mt.makespan_ms) <= 1e-6 * mt.makespan_ms;
+						timeline_release(&meas);
+					}
+					exec_release(&x);
+				}
+				timeline_release(&tl);
+			}
+			metrics_release(&mt);
+			plan_release(&p);
+		}
+		if (e.msg[0])
+			printf("# instance %d: %s\n", inst, e.msg);
+		sim_release(&s);
+		tune_state_release(&st);
+		model_release(&m);
+		cluster_release(&c);
+	}
+	is_int(ran, 6, "6 free placements under the latest-start knob run on the emulator");
+	is_int(exact, 6, "each in its simulated iteration time");
+}
+
 int main(void)
 {
 	test_exhaustive();
@@ -671,5 +816,7 @@ int main(void)
 	test_quality();
 	test_rebalanced_moves();
 	test_order_moves_not_relabels();
+	test_start_and_bound();
+	test_free_placements_run();
 	return tap_done();
 }
