@@ -96,6 +96,24 @@ else
     skip "writes to a full disk" "no /dev/full"
 fi
 
+# ---- a file-size limit (ulimit -f) is a full disk: exit 1 and one line, not death by SIGXFSZ
+# with a temporary file left behind
+mkdir "$T/fsize"
+run sh -c 'ulimit -f 1; exec "$0" plan --model gpt-13b --cluster 4xH200 --schedule 1f1b --microbatches 64 -o "$1/p.json"' "$OCTOPIPE" "$T/fsize"
+if [ "$RC" = 1 ] && [ "$(lines "$ERR")" = 1 ] && printf '%s' "$ERR" | grep -q 'p.json: cannot write: File too large'; then
+    ok "plan -o past the file-size limit: exit 1, one line ($ERR)"
+else
+    not_ok "plan -o past the file-size limit: exit 1, one line" "exit $RC" "$ERR"
+fi
+if [ -z "$(ls -A "$T/fsize")" ]; then ok "and no temporary file is left behind"
+else not_ok "and no temporary file is left behind" "$(ls -A "$T/fsize")"; fi
+run sh -c 'ulimit -f 1; exec "$0" sim --json "$1" > "$2/s.json"' "$OCTOPIPE" "$plan" "$T/fsize"
+if [ "$RC" = 1 ] && [ "$(lines "$ERR")" = 1 ] && printf '%s' "$ERR" | grep -q 'File too large'; then
+    ok "sim --json to stdout past the file-size limit: exit 1, one line ($ERR)"
+else
+    not_ok "sim --json to stdout past the file-size limit: exit 1, one line" "exit $RC" "$ERR"
+fi
+
 # ---- outputs never replace what is not a regular file
 run mkplan -o /dev/null
 expect_rc 0 "plan -o /dev/null writes through"
