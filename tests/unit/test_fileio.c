@@ -3,9 +3,12 @@
 #include "config.h"
 
 #include <dirent.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "fileio.h"
@@ -24,6 +27,58 @@ static int count_entries(const char *dir)
 			n++;
 	closedir(d);
 	return n;
+}
+
+static void on_int(int sig)
+{
+	(void)sig;
+}
+
+/* A write that a signal ends part way (here SIGXFSZ, past a file-size limit, at its default
+ * action as Ctrl-C or a kill would be) leaves the old file and no temporary one; a signal
+ * the program handles itself keeps its handler. */
+static void interrupted_write(const char *dir)
+{
+	char path[160];
+	static char big[65536];
+	struct err e = ERR_INIT;
+	struct sigaction sa, now;
+	size_t len;
+	char *s;
+	pid_t pid;
+	int status = 0;
+
+	snprintf(path, sizeof(path), "%s/kept.json", dir);
+	ok(fileio_write_atomic(path, "old\n", 4, &e) == 0, "a file to replace");
+	memset(big, 'x', sizeof(big));
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		struct rlimit rl = { 4096, 4096 };
+
+		signal(SIGXFSZ, SIG_DFL);
+		setrlimit(RLIMIT_FSIZE, &rl);
+		fileio_write_atomic(path, big, sizeof(big), &e);
+		_exit(0);
+	}
+	ok(pid > 0 && waitpid(pid, &status, 0) == pid, "a writer that a signal ends");
+	ok(WIFSIGNALED(status) && WTERMSIG(status) == SIGXFSZ, "dies of the signal, as it would have");
+	is_int(count_entries(dir), 1, "and leaves no temporary file behind");
+	s = fileio_read(path, &len, &e);
+	is_str(s, "old\n", "the old file is intact");
+	free(s);
+	unlink(path);
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_int;
+	sigaction(SIGINT, &sa, NULL);
+	ok(fileio_write_atomic(path, "new\n", 4, &e) == 0, "a write");
+	sigaction(SIGINT, NULL, &now);
+	ok(now.sa_handler == on_int, "leaves the program's own SIGINT handler in place");
+	sigaction(SIGTERM, NULL, &now);
+	ok(now.sa_handler == SIG_DFL, "and SIGTERM at its default after the write");
+	signal(SIGINT, SIG_DFL);
+	unlink(path);
 }
 
 int main(void)
@@ -97,6 +152,7 @@ int main(void)
 	   "refuses to truncate");
 
 	unlink(path);
+	interrupted_write(tmp);
 	rmdir(tmp);
 	return tap_done();
 }
