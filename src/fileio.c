@@ -481,3 +481,27 @@ bool fileio_same_file(const char *a, const char *b)
 
 	return a && b && stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
+
+bool fileio_same_output(const char *a, const char *b)
+{
+	char ta[PATH_MAX], tb[PATH_MAX], da[PATH_MAX], db[PATH_MAX];
+	struct err e = ERR_INIT;
+	struct stat sa, sb;
+	const char *na, *nb;
+
+	if (!a || !b)
+		return false;
+	if (strcmp(a, b) == 0 || fileio_same_file(a, b))
+		return true;
+	if (resolve_target(a, ta, sizeof(ta), &e) < 0 || resolve_target(b, tb, sizeof(tb), &e) < 0)
+		return false;
+	if (fileio_same_file(ta, tb))
+		return true;
+	/* not there yet: one name in one directory */
+	na = strrchr(ta, '/') ? strrchr(ta, '/') + 1 : ta;
+	nb = strrchr(tb, '/') ? strrchr(tb, '/') + 1 : tb;
+	fileio_dirname(ta, da, sizeof(da));
+	fileio_dirname(tb, db, sizeof(db));
+	return strcmp(na, nb) == 0 && stat(da, &sa) == 0 && stat(db, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}

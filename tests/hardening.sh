@@ -114,6 +114,37 @@ else
     not_ok "sim --json to stdout past the file-size limit: exit 1, one line" "exit $RC" "$ERR"
 fi
 
+# ---- two outputs of one command never name one file (the second replaced the first, exit 0)
+mkdir "$T/two"
+ln -s same.json "$T/two/link.json"
+for args in "sim $plan --timeline-out $T/two/same.json --trace-out $T/two/same.json" \
+            "sim $plan --timeline-out $T/two/same.json --trace-out $T/two/link.json" \
+            "sim $plan --timeline-out $T/two/same.json --trace-out $T/two/../two/same.json" \
+            "run $plan --events-out $T/two/same.json --timeline-out $T/two/same.json" \
+            "tune --model gpt-13b --cluster 4xH200 --microbatches 8 --evals 5 -o $T/two/same.json --steps-out $T/two/same.json"; do
+    # shellcheck disable=SC2086
+    run "$OCTOPIPE" $args
+    if [ "$RC" = 2 ] && [ "$(lines "$ERR")" = 1 ] && printf '%s' "$ERR" | grep -q "the same file" && [ ! -e "$T/two/same.json" ]; then
+        ok "'${args%% *}' with two outputs in one file: exit 2, one line, nothing written ($ERR)"
+    else
+        not_ok "'$args': two outputs in one file are refused" "exit $RC" "$ERR" "$(ls "$T/two")"
+    fi
+done
+"$OCTOPIPE" run "$data/tiny-plan.json" --timeline-out "$T/two/run.json" >/dev/null 2>&1
+run "$OCTOPIPE" calibrate "$T/two/run.json" --fit-overhead -o "$T/two/same.json" --cluster-out "$T/two/same.json"
+if [ "$RC" = 2 ] && [ "$(lines "$ERR")" = 1 ] && [ -z "$OUT" ] && [ ! -e "$T/two/same.json" ]; then
+    ok "calibrate -o and --cluster-out in one file: exit 2, one line ($ERR)"
+else not_ok "calibrate -o and --cluster-out in one file are refused" "exit $RC" "$OUT" "$ERR"; fi
+for args in "calibrate $T/two/run.json -o - --json" "cost llama2-7b --cluster 8xH200 -o - --json"; do
+    # shellcheck disable=SC2086
+    run "$OCTOPIPE" $args
+    if [ "$RC" = 2 ] && [ -z "$OUT" ] && printf '%s' "$ERR" | grep -q "would both write to standard output"; then
+        ok "'${args%% *} -o - --json': one document on stdout, not two (or one ignored)"
+    else not_ok "'$args' is refused" "exit $RC" "$(printf '%s' "$OUT" | head -3)" "$ERR"; fi
+done
+run "$OCTOPIPE" sim "$plan" --timeline-out "$T/two/a.json" --trace-out "$T/two/b.json"
+expect_rc 0 "two outputs in two files are fine"
+
 # ---- outputs never replace what is not a regular file
 run mkplan -o /dev/null
 expect_rc 0 "plan -o /dev/null writes through"

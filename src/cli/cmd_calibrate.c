@@ -224,6 +224,13 @@ int cmd_calibrate(int argc, char **argv)
 		return cli_usage_error("calibrate", "no output model given (-o MODEL)");
 	if (cluster_out && !fit_overhead)
 		return cli_usage_error("calibrate", "--cluster-out writes the fitted overhead: give --fit-overhead");
+	{
+		const char *names[] = { "-o -", "--cluster-out -", "--json" };
+		const char *outs[] = { out, cluster_out, json ? "-" : NULL };
+
+		if (cli_one_stdout("calibrate", names, outs, 3) != EXIT_OK)
+			return EXIT_INPUT;
+	}
 	tl_path = argv[optind];
 	if (timeline_load(&t, tl_path, &e) < 0)
 		return cli_report(&e);

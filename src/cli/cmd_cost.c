@@ -423,6 +423,13 @@ int cmd_cost(int argc, char **argv)
 		return cli_usage_error("cost", "--fix holds parameters of a fit: it needs --calibrate");
 	if (only_predict && (out || cluster_out))
 		return cli_usage_error("cost", "--predict writes nothing (no -o, no --cluster-out)");
+	{
+		const char *names[] = { "-o -", "--cluster-out -", "--json" };
+		const char *outs[] = { out, cluster_out, json ? "-" : NULL };
+
+		if (cli_one_stdout("cost", names, outs, 3) != EXIT_OK)
+			return EXIT_INPUT;
+	}
 	if (nprof == 0 && nconf > 1)
 		return cli_usage_error("cost", "one config at a time (several only with --calibrate)");
 	if (nconf > MAX_CONFIGS)
