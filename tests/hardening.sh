@@ -145,6 +145,24 @@ done
 run "$OCTOPIPE" sim "$plan" --timeline-out "$T/two/a.json" --trace-out "$T/two/b.json"
 expect_rc 0 "two outputs in two files are fine"
 
+# ---- an output that will not be written is refused before anything is printed: no
+# summary or --json document on stdout with exit 2 (a script would read it as a result)
+mkdir "$T/early"
+cp "$data/tiny-model.json" "$data/tiny-cluster.json" "$data/tiny-plan.json" "$T/early/"
+"$OCTOPIPE" run "$T/early/tiny-plan.json" --timeline-out "$T/early/run.json" >/dev/null 2>&1
+for args in "sim $T/early/tiny-plan.json --timeline-out $T/early/tiny-model.json" \
+            "sim --json $T/early/tiny-plan.json --trace-out $T/early/tiny-cluster.json" \
+            "sim --json $T/early/tiny-plan.json --timeline-out $T/early" \
+            "calibrate $T/early/run.json -o $T/early/tiny-model.json" \
+            "calibrate $T/early/run.json --json -o $T/early"; do
+    # shellcheck disable=SC2086
+    run "$OCTOPIPE" $args
+    if [ "$RC" != 0 ] && [ -z "$OUT" ] && [ "$(lines "$ERR")" = 1 ]; then
+        ok "'${args%% *}' to an output it will not write: exit $RC, one line, nothing on stdout ($ERR)"
+    else not_ok "'$args': refused before printing" "exit $RC" "stdout: $(printf '%s' "$OUT" | head -2)" "$ERR"; fi
+done
+if cmp -s "$data/tiny-model.json" "$T/early/tiny-model.json"; then ok "the model is untouched"; else not_ok "the model is untouched"; fi
+
 # ---- outputs never replace what is not a regular file
 run mkplan -o /dev/null
 expect_rc 0 "plan -o /dev/null writes through"

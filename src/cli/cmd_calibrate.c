@@ -270,6 +270,17 @@ int cmd_calibrate(int argc, char **argv)
 			goto out_plan;
 		}
 	}
+	/* every input is read: an output that cannot be written (one of them, a directory, ...)
+	 * is refused now, before the report is printed as if the command had succeeded */
+	{
+		const char *outs[] = { out, cluster_out };
+
+		for (int i = 0; i < 2; i++)
+			if (outs[i] && strcmp(outs[i], "-") != 0 && fileio_check_writable(outs[i], &e) < 0) {
+				rc = cli_report(&e);
+				goto out_plan;
+			}
+	}
 	/* only a whole run of this plan can be fitted: a stage it leaves out would keep
 	 * factor 1 as if measured (the run checked its own timeline the same way); another
 	 * device count is rescale_fit's to name, with its JSON path */
