@@ -183,4 +183,20 @@ ls "$STATE"/*.lock >/dev/null 2>&1 && {
     done
 }
 ok "locks are released on quit"
+
+# ---- with no absolute directory for autosaves (HOME unset or relative), the UI says that
+# autosave is off instead of keeping no autosave silently (a relative HOME or
+# XDG_STATE_HOME put them under the directory the UI started in)
+S=
+start 120 36 HOME=relhome XDG_STATE_HOME=relstate -- tui "$T/p.json"
+expect '^gpu0 ' "a UI with a relative HOME and XDG_STATE_HOME opens"
+keys ']'
+expect 'stage 0 now ends'
+keys M
+expect 'autosave is off: neither XDG_STATE_HOME nor HOME' "says that autosave is off (the message log)"
+keys Escape
+if [ ! -e "$T/relhome" ] && [ ! -e "$T/relstate" ]; then ok "and makes no autosave folder under the working directory"
+else not_ok "no autosave folder under the working directory" "$(ls -la "$T")"; fi
+keys q y
+expect '^exit status 0'
 done_testing

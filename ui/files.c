@@ -45,6 +45,8 @@ void files_autosave_setup(struct app *a, bool need_empty)
 		return;
 	if (!a->as.dir[0] && !autosave_dir(a->as.dir, sizeof(a->as.dir))) {
 		a->no_autosave = true;
+		app_msg(a, R_WARN, "autosave is off: neither XDG_STATE_HOME nor HOME names an absolute directory "
+		        "to keep it in");
 		return;
 	}
 	if (a->path) {
