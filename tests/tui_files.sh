@@ -184,6 +184,46 @@ ls "$STATE"/*.lock >/dev/null 2>&1 && {
 }
 ok "locks are released on quit"
 
+# ---- the plan file changed on disk since it was opened (an editor, git checkout, another
+# UI): saving asks before replacing it, as vim does, instead of losing those changes
+cp "$T/other.json" "$T/ext.json"
+S=
+start 120 36 -- tui "$T/ext.json"
+expect '^gpu0 ' "a UI on a plan"
+python3 - "$T/ext.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1])); p["note"] = "written by another program"
+json.dump(p, open(sys.argv[1] + ".new", "w"))
+PY
+mv "$T/ext.json.new" "$T/ext.json"
+keys ']'
+expect 'stage 0 now ends'
+keys w
+expect "ext.json changed on disk since it was opened" "w asks before replacing a plan file changed on disk"
+keys n
+expect 'not saved' "n does not save"
+if grep -q 'written by another program' "$T/ext.json"; then ok "and the other program's changes are kept"
+else not_ok "the other program's changes are kept"; fi
+keys q
+expect 'unsaved edits'
+keys s
+expect "ext.json changed on disk" "s on quit asks too"
+keys y
+expect '^exit status 0' "y replaces it and quits"
+if grep -q 'written by another program' "$T/ext.json"; then not_ok "y replaced the file"; else ok "y replaced the file"; fi
+start 120 36 -- tui "$T/ext.json"
+expect '^gpu0 ' "the plan again"
+keys ']'
+expect 'stage 0 now ends'
+keys w
+expect "saved $T/ext.json" "an unchanged file is saved without a question"
+keys ']'
+expect 'stage 0 now ends'
+keys w
+expect "saved $T/ext.json" "and again after its own save (the file it wrote is not a change)"
+keys q
+expect '^exit status 0'
+
 # ---- with no absolute directory for autosaves (HOME unset or relative), the UI says that
 # autosave is off instead of keeping no autosave silently (a relative HOME or
 # XDG_STATE_HOME put them under the directory the UI started in)
