@@ -295,6 +295,11 @@ if printf '%s\n' "$OUT" | grep -q 'last plan that ran\|u undoes\|marked on the c
     not_ok "and promises no earlier chart, undo or marked cycle" "$OUT"
 else ok "and promises no earlier chart, undo or marked cycle"; fi
 expect_match 'p regenerates' "$OUT" "it says how to get an order that runs"
+# m: a gpu number past the int range is no gpu, not that number cut to 32 bits
+run "$OCTOPIPE" tui --render 100x30 --keys 'm4294967297\n' "$top_srcdir/tests/data/tiny-plan.json"
+expect_match 'there is no gpu 4294967297 \(the cluster has 2\)' "$OUT" "m 4294967297 is no gpu (it moved the stage to gpu 1)"
+run "$OCTOPIPE" tui --render 100x30 --keys 'm2147483648\n' "$top_srcdir/tests/data/tiny-plan.json"
+expect_match 'there is no gpu 2147483648 ' "$OUT" "m 2147483648 is named as typed, not as -2147483648"
 run "$OCTOPIPE" tui --render 60x10 "$top_srcdir/tests/data/tiny-plan.json"
 expect_match 'terminal too small: 60x10' "$OUT" "--render below 80x24 shows the message"
 run "$OCTOPIPE" tui --model nemotron-nano-v2-9b --cluster 4xH200 --microbatches 8 --render 100x30

@@ -156,6 +156,11 @@ static int submit_prompt(struct app *a)
 			app_msg(a, R_ERROR, "'%s' is not a gpu number", input);
 			break;
 		}
+		/* before the int the edit takes: 4294967297 is no gpu, not gpu 1 */
+		if (d < 0 || d >= a->cur.plan.ndevices) {
+			app_msg(a, R_ERROR, "there is no gpu %s (the cluster has %d)", input, a->cur.plan.ndevices);
+			break;
+		}
 		{
 			int st = a->cur.plan.order[i].stage;
 			struct edit ed = { EDIT_PLACE, st, (int)d, 0, 0, NULL, NULL, NULL };
