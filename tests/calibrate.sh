@@ -161,4 +161,20 @@ run "$OCTOPIPE" calibrate --emulate-gpu -o "$T/no/such/dir/gpu.json" gemma3-12b
 expect_rc 1 "calibrate --gpu -o into a missing directory"
 expect_match "^octopipe calibrate: $T/no/such/dir/gpu.json: cannot create a temporary file" "$ERR" "is refused before the benchmarks"
 if [ -z "$OUT" ]; then ok "no report printed"; else not_ok "calibrate benchmarked before refusing its output" "$OUT"; fi
+# factors that would take a layer past what a layer table holds (1e9 ms) are refused with
+# one line: the model written would not read back (calibrate wrote it, exit 0)
+mkdir "$T/huge"
+cp "$top_srcdir/tests/data/tiny-cluster.json" "$top_srcdir/tests/data/tiny-plan.json" "$T/huge/"
+python3 - "$top_srcdir/tests/data/tiny-model.json" "$T/huge/tiny-model.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+for l in m["layers"]:
+    l["f_ms"] = l["b_ms"] = l["w_ms"] = 5e6
+json.dump(m, open(sys.argv[2], "w"))
+PY
+"$OCTOPIPE" run --emu-slowdown 0:1000 --timeline-out "$T/huge/run.json" "$T/huge/tiny-plan.json" >/dev/null 2>&1
+run "$OCTOPIPE" calibrate -o "$T/huge/fit.json" "$T/huge/run.json"
+if [ "$RC" = 2 ] && [ "$(printf '%s\n' "$ERR" | wc -l)" = 1 ] && [ ! -e "$T/huge/fit.json" ]; then
+    ok "calibrate refuses factors past a layer table's limit, in one line ($ERR)"
+else not_ok "calibrate refuses factors past a layer table's limit" "exit $RC" "$ERR" "$(ls "$T/huge")"; fi
 done_testing

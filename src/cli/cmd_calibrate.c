@@ -321,6 +321,7 @@ int cmd_calibrate(int argc, char **argv)
 		goto out_fit;
 	}
 	if (rescale_apply(&r, &p, &fitted, &e) < 0) {
+		err_prefix(&e, tl_path);
 		rc = cli_report(&e);
 		model_release(&fitted);
 		goto out_fit;
