@@ -224,6 +224,26 @@ expect "saved $T/ext.json" "and again after its own save (the file it wrote is n
 keys q
 expect '^exit status 0'
 
+# ---- a plan whose path is longer than 511 characters: S then Enter saves to its own file
+# (the prompt kept 511 characters and saved to a new file of a cut name)
+long=$(printf 'd%.0s' $(seq 1 200))
+mkdir -p "$T/$long/$long"
+lp="$T/$long/$long/$(printf 'p%.0s' $(seq 1 200)).json"
+"$OCTOPIPE" plan --model gpt-13b --cluster 4xH200 --schedule 1f1b --microbatches 8 -o "$lp" >/dev/null
+start 150 36 -- tui "$lp"
+expect '^gpu0 ' "a UI on a plan with a ${#lp}-character path"
+keys ']'
+expect 'stage 0 now ends'
+keys S
+expect 'save as: '
+keys Enter
+expect '^saved ' "S Enter saves"
+n=$(ls "$T/$long/$long" | wc -l)
+if [ "$n" = 1 ]; then ok "to the plan's own file, not to a new file of a cut name"
+else not_ok "S Enter saves to the plan's own file" "$(ls "$T/$long/$long")"; fi
+keys q
+expect '^exit status 0'
+
 # ---- with no absolute directory for autosaves (HOME unset or relative), the UI says that
 # autosave is off instead of keeping no autosave silently (a relative HOME or
 # XDG_STATE_HOME put them under the directory the UI started in)
