@@ -17,16 +17,19 @@
 #include <unistd.h>
 
 /* The regular files this process read, while the guard is on (a fixed table: no
- * allocation, and a command reads a handful; past the table's end nothing is kept). */
-#define READ_MAX 256
+ * allocation; a command reads a handful, report one plan, model and cluster per argument).
+ * Past the table's end the guard cannot tell, so it replaces no existing file at all. */
+#define READ_MAX 4096
 static struct { dev_t dev; ino_t ino; } read_set[READ_MAX];
 static int nread;
+static bool read_overflow;
 static bool guard_on;
 
 void fileio_guard_inputs(bool on)
 {
 	guard_on = on;
 	nread = 0;
+	read_overflow = false;
 }
 
 void fileio_guard_allow(const char *path)
@@ -42,11 +45,15 @@ void fileio_guard_allow(const char *path)
 
 static void note_read(const struct stat *st)
 {
-	if (!guard_on || !S_ISREG(st->st_mode) || nread == READ_MAX)
+	if (!guard_on || !S_ISREG(st->st_mode))
 		return;
 	for (int i = 0; i < nread; i++)
 		if (read_set[i].dev == st->st_dev && read_set[i].ino == st->st_ino)
 			return;
+	if (nread == READ_MAX) {
+		read_overflow = true;
+		return;
+	}
 	read_set[nread].dev = st->st_dev;
 	read_set[nread].ino = st->st_ino;
 	nread++;
@@ -62,6 +69,9 @@ static int refuse_input(const char *path, struct err *e)
 	for (int i = 0; i < nread; i++)
 		if (read_set[i].dev == st.st_dev && read_set[i].ino == st.st_ino)
 			return err_set(e, ERR_INPUT, "%s: will not write it: it is one of this command's inputs", path);
+	if (read_overflow && S_ISREG(st.st_mode))
+		return err_set(e, ERR_INPUT, "%s: will not replace it: this command read more than %d files and cannot "
+		               "tell whether it is one of them (write to a new file)", path, READ_MAX);
 	return 0;
 }
 

@@ -81,6 +81,39 @@ static void interrupted_write(const char *dir)
 	unlink(path);
 }
 
+/* Past the guard's table (4096 files read) no existing file is replaced, a new one is
+ * written: the guard cannot tell whether an output is one of the inputs it no longer holds. */
+static void guard_overflow(const char *dir)
+{
+	char path[160], out[160];
+	struct err e = ERR_INIT;
+	size_t len;
+	int n = 4100, bad = 0;
+
+	fileio_guard_inputs(true);
+	for (int i = 0; i < n; i++) {
+		char *s;
+
+		snprintf(path, sizeof(path), "%s/r%d", dir, i);
+		if (fileio_write_atomic(path, "x", 1, &e) < 0 || !(s = fileio_read(path, &len, &e)))
+			bad++;
+		else
+			free(s);
+	}
+	is_int(bad, 0, "4100 files written and read with the guard on");
+	snprintf(path, sizeof(path), "%s/r%d", dir, n - 1);
+	ok(fileio_write_atomic(path, "y", 1, &e) < 0 && e.cls == ERR_INPUT,
+	   "the last one read, past the table, is not replaced (%s)", e.msg);
+	snprintf(out, sizeof(out), "%s/new.out", dir);
+	ok(fileio_write_atomic(out, "z", 1, &e) == 0, "a new file is still written");
+	fileio_guard_inputs(false);
+	for (int i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/r%d", dir, i);
+		unlink(path);
+	}
+	unlink(out);
+}
+
 int main(void)
 {
 	struct err e = ERR_INIT;
@@ -153,6 +186,7 @@ int main(void)
 
 	unlink(path);
 	interrupted_write(tmp);
+	guard_overflow(tmp);
 	rmdir(tmp);
 	return tap_done();
 }
