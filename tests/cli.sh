@@ -109,4 +109,12 @@ t = [r for r in rows if r["schedule"] == "tuned"][0]
 assert len(t["peak_mem_bytes_per_device"]) == 2 and t["feasible"] is True, t
 ' 2>"$TMPDIR_TEST/py.err"; then ok "compare --json: the tuned row has peak_mem_bytes_per_device as the baselines' rows do"
 else not_ok "compare --json: the tuned row has peak_mem_bytes_per_device" "$(cat "$TMPDIR_TEST/py.err")"; fi
+# check names OctoPipe's own steps and rules formats as such, not as foreign ones
+run "$OCTOPIPE" check "$top_srcdir/plans/nemotron-nano-v2-9b-8xH200-tuned.steps"
+expect_rc 2 "check of a steps file exits 2"
+expect_match "'octopipe.steps/1' is not checked on its own: tui --steps or report --steps" "$ERR" "and says where it is read"
+if printf '%s' "$ERR" | grep -q "is not an OctoPipe format"; then not_ok "a steps file is not called foreign" "$ERR"
+else ok "a steps file is not called foreign"; fi
+run "$OCTOPIPE" check "$top_srcdir/tests/data/profile/rules.json"
+expect_match "'octopipe.rules/1' is not checked on its own: import profile --rules" "$ERR" "a rules file likewise"
 done_testing
