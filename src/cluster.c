@@ -25,8 +25,12 @@ void cluster_release(struct cluster *c)
 	free(c->device_speed);
 	hardware_release(&c->hw);
 	cJSON_Delete(c->extra);
+	cJSON_Delete(c->intra_extra);
+	cJSON_Delete(c->inter_extra);
 	memset(c, 0, sizeof(*c));
 }
+
+static const char *const link_keys[] = { "gbytes_per_s", "latency_us", NULL };
 
 static int read_link(struct jv *v, const cJSON *root, const char *key, bool required,
                      struct link *l)
@@ -134,7 +138,9 @@ int cluster_from_json(struct cluster *c, const cJSON *root, const char *file, co
 	}
 	c->name = strdup(name);
 	c->gpu = gpu ? strdup(gpu) : NULL;
-	if (!c->name || (gpu && !c->gpu) || json_extras(root, cluster_keys, &c->extra) < 0)
+	if (!c->name || (gpu && !c->gpu) || json_extras(root, cluster_keys, &c->extra) < 0 ||
+	    json_extras(cJSON_GetObjectItemCaseSensitive(root, "intra_node"), link_keys, &c->intra_extra) < 0 ||
+	    json_extras(cJSON_GetObjectItemCaseSensitive(root, "inter_node"), link_keys, &c->inter_extra) < 0)
 		goto oom;
 	return 0;
 oom:
@@ -157,12 +163,13 @@ int cluster_load(struct cluster *c, const char *path, struct err *e)
 	return r;
 }
 
-static void write_link(struct jw *w, cJSON *root, const char *key, const struct link *l)
+static void write_link(struct jw *w, cJSON *root, const char *key, const struct link *l, const cJSON *extra)
 {
 	cJSON *o = jw_obj(w, root, key);
 
 	jw_num(w, o, "gbytes_per_s", l->gbytes_per_s);
 	jw_num(w, o, "latency_us", l->latency_us);
+	jw_extras(w, o, extra);
 }
 
 cJSON *cluster_to_json(const struct cluster *c)
@@ -192,9 +199,9 @@ cJSON *cluster_to_json(const struct cluster *c)
 		for (int d = 0; d < c->devices; d++)
 			jw_push(&w, arr, cJSON_CreateNumber(c->device_speed[d]));
 	}
-	write_link(&w, root, "intra_node", &c->intra);
+	write_link(&w, root, "intra_node", &c->intra, c->intra_extra);
 	if (c->inter.gbytes_per_s > 0)
-		write_link(&w, root, "inter_node", &c->inter);
+		write_link(&w, root, "inter_node", &c->inter, c->inter_extra);
 	if (c->has_hw)
 		jw_item(&w, root, "hardware", hardware_to_json(&c->hw));
 	if (c->rep.tp > 0) {

@@ -47,6 +47,8 @@ struct cluster {
 	bool has_hw;           /* a "hardware" section (cost model calibration) was given */
 	struct hardware hw;    /* that section, else the defaults of hardware_default() */
 	cJSON *extra;
+	cJSON *intra_extra;    /* unknown members of intra_node / inter_node, kept as well */
+	cJSON *inter_extra;
 };
 
 /* path: where the document sits inside file (e.g. "model" for a plan's embedded model),

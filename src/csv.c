@@ -16,6 +16,11 @@
 void csv_init(struct csv *c, const char *text, size_t len)
 {
 	memset(c, 0, sizeof(*c));
+	/* a UTF-8 byte order mark (spreadsheets write one) is not part of the first field */
+	if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0) {
+		text += 3;
+		len -= 3;
+	}
 	c->p = text;
 	c->end = text + len;
 	c->next_line = 1;

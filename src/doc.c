@@ -65,8 +65,14 @@ int doc_load(struct doc *d, const char *path, struct err *e)
 		r = arch_from_json(&d->u.arch, root, path, e);
 		break;
 	default:
-		jv_fail(&v, "format", "'%.60s' is not an OctoPipe format (expected octopipe.model/1, "
-		        "octopipe.cluster/1, octopipe.plan/1, octopipe.timeline/1 or octopipe.arch/1)", format);
+		/* OctoPipe's own other formats are read where they are used, against a model */
+		if (strncmp(format, "octopipe.steps/", 15) == 0 || strncmp(format, "octopipe.rules/", 15) == 0)
+			jv_fail(&v, "format", "'%.60s' is not checked on its own: %s reads it (expected octopipe.model/1, "
+			        "octopipe.cluster/1, octopipe.plan/1, octopipe.timeline/1 or octopipe.arch/1)", format,
+			        format[9] == 's' ? "tui --steps or report --steps with its plan" : "import profile --rules");
+		else
+			jv_fail(&v, "format", "'%.60s' is not an OctoPipe format (expected octopipe.model/1, "
+			        "octopipe.cluster/1, octopipe.plan/1, octopipe.timeline/1 or octopipe.arch/1)", format);
 	}
 out:
 	if (r < 0)

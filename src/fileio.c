@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,16 +17,19 @@
 #include <unistd.h>
 
 /* The regular files this process read, while the guard is on (a fixed table: no
- * allocation, and a command reads a handful; past the table's end nothing is kept). */
-#define READ_MAX 256
+ * allocation; a command reads a handful, report one plan, model and cluster per argument).
+ * Past the table's end the guard cannot tell, so it replaces no existing file at all. */
+#define READ_MAX 4096
 static struct { dev_t dev; ino_t ino; } read_set[READ_MAX];
 static int nread;
+static bool read_overflow;
 static bool guard_on;
 
 void fileio_guard_inputs(bool on)
 {
 	guard_on = on;
 	nread = 0;
+	read_overflow = false;
 }
 
 void fileio_guard_allow(const char *path)
@@ -41,11 +45,15 @@ void fileio_guard_allow(const char *path)
 
 static void note_read(const struct stat *st)
 {
-	if (!guard_on || !S_ISREG(st->st_mode) || nread == READ_MAX)
+	if (!guard_on || !S_ISREG(st->st_mode))
 		return;
 	for (int i = 0; i < nread; i++)
 		if (read_set[i].dev == st->st_dev && read_set[i].ino == st->st_ino)
 			return;
+	if (nread == READ_MAX) {
+		read_overflow = true;
+		return;
+	}
 	read_set[nread].dev = st->st_dev;
 	read_set[nread].ino = st->st_ino;
 	nread++;
@@ -61,6 +69,9 @@ static int refuse_input(const char *path, struct err *e)
 	for (int i = 0; i < nread; i++)
 		if (read_set[i].dev == st.st_dev && read_set[i].ino == st.st_ino)
 			return err_set(e, ERR_INPUT, "%s: will not write it: it is one of this command's inputs", path);
+	if (read_overflow && S_ISREG(st.st_mode))
+		return err_set(e, ERR_INPUT, "%s: will not replace it: this command read more than %d files and cannot "
+		               "tell whether it is one of them (write to a new file)", path, READ_MAX);
 	return 0;
 }
 
@@ -244,21 +255,85 @@ static int write_special(const char *path, const struct stat *st, const void *da
 	return 0;
 }
 
+/* While a temporary file exists, a signal that would end the process (Ctrl-C, a kill, a
+ * hang-up, a file-size limit) removes it first, then ends the process as it would have:
+ * an interrupted write leaves the old file and nothing else. Signals the program handles
+ * or ignores itself are left to it. */
+static const int temp_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGXFSZ };
+#define NTEMP_SIGNALS (sizeof(temp_signals) / sizeof(temp_signals[0]))
+static char temp_path[PATH_MAX + 16];
+static volatile sig_atomic_t temp_live;
+static bool temp_caught[NTEMP_SIGNALS];
+
+static void temp_on_signal(int sig)
+{
+	if (temp_live)
+		unlink(temp_path);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* Called with the signals blocked, so that none finds the path half copied. */
+static void temp_guard(const char *tmp)
+{
+	struct sigaction sa, old;
+
+	snprintf(temp_path, sizeof(temp_path), "%s", tmp);
+	temp_live = 1;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = temp_on_signal;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < NTEMP_SIGNALS; i++) {
+		temp_caught[i] = false;
+		if (sigaction(temp_signals[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL &&
+		    !(old.sa_flags & SA_SIGINFO))
+			temp_caught[i] = sigaction(temp_signals[i], &sa, NULL) == 0;
+	}
+}
+
+/* The temporary file is gone (renamed or removed): signals act as before. */
+static void temp_unguard(void)
+{
+	temp_live = 0;
+	for (size_t i = 0; i < NTEMP_SIGNALS; i++)
+		if (temp_caught[i]) {
+			signal(temp_signals[i], SIG_DFL);
+			temp_caught[i] = false;
+		}
+}
+
+static void drop_temp(const char *tmp)
+{
+	unlink(tmp);
+	temp_unguard();
+}
+
 /* The temporary file a save of path writes before renaming it over its target (a link
  * followed): target, its directory and tmp (PATH_MAX, PATH_MAX, PATH_MAX + 16 bytes) are
  * filled; the open descriptor, or -1 with e set. */
 static int make_temp(const char *path, char *target, char *dir, char *tmp, struct err *e)
 {
-	int fd;
+	sigset_t block, old;
+	int fd, saved;
 
 	if (resolve_target(path, target, PATH_MAX, e) < 0)
 		return -1;
 	fileio_dirname(target, dir, PATH_MAX);
 	if (snprintf(tmp, PATH_MAX + 16, "%s.tmp.XXXXXX", target) >= PATH_MAX + 16)
 		return err_set(e, ERR_RUNTIME, "%s: path too long", path);
+	/* no moment when the file exists and a signal would leave it behind: the signals
+	 * wait until the handler knows its name */
+	sigemptyset(&block);
+	for (size_t i = 0; i < NTEMP_SIGNALS; i++)
+		sigaddset(&block, temp_signals[i]);
+	sigprocmask(SIG_BLOCK, &block, &old);
 	fd = mkstemp(tmp);
+	saved = errno;
+	if (fd >= 0)
+		temp_guard(tmp);
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (fd < 0)
-		return err_set(e, ERR_RUNTIME, "%s: cannot create a temporary file in '%s': %s", path, dir, strerror(errno));
+		return err_set(e, ERR_RUNTIME, "%s: cannot create a temporary file in '%s': %s", path, dir, strerror(saved));
 	return fd;
 }
 
@@ -283,7 +358,7 @@ int fileio_check_writable(const char *path, struct err *e)
 	if ((fd = make_temp(path, target, dir, tmp, e)) < 0)
 		return -1;
 	close(fd);
-	unlink(tmp);
+	drop_temp(tmp);
 	if (stat(target, &st) == 0 && access(target, W_OK) != 0)
 		return err_set(e, ERR_RUNTIME, "%s: cannot write: %s", path, strerror(errno));
 	return 0;
@@ -310,7 +385,7 @@ int fileio_write_atomic(const char *path, const void *data, size_t len, struct e
 		if (access(target, W_OK) != 0) {
 			saved = errno;
 			close(fd);
-			unlink(tmp);
+			drop_temp(tmp);
 			return err_set(e, ERR_RUNTIME, "%s: cannot write: %s", path, strerror(saved));
 		}
 		mode = st.st_mode & 07777;
@@ -323,19 +398,20 @@ int fileio_write_atomic(const char *path, const void *data, size_t len, struct e
 	if (fchmod(fd, mode) != 0 || write_all(fd, data, len) != 0 || fsync(fd) != 0) {
 		saved = errno;
 		close(fd);
-		unlink(tmp);
+		drop_temp(tmp);
 		return err_set(e, ERR_RUNTIME, "%s: cannot write: %s", path, strerror(saved));
 	}
 	if (close(fd) != 0) {
 		saved = errno;
-		unlink(tmp);
+		drop_temp(tmp);
 		return err_set(e, ERR_RUNTIME, "%s: cannot write: %s", path, strerror(saved));
 	}
 	if (rename(tmp, target) != 0) {
 		saved = errno;
-		unlink(tmp);
+		drop_temp(tmp);
 		return err_set(e, ERR_RUNTIME, "%s: cannot replace the file: %s", path, strerror(saved));
 	}
+	temp_unguard();
 	/* Make the rename itself durable; failure here is not worth failing the save. */
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd >= 0) {
@@ -414,4 +490,28 @@ bool fileio_same_file(const char *a, const char *b)
 	struct stat sa, sb;
 
 	return a && b && stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+bool fileio_same_output(const char *a, const char *b)
+{
+	char ta[PATH_MAX], tb[PATH_MAX], da[PATH_MAX], db[PATH_MAX];
+	struct err e = ERR_INIT;
+	struct stat sa, sb;
+	const char *na, *nb;
+
+	if (!a || !b)
+		return false;
+	if (strcmp(a, b) == 0 || fileio_same_file(a, b))
+		return true;
+	if (resolve_target(a, ta, sizeof(ta), &e) < 0 || resolve_target(b, tb, sizeof(tb), &e) < 0)
+		return false;
+	if (fileio_same_file(ta, tb))
+		return true;
+	/* not there yet: one name in one directory */
+	na = strrchr(ta, '/') ? strrchr(ta, '/') + 1 : ta;
+	nb = strrchr(tb, '/') ? strrchr(tb, '/') + 1 : tb;
+	fileio_dirname(ta, da, sizeof(da));
+	fileio_dirname(tb, db, sizeof(db));
+	return strcmp(na, nb) == 0 && stat(da, &sa) == 0 && stat(db, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
 }

@@ -53,6 +53,11 @@ void fileio_guard_allow(const char *path);
  * output about to replace one of a command's own inputs. */
 bool fileio_same_file(const char *a, const char *b);
 
+/* Whether writing a and b would write one file: the same existing file, or (for files
+ * still to be made) the same name in the same directory, links followed as the writers
+ * follow them. Two outputs of one command must not: the second would replace the first. */
+bool fileio_same_output(const char *a, const char *b);
+
 /* Directory part of path into out ("." when there is none). */
 void fileio_dirname(const char *path, char *out, size_t outsz);
 

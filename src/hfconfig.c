@@ -66,6 +66,21 @@ static int geti_alias(struct hf *c, const char *const *keys, bool required, long
 	return geti(c, keys[0], required, lo, dflt, out);
 }
 
+/* num_experts_per_tok: at least one, and no more than the experts there are (a larger top-k
+ * would count more active than total parameters) */
+static int geti_topk(struct hf *c, long experts, long *out)
+{
+	char p[JPATH_MAX];
+
+	if (geti(c, "num_experts_per_tok", true, 1, 0, out) < 0)
+		return -1;
+	if (experts > 0 && *out > experts) {
+		jpath_key(p, c->path, "num_experts_per_tok");
+		return jv_fail(&c->v, p, "must not exceed the %ld experts (got %ld)", experts, *out);
+	}
+	return 0;
+}
+
 /* layer_types[i] when the config lists them: 1 full, 0 sliding/linear, -1 absent */
 static int layer_type(struct hf *c, long i, const char *full, int *out)
 {
@@ -193,10 +208,24 @@ static int attn_fields(struct hf *c, struct block *b)
 {
 	long nq, nkv, dh;
 
+	char p[JPATH_MAX];
+
 	if (geti(c, "num_attention_heads", true, 1, 0, &nq) < 0 ||
 	    geti(c, "num_key_value_heads", false, 1, nq, &nkv) < 0 ||
 	    geti(c, "head_dim", false, 1, c->h / nq, &dh) < 0)
 		return -1;
+	/* without head_dim, more heads than hidden features leave heads of no width, whose
+	 * projections would cost nothing */
+	if (dh < 1) {
+		jpath_key(p, c->path, "num_attention_heads");
+		return jv_fail(&c->v, p, "%ld heads of hidden_size %ld leave a head dimension of 0 (give head_dim)",
+		               nq, c->h);
+	}
+	/* grouped-query attention shares each key/value head among a whole group of query heads */
+	if (nq % nkv) {
+		jpath_key(p, c->path, "num_key_value_heads");
+		return jv_fail(&c->v, p, "must divide num_attention_heads (%ld) (got %ld)", nq, nkv);
+	}
 	b->n_q = (int)nq;
 	b->n_kv = (int)nkv;
 	b->d_h = (int)dh;
@@ -268,7 +297,7 @@ static int deepseek(struct hf *c)
 	    geti(c, "intermediate_size", true, 1, 0, &b[1].f) < 0 ||
 	    geti(c, "moe_intermediate_size", true, 1, 0, &b[2].f) < 0 ||
 	    geti_alias(c, routed, true, 1, 0, &experts) < 0 ||
-	    geti(c, "num_experts_per_tok", true, 1, 0, &topk) < 0 ||
+	    geti_topk(c, experts, &topk) < 0 ||
 	    geti(c, "n_shared_experts", false, 0, 0, &shared) < 0 ||
 	    geti(c, "first_k_dense_replace", false, 0, 0, &dense) < 0 ||
 	    geti(c, "moe_layer_freq", false, 1, 1, &freq) < 0 ||
@@ -370,7 +399,7 @@ static int nemotron_h(struct hf *c)
 		if (geti(c, "n_routed_experts", true, 1, 0, &v) < 0)
 			return -1;
 		moe.experts = (int)v;
-		if (geti(c, "num_experts_per_tok", true, 1, 0, &v) < 0)
+		if (geti_topk(c, v, &v) < 0)
 			return -1;
 		moe.top_k = (int)v;
 		if (geti(c, "moe_intermediate_size", true, 1, 0, &moe.f) < 0 ||
@@ -412,7 +441,7 @@ static int jamba(struct hf *c)
 	    geti(c, "expert_layer_period", true, 1, 0, &ep) < 0 ||
 	    geti(c, "expert_layer_offset", true, 0, 0, &eo) < 0 ||
 	    geti(c, "num_experts", true, 1, 0, &experts) < 0 ||
-	    geti(c, "num_experts_per_tok", true, 1, 0, &topk) < 0 ||
+	    geti_topk(c, experts, &topk) < 0 ||
 	    geti(c, "mamba_d_state", true, 1, 0, &state) < 0 ||
 	    geti(c, "mamba_d_conv", false, 1, 4, &conv) < 0 ||
 	    geti(c, "mamba_expand", false, 1, 2, &expand) < 0)
@@ -462,7 +491,7 @@ static int qwen3_next(struct hf *c)
 	ml.gated = moe.gated = true;
 	moe.experts = (int)experts;
 	moe.shared_gate = moe.f_shared > 0;
-	if (geti(c, "num_experts_per_tok", true, 1, 0, &v) < 0)
+	if (geti_topk(c, experts, &v) < 0)
 		return -1;
 	moe.top_k = (int)v;
 	if (geti(c, "linear_num_key_heads", true, 1, 0, &v) < 0)
@@ -516,7 +545,7 @@ static int gpt_oss(struct hf *c)
 	    geti(c, "sliding_window", true, 1, 0, &window) < 0 ||
 	    geti(c, "intermediate_size", true, 1, 0, &moe.f) < 0 ||
 	    geti_alias(c, experts_keys, true, 1, 0, &experts) < 0 ||
-	    geti(c, "num_experts_per_tok", true, 1, 0, &topk) < 0)
+	    geti_topk(c, experts, &topk) < 0)
 		return -1;
 	at.bias = at.sinks = true;
 	moe.bias = moe.gated = moe.clamped = true;
@@ -558,6 +587,12 @@ static int gpt2(struct hf *c)
 		return -1;
 	if (geti(c, "n_inner", false, 1, 4 * c->h, &inner) < 0)
 		return -1;
+	if (c->h % heads) {   /* as Hugging Face's GPT-2 refuses it */
+		char p[JPATH_MAX];
+
+		jpath_key(p, c->path, "n_head");
+		return jv_fail(&c->v, p, "must divide n_embd (%ld) (got %ld)", c->h, heads);
+	}
 	c->a->hidden = c->h;
 	b[0] = blk(c, BLK_ATTN);
 	b[1] = blk(c, BLK_MLP);

@@ -490,6 +490,11 @@ static bool has_control(const char *s)
 	return false;
 }
 
+bool json_has_control(const char *s)
+{
+	return has_control(s);
+}
+
 int jv_string(struct jv *v, const cJSON *obj, const char *path, const char *key,
               int flags, const char *dflt, const char **out)
 {

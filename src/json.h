@@ -63,6 +63,9 @@ enum jv_flags {
 	JV_NONEMPTY = 1 << 2, /* strings: not "" */
 };
 
+/* Whether s holds a control character (C0, DEL or C1), which the readers refuse in strings. */
+bool json_has_control(const char *s);
+
 /* Member lookup by exact key. Returns 1 when present (*out set), 0 when absent and
  * optional, -1 (error set) when absent and required or of the wrong type. */
 int jv_member(struct jv *v, const cJSON *obj, const char *path, const char *key,

@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +74,9 @@ int main(int argc, char **argv)
 {
 	const char *cmd;
 
+	/* A file-size limit (ulimit -f) is a full disk: the write fails with EFBIG and says so
+	 * in one line, instead of SIGXFSZ killing the program silently mid-write. */
+	signal(SIGXFSZ, SIG_IGN);
 	datadir_find(argv[0]);
 	if (argc < 2) {
 		char *args[] = { "show", DEFAULT_MODEL, NULL };

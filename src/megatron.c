@@ -1,7 +1,8 @@
 /*
  * megatron — export of the partition as a Megatron pipeline layout (see megatron.h).
  * Layer kinds that mention the embedding or the head become E and L around the "t" of
- * the decoder layer they were folded into.
+ * the decoder layer they were folded into; a multi-token-prediction module ("mtp", as
+ * octopipe cost names DeepSeek-V3's) is Megatron-LM's "m", not a decoder layer.
  */
 #include "config.h"
 #include "megatron.h"
@@ -9,6 +10,11 @@
 
 #include <stdbool.h>
 #include <string.h>
+
+static bool mtp_layer(const char *kind)
+{
+	return strncmp(kind, "mtp", 3) == 0;
+}
 
 static void flush_run(struct strbuf *sb, int run)
 {
@@ -49,6 +55,12 @@ int megatron_layout(const struct plan *p, struct strbuf *sb, struct err *e)
 				strbuf_addch(sb, 'E');
 				run = 0;
 			}
+			if (mtp_layer(kind)) {
+				flush_run(sb, run);
+				strbuf_addch(sb, 'm');
+				run = 0;
+				continue;
+			}
 			run += !only;
 			if (head) {
 				flush_run(sb, run);
@@ -61,18 +73,19 @@ int megatron_layout(const struct plan *p, struct strbuf *sb, struct err *e)
 	return 0;
 }
 
-/* A layer Megatron counts in --num-layers: everything but a pure embedding or head. */
+/* A layer Megatron counts in --num-layers: everything but a pure embedding or head, and
+ * an MTP module (counted by --mtp-num-layers). */
 static bool decoder_layer(const char *kind)
 {
 	return strcmp(kind, "embedding") != 0 && strcmp(kind, "head") != 0 && strcmp(kind, "loss") != 0 &&
-	       strcmp(kind, "head+loss") != 0;
+	       strcmp(kind, "head+loss") != 0 && !mtp_layer(kind);
 }
 
 int megatron_args(const struct plan *p, const char *plan_name, struct strbuf *sb, struct err *e)
 {
 	struct parallel l = plan_parallel(p);
 	struct strbuf layout = STRBUF_INIT;
-	int used = 0, layers = 0, rc = p->stages[0].recompute;
+	int used = 0, layers = 0, mtp = 0, rc = p->stages[0].recompute;
 	/* a table made with `octopipe cost --recompute` already prices full recompute (its
 	 * stages carry no mode of their own): Megatron-LM must recompute as well */
 	bool table_recomputes = model_recomputes(plan_src_model(p));
@@ -103,8 +116,10 @@ int megatron_args(const struct plan *p, const char *plan_name, struct strbuf *sb
 		return err_set(e, ERR_INPUT, "%s: parallel.pp: %d pipeline ranks but the stages use %d (devices 0..%d): "
 		               "Megatron-LM runs a stage on every pipeline rank", plan_name, l.pp, used, used - 1);
 	}
-	for (int i = 0; i < p->model.nlayers; i++)
+	for (int i = 0; i < p->model.nlayers; i++) {
 		layers += decoder_layer(p->model.layers[i].kind);
+		mtp += mtp_layer(p->model.layers[i].kind);
+	}
 	strbuf_addf(sb, "# Megatron-LM arguments for %s: pp %d x tp %d x dp %d = %d GPUs (octopipe export megatron-args)\n",
 	            plan_name, l.pp, l.tp, l.dp, parallel_gpus(&l));
 	strbuf_addstr(sb, "# Megatron runs its own 1F1B / interleaved order over this partition; a tuned order\n"
@@ -139,6 +154,8 @@ int megatron_args(const struct plan *p, const char *plan_name, struct strbuf *sb
 		strbuf_addstr(sb, "--recompute-granularity full \\\n--recompute-method uniform \\\n"
 		                  "--recompute-num-layers 1 \\\n");
 	strbuf_addf(sb, "--num-layers %d \\\n", layers);
+	if (mtp)
+		strbuf_addf(sb, "--mtp-num-layers %d \\\n", mtp);
 	strbuf_addf(sb, "--seq-length %ld \\\n", p->model.seq_len);
 	strbuf_addf(sb, "--micro-batch-size %ld \\\n", p->model.micro_batch_size);
 	strbuf_addf(sb, "--global-batch-size %ld \\\n", (long)p->microbatches * p->model.micro_batch_size * l.dp);

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bounds.h"
+
 static int kind_slot(uint8_t kind)
 {
 	return kind == OP_F ? RESCALE_F : kind == OP_W ? RESCALE_W : RESCALE_B;
@@ -127,6 +129,22 @@ int rescale_apply(const struct rescale *r, const struct plan *p, struct model *m
 		               m->nlayers, p->model.nlayers);
 	if (r->nstages != p->nstages)
 		return err_set(e, ERR_INPUT, "the fit has %d stages, the plan %d", r->nstages, p->nstages);
+	/* first the check, so a refusal changes nothing: a cost past what a layer table holds
+	 * would make a model its own reader refuses */
+	for (int s = 0; s < p->nstages; s++) {
+		double fb = r->factor[s][RESCALE_B];
+		double fw = p->split_backward ? r->factor[s][RESCALE_W] : fb;
+
+		for (int l = p->stages[s].first; l <= p->stages[s].last; l++) {
+			const struct layer *x = &m->layers[l];
+			double most = fmax(x->f_ms * r->factor[s][RESCALE_F], fmax(x->b_ms * fb, x->w_ms * fw));
+
+			if (!(most <= OCTO_MAX_COST_MS))
+				return err_set(e, ERR_INPUT, "stage %d's factors (F %.4g, B %.4g, W %.4g) would make layer %d "
+				               "take %.3g ms, more than a layer table holds (%.0e ms)", s,
+				               r->factor[s][RESCALE_F], fb, fw, l, most, OCTO_MAX_COST_MS);
+		}
+	}
 	for (int s = 0; s < p->nstages; s++) {
 		double fb = r->factor[s][RESCALE_B];
 		double fw = p->split_backward ? r->factor[s][RESCALE_W] : fb;

@@ -196,4 +196,20 @@ assert shrunk < 0.97, shrunk
 PY
 then ok "a run that left its all-reduces out recalibrates against the prediction without them: every layer unchanged"
 else not_ok "calibrate from a tp 2 cuda timeline" "$(cat "$T/ctp2.meas.out" "$T/ctp2.full.out" | head -c 400)"; fi
+# factors that would take a layer past what a layer table holds (1e9 ms) are refused with
+# one line: the model written would not read back (calibrate wrote it, exit 0)
+mkdir "$T/huge"
+cp "$top_srcdir/tests/data/tiny-cluster.json" "$top_srcdir/tests/data/tiny-plan.json" "$T/huge/"
+python3 - "$top_srcdir/tests/data/tiny-model.json" "$T/huge/tiny-model.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+for l in m["layers"]:
+    l["f_ms"] = l["b_ms"] = l["w_ms"] = 5e6
+json.dump(m, open(sys.argv[2], "w"))
+PY
+"$OCTOPIPE" run --emu-slowdown 0:1000 --timeline-out "$T/huge/run.json" "$T/huge/tiny-plan.json" >/dev/null 2>&1
+run "$OCTOPIPE" calibrate -o "$T/huge/fit.json" "$T/huge/run.json"
+if [ "$RC" = 2 ] && [ "$(printf '%s\n' "$ERR" | wc -l)" = 1 ] && [ ! -e "$T/huge/fit.json" ]; then
+    ok "calibrate refuses factors past a layer table's limit, in one line ($ERR)"
+else not_ok "calibrate refuses factors past a layer table's limit" "exit $RC" "$ERR" "$(ls "$T/huge")"; fi
 done_testing

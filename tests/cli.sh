@@ -90,4 +90,31 @@ run "$OCTOPIPE" show no-such-sample
 expect_rc 2 "show of an unknown sample exits 2"
 run "$OCTOPIPE" show a b
 expect_rc 2 "show with two models exits 2"
+# compare: the tuned row is in --json as in the text, even when no tuned plan fits, and a
+# row's keys are those of the baselines' rows
+run "$OCTOPIPE" compare --model "$data/tiny-model.json" --cluster "$data/tiny-cluster-small.json" --microbatches 2 --layout pp --json
+expect_rc 0 "compare --json where nothing fits"
+if printf '%s' "$OUT" | python3 -c '
+import json, sys
+rows = json.load(sys.stdin)
+t = [r for r in rows if r["schedule"] == "tuned"]
+assert len(t) == 1 and t[0]["feasible"] is False and "fits in the memory" in t[0]["reason"], t
+' 2>"$TMPDIR_TEST/py.err"; then ok "compare --json has the tuned row, with why it is missing"
+else not_ok "compare --json has the tuned row, with why it is missing" "$(cat "$TMPDIR_TEST/py.err")"; fi
+run "$OCTOPIPE" compare --model "$data/tiny-model.json" --cluster "$data/tiny-cluster.json" --microbatches 4 --layout pp --json
+if printf '%s' "$OUT" | python3 -c '
+import json, sys
+rows = json.load(sys.stdin)
+t = [r for r in rows if r["schedule"] == "tuned"][0]
+assert len(t["peak_mem_bytes_per_device"]) == 2 and t["feasible"] is True, t
+' 2>"$TMPDIR_TEST/py.err"; then ok "compare --json: the tuned row has peak_mem_bytes_per_device as the baselines' rows do"
+else not_ok "compare --json: the tuned row has peak_mem_bytes_per_device" "$(cat "$TMPDIR_TEST/py.err")"; fi
+# check names OctoPipe's own steps and rules formats as such, not as foreign ones
+run "$OCTOPIPE" check "$top_srcdir/plans/nemotron-nano-v2-9b-8xH200-tuned.steps"
+expect_rc 2 "check of a steps file exits 2"
+expect_match "'octopipe.steps/1' is not checked on its own: tui --steps or report --steps" "$ERR" "and says where it is read"
+if printf '%s' "$ERR" | grep -q "is not an OctoPipe format"; then not_ok "a steps file is not called foreign" "$ERR"
+else ok "a steps file is not called foreign"; fi
+run "$OCTOPIPE" check "$top_srcdir/tests/data/profile/rules.json"
+expect_match "'octopipe.rules/1' is not checked on its own: import profile --rules" "$ERR" "a rules file likewise"
 done_testing

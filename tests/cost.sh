@@ -287,4 +287,15 @@ if [ "$r" = "$want" ]; then ok "quoted fields are unquoted"; else not_ok "quoted
 run "$OCTOPIPE" import profile $D/unclosed.csv --rules $D/rules.json -o "$T/x.json"
 expect_rc 2 "a quote never closed exits 2"
 expect_match "unclosed.csv: line 3: quoted field is never closed$" "$ERR" "and names the line it opens on"
+# a model name with control characters would make a layer table its own reader refuses:
+# --name refuses one, a name taken from the output file's name replaces them
+run "$OCTOPIPE" cost llama2-7b --cluster 8xH200 --name "$(printf 'a\033[2Jb')" -o "$T/ctl.json"
+expect_rc 2 "cost --name with a control character is refused"
+expect_match "^octopipe cost: --name: must not contain control characters" "$ERR" "and says why"
+if [ ! -e "$T/ctl.json" ]; then ok "and writes nothing"; else not_ok "and writes nothing"; fi
+tab=$(printf '\t')
+run "$OCTOPIPE" cost llama2-7b --cluster 8xH200 -o "$T/x${tab}y.json"
+expect_rc 0 "cost -o a file whose name holds a tab"
+run "$OCTOPIPE" check "$T/x${tab}y.json"
+expect_rc 0 "writes a layer table that reads back ($ERR)"
 done_testing

@@ -96,6 +96,73 @@ else
     skip "writes to a full disk" "no /dev/full"
 fi
 
+# ---- a file-size limit (ulimit -f) is a full disk: exit 1 and one line, not death by SIGXFSZ
+# with a temporary file left behind
+mkdir "$T/fsize"
+run sh -c 'ulimit -f 1; exec "$0" plan --model gpt-13b --cluster 4xH200 --schedule 1f1b --microbatches 64 -o "$1/p.json"' "$OCTOPIPE" "$T/fsize"
+if [ "$RC" = 1 ] && [ "$(lines "$ERR")" = 1 ] && printf '%s' "$ERR" | grep -q 'p.json: cannot write: File too large'; then
+    ok "plan -o past the file-size limit: exit 1, one line ($ERR)"
+else
+    not_ok "plan -o past the file-size limit: exit 1, one line" "exit $RC" "$ERR"
+fi
+if [ -z "$(ls -A "$T/fsize")" ]; then ok "and no temporary file is left behind"
+else not_ok "and no temporary file is left behind" "$(ls -A "$T/fsize")"; fi
+run sh -c 'ulimit -f 1; exec "$0" sim --json "$1" > "$2/s.json"' "$OCTOPIPE" "$plan" "$T/fsize"
+if [ "$RC" = 1 ] && [ "$(lines "$ERR")" = 1 ] && printf '%s' "$ERR" | grep -q 'File too large'; then
+    ok "sim --json to stdout past the file-size limit: exit 1, one line ($ERR)"
+else
+    not_ok "sim --json to stdout past the file-size limit: exit 1, one line" "exit $RC" "$ERR"
+fi
+
+# ---- two outputs of one command never name one file (the second replaced the first, exit 0)
+mkdir "$T/two"
+ln -s same.json "$T/two/link.json"
+for args in "sim $plan --timeline-out $T/two/same.json --trace-out $T/two/same.json" \
+            "sim $plan --timeline-out $T/two/same.json --trace-out $T/two/link.json" \
+            "sim $plan --timeline-out $T/two/same.json --trace-out $T/two/../two/same.json" \
+            "run $plan --events-out $T/two/same.json --timeline-out $T/two/same.json" \
+            "tune --model gpt-13b --cluster 4xH200 --microbatches 8 --evals 5 -o $T/two/same.json --steps-out $T/two/same.json"; do
+    # shellcheck disable=SC2086
+    run "$OCTOPIPE" $args
+    if [ "$RC" = 2 ] && [ "$(lines "$ERR")" = 1 ] && printf '%s' "$ERR" | grep -q "the same file" && [ ! -e "$T/two/same.json" ]; then
+        ok "'${args%% *}' with two outputs in one file: exit 2, one line, nothing written ($ERR)"
+    else
+        not_ok "'$args': two outputs in one file are refused" "exit $RC" "$ERR" "$(ls "$T/two")"
+    fi
+done
+"$OCTOPIPE" run "$data/tiny-plan.json" --timeline-out "$T/two/run.json" >/dev/null 2>&1
+run "$OCTOPIPE" calibrate "$T/two/run.json" --fit-overhead -o "$T/two/same.json" --cluster-out "$T/two/same.json"
+if [ "$RC" = 2 ] && [ "$(lines "$ERR")" = 1 ] && [ -z "$OUT" ] && [ ! -e "$T/two/same.json" ]; then
+    ok "calibrate -o and --cluster-out in one file: exit 2, one line ($ERR)"
+else not_ok "calibrate -o and --cluster-out in one file are refused" "exit $RC" "$OUT" "$ERR"; fi
+for args in "calibrate $T/two/run.json -o - --json" "cost llama2-7b --cluster 8xH200 -o - --json"; do
+    # shellcheck disable=SC2086
+    run "$OCTOPIPE" $args
+    if [ "$RC" = 2 ] && [ -z "$OUT" ] && printf '%s' "$ERR" | grep -q "would both write to standard output"; then
+        ok "'${args%% *} -o - --json': one document on stdout, not two (or one ignored)"
+    else not_ok "'$args' is refused" "exit $RC" "$(printf '%s' "$OUT" | head -3)" "$ERR"; fi
+done
+run "$OCTOPIPE" sim "$plan" --timeline-out "$T/two/a.json" --trace-out "$T/two/b.json"
+expect_rc 0 "two outputs in two files are fine"
+
+# ---- an output that will not be written is refused before anything is printed: no
+# summary or --json document on stdout with exit 2 (a script would read it as a result)
+mkdir "$T/early"
+cp "$data/tiny-model.json" "$data/tiny-cluster.json" "$data/tiny-plan.json" "$T/early/"
+"$OCTOPIPE" run "$T/early/tiny-plan.json" --timeline-out "$T/early/run.json" >/dev/null 2>&1
+for args in "sim $T/early/tiny-plan.json --timeline-out $T/early/tiny-model.json" \
+            "sim --json $T/early/tiny-plan.json --trace-out $T/early/tiny-cluster.json" \
+            "sim --json $T/early/tiny-plan.json --timeline-out $T/early" \
+            "calibrate $T/early/run.json -o $T/early/tiny-model.json" \
+            "calibrate $T/early/run.json --json -o $T/early"; do
+    # shellcheck disable=SC2086
+    run "$OCTOPIPE" $args
+    if [ "$RC" != 0 ] && [ -z "$OUT" ] && [ "$(lines "$ERR")" = 1 ]; then
+        ok "'${args%% *}' to an output it will not write: exit $RC, one line, nothing on stdout ($ERR)"
+    else not_ok "'$args': refused before printing" "exit $RC" "stdout: $(printf '%s' "$OUT" | head -2)" "$ERR"; fi
+done
+if cmp -s "$data/tiny-model.json" "$T/early/tiny-model.json"; then ok "the model is untouched"; else not_ok "the model is untouched"; fi
+
 # ---- outputs never replace what is not a regular file
 run mkplan -o /dev/null
 expect_rc 0 "plan -o /dev/null writes through"

@@ -61,4 +61,21 @@ for args in "sim --timeline-out -" "sim --trace-out -" "run --timeline-out -"; d
     else not_ok "'$args': stdout is the JSON alone" "exit $RC" "$(printf '%s\n' "$OUT" | head -3)"; fi
 done
 
+# a command that reads hundreds of files still guards every one of them (the guard kept
+# the first 256 and let report -o replace the model of the 300th plan)
+mkdir "$T/many"
+cp "$top_srcdir/tests/data/tiny-cluster.json" "$T/many/"
+i=1
+while [ $i -le 300 ]; do
+    cp "$top_srcdir/tests/data/tiny-model.json" "$T/many/m$i.json"
+    sed "s/tiny-model.json/m$i.json/" "$top_srcdir/tests/data/tiny-plan.json" > "$T/many/p$i.json"
+    i=$((i + 1))
+done
+cp "$T/many/m300.json" "$T/many/keep.json"
+# shellcheck disable=SC2046
+run "$OCTOPIPE" report $(i=1; while [ $i -le 300 ]; do echo "$T/many/p$i.json"; i=$((i + 1)); done) -o "$T/many/m300.json"
+if [ "$RC" = 2 ] && cmp -s "$T/many/m300.json" "$T/many/keep.json"; then
+    ok "report over 300 plans will not replace the 300th plan's model ($ERR)"
+else not_ok "report over 300 plans will not replace the 300th plan's model" "exit $RC" "$ERR"; fi
+
 done_testing

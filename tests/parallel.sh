@@ -47,6 +47,23 @@ for flag in '--pipeline-model-parallel-size 8' '--tensor-model-parallel-size 4' 
 done
 if printf '%s\n' "$OUT" | grep -q -- '--expert-model-parallel-size\|--use-megatron-fsdp'; then
     not_ok "no EP or FSDP flags for a dense ZeRO-1 plan"; else ok "no EP or FSDP flags for a dense ZeRO-1 plan"; fi
+# a multi-token-prediction module is Megatron-LM's 'm', not a decoder layer: --num-layers
+# counts the decoder layers alone and --mtp-num-layers the modules (DeepSeek-V3: 61 and 1)
+python3 - "$top_srcdir/tests/data/tiny-model.json" "$T/mtp-model.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+mtp = dict(m["layers"][1], kind="mtp")
+m["layers"] = [dict(m["layers"][0], kind="embedding"), m["layers"][1], m["layers"][1], mtp,
+               dict(m["layers"][3], kind="head")]
+json.dump(m, open(sys.argv[2], "w"))
+PY
+"$OCTOPIPE" plan --model "$T/mtp-model.json" --cluster "$top_srcdir/tests/data/tiny-cluster.json" --schedule 1f1b \
+    --microbatches 4 --partition 2,3 -o "$T/mtp.json" >/dev/null 2>&1
+run "$OCTOPIPE" export megatron-layout "$T/mtp.json"
+expect_match '^Et\|tmL$' "$OUT" "megatron-layout: the MTP module is 'm' ($OUT)"
+run "$OCTOPIPE" export megatron-args "$T/mtp.json"
+expect_match '^--num-layers 2 ' "$OUT" "megatron-args: --num-layers leaves the MTP module out"
+expect_match '^--mtp-num-layers 1 ' "$OUT" "megatron-args: --mtp-num-layers 1"
 "$OCTOPIPE" plan --model qwen3-next-80b-a3b --cluster 32xH200 --schedule 1f1b --microbatches 8 --tp 2 --dp 4 \
     --ep 4 --zero 3 -o "$T/q.json" >/dev/null 2>&1
 run "$OCTOPIPE" export megatron-args "$T/q.json"

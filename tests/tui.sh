@@ -287,6 +287,19 @@ expect_rc 0 "--render draws one frame without a terminal"
 expect_match '^ 1F1 forward of stage 1' "$OUT" "after the keys it was given"
 n=$(printf '%s\n' "$OUT" | wc -l)
 if [ "$n" = 30 ]; then ok "the frame has the asked height"; else not_ok "frame height" "$n lines"; fi
+# a plan that deadlocks as opened has no earlier plan that ran: the header and the details
+# do not promise its chart, an undo or a cycle marked on an empty chart
+run "$OCTOPIPE" tui --render 100x30 "$top_srcdir/tests/data/deadlock-plan.json"
+expect_match 'DEADLOCK' "$OUT" "a plan opened deadlocked says DEADLOCK"
+if printf '%s\n' "$OUT" | grep -q 'last plan that ran\|u undoes\|marked on the chart'; then
+    not_ok "and promises no earlier chart, undo or marked cycle" "$OUT"
+else ok "and promises no earlier chart, undo or marked cycle"; fi
+expect_match 'p regenerates' "$OUT" "it says how to get an order that runs"
+# m: a gpu number past the int range is no gpu, not that number cut to 32 bits
+run "$OCTOPIPE" tui --render 100x30 --keys 'm4294967297\n' "$top_srcdir/tests/data/tiny-plan.json"
+expect_match 'there is no gpu 4294967297 \(the cluster has 2\)' "$OUT" "m 4294967297 is no gpu (it moved the stage to gpu 1)"
+run "$OCTOPIPE" tui --render 100x30 --keys 'm2147483648\n' "$top_srcdir/tests/data/tiny-plan.json"
+expect_match 'there is no gpu 2147483648 ' "$OUT" "m 2147483648 is named as typed, not as -2147483648"
 run "$OCTOPIPE" tui --render 60x10 "$top_srcdir/tests/data/tiny-plan.json"
 expect_match 'terminal too small: 60x10' "$OUT" "--render below 80x24 shows the message"
 run "$OCTOPIPE" tui --model nemotron-nano-v2-9b --cluster 4xH200 --microbatches 8 --render 100x30

@@ -183,4 +183,80 @@ ls "$STATE"/*.lock >/dev/null 2>&1 && {
     done
 }
 ok "locks are released on quit"
+
+# ---- the plan file changed on disk since it was opened (an editor, git checkout, another
+# UI): saving asks before replacing it, as vim does, instead of losing those changes
+cp "$T/other.json" "$T/ext.json"
+S=
+start 120 36 -- tui "$T/ext.json"
+expect '^gpu0 ' "a UI on a plan"
+python3 - "$T/ext.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1])); p["note"] = "written by another program"
+json.dump(p, open(sys.argv[1] + ".new", "w"))
+PY
+mv "$T/ext.json.new" "$T/ext.json"
+keys ']'
+expect 'stage 0 now ends'
+keys w
+expect "ext.json changed on disk since it was opened" "w asks before replacing a plan file changed on disk"
+keys n
+expect 'not saved' "n does not save"
+if grep -q 'written by another program' "$T/ext.json"; then ok "and the other program's changes are kept"
+else not_ok "the other program's changes are kept"; fi
+keys q
+expect 'unsaved edits'
+keys s
+expect "ext.json changed on disk" "s on quit asks too"
+keys y
+expect '^exit status 0' "y replaces it and quits"
+if grep -q 'written by another program' "$T/ext.json"; then not_ok "y replaced the file"; else ok "y replaced the file"; fi
+start 120 36 -- tui "$T/ext.json"
+expect '^gpu0 ' "the plan again"
+keys ']'
+expect 'stage 0 now ends'
+keys w
+expect "saved $T/ext.json" "an unchanged file is saved without a question"
+keys ']'
+expect 'stage 0 now ends'
+keys w
+expect "saved $T/ext.json" "and again after its own save (the file it wrote is not a change)"
+keys q
+expect '^exit status 0'
+
+# ---- a plan whose path is longer than 511 characters: S then Enter saves to its own file
+# (the prompt kept 511 characters and saved to a new file of a cut name)
+long=$(printf 'd%.0s' $(seq 1 200))
+mkdir -p "$T/$long/$long"
+lp="$T/$long/$long/$(printf 'p%.0s' $(seq 1 200)).json"
+"$OCTOPIPE" plan --model gpt-13b --cluster 4xH200 --schedule 1f1b --microbatches 8 -o "$lp" >/dev/null
+start 150 36 -- tui "$lp"
+expect '^gpu0 ' "a UI on a plan with a ${#lp}-character path"
+keys ']'
+expect 'stage 0 now ends'
+keys S
+expect 'save as: '
+keys Enter
+expect '^saved ' "S Enter saves"
+n=$(ls "$T/$long/$long" | wc -l)
+if [ "$n" = 1 ]; then ok "to the plan's own file, not to a new file of a cut name"
+else not_ok "S Enter saves to the plan's own file" "$(ls "$T/$long/$long")"; fi
+keys q
+expect '^exit status 0'
+
+# ---- with no absolute directory for autosaves (HOME unset or relative), the UI says that
+# autosave is off instead of keeping no autosave silently (a relative HOME or
+# XDG_STATE_HOME put them under the directory the UI started in)
+S=
+start 120 36 HOME=relhome XDG_STATE_HOME=relstate -- tui "$T/p.json"
+expect '^gpu0 ' "a UI with a relative HOME and XDG_STATE_HOME opens"
+keys ']'
+expect 'stage 0 now ends'
+keys M
+expect 'autosave is off: neither XDG_STATE_HOME nor HOME' "says that autosave is off (the message log)"
+keys Escape
+if [ ! -e "$T/relhome" ] && [ ! -e "$T/relstate" ]; then ok "and makes no autosave folder under the working directory"
+else not_ok "no autosave folder under the working directory" "$(ls -la "$T")"; fi
+keys q y
+expect '^exit status 0'
 done_testing

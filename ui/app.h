@@ -14,6 +14,7 @@
 #define OCTO_UI_APP_H
 
 #include <stdbool.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "autosave.h"
@@ -84,6 +85,7 @@ struct app {
 	char *path;             /* where the plan is saved; NULL = not yet */
 	char *model_path;       /* the files the plan refers to (for a saved plan's references) */
 	char *cluster_path;
+	struct stat disk;       /* path as it was when opened or last saved here (st_ino 0: not known) */
 	char source[200];       /* how the plan was made, for the title */
 	unsigned plan_gen;      /* counts the plans opened: which one a run measured */
 
@@ -127,6 +129,7 @@ struct app {
 	char pending_cluster[4096];
 	struct picker picker;      /* MODE_PICKER: what F7 offers */
 	char pending_save[4096];   /* Q_OVERWRITE: the file to overwrite */
+	bool pending_changed;      /* Q_OVERWRITE: it is the plan's own file, changed on disk */
 	enum after_save after_save;
 	char msg[600];
 	int msg_role;           /* enum role */
@@ -247,8 +250,12 @@ void app_write_report(struct app *a, const char *path);
 /* Saves to path (NULL: the plan's own file); the message says when the plan saved cannot
  * run. Never asks: callers check app_would_overwrite first. */
 int app_save(struct app *a, const char *path);
-/* True when path is an existing file other than the plan's own (saving there replaces it). */
+/* True when saving to path would replace what is not this session's: an existing file other
+ * than the plan's own, or the plan's own file changed on disk by someone else. */
 bool app_would_overwrite(const struct app *a, const char *path);
+/* Whether the plan's own file was replaced or rewritten by someone else since it was
+ * opened or last saved here (saving over it would lose those changes). */
+bool app_changed_on_disk(const struct app *a);
 /* Answers the recovery question for an autosave found at start or on open: 'y' adopts
  * its plan as an undoable edit (the save target stays the plan's own file), 'n' leaves
  * it for later (this UI takes another slot), 'd' deletes it. */

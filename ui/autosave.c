@@ -24,9 +24,11 @@ bool autosave_dir(char *buf, size_t n)
 {
 	const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
 
-	if (state && *state)
+	/* relative paths are invalid (the XDG base directory spec: ignore them), as they would
+	 * depend on the directory the UI was started in */
+	if (state && *state == '/')
 		snprintf(buf, n, "%s/octopipe", state);
-	else if (home && *home)
+	else if (home && *home == '/')
 		snprintf(buf, n, "%s/.local/state/octopipe", home);
 	else
 		return false;

@@ -25,7 +25,7 @@ struct autosave {
 };
 
 /* The directory: $XDG_STATE_HOME/octopipe or ~/.local/state/octopipe; false when neither
- * is set. */
+ * is set to an absolute path (a relative one is ignored). */
 bool autosave_dir(char *buf, size_t n);
 /* The file stem for a key (a plan's real path, or "model|cluster|mbs"): "name-0123abcd…",
  * name being the readable part (the plan's file name without .json). */

@@ -15,6 +15,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "fileio.h"
+
 void dialog_prompt(struct app *a, enum prompt_kind k, const char *init)
 {
 	a->mode = MODE_PROMPT;
@@ -76,6 +78,7 @@ static int save_or_ask(struct app *a, const char *path, enum after_save after)
 {
 	if (app_would_overwrite(a, path)) {
 		snprintf(a->pending_save, sizeof(a->pending_save), "%s", path);
+		a->pending_changed = a->path && fileio_same_file(path, a->path);
 		a->after_save = after;
 		a->mode = MODE_QUESTION;
 		a->question = Q_OVERWRITE;
@@ -92,6 +95,11 @@ static int save_or_ask(struct app *a, const char *path, enum after_save after)
 		return KF_HANDLED | KF_REDRAW | KF_RELAYOUT;
 	}
 	return KF_HANDLED | KF_REDRAW;
+}
+
+int dialog_save(struct app *a)
+{
+	return save_or_ask(a, a->path, AFTER_NOTHING);
 }
 
 static int submit_prompt(struct app *a)
@@ -146,6 +154,11 @@ static int submit_prompt(struct app *a)
 			break;
 		if (end == input || *end) {
 			app_msg(a, R_ERROR, "'%s' is not a gpu number", input);
+			break;
+		}
+		/* before the int the edit takes: 4294967297 is no gpu, not gpu 1 */
+		if (d < 0 || d >= a->cur.plan.ndevices) {
+			app_msg(a, R_ERROR, "there is no gpu %s (the cluster has %d)", input, a->cur.plan.ndevices);
 			break;
 		}
 		{
@@ -273,12 +286,10 @@ int dialog_question_key(struct app *a, int key)
 			dialog_save_name(a, name, sizeof(name));
 			a->mode = MODE_NORMAL;
 			return save_or_ask(a, name, a->question == Q_QUIT ? AFTER_QUIT : AFTER_OPEN);
-		} else if (app_save(a, NULL) < 0) {
-			a->mode = MODE_NORMAL;
-			return KF_HANDLED | KF_REDRAW;
 		}
-		go = true;
-		break;
+		/* the plan's own file, unless another program changed it since (then asks) */
+		a->mode = MODE_NORMAL;
+		return save_or_ask(a, a->path, a->question == Q_QUIT ? AFTER_QUIT : AFTER_OPEN);
 	case 'n': case 'N': case 27: case 'q':
 		a->mode = MODE_NORMAL;
 		app_msg(a, R_DIM, "nothing discarded");

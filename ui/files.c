@@ -45,6 +45,8 @@ void files_autosave_setup(struct app *a, bool need_empty)
 		return;
 	if (!a->as.dir[0] && !autosave_dir(a->as.dir, sizeof(a->as.dir))) {
 		a->no_autosave = true;
+		app_msg(a, R_WARN, "autosave is off: neither XDG_STATE_HOME nor HOME names an absolute directory "
+		        "to keep it in");
 		return;
 	}
 	if (a->path) {
@@ -73,6 +75,23 @@ void files_autosave_setup(struct app *a, bool need_empty)
 
 /* Makes p (taken over) the plan shown, with its file (NULL: none yet) and its model's and
  * cluster's paths (taken over), as a fresh start: no undo history, not modified. */
+/* Remembers the plan file as it is now on disk, to notice another program's changes. */
+static void stamp_file(struct app *a)
+{
+	if (!a->path || stat(a->path, &a->disk) < 0)
+		memset(&a->disk, 0, sizeof(a->disk));
+}
+
+bool app_changed_on_disk(const struct app *a)
+{
+	struct stat st;
+
+	if (!a->path || !a->disk.st_ino || stat(a->path, &st) < 0)
+		return false;   /* never known, or gone: saving takes nothing from anyone */
+	return st.st_dev != a->disk.st_dev || st.st_ino != a->disk.st_ino || st.st_size != a->disk.st_size ||
+	       st.st_mtim.tv_sec != a->disk.st_mtim.tv_sec || st.st_mtim.tv_nsec != a->disk.st_mtim.tv_nsec;
+}
+
 static void adopt(struct app *a, struct plan *p, char *path, char *model_path, char *cluster_path)
 {
 	if (a->cur.loaded)
@@ -85,6 +104,7 @@ static void adopt(struct app *a, struct plan *p, char *path, char *model_path, c
 	a->path = path;
 	a->model_path = model_path;
 	a->cluster_path = cluster_path;
+	stamp_file(a);
 	edit_hist_release(&a->hist);
 	a->saved_state = edit_state(&a->hist);
 	a->plan_gen++;
@@ -227,6 +247,7 @@ int app_save(struct app *a, const char *path)
 		a->path = strdup(path);
 		files_autosave_setup(a, true);
 	}
+	stamp_file(a);
 	a->saved_state = edit_state(&a->hist);
 	files_recent_add(a, path);
 	if (!a->cur.ran || a->cur.m.noom)
@@ -242,7 +263,9 @@ bool app_would_overwrite(const struct app *a, const char *path)
 
 	if (stat(path, &st) < 0)
 		return false;
-	return !(a->path && stat(a->path, &own) == 0 && own.st_dev == st.st_dev && own.st_ino == st.st_ino);
+	if (a->path && stat(a->path, &own) == 0 && own.st_dev == st.st_dev && own.st_ino == st.st_ino)
+		return app_changed_on_disk(a);   /* its own file: only when someone else changed it */
+	return true;
 }
 
 /* What follows opening a plan or a sample: simulate it, drop what belonged to the one

@@ -104,8 +104,10 @@ static void metrics_line(struct app *a, struct screen *s, int y, int w)
 		}
 	} else {
 		x += screen_text(s, x, y, w, v->deadlock ? " DEADLOCK " : " CANNOT RUN ", R_ERROR) + 1;
-		x += screen_text(s, x, y, w - x, v->deadlock ? "the chart shows the last plan that ran; u undoes" :
-		                 v->why, R_WARN) + 2;
+		/* a plan opened deadlocked has no earlier chart to show or edit to undo */
+		x += screen_text(s, x, y, w - x, !v->deadlock ? v->why : v->have_times ?
+		                 "the chart shows the last plan that ran; u undoes" :
+		                 "this order never runs: p regenerates every gpu's order", R_WARN) + 2;
 	}
 	if (w - x > 30 && a->last_edit_ms > 0)
 		screen_textf(s, w - 24, y, 23, R_DIM, "edit+sim %.1f ms", a->last_edit_ms);

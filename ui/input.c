@@ -83,7 +83,7 @@ int view_key(struct app *a, int key)
 	case CMD_LOG: a->mode = MODE_LOG; a->log_top = -1; break;
 	case CMD_SAVE:
 		if (a->path) {
-			app_save(a, NULL);
+			r = dialog_save(a);
 		} else {
 			char name[4096];
 

@@ -27,7 +27,8 @@ static void draw_details(struct app *a, struct screen *s, const struct rect *r)
 
 	screen_title(s, r, "details");
 	if (!v->ran && v->deadlock && y < r->y + r->h) {
-		screen_text(s, 1, y++, w, "this order deadlocks; the cycle, marked on the chart:", R_ERROR);
+		screen_text(s, 1, y++, w, v->have_times ? "this order deadlocks; the cycle, marked on the chart:" :
+		            "this order deadlocks; the cycle:", R_ERROR);
 		screen_wrap(s, 1, y, w, r->y + r->h - y, v->why, R_WARN);
 		return;
 	}

@@ -21,6 +21,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "err.h"
+#include "fileio.h"
+#include "strbuf.h"
+
 #define CTRL(c) ((c) & 0x1f)
 
 struct names {
@@ -288,32 +292,31 @@ int picker_recent_read(const char *dir, char **out)
 
 int picker_recent_add(const char *dir, const char *path)
 {
-	char file[PATH_MAX], tmp[PATH_MAX + 8], *abs = realpath(path, NULL), *old[PICKER_RECENT_MAX];
-	int n, rc = 0;
-	FILE *f;
+	char file[PATH_MAX], *abs = realpath(path, NULL), *old[PICKER_RECENT_MAX];
+	struct strbuf sb = STRBUF_INIT;
+	struct err e = ERR_INIT;
+	int n, k = 1, rc = 0;
 
 	if (!abs)
 		return -1;
+	/* one path a line: a name with a line break would come back as two other files */
+	if (strpbrk(abs, "\n\r")) {
+		free(abs);
+		return -1;
+	}
 	n = picker_recent_read(dir, old);
 	snprintf(file, sizeof(file), "%s/recent", dir);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", file);
-	/* a temporary file renamed over the list: a crash leaves the old list or the new one */
-	if (!(f = fopen(tmp, "w"))) {
-		rc = -1;
-	} else {
-		int k = 1;
-
-		fprintf(f, "%s\n", abs);
-		for (int i = 0; i < n && k < PICKER_RECENT_MAX; i++)
-			if (strcmp(old[i], abs) != 0) {
-				fprintf(f, "%s\n", old[i]);
-				k++;
-			}
-		if (fclose(f) != 0 || rename(tmp, file) < 0) {
-			unlink(tmp);
-			rc = -1;
+	strbuf_addf(&sb, "%s\n", abs);
+	for (int i = 0; i < n && k < PICKER_RECENT_MAX; i++)
+		if (strcmp(old[i], abs) != 0) {
+			strbuf_addf(&sb, "%s\n", old[i]);
+			k++;
 		}
-	}
+	/* a temporary file of its own renamed over the list: a crash leaves the old list or
+	 * the new one, and two UIs saving at once never write into one temporary file */
+	if (strbuf_failed(&sb) || fileio_write_atomic(file, sb.buf, sb.len, &e) < 0)
+		rc = -1;
+	strbuf_release(&sb);
 	for (int i = 0; i < n; i++)
 		free(old[i]);
 	free(abs);

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define LINE_MAX_LEN 511
+#define LINE_MAX_LEN 4095   /* a whole path (PATH_MAX): a cut one would save to another file */
 #define LINE_HIST 32
 
 struct line {

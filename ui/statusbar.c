@@ -52,6 +52,9 @@ void statusbar_draw(struct app *a, struct screen *s, const struct rect *r)
 		if (a->question == Q_RECOVER)
 			snprintf(buf, sizeof(buf), "recover? y recovers, n leaves, d deletes the unsaved edits of an earlier "
 			         "session (%s)", a->as.path);
+		else if (a->question == Q_OVERWRITE && a->pending_changed)
+			snprintf(buf, sizeof(buf), "%s changed on disk since it was opened (another program wrote it): y "
+			         "replaces it with this plan, n or Esc does not save", a->pending_save);
 		else if (a->question == Q_OVERWRITE)
 			snprintf(buf, sizeof(buf), "overwrite %s? it exists and is not this plan's file: y replaces it, n or Esc "
 			         "does not save", a->pending_save);

@@ -40,6 +40,8 @@ const struct widget *pages_widget(enum mode m);
 void dialog_prompt(struct app *a, enum prompt_kind k, const char *init);
 /* Where the plan saves by default: its file, else plans/NAME.json. */
 void dialog_save_name(struct app *a, char *buf, size_t n);
+/* Saves the plan to its own file, asking first when another program changed it. */
+int dialog_save(struct app *a);
 int dialog_prompt_key(struct app *a, int key);
 int dialog_question_key(struct app *a, int key);
 /* Quits, or asks first when there are unsaved edits. */

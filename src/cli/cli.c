@@ -430,6 +430,13 @@ int cli_one_stdout(const char *cmd, const char *const *names, const char *const 
 			                       names[first], names[i]);
 		first = i;
 	}
+	/* two files that are one: the second write would replace the first, silently */
+	for (int i = 0; i < n; i++)
+		for (int j = i + 1; j < n && outs[i] && strcmp(outs[i], "-") != 0; j++)
+			if (outs[j] && strcmp(outs[j], "-") != 0 && fileio_same_output(outs[i], outs[j]))
+				return cli_usage_error(cmd, "%.*s and %.*s name the same file ('%s'): give each its own",
+				                       (int)strcspn(names[i], " "), names[i], (int)strcspn(names[j], " "),
+				                       names[j], outs[j]);
 	return EXIT_OK;
 }
 

@@ -140,9 +140,10 @@ int cli_plan_verdict(const char *path, const struct plan *p, struct strbuf *why)
  * (a jw builder's flag) or a NULL root is reported as one line. Returns the exit code. */
 #include <cjson/cJSON.h>
 int cli_put_json(cJSON *root, bool oom);
-/* Standard output holds one document: EXIT_INPUT after one line when more than one of
- * the n outputs goes there (outs[i] "-"; a flag such as --json passes "-" when given, NULL
- * when not), else EXIT_OK. names[i] is how the option is spelt in the message. */
+/* Standard output holds one document, and a file one output: EXIT_INPUT after one line
+ * when more than one of the n outputs goes to stdout (outs[i] "-"; a flag such as --json
+ * passes "-" when given, NULL when not) or two name the same file, else EXIT_OK.
+ * names[i] is how the option is spelt in the message (up to a space: "--trace-out -"). */
 int cli_one_stdout(const char *cmd, const char *const *names, const char *const *outs, int n);
 /* EXIT_INPUT after one line when out (not "-") is the same file as one of the n inputs
  * (NULL entries are skipped): a picture or report must never replace the plan it shows. */

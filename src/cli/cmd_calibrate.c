@@ -235,6 +235,13 @@ int cmd_calibrate(int argc, char **argv)
 		return cli_usage_error("calibrate", "no output model given (-o MODEL)");
 	if (cluster_out && !fit_overhead)
 		return cli_usage_error("calibrate", "--cluster-out writes the fitted overhead: give --fit-overhead");
+	{
+		const char *names[] = { "-o -", "--cluster-out -", "--json" };
+		const char *outs[] = { out, cluster_out, json ? "-" : NULL };
+
+		if (cli_one_stdout("calibrate", names, outs, 3) != EXIT_OK)
+			return EXIT_INPUT;
+	}
 	tl_path = argv[optind];
 	if (timeline_load(&t, tl_path, &e) < 0)
 		return cli_report(&e);
@@ -281,6 +288,17 @@ int cmd_calibrate(int argc, char **argv)
 		rc = cli_report(&e);
 		goto out_plan;
 	}
+	/* every input is read: an output that cannot be written (one of them, a directory, ...)
+	 * is refused now, before the report is printed as if the command had succeeded */
+	{
+		const char *outs[] = { out, cluster_out };
+
+		for (int i = 0; i < 2; i++)
+			if (outs[i] && strcmp(outs[i], "-") != 0 && fileio_check_writable(outs[i], &e) < 0) {
+				rc = cli_report(&e);
+				goto out_plan;
+			}
+	}
 	/* only a whole run of this plan can be fitted: a stage it leaves out would keep
 	 * factor 1 as if measured (the run checked its own timeline the same way); another
 	 * device count is rescale_fit's to name, with its JSON path */
@@ -321,6 +339,7 @@ int cmd_calibrate(int argc, char **argv)
 		goto out_fit;
 	}
 	if (rescale_apply(&r, &p, &fitted, &e) < 0) {
+		err_prefix(&e, tl_path);
 		rc = cli_report(&e);
 		model_release(&fitted);
 		goto out_fit;

@@ -209,8 +209,16 @@ int cmd_compare(int argc, char **argv)
 				jw_num(&w, o2, "throughput_tokens_per_s", mt.throughput_tokens_per_s);
 				jw_num(&w, o2, "bubble_ratio", mt.bubble_ratio);
 				jw_num(&w, o2, "peak_mem_bytes", peak);
+				{
+					cJSON *arr = jw_arr(&w, o2, "peak_mem_bytes_per_device");
+
+					for (int d = 0; d < mt.ndevices; d++)
+						jw_push(&w, arr, cJSON_CreateNumber((double)mt.dev[d].peak_mem_bytes));
+				}
 				jw_num(&w, o2, "efficiency", mt.efficiency);
 				jw_bool(&w, o2, "feasible", !mt.noom);
+				if (mt.noom)
+					jw_str(&w, o2, "reason", "no: out of memory");
 				sp = jw_obj(&w, o2, "speedup");
 				for (int i = 0; i < bs.n; i++)
 					if (bs.r[i].feasible)
@@ -236,7 +244,18 @@ int cmd_compare(int argc, char **argv)
 		} else if (e.cls == ERR_RUNTIME) {
 			cli_err("octopipe compare: %s\n", e.msg);
 			rc = EXIT_RUNTIME;
-		} else if (!json) {
+		} else if (json) {
+			/* as a baseline that cannot apply: the row is there, saying why */
+			cJSON *o2 = jw_push(&w, out, cJSON_CreateObject());
+			char why[300];
+
+			snprintf(why, sizeof(why), "n/a: %.250s", e.msg);
+			jw_str(&w, o2, "schedule", "tuned");
+			if (L.use)
+				jw_str(&w, o2, "layout", layout_text);
+			jw_bool(&w, o2, "feasible", false);
+			jw_str(&w, o2, "reason", why);
+		} else {
 			printf("%-15s %12s %12s %7s %10s %10s  n/a: %s\n", "tuned", "-", "-", "-", "-", "-", e.msg);
 		}
 		tune_free(t);

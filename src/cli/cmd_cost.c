@@ -69,6 +69,12 @@ static void base_name(const char *path, char *out, size_t n)
 	if (len > 5 && strcmp(s + len - 5, ".json") == 0)
 		len -= 5;
 	snprintf(out, n, "%.*s", (int)len, s);
+	/* a model name the reader accepts: no control characters from the file's name */
+	for (unsigned char *p = (unsigned char *)out; *p; p++)
+		if (*p < 0x20 || *p == 0x7f)
+			*p = '_';
+		else if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
+			p[0] = p[1] = '_';
 }
 
 /*
@@ -381,7 +387,12 @@ int cmd_cost(int argc, char **argv)
 		case 'b': if ((v = cli_positive("cost", "--micro-batch", optarg)) < 0) return EXIT_INPUT; o.micro_batch = v; break;
 		case 't': if ((v = cli_positive("cost", "--tp", optarg)) < 0) return EXIT_INPUT; o.tp = v; break;
 		case 'r': o.recompute = true; break;
-		case 'n': name = optarg; break;
+		case 'n':
+			/* the reader refuses such a name: the table written would not read back */
+			if (json_has_control(optarg))
+				return cli_usage_error("cost", "--name: must not contain control characters");
+			name = optarg;
+			break;
 		case 'j': json = true; break;
 		case 'o': out = optarg; break;
 		case 'P':
@@ -423,6 +434,13 @@ int cmd_cost(int argc, char **argv)
 		return cli_usage_error("cost", "--fix holds parameters of a fit: it needs --calibrate");
 	if (only_predict && (out || cluster_out))
 		return cli_usage_error("cost", "--predict writes nothing (no -o, no --cluster-out)");
+	{
+		const char *names[] = { "-o -", "--cluster-out -", "--json" };
+		const char *outs[] = { out, cluster_out, json ? "-" : NULL };
+
+		if (cli_one_stdout("cost", names, outs, 3) != EXIT_OK)
+			return EXIT_INPUT;
+	}
 	if (nprof == 0 && nconf > 1)
 		return cli_usage_error("cost", "one config at a time (several only with --calibrate)");
 	if (nconf > MAX_CONFIGS)

@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "doc.h"
 #include "gantt.h"
+#include "fileio.h"
 #include "json.h"
 #include "sim.h"
 #include "trace.h"
@@ -217,6 +218,17 @@ int cmd_sim(int argc, char **argv)
 	}
 	if (cp.recompute >= 0)
 		plan_set_recompute(&p, (enum recompute)cp.recompute);
+	/* an output that cannot be written (one of the plan's files, a directory, ...) is
+	 * refused now, before a summary or --json on stdout could be taken for a result */
+	{
+		const char *outs[] = { tl_out, trace_out };
+
+		for (int i = 0; i < 2; i++)
+			if (outs[i] && strcmp(outs[i], "-") != 0 && fileio_check_writable(outs[i], &e) < 0) {
+				plan_release(&p);
+				return cli_report(&e);
+			}
+	}
 	memset(&s, 0, sizeof(s));
 	sim_opts_default(&o);
 	o.record = tl_out || trace_out || gantt;

@@ -221,6 +221,13 @@ int cmd_tune(int argc, char **argv)
 		o.time_budget_s = 1;
 	if (optind < argc)
 		return cli_usage_error("tune", "unexpected argument '%s'", argv[optind]);
+	{
+		const char *names[] = { "-o -", "--steps-out -" };
+		const char *outs[] = { out, steps_out };
+
+		if (cli_one_stdout("tune", names, outs, 2) != EXIT_OK)
+			return EXIT_INPUT;
+	}
 	if ((rc = cli_load_model(model_arg, &m, mpath)) != 0)
 		return rc;
 	if ((rc = cli_load_cluster(cluster_arg, &c, cpath)) != 0) {

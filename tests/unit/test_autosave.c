@@ -185,5 +185,21 @@ int main(void)
 	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
 	if (system(path) != 0)
 		fprintf(stderr, "could not remove %s\n", dir);
+	/* the state directory is absolute, as the XDG base directory spec asks: a relative
+	 * XDG_STATE_HOME (or HOME) would put autosaves under whatever directory the UI was
+	 * started in, where a later start elsewhere would never find them */
+	{
+		char d[256];
+
+		setenv("HOME", "/home/u", 1);
+		setenv("XDG_STATE_HOME", "/var/st", 1);
+		ok(autosave_dir(d, sizeof(d)) && strcmp(d, "/var/st/octopipe") == 0, "XDG_STATE_HOME: %s", d);
+		setenv("XDG_STATE_HOME", "rel/state", 1);
+		ok(autosave_dir(d, sizeof(d)) && strcmp(d, "/home/u/.local/state/octopipe") == 0,
+		   "a relative XDG_STATE_HOME is ignored: %s", d);
+		setenv("HOME", "relhome", 1);
+		unsetenv("XDG_STATE_HOME");
+		ok(!autosave_dir(d, sizeof(d)), "a relative HOME gives no directory (autosave off, said so)");
+	}
 	return tap_done();
 }

@@ -36,6 +36,17 @@ int main(void)
 	   memcmp(d.device_speed, c.device_speed, 4 * sizeof(double)) == 0 && strcmp(d.name, c.name) == 0,
 	   "save then load gives the same cluster");
 	ok(d.extra && cJSON_GetObjectItem(d.extra, "site"), "unknown fields survive the round trip");
+	{
+		/* also inside the links: cost --calibrate rewrites the cluster file it read */
+		cJSON *root = cluster_to_json(&d), *intra, *inter;
+
+		intra = cJSON_GetObjectItem(root, "intra_node");
+		inter = cJSON_GetObjectItem(root, "inter_node");
+		ok(cJSON_IsString(cJSON_GetObjectItem(intra, "fabric")), "an unknown field of intra_node survives");
+		ok(cJSON_GetObjectItem(cJSON_GetObjectItem(inter, "nic"), "ports") != NULL,
+		   "and one of inter_node, whole");
+		cJSON_Delete(root);
+	}
 	cluster_release(&d);
 	unlink(path);
 	rmdir(tmp);

@@ -58,6 +58,10 @@ int main(void)
 	REC("a\0b,c\n", "1:a\\x00b|c/", "a NUL byte is a byte of the field");
 	REC("x\n\"open,b\nc\n", "ERR: t.csv: line 2: quoted field is never closed", "a quote never closed");
 	REC("\"a\"b,c\n", "ERR: t.csv: line 1: text after the closing quote of a field", "text after a closing quote");
+	/* spreadsheets save CSV with a UTF-8 byte order mark: it is not part of the first field */
+	REC("\xef\xbb\xbf" "0F0,0I0\n", "1:0F0|0I0/", "a UTF-8 byte order mark is skipped");
+	REC("\xef\xbb\xbf" "\"q\",b\n", "1:q|b/", "also before a quoted first field");
+	REC("a,\xef\xbb\xbf" "b\n", "1:a|\xef\xbb\xbf" "b/", "but kept anywhere else");
 	is_str(csv_printable(p, sizeof(p), "abcdefghijklmnopq", 17, 100), "abcdefghijkl...", "printable cuts to the buffer");
 	is_str(csv_printable(p, sizeof(p), "abcdef", 6, 4), "abcd...", "and to the asked length");
 	return tap_done();

@@ -3,9 +3,12 @@
 #include "config.h"
 
 #include <dirent.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "fileio.h"
@@ -24,6 +27,91 @@ static int count_entries(const char *dir)
 			n++;
 	closedir(d);
 	return n;
+}
+
+static void on_int(int sig)
+{
+	(void)sig;
+}
+
+/* A write that a signal ends part way (here SIGXFSZ, past a file-size limit, at its default
+ * action as Ctrl-C or a kill would be) leaves the old file and no temporary one; a signal
+ * the program handles itself keeps its handler. */
+static void interrupted_write(const char *dir)
+{
+	char path[160];
+	static char big[65536];
+	struct err e = ERR_INIT;
+	struct sigaction sa, now;
+	size_t len;
+	char *s;
+	pid_t pid;
+	int status = 0;
+
+	snprintf(path, sizeof(path), "%s/kept.json", dir);
+	ok(fileio_write_atomic(path, "old\n", 4, &e) == 0, "a file to replace");
+	memset(big, 'x', sizeof(big));
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		struct rlimit rl = { 4096, 4096 };
+
+		signal(SIGXFSZ, SIG_DFL);
+		setrlimit(RLIMIT_FSIZE, &rl);
+		fileio_write_atomic(path, big, sizeof(big), &e);
+		_exit(0);
+	}
+	ok(pid > 0 && waitpid(pid, &status, 0) == pid, "a writer that a signal ends");
+	ok(WIFSIGNALED(status) && WTERMSIG(status) == SIGXFSZ, "dies of the signal, as it would have");
+	is_int(count_entries(dir), 1, "and leaves no temporary file behind");
+	s = fileio_read(path, &len, &e);
+	is_str(s, "old\n", "the old file is intact");
+	free(s);
+	unlink(path);
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_int;
+	sigaction(SIGINT, &sa, NULL);
+	ok(fileio_write_atomic(path, "new\n", 4, &e) == 0, "a write");
+	sigaction(SIGINT, NULL, &now);
+	ok(now.sa_handler == on_int, "leaves the program's own SIGINT handler in place");
+	sigaction(SIGTERM, NULL, &now);
+	ok(now.sa_handler == SIG_DFL, "and SIGTERM at its default after the write");
+	signal(SIGINT, SIG_DFL);
+	unlink(path);
+}
+
+/* Past the guard's table (4096 files read) no existing file is replaced, a new one is
+ * written: the guard cannot tell whether an output is one of the inputs it no longer holds. */
+static void guard_overflow(const char *dir)
+{
+	char path[160], out[160];
+	struct err e = ERR_INIT;
+	size_t len;
+	int n = 4100, bad = 0;
+
+	fileio_guard_inputs(true);
+	for (int i = 0; i < n; i++) {
+		char *s;
+
+		snprintf(path, sizeof(path), "%s/r%d", dir, i);
+		if (fileio_write_atomic(path, "x", 1, &e) < 0 || !(s = fileio_read(path, &len, &e)))
+			bad++;
+		else
+			free(s);
+	}
+	is_int(bad, 0, "4100 files written and read with the guard on");
+	snprintf(path, sizeof(path), "%s/r%d", dir, n - 1);
+	ok(fileio_write_atomic(path, "y", 1, &e) < 0 && e.cls == ERR_INPUT,
+	   "the last one read, past the table, is not replaced (%s)", e.msg);
+	snprintf(out, sizeof(out), "%s/new.out", dir);
+	ok(fileio_write_atomic(out, "z", 1, &e) == 0, "a new file is still written");
+	fileio_guard_inputs(false);
+	for (int i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/r%d", dir, i);
+		unlink(path);
+	}
+	unlink(out);
 }
 
 int main(void)
@@ -97,6 +185,8 @@ int main(void)
 	   "refuses to truncate");
 
 	unlink(path);
+	interrupted_write(tmp);
+	guard_overflow(tmp);
 	rmdir(tmp);
 	return tap_done();
 }

@@ -157,6 +157,30 @@ int main(void)
 	for (int i = 0; i < n; i++)
 		free(recent[i]);
 	ok(picker_recent_add(dir, "/nonexistent/x.json") < 0, "a file that does not exist is not remembered");
+	{
+		/* one path a line: a name with a line break would come back as two other files */
+		char nl[300], f2[320], want[320];
+
+		snprintf(nl, sizeof(nl), "%s/nl\n", dir);
+		mkdir(nl, 0700);
+		snprintf(f2, sizeof(f2), "%s/f.json", nl);
+		fclose(fopen(f2, "w"));
+		picker_recent_add(dir, f2);
+		n = picker_recent_read(dir, recent);
+		ok(n > 0 && strcmp(recent[0], "/f.json") != 0 && !strstr(recent[0], "/nl"),
+		   "a path with a line break is not remembered as two (first: %s)", n > 0 ? recent[0] : "");
+		for (int i = 0; i < n; i++)
+			free(recent[i]);
+		/* a stale temporary of the list (another UI's, a crash's) does not stop it */
+		snprintf(want, sizeof(want), "%s/recent.tmp", dir);
+		mkdir(want, 0700);
+		snprintf(file, sizeof(file), "%s/plans/r5.json", dir);
+		ok(picker_recent_add(dir, file) == 0, "the list is written past a stale recent.tmp");
+		n = picker_recent_read(dir, recent);
+		ok(n > 0 && strstr(recent[0], "/plans/r5.json"), "and holds the file first");
+		for (int i = 0; i < n; i++)
+			free(recent[i]);
+	}
 
 	{
 		char cmd[128];
