@@ -292,6 +292,13 @@ static int deepseek(struct hf *c)
 	struct block b[4] = { blk(c, BLK_ATTN), blk(c, BLK_MLP), blk(c, BLK_MOE), blk(c, BLK_MTP_PROJ) };
 	long dense, freq, shared, kv_lora, v, mtp, experts, topk;
 	bool mla;
+	/* DeepSeek-V2/V3's configuration classes default to MLA (kv_lora_rank 512, q_lora_rank
+	 * 1536, head dims 128 + 64 rope, values 128) when the fields are absent; null means none (V2-Lite's q_lora_rank); DeepSeek
+	 * MoE (v1) has no MLA */
+	const cJSON *type = cJSON_GetObjectItemCaseSensitive(c->obj, "model_type");
+	bool v2 = cJSON_IsString(type) && strcmp(type->valuestring, "deepseek") != 0;
+	long kv_dflt = v2 && !cJSON_GetObjectItemCaseSensitive(c->obj, "kv_lora_rank") ? 512 : 0;
+	long q_dflt = v2 && !cJSON_GetObjectItemCaseSensitive(c->obj, "q_lora_rank") ? 1536 : 0;
 
 	if (common(c, false) < 0 ||
 	    geti(c, "intermediate_size", true, 1, 0, &b[1].f) < 0 ||
@@ -301,7 +308,7 @@ static int deepseek(struct hf *c)
 	    geti(c, "n_shared_experts", false, 0, 0, &shared) < 0 ||
 	    geti(c, "first_k_dense_replace", false, 0, 0, &dense) < 0 ||
 	    geti(c, "moe_layer_freq", false, 1, 1, &freq) < 0 ||
-	    geti(c, "kv_lora_rank", false, 0, 0, &kv_lora) < 0 ||
+	    geti(c, "kv_lora_rank", false, 0, kv_dflt, &kv_lora) < 0 ||
 	    geti(c, "num_nextn_predict_layers", false, 0, 0, &mtp) < 0)
 		return -1;
 	mla = kv_lora > 0;
@@ -311,16 +318,16 @@ static int deepseek(struct hf *c)
 			return -1;
 		b[0].n_q = (int)v;
 		b[0].kv_lora = (int)kv_lora;
-		if (geti(c, "q_lora_rank", false, 0, 0, &v) < 0)
+		if (geti(c, "q_lora_rank", false, 0, q_dflt, &v) < 0)
 			return -1;
 		b[0].q_lora = (int)v;
-		if (geti(c, "qk_nope_head_dim", true, 1, 0, &v) < 0)
+		if (geti(c, "qk_nope_head_dim", !v2, 1, 128, &v) < 0)
 			return -1;
 		b[0].d_nope = (int)v;
-		if (geti(c, "qk_rope_head_dim", true, 1, 0, &v) < 0)
+		if (geti(c, "qk_rope_head_dim", !v2, 1, 64, &v) < 0)
 			return -1;
 		b[0].d_rope = (int)v;
-		if (geti(c, "v_head_dim", true, 1, 0, &v) < 0)
+		if (geti(c, "v_head_dim", !v2, 1, 128, &v) < 0)
 			return -1;
 		b[0].d_v = (int)v;
 	} else if (attn_fields(c, &b[0]) < 0) {

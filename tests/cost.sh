@@ -61,6 +61,27 @@ print(b["param_bytes"]*2-a["param_bytes"]==4*4096, a["f_ms"]/2 < b["f_ms"] < a["
 if [ "$r" = "True True True True True" ]; then ok "tp 2 halves weights but the two norms (held whole) and W's work (its launches stay), F more than half (all-reduce); recompute trades memory for B"
 else not_ok "tp and recompute" "$r"; fi
 
+# DeepSeek-V2/V3 configs without the MLA ranks get the configuration class's defaults
+# (kv_lora_rank 512, q_lora_rank 1536); null means none (V2-Lite's q_lora_rank)
+python3 - "$top_srcdir/samples/architectures/deepseek-v2-lite.json" "$T/dsv2-norank.json" "$T/dsv2-noq.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+a = dict(d); del a["kv_lora_rank"]; del a["q_lora_rank"]
+json.dump(a, open(sys.argv[2], "w"))
+b = dict(d); del b["q_lora_rank"]
+json.dump(b, open(sys.argv[3], "w"))
+PY
+"$OCTOPIPE" cost deepseek-v2-lite --cluster 8xH200 -o "$T/dsv2-lite.json" >/dev/null
+"$OCTOPIPE" cost "$T/dsv2-norank.json" --cluster 8xH200 -o "$T/dsv2-norank.m.json" >/dev/null
+"$OCTOPIPE" cost "$T/dsv2-noq.json" --cluster 8xH200 -o "$T/dsv2-noq.m.json" >/dev/null
+r=$(python3 -c 'import json,sys
+a,b,c=[json.load(open(f))["layers"][1]["param_bytes"] for f in sys.argv[1:]]
+h,n,dqk=2048,16,192
+# absent q_lora_rank: q_a (h x 1536) + its norm + q_b (1536 x n dqk) instead of q (h x n dqk)
+print(b == c, c - a == 2 * (h * 1536 + 1536 + 1536 * n * dqk - h * n * dqk))' "$T/dsv2-lite.json" "$T/dsv2-norank.m.json" "$T/dsv2-noq.m.json")
+if [ "$r" = "True True" ]; then ok "deepseek_v2 without MLA ranks takes the config class's defaults (512, 1536); null q_lora_rank is none"
+else not_ok "deepseek_v2 MLA rank defaults" "$r"; fi
+
 # Megatron-LM keeps some weights whole on every tensor-parallel rank: MLA's down-projections
 # (q_a: h x q_lora, kv_a: h x (kv_lora + rope)) with their norms, the pre-norms and the
 # router. DeepSeek-V3 (h 7168, q_lora 1536, kv_lora 512, rope 64, 256 experts) at tp 8:
@@ -227,7 +248,11 @@ expect_match 'hardware.efficiency.tpu: not a kernel class' "$ERR" "an unknown ke
 
 # an architecture too large for a layer table is bad input, not a table that cannot load
 # (found by fuzz_hfconfig: hidden_size 71683200 gave param_bytes above 2^53)
-run "$OCTOPIPE" cost "$top_srcdir/tests/fuzz/regress/hfconfig/deepseek-v3-hidden-71683200.json" --cluster 8xH200 -o "$T/huge.json"
+# (the fuzzer's config names no MLA ranks, which DeepSeek-V3 now defaults to MLA; null keeps
+# the multi-head attention whose layer is too large)
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["kv_lora_rank"]=None; json.dump(d,open(sys.argv[2],"w"))' \
+    "$top_srcdir/tests/fuzz/regress/hfconfig/deepseek-v3-hidden-71683200.json" "$T/huge-mha.json"
+run "$OCTOPIPE" cost "$T/huge-mha.json" --name huge --cluster 8xH200 -o "$T/huge.json"
 expect_rc 2 "a config whose layers exceed what a layer table holds exits 2"
 expect_match "'huge': layer 1 \(attn\+dense\) would hold 4\.11e\+16 bytes, more than a layer table holds \(2\^53\): the architecture is too large$" "$ERR" "and names the layer"
 if [ ! -e "$T/huge.json" ]; then ok "and writes nothing"; else not_ok "and writes nothing"; fi
