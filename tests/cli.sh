@@ -93,7 +93,8 @@ expect_rc 2 "show with two models exits 2"
 # compare: the tuned row is in --json as in the text, even when no tuned plan fits, and a
 # row's keys are those of the baselines' rows
 run "$OCTOPIPE" compare --model "$data/tiny-model.json" --cluster "$data/tiny-cluster-small.json" --microbatches 2 --layout pp --json
-expect_rc 0 "compare --json where nothing fits"
+expect_rc 3 "compare --json where nothing fits: exit 3, the document still on stdout"
+expect_match "^octopipe compare: no plan fits tiny on .*: every baseline and the tuned plan is infeasible$" "$ERR" "says none fits: $ERR"
 if printf '%s' "$OUT" | python3 -c '
 import json, sys
 rows = json.load(sys.stdin)

@@ -27,7 +27,8 @@ static void usage(FILE *f)
 	      "Builds and simulates every baseline (gpipe, 1f1b, 1f1b with a balanced partition,\n"
 	      "interleaved, zb-h1, zb-h2, zb-v, dualpipev, adaptive) on the whole cluster, then\n"
 	      "the tuned plan (octopipe tune) with its speedup over each baseline.\n"
-	      "A schedule that cannot apply says why.\n"
+	      "A schedule that cannot apply says why. Exit 3 when no plan fits (the table, or\n"
+	      "--json, still shows each and why).\n"
 	      "\n"
 	      "Like tune, it first picks the parallel layout (--layout auto, the default: see\n"
 	      "octopipe tune --help) and compares the baselines and the tuned plan at it, one\n"
@@ -59,7 +60,7 @@ int cmd_compare(int argc, char **argv)
 	const char *model_arg = NULL, *cluster_arg = NULL;
 	char mpath[4096], cpath[4096];
 	int mbs = 0, ch, rc;
-	bool json = false;
+	bool json = false, any_fits = false;
 	struct model m;
 	struct cluster c;
 	struct jw w = { false };
@@ -137,6 +138,7 @@ int cmd_compare(int argc, char **argv)
 		const struct metrics *mt = &r->m;
 		char why[300] = "yes";
 
+		any_fits |= r->feasible;
 		if (!r->ran)
 			snprintf(why, sizeof(why), "n/a: %.250s", r->why.msg);
 		else if (!r->feasible)
@@ -196,6 +198,7 @@ int cmd_compare(int argc, char **argv)
 		if (r == 0) {
 			double peak = 0;
 
+			any_fits |= !mt.noom;
 			for (int d = 0; d < mt.ndevices; d++)
 				if ((double)mt.dev[d].peak_mem_bytes > peak)
 					peak = (double)mt.dev[d].peak_mem_bytes;
@@ -266,6 +269,12 @@ int cmd_compare(int argc, char **argv)
 		json_write(&sb, out);
 		fputs(sb.buf, stdout);
 		strbuf_release(&sb);
+	}
+	/* the table says why each plan cannot run; the status says that none can */
+	if (rc == EXIT_OK && !any_fits) {
+		cli_err("octopipe compare: no plan fits %s on %s at %d microbatches: every baseline and the tuned plan is "
+		        "infeasible\n", m.name, c.name, mbs);
+		rc = EXIT_INFEASIBLE;
 	}
 	cJSON_Delete(out);
 	baseline_set_release(&bs);
