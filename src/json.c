@@ -586,10 +586,26 @@ int json_extras(const cJSON *obj, const char *const *known, cJSON **out)
 
 /* ---- writing ---------------------------------------------------------------------- */
 
+/* A JSON string is UTF-8: a byte that starts no valid sequence (a file name in another
+ * encoding) is written as U+FFFD, so every document stays readable by any JSON parser. */
 static void put_string(struct strbuf *sb, const char *s)
 {
+	size_t n = strlen(s);
+
 	strbuf_addch(sb, '"');
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p >= 0x80) {
+			unsigned cp;
+			size_t len = strbuf_utf8_len(p, n - (size_t)(p - (const unsigned char *)s), &cp);
+
+			if (len == 0) {
+				strbuf_addstr(sb, "\xef\xbf\xbd");
+			} else {
+				strbuf_add(sb, (const char *)p, len);
+				p += len - 1;
+			}
+			continue;
+		}
 		switch (*p) {
 		case '"': strbuf_addstr(sb, "\\\""); break;
 		case '\\': strbuf_addstr(sb, "\\\\"); break;

@@ -322,4 +322,19 @@ else
     skip "memory limits (ulimit -v)" "this build cannot run under ulimit -v (sanitizers)"
 fi
 
+# file names that are not UTF-8: every JSON document stays valid JSON (U+FFFD for the
+# bytes), and a plan refuses to refer to a file it could not name when read back
+bad="$T/$(printf 'm\377.json')"
+cp "$top_srcdir/samples/models/gpt-13b.json" "$bad"
+if "$OCTOPIPE" check --json "$bad" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d[0]["ok"] and "\ufffd" in d[0]["file"]' 2>/dev/null
+then ok "check --json of a non-UTF-8 file name is valid JSON"; else not_ok "check --json of a non-UTF-8 file name is valid JSON"; fi
+run "$OCTOPIPE" plan --model "$bad" --cluster 8xH200 --schedule 1f1b --microbatches 8 -o "$T/utf8-plan.json"
+expect_rc 2 "plan referring to a non-UTF-8 file name"
+expect_match "the model file 'm.xff.json' has a name that is not UTF-8, which a plan cannot refer to: rename it, or embed it \(--embed\)$" "$ERR" "says why: $ERR"
+if [ ! -e "$T/utf8-plan.json" ]; then ok "and writes no plan"; else not_ok "and writes no plan"; fi
+run "$OCTOPIPE" plan --model "$bad" --cluster 8xH200 --schedule 1f1b --microbatches 8 --embed -o "$T/utf8-plan.json"
+expect_rc 0 "plan --embed of a model with a non-UTF-8 file name"
+run "$OCTOPIPE" check "$T/utf8-plan.json"
+expect_rc 0 "and that plan reads back"
+
 done_testing
