@@ -54,12 +54,15 @@ void hardware_release(struct hardware *hw)
 	if (!hw)
 		return;
 	free(hw->source);
+	cJSON_Delete(hw->extra);
 	memset(hw, 0, sizeof(*hw));
 }
 
 int hardware_from_json(struct hardware *hw, const cJSON *obj, const char *file, const char *prefix,
                        const char *path, struct err *e)
 {
+	static const char *const known[] = { "source", "peak_tflops", "hbm_gbytes_per_s", "efficiency", "launch_us",
+	                                     NULL };
 	struct jv v = { file, e, prefix };
 	const cJSON *effs, *launch;
 	const char *source;
@@ -102,8 +105,10 @@ int hardware_from_json(struct hardware *hw, const cJSON *obj, const char *file, 
 		    jv_number(&v, c, q, "b", JV_REQUIRED, 1e-6, 1, 0, &hw->eff_b[k]) < 0)
 			return -1;
 	}
-	if (source && !(hw->source = strdup(source)))
+	if ((source && !(hw->source = strdup(source))) || json_extras(obj, known, &hw->extra) < 0) {
+		hardware_release(hw);
 		return err_set(e, ERR_RUNTIME, "%s: out of host memory", file);
+	}
 	return 0;
 }
 
@@ -126,6 +131,7 @@ cJSON *hardware_to_json(const struct hardware *hw)
 	effs = jw_obj(&w, root, "launch_us");
 	jw_num(&w, effs, "f", hw->launch_us_f);
 	jw_num(&w, effs, "b", hw->launch_us_b);
+	jw_extras(&w, root, hw->extra);
 	if (w.oom || !root) {
 		cJSON_Delete(root);
 		return NULL;

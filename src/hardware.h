@@ -43,6 +43,7 @@ struct hardware {
 	double launch_us_f;       /* fixed cost of one kernel launch in the forward (us): */
 	double launch_us_b;       /* dispatch, launch, tail; and in the backward */
 	char *source;             /* where the efficiencies come from (heap), or NULL */
+	cJSON *extra;             /* members this version does not know, kept for rewrites */
 };
 
 extern const char *const hardware_class_names[EFF_NCLASS];

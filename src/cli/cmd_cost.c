@@ -282,6 +282,7 @@ static int calibrate(struct arch *archs, int n, char **profiles, struct cluster 
 			return cli_report(&e);
 		}
 	before.source = NULL;
+	before.extra = NULL;   /* both stay c->hw's */
 	memcpy(s.fixed, fixed, sizeof(s.fixed));
 	if (calibrate_fit(&s, &c->hw, &e) < 0) {
 		calibrate_release(&s);

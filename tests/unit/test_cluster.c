@@ -52,6 +52,24 @@ int main(void)
 	rmdir(tmp);
 	cluster_release(&c);
 
+	{
+		/* unknown fields of the hardware section survive a rewrite too (cost --calibrate
+		 * rewrites the cluster it read) */
+		cJSON *in = cJSON_Parse("{\"format\":\"octopipe.cluster/1\",\"name\":\"h\",\"devices\":2,\"gpus_per_node\":2,\"mem_bytes\":1e9,"
+		                        "\"intra_node\":{\"gbytes_per_s\":100,\"latency_us\":1},"
+		                        "\"hardware\":{\"peak_tflops\":900,\"measured_on\":{\"driver\":\"580\"}}}");
+		cJSON *out, *hw;
+
+		ok(in && cluster_from_json(&d, in, "h.json", NULL, &e) == 0, "a cluster with a hardware note loads: %s", e.msg);
+		out = cluster_to_json(&d);
+		hw = cJSON_GetObjectItem(out, "hardware");
+		ok(cJSON_IsString(cJSON_GetObjectItem(cJSON_GetObjectItem(hw, "measured_on"), "driver")),
+		   "an unknown field of hardware survives, whole");
+		is_dbl(cJSON_GetNumberValue(cJSON_GetObjectItem(hw, "peak_tflops")), 900, 0, "beside the known ones");
+		cJSON_Delete(out);
+		cJSON_Delete(in);
+		cluster_release(&d);
+	}
 	ok(cluster_load(&c, tap_data("tiny-cluster.json"), &e) == 0, "a one-node cluster loads");
 	ok(c.inter.gbytes_per_s == 0 && cluster_nodes(&c) == 1, "a single node needs no inter-node link");
 	is_str(c.gpu, "H200", "gpu name");
