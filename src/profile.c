@@ -5,11 +5,17 @@
  * `^layers\.(?<layer>\d+)\.(?<kind>attn|mlp)` says where the layer index and the kind
  * are in a name, so one rule covers every layer and no record format needs to know what
  * a layer is. Records become (layer, kind, phase, ms) and are summed per layer.
+ *
+ * A trace nests: a module's event holds its submodules' (layers.3 holds layers.3.mlp), and
+ * a rule without an anchor matches both. Trace events are therefore taken per thread in
+ * start order, and one that lies inside an event already counted for the same layer and
+ * phase is matched but not added again.
  */
 #include "config.h"
 #include "profile.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,6 +156,18 @@ struct agg {
 	bool seen;
 };
 
+/* The counted trace events still open on the thread being read (see the top). */
+struct open_ev {
+	double end;
+	long layer;
+	int phase;
+};
+struct nest {
+	struct open_ev *v;
+	size_t n, cap;
+	double ts, dur;       /* of the event being recorded; ts NaN: no nesting known */
+};
+
 struct importer {
 	const struct profile_rules *r;
 	struct profile_stats *st;
@@ -210,7 +228,7 @@ static bool has_kind(const struct strbuf *kinds, const char *k)
 /* One record. where: "line 7" or "traceEvents[12]" for messages. The name is
  * length-delimited: it is matched with its length and never read as a C string. */
 static int record(struct importer *im, const char *name, size_t nlen, int phase, double ms,
-                  const char *where)
+                  const char *where, struct nest *ns)
 {
 	/* (the printable name, pn, is made only for a message: a million records each paid
 	 * for it before) */
@@ -271,6 +289,27 @@ static int record(struct importer *im, const char *name, size_t nlen, int phase,
 			goto out;
 		} else if (!g && pr->phase) {
 			ph = parse_phase(pr->phase, strlen(pr->phase));
+		}
+		if (ns && ns->ts == ns->ts) {
+			bool inside = false;
+
+			for (size_t k = 0; k < ns->n && !inside; k++)
+				inside = ns->v[k].layer == layer && ns->v[k].phase == ph && ns->v[k].end >= ns->ts + ns->dur;
+			if (inside) {
+				im->st->matched++;
+				im->st->nested++;
+				goto out;
+			}
+			if (ns->n == ns->cap) {
+				size_t cap = ns->cap ? 2 * ns->cap : 16;
+				struct open_ev *v = realloc(ns->v, cap * sizeof(*v));
+
+				if (!v)
+					goto oom;
+				ns->v = v;
+				ns->cap = cap;
+			}
+			ns->v[ns->n++] = (struct open_ev){ ns->ts + ns->dur, layer, ph };
 		}
 		if (layer >= im->cap) {
 			long cap = layer + 64;
@@ -372,13 +411,58 @@ static int read_csv(struct importer *im, const char *text, size_t len)
 			        csv_printable(pv, sizeof(pv), ph_s, ph_n, 24));
 			goto out;
 		}
-		if (record(im, c.f[0].s, c.f[0].len, ph, ms, where) < 0)
+		if (record(im, c.f[0].s, c.f[0].len, ph, ms, where, NULL) < 0)
 			goto out;
 	}
 	rc = r;
 out:
 	csv_release(&c);
 	return rc;
+}
+
+/* A trace's complete event, for taking them per thread in start order. */
+struct xev {
+	const cJSON *ev;
+	const char *name;
+	double ts, dur;       /* us; ts NaN when the event has none */
+	long index;           /* in traceEvents, for messages and a stable order */
+	unsigned long thread; /* pid and tid */
+};
+
+static unsigned long id_key(const cJSON *id)
+{
+	unsigned long h = 1469598103934665603UL;
+
+	if (cJSON_IsNumber(id))
+		return (unsigned long)(long)id->valuedouble;
+	if (cJSON_IsString(id))
+		for (const unsigned char *s = (const unsigned char *)id->valuestring; *s; s++)
+			h = (h ^ *s) * 1099511628211UL;
+	return h;
+}
+
+static unsigned long thread_key(const cJSON *ev)
+{
+	return id_key(cJSON_GetObjectItemCaseSensitive(ev, "pid")) * 1000003UL ^
+	       id_key(cJSON_GetObjectItemCaseSensitive(ev, "tid"));
+}
+
+/* thread, then start (events without one last, in file order), the longer (enclosing)
+ * event first, then file order */
+static int xev_cmp(const void *pa, const void *pb)
+{
+	const struct xev *a = pa, *b = pb;
+	bool na = a->ts != a->ts, nb = b->ts != b->ts;
+
+	if (a->thread != b->thread)
+		return a->thread < b->thread ? -1 : 1;
+	if (na != nb)
+		return na ? 1 : -1;
+	if (!na && a->ts != b->ts)
+		return a->ts < b->ts ? -1 : 1;
+	if (!na && a->dur != b->dur)
+		return a->dur > b->dur ? -1 : 1;
+	return a->index < b->index ? -1 : a->index > b->index;
 }
 
 static int read_trace(struct importer *im, const char *text, size_t len)
@@ -391,7 +475,10 @@ static int read_trace(struct importer *im, const char *text, size_t len)
 	const cJSON *events;
 	char p[JPATH_MAX];
 	long i = 0;
-	int r = -1;
+	int r = -1, n;
+	struct xev *xs = NULL;
+	size_t nx = 0;
+	struct nest ns = { NULL, 0, 0, NAN, 0 };
 
 	if (nul < len)
 		return err_set(im->e, ERR_INPUT, "%s: a NUL character (raw or \\u0000) at byte %zu", im->file, nul);
@@ -412,9 +499,15 @@ static int read_trace(struct importer *im, const char *text, size_t len)
 		jv_fail(&v, "traceEvents", "required field is missing or not an array");
 		goto out;
 	}
+	n = cJSON_GetArraySize(events);
+	if (n > 0 && !(xs = calloc((size_t)n, sizeof(*xs)))) {
+		err_set(im->e, ERR_RUNTIME, "%s: out of host memory", im->file);
+		goto out;
+	}
+	/* every complete ("X") event, checked, then taken per thread in start order */
 	for (const cJSON *ev = events->child; ev; ev = ev->next, i++) {
 		const char *name, *ph;
-		double dur;
+		struct xev *x = &xs[nx];
 
 		jpath_index(p, "traceEvents", i);
 		if (!cJSON_IsObject(ev)) {
@@ -426,14 +519,39 @@ static int read_trace(struct importer *im, const char *text, size_t len)
 		if (strcmp(ph, "X") != 0)
 			continue;
 		if (jv_string(&v, ev, p, "name", JV_REQUIRED, NULL, &name) < 0 ||
-		    jv_number(&v, ev, p, "dur", JV_REQUIRED, 0, OCTO_MAX_COST_MS * 1e3, 0, &dur) < 0)
+		    jv_number(&v, ev, p, "dur", JV_REQUIRED, 0, OCTO_MAX_COST_MS * 1e3, 0, &x->dur) < 0 ||
+		    jv_number(&v, ev, p, "ts", 0, -1e18, 1e18, NAN, &x->ts) < 0)
 			goto out;
+		x->ev = ev;
+		x->name = name;
+		x->index = i;
+		x->thread = thread_key(ev);
+		nx++;
+	}
+	qsort(xs, nx, sizeof(*xs), xev_cmp);
+	for (size_t k = 0; k < nx; k++) {
+		const struct xev *x = &xs[k];
+
+		if (k == 0 || x->thread != xs[k - 1].thread)
+			ns.n = 0;
+		/* events that ended by this one's start are no longer open */
+		for (size_t j = 0; j < ns.n;)
+			if (ns.v[j].end <= x->ts)
+				ns.v[j] = ns.v[--ns.n];
+			else
+				j++;
+		ns.ts = x->ts;
+		ns.dur = x->dur;
+		jpath_index(p, "traceEvents", x->index);
 		/* autograd names its backward nodes "...Backward..." */
-		if (record(im, name, strlen(name), strcasestr(name, "backward") ? PH_BW : PH_F, dur / 1e3, p) < 0)
+		if (record(im, x->name, strlen(x->name), strcasestr(x->name, "backward") ? PH_BW : PH_F, x->dur / 1e3, p,
+		           &ns) < 0)
 			goto out;
 	}
 	r = 0;
 out:
+	free(ns.v);
+	free(xs);
 	cJSON_Delete(root);
 	return r;
 }

@@ -38,6 +38,8 @@ struct profile_rules {
 
 struct profile_stats {
 	long records, matched, unmatched;
+	long nested;                   /* trace events inside a counted one of the same layer and
+	                                * phase on the same thread: matched, not added again */
 	struct strbuf unmatched_names; /* one per line, in input order */
 };
 

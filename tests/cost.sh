@@ -271,6 +271,28 @@ run "$OCTOPIPE" import profile $D/trace.json --rules $D/rules.json --iters 2 -o 
 expect_rc 0 "import profile from a Chrome trace"
 expect_match '8 records, 7 matched, 1 unmatched' "$ERR" "trace events are records"
 expect_match '"kind": "mixer", "f_ms": 1.25, "b_ms": 1.5, "w_ms": 1.5' "$(cat "$T/t.json")" "backward events and --iters"
+# a trace nests: a submodule's event inside its module's, both matched by one rule, is
+# counted once; the same names on another thread, or overlapping without being inside,
+# are counted
+cat >"$T/nested.json" <<'EOF2'
+{"traceEvents": [
+  {"ph": "X", "name": "embed_tokens", "ts": 0, "dur": 500, "pid": 1, "tid": 1},
+  {"ph": "X", "name": "decoder.layers.1.mixer.in_proj", "ts": 600, "dur": 800, "pid": 1, "tid": 1},
+  {"ph": "X", "name": "decoder.layers.1.mixer", "ts": 500, "dur": 2000, "pid": 1, "tid": 1},
+  {"ph": "X", "name": "decoder.layers.1.mixer.out_proj", "ts": 1500, "dur": 1000, "pid": 1, "tid": 1},
+  {"ph": "X", "name": "decoder.layers.1.mixer.in_proj", "ts": 600, "dur": 300, "pid": 1, "tid": 2},
+  {"ph": "X", "name": "decoder.layers.2.mixer", "ts": 2500, "dur": 1000, "pid": 1, "tid": 1},
+  {"ph": "X", "name": "decoder.layers.2.mixer", "ts": 3000, "dur": 1000, "pid": "gpu", "tid": 1},
+  {"ph": "X", "name": "lm_head", "ts": 4000, "dur": 3000, "pid": 1, "tid": 1}
+]}
+EOF2
+run "$OCTOPIPE" import profile "$T/nested.json" --rules $D/rules.json -o "$T/nested.m.json"
+expect_rc 0 "import profile of a nested trace"
+expect_match '8 records, 8 matched \(2 inside another of the same layer and phase, counted once\), 0 unmatched' "$ERR" \
+    "events inside a counted one are matched, not added: $ERR"
+r=$(python3 -c 'import json,sys; l=json.load(open(sys.argv[1]))["layers"]; print(l[1]["f_ms"], l[2]["f_ms"])' "$T/nested.m.json")
+if [ "$r" = "2.3 2" ]; then ok "layer 1: its module once plus another thread's event; layer 2: two processes' events"
+else not_ok "nested trace times" "$r (want 2.3 2)"; fi
 run "$OCTOPIPE" import profile $D/records.csv --rules $D/bad-rules.json -o "$T/x.json"
 expect_rc 2 "a bad pattern exits 2"
 expect_match '^tests/data/profile/bad-rules.json: rules\[1\].pattern: missing closing parenthesis at offset 30$' "$ERR" "and is reported with its offset"

@@ -108,8 +108,13 @@ static int import_profile(int argc, char **argv)
 		} else {
 			rc = model_save(&m, out, &e) < 0 ? cli_report(&e) : EXIT_OK;
 		}
-		cli_err("%s: %ld records, %ld matched, %ld unmatched; %d layers%s\n", argv[optind],
-		        st.records, st.matched, st.unmatched, m.nlayers,
+		char nested[96] = "";
+
+		if (st.nested)
+			snprintf(nested, sizeof(nested), " (%ld inside another of the same layer and phase, counted once)",
+			         st.nested);
+		cli_err("%s: %ld records, %ld matched%s, %ld unmatched; %d layers%s\n", argv[optind],
+		        st.records, st.matched, nested, st.unmatched, m.nlayers,
 		        st.unmatched && !verbose ? " (--verbose lists the unmatched)" : "");
 		if (verbose && st.unmatched)
 			cli_err("unmatched:\n%s", st.unmatched_names.buf);
