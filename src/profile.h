@@ -40,7 +40,7 @@ struct profile_stats {
 	long records, matched, unmatched;
 	long nested;                   /* trace events inside a counted one of the same layer and
 	                                * phase on the same thread: matched, not added again */
-	struct strbuf unmatched_names; /* one per line, in input order */
+	struct strbuf unmatched_names; /* one per line, in input order (a trace: per thread, by start) */
 };
 
 /* Reads a rules document (path names it in messages); profile_rules_load reads the file. */
