@@ -91,6 +91,11 @@ keys Enter
 expect "overwrite $T/other.json\\?"
 keys y
 expect "saved $T/other.json" "y replaces it"
+mkdir "$T/adir"
+keys S C-u
+typ "$T/adir"
+keys Enter
+expect "$T/adir: is a directory" "save as a directory says it cannot, without asking to overwrite it"
 keys S C-u
 typ "$T/new.json"
 keys Enter

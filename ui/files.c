@@ -261,8 +261,8 @@ bool app_would_overwrite(const struct app *a, const char *path)
 {
 	struct stat st, own;
 
-	if (stat(path, &st) < 0)
-		return false;
+	if (stat(path, &st) < 0 || S_ISDIR(st.st_mode))
+		return false;   /* nothing to replace; a directory: the save says it cannot */
 	if (a->path && stat(a->path, &own) == 0 && own.st_dev == st.st_dev && own.st_ino == st.st_ino)
 		return app_changed_on_disk(a);   /* its own file: only when someone else changed it */
 	return true;
