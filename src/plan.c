@@ -38,6 +38,7 @@ void plan_release(struct plan *p)
 	free(p->order_start);
 	free(p->order);
 	cJSON_Delete(p->extra);
+	cJSON_Delete(p->stage_extra);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -213,6 +214,25 @@ static int read_stages(struct jv *v, const cJSON *root, struct plan *p)
 			return -1;
 		}
 		st->device = (int)dev;
+		{
+			static const char *const stage_keys[] = { "layers", "device", "recompute", NULL };
+			cJSON *x = NULL, *keep;
+
+			if (json_extras(s, stage_keys, &x) < 0)
+				return oom(v);
+			if (x) {
+				if ((!p->stage_extra && !(p->stage_extra = cJSON_CreateArray())) ||
+				    !(keep = cJSON_CreateObject()) || !cJSON_AddItemToArray(p->stage_extra, keep)) {
+					cJSON_Delete(x);
+					return oom(v);
+				}
+				if (!cJSON_AddNumberToObject(keep, "first", st->first) ||
+				    !cJSON_AddNumberToObject(keep, "last", st->last) || !cJSON_AddItemToObject(keep, "extra", x)) {
+					cJSON_Delete(x);
+					return oom(v);
+				}
+			}
+		}
 		{
 			const char *rc;
 
@@ -646,6 +666,13 @@ cJSON *plan_to_json(const struct plan *p, bool embed)
 		jw_num(&w, o, "device", p->stages[s].device);
 		if (p->stages[s].recompute != RECOMPUTE_NONE)
 			jw_str(&w, o, "recompute", recompute_name((enum recompute)p->stages[s].recompute));
+		/* what a user wrote into a stage goes back onto the stage of the same layers */
+		for (const cJSON *k = p->stage_extra ? p->stage_extra->child : NULL; k; k = k->next)
+			if (cJSON_GetNumberValue(cJSON_GetObjectItem(k, "first")) == p->stages[s].first &&
+			    cJSON_GetNumberValue(cJSON_GetObjectItem(k, "last")) == p->stages[s].last) {
+				jw_extras(&w, o, cJSON_GetObjectItem(k, "extra"));
+				break;
+			}
 	}
 	arr = jw_arr(&w, root, "schedule");
 	for (int d = 0; d < p->ndevices; d++) {

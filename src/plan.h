@@ -62,6 +62,9 @@ struct plan {
 	int *order_start;       /* ndevices + 1 entries */
 	struct action *order;
 	cJSON *extra;
+	cJSON *stage_extra;  /* the stages' members this version does not know, kept with the
+	                      * layers of their stage: [{"first", "last", "extra"}]; a rewrite
+	                      * writes them back onto the stage of the same layers (NULL: none) */
 };
 
 /* Gives p (whose model and cluster are the files' own, and which has no stages yet) the

@@ -95,6 +95,33 @@ int main(void)
 	cJSON_Delete(root);
 	ok(plan_stages_on(&p, 1) == 1, "one stage on device 1");
 
+	/* unknown members of a stage go back onto the stage of the same layers: kept through
+	 * a rewrite, dropped with a stage whose layers an edit changed */
+	root = plan_to_json(&p, true);
+	cJSON_AddStringToObject(cJSON_GetArrayItem(cJSON_GetObjectItem(root, "stages"), 0), "note", "stage zero");
+	cJSON_AddItemToObject(cJSON_GetArrayItem(cJSON_GetObjectItem(root, "stages"), 1), "owner",
+	                      cJSON_Parse("{\"team\": \"b\"}"));
+	ok(plan_from_json(&q, root, "notes.json", NULL, &e) == 0, "a plan with stage notes loads: %s", e.msg);
+	cJSON_Delete(root);
+	root = plan_to_json(&q, true);
+	{
+		cJSON *s0 = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "stages"), 0);
+		cJSON *s1 = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "stages"), 1);
+
+		is_str(cJSON_GetStringValue(cJSON_GetObjectItem(s0, "note")), "stage zero", "stage 0's note is written back");
+		is_str(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(s1, "owner"), "team")), "b",
+		       "and stage 1's object, whole");
+	}
+	cJSON_Delete(root);
+	q.stages[0].last++;   /* a boundary moved: both stages now hold other layers */
+	q.stages[1].first++;
+	root = plan_to_json(&q, true);
+	ok(!cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(root, "stages"), 0), "note") &&
+	   !cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(root, "stages"), 1), "owner"),
+	   "a stage whose layers changed is no longer the one the note was about");
+	cJSON_Delete(root);
+	plan_release(&q);
+
 	/* several stages per device (V-shape) */
 	ok(plan_load(&q, tap_data("tiny-plan-v.json"), &e) == 0, "a V-shape plan with 2 stages on device 0 loads");
 	is_int(plan_stages_on(&q, 0), 2, "device 0 holds stages 0 and 2");
