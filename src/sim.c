@@ -1052,13 +1052,50 @@ double sim_lower_bound(const struct model *mdl, const struct cluster *cl, int mi
  *   7 devices, 6 on one (103.2). What it cannot claim: the packing ignores where the layers
  *   sit, so the fill of (1) and the chains of (2) do not add to it.
  * (4) One microbatch's chain, with its overheads: (sum f + sum B + 2o + wt) / s_max.
+ * (5) The packing with each device's fill: (1) and (3) joined. Device d's first op starts
+ *   at >= Pf(e_d)/s_max and it then runs M load_d of work, so T s_max >= Pf(e_d) + M load_d.
+ *   Sort the devices that hold anything by entry: the j-th (from 0) enters at a layer >= j,
+ *   and Pf grows with the layer, so its fill is >= Pf(j). So every plan gives an assignment
+ *   of the layers to bins j = 0..min(D, L) - 1 (bins left empty cost nothing) with
+ *   T s_max >= Pf(j) + M load(bin j) for every nonempty bin: T s_max is at least the least
+ *   such maximum over all assignments. Rounding the costs down and dropping layers (as in
+ *   (3)) only lowers that least maximum; it is found by bisection on T, each step an exact
+ *   dynamic program over the bins from the last, whose states are the count vectors of the
+ *   rounded classes still to place (pcm_fill_fits; at most PCM_FILL_STATES of them). It
+ *   catches the layers that do not split evenly when the fullest devices cannot all enter
+ *   at layer 0: 10 equal layers on 4 devices put 3 on two of them, and one of those two
+ *   enters after layer 0's forward. What it cannot claim: a device's lowest layer decides
+ *   only when it may start, not how long it waits later for microbatches to arrive.
+ * (6) The head's wait. Every I of microbatch m waits for the I of the stage holding the
+ *   last layer L-1, which waits for m's forward through every layer: SF = sum f + o (at
+ *   least one F op). So the device h holding L-1 runs only F ops before SF/s_max, and of
+ *   the F ops of its stage H around L-1 (each ends after SF: its microbatch's whole forward)
+ *   at most one runs before SF. Its work after SF is then at least its load minus its F
+ *   work plus (M - 1)(f_H + o), and with n_h >= 1 stages and s_h <= s_max:
+ *     T s_max >= SF + M (b + w)(S_h) + M (K-1) o n_h + (M - 1)(f_{L-1} + o)
+ *              = Q + M (c_{L-1} + K o) + M (b + w)(O)        Q = sum_{l<L-1} f_l
+ *   where O = S_h minus L-1: the device waits out the forward below the head unless it
+ *   holds forward work of its own to fill the wait. With its load, and x = c(O):
+ *     T s_max >= h(x) = M (c_{L-1} + K o) + max(M x, Q + M (x - fmax(x)))
+ *   fmax(x): the most forward work any set of the other layers of total cost x holds, by
+ *   the fractional knapsack's greedy on f/c (an upper bound for every whole set). The
+ *   other layers, of cost C' - x, sit on k <= min(D-1, L-1) other devices with distinct
+ *   entries, so as in (1): T >= r(x) = min_k [M (C' - x + K o k) + (s_min/s_max) sum_{j<k}
+ *   Pf(j)] / top[k]. Every plan has some x with T >= max(h(x)/s_max, r(x)); h grows with
+ *   x (f <= c) and r falls, so the least such max is where they cross, found by bisection
+ *   (each end kept as a bound of its side). On nemotron-nano-v2-9b at 8 x 16 the head is
+ *   9% of the work and its device waits 125 ms for the forward below it: 849.4 ms, where
+ *   the other parts give 847.9. What it cannot claim: that the other
+ *   devices, which also run only forwards before SF, can fill that window (they can here:
+ *   the low layers' forwards are plenty), and where O's forwards can run before SF.
  * The tight bound is the largest of these and of the old bound. It allocates nothing:
  * the heaviest layers and fastest devices kept are the first TIGHT_TOP (a bound over fewer
  * of them is still a bound; past them a device's speed counts as the last one kept), and
- * the packing's tables (about 18 KB) live on the stack. The packing takes up to a few
- * milliseconds, so its result is remembered per thread for the last PCM_CACHE inputs (the
- * kept costs, D and K o, compared exactly): simulating plans of one model pays a comparison
- * of at most TIGHT_TOP numbers.
+ * the packings' tables (about 18 KB each) and (6)'s sorted layers (HEAD_MAX, 12 KB; a
+ * longer model skips (6)) live on the stack. The packings take up to about 10 ms, so their
+ * results are remembered per thread for the last PCM_CACHE inputs (the kept costs, D or
+ * the fills, M, K o, compared exactly): simulating plans of one model pays comparisons of
+ * a few hundred numbers, and (6) its O(L log L) sort and bisection.
  */
 
 #define TIGHT_TOP 128 /* the heaviest layers and fastest devices kept (on the stack) */
