@@ -1038,15 +1038,16 @@ double sim_lower_bound(const struct model *mdl, const struct cluster *cl, int mi
  *   mixed speeds, only weaker). Computing P* is NP-hard in general, but any c'_l <= c_l
  *   lowers every assignment's largest load, so P*(c') <= P*(c), and so does dropping
  *   layers: keep the TIGHT_TOP heaviest, group equal costs into classes, and merge adjacent
- *   classes (the heavier takes the lighter's cost, the merge that loses the least load
- *   first) until at most PCM_CLASSES classes and PCM_STATES count vectors remain; then
- *   solve the rounded instance exactly. A makespan is some machine's load, the load of a
- *   count vector, so binary search over those loads sorted, with an exact test of whether
+ *   classes (the merge that loses the least load first) until at most PCM_CLASSES classes
+ *   and PCM_STATES count vectors remain; then solve the relaxed instance exactly, where a
+ *   machine holding q layers of a class is charged the sum of the class's q lightest costs
+ *   (what any q of its layers cost at least; with equal costs, exactly what they cost).
+ *   A makespan is some machine's load, the load of a count vector, so binary search over those loads sorted, with an exact test of whether
  *   D machines of that capacity hold every layer (pcm_fits: a dynamic program over count
  *   vectors). With few distinct costs (at most PCM_CLASSES and PCM_STATES count vectors)
  *   nothing is rounded and this is the optimal packing itself; with near-equal ones
  *   (gpt-13b's 38 transformer layers lie within 5% of each other) the loss is the spread
- *   inside a class. It catches what the pigeonhole misses: 38 layers of 17.2 ms, one of
+ *   inside a class, less the lightest-sum charge. It catches what the pigeonhole misses: 38 layers of 17.2 ms, one of
  *   20.6 and a head of 31.1 on 8 devices average 88.2 ms and the pigeonhole says 86 (5
  *   layers), but the head with 4 more layers is 99.9, and with fewer it leaves 36 layers to
  *   7 devices, 6 on one (103.2). What it cannot claim: the packing ignores where the layers
@@ -1058,8 +1059,8 @@ double sim_lower_bound(const struct model *mdl, const struct cluster *cl, int mi
  *   and Pf grows with the layer, so its fill is >= Pf(j). So every plan gives an assignment
  *   of the layers to bins j = 0..min(D, L) - 1 (bins left empty cost nothing) with
  *   T s_max >= Pf(j) + M load(bin j) for every nonempty bin: T s_max is at least the least
- *   such maximum over all assignments. Rounding the costs down and dropping layers (as in
- *   (3)) only lowers that least maximum; it is found by bisection on T, each step an exact
+ *   such maximum over all assignments. The classes' lightest-sum charge and dropping layers
+ *   (as in (3)) only lower that least maximum; it is found by bisection on T, each step an exact
  *   dynamic program over the bins from the last, whose states are the count vectors of the
  *   rounded classes still to place (pcm_fill_fits; at most PCM_FILL_STATES of them). It
  *   catches the layers that do not split evenly when the fullest devices cannot all enter
@@ -1151,17 +1152,19 @@ static double stage_window(const struct model *mdl, int M, int l, double o, doub
 
 /* ---- bound (3) exactly for the load: the best packing of the rounded layer costs ---- */
 
-#define PCM_CLASSES 6   /* cost classes the layers are rounded down to, at most */
+#define PCM_CLASSES 6   /* cost classes the layers are grouped into, at most */
 #define PCM_STATES 1024 /* count vectors (prod of count + 1) the exact packing visits, at most */
 #define PCM_CACHE 4     /* inputs and results remembered per thread */
 #define PCM_FILL_STATES 1024 /* count vectors of bound (5)'s packing, at most */
 
-/* A rounded instance: cnt[i] layers of cost val[i] (descending) on D identical machines;
- * a machine holding anything also pays oh (one stage's K overheads). */
+/* A rounded instance: classes of cnt[i] layers (class 0 the heaviest) on D identical
+ * machines; a machine holding q layers of class i holds at least light[off[i] + q], the sum
+ * of the class's q lightest costs, and a machine holding anything also pays oh (one
+ * stage's K overheads). */
 struct pcm {
 	int k, D;
-	double oh, val[PCM_CLASSES];
-	int cnt[PCM_CLASSES];
+	double oh, light[TIGHT_TOP + PCM_CLASSES];
+	int cnt[PCM_CLASSES], off[PCM_CLASSES];
 };
 
 /* The bound is the same pure function of the layer costs every time the tuner simulates a
@@ -1180,7 +1183,7 @@ static double pcm_load(const struct pcm *p, const int *dig)
 	bool any = false;
 
 	for (int i = 0; i < p->k; i++) {
-		x += dig[i] * p->val[i];
+		x += p->light[p->off[i] + dig[i]];
 		any |= dig[i] > 0;
 	}
 	return any ? x + p->oh : 0;
@@ -1307,8 +1310,8 @@ static int pcm_round(const double *c, int n, double oh, long max_states, struct 
 	memset(p, 0, sizeof(*p));
 	if (k == 0)
 		return 0;
-	/* Round down: merge the adjacent classes whose merge loses the least load (the heavier
-	 * one takes the lighter's cost) until few classes and few count vectors remain. */
+	/* Merge the adjacent classes whose merge loses the least load (were the heavier one to
+	 * take the lighter's cost) until few classes and few count vectors remain. */
 	for (;;) {
 		long states = 1;
 		int at = 0;
@@ -1329,17 +1332,23 @@ static int pcm_round(const double *c, int n, double oh, long max_states, struct 
 	}
 	p->k = k;
 	p->oh = oh;
-	for (int i = 0; i < k; i++) {
-		p->val[i] = v[i];
+	/* the classes are runs of c in order; class i's lightest are at the end of its run */
+	for (int i = 0, first = 0, at = 0; i < k; i++) {
 		p->cnt[i] = cnt[i];
+		p->off[i] = at;
+		p->light[at] = 0;
+		for (int q = 1; q <= cnt[i]; q++)
+			p->light[at + q] = p->light[at + q - 1] + fmax(c[first + cnt[i] - q], 0);
+		first += cnt[i];
+		at += cnt[i] + 1;
 	}
 	return k;
 }
 
 /*
  * Bound (3), the packing, at speed 1 and per microbatch: the least possible largest device
- * load over every assignment of the layers of costs c[0..n) (descending), rounded down to
- * at most PCM_CLASSES classes, to D devices. 0 when there is nothing to place.
+ * load over every assignment of the layers of costs c[0..n) (descending), grouped into at
+ * most PCM_CLASSES classes (pcm_round), to D devices. 0 when there is nothing to place.
  */
 static double pcm_round_solve(const double *c, int n, int D, double oh)
 {
