@@ -1042,12 +1042,13 @@ double sim_lower_bound(const struct model *mdl, const struct cluster *cl, int mi
  *   and PCM_STATES count vectors remain; then solve the relaxed instance exactly, where a
  *   machine holding q layers of a class is charged the sum of the class's q lightest costs
  *   (what any q of its layers cost at least; with equal costs, exactly what they cost).
- *   A makespan is some machine's load, the load of a count vector, so binary search over those loads sorted, with an exact test of whether
- *   D machines of that capacity hold every layer (pcm_fits: a dynamic program over count
- *   vectors). With few distinct costs (at most PCM_CLASSES and PCM_STATES count vectors)
- *   nothing is rounded and this is the optimal packing itself; with near-equal ones
- *   (gpt-13b's 38 transformer layers lie within 5% of each other) the loss is the spread
- *   inside a class, less the lightest-sum charge. It catches what the pigeonhole misses: 38 layers of 17.2 ms, one of
+ *   A makespan is some machine's load, the load of a count vector, so binary search over
+ *   those loads sorted, with an exact test of whether D machines of that capacity hold
+ *   every layer (pcm_fits: a dynamic program over count vectors). With few distinct costs
+ *   (at most PCM_CLASSES and PCM_STATES count vectors) nothing is merged and this is the
+ *   optimal packing itself; with near-equal ones (gpt-13b's 38 transformer layers lie
+ *   within 5% of each other) the loss is what a machine's layers cost above the lightest
+ *   of their class. It catches what the pigeonhole misses: 38 layers of 17.2 ms, one of
  *   20.6 and a head of 31.1 on 8 devices average 88.2 ms and the pigeonhole says 86 (5
  *   layers), but the head with 4 more layers is 99.9, and with fewer it leaves 36 layers to
  *   7 devices, 6 on one (103.2). What it cannot claim: the packing ignores where the layers
