@@ -1157,6 +1157,7 @@ static double stage_window(const struct model *mdl, int M, int l, double o, doub
 #define PCM_STATES 1024 /* count vectors (prod of count + 1) the exact packing visits, at most */
 #define PCM_CACHE 4     /* inputs and results remembered per thread */
 #define PCM_FILL_STATES 1024 /* count vectors of bound (5)'s packing, at most */
+#define PCM_FILL_WORK 32768  /* and bins x count vectors, at most */
 
 /* A rounded instance: classes of cnt[i] layers (class 0 the heaviest) on D identical
  * machines; a machine holding q layers of class i holds at least light[off[i] + q], the sum
@@ -1476,6 +1477,7 @@ static _Thread_local int fill_ncache, fill_next;
 static double pcm_fill_bound(const double *c, int n, const double *fill, int nb, int M, double oh, double lo)
 {
 	struct pcm p;
+	long states;
 	int at;
 
 	for (int i = 0; i < fill_ncache; i++) {
@@ -1502,7 +1504,10 @@ static double pcm_fill_bound(const double *c, int n, const double *fill, int nb,
 	fill_cache[at].lo = lo;
 	memcpy(fill_cache[at].c, c, (size_t)n * sizeof(*c));
 	memcpy(fill_cache[at].fill, fill, (size_t)nb * sizeof(*fill));
-	fill_cache[at].opt = pcm_round(c, n, oh, PCM_FILL_STATES, &p) ? pcm_fill_solve(&p, fill, nb, M, lo) : lo;
+	/* a step costs up to nb states^2: fewer states (coarser classes, still a bound) with many
+	 * bins */
+	states = PCM_FILL_WORK / nb < PCM_FILL_STATES ? PCM_FILL_WORK / nb : PCM_FILL_STATES;
+	fill_cache[at].opt = pcm_round(c, n, oh, states, &p) ? pcm_fill_solve(&p, fill, nb, M, lo) : lo;
 	return fill_cache[at].opt;
 }
 
