@@ -1038,27 +1038,66 @@ double sim_lower_bound(const struct model *mdl, const struct cluster *cl, int mi
  *   mixed speeds, only weaker). Computing P* is NP-hard in general, but any c'_l <= c_l
  *   lowers every assignment's largest load, so P*(c') <= P*(c), and so does dropping
  *   layers: keep the TIGHT_TOP heaviest, group equal costs into classes, and merge adjacent
- *   classes (the heavier takes the lighter's cost, the merge that loses the least load
- *   first) until at most PCM_CLASSES classes and PCM_STATES count vectors remain; then
- *   solve the rounded instance exactly. A makespan is some machine's load, the load of a
- *   count vector, so binary search over those loads sorted, with an exact test of whether
- *   D machines of that capacity hold every layer (pcm_fits: a dynamic program over count
- *   vectors). With few distinct costs (at most PCM_CLASSES and PCM_STATES count vectors)
- *   nothing is rounded and this is the optimal packing itself; with near-equal ones
- *   (gpt-13b's 38 transformer layers lie within 5% of each other) the loss is the spread
- *   inside a class. It catches what the pigeonhole misses: 38 layers of 17.2 ms, one of
+ *   classes (the merge that loses the least load first) until at most PCM_CLASSES classes
+ *   and PCM_STATES count vectors remain; then solve the relaxed instance exactly, where a
+ *   machine holding q layers of a class is charged the sum of the class's q lightest costs
+ *   (what any q of its layers cost at least; with equal costs, exactly what they cost).
+ *   A makespan is some machine's load, the load of a count vector, so binary search over
+ *   those loads sorted, with an exact test of whether D machines of that capacity hold
+ *   every layer (pcm_fits: a dynamic program over count vectors). With few distinct costs
+ *   (at most PCM_CLASSES and PCM_STATES count vectors) nothing is merged and this is the
+ *   optimal packing itself; with near-equal ones (gpt-13b's 38 transformer layers lie
+ *   within 5% of each other) the loss is what a machine's layers cost above the lightest
+ *   of their class. It catches what the pigeonhole misses: 38 layers of 17.2 ms, one of
  *   20.6 and a head of 31.1 on 8 devices average 88.2 ms and the pigeonhole says 86 (5
  *   layers), but the head with 4 more layers is 99.9, and with fewer it leaves 36 layers to
  *   7 devices, 6 on one (103.2). What it cannot claim: the packing ignores where the layers
  *   sit, so the fill of (1) and the chains of (2) do not add to it.
  * (4) One microbatch's chain, with its overheads: (sum f + sum B + 2o + wt) / s_max.
+ * (5) The packing with each device's fill: (1) and (3) joined. Device d's first op starts
+ *   at >= Pf(e_d)/s_max and it then runs M load_d of work, so T s_max >= Pf(e_d) + M load_d.
+ *   Sort the devices that hold anything by entry: the j-th (from 0) enters at a layer >= j,
+ *   and Pf grows with the layer, so its fill is >= Pf(j). So every plan gives an assignment
+ *   of the layers to bins j = 0..min(D, L) - 1 (bins left empty cost nothing) with
+ *   T s_max >= Pf(j) + M load(bin j) for every nonempty bin: T s_max is at least the least
+ *   such maximum over all assignments. The classes' lightest-sum charge and dropping layers
+ *   (as in (3)) only lower that least maximum; it is found by bisection on T, each step an exact
+ *   dynamic program over the bins from the last, whose states are the count vectors of the
+ *   rounded classes still to place (pcm_fill_fits; at most PCM_FILL_STATES of them). It
+ *   catches the layers that do not split evenly when the fullest devices cannot all enter
+ *   at layer 0: 10 equal layers on 4 devices put 3 on two of them, and one of those two
+ *   enters after layer 0's forward. What it cannot claim: a device's lowest layer decides
+ *   only when it may start, not how long it waits later for microbatches to arrive.
+ * (6) The head's wait. Every I of microbatch m waits for the I of the stage holding the
+ *   last layer L-1, which waits for m's forward through every layer: SF = sum f + o (at
+ *   least one F op). So the device h holding L-1 runs only F ops before SF/s_max, and of
+ *   the F ops of its stage H around L-1 (each ends after SF: its microbatch's whole forward)
+ *   at most one runs before SF. Its work after SF is then at least its load minus its F
+ *   work plus (M - 1)(f_H + o), and with n_h >= 1 stages and s_h <= s_max:
+ *     T s_max >= SF + M (b + w)(S_h) + M (K-1) o n_h + (M - 1)(f_{L-1} + o)
+ *              = Q + M (c_{L-1} + K o) + M (b + w)(O)        Q = sum_{l<L-1} f_l
+ *   where O = S_h minus L-1: the device waits out the forward below the head unless it
+ *   holds forward work of its own to fill the wait. With its load, and x = c(O):
+ *     T s_max >= h(x) = M (c_{L-1} + K o) + max(M x, Q + M (x - fmax(x)))
+ *   fmax(x): the most forward work any set of the other layers of total cost x holds, by
+ *   the fractional knapsack's greedy on f/c (an upper bound for every whole set). The
+ *   other layers, of cost C' - x, sit on k <= min(D-1, L-1) other devices with distinct
+ *   entries, so as in (1): T >= r(x) = min_k [M (C' - x + K o k) + (s_min/s_max) sum_{j<k}
+ *   Pf(j)] / top[k]. Every plan has some x with T >= max(h(x)/s_max, r(x)); h grows with
+ *   x (f <= c) and r falls, so the least such max is where they cross, found by bisection
+ *   (each end kept as a bound of its side). On nemotron-nano-v2-9b at 8 x 16 the head is
+ *   9% of the work and its device waits 125 ms for the forward below it: 849.4 ms, where
+ *   the other parts give 847.9. What it cannot claim: that the other
+ *   devices, which also run only forwards before SF, can fill that window (they can here:
+ *   the low layers' forwards are plenty), and where O's forwards can run before SF.
  * The tight bound is the largest of these and of the old bound. It allocates nothing:
  * the heaviest layers and fastest devices kept are the first TIGHT_TOP (a bound over fewer
  * of them is still a bound; past them a device's speed counts as the last one kept), and
- * the packing's tables (about 18 KB) live on the stack. The packing takes up to a few
- * milliseconds, so its result is remembered per thread for the last PCM_CACHE inputs (the
- * kept costs, D and K o, compared exactly): simulating plans of one model pays a comparison
- * of at most TIGHT_TOP numbers.
+ * the packings' tables (about 18 KB each) and (6)'s sorted layers (HEAD_MAX, 12 KB; a
+ * longer model skips (6)) live on the stack. The packings take up to about 10 ms, so their
+ * results are remembered per thread for the last PCM_CACHE inputs (the kept costs, D or
+ * the fills, M, K o, compared exactly): simulating plans of one model pays comparisons of
+ * a few hundred numbers, and (6) its O(L log L) sort and bisection.
  */
 
 #define TIGHT_TOP 128 /* the heaviest layers and fastest devices kept (on the stack) */
@@ -1114,16 +1153,20 @@ static double stage_window(const struct model *mdl, int M, int l, double o, doub
 
 /* ---- bound (3) exactly for the load: the best packing of the rounded layer costs ---- */
 
-#define PCM_CLASSES 6   /* cost classes the layers are rounded down to, at most */
+#define PCM_CLASSES 6   /* cost classes the layers are grouped into, at most */
 #define PCM_STATES 1024 /* count vectors (prod of count + 1) the exact packing visits, at most */
 #define PCM_CACHE 4     /* inputs and results remembered per thread */
+#define PCM_FILL_STATES 1024 /* count vectors of bound (5)'s packing, at most */
+#define PCM_FILL_WORK 32768  /* and bins x count vectors, at most */
 
-/* A rounded instance: cnt[i] layers of cost val[i] (descending) on D identical machines;
- * a machine holding anything also pays oh (one stage's K overheads). */
+/* A rounded instance: classes of cnt[i] layers (class 0 the heaviest) on D identical
+ * machines; a machine holding q layers of class i holds at least light[off[i] + q], the sum
+ * of the class's q lightest costs, and a machine holding anything also pays oh (one
+ * stage's K overheads). */
 struct pcm {
 	int k, D;
-	double oh, val[PCM_CLASSES];
-	int cnt[PCM_CLASSES];
+	double oh, light[TIGHT_TOP + PCM_CLASSES];
+	int cnt[PCM_CLASSES], off[PCM_CLASSES];
 };
 
 /* The bound is the same pure function of the layer costs every time the tuner simulates a
@@ -1142,7 +1185,7 @@ static double pcm_load(const struct pcm *p, const int *dig)
 	bool any = false;
 
 	for (int i = 0; i < p->k; i++) {
-		x += dig[i] * p->val[i];
+		x += p->light[p->off[i] + dig[i]];
 		any |= dig[i] > 0;
 	}
 	return any ? x + p->oh : 0;
@@ -1247,15 +1290,14 @@ static double pcm_solve(const struct pcm *p)
 }
 
 /*
- * Bound (3), the packing, at speed 1 and per microbatch: the least possible largest device
- * load over every assignment of the layers of costs c[0..n) (descending), rounded down to
- * at most PCM_CLASSES classes, to D devices. 0 when there is nothing to place.
+ * Rounds the layers of costs c[0..n) (descending) down to at most PCM_CLASSES classes and
+ * max_states count vectors, into *p (D and oh left for the caller). Returns the number of
+ * classes, 0 when there is nothing to place.
  */
-static double pcm_round_solve(const double *c, int n, int D, double oh)
+static int pcm_round(const double *c, int n, double oh, long max_states, struct pcm *p)
 {
 	double v[TIGHT_TOP];
 	int cnt[TIGHT_TOP], k = 0;
-	struct pcm p;
 
 	for (int i = 0; i < n; i++) {
 		if (c[i] <= 0 && oh <= 0)
@@ -1267,17 +1309,18 @@ static double pcm_round_solve(const double *c, int n, int D, double oh)
 			cnt[k++] = 1;
 		}
 	}
+	memset(p, 0, sizeof(*p));
 	if (k == 0)
 		return 0;
-	/* Round down: merge the adjacent classes whose merge loses the least load (the heavier
-	 * one takes the lighter's cost) until few classes and few count vectors remain. */
+	/* Merge the adjacent classes whose merge loses the least load (were the heavier one to
+	 * take the lighter's cost) until few classes and few count vectors remain. */
 	for (;;) {
 		long states = 1;
 		int at = 0;
 
-		for (int i = 0; i < k && states <= PCM_STATES; i++)
+		for (int i = 0; i < k && states <= max_states; i++)
 			states *= cnt[i] + 1;
-		if ((k <= PCM_CLASSES && states <= PCM_STATES) || k == 1)
+		if ((k <= PCM_CLASSES && states <= max_states) || k == 1)
 			break;
 		for (int i = 1; i + 1 < k; i++)
 			if (cnt[i] * (v[i] - v[i + 1]) < cnt[at] * (v[at] - v[at + 1]))
@@ -1289,15 +1332,110 @@ static double pcm_round_solve(const double *c, int n, int D, double oh)
 		}
 		k--;
 	}
-	memset(&p, 0, sizeof(p));
-	p.k = k;
-	p.D = D;
-	p.oh = oh;
-	for (int i = 0; i < k; i++) {
-		p.val[i] = v[i];
-		p.cnt[i] = cnt[i];
+	p->k = k;
+	p->oh = oh;
+	/* the classes are runs of c in order; class i's lightest are at the end of its run */
+	for (int i = 0, first = 0, at = 0; i < k; i++) {
+		p->cnt[i] = cnt[i];
+		p->off[i] = at;
+		p->light[at] = 0;
+		for (int q = 1; q <= cnt[i]; q++)
+			p->light[at + q] = p->light[at + q - 1] + fmax(c[first + cnt[i] - q], 0);
+		first += cnt[i];
+		at += cnt[i] + 1;
 	}
+	return k;
+}
+
+/*
+ * Bound (3), the packing, at speed 1 and per microbatch: the least possible largest device
+ * load over every assignment of the layers of costs c[0..n) (descending), grouped into at
+ * most PCM_CLASSES classes (pcm_round), to D devices. 0 when there is nothing to place.
+ */
+static double pcm_round_solve(const double *c, int n, int D, double oh)
+{
+	struct pcm p;
+
+	if (pcm_round(c, n, oh, PCM_STATES, &p) == 0)
+		return 0;
+	p.D = D;
 	return pcm_solve(&p);
+}
+
+/*
+ * Bound (5)'s test: whether the rounded layers fit nb bins, bin j holding a count vector u
+ * only if M load(u) + fill[j] <= T (an empty bin always fits). A dynamic program over the
+ * bins from the last: ok[v] says whether the bins after j hold the count vector v; bin j
+ * takes any u that fits it and leaves v to them. dig and load: every state's digits and
+ * load, S states.
+ */
+static bool pcm_fill_fits(const struct pcm *p, int S, unsigned char (*dig)[PCM_CLASSES], const double *load,
+                          const double *fill, int nb, int M, double T)
+{
+	bool ok[PCM_FILL_STATES], nx[PCM_FILL_STATES];
+	short fit[PCM_FILL_STATES];
+
+	memset(ok, 0, sizeof(ok));
+	ok[0] = true;
+	for (int j = nb - 1; j >= 0; j--) {
+		int nfit = 0;
+
+		for (int u = 1; u < S; u++)
+			if (M * load[u] + fill[j] <= T)
+				fit[nfit++] = (short)u;
+		if (nfit == 0)
+			continue; /* bin j can only stay empty */
+		memcpy(nx, ok, sizeof(nx)); /* bin j empty */
+		for (int w = 0; w < S; w++) {
+			if (!ok[w])
+				continue;
+			for (int f = 0; f < nfit; f++) {
+				int u = fit[f], i = 0;
+
+				while (i < p->k && dig[w][i] + dig[u][i] <= p->cnt[i])
+					i++;
+				if (i == p->k)
+					nx[w + u] = true;
+			}
+		}
+		memcpy(ok, nx, sizeof(ok));
+		if (ok[S - 1])
+			return true;
+	}
+	return ok[S - 1];
+}
+
+/*
+ * Bound (5), at speed 1: the least T at which the rounded layers fit the bins of
+ * pcm_fill_fits(), by bisection to a part in 1e9, never above it: the value returned was
+ * shown not to fit, or is lo, a bound already known (the other parts of the tight bound).
+ */
+static double pcm_fill_solve(const struct pcm *p, const double *fill, int nb, int M, double lo)
+{
+	unsigned char dig[PCM_FILL_STATES][PCM_CLASSES];
+	double load[PCM_FILL_STATES], hi;
+	int S = 1, d[PCM_CLASSES] = { 0 };
+
+	for (int i = 0; i < p->k; i++)
+		S *= p->cnt[i] + 1;
+	for (int v = 0; v < S; v++, pcm_step(p, d)) {
+		for (int i = 0; i < PCM_CLASSES; i++)
+			dig[v][i] = (unsigned char)d[i];
+		load[v] = pcm_load(p, d);
+	}
+	hi = M * load[S - 1] + fill[0]; /* everything in bin 0 fits */
+	/* most often nothing is above the other bounds: one test says so */
+	if (lo >= hi || pcm_fill_fits(p, S, dig, load, fill, nb, M, lo * (1 + 1e-9)))
+		return lo;
+	while (hi - lo > 1e-9 * hi) {
+		double mid = lo + (hi - lo) / 2;
+
+		if (pcm_fill_fits(p, S, dig, load, fill, nb, M, mid))
+			hi = mid;
+		else
+			lo = mid;
+	}
+	return lo;
 }
 
 /* pcm_round_solve(), remembered per thread for the last PCM_CACHE inputs. */
@@ -1325,6 +1463,93 @@ static double pcm_bound(const double *c, int n, int D, double oh)
 	memcpy(pcm_cache[at].c, c, (size_t)n * sizeof(*c));
 	pcm_cache[at].opt = pcm_round_solve(c, n, D, oh);
 	return pcm_cache[at].opt;
+}
+
+/* Bound (5)'s inputs and results, remembered like pcm_cache. */
+static _Thread_local struct {
+	int n, nb, M;
+	double oh, lo, c[TIGHT_TOP], fill[TIGHT_TOP], opt;
+} fill_cache[PCM_CACHE];
+static _Thread_local int fill_ncache, fill_next;
+
+/* Bound (5) at speed 1: the layers of costs c[0..n) (descending), rounded, in nb bins of
+ * fills fill[0..nb) (ascending), M microbatches, oh per nonempty bin and microbatch. */
+static double pcm_fill_bound(const double *c, int n, const double *fill, int nb, int M, double oh, double lo)
+{
+	struct pcm p;
+	long states;
+	int at;
+
+	for (int i = 0; i < fill_ncache; i++) {
+		int j = 0, jb = 0;
+
+		if (fill_cache[i].n != n || fill_cache[i].nb != nb || fill_cache[i].M != M || fill_cache[i].oh != oh ||
+		    fill_cache[i].lo != lo)
+			continue;
+		while (j < n && fill_cache[i].c[j] == c[j])
+			j++;
+		while (jb < nb && fill_cache[i].fill[jb] == fill[jb])
+			jb++;
+		if (j == n && jb == nb)
+			return fill_cache[i].opt;
+	}
+	at = fill_next;
+	fill_next = (fill_next + 1) % PCM_CACHE;
+	if (fill_ncache < PCM_CACHE)
+		fill_ncache++;
+	fill_cache[at].n = n;
+	fill_cache[at].nb = nb;
+	fill_cache[at].M = M;
+	fill_cache[at].oh = oh;
+	fill_cache[at].lo = lo;
+	memcpy(fill_cache[at].c, c, (size_t)n * sizeof(*c));
+	memcpy(fill_cache[at].fill, fill, (size_t)nb * sizeof(*fill));
+	/* a step costs up to nb states^2: fewer states (coarser classes, still a bound) with many
+	 * bins */
+	states = PCM_FILL_WORK / nb < PCM_FILL_STATES ? PCM_FILL_WORK / nb : PCM_FILL_STATES;
+	fill_cache[at].opt = pcm_round(c, n, oh, states, &p) ? pcm_fill_solve(&p, fill, nb, M, lo) : lo;
+	return fill_cache[at].opt;
+}
+
+/* ---- bound (6): the device that holds the last layer waits for the first backward ---- */
+
+#define HEAD_MAX 512 /* bound (6) for models of at most this many layers (on the stack) */
+
+struct fc {
+	double r, f, c; /* a layer's f / c, f and c */
+};
+
+static int fc_cmp(const void *a, const void *b)
+{
+	double x = ((const struct fc *)a)->r, y = ((const struct fc *)b)->r;
+
+	return (x < y) - (x > y); /* descending */
+}
+
+/* The most forward work any set of the layers v[0..n) (sorted by f / c, descending) of total
+ * cost x can hold: the fractional knapsack's greedy, an upper bound for every whole set. */
+static double fc_fmax(const struct fc *v, int n, double x)
+{
+	double f = 0;
+
+	for (int i = 0; i < n && x > 0; i++) {
+		if (x <= v[i].c)
+			return f + v[i].f * x / v[i].c;
+		f += v[i].f;
+		x -= v[i].c;
+	}
+	return f;
+}
+
+/* Bound (6)'s two sides at x, the cost of what the head's device holds besides the last
+ * layer: h its own (at speed 1), r the others' (in time). */
+static void head_sides(const struct fc *v, int n, double x, int M, double cH, double Ko, double Q, double rest,
+                       const double *fillsum, const double *top, int kmax, double *h, double *r)
+{
+	*h = M * (cH + Ko) + fmax(M * x, Q + M * (x - fc_fmax(v, n, x)));
+	*r = rest - x > 0 ? INFINITY : 0;
+	for (int k = 1; k <= kmax && rest - x > 0; k++)
+		*r = fmin(*r, (M * (rest - x + Ko * k) + fillsum[k]) / top[k]);
 }
 
 double sim_lower_bound_tight(const struct model *mdl, const struct cluster *cl, int microbatches,
@@ -1437,6 +1662,69 @@ double sim_lower_bound_tight(const struct model *mdl, const struct cluster *cl, 
 			best = fmax(best, M * (x + K * o) / smax);
 		}
 		best = fmax(best, M * pcm_bound(ld, nld, D, K * o) / smax);
+	}
+
+	/* (6) the head's device: its wait for the first backward, or the forwards that fill it */
+	if (D > 1 && L > 1 && L - 1 <= HEAD_MAX && D - 1 <= TIGHT_TOP) {
+		struct fc v[HEAD_MAX];
+		double fillsum[TIGHT_TOP + 1], top[TIGHT_TOP + 1], pf = 0, Q = 0, rest = 0, lo, hi, hl, rl, hh, rh, x;
+		const struct layer *y = &mdl->layers[L - 1];
+		int n = 0, rk = D - 1 < L - 1 ? D - 1 : L - 1;
+
+		for (int l = 0; l + 1 < L; l++) {
+			const struct layer *z = &mdl->layers[l];
+			double c = z->f_ms + z->b_ms + z->w_ms;
+
+			Q += z->f_ms;
+			rest += c;
+			if (c > 0)
+				v[n++] = (struct fc){ z->f_ms / c, z->f_ms, c };
+		}
+		qsort(v, (size_t)n, sizeof(*v), fc_cmp);
+		fillsum[0] = top[0] = 0;
+		for (int k = 1; k <= rk; k++) {
+			fillsum[k] = fillsum[k - 1] + smin / smax * (k > 1 ? pf + o : 0);
+			pf += mdl->layers[k - 1].f_ms;
+			top[k] = fmin(ssum, top[k - 1] + sp[k - 1 < nsp ? k - 1 : nsp - 1]);
+		}
+		lo = 0;
+		hi = rest;
+		head_sides(v, n, lo, M, y->f_ms + y->b_ms + y->w_ms, K * o, Q, rest, fillsum, top, rk, &hl, &rl);
+		head_sides(v, n, hi, M, y->f_ms + y->b_ms + y->w_ms, K * o, Q, rest, fillsum, top, rk, &hh, &rh);
+		for (int it = 0; it < 60 && hl / smax < rl && hh / smax > rh; it++) {
+			double mid = lo + (hi - lo) / 2, hm, rm;
+
+			head_sides(v, n, mid, M, y->f_ms + y->b_ms + y->w_ms, K * o, Q, rest, fillsum, top, rk, &hm, &rm);
+			if (hm / smax < rm) {
+				lo = mid;
+				hl = hm;
+				rl = rm;
+			} else {
+				hi = mid;
+				hh = hm;
+				rh = rm;
+			}
+		}
+		/* h grows with x and r falls: between lo and hi each side is at least its value at the
+		 * end where it is least; below lo (once lo moved) the others' side is >= rl, above hi
+		 * (once hi moved) the head's is >= hh */
+		x = fmax(hl / smax, rh);
+		if (lo > 0)
+			x = fmin(x, rl);
+		if (hi < rest)
+			x = fmin(x, hh / smax);
+		best = fmax(best, x);
+	}
+
+	/* (5) the packing with each device's fill */
+	if (kmax <= TIGHT_TOP) {
+		double fill[TIGHT_TOP], pf = 0;
+
+		for (int j = 0; j < kmax; j++) {
+			fill[j] = j > 0 ? pf + o : 0;
+			pf += mdl->layers[j].f_ms;
+		}
+		best = fmax(best, pcm_fill_bound(ld, nld, fill, kmax, M, K * o, best * smax) / smax);
 	}
 	return best;
 }
