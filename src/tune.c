@@ -589,10 +589,12 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 	}
 	t->layer_bytes = calloc((size_t)m->nlayers, sizeof(double));
 	t->layer_f = calloc((size_t)m->nlayers, sizeof(double));
+	t->layer_i = calloc((size_t)m->nlayers, sizeof(double));
 	t->weight = calloc((size_t)D, sizeof(double));
 	t->mem = calloc((size_t)D, sizeof(double));
 	if (!t->work.stages || !t->work.order_start || !t->work.order || !t->cap_buf || !t->wcap_buf ||
-	    !t->layer_cost || !t->layer_fb || !t->load || !t->seen || !t->layer_bytes || !t->layer_f || !t->weight || !t->mem) {
+	    !t->layer_cost || !t->layer_fb || !t->load || !t->seen || !t->layer_bytes || !t->layer_f || !t->layer_i ||
+	    !t->weight || !t->mem) {
 		err_set(e, ERR_RUNTIME, "out of host memory");
 		goto fail;
 	}
@@ -609,10 +611,11 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 		t->layer_fb[l] = m->layers[l].f_ms + m->layers[l].b_ms;
 		t->layer_bytes[l] = ms.weights + ms.grads + ms.optimizer;
 		t->layer_f[l] = m->layers[l].f_ms;
+		t->layer_i[l] = m->layers[l].b_ms;  /* the tuner's plans split the backward */
 	}
 	for (int d = 0; d < D; d++)
 		t->mem[d] = cluster_usable_bytes(c);
-	t->part = (struct tune_part_in){ m->nlayers, t->layer_cost, t->layer_bytes, t->layer_f, 1.0 / o->microbatches, D,
+	t->part = (struct tune_part_in){ m->nlayers, t->layer_cost, t->layer_bytes, t->layer_f, NULL, 1.0 / o->microbatches, D,
 	                                 t->weight, t->mem, 0, 0 };
 	/* every baseline that applies: the result is never worse than the best of them */
 	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]) && !stopped; k++)
@@ -657,8 +660,9 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 		}
 	/* the tuner's own starts: its structures (D stages, 2D round robin, the V, uneven
 	 * counts, 3D round robin and zigzag) with 1F1B-like, zero-bubble-like and
-	 * memory-capped knobs; the search runs from the best and then restarts from the best
-	 * of each other structure */
+	 * memory-capped knobs, each balanced as tune_partition_state does or counting each
+	 * device's wait for its first backward (whichever simulates faster); the search runs
+	 * from the best and then restarts from the best of each other structure */
 	for (int shape = 0; shape < 6 && !stopped; shape++) {
 		int S = shape == 0 ? D : shape == 3 ? D + (D + 1) / 2 : shape >= 4 ? 3 * D : 2 * D;
 		struct tune_state best_s = { 0 };
@@ -689,6 +693,29 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 			if (!tune_partition_state(t, &s, NULL, 0))
 				uniform_first(&s, m->nlayers);
 			ms = static_fits(t, &s) ? tune_eval(t, &s, NULL) : INFINITY;
+			{
+				/* the same balance counting each device's wait for its first backward,
+				 * when that simulates clearly faster (a start only a little faster led
+				 * the search to a worse end as often as to a better one) */
+				struct tune_state w;
+
+				if (tune_state_copy(&w, &s) < 0) {
+					tune_state_release(&s);
+					tune_state_release(&best_s);
+					goto oom;
+				}
+				if (tune_partition_waits(t, &w) && !tune_state_equal(&w, &s) && static_fits(t, &w)) {
+					double wms = tune_eval(t, &w, NULL);
+
+					if (wms < ms * (1 - WAIT_START_MARGIN)) {
+						tune_state_release(&s);
+						s = w;
+						ms = wms;
+						memset(&w, 0, sizeof(w));
+					}
+				}
+				tune_state_release(&w);
+			}
 			if (ms < best_s_ms || best_s.nstages == 0) {
 				tune_state_release(&best_s);
 				best_s = s;
@@ -1194,6 +1221,7 @@ void tune_free(struct tuner *t)
 	free(t->seen);
 	free(t->layer_bytes);
 	free(t->layer_f);
+	free(t->layer_i);
 	free(t->pos);
 	for (int i = 0; i < PART_MEMO; i++) {
 		free(t->memo[i].first);

@@ -27,6 +27,7 @@
 #define ORDER_MAX_OPS 40000 /* larger plans keep the policy's order */
 #define ORDER_NEAR 0.01    /* order moves for states at most this much slower than the best */
 #define PART_MEMO 64       /* partitions remembered by placement and weights */
+#define WAIT_START_MARGIN 0.005 /* a start balanced counting the waits must be this much faster */
 
 struct cand {
 	struct tune_state st;
@@ -42,6 +43,7 @@ struct part_memo {
 	double *weight;
 	bool ok;
 	bool quick;            /* from tune_partition_quick (serves only its requests) */
+	bool wait;             /* counting the wait for the first backward */
 };
 
 struct tuner {
@@ -57,6 +59,7 @@ struct tuner {
 	long pruned;             /* candidates the state bound ruled out without a simulation */
 	double *layer_bytes;     /* static bytes per layer */
 	double *layer_f;         /* forward time per layer */
+	double *layer_i;         /* input-gradient time per layer */
 	double *weight, *mem;    /* per device: the partitioner's weights and usable memory */
 	struct tune_part_in part;
 	struct part_memo memo[PART_MEMO];
@@ -130,6 +133,9 @@ void tune_rank(struct tuner *t, int from, int keep);
 /* tune_partition.c: balanced boundaries for s's stages and placement (idle: per device
  * the time it idles anyway, or NULL); false when nothing fits (s unchanged). */
 bool tune_partition_state(struct tuner *t, struct tune_state *s, const double *idle, double span);
+/* The balance with each device's wait for its first backward counted too
+ * (tune_partition_wait): another candidate beside tune_partition_state's. */
+bool tune_partition_waits(struct tuner *t, struct tune_state *s);
 /* The same balance by a shorter search (the exact stage-level program for the splits it
  * tries, no kicks, a small branch and bound): for ranking many placements at once. */
 bool tune_partition_quick(struct tuner *t, struct tune_state *s);

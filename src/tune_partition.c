@@ -8,6 +8,13 @@
  * dynamic program over the same intervals. A device holding several stages shares its
  * weight among them; splitting it as the stages' actual costs do can only lower the
  * optimum, so the device-level search re-splits until it stops improving.
+ *
+ * A device's load counts the time it must wait before it can start its work: the fill
+ * (the first microbatch's forward up to its first stage) and, with input-gradient times
+ * (tune_part_in.icost), its wait for the first backward less the forwards that can reach
+ * it by then (tune_partition_wait). The wait is at least the fill, so the loads the
+ * branch and bound keeps (fill only) stay lower bounds and it prunes as before; a leaf's
+ * objective is then evaluated whole.
  */
 #include "config.h"
 #include "tune_partition.h"
@@ -31,34 +38,123 @@
 struct prefix {
 	int L;
 	double *c, *b, *f;     /* prefix sums of cost, bytes and forward time, L + 1 entries */
+	/* with the wait for the first backward (in->icost): the forward and input-gradient
+	 * times unscaled (L + 1 entries), and per device scratch for the wait */
+	double *fr, *ir;
+	double *acc, *fav, *wait;
+	int *last;
 };
-
-static int prefix_init(struct prefix *p, const struct tune_part_in *in)
-{
-	p->L = in->nlayers;
-	p->c = malloc((size_t)(p->L + 1) * sizeof(double));
-	p->b = malloc((size_t)(p->L + 1) * sizeof(double));
-	p->f = malloc((size_t)(p->L + 1) * sizeof(double));
-	if (!p->c || !p->b || !p->f) {
-		free(p->c);
-		free(p->b);
-		free(p->f);
-		return -1;
-	}
-	p->c[0] = p->b[0] = p->f[0] = 0;
-	for (int l = 0; l < p->L; l++) {
-		p->c[l + 1] = p->c[l] + in->cost[l];
-		p->b[l + 1] = p->b[l] + (in->bytes ? in->bytes[l] : 0);
-		p->f[l + 1] = p->f[l] + (in->fcost ? in->fcost[l] * in->fill : 0);
-	}
-	return 0;
-}
 
 static void prefix_release(struct prefix *p)
 {
 	free(p->c);
 	free(p->b);
 	free(p->f);
+	free(p->fr);
+	free(p->ir);
+	free(p->acc);
+	free(p->fav);
+	free(p->wait);
+	free(p->last);
+}
+
+static int prefix_init(struct prefix *p, const struct tune_part_in *in)
+{
+	size_t n = (size_t)(in->nlayers + 1) * sizeof(double), nd = (size_t)(in->ndevices > 0 ? in->ndevices : 1);
+	bool w = in->fcost && in->icost;
+
+	p->L = in->nlayers;
+	p->c = malloc(n);
+	p->b = malloc(n);
+	p->f = malloc(n);
+	p->fr = w ? malloc(n) : NULL;
+	p->ir = w ? malloc(n) : NULL;
+	p->acc = w ? malloc(nd * sizeof(double)) : NULL;
+	p->fav = w ? malloc(nd * sizeof(double)) : NULL;
+	p->wait = w ? malloc(nd * sizeof(double)) : NULL;
+	p->last = w ? malloc(nd * sizeof(int)) : NULL;
+	if (!p->c || !p->b || !p->f || (w && (!p->fr || !p->ir || !p->acc || !p->fav || !p->wait || !p->last))) {
+		prefix_release(p);
+		return -1;
+	}
+	p->c[0] = p->b[0] = p->f[0] = 0;
+	if (w)
+		p->fr[0] = p->ir[0] = 0;
+	for (int l = 0; l < p->L; l++) {
+		p->c[l + 1] = p->c[l] + in->cost[l];
+		p->b[l + 1] = p->b[l] + (in->bytes ? in->bytes[l] : 0);
+		p->f[l + 1] = p->f[l] + (in->fcost ? in->fcost[l] * in->fill : 0);
+		if (w) {
+			p->fr[l + 1] = p->fr[l] + in->fcost[l];
+			p->ir[l + 1] = p->ir[l] + in->icost[l];
+		}
+	}
+	return 0;
+}
+
+/* tune_partition_wait over the prefix sums, into p->wait. The first microbatch's forward
+ * reaches the end at Ftot and its gradient comes back to device d's last stage after the
+ * input gradients of the stages behind it: until then d can only run forwards. The k-th
+ * microbatch reaches stage s no earlier than fill(s) + (k-1) r(s), r(s) the most forward
+ * time per microbatch any device spends on stages before s (s's own device: up to s),
+ * so the forwards d can finish by then are counted stage by stage; what they leave of the
+ * wait is idle. Never below the fill. O(S + D). */
+static void wait_eval(const struct tune_part_in *in, const struct prefix *p, int S, const int *device,
+                      const int *first)
+{
+	int L = p->L, D = in->ndevices;
+	double ftot = p->fr[L], most = 0, mbs = in->fill > 0 ? floor(1 / in->fill + 0.5) : 1;
+
+	for (int d = 0; d < D; d++) {
+		p->acc[d] = p->fav[d] = 0;
+		p->last[d] = -1;
+		p->wait[d] = -1;  /* no stage yet */
+	}
+	for (int s = 0; s < S; s++)
+		p->last[device[s]] = s;
+	for (int s = 0; s < S; s++) {
+		int d = device[s];
+		double fs = p->fr[first[s + 1]] - p->fr[first[s]], at = p->fr[first[s]];
+		double back = ftot + p->ir[L] - p->ir[first[p->last[d] + 1]];
+		double own = p->acc[d] + fs, r = most > own ? most : own, room = back - at - fs;
+
+		if (p->wait[d] < 0)
+			p->wait[d] = at;  /* the fill: its first stage's start */
+		if (room >= 0) {
+			/* the microbatches through by then: 1 + floor(room / r), at most all */
+			double k = room >= r * (mbs - 1) ? mbs : 1 + (double)(long)(room / r * (1 + 1e-12));
+
+			p->fav[d] += fs * k;
+		}
+		p->acc[d] += fs;
+		if (p->acc[d] > most)
+			most = p->acc[d];
+	}
+	for (int d = 0; d < D; d++)
+		if (p->last[d] >= 0) {
+			double back = ftot + p->ir[L] - p->ir[first[p->last[d] + 1]];
+
+			if (back - p->fav[d] > p->wait[d])
+				p->wait[d] = back - p->fav[d];
+		}
+}
+
+int tune_partition_wait(const struct tune_part_in *in, int S, const int *device, const int *first, double *wait)
+{
+	struct prefix p;
+
+	if (!in->fcost || !in->icost) {
+		for (int d = 0; d < in->ndevices; d++)
+			wait[d] = 0;
+		return 0;
+	}
+	if (prefix_init(&p, in) < 0)
+		return -1;
+	wait_eval(in, &p, S, device, first);
+	for (int d = 0; d < in->ndevices; d++)
+		wait[d] = p.wait[d] < 0 ? 0 : p.wait[d];
+	prefix_release(&p);
+	return 0;
 }
 
 static bool fits(const struct prefix *p, int i, int e, double r, double cap, double mem)
@@ -263,10 +359,17 @@ static void device_eval(const struct tune_part_in *in, const struct prefix *p, i
 
 		if (bytes[d] < 0) {
 			bytes[d] = 0;
-			load[d] = p->f[first[s]];  /* its wait for the pipeline to fill */
+			load[d] = p->wait ? 0 : p->f[first[s]];  /* its wait for the pipeline to fill */
 		}
 		load[d] += p->c[first[s + 1]] - p->c[first[s]];
 		bytes[d] += p->b[first[s + 1]] - p->b[first[s]];
+	}
+	if (p->wait) {
+		/* the whole wait (the fill is its floor) */
+		wait_eval(in, p, S, device, first);
+		for (int d = 0; d < in->ndevices; d++)
+			if (bytes[d] >= 0)
+				load[d] += p->wait[d] * in->fill;
 	}
 	for (int d = 0; d < in->ndevices; d++) {
 		double q = load[d] / in->weight[d];
@@ -409,6 +512,7 @@ struct bb {
 	const int *device, *last_of;   /* per device: its last stage */
 	const int *first_of;           /* and its first */
 	double *load, *bytes;
+	double *eload, *ebytes;        /* scratch for a leaf's whole objective (the wait) */
 	double open_w0, best;          /* weight of all devices; the incumbent */
 	int *cur, *best_first;
 	long nodes, max_nodes;
@@ -423,6 +527,13 @@ static void bb_dfs(struct bb *b, int s, int l, double closed_max, double open_lo
 	if (++b->nodes > b->max_nodes)
 		return;
 	if (s == b->S) {
+		if (p->wait && closed_max < b->best * (1 - 1e-12)) {
+			/* the loads so far count the fill only, a floor of the wait */
+			double sq;
+			bool fit;
+
+			device_eval(b->in, p, b->S, b->device, b->cur, b->eload, b->ebytes, &closed_max, &sq, &fit);
+		}
 		if (closed_max < b->best * (1 - 1e-12)) {
 			b->best = closed_max;
 			memcpy(b->best_first, b->cur, (size_t)(b->S + 1) * sizeof(int));
@@ -466,19 +577,23 @@ static void bb_dfs(struct bb *b, int s, int l, double closed_max, double open_lo
 static double branch_and_bound(const struct tune_part_in *in, const struct prefix *p, int S, const int *device,
                                int *first, double incumbent, long max_nodes)
 {
-	struct bb b = { in, p, S, device, NULL, NULL, NULL, NULL, 0, incumbent, NULL, NULL, 0, max_nodes };
+	struct bb b = { in, p, S, device, NULL, NULL, NULL, NULL, NULL, NULL, 0, incumbent, NULL, NULL, 0, max_nodes };
 	int *last_of = malloc((size_t)in->ndevices * sizeof(int)), *first_of = malloc((size_t)in->ndevices * sizeof(int));
 	double open_w = 0;
 
 	b.load = calloc((size_t)in->ndevices, sizeof(double));
 	b.bytes = calloc((size_t)in->ndevices, sizeof(double));
+	b.eload = malloc((size_t)in->ndevices * sizeof(double));
+	b.ebytes = malloc((size_t)in->ndevices * sizeof(double));
 	b.cur = malloc((size_t)(S + 1) * sizeof(int));
 	b.best_first = first;
-	if (!last_of || !first_of || !b.load || !b.bytes || !b.cur) {
+	if (!last_of || !first_of || !b.load || !b.bytes || !b.eload || !b.ebytes || !b.cur) {
 		free(last_of);
 		free(first_of);
 		free(b.load);
 		free(b.bytes);
+		free(b.eload);
+		free(b.ebytes);
 		free(b.cur);
 		return NAN;
 	}
@@ -500,6 +615,8 @@ static double branch_and_bound(const struct tune_part_in *in, const struct prefi
 	free(first_of);
 	free(b.load);
 	free(b.bytes);
+	free(b.eload);
+	free(b.ebytes);
 	free(b.cur);
 	return b.best;
 }
@@ -589,7 +706,8 @@ double tune_partition_devices(const struct tune_part_in *in, int S, const int *d
  * idle that long anyway (filling and draining the pipeline), so it gets less work: its
  * weight is its speed times the share of the iteration it can compute. False when no
  * partition fits in memory (the state is left as it was). */
-static bool partition_with(struct tuner *t, struct tune_state *s, const double *idle, double span, bool quick)
+static bool partition_with(struct tuner *t, struct tune_state *s, const double *idle, double span, bool quick,
+                           bool wait)
 {
 	int D = t->cluster->devices, S = s->nstages;
 	struct part_memo *pm;
@@ -608,7 +726,7 @@ static bool partition_with(struct tuner *t, struct tune_state *s, const double *
 	/* the search asks for the same placements again and again: remember the answers */
 	for (int i = 0; i < PART_MEMO; i++) {
 		pm = &t->memo[i];
-		if (pm->first && pm->nstages == S && (quick || !pm->quick) &&
+		if (pm->first && pm->nstages == S && (quick || !pm->quick) && pm->wait == wait &&
 		    memcmp(pm->device, s->device, (size_t)S * sizeof(int)) == 0 &&
 		    memcmp(pm->weight, t->weight, (size_t)D * sizeof(double)) == 0) {
 			if (pm->ok)
@@ -619,9 +737,11 @@ static bool partition_with(struct tuner *t, struct tune_state *s, const double *
 	/* a bubble-aware balance changes with every plan: a shorter search */
 	t->part.kicks = idle || quick ? -1 : 0;
 	t->part.nodes = idle || quick ? 1000 : 0;
+	t->part.icost = wait ? t->layer_i : NULL;
 	{
 		double r = tune_partition_devices(&t->part, S, s->device, s->first);
 
+		t->part.icost = NULL;  /* the others rank and check by the fill alone */
 		if (isnan(r)) {
 			t->oom = true;
 			return false;
@@ -636,6 +756,7 @@ static bool partition_with(struct tuner *t, struct tune_state *s, const double *
 	pm->nstages = S;
 	pm->ok = ok;
 	pm->quick = quick;
+	pm->wait = wait;
 	pm->first = malloc((size_t)(S + 1) * sizeof(int));
 	pm->device = malloc((size_t)S * sizeof(int));
 	pm->weight = malloc((size_t)D * sizeof(double));
@@ -655,12 +776,17 @@ static bool partition_with(struct tuner *t, struct tune_state *s, const double *
 
 bool tune_partition_quick(struct tuner *t, struct tune_state *s)
 {
-	return partition_with(t, s, NULL, 0, true);
+	return partition_with(t, s, NULL, 0, true, false);
 }
 
 bool tune_partition_state(struct tuner *t, struct tune_state *s, const double *idle, double span)
 {
-	return partition_with(t, s, idle, span, false);
+	return partition_with(t, s, idle, span, false, false);
+}
+
+bool tune_partition_waits(struct tuner *t, struct tune_state *s)
+{
+	return partition_with(t, s, NULL, 0, false, true);
 }
 
 void tune_gen_partition(struct tuner *t)
@@ -671,7 +797,18 @@ void tune_gen_partition(struct tuner *t)
 	int from;
 
 	/* the exact balance of device loads, then the same with each device's fill and drain
-	 * idle time taken off what it can do (bubble-aware) */
+	 * idle time taken off what it can do (bubble-aware), and the balance that counts each
+	 * device's wait for its first backward */
+	c = tune_cand_add(t, &t->cur, MOVE_PARTITION, 0, 3);
+	if (!c)
+		return;
+	if (tune_partition_waits(t, &c->st)) {
+		snprintf(c->what, sizeof(c->what), "rebalance the %d stages counting each gpu's wait for its first backward",
+		         S);
+		tune_cand_keep(t);
+	} else {
+		tune_state_release(&t->cands[--t->ncands].st);
+	}
 	for (int aware = 0; aware < 3; aware++) {
 		double idle[OCTO_TUNE_MAX_AWARE];
 		bool use = aware > 0 && m->dev && m->ndevices == D && D <= OCTO_TUNE_MAX_AWARE;

@@ -31,6 +31,12 @@ struct tune_part_in {
 	 * of the layers before that stage counts in its load (fill = 1 / microbatches turns
 	 * load x microbatches + that wait into one per-microbatch figure). */
 	const double *fcost;
+	/* Optional (NULL: the wait above only): per layer its input-gradient time (I, or the
+	 * whole backward when it is not split). With it, a device's load also counts its wait
+	 * for its first backward: until the first microbatch has run forward to the end and
+	 * its gradient has come back to the device's last stage, the device can only run the
+	 * forwards whose inputs have arrived (see tune_partition_wait). Needs fcost. */
+	const double *icost;
 	double fill;
 	int ndevices;
 	const double *weight;
@@ -47,6 +53,16 @@ struct tune_part_in {
  * Every function here returns NAN when it runs out of host memory. */
 double tune_partition_minmax(const struct tune_part_in *in, int S, const double *cap, const double *mem,
                              int *first);
+
+/* A device's unavoidable wait in ms before its work (wait[d] for every device, the
+ * caller's ndevices doubles): the longer of its wait for the first microbatch's forward
+ * to reach its first stage (fill) and its wait for the first backward less the forwards it
+ * can run before that (the k-th microbatch taken to reach stage s after fill(s) + (k-1)
+ * times the largest forward time per microbatch any one device spends on stages up to s).
+ * An estimate (exact for one stage per device with equal stages: ZB-H1's bubble), with
+ * fill x microbatches / in->fill the same as the load's. Needs fcost and icost; -1 when out
+ * of host memory. */
+int tune_partition_wait(const struct tune_part_in *in, int S, const int *device, const int *first, double *wait);
 
 /* The largest load(d) / weight(d) of a partition, device[s] being stage s's device; a
  * device's load includes its wait for the pipeline to fill (see fcost). */
