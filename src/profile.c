@@ -528,7 +528,8 @@ static int read_trace(struct importer *im, const char *text, size_t len)
 		x->thread = thread_key(ev);
 		nx++;
 	}
-	qsort(xs, nx, sizeof(*xs), xev_cmp);
+	if (nx > 1)
+		qsort(xs, nx, sizeof(*xs), xev_cmp);
 	for (size_t k = 0; k < nx; k++) {
 		const struct xev *x = &xs[k];
 

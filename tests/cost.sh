@@ -318,6 +318,11 @@ expect_match "line 2: rules\[0\] matches 'embed_tokens'|line [0-9]+: rules\[0\] 
 run "$OCTOPIPE" import profile $D/trace-then-nul.json --rules $D/rules.json -o "$T/x.json"
 expect_rc 2 "a Chrome trace followed by a NUL and more text is refused"
 expect_match "trace-then-nul.json: a NUL character \(raw or .u0000\) at byte 74$" "$ERR" "with the NUL's offset"
+for f in empty-array empty-events; do
+    run "$OCTOPIPE" import profile "$top_srcdir/tests/fuzz/regress/profile_trace/$f.json" --rules $D/rules.json -o "$T/x.json"
+    expect_rc 2 "a trace with no events ($f) exits 2"
+    expect_match "$f.json: no record matched a rule \(0 records\)$" "$ERR" "and says no record matched"
+done
 printf '{"traceEvents": []} {"traceEvents": []}' >"$T/two.json"
 run "$OCTOPIPE" import profile "$T/two.json" --rules $D/rules.json -o "$T/x.json"
 expect_match "two.json: text after the end of the trace \(at byte 20\)$" "$ERR" "text after a trace is refused with its offset"

@@ -66,7 +66,8 @@ static int list_json(const char *dir, struct names *out)
 		out->n++;
 	}
 	closedir(d);
-	qsort(out->v, (size_t)out->n, sizeof(*out->v), cmp_str);
+	if (out->n > 1)
+		qsort(out->v, (size_t)out->n, sizeof(*out->v), cmp_str);
 	return 0;
 oom:
 	closedir(d);
