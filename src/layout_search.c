@@ -36,7 +36,7 @@ void layout_recompute_model(struct model *m, enum recompute r)
  * tokens/s and peak memory per GPU; feasible when it fits. 1 when the model cannot be
  * priced at l (a table without an architecture at another TP degree: why says so), -1
  * only when out of host memory. */
-static int judge(const struct model *m, const struct cluster *c, int mbs, const struct parallel *l,
+static int judge(struct parallel_source *src, const struct cluster *c, int mbs, const struct parallel *l,
                  enum recompute rc, struct sim *s, struct layout_choice *got, bool *feasible, struct err *why,
                  const volatile sig_atomic_t *stop, bool found, struct err *e)
 {
@@ -49,7 +49,7 @@ static int judge(const struct model *m, const struct cluster *c, int mbs, const 
 	got->tokens_per_s = 0;
 	got->makespan_ms = INFINITY;
 	got->peak_bytes = INFINITY;
-	if (parallel_replica(m, c, l, &rm, &rcl, &e2) < 0) {
+	if (parallel_source_replica(src, c, l, &rm, &rcl, &e2) < 0) {
 		if (e2.cls == ERR_RUNTIME) {
 			*e = e2;
 			return -1;
@@ -136,8 +136,9 @@ static void keep_top(struct layout_choice *out, const struct layout_pick *pk)
 		out->top[i] = *pk;
 }
 
-static int search(const struct model *m, const struct cluster *c, const struct layout_constraints *k,
-                  int min_pp, struct layout_choice *out, struct err *e)
+/* src: m's architecture, read once for every candidate (not once per candidate) */
+static int search(const struct model *m, struct parallel_source *src, const struct cluster *c,
+                  const struct layout_constraints *k, int min_pp, struct layout_choice *out, struct err *e)
 {
 	struct sim s;
 	int gpn = c->gpus_per_node, valid = 0;
@@ -201,7 +202,7 @@ static int search(const struct model *m, const struct cluster *c, const struct l
 							out->interrupted = true;
 							return 0;
 						}
-						jr = judge(m, c, mbs, &l, (enum recompute)rc, &s, &got, &feasible, &unpriced, k->stop, found, e);
+						jr = judge(src, c, mbs, &l, (enum recompute)rc, &s, &got, &feasible, &unpriced, k->stop, found, e);
 						if (jr < 0) {
 							sim_release(&s);
 							return -1;
@@ -267,7 +268,13 @@ static int search(const struct model *m, const struct cluster *c, const struct l
 int layout_search(const struct model *m, const struct cluster *c, const struct layout_constraints *k,
                   struct layout_choice *out, struct err *e)
 {
-	return search(m, c, k, 1, out, e);
+	struct parallel_source src;
+	int r;
+
+	parallel_source_init(&src, m);
+	r = search(m, &src, c, k, 1, out, e);
+	parallel_source_release(&src);
+	return r;
 }
 
 /* Whether p runs within every device's memory; -1 when the simulation itself failed for

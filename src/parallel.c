@@ -345,38 +345,61 @@ static int retarget(struct model *out, const struct arch *a, const struct hardwa
 	return 0;
 }
 
+void parallel_source_init(struct parallel_source *s, const struct model *m)
+{
+	memset(s, 0, sizeof(*s));
+	s->m = m;
+}
+
+void parallel_source_release(struct parallel_source *s)
+{
+	if (s->read && s->r == 0) {
+		arch_release(&s->a);
+		hardware_release(&s->hw);
+	}
+	memset(s, 0, sizeof(*s));
+}
+
+/* model_source() of s's model, read on first use and its answer kept: 0 (s->a, s->o and
+ * s->hw hold it), 1 (no architecture), or -1 with e set as the read set it. */
+static int source_get(struct parallel_source *s, struct err *e)
+{
+	if (!s->read) {
+		s->r = model_source(s->m, &s->a, &s->o, &s->hw, &s->err);
+		s->read = true;
+	}
+	if (s->r < 0)
+		*e = s->err;
+	return s->r;
+}
+
 /* Megatron-LM requires num_experts % expert_model_parallel_size == 0: every rank holds
  * the same number of whole experts. The counts come from the architecture a model made by
  * `octopipe cost` carries (a routed-expert GEMM's groups); a measured table has none to
  * check. */
-static int check_expert_split(const struct model *m, int ep, struct err *e)
+static int check_expert_split(struct parallel_source *s, int ep, struct err *e)
 {
-	struct arch a;
-	struct cost_opts o;
-	struct hardware hw;
-	int r = model_source(m, &a, &o, &hw, e);
+	const struct arch *a = &s->a;
+	int r = source_get(s, e);
 
 	if (r != 0)
 		return r < 0 ? -1 : 0;
-	for (int i = 0; i < a.nlayers && r == 0; i++)
-		for (int k = 0; k < a.layers[i].w.nk; k++) {
-			int experts = (int)a.layers[i].w.k[k].groups;
+	for (int i = 0; i < a->nlayers; i++)
+		for (int k = 0; k < a->layers[i].w.nk; k++) {
+			int experts = (int)a->layers[i].w.k[k].groups;
 
-			if (a.layers[i].w.k[k].kind == KT_GEMM && experts > 1 && experts % ep != 0) {
-				r = err_set(e, ERR_INPUT, "ep %d: layer %d (%s) has %d routed experts, which %d expert-parallel "
-				            "ranks cannot hold evenly", ep, i, a.layers[i].kind, experts, ep);
-				break;
-			}
+			if (a->layers[i].w.k[k].kind == KT_GEMM && experts > 1 && experts % ep != 0)
+				return err_set(e, ERR_INPUT, "ep %d: layer %d (%s) has %d routed experts, which %d "
+				               "expert-parallel ranks cannot hold evenly", ep, i, a->layers[i].kind, experts, ep);
 		}
-	arch_release(&a);
-	hardware_release(&hw);
-	return r;
+	return 0;
 }
 
-/* parallel_model, or with collectives false parallel_model_compute */
-static int model_at(const struct model *m, const struct cluster *g, const struct parallel *l, bool collectives,
+/* parallel_model, or with collectives false parallel_model_compute, of s's model */
+static int model_at(struct parallel_source *s, const struct cluster *g, const struct parallel *l, bool collectives,
                     struct model *out, struct err *e)
 {
+	const struct model *m = s->m;
 	int made = model_made_tp(m);
 
 	if (l->ep > 1) {
@@ -388,17 +411,14 @@ static int model_at(const struct model *m, const struct cluster *g, const struct
 		if (!experts)
 			return err_set(e, ERR_INPUT, "ep %d: model '%s' has no routed experts to shard over expert-parallel "
 			               "ranks", l->ep, m->name);
-		if (check_expert_split(m, l->ep, e) < 0)
+		if (check_expert_split(s, l->ep, e) < 0)
 			return -1;
 	}
 	if (model_copy(out, m, e) < 0)
 		return -1;
 	/* a table made at tp > 1 holds its collectives: only its architecture can take them out */
 	if (l->tp != made || (!collectives && made > 1)) {
-		struct arch a;
-		struct cost_opts o;
-		struct hardware hw;
-		int r = model_source(m, &a, &o, &hw, e);
+		int r = source_get(s, e);
 
 		if (r != 0) {
 			model_release(out);
@@ -412,10 +432,7 @@ static int model_at(const struct model *m, const struct cluster *g, const struct
 				               m->name, made);
 			return -1;
 		}
-		r = retarget(out, &a, &hw, o, g, l->tp, collectives, e);
-		arch_release(&a);
-		hardware_release(&hw);
-		if (r < 0) {
+		if (retarget(out, &s->a, &s->hw, s->o, g, l->tp, collectives, e) < 0) {
 			model_release(out);
 			return -1;
 		}
@@ -443,25 +460,49 @@ static int model_at(const struct model *m, const struct cluster *g, const struct
 int parallel_model(const struct model *m, const struct cluster *g, const struct parallel *l, struct model *out,
                    struct err *e)
 {
-	return model_at(m, g, l, true, out, e);
+	struct parallel_source s;
+	int r;
+
+	parallel_source_init(&s, m);
+	r = model_at(&s, g, l, true, out, e);
+	parallel_source_release(&s);
+	return r;
 }
 
 int parallel_model_compute(const struct model *m, const struct cluster *g, const struct parallel *l,
                            struct model *out, struct err *e)
 {
-	return model_at(m, g, l, false, out, e);
+	struct parallel_source s;
+	int r;
+
+	parallel_source_init(&s, m);
+	r = model_at(&s, g, l, false, out, e);
+	parallel_source_release(&s);
+	return r;
 }
 
-int parallel_replica(const struct model *m, const struct cluster *g, const struct parallel *l, struct model *rm,
-                     struct cluster *rc, struct err *e)
+int parallel_source_replica(struct parallel_source *s, const struct cluster *g, const struct parallel *l,
+                            struct model *rm, struct cluster *rc, struct err *e)
 {
-	if (parallel_check(l, g, e) < 0 || parallel_model(m, g, l, rm, e) < 0)
+	if (parallel_check(l, g, e) < 0 || model_at(s, g, l, true, rm, e) < 0)
 		return -1;
 	if (parallel_cluster(g, l, rc, e) < 0) {
 		model_release(rm);
 		return -1;
 	}
 	return 0;
+}
+
+int parallel_replica(const struct model *m, const struct cluster *g, const struct parallel *l, struct model *rm,
+                     struct cluster *rc, struct err *e)
+{
+	struct parallel_source s;
+	int r;
+
+	parallel_source_init(&s, m);
+	r = parallel_source_replica(&s, g, l, rm, rc, e);
+	parallel_source_release(&s);
+	return r;
 }
 
 double ring_allreduce_ms(double bytes, int n, const struct link *lk)

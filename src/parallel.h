@@ -34,6 +34,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "arch.h"
 #include "cluster.h"
 #include "cost.h"
 #include "err.h"
@@ -108,6 +109,27 @@ int parallel_model_compute(const struct model *m, const struct cluster *gpus, co
  * (rm and rc are filled fresh). */
 int parallel_replica(const struct model *m, const struct cluster *gpus, const struct parallel *l,
                      struct model *rm, struct cluster *rc, struct err *e);
+
+/* A model's architecture (its "source"), read once for pricing it at many layouts: the
+ * functions above read it afresh on every call that needs it (another TP degree, E > 1).
+ * Caller-owned: parallel_source_init() (reads nothing; m must outlive s), any number of
+ * parallel_source_replica(), parallel_source_release(). The first call that needs the
+ * architecture reads it and keeps the answer, an unreadable source's error included. */
+struct parallel_source {
+	const struct model *m;
+	bool read;                 /* r, err and (r == 0) a, o, hw hold the read's answer */
+	int r;                     /* 0 read, 1 none (a measured or hand-made table), -1 err */
+	struct err err;
+	struct arch a;
+	struct cost_opts o;
+	struct hardware hw;
+};
+
+void parallel_source_init(struct parallel_source *s, const struct model *m);
+void parallel_source_release(struct parallel_source *s);
+/* parallel_replica() of s's model. */
+int parallel_source_replica(struct parallel_source *s, const struct cluster *gpus, const struct parallel *l,
+                            struct model *rm, struct cluster *rc, struct err *e);
 
 /* Whether m's layer table was made with `octopipe cost --recompute` (its activations
  * already recomputed: a stage must not recompute it again). */

@@ -420,31 +420,53 @@ out:
 	return rc;
 }
 
+/* An event's pid or tid as the trace writes it: a number, a string (borrowed from the
+ * trace), or neither (absent or another type, all one value). Compared as written, never
+ * hashed, so two threads are never taken for one. */
+struct trace_id {
+	enum { TID_NONE, TID_NUM, TID_STR } kind;
+	double num;
+	const char *str;
+};
+
 /* A trace's complete event, for taking them per thread in start order. */
 struct xev {
 	const cJSON *ev;
 	const char *name;
-	double ts, dur;       /* us; ts NaN when the event has none */
-	long index;           /* in traceEvents, for messages and a stable order */
-	unsigned long thread; /* pid and tid */
+	double ts, dur;            /* us; ts NaN when the event has none */
+	long index;                /* in traceEvents, for messages and a stable order */
+	struct trace_id pid, tid;  /* its thread */
 };
 
-static unsigned long id_key(const cJSON *id)
+static struct trace_id trace_id(const cJSON *id)
 {
-	unsigned long h = 1469598103934665603UL;
+	struct trace_id t = { TID_NONE, 0, NULL };
 
-	if (cJSON_IsNumber(id))
-		return (unsigned long)(long)id->valuedouble;
-	if (cJSON_IsString(id))
-		for (const unsigned char *s = (const unsigned char *)id->valuestring; *s; s++)
-			h = (h ^ *s) * 1099511628211UL;
-	return h;
+	if (cJSON_IsNumber(id)) {
+		t.kind = TID_NUM;
+		t.num = id->valuedouble;
+	} else if (cJSON_IsString(id)) {
+		t.kind = TID_STR;
+		t.str = id->valuestring;
+	}
+	return t;
 }
 
-static unsigned long thread_key(const cJSON *ev)
+static int trace_id_cmp(const struct trace_id *a, const struct trace_id *b)
 {
-	return id_key(cJSON_GetObjectItemCaseSensitive(ev, "pid")) * 1000003UL ^
-	       id_key(cJSON_GetObjectItemCaseSensitive(ev, "tid"));
+	if (a->kind != b->kind)
+		return a->kind < b->kind ? -1 : 1;
+	if (a->kind == TID_NUM && a->num != b->num)
+		return a->num < b->num ? -1 : 1;
+	return a->kind == TID_STR ? strcmp(a->str, b->str) : 0;
+}
+
+/* by pid, then tid */
+static int thread_cmp(const struct xev *a, const struct xev *b)
+{
+	int c = trace_id_cmp(&a->pid, &b->pid);
+
+	return c ? c : trace_id_cmp(&a->tid, &b->tid);
 }
 
 /* thread, then start (events without one last, in file order), the longer (enclosing)
@@ -453,9 +475,10 @@ static int xev_cmp(const void *pa, const void *pb)
 {
 	const struct xev *a = pa, *b = pb;
 	bool na = a->ts != a->ts, nb = b->ts != b->ts;
+	int c = thread_cmp(a, b);
 
-	if (a->thread != b->thread)
-		return a->thread < b->thread ? -1 : 1;
+	if (c)
+		return c;
 	if (na != nb)
 		return na ? 1 : -1;
 	if (!na && a->ts != b->ts)
@@ -525,7 +548,8 @@ static int read_trace(struct importer *im, const char *text, size_t len)
 		x->ev = ev;
 		x->name = name;
 		x->index = i;
-		x->thread = thread_key(ev);
+		x->pid = trace_id(cJSON_GetObjectItemCaseSensitive(ev, "pid"));
+		x->tid = trace_id(cJSON_GetObjectItemCaseSensitive(ev, "tid"));
 		nx++;
 	}
 	if (nx > 1)
@@ -533,7 +557,7 @@ static int read_trace(struct importer *im, const char *text, size_t len)
 	for (size_t k = 0; k < nx; k++) {
 		const struct xev *x = &xs[k];
 
-		if (k == 0 || x->thread != xs[k - 1].thread)
+		if (k == 0 || thread_cmp(x, &xs[k - 1]) != 0)
 			ns.n = 0;
 		/* events that ended by this one's start are no longer open */
 		for (size_t j = 0; j < ns.n;)

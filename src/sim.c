@@ -1095,9 +1095,9 @@ double sim_lower_bound(const struct model *mdl, const struct cluster *cl, int mi
  * of them is still a bound; past them a device's speed counts as the last one kept), and
  * the packings' tables (about 18 KB each) and (6)'s sorted layers (HEAD_MAX, 12 KB; a
  * longer model skips (6)) live on the stack. The packings take up to about 10 ms, so their
- * results are remembered per thread for the last PCM_CACHE inputs (the kept costs, D or
- * the fills, M, K o, compared exactly): simulating plans of one model pays comparisons of
- * a few hundred numbers, and (6) its O(L log L) sort and bisection.
+ * results are remembered per thread for the last PCM_CACHE inputs (one keyed_cache each:
+ * the kept costs, D or the fills, M, K o, compared exactly): simulating plans of one model
+ * pays comparisons of a few hundred numbers, and (6) its O(L log L) sort and bisection.
  */
 
 #define TIGHT_TOP 128 /* the heaviest layers and fastest devices kept (on the stack) */
@@ -1169,13 +1169,51 @@ struct pcm {
 	int cnt[PCM_CLASSES], off[PCM_CLASSES];
 };
 
-/* The bound is the same pure function of the layer costs every time the tuner simulates a
- * plan of one model: remember the last few inputs (compared value by value) and results. */
-static _Thread_local struct {
-	int n, D;
-	double oh, c[TIGHT_TOP], opt;
-} pcm_cache[PCM_CACHE];
-static _Thread_local int pcm_ncache, pcm_next;
+/* The packings are the same pure functions of the layer costs every time the tuner
+ * simulates a plan of one model: each remembers its last PCM_CACHE inputs, flattened into
+ * one key of numbers (the counts first, so keys of different shapes never match, then the
+ * scalars and arrays), compared value by value, and their results. */
+#define KEYED_MAX (5 + 2 * TIGHT_TOP) /* numbers in a key, at most: bound (5)'s */
+
+struct keyed_cache {
+	struct {
+		int n;
+		double key[KEYED_MAX], val;
+	} slot[PCM_CACHE];
+	int nslots, next; /* slots filled; the one to fill next (the oldest once all are) */
+};
+
+/* The result remembered for key[0..n), or NULL. */
+static const double *keyed_find(const struct keyed_cache *kc, const double *key, int n)
+{
+	for (int i = 0; i < kc->nslots; i++) {
+		int j = 0;
+
+		if (kc->slot[i].n != n)
+			continue;
+		while (j < n && kc->slot[i].key[j] == key[j])
+			j++;
+		if (j == n)
+			return &kc->slot[i].val;
+	}
+	return NULL;
+}
+
+/* Remembers val for key[0..n) (n <= KEYED_MAX) in place of the oldest; returns val. */
+static double keyed_put(struct keyed_cache *kc, const double *key, int n, double val)
+{
+	int at = kc->next;
+
+	kc->next = (kc->next + 1) % PCM_CACHE;
+	if (kc->nslots < PCM_CACHE)
+		kc->nslots++;
+	kc->slot[at].n = n;
+	memcpy(kc->slot[at].key, key, (size_t)n * sizeof(*key));
+	kc->slot[at].val = val;
+	return val;
+}
+
+static _Thread_local struct keyed_cache pcm_cache, fill_cache;
 
 /* The load of a machine holding dig[i] layers of class i (always summed in this order, so
  * a configuration's load compares exactly against the candidate makespans). */
@@ -1441,74 +1479,42 @@ static double pcm_fill_solve(const struct pcm *p, const double *fill, int nb, in
 /* pcm_round_solve(), remembered per thread for the last PCM_CACHE inputs. */
 static double pcm_bound(const double *c, int n, int D, double oh)
 {
-	int at;
+	double key[KEYED_MAX];
+	const double *got;
 
-	for (int i = 0; i < pcm_ncache; i++) {
-		int j = 0;
-
-		if (pcm_cache[i].n != n || pcm_cache[i].D != D || pcm_cache[i].oh != oh)
-			continue;
-		while (j < n && pcm_cache[i].c[j] == c[j])
-			j++;
-		if (j == n)
-			return pcm_cache[i].opt;
-	}
-	at = pcm_next;
-	pcm_next = (pcm_next + 1) % PCM_CACHE;
-	if (pcm_ncache < PCM_CACHE)
-		pcm_ncache++;
-	pcm_cache[at].n = n;
-	pcm_cache[at].D = D;
-	pcm_cache[at].oh = oh;
-	memcpy(pcm_cache[at].c, c, (size_t)n * sizeof(*c));
-	pcm_cache[at].opt = pcm_round_solve(c, n, D, oh);
-	return pcm_cache[at].opt;
+	key[0] = n;
+	key[1] = D;
+	key[2] = oh;
+	memcpy(key + 3, c, (size_t)n * sizeof(*c));
+	if ((got = keyed_find(&pcm_cache, key, 3 + n)))
+		return *got;
+	return keyed_put(&pcm_cache, key, 3 + n, pcm_round_solve(c, n, D, oh));
 }
 
-/* Bound (5)'s inputs and results, remembered like pcm_cache. */
-static _Thread_local struct {
-	int n, nb, M;
-	double oh, lo, c[TIGHT_TOP], fill[TIGHT_TOP], opt;
-} fill_cache[PCM_CACHE];
-static _Thread_local int fill_ncache, fill_next;
-
 /* Bound (5) at speed 1: the layers of costs c[0..n) (descending), rounded, in nb bins of
- * fills fill[0..nb) (ascending), M microbatches, oh per nonempty bin and microbatch. */
+ * fills fill[0..nb) (ascending), M microbatches, oh per nonempty bin and microbatch;
+ * remembered per thread for the last PCM_CACHE inputs. */
 static double pcm_fill_bound(const double *c, int n, const double *fill, int nb, int M, double oh, double lo)
 {
+	double key[KEYED_MAX];
+	const double *got;
 	struct pcm p;
 	long states;
-	int at;
 
-	for (int i = 0; i < fill_ncache; i++) {
-		int j = 0, jb = 0;
-
-		if (fill_cache[i].n != n || fill_cache[i].nb != nb || fill_cache[i].M != M || fill_cache[i].oh != oh ||
-		    fill_cache[i].lo != lo)
-			continue;
-		while (j < n && fill_cache[i].c[j] == c[j])
-			j++;
-		while (jb < nb && fill_cache[i].fill[jb] == fill[jb])
-			jb++;
-		if (j == n && jb == nb)
-			return fill_cache[i].opt;
-	}
-	at = fill_next;
-	fill_next = (fill_next + 1) % PCM_CACHE;
-	if (fill_ncache < PCM_CACHE)
-		fill_ncache++;
-	fill_cache[at].n = n;
-	fill_cache[at].nb = nb;
-	fill_cache[at].M = M;
-	fill_cache[at].oh = oh;
-	fill_cache[at].lo = lo;
-	memcpy(fill_cache[at].c, c, (size_t)n * sizeof(*c));
-	memcpy(fill_cache[at].fill, fill, (size_t)nb * sizeof(*fill));
+	key[0] = n;
+	key[1] = nb;
+	key[2] = M;
+	key[3] = oh;
+	key[4] = lo;
+	memcpy(key + 5, c, (size_t)n * sizeof(*c));
+	memcpy(key + 5 + n, fill, (size_t)nb * sizeof(*fill));
+	if ((got = keyed_find(&fill_cache, key, 5 + n + nb)))
+		return *got;
 	/* a step costs up to nb states^2: fewer states (coarser classes, still a bound) with many
 	 * bins */
 	states = PCM_FILL_WORK / nb < PCM_FILL_STATES ? PCM_FILL_WORK / nb : PCM_FILL_STATES;
-	fill_cache[at].opt = pcm_round(c, n, oh, states, &p) ? pcm_fill_solve(&p, fill, nb, M, lo) : lo;
-	return fill_cache[at].opt;
+	return keyed_put(&fill_cache, key, 5 + n + nb,
+	                 pcm_round(c, n, oh, states, &p) ? pcm_fill_solve(&p, fill, nb, M, lo) : lo);
 }
 
 /* ---- bound (6): the device that holds the last layer waits for the first backward ---- */

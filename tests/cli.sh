@@ -102,6 +102,19 @@ t = [r for r in rows if r["schedule"] == "tuned"]
 assert len(t) == 1 and t[0]["feasible"] is False and "fits in the memory" in t[0]["reason"], t
 ' 2>"$TMPDIR_TEST/py.err"; then ok "compare --json has the tuned row, with why it is missing"
 else not_ok "compare --json has the tuned row, with why it is missing" "$(cat "$TMPDIR_TEST/py.err")"; fi
+# a row out of memory, the tuned one as the baselines, names its device in the reason and
+# lists every device over capacity in "oom", as sim --json does
+if printf '%s' "$OUT" | python3 -c '
+import json, sys
+rows = json.load(sys.stdin)
+oom = [r for r in rows if "out of memory" in r.get("reason", "")]
+assert len(oom) >= 2 and any(len(r["oom"]) > 1 for r in oom), oom
+for r in oom:
+    assert r["feasible"] is False and r["reason"] == "no: device %d out of memory" % r["oom"][0], r
+    assert r["oom"] == sorted(set(r["oom"])) and all(0 <= d < 2 for d in r["oom"]), r
+assert all("oom" not in r for r in rows if r not in oom), rows
+' 2>"$TMPDIR_TEST/py.err"; then ok "compare --json: a row out of memory carries its devices over capacity"
+else not_ok "compare --json: a row out of memory carries its devices over capacity" "$(cat "$TMPDIR_TEST/py.err")"; fi
 run "$OCTOPIPE" compare --model "$data/tiny-model.json" --cluster "$data/tiny-cluster.json" --microbatches 4 --layout pp --json
 if printf '%s' "$OUT" | python3 -c '
 import json, sys

@@ -293,6 +293,24 @@ expect_match '8 records, 8 matched \(2 inside another of the same layer and phas
 r=$(python3 -c 'import json,sys; l=json.load(open(sys.argv[1]))["layers"]; print(l[1]["f_ms"], l[2]["f_ms"])' "$T/nested.m.json")
 if [ "$r" = "2.3 2" ]; then ok "layer 1: its module once plus another thread's event; layer 2: two processes' events"
 else not_ok "nested trace times" "$r (want 2.3 2)"; fi
+# threads are told apart by pid and tid themselves: (pid 0, tid 1000003) and (pid 1, tid 0)
+# were one thread when the two were hashed into one key (pid * 1000003 ^ tid), and the
+# second thread's event, inside the first's in time, was taken as nested and not counted
+cat >"$T/threads.json" <<'EOF2'
+{"traceEvents": [
+  {"ph": "X", "name": "embed_tokens", "ts": 0, "dur": 500, "pid": 0, "tid": 1000003},
+  {"ph": "X", "name": "decoder.layers.1.mixer", "ts": 500, "dur": 2000, "pid": 0, "tid": 1000003},
+  {"ph": "X", "name": "decoder.layers.1.mixer.in_proj", "ts": 600, "dur": 300, "pid": 1, "tid": 0},
+  {"ph": "X", "name": "decoder.layers.2.mixer", "ts": 2500, "dur": 1000, "pid": 0, "tid": 1000003},
+  {"ph": "X", "name": "lm_head", "ts": 4000, "dur": 3000, "pid": 0, "tid": 1000003}
+]}
+EOF2
+run "$OCTOPIPE" import profile "$T/threads.json" --rules $D/rules.json -o "$T/threads.m.json"
+expect_rc 0 "import profile of a trace with two threads whose ids once hashed alike"
+expect_match '5 records, 5 matched, 0 unmatched' "$ERR" "no event is taken as inside another thread's: $ERR"
+r=$(python3 -c 'import json,sys; l=json.load(open(sys.argv[1]))["layers"]; print(l[1]["f_ms"])' "$T/threads.m.json")
+if [ "$r" = "2.3" ]; then ok "layer 1: the module on one thread plus the other thread's event"
+else not_ok "two threads whose ids once hashed alike" "$r (want 2.3)"; fi
 run "$OCTOPIPE" import profile $D/records.csv --rules $D/bad-rules.json -o "$T/x.json"
 expect_rc 2 "a bad pattern exits 2"
 expect_match '^tests/data/profile/bad-rules.json: rules\[1\].pattern: missing closing parenthesis at offset 30$' "$ERR" "and is reported with its offset"

@@ -37,6 +37,28 @@ static void usage(FILE *f)
 	      CLI_PAR_HELP, f);
 }
 
+/* Why a plan that ran does not fit: the first device over its memory, in every row alike. */
+static void oom_reason(char *why, size_t n, const struct metrics *mt)
+{
+	snprintf(why, n, "no: device %d out of memory", mt->oom[0]);
+}
+
+/* A row's "feasible", and when it is not, "reason" and (for a plan that ran out of memory)
+ * "oom": every device over its memory, as in sim --json. */
+static void put_verdict(struct jw *w, cJSON *row, bool feasible, const char *why, const struct metrics *mt)
+{
+	jw_bool(w, row, "feasible", feasible);
+	if (feasible)
+		return;
+	jw_str(w, row, "reason", why);
+	if (mt && mt->noom) {
+		cJSON *arr = jw_arr(w, row, "oom");
+
+		for (int i = 0; i < mt->noom; i++)
+			jw_push(w, arr, cJSON_CreateNumber(mt->oom[i]));
+	}
+}
+
 int cmd_compare(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -142,7 +164,7 @@ int cmd_compare(int argc, char **argv)
 		if (!r->ran)
 			snprintf(why, sizeof(why), "n/a: %.250s", r->why.msg);
 		else if (!r->feasible)
-			snprintf(why, sizeof(why), "no: device %d out of memory", mt->oom[0]);
+			oom_reason(why, sizeof(why), mt);
 		if (json) {
 			cJSON *o2 = jw_push(&w, out, cJSON_CreateObject());
 
@@ -163,9 +185,7 @@ int cmd_compare(int argc, char **argv)
 				}
 				jw_num(&w, o2, "efficiency", mt->efficiency);
 			}
-			jw_bool(&w, o2, "feasible", r->feasible);
-			if (!r->feasible)
-				jw_str(&w, o2, "reason", why);
+			put_verdict(&w, o2, r->feasible, why, r->ran ? mt : NULL);
 		} else if (r->ran) {
 			struct strbuf b = STRBUF_INIT;
 
@@ -197,8 +217,11 @@ int cmd_compare(int argc, char **argv)
 		}
 		if (r == 0) {
 			double peak = 0;
+			char why[300] = "yes";
 
 			any_fits |= !mt.noom;
+			if (mt.noom)
+				oom_reason(why, sizeof(why), &mt);
 			for (int d = 0; d < mt.ndevices; d++)
 				if ((double)mt.dev[d].peak_mem_bytes > peak)
 					peak = (double)mt.dev[d].peak_mem_bytes;
@@ -219,9 +242,7 @@ int cmd_compare(int argc, char **argv)
 						jw_push(&w, arr, cJSON_CreateNumber((double)mt.dev[d].peak_mem_bytes));
 				}
 				jw_num(&w, o2, "efficiency", mt.efficiency);
-				jw_bool(&w, o2, "feasible", !mt.noom);
-				if (mt.noom)
-					jw_str(&w, o2, "reason", "no: out of memory");
+				put_verdict(&w, o2, !mt.noom, why, &mt);
 				sp = jw_obj(&w, o2, "speedup");
 				for (int i = 0; i < bs.n; i++)
 					if (bs.r[i].feasible)
@@ -232,7 +253,7 @@ int cmd_compare(int argc, char **argv)
 				fmt_bytes(&b, peak);
 				printf("%-15s %12.2f %12.0f %6.1f%% %10s %9.1f%%  %s\n", "tuned", mt.makespan_ms,
 				       mt.throughput_tokens_per_s, 100 * mt.bubble_ratio, b.buf, 100 * mt.efficiency,
-				       mt.noom ? "no: out of memory" : "yes");
+				       why);
 				strbuf_reset(&b);
 				strbuf_addstr(&b, "speedup of the tuned plan:");
 				for (int i = 0; i < bs.n; i++)
@@ -256,8 +277,7 @@ int cmd_compare(int argc, char **argv)
 			jw_str(&w, o2, "schedule", "tuned");
 			if (L.use)
 				jw_str(&w, o2, "layout", layout_text);
-			jw_bool(&w, o2, "feasible", false);
-			jw_str(&w, o2, "reason", why);
+			put_verdict(&w, o2, false, why, NULL);
 		} else {
 			printf("%-15s %12s %12s %7s %10s %10s  n/a: %s\n", "tuned", "-", "-", "-", "-", "-", e.msg);
 		}

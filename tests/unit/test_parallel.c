@@ -2,8 +2,9 @@
  * test_parallel — parallel layouts (parallel.h) against closed forms: memory per GPU
  * under ZeRO 0-3 with expert parallelism to the byte, the data-parallel ring when nothing
  * overlaps it and when weight gradients do, recompute's time and memory, the layer table
- * at another TP degree against the cost model and hand-computed bytes, and the plan
- * format's "parallel" section (round trip, refusals).
+ * at another TP degree against the cost model and hand-computed bytes, the plan
+ * format's "parallel" section (round trip, refusals), and the layout search reading a
+ * model's architecture once (the readers wrapped at link time, as test_oom's allocator).
  */
 #include "config.h"
 
@@ -552,6 +553,71 @@ static void test_layout_top(void)
 	cluster_release(&c);
 }
 
+#ifdef OCTO_HAVE_LD_WRAP
+/* Every read of an architecture: an HF config.json or an arch JSON. */
+static long arch_reads;
+
+int __real_hfconfig_read(struct arch *a, const cJSON *root, const char *file, struct err *e);
+int __wrap_hfconfig_read(struct arch *a, const cJSON *root, const char *file, struct err *e);
+int __real_arch_from_json(struct arch *a, const cJSON *root, const char *file, struct err *e);
+int __wrap_arch_from_json(struct arch *a, const cJSON *root, const char *file, struct err *e);
+
+int __wrap_hfconfig_read(struct arch *a, const cJSON *root, const char *file, struct err *e)
+{
+	arch_reads++;
+	return __real_hfconfig_read(a, root, file, e);
+}
+
+int __wrap_arch_from_json(struct arch *a, const cJSON *root, const char *file, struct err *e)
+{
+	arch_reads++;
+	return __real_arch_from_json(a, root, file, e);
+}
+#endif
+
+/* The layout search prices every candidate from the model's architecture (another TP
+ * degree; E > 1, whose experts must split evenly): it reads it once, not once per
+ * candidate, and the choice is what pricing each candidate on its own gives. */
+static void test_layout_reads(void)
+{
+#ifdef OCTO_HAVE_LD_WRAP
+	const char *top = getenv("top_srcdir");
+	char mp[4096], cp[4096];
+	struct model m;
+	struct cluster c;
+	struct layout_constraints k = { 0, 0, 0, 0, -1, -1, 64, NULL, false };
+	struct layout_choice lc;
+	struct parallel one;
+	struct model rm;
+	struct cluster rc;
+	struct err e = ERR_INIT;
+
+	snprintf(mp, sizeof(mp), "%s/samples/models/deepseek-v2-lite.json", top ? top : ".");
+	snprintf(cp, sizeof(cp), "%s/samples/clusters/16xH200.json", top ? top : ".");
+	if (model_load(&m, mp, &e) < 0 || cluster_load(&c, cp, &e) < 0) {
+		ok(0, "deepseek-v2-lite and 16xH200 load: %s", e.msg);
+		return;
+	}
+	arch_reads = 0;
+	ok(layout_search(&m, &c, &k, &lc, &e) == 0, "deepseek-v2-lite on 16 H200s: a layout (%s)", e.msg);
+	ok(lc.candidates > 10 && lc.par.ep > 1, "%d candidates judged, the choice at ep %d", lc.candidates, lc.par.ep);
+	is_int(arch_reads, 1, "the architecture is read once for the whole search");
+	arch_reads = 0;
+	one = lc.par;
+	one.tp = 2;
+	one.dp = lc.par.dp / 2;
+	ok(parallel_replica(&m, &c, &one, &rm, &rc, &e) == 0, "one replica at tp 2, dp %d, ep %d: %s", one.dp, one.ep,
+	   e.msg);
+	is_int(arch_reads, 1, "parallel_replica reads it once, for both the experts and the TP degree");
+	model_release(&rm);
+	cluster_release(&rc);
+	model_release(&m);
+	cluster_release(&c);
+#else
+	ok(1, "# SKIP the linker does not support -Wl,--wrap");
+#endif
+}
+
 int main(void)
 {
 	test_relax();
@@ -563,5 +629,6 @@ int main(void)
 	test_compute_only();
 	test_ep_link();
 	test_layout_top();
+	test_layout_reads();
 	return tap_done();
 }
