@@ -11,7 +11,8 @@
  * OCTOPIPE_BENCH_EVALS=N replaces the time budget by N simulations in both tables, so a
  * busy machine does not change the plans; OCTOPIPE_BENCH_SEED=N seeds the tuner (to tell
  * a change from the search's own spread) (OCTOPIPE_BENCH_DUMP=1: the profile table also
- * prints each tuned plan's stages and each device's busy and idle time).
+ * prints each tuned plan's stages and each device's busy and idle time;
+ * OCTOPIPE_BENCH_MAX_STAGES=K: --max-stages-per-device K in both tables).
  *
  * A second table: the measured profiles of samples/profiles on 4 GPUs x 8 microbatches and
  * 8 GPUs x 16 (no communication, W = B = half the measured backward): the converged
@@ -67,6 +68,22 @@
  * converged 92.6 -> 92.8%; with OCTOPIPE_BENCH_EVALS=3000, mean over seeds 1-3, 92.8 ->
  * 92.9% (no configuration more than 0.21% slower). Made the objective everywhere instead,
  * it gained 0.2% here but lost 2.6% on gpt-oss-20b 4x8 of the sample table.
+ *
+ * Levers tried 2026-12-01 (the second session that day), none adopted:
+ * - More stages per device (OCTOPIPE_BENCH_MAX_STAGES, OCTOPIPE_BENCH_EVALS=3000):
+ *   K = 4 changes nothing on average (geometric mean of tuned times 1.0001x the K = 3 ones
+ *   over the 42 sample configurations, 0.9999x over the 8 profiles), K = 6 gains 0.1% and
+ *   0.17% (profile mean 93.0 -> 93.2% of the bound) with single configurations up to 1.2%
+ *   slower (deepseek-16b 4x8). Ten times the simulations (30 000, seeds 1-3, K = 3 or 6)
+ *   end within 0.6% of 3000's: mean 93.5% of the bound at the best of all of them.
+ * - Finer placements for nemotron-nano-v2-9b 8x16 (tuned: 903.0 ms, the device with
+ *   stages 1-4 and 51-54 works 899.7 ms while the head's device works 769 ms and waits
+ *   89 ms): 24-stage placements (the head alone on device 0, round robin or W shapes)
+ *   balanced by hand to 854-856 ms of work per device simulate 929-969 ms under every
+ *   knob of the adaptive scheduler (the head's device then waits 77-94 ms for the head's
+ *   first forward, the rest idle 20-100 ms in the warm-up); started from one of them, the
+ *   search returns to the 903 ms basin. What these placements would need is a schedule
+ *   that fills them, not a better balance.
  *
  * usage: bench_tune SRCDIR [MODEL... | profiles]   (profiles: only the second table)
  */
@@ -153,6 +170,8 @@ static double tune_once(const struct model *m, const struct cluster *c, int mbs,
 	}
 	if (getenv("OCTOPIPE_BENCH_SEED"))
 		o.seed = (unsigned)atol(getenv("OCTOPIPE_BENCH_SEED"));
+	if (getenv("OCTOPIPE_BENCH_MAX_STAGES"))
+		o.max_stages_per_device = atoi(getenv("OCTOPIPE_BENCH_MAX_STAGES"));
 	memset(mt, 0, sizeof(*mt));
 	if (tune_new(&t, m, c, &o, &e) < 0)
 		return NAN;
@@ -321,6 +340,8 @@ int main(int argc, char **argv)
 				}
 				if (getenv("OCTOPIPE_BENCH_SEED"))
 					o.seed = (unsigned)atol(getenv("OCTOPIPE_BENCH_SEED"));
+				if (getenv("OCTOPIPE_BENCH_MAX_STAGES"))
+					o.max_stages_per_device = atoi(getenv("OCTOPIPE_BENCH_MAX_STAGES"));
 				if (tune_new(&t, &m, &c, &o, &e) < 0) {
 					printf("%-20s %4d %4d  n/a: %s\n", m.name, gpus[g], mbs, e.msg);
 					continue;
