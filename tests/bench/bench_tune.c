@@ -82,8 +82,14 @@
  *   balanced by hand to 854-856 ms of work per device simulate 929-969 ms under every
  *   knob of the adaptive scheduler (the head's device then waits 77-94 ms for the head's
  *   first forward, the rest idle 20-100 ms in the warm-up); started from one of them, the
- *   search returns to the 903 ms basin. What these placements would need is a schedule
- *   that fills them, not a better balance.
+ *   search returns to the 903 ms basin (or, from one start, to another at 904.3 ms whose
+ *   devices work 809-854 ms each and wait 36-69 ms in the warm-up). What these placements
+ *   would need is a schedule that fills them, not a better balance.
+ * - Double justification (every op as late, then as early as its device's gaps allow, the
+ *   forward-backward improvement of project scheduling) as one more order candidate: on
+ *   the profile table it never lowered a basin the search reached (it re-times but cannot
+ *   shorten a device that works from its warm-up wait to the end); on the sample table
+ *   mixed, from 0.99x to 1.013x per configuration, geometric mean 1.0009x: not adopted.
  *
  * usage: bench_tune SRCDIR [MODEL... | profiles]   (profiles: only the second table)
  */
