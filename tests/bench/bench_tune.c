@@ -91,10 +91,15 @@
  *   shorten a device that works from its warm-up wait to the end); on the sample table
  *   mixed, from 0.99x to 1.013x per configuration, geometric mean 1.0009x: not adopted.
  *
- * usage: bench_tune SRCDIR [MODEL... | profiles]   (profiles: only the second table)
+ * A third table: every bundled sample (samples/models) on 8 and 16 H200s, the tuned plan
+ * against the best of the baselines `octopipe compare` runs and against interleaved 1F1B,
+ * with a count of the rows where the tuned plan would be slower than the best baseline.
+ *
+ * usage: bench_tune SRCDIR [MODEL... | profiles | samples]   (profiles, samples: only that table)
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,6 +110,11 @@
 #include "json.h"
 #include "sim.h"
 #include "tune.h"
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
 
 static double baseline_ms(const struct model *m, const struct cluster *c, int mbs, enum sched_kind k,
                           const char *part)
@@ -289,6 +299,136 @@ static void cell(double base, double tuned)
 		printf(" %6.2fx", base / tuned);
 }
 
+/* The sample models of samples/models, sorted by name; NULL-terminated (caller frees). */
+static char **sample_names(const char *src, int *n)
+{
+	char dir[4096];
+	DIR *d;
+	struct dirent *de;
+	char **v = NULL;
+
+	*n = 0;
+	snprintf(dir, sizeof(dir), "%s/samples/models", src);
+	if (!(d = opendir(dir)))
+		return NULL;
+	while ((de = readdir(d))) {
+		size_t len = strlen(de->d_name);
+		char **nv;
+
+		if (len < 6 || strcmp(de->d_name + len - 5, ".json") != 0)
+			continue;
+		if (!(nv = realloc(v, (size_t)(*n + 2) * sizeof(*v))))
+			break;
+		v = nv;
+		v[*n] = strndup(de->d_name, len - 5);
+		v[++*n] = NULL;
+	}
+	closedir(d);
+	if (v)
+		qsort(v, (size_t)*n, sizeof(*v), name_cmp);
+	return v;
+}
+
+/*
+ * The bundled samples on 8 and 16 H200s (pure pipeline parallelism, 2x, 4x and 8x as many
+ * microbatches as GPUs): the tuned plan against the best of every baseline `octopipe
+ * compare` runs (baseline_run_all: the same recipes, partitions and simulator options) and
+ * against interleaved 1F1B (Megatron's partition, the recipe's). "slower" counts the rows
+ * where the tuned plan is slower than the best baseline: the tuner starts from it and
+ * keeps a move only when it is faster, so any row there is a bug.
+ */
+static void samples_table(const char *src)
+{
+	static const int gpus[] = { 8, 16 };
+	int n = 0, nrows = 0, nslower = 0, nil = 0;
+	char **names = sample_names(src, &n);
+	double sum_best = 0, min_best = INFINITY, sum_il = 0, sum_eff = 0, sum_efft = 0, sum_secs = 0;
+
+	printf("\nbundled samples on 8 and 16 H200s (pure pipeline): tuned vs the best baseline and interleaved 1F1B,"
+	       " %s\n", getenv("OCTOPIPE_BENCH_EVALS") ? "a budget of simulations" : "the time budget");
+	printf("%-22s %4s %4s %10s %-14s %10s %7s %7s %10s %10s %6s %6s %6s %6s\n", "model", "gpus", "mbs",
+	       "tuned ms", "best baseline", "best ms", "vs best", "vs intl", "bound ms", "tight ms", "eff", "effT",
+	       "tune s", "evals");
+	for (int mi = 0; mi < n; mi++) {
+		char path[4096];
+		struct model m;
+		struct err e = ERR_INIT;
+
+		snprintf(path, sizeof(path), "%s/samples/models/%s.json", src, names[mi]);
+		if (model_load(&m, path, &e) < 0) {
+			printf("%-22s cannot load: %s\n", names[mi], e.msg);
+			continue;
+		}
+		for (size_t g = 0; g < sizeof(gpus) / sizeof(gpus[0]); g++) {
+			struct cluster c;
+
+			snprintf(path, sizeof(path), "%s/samples/clusters/%dxH200.json", src, gpus[g]);
+			if (cluster_load(&c, path, &e) < 0) {
+				printf("%s\n", e.msg);
+				continue;
+			}
+			for (int f = 2; f <= 8; f *= 2) {
+				int mbs = f * gpus[g], il = -1;
+				struct baseline_set bs;
+				struct metrics mt;
+				long evals;
+				double secs, tuned, best;
+
+				if (gpus[g] > m.nlayers) {
+					printf("%-22s %4d %4d  (fewer layers than GPUs)\n", m.name, gpus[g], mbs);
+					continue;
+				}
+				if (baseline_run_all(&bs, &m, &c, mbs, &e) < 0) {
+					printf("%-22s %4d %4d  n/a: %s\n", m.name, gpus[g], mbs, e.msg);
+					continue;
+				}
+				tuned = tune_once(&m, &c, mbs, budget_s(), &mt, &evals, &secs);
+				if (isnan(tuned) || bs.best < 0) {
+					printf("%-22s %4d %4d  n/a: %s\n", m.name, gpus[g], mbs,
+					       bs.best < 0 ? "no baseline fits in memory (pure pipeline)" : "the tuner failed");
+					metrics_release(&mt);
+					baseline_set_release(&bs);
+					continue;
+				}
+				for (int r = 0; r < bs.n; r++)
+					if (bs.r[r].recipe->schedule == SCHED_INTERLEAVED && bs.r[r].feasible)
+						il = r;
+				best = bs.r[bs.best].m.makespan_ms;
+				printf("%-22s %4d %4d %10.1f %-14s %10.1f %6.3fx", m.name, gpus[g], mbs, tuned,
+				       bs.r[bs.best].recipe->name, best, best / tuned);
+				cell(il >= 0 ? bs.r[il].m.makespan_ms : NAN, tuned);
+				printf(" %10.1f %10.1f %5.1f%% %5.1f%% %6.2f %6ld%s\n", mt.lower_bound_ms, mt.lower_bound_tight_ms,
+				       100 * mt.efficiency, 100 * mt.efficiency_tight, secs, evals,
+				       tuned > best * (1 + 1e-9) ? "  SLOWER than the best baseline" : "");
+				nrows++;
+				nslower += tuned > best * (1 + 1e-9);
+				sum_best += best / tuned;
+				min_best = fmin(min_best, best / tuned);
+				if (il >= 0) {
+					sum_il += bs.r[il].m.makespan_ms / tuned;
+					nil++;
+				}
+				sum_eff += mt.efficiency;
+				sum_efft += mt.efficiency_tight;
+				sum_secs += secs;
+				fflush(stdout);
+				metrics_release(&mt);
+				baseline_set_release(&bs);
+			}
+			cluster_release(&c);
+		}
+		model_release(&m);
+	}
+	if (nrows)
+		printf("over %d configurations: %.3fx the best baseline on average (least %.3fx; slower in %d), "
+		       "%.2fx interleaved 1F1B (%d), %.1f%% of the bound, %.1f%% of the tight bound, %.2f s tuning\n",
+		       nrows, sum_best / nrows, min_best, nslower, nil ? sum_il / nil : NAN, nil, 100 * sum_eff / nrows,
+		       100 * sum_efft / nrows, sum_secs / nrows);
+	for (int i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
 int main(int argc, char **argv)
 {
 	static const char *const all[] = { "nemotron-nano-v2-9b", "deepseek-16b", "gpt-oss-20b", "gpt-13b", NULL };
@@ -300,6 +440,10 @@ int main(int argc, char **argv)
 
 	if (argc == 3 && strcmp(argv[2], "profiles") == 0) {
 		profile_table(src);
+		return 0;
+	}
+	if (argc == 3 && strcmp(argv[2], "samples") == 0) {
+		samples_table(src);
 		return 0;
 	}
 	printf("%-20s %4s %4s %10s %7s %7s %7s %7s %7s %10s %10s %6s %6s %8s %6s\n", "model", "gpus", "mbs",
@@ -399,7 +543,9 @@ int main(int argc, char **argv)
 	if (neff)
 		printf("mean efficiency over %d configurations: %.1f%% of the bound, %.1f%% of the tight bound; "
 		       "%.2f s tuning on average\n", neff, 100 * sum_eff / neff, 100 * sum_efft / neff, sum_secs / neff);
-	if (argc <= 2)
+	if (argc <= 2) {
 		profile_table(src);
+		samples_table(src);
+	}
 	return 0;
 }
