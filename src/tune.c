@@ -796,16 +796,26 @@ fail:
 
 /* ---- the budget and iterated local search --------------------------------------------- */
 
-/* Whether the search must stop now: time, evaluations, or an interrupt. */
+/* Whether the search must stop now: time, evaluations, or an interrupt. The time budget
+ * holds for the whole tuning, its result included: the search stops when one more
+ * candidate and the result's two simulations (the plan regenerated, then its metrics), at
+ * the mean time a candidate has taken so far, would pass it. */
 static bool out_of_budget(struct tuner *t)
 {
+	double used, per_eval;
+
 	if (t->opts.stop && *t->opts.stop) {
 		t->interrupted = true;
 		return true;
 	}
 	if (t->opts.max_evals > 0 && t->evals >= t->opts.max_evals)
 		return true;
-	return t->opts.time_budget_s > 0 && clock_now_s() - t->t0 > t->opts.time_budget_s;
+	if (t->opts.time_budget_s <= 0)
+		return false;
+	used = clock_now_s() - t->t0;
+	per_eval = t->started && t->evals > t->search_evals0
+	                   ? (clock_now_s() - t->search_t0) / (double)(t->evals - t->search_evals0) : 0;
+	return used + BUDGET_RESERVE_EVALS * per_eval > t->opts.time_budget_s;
 }
 
 /* A budget makes the tuner anytime: past convergence it perturbs and descends again. */
@@ -1086,6 +1096,8 @@ static int search_step(struct tuner *t, const struct tune_step **step, struct er
 	*step = NULL;
 	if (!t->started) {
 		t->started = true;
+		t->search_t0 = clock_now_s();
+		t->search_evals0 = t->evals;
 		if (!out_of_budget(t))
 			generate(t);
 		*step = &t->steps[0];

@@ -18,6 +18,8 @@
 #include "tune_partition.h"
 
 #define IMPROVE_EPS 1e-9   /* relative: a move must beat the current time by this much */
+/* simulations the time budget keeps in reserve: one more candidate and the result's two */
+#define BUDGET_RESERVE_EVALS 3
 #define MAX_RANKED 8       /* candidates simulated per ranked move family */
 #define CHAIN_CANDS 24     /* chain moves of layers simulated per step */
 #define SHIFT_CANDS 24     /* single boundary shifts simulated per step */
@@ -87,6 +89,8 @@ struct tuner {
 	int nsteps, scap;
 	long evals;
 	double t0, spent;
+	double search_t0;        /* when the search proper began (after the baselines and */
+	long search_evals0;      /* starts), and the evaluations by then: the budget's pace */
 	double bound_ms;         /* sim_lower_bound_tight(): the search stops on reaching it */
 	double last_progress;
 	bool interrupted;
