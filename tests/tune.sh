@@ -110,4 +110,67 @@ run "$OCTOPIPE" tune --layout pp --model gpt-13b --cluster 4xH200 --microbatches
 expect_rc 1 "tune --steps-out onto a directory"
 expect_match "is a directory" "$ERR" "says so"
 if [ ! -e "$T/t.json" ] && [ -z "$OUT" ]; then ok "nothing tuned, nothing written"; else not_ok "a refused tune wrote or ran" "$OUT"; fi
+# the progress line on a terminal (a pty of a given width; stdout to a file): the best time,
+# the bound, the gap and the rate, each rewrite on one row that never wraps (a wrapped
+# line's first row would stay in the log at every update: "\r\033[K" clears the last row
+# only), cleared before the summary; none on a dumb terminal
+pty_tune() {  # pty_tune COLUMNS TERM OUT: stderr of a 1.5 s tune on a pty, raw, into OUT
+    python3 -c 'import fcntl, os, pty, struct, subprocess, sys, termios
+cols, term, out = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+m, s = pty.openpty()
+fcntl.ioctl(s, termios.TIOCSWINSZ, struct.pack("HHHH", 24, cols, 0, 0))
+env = dict(os.environ, TERM=term)
+env.pop("COLUMNS", None)
+p = subprocess.Popen(sys.argv[4:], stdin=subprocess.DEVNULL, stdout=open(out + ".stdout", "w"), stderr=s, env=env)
+os.close(s)
+data = b""
+while True:
+    try:
+        chunk = os.read(m, 65536)
+    except OSError:
+        break
+    if not chunk:
+        break
+    data += chunk
+open(out, "wb").write(data)
+sys.exit(p.wait())' "$1" "$2" "$3" "$OCTOPIPE" tune --layout pp --model gpt-13b --cluster 8xH200 --microbatches 64 \
+        --budget 1.5 -o "$T/pty.json"
+}
+# rows_of FILE: each rewrite of the line (split at CR, the erase code dropped), one a line
+rows_of() { python3 -c 'import sys
+d = open(sys.argv[1], "rb").read().decode("ascii", "replace")
+for r in d.replace("\x1b[K", "").split("\r"):
+    if r.strip():
+        print(r)' "$1"; }
+for cols in 200 80 40; do
+    if pty_tune $cols xterm "$T/pty$cols"; then
+        rows=$(rows_of "$T/pty$cols")
+        # 40 columns cannot hold the gap (44 characters): the line is cut, not wrapped
+        want='^tuning: best [0-9.]* m*s  bound [0-9.]* m*s  gap [0-9.]*%'
+        [ $cols -ge 50 ] || want='^tuning: best [0-9.]* m*s  bound'
+        n=$(printf '%s\n' "$rows" | grep -c "$want")
+        long=$(printf '%s\n' "$rows" | awk -v c=$cols 'length($0) > c - 1' | head -3)
+        nl=$(tr -cd '\n' <"$T/pty$cols" | wc -c)
+        if [ "$n" -ge 2 ]; then ok "$cols columns: a progress line with the best, the bound (and the gap where it fits) ($n updates)"
+        else not_ok "$cols columns: a progress line with the best, the bound (and the gap where it fits)" "$rows"; fi
+        if [ -z "$long" ] && [ "$nl" -eq 0 ]; then ok "$cols columns: every update fits one row, none ends a line"
+        else not_ok "$cols columns: every update fits one row, none ends a line" "$long ($nl line ends)"; fi
+        case $cols in
+        200) expect_match '[0-9]+ plans, [0-9]+/s  \(Ctrl-C keeps the best\)$' "$rows" "wide: with the rate and the Ctrl-C hint" ;;
+        80) expect_match '[0-9]+ plans, [0-9]+/s$' "$rows" "80 columns: the rate kept, the hint dropped"
+            if printf '%s' "$rows" | grep -q 'Ctrl-C'; then not_ok "80 columns: no hint" "$rows"; else ok "80 columns: no hint"; fi ;;
+        esac
+        if [ "$(tail -c 4 "$T/pty$cols" | od -An -c | tr -d ' ')" = '\r033[K' ]; then ok "$cols columns: the line is cleared at the end"
+        else not_ok "$cols columns: the line is cleared at the end" "$(tail -c 20 "$T/pty$cols" | od -c)"; fi
+        expect_match '^tuned: ' "$(cat "$T/pty$cols.stdout")" "$cols columns: the summary still goes to stdout"
+    else
+        not_ok "tune on a $cols-column pty" "$(cat "$T/pty$cols" "$T/pty$cols.stdout" 2>/dev/null | tail -5)"
+    fi
+done
+if pty_tune 80 dumb "$T/ptydumb"; then
+    if grep -q 'tuning: best' "$T/ptydumb"; then not_ok "no progress line on a dumb terminal" "$(cat "$T/ptydumb")"
+    else ok "no progress line on a dumb terminal"; fi
+else
+    not_ok "tune on a dumb terminal" "$(tail -5 "$T/ptydumb.stdout")"
+fi
 done_testing

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -38,7 +39,12 @@ static void on_sigint(int sig)
 	interrupted = 1;
 }
 
-/* The progress line on a terminal: rewritten in place, cleared before other output. */
+/* The progress line on a terminal: rewritten in place, cleared before other output. It
+ * must never wrap: "\r\033[K" returns to the start of the last screen row only, so the
+ * first row of a wrapped line would stay in the log at every update. So it is fitted to
+ * the terminal's width (asked at every update: the window may be resized), dropping the
+ * Ctrl-C hint, then the rate, then cutting, and kept off the last column (a terminal that
+ * wraps on writing it). All of it is ASCII: a byte is a column. */
 struct progress {
 	FILE *f;
 	bool shown;
@@ -52,24 +58,62 @@ static void progress_clear(struct progress *pg)
 	}
 }
 
+/* The columns of the terminal on fd: its window size, else $COLUMNS, else 80. */
+static int terminal_columns(int fd)
+{
+	struct winsize ws;
+	const char *env = getenv("COLUMNS");
+	long n;
+	char *end;
+
+	if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		return ws.ws_col;
+	if (env && *env) {
+		errno = 0;
+		n = strtol(env, &end, 10);
+		if (!errno && !*end && n > 0 && n < 100000)
+			return (int)n;
+	}
+	return 80;
+}
+
 static void progress_show(void *arg, const struct tune_progress *p)
 {
 	struct progress *pg = arg;
-	struct strbuf sb = STRBUF_INIT;
+	struct strbuf line = STRBUF_INIT, rate = STRBUF_INIT;
+	static const char hint[] = "  (Ctrl-C keeps the best)";
+	size_t room = (size_t)terminal_columns(fileno(pg->f)) - 1;
 
-	strbuf_addstr(&sb, "\r\033[Ktuning: best ");
-	fmt_ms(&sb, p->best_ms);
-	strbuf_addstr(&sb, "  bound ");
-	fmt_ms(&sb, p->bound_ms);
-	strbuf_addf(&sb, "  gap %.1f%%  %ld plans, %.0f/s  (Ctrl-C keeps the best)",
-	            p->bound_ms > 0 && isfinite(p->best_ms) ? 100 * (p->best_ms / p->bound_ms - 1) : 0, p->evaluations,
-	            p->seconds > 0 ? p->evaluations / p->seconds : 0);
-	if (!strbuf_failed(&sb)) {
-		fputs(sb.buf, pg->f);
-		fflush(pg->f);
-		pg->shown = true;
+	strbuf_addstr(&line, "tuning: best ");
+	fmt_ms(&line, p->best_ms);
+	strbuf_addstr(&line, "  bound ");
+	fmt_ms(&line, p->bound_ms);
+	strbuf_addf(&line, "  gap %.1f%%",
+	            p->bound_ms > 0 && isfinite(p->best_ms) ? 100 * (p->best_ms / p->bound_ms - 1) : 0);
+	strbuf_addf(&rate, "  %ld plans, %.0f/s", p->evaluations, p->seconds > 0 ? p->evaluations / p->seconds : 0);
+	if (!strbuf_failed(&line) && !strbuf_failed(&rate)) {
+		if (line.len + rate.len <= room) {
+			strbuf_addstr(&line, rate.buf);
+			if (line.len + sizeof(hint) - 1 <= room)
+				strbuf_addstr(&line, hint);
+		}
+		if (!strbuf_failed(&line)) {
+			fprintf(pg->f, "\r\033[K%.*s", (int)(line.len < room ? line.len : room), line.buf);
+			fflush(pg->f);
+			pg->shown = true;
+		}
 	}
-	strbuf_release(&sb);
+	strbuf_release(&line);
+	strbuf_release(&rate);
+}
+
+/* Whether stderr takes the progress line: a terminal that knows "erase to end of line"
+ * (a dumb one, as in an editor's shell buffer, would show the codes). */
+static bool progress_wanted(void)
+{
+	const char *term = getenv("TERM");
+
+	return isatty(fileno(stderr)) && term && *term && strcmp(term, "dumb") != 0;
 }
 
 static void usage(FILE *f)
@@ -263,7 +307,7 @@ int cmd_tune(int argc, char **argv)
 		sigaction(SIGINT, &old_sa, NULL);
 		goto out;
 	}
-	if (!quiet && isatty(fileno(stderr))) {
+	if (!quiet && progress_wanted()) {
 		o.progress = progress_show;
 		o.progress_arg = &pg;
 	}
