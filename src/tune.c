@@ -659,15 +659,25 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 			metrics_release(&mt);
 		}
 	/* the tuner's own starts: its structures (D stages, 2D round robin, the V, uneven
-	 * counts, 3D round robin and zigzag) with 1F1B-like, zero-bubble-like and
+	 * counts, 3D round robin and zigzag, and with fewer layers than 2D stages the open V
+	 * with every layer a stage, its ends paired or alone) with 1F1B-like, zero-bubble-like and
 	 * memory-capped knobs, each balanced as tune_partition_state does or counting each
 	 * device's wait for its first backward (whichever simulates faster); the search runs
 	 * from the best and then restarts from the best of each other structure */
-	for (int shape = 0; shape < 6 && !stopped; shape++) {
-		int S = shape == 0 ? D : shape == 3 ? D + (D + 1) / 2 : shape >= 4 ? 3 * D : 2 * D;
+	static const char *const shape_names[] = { "one to a device", "round robin", "in a V", "round robin with uneven counts",
+	                                           "round robin", "in a zigzag", "in an open V",
+	                                           "in an open V, the ends alone" };
+
+	for (int shape = 0; shape < 8 && !stopped; shape++) {
+		int S = shape == 0 ? D : shape == 3 ? D + (D + 1) / 2 : shape == 4 || shape == 5 ? 3 * D
+		      : shape >= 6 ? m->nlayers : 2 * D;
 		struct tune_state best_s = { 0 };
 		double best_s_ms = INFINITY;
 
+		/* the open V (every layer a stage) only where there is no V: fewer layers than
+		 * 2D stages */
+		if (shape >= 6 && (S >= 2 * D || S <= D))
+			continue;
 		if (S > maxS || (shape == 3 && D < 2))
 			continue;
 		for (int knobs = 0; knobs < 3; knobs++) {
@@ -685,8 +695,12 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 			}
 			if (shape == 2 || shape == 5)
 				tune_place_zigzag(&s, D);
-			else
+			else if (shape < 6)
 				tune_place_round_robin(&s, D);
+			else if (!tune_place_open_v(&s, D, shape == 7)) {
+				tune_state_release(&s);
+				break;
+			}
 			s.sched.alternate = knobs != 1;
 			s.sched.wcap = knobs == 1 ? D : 0;
 			s.sched.cap_extra = knobs == 0 ? S : 0; /* memory alone, or 1F1B's depth */
@@ -724,17 +738,23 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 				tune_state_release(&s);
 			}
 		}
-		/* insert by time */
+		/* insert by time; an open V leads only when clearly faster than every other
+		 * start (the search from a start a little faster ends lower about as often as
+		 * higher, and the patterns' basins are the proven ones), else it is the last
+		 * restart */
 		if (best_s.nstages) {
 			int i = t->nstarts++;
+			bool last = shape >= 6 && i > 0 && !(best_s_ms < t->start_ms[0] * (1 - OPEN_V_LEAD_MARGIN));
 
-			while (i > 0 && t->start_ms[i - 1] > best_s_ms) {
+			while (!last && i > 0 && t->start_ms[i - 1] > best_s_ms) {
 				t->starts[i] = t->starts[i - 1];
 				t->start_ms[i] = t->start_ms[i - 1];
+				t->start_shape[i] = t->start_shape[i - 1];
 				i--;
 			}
 			t->starts[i] = best_s;
 			t->start_ms[i] = best_s_ms;
+			t->start_shape[i] = shape_names[shape];
 		}
 	}
 	if (t->nstarts > 0) {
@@ -830,25 +850,29 @@ static bool kick(struct tuner *t, struct tune_state *s, struct strbuf *what)
 	int S = s->nstages, D = t->cluster->devices;
 
 	switch (tune_rand(t) % 5) {
-	case 4: { /* another structure: a stage count, round robin or zigzag, balanced */
+	case 4: { /* another structure: a stage count, round robin, zigzag or open V, balanced */
+		static const char *const shapes[] = { "round robin", "in a zigzag", "in an open V",
+		                                      "in an open V, the ends alone" };
 		int lo = D, hi = t->max_stages, n = lo + (int)(tune_rand(t) % (unsigned)(hi - lo + 1));
-		bool zig = (tune_rand(t) & 1) && n > D;
+		unsigned long long x = tune_rand(t);
+		/* the open V where a V cannot be (fewer layers than 2D) */
+		int shape = n <= D ? 0 : n < 2 * D && t->model->nlayers < 2 * D ? (int)(x % 4) : (int)(x & 1);
 		struct tune_state r;
 
 		if (n < 1 || tune_state_alloc(&r, n) < 0)
 			return false;
 		r.sched = s->sched;
-		if (zig)
+		if (shape == 1)
 			tune_place_zigzag(&r, D);
-		else
+		else if (shape == 0)
 			tune_place_round_robin(&r, D);
-		if (!tune_partition_state(t, &r, NULL, 0)) {
+		if ((shape >= 2 && !tune_place_open_v(&r, D, shape == 3)) || !tune_partition_state(t, &r, NULL, 0)) {
 			tune_state_release(&r);
 			return false;
 		}
 		tune_state_release(s);
 		*s = r;
-		strbuf_addf(what, " %d stages %s", n, zig ? "in a zigzag" : "round robin");
+		strbuf_addf(what, " %d stages %s", n, shapes[shape]);
 		return true;
 	}
 	case 0: { /* a boundary moves by 1-3 layers */
@@ -995,9 +1019,7 @@ static struct tune_step *restart(struct tuner *t)
 	k = t->next_start++;
 	set_current(t, t->starts[k]);
 	memset(&t->starts[k], 0, sizeof(t->starts[k]));
-	snprintf(what, sizeof(what), "restart from %d stages placed %s", t->cur.nstages,
-	         t->cur.nstages > t->cluster->devices && t->cur.device[t->cluster->devices] == t->cluster->devices - 1
-	         ? "in a zigzag" : "round robin");
+	snprintf(what, sizeof(what), "restart from %d stages placed %s", t->cur.nstages, t->start_shape[k]);
 	return record(t, PHASE_START, MOVE_RESTRUCTURE, t->cur.nstages, 0, what, before, t->cur_ms);
 }
 

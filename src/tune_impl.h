@@ -30,6 +30,7 @@
 #define ORDER_NEAR 0.01    /* order moves for states at most this much slower than the best */
 #define PART_MEMO 64       /* partitions remembered by placement and weights */
 #define WAIT_START_MARGIN 0.005 /* a start balanced counting the waits must be this much faster */
+#define OPEN_V_LEAD_MARGIN 0.02 /* an open V starts the search when this much faster than the rest */
 
 struct cand {
 	struct tune_state st;
@@ -100,6 +101,7 @@ struct tuner {
 	int *pos;                /* per op: its place in the order (gap-targeted moves) */
 	struct tune_state starts[8];  /* other starting structures, best first */
 	double start_ms[8];
+	const char *start_shape[8];   /* each one's placement in words */
 	int nstarts, next_start;
 	/* an allocation failed where the search cannot report it (a candidate list, an
 	 * evaluation): the next tune_new/tune_step/tune_result says out of host memory */
@@ -148,6 +150,8 @@ void tune_gen_partition(struct tuner *t);
 void tune_place_round_robin(struct tune_state *s, int devices);
 /* The V continued: down the devices, back up, down again. */
 void tune_place_zigzag(struct tune_state *s, int devices);
+/* The open V (D < S < 2D): ends paired as in a V, the middle one stage a device. */
+bool tune_place_open_v(struct tune_state *s, int devices, bool ends_alone);
 int tune_stages_on(const struct tune_state *s, int d);
 void tune_gen_placement(struct tuner *t);
 /* tune_sched.c */

@@ -14,6 +14,10 @@
  *
  * Dealt placements leave the patterns: each device keeps where it enters the pipeline and
  * the other stages are dealt by the idle time each device showed (gen_dealt).
+ *
+ * The open V (tune_place_open_v) is the pattern for between D and 2D stages: a V whose
+ * middle is one stage a device. It is a starting structure and a perturbation, not a
+ * move of every round (ranked there it cost more simulations than it won).
  */
 #include "config.h"
 #include "tune_impl.h"
@@ -35,6 +39,32 @@ void tune_place_zigzag(struct tune_state *s, int D)
 {
 	for (int st = 0; st < s->nstages; st++)
 		s->device[st] = (st / D) % 2 == 0 ? st % D : D - 1 - st % D;
+}
+
+/* The open V: the first p = S - D stages and the last p pair up on devices 0..p-1 as in
+ * a V (stage k with stage S-1-k), and the stages between go one to a device. Its paired
+ * devices enter the pipeline early and hold a stage near the end, so their first backward
+ * comes soon and they drain last, as in ZB-V; the single middle devices carry the rest.
+ * It is what fills a pipeline with between D and 2D stages when a weight gradient is too
+ * small to fill a V's bubbles (layers do not split evenly there: some devices hold one
+ * layer, some two). With ends_alone the first and the last stage (an embedding and a
+ * head, the heaviest layers) stay alone on devices 0 and D-1 and the pairs are the
+ * stages next to them. Needs D < S < 2D (ends_alone: S <= 2D - 2); false otherwise. */
+bool tune_place_open_v(struct tune_state *s, int D, bool ends_alone)
+{
+	int S = s->nstages, p = S - D, e = ends_alone ? 1 : 0, k;
+
+	if (D < 2 || p < 1 || p >= D || p + 2 * e > D)
+		return false;
+	if (ends_alone) {
+		s->device[0] = 0;
+		s->device[S - 1] = D - 1;
+	}
+	for (k = 0; k < p; k++)
+		s->device[e + k] = s->device[S - 1 - e - k] = e + k;
+	for (int st = e + p; st < S - e - p; st++)
+		s->device[st] = st;
+	return true;
 }
 
 int tune_stages_on(const struct tune_state *s, int d)
