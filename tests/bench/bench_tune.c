@@ -94,6 +94,12 @@
  * A third table: every bundled sample (samples/models) on 8 and 16 H200s, the tuned plan
  * against the best of the baselines `octopipe compare` runs and against interleaved 1F1B,
  * with a count of the rows where the tuned plan would be slower than the best baseline.
+ * Measured 2026-12-01 at the 1 s budget: 87 configurations, 1.112x the best baseline on
+ * average, none slower, 1.37x interleaved 1F1B (60), 93.8% of the tight bound. The open V
+ * start (fewer layers than 2D) changed only the nine 16-GPU rows of deepseek-16b,
+ * deepseek-v2-lite and gpt-oss-20b: with OCTOPIPE_BENCH_EVALS=3000, seeds 1-3, none more
+ * than 0.2% slower, deepseek-16b x32 1949-2004 -> 1915-1946 ms, gpt-oss-20b x64
+ * 8139-8449 -> 8118 ms, x128 15881-15971 -> 15798 ms.
  *
  * usage: bench_tune SRCDIR [MODEL... | profiles | samples]   (profiles, samples: only that table)
  */
