@@ -660,13 +660,15 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 		}
 	/* the tuner's own starts: its structures (D stages, 2D round robin, the V, uneven
 	 * counts, 3D round robin and zigzag, and with fewer layers than 2D stages the open V
-	 * with every layer a stage, its ends paired or alone) with 1F1B-like, zero-bubble-like and
-	 * memory-capped knobs, each balanced as tune_partition_state does or counting each
-	 * device's wait for its first backward (whichever simulates faster); the search runs
-	 * from the best and then restarts from the best of each other structure */
-	static const char *const shape_names[] = { "one to a device", "round robin", "in a V", "round robin with uneven counts",
-	                                           "round robin", "in a zigzag", "in an open V",
-	                                           "in an open V, the ends alone" };
+	 * with every layer a stage, its ends paired or alone) with 1F1B-like,
+	 * zero-bubble-like and memory-capped knobs, each balanced as tune_partition_state
+	 * does or counting each device's wait for its first backward (whichever simulates
+	 * faster); the search runs from the best and then restarts from the best of each
+	 * other structure */
+	static const char *const shape_names[] = {
+		"one to a device", "round robin", "in a V", "round robin with uneven counts", "round robin",
+		"in a zigzag", "in an open V", "in an open V, the ends alone",
+	};
 
 	for (int shape = 0; shape < 8 && !stopped; shape++) {
 		int S = shape == 0 ? D : shape == 3 ? D + (D + 1) / 2 : shape == 4 || shape == 5 ? 3 * D
