@@ -824,7 +824,7 @@ fail:
  * the mean time a candidate has taken so far, would pass it. */
 static bool out_of_budget(struct tuner *t)
 {
-	double used, per_eval;
+	double now, used, per_eval;
 
 	if (t->opts.stop && *t->opts.stop) {
 		t->interrupted = true;
@@ -834,9 +834,10 @@ static bool out_of_budget(struct tuner *t)
 		return true;
 	if (t->opts.time_budget_s <= 0)
 		return false;
-	used = clock_now_s() - t->t0;
+	now = clock_now_s();
+	used = now - t->t0;
 	per_eval = t->started && t->evals > t->search_evals0
-	                   ? (clock_now_s() - t->search_t0) / (double)(t->evals - t->search_evals0) : 0;
+	                   ? (now - t->search_t0) / (double)(t->evals - t->search_evals0) : 0;
 	return used + BUDGET_RESERVE_EVALS * per_eval > t->opts.time_budget_s;
 }
 

@@ -326,7 +326,8 @@ static char **sample_names(const char *src, int *n)
 		if (!(nv = realloc(v, (size_t)(*n + 2) * sizeof(*v))))
 			break;
 		v = nv;
-		v[*n] = strndup(de->d_name, len - 5);
+		if (!(v[*n] = strndup(de->d_name, len - 5)))
+			break;
 		v[++*n] = NULL;
 	}
 	closedir(d);
@@ -352,6 +353,10 @@ static void samples_table(const char *src)
 
 	printf("\nbundled samples on 8 and 16 H200s (pure pipeline): tuned vs the best baseline and interleaved 1F1B,"
 	       " %s\n", getenv("OCTOPIPE_BENCH_EVALS") ? "a budget of simulations" : "the time budget");
+	if (!names) {
+		printf("cannot list %s/samples/models\n", src);
+		return;
+	}
 	printf("%-22s %4s %4s %10s %-14s %10s %7s %7s %10s %10s %6s %6s %6s %6s\n", "model", "gpus", "mbs",
 	       "tuned ms", "best baseline", "best ms", "vs best", "vs intl", "bound ms", "tight ms", "eff", "effT",
 	       "tune s", "evals");
