@@ -75,7 +75,7 @@ struct letter {
 	const char *what;    /* the class in the printed share table */
 };
 
-struct arch {
+struct sample_arch {
 	long h, vocab;
 	long pos_rows;       /* learned position embeddings (rows), 0 for none */
 	bool layernorm;      /* LayerNorm (weight and bias) instead of RMSNorm */
@@ -89,7 +89,7 @@ struct arch {
 
 struct spec {
 	const char *name;    /* the profile's file name and the model's name */
-	struct arch a;
+	struct sample_arch a;
 	struct letter letters[LETTERS_MAX];
 	struct share_ref head;
 	const char *public_layout; /* letters of the published layout where the profile differs */
@@ -348,21 +348,21 @@ out:
 
 /* ---- memory per token ---- */
 
-static uint64_t norm_params(const struct arch *a)
+static uint64_t norm_params(const struct sample_arch *a)
 {
 	return a->layernorm ? 2 * (uint64_t)a->h : (uint64_t)a->h;
 }
 
 /* A linear layer in -> out held in pcopies copies (experts) and run on acopies copies of
  * each token (routed top-k): its weights, and the 2 * (in + out) bytes/token W keeps. */
-static void linear(struct mem *m, const struct arch *a, uint64_t in, uint64_t out,
+static void linear(struct mem *m, const struct sample_arch *a, uint64_t in, uint64_t out,
                    uint64_t pcopies, uint64_t acopies)
 {
 	m->params += pcopies * (in * out + (a->bias ? out : 0));
 	m->act_w += acopies * 2 * (in + out);
 }
 
-static struct mem block_mem(const struct arch *a, unsigned parts)
+static struct mem block_mem(const struct sample_arch *a, unsigned parts)
 {
 	uint64_t h = (uint64_t)a->h;
 	struct mem m = { 0, 0, 0 };
@@ -428,12 +428,12 @@ static struct mem block_mem(const struct arch *a, unsigned parts)
 	return m;
 }
 
-static void embedding_mem(const struct arch *a, struct mem *m)
+static void embedding_mem(const struct sample_arch *a, struct mem *m)
 {
 	m->params += (uint64_t)(a->vocab + a->pos_rows) * (uint64_t)a->h;
 }
 
-static void head_mem(const struct arch *a, struct mem *m)
+static void head_mem(const struct sample_arch *a, struct mem *m)
 {
 	uint64_t h = (uint64_t)a->h, v = (uint64_t)a->vocab;
 
@@ -552,7 +552,7 @@ struct totals {
 static int build_model(const struct spec *s, const struct profile *pr, const struct costs *c,
                        const char *out, struct totals *t, struct err *e)
 {
-	const struct arch *a = &s->a;
+	const struct sample_arch *a = &s->a;
 	uint64_t tok = (uint64_t)pr->seq_len * (uint64_t)pr->mbs;
 	double shares[LETTERS_MAX], head_share;
 	const struct row *row;

@@ -69,6 +69,8 @@ static void kt(struct work *w, int kind, int cls, int launches, const char *name
 	t->bwd = 0;
 	t->state = 0;
 	t->split = KS_COLUMN;
+	t->role = KR_NONE;
+	t->eager = false;
 }
 
 /* the HBM traffic per token of the scan just appended (see ktmpl.state) */
@@ -103,16 +105,32 @@ static void norms(struct work *w, const struct block *b)
 }
 
 /*
- * An unfused ("eager") attention core is what it launches: QK^T and PV as two batched GEMMs,
- * priced as GEMMs, and the passes over the materialized scores (scale, mask, softmax, casts;
- * with sink logits cat, max, sub, slice), priced as the elementwise kernels they are, in
- * bytes at the memory efficiency. Its cost then follows the two efficiencies every layer
- * shares instead of one of its own that only the eager profiles could fit.
+ * The attention core, one template for both ways a runtime may run it (cost_style): fused
+ * (FlashAttention, cuDNN: one kernel, FLOPs at the flash efficiency, no scores kept) or
+ * eager, what an unfused core launches: QK^T and PV as two batched GEMMs, priced as GEMMs,
+ * and the passes over the materialized scores (scale, mask, softmax, casts; with sink
+ * logits cat, max, sub, slice), priced in bytes at the memory efficiency. score_bytes and
+ * passes are the eager passes'; eager marks a model that forces the eager class on a
+ * runtime that follows Hugging Face's choice.
  */
-static void eager_core(struct work *w, double heads, double d_qk, double d_v, double score_bytes, int passes)
+static void core(struct work *w, double heads, double d_qk, double d_v, double score_bytes, int passes, bool eager)
 {
-	kt(w, KT_CORE, EFF_GEMM, 2, "attn_core.bmm", d_v, d_qk, 0, heads, 2 * heads * (d_qk + d_v), 0);
-	kt(w, KT_CORE, EFF_MEMORY, passes, "attn_core.scores", 0, 0, 0, 0, 0, score_bytes);
+	kt(w, KT_CORE, EFF_FLASH, passes, "attn_core", d_v, d_qk, 0, heads, 2 * heads * (d_qk + d_v), score_bytes);
+	if (!w->k_cut) {
+		w->k[w->nk - 1].role = KR_CORE;
+		w->k[w->nk - 1].eager = eager;
+	}
+	w->core_eager = eager;
+	w->core_act_per_ctx += 2.0 * heads;      /* bf16 probabilities, one per head and key */
+}
+
+/* marks the kernel just appended as a routed expert's, launched once per expert of E */
+static void expert_role(struct work *w, double E)
+{
+	if (!w->k_cut && w->nk > 0) {
+		w->k[w->nk - 1].role = KR_EXPERT;
+		w->k[w->nk - 1].groups = (float)E;
+	}
 }
 
 static void attn(const struct block *b, struct work *w)
@@ -127,22 +145,17 @@ static void attn(const struct block *b, struct work *w)
 	w->f[EFF_GEMM] += 2 * lin;
 	w->core_per_ctx += 4.0 * b->n_q * b->d_h;
 	w->window = b->window;
-	w->core_class = b->sinks || b->eager ? EFF_EAGER : EFF_FLASH;
+	w->core_class = b->sinks || b->eager ? EFF_EAGER : EFF_FLASH;  /* a table without kernels */
 	w->f[EFF_MEMORY] += b->norms * NORM_BYTES(h) + 4 * (q + kv) + (b->out_gate ? 6 * q : 0);
 	norms(w, b);
 	gemm(w, "qkv", qproj + 2 * kv, h);
 	elem(w, "rope", 4 * (q + kv) + (b->out_gate ? 6 * q : 0), b->out_gate ? 3 : 2);
-	if (w->core_class == EFF_EAGER)
-		eager_core(w, b->n_q, b->d_h, b->d_h, b->n_q * (EAGER_SCORE_BYTES + (b->sinks ? SINK_SCORE_BYTES : 0)),
-		           b->sinks ? 8 : 4);
-	else
-		kt(w, KT_CORE, EFF_FLASH, 1, "attn_core", b->d_h, b->d_h, 0, b->n_q, 4.0 * b->n_q * b->d_h, 0);
+	core(w, b->n_q, b->d_h, b->d_h, b->n_q * (EAGER_SCORE_BYTES + (b->sinks ? SINK_SCORE_BYTES : 0)),
+	     b->sinks ? 8 : 4, b->sinks || b->eager);
 	gemm(w, "o_proj", h, q);
 	split_as(w, KS_ROW);
 	/* norm input, QKV input, Q K V, output-projection input, fp32 softmax statistics */
 	w->act += 2 * (h + h + q + 2 * kv + q) + 4.0 * b->n_q + (b->out_gate ? 2 * q : 0);
-	if (w->core_class == EFF_EAGER)
-		w->core_act_per_ctx += 2.0 * b->n_q;     /* bf16 probabilities, one per head and key */
 	w->act_w += 2 * ((h + qproj + 2 * kv) + (q + h));
 	w->tp_syncs++;
 }
@@ -174,12 +187,9 @@ static void mla(const struct block *b, struct work *w)
 	split_as(w, KS_WHOLE);
 	gemm(w, "kv_b", n * (b->d_nope + dv), rkv);
 	elem(w, "rope", 4 * n * dqk * 2, 3);
-	if (b->eager) {
+	if (b->eager)
 		w->core_class = EFF_EAGER;
-		eager_core(w, n, dqk, dv, n * EAGER_SCORE_BYTES, 4);
-	} else {
-		kt(w, KT_CORE, EFF_FLASH, 1, "attn_core", dv, dqk, 0, n, 2 * n * dqk + 2 * n * dv, 0);
-	}
+	core(w, n, dqk, dv, n * EAGER_SCORE_BYTES, 4, b->eager);
 	gemm(w, "o_proj", h, n * dv);
 	split_as(w, KS_ROW);
 	w->act += 2 * (2 * h + (rq > 0 ? rq : 0) + n * dqk + rkv + b->d_rope + n * dqk + n * dv + n * dv) +
@@ -202,12 +212,17 @@ static void mlp_core(const struct block *b, double f, double copies, struct work
 		int le = b->experts;
 
 		kt(w, KT_ELEM, EFF_MEMORY, le, "experts.gather", 0, 0, 0, 0, 0, 4.0 * copies * h);
+		expert_role(w, E);
 		kt(w, KT_GEMM, EFF_GROUPED, le, "experts.up", (mats - 1) * f, h, copies, E, 0, 0);
+		expert_role(w, E);
 		kt(w, KT_ELEM, EFF_MEMORY, b->clamped ? 8 * le : b->gated ? 2 * le : le, "experts.act", 0, 0, 0, 0, 0,
 		   copies * (b->clamped ? CLAMPED_SWIGLU_BYTES : b->gated ? SWIGLU_BYTES : 4) * f);
+		expert_role(w, E);
 		kt(w, KT_GEMM, EFF_GROUPED, le, "experts.down", h, f, copies, E, 0, 0);
 		split_as(w, KS_ROW);
+		expert_role(w, E);
 		kt(w, KT_ELEM, EFF_MEMORY, le, "experts.scatter", 0, 0, 0, 0, 0, 4.0 * copies * h);
+		expert_role(w, E);
 	} else {
 		gemm(w, "mlp.up", (mats - 1) * f, h);
 		elem(w, "mlp.act", (b->gated ? 6 : 4) * f, b->gated ? 2 : 1);
@@ -384,8 +399,14 @@ static void head(const struct block *b, struct work *w)
 	 * log-softmax backward (read the fp32 output and its gradient, write 4V) and the cast of
 	 * the logits' gradient back to bf16 (read 4V, write 2V) move 22 bytes per vocabulary entry
 	 * against the forward's 16; soft-capping's backward is twice its forward */
-	if (!w->k_cut && w->nk > 0)
-		w->k[w->nk - 1].bwd = (float)((22 * V + (b->softcap ? 16 * V : 0)) / (16 * V + (b->softcap ? 8 * V : 0)));
+	if (!w->k_cut && w->nk > 0) {
+		struct ktmpl *t = &w->k[w->nk - 1];
+
+		t->bwd = (float)((22 * V + (b->softcap ? 16 * V : 0)) / (16 * V + (b->softcap ? 8 * V : 0)));
+		t->role = KR_LOSS;
+		t->n = (float)V;
+		t->k = b->softcap ? 1 : 0;
+	}
 	w->act += 2 * (h + h) + 4 * V;
 	w->act_w += 2 * (h + V);
 }
@@ -468,12 +489,67 @@ double cost_flops(const struct work *w, long seq)
 	return sum;
 }
 
-/* one concrete kernel of template t for tokens tok, sequence seq, tp degree t, pass p */
-static int expand(const struct ktmpl *t, double tok, long seq, long window, double tp, enum kernel_pass p,
-                  struct kernel *k)
+/* whether the attention core runs eager under style: always, never, or as the model's
+ * Hugging Face attention class does */
+static bool core_runs_eager(const struct cost_style *st, bool forced)
+{
+	return st->attention == COST_ATTN_EAGER || (st->attention == COST_ATTN_HF && forced);
+}
+
+/* the attention core's kernels (KR_CORE): one fused kernel, or the eager GEMMs and passes */
+static int expand_core(const struct ktmpl *t, const struct cost_opts *o, double tok, long window, double tp,
+                       enum kernel_pass p, struct kernel *k)
+{
+	double keys = cost_ctx(o->seq, window), scale = p == PASS_I ? 2 : 1;
+	int n = 1;
+
+	if (p == PASS_W)
+		return 0;
+	memset(k, 0, 2 * sizeof(*k));
+	k[0].name = "attn_core";
+	k[0].cls = EFF_FLASH;
+	k[0].groups = 1;
+	k[0].launches = p == PASS_I ? 2 : 1;
+	k[0].flops = scale * tok * keys * t->flops / tp;
+	k[0].heads = (int)(t->groups / tp);
+	k[0].d_qk = (int)t->k;
+	k[0].d_v = (int)t->n;
+	k[0].seq = o->seq;
+	k[0].window = window;
+	k[0].seqs = (int)(tok / (double)o->seq);
+	if (core_runs_eager(&o->style, t->eager)) {
+		k[0].name = "attn_core.bmm";
+		k[0].cls = EFF_GEMM;
+		k[0].launches = p == PASS_I ? 4 : 2;
+		k[1].name = "attn_core.scores";
+		k[1].cls = EFF_MEMORY;
+		k[1].groups = 1;
+		k[1].launches = (p == PASS_I ? 2 : 1) * t->launches;
+		k[1].bytes = scale * tok * keys * t->bytes / tp;
+		n = 2;
+	}
+	return n;
+}
+
+/*
+ * Bytes per vocabulary entry of a fused cross-entropy (Megatron-Core's fused vocab-parallel
+ * loss, torchtitan's compiled loss): the forward reads the bf16 logits twice (the maximum,
+ * then the sum of exponentials and the target's logit) and writes the fp32 exponentials its
+ * backward needs; the backward reads them and writes the bf16 gradient in one pass.
+ */
+#define FUSED_LOSS_F_BYTES 8.0
+#define FUSED_LOSS_I_BYTES 6.0
+
+/* one concrete kernel (two for an eager attention core) of template t for tokens tok,
+ * tp degree tp, pass p */
+static int expand(const struct ktmpl *t, const struct cost_opts *o, double tok, long window, double tp,
+                  enum kernel_pass p, struct kernel *k)
 {
 	double scale = p == PASS_I ? (t->bwd > 0 ? t->bwd : 2) : 1;
+	double ep = o->ep > 1 ? o->ep : 1;
 
+	if (t->role == KR_CORE)
+		return expand_core(t, o, tok, window, tp, p, k);
 	memset(k, 0, sizeof(*k));
 	k->cls = t->cls;
 	k->name = t->name;
@@ -484,9 +560,19 @@ static int expand(const struct ktmpl *t, double tok, long seq, long window, doub
 	 * the recomputed chunk states besides the dX, dB and dC scans; a GEMM's dX (I) and dW (W)
 	 * are one launch each */
 	k->launches = p == PASS_I && t->kind != KT_GEMM ? 2 * t->launches : t->launches;
+	if (t->role == KR_EXPERT) {
+		/* a loop launches each of the E / ep experts a rank holds; a grouped GEMM (and its
+		 * permutation and activation) launches once for all of them */
+		double per = k->launches / (t->groups > 0 ? t->groups : 1);
+
+		k->launches = (int)(o->style.experts == COST_EXPERTS_GROUPED ? per : per * t->groups / ep + 0.5);
+		if (k->launches < 1)
+			k->launches = 1;
+	}
 	switch (t->kind) {
 	case KT_GEMM: {
-		double rows = tok * t->rows, n = t->n, kk = t->k, g = t->groups > 0 ? t->groups : 1;
+		/* expert parallelism: a rank runs E / ep experts on ep times the tokens each */
+		double g = t->groups > 0 ? t->groups : 1, rows = tok * t->rows, n = t->n, kk = t->k;
 
 		/* the same three operands in every pass: F reads X and W and writes Y; I reads dY and
 		 * W and writes dX; W reads X and dY and writes dW */
@@ -494,6 +580,8 @@ static int expand(const struct ktmpl *t, double tok, long seq, long window, doub
 		 * (row-parallel) or the whole weight (replicated) */
 		double tn = t->split == KS_COLUMN ? tp : 1, tk = t->split == KS_ROW ? tp : 1;
 
+		if (g > 1 && ep > 1 && fmod(g, ep) == 0)
+			g /= ep;
 		k->m = rows / g;
 		k->n = n / tn;
 		k->k = kk / tk;
@@ -503,20 +591,12 @@ static int expand(const struct ktmpl *t, double tok, long seq, long window, doub
 		return 1;
 	}
 	case KT_CORE: {
-		double keys = cost_ctx(seq, window);
+		double keys = cost_ctx(o->seq, window);
 
 		if (p == PASS_W)
 			return 0;
 		k->flops = scale * tok * keys * t->flops / tp;
 		k->bytes = scale * tok * keys * t->bytes / tp;
-		if (t->groups > 0) {
-			k->heads = (int)(t->groups / tp);
-			k->d_qk = (int)t->k;
-			k->d_v = (int)t->n;
-			k->seq = seq;
-			k->window = window;
-			k->seqs = (int)(tok / (double)seq);
-		}
 		return 1;
 	}
 	case KT_OTHER:
@@ -529,6 +609,13 @@ static int expand(const struct ktmpl *t, double tok, long seq, long window, doub
 		if (p == PASS_W)
 			return 0;
 		k->bytes = scale * tok * t->bytes / tp;
+		if (t->role == KR_LOSS && o->style.loss == COST_LOSS_FUSED) {
+			/* one fused kernel a pass; soft-capping stays its own elementwise chain */
+			double V = t->n, cap = t->k > 0 ? (p == PASS_I ? 16 : 8) * V : 0;
+
+			k->bytes = tok * ((p == PASS_I ? FUSED_LOSS_I_BYTES : FUSED_LOSS_F_BYTES) * V + cap) / tp;
+			k->launches = t->k > 0 ? (p == PASS_I ? 5 : 3) : 1;
+		}
 		return 1;
 	}
 }
@@ -572,9 +659,14 @@ int cost_kernels(const struct work *w, const struct cost_opts *o, enum kernel_pa
 				out[n - 1] = k;
 		return n;
 	}
-	for (int i = 0; i < w->nk; i++)
-		if (expand(&w->k[i], tok, o->seq, w->window, tp, p, &k) && n++ < max)
-			out[n - 1] = k;
+	for (int i = 0; i < w->nk; i++) {
+		struct kernel two[2];
+		int got = expand(&w->k[i], o, tok, w->window, tp, p, two);
+
+		for (int j = 0; j < got; j++)
+			if (n++ < max)
+				out[n - 1] = two[j];
+	}
 	/* the embedding's weight gradient: zero a V x h buffer, scatter-add the rows */
 	if (p == PASS_W && w->w_bytes > 0) {
 		memset(&k, 0, sizeof(k));
@@ -619,10 +711,15 @@ static double units_ms(const double u[HW_NPARAM], const double eff[EFF_NCLASS], 
 
 double cost_kernel_ms(const struct kernel *k, const struct hardware *hw, enum kernel_pass p)
 {
-	double u[HW_NPARAM] = { 0 };
+	double u[HW_NPARAM] = { 0 }, launch_us = p == PASS_F ? hw->launch_us_f : hw->launch_us_b, work;
 
 	add_kernel_units(k, hw, u);
-	return p == PASS_F ? units_ms(u, hw->eff_f, hw->launch_us_f) : units_ms(u, hw->eff_b, hw->launch_us_b);
+	if (!hw->launch_async)
+		return p == PASS_F ? units_ms(u, hw->eff_f, hw->launch_us_f) : units_ms(u, hw->eff_b, hw->launch_us_b);
+	/* launches queued ahead overlap the kernels before them: the GPU waits on the host only
+	 * when a kernel is shorter than launching it */
+	work = units_ms(u, p == PASS_F ? hw->eff_f : hw->eff_b, 0);
+	return fmax(work, u[HW_LAUNCH] * launch_us);
 }
 
 #define KMAX (2 * WORK_MAX_KERNELS + EFF_NCLASS)
@@ -637,6 +734,40 @@ static void pass_units(const struct work *w, const struct hardware *hw, const st
 	memset(u, 0, HW_NPARAM * sizeof(*u));
 	for (int i = 0; i < n && i < KMAX; i++)
 		add_kernel_units(&ks[i], hw, u);
+}
+
+/* What one pass costs: all of it, its linear layers' part (what TP collectives can hide
+ * behind), and what each selective recompute mode redoes. */
+struct pass_ms {
+	double all, gemm, core, elem;
+};
+
+static void pass_time(const struct work *w, const struct hardware *hw, const struct cost_opts *o,
+                      enum kernel_pass p, struct pass_ms *t)
+{
+	struct kernel ks[KMAX];
+	int n = cost_kernels(w, o, p, ks, KMAX);
+
+	memset(t, 0, sizeof(*t));
+	if (!hw->launch_async) {
+		/* serial launches: the sum is linear in the parameters, priced as calibration fits it */
+		double u[HW_NPARAM];
+
+		pass_units(w, hw, o, p, u);
+		t->all = units_ms(u, p == PASS_F ? hw->eff_f : hw->eff_b, p == PASS_F ? hw->launch_us_f : hw->launch_us_b);
+	}
+	for (int i = 0; i < n && i < KMAX; i++) {
+		double ms = cost_kernel_ms(&ks[i], hw, p);
+
+		if (hw->launch_async)
+			t->all += ms;
+		if (ks[i].name && strncmp(ks[i].name, "attn_core", 9) == 0)  /* flash, or eager's GEMMs and passes */
+			t->core += ms;
+		else if (ks[i].cls == EFF_GEMM || ks[i].cls == EFF_GROUPED)
+			t->gemm += ms;
+		else if (ks[i].cls == EFF_MEMORY)
+			t->elem += ms;
+	}
 }
 
 void cost_units(const struct work *w, const struct hardware *hw, const struct cost_opts *o,
@@ -659,39 +790,55 @@ static double comm_ms(const struct cost_opts *o, double bytes, double share, int
 	return 1e3 * share * bytes / (o->link_gbytes_per_s * 1e9) + steps * o->link_latency_us * 1e-3;
 }
 
-/* The attention core's forward kernels: what selective recompute runs again. */
-static double core_forward_ms(const struct work *w, const struct hardware *hw, const struct cost_opts *o)
+/* Bytes per token that torchtitan's op-level selective checkpointing keeps of a layer: its
+ * input, every other GEMM's output (its policy saves matmul outputs but skips every second
+ * one) and the attention core's output. */
+static double sac_kept_per_token(const struct work *w, double t)
 {
-	struct kernel ks[KMAX];
-	int n = cost_kernels(w, o, PASS_F, ks, KMAX);
-	double ms = 0;
+	double gemm_out = 0, core_out = 0;
 
-	for (int i = 0; i < n && i < KMAX; i++)
-		if (ks[i].name && strncmp(ks[i].name, "attn_core", 9) == 0)  /* flash, or eager's GEMMs and passes */
-			ms += cost_kernel_ms(&ks[i], hw, PASS_F);
-	return ms;
+	for (int i = 0; i < w->nk; i++) {
+		const struct ktmpl *k = &w->k[i];
+
+		if (k->kind == KT_GEMM)
+			gemm_out += 2.0 * k->rows * k->n / (k->split == KS_COLUMN ? t : 1);
+		else if (k->role == KR_CORE)
+			core_out += 2.0 * k->groups * k->n / t;
+	}
+	return w->in / t + 0.5 * gemm_out + core_out;
+}
+
+/* the TP collectives of one pass as the runtime exposes them: all of them, or with
+ * --tp-comm-overlap what the pass's GEMMs cannot cover (at least one of T chunks) */
+static double exposed_comm(const struct cost_opts *o, double comm, double gemm_ms)
+{
+	if (!o->style.tp_overlap || o->tp <= 1)
+		return comm;
+	return fmax(comm - gemm_ms, comm / o->tp);
 }
 
 void cost_layer(const struct work *w, const struct hardware *hw, const struct cost_opts *o,
                 struct layer_cost *lc)
 {
-	double uf[HW_NPARAM], ub[HW_NPARAM], uw[HW_NPARAM];
+	struct pass_ms tf, ti, tw;
 	double tok = (double)o->seq * (double)o->micro_batch, t = o->tp > 1 ? o->tp : 1;
-	double sync, a2a;
+	double sync, act;
 
 	memset(lc, 0, sizeof(*lc));
-	pass_units(w, hw, o, PASS_F, uf);
-	pass_units(w, hw, o, PASS_I, ub);
-	pass_units(w, hw, o, PASS_W, uw);
-	lc->f_ms = units_ms(uf, hw->eff_f, hw->launch_us_f);
-	lc->b_ms = units_ms(ub, hw->eff_b, hw->launch_us_b);
-	lc->w_ms = units_ms(uw, hw->eff_b, hw->launch_us_b);
-	/* TP all-reduces of the hidden state and the MoE all-to-all: in F and I, never in W */
+	pass_time(w, hw, o, PASS_F, &tf);
+	pass_time(w, hw, o, PASS_I, &ti);
+	pass_time(w, hw, o, PASS_W, &tw);
+	lc->f_ms = tf.all;
+	lc->b_ms = ti.all;
+	lc->w_ms = tw.all;
+	/* TP all-reduces (or all-gather + reduce-scatter) of the hidden state: in F and I, never
+	 * in W. MoE layers move no more: Megatron-LM's dispatcher gathers the sequence-parallel
+	 * tokens over the TP group and scatters them back, one all-reduce's worth; the expert-
+	 * parallel all-to-all is priced by the layout (parallel.c) */
 	sync = o->no_comm ? 0 : w->tp_syncs * comm_ms(o, tok * (w->in > 0 ? w->in : w->out), 2 * (t - 1) / t,
 	                                              2 * (o->tp - 1));
-	a2a = o->no_comm ? 0 : comm_ms(o, tok * w->a2a, (t - 1) / t, 1);
-	lc->f_ms += sync + a2a;
-	lc->b_ms += sync + a2a;
+	lc->f_ms += exposed_comm(o, sync, tf.gemm);
+	lc->b_ms += exposed_comm(o, sync, ti.gemm);
 	if (o->recompute)
 		lc->b_ms += lc->f_ms;
 	/* each rank holds 1/t of the split weights and all of the replicated ones */
@@ -701,13 +848,26 @@ void cost_layer(const struct work *w, const struct hardware *hw, const struct co
 	lc->out_bytes = tok * w->out / t;
 	lc->in_bytes = tok * w->in / t;
 	lc->a2a_bytes = tok * w->a2a / t;
-	lc->core_f_ms = core_forward_ms(w, hw, o);
+	act = tok * w->act / t;
+	if (core_runs_eager(&o->style, w->core_eager))
+		act += tok * w->core_act_per_ctx * cost_ctx(o->seq, w->window) / t;
+	/* what selective recompute redoes and drops: the attention core (Megatron-LM: its
+	 * scores when eager; a fused core keeps nothing to drop), or everything torchtitan's
+	 * op-level policy does not save (elementwise work and every other GEMM) */
+	if (o->style.selective == COST_SEL_OPS && w->nk > 0) {
+		lc->core_f_ms = tf.elem + 0.5 * tf.gemm;
+		lc->core_act_bytes = fmax(0, act - tok * sac_kept_per_token(w, t));
+	} else {
+		lc->core_f_ms = tf.core;
+		if (core_runs_eager(&o->style, w->core_eager))
+			lc->core_act_bytes = tok * w->core_act_per_ctx * cost_ctx(o->seq, w->window) / t;
+	}
 	if (o->recompute) {
 		lc->act_bytes = tok * w->in / t;
 		lc->act_w_bytes = lc->act_bytes;
+		lc->core_act_bytes = 0;
 	} else {
-		lc->core_act_bytes = tok * w->core_act_per_ctx * cost_ctx(o->seq, w->window) / t;
-		lc->act_bytes = tok * w->act / t + lc->core_act_bytes;
+		lc->act_bytes = act;
 		lc->act_w_bytes = fmin(tok * w->act_w / t, lc->act_bytes);
 	}
 }

@@ -79,11 +79,19 @@ enum ktmpl_split {
 	KS_WHOLE,    /* replicated (router, gates, MLA's down-projections): all of it on every rank */
 };
 
+/* Kernels a runtime runs its own way (cost_style): the attention core (fused, or two batched
+ * GEMMs and the score passes; its bytes and launches are the eager passes'), a routed
+ * expert's kernel (launches is per expert: a loop launches each, a grouped GEMM once), the
+ * loss (bytes of the unfused fp32 passes). */
+enum ktmpl_role { KR_NONE, KR_CORE, KR_EXPERT, KR_LOSS };
+
 struct ktmpl {
 	unsigned char kind;      /* enum ktmpl_kind */
 	unsigned char cls;       /* enum eff_class of its FLOPs (KT_ELEM: EFF_MEMORY) */
 	unsigned short launches; /* kernel launches per pass */
 	unsigned char split;     /* KT_GEMM: enum ktmpl_split; others split their work by T */
+	unsigned char role;      /* enum ktmpl_role: what a runtime may run differently */
+	bool eager;              /* KR_CORE: the model forces the eager class (sinks, "eager") */
 	const char *name;        /* static string: "qkv", "attn_core", "experts.down", ... */
 	float n, k;              /* KT_GEMM: output and reduction features; KT_CORE: the head
 	                          * dimensions of PV (n) and QK^T (k), 0 for score passes */
@@ -117,7 +125,10 @@ struct work {
 	                          * (Megatron-LM replicates them): norms, the router and gates,
 	                          * MLA's down-projections, row-parallel biases */
 	double core_act_per_ctx; /* attention-core activations kept per token per attended key
-	                          * (eager: the softmax probabilities; flash keeps none) */
+	                          * when the core runs eager (the softmax probabilities; a fused
+	                          * core keeps none) */
+	bool core_eager;         /* the model forces the eager attention class (learned sinks,
+	                          * attn_implementation "eager"): how COST_ATTN_HF runs it */
 	int tp_syncs;            /* tensor-parallel all-reduces of the hidden state per pass */
 	int tp_units;            /* heads the layer splits over tensor-parallel ranks (the fewest
 	                          * of its blocks: attention or SSM heads); 0 = no such limit */
@@ -136,6 +147,31 @@ double cost_ctx(long seq, long window);
 /* Forward FLOPs per token at sequence length seq (every compute class + the core). */
 double cost_flops(const struct work *w, long seq);
 
+/*
+ * How a runtime runs a layer's kernel list (runtime.h fills it from a runtime profile). All
+ * zero is how Hugging Face eager PyTorch runs it: attention fused unless the model forces the
+ * eager class, one GEMM per routed expert, an unfused fp32 loss, selective recompute of the
+ * attention core, tensor-parallel collectives after the GEMMs that need them.
+ */
+enum cost_attention {
+	COST_ATTN_HF,            /* fused (SDPA) unless sinks or attn_implementation "eager" force eager */
+	COST_ATTN_FUSED,         /* FlashAttention / cuDNN fused attention, learned sinks included */
+	COST_ATTN_EAGER,         /* scores materialized: two batched GEMMs and softmax passes */
+};
+enum cost_experts { COST_EXPERTS_LOOP, COST_EXPERTS_GROUPED };
+enum cost_loss { COST_LOSS_EAGER, COST_LOSS_FUSED };
+enum cost_selective {
+	COST_SEL_CORE,           /* Megatron-LM's selective: the attention core is redone */
+	COST_SEL_OPS,            /* torchtitan's op-level: every other GEMM output and the attention
+	                          * output are kept, elementwise work and the other GEMMs redone */
+};
+
+struct cost_style {
+	unsigned char attention, experts, loss, selective; /* the enums above */
+	bool tp_overlap;         /* TP collectives pipelined with the layer's GEMMs (Megatron-LM's
+	                          * --tp-comm-overlap): only what the GEMMs cannot cover is exposed */
+};
+
 struct cost_opts {
 	long seq, micro_batch;
 	int tp;                  /* tensor-parallel degree (1: none) */
@@ -143,6 +179,9 @@ struct cost_opts {
 	double link_gbytes_per_s, link_latency_us; /* the TP / EP group's link */
 	bool no_comm;            /* leave out the TP all-reduces and the all-to-all: the work one
 	                          * GPU does by itself (what the cuda executor runs at tp > 1) */
+	int ep;                  /* expert-parallel degree (0 or 1: none): a rank runs E / ep experts
+	                          * with ep times the tokens each */
+	struct cost_style style; /* how the runtime runs the kernels (all zero: Hugging Face eager) */
 };
 
 /*

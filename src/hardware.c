@@ -78,10 +78,12 @@ int hardware_from_json(struct hardware *hw, const cJSON *obj, const char *file, 
 	    jv_object(&v, obj, path, "efficiency", 0, &effs) < 0 ||
 	    jv_object(&v, obj, path, "launch_us", 0, &launch) < 0)
 		return -1;
+	hw->eff_given = effs || launch;
 	if (launch) {
 		jpath_key(p, path, "launch_us");
 		if (jv_number(&v, launch, p, "f", JV_REQUIRED, 0, 1e6, 0, &hw->launch_us_f) < 0 ||
-		    jv_number(&v, launch, p, "b", JV_REQUIRED, 0, 1e6, 0, &hw->launch_us_b) < 0)
+		    jv_number(&v, launch, p, "b", JV_REQUIRED, 0, 1e6, 0, &hw->launch_us_b) < 0 ||
+		    jv_bool(&v, launch, p, "async", 0, false, &hw->launch_async) < 0)
 			return -1;
 	}
 	jpath_key(p, path, "efficiency");
@@ -121,16 +123,22 @@ cJSON *hardware_to_json(const struct hardware *hw)
 		jw_str(&w, root, "source", hw->source);
 	jw_num(&w, root, "peak_tflops", hw->peak_tflops);
 	jw_num(&w, root, "hbm_gbytes_per_s", hw->hbm_gbytes_per_s);
-	effs = jw_obj(&w, root, "efficiency");
-	for (int c = 0; c < EFF_NCLASS; c++) {
-		cJSON *o = jw_obj(&w, effs, hardware_class_names[c]);
+	/* a datasheet section stays one: efficiencies are written only where they were given
+	 * (a calibration, or the table of a model priced with them) */
+	if (hw->eff_given) {
+		effs = jw_obj(&w, root, "efficiency");
+		for (int c = 0; c < EFF_NCLASS; c++) {
+			cJSON *o = jw_obj(&w, effs, hardware_class_names[c]);
 
-		jw_num(&w, o, "f", hw->eff_f[c]);
-		jw_num(&w, o, "b", hw->eff_b[c]);
+			jw_num(&w, o, "f", hw->eff_f[c]);
+			jw_num(&w, o, "b", hw->eff_b[c]);
+		}
+		effs = jw_obj(&w, root, "launch_us");
+		jw_num(&w, effs, "f", hw->launch_us_f);
+		jw_num(&w, effs, "b", hw->launch_us_b);
+		if (hw->launch_async)
+			jw_bool(&w, effs, "async", true);
 	}
-	effs = jw_obj(&w, root, "launch_us");
-	jw_num(&w, effs, "f", hw->launch_us_f);
-	jw_num(&w, effs, "b", hw->launch_us_b);
 	jw_extras(&w, root, hw->extra);
 	if (w.oom || !root) {
 		cJSON_Delete(root);

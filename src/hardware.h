@@ -42,6 +42,11 @@ struct hardware {
 	double eff_b[EFF_NCLASS]; /* in the backward (input grad and weight grad) */
 	double launch_us_f;       /* fixed cost of one kernel launch in the forward (us): */
 	double launch_us_b;       /* dispatch, launch, tail; and in the backward */
+	bool launch_async;        /* launches overlap the previous kernels' execution (a runtime
+	                           * that queues ahead): a kernel costs the larger of its launches
+	                           * and its work, not their sum */
+	bool eff_given;           /* the section named efficiencies or launch costs (a calibration):
+	                           * they win over a runtime's (runtime_hardware) */
 	char *source;             /* where the efficiencies come from (heap), or NULL */
 	cJSON *extra;             /* members this version does not know, kept for rewrites */
 };

@@ -19,6 +19,7 @@
 #include "hfconfig.h"
 #include "json.h"
 #include "parallel.h"
+#include "runtime.h"
 
 static const char *const recompute_names[] = { "none", "selective", "full" };
 
@@ -186,7 +187,7 @@ static int model_source(const struct model *m, struct arch *a, struct cost_opts 
                         struct err *e)
 {
 	const cJSON *src = m->extra ? cJSON_GetObjectItemCaseSensitive(m->extra, "source") : NULL;
-	const cJSON *arch, *hwj;
+	const cJSON *arch, *hwj, *rtj;
 	struct jv v = { m->name, e, "source" };
 	double d;
 	bool rc = false;
@@ -197,6 +198,7 @@ static int model_source(const struct model *m, struct arch *a, struct cost_opts 
 		return jv_fail(&v, "source", "must be an object");
 	if (jv_object(&v, src, "source", "architecture", JV_REQUIRED, &arch) < 0 ||
 	    jv_object(&v, src, "source", "hardware", 0, &hwj) < 0 ||
+	    jv_object(&v, src, "source", "runtime", 0, &rtj) < 0 ||
 	    jv_number(&v, src, "source", "tp", JV_INTEGER, 1, PARALLEL_MAX_DEGREE, 1, &d) < 0)
 		return -1;
 	memset(o, 0, sizeof(*o));
@@ -206,6 +208,15 @@ static int model_source(const struct model *m, struct arch *a, struct cost_opts 
 	if (jv_bool(&v, src, "source", "recompute", 0, false, &rc) < 0)
 		return -1;
 	o->recompute = rc;
+	/* a table without a runtime was priced before runtimes existed: as Hugging Face eager */
+	if (rtj) {
+		struct runtime rt;
+
+		if (runtime_from_json(&rt, rtj, m->name, e) < 0)
+			return -1;
+		o->style = rt.style;
+		runtime_release(&rt);
+	}
 	hardware_default(hw);
 	if (hwj && hardware_from_json(hw, hwj, m->name, "source", "hardware", e) < 0)
 		return -1;

@@ -33,12 +33,12 @@ expect_match '"mtp_params": 1161' "$OUT" "deepseek-v3 reports its MTP module"
 # golden layer tables: the committed samples are exactly what the command writes
 for a in gemma3-12b gemma3-27b gemma2-27b deepseek-v2-lite deepseek-v3 nemotronh-8b nemotronh-56b \
          jamba-v0.1 qwen3-next-80b-a3b llama2-7b llama2-70b; do
-    "$OCTOPIPE" cost samples/architectures/$a.json --cluster samples/clusters/8xH200.json --seq 4096 -o "$T/$a.json" >/dev/null 2>&1
+    "$OCTOPIPE" cost samples/architectures/$a.json --cluster samples/clusters/8xH200.json --runtime hf-eager --seq 4096 -o "$T/$a.json" >/dev/null 2>&1
     if cmp -s "$T/$a.json" samples/models/$a.json; then ok "samples/models/$a.json matches octopipe cost"
     else not_ok "samples/models/$a.json matches octopipe cost" "$(diff "$T/$a.json" samples/models/$a.json | head -5)"; fi
 done
 for s in 8 32; do
-    "$OCTOPIPE" cost nemotronh-8b --cluster 8xH200 --seq $((s * 1024)) -o "$T/nemotronh-8b-seq${s}k.json" >/dev/null 2>&1
+    "$OCTOPIPE" cost nemotronh-8b --cluster 8xH200 --runtime hf-eager --seq $((s * 1024)) -o "$T/nemotronh-8b-seq${s}k.json" >/dev/null 2>&1
     if cmp -s "$T/nemotronh-8b-seq${s}k.json" samples/models/nemotronh-8b-seq${s}k.json; then ok "nemotronh-8b-seq${s}k matches"
     else not_ok "nemotronh-8b-seq${s}k matches"; fi
 done
@@ -223,10 +223,10 @@ r=$(printf '%s\n' "$OUT" | awk -F'|' '
     END { print n, bad }')
 if [ "$r" = "5 " ]; then ok "the forward ratios of relative-costs.json stay at their pinned errors"
 else not_ok "relative-costs forward ratios" "$r"; fi
-# attn_implementation: "eager" materializes the scores, anything else is fused
+# attn_implementation: "eager" materializes the scores, anything else is fused (as Hugging Face runs it)
 sed 's/"eager"/"sdpa"/' $C/deepseek-16b.json >"$T/ds-sdpa.json"
-e=$("$OCTOPIPE" cost $C/deepseek-16b.json --cluster 8xH200 --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["f_ms"])')
-f=$("$OCTOPIPE" cost "$T/ds-sdpa.json" --cluster 8xH200 --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["f_ms"])')
+e=$("$OCTOPIPE" cost $C/deepseek-16b.json --cluster 8xH200 --runtime hf-eager --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["f_ms"])')
+f=$("$OCTOPIPE" cost "$T/ds-sdpa.json" --cluster 8xH200 --runtime hf-eager --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["f_ms"])')
 if python3 -c "import sys; sys.exit(0 if $e > 1.1 * $f else 1)"; then ok "eager attention costs more than sdpa ($e vs $f ms)"
 else not_ok "eager attention costs more" "$e vs $f"; fi
 sed 's/"eager"/7/' $C/deepseek-16b.json >"$T/ds-bad.json"

@@ -25,7 +25,7 @@ def main():
         assert cfg['hidden_size'] == r['hidden']
         cp, mp = os.path.join(tmp, 'c.json'), os.path.join(tmp, 'm.json')
         json.dump(cfg, open(cp, 'w'))
-        subprocess.run([octo, 'cost', cp, '--cluster', cluster, '--seq', str(r['seq_len']), '-o', mp],
+        subprocess.run([octo, 'cost', cp, '--cluster', cluster, '--runtime', 'hf-eager', '--seq', str(r['seq_len']), '-o', mp],
                        check=True, stdout=subprocess.DEVNULL)
         layers = json.load(open(mp))['layers']
         def mean(pred):

@@ -3,6 +3,7 @@
  */
 #include "config.h"
 #include "cli.h"
+#include "runtime.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -223,6 +224,23 @@ int cli_load_cluster(const char *arg, struct cluster *c, char *path_out)
 	if (cluster_load(c, path_out, &e) < 0)
 		return cli_report(&e);
 	return 0;
+}
+
+int cli_load_runtime(const char *arg, struct runtime *rt)
+{
+	struct err e = ERR_INIT;
+
+	if (runtime_load(rt, cli_resolve(arg ? arg : RUNTIME_DEFAULT, "samples/runtimes"), &e) < 0)
+		return cli_report(&e);
+	return 0;
+}
+
+void cli_apply_runtime(const struct runtime *rt, struct cluster *c, struct cost_opts *o)
+{
+	/* a calibration of this machine is a measurement: it wins over the runtime's figures */
+	if (!c->hw.eff_given)
+		runtime_hardware(rt, c->gpu, &c->hw);
+	o->style = rt->style;
 }
 
 int cli_int(const char *cmd, const char *opt, const char *value, int lo, int hi)

@@ -67,6 +67,14 @@ struct plan;
  * and returns its exit code, else 0. path_out receives the resolved path (4096 bytes). */
 int cli_load_model(const char *arg, struct model *m, char *path_out);
 int cli_load_cluster(const char *arg, struct cluster *c, char *path_out);
+/* Loads a runtime profile (a path or a bundled name under samples/runtimes; NULL: the
+ * default, megatron-core); on failure prints the error and returns its exit code. */
+struct runtime;
+struct cost_opts;
+int cli_load_runtime(const char *arg, struct runtime *rt);
+/* The efficiencies rt achieves on c's GPU into c->hw (unless c holds a calibration) and
+ * rt's kernel choices into o. */
+void cli_apply_runtime(const struct runtime *rt, struct cluster *c, struct cost_opts *o);
 /* An integer option value in [lo, hi] (lo >= 0), or -1 after printing a usage error. */
 int cli_int(const char *cmd, const char *opt, const char *value, int lo, int hi);
 /* A positive integer option value (up to a million), or -1 after printing a usage error. */

@@ -21,14 +21,15 @@
 #include "hfconfig.h"
 #include "json.h"
 #include "model.h"
+#include "runtime.h"
 
 #define MAX_CONFIGS 16
 #define HEAVIEST 3
 
 static void usage(FILE *f)
 {
-	fputs("usage: octopipe cost CONFIG --cluster C [--seq S] [--micro-batch B] [--tp T]\n"
-	      "                     [--recompute] [--name NAME] [--json] [-o MODEL]\n"
+	fputs("usage: octopipe cost CONFIG --cluster C [--runtime R] [--seq S] [--micro-batch B]\n"
+	      "                     [--tp T] [--recompute] [--name NAME] [--json] [-o MODEL]\n"
 	      "       octopipe cost CONFIG... --cluster C --calibrate PROFILE... [--cluster-out FILE]\n"
 	      "       octopipe cost CONFIG... --cluster C --predict PROFILE...\n"
 	      "\n"
@@ -37,10 +38,15 @@ static void usage(FILE *f)
 	      "gpt_oss, gpt2) or an OctoPipe architecture file (octopipe.arch/1), and writes its\n"
 	      "layer table for one GPU of cluster C: an embedding layer, the decoder layers, MTP\n"
 	      "modules, and the head (final norm + LM head + loss). Times are sums over each\n"
-	      "layer's kernels: launches x launch overhead + (FLOPs / peak + bytes / HBM) / the\n"
-	      "efficiency of the kernel's class (the cluster's \"hardware\" section, else H200\n"
-	      "defaults). Prints parameters, FLOPs per token and the heaviest layers.\n"
+	      "layer's kernels as runtime R runs them: (FLOPs / peak + bytes / HBM) / the\n"
+	      "efficiency of the kernel's class, and each launch's overhead. The cluster gives\n"
+	      "the GPU's peak and bandwidth; the runtime which kernels run and how efficiently\n"
+	      "(a cluster's calibrated \"hardware\" efficiencies win over the runtime's). Prints\n"
+	      "parameters, FLOPs per token and the heaviest layers.\n"
 	      "\n"
+	      "  --runtime R       megatron-core (default), torchtitan, hf-eager (the paper's\n"
+	      "                    profiling runtime; the default with --calibrate and --predict,\n"
+	      "                    whose bundled profiles it measured) or an octopipe.runtime/1 file\n"
 	      "  --seq S           sequence length (default: 4096, or the architecture file's)\n"
 	      "  --micro-batch B   sequences per microbatch (default 1)\n"
 	      "  --tp T            tensor-parallel degree: divides the work and weights, adds the\n"
@@ -83,11 +89,13 @@ static void base_name(const char *path, char *out, size_t n)
  * same model at another tensor-parallel degree and the executor can launch its kernels.
  */
 static int attach_source(struct model *m, const char *config, const struct cost_opts *o,
-                         const struct cluster *c, struct err *e)
+                         const struct cluster *c, const struct runtime *rt, struct err *e)
 {
 	cJSON *arch = json_load_file(config, e), *src;
 	struct jw w = { false };
+	struct hardware hw = c->hw;
 
+	hw.eff_given = true;   /* the efficiencies the table was priced with, for re-pricing it */
 	if (!arch)
 		return -1;
 	if (!m->extra && !(m->extra = cJSON_CreateObject())) {
@@ -99,12 +107,13 @@ static int attach_source(struct model *m, const char *config, const struct cost_
 	jw_num(&w, src, "tp", o->tp);
 	if (o->recompute)
 		jw_bool(&w, src, "recompute", true);
-	jw_item(&w, src, "hardware", hardware_to_json(&c->hw));
+	jw_item(&w, src, "hardware", hardware_to_json(&hw));
+	jw_item(&w, src, "runtime", cJSON_Duplicate(rt->doc, true));
 	return w.oom ? err_set(e, ERR_RUNTIME, "out of host memory") : 0;
 }
 
 static int print_summary(const struct arch *a, const struct model *m, const struct cost_opts *o,
-                          const struct cluster *c, bool json)
+                          const struct cluster *c, const struct runtime *rt, bool json)
 {
 	struct arch_totals t;
 	int heavy[HEAVIEST], nh = model_heaviest(m, heavy, HEAVIEST);
@@ -121,6 +130,7 @@ static int print_summary(const struct arch *a, const struct model *m, const stru
 		jw_num(&w, root, "seq_len", (double)o->seq);
 		jw_num(&w, root, "micro_batch_size", (double)o->micro_batch);
 		jw_num(&w, root, "tp", o->tp);
+		jw_str(&w, root, "runtime", rt->name);
 		jw_num(&w, root, "params", t.params);
 		jw_num(&w, root, "active_params", t.active);
 		jw_num(&w, root, "embedding_params", t.embed_params);
@@ -141,9 +151,9 @@ static int print_summary(const struct arch *a, const struct model *m, const stru
 		}
 		return cli_put_json(root, w.oom);
 	}
-	printf("model %s (%s): %d layers, sequence %ld x micro-batch %ld, tp %d, on %s (%s efficiencies)\n",
-	       m->name, a->family, m->nlayers, o->seq, o->micro_batch, o->tp, c->gpu ? c->gpu : c->name,
-	       c->has_hw ? "calibrated" : "default");
+	printf("model %s (%s): %d layers, sequence %ld x micro-batch %ld, tp %d, on %s, runtime %s%s\n",
+	       m->name, a->family, m->nlayers, o->seq, o->micro_batch, o->tp, c->gpu ? c->gpu : c->name, rt->name,
+	       c->hw.eff_given ? " (the cluster's calibrated efficiencies)" : "");
 	printf("parameters: %.3f B total, %.3f B active (embedding %.3f B, head %.3f B", t.params / 1e9,
 	       t.active / 1e9, t.embed_params / 1e9, t.head_params / 1e9);
 	if (t.mtp_params > 0)
@@ -366,13 +376,15 @@ int cmd_cost(int argc, char **argv)
 		{ "cluster-out", required_argument, NULL, 'O' },
 		{ "predict", required_argument, NULL, 'P' },
 		{ "fix", required_argument, NULL, 'F' },
+		{ "runtime", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *cluster_arg = NULL, *out = NULL, *name = NULL, *cluster_out = NULL;
+	const char *cluster_arg = NULL, *out = NULL, *name = NULL, *cluster_out = NULL, *runtime_arg = NULL;
 	char *profiles[MAX_CONFIGS];
+	struct runtime rt;
 	struct arch archs[MAX_CONFIGS];
-	struct cost_opts o = { 0, 1, 1, false, 0, 0, false };
+	struct cost_opts o = { .micro_batch = 1, .tp = 1 };
 	struct cluster c;
 	struct model m;
 	struct err e = ERR_INIT;
@@ -407,6 +419,7 @@ int cmd_cost(int argc, char **argv)
 			profiles[nprof++] = optarg;
 			break;
 		case 'O': cluster_out = optarg; break;
+		case 'R': runtime_arg = optarg; break;
 		case 'F':
 			if (!parse_fixed(optarg, fixed)) {
 				struct strbuf sb = STRBUF_INIT;
@@ -448,6 +461,12 @@ int cmd_cost(int argc, char **argv)
 		return cli_usage_error("cost", "at most %d configs", MAX_CONFIGS);
 	if ((rc = cli_load_cluster(cluster_arg, &c, cpath)) != 0)
 		return rc;
+	/* profiles are measurements of a runtime: the bundled ones of the paper's */
+	if ((rc = cli_load_runtime(runtime_arg ? runtime_arg : nprof > 0 ? "hf-eager" : NULL, &rt)) != 0) {
+		cluster_release(&c);
+		return rc;
+	}
+	cli_apply_runtime(&rt, &c, &o);
 	if (o.tp > c.gpus_per_node) {
 		/* its all-reduces run on the intra-node link, as every TP layout does */
 		rc = cli_usage_error("cost", "--tp %d: a tensor-parallel group stays on one node, and cluster '%s' has "
@@ -462,6 +481,7 @@ int cmd_cost(int argc, char **argv)
 			for (int k = 0; k < i; k++)
 				arch_release(&archs[k]);
 			cluster_release(&c);
+			runtime_release(&rt);
 			return cli_report(&e);
 		}
 	}
@@ -472,6 +492,7 @@ int cmd_cost(int argc, char **argv)
 		for (int i = 0; i < nconf; i++)
 			arch_release(&archs[i]);
 		cluster_release(&c);
+		runtime_release(&rt);
 		return rc;
 	}
 	if (nprof > 0)
@@ -482,7 +503,7 @@ int cmd_cost(int argc, char **argv)
 		else
 			base_name(out && strcmp(out, "-") != 0 ? out : archs[0].name, nbuf, sizeof(nbuf));
 		if (arch_to_model(&archs[0], &c.hw, &o, nbuf, &m, &e) < 0 ||
-		    attach_source(&m, cli_resolve(argv[optind], "samples/architectures"), &o, &c, &e) < 0) {
+		    attach_source(&m, cli_resolve(argv[optind], "samples/architectures"), &o, &c, &rt, &e) < 0) {
 			rc = cli_report(&e);
 			model_release(&m);
 		} else {
@@ -497,7 +518,7 @@ int cmd_cost(int argc, char **argv)
 			} else if (out && model_save(&m, out, &e) < 0) {
 				rc = cli_report(&e);
 			} else if (nprof == 0) {
-				rc = print_summary(&archs[0], &m, &o, &c, json);
+				rc = print_summary(&archs[0], &m, &o, &c, &rt, json);
 				if (out && !json)
 					printf("wrote %s\n", out);
 			}
@@ -507,5 +528,6 @@ int cmd_cost(int argc, char **argv)
 	for (int i = 0; i < nconf; i++)
 		arch_release(&archs[i]);
 	cluster_release(&c);
+	runtime_release(&rt);
 	return rc;
 }

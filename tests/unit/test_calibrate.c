@@ -70,7 +70,7 @@ static double recover(const char *const *names, int nn, double noise, bool *seen
 	for (int a = 0; a < nn; a++) {
 		char path[4096];
 		struct arch ar;
-		struct cost_opts o = { 4096, 1, 1, false, 0, 0, false };
+		struct cost_opts o = { .seq = 4096, .micro_batch = 1, .tp = 1 };
 		struct work *works;
 		const char **kinds;
 		struct calib_bench *b = NULL;

@@ -187,7 +187,7 @@ static void times(void)
 {
 	struct hardware hw;
 	struct work w;
-	struct cost_opts o = { 1000, 1, 1, false, 100, 0, false };
+	struct cost_opts o = { .seq = 1000, .micro_batch = 1, .tp = 1, .link_gbytes_per_s = 100 };
 	struct layer_cost lc, lt;
 
 	hardware_default(&hw);
@@ -245,7 +245,7 @@ static void calibration(void)
 	struct hardware truth, hw;
 	struct arch a;
 	struct err e = ERR_INIT;
-	struct cost_opts o = { 2048, 1, 1, false, 0, 0, false };
+	struct cost_opts o = { .seq = 2048, .micro_batch = 1, .tp = 1 };
 	struct calib_set s = { NULL, 0, 0, { false } };
 	char path[] = "/tmp/octopipe-calib-XXXXXX";
 	int fd;
@@ -309,7 +309,7 @@ static void kernels(void)
 {
 	struct block b = mk(BLK_ATTN, 8);
 	struct work w;
-	struct cost_opts o = { 16, 1, 1, false, 0, 0, false };
+	struct cost_opts o = { .seq = 16, .micro_batch = 1, .tp = 1 };
 	struct kernel k[WORK_MAX_KERNELS];
 	struct hardware hw;
 	struct layer_cost lc;
@@ -455,6 +455,7 @@ static void hardware_json(void)
 
 	hardware_default(&hw);
 	hw.launch_us_f = 3.5, hw.launch_us_b = 4.5;
+	hw.eff_given = true;
 	j = hardware_to_json(&hw);
 	ok(j && hardware_from_json(&back, j, "c.json", NULL, "hardware", &e) == 0, "a hardware section reads back");
 	is_dbl(back.launch_us_f, 3.5, 0, "forward launch overhead");

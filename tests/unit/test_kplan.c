@@ -36,7 +36,7 @@ static void check_arch(const char *name)
 	struct plan p;
 	struct hardware hw;
 	struct err e = ERR_INIT;
-	struct cost_opts o = { 4096, 1, 1, false, 0, 0, false };
+	struct cost_opts o = { .seq = 4096, .micro_batch = 1, .tp = 1 };
 	struct baseline_spec spec = { SCHED_ZBH1, 8, 0, "balanced", NULL, 0, 0, NULL };
 	struct work *works;
 	struct kernel *ks = malloc(KMAX * sizeof(*ks));
@@ -123,7 +123,7 @@ static void check_cores(const char *name)
 	const char *top = getenv("top_srcdir");
 	struct arch a;
 	struct err e = ERR_INIT;
-	struct cost_opts o = { 4096, 2, 1, false, 0, 0, false };
+	struct cost_opts o = { .seq = 4096, .micro_batch = 2, .tp = 1 };
 	struct kernel ks[KMAX];
 	int cores = 0, bad_shape = 0, bad_tiles = 0, bad_flops = 0, bad_bwd = 0, windowed = 0, bad_mask = 0;
 	double worst = 0;
@@ -296,7 +296,7 @@ int main(void)
 		struct block b = { .kind = BLK_ATTN, .h = 2880, .norms = 1, .n_q = 64, .n_kv = 8, .d_h = 64,
 		                   .window = 128, .sinks = true };
 		struct work w;
-		struct cost_opts o = { 4096, 1, 1, false, 0, 0, false };
+		struct cost_opts o = { .seq = 4096, .micro_batch = 1, .tp = 1 };
 		struct kernel ks[KMAX];
 		int n, bmm = 0, scores = 0;
 
@@ -317,7 +317,7 @@ int main(void)
 		struct block b = { .kind = BLK_MAMBA2, .h = 4096, .norms = 1, .ssm_heads = 128, .ssm_head_dim = 64,
 		                   .groups = 8, .state = 128, .conv = 4, .chunk = 128 };
 		struct work w;
-		struct cost_opts o = { 4096, 1, 1, false, 0, 0, false };
+		struct cost_opts o = { .seq = 4096, .micro_batch = 1, .tp = 1 };
 		struct kernel ks[KMAX], kp;
 		struct hardware hw;
 		double din = 128.0 * 64, xbc = din + 2.0 * 8 * 128, want = 4096 * (2 * xbc + 2 * din + 16.0 * 128 * 64 * 128 / 128);

@@ -493,7 +493,7 @@ static int op_cost(struct strbuf *fp, struct err *e)
 	struct arch a;
 	struct cluster c;
 	struct model m;
-	struct cost_opts o = { 4096, 1, 2, false, 450, 5, false };
+	struct cost_opts o = { .seq = 4096, .micro_batch = 1, .tp = 2, .link_gbytes_per_s = 450, .link_latency_us = 5 };
 	int r = -1;
 
 	memset(&a, 0, sizeof(a));
@@ -557,7 +557,7 @@ static int op_calibrate(struct strbuf *fp, struct err *e)
 	struct calib_set s = { NULL, 0, 0, { false } };
 	struct arch a;
 	struct hardware hw;
-	struct cost_opts o = { 4096, 1, 1, false, 0, 0, false };
+	struct cost_opts o = { .seq = 4096, .micro_batch = 1, .tp = 1 };
 	int r = -1;
 
 	memset(&a, 0, sizeof(a));
