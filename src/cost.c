@@ -71,6 +71,7 @@ static void kt(struct work *w, int kind, int cls, int launches, const char *name
 	t->split = KS_COLUMN;
 	t->role = KR_NONE;
 	t->eager = false;
+	t->dropout = false;
 }
 
 /* the HBM traffic per token of the scan just appended (see ktmpl.state) */
@@ -98,6 +99,15 @@ static void elem(struct work *w, const char *name, double bytes, int launches)
 		kt(w, KT_ELEM, EFF_MEMORY, launches, name, 0, 0, 0, 0, 0, bytes);
 }
 
+/* Dropout before a residual add keeps its mask, one byte an element, for the backward. Its
+ * time is the residual add's (the norm's kernels): a fused bias-dropout-add writes the mask
+ * beside the sum it writes anyway. */
+static void hidden_dropout(struct work *w, const struct block *b)
+{
+	if (b->hidden_dropout > 0)
+		w->act += (double)b->h;
+}
+
 static void norms(struct work *w, const struct block *b)
 {
 	/* each pre-norm: the norm and its residual add */
@@ -113,12 +123,14 @@ static void norms(struct work *w, const struct block *b)
  * passes are the eager passes'; eager marks a model that forces the eager class on a
  * runtime that follows Hugging Face's choice.
  */
-static void core(struct work *w, double heads, double d_qk, double d_v, double score_bytes, int passes, bool eager)
+static void core(struct work *w, double heads, double d_qk, double d_v, double score_bytes, int passes, bool eager,
+                 bool dropout)
 {
 	kt(w, KT_CORE, EFF_FLASH, passes, "attn_core", d_v, d_qk, 0, heads, 2 * heads * (d_qk + d_v), score_bytes);
 	if (!w->k_cut) {
 		w->k[w->nk - 1].role = KR_CORE;
 		w->k[w->nk - 1].eager = eager;
+		w->k[w->nk - 1].dropout = dropout;
 	}
 	w->core_eager = eager;
 	w->core_act_per_ctx += 2.0 * heads;      /* bf16 probabilities, one per head and key */
@@ -151,9 +163,12 @@ static void attn(const struct block *b, struct work *w)
 	gemm(w, "qkv", qproj + 2 * kv, h);
 	elem(w, "rope", 4 * (q + kv) + (b->out_gate ? 6 * q : 0), b->out_gate ? 3 : 2);
 	core(w, b->n_q, b->d_h, b->d_h, b->n_q * (EAGER_SCORE_BYTES + (b->sinks ? SINK_SCORE_BYTES : 0)),
-	     b->sinks ? 8 : 4, b->sinks || b->eager);
+	     b->sinks ? 8 : 4, b->sinks || b->eager, b->attn_dropout > 0);
 	gemm(w, "o_proj", h, q);
 	split_as(w, KS_ROW);
+	hidden_dropout(w, b);
+	if (b->attn_dropout > 0)
+		w->core_act_per_ctx += b->n_q;           /* an eager core keeps the mask of its scores */
 	/* norm input, QKV input, Q K V, output-projection input, fp32 softmax statistics */
 	w->act += 2 * (h + h + q + 2 * kv + q) + 4.0 * b->n_q + (b->out_gate ? 2 * q : 0);
 	w->act_w += 2 * ((h + qproj + 2 * kv) + (q + h));
@@ -189,7 +204,7 @@ static void mla(const struct block *b, struct work *w)
 	elem(w, "rope", 4 * n * dqk * 2, 3);
 	if (b->eager)
 		w->core_class = EFF_EAGER;
-	core(w, n, dqk, dv, n * EAGER_SCORE_BYTES, 4, b->eager);
+	core(w, n, dqk, dv, n * EAGER_SCORE_BYTES, 4, b->eager, b->attn_dropout > 0);
 	gemm(w, "o_proj", h, n * dv);
 	split_as(w, KS_ROW);
 	w->act += 2 * (2 * h + (rq > 0 ? rq : 0) + n * dqk + rkv + b->d_rope + n * dqk + n * dv + n * dv) +
@@ -246,6 +261,7 @@ static void mlp(const struct block *b, struct work *w)
 	w->act += 2 * h;
 	norms(w, b);
 	mlp_core(b, f, 1, w, EFF_GEMM);
+	hidden_dropout(w, b);
 	w->tp_syncs++;
 }
 
@@ -517,7 +533,9 @@ static int expand_core(const struct ktmpl *t, const struct cost_opts *o, double 
 	k[0].seq = o->seq;
 	k[0].window = window;
 	k[0].seqs = (int)(tok / (double)o->seq);
+	k[0].dropout = t->dropout;
 	if (core_runs_eager(&o->style, t->eager)) {
+		k[0].dropout = false;
 		k[0].name = "attn_core.bmm";
 		k[0].cls = EFF_GEMM;
 		k[0].launches = p == PASS_I ? 4 : 2;
@@ -695,6 +713,26 @@ static void add_kernel_units(const struct kernel *k, const struct hardware *hw, 
 	u[HW_LAUNCH] += 1e-3 * k->launches;
 }
 
+/* A fused core with dropout runs a slower kernel: its FLOPs count as flash FLOPs weighted by
+ * the ratio of the two efficiencies of the pass (1 when the hardware names none). */
+static double dropout_weight(const struct kernel *k, const struct hardware *hw, enum kernel_pass p)
+{
+	double e = p == PASS_F ? hw->flash_dropout_f : hw->flash_dropout_b;
+
+	if (!k->dropout || k->cls != EFF_FLASH || e <= 0)
+		return 1;
+	return (p == PASS_F ? hw->eff_f[EFF_FLASH] : hw->eff_b[EFF_FLASH]) / e;
+}
+
+static void add_priced_units(const struct kernel *k, const struct hardware *hw, enum kernel_pass p,
+                             double u[HW_NPARAM])
+{
+	struct kernel x = *k;
+
+	x.flops *= dropout_weight(k, hw, p);
+	add_kernel_units(&x, hw, u);
+}
+
 void cost_kernel_units(const struct kernel *k, const struct hardware *hw, double u[HW_NPARAM])
 {
 	add_kernel_units(k, hw, u);
@@ -713,7 +751,7 @@ double cost_kernel_ms(const struct kernel *k, const struct hardware *hw, enum ke
 {
 	double u[HW_NPARAM] = { 0 }, launch_us = p == PASS_F ? hw->launch_us_f : hw->launch_us_b, work;
 
-	add_kernel_units(k, hw, u);
+	add_priced_units(k, hw, p, u);
 	if (!hw->launch_async)
 		return p == PASS_F ? units_ms(u, hw->eff_f, hw->launch_us_f) : units_ms(u, hw->eff_b, hw->launch_us_b);
 	/* launches queued ahead overlap the kernels before them: the GPU waits on the host only
@@ -733,7 +771,7 @@ static void pass_units(const struct work *w, const struct hardware *hw, const st
 
 	memset(u, 0, HW_NPARAM * sizeof(*u));
 	for (int i = 0; i < n && i < KMAX; i++)
-		add_kernel_units(&ks[i], hw, u);
+		add_priced_units(&ks[i], hw, p, u);
 }
 
 /* What one pass costs: all of it, its linear layers' part (what TP collectives can hide

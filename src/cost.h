@@ -58,6 +58,8 @@ struct block {
 	long vocab;
 	bool tied;               /* head shares the embedding matrix */
 	bool softcap;            /* tanh logit soft-capping (Gemma) */
+	double attn_dropout;     /* dropout on the attention probabilities (GPT-2's attn_pdrop) */
+	double hidden_dropout;   /* dropout before each residual add (GPT-2's resid_pdrop) */
 };
 
 /*
@@ -92,6 +94,8 @@ struct ktmpl {
 	unsigned char split;     /* KT_GEMM: enum ktmpl_split; others split their work by T */
 	unsigned char role;      /* enum ktmpl_role: what a runtime may run differently */
 	bool eager;              /* KR_CORE: the model forces the eager class (sinks, "eager") */
+	bool dropout;            /* KR_CORE: dropout on the probabilities (a fused core then runs
+	                          * a kernel that generates them: FlashAttention-3 has none) */
 	const char *name;        /* static string: "qkv", "attn_core", "experts.down", ... */
 	float n, k;              /* KT_GEMM: output and reduction features; KT_CORE: the head
 	                          * dimensions of PV (n) and QK^T (k), 0 for score passes */
@@ -213,6 +217,7 @@ struct kernel {
 	 * d_qk and PV with d_v, per query head of this GPU */
 	int heads, d_qk, d_v, seqs;
 	long seq, window;
+	bool dropout;            /* a fused core with dropout (hardware.flash_dropout_*) */
 };
 
 /* Writes up to max kernels of pass p of layer w to out (out may be NULL when max is 0);

@@ -62,9 +62,9 @@ int hardware_from_json(struct hardware *hw, const cJSON *obj, const char *file, 
                        const char *path, struct err *e)
 {
 	static const char *const known[] = { "source", "peak_tflops", "hbm_gbytes_per_s", "efficiency", "launch_us",
-	                                     NULL };
+	                                     "flash_dropout", NULL };
 	struct jv v = { file, e, prefix };
-	const cJSON *effs, *launch;
+	const cJSON *effs, *launch, *drop;
 	const char *source;
 	char p[JPATH_MAX], q[JPATH_MAX];
 
@@ -76,8 +76,15 @@ int hardware_from_json(struct hardware *hw, const cJSON *obj, const char *file, 
 	              &hw->hbm_gbytes_per_s) < 0 ||
 	    jv_string(&v, obj, path, "source", JV_NONEMPTY, NULL, &source) < 0 ||
 	    jv_object(&v, obj, path, "efficiency", 0, &effs) < 0 ||
-	    jv_object(&v, obj, path, "launch_us", 0, &launch) < 0)
+	    jv_object(&v, obj, path, "launch_us", 0, &launch) < 0 ||
+	    jv_object(&v, obj, path, "flash_dropout", 0, &drop) < 0)
 		return -1;
+	if (drop) {
+		jpath_key(p, path, "flash_dropout");
+		if (jv_number(&v, drop, p, "f", JV_REQUIRED, 1e-6, 1, 0, &hw->flash_dropout_f) < 0 ||
+		    jv_number(&v, drop, p, "b", JV_REQUIRED, 1e-6, 1, 0, &hw->flash_dropout_b) < 0)
+			return -1;
+	}
 	hw->eff_given = effs || launch;
 	if (launch) {
 		jpath_key(p, path, "launch_us");
@@ -138,6 +145,11 @@ cJSON *hardware_to_json(const struct hardware *hw)
 		jw_num(&w, effs, "b", hw->launch_us_b);
 		if (hw->launch_async)
 			jw_bool(&w, effs, "async", true);
+		if (hw->flash_dropout_f > 0) {
+			effs = jw_obj(&w, root, "flash_dropout");
+			jw_num(&w, effs, "f", hw->flash_dropout_f);
+			jw_num(&w, effs, "b", hw->flash_dropout_b);
+		}
 	}
 	jw_extras(&w, root, hw->extra);
 	if (w.oom || !root) {

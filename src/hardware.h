@@ -45,6 +45,8 @@ struct hardware {
 	bool launch_async;        /* launches overlap the previous kernels' execution (a runtime
 	                           * that queues ahead): a kernel costs the larger of its launches
 	                           * and its work, not their sum */
+	double flash_dropout_f;   /* a fused attention core with dropout: its fraction of peak (a */
+	double flash_dropout_b;   /* kernel that generates the masks); 0: as without dropout */
 	bool eff_given;           /* the section named efficiencies or launch costs (a calibration):
 	                           * they win over a runtime's (runtime_hardware) */
 	char *source;             /* where the efficiencies come from (heap), or NULL */

@@ -29,6 +29,7 @@ struct hf {
 	const char *layers_key;  /* the field that gave layers (n_layer for GPT-2) */
 	bool tied;
 	bool eager;            /* attn_implementation "eager": attention scores materialized */
+	double attn_dropout, hidden_dropout;  /* dropout probabilities the config trains with */
 };
 
 #define BIG (1L << 30)
@@ -54,6 +55,18 @@ static int getb(struct hf *c, const char *key, bool dflt, bool *out)
 		return 0;
 	}
 	return jv_bool(&c->v, c->obj, c->path, key, 0, dflt, out);
+}
+
+/* A probability field in [0, 1); JSON null counts as absent. */
+static int getf(struct hf *c, const char *key, double dflt, double *out)
+{
+	const cJSON *m = cJSON_GetObjectItemCaseSensitive(c->obj, key);
+
+	if (m && cJSON_IsNull(m)) {
+		*out = dflt;
+		return 0;
+	}
+	return jv_number(&c->v, c->obj, c->path, key, 0, 0, 0.999, dflt, out);
 }
 
 /* First of several alternative names that is present (HF renamed some fields). */
@@ -134,6 +147,8 @@ static int add_layer(struct hf *c, const char *kind, const struct block *b, int 
 		/* blocks are often set up before the hidden size is read */
 		x.h = c->h;
 		x.eager = c->eager;
+		x.attn_dropout = c->attn_dropout;
+		x.hidden_dropout = c->hidden_dropout;
 		cost_block(&x, &w);
 	}
 	return added(c, arch_add(c->a, kind, &w, mtp));
@@ -188,6 +203,8 @@ static int common(struct hf *c, bool tied_default)
 		    jv_string(&c->v, c->obj, c->path, impl_keys[i], JV_NONEMPTY, NULL, &impl) < 0)
 			return -1;
 	c->eager = impl && strcmp(impl, "eager") == 0;
+	if (getf(c, "attention_dropout", 0, &c->attn_dropout) < 0)
+		return -1;
 	if (geti(c, "hidden_size", true, 1, 0, &c->h) < 0 ||
 	    geti(c, "vocab_size", true, 1, 0, &c->vocab) < 0 ||
 	    geti(c, "num_hidden_layers", true, 1, 0, &c->layers) < 0 ||
@@ -593,6 +610,10 @@ static int gpt2(struct hf *c)
 	    getb(c, "tie_word_embeddings", true, &c->tied) < 0)
 		return -1;
 	if (geti(c, "n_inner", false, 1, 4 * c->h, &inner) < 0)
+		return -1;
+	/* GPT-2's config trains with dropout 0.1 on the probabilities and the residuals unless
+	 * it says otherwise (its class defaults) */
+	if (getf(c, "attn_pdrop", 0.1, &c->attn_dropout) < 0 || getf(c, "resid_pdrop", 0.1, &c->hidden_dropout) < 0)
 		return -1;
 	if (c->h % heads) {   /* as Hugging Face's GPT-2 refuses it */
 		char p[JPATH_MAX];

@@ -121,16 +121,47 @@ int parallel_check(const struct parallel *l, const struct cluster *g, struct err
 	return 0;
 }
 
-const struct link *parallel_dp_link(const struct parallel *l, const struct cluster *g)
+/*
+ * A DP ring that leaves the node: its r members on each node each have a NIC of their own
+ * (a DGX-class node has one per GPU), and NCCL runs r rings at once, each crossing between
+ * nodes on another member's NIC, so a rank's share of the ring moves at r NICs' bandwidth,
+ * up to its NVLink's.
+ */
+struct link parallel_dp_link(const struct parallel *l, const struct cluster *g)
 {
-	return l->tp * l->dp <= g->gpus_per_node ? &g->intra : &g->inter;
+	struct link lk = g->inter;
+	int r = g->gpus_per_node / (l->tp > 0 ? l->tp : 1);
+
+	if (l->tp * l->dp <= g->gpus_per_node)
+		return g->intra;
+	if (r < 1)
+		r = 1;
+	lk.gbytes_per_s = fmin(g->intra.gbytes_per_s, r * g->inter.gbytes_per_s);
+	return lk;
 }
 
-const struct link *parallel_ep_link(const struct parallel *l, const struct cluster *g)
+/*
+ * An all-to-all over E ranks of which r share a node: each rank sends (E - r) / E of its
+ * tokens through its own NIC and (r - 1) / E over NVLink at the same time. The link returned
+ * moves the whole (E - 1) / E in the time the slower of the two takes.
+ */
+struct link parallel_ep_link(const struct parallel *l, const struct cluster *g)
 {
+	struct link lk = g->inter;
+	double E = l->ep, r, cross, local;
+
 	/* the groups start at multiples of T x E inside node-aligned blocks: all of them stay
 	 * in a node only when T x E divides it (T 2 x E 3 on 8 GPUs: GPUs 6-11 span two) */
-	return g->gpus_per_node % (l->tp * l->ep) == 0 ? &g->intra : &g->inter;
+	if (g->gpus_per_node % (l->tp * l->ep) == 0)
+		return g->intra;
+	/* r members a node when the groups tile whole nodes; a group smaller than a node that
+	 * straddles two has a member alone on one side */
+	r = l->tp * l->ep > g->gpus_per_node ? fmax(1, fmin(E, (double)g->gpus_per_node / l->tp)) : 1;
+	cross = (E - r) / E / g->inter.gbytes_per_s;
+	local = (r - 1) / E / g->intra.gbytes_per_s;
+	if (cross > 0 || local > 0)
+		lk.gbytes_per_s = (E - 1) / E / fmax(cross, local);
+	return lk;
 }
 
 int parallel_cluster(const struct cluster *g, const struct parallel *l, struct cluster *out, struct err *e)
@@ -145,7 +176,7 @@ int parallel_cluster(const struct cluster *g, const struct parallel *l, struct c
 	out->rep.ep = l->ep;
 	out->rep.zero = l->zero;
 	out->rep.fp32_grads = l->fp32_grads;
-	out->rep.dp_link = *parallel_dp_link(l, g);
+	out->rep.dp_link = parallel_dp_link(l, g);
 	out->gpus_per_node = block <= g->gpus_per_node ? g->gpus_per_node / block : 1;
 	if (g->device_speed) {
 		double *sp = calloc((size_t)l->pp, sizeof(*sp));
@@ -314,7 +345,7 @@ int model_reprice(struct model *m, const struct hardware *hw, struct err *e)
 /* Rescales every layer of out (a copy of the file's table) from degree o->tp to tp; without
  * collectives, to the cost of its kernels alone (the file's own times include them). */
 static int retarget(struct model *out, const struct arch *a, const struct hardware *hw, struct cost_opts o,
-                    const struct cluster *g, int tp, bool collectives, struct err *e)
+                    const struct cluster *g, int tp, int ep, bool collectives, struct err *e)
 {
 	for (int i = 0; i < a->nlayers; i++) {
 		const struct work *w = &a->layers[i].w;
@@ -332,6 +363,7 @@ static int retarget(struct model *out, const struct arch *a, const struct hardwa
 
 		cost_layer(&a->layers[i].w, hw, &o, &c0);
 		o1.tp = tp;
+		o1.ep = ep;
 		o1.no_comm = !collectives;
 		cost_layer(&a->layers[i].w, hw, &o1, &c1);
 		l->f_ms = scaled(l->f_ms, c0.f_ms, c1.f_ms);
@@ -427,11 +459,17 @@ static int model_at(struct parallel_source *s, const struct cluster *g, const st
 	}
 	if (model_copy(out, m, e) < 0)
 		return -1;
-	/* a table made at tp > 1 holds its collectives: only its architecture can take them out */
-	if (l->tp != made || (!collectives && made > 1)) {
+	/* a table made at tp > 1 holds its collectives: only its architecture can take them out;
+	 * under expert parallelism a rank runs E / ep experts on ep times the tokens each */
+	bool need_tp = l->tp != made || (!collectives && made > 1);
+
+	if (need_tp || l->ep > 1) {
 		int r = source_get(s, e);
 
-		if (r != 0) {
+		/* a measured table's experts stay as measured: there are no kernels to re-price */
+		if (r > 0 && !need_tp) {
+			/* nothing to re-price */
+		} else if (r != 0) {
 			model_release(out);
 			if (r > 0 && l->tp != made)
 				return err_set(e, ERR_INPUT, "model '%s' has no architecture (a measured or hand-made table at "
@@ -442,14 +480,13 @@ static int model_at(struct parallel_source *s, const struct cluster *g, const st
 				               "tp %d): its tensor-parallel collectives cannot be told from its kernels",
 				               m->name, made);
 			return -1;
-		}
-		if (retarget(out, &s->a, &s->hw, s->o, g, l->tp, collectives, e) < 0) {
+		} else if (retarget(out, &s->a, &s->hw, s->o, g, l->tp, l->ep, collectives, e) < 0) {
 			model_release(out);
 			return -1;
 		}
 	}
 	if (l->ep > 1 && collectives) {
-		const struct link *lk = parallel_ep_link(l, g);
+		const struct link ep_link = parallel_ep_link(l, g), *lk = &ep_link;
 
 		for (int i = 0; i < out->nlayers; i++) {
 			struct layer *y = &out->layers[i];

@@ -80,9 +80,10 @@ static inline int parallel_gpus(const struct parallel *l)
  * "parallel"). */
 int parallel_check(const struct parallel *l, const struct cluster *gpus, struct err *e);
 
-/* The link a DP (or EP) group's ring runs over: intra-node when its span fits a node. */
-const struct link *parallel_dp_link(const struct parallel *l, const struct cluster *gpus);
-const struct link *parallel_ep_link(const struct parallel *l, const struct cluster *gpus);
+/* The link a DP group's ring (an EP group's all-to-all) runs over: intra-node when its span
+ * fits a node; across nodes every member's own NIC at once (parallel.c says how). */
+struct link parallel_dp_link(const struct parallel *l, const struct cluster *gpus);
+struct link parallel_ep_link(const struct parallel *l, const struct cluster *gpus);
 
 /* The cluster of one replica's P pipeline devices (see the top), filled fresh; it
  * remembers the layout (cluster.rep), so plans built on it simulate under it. */

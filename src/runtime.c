@@ -7,8 +7,9 @@
  *    "kernels": {"attention": "fused|eager|hf", "experts": "grouped|loop",
  *                "loss": "fused|eager", "launch": "async|serial", "launch_us": N},
  *    "efficiency": {class: {"f", "b"}, ...},          every class of hardware.h
- *    "gpus": {"A100": {"efficiency": {...}}, ...},   per GPU model (a prefix of the
- *                                                     cluster's "gpu"), classes it names
+ *    "dropout": {"flash_attn": {"f", "b"}},         a fused core with attention dropout
+ *    "gpus": {"A100": {"efficiency": {...}, "dropout": {...}}, ...},   per GPU model (a
+ *                                                     prefix of the cluster's "gpu")
  *    "overlap": {"tp_comm": bool},
  *    "zero": {"grad_reduce": "per_microbatch|per_iteration"},
  *    "recompute": {"selective": "core_attention|ops"}}
@@ -87,6 +88,24 @@ static int efficiencies(struct jv *v, const cJSON *obj, const char *path, bool a
 	return 0;
 }
 
+/* "dropout": {"flash_attn": {"f", "b"}} (optional) */
+static int read_dropout(struct jv *v, const cJSON *obj, const char *path, double *f, double *b)
+{
+	const cJSON *d, *fa;
+	char p[JPATH_MAX], q[JPATH_MAX];
+
+	if (jv_object(v, obj, path, "dropout", 0, &d) < 0)
+		return -1;
+	if (!d)
+		return 0;
+	jpath_key(p, path, "dropout");
+	if (jv_object(v, d, p, "flash_attn", JV_REQUIRED, &fa) < 0)
+		return -1;
+	jpath_key(q, p, "flash_attn");
+	return jv_number(v, fa, q, "f", JV_REQUIRED, 1e-6, 1, 0, f) < 0 ||
+	       jv_number(v, fa, q, "b", JV_REQUIRED, 1e-6, 1, 0, b) < 0 ? -1 : 0;
+}
+
 static int read_gpus(struct runtime *rt, struct jv *v, const cJSON *gpus)
 {
 	char p[JPATH_MAX], q[JPATH_MAX];
@@ -108,7 +127,8 @@ static int read_gpus(struct runtime *rt, struct jv *v, const cJSON *gpus)
 		if (!(x->gpu = strdup(g->string)))
 			return err_set(v->e, ERR_RUNTIME, "%s: out of host memory", v->file);
 		jpath_key(q, p, "efficiency");
-		if (efficiencies(v, effs, q, false, x->eff_f, x->eff_b, x->set) < 0)
+		if (efficiencies(v, effs, q, false, x->eff_f, x->eff_b, x->set) < 0 ||
+		    read_dropout(v, g, p, &x->dropout_f, &x->dropout_b) < 0)
 			return -1;
 	}
 	return 0;
@@ -139,6 +159,7 @@ static int read_body(struct runtime *rt, struct jv *v, const cJSON *root)
 		return -1;
 	rt->launch_async = launch == 1;
 	if (efficiencies(v, effs, "efficiency", true, rt->eff_f, rt->eff_b, NULL) < 0 ||
+	    read_dropout(v, root, "", &rt->dropout_f, &rt->dropout_b) < 0 ||
 	    (gpus && read_gpus(rt, v, gpus) < 0))
 		return -1;
 	if (overlap && jv_bool(v, overlap, "overlap", "tp_comm", 0, false, &rt->style.tp_overlap) < 0)
@@ -198,6 +219,8 @@ void runtime_hardware(const struct runtime *rt, const char *gpu, struct hardware
 	memcpy(hw->eff_b, rt->eff_b, sizeof(hw->eff_b));
 	hw->launch_us_f = hw->launch_us_b = rt->launch_us;
 	hw->launch_async = rt->launch_async;
+	hw->flash_dropout_f = rt->dropout_f;
+	hw->flash_dropout_b = rt->dropout_b;
 	for (int i = 0; gpu && i < rt->ngpus; i++) {
 		const struct runtime_gpu *g = &rt->gpus[i];
 
@@ -208,6 +231,10 @@ void runtime_hardware(const struct runtime *rt, const char *gpu, struct hardware
 				hw->eff_f[k] = g->eff_f[k];
 				hw->eff_b[k] = g->eff_b[k];
 			}
+		if (g->dropout_f > 0) {
+			hw->flash_dropout_f = g->dropout_f;
+			hw->flash_dropout_b = g->dropout_b;
+		}
 		break;
 	}
 }

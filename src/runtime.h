@@ -35,6 +35,7 @@ struct runtime_gpu {
 	char *gpu;
 	bool set[EFF_NCLASS];
 	double eff_f[EFF_NCLASS], eff_b[EFF_NCLASS];
+	double dropout_f, dropout_b;
 };
 
 struct runtime {
@@ -43,6 +44,7 @@ struct runtime {
 	bool launch_async;          /* launches overlap execution (a kernel costs at least one launch) */
 	double launch_us;
 	double eff_f[EFF_NCLASS], eff_b[EFF_NCLASS];
+	double dropout_f, dropout_b; /* a fused core with dropout (0: as without) */
 	struct runtime_gpu gpus[RUNTIME_MAX_GPUS];
 	int ngpus;
 	bool zero_reduce_per_microbatch; /* ZeRO 2/3 reduce-scatter the gradients after every

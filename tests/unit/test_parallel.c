@@ -437,7 +437,7 @@ static void test_compute_only(void)
 	   "deepseek-v2-lite at dp 2, ep 2: %s", e.msg);
 	worst = 0;
 	for (int i = 0; i < m.nlayers; i++) {
-		const struct link *lk = parallel_ep_link(&l, &c);
+		const struct link ep_link = parallel_ep_link(&l, &c), *lk = &ep_link;
 		double a2a = full.layers[i].a2a_bytes ? 0.5 * (double)full.layers[i].a2a_bytes / (lk->gbytes_per_s * 1e9) * 1e3 +
 		                                        2 * lk->latency_us * 1e-3 : 0;
 
@@ -493,14 +493,28 @@ static void test_ep_link(void)
 	g.intra.gbytes_per_s = 100;
 	g.inter.gbytes_per_s = 10;
 	ok(parallel_check(&l, &g, &e) == 0, "pp 2 x tp 2 x dp 12 x ep 3 on 8-GPU nodes is a layout: %s", e.msg);
-	ok(parallel_ep_link(&l, &g) == &g.inter, "its EP groups of 6 GPUs straddle nodes: the inter-node link");
+	ok(parallel_ep_link(&l, &g).gbytes_per_s == 10,
+	   "its EP groups of 6 GPUs straddle nodes: a member alone on one node sends 2/3 on its NIC");
 	l.ep = 2;
-	ok(parallel_ep_link(&l, &g) == &g.intra, "ep 2: groups of 4 GPUs stay in a node");
+	ok(parallel_ep_link(&l, &g).gbytes_per_s == 100, "ep 2: groups of 4 GPUs stay in a node");
 	l.tp = 8;
 	l.dp = 2;
 	l.ep = 2;
 	l.pp = 4;
-	ok(parallel_ep_link(&l, &g) == &g.inter, "tp 8 x ep 2: two nodes");
+	ok(parallel_ep_link(&l, &g).gbytes_per_s == 10, "tp 8 x ep 2: two nodes, one NIC each");
+	/* tp 1 x ep 16 on two nodes: 7 / 16 over NVLink, 8 / 16 through each GPU's own NIC */
+	l.tp = 1, l.dp = 16, l.ep = 16, l.pp = 1;
+	is_dbl(parallel_ep_link(&l, &g).gbytes_per_s, (15.0 / 16) / (8.0 / 16 / 10), 1e-9,
+	       "ep 16 over two nodes: the NIC part bounds it (18.75 GB/s for 15/16 of the tokens)");
+	/* a DP ring across nodes runs on every member's NIC at once */
+	l.tp = 2, l.dp = 16, l.ep = 1;
+	is_dbl(parallel_dp_link(&l, &g).gbytes_per_s, 40, 0, "dp 16 x tp 2 over 8-GPU nodes: 4 NICs a node, 40 GB/s");
+	l.tp = 1, l.dp = 64;
+	is_dbl(parallel_dp_link(&l, &g).gbytes_per_s, 80, 0, "dp 64: 8 NICs, 80 GB/s");
+	g.inter.gbytes_per_s = 50;
+	is_dbl(parallel_dp_link(&l, &g).gbytes_per_s, 100, 0, "and never faster than NVLink");
+	l.dp = 8;
+	is_dbl(parallel_dp_link(&l, &g).gbytes_per_s, 100, 0, "dp 8 in one node: NVLink");
 }
 
 /* The layout search keeps the layouts that fit ranked: the choice first, then the next
