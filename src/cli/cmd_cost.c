@@ -32,11 +32,14 @@ static void usage(FILE *f)
 	      "       octopipe cost CONFIG... --cluster C --calibrate PROFILE... [--cluster-out FILE]\n"
 	      "       octopipe cost CONFIG... --cluster C --predict PROFILE...\n"
 	      "\n"
-	      "Reads CONFIG, a Hugging Face config.json (model types: llama, gemma2, gemma3,\n"
-	      "gemma3_text, deepseek, deepseek_v2, deepseek_v3, nemotron_h, jamba, qwen3_next,\n"
-	      "gpt_oss, gpt2) or an OctoPipe architecture file (octopipe.arch/1), and writes its\n"
-	      "layer table for one GPU of cluster C: an embedding layer, the decoder layers, MTP\n"
-	      "modules, and the head (final norm + LM head + loss). Times are sums over each\n"
+	      "Reads CONFIG, a Hugging Face config.json (model types: llama, mistral, mixtral,\n"
+	      "phi3, granite, olmo2, qwen2, qwen2_moe, qwen3, qwen3_moe, qwen3_next, gemma2,\n"
+	      "gemma3, gemma3_text, deepseek, deepseek_v2, deepseek_v3, glm4_moe, nemotron_h,\n"
+	      "jamba, falcon_h1, gpt_oss, gpt2; another model_type with the standard decoder\n"
+	      "fields is priced as a Llama-style decoder, with a warning) or an OctoPipe\n"
+	      "architecture file (octopipe.arch/1), and writes its layer table for one GPU of\n"
+	      "cluster C: an embedding layer, the decoder layers, MTP modules, and the head\n"
+	      "(final norm + LM head + loss). Times are sums over each\n"
 	      "layer's kernels: launches x launch overhead + (FLOPs / peak + bytes / HBM) / the\n"
 	      "efficiency of the kernel's class (the cluster's \"hardware\" section, else H200\n"
 	      "defaults). Prints parameters, FLOPs per token and the heaviest layers.\n"
@@ -464,6 +467,8 @@ int cmd_cost(int argc, char **argv)
 			cluster_release(&c);
 			return cli_report(&e);
 		}
+		if (archs[i].warning[0])
+			cli_err("warning: %s\n", archs[i].warning);
 	}
 	if (o.seq == 0)
 		o.seq = archs[0].seq_len > 0 ? archs[0].seq_len : 4096;
