@@ -4,7 +4,9 @@
  * Each family is a short function that reads its fields and says, per decoder layer,
  * which blocks it holds; everything about FLOPs and bytes lives in cost.c. The one idea:
  * a config describes a layer *rule* (a pattern string, periods, an interval), and once
- * the rule is expanded to blocks, every family costs the same way.
+ * the rule is expanded to blocks, every family costs the same way. The Llama-like,
+ * Qwen, Mixtral, GLM-4.5 and Falcon-H1 families are in hfconfig_families.c; the helpers
+ * they share are declared in hfconfig_impl.h.
  */
 #include "config.h"
 #include "hfconfig.h"

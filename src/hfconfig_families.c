@@ -13,7 +13,8 @@
  *    fused qkv_proj and gate_up_proj are the same GEMMs as the separate ones (the kernel
  *    list already fuses q, k, v and gate, up).
  *  - Qwen2 (always q, k, v biases, no o bias), Qwen3 (per-head q/k RMSNorm), Qwen2-MoE and
- *    Qwen3-MoE: layer i slides when `use_sliding_window` and i >= `max_window_layers`.
+ *    Qwen3-MoE: layer i slides when `use_sliding_window` and i >= `max_window_layers`
+ *    (default 28, as their configuration classes have it).
  *    MoE layers are those with (i + 1) % `decoder_sparse_step` == 0 not in `mlp_only_layers`;
  *    Qwen2-MoE adds a shared expert of `shared_expert_intermediate_size` with a sigmoid gate.
  *  - OLMo 2: post-norms (one per block, as many as Llama's pre-norms) and q/k RMSNorms over
@@ -87,7 +88,7 @@ static int windows(struct hf *c, const struct style *s, long *window, long *from
 		return 0;
 	if (s->win == WIN_QWEN &&
 	    (hf_getb(c, "use_sliding_window", false, &use) < 0 ||
-	     hf_geti(c, "max_window_layers", false, 0, c->layers, from) < 0))
+	     hf_geti(c, "max_window_layers", false, 0, 28, from) < 0))
 		return -1;
 	if (!use)
 		return 0;
@@ -336,7 +337,7 @@ static int falcon_mamba(struct hf *c, struct block *m)
 		return -1;
 	if (head < 1 || head * heads != dssm) {
 		jpath_key(p, c->path, "mamba_n_heads");
-		return jv_fail(&c->v, p, "%ld heads of %ld do not make mamba_d_ssm (%ld)", heads, head, dssm);
+		return jv_fail(&c->v, p, "%ld heads of mamba_d_head %ld must make mamba_d_ssm (%ld)", heads, head, dssm);
 	}
 	m->ssm_heads = (int)heads;
 	m->ssm_head_dim = (int)head;

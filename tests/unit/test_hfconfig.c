@@ -242,11 +242,13 @@ static void moe_structure(void)
 		       "qwen2_moe: attention with q/k/v biases, router, 60 experts, shared expert and its gate");
 		is_dbl(w->active, 4 * h * h + 3 * h + h * E + 4 * 3 * h * fe + 3 * h * fs + h + 2 * h, 0,
 		       "qwen2_moe: active is the top 4 and the shared expert");
-		ok(has_kernel(w, "shared_gate") && has_kernel(w, "experts.up"), "qwen2_moe: the shared gate and the experts are kernels");
+		ok(has_kernel(w, "shared_gate") && has_kernel(w, "experts.up"),
+		   "qwen2_moe: the shared gate and the experts are kernels");
 		arch_release(&a);
 	}
 	/* decoder_sparse_step 2 and mlp_only_layers [3]: MoE at 1, 5, 7, ...; 3 dense */
-	if (ok(load(&a, "qwen1.5-moe-a2.7b.json", qwen_moe_schedule, &e) == 0, "qwen2_moe with a schedule loads (%s)", e.msg)) {
+	if (ok(load(&a, "qwen1.5-moe-a2.7b.json", qwen_moe_schedule, &e) == 0, "qwen2_moe with a schedule loads (%s)",
+	       e.msg)) {
 		ok(strcmp(a.layers[1].kind, "attn+mlp") == 0 && strcmp(a.layers[2].kind, "attn+moe") == 0 &&
 		   strcmp(a.layers[4].kind, "attn+mlp") == 0 && strcmp(a.layers[6].kind, "attn+moe") == 0,
 		   "qwen2_moe: (i + 1) %% decoder_sparse_step, mlp_only_layers dense (%s %s %s %s)", a.layers[1].kind,
@@ -320,8 +322,8 @@ static void hybrid_and_unknown(void)
 		arch_release(&a);
 	}
 	ok(load(&a, "mistral-7b.json", unknown_no_heads, &e) < 0 && e.cls == ERR_INPUT &&
-	   strncmp(e.msg, "mistral-7b.json: num_attention_heads: required field is missing (model_type 'mistral_next' is not known",
-	           99) == 0, "without num_attention_heads it is refused, naming the field (%s)", e.msg);
+	   strstr(e.msg, "mistral-7b.json: num_attention_heads: required field is missing (model_type 'mistral_next' "
+	                 "is not known") == e.msg, "without num_attention_heads it is refused, naming the field (%s)", e.msg);
 }
 
 /* The new block fields on a hand-sized attention block (h 8, 2 heads of 4, 1 KV head). */
