@@ -48,7 +48,7 @@ enum moe_rule {
 
 struct style {
 	enum win_rule win;
-	bool qkv_bias;          /* q, k and v biases whatever attention_bias says (Qwen2) */
+	bool qkv_bias;          /* q, k and v biases, never o, whatever attention_bias says (Qwen2) */
 	bool bias_qkv_only;     /* attention_bias puts biases on q, k, v but not o (GLM-4.5) */
 	bool qk_norm;           /* per-head q/k norm (Qwen3) */
 	bool qk_norm_full;      /* whole-projection q/k norm (OLMo 2) */
@@ -70,7 +70,7 @@ static int attn_block(struct hf *c, const struct style *s, struct block *b)
 	if (hf_attn_fields(c, b) < 0 || hf_getb(c, "attention_bias", false, &bias) < 0 ||
 	    (s->qk_norm_key && hf_getb(c, s->qk_norm_key, false, &qkn) < 0))
 		return -1;
-	b->bias = bias && !s->bias_qkv_only;
+	b->bias = bias && !s->bias_qkv_only && !s->qkv_bias;
 	b->qkv_bias = s->qkv_bias || (bias && s->bias_qkv_only);
 	b->qk_norm = s->qk_norm || qkn;
 	b->qk_norm_full = s->qk_norm_full;
@@ -365,6 +365,25 @@ static int falcon_mamba(struct hf *c, struct block *m)
 	return 0;
 }
 
+/* A layer whose attention and Mamba-2 run side by side: their row-parallel outputs are
+ * added before one all-reduce, so under tensor parallelism the layer syncs twice a pass
+ * (mixers, MLP), not three times. */
+static int add_parallel_layer(struct hf *c, const struct block *b, int n)
+{
+	struct work w;
+
+	memset(&w, 0, sizeof(w));
+	for (int i = 0; i < n; i++) {
+		struct block x = b[i];
+
+		x.h = c->h;
+		x.eager = c->eager;
+		cost_block(&x, &w);
+	}
+	w.tp_syncs--;
+	return hf_added(c, arch_add(c->a, "attn+mamba2+mlp", &w, false));
+}
+
 int hf_falcon_h1(struct hf *c)
 {
 	static const struct style s = { .win = WIN_NONE };
@@ -379,7 +398,7 @@ int hf_falcon_h1(struct hf *c)
 	if (hf_add_embedding(c, 0) < 0)
 		return -1;
 	for (long i = 0; i < c->layers; i++)
-		if (hf_add_layer(c, "attn+mamba2+mlp", b, 3, false) < 0)
+		if (add_parallel_layer(c, b, 3) < 0)
 			return -1;
 	return hf_add_head(c, false);
 }

@@ -306,6 +306,7 @@ static void hybrid_and_unknown(void)
 		ok(has_kernel(w, "attn_core") && has_kernel(w, "conv+ssd") && has_kernel(w, "in_proj") && has_kernel(w, "mlp.up"),
 		   "falcon_h1: the layer's kernels are attention's, Mamba-2's and the MLP's");
 		ok(w->tp_units == 2, "falcon_h1: tensor parallelism is capped by the 2 KV heads (%d)", w->tp_units);
+		is_int(w->tp_syncs, 2, "falcon_h1: one all-reduce for both mixers' outputs, one for the MLP's");
 		arch_release(&a);
 	}
 	/* an unknown model_type with the standard fields: Llama, and a warning saying so */
