@@ -34,6 +34,8 @@ struct arch {
 	long hidden;
 	int nlayers, cap;
 	struct arch_layer *layers;
+	char warning[512];       /* one line for the user when the reader had to assume something
+	                          * ("FILE: ..."), "" when not; the caller decides whether to show it */
 };
 
 /* Appends a layer (kind copied); -1 when out of host memory, ARCH_TOO_MANY when the

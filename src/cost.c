@@ -150,17 +150,25 @@ static void attn(const struct block *b, struct work *w)
 	double h = (double)b->h, q = (double)b->n_q * b->d_h, kv = (double)b->n_kv * b->d_h;
 	double qproj = b->out_gate ? 2 * q : q;
 	double lin = h * qproj + 2 * h * kv + q * h;
+	/* q/k norms read and write q and k once more (bf16), and keep their inputs */
+	bool qkn = b->qk_norm || b->qk_norm_full;
+	double qkn_bytes = qkn ? 4 * (q + kv) : 0;
 
 	w->params += lin + b->norms * h + (b->qk_norm ? 2.0 * b->d_h : 0) + (b->sinks ? b->n_q : 0) +
 	             (b->bias ? qproj + 2 * kv + h : 0);
 	w->whole_params += b->norms * h + (b->qk_norm ? 2.0 * b->d_h : 0) + (b->bias ? h : 0);
+	/* biases of q, k, v alone (added in the GEMM's epilogue, as addmm does: no kernel of their
+	 * own) and whole-projection q/k norms split with the heads */
+	w->params += (b->qkv_bias && !b->bias ? qproj + 2 * kv : 0) + (b->qk_norm_full ? q + kv : 0);
 	w->f[EFF_GEMM] += 2 * lin;
 	w->core_per_ctx += 4.0 * b->n_q * b->d_h;
 	w->window = b->window;
 	w->core_class = b->sinks || b->eager ? EFF_EAGER : EFF_FLASH;  /* a table without kernels */
-	w->f[EFF_MEMORY] += b->norms * NORM_BYTES(h) + 4 * (q + kv) + (b->out_gate ? 6 * q : 0);
+	w->f[EFF_MEMORY] += b->norms * NORM_BYTES(h) + 4 * (q + kv) + (b->out_gate ? 6 * q : 0) + qkn_bytes;
 	norms(w, b);
 	gemm(w, "qkv", qproj + 2 * kv, h);
+	elem(w, "qk_norm", qkn_bytes, 2);
+	w->act += qkn ? 2 * (q + kv) : 0;
 	elem(w, "rope", 4 * (q + kv) + (b->out_gate ? 6 * q : 0), b->out_gate ? 3 : 2);
 	core(w, b->n_q, b->d_h, b->d_h, b->n_q * (EAGER_SCORE_BYTES + (b->sinks ? SINK_SCORE_BYTES : 0)),
 	     b->sinks ? 8 : 4, b->sinks || b->eager, b->attn_dropout > 0);
@@ -306,9 +314,12 @@ static void mamba2(const struct block *b, struct work *w)
 	double K = b->conv, Q = b->chunk, din = H * P, xbc = din + 2 * G * N;
 	double in_proj = h * (2 * din + 2 * G * N + H), out_proj = din * h;
 
-	w->params += in_proj + out_proj + xbc * K + xbc /* conv bias */ + 3 * H /* dt_bias A_log D */ +
-	             din /* gated norm */ + b->norms * h;
-	w->whole_params += b->norms * h;   /* conv, dt, A, D and the gated norm split by head */
+	w->params += in_proj + out_proj + xbc * K + (b->ssm_no_conv_bias ? 0 : xbc) /* conv bias */ +
+	             3 * H /* dt_bias A_log D */ + (b->ssm_no_norm ? 0 : din) /* gated norm */ + b->norms * h +
+	             (b->ssm_in_bias ? 2 * din + 2 * G * N + H : 0) + (b->ssm_out_bias ? h : 0);
+	/* conv, dt, A, D, the gated norm and the in_proj bias split by head; out_proj's bias is
+	 * added after the row-parallel reduction */
+	w->whole_params += b->norms * h + (b->ssm_out_bias ? h : 0);
 	w->f[EFF_GEMM] += 2 * (in_proj + out_proj);
 	w->f[EFF_SSD] += 2 * K * xbc + 2 * Q * N * G + 2 * Q * P * H + 4 * N * P * H;
 	w->f[EFF_MEMORY] += b->norms * NORM_BYTES(h) + 4 * xbc + 8 * din;

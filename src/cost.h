@@ -60,6 +60,13 @@ struct block {
 	bool softcap;            /* tanh logit soft-capping (Gemma) */
 	double attn_dropout;     /* dropout on the attention probabilities (GPT-2's attn_pdrop) */
 	double hidden_dropout;   /* dropout before each residual add (GPT-2's resid_pdrop) */
+	/* more Hugging Face families (issue 23) */
+	bool qkv_bias;           /* attention: biases on q, k and v only, none on o (Qwen2, GLM-4.5) */
+	bool qk_norm_full;       /* attention: the q/k norms span the whole projection, n_q d_h and
+	                          * n_kv d_h wide (OLMo 2), not one head (d_h) as qk_norm */
+	bool ssm_no_norm;        /* Mamba-2: y x silu(z) without the gated RMSNorm's weights (Falcon-H1) */
+	bool ssm_no_conv_bias;   /* Mamba-2: a convolution without bias */
+	bool ssm_in_bias, ssm_out_bias; /* Mamba-2: in_proj / out_proj biases (Falcon-H1) */
 };
 
 /*

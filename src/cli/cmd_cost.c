@@ -33,16 +33,19 @@ static void usage(FILE *f)
 	      "       octopipe cost CONFIG... --cluster C --calibrate PROFILE... [--cluster-out FILE]\n"
 	      "       octopipe cost CONFIG... --cluster C --predict PROFILE...\n"
 	      "\n"
-	      "Reads CONFIG, a Hugging Face config.json (model types: llama, gemma2, gemma3,\n"
-	      "gemma3_text, deepseek, deepseek_v2, deepseek_v3, nemotron_h, jamba, qwen3_next,\n"
-	      "gpt_oss, gpt2) or an OctoPipe architecture file (octopipe.arch/1), and writes its\n"
-	      "layer table for one GPU of cluster C: an embedding layer, the decoder layers, MTP\n"
-	      "modules, and the head (final norm + LM head + loss). Times are sums over each\n"
-	      "layer's kernels as runtime R runs them: (FLOPs / peak + bytes / HBM) / the\n"
-	      "efficiency of the kernel's class, and each launch's overhead. The cluster gives\n"
-	      "the GPU's peak and bandwidth; the runtime which kernels run and how efficiently\n"
-	      "(a cluster's calibrated \"hardware\" efficiencies win over the runtime's). Prints\n"
-	      "parameters, FLOPs per token and the heaviest layers.\n"
+	      "Reads CONFIG, a Hugging Face config.json (model types: llama, mistral, mixtral,\n"
+	      "phi3, granite, olmo2, qwen2, qwen2_moe, qwen3, qwen3_moe, qwen3_next, gemma2,\n"
+	      "gemma3, gemma3_text, deepseek, deepseek_v2, deepseek_v3, glm4_moe, nemotron_h,\n"
+	      "jamba, falcon_h1, gpt_oss, gpt2; another model_type with the standard decoder\n"
+	      "fields is priced as a Llama-style decoder, with a warning) or an OctoPipe\n"
+	      "architecture file (octopipe.arch/1), and writes its layer table for one GPU of\n"
+	      "cluster C: an embedding layer, the decoder layers, MTP modules, and the head\n"
+	      "(final norm + LM head + loss). Times are sums over each layer's kernels as\n"
+	      "runtime R runs them: (FLOPs / peak + bytes / HBM) / the efficiency of the\n"
+	      "kernel's class, and each launch's overhead. The cluster gives the GPU's peak and\n"
+	      "bandwidth; the runtime which kernels run and how efficiently (a cluster's\n"
+	      "calibrated \"hardware\" efficiencies win over the runtime's). Prints parameters,\n"
+	      "FLOPs per token and the heaviest layers.\n"
 	      "\n"
 	      "  --runtime R       megatron-core (default), torchtitan, hf-eager (the paper's\n"
 	      "                    profiling runtime; the default with --calibrate and --predict,\n"
@@ -484,6 +487,8 @@ int cmd_cost(int argc, char **argv)
 			runtime_release(&rt);
 			return cli_report(&e);
 		}
+		if (archs[i].warning[0])
+			cli_err("warning: %s\n", archs[i].warning);
 	}
 	if (o.seq == 0)
 		o.seq = archs[0].seq_len > 0 ? archs[0].seq_len : 4096;
