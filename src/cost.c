@@ -560,15 +560,6 @@ static int expand_core(const struct ktmpl *t, const struct cost_opts *o, double 
 	return n;
 }
 
-/*
- * Bytes per vocabulary entry of a fused cross-entropy (Megatron-Core's fused vocab-parallel
- * loss, torchtitan's compiled loss): the forward reads the bf16 logits twice (the maximum,
- * then the sum of exponentials and the target's logit) and writes the fp32 exponentials its
- * backward needs; the backward reads them and writes the bf16 gradient in one pass.
- */
-#define FUSED_LOSS_F_BYTES 8.0
-#define FUSED_LOSS_I_BYTES 6.0
-
 /* one concrete kernel (two for an eager attention core) of template t for tokens tok,
  * tp degree tp, pass p */
 static int expand(const struct ktmpl *t, const struct cost_opts *o, double tok, long window, double tp,
@@ -638,12 +629,12 @@ static int expand(const struct ktmpl *t, const struct cost_opts *o, double tok, 
 		if (p == PASS_W)
 			return 0;
 		k->bytes = scale * tok * t->bytes / tp;
-		if (t->role == KR_LOSS && o->style.loss == COST_LOSS_FUSED) {
-			/* one fused kernel a pass; soft-capping stays its own elementwise chain */
+		if (t->role == KR_LOSS && o->style.loss_f_bytes > 0) {
+			/* the runtime's own loss kernels; soft-capping stays its own elementwise chain */
 			double V = t->n, cap = t->k > 0 ? (p == PASS_I ? 16 : 8) * V : 0;
 
-			k->bytes = tok * ((p == PASS_I ? FUSED_LOSS_I_BYTES : FUSED_LOSS_F_BYTES) * V + cap) / tp;
-			k->launches = t->k > 0 ? (p == PASS_I ? 5 : 3) : 1;
+			k->bytes = tok * ((p == PASS_I ? o->style.loss_b_bytes : o->style.loss_f_bytes) * V + cap) / tp;
+			k->launches = o->style.loss_launches + (t->k > 0 ? 2 : 0);
 		}
 		return 1;
 	}

@@ -161,7 +161,7 @@ double cost_flops(const struct work *w, long seq);
 /*
  * How a runtime runs a layer's kernel list (runtime.h fills it from a runtime profile). All
  * zero is how Hugging Face eager PyTorch runs it: attention fused unless the model forces the
- * eager class, one GEMM per routed expert, an unfused fp32 loss, selective recompute of the
+ * eager class, one GEMM per routed expert, PyTorch's fp32 cross-entropy, selective recompute of the
  * attention core, tensor-parallel collectives after the GEMMs that need them.
  */
 enum cost_attention {
@@ -170,7 +170,6 @@ enum cost_attention {
 	COST_ATTN_EAGER,         /* scores materialized: two batched GEMMs and softmax passes */
 };
 enum cost_experts { COST_EXPERTS_LOOP, COST_EXPERTS_GROUPED };
-enum cost_loss { COST_LOSS_EAGER, COST_LOSS_FUSED };
 enum cost_selective {
 	COST_SEL_CORE,           /* Megatron-LM's selective: the attention core is redone */
 	COST_SEL_OPS,            /* torchtitan's op-level: every other GEMM output and the attention
@@ -178,7 +177,11 @@ enum cost_selective {
 };
 
 struct cost_style {
-	unsigned char attention, experts, loss, selective; /* the enums above */
+	unsigned char attention, experts, selective; /* the enums above */
+	unsigned char loss_launches; /* the loss's kernels a pass (0: as Hugging Face's) */
+	float loss_f_bytes;      /* HBM bytes per token and vocabulary entry the loss moves in */
+	float loss_b_bytes;      /* F and in its backward (0: Hugging Face's fp32 passes, 16 and
+	                          * 22; a runtime's own code says its own) */
 	bool tp_overlap;         /* TP collectives pipelined with the layer's GEMMs (Megatron-LM's
 	                          * --tp-comm-overlap): only what the GEMMs cannot cover is exposed */
 };

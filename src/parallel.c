@@ -266,6 +266,29 @@ static int model_source(const struct model *m, struct arch *a, struct cost_opts 
 	return 0;
 }
 
+int model_set_source(struct model *m, const cJSON *architecture, const struct cost_opts *o,
+                     const struct hardware *hw, const cJSON *runtime, struct err *e)
+{
+	struct hardware priced = *hw;
+	struct jw w = { false };
+	cJSON *src;
+
+	/* the efficiencies the table was priced with are what re-pricing it needs */
+	priced.eff_given = true;
+	if (!m->extra && !(m->extra = cJSON_CreateObject()))
+		return err_set(e, ERR_RUNTIME, "out of host memory");
+	cJSON_DeleteItemFromObjectCaseSensitive(m->extra, "source");
+	src = jw_obj(&w, m->extra, "source");
+	jw_item(&w, src, "architecture", cJSON_Duplicate(architecture, true));
+	jw_num(&w, src, "tp", o->tp);
+	if (o->recompute)
+		jw_bool(&w, src, "recompute", true);
+	jw_item(&w, src, "hardware", hardware_to_json(&priced));
+	if (runtime)
+		jw_item(&w, src, "runtime", cJSON_Duplicate(runtime, true));
+	return w.oom ? err_set(e, ERR_RUNTIME, "out of host memory") : 0;
+}
+
 int model_works(const struct model *m, struct work **works, struct cost_opts *o, struct err *e)
 {
 	struct arch a;

@@ -136,6 +136,13 @@ int parallel_source_replica(struct parallel_source *s, const struct cluster *gpu
  * already recomputed: a stage must not recompute it again). */
 bool model_recomputes(const struct model *m);
 
+/* Records what m's table was priced from as its "source": a copy of the architecture (a
+ * config.json or octopipe.arch/1 object), the TP degree and recompute of o, the hardware
+ * (peak, bandwidth and the efficiencies used) and the runtime profile (may be NULL), so the
+ * engine can price it again at another layout and the executor launch its kernels. */
+int model_set_source(struct model *m, const cJSON *architecture, const struct cost_opts *o,
+                     const struct hardware *hw, const cJSON *runtime, struct err *e);
+
 /* The architecture of m's layers, from its "source" (a table made by `octopipe cost`):
  * *works gets a heap array of one struct work per layer (caller frees) and o the
  * sequence, micro-batch and TP degree the table was made at. Returns 1 (and sets

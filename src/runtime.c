@@ -5,7 +5,8 @@
  * each figure comes from:
  *   {"format": "octopipe.runtime/1", "name", "about", "sources": [...],
  *    "kernels": {"attention": "fused|eager|hf", "experts": "grouped|loop",
- *                "loss": "fused|eager", "launch": "async|serial", "launch_us": N},
+ *                "loss": {"f_bytes", "b_bytes", "launches"} (absent: PyTorch's fp32 loss),
+ *                "launch": "async|serial", "launch_us": N},
  *    "efficiency": {class: {"f", "b"}, ...},          every class of hardware.h
  *    "dropout": {"flash_attn": {"f", "b"}},         a fused core with attention dropout
  *    "gpus": {"A100": {"efficiency": {...}, "dropout": {...}}, ...},   per GPU model (a
@@ -24,14 +25,12 @@
 
 static const char *const attention_names[] = { "hf", "fused", "eager", NULL };
 static const char *const experts_names[] = { "loop", "grouped", NULL };
-static const char *const loss_names[] = { "eager", "fused", NULL };
 static const char *const selective_names[] = { "core_attention", "ops", NULL };
 static const char *const launch_names[] = { "serial", "async", NULL };
 static const char *const reduce_names[] = { "per_iteration", "per_microbatch", NULL };
 
 const char *runtime_attention_name(int a) { return a >= 0 && a < 3 ? attention_names[a] : "?"; }
 const char *runtime_experts_name(int x) { return x >= 0 && x < 2 ? experts_names[x] : "?"; }
-const char *runtime_loss_name(int l) { return l >= 0 && l < 2 ? loss_names[l] : "?"; }
 const char *runtime_selective_name(int s) { return s >= 0 && s < 2 ? selective_names[s] : "?"; }
 
 /* an optional string member that must be one of names; *out keeps its value when absent */
@@ -85,6 +84,27 @@ static int efficiencies(struct jv *v, const cJSON *obj, const char *path, bool a
 			if (!cJSON_GetObjectItemCaseSensitive(obj, hardware_class_names[k]))
 				return jv_fail(v, path, "names no efficiency for kernel class '%s' (every class needs one)",
 				               hardware_class_names[k]);
+	return 0;
+}
+
+/* "loss": {"f_bytes", "b_bytes", "launches"}: what the runtime's cross-entropy moves per
+ * token and vocabulary entry; absent: PyTorch's fp32 cross-entropy (16 and 22 bytes) */
+static int read_loss(struct runtime *rt, struct jv *v, const cJSON *kernels)
+{
+	const cJSON *l;
+	double f, b, n;
+
+	if (jv_object(v, kernels, "kernels", "loss", 0, &l) < 0)
+		return -1;
+	if (!l)
+		return 0;
+	if (jv_number(v, l, "kernels.loss", "f_bytes", JV_REQUIRED, 0.5, 1e3, 0, &f) < 0 ||
+	    jv_number(v, l, "kernels.loss", "b_bytes", JV_REQUIRED, 0.5, 1e3, 0, &b) < 0 ||
+	    jv_number(v, l, "kernels.loss", "launches", JV_REQUIRED | JV_INTEGER, 1, 100, 0, &n) < 0)
+		return -1;
+	rt->style.loss_f_bytes = (float)f;
+	rt->style.loss_b_bytes = (float)b;
+	rt->style.loss_launches = (unsigned char)n;
 	return 0;
 }
 
@@ -153,7 +173,7 @@ static int read_body(struct runtime *rt, struct jv *v, const cJSON *root)
 		return err_set(v->e, ERR_RUNTIME, "%s: out of host memory", v->file);
 	if (choice(v, kernels, "kernels", "attention", attention_names, &rt->style.attention) < 0 ||
 	    choice(v, kernels, "kernels", "experts", experts_names, &rt->style.experts) < 0 ||
-	    choice(v, kernels, "kernels", "loss", loss_names, &rt->style.loss) < 0 ||
+	    read_loss(rt, v, kernels) < 0 ||
 	    choice(v, kernels, "kernels", "launch", launch_names, &launch) < 0 ||
 	    jv_number(v, kernels, "kernels", "launch_us", JV_REQUIRED, 0, 1e4, 0, &rt->launch_us) < 0)
 		return -1;

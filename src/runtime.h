@@ -66,7 +66,6 @@ void runtime_hardware(const struct runtime *rt, const char *gpu, struct hardware
 /* "fused", "eager", ... for the enums of struct cost_style */
 const char *runtime_attention_name(int a);
 const char *runtime_experts_name(int x);
-const char *runtime_loss_name(int l);
 const char *runtime_selective_name(int s);
 
 #endif

@@ -21,6 +21,7 @@
 #include "hfconfig.h"
 #include "json.h"
 #include "model.h"
+#include "parallel.h"
 #include "runtime.h"
 
 #define MAX_CONFIGS 16
@@ -94,25 +95,14 @@ static void base_name(const char *path, char *out, size_t n)
 static int attach_source(struct model *m, const char *config, const struct cost_opts *o,
                          const struct cluster *c, const struct runtime *rt, struct err *e)
 {
-	cJSON *arch = json_load_file(config, e), *src;
-	struct jw w = { false };
-	struct hardware hw = c->hw;
+	cJSON *arch = json_load_file(config, e);
+	int r;
 
-	hw.eff_given = true;   /* the efficiencies the table was priced with, for re-pricing it */
 	if (!arch)
 		return -1;
-	if (!m->extra && !(m->extra = cJSON_CreateObject())) {
-		cJSON_Delete(arch);
-		return err_set(e, ERR_RUNTIME, "out of host memory");
-	}
-	src = jw_obj(&w, m->extra, "source");
-	jw_item(&w, src, "architecture", arch);
-	jw_num(&w, src, "tp", o->tp);
-	if (o->recompute)
-		jw_bool(&w, src, "recompute", true);
-	jw_item(&w, src, "hardware", hardware_to_json(&hw));
-	jw_item(&w, src, "runtime", cJSON_Duplicate(rt->doc, true));
-	return w.oom ? err_set(e, ERR_RUNTIME, "out of host memory") : 0;
+	r = model_set_source(m, arch, o, &c->hw, rt->doc, e);
+	cJSON_Delete(arch);
+	return r;
 }
 
 static int print_summary(const struct arch *a, const struct model *m, const struct cost_opts *o,
