@@ -51,9 +51,9 @@ static int check_placement(const struct plan *p, struct tt_shape *sh, struct err
 	for (int s = 0; s < p->nstages; s++)
 		if (p->stages[s].device + 1 > used)
 			used = p->stages[s].device + 1;
-	if (used < 2)
-		return err_set(e, ERR_INPUT, "stages: every stage is on device 0: torchtitan pipelines over 2 or more "
-		               "ranks (pipeline_parallel_degree 1 turns pipelining off)");
+	if (used < 2 && p->nstages > 1)
+		return err_set(e, ERR_INPUT, "stages: %d stages on device 0: torchtitan pipelines over 2 or more ranks "
+		               "(pipeline_parallel_degree 1 turns pipelining off)", p->nstages);
 	/* pipeline_module_split: "num_stages must be evenly divisible by pp_degree" */
 	if (p->nstages % used != 0)
 		return err_set(e, ERR_INPUT, "stages: %d stages on %d devices: torchtitan puts the same number of stages "
@@ -85,8 +85,9 @@ static int check_placement(const struct plan *p, struct tt_shape *sh, struct err
  * (etp x ep)). */
 static int check_layout(const struct parallel *l, const struct tt_shape *sh, struct err *e)
 {
-	(void)sh;
-	if (l->dp > 1 && l->zero < 2)
+	bool ddp_alone = sh->pp == 1 && l->tp == 1 && l->ep == 1 && l->zero == 0;
+
+	if (l->dp > 1 && l->zero < 2 && !ddp_alone)
 		return err_set(e, ERR_INPUT, "parallel.zero: %d with %d data-parallel replicas: torchtitan's data "
 		               "parallelism beside a pipeline is FSDP (ZeRO 2 or 3); DDP runs only alone and ZeRO 1 "
 		               "has no setting", l->zero, l->dp);
@@ -166,6 +167,8 @@ static void add_parallelism(const struct plan *p, const struct tt_shape *sh, con
 
 	strbuf_addstr(sb, "[parallelism]\n");
 	strbuf_addf(sb, "pipeline_parallel_degree = %d\n", sh->pp);
+	if (sh->pp == 1)
+		goto degrees;
 	/* the named schedule only picks the placement style; the CSV is what runs */
 	strbuf_addf(sb, "pipeline_parallel_schedule = \"%s\"\n",
 	            sh->style == TT_V ? "ZBVZeroBubble" : sh->per_rank > 1 ? "Interleaved1F1B" : "1F1B");
@@ -179,9 +182,13 @@ static void add_parallelism(const struct plan *p, const struct tt_shape *sh, con
 		strbuf_addstr(sb, s + 1 < p->nstages ? "],\n" : "]\n");
 	}
 	strbuf_addstr(sb, "]\n");
+degrees:
 	strbuf_addf(sb, "tensor_parallel_degree = %d\n", l->tp);
-	strbuf_addf(sb, "data_parallel_replicate_degree = 1\ndata_parallel_shard_degree = %d\n", l->dp);
-	if (l->dp > 1)  /* ZeRO 3 frees the gathered weights after each forward, ZeRO 2 keeps them */
+	if (l->zero >= 2 || l->dp == 1)
+		strbuf_addf(sb, "data_parallel_replicate_degree = 1\ndata_parallel_shard_degree = %d\n", l->dp);
+	else  /* DDP, alone */
+		strbuf_addf(sb, "data_parallel_replicate_degree = %d\ndata_parallel_shard_degree = 1\n", l->dp);
+	if (l->dp > 1 && l->zero >= 2)  /* ZeRO 3 frees the gathered weights after each forward, ZeRO 2 keeps them */
 		strbuf_addf(sb, "fsdp_reshard_after_forward = \"%s\"\n", l->zero >= 3 ? "always" : "never");
 	if (l->ep > 1)  /* experts over E replicas, each split over the TP ranks as dense layers are */
 		strbuf_addf(sb, "expert_parallel_degree = %d\nexpert_tensor_parallel_degree = %d\n", l->ep, l->tp);
@@ -256,9 +263,12 @@ static int export_of(const struct plan *p, const char *csv_path, struct strbuf *
 		strbuf_addstr(toml, "# torchtitan reduces gradients in fp32: the data-parallel sync moves twice the\n"
 		                    "# bytes this plan priced (simulate it with --grads fp32 to see the cost).\n");
 	strbuf_addch(toml, '\n');
+	if (sh.pp == 1)
+		strbuf_addstr(toml, "# one pipeline rank: no pipelining, so no schedule CSV.\n\n");
 	add_parallelism(p, &sh, &l, csv_path, toml);
 	add_rest(p, &l, toml);
-	torchcsv_export_rows(p, sh.pp, csv);
+	if (sh.pp > 1)
+		torchcsv_export_rows(p, sh.pp, csv);
 	if (strbuf_failed(toml) || strbuf_failed(csv))
 		return err_set(e, ERR_RUNTIME, "out of host memory");
 	return 0;

@@ -15,7 +15,8 @@
  * of the pipeline ranks' orders to csv. ERR_INPUT, prefixed with plan_name and naming the
  * plan's JSON path, when torchtitan cannot run the plan: a placement other than its loop
  * or v style, data parallelism that is neither FSDP nor DDP alone, stages that recompute
- * differently, an MTP module. */
+ * differently, an MTP module. With one pipeline rank (one stage) the TOML has no
+ * pipelining keys and csv stays empty (there is nothing to write). */
 int torchtitan_export(const struct plan *p, const char *plan_name, const char *csv_path, struct strbuf *toml,
                       struct strbuf *csv, struct err *e);
 

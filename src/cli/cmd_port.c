@@ -233,7 +233,7 @@ static int export_torchtitan(struct plan *p, const char *plan_arg, const char *d
 	snprintf(csv_path, sizeof(csv_path), "%s/schedule.csv", abs);
 	snprintf(toml_path, sizeof(toml_path), "%s/job.toml", abs);
 	if (torchtitan_export(p, plan_arg, csv_path, &toml, &csv, &e) < 0 ||
-	    fileio_write_atomic(csv_path, csv.buf, csv.len, &e) < 0 ||
+	    (csv.len && fileio_write_atomic(csv_path, csv.buf, csv.len, &e) < 0) ||
 	    fileio_write_atomic(toml_path, toml.buf, toml.len, &e) < 0)
 		rc = cli_report(&e);
 	strbuf_release(&toml);
