@@ -66,4 +66,27 @@ run "$O" tune --model gemma3-12b --cluster 16xH200 --microbatches 16 --target to
 run "$O" export torchtitan "$T/g16.json" -o "$T/g16.d"
 expect_rc 0 "tune --target torchtitan with the layout search on 16 GPUs exports"
 
+# ---- compare --target -------------------------------------------------------------------
+"$O" compare --model llama2-7b --cluster 8xH200 --microbatches 16 --layout pp --target megatron --json >"$T/cm.json"
+if python3 - "$T/cm.json" <<'PY2'
+import json, sys
+rows = {r["schedule"]: r for r in json.load(open(sys.argv[1]))}
+for name in ("gpipe", "zb-h1", "zb-v", "adaptive"):
+    assert not rows[name]["feasible"] and rows[name]["reason"].startswith("n/a on megatron"), rows[name]
+t = rows["tuned megatron"]
+assert t["feasible"]
+ok = [r["makespan_ms"] for r in rows.values() if r["feasible"] and r["schedule"] != "tuned megatron"]
+assert ok and t["makespan_ms"] <= min(ok) + 1e-9, (t["makespan_ms"], ok)
+assert set(t["speedup"]) == {"1f1b", "1f1b balanced", "interleaved"}, t["speedup"]
+PY2
+then ok "compare --target megatron: only 1F1B and interleaved rows count, the tuned row is no slower than them"
+else not_ok "compare --target megatron" "$(cat "$T/cm.json")"; fi
+"$O" compare --model llama2-7b --cluster 8xH200 --microbatches 16 --layout pp --target torchtitan --json >"$T/ct.json"
+if python3 -c '
+import json, sys
+rows = {r["schedule"]: r for r in json.load(open(sys.argv[1]))}
+assert rows["tuned torchtitan"]["feasible"], rows' "$T/ct.json"
+then ok "compare --target torchtitan has its tuned row"
+else not_ok "compare --target torchtitan" "$(cat "$T/ct.json")"; fi
+
 done_testing
