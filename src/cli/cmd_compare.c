@@ -63,8 +63,10 @@ static int tuned_for(enum target tgt, const struct model *pm, const struct clust
 		sim_opts_default(&sopt);
 		r = sim_run(&sm, p, &sopt, mt, e);
 		sim_release(&sm);
-		if (r < 0)
+		if (r < 0) {
+			metrics_release(mt);
 			plan_release(p);
+		}
 		return r;
 	}
 	tune_opts_default(&to);

@@ -169,6 +169,32 @@ static void usage(FILE *f)
 	      CLI_PAR_HELP, f);
 }
 
+/* --target megatron: Megatron-LM's own schedules on one layout's replica (target.h), the
+ * best simulated into pk and mk. */
+static int tune_megatron(const struct model *rm, const struct cluster *rc, const struct tune_opts *ko, struct plan *pk,
+                         struct metrics *mk, struct target_result *tr, struct err *e)
+{
+	struct target_search_opts so = { ko->microbatches, ko->max_stages_per_device, ko->time_budget_s, ko->max_evals,
+	                                 ko->stop };
+	struct sim sm;
+	struct sim_opts sopt;
+	int r;
+
+	if (target_megatron_search(rm, rc, &so, pk, tr, e) < 0)
+		return -1;
+	memset(&sm, 0, sizeof(sm));
+	sim_opts_default(&sopt);
+	r = sim_run(&sm, pk, &sopt, mk, e);
+	sim_release(&sm);
+	if (r < 0) {
+		metrics_release(mk);
+		plan_release(pk);
+		/* a deadlock of the search's own best is the search's fault, not the input's */
+		e->cls = ERR_RUNTIME;
+	}
+	return r;
+}
+
 int cmd_tune(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -385,13 +411,8 @@ int cmd_tune(int argc, char **argv)
 				        recompute_name(cand[k].lc.recompute), cand[k].lc.microbatches, cand[k].lc.tokens_per_s);
 		}
 		if (tgt == TARGET_MEGATRON) {
-			struct target_search_opts so = { ko.microbatches, ko.max_stages_per_device, ko.time_budget_s,
-			                                 ko.max_evals, &interrupted };
-			struct sim sm;
-			struct sim_opts sopt;
-
-			if (target_megatron_search(cand[k].use ? &cand[k].rm : &m, cand[k].use ? &cand[k].rc : &c, &so, &pk,
-			                           &tr, &e) < 0) {
+			if (tune_megatron(cand[k].use ? &cand[k].rm : &m, cand[k].use ? &cand[k].rc : &c, &ko, &pk, &mk, &tr,
+			                  &e) < 0) {
 				if (e.cls == ERR_RUNTIME) {
 					rc = cli_report(&e);
 					goto tuned;
@@ -402,15 +423,6 @@ int cmd_tune(int argc, char **argv)
 				last = e;
 				e = (struct err)ERR_INIT;
 				continue;
-			}
-			memset(&sm, 0, sizeof(sm));
-			sim_opts_default(&sopt);
-			r = sim_run(&sm, &pk, &sopt, &mk, &e);
-			sim_release(&sm);
-			if (r < 0) {
-				plan_release(&pk);
-				rc = cli_report(&e);
-				goto tuned;
 			}
 			goto pick;
 		}
