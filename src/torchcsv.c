@@ -17,9 +17,14 @@
 
 void torchcsv_export(const struct plan *p, struct strbuf *sb)
 {
+	torchcsv_export_rows(p, p->ndevices, sb);
+}
+
+void torchcsv_export_rows(const struct plan *p, int nrows, struct strbuf *sb)
+{
 	char tok[ACTION_TEXT_MAX];
 
-	for (int d = 0; d < p->ndevices; d++) {
+	for (int d = 0; d < nrows && d < p->ndevices; d++) {
 		for (int i = p->order_start[d]; i < p->order_start[d + 1]; i++) {
 			if (i > p->order_start[d])
 				strbuf_addch(sb, ',');

@@ -16,6 +16,8 @@
 
 /* Appends the plan's order as CSV. Overlapped pairs become two consecutive cells. */
 void torchcsv_export(const struct plan *p, struct strbuf *sb);
+/* The same for devices 0..nrows-1 only (a runtime with nrows pipeline ranks). */
+void torchcsv_export_rows(const struct plan *p, int nrows, struct strbuf *sb);
 
 /* Builds a plan from CSV text (len bytes, RFC 4180: cells may be quoted): file names the input in messages; microbatches 0 means
  * "one more than the largest in the file"; partition as in baseline.h (NULL = uniform).

@@ -186,6 +186,8 @@ double tune_eval(struct tuner *t, const struct tune_state *s, struct metrics *ke
 	} else {
 		policy_opts(s, t->cluster->devices, t->cap_buf, t->wcap_buf, &o);
 	}
+	if (t->opts.accept && !t->opts.accept(t->opts.accept_arg, &t->work))
+		return INFINITY;
 	t->evals++;
 	if (t->opts.progress) {
 		double now = clock_now_s(), every = t->opts.progress_every_s > 0 ? t->opts.progress_every_s : 0.1;
@@ -638,6 +640,10 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 				if (ignore.cls == ERR_RUNTIME)
 					goto oom;
 				continue; /* this baseline does not apply */
+			}
+			if (o->accept && !o->accept(o->accept_arg, &p)) {
+				plan_release(&p);
+				continue; /* nor where the target runtime cannot run it */
 			}
 			sim_opts_default(&so);
 			rc = sim_run(&t->sim, &p, &so, &mt, &ignore);

@@ -58,6 +58,11 @@ struct tune_opts {
 	void (*progress)(void *arg, const struct tune_progress *p);
 	void *progress_arg;
 	double progress_every_s;    /* 0: 0.1 s */
+	/* When non-NULL, a candidate (baselines included) for which accept(accept_arg, plan)
+	 * is false counts as one that cannot run: the search stays within what a target
+	 * runtime runs (target.h). */
+	bool (*accept)(void *arg, const struct plan *p);
+	void *accept_arg;
 };
 
 void tune_opts_default(struct tune_opts *o);

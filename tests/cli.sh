@@ -17,7 +17,7 @@ for c in $(printf '%s\n' "$OUT" | sed -n 's/^  \([a-z-]*\) .*/\1/p'); do
 done
 
 # every format of export and import answers --help where it stands
-for f in torch-csv megatron-layout megatron-args svg; do
+for f in torch-csv megatron-layout megatron-args torchtitan svg; do
     run "$OCTOPIPE" export "$f" --help
     if [ "$RC" = 0 ] && printf '%s\n' "$OUT" | grep -q "octopipe export $f"; then ok "'export $f --help' prints its usage"
     else not_ok "'export $f --help' prints its usage" "exit $RC" "$OUT" "$ERR"; fi

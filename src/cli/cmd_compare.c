@@ -16,6 +16,7 @@
 #include "doc.h"
 #include "json.h"
 #include "sim.h"
+#include "target.h"
 #include "tune.h"
 
 static void usage(FILE *f)
@@ -23,6 +24,7 @@ static void usage(FILE *f)
 	fputs("usage: octopipe compare --model M --cluster C --microbatches N [--json]\n"
 	      "                        [--layout auto|pp] [--global-batch B] [--tp T] [--dp D] [--ep E]\n"
 	      "                        [--zero Z] [--grads G] [--recompute HOW]\n"
+	      "                        [--target octopipe|megatron|torchtitan]\n"
 	      "\n"
 	      "Builds and simulates every baseline (gpipe, 1f1b, 1f1b with a balanced partition,\n"
 	      "interleaved, zb-h1, zb-h2, zb-v, dualpipev, adaptive) on the whole cluster, then\n"
@@ -34,7 +36,58 @@ static void usage(FILE *f)
 	      "octopipe tune --help) and compares the baselines and the tuned plan at it, one\n"
 	      "replica's microbatches each; --layout pp compares pure pipeline parallelism over\n"
 	      "every GPU.\n"
+	      "\n"
+	      "--target megatron or torchtitan marks the baselines that runtime cannot run (n/a,\n"
+	      "with the reason) and tunes within what it runs (octopipe tune --help, --target).\n"
 	      CLI_PAR_HELP, f);
+}
+
+/* The tuned plan for tgt (tune.h, target.h): filled p and mt, or -1 with e. */
+static int tuned_for(enum target tgt, const struct model *pm, const struct cluster *pc, int mbs, struct plan *p,
+                     struct metrics *mt, struct err *e)
+{
+	struct tune_opts to;
+	struct tuner *t = NULL;
+	const struct tune_step *st;
+	int r = -1;
+
+	if (tgt == TARGET_MEGATRON) {
+		struct target_search_opts so = { mbs, 3, 1, 0, NULL };
+		struct target_result tr;
+		struct sim sm;
+		struct sim_opts sopt;
+
+		if (target_megatron_search(pm, pc, &so, p, &tr, e) < 0)
+			return -1;
+		memset(&sm, 0, sizeof(sm));
+		sim_opts_default(&sopt);
+		r = sim_run(&sm, p, &sopt, mt, e);
+		sim_release(&sm);
+		if (r < 0) {
+			metrics_release(mt);
+			plan_release(p);
+		}
+		return r;
+	}
+	tune_opts_default(&to);
+	to.microbatches = mbs;
+	if (tgt == TARGET_TORCHTITAN) {
+		to.accept = target_accepts;
+		to.accept_arg = &tgt;
+	}
+	if (tune_new(&t, pm, pc, &to, e) == 0) {
+		while ((r = tune_step(t, &st, e)) > 0)
+			;
+		if (r == 0)
+			r = tune_result(t, p, mt, e);
+	}
+	tune_free(t);
+	if (r == 0 && target_check(tgt, p, e) < 0) {
+		metrics_release(mt);
+		plan_release(p);
+		return -1;
+	}
+	return r;
 }
 
 /* Why a plan that ran does not fit: the first device over its memory, in every row alike. */
@@ -69,6 +122,7 @@ int cmd_compare(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ "layout", required_argument, NULL, 'L' },
 		{ "global-batch", required_argument, NULL, 'G' },
+		{ "target", required_argument, NULL, 'T' },
 		CLI_PAR_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -89,6 +143,8 @@ int cmd_compare(int argc, char **argv)
 	cJSON *out = NULL;
 	struct baseline_set bs;
 	struct err be = ERR_INIT;
+	enum target tgt = TARGET_OCTOPIPE;
+	char tuned_name[32] = "tuned";
 
 	optind = 0;
 	cli_par_init(&cp);
@@ -108,6 +164,11 @@ int cmd_compare(int argc, char **argv)
 			if ((global_batch = cli_positive("compare", "--global-batch", optarg)) < 0)
 				return EXIT_INPUT;
 			break;
+		case 'T':
+			if (target_from_name(optarg, &tgt) < 0)
+				return cli_usage_error("compare", "--target: 'octopipe', 'megatron' or 'torchtitan', not '%s'",
+				                       optarg);
+			break;
 		case 'm': model_arg = optarg; break;
 		case 'c': cluster_arg = optarg; break;
 		case 'n': if ((mbs = cli_positive("compare", "--microbatches", optarg)) < 0) return EXIT_INPUT; break;
@@ -118,6 +179,10 @@ int cmd_compare(int argc, char **argv)
 	}
 	if (!model_arg || !cluster_arg || !mbs)
 		return cli_usage_error("compare", "needs --model, --cluster and --microbatches");
+	if (tgt == TARGET_TORCHTITAN && !cp.zero && !layout_pp)
+		cp.zero = 2 + 1;  /* torchtitan's data parallelism beside a pipeline is FSDP (torchtitan.c) */
+	if (tgt != TARGET_OCTOPIPE)
+		snprintf(tuned_name, sizeof(tuned_name), "tuned %s", target_name(tgt));
 	if ((rc = cli_load_model(model_arg, &m, mpath)) != 0)
 		return rc;
 	if ((rc = cli_load_cluster(cluster_arg, &c, cpath)) != 0) {
@@ -148,6 +213,12 @@ int cmd_compare(int argc, char **argv)
 			printf("%s\n\n", sb.buf);
 			strbuf_release(&sb);
 		}
+		if (tgt == TARGET_MEGATRON)
+			printf("target megatron: the tuned plan is Megatron-LM's own 1F1B or interleaved schedule over a "
+			       "partition its layout flags express\n\n");
+		else if (tgt == TARGET_TORCHTITAN)
+			printf("target torchtitan: the tuned plan has its loop or v placement, any order its schedule CSV "
+			       "runs\n\n");
 		printf("%-15s %12s %12s %7s %10s %10s  %s\n", "SCHEDULE", "ITERATION ms", "TOKENS/S", "BUBBLE",
 		       "PEAK MEM", "EFFICIENCY", "FEASIBLE");
 	}
@@ -159,11 +230,20 @@ int cmd_compare(int argc, char **argv)
 		const struct baseline_result *r = &bs.r[i];
 		const struct metrics *mt = &r->m;
 		char why[300] = "yes";
+		struct err te = ERR_INIT;
 
+		if (r->built && tgt == TARGET_MEGATRON && r->recipe->schedule != SCHED_1F1B &&
+		    r->recipe->schedule != SCHED_INTERLEAVED)
+			err_set(&te, ERR_INPUT, "Megatron-LM runs only its own 1F1B and interleaved orders");
+		if (te.cls != ERR_NONE || (r->built && target_check(tgt, &r->plan, &te) < 0)) {
+			/* the runtime cannot run it: shown, not counted */
+			snprintf(why, sizeof(why), "n/a on %s: %.220s", target_name(tgt), te.msg);
+			bs.r[i].feasible = false;
+		}
 		any_fits |= r->feasible;
 		if (!r->ran)
 			snprintf(why, sizeof(why), "n/a: %.250s", r->why.msg);
-		else if (!r->feasible)
+		else if (!r->feasible && te.cls == ERR_NONE)
 			oom_reason(why, sizeof(why), mt);
 		if (json) {
 			cJSON *o2 = jw_push(&w, out, cJSON_CreateObject());
@@ -199,22 +279,11 @@ int cmd_compare(int argc, char **argv)
 	}
 	/* the tuned plan, and how much faster it is than each baseline */
 	if (rc == EXIT_OK) {
-		struct tune_opts to;
-		struct tuner *t = NULL;
 		struct err e = ERR_INIT;
-		const struct tune_step *st;
 		struct plan p;
 		struct metrics mt;
-		int r = -1;
+		int r = tuned_for(tgt, pm, pc, mbs, &p, &mt, &e);
 
-		tune_opts_default(&to);
-		to.microbatches = mbs;
-		if (tune_new(&t, pm, pc, &to, &e) == 0) {
-			while ((r = tune_step(t, &st, &e)) > 0)
-				;
-			if (r == 0)
-				r = tune_result(t, &p, &mt, &e);
-		}
 		if (r == 0) {
 			double peak = 0;
 			char why[300] = "yes";
@@ -228,7 +297,7 @@ int cmd_compare(int argc, char **argv)
 			if (json) {
 				cJSON *o2 = jw_push(&w, out, cJSON_CreateObject()), *sp;
 
-				jw_str(&w, o2, "schedule", "tuned");
+				jw_str(&w, o2, "schedule", tuned_name);
 				if (L.use)
 					jw_str(&w, o2, "layout", layout_text);
 				jw_num(&w, o2, "makespan_ms", mt.makespan_ms);
@@ -251,15 +320,15 @@ int cmd_compare(int argc, char **argv)
 				struct strbuf b = STRBUF_INIT;
 
 				fmt_bytes(&b, peak);
-				printf("%-15s %12.2f %12.0f %6.1f%% %10s %9.1f%%  %s\n", "tuned", mt.makespan_ms,
+				printf("%-15s %12.2f %12.0f %6.1f%% %10s %9.1f%%  %s\n", tuned_name, mt.makespan_ms,
 				       mt.throughput_tokens_per_s, 100 * mt.bubble_ratio, b.buf, 100 * mt.efficiency,
 				       why);
 				strbuf_reset(&b);
 				strbuf_addstr(&b, "speedup of the tuned plan:");
-				for (int i = 0; i < bs.n; i++)
+				for (int i = 0, n = 0; i < bs.n; i++)
 					if (bs.r[i].feasible)
-						strbuf_addf(&b, " %s %.2fx%s", bs.r[i].recipe->name, bs.r[i].m.makespan_ms / mt.makespan_ms,
-						            i + 1 < bs.n ? "," : "");
+						strbuf_addf(&b, "%s %s %.2fx", n++ ? "," : "", bs.r[i].recipe->name,
+						            bs.r[i].m.makespan_ms / mt.makespan_ms);
 				printf("\n%s\n", b.buf);
 				strbuf_release(&b);
 			}
@@ -274,14 +343,13 @@ int cmd_compare(int argc, char **argv)
 			char why[300];
 
 			snprintf(why, sizeof(why), "n/a: %.250s", e.msg);
-			jw_str(&w, o2, "schedule", "tuned");
+			jw_str(&w, o2, "schedule", tuned_name);
 			if (L.use)
 				jw_str(&w, o2, "layout", layout_text);
 			put_verdict(&w, o2, false, why, NULL);
 		} else {
-			printf("%-15s %12s %12s %7s %10s %10s  n/a: %s\n", "tuned", "-", "-", "-", "-", "-", e.msg);
+			printf("%-15s %12s %12s %7s %10s %10s  n/a: %s\n", tuned_name, "-", "-", "-", "-", "-", e.msg);
 		}
-		tune_free(t);
 	}
 	if (json && rc == EXIT_OK) {
 		struct strbuf sb = STRBUF_INIT;

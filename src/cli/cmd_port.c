@@ -4,14 +4,19 @@
  *   import profile FILE --rules RULES [--iters N] [--verbose] -o MODEL   measured timings
  *   export torch-csv PLAN [-o FILE]         PyTorch pipelining's schedule CSV
  *   export megatron-layout PLAN             Megatron-LM --pipeline-model-parallel-layout
+ *   export megatron-args PLAN [-o FILE]     the Megatron-LM flags that run it
+ *   export torchtitan PLAN -o DIR           torchtitan's job-config TOML and schedule CSV
  */
 #include "config.h"
 
+#include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "fileio.h"
@@ -19,6 +24,7 @@
 #include "megatron.h"
 #include "profile.h"
 #include "torchcsv.h"
+#include "torchtitan.h"
 
 static void import_usage(FILE *f)
 {
@@ -43,6 +49,7 @@ static void export_usage(FILE *f)
 	fputs("usage: octopipe export torch-csv PLAN [-o FILE]\n"
 	      "       octopipe export megatron-layout PLAN\n"
 	      "       octopipe export megatron-args PLAN [-o FILE]\n"
+	      "       octopipe export torchtitan PLAN -o DIR\n"
 	      "       octopipe export svg PLAN [-o FILE] [--timeline T] [--width PX] [--critical-path]\n"
 	      "\n"
 	      "torch-csv writes each device's ops in order as PyTorch pipelining's schedule CSV;\n"
@@ -50,7 +57,11 @@ static void export_usage(FILE *f)
 	      "(E embedding, t decoder layer, L loss, '|' between virtual stages);\n"
 	      "megatron-args prints the Megatron-LM flags of the plan's layout and partition\n"
 	      "(parallel sizes, sequence parallelism, distributed optimizer / FSDP for ZeRO,\n"
-	      "recompute, batch sizes, the pipeline layout), one per line;\n"
+	      "recompute, batch sizes, the pipeline layout or a hybrid model's layer pattern),\n"
+	      "one per line, refusing what Megatron-LM refuses at start-up;\n"
+	      "torchtitan writes DIR/job.toml (torchtitan's [parallelism], [training] and\n"
+	      "[activation_checkpoint] keys) and DIR/schedule.csv (the order its pipelining\n"
+	      "runtime runs), refusing placements other than its loop or v style;\n"
 	      "svg draws the plan as a per-GPU Gantt chart (octopipe export svg --help).\n", f);
 }
 
@@ -195,12 +206,47 @@ int cmd_import(int argc, char **argv)
 	return rc;
 }
 
+/* export torchtitan PLAN -o DIR: the CSV first, then the TOML that names it, each
+ * written atomically; DIR is made when missing. */
+static int export_torchtitan(struct plan *p, const char *plan_arg, const char *dir)
+{
+	struct strbuf toml = STRBUF_INIT, csv = STRBUF_INIT;
+	struct err e = ERR_INIT;
+	char abs[PATH_MAX], csv_path[PATH_MAX + 16], toml_path[PATH_MAX + 16];
+	struct stat st;
+	int rc = EXIT_OK;
+
+	if (strcmp(dir, "-") == 0)
+		return cli_usage_error("export", "torchtitan writes two files: -o names a directory");
+	if (torchtitan_check(p, &e) < 0) {
+		err_prefix(&e, plan_arg);
+		return cli_report(&e);
+	}
+	if (mkdir(dir, 0777) < 0 && errno != EEXIST) {
+		err_set(&e, ERR_INPUT, "%s: cannot make the directory: %s", dir, strerror(errno));
+		return cli_report(&e);
+	}
+	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || !realpath(dir, abs)) {
+		err_set(&e, ERR_INPUT, "%s: not a directory", dir);
+		return cli_report(&e);
+	}
+	snprintf(csv_path, sizeof(csv_path), "%s/schedule.csv", abs);
+	snprintf(toml_path, sizeof(toml_path), "%s/job.toml", abs);
+	if (torchtitan_export(p, plan_arg, csv_path, &toml, &csv, &e) < 0 ||
+	    (csv.len && fileio_write_atomic(csv_path, csv.buf, csv.len, &e) < 0) ||
+	    fileio_write_atomic(toml_path, toml.buf, toml.len, &e) < 0)
+		rc = cli_report(&e);
+	strbuf_release(&toml);
+	strbuf_release(&csv);
+	return rc;
+}
+
 int cmd_export(int argc, char **argv)
 {
 	struct plan p;
 	struct err e = ERR_INIT;
 	struct strbuf sb = STRBUF_INIT;
-	const char *what, *plan_arg = NULL, *out = "-";
+	const char *what, *plan_arg = NULL, *out = NULL;
 	int rc;
 
 	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
@@ -210,7 +256,8 @@ int cmd_export(int argc, char **argv)
 	if (argc >= 2 && strcmp(argv[1], "svg") == 0)
 		return cmd_export_svg(argc - 1, argv + 1);
 	if (argc < 3)
-		return cli_usage_error("export", "needs a format (torch-csv, megatron-layout, megatron-args, svg) and a plan");
+		return cli_usage_error("export", "needs a format (torch-csv, megatron-layout, megatron-args, torchtitan, svg) "
+		                       "and a plan");
 	what = argv[1];
 	for (int i = 2; i < argc; i++) {
 		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
@@ -227,12 +274,19 @@ int cmd_export(int argc, char **argv)
 	}
 	if (!plan_arg)
 		return cli_usage_error("export", "no plan given");
-	if (strcmp(what, "torch-csv") != 0 && strcmp(what, "megatron-layout") != 0 && strcmp(what, "megatron-args") != 0)
-		return cli_usage_error("export", "unknown format '%s' (torch-csv, megatron-layout, megatron-args or svg)",
-		                       what);
+	if (strcmp(what, "torch-csv") != 0 && strcmp(what, "megatron-layout") != 0 && strcmp(what, "megatron-args") != 0 &&
+	    strcmp(what, "torchtitan") != 0)
+		return cli_usage_error("export", "unknown format '%s' (torch-csv, megatron-layout, megatron-args, torchtitan "
+		                       "or svg)", what);
+	if (strcmp(what, "torchtitan") == 0 && !out)
+		return cli_usage_error("export", "torchtitan needs -o DIR");
+	if (!out)
+		out = "-";
 	if (plan_load(&p, cli_resolve(plan_arg, "plans"), &e) < 0)
 		return cli_report(&e);
-	if (strcmp(what, "torch-csv") == 0) {
+	if (strcmp(what, "torchtitan") == 0) {
+		rc = export_torchtitan(&p, plan_arg, out);
+	} else if (strcmp(what, "torch-csv") == 0) {
 		torchcsv_export(&p, &sb);
 		rc = cli_write_text(out, sb.buf, sb.len);
 	} else if (strcmp(what, "megatron-args") == 0) {

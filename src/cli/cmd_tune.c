@@ -29,6 +29,7 @@
 #include "layout_search.h"
 #include "parallel.h"
 #include "sim.h"
+#include "target.h"
 #include "tune.h"
 
 static volatile sig_atomic_t interrupted;
@@ -123,6 +124,7 @@ static void usage(FILE *f)
 	      "                     [--budget SECONDS] [--evals N] [--seed N] [--quiet]\n"
 	      "                     [--layout auto|pp] [--global-batch B] [--tp T] [--dp D] [--ep E]\n"
 	      "                     [--zero Z] [--grads G] [--recompute HOW]\n"
+	      "                     [--target octopipe|megatron|torchtitan]\n"
 	      "\n"
 	      "Co-optimizes partition, placement and scheduling: starting from the best baseline,\n"
 	      "it balances the devices' loads exactly for each stage count and placement (counting\n"
@@ -146,6 +148,13 @@ static void usage(FILE *f)
 	      "  --evals N                   stop after about N candidate plans (without --budget:\n"
 	      "                              no time limit, and the same seed gives the same plan)\n"
 	      "  --seed N                    seed of tie-breaks and perturbations\n"
+	      "  --target RUNTIME            what will run the plan: octopipe (the default, any\n"
+	      "                              plan), megatron (Megatron-LM's own 1F1B and interleaved\n"
+	      "                              schedules over partitions its layout flags express:\n"
+	      "                              the virtual stages and the boundaries are searched,\n"
+	      "                              not the order; no --steps-out) or torchtitan (stages\n"
+	      "                              in its loop or v placement, any order its schedule\n"
+	      "                              CSV runs; FSDP, ZeRO 2 unless --zero says 3)\n"
 	      "\n"
 	      "Parallel layout (--layout auto, the default): first it judges every layout the\n"
 	      "options leave open - the PP x TP x DP factorisations of the cluster (TP within a\n"
@@ -158,6 +167,32 @@ static void usage(FILE *f)
 	      "microbatches are per replica. Exit 3 when no layout fits, with the smallest peak\n"
 	      "memory found. --layout pp tunes pure pipeline parallelism over every GPU instead.\n"
 	      CLI_PAR_HELP, f);
+}
+
+/* --target megatron: Megatron-LM's own schedules on one layout's replica (target.h), the
+ * best simulated into pk and mk. */
+static int tune_megatron(const struct model *rm, const struct cluster *rc, const struct tune_opts *ko, struct plan *pk,
+                         struct metrics *mk, struct target_result *tr, struct err *e)
+{
+	struct target_search_opts so = { ko->microbatches, ko->max_stages_per_device, ko->time_budget_s, ko->max_evals,
+	                                 ko->stop };
+	struct sim sm;
+	struct sim_opts sopt;
+	int r;
+
+	if (target_megatron_search(rm, rc, &so, pk, tr, e) < 0)
+		return -1;
+	memset(&sm, 0, sizeof(sm));
+	sim_opts_default(&sopt);
+	r = sim_run(&sm, pk, &sopt, mk, e);
+	sim_release(&sm);
+	if (r < 0) {
+		metrics_release(mk);
+		plan_release(pk);
+		/* a deadlock of the search's own best is the search's fault, not the input's */
+		e->cls = ERR_RUNTIME;
+	}
+	return r;
 }
 
 int cmd_tune(int argc, char **argv)
@@ -177,6 +212,7 @@ int cmd_tune(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ "layout", required_argument, NULL, 'L' },
 		{ "global-batch", required_argument, NULL, 'G' },
+		{ "target", required_argument, NULL, 'T' },
 		CLI_PAR_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -202,6 +238,9 @@ int cmd_tune(int argc, char **argv)
 	double secs, best_tps = -1;
 	bool have_p = false;          /* p and mt hold the winner's plan (several layouts tuned) */
 	struct cli_layout cand[LAYOUT_TOP];
+	enum target tgt = TARGET_OCTOPIPE;
+	struct target_result tr = { 0 }, tr_best = { 0 };
+	struct err last = ERR_INIT;   /* --target megatron: why the last layout had no plan */
 
 	tune_opts_default(&o);
 	cli_par_init(&cp);
@@ -223,6 +262,10 @@ int cmd_tune(int argc, char **argv)
 		case 'G':
 			if ((global_batch = cli_positive("tune", "--global-batch", optarg)) < 0)
 				return EXIT_INPUT;
+			break;
+		case 'T':
+			if (target_from_name(optarg, &tgt) < 0)
+				return cli_usage_error("tune", "--target: 'octopipe', 'megatron' or 'torchtitan', not '%s'", optarg);
 			break;
 		case 'm': model_arg = optarg; break;
 		case 'c': cluster_arg = optarg; break;
@@ -266,6 +309,16 @@ int cmd_tune(int argc, char **argv)
 		o.time_budget_s = 1;
 	if (optind < argc)
 		return cli_usage_error("tune", "unexpected argument '%s'", argv[optind]);
+	if (tgt == TARGET_MEGATRON && steps_out)
+		return cli_usage_error("tune", "--steps-out: --target megatron searches Megatron-LM's own schedules, "
+		                       "not the tuner's steps");
+	if (tgt == TARGET_TORCHTITAN) {
+		/* torchtitan's data parallelism beside a pipeline is FSDP (torchtitan.c) */
+		if (!cp.zero && !layout_pp)
+			cp.zero = 2 + 1;
+		o.accept = target_accepts;
+		o.accept_arg = &tgt;
+	}
 	{
 		const char *names[] = { "-o -", "--steps-out -" };
 		const char *outs[] = { out, steps_out };
@@ -307,7 +360,15 @@ int cmd_tune(int argc, char **argv)
 		sigaction(SIGINT, &old_sa, NULL);
 		goto out;
 	}
-	if (!quiet && progress_wanted()) {
+	if (!quiet && tgt == TARGET_MEGATRON)
+		fprintf(log, "target megatron: searching Megatron-LM's 1F1B and interleaved schedules (up to %d virtual "
+		        "stages a rank), round-robin placement, partitions its layout flags (a hybrid model's layer "
+		        "pattern) express\n", o.max_stages_per_device);
+	else if (!quiet && tgt == TARGET_TORCHTITAN)
+		fprintf(log, "target torchtitan: searching its loop and v placements, any order its schedule CSV runs%s\n",
+		        cp.zero == 3 ? ", FSDP keeping the gathered weights (ZeRO 2)" :
+		        cp.zero == 4 ? ", FSDP (ZeRO 3)" : "");
+	if (!quiet && progress_wanted() && tgt != TARGET_MEGATRON) {
 		o.progress = progress_show;
 		o.progress_arg = &pg;
 	}
@@ -348,6 +409,22 @@ int cmd_tune(int argc, char **argv)
 				        "per replica, %.0f tokens/s with its best baseline\n", k + 1, ntune, cand[k].lc.par.pp,
 				        cand[k].lc.par.tp, cand[k].lc.par.dp, cand[k].lc.par.ep, cand[k].lc.par.zero,
 				        recompute_name(cand[k].lc.recompute), cand[k].lc.microbatches, cand[k].lc.tokens_per_s);
+		}
+		if (tgt == TARGET_MEGATRON) {
+			if (tune_megatron(cand[k].use ? &cand[k].rm : &m, cand[k].use ? &cand[k].rc : &c, &ko, &pk, &mk, &tr,
+			                  &e) < 0) {
+				if (e.cls == ERR_RUNTIME) {
+					rc = cli_report(&e);
+					goto tuned;
+				}
+				/* another of the ranked layouts may run under Megatron's schedules */
+				if (!quiet && ntune > 1)
+					fprintf(log, "layout %d of %d: %s\n", k + 1, ntune, e.msg);
+				last = e;
+				e = (struct err)ERR_INIT;
+				continue;
+			}
+			goto pick;
 		}
 		if (tune_new(&tk, cand[k].use ? &cand[k].rm : &m, cand[k].use ? &cand[k].rc : &c, &ko, &e) < 0) {
 			if (k == 0) {
@@ -390,10 +467,11 @@ int cmd_tune(int argc, char **argv)
 			rc = cli_report(&e);
 			goto tuned;
 		}
+pick:
 		tps = mk.noom ? -1 : mk.throughput_tokens_per_s;
 		if (!quiet)
 			fprintf(log, "layout %d of %d tuned: %.0f tokens/s\n", k + 1, ntune, tps);
-		if (!t || tps > best_tps) {
+		if (!have_p || tps > best_tps) {
 			tune_free(t);
 			if (have_p) {
 				plan_release(&p);
@@ -403,6 +481,7 @@ int cmd_tune(int argc, char **argv)
 			p = pk;
 			mt = mk;
 			have_p = true;
+			tr_best = tr;
 			best_tps = tps;
 			best = k;
 		} else {
@@ -411,7 +490,11 @@ int cmd_tune(int argc, char **argv)
 			tune_free(tk);
 		}
 	}
-	if (ntune > 1 && !quiet && t)
+	if (tgt == TARGET_MEGATRON && !have_p && last.cls != ERR_NONE) {
+		rc = cli_report(&last);
+		goto tuned;
+	}
+	if (ntune > 1 && !quiet && have_p)
 		fprintf(log, "layout chosen: pp %d x tp %d x dp %d (ep %d, ZeRO %d, recompute %s), the fastest of %d tuned, "
 		        "%.0f tokens/s\n", cand[best].lc.par.pp, cand[best].lc.par.tp, cand[best].lc.par.dp,
 		        cand[best].lc.par.ep, cand[best].lc.par.zero, recompute_name(cand[best].lc.recompute), nc, best_tps);
@@ -453,7 +536,8 @@ tuned:
 		model_release(&p.model);
 		p.model = pm;
 		plan_set_recompute(&p, L.lc.recompute);
-		if (L.lc.recompute != RECOMPUTE_NONE && cp.recompute < 0) {  /* the search chose it, not the user */
+		/* the search chose it, not the user; Megatron-LM and torchtitan have one mode */
+		if (L.lc.recompute != RECOMPUTE_NONE && cp.recompute < 0 && tgt == TARGET_OCTOPIPE) {
 			int n = layout_relax_recompute(&p, &e);
 
 			if (n < 0) {
@@ -477,8 +561,35 @@ tuned:
 			goto out;
 		}
 	}
+	if (tgt != TARGET_OCTOPIPE && target_check(tgt, &p, &e) < 0) {
+		cli_err("octopipe tune: no plan found that %s runs: %s\n", tgt == TARGET_MEGATRON ? "Megatron-LM" :
+		        "torchtitan", e.msg);
+		rc = EXIT_INFEASIBLE;
+		plan_release(&p);
+		metrics_release(&mt);
+		goto out;
+	}
+	if (!t) {
+		struct strbuf sb = STRBUF_INIT;
+
+		strbuf_addstr(&sb, "tuned for Megatron-LM: ");
+		fmt_ms(&sb, mt.makespan_ms);
+		if (isfinite(tr_best.baseline_ms)) {
+			strbuf_addf(&sb, " per iteration, %.2fx its default (1F1B, even split: ",
+			            tr_best.baseline_ms / tr_best.best_ms);
+			fmt_ms(&sb, tr_best.baseline_ms);
+			strbuf_addch(&sb, ')');
+		}
+		strbuf_addf(&sb, ", bubble %.1f%%; %ld plans simulated in %.2f s over %d virtual-stage counts%s\n",
+		            100 * mt.bubble_ratio, tr_best.evals, tr_best.seconds, tr_best.schedules,
+		            interrupted ? "\ninterrupted: writing the best plan found so far" : "");
+		if (!strbuf_failed(&sb))
+			fprintf(log, "%s", sb.buf);
+		strbuf_release(&sb);
+	} else {
 		tune_stats(t, &evals, &secs);
-	{
+	}
+	if (t) {
 		const struct tune_step *all;
 		int n = tune_steps(t, &all);
 		struct strbuf sb = STRBUF_INIT;

@@ -736,7 +736,8 @@ static int sim_infeasible(struct strbuf *fp, struct err *e, const struct plan *p
 static int op_sim_deadlock(struct strbuf *fp, struct err *e) { return sim_infeasible(fp, e, &deadlock_plan); }
 static int op_sim_device_oom(struct strbuf *fp, struct err *e) { return sim_infeasible(fp, e, &oom_plan); }
 
-/* The exporters: Chrome trace, torch CSV, Megatron layout, ASCII Gantt. */
+/* The exporters: Chrome trace, torch CSV, Megatron-LM's flags (the tiny model is a
+ * hybrid one: its partition is the hybrid layer pattern), ASCII Gantt. */
 static int op_export(struct strbuf *fp, struct err *e)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -750,7 +751,7 @@ static int op_export(struct strbuf *fp, struct err *e)
 	json_write(&sb, trace);
 	cJSON_Delete(trace);
 	torchcsv_export(&sim_plan_order, &sb);
-	if (megatron_layout(&tiny_plan, &sb, e) < 0)
+	if (megatron_args(&tiny_plan, "tiny", &sb, e) < 0)
 		goto out;
 	strbuf_addch(&sb, '\n');
 	gantt_ascii(&tiny_timeline, 100, "gpu", &sb);

@@ -1,0 +1,92 @@
+#!/bin/sh
+# tune --target: a plan tuned for Megatron-LM exports as megatron-args, one tuned for
+# torchtitan exports and its CSV round-trips, and the output says what was searched.
+. "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+T="$TMPDIR_TEST"
+O="$OCTOPIPE"
+
+# ---- megatron: bundled samples (dense, MoE, hybrid, MTP-free) on 8 and 16 GPUs ---------
+for g in 8 16; do
+    for m in llama2-7b gemma3-12b deepseek-v2-lite nemotron-nano-v2-9b nemotronh-8b gpt-oss-20b; do
+        run "$O" tune --model "$m" --cluster ${g}xH200 --microbatches 16 --target megatron --budget 0.2 \
+            -o "$T/$m-$g.json"
+        if [ "$RC" != 0 ]; then not_ok "tune --target megatron: $m on $g GPUs" "exit $RC" "$ERR"; continue; fi
+        said=$(printf '%s\n' "$OUT" | grep -c "^target megatron: searching Megatron-LM's 1F1B and interleaved")
+        gain=$(printf '%s\n' "$OUT" | sed -n 's/.* per iteration, \([0-9.]*\)x its default (1F1B, even split.*/\1/p')
+        run "$O" export megatron-args "$T/$m-$g.json"
+        if [ "$RC" = 0 ] && [ "$said" = 1 ] && awk -v x="$gain" 'BEGIN { exit !(x >= 1) }'; then
+            ok "$m on $g GPUs: tune --target megatron says what it searched, is ${gain}x Megatron's default, exports"
+        else not_ok "$m on $g GPUs: tune --target megatron then export megatron-args" "said $said gain '$gain'" \
+            "exit $RC" "$ERR"; fi
+    done
+done
+# its plan simulates to what tune reported
+run "$O" tune --model llama2-7b --cluster 16xH200 --microbatches 16 --target megatron --layout pp --budget 0.2 \
+    -o "$T/l16.json"
+t=$(printf '%s\n' "$OUT" | sed -n 's/^tuned for Megatron-LM: \([0-9.]* [a-z]*\) per iteration.*/\1/p')
+run "$O" sim "$T/l16.json"
+if [ -n "$t" ] && printf '%s\n' "$OUT" | grep -q "$t"; then ok "the plan simulates to the $t tune reported"
+else not_ok "sim of the tuned plan" "tune said '$t'" "$OUT"; fi
+run "$O" export megatron-args "$T/l16.json"
+expect_match '^--pipeline-model-parallel-size 16 ' "$OUT" "--layout pp: pure pipeline parallelism over 16 ranks"
+# a model Megatron-LM cannot build is refused with its reason, not searched in vain
+run "$O" tune --model jamba-v0.1 --cluster 16xH200 --microbatches 16 --target megatron --budget 0.2 -o "$T/j.json"
+expect_rc 2 "tune --target megatron of a Mamba-1 model is refused"
+expect_match "no Mamba-1 mixer" "$ERR" "and says why: $ERR"
+run "$O" tune --model llama2-7b --cluster 8xH200 --microbatches 16 --target megatron --steps-out "$T/s.json" \
+    -o "$T/x.json"
+expect_rc 2 "--steps-out with --target megatron is a usage error (no tuner steps)"
+run "$O" tune --model llama2-7b --cluster 8xH200 --microbatches 16 --target deepspeed -o "$T/x.json"
+expect_rc 2 "an unknown --target is a usage error"
+
+# ---- torchtitan: tune, export, read the CSV back --------------------------------------
+for m in llama2-7b nemotron-nano-v2-9b deepseek-v2-lite; do
+    run "$O" tune --model "$m" --cluster 8xH200 --microbatches 16 --target torchtitan --layout pp --budget 0.2 \
+        -o "$T/tt-$m.json"
+    said=$(printf '%s\n' "$OUT" | grep -c '^target torchtitan: searching its loop and v placements')
+    run "$O" export torchtitan "$T/tt-$m.json" -o "$T/tt-$m.d"
+    if [ "$RC" != 0 ] || [ "$said" != 1 ]; then not_ok "$m: tune --target torchtitan then export" "said $said" "$ERR"
+        continue; fi
+    parts=$(python3 -c '
+import json, sys
+p = json.load(open(sys.argv[1]))
+print(",".join(str(s["layers"][1] - s["layers"][0] + 1) for s in p["stages"]))' "$T/tt-$m.json")
+    run "$O" import torch-csv "$T/tt-$m.d/schedule.csv" --model "$m" --cluster 8xH200 --partition "$parts" \
+        -o "$T/tt-$m.back.json"
+    if [ "$RC" = 0 ] && python3 - "$T/tt-$m.json" "$T/tt-$m.back.json" <<'PY'
+import json, sys
+a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert [(s["layers"], s["device"]) for s in a["stages"]] == [(s["layers"], s["device"]) for s in b["stages"]]
+assert a["schedule"] == b["schedule"]
+PY
+    then ok "$m: tune --target torchtitan, export torchtitan, and the CSV reads back as the plan"
+    else not_ok "$m: torchtitan round trip" "exit $RC" "$ERR"; fi
+done
+run "$O" tune --model gemma3-12b --cluster 16xH200 --microbatches 16 --target torchtitan --budget 0.2 -o "$T/g16.json"
+run "$O" export torchtitan "$T/g16.json" -o "$T/g16.d"
+expect_rc 0 "tune --target torchtitan with the layout search on 16 GPUs exports"
+
+# ---- compare --target -------------------------------------------------------------------
+"$O" compare --model llama2-7b --cluster 8xH200 --microbatches 16 --layout pp --target megatron --json >"$T/cm.json"
+if python3 - "$T/cm.json" <<'PY2'
+import json, sys
+rows = {r["schedule"]: r for r in json.load(open(sys.argv[1]))}
+for name in ("gpipe", "zb-h1", "zb-v", "adaptive"):
+    assert not rows[name]["feasible"] and rows[name]["reason"].startswith("n/a on megatron"), rows[name]
+t = rows["tuned megatron"]
+assert t["feasible"]
+ok = [r["makespan_ms"] for r in rows.values() if r["feasible"] and r["schedule"] != "tuned megatron"]
+assert ok and t["makespan_ms"] <= min(ok) + 1e-9, (t["makespan_ms"], ok)
+assert set(t["speedup"]) == {"1f1b", "1f1b balanced", "interleaved"}, t["speedup"]
+PY2
+then ok "compare --target megatron: only 1F1B and interleaved rows count, the tuned row is no slower than them"
+else not_ok "compare --target megatron" "$(cat "$T/cm.json")"; fi
+"$O" compare --model llama2-7b --cluster 8xH200 --microbatches 16 --layout pp --target torchtitan --json >"$T/ct.json"
+if python3 -c '
+import json, sys
+rows = {r["schedule"]: r for r in json.load(open(sys.argv[1]))}
+assert rows["tuned torchtitan"]["feasible"], rows' "$T/ct.json"
+then ok "compare --target torchtitan has its tuned row"
+else not_ok "compare --target torchtitan" "$(cat "$T/ct.json")"; fi
+
+done_testing

@@ -1,0 +1,128 @@
+#!/bin/sh
+# export torchtitan: the job-config TOML holds only keys torchtitan's job config defines,
+# its model parts are the plan's stages, and the schedule CSV read back with octopipe's
+# own `import torch-csv` gives the same plan (stages, placement, every device's order);
+# what torchtitan cannot run is refused in one line.
+. "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+T="$TMPDIR_TEST"
+O="$OCTOPIPE"
+
+# roundtrip NAME MODEL CLUSTER PLAN-ARGS...: plan, export, read back, compare
+roundtrip() {
+    name=$1 model=$2 cluster=$3
+    shift 3
+    "$O" plan --model "$model" --cluster "$cluster" --microbatches 8 "$@" -o "$T/$name.json" >/dev/null 2>&1
+    run "$O" export torchtitan "$T/$name.json" -o "$T/$name.d"
+    if [ "$RC" != 0 ]; then not_ok "$name: export torchtitan" "exit $RC" "$ERR"; return; fi
+    parts=$(python3 - "$T/$name.d/job.toml" "$top_srcdir/samples/models/$model.json" <<'PY'
+import sys, tomllib
+cfg = tomllib.load(open(sys.argv[1], "rb"))
+import json
+kinds = [l["kind"] for l in json.load(open(sys.argv[2]))["layers"]]
+pure = {"embedding", "head", "loss", "head+loss"}
+counts = []
+for part in cfg["parallelism"]["module_fqns_per_model_part"]:
+    n = sum(1 for f in part if f.startswith("layers."))
+    n += ("tok_embeddings" in part and kinds[0] in pure) + ("output" in part and kinds[-1] in pure)
+    counts.append(str(n))
+print(",".join(counts))
+PY
+)
+    run "$O" import torch-csv "$T/$name.d/schedule.csv" --model "$model" --cluster "$cluster" --partition "$parts" \
+        -o "$T/$name.back.json"
+    if [ "$RC" != 0 ]; then not_ok "$name: import torch-csv of the exported CSV" "exit $RC" "$ERR"; return; fi
+    if python3 - "$T/$name.json" "$T/$name.back.json" "$T/$name.d/job.toml" <<'PY'
+import json, sys, tomllib
+a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+cfg = tomllib.load(open(sys.argv[3], "rb"))
+sa = [(s["layers"], s["device"]) for s in a["stages"]]
+sb = [(s["layers"], s["device"]) for s in b["stages"]]
+assert sa == sb, (sa, sb)
+pp = cfg["parallelism"]["pipeline_parallel_degree"]
+assert a["schedule"][:pp] == b["schedule"][:pp], "orders differ"
+assert all(not row for row in a["schedule"][pp:] + b["schedule"][pp:])
+assert b["microbatches"] == a["microbatches"] == cfg["training"]["local_batch_size"] // \
+    cfg["parallelism"]["pipeline_parallel_microbatch_size"]
+assert cfg["parallelism"]["pipeline_parallel_schedule_csv"].endswith("/schedule.csv")
+PY
+    then ok "$name: the CSV read back is the plan (stages, placement, every device's order, microbatches)"
+    else not_ok "$name: round trip"; fi
+}
+roundtrip v llama2-7b 8xH200 --schedule zb-v --devices 4
+roundtrip loop llama2-7b 8xH200 --schedule interleaved --chunks 2
+roundtrip one gpt-13b 4xH200 --schedule 1f1b
+roundtrip hyb nemotron-nano-v2-9b 8xH200 --schedule zb-h1
+
+# the keys: every one is a field of torchtitan's job config (job_config.py before its
+# Python-config refactor: Parallelism, Training, ActivationCheckpoint)
+"$O" plan --model deepseek-v2-lite --cluster 16xH200 --schedule interleaved --chunks 2 --microbatches 8 --tp 2 --dp 2 \
+    --ep 2 --zero 3 --recompute selective -o "$T/moe.json" >/dev/null 2>&1
+run "$O" export torchtitan "$T/moe.json" -o "$T/moe.d"
+expect_rc 0 "export torchtitan of a pp 4 x tp 2 x dp 2, ep 2, ZeRO 3 plan"
+if python3 - "$T/moe.d/job.toml" <<'PY'
+import sys, tomllib
+cfg = tomllib.load(open(sys.argv[1], "rb"))
+known = {
+    "parallelism": {"data_parallel_replicate_degree", "data_parallel_shard_degree", "fsdp_reshard_after_forward",
+                    "tensor_parallel_degree", "pipeline_parallel_degree", "module_fqns_per_model_part",
+                    "pipeline_parallel_schedule", "pipeline_parallel_schedule_csv",
+                    "pipeline_parallel_microbatch_size", "expert_parallel_degree", "expert_tensor_parallel_degree"},
+    "training": {"seq_len", "local_batch_size", "global_batch_size", "mixed_precision_param",
+                 "mixed_precision_reduce"},
+    "activation_checkpoint": {"mode", "selective_ac_option"},
+}
+assert set(cfg) == set(known), cfg.keys()
+for sec, keys in cfg.items():
+    assert set(keys) <= known[sec], (sec, set(keys) - known[sec])
+p = cfg["parallelism"]
+assert (p["pipeline_parallel_degree"], p["tensor_parallel_degree"], p["data_parallel_shard_degree"]) == (4, 2, 2), p
+assert (p["expert_parallel_degree"], p["expert_tensor_parallel_degree"]) == (2, 2), p
+assert p["fsdp_reshard_after_forward"] == "always" and p["pipeline_parallel_schedule"] == "Interleaved1F1B", p
+assert cfg["activation_checkpoint"] == {"mode": "selective", "selective_ac_option": "op"}, cfg
+assert cfg["training"]["global_batch_size"] == 2 * cfg["training"]["local_batch_size"] == 16, cfg
+assert cfg["training"]["mixed_precision_reduce"] == "float32"
+PY
+then ok "only job-config keys, with the plan's degrees, schedule style, recompute and batch sizes"
+else not_ok "the TOML's keys and values" "$(cat "$T/moe.d/job.toml")"; fi
+ls -A "$T/moe.d" >"$T/ls"
+if [ "$(tr '\n' ' ' <"$T/ls")" = "job.toml schedule.csv " ]; then ok "DIR holds the two files and no temporary"
+else not_ok "DIR's files" "$(cat "$T/ls")"; fi
+
+# refusals: one line, exit 2
+refused() {  # refused PLAN PATTERN DESCRIPTION
+    run "$O" export torchtitan "$1" -o "$T/refused.d"
+    if [ "$RC" = 2 ] && [ "$(printf '%s\n' "$ERR" | wc -l)" = 1 ] && printf '%s\n' "$ERR" | grep -Eq -- "$2" &&
+       [ ! -e "$T/refused.d/job.toml" ]; then ok "$3"
+    else not_ok "$3" "exit $RC" "stderr: $ERR"; fi
+}
+python3 - "$T/v.json" "$T/twisted.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))
+for s in p["stages"]:
+    s["device"] = {0: 1, 1: 0}.get(s["device"], s["device"])
+p["schedule"][0], p["schedule"][1] = p["schedule"][1], p["schedule"][0]
+json.dump(p, open(sys.argv[2], "w"))
+PY
+refused "$T/twisted.json" "twisted.json: stages\[0\].device: 1, but torchtitan places stage 0 on device 0 .*loop style.*v style" \
+    "a placement in neither loop nor v style is refused"
+"$O" plan --model llama2-7b --cluster 16xH200 --schedule 1f1b --microbatches 8 --dp 4 --zero 1 -o "$T/z1.json" \
+    >/dev/null 2>&1
+refused "$T/z1.json" "z1.json: parallel.zero: 1 with 4 data-parallel replicas: .*FSDP" "ZeRO 1 is refused (no such sharding)"
+"$O" plan --model llama2-7b --cluster 16xH200 --schedule 1f1b --microbatches 8 --dp 4 -o "$T/z0.json" >/dev/null 2>&1
+refused "$T/z0.json" "z0.json: parallel.zero: 0 with 4 .*DDP runs only alone" "DDP beside a pipeline is refused"
+python3 - "$top_srcdir/tests/data/tiny-model.json" "$T/mtp-model.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+m["layers"] = [dict(m["layers"][0], kind=k) for k in ("embedding", "attn", "attn", "mtp", "head")]
+json.dump(m, open(sys.argv[2], "w"))
+PY
+"$O" plan --model "$T/mtp-model.json" --cluster "$top_srcdir/tests/data/tiny-cluster.json" --schedule 1f1b \
+    --microbatches 4 -o "$T/mtp.json" >/dev/null 2>&1
+refused "$T/mtp.json" "mtp.json: model.layers\[3\].kind: 'mtp': torchtitan's models have no multi-token" \
+    "an MTP module is refused"
+run "$O" export torchtitan "$T/v.json"
+expect_rc 2 "export torchtitan without -o DIR is a usage error"
+run "$O" export torchtitan "$T/v.json" -o -
+expect_rc 2 "and -o - too (two files)"
+
+done_testing
