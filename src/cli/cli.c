@@ -32,6 +32,7 @@ const struct cli_cmd cli_commands[] = {
 	{ "compare", "--model M --cluster C ...", "simulate every baseline and the tuned plan side by side", cmd_compare },
 	{ "import", "torch-csv|profile FILE ...", "read a PyTorch schedule CSV into a plan, or timings into a model", cmd_import },
 	{ "cost", "CONFIG --cluster C -o MODEL", "layer table from a config.json or architecture; --calibrate to profiles", cmd_cost },
+	{ "fidelity", "[POINTS] [--runtime R]", "predict published training runs at their layouts: predicted / published", cmd_fidelity },
 	{ "run", "PLAN [--backend emu|cuda]",
 	  "execute a plan (emulated, or on GPUs), measured against the simulation", cmd_run },
 	{ "calibrate", "TIMELINE -o MODEL", "rescale a model's layer costs from a measured run; --gpu MODEL: refit to this GPU", cmd_calibrate },

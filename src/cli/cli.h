@@ -38,6 +38,7 @@ int cmd_tune(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
 int cmd_cost(int argc, char **argv);
+int cmd_fidelity(int argc, char **argv);
 int cmd_tui(int argc, char **argv);
 
 /* Prints one message to stderr, with control characters from names and paths escaped
