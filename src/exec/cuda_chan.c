@@ -23,11 +23,14 @@
  *
  * Two devices of one process on one GPU (--share-gpus) cannot share an NCCL communicator:
  * their channel is local, and the sender moves the bytes with a device copy on its own
- * stream and reads their head back, so that its next send cannot overwrite them before
- * they arrived; a host thread can only wait for an event once the other thread recorded
- * it, so each such transfer has a flag the sender raises after recording, and the
- * receiver waits for it while enqueueing (a subset of the waits the protocol already
- * proved free of cycles). Two MPI ranks on one GPU: the channel is staged — the sender
+ * stream and reads their head and checksum back, so that its next send cannot overwrite
+ * them before they arrived; a host thread can only wait for an event once the other
+ * thread recorded it, so each such transfer has a flag the sender raises after recording,
+ * and the receiver waits for it while enqueueing (a subset of the waits the protocol
+ * already proved free of cycles). The receiver checks those read-backs after waiting for
+ * its own streams only, so its side of the channel's stream waits for the sender's event
+ * recorded after them (xf_read): without it the check could read the slot before the
+ * sender's copies landed. Two MPI ranks on one GPU: the channel is staged — the sender
  * posts an MPI message with the transfer's header once its producer finished (polled,
  * never waited for), the receiver checks its tag right before the consuming op and copies
  * the bytes on its GPU to time the move (the bytes themselves never leave the GPU, so
@@ -357,6 +360,7 @@ int cuda_chan_send(struct gpu *g, const struct exec_item *it, cudaEvent_t last)
 		CUDACHECK(g, cudaEventRecord(c->xf_end[it->xfer], ch->stream[0]));
 		if (read_back(g, ch, ch->stream[0], it->xfer, ch->buf[1], n) < 0)
 			return -1;
+		CUDACHECK(g, cudaEventRecord(c->xf_read[it->xfer], ch->stream[0]));
 		atomic_store(&c->posted[it->xfer], c->generation);
 	} else if (ch->kind == CH_STAGED) {
 		c->pending[c->npending++] = it->xfer;
@@ -380,8 +384,16 @@ int cuda_chan_recv(struct gpu *g, const struct exec_item *it)
 #endif
 		return 0;
 	}
-	if (ch->kind == CH_LOCAL)   /* the sender recorded the copy's events (see above) */
-		return wait_posted(g, it->xfer);
+	if (ch->kind == CH_LOCAL) {
+		/* the sender recorded the copy's events (see above); the receiver's own stream of
+		 * the channel waits for the read-back of the header and checksum the sender
+		 * enqueued, so that waiting for its own streams (cuda_wait_idle) before
+		 * cuda_chan_check_arrivals covers them: it must not read the slot before they land */
+		if (wait_posted(g, it->xfer) < 0)
+			return -1;
+		CUDACHECK(g, cudaStreamWaitEvent(ch->stream[1], c->xf_read[it->xfer], 0));
+		return 0;
+	}
 	CUDACHECK(g, cudaEventRecord(c->xf_begin[it->xfer], ch->stream[1]));
 	NCCLCHECK(g, &ch->comm[1], ncclRecv(ch->buf[1], n, ncclInt8, 0, ch->comm[1], ch->stream[1]));
 	CUDACHECK(g, cudaEventRecord(c->xf_end[it->xfer], ch->stream[1]));

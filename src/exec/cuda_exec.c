@@ -2,7 +2,7 @@
  * cuda_exec — one thread per GPU, each enqueueing its device's whole program at once and
  * letting the streams do the waiting (see cuda_exec.h). This file holds a run together:
  * open (phases run on every device's thread: set up, fit the proxies, connect the
- * channels, two warm-up iterations), one iteration, the measured times, close. The
+ * channels, one or two warm-up iterations), one iteration, the measured times, close. The
  * pieces live next to it (cuda_impl.h): the kernels an op launches (cuda_kernels.c),
  * its proxy's shape (cuda_proxy.c), the channels and their data checks (cuda_chan.c),
  * and the MPI ranks' side (cuda_world.c).
@@ -177,8 +177,10 @@ static int gpu_setup(struct gpu *g)
 		CUDACHECK(g, cudaEventCreate(&g->op_end[i]));
 	}
 	for (int k = 0; k < x->nxfers; k++) {
-		if (x->xfers[k].src == g->dev)
+		if (x->xfers[k].src == g->dev) {
 			CUDACHECK(g, cudaEventCreate(&c->xf_send[k]));
+			CUDACHECK(g, cudaEventCreateWithFlags(&c->xf_read[k], cudaEventDisableTiming));
+		}
 		if (x->xfers[k].dst == g->dev) {
 			CUDACHECK(g, cudaEventCreate(&c->xf_begin[k]));
 			CUDACHECK(g, cudaEventCreate(&c->xf_end[k]));
@@ -340,7 +342,7 @@ int cuda_exec_open(struct cuda_exec **out, const struct plan *p, const struct ex
 {
 	struct cuda_exec *c;
 	char reason[128];
-	bool failed = false;
+	bool failed = false, refit;
 	int local_gpu = 0;
 
 	*out = NULL;
@@ -385,6 +387,7 @@ int cuda_exec_open(struct cuda_exec **out, const struct plan *p, const struct ex
 	c->chan_of = malloc((size_t)c->ndev * c->ndev * sizeof(int));
 	c->ch = calloc((size_t)c->ndev * c->ndev, sizeof(*c->ch));
 	c->xf_send = calloc((size_t)(x->nxfers + 1), sizeof(cudaEvent_t));
+	c->xf_read = calloc((size_t)(x->nxfers + 1), sizeof(cudaEvent_t));
 	c->xf_begin = calloc((size_t)(x->nxfers + 1), sizeof(cudaEvent_t));
 	c->xf_end = calloc((size_t)(x->nxfers + 1), sizeof(cudaEvent_t));
 	c->xf_send_ms = calloc((size_t)(x->nxfers + 1), sizeof(double));
@@ -406,7 +409,7 @@ int cuda_exec_open(struct cuda_exec **out, const struct plan *p, const struct ex
 		failed = true;
 	}
 #endif
-	if (!c->g || !c->chan_of || !c->ch || !c->xf_send || !c->xf_begin || !c->xf_end || !c->xf_send_ms ||
+	if (!c->g || !c->chan_of || !c->ch || !c->xf_send || !c->xf_read || !c->xf_begin || !c->xf_end || !c->xf_send_ms ||
 	    !c->xf_begin_ms || !c->xf_end_ms || !c->posted || !c->slot || !c->hdr || !c->pending || !c->ref_stream ||
 	    !c->ref || !c->gpu_index || !c->gpu_name || !c->util || !c->mem) {
 		err_set(e, ERR_RUNTIME, "out of host memory");
@@ -497,11 +500,15 @@ int cuda_exec_open(struct cuda_exec **out, const struct plan *p, const struct ex
 		cuda_exec_close(c);
 		return -1;
 	}
-	/* two warm-up iterations refit the proxies under a real iteration's load (not when
-	 * devices share a GPU: there each op's time includes the others') */
+	/* warm-up iterations, never measured (kplan_warm_ups): one in every mode, so that the
+	 * first measured iteration finds the clocks up, cuBLAS's algorithms chosen and NCCL's
+	 * connections made; with fitted proxies two, each followed by a refit under a real
+	 * iteration's load (not when devices share a GPU: there each op's time includes the
+	 * others') */
+	refit = c->o.gemm_tflops <= 0 && !c->o.works && c->gpus_used == c->ndev;
 	c->warming = true;
-	for (int round = 0; round < 2 && c->o.gemm_tflops <= 0 && !c->o.works && c->gpus_used == c->ndev; round++)
-		if (iterate(c, e) < 0 || all_gpus(c, cuda_proxy_refit, e) < 0) {
+	for (int round = 0; round < kplan_warm_ups(c->o.works ? KPLAN_ARCHITECTURE : KPLAN_FITTED, refit); round++)
+		if (iterate(c, e) < 0 || (refit && all_gpus(c, cuda_proxy_refit, e) < 0)) {
 			cuda_exec_close(c);
 			return -1;
 		}
@@ -698,6 +705,8 @@ void cuda_exec_close(struct cuda_exec *c)
 	for (int k = 0; c->x && k < c->x->nxfers; k++) {
 		if (c->xf_send && c->xf_send[k])
 			cudaEventDestroy(c->xf_send[k]);
+		if (c->xf_read && c->xf_read[k])
+			cudaEventDestroy(c->xf_read[k]);
 		if (c->xf_begin && c->xf_begin[k])
 			cudaEventDestroy(c->xf_begin[k]);
 		if (c->xf_end && c->xf_end[k])
@@ -736,6 +745,7 @@ void cuda_exec_close(struct cuda_exec *c)
 	free(c->chan_of);
 	free(c->ch);
 	free(c->xf_send);
+	free(c->xf_read);
 	free(c->xf_begin);
 	free(c->xf_end);
 	free(c->xf_send_ms);
