@@ -4,7 +4,10 @@
  * The one idea: NCCL matches a pair's point-to-point operations in issue order and a
  * stream runs them in order, so one communicator and one stream per directed pair of
  * devices gives exactly the channels of the protocol (and of the emulator) — the k-th
- * send from a to b meets the k-th receive, and pairs never block each other. A send
+ * send from a to b meets the k-th receive, and pairs never block each other. Not one
+ * communicator per process group: NCCL serializes a communicator's operations, and the
+ * early receives would then hold back sends (kplan.h says why, and the care several
+ * communicators take: capped CTAs, a hardware queue per stream). A send
  * waits (cudaStreamWaitEvent) for the op that produced it, an op waits for the receives
  * it consumes; nothing else is ordered. Communicators are non-blocking and created, then
  * connected with a one-byte exchange, in one global order of the pairs, so setup cannot
@@ -50,6 +53,36 @@
 #ifdef HAVE_MPI
 #include "exec/world.h"
 #endif
+
+/* CTAs per communicator: the busiest GPU's channel ends share half its SMs (kplan.h). As
+ * ranks each knows only its own GPU: the fewest SMs a GPU has here, and the worst case of
+ * channel ends on one GPU (every device's, when ranks share GPUs). */
+void cuda_chan_ctas(struct cuda_exec *c)
+{
+	int sms = 1 << 30, most = 0, *ends = calloc((size_t)c->ndev, sizeof(int));
+
+	for (int i = 0; i < c->info.count; i++)
+		if (c->info.dev[i].sm_count > 0 && c->info.dev[i].sm_count < sms)
+			sms = c->info.dev[i].sm_count;
+	if (sms == 1 << 30)
+		sms = 132;
+	for (int i = 0; ends && i < c->nchan; i++)
+		if (c->ch[i].kind == CH_NCCL) {
+			/* ends per GPU: devices on one GPU (shared) add up; as ranks, per device */
+			int ga = c->me < 0 ? c->g[c->ch[i].a].gpu : c->ch[i].a, gb = c->me < 0 ? c->g[c->ch[i].b].gpu : c->ch[i].b;
+
+			if (ga >= 0 && ga < c->ndev)
+				ends[ga]++;
+			if (gb >= 0 && gb < c->ndev)
+				ends[gb]++;
+		}
+	for (int d = 0; ends && d < c->ndev; d++)
+		most = ends[d] > most ? ends[d] : most;
+	if (!ends || (c->me >= 0 && c->gpus_used < c->ndev))
+		most = 2 * c->nchan;   /* unknown or shared among ranks: all of them on one GPU */
+	free(ends);
+	c->nccl_ctas = kplan_nccl_ctas(sms, most);
+}
 
 void cuda_chan_plan(struct cuda_exec *c)
 {
@@ -125,6 +158,7 @@ int cuda_chan_connect(struct gpu *g)
 		if (s < 0)
 			continue;
 		cfg.blocking = 0;
+		cfg.minCTAs = cfg.maxCTAs = c->nccl_ctas;   /* kplan.h: every channel's kernel resident */
 		CUDACHECK(g, cudaStreamCreateWithFlags(&ch->stream[s], cudaStreamNonBlocking));
 		if (ch->kind != CH_NCCL)
 			continue;

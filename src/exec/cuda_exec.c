@@ -368,6 +368,10 @@ int cuda_exec_open(struct cuda_exec **out, const struct plan *p, const struct ex
 		               x->ndevices, world_size());
 	}
 #endif
+	/* before CUDA makes a context: a hardware queue per stream (up to CUDA's 32), so that
+	 * no channel's NCCL kernel waits behind another stream's work (kplan.h); a value the
+	 * user set wins */
+	setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
 	/* every failure up to the ranks' first agreement must be one they all see */
 	if (gpu_probe(&c->info) == 0) {
 		err_set(e, ERR_RUNTIME, "no GPU: %s", c->info.reason);
@@ -465,6 +469,7 @@ int cuda_exec_open(struct cuda_exec **out, const struct plan *p, const struct ex
 	if (c->me >= 0)
 		cuda_world_identify(c, local_gpu);   /* collective: the channels' kinds */
 #endif
+	cuda_chan_ctas(c);
 	/* NCCL ids: in one process every channel's; as ranks rank 0 makes them, and broadcasts
 	 * them once every rank agreed it can go on */
 	for (int i = 0; i < c->nchan && !failed; i++)

@@ -135,6 +135,7 @@ struct cuda_exec {
 	pthread_mutex_t fit_lock;  /* threads sharing GPUs fit their proxies one at a time */
 	int nchan;
 	struct chan *ch;
+	int nccl_ctas;             /* CTAs per communicator (kplan_nccl_ctas) */
 	int *chan_of;              /* ndev x ndev: channel of a -> b, or -1 */
 	cudaEvent_t *xf_send, *xf_begin, *xf_end; /* per transfer (on the sender / receiver) */
 	cudaEvent_t *xf_read;      /* per transfer, local channels: recorded on the sender's stream
@@ -225,6 +226,8 @@ int cuda_proxy_refit(struct gpu *g);
 /* ---- cuda_chan.c ---- */
 /* The channels of the run: every directed pair of devices with a transfer (c->ch, chan_of). */
 void cuda_chan_plan(struct cuda_exec *c);
+/* The CTAs of every communicator (once the channels' kinds are known). */
+void cuda_chan_ctas(struct cuda_exec *c);
 /* Device g's buffers for its sides of the channels. */
 int cuda_chan_alloc(struct gpu *g);
 /* Phase: g's communicators and a one-byte exchange on each. */

@@ -384,3 +384,10 @@ int kplan_warm_ups(enum kplan_mode m, bool refit)
 {
 	return m == KPLAN_FITTED && refit ? 2 : 1;
 }
+
+int kplan_nccl_ctas(int sms, int channels)
+{
+	int n = channels > 0 ? sms / 2 / channels : 16;
+
+	return n < 1 ? 1 : n > 16 ? 16 : n;
+}

@@ -173,6 +173,25 @@ const char *kplan_mode_name(enum kplan_mode m);
  * when fitted proxies are refitted after each. */
 int kplan_warm_ups(enum kplan_mode m, bool refit);
 
+/*
+ * NCCL. The channels are one communicator per directed pair of devices, not one per
+ * process group: NCCL serializes every operation of a communicator in issue order (it
+ * adds CUDA events), and the protocol posts receives early (protocol.h), so on one
+ * communicator a receive posted before a send of the same device would hold that send
+ * until its own data arrived, and two devices doing so towards each other deadlock (a
+ * 2-stage 1F1B whose stage 1 posts its second activation's receive before sending its
+ * first gradient). Several communicators are safe with care, which the backend takes:
+ * every NCCL kernel that can be waiting on a GPU at once must be resident at once (CUDA
+ * gives no forward progress otherwise), so each communicator's CTAs are capped so that
+ * all of a GPU's channels together take at most half its SMs, and every stream gets its
+ * own hardware queue (CUDA_DEVICE_MAX_CONNECTIONS), so that no channel's kernel queues
+ * behind another's.
+ */
+/* CTAs per communicator (ncclConfig_t.minCTAs and maxCTAs, the same on both ranks) when
+ * the busiest GPU has `channels` channel ends on `sms` SMs: at most half the SMs in all,
+ * at least 1, at most 16. */
+int kplan_nccl_ctas(int sms, int channels);
+
 /* The kernels of plan p's ops: the architecture of its model's layers unless fit asks for
  * proxies or the model has none (a profile-only table; *why then says so, a line
  * fragment, else it is NULL). In architecture mode *works gets one struct work per model

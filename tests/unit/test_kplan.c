@@ -454,6 +454,17 @@ int main(void)
 	check_ssd();
 	is_int(kplan_warm_ups(KPLAN_ARCHITECTURE, false), 1, "architecture mode: one warm-up iteration, not measured");
 	is_int(kplan_warm_ups(KPLAN_FITTED, false), 1, "fitted, not refitted (--gemm-tflops, shared GPUs): one");
+	{
+		int worst = 0;
+
+		for (int sms = 16; sms <= 160; sms += 4)
+			for (int ch = 1; ch <= 2 * 7 * 2; ch++)
+				if (kplan_nccl_ctas(sms, ch) < 1 || (ch <= sms / 2 && kplan_nccl_ctas(sms, ch) * ch > sms / 2))
+					worst++;
+		is_int(worst, 0, "NCCL: a GPU's channels together take at most half its SMs (every waiting kernel resident)");
+		is_int(kplan_nccl_ctas(132, 2), 16, "an H200 with 2 channel ends: 16 CTAs each");
+		is_int(kplan_nccl_ctas(132, 14), 4, "with 14 (8 devices, both directions): 4 each");
+	}
 	is_int(kplan_warm_ups(KPLAN_FITTED, true), 2, "fitted and refitted: two, a refit after each");
 	{
 		/* an eager core (learned sinks): its GEMMs carry the shape, the score passes none */
