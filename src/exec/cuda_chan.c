@@ -6,8 +6,8 @@
  * devices gives exactly the channels of the protocol (and of the emulator) — the k-th
  * send from a to b meets the k-th receive, and pairs never block each other. Not one
  * communicator per process group: NCCL serializes a communicator's operations, and the
- * early receives would then hold back sends (kplan.h says why, and the care several
- * communicators take: capped CTAs, a hardware queue per stream). A send
+ * early receives would then hold back sends still in flight (kplan.h says how often,
+ * and the care several communicators take: capped CTAs, a hardware queue per stream). A send
  * waits (cudaStreamWaitEvent) for the op that produced it, an op waits for the receives
  * it consumes; nothing else is ordered. Communicators are non-blocking and created, then
  * connected with a one-byte exchange, in one global order of the pairs, so setup cannot

@@ -175,17 +175,19 @@ int kplan_warm_ups(enum kplan_mode m, bool refit);
 
 /*
  * NCCL. The channels are one communicator per directed pair of devices, not one per
- * process group: NCCL serializes every operation of a communicator in issue order (it
- * adds CUDA events), and the protocol posts receives early (protocol.h), so on one
- * communicator a receive posted before a send of the same device would hold that send
- * until its own data arrived, and two devices doing so towards each other deadlock (a
- * 2-stage 1F1B whose stage 1 posts its second activation's receive before sending its
- * first gradient). Several communicators are safe with care, which the backend takes:
- * every NCCL kernel that can be waiting on a GPU at once must be resident at once (CUDA
- * gives no forward progress otherwise), so each communicator's CTAs are capped so that
- * all of a GPU's channels together take at most half its SMs, and every stream gets its
- * own hardware queue (CUDA_DEVICE_MAX_CONNECTIONS), so that no channel's kernel queues
- * behind another's.
+ * process group. NCCL runs a communicator's operations one after the other in issue
+ * order (it adds CUDA events), so on one communicator for all devices every send would
+ * wait for each receive its device posted before it. The protocol's order is consistent
+ * across devices, so that would not deadlock (test_protocol checks every schedule), but
+ * it would add waits the prediction does not have: in a 1F1B program 22 of 48 sends would
+ * queue behind a receive whose data is still in flight (test_protocol), where a channel
+ * holds a send back only behind its own pair's earlier transfers. NCCL also refuses one
+ * GPU twice in a communicator, which --share-gpus and ranks sharing a GPU need. Several
+ * communicators are safe with care, which the backend takes: every NCCL kernel that can
+ * be waiting on a GPU at once must be resident at once (CUDA gives no forward progress
+ * otherwise), so each communicator's CTAs are capped so that all of a GPU's channels
+ * together take at most half its SMs, and every stream gets its own hardware queue
+ * (CUDA_DEVICE_MAX_CONNECTIONS), so that no channel's kernel queues behind another's.
  */
 /* CTAs per communicator (ncclConfig_t.minCTAs and maxCTAs, the same on both ranks) when
  * the busiest GPU has `channels` channel ends on `sms` SMs: at most half the SMs in all,
