@@ -92,6 +92,34 @@ else not_ok "selftest.sh: GPU commands without a timeout" "$untimed"; fi
 run env OUT="$TMPDIR_TEST/selftest2" SELFTEST_MODELS=gemma3-12b SELFTEST_ITER_PCT=-1 sh "$st" --dry
 expect_rc 1 "an error above the threshold fails it"
 expect_match 'iteration .*  FAIL$' "$OUT" "marking the row"
+# the GPU path of the script (its GPU-only branches never run before the slot otherwise)
+# on a fake GPU: two fake H200s, nvidia-smi, and an octopipe whose cuda backend is the
+# emulator and whose calibrate --gpu is --emulate-gpu's
+fake="$TMPDIR_TEST/fakegpu"
+mkdir -p "$fake/bin"
+printf '#!/bin/sh\necho "gpu 0: fake H200"\necho "gpu 1: fake H200"\n' >"$fake/octopipe-gpuinfo"
+printf '#!/bin/sh\necho "0, fake H200, 570.00, 143771 MiB"\n' >"$fake/bin/nvidia-smi"
+{
+    echo '#!/bin/sh'
+    echo 'json='
+    echo 'for a in "$@"; do'
+    echo '    shift'
+    echo '    case "$a" in cuda) a=emu ;; --share-gpus) continue ;; --gpu) set -- "$@" --emulate-gpu ;; --json) json=1 ;; esac'
+    echo '    set -- "$@" "$a"'
+    echo 'done'
+    echo "[ -z \"\$json\" ] && exec \"$OCTOPIPE\" \"\$@\""
+    echo "\"$OCTOPIPE\" \"\$@\" | sed 's/\"kernels\": *\"emulated\"/\"kernels\": \"architecture\"/'"
+} >"$fake/octopipe"
+cp "$fake/octopipe-gpuinfo" "$fake/octopipe-cuda"
+chmod +x "$fake/octopipe" "$fake/octopipe-gpuinfo" "$fake/octopipe-cuda" "$fake/bin/nvidia-smi"
+run env PATH="$fake/bin:$PATH" top_builddir="$fake" OCTOPIPE="$fake/octopipe" OUT="$TMPDIR_TEST/fakeout" \
+    SELFTEST_MODELS=nemotronh-8b sh "$st"
+expect_rc 0 "selftest.sh's GPU path runs end to end on a fake GPU (the emulator behind it)"
+expect_match '^nvidia-smi: 0, fake H200' "$OUT" "its preflight asks nvidia-smi"
+expect_match '^llama2-7b 1f1b on 2 GPUs .* \(gpu\)$' "$OUT" "it counts the GPUs and runs on them"
+expect_match '^zb-v, 4 devices shared .* \(gpu\)$' "$OUT" "sharing them among 4 devices"
+expect_match '^device 0 -> 1 .* gpu$' "$OUT" "NCCL between the two"
+expect_match '^  iteration .* gpu$' "$OUT" "and per model, last"
 run sh "$top_srcdir/tests/gpu/selftest.sh"
 case "$RC" in
 77) skip "tests/gpu/selftest.sh" "$(printf '%s\n' "$OUT" | tail -1)" ;;
