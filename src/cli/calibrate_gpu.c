@@ -35,8 +35,40 @@ static void emulate(struct calib_bench *b, int n, const struct hardware *hw)
 	}
 }
 
+/* The predicted (the model's hardware, before the fit) and measured F and I + W times of
+ * bench b, in ms. */
+static void bench_pred(const struct calib_bench *b, const struct hardware *hw, double *f, double *bw)
+{
+	*f = cost_kernel_ms(&b->f, hw, PASS_F);
+	*bw = 0;
+	for (int k = 0; k < b->nbw; k++)
+		*bw += cost_kernel_ms(&b->bw[k], hw, k == 0 ? PASS_I : PASS_W);
+}
+
+static double rel(double pred, double meas)
+{
+	return meas > 0 ? 100 * (pred - meas) / meas : 0;
+}
+
+/* The per-kernel table: what a miss is attributed to. mode: "gpu" (measured on it) or
+ * "emulated" (--emulate-gpu: the cost model's own times stand for the measurement). */
+static void kernel_table(const struct calib_bench *b, int n, const struct hardware *before, const char *mode)
+{
+	printf("\n%-34s %-8s %10s %10s %8s %10s %10s %8s %s\n", "KERNEL", "CLASS", "F PRED ms", "F MEAS ms", "F ERR",
+	       "B PRED ms", "B MEAS ms", "B ERR", "MODE");
+	for (int i = 0; i < n; i++) {
+		double pf, pb;
+
+		bench_pred(&b[i], before, &pf, &pb);
+		printf("%-34.34s %-12.12s %10.4f %10.4f %+7.1f%% %10.4f %10.4f %+7.1f%% %s\n", b[i].kind,
+		       hardware_class_names[b[i].f.cls], pf, b[i].f_ms, rel(pf, b[i].f_ms), pb, b[i].bw_ms,
+		       rel(pb, b[i].bw_ms), mode);
+	}
+}
+
 static int report(const char *path, const char *out, const char *gpu, const struct calib_set *s,
-                  const struct hardware *before, const struct hardware *after, int nbench, bool json)
+                  const struct hardware *before, const struct hardware *after, const struct calib_bench *b,
+                  int nbench, bool json, const char *mode)
 {
 	double f0, b0, f1, b1;
 
@@ -65,9 +97,23 @@ static int report(const char *path, const char *out, const char *gpu, const stru
 			jw_num(&w, o, "b_before", before->eff_b[c]);
 			jw_num(&w, o, "b_after", after->eff_b[c]);
 		}
+		cls = jw_arr(&w, root, "kernels");
+		for (int i = 0; i < nbench; i++) {
+			cJSON *o = jw_push(&w, cls, cJSON_CreateObject());
+			double pf, pb;
+
+			bench_pred(&b[i], before, &pf, &pb);
+			jw_str(&w, o, "kernel", b[i].kind);
+			jw_str(&w, o, "class", hardware_class_names[b[i].f.cls]);
+			jw_num(&w, o, "f_predicted_ms", pf);
+			jw_num(&w, o, "f_measured_ms", b[i].f_ms);
+			jw_num(&w, o, "bw_predicted_ms", pb);
+			jw_num(&w, o, "bw_measured_ms", b[i].bw_ms);
+		}
+		jw_str(&w, root, "mode", mode);
 		return cli_put_json(root, w.oom);
 	}
-	printf("model %s on %s: %d kernel microbenchmarks (F and backward)\n", path, gpu, nbench);
+	printf("model %s on %s (%s): %d kernel microbenchmarks (F and backward)\n", path, gpu, mode, nbench);
 	printf("mean error of the kernels' times: F %.1f%% -> %.1f%%, backward %.1f%% -> %.1f%%\n", f0, f1, b0, b1);
 	printf("\n%-14s %10s %10s %10s %10s\n", "CLASS", "F BEFORE", "F AFTER", "B BEFORE", "B AFTER");
 	for (int c = 0; c < EFF_NCLASS; c++)
@@ -75,6 +121,7 @@ static int report(const char *path, const char *out, const char *gpu, const stru
 		       before->eff_b[c], after->eff_b[c]);
 	printf("%-14s %10.2f %10.2f %10.2f %10.2f\n", "launch us", before->launch_us_f, after->launch_us_f,
 	       before->launch_us_b, after->launch_us_b);
+	kernel_table(b, nbench, before, mode);
 	printf("\nwrote %s\n", out);
 	return EXIT_OK;
 }
@@ -165,7 +212,7 @@ int calibrate_gpu(int argc, char **argv, const char *model_arg, const char *out,
 		rc = cli_report(&e);
 		goto out;
 	}
-	rc = report(path, out, gpu, &s, &before, &after, n, json);
+	rc = report(path, out, gpu, &s, &before, &after, b, n, json, emulate_gpu ? "emulated" : "gpu");
 out:
 	calibrate_release(&s);
 	free(b);
@@ -175,4 +222,104 @@ out:
 	hardware_release(&after);
 	model_release(&m);
 	return rc;
+}
+
+/* A GEMM of m x k times k x n (bf16), as a kernel list holds one. */
+static struct kernel gemm_kernel(const char *name, double m, double n, double k)
+{
+	return (struct kernel){ .cls = EFF_GEMM, .name = name, .m = m, .n = n, .k = k, .groups = 1,
+	                        .flops = 2 * m * n * k, .bytes = 2 * (m * k + k * n + m * n), .launches = 1 };
+}
+
+/* A causal attention core of 32 heads of 128 over one sequence of seq tokens (window > 0:
+ * the last window keys), its FLOPs the cost model's (2 heads (d_qk + d_v) per key). */
+static struct kernel core_kernel(const char *name, long seq, long window)
+{
+	double ctx = cost_ctx(seq, window);
+
+	return (struct kernel){ .cls = EFF_FLASH, .name = name, .flops = 2.0 * 32 * 256 * ctx * (double)seq,
+	                        .bytes = 2.0 * 4 * 32 * 128 * (double)seq, .launches = 1, .heads = 32, .d_qk = 128,
+	                        .d_v = 128, .seqs = 1, .seq = seq, .window = window };
+}
+
+#define NCEIL 9
+
+/* octopipe calibrate --gpu --ceilings: what this GPU's kernels reach on random data, each
+ * alone, through the very code a run launches (the cuda backend's cuda_kernel): bf16
+ * GEMMs by shape, an HBM copy, attention cores, the SSD's tensor-core GEMM and the scan's
+ * CUDA-core FMAs. With --emulate-gpu the cost model's times under the H200 defaults stand
+ * in, and every row says so. */
+int calibrate_ceilings(int argc, char **argv, bool json, int reps, bool emulate_gpu)
+{
+	const struct run_backend *rb = NULL;
+	const char *why = "", *gpu = "emulated", *mode = emulate_gpu ? "predicted" : "gpu";
+	struct calib_bench b[NCEIL];
+	struct hardware hw;
+	struct err e = ERR_INIT;
+	const char *shape[NCEIL] = { "8192 x 8192 x 8192", "4096 x 14336 x 4096", "4096 x 4096 x 14336",
+	                             "16384 x 1024 x 8192", "2 GiB read + written", "32 x 128, 4096 causal",
+	                             "32 x 128, 4096, window 1023", "64 GFLOP", "16 GFLOP" };
+	struct kernel ks[NCEIL] = {
+		gemm_kernel("gemm square", 8192, 8192, 8192),
+		gemm_kernel("gemm mlp.up", 4096, 14336, 4096),
+		gemm_kernel("gemm mlp.down", 4096, 4096, 14336),
+		gemm_kernel("gemm skinny", 16384, 1024, 8192),
+		{ .cls = EFF_MEMORY, .name = "hbm copy", .bytes = 2.0 * 1024 * 1024 * 1024, .launches = 1 },
+		core_kernel("attention causal", 4096, 0),
+		core_kernel("attention windowed", 4096, 1023),
+		{ .cls = EFF_SSD, .name = "ssd gemm", .flops = 64e9, .bytes = 1 << 20, .launches = 2 },
+		{ .cls = EFF_SCAN, .name = "scan fma", .flops = 16e9, .launches = 1 },
+	};
+
+	if (!emulate_gpu) {
+		if (!(rb = run_backend_find("cuda", false, &why)) || !(rb->bench || rb->hand_over)) {
+			cli_err("octopipe calibrate: --gpu needs the cuda backend: %s\n", why);
+			return EXIT_RUNTIME;
+		}
+		if (rb->hand_over)
+			return rb->hand_over(argc, argv);
+	}
+	hardware_default(&hw);
+	for (int i = 0; i < NCEIL; i++) {
+		b[i] = (struct calib_bench){ .f = ks[i], .nbw = 0 };
+		snprintf(b[i].kind, sizeof(b[i].kind), "%s", ks[i].name);
+		b[i].f.launches = (int)kplan_launches(&b[i].f, PASS_F);
+		if (emulate_gpu)
+			b[i].f_ms = cost_kernel_ms(&b[i].f, &hw, PASS_F);
+	}
+	if (!emulate_gpu && rb->bench(b, NCEIL, reps, &gpu, &e) < 0) {
+		hardware_release(&hw);
+		cli_err("octopipe calibrate: %s\n", e.msg);
+		return EXIT_RUNTIME;
+	}
+	if (json) {
+		struct jw w = { false };
+		cJSON *root = cJSON_CreateObject(), *arr;
+
+		jw_str(&w, root, "gpu", gpu);
+		jw_str(&w, root, "mode", mode);
+		arr = jw_arr(&w, root, "ceilings");
+		for (int i = 0; i < NCEIL; i++) {
+			cJSON *o = jw_push(&w, arr, cJSON_CreateObject());
+
+			jw_str(&w, o, "kernel", b[i].kind);
+			jw_str(&w, o, "shape", shape[i]);
+			jw_num(&w, o, "ms", b[i].f_ms);
+			jw_num(&w, o, "flops", ks[i].flops);
+			jw_num(&w, o, "bytes", ks[i].bytes);
+		}
+		hardware_release(&hw);
+		return cli_put_json(root, w.oom);
+	}
+	printf("kernel ceilings on %s (%s): each kernel alone, random bf16 operands, the median of %d runs\n", gpu,
+	       mode, reps);
+	printf("%-20s %-28s %10s %10s %10s %s\n", "KERNEL", "SHAPE", "MS", "TFLOP/S", "GB/S", "MODE");
+	for (int i = 0; i < NCEIL; i++) {
+		double ms = b[i].f_ms;
+
+		printf("%-20s %-28s %10.4f %10.1f %10.1f %s\n", b[i].kind, shape[i], ms,
+		       ms > 0 ? ks[i].flops / ms * 1e-9 : 0, ms > 0 ? ks[i].bytes / ms * 1e-6 : 0, mode);
+	}
+	hardware_release(&hw);
+	return EXIT_OK;
 }

@@ -26,6 +26,7 @@ static void usage(FILE *f)
 	fputs("usage: octopipe calibrate [--plan PLAN] [--model MODEL] [--json]\n"
 	      "                          [--fit-overhead --cluster-out CLUSTER] -o OUT TIMELINE\n"
 	      "       octopipe calibrate --gpu [--reps N] [--json] -o OUT MODEL\n"
+	      "       octopipe calibrate --gpu --ceilings [--reps N] [--json]\n"
 	      "\n"
 	      "Rescales the layer costs of a model from a measured timeline (octopipe run\n"
 	      "--timeline-out, emu or cuda): for every stage of the plan and every op kind, the\n"
@@ -49,6 +50,13 @@ static void usage(FILE *f)
 	      "least-squares fit of octopipe cost --calibrate turns the times into efficiencies,\n"
 	      "and OUT is MODEL re-priced with them (its source's hardware replaced). Needs the\n"
 	      "cuda backend and a GPU: without one it fails with one line (\"no GPU: why\"), exit 1.\n"
+	      "It prints each class's efficiency before and after, then every kernel's predicted\n"
+	      "and measured F and backward times (a miss attributed to its kernel).\n"
+	      "\n"
+	      "--gpu --ceilings: what this GPU reaches, each kernel alone on random data through\n"
+	      "the cuda backend's own launches: bf16 GEMMs by shape, an HBM copy, attention\n"
+	      "cores (causal, windowed), the SSD's GEMM and the scan's FMAs; a table with the\n"
+	      "mode that produced each row (gpu).\n"
 	      "\n"
 	      "The prediction is of OctoPipe's executor, which overlaps transfers: a measured\n"
 	      "run is compared with the plan simulated that way, whatever its \"comm\"; a run\n"
@@ -185,6 +193,7 @@ int cmd_calibrate(int argc, char **argv)
 		{ "gpu", no_argument, NULL, 'g' },
 		{ "reps", required_argument, NULL, 'r' },
 		{ "emulate-gpu", no_argument, NULL, 'E' },
+		{ "ceilings", no_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -192,7 +201,7 @@ int cmd_calibrate(int argc, char **argv)
 	bool fit_overhead = false;
 	double overhead_us = 0;
 	char plan_path[4096], model_path[4096], dir[4096];
-	bool json = false, gpu = false, emulate_gpu = false;
+	bool json = false, gpu = false, emulate_gpu = false, ceilings = false;
 	int ch, rc = EXIT_OK, reps = 20;
 	struct err e = ERR_INIT;
 	struct timeline t;
@@ -216,9 +225,15 @@ int cmd_calibrate(int argc, char **argv)
 		case 'g': gpu = true; break;
 		case 'r': if ((reps = cli_int("calibrate", "--reps", optarg, 1, 64)) < 0) return EXIT_INPUT; break;
 		case 'E': gpu = emulate_gpu = true; break;  /* hidden: calibrate --gpu's plumbing, without a GPU */
+		case 'c': ceilings = true; break;
 		case 'h': usage(stdout); return EXIT_OK;
 		default: return EXIT_INPUT;
 		}
+	}
+	if (ceilings) {
+		if (!gpu || optind != argc || out || plan_arg || model_arg || fit_overhead || cluster_out)
+			return cli_usage_error("calibrate", "--ceilings goes with --gpu alone (no model, no output)");
+		return calibrate_ceilings(argc, argv, json, reps, emulate_gpu);
 	}
 	if (gpu) {
 		if (optind != argc - 1)

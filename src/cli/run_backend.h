@@ -76,6 +76,8 @@ bool run_ranks_built(void);
 /* octopipe calibrate --gpu MODEL -o OUT (calibrate_gpu.c): argc/argv are the command's,
  * for a hand-over to the program that holds the cuda backend; an exit status. */
 int calibrate_gpu(int argc, char **argv, const char *model_arg, const char *out, bool json, int reps, bool emulate);
+/* octopipe calibrate --gpu --ceilings (calibrate_gpu.c): the GPU's kernel ceilings, a table. */
+int calibrate_ceilings(int argc, char **argv, bool json, int reps, bool emulate);
 
 /* octopipe run --backend cuda --dry-run (run_dry.c): the kernels the cuda backend would
  * launch for every op of the plan at arg, as a table or JSON; an exit status. */

@@ -27,33 +27,12 @@ static int cmp_double(const void *a, const void *b)
 /* Operands for the largest GEMM and the largest other kernel of the benches. */
 static int alloc_operands(struct gpu *g, const struct calib_bench *b, int n)
 {
-	double xs = 1, ws = 1, ys = 1, work = 1 << 22, core[5] = { 0, 0, 0, 0, 0 };
+	struct cuda_need need = { 1, 1, 1, 1 << 22, { 0, 0, 0, 0, 0 } };
 
 	for (int i = 0; i < n; i++)
-		for (int k = -1; k < b[i].nbw; k++) {
-			const struct kernel *x = k < 0 ? &b[i].f : &b[i].bw[k];
-			double grp = x->groups > 0 ? x->groups : 1;
-
-			if (x->m > 0) {
-				xs = fmax(xs, grp * ceil(x->m) * ceil(x->k));
-				ws = fmax(ws, grp * ceil(x->k) * ceil(x->n));
-				ys = fmax(ys, grp * ceil(x->m) * ceil(x->n));
-			} else if (x->heads > 0 && x->flops > 0) {
-				cuda_core_need(x, core);
-			} else {
-				work = fmax(work, x->bytes + x->state_bytes);
-			}
-		}
-	g->worksz = work < (double)BENCH_WORK_MAX ? ((size_t)work + 15) / 16 * 16 : BENCH_WORK_MAX;
-	CUDACHECK(g, cudaMalloc(&g->x, 2 * (size_t)xs));
-	CUDACHECK(g, cudaMalloc(&g->w, 2 * (size_t)ws));
-	CUDACHECK(g, cudaMalloc(&g->y, 2 * (size_t)ys));
-	CUDACHECK(g, cudaMalloc(&g->work, g->worksz));
-	CUDACHECK(g, cudaMemsetAsync(g->x, 0, 2 * (size_t)xs, g->compute));
-	CUDACHECK(g, cudaMemsetAsync(g->w, 0, 2 * (size_t)ws, g->compute));
-	CUDACHECK(g, cudaMemsetAsync(g->y, 0, 2 * (size_t)ys, g->compute));
-	CUDACHECK(g, cudaMemsetAsync(g->work, 0, g->worksz, g->compute));
-	return core[0] > 0 ? cuda_core_alloc(g, core) : 0;
+		for (int k = -1; k < b[i].nbw; k++)
+			cuda_kernel_need(k < 0 ? &b[i].f : &b[i].bw[k], &need);
+	return cuda_operands_alloc(g, &need, BENCH_WORK_MAX);
 }
 
 /* The median time of reps runs of the kernels (after one warm-up), in ms. */

@@ -4,7 +4,10 @@
  * The one idea: NCCL matches a pair's point-to-point operations in issue order and a
  * stream runs them in order, so one communicator and one stream per directed pair of
  * devices gives exactly the channels of the protocol (and of the emulator) — the k-th
- * send from a to b meets the k-th receive, and pairs never block each other. A send
+ * send from a to b meets the k-th receive, and pairs never block each other. Not one
+ * communicator per process group: NCCL serializes a communicator's operations, and the
+ * early receives would then hold back sends still in flight (kplan.h says how often,
+ * and the care several communicators take: capped CTAs, a hardware queue per stream). A send
  * waits (cudaStreamWaitEvent) for the op that produced it, an op waits for the receives
  * it consumes; nothing else is ordered. Communicators are non-blocking and created, then
  * connected with a one-byte exchange, in one global order of the pairs, so setup cannot
@@ -23,11 +26,14 @@
  *
  * Two devices of one process on one GPU (--share-gpus) cannot share an NCCL communicator:
  * their channel is local, and the sender moves the bytes with a device copy on its own
- * stream and reads their head back, so that its next send cannot overwrite them before
- * they arrived; a host thread can only wait for an event once the other thread recorded
- * it, so each such transfer has a flag the sender raises after recording, and the
- * receiver waits for it while enqueueing (a subset of the waits the protocol already
- * proved free of cycles). Two MPI ranks on one GPU: the channel is staged — the sender
+ * stream and reads their head and checksum back, so that its next send cannot overwrite
+ * them before they arrived; a host thread can only wait for an event once the other
+ * thread recorded it, so each such transfer has a flag the sender raises after recording,
+ * and the receiver waits for it while enqueueing (a subset of the waits the protocol
+ * already proved free of cycles). The receiver checks those read-backs after waiting for
+ * its own streams only, so its side of the channel's stream waits for the sender's event
+ * recorded after them (xf_read): without it the check could read the slot before the
+ * sender's copies landed. Two MPI ranks on one GPU: the channel is staged — the sender
  * posts an MPI message with the transfer's header once its producer finished (polled,
  * never waited for), the receiver checks its tag right before the consuming op and copies
  * the bytes on its GPU to time the move (the bytes themselves never leave the GPU, so
@@ -47,6 +53,36 @@
 #ifdef HAVE_MPI
 #include "exec/world.h"
 #endif
+
+/* CTAs per communicator: the busiest GPU's channel ends share half its SMs (kplan.h). As
+ * ranks each knows only its own GPU: the fewest SMs a GPU has here, and the worst case of
+ * channel ends on one GPU (every device's, when ranks share GPUs). */
+void cuda_chan_ctas(struct cuda_exec *c)
+{
+	int sms = 1 << 30, most = 0, *ends = calloc((size_t)c->ndev, sizeof(int));
+
+	for (int i = 0; i < c->info.count; i++)
+		if (c->info.dev[i].sm_count > 0 && c->info.dev[i].sm_count < sms)
+			sms = c->info.dev[i].sm_count;
+	if (sms == 1 << 30)
+		sms = 132;
+	for (int i = 0; ends && i < c->nchan; i++)
+		if (c->ch[i].kind == CH_NCCL) {
+			/* ends per GPU: devices on one GPU (shared) add up; as ranks, per device */
+			int ga = c->me < 0 ? c->g[c->ch[i].a].gpu : c->ch[i].a, gb = c->me < 0 ? c->g[c->ch[i].b].gpu : c->ch[i].b;
+
+			if (ga >= 0 && ga < c->ndev)
+				ends[ga]++;
+			if (gb >= 0 && gb < c->ndev)
+				ends[gb]++;
+		}
+	for (int d = 0; ends && d < c->ndev; d++)
+		most = ends[d] > most ? ends[d] : most;
+	if (!ends || (c->me >= 0 && c->gpus_used < c->ndev))
+		most = 2 * c->nchan;   /* unknown or shared among ranks: all of them on one GPU */
+	free(ends);
+	c->nccl_ctas = kplan_nccl_ctas(sms, most);
+}
 
 void cuda_chan_plan(struct cuda_exec *c)
 {
@@ -122,6 +158,7 @@ int cuda_chan_connect(struct gpu *g)
 		if (s < 0)
 			continue;
 		cfg.blocking = 0;
+		cfg.minCTAs = cfg.maxCTAs = c->nccl_ctas;   /* kplan.h: every channel's kernel resident */
 		CUDACHECK(g, cudaStreamCreateWithFlags(&ch->stream[s], cudaStreamNonBlocking));
 		if (ch->kind != CH_NCCL)
 			continue;
@@ -357,6 +394,7 @@ int cuda_chan_send(struct gpu *g, const struct exec_item *it, cudaEvent_t last)
 		CUDACHECK(g, cudaEventRecord(c->xf_end[it->xfer], ch->stream[0]));
 		if (read_back(g, ch, ch->stream[0], it->xfer, ch->buf[1], n) < 0)
 			return -1;
+		CUDACHECK(g, cudaEventRecord(c->xf_read[it->xfer], ch->stream[0]));
 		atomic_store(&c->posted[it->xfer], c->generation);
 	} else if (ch->kind == CH_STAGED) {
 		c->pending[c->npending++] = it->xfer;
@@ -380,8 +418,16 @@ int cuda_chan_recv(struct gpu *g, const struct exec_item *it)
 #endif
 		return 0;
 	}
-	if (ch->kind == CH_LOCAL)   /* the sender recorded the copy's events (see above) */
-		return wait_posted(g, it->xfer);
+	if (ch->kind == CH_LOCAL) {
+		/* the sender recorded the copy's events (see above); the receiver's own stream of
+		 * the channel waits for the read-back of the header and checksum the sender
+		 * enqueued, so that waiting for its own streams (cuda_wait_idle) before
+		 * cuda_chan_check_arrivals covers them: it must not read the slot before they land */
+		if (wait_posted(g, it->xfer) < 0)
+			return -1;
+		CUDACHECK(g, cudaStreamWaitEvent(ch->stream[1], c->xf_read[it->xfer], 0));
+		return 0;
+	}
 	CUDACHECK(g, cudaEventRecord(c->xf_begin[it->xfer], ch->stream[1]));
 	NCCLCHECK(g, &ch->comm[1], ncclRecv(ch->buf[1], n, ncclInt8, 0, ch->comm[1], ch->stream[1]));
 	CUDACHECK(g, cudaEventRecord(c->xf_end[it->xfer], ch->stream[1]));

@@ -2,7 +2,7 @@
  * cuda_exec — one thread per GPU, each enqueueing its device's whole program at once and
  * letting the streams do the waiting (see cuda_exec.h). This file holds a run together:
  * open (phases run on every device's thread: set up, fit the proxies, connect the
- * channels, two warm-up iterations), one iteration, the measured times, close. The
+ * channels, one or two warm-up iterations), one iteration, the measured times, close. The
  * pieces live next to it (cuda_impl.h): the kernels an op launches (cuda_kernels.c),
  * its proxy's shape (cuda_proxy.c), the channels and their data checks (cuda_chan.c),
  * and the MPI ranks' side (cuda_world.c).
@@ -177,8 +177,10 @@ static int gpu_setup(struct gpu *g)
 		CUDACHECK(g, cudaEventCreate(&g->op_end[i]));
 	}
 	for (int k = 0; k < x->nxfers; k++) {
-		if (x->xfers[k].src == g->dev)
+		if (x->xfers[k].src == g->dev) {
 			CUDACHECK(g, cudaEventCreate(&c->xf_send[k]));
+			CUDACHECK(g, cudaEventCreateWithFlags(&c->xf_read[k], cudaEventDisableTiming));
+		}
 		if (x->xfers[k].dst == g->dev) {
 			CUDACHECK(g, cudaEventCreate(&c->xf_begin[k]));
 			CUDACHECK(g, cudaEventCreate(&c->xf_end[k]));
@@ -325,6 +327,83 @@ static int all_gpus(struct cuda_exec *c, int (*phase)(struct gpu *), struct err 
 
 static int iterate(struct cuda_exec *c, struct err *e);
 
+/* The phases of open on every device: set up, fit the proxies (ranks sharing a GPU one
+ * after the other), connect the channels, then the warm-up iterations, never measured
+ * (kplan_warm_ups): one in every mode, so that the first measured iteration finds the
+ * clocks up, cuBLAS's algorithms chosen and NCCL's connections made; with fitted proxies
+ * two, each followed by a refit under a real iteration's load (not when devices share a
+ * GPU: there each op's time includes the others'). */
+static int open_phases(struct cuda_exec *c, struct err *e)
+{
+	bool refit = c->o.gemm_tflops <= 0 && !c->o.works && c->gpus_used == c->ndev;
+
+	if (all_gpus(c, gpu_setup, e) < 0)
+		return -1;
+	for (int r = 0; r < (c->me >= 0 && c->gpus_used < c->ndev ? c->ndev : 1); r++) {
+		c->fit_turn = c->me >= 0 && c->gpus_used < c->ndev ? r : -1;
+		if (all_gpus(c, cuda_proxy_fit, e) < 0)
+			return -1;
+	}
+	if (all_gpus(c, cuda_chan_connect, e) < 0)
+		return -1;
+	c->warming = true;
+	for (int round = 0; round < kplan_warm_ups(c->o.works ? KPLAN_ARCHITECTURE : KPLAN_FITTED, refit); round++)
+		if (iterate(c, e) < 0 || (refit && all_gpus(c, cuda_proxy_refit, e) < 0))
+			return -1;
+	c->warming = false;
+	return 0;
+}
+
+/* Per GPU this process uses, the stream and event of each iteration's reference; the
+ * pinned slots of the transfers' checks. -1 with e set. */
+static int open_refs(struct cuda_exec *c, int local_gpu, struct err *e)
+{
+	size_t slots = (size_t)(c->x->nxfers + 1) * SLOT_BYTES;
+
+	for (int i = 0; i < c->ngpu; i++) {
+		cudaError_t r;
+
+		if (c->me >= 0 && i != local_gpu)
+			continue;
+		if ((r = cudaSetDevice(i)) != cudaSuccess ||
+		    (r = cudaStreamCreateWithFlags(&c->ref_stream[i], cudaStreamNonBlocking)) != cudaSuccess ||
+		    (r = cudaEventCreate(&c->ref[i])) != cudaSuccess)
+			return err_set(e, ERR_RUNTIME, "GPU %d: %s", i, cudaGetErrorString(r));
+	}
+	if (cudaMallocHost((void **)&c->check, slots) != cudaSuccess)
+		return err_set(e, ERR_RUNTIME, "cannot allocate %zu bytes of pinned host memory", slots);
+	return 0;
+}
+
+/* The run's host arrays (false: out of host memory). */
+static bool alloc_run(struct cuda_exec *c, const struct exec_program *x)
+{
+	c->g = calloc((size_t)c->ndev, sizeof(*c->g));
+	c->chan_of = malloc((size_t)c->ndev * c->ndev * sizeof(int));
+	c->ch = calloc((size_t)c->ndev * c->ndev, sizeof(*c->ch));
+	c->xf_send = calloc((size_t)(x->nxfers + 1), sizeof(cudaEvent_t));
+	c->xf_read = calloc((size_t)(x->nxfers + 1), sizeof(cudaEvent_t));
+	c->xf_begin = calloc((size_t)(x->nxfers + 1), sizeof(cudaEvent_t));
+	c->xf_end = calloc((size_t)(x->nxfers + 1), sizeof(cudaEvent_t));
+	c->xf_send_ms = calloc((size_t)(x->nxfers + 1), sizeof(double));
+	c->xf_begin_ms = calloc((size_t)(x->nxfers + 1), sizeof(double));
+	c->xf_end_ms = calloc((size_t)(x->nxfers + 1), sizeof(double));
+	c->posted = calloc((size_t)(x->nxfers + 1), sizeof(*c->posted));
+	c->slot = calloc((size_t)(x->nxfers + 1), sizeof(*c->slot));
+	c->hdr = calloc((size_t)(x->nxfers + 1), sizeof(*c->hdr));
+	c->pending = calloc((size_t)(x->nxfers + 1), sizeof(*c->pending));
+	c->ref_stream = calloc((size_t)(c->ngpu + 1), sizeof(*c->ref_stream));
+	c->ref = calloc((size_t)(c->ngpu + 1), sizeof(*c->ref));
+	c->gpu_index = calloc((size_t)c->ndev, sizeof(*c->gpu_index));
+	c->gpu_name = calloc((size_t)c->ndev, sizeof(*c->gpu_name));
+	c->util = calloc((size_t)c->ndev, sizeof(*c->util));
+	c->mem = calloc((size_t)c->ndev, sizeof(*c->mem));
+	return c->g && c->chan_of && c->ch && c->xf_send && c->xf_read && c->xf_begin && c->xf_end && c->xf_send_ms &&
+	       c->xf_begin_ms && c->xf_end_ms && c->posted && c->slot && c->hdr && c->pending && c->ref_stream && c->ref &&
+	       c->gpu_index && c->gpu_name && c->util && c->mem;
+}
+
+
 int cuda_exec_fail_ranks(struct err *e)
 {
 #ifdef HAVE_MPI
@@ -366,6 +445,10 @@ int cuda_exec_open(struct cuda_exec **out, const struct plan *p, const struct ex
 		               x->ndevices, world_size());
 	}
 #endif
+	/* before CUDA makes a context: a hardware queue per stream (up to CUDA's 32), so that
+	 * no channel's NCCL kernel waits behind another stream's work (kplan.h); a value the
+	 * user set wins */
+	setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
 	/* every failure up to the ranks' first agreement must be one they all see */
 	if (gpu_probe(&c->info) == 0) {
 		err_set(e, ERR_RUNTIME, "no GPU: %s", c->info.reason);
@@ -381,34 +464,13 @@ int cuda_exec_open(struct cuda_exec **out, const struct plan *p, const struct ex
 		c->ngpu = c->info.count;
 #endif
 	}
-	c->g = calloc((size_t)c->ndev, sizeof(*c->g));
-	c->chan_of = malloc((size_t)c->ndev * c->ndev * sizeof(int));
-	c->ch = calloc((size_t)c->ndev * c->ndev, sizeof(*c->ch));
-	c->xf_send = calloc((size_t)(x->nxfers + 1), sizeof(cudaEvent_t));
-	c->xf_begin = calloc((size_t)(x->nxfers + 1), sizeof(cudaEvent_t));
-	c->xf_end = calloc((size_t)(x->nxfers + 1), sizeof(cudaEvent_t));
-	c->xf_send_ms = calloc((size_t)(x->nxfers + 1), sizeof(double));
-	c->xf_begin_ms = calloc((size_t)(x->nxfers + 1), sizeof(double));
-	c->xf_end_ms = calloc((size_t)(x->nxfers + 1), sizeof(double));
-	c->posted = calloc((size_t)(x->nxfers + 1), sizeof(*c->posted));
-	c->slot = calloc((size_t)(x->nxfers + 1), sizeof(*c->slot));
-	c->hdr = calloc((size_t)(x->nxfers + 1), sizeof(*c->hdr));
-	c->pending = calloc((size_t)(x->nxfers + 1), sizeof(*c->pending));
-	c->ref_stream = calloc((size_t)(c->ngpu + 1), sizeof(*c->ref_stream));
-	c->ref = calloc((size_t)(c->ngpu + 1), sizeof(*c->ref));
-	c->gpu_index = calloc((size_t)c->ndev, sizeof(*c->gpu_index));
-	c->gpu_name = calloc((size_t)c->ndev, sizeof(*c->gpu_name));
-	c->util = calloc((size_t)c->ndev, sizeof(*c->util));
-	c->mem = calloc((size_t)c->ndev, sizeof(*c->mem));
 #ifdef HAVE_MPI
 	if (c->me >= 0 && !cuda_world_alloc(c)) {
 		err_set(e, ERR_RUNTIME, "out of host memory");
 		failed = true;
 	}
 #endif
-	if (!c->g || !c->chan_of || !c->ch || !c->xf_send || !c->xf_begin || !c->xf_end || !c->xf_send_ms ||
-	    !c->xf_begin_ms || !c->xf_end_ms || !c->posted || !c->slot || !c->hdr || !c->pending || !c->ref_stream ||
-	    !c->ref || !c->gpu_index || !c->gpu_name || !c->util || !c->mem) {
+	if (!alloc_run(c, x)) {
 		err_set(e, ERR_RUNTIME, "out of host memory");
 		failed = true;
 	}
@@ -439,29 +501,14 @@ int cuda_exec_open(struct cuda_exec **out, const struct plan *p, const struct ex
 		if (gpu >= 0)
 			snprintf(c->gpu_name[d], sizeof(c->gpu_name[d]), "%s", c->info.dev[gpu].name);
 	}
-	for (int i = 0; i < c->ngpu; i++) {
-		cudaError_t r;
-
-		if (c->me >= 0 && i != local_gpu)
-			continue;
-		if ((r = cudaSetDevice(i)) != cudaSuccess ||
-		    (r = cudaStreamCreateWithFlags(&c->ref_stream[i], cudaStreamNonBlocking)) != cudaSuccess ||
-		    (r = cudaEventCreate(&c->ref[i])) != cudaSuccess) {
-			err_set(e, ERR_RUNTIME, "GPU %d: %s", i, cudaGetErrorString(r));
-			failed = true;
-			break;
-		}
-	}
-	if (!failed && cudaMallocHost((void **)&c->check, (size_t)(x->nxfers + 1) * SLOT_BYTES) != cudaSuccess) {
-		err_set(e, ERR_RUNTIME, "cannot allocate %zu bytes of pinned host memory",
-		        (size_t)(x->nxfers + 1) * SLOT_BYTES);
+	if (open_refs(c, local_gpu, e) < 0)
 		failed = true;
-	}
 	cuda_chan_plan(c);
 #ifdef HAVE_MPI
 	if (c->me >= 0)
 		cuda_world_identify(c, local_gpu);   /* collective: the channels' kinds */
 #endif
+	cuda_chan_ctas(c);
 	/* NCCL ids: in one process every channel's; as ranks rank 0 makes them, and broadcasts
 	 * them once every rank agreed it can go on */
 	for (int i = 0; i < c->nchan && !failed; i++)
@@ -481,31 +528,10 @@ int cuda_exec_open(struct cuda_exec **out, const struct plan *p, const struct ex
 	}
 #endif
 	c->fit_turn = -1;
-	if (failed || all_gpus(c, gpu_setup, e) < 0) {
+	if (failed || open_phases(c, e) < 0) {
 		cuda_exec_close(c);
 		return -1;
 	}
-	/* ranks that share a GPU fit their proxies one after the other */
-	for (int r = 0; r < (c->me >= 0 && c->gpus_used < c->ndev ? c->ndev : 1); r++) {
-		c->fit_turn = c->me >= 0 && c->gpus_used < c->ndev ? r : -1;
-		if (all_gpus(c, cuda_proxy_fit, e) < 0) {
-			cuda_exec_close(c);
-			return -1;
-		}
-	}
-	if (all_gpus(c, cuda_chan_connect, e) < 0) {
-		cuda_exec_close(c);
-		return -1;
-	}
-	/* two warm-up iterations refit the proxies under a real iteration's load (not when
-	 * devices share a GPU: there each op's time includes the others') */
-	c->warming = true;
-	for (int round = 0; round < 2 && c->o.gemm_tflops <= 0 && !c->o.works && c->gpus_used == c->ndev; round++)
-		if (iterate(c, e) < 0 || all_gpus(c, cuda_proxy_refit, e) < 0) {
-			cuda_exec_close(c);
-			return -1;
-		}
-	c->warming = false;
 	*out = c;
 	return 0;
 }
@@ -698,6 +724,8 @@ void cuda_exec_close(struct cuda_exec *c)
 	for (int k = 0; c->x && k < c->x->nxfers; k++) {
 		if (c->xf_send && c->xf_send[k])
 			cudaEventDestroy(c->xf_send[k]);
+		if (c->xf_read && c->xf_read[k])
+			cudaEventDestroy(c->xf_read[k]);
 		if (c->xf_begin && c->xf_begin[k])
 			cudaEventDestroy(c->xf_begin[k]);
 		if (c->xf_end && c->xf_end[k])
@@ -736,6 +764,7 @@ void cuda_exec_close(struct cuda_exec *c)
 	free(c->chan_of);
 	free(c->ch);
 	free(c->xf_send);
+	free(c->xf_read);
 	free(c->xf_begin);
 	free(c->xf_end);
 	free(c->xf_send_ms);

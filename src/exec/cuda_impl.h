@@ -135,8 +135,11 @@ struct cuda_exec {
 	pthread_mutex_t fit_lock;  /* threads sharing GPUs fit their proxies one at a time */
 	int nchan;
 	struct chan *ch;
+	int nccl_ctas;             /* CTAs per communicator (kplan_nccl_ctas) */
 	int *chan_of;              /* ndev x ndev: channel of a -> b, or -1 */
 	cudaEvent_t *xf_send, *xf_begin, *xf_end; /* per transfer (on the sender / receiver) */
+	cudaEvent_t *xf_read;      /* per transfer, local channels: recorded on the sender's stream
+	                            * once the arrival's header and checksum are read back */
 	unsigned char *check;      /* pinned, per transfer SLOT_BYTES: the header sent, and the
 	                            * header and checksum of what arrived (read back after the
 	                            * receive) */
@@ -188,11 +191,23 @@ int cuda_gemm(struct gpu *g, const struct kplan_gemm *s, int kind);
 /* Enqueues one kernel of a layer's list in pass p: a GEMM as a strided-batched cuBLAS call
  * on g->x, g->w, g->y (large enough for it), any other as its FLOPs and bytes on g->work. */
 int cuda_kernel(struct gpu *g, const struct kernel *x, enum kernel_pass p);
+/* What the kernels of a list need: GEMM operands x, w, y (bf16 elements), the other
+ * kernels' buffer (bytes) and the attention cores' operands (elements, cuda_core_need). */
+struct cuda_need {
+	double x, w, y, work, core[5];
+};
+/* Maxes into n what kernel x needs (its padded GEMM operands, its core's, its bytes). */
+void cuda_kernel_need(const struct kernel *x, struct cuda_need *n);
+/* Allocates g's operands for n (work capped at work_max bytes; no work when n->work is 0)
+ * and fills them with random bf16 values (opfill.h). */
+int cuda_operands_alloc(struct gpu *g, const struct cuda_need *n, size_t work_max);
 /* The elements of the attention-core operands (g->core) kernel x needs, maxed into need. */
 void cuda_core_need(const struct kernel *x, double need[5]);
-/* Allocates g->core for need (and zeroes it); cuda_core_free releases it. */
+/* Allocates g->core for need (random values); cuda_core_free releases it. */
 int cuda_core_alloc(struct gpu *g, const double need[5]);
 void cuda_core_free(struct gpu *g);
+/* Fills bytes at p (device) with the bf16 stream of seed (opfill.h), on g's compute stream. */
+int cuda_fill(struct gpu *g, void *p, size_t bytes, uint64_t seed);
 /* Enqueues op a: its proxy, or its layers' kernels (g->ks). */
 int cuda_op(struct gpu *g, const struct action *a);
 /* About how many launches op a makes (for the queue's bound). */
@@ -211,6 +226,8 @@ int cuda_proxy_refit(struct gpu *g);
 /* ---- cuda_chan.c ---- */
 /* The channels of the run: every directed pair of devices with a transfer (c->ch, chan_of). */
 void cuda_chan_plan(struct cuda_exec *c);
+/* The CTAs of every communicator (once the channels' kinds are known). */
+void cuda_chan_ctas(struct cuda_exec *c);
 /* Device g's buffers for its sides of the channels. */
 int cuda_chan_alloc(struct gpu *g);
 /* Phase: g's communicators and a one-byte exchange on each. */

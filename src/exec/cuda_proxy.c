@@ -26,7 +26,7 @@ static int kernel_lists(struct gpu *g)
 {
 	struct cuda_exec *c = g->c;
 	const struct plan *p = c->p;
-	double xs = 1, ws = 1, ys = 1, work = 0, core[5] = { 0, 0, 0, 0, 0 };
+	struct cuda_need need = { 1, 1, 1, 0, { 0, 0, 0, 0, 0 } };
 	int total = 0;
 
 	if (!(g->k_first = calloc((size_t)p->nstages * 3 + 1, sizeof(*g->k_first))))
@@ -46,38 +46,12 @@ static int kernel_lists(struct gpu *g)
 			if (p->stages[s].device == g->dev)
 				n = kplan_stage_kernels(p, c->o.works, &c->o.kernel_opts, s, (enum kernel_pass)q, g->ks + total,
 				                        INT32_MAX);
-			for (int i = total; i < total + n; i++) {
-				const struct kernel *x = &g->ks[i];
-				double b = x->groups > 0 ? x->groups : 1;
-
-				if (x->m > 0) {
-					xs = fmax(xs, b * ceil(x->m) * ceil(x->k));
-					ws = fmax(ws, b * ceil(x->k) * ceil(x->n));
-					ys = fmax(ys, b * ceil(x->m) * ceil(x->n));
-				} else if (x->heads > 0 && x->flops > 0) {
-					cuda_core_need(x, core);
-				} else {
-					work = fmax(work, x->bytes + x->state_bytes > 0 ? x->bytes + x->state_bytes
-					                  : x->flops > 0 ? 1 << 22 : 0);
-				}
-			}
+			for (int i = total; i < total + n; i++)
+				cuda_kernel_need(&g->ks[i], &need);
 			total += n;
 		}
 	g->k_first[p->nstages * 3] = total;
-	CUDACHECK(g, cudaMalloc(&g->x, 2 * (size_t)xs));
-	CUDACHECK(g, cudaMalloc(&g->w, 2 * (size_t)ws));
-	CUDACHECK(g, cudaMalloc(&g->y, 2 * (size_t)ys));
-	CUDACHECK(g, cudaMemsetAsync(g->x, 0, 2 * (size_t)xs, g->compute));
-	CUDACHECK(g, cudaMemsetAsync(g->w, 0, 2 * (size_t)ws, g->compute));
-	CUDACHECK(g, cudaMemsetAsync(g->y, 0, 2 * (size_t)ys, g->compute));
-	if (core[0] > 0 && cuda_core_alloc(g, core) < 0)
-		return -1;
-	if (work > 0) {
-		g->worksz = work < (double)WORK_MAX ? ((size_t)work + 15) / 16 * 16 : WORK_MAX;
-		CUDACHECK(g, cudaMalloc(&g->work, g->worksz));
-		CUDACHECK(g, cudaMemsetAsync(g->work, 0, g->worksz, g->compute));
-	}
-	return 0;
+	return cuda_operands_alloc(g, &need, WORK_MAX);
 }
 
 /* g's proxies (kplan.h: per stage it runs and op kind, sized without a GPU), then their
@@ -108,13 +82,11 @@ int cuda_proxy_setup(struct gpu *g)
 			ys = ys > (size_t)sh->m * KPLAN_NCOLS_MAX ? ys : (size_t)sh->m * KPLAN_NCOLS_MAX;
 		}
 	}
-	CUDACHECK(g, cudaMalloc(&g->x, 2 * (xs ? xs : 1)));
-	CUDACHECK(g, cudaMalloc(&g->w, 2 * (ws ? ws : 1)));
-	CUDACHECK(g, cudaMalloc(&g->y, 2 * (ys ? ys : 1)));
-	CUDACHECK(g, cudaMemsetAsync(g->x, 0, 2 * (xs ? xs : 1), g->compute));
-	CUDACHECK(g, cudaMemsetAsync(g->w, 0, 2 * (ws ? ws : 1), g->compute));
-	CUDACHECK(g, cudaMemsetAsync(g->y, 0, 2 * (ys ? ys : 1), g->compute));
-	return 0;
+	{
+		struct cuda_need need = { (double)xs, (double)ws, (double)ys, 0, { 0, 0, 0, 0, 0 } };
+
+		return cuda_operands_alloc(g, &need, WORK_MAX);
+	}
 }
 
 /* One repetition of each of g's proxies. */

@@ -1,12 +1,20 @@
 /*
  * cuda_work — the cuda backend's hand-written kernels (built by nvcc; see cuda_work.h).
  *
- * octo_work: a kernel of given FLOPs and HBM bytes, for the entries of a layer's kernel
- * list that are neither GEMMs nor attention cores (scans, norms, activations, the loss).
- * It streams a buffer — each float read and written back, again from its start when the
- * bytes exceed it — and does its share of fused multiply-adds on every element, in one
- * launch, so that what the GPU measures is its own time for that much memory traffic and
- * arithmetic, whichever bounds it, plus the one launch the cost model charges.
+ * octo_stream, octo_work: a kernel of given FLOPs and HBM bytes, for the entries of a
+ * layer's kernel list that are neither GEMMs nor attention cores. The memory class (no
+ * FLOPs: norms, rope, activations, gathers, the loss) is octo_stream: half its bytes
+ * loaded from the buffer's first half, 16 at a time, half stored into its second half,
+ * again from the start when the bytes exceed it. The FLOP classes (the scan; the SSD's
+ * FLOPs run as a GEMM, cuda_kernels.c) are octo_work: each float read, put through its
+ * share of fused multiply-adds on the CUDA cores, and written to the other half. Reading
+ * one part and writing another is what keeps the loads and stores in the compiled kernel
+ * (a value stored back where it was loaded from is no traffic to the compiler: the
+ * earlier kernel's 0-FLOP path compiled to an empty loop). In one launch each, so that
+ * what the GPU measures is its own time for that traffic and arithmetic, plus the one
+ * launch the cost model charges.
+ *
+ * octo_opfill: the operands' random bf16 values (opfill.h).
  *
  * octo_softmax: the masked row softmax between an attention core's QK^T and PV GEMMs
  * (cuda_kernels.c), one block of threads per row: a max, a sum of exponentials, a write.
@@ -25,36 +33,89 @@
 
 #include "cuda_work.h"
 #include "kmask.h"
+#include "opfill.h"
 #include "xsum.h"
 
-/* total element visits over a buffer of chunk floats (element i % chunk): passes over it
- * that a grid-stride loop makes in one launch */
-__global__ void octo_work_kernel(float *buf, size_t total, size_t chunk, int fmas)
+/* The FLOP classes: total element visits over chunk floats of src (element i % chunk),
+ * each read, put through fmas fused multiply-adds and written to dst (another part of
+ * the buffer, so no load or store can be optimized away whatever fmas is), pass after
+ * pass over the chunk in one launch, no modulo per element. */
+__global__ void octo_work_kernel(const float *src, float *dst, size_t total, size_t chunk, int fmas)
 {
-	size_t stride = (size_t)gridDim.x * blockDim.x;
+	size_t stride = (size_t)gridDim.x * blockDim.x, first = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
 
-	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total; i += stride) {
-		size_t at = i % chunk;
-		float v = buf[at];
+	for (size_t base = 0; base < total; base += chunk) {
+		size_t n = total - base < chunk ? total - base : chunk;
 
-		for (int j = 0; j < fmas; j++)
-			v = fmaf(v, 0.9999f, 1e-7f);
-		buf[at] = v;
+		for (size_t i = first; i < n; i += stride) {
+			float v = src[i];
+
+			for (int j = 0; j < fmas; j++)
+				v = fmaf(v, 0.9999f, 1e-7f);
+			dst[i] = v;
+		}
+	}
+}
+
+/* The memory class (norms, rope, activations, gathers, scatters, the loss): total 16-byte
+ * visits, each a load from src and a store of a function of it to dst, pass after pass
+ * over chunk of them: half the kernel's bytes read, half written. */
+__global__ void octo_stream_kernel(const float4 *src, float4 *dst, size_t total, size_t chunk)
+{
+	size_t stride = (size_t)gridDim.x * blockDim.x, first = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+
+	for (size_t base = 0; base < total; base += chunk) {
+		size_t n = total - base < chunk ? total - base : chunk;
+
+		for (size_t i = first; i < n; i += stride) {
+			float4 v = src[i];
+
+			v.x = fmaf(v.x, 0.5f, 0.25f);
+			v.y = fmaf(v.y, 0.5f, 0.25f);
+			v.z = fmaf(v.z, 0.5f, 0.25f);
+			v.w = fmaf(v.w, 0.5f, 0.25f);
+			dst[i] = v;
+		}
 	}
 }
 
 #define FMAS_MAX 4096  /* per element visit; more work makes more visits */
+#define WORK_THREADS 256
+
+static unsigned work_blocks(size_t elems)
+{
+	size_t b = (elems + WORK_THREADS - 1) / WORK_THREADS;
+
+	return (unsigned)(b < 1 ? 1 : b > 65536 ? 65536 : b);
+}
 
 extern "C" int cuda_work(cudaStream_t s, void *buf, size_t cap, double bytes, double flops, int *launches)
 {
-	/* elements: 8 bytes of traffic each (read and written); FLOP-only work runs over a
-	 * slice of the buffer that stays in cache */
-	size_t chunk = cap / sizeof(float), slice = chunk < ((size_t)1 << 20) ? chunk : ((size_t)1 << 20);
-	double elems = bytes > 0 ? bytes / 8 : (double)slice;
-	double per = elems > 0 ? flops / (2 * elems) : 0, passes = 1, total;
-	size_t n, mod, blocks;
+	/* the buffer's first half is read, its second half written */
+	size_t half = cap / 2 / 16 * 16, chunk = half / sizeof(float);
+	size_t slice = chunk < ((size_t)1 << 20) ? chunk : ((size_t)1 << 20);
+	const char *src = (const char *)buf;
+	char *dst = (char *)buf + half;
+	double elems, per, passes = 1, total;
+	size_t n, mod;
 	int fmas;
 
+	*launches = 0;
+	if (half < 16)
+		return 0;
+	if (flops <= 0) {   /* memory class: bytes / 2 read and bytes / 2 written, 16 at a time */
+		n = (size_t)(bytes / 32);
+		if (n < 1)
+			return 0;
+		mod = half / 16 < n ? half / 16 : n;
+		octo_stream_kernel<<<work_blocks(mod), WORK_THREADS, 0, s>>>((const float4 *)src, (float4 *)dst, n, mod);
+		*launches = 1;
+		return (int)cudaGetLastError();
+	}
+	/* elements: 8 bytes of traffic each (read and written); FLOP-only work runs over a
+	 * slice of the buffer that stays in cache */
+	elems = bytes > 0 ? bytes / 8 : (double)slice;
+	per = elems > 0 ? flops / (2 * elems) : 0;
 	if (per > FMAS_MAX) {
 		fmas = FMAS_MAX;
 		passes = ceil(per / FMAS_MAX);
@@ -62,20 +123,34 @@ extern "C" int cuda_work(cudaStream_t s, void *buf, size_t cap, double bytes, do
 		fmas = (int)(per + 0.5);
 	}
 	total = elems * passes;
-	*launches = 0;
-	if (total < 1 || chunk == 0)
+	if (total < 1)
 		return 0;
-	/* one launch, as the cost model charges it: a work larger than the buffer visits it
-	 * again, with no more threads than it has elements so that no two visit one at once */
+	/* one launch, as the cost model charges it: a work larger than the buffer visits it again */
 	n = (size_t)total;
 	mod = bytes > 0 ? chunk : slice;
 	if (mod > n)
 		mod = n;
-	blocks = mod / 256 < 65536 ? mod / 256 : 65536;
-	if (blocks < 1)
-		blocks = 1;
-	octo_work_kernel<<<(unsigned)blocks, 256, 0, s>>>((float *)buf, n, mod, fmas);
+	octo_work_kernel<<<work_blocks(mod), WORK_THREADS, 0, s>>>((const float *)src, (float *)dst, n, mod, fmas);
 	*launches = 1;
+	return (int)cudaGetLastError();
+}
+
+/* Operand fill: element i of the bf16 stream of seed (opfill.h), two per thread visit. */
+__global__ void octo_opfill_kernel(uint16_t *p, size_t n, uint64_t seed)
+{
+	size_t stride = (size_t)gridDim.x * blockDim.x;
+
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += stride)
+		p[i] = opfill_bf16(seed, i);
+}
+
+extern "C" int cuda_opfill(cudaStream_t s, void *buf, size_t bytes, uint64_t seed)
+{
+	size_t n = bytes / 2;
+
+	if (n == 0)
+		return 0;
+	octo_opfill_kernel<<<work_blocks(n), WORK_THREADS, 0, s>>>((uint16_t *)buf, n, seed);
 	return (int)cudaGetLastError();
 }
 
@@ -105,10 +180,10 @@ __device__ static float block_reduce(float v, bool take_max)
 	return v;
 }
 
-__global__ void octo_softmax_kernel(__nv_bfloat16 *s, long rows, long keys, long q0, long k0, long window,
+__global__ void octo_softmax_kernel(__nv_bfloat16 *s, long rows, long keys, long ld, long q0, long k0, long window,
                                     int backward)
 {
-	__nv_bfloat16 *row = s + (size_t)blockIdx.x * keys;
+	__nv_bfloat16 *row = s + (size_t)blockIdx.x * ld;
 	long q = q0 + (long)(blockIdx.x % rows);
 	long lo, hi;   /* the keys of this row that its query attends to */
 	float a = backward ? 0.0f : -INFINITY, sum = 0;
@@ -133,8 +208,8 @@ __global__ void octo_softmax_kernel(__nv_bfloat16 *s, long rows, long keys, long
 	}
 }
 
-extern "C" int cuda_softmax(cudaStream_t s, void *scores, long batch, long rows, long keys, long q0, long k0,
-                            long window, int backward)
+extern "C" int cuda_softmax(cudaStream_t s, void *scores, long batch, long rows, long keys, long ld, long q0,
+                            long k0, long window, int backward)
 {
 	long n = batch * rows;
 
@@ -142,8 +217,8 @@ extern "C" int cuda_softmax(cudaStream_t s, void *scores, long batch, long rows,
 		return 0;
 	if (n > 2147483647L)
 		return (int)cudaErrorInvalidConfiguration;
-	octo_softmax_kernel<<<(unsigned)n, SOFTMAX_THREADS, 0, s>>>((__nv_bfloat16 *)scores, rows, keys, q0, k0, window,
-	                                                           backward);
+	octo_softmax_kernel<<<(unsigned)n, SOFTMAX_THREADS, 0, s>>>((__nv_bfloat16 *)scores, rows, keys, ld, q0, k0,
+	                                                           window, backward);
 	return (int)cudaGetLastError();
 }
 

@@ -16,19 +16,24 @@
 extern "C" {
 #endif
 
-/* Enqueues on s, as one kernel, the work of `bytes` of HBM traffic (each float of buf read
- * and written once, the buffer of cap bytes visited again when bytes exceed it) and
- * `flops` of fused multiply-adds spread over them; *launches gets 1 (0: nothing to do).
- * 0, or a cudaError_t. */
+/* Enqueues on s, as one kernel, the work of `bytes` of HBM traffic (half read from the
+ * first half of the cap bytes at buf, half written to the second, visited again when the
+ * bytes exceed them) and `flops` of fused multiply-adds spread over them (none: the memory
+ * class's streaming kernel); *launches gets 1 (0: nothing to do). 0, or a cudaError_t. */
 int cuda_work(cudaStream_t s, void *buf, size_t cap, double bytes, double flops, int *launches);
 
 /* Enqueues on s the softmax of batch x rows rows of keys bf16 scores each (row r of a
  * batch is query q0 + r; key j is key k0 + j), masked causally and, with window > 0, to
- * the last window keys: masked scores become 0. backward: the softmax's backward, a row
+ * the last window keys: masked scores become 0. Row r of the scores starts at element r ld
+ * (ld >= keys, kplan_tile.ld). backward: the softmax's backward, a row
  * y becoming y (y - <y, y>) (the scores stand for both the probabilities and their
  * gradient: the traffic and arithmetic are the point). 0, or a cudaError_t. */
-int cuda_softmax(cudaStream_t s, void *scores, long batch, long rows, long keys, long q0, long k0, long window,
-                 int backward);
+int cuda_softmax(cudaStream_t s, void *scores, long batch, long rows, long keys, long ld, long q0, long k0,
+                 long window, int backward);
+
+/* Enqueues on s the fill of bytes at buf with the bf16 stream of seed (opfill.h). 0, or a
+ * cudaError_t. */
+int cuda_opfill(cudaStream_t s, void *buf, size_t bytes, uint64_t seed);
 
 /* Enqueues on s the fill of a transfer's len bytes at buf (device memory, 8-byte aligned,
  * len >= 32), whose 32-byte header the host wrote (payload_header: its checksum 0): the

@@ -72,9 +72,37 @@ int kplan_stage_kernels(const struct plan *p, const struct work *works, const st
 {
 	int n = 0;
 
-	for (int l = p->stages[s].first; l <= p->stages[s].last; l++)
-		n += cost_kernels(&works[l], o, pass, n < max ? out + n : NULL, n < max ? max - n : 0);
+	int ep = plan_parallel(p).ep;
+
+	for (int l = p->stages[s].first; l <= p->stages[s].last; l++) {
+		int k = cost_kernels(&works[l], o, pass, n < max ? out + n : NULL, n < max ? max - n : 0);
+
+		if (ep > 1 && n < max)
+			kplan_expert_parallel(out + n, k < max - n ? k : max - n, ep);
+		n += k;
+	}
 	return n;
+}
+
+void kplan_expert_parallel(struct kernel *ks, int n, int ep)
+{
+	for (int i = 0; i < n && ep > 1; i++) {
+		struct kernel *x = &ks[i];
+		int g = x->groups > 0 ? x->groups : 1, local = (g + ep - 1) / ep;
+
+		if (x->m > 0 && x->cls == EFF_GROUPED && g > 1) {
+			double rows = x->m * g;   /* all the rows this GPU's experts take, as at ep = 1 */
+
+			x->groups = local;
+			x->m = rows / local;
+			x->bytes = 2 * (rows * x->k + local * x->n * x->k + rows * x->n);
+			x->launches = local;
+		} else if (x->m <= 0 && x->heads <= 0 && x->name && strncmp(x->name, "experts.", 8) == 0 &&
+		           x->launches > 1) {
+			/* a per-expert gather, activation or scatter: as many launches per local expert */
+			x->launches = (x->launches + ep - 1) / ep;
+		}
+	}
 }
 
 int kplan_kernels(const struct plan *p, const struct work *works, const struct cost_opts *o, double gemm_tflops,
@@ -193,7 +221,7 @@ int kplan_core_tiles(const struct kernel *x, struct kplan_tile *out)
 		long rows = seq - q0 < block ? seq - q0 : block, end = q0 + rows;
 		long k0 = x->window > 0 && q0 - x->window + 1 > 0 ? q0 - x->window + 1 : 0;
 
-		out[n++] = (struct kplan_tile){ q0, rows, k0, end - k0 };
+		out[n++] = (struct kplan_tile){ q0, rows, k0, end - k0, kplan_ld(end - k0) };
 	}
 	return (int)n;
 }
@@ -212,6 +240,7 @@ double kplan_core_gemm_flops(const struct kernel *x)
 long kplan_launches(const struct kernel *x, enum kernel_pass p)
 {
 	struct kplan_tile t[KPLAN_CORE_TILES];
+	long n = x->launches > 0 ? x->launches : 1;
 
 	if (x->m > 0)
 		return x->groups > 0 ? x->groups : 1;
@@ -219,5 +248,146 @@ long kplan_launches(const struct kernel *x, enum kernel_pass p)
 		return (long)kplan_core_tiles(x, t) * ((p == PASS_F ? 2 : 4) + (x->cls != EFF_GEMM));
 	if (x->bytes + x->state_bytes <= 0 && x->flops <= 0)
 		return 0;
-	return x->launches > 0 ? x->launches : 1;
+	/* an SSD: its GEMM, and its bytes on the other launches (at least one) */
+	if (x->cls == EFF_SSD && x->flops > 0 && x->bytes + x->state_bytes > 0 && n < 2)
+		return 2;
+	return n;
+}
+
+void kplan_gemm_lds(const struct kernel *x, long ld[3])
+{
+	long m = (long)ceil(x->m), k = (long)ceil(x->k);
+
+	ld[0] = kplan_ld(m);
+	ld[1] = kplan_ld(k);
+	ld[2] = kplan_ld(m);
+}
+
+void kplan_gemm_elems(const struct kernel *x, double elems[3])
+{
+	long ld[3];
+	double g = x->groups > 0 ? x->groups : 1;
+
+	kplan_gemm_lds(x, ld);
+	elems[0] = g * (double)ld[0] * ceil(x->k);
+	elems[1] = g * (double)ld[1] * ceil(x->n);
+	elems[2] = g * (double)ld[2] * ceil(x->n);
+}
+
+void kplan_core_strides(const struct kernel *x, long *ldq, long *ldv)
+{
+	*ldq = kplan_ld(x->d_qk);
+	*ldv = kplan_ld(x->d_v);
+}
+
+double kplan_core_score_elems(const struct kernel *x)
+{
+	struct kplan_tile t[KPLAN_CORE_TILES];
+	double most = 0;
+	int n;
+
+	if (x->heads <= 0 || x->flops <= 0)
+		return 0;
+	n = kplan_core_tiles(x, t);
+	for (int i = 0; i < n; i++)
+		most = fmax(most, (double)t[i].rows * (double)t[i].ld);
+	return (double)x->heads * (x->seqs > 0 ? x->seqs : 1) * most;
+}
+
+struct kplan_call kplan_ssd_gemm(const struct kernel *x)
+{
+	const double per = 2.0 * KPLAN_SSD_M * KPLAN_SSD_M * KPLAN_SSD_K;   /* FLOPs at k = KPLAN_SSD_K */
+	struct kplan_call c = { KPLAN_SSD_M, KPLAN_SSD_M, KPLAN_SSD_K, KPLAN_SSD_M, KPLAN_SSD_K, KPLAN_SSD_M, 0 };
+	double batch;
+
+	if (x->cls != EFF_SSD || x->flops <= 0 || x->m > 0 || x->heads > 0)
+		return c;
+	batch = ceil(x->flops / per);
+	if (batch > KPLAN_SSD_BATCH) {   /* deeper products rather than more of them */
+		c.k = KPLAN_SSD_K * (long)ceil(batch / KPLAN_SSD_BATCH);
+		c.ldb = c.k;
+		batch = ceil(x->flops / (2.0 * c.m * c.n * c.k));
+	}
+	c.batch = (int)batch;
+	return c;
+}
+
+double kplan_ssd_bytes(const struct kernel *x)
+{
+	struct kplan_call c = kplan_ssd_gemm(x);
+
+	if (!c.batch)
+		return 0;
+	return 2.0 * ((double)c.m * c.k + (double)c.k * c.n + (double)c.batch * c.m * c.n);
+}
+
+/* The calls of one block of core x in pass p (two forward, four backward). */
+static int core_calls(const struct kernel *x, const struct kplan_tile *t, enum kernel_pass p, struct kplan_call *c)
+{
+	long dq = x->d_qk, dv = x->d_v, ldq, ldv, r = t->rows, k = t->keys, ld = t->ld;
+	int b = x->heads * (x->seqs > 0 ? x->seqs : 1);
+
+	kplan_core_strides(x, &ldq, &ldv);
+	if (p == PASS_F) {
+		c[0] = (struct kplan_call){ k, r, dq, ldq, ldq, ld, b };    /* S = K Q^T (as cuBLAS sees it) */
+		c[1] = (struct kplan_call){ dv, r, k, ldv, ld, ldv, b };    /* O = P V */
+		return 2;
+	}
+	c[0] = (struct kplan_call){ k, r, dv, ldv, ldv, ld, b };        /* dP = dO V^T */
+	c[1] = (struct kplan_call){ dq, r, k, ldq, ld, ldq, b };        /* dQ = dS K */
+	c[2] = (struct kplan_call){ dq, k, r, ldq, ld, ldq, b };        /* dK = dS^T Q */
+	c[3] = (struct kplan_call){ dv, k, r, ldv, ld, ldv, b };        /* dV = P^T dO */
+	return 4;
+}
+
+int kplan_calls(const struct kernel *x, enum kernel_pass p, struct kplan_call *out, int max)
+{
+	struct kplan_call c[4];
+	int n = 0;
+
+	if (x->m > 0) {
+		long ld[3], m = (long)ceil(x->m), nn = (long)ceil(x->n), k = (long)ceil(x->k);
+		int g = x->groups > 0 ? x->groups : 1;
+
+		kplan_gemm_lds(x, ld);
+		/* F: Y = X W; W: dW = X^T dY; I: dX = dY W^T */
+		c[0] = p == PASS_F ? (struct kplan_call){ m, nn, k, ld[0], ld[1], ld[2], 1 }
+		     : p == PASS_W ? (struct kplan_call){ k, nn, m, ld[0], ld[2], ld[1], 1 }
+		                   : (struct kplan_call){ m, k, nn, ld[2], ld[1], ld[0], 1 };
+		for (int i = 0; i < g; i++, n++)
+			if (n < max)
+				out[n] = c[0];
+		return n;
+	}
+	if (x->heads > 0 && x->flops > 0) {
+		struct kplan_tile t[KPLAN_CORE_TILES];
+		int nt = kplan_core_tiles(x, t);
+
+		if (p == PASS_W)
+			return 0;
+		for (int i = 0; i < nt; i++) {
+			int k = core_calls(x, &t[i], p, c);
+
+			for (int j = 0; j < k; j++, n++)
+				if (n < max)
+					out[n] = c[j];
+		}
+		return n;
+	}
+	c[0] = kplan_ssd_gemm(x);
+	if (c[0].batch > 0 && max > 0)
+		out[0] = c[0];
+	return c[0].batch > 0;
+}
+
+int kplan_warm_ups(enum kplan_mode m, bool refit)
+{
+	return m == KPLAN_FITTED && refit ? 2 : 1;
+}
+
+int kplan_nccl_ctas(int sms, int channels)
+{
+	int n = channels > 0 ? sms / 2 / channels : 16;
+
+	return n < 1 ? 1 : n > 16 ? 16 : n;
 }

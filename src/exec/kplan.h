@@ -70,7 +70,70 @@ int kplan_kernels(const struct plan *p, const struct work *works, const struct c
 struct kplan_tile {
 	long q0, rows;             /* queries [q0, q0 + rows) of each sequence */
 	long k0, keys;             /* attend to keys [k0, k0 + keys) */
+	long ld;                   /* the scores' row stride: keys padded (kplan_ld) */
 };
+
+/*
+ * Leading dimensions. Every GEMM the backend plans has leading dimensions (and the row
+ * strides of the operands it slices) that are multiples of KPLAN_LD_ALIGN bf16 elements,
+ * 16 bytes, cuBLAS's fast path: a windowed block's keys (rows + window - 1) are odd for
+ * an even window, so its scores are stored with padded rows; a GEMM's m and k are rounded
+ * up the same way in their operands' layout (the padding is allocated, never computed).
+ */
+#define KPLAN_LD_ALIGN 8
+
+/* n rounded up to a multiple of KPLAN_LD_ALIGN. */
+static inline long kplan_ld(long n)
+{
+	return (n + KPLAN_LD_ALIGN - 1) / KPLAN_LD_ALIGN * KPLAN_LD_ALIGN;
+}
+
+/* One planned cuBLAS call (column-major, cuBLAS's view): m x n = op(A) op(B), k deep. */
+struct kplan_call {
+	long m, n, k, lda, ldb, ldc;
+	int batch;
+};
+
+/* A kernel-list GEMM's operands per group, in elements: X (m x k, leading dimension
+ * ld[0]), W (k x n, ld[1]), Y (m x n, ld[2]); the group's slice of each buffer is its
+ * ld x columns, so every group starts 16-byte aligned. */
+void kplan_gemm_lds(const struct kernel *x, long ld[3]);
+/* Elements of X, W, Y all groups of GEMM x occupy. */
+void kplan_gemm_elems(const struct kernel *x, double elems[3]);
+/* An attention core's row strides of Q and K (d_qk padded) and of V and O (d_v padded). */
+void kplan_core_strides(const struct kernel *x, long *ldq, long *ldv);
+/* Elements of one block's scores buffer for core x: heads x sequences x the largest block's
+ * rows x its padded keys (once: the softmax works in place). */
+double kplan_core_score_elems(const struct kernel *x);
+
+/*
+ * The SSD class (Mamba-2's chunked scan, Gated DeltaNet's chunks) is matmul work in the
+ * runtimes the cost model prices it for (its efficiency is a fraction of the tensor-core
+ * peak): its FLOPs run as one strided-batched bf16 GEMM of a chunk's shape (a 256 x 256
+ * product of chunk x state, k deep; k grows past KPLAN_SSD_K when the batch would
+ * outgrow KPLAN_SSD_BATCH), its bytes as memory-class kernels on the other launches.
+ */
+#define KPLAN_SSD_M 256
+#define KPLAN_SSD_K 128
+#define KPLAN_SSD_BATCH 512
+/* The GEMM that does SSD kernel x's FLOPs (batch 0: none). */
+struct kplan_call kplan_ssd_gemm(const struct kernel *x);
+/* Bytes of the work buffer it needs: A and B (shared by the batch), then the batch's C. */
+double kplan_ssd_bytes(const struct kernel *x);
+
+/* The cuBLAS calls kernel x makes in pass p (as cuda_kernels.c makes them: a GEMM's per
+ * group, a core's per block, an SSD's one) into out (up to max); how many there are. */
+int kplan_calls(const struct kernel *x, enum kernel_pass p, struct kplan_call *out, int max);
+
+/*
+ * Expert parallelism. The cost model's lists hold a layer's routed experts at ep = 1: E
+ * GEMMs (groups) of tokens x top-k / E rows, and per-expert gathers, activations and
+ * scatters. At expert-parallel degree ep a GPU holds E / ep of them, each receiving the
+ * rows of ep ranks: groups E / ep, rows x ep, the same FLOPs, 1 / ep of the weights, and
+ * E / ep of the per-expert launches. kplan_stage_kernels applies it at the plan's ep.
+ */
+void kplan_expert_parallel(struct kernel *ks, int n, int ep);
+
 
 /* The queries per block of core x. */
 long kplan_core_block(const struct kernel *x);
@@ -104,6 +167,32 @@ enum kplan_mode {
 
 /* "architecture" or "fitted". */
 const char *kplan_mode_name(enum kplan_mode m);
+
+/* Warm-up iterations cuda_exec_open runs before the first measured one: one in every mode
+ * (clocks, cuBLAS's algorithm choice, NCCL's connections and the allocator settle), two
+ * when fitted proxies are refitted after each. */
+int kplan_warm_ups(enum kplan_mode m, bool refit);
+
+/*
+ * NCCL. The channels are one communicator per directed pair of devices, not one per
+ * process group. NCCL runs a communicator's operations one after the other in issue
+ * order (it adds CUDA events), so on one communicator for all devices every send would
+ * wait for each receive its device posted before it. The protocol's order is consistent
+ * across devices, so that would not deadlock (test_protocol checks every schedule), but
+ * it would add waits the prediction does not have: in a 1F1B program 22 of 48 sends would
+ * queue behind a receive whose data is still in flight (test_protocol), where a channel
+ * holds a send back only behind its own pair's earlier transfers. NCCL also refuses one
+ * GPU twice in a communicator, which --share-gpus and ranks sharing a GPU need. Several
+ * communicators are safe with care, which the backend takes: every NCCL kernel that can
+ * be waiting on a GPU at once must be resident at once (CUDA gives no forward progress
+ * otherwise), so each communicator's CTAs are capped so that all of a GPU's channels
+ * together take at most half its SMs, and every stream gets its own hardware queue
+ * (CUDA_DEVICE_MAX_CONNECTIONS), so that no channel's kernel queues behind another's.
+ */
+/* CTAs per communicator (ncclConfig_t.minCTAs and maxCTAs, the same on both ranks) when
+ * the busiest GPU has `channels` channel ends on `sms` SMs: at most half the SMs in all,
+ * at least 1, at most 16. */
+int kplan_nccl_ctas(int sms, int channels);
 
 /* The kernels of plan p's ops: the architecture of its model's layers unless fit asks for
  * proxies or the model has none (a profile-only table; *why then says so, a line

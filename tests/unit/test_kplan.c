@@ -256,6 +256,159 @@ next:
 	}
 }
 
+/* Every cuBLAS call the backend plans for an architecture's kernels (kplan_calls: GEMMs
+ * per group, cores per block, SSDs) has leading dimensions of a multiple of 8 bf16
+ * elements, and the windowed blocks whose keys are not (rows + window - 1) are there. */
+static void check_lds(const char *name, int ep)
+{
+	char path[4096];
+	const char *top = getenv("top_srcdir");
+	struct arch a;
+	struct err e = ERR_INIT;
+	struct cost_opts o = { 4096, 2, 1, false, 0, 0, false };
+	struct kernel ks[KMAX];
+	static struct kplan_call calls[1 << 14];
+	long ncalls = 0, bad = 0, odd_keys = 0, bad_rows = 0;
+
+	snprintf(path, sizeof(path), "%s/samples/architectures/%s.json", top ? top : ABS_TOP_SRCDIR, name);
+	if (!ok(hfconfig_load_any(&a, path, &e) == 0, "%s: loads (%s)", name, e.msg))
+		return;
+	for (int l = 0; l < a.nlayers; l++)
+		for (int p = 0; p < 3; p++) {
+			int n = cost_kernels(&a.layers[l].w, &o, (enum kernel_pass)p, ks, KMAX);
+
+			kplan_expert_parallel(ks, n < KMAX ? n : KMAX, ep);
+			for (int i = 0; i < n && i < KMAX; i++) {
+				int nc = kplan_calls(&ks[i], (enum kernel_pass)p, calls, (int)(sizeof(calls) / sizeof(*calls)));
+				struct kplan_tile t[KPLAN_CORE_TILES];
+				int nt = ks[i].heads > 0 && ks[i].flops > 0 ? kplan_core_tiles(&ks[i], t) : 0;
+
+				for (int c = 0; c < nc; c++)
+					bad += calls[c].lda % 8 || calls[c].ldb % 8 || calls[c].ldc % 8 || calls[c].lda < 1;
+				ncalls += nc;
+				for (int j = 0; j < nt; j++) {
+					odd_keys += t[j].keys % 8 != 0;
+					bad_rows += t[j].ld < t[j].keys || t[j].ld >= t[j].keys + 8;
+				}
+			}
+		}
+	ok(ncalls > 0, "%s (ep %d): %ld cuBLAS calls planned", name, ep, ncalls);
+	is_int(bad, 0, "%s (ep %d): every one's leading dimensions are multiples of 8 elements (16 bytes)", name, ep);
+	is_int(bad_rows, 0, "%s: every block's scores rows are its keys padded to the next multiple of 8", name);
+	if (strcmp(name, "gemma3-12b") == 0)
+		ok(odd_keys > 0, "%s: %ld windowed blocks have keys that are no multiple of 8 (padded)", name, odd_keys);
+	arch_release(&a);
+}
+
+/* The scores buffer of a core: one block's scores, once: heads x sequences x rows x padded
+ * keys of the largest block (the softmax works in place; the buffer was twice that). */
+static void check_scores(void)
+{
+	struct kernel x = { .cls = EFF_FLASH, .name = "core", .flops = 1, .heads = 16, .d_qk = 128, .d_v = 128,
+	                    .seqs = 1, .seq = 32768, .window = 0 };
+	struct kernel w = x;
+	long block = kplan_core_block(&x);
+
+	is_int(block, 2048, "a 32K causal core: blocks of 32768 / 16 queries");
+	is_dbl(kplan_core_score_elems(&x), 16.0 * 2048 * 32768, 0, "its scores: 16 heads x 2048 rows x 32768 keys "
+	       "(%.2f GB of bf16, not twice that)", 2 * kplan_core_score_elems(&x) / 1e9);
+	w.window = 1023;   /* keys rows + 1022: padded */
+	w.seq = 4096;
+	{
+		struct kplan_tile t[KPLAN_CORE_TILES];
+		int n = kplan_core_tiles(&w, t);
+		double most = 0;
+
+		for (int i = 0; i < n; i++)
+			most = fmax(most, (double)t[i].rows * (double)((t[i].keys + 7) / 8 * 8));
+		is_dbl(kplan_core_score_elems(&w), 16.0 * most, 0, "a windowed core's: its largest block's rows x keys "
+		       "padded to 8 (%.0f elements a head)", most);
+	}
+}
+
+/* At expert-parallel degree 2 a GPU runs half the experts, each with twice the rows: the
+ * same FLOPs, half the GEMM launches and half the per-expert memory launches. */
+static void check_ep(void)
+{
+	char path[4096];
+	const char *top = getenv("top_srcdir");
+	struct arch a;
+	struct err e = ERR_INIT;
+	struct cost_opts o = { 4096, 1, 1, false, 0, 0, false };
+	struct kernel k1[KMAX], k2[KMAX];
+	int grouped = 0, bad = 0, mem = 0;
+
+	snprintf(path, sizeof(path), "%s/samples/architectures/deepseek-v2-lite.json", top ? top : ABS_TOP_SRCDIR);
+	if (!ok(hfconfig_load_any(&a, path, &e) == 0, "deepseek-v2-lite: loads (%s)", e.msg))
+		return;
+	for (int l = 0; l < a.nlayers; l++) {
+		int n = cost_kernels(&a.layers[l].w, &o, PASS_F, k1, KMAX);
+
+		memcpy(k2, k1, (size_t)(n < KMAX ? n : KMAX) * sizeof(*k1));
+		kplan_expert_parallel(k2, n < KMAX ? n : KMAX, 2);
+		for (int i = 0; i < n && i < KMAX; i++) {
+			if (k1[i].cls == EFF_GROUPED && k1[i].m > 0 && k1[i].groups > 1) {
+				grouped++;
+				bad += k2[i].groups != (k1[i].groups + 1) / 2 || fabs(k2[i].flops - k1[i].flops) > 1e-9 * k1[i].flops ||
+				       fabs(2 * k2[i].m * k2[i].n * k2[i].k * k2[i].groups - k2[i].flops) > 1e-6 * k2[i].flops ||
+				       kplan_launches(&k2[i], PASS_F) != k2[i].groups;
+			} else if (strncmp(k1[i].name, "experts.", 8) == 0) {
+				mem++;
+				bad += k2[i].launches != (k1[i].launches + 1) / 2 || k2[i].bytes != k1[i].bytes;
+			} else {
+				bad += memcmp(&k1[i], &k2[i], sizeof(k1[i])) != 0;
+			}
+		}
+	}
+	ok(grouped > 0 && mem > 0, "deepseek-v2-lite: %d expert GEMMs, %d per-expert memory kernels", grouped, mem);
+	is_int(bad, 0, "at ep 2: half the experts a GPU, twice their rows, the same FLOPs, half the launches; the rest "
+	       "unchanged");
+	arch_release(&a);
+}
+
+/* The SSD's FLOPs as one tensor-core GEMM of a chunk's shape (aligned, its FLOPs within
+ * one product over), its bytes on its other launches; a Mamba-1 scan stays on CUDA cores. */
+static void check_ssd(void)
+{
+	const char *names[2] = { "nemotronh-8b", "jamba-v0.1" };
+
+	for (int f = 0; f < 2; f++) {
+		char path[4096];
+		const char *top = getenv("top_srcdir");
+		struct arch a;
+		struct err e = ERR_INIT;
+		struct cost_opts o = { 4096, 1, 1, false, 0, 0, false };
+		struct kernel ks[KMAX];
+		int ssd = 0, scan = 0, bad = 0;
+
+		snprintf(path, sizeof(path), "%s/samples/architectures/%s.json", top ? top : ABS_TOP_SRCDIR, names[f]);
+		if (!ok(hfconfig_load_any(&a, path, &e) == 0, "%s: loads (%s)", names[f], e.msg))
+			continue;
+		for (int l = 0; l < a.nlayers; l++)
+			for (int p = 0; p < 2; p++) {
+				int n = cost_kernels(&a.layers[l].w, &o, (enum kernel_pass)p, ks, KMAX);
+
+				for (int i = 0; i < n && i < KMAX; i++) {
+					struct kplan_call c = kplan_ssd_gemm(&ks[i]);
+					double fl = 2.0 * c.m * c.n * c.k * c.batch;
+
+					if (ks[i].cls == EFF_SSD && ks[i].flops > 0) {
+						ssd++;
+						bad += c.batch < 1 || c.batch > KPLAN_SSD_BATCH || fl < ks[i].flops ||
+						       fl > ks[i].flops + 2.0 * c.m * c.n * c.k || c.lda % 8 || c.ldb % 8 || c.ldc % 8 ||
+						       kplan_launches(&ks[i], (enum kernel_pass)p) < 2;
+					} else if (ks[i].cls == EFF_SCAN && ks[i].flops > 0) {
+						scan++;
+						bad += c.batch != 0;
+					}
+				}
+			}
+		ok(ssd + scan > 0, "%s: %d SSD and %d scan kernels", names[f], ssd, scan);
+		is_int(bad, 0, "%s: SSDs run their FLOPs as one aligned GEMM (a product over at most), scans none", names[f]);
+		arch_release(&a);
+	}
+}
+
 int main(void)
 {
 	/* 1 ms at 1000 TFLOP/s = 1e12 FLOPs; 4096 tokens x 4096 hidden: n = 1e12 / (2 x 4096^2)
@@ -291,6 +444,28 @@ int main(void)
 	check_cores("gemma3-12b");
 	check_cores("deepseek-v2-lite");
 	check_cores("nemotronh-8b");
+	check_lds("gemma3-12b", 1);
+	check_lds("gemma2-27b", 1);
+	check_lds("deepseek-v2-lite", 2);
+	check_lds("nemotronh-8b", 1);
+	check_lds("qwen3-next-80b-a3b", 1);
+	check_scores();
+	check_ep();
+	check_ssd();
+	is_int(kplan_warm_ups(KPLAN_ARCHITECTURE, false), 1, "architecture mode: one warm-up iteration, not measured");
+	is_int(kplan_warm_ups(KPLAN_FITTED, false), 1, "fitted, not refitted (--gemm-tflops, shared GPUs): one");
+	{
+		int worst = 0;
+
+		for (int sms = 16; sms <= 160; sms += 4)
+			for (int ch = 1; ch <= 2 * 7 * 2; ch++)
+				if (kplan_nccl_ctas(sms, ch) < 1 || (ch <= sms / 2 && kplan_nccl_ctas(sms, ch) * ch > sms / 2))
+					worst++;
+		is_int(worst, 0, "NCCL: a GPU's channels together take at most half its SMs (every waiting kernel resident)");
+		is_int(kplan_nccl_ctas(132, 2), 16, "an H200 with 2 channel ends: 16 CTAs each");
+		is_int(kplan_nccl_ctas(132, 14), 4, "with 14 (8 devices, both directions): 4 each");
+	}
+	is_int(kplan_warm_ups(KPLAN_FITTED, true), 2, "fitted and refitted: two, a refit after each");
 	{
 		/* an eager core (learned sinks): its GEMMs carry the shape, the score passes none */
 		struct block b = { .kind = BLK_ATTN, .h = 2880, .norms = 1, .n_q = 64, .n_kv = 8, .d_h = 64,

@@ -102,11 +102,98 @@ static bool same_items(const struct exec_program *x, const struct exec_program *
 	return true;
 }
 
+/* Whether the programs would deadlock on one NCCL communicator per process group (all
+ * devices): NCCL runs a communicator's operations one after the other in issue order, so
+ * on every device its transfers (sends and receives alike) would complete in program
+ * order, and a transfer needs both its sides. A cycle among "a's item precedes b's item
+ * on some device" is a deadlock (Kahn's algorithm leaves it). The executor's one
+ * communicator per directed pair orders only a pair's own transfers (exec_check). */
+static int serial_deadlock(const struct exec_program *x)
+{
+	int n = x->nxfers, *indeg = calloc((size_t)n + 1, sizeof(int)), *next = malloc(2 * ((size_t)n + 1) * sizeof(int));
+	int *queue = malloc(((size_t)n + 1) * sizeof(int)), head = 0, tail = 0, done = 0;
+
+	/* each transfer has two items, so at most two successors: next[2k], next[2k + 1] */
+	for (int k = 0; k < 2 * n; k++)
+		next[k] = -1;
+	for (int d = 0; d < x->ndevices; d++) {
+		int prev = -1;
+
+		for (int i = x->start[d]; i < x->start[d + 1]; i++) {
+			const struct exec_item *it = &x->items[i];
+
+			if (it->kind == EXEC_COMPUTE)
+				continue;
+			if (prev >= 0) {
+				next[2 * prev + (it->kind == EXEC_RECV ? 1 : 0) * 0 + (x->xfers[prev].src == d ? 0 : 1)] = it->xfer;
+				indeg[it->xfer]++;
+			}
+			prev = it->xfer;
+		}
+	}
+	for (int k = 0; k < n; k++)
+		if (!indeg[k])
+			queue[tail++] = k;
+	while (head < tail) {
+		int k = queue[head++];
+
+		done++;
+		for (int j = 0; j < 2; j++)
+			if (next[2 * k + j] >= 0 && --indeg[next[2 * k + j]] == 0)
+				queue[tail++] = next[2 * k + j];
+	}
+	free(indeg);
+	free(next);
+	free(queue);
+	return done < n;
+}
+
+/* Sends of the programs that one communicator per device would hold back: NCCL runs a
+ * communicator's operations in issue order, so a send waits for every receive posted
+ * before it on its device; it is held back when one of them arrives (in the simulated
+ * timeline t) after the send starts. The executor's channels hold a send back only
+ * behind its own pair's earlier transfers. */
+static int serial_delays(const struct exec_program *x, const struct timeline *t)
+{
+	int delayed = 0;
+	double *start = calloc((size_t)x->nxfers + 1, sizeof(double)), *end = calloc((size_t)x->nxfers + 1, sizeof(double));
+
+	for (int k = 0; k < x->nxfers; k++) {
+		const struct exec_xfer *xf = &x->xfers[k];
+
+		for (int j = 0; j < t->nxfers; j++) {
+			const struct tl_xfer *y = &t->xfers[j];
+
+			if (y->src == xf->src && y->dst == xf->dst && y->stage == xf->producer.stage &&
+			    y->mb == xf->producer.mb && y->kind == (xf->producer.kind == OP_F ? XFER_ACT : XFER_GRAD)) {
+				start[k] = y->start_ms;
+				end[k] = y->end_ms;
+			}
+		}
+	}
+	for (int d = 0; d < x->ndevices; d++) {
+		double arrived = 0;   /* the latest arrival of the receives posted so far */
+
+		for (int i = x->start[d]; i < x->start[d + 1]; i++) {
+			const struct exec_item *it = &x->items[i];
+
+			if (it->kind == EXEC_RECV && end[it->xfer] > arrived)
+				arrived = end[it->xfer];
+			else if (it->kind == EXEC_SEND)
+				delayed += arrived > start[it->xfer] + 1e-6;
+		}
+	}
+	free(start);
+	free(end);
+	return delayed;
+}
+
 int main(void)
 {
 	static const enum sched_kind kinds[] = {
 		SCHED_GPIPE, SCHED_1F1B, SCHED_INTERLEAVED, SCHED_ZBH1, SCHED_ZBV, SCHED_DUALPIPEV, SCHED_ADAPTIVE
 	};
+	int deadlocks = 0;
 
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
 		struct plan p;
@@ -121,8 +208,30 @@ int main(void)
 		ok(exec_validate(&x, &e) == 0, "%s: receives before consumers, sends after producers (%s)",
 		   sched_name(kinds[i]), e.msg);
 		is_int(exec_check(&x, &e), 0, "%s: per-pair send and receive orders match", sched_name(kinds[i]));
+		deadlocks += serial_deadlock(&x);
 		exec_release(&x);
 		plan_release(&p);
+	}
+	/* why the cuda backend keeps one NCCL communicator per directed pair (kplan.h): on one
+	 * communicator for all devices the programs would not deadlock (their transfers are in
+	 * a consistent order), but sends would wait behind receives still in flight */
+	is_int(deadlocks, 0, "no schedule's program deadlocks even on one communicator for all devices");
+	{
+		struct plan p;
+		struct timeline t;
+		struct exec_program x;
+		struct err e = ERR_INIT;
+
+		if (ok(synth_exec_plan(SCHED_1F1B, &p, &t, &e) == 0 && exec_build(&p, &t, &x, &e) == 0,
+		       "1f1b: plan, timeline and protocol (%s)", e.msg)) {
+			int n = serial_delays(&x, &t), sends = x.nxfers;
+
+			ok(n > 0, "but on it %d of the %d sends of a 1F1B program would wait for a receive posted before "
+			   "them whose data is still in flight (a wait the prediction does not have)", n, sends);
+			exec_release(&x);
+			plan_release(&p);
+		}
+		timeline_release(&t);
 	}
 
 	/* exec_repair equals the reference walk on randomly broken orders, of every schedule */
