@@ -19,9 +19,13 @@ void layout_recompute_model(struct model *m, enum recompute r)
 		uint64_t in = y->in_bytes ? y->in_bytes : i > 0 ? m->layers[i - 1].out_bytes : 0;
 
 		if (r == RECOMPUTE_FULL) {
+			/* kept from F to the backward: the layer's input alone, as the simulator keeps
+			 * it for a stage that recomputes (what the backward redoes lives only while it
+			 * runs) */
 			y->b_ms += y->f_ms;
-			/* kept from F: the input; from I to W the recomputed part W needs */
-			y->act_bytes = in > y->act_w_bytes ? in : y->act_w_bytes;
+			y->act_bytes = in;
+			if (y->act_w_bytes > y->act_bytes)
+				y->act_w_bytes = y->act_bytes;
 		} else {
 			y->b_ms += y->core_f_ms;
 			y->act_bytes -= y->core_act_bytes;
@@ -75,7 +79,6 @@ static int judge(struct parallel_source *src, const struct cluster *c, int mbs, 
 			return 0;
 		}
 	}
-	layout_recompute_model(&rm, rc);
 	/* every baseline compare shows, so the layout's yardstick is the one it will be judged by */
 	for (int i = 0; i < baseline_nrecipes; i++) {
 		struct baseline_spec spec = { baseline_recipes[i].schedule, mbs, 0, baseline_recipes[i].partition, NULL, 0,
@@ -97,6 +100,8 @@ static int judge(struct parallel_source *src, const struct cluster *c, int mbs, 
 			}
 			continue;
 		}
+		/* each stage recomputes as the plan will: the simulator's own memory and time of it */
+		plan_set_recompute(&p, rc);
 		sim_opts_default(&o);
 		if (sim_run(s, &p, &o, &mt, &e2) == 0) {
 			for (int d = 0; d < mt.ndevices; d++)
