@@ -12,7 +12,6 @@
  *    "gpus": {"A100": {"efficiency": {...}, "dropout": {...}}, ...},   per GPU model (a
  *                                                     prefix of the cluster's "gpu")
  *    "overlap": {"tp_comm": bool},
- *    "zero": {"grad_reduce": "per_microbatch|per_iteration"},
  *    "recompute": {"selective": "core_attention|ops"}}
  */
 #include "config.h"
@@ -27,7 +26,6 @@ static const char *const attention_names[] = { "hf", "fused", "eager", NULL };
 static const char *const experts_names[] = { "loop", "grouped", NULL };
 static const char *const selective_names[] = { "core_attention", "ops", NULL };
 static const char *const launch_names[] = { "serial", "async", NULL };
-static const char *const reduce_names[] = { "per_iteration", "per_microbatch", NULL };
 
 const char *runtime_attention_name(int a) { return a >= 0 && a < 3 ? attention_names[a] : "?"; }
 const char *runtime_experts_name(int x) { return x >= 0 && x < 2 ? experts_names[x] : "?"; }
@@ -156,16 +154,16 @@ static int read_gpus(struct runtime *rt, struct jv *v, const cJSON *gpus)
 
 static int read_body(struct runtime *rt, struct jv *v, const cJSON *root)
 {
-	const cJSON *kernels, *effs, *gpus, *overlap, *zero, *rec;
+	const cJSON *kernels, *effs, *gpus, *overlap, *rec;
 	const char *name;
-	unsigned char launch = 0, reduce = 0;
+	unsigned char launch = 0;
 
 	if (jv_format(v, root, RUNTIME_FORMAT) < 0 ||
 	    jv_string(v, root, "", "name", JV_REQUIRED | JV_NONEMPTY, NULL, &name) < 0 ||
 	    jv_object(v, root, "", "kernels", JV_REQUIRED, &kernels) < 0 ||
 	    jv_object(v, root, "", "efficiency", JV_REQUIRED, &effs) < 0 ||
 	    jv_object(v, root, "", "gpus", 0, &gpus) < 0 || jv_object(v, root, "", "overlap", 0, &overlap) < 0 ||
-	    jv_object(v, root, "", "zero", 0, &zero) < 0 || jv_object(v, root, "", "recompute", 0, &rec) < 0)
+	    jv_object(v, root, "", "recompute", 0, &rec) < 0)
 		return -1;
 	if (json_has_control(name))
 		return jv_fail(v, "name", "must not contain control characters");
@@ -184,9 +182,6 @@ static int read_body(struct runtime *rt, struct jv *v, const cJSON *root)
 		return -1;
 	if (overlap && jv_bool(v, overlap, "overlap", "tp_comm", 0, false, &rt->style.tp_overlap) < 0)
 		return -1;
-	if (zero && choice(v, zero, "zero", "grad_reduce", reduce_names, &reduce) < 0)
-		return -1;
-	rt->zero_reduce_per_microbatch = reduce == 1;
 	if (rec && choice(v, rec, "recompute", "selective", selective_names, &rt->style.selective) < 0)
 		return -1;
 	return 0;

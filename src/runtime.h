@@ -47,8 +47,6 @@ struct runtime {
 	double dropout_f, dropout_b; /* a fused core with dropout (0: as without) */
 	struct runtime_gpu gpus[RUNTIME_MAX_GPUS];
 	int ngpus;
-	bool zero_reduce_per_microbatch; /* ZeRO 2/3 reduce-scatter the gradients after every
-	                                  * microbatch's backward (Megatron-FSDP, FSDP2) */
 	cJSON *doc;                 /* the document as read (embedded into the models it prices) */
 };
 

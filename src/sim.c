@@ -1753,6 +1753,11 @@ static int piece_cmp(const void *a, const void *b)
  * For ZeRO 1-2 the updated weights' all-gather follows, overlapped with the next
  * iteration up to the end of the device's first forward (overlap-param-gather). Whatever
  * of it runs past the device's last op lengthens the iteration.
+ *
+ * ZeRO 2-3 shard the gradients, so no GPU holds a whole gradient to accumulate into: every
+ * microbatch's backward reduce-scatters its own (Megatron-FSDP, FSDP2, DeepSpeed), M of them
+ * an iteration. The M - 1 before the last go out on the same stream from the device's first
+ * backward on, ahead of the last microbatch's.
  */
 static int dp_sync(struct ctx *c, struct metrics *m, double *makespan)
 {
@@ -1771,13 +1776,14 @@ static int dp_sync(struct ctx *c, struct metrics *m, double *makespan)
 	}
 	for (int d = 0; d < p->ndevices; d++) {
 		long n = 0;
-		double t = 0, gather = 0, first = INFINITY;
+		double t = 0, gather = 0, first = INFINITY, earlier = 0, first_bwd = INFINITY;
 
 		for (int i = s->dev_stage_start[d]; i < s->dev_stage_start[d + 1]; i++) {
 			int st = s->dev_stages[i], k = c->K == 3 ? 2 : 1;
 			const struct stage *sg = &p->stages[st];
 			double end = 0, start = 0, total = 0, done = 0;
 
+			first_bwd = fmin(first_bwd, s->end[op_id(c, st, 0, k)]);
 			for (int mb = 0; mb < c->M; mb++) {
 				long op = op_id(c, st, mb, k);
 
@@ -1797,9 +1803,13 @@ static int dp_sync(struct ctx *c, struct metrics *m, double *makespan)
 				s->sync_piece[n].ready = total > 0 ? start + (end - start) * done / total : end;
 				s->sync_piece[n++].ms = dc.grad_ms;
 				gather += dc.gather_ms;
+				if (par.zero >= 2)
+					earlier += (c->M - 1) * dc.grad_ms;
 			}
 		}
 		qsort(s->sync_piece, (size_t)n, sizeof(*s->sync_piece), piece_cmp);
+		if (earlier > 0)
+			t = first_bwd + earlier;
 		for (long i = 0; i < n; i++) {
 			if (i == 0)
 				first = s->sync_piece[i].ready;

@@ -206,6 +206,16 @@ static void test_dp_sync(void)
 	       "zero 1, fp32 gradients: an fp32 reduce-scatter, then the bf16 all-gather");
 	metrics_release(&m);
 	plan_release(&p);
+	/* ZeRO 2 shards the gradients: each microbatch's backward reduce-scatters its own. The
+	 * first (after W0, at t0) and the last (ready at W1's end, t0 + 1 ms) share the stream:
+	 * the last ends at t0 + 2 x ring / 2, then the all-gather less the first forward */
+	ok(load_plan(&p, "{\"pp\":2,\"dp\":4,\"zero\":2}", NULL, 0,
+	             "[{\"layers\":[0,0],\"device\":0},{\"layers\":[1,3],\"device\":1}]", &e) == 0, "loads");
+	ok(sim_plan(&p, &m, &e) == 0, "simulates");
+	is_dbl(m.dev[0].sync_end_ms - m.dev[0].sync_start_ms, (ring - 1) + (ring / 2 - 1), 1e-9,
+	       "zero 2: a reduce-scatter per microbatch (2 of them), then the all-gather");
+	metrics_release(&m);
+	plan_release(&p);
 
 }
 
