@@ -336,6 +336,7 @@ int arch_to_model(const struct arch *a, const struct hardware *hw, const struct 
 			l->core_act_bytes = l->act_bytes;
 		l->core_f_ms = fmin((double)(long long)(lc.core_f_ms * 1e6 + 0.5) / 1e6, l->f_ms);
 		l->a2a_bytes = (uint64_t)(lc.a2a_bytes + 0.5);
+		l->tied_bytes = (uint64_t)fmin(lc.tied_bytes + 0.5, (double)l->param_bytes);
 	}
 	return 0;
 oom:

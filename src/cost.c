@@ -412,6 +412,8 @@ static void head(const struct block *b, struct work *w)
 
 	w->params += V * h + h;
 	w->whole_params += h;   /* the final norm; the vocabulary splits (vocab-parallel) */
+	if (b->tied)
+		w->tied_params += V * h;
 	w->active += (b->tied ? 0 : V * h) + h;
 	w->unique += (b->tied ? 0 : V * h) + h;
 	w->in = 2 * h;
@@ -884,6 +886,7 @@ void cost_layer(const struct work *w, const struct hardware *hw, const struct co
 	/* each rank holds 1/t of the split weights and all of the replicated ones */
 	lc->param_bytes = 2 * ((w->params - w->whole_params) / t + w->whole_params);
 	lc->expert_param_bytes = 2 * w->expert_params / t;
+	lc->tied_bytes = 2 * w->tied_params / t;
 	/* with sequence parallelism each TP rank sends its 1/t of the hidden state */
 	lc->out_bytes = tok * w->out / t;
 	lc->in_bytes = tok * w->in / t;

@@ -132,6 +132,7 @@ struct work {
 	double in;               /* bytes per token of the layer input (kept under recompute) */
 	double a2a;              /* MoE all-to-all bytes per token (dispatch + combine) */
 	double expert_params;    /* the part of params in routed experts (sharded by EP) */
+	double tied_params;      /* the part of params that is the embedding's (a tied head) */
 	double whole_params;     /* the part of params every tensor-parallel rank holds whole
 	                          * (Megatron-LM replicates them): norms, the router and gates,
 	                          * MLA's down-projections, row-parallel biases */
@@ -249,6 +250,7 @@ struct layer_cost {
 	/* for parallel layouts (model.h): expert weights, the input kept under full
 	 * recompute, what selective recompute drops and redoes, the EP all-to-all bytes */
 	double expert_param_bytes, in_bytes, core_act_bytes, core_f_ms, a2a_bytes;
+	double tied_bytes;       /* the part of param_bytes that is the embedding's (a tied head) */
 };
 
 /* Times and bytes of one layer (per microbatch, per GPU of the TP group). */

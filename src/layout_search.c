@@ -70,6 +70,9 @@ static int judge(struct parallel_source *src, const struct cluster *c, int mbs, 
 		for (int i = 0; i < rm.nlayers; i++) {
 			params += (double)rm.layers[i].param_bytes;
 			experts += (double)rm.layers[i].expert_param_bytes;
+			/* one device holds a tied head's matrix once */
+			if (l->pp == 1)
+				params -= (double)rm.layers[i].tied_bytes;
 		}
 		parallel_static_mem(l, params / l->pp, experts / l->pp, &st);
 		if (st.weights + st.grads + st.optimizer > cluster_usable_bytes(&rcl)) {

@@ -20,7 +20,7 @@ static const char *const model_keys[] = {
 static const char *const layer_keys[] = {
 	"kind", "f_ms", "b_ms", "w_ms", "bw_ms", "w_fraction",
 	"param_bytes", "act_bytes", "act_w_bytes", "out_bytes",
-	"expert_param_bytes", "in_bytes", "core_act_bytes", "core_f_ms", "a2a_bytes", NULL
+	"expert_param_bytes", "in_bytes", "core_act_bytes", "core_f_ms", "a2a_bytes", "tied_bytes", NULL
 };
 
 static void layer_release(struct layer *l)
@@ -97,8 +97,14 @@ static int layer_read(struct jv *v, const cJSON *obj, const char *path, double m
 	    jv_bytes(v, obj, path, "in_bytes", 0, 0, &l->in_bytes) < 0 ||
 	    jv_bytes(v, obj, path, "core_act_bytes", 0, 0, &l->core_act_bytes) < 0 ||
 	    jv_number(v, obj, path, "core_f_ms", 0, 0, OCTO_MAX_COST_MS, 0, &l->core_f_ms) < 0 ||
-	    jv_bytes(v, obj, path, "a2a_bytes", 0, 0, &l->a2a_bytes) < 0)
+	    jv_bytes(v, obj, path, "a2a_bytes", 0, 0, &l->a2a_bytes) < 0 ||
+	    jv_bytes(v, obj, path, "tied_bytes", 0, 0, &l->tied_bytes) < 0)
 		return -1;
+	if (l->tied_bytes > l->param_bytes) {
+		jpath_key(p, path, "tied_bytes");
+		return jv_fail(v, p, "must not exceed param_bytes (%llu), the weights it is part of",
+		               (unsigned long long)l->param_bytes);
+	}
 	if (l->act_w_bytes > l->act_bytes) {
 		jpath_key(p, path, "act_w_bytes");
 		return jv_fail(v, p, "must not exceed act_bytes (%llu), the part of it kept until W",
@@ -355,6 +361,8 @@ cJSON *model_to_json(const struct model *m)
 			jw_num(&w, o, "in_bytes", (double)l->in_bytes);
 		if (l->core_act_bytes)
 			jw_num(&w, o, "core_act_bytes", (double)l->core_act_bytes);
+		if (l->tied_bytes)
+			jw_num(&w, o, "tied_bytes", (double)l->tied_bytes);
 		if (l->core_f_ms > 0)
 			jw_num(&w, o, "core_f_ms", l->core_f_ms);
 		if (l->a2a_bytes)

@@ -407,6 +407,9 @@ static int retarget(struct model *out, const struct arch *a, const struct hardwa
 		l->out_bytes = scaled_bytes(l->out_bytes, c0.out_bytes, c1.out_bytes);
 		l->in_bytes = scaled_bytes(l->in_bytes, c0.in_bytes, c1.in_bytes);
 		l->a2a_bytes = scaled_bytes(l->a2a_bytes, c0.a2a_bytes, c1.a2a_bytes);
+		l->tied_bytes = scaled_bytes(l->tied_bytes, c0.tied_bytes, c1.tied_bytes);
+		if (l->tied_bytes > l->param_bytes)
+			l->tied_bytes = l->param_bytes;
 	}
 	return 0;
 }

@@ -720,6 +720,9 @@ static void setup(struct ctx *c)
 			}
 			act_w += y->act_w_bytes;
 			params += (double)y->param_bytes;
+			/* a head tied to the embedding on the embedding's own device: one matrix */
+			if (y->tied_bytes && p->stages[0].device == g->device)
+				params -= (double)y->tied_bytes;
 			experts += (double)y->expert_param_bytes;
 		}
 		if (c->o->unit_costs) {

@@ -649,6 +649,43 @@ static void test_layout_full_recompute(void)
 	cluster_release(&c);
 }
 
+/* A head tied to the embedding holds the embedding's matrix: once on a device that holds
+ * both (gemma2-27b at TP 4 on one pipeline device: 4.7 GB a GPU less), on each of two. */
+static void test_tied_head(void)
+{
+	const char *top = getenv("top_srcdir");
+	char mp[4096], cp[4096];
+	struct model m, rm;
+	struct cluster c, rc;
+	struct parallel l = { 1, 4, 1, 1, 0, true };
+	struct baseline_spec spec = { SCHED_1F1B, 2, 0, NULL, NULL, 0, 0, NULL };
+	struct plan p;
+	struct metrics mt;
+	struct err e = ERR_INIT;
+	double sum = 0, tied;
+
+	snprintf(mp, sizeof(mp), "%s/samples/models/gemma2-27b.json", top ? top : ".");
+	snprintf(cp, sizeof(cp), "%s/samples/clusters/4xH200.json", top ? top : ".");
+	if (model_load(&m, mp, &e) < 0 || cluster_load(&c, cp, &e) < 0) {
+		ok(0, "gemma2-27b and 4xH200 load: %s", e.msg);
+		return;
+	}
+	ok(parallel_replica(&m, &c, &l, &rm, &rc, &e) == 0 && baseline_plan(&p, &rm, NULL, &rc, NULL, &spec, &e) == 0,
+	   "gemma2-27b at tp 4 on one pipeline device (%s)", e.msg);
+	tied = (double)rm.layers[rm.nlayers - 1].tied_bytes;
+	is_dbl(tied, 2.0 * 256000 * 4608 / 4, 1, "the head's tied matrix: V x h bf16 over 4 ranks");
+	for (int i = 0; i < rm.nlayers; i++)
+		sum += (double)rm.layers[i].param_bytes;
+	ok(sim_plan(&p, &mt, &e) == 0, "simulates (%s)", e.msg);
+	is_dbl((double)mt.dev[0].weights_bytes, sum - tied, 1, "the device holds the embedding's matrix once");
+	metrics_release(&mt);
+	plan_release(&p);
+	model_release(&rm);
+	cluster_release(&rc);
+	model_release(&m);
+	cluster_release(&c);
+}
+
 static void test_layout_reads(void)
 {
 #ifdef OCTO_HAVE_LD_WRAP
@@ -702,5 +739,6 @@ int main(void)
 	test_layout_top();
 	test_layout_reads();
 	test_layout_full_recompute();
+	test_tied_head();
 	return tap_done();
 }
