@@ -652,19 +652,39 @@ fail:
 
 /* ---- clusters ---- */
 
-struct cluster_spec {
-	const char *name, *gpu;
-	int devices;
+/* What a GPU's datasheet says; efficiency is the runtime's (samples/runtimes). */
+struct gpu_sheet {
+	const char *gpu;
 	uint64_t mem_bytes;
+	double peak_tflops, hbm_gbytes_per_s, nvlink, nic;
+	const char *source;
+};
+
+static const struct gpu_sheet H200 = { "H200", 141000000000ULL, 989.4, 4800, 450, 50,
+	"H200 SXM datasheet: 989.4 TFLOP/s dense BF16, 4.8 TB/s HBM3e, NVLink 4 450 GB/s a direction, "
+	"one 400 Gb/s NIC a GPU" };
+static const struct gpu_sheet H100 = { "H100", 80000000000ULL, 989.4, 3350, 450, 50,
+	"H100 SXM5 datasheet: 989.4 TFLOP/s dense BF16, 3.35 TB/s HBM3, NVLink 4 450 GB/s a direction, "
+	"one 400 Gb/s NIC a GPU" };
+static const struct gpu_sheet A100 = { "A100", 80000000000ULL, 312, 2039, 300, 25,
+	"A100 SXM4 80 GB datasheet: 312 TFLOP/s dense BF16, 2.039 TB/s HBM2e, NVLink 3 300 GB/s a direction, "
+	"one 200 Gb/s NIC a GPU" };
+
+struct cluster_spec {
+	const char *name;
+	const struct gpu_sheet *sheet;
+	int devices;
 };
 
 static const struct cluster_spec clusters[] = {
-	{ "4xH200", "H200", 4, 141000000000ULL },
-	{ "8xH200", "H200", 8, 141000000000ULL },
-	{ "16xH200", "H200", 16, 141000000000ULL },
-	{ "32xH200", "H200", 32, 141000000000ULL },
-	{ "64xH200", "H200", 64, 141000000000ULL },
-	{ "8xH100", "H100", 8, 80000000000ULL },
+	{ "4xH200", &H200, 4 },
+	{ "8xH200", &H200, 8 },
+	{ "16xH200", &H200, 16 },
+	{ "32xH200", &H200, 32 },
+	{ "64xH200", &H200, 64 },
+	{ "8xH100", &H100, 8 },
+	{ "64xH100", &H100, 64 },
+	{ "64xA100", &A100, 64 },
 };
 
 #define GPUS_PER_NODE 8
@@ -676,23 +696,28 @@ static int build_cluster(const struct cluster_spec *cs, const char *out, struct 
 
 	memset(&c, 0, sizeof(c));
 	c.name = strdup(cs->name);
-	c.gpu = strdup(cs->gpu);
+	c.gpu = strdup(cs->sheet->gpu);
 	c.device_speed = malloc((size_t)cs->devices * sizeof(*c.device_speed));
-	if (!c.name || !c.gpu || !c.device_speed) {
+	hardware_default(&c.hw);
+	c.hw.source = strdup(cs->sheet->source);
+	if (!c.name || !c.gpu || !c.device_speed || !c.hw.source) {
 		err_set(e, ERR_RUNTIME, "%s: out of memory", out);
 		goto out;
 	}
 	c.devices = cs->devices;
 	c.gpus_per_node = GPUS_PER_NODE;
-	c.mem_bytes = cs->mem_bytes;
+	c.mem_bytes = cs->sheet->mem_bytes;
+	c.has_hw = true;
+	c.hw.peak_tflops = cs->sheet->peak_tflops;
+	c.hw.hbm_gbytes_per_s = cs->sheet->hbm_gbytes_per_s;
 	c.mem_headroom = 0.05;
 	c.speed = 1.0;
 	for (int d = 0; d < c.devices; d++)
 		c.device_speed[d] = c.speed;
-	/* NVLink 4 through NVSwitch; NDR InfiniBand, one 400 Gb/s port per GPU */
-	c.intra = (struct link){ 450, 5 };
+	/* NVLink through NVSwitch; InfiniBand, one port per GPU */
+	c.intra = (struct link){ cs->sheet->nvlink, 5 };
 	if (c.devices > c.gpus_per_node)
-		c.inter = (struct link){ 50, 10 };
+		c.inter = (struct link){ cs->sheet->nic, 10 };
 	r = cluster_save(&c, out, e);
 out:
 	cluster_release(&c);
