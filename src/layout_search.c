@@ -186,8 +186,10 @@ static int search(const struct model *m, struct parallel_source *src, const stru
 				if (l.pp < min_pp || l.pp > m->nlayers)
 					continue;
 				/* memory first: shard only as far as needed to fit without recompute (ZeRO
-				 * 0, 1, 2, 3), recompute (selective, then full) only when no sharding fits */
-				for (int z = 0; z <= 3 && !plain; z++) {
+				 * 0, 1, 2, 3), recompute (selective, then full) only when no sharding fits;
+				 * ZeRO 1 is judged even when ZeRO 0 fits: the distributed optimizer moves
+				 * no more bytes and hides its all-gather under the next forward */
+				for (int z = 0; z <= 3 && !(plain && z > 1); z++) {
 					if ((k->zero >= 0 && z != k->zero) || (z > 0 && dp == 1))
 						continue;
 					for (int rc = RECOMPUTE_NONE; rc <= RECOMPUTE_FULL; rc++) {
