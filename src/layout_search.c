@@ -19,13 +19,12 @@ void layout_recompute_model(struct model *m, enum recompute r)
 		uint64_t in = y->in_bytes ? y->in_bytes : i > 0 ? m->layers[i - 1].out_bytes : 0;
 
 		if (r == RECOMPUTE_FULL) {
-			/* kept from F to the backward: the layer's input alone, as the simulator keeps
-			 * it for a stage that recomputes (what the backward redoes lives only while it
-			 * runs) */
+			/* kept from F: the input; from the recomputing I to W what W needs, which a
+			 * table cannot hold apart from what F keeps (act_w <= act): the larger of the
+			 * two, so a split backward's deferred W parts are never under-counted (a plan's
+			 * own recomputing stages are priced exactly by the simulator) */
 			y->b_ms += y->f_ms;
-			y->act_bytes = in;
-			if (y->act_w_bytes > y->act_bytes)
-				y->act_w_bytes = y->act_bytes;
+			y->act_bytes = in > y->act_w_bytes ? in : y->act_w_bytes;
 		} else {
 			y->b_ms += y->core_f_ms;
 			y->act_bytes -= y->core_act_bytes;
@@ -333,4 +332,67 @@ int layout_relax_recompute(struct plan *p, struct err *e)
 	}
 	sim_release(&s);
 	return changed;
+}
+
+int layout_baseline(const struct model *m, const struct cluster *c, const struct layout_pick *pk, struct plan *out,
+                    struct metrics *mt, struct err *e)
+{
+	struct model rm;
+	struct cluster rcl;
+	struct sim s;
+	bool have = false;
+
+	if (parallel_replica(m, c, &pk->par, &rm, &rcl, e) < 0)
+		return -1;
+	memset(&s, 0, sizeof(s));
+	for (int i = 0; i < baseline_nrecipes; i++) {
+		struct baseline_spec spec = { baseline_recipes[i].schedule, pk->microbatches, 0, baseline_recipes[i].partition,
+		                              NULL, 0, 0, NULL };
+		struct err e2 = ERR_INIT;
+		struct plan p;
+		struct metrics x;
+		struct sim_opts o;
+
+		if (baseline_plan(&p, &rm, NULL, &rcl, NULL, &spec, &e2) < 0) {
+			if (e2.cls == ERR_RUNTIME)
+				goto oom;
+			continue;
+		}
+		plan_set_recompute(&p, pk->recompute);
+		sim_opts_default(&o);
+		if (sim_run(&s, &p, &o, &x, &e2) < 0) {
+			plan_release(&p);
+			if (e2.cls == ERR_RUNTIME)
+				goto oom;
+			continue;
+		}
+		if (!x.noom && (!have || x.makespan_ms < mt->makespan_ms)) {
+			if (have) {
+				plan_release(out);
+				metrics_release(mt);
+			}
+			*out = p;
+			*mt = x;
+			have = true;
+		} else {
+			plan_release(&p);
+			metrics_release(&x);
+		}
+	}
+	sim_release(&s);
+	model_release(&rm);
+	cluster_release(&rcl);
+	if (!have)
+		return err_set(e, ERR_INFEASIBLE, "no baseline of model '%s' fits at pp %d x tp %d x dp %d", m->name,
+		               pk->par.pp, pk->par.tp, pk->par.dp);
+	return 0;
+oom:
+	if (have) {
+		plan_release(out);
+		metrics_release(mt);
+	}
+	sim_release(&s);
+	model_release(&rm);
+	cluster_release(&rcl);
+	return err_set(e, ERR_RUNTIME, "out of host memory");
 }

@@ -72,6 +72,16 @@ struct layout_choice {
 int layout_search(const struct model *m, const struct cluster *c, const struct layout_constraints *k,
                   struct layout_choice *out, struct err *e);
 
+/* The fastest of compare's baselines at layout pick pk that fits, as the search judged it:
+ * built on one replica (m's table at pk's layout, on c's GPUs) with every stage recomputing
+ * as pk says, simulated. For a tuner whose own candidates do not fit at that layout: the
+ * search's answer is then the plan. 0 with out and mt filled (release both); ERR_INFEASIBLE
+ * when none fits, ERR_RUNTIME when out of host memory. */
+struct plan;
+struct metrics;
+int layout_baseline(const struct model *m, const struct cluster *c, const struct layout_pick *pk, struct plan *out,
+                    struct metrics *mt, struct err *e);
+
 /* Recompute only where memory binds: each stage of p (a simulated plan that fits) tries a
  * lighter mode (full -> selective -> none), kept when the plan still fits, since
  * recompute only ever costs time. Stages are tried last to first (the later a stage, the
@@ -80,8 +90,10 @@ struct plan;
 int layout_relax_recompute(struct plan *p, struct err *e);
 
 /* The layer table as a uniformly recomputing stage sees it: the backward pays the redone
- * forward and the activations kept are the recompute mode's (for searches that build
- * plans without per-stage modes; a plan's own stages are priced by the simulator). */
+ * forward and the activations kept are the recompute mode's (for the tuner, which builds
+ * plans without per-stage modes; under full recompute a layer keeps the larger of its
+ * input and what W needs, an upper bound; a plan's own stages, and the layout search's
+ * candidates, are priced by the simulator). */
 void layout_recompute_model(struct model *m, enum recompute r);
 
 #endif

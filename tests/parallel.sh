@@ -360,4 +360,20 @@ if [ "$(jget "$T/t32.steps" 'd["layout"]["grads"]')" = "fp32" ] && [ "$(jget "$T
     ok "tune --grads fp32: the layout search keeps fp32 gradients in every candidate"
 else not_ok "tune --grads fp32" "$(head -c 300 "$T/t32.out")"; fi
 
+# fp32 gradients (18 bytes a parameter) still fit gemma2-27b on 4 H200s: the layout search
+# judges full recompute as the simulator keeps it (each layer's input), not every activation
+run "$OCTOPIPE" tune --model gemma2-27b --cluster 4xH200 --microbatches 8 --grads fp32 --budget 0.3 -o "$T/g27f.json"
+expect_rc 0 "gemma2-27b with fp32 gradients fits on 4 H200s"
+# expert parallelism re-prices the experts: deepseek-v2-lite's loop (hf-eager) launches each
+# of the E / ep experts a GPU holds, so its MoE layers get cheaper at ep 2 beside the all-to-all
+"$OCTOPIPE" plan --model deepseek-v2-lite --cluster 16xH200 --schedule 1f1b --microbatches 8 --dp 2 --devices 8 \
+    -o "$T/ep1.json" >/dev/null 2>&1
+"$OCTOPIPE" plan --model deepseek-v2-lite --cluster 16xH200 --schedule 1f1b --microbatches 8 --dp 2 --ep 2 --devices 8 \
+    -o "$T/ep2.json" >/dev/null 2>&1
+f1=$("$OCTOPIPE" sim "$T/ep1.json" --json 2>/dev/null | python3 -c 'import json,sys; d=json.load(sys.stdin); print(sum(x["busy_ms"] for x in d["devices"]))')
+f2=$("$OCTOPIPE" sim "$T/ep2.json" --json 2>/dev/null | python3 -c 'import json,sys; d=json.load(sys.stdin); print(sum(x["busy_ms"] for x in d["devices"]))')
+if [ -n "$f1" ] && [ -n "$f2" ] && python3 -c "import sys; sys.exit(0 if $f2 < $f1 else 1)"; then
+    ok "ep 2 re-prices the experts: less busy time ($f2 vs $f1 ms) though it adds the all-to-all"
+else not_ok "ep 2 re-prices the experts" "$f1 $f2"; fi
+
 done_testing

@@ -340,7 +340,7 @@ expect_match '^not run: the tensor-parallel all-reduces of each layer are priced
     "the dry run of a tp 2 plan says what its kernels leave out"
 expect_match '^STAGE DEVICE OP  COUNT PREDICTED ms     \+COLL ms  KERNEL' "$OUT" "and shows what they add per op"
 # (a tp 2 layout of a tp 1 table; a table made at tp 2, planned without a layout)
-"$OCTOPIPE" cost "$top_srcdir/samples/architectures/llama2-7b.json" --cluster 8xH200 --tp 2 -o "$T/made2.model.json" \
+"$OCTOPIPE" cost "$top_srcdir/samples/architectures/llama2-7b.json" --cluster 8xH200 --runtime hf-eager --tp 2 -o "$T/made2.model.json" \
     >/dev/null 2>&1
 "$OCTOPIPE" plan --model "$T/made2.model.json" --cluster 8xH200 --schedule 1f1b --microbatches 4 --partition uniform \
     -o "$T/made2.json" >/dev/null 2>&1
@@ -436,7 +436,7 @@ for i, bump in enumerate((0, 1)):
     json.dump(c, open("%s/launch%d.cluster.json" % (t, i), "w"))
 PY
 for i in 0 1; do
-    "$OCTOPIPE" cost "$top_srcdir/samples/architectures/deepseek-v2-lite.json" --cluster "$T/launch$i.cluster.json" \
+    "$OCTOPIPE" cost "$top_srcdir/samples/architectures/deepseek-v2-lite.json" --runtime hf-eager --cluster "$T/launch$i.cluster.json" \
         -o "$T/launch$i.model.json" >/dev/null 2>&1
     "$OCTOPIPE" plan --model "$T/launch$i.model.json" --cluster "$T/launch$i.cluster.json" --schedule zb-h1 \
         --microbatches 4 --partition uniform -o "$T/launch$i.plan.json" >/dev/null 2>&1

@@ -427,12 +427,14 @@ int cmd_tune(int argc, char **argv)
 			goto pick;
 		}
 		if (tune_new(&tk, cand[k].use ? &cand[k].rm : &m, cand[k].use ? &cand[k].rc : &c, &ko, &e) < 0) {
-			if (k == 0) {
+			/* another of the ranked layouts may fit as the tuner builds its plans */
+			if (e.cls == ERR_RUNTIME || ntune == 1) {
 				rc = cli_report(&e);
 				goto tuned;
 			}
 			if (!quiet)
 				fprintf(log, "layout %d of %d: %s\n", k + 1, ntune, e.msg);
+			last = e;
 			e = (struct err)ERR_INIT;
 			continue;
 		}
@@ -490,11 +492,30 @@ pick:
 			tune_free(tk);
 		}
 	}
-	if (tgt == TARGET_MEGATRON && !have_p && last.cls != ERR_NONE) {
+	if (!have_p && last.cls == ERR_INFEASIBLE && tgt == TARGET_OCTOPIPE && nc > 0 && cand[0].searched) {
+		/* the tuner's layer table counts a recomputing layer's activations from its
+		 * forward on, an upper bound; the search's baseline, priced stage by stage,
+		 * fits: it is the answer */
+		struct layout_pick pk0 = { cand[0].lc.par, cand[0].lc.recompute, cand[0].lc.microbatches,
+		                           cand[0].lc.makespan_ms, cand[0].lc.tokens_per_s, cand[0].lc.peak_bytes };
+
+		if (layout_baseline(&m, &c, &pk0, &p, &mt, &e) == 0) {
+			have_p = true;
+			best = 0;
+			best_tps = mt.throughput_tokens_per_s;
+			if (!quiet)
+				fprintf(log, "no tuned plan fits; the layout's best baseline does: %.0f tokens/s\n", best_tps);
+		} else if (e.cls == ERR_RUNTIME) {
+			rc = cli_report(&e);
+			goto tuned;
+		}
+		e = (struct err)ERR_INIT;
+	}
+	if (!have_p && last.cls != ERR_NONE) {
 		rc = cli_report(&last);
 		goto tuned;
 	}
-	if (ntune > 1 && !quiet && have_p)
+	if (ntune > 1 && !quiet && have_p && t)
 		fprintf(log, "layout chosen: pp %d x tp %d x dp %d (ep %d, ZeRO %d, recompute %s), the fastest of %d tuned, "
 		        "%.0f tokens/s\n", cand[best].lc.par.pp, cand[best].lc.par.tp, cand[best].lc.par.dp,
 		        cand[best].lc.par.ep, cand[best].lc.par.zero, recompute_name(cand[best].lc.recompute), nc, best_tps);
@@ -569,7 +590,16 @@ tuned:
 		metrics_release(&mt);
 		goto out;
 	}
-	if (!t) {
+	if (!t && tgt != TARGET_MEGATRON) {
+		struct strbuf sb = STRBUF_INIT;
+
+		strbuf_addstr(&sb, "the best baseline: ");
+		fmt_ms(&sb, mt.makespan_ms);
+		strbuf_addf(&sb, " per iteration, bubble %.1f%%\n", 100 * mt.bubble_ratio);
+		if (!strbuf_failed(&sb))
+			fprintf(log, "%s", sb.buf);
+		strbuf_release(&sb);
+	} else if (!t) {
 		struct strbuf sb = STRBUF_INIT;
 
 		strbuf_addstr(&sb, "tuned for Megatron-LM: ");
@@ -616,7 +646,11 @@ tuned:
 	rc = EXIT_OK;
 	if (out)
 		rc = cli_write_plan(&p, out, mpath, cpath, false);
-	if (rc == EXIT_OK && steps_out) {
+	if (rc == EXIT_OK && steps_out && !t) {
+		/* Megatron-LM's own schedules, or the search's baseline: no tuner steps were taken */
+		fprintf(stderr, "octopipe tune: --steps-out %s: no tuner steps to write (%s)\n", steps_out,
+		        tgt == TARGET_MEGATRON ? "the Megatron-LM search takes none" : "the plan is the layout's baseline");
+	} else if (rc == EXIT_OK && steps_out) {
 		cJSON *root = tune_steps_to_json(t);
 		struct strbuf sb = STRBUF_INIT;
 

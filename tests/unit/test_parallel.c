@@ -639,10 +639,14 @@ static void test_layout_full_recompute(void)
 	ok(peak < 60e9, "which keeps the layer inputs, not every activation (%.1f GB)", peak / 1e9);
 	metrics_release(&mt);
 	plan_release(&p);
-	/* the layer table the tuner sees under full recompute keeps each layer's input */
-	layout_recompute_model(&rm, RECOMPUTE_FULL);
-	is_int((long)rm.layers[5].act_bytes, (long)rm.layers[5].in_bytes, "a recomputing layer keeps its input");
-	ok(rm.layers[5].act_w_bytes <= rm.layers[5].act_bytes, "and no more until W");
+	/* the layer table the tuner sees under full recompute: the larger of the input and
+	 * what W needs after the recomputing I (an upper bound the tuner cannot undercut) */
+	{
+		uint64_t in = rm.layers[5].in_bytes, w = rm.layers[5].act_w_bytes;
+
+		layout_recompute_model(&rm, RECOMPUTE_FULL);
+		is_int((long)rm.layers[5].act_bytes, (long)(in > w ? in : w), "a recomputing layer keeps max(input, W's part)");
+	}
 	model_release(&rm);
 	cluster_release(&rc);
 	model_release(&m);
