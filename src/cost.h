@@ -231,6 +231,10 @@ struct kernel {
 	bool dropout;            /* a fused core with dropout (hardware.flash_dropout_*) */
 };
 
+/* Whether an attention core runs eager under style (forced: the model asks for the eager
+ * class, as learned sinks or attn_implementation "eager" make Hugging Face do). */
+bool cost_core_eager(const struct cost_style *st, bool forced);
+
 /* Writes up to max kernels of pass p of layer w to out (out may be NULL when max is 0);
  * returns how many the layer has (more than max: the list was cut). */
 int cost_kernels(const struct work *w, const struct cost_opts *o, enum kernel_pass p,
