@@ -128,7 +128,7 @@ int cluster_from_json(struct cluster *c, const cJSON *root, const char *file, co
 				        c->rep.ep, c->rep.dp);
 				goto fail;
 			}
-			if (jv_number(&v, rp, "replica", "dp_gbytes_per_s", JV_REQUIRED, 0, 1e6, 0,
+			if (jv_number(&v, rp, "replica", "dp_gbytes_per_s", JV_REQUIRED, 0, 1e9, 0,
 			              &c->rep.dp_link.gbytes_per_s) < 0 ||
 			    jv_number(&v, rp, "replica", "dp_latency_us", JV_REQUIRED, 0, 1e9, 0, &c->rep.dp_link.latency_us) < 0)
 				goto fail;

@@ -173,4 +173,11 @@ if pty_tune 80 dumb "$T/ptydumb"; then
 else
     not_ok "tune on a dumb terminal" "$(tail -5 "$T/ptydumb.stdout")"
 fi
+# free links (how profile studies model free communication) tune by default: the replica's
+# data-parallel link took the cluster's bandwidth and its own reader refused it above 1e6 GB/s
+python3 -c "
+import json; d = json.load(open('$top_srcdir/samples/clusters/8xH200.json'))
+d['intra_node']['gbytes_per_s'] = 1e7; d['name'] = 'free8'; json.dump(d, open('$T/free8.json', 'w'))"
+run "$OCTOPIPE" tune --model gpt-13b --cluster "$T/free8.json" --microbatches 32 --budget 0.2 --quiet -o "$T/free.json"
+expect_rc 0 "tune with free links (1e7 GB/s) finds a layout"
 done_testing
