@@ -264,4 +264,42 @@ if [ ! -e "$T/relhome" ] && [ ! -e "$T/relstate" ]; then ok "and makes no autosa
 else not_ok "no autosave folder under the working directory" "$(ls -la "$T")"; fi
 keys q y
 expect '^exit status 0'
+# ---- no UI output replaces a file the plan reads: its model, its cluster (issue 28) ----
+S=
+mkdir -p "$T/in"
+cp "$top_srcdir/samples/models/gpt-13b.json" "$T/in/m.json"
+cp "$top_srcdir/samples/clusters/4xH200.json" "$T/in/c.json"
+run "$OCTOPIPE" plan --model "$T/in/m.json" --cluster "$T/in/c.json" --schedule 1f1b --microbatches 8 -o "$T/in/p.json"
+expect_rc 0 "a plan that refers to a model and a cluster file"
+start 120 36 -- tui "$T/in/p.json"
+expect '^gpu0 ' "a UI on it"
+keys ']'
+expect 'stage 0 now ends'
+keys S C-u
+typ "$T/in/m.json"
+keys Enter
+expect "save refused: '$T/in/m.json' is the plan's model" "S onto the plan's model is refused in words"
+expect_not 'overwrite' "without asking to overwrite it"
+keys S C-u
+typ "$T/in/../in/c.json"
+keys Enter
+expect "save refused: '$T/in/../in/c.json' is the plan's cluster" "S onto the plan's cluster, spelt otherwise, too"
+keys E C-u
+typ "$T/in/m.json"
+keys Enter
+expect "report refused: '$T/in/m.json' is the plan's model" "and E onto it"
+keys q y
+expect '^exit status 0'
+run "$OCTOPIPE" sim "$T/in/p.json"
+expect_rc 0 "the plan still loads: its model and cluster are untouched"
+start 120 36 -- tui --model "$T/in/m.json" --cluster "$T/in/c.json"
+expect '^gpu0 ' "a UI started on a model and a cluster"
+keys S C-u
+typ "$T/in/c.json"
+keys Enter
+expect "save refused: '$T/in/c.json' is the plan's cluster" "S onto the cluster it was started on is refused"
+keys q
+expect '^exit status 0'
+if cmp -s "$T/in/c.json" "$top_srcdir/samples/clusters/4xH200.json" && cmp -s "$T/in/m.json" "$top_srcdir/samples/models/gpt-13b.json"
+then ok "the model and cluster files are unchanged"; else not_ok "the model and cluster files are unchanged"; fi
 done_testing

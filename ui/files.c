@@ -218,6 +218,8 @@ int app_save(struct app *a, const char *path)
 		app_msg(a, R_WARN, "the plan has no file yet: S saves as");
 		return -1;
 	}
+	if (app_refuse_input(a, path, "save"))
+		return -1;
 	fileio_dirname(path, dir, sizeof(dir));
 	if (a->model_path && a->cluster_path) {
 		char *m = NULL, *c = NULL;
@@ -255,6 +257,19 @@ int app_save(struct app *a, const char *path)
 	else
 		app_msg(a, R_GOOD, "saved %s", path);
 	return 0;
+}
+
+bool app_refuse_input(struct app *a, const char *path, const char *what)
+{
+	static const char *const names[] = { "model", "cluster", "tuner's steps file" };
+	const char *inputs[] = { a->model_path, a->cluster_path, a->tuning.source[0] ? a->tuning.source : NULL };
+	int i = fileio_input_index(path, inputs, 3);
+
+	if (i < 0)
+		return false;
+	app_msg(a, R_ERROR, "%s refused: '%s' is the plan's %s ('%s'), which the plan reads; give another name", what,
+	        path, names[i], inputs[i]);
+	return true;
 }
 
 bool app_would_overwrite(const struct app *a, const char *path)
@@ -394,10 +409,12 @@ void app_write_report(struct app *a, const char *path)
 		app_msg(a, R_ERROR, "no plan to report on");
 		return;
 	}
-	if (fileio_same_file(path, a->path) || fileio_same_file(path, a->tuning.source)) {
+	if (fileio_same_file(path, a->path)) {
 		app_msg(a, R_ERROR, "report not written: %s is the plan's own file", path);
 		return;
 	}
+	if (app_refuse_input(a, path, "report"))
+		return;
 	plans[n] = &a->cur.plan;
 	labels[n++] = app_modified(a) ? "this plan (edited)" : "this plan";
 	if (a->compare && a->ref.loaded) {
