@@ -175,9 +175,14 @@ void tuning_tick(struct app *a)
 		if (bi >= 0) {
 			struct strbuf sb = STRBUF_INIT;
 
+			/* the step the message names is the one selected, shown and adopted by Enter */
+			if (a->panel == PANEL_STEPS && a->steps_tuner)
+				tuning_select(a, bi);
+			else
+				g->sel = bi;
 			fmt_ms(&sb, best);
 			app_msg(a, R_GOOD, "tuning done: %d steps, %ld plans simulated in %.2f s; best step %d at %s (Enter adopts)",
-			        g->n, g->evals, g->seconds, bi, sb.buf);
+			        g->n, g->evals, g->seconds, g->steps[bi].index, sb.buf);
 			strbuf_release(&sb);
 		}
 		return;
