@@ -302,4 +302,17 @@ keys q
 expect '^exit status 0'
 if cmp -s "$T/in/c.json" "$top_srcdir/samples/clusters/4xH200.json" && cmp -s "$T/in/m.json" "$top_srcdir/samples/models/gpt-13b.json"
 then ok "the model and cluster files are unchanged"; else not_ok "the model and cluster files are unchanged"; fi
+# ---- E after tuning has finished still carries the tuner's steps (issue 28) -----------
+start 140 40 -- tui "$top_srcdir/tests/data/tiny-plan.json"
+expect '^gpu0 ' "a UI on a tiny plan"
+keys F6
+expect 'tuning done: ' "F6 tunes to the end" 30
+keys E C-u
+typ "$T/tuned.html"
+keys Enter
+expect "report written to $T/tuned.html \\(the plan.*, the tuner's steps\\)" "E after tuning says the steps are in the report"
+if grep -q 'id="steps"><h2>Tuner steps' "$T/tuned.html" 2>/dev/null; then ok "and the report has the tuner's steps"
+else not_ok "the report after tuning has the tuner's steps" "$(grep -c step "$T/tuned.html" 2>&1)"; fi
+keys q
+expect '^exit status 0'
 done_testing

@@ -422,8 +422,8 @@ void app_write_report(struct app *a, const char *path)
 		labels[n++] = a->ref_name[0] ? a->ref_name : "compared";
 	}
 	/* the tuner's steps: the live tuner's, or the steps file the UI was given */
-	if (a->tuning.t) {
-		steps = tune_steps_to_json(a->tuning.t);
+	if (a->tuning.t || a->tuning.record) {
+		steps = a->tuning.t ? tune_steps_to_json(a->tuning.t) : cJSON_Duplicate(a->tuning.record, 1);
 		steps_what = ", the tuner's steps";
 	} else if (a->tuning.source[0]) {
 		steps = json_load_file(a->tuning.source, &e);

@@ -41,6 +41,7 @@ void tuning_release(struct tuning *g)
 	if (g->t)
 		tune_free(g->t);
 	steps_clear(g);
+	cJSON_Delete(g->record);
 	if (g->have_mc) {
 		model_release(&g->m);
 		cluster_release(&g->c);
@@ -138,7 +139,9 @@ static void finish(struct app *a)
 			snprintf(g->baseline, sizeof(g->baseline), "%s", b->valuestring);
 		if (cJSON_IsNumber(ms))
 			g->baseline_ms = ms->valuedouble;
-		cJSON_Delete(j);
+		/* kept for the report: the tuner that could make it again is freed below */
+		cJSON_Delete(g->record);
+		g->record = j;
 	}
 	tune_free(g->t);
 	g->t = NULL;
