@@ -208,4 +208,20 @@ run "$OCTOPIPE" tui --render 120x40
 expect_match "where each gpu's iteration goes" "$OUT" "below the chart, a table per gpu"
 expect_match '^ gpu +busy +idle: +warm-up +steady +cool-down +peak memory$' "$OUT" "of busy time, idle time by phase and peak memory"
 expect_match '^ gpu7 +[0-9.]+ m?s +[0-9]+% +[0-9.]+ m?s +[0-9.]+ m?s +[0-9.]+ m?s +[0-9.]+ GB +[0-9]+%$' "$OUT" "for every gpu shown"
+# ---- a filter on a dense chart shows what it matches in every column that has it (issue
+# 28: 256 microbatches, kind=W drew no W until zoomed in twice)
+run "$OCTOPIPE" plan --model "$top_srcdir/samples/models/gpt-13b.json" --cluster "$top_srcdir/samples/clusters/4xH200.json" \
+    --schedule zb-h1 --microbatches 256 -o "$T/dense.json"
+expect_rc 0 "a dense plan: 4 gpus x 256 microbatches, with W ops"
+start 120 30 -- tui "$T/dense.json"
+expect '^gpu0 ' "the UI on it"
+keys '\'
+typ 'kind=W'
+keys Enter
+expect 'filter /kind=W/: 1024 of 3072 ops shown' "the filter is on"
+nw=$(screen | grep '^gpu0 ' | tr -cd 'W' | wc -c)
+if [ "$nw" -ge 100 ]; then ok "the fitted chart shows the filtered kind in the columns that have it ($nw W on gpu0)"
+else not_ok "the filtered kind shows on a dense chart" "$nw W on gpu0:" "$(screen)"; fi
+keys q
+expect '^exit status 0'
 done_testing

@@ -5,7 +5,9 @@
  * columns it covers and claims the columns where it is the largest share, so short ops
  * never hide long ones at any zoom. A column where the device is busy less than half the
  * time shows ':' in the colour of its largest op; only a column with no work at all is a
- * bubble. Ops that own no column (narrower than one) still show when they matter: the
+ * bubble. Under a filter a column belongs to its largest matching op whenever one is in it,
+ * so a dense chart still shows what the filter finds. Ops that own no column (narrower
+ * than one) still show when they matter: the
  * cursor, search matches and a deadlock's cycle mark the column of their midpoint. The
  * cost is O(ops + columns) per row, whatever the zoom.
  */
@@ -212,8 +214,9 @@ void gantt_view_draw(const struct app *a, const struct pview *v, int focus, cons
                      struct screen *s, const struct rect *r)
 {
 	double last_end = 0;
-	static double busy[MAX_COLS], best[MAX_COLS];
-	static long owner[MAX_COLS];
+	static double busy[MAX_COLS], best[MAX_COLS], mbest[MAX_COLS];
+	static long owner[MAX_COLS], mowner[MAX_COLS];
+	bool filtering = a->re && a->filter;
 	const struct plan *p = &v->plan;
 	int sw = gantt_view_stats_w(r->w), w = r->w - GANTT_LABEL_W - sw, per = app_rows_per_dev(a, focus);
 	int bottleneck = busiest(v);
@@ -257,8 +260,8 @@ void gantt_view_draw(const struct app *a, const struct pview *v, int focus, cons
 		if (!v->have_times)
 			continue;
 		for (int c = 0; c < w; c++) {
-			busy[c] = best[c] = 0;
-			owner[c] = -1;
+			busy[c] = best[c] = mbest[c] = 0;
+			owner[c] = mowner[c] = -1;
 		}
 		last_end = 0;  /* the device's last op: only after it is a wait the sync's */
 		for (int k = p->order_start[d]; k < p->order_start[d + 1]; k++) {
@@ -283,11 +286,16 @@ void gantt_view_draw(const struct app *a, const struct pview *v, int focus, cons
 					best[c] = ov;
 					owner[c] = k;
 				}
+				if (filtering && v->match[op] && ov > mbest[c]) {
+					mbest[c] = ov;
+					mowner[c] = k;
+				}
 			}
 		}
 		for (int c = 0; c < w; c++) {
 			double t = a->t0 + (c + 0.5) * mpc;
-			long k = owner[c];
+			/* under a filter a column shows its largest matching op, if any op in it matches */
+			long k = mowner[c] >= 0 ? mowner[c] : owner[c];
 
 			if (k < 0) {
 				/* idle while its gradients are still being synchronised over the replicas */
