@@ -224,4 +224,20 @@ if [ "$nw" -ge 100 ]; then ok "the fitted chart shows the filtered kind in the c
 else not_ok "the filtered kind shows on a dense chart" "$nw W on gpu0:" "$(screen)"; fi
 keys q
 expect '^exit status 0'
+# ---- non-ASCII names are shown as the characters they are in a UTF-8 locale, and as '?'
+# (one per column) in the C locale, never as mojibake (issue 28)
+if locale -a 2>/dev/null | grep -qi '^c\.utf-\?8$'; then
+    sed 's/"name": *"gpt-13b"/"name": "gpt-13b Über测试"/' "$top_srcdir/samples/models/gpt-13b.json" > "$T/u8.json"
+    start 120 30 LANG=C.UTF-8 LC_ALL=C.UTF-8 -- tui --model "$T/u8.json" --cluster "$top_srcdir/samples/clusters/4xH200.json"
+    expect ' OctoPipe  gpt-13b Über测试 ' "a UTF-8 model name shows as itself in a UTF-8 locale"
+    expect '^gpu0 ' "and the chart is drawn under it"
+    keys q
+    expect '^exit status 0'
+    start 120 30 LANG=C LC_ALL=C -- tui --model "$T/u8.json" --cluster "$top_srcdir/samples/clusters/4xH200.json"
+    expect ' OctoPipe  gpt-13b \?ber\?\?\?\? interleaved' "in the C locale as one '?' a column"
+    keys q
+    expect '^exit status 0'
+else
+    skip "non-ASCII names in a UTF-8 locale" "no C.UTF-8 locale"
+fi
 done_testing

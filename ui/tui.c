@@ -23,6 +23,7 @@
 #include <curses.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <langinfo.h>
 #include <locale.h>
 #include <poll.h>
 #include <signal.h>
@@ -123,13 +124,16 @@ static void install_signals(void)
 	sigaction(SIGCHLD, &sa, NULL);
 }
 
-static void blit(const struct screen *s)
+/* Whether the terminal's locale takes UTF-8 (else non-ASCII characters show as '?'). */
+static bool utf8_term;
+
+void tui_blit(const struct screen *s)
 {
-	static chtype *row;
+	static cchar_t *row;
 	static int row_cap;
 
 	if (s->w > row_cap) {
-		chtype *r = realloc(row, (size_t)s->w * sizeof(*r));
+		cchar_t *r = realloc(row, (size_t)s->w * sizeof(*r));
 
 		if (!r)
 			return;
@@ -137,11 +141,19 @@ static void blit(const struct screen *s)
 		row_cap = s->w;
 	}
 	for (int y = 0; y < s->h; y++) {
-		const struct cell *c = &s->c[(long)y * s->w];
+		int n = 0;
 
-		for (int x = 0; x < s->w; x++)
-			row[x] = (chtype)(unsigned char)c[x].ch | (chtype)theme_attr((enum role)c[x].role);
-		mvaddchnstr(y, 0, row, s->w);
+		for (int x = 0; x < s->w; x++) {
+			wchar_t wc[2] = { 0, 0 };
+			uint32_t g = screen_glyph(s, x, y);
+			unsigned long at = theme_attr((enum role)s->c[(long)y * s->w + x].role);
+
+			if (g == 0 && utf8_term)
+				continue;       /* drawn by the wide character before it */
+			wc[0] = (wchar_t)(g == 0 || (g >= 0x80 && !utf8_term) ? '?' : g);
+			setcchar(&row[n++], wc, (attr_t)(at & ~A_COLOR), (short)PAIR_NUMBER(at), NULL);
+		}
+		mvadd_wchnstr(y, 0, row, n);
 	}
 	wnoutrefresh(stdscr);
 	doupdate();
@@ -173,7 +185,7 @@ static int render(struct app *a, const struct tui_opts *o, FILE *out, struct err
 
 	if (parse_size(o->render, &w, &h) < 0)
 		return err_set(e, ERR_INPUT, "--render: '%s' is not a size like 120x40", o->render);
-	if (screen_resize(&s, w, h) < 0 || !(buf = malloc((size_t)w + 1))) {
+	if (screen_resize(&s, w, h) < 0 || !(buf = malloc(SCREEN_ROW_BYTES(w)))) {
 		screen_release(&s);
 		return err_set(e, ERR_RUNTIME, "out of host memory");
 	}
@@ -332,6 +344,7 @@ static int loop(struct app *a, const struct tui_opts *o, struct err *e)
 	fcntl(sig_pipe[0], F_SETFL, O_NONBLOCK);
 	fcntl(sig_pipe[1], F_SETFL, O_NONBLOCK);
 	setlocale(LC_ALL, "");
+	utf8_term = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
 	{
 		/* a terminal that cannot address the cursor (TERM=dumb, a printing terminal) would
 		 * show a blank or garbled screen: refuse it in words instead */
@@ -391,7 +404,7 @@ static int loop(struct app *a, const struct tui_opts *o, struct err *e)
 			clearok(curscr, TRUE);
 		if (flags & (KF_REDRAW | KF_RELAYOUT | KF_REPAINT)) {
 			view_draw(a, &s, &l);
-			blit(&s);
+			tui_blit(&s);
 			last_draw = app_now();
 			live_dirty = false;
 		}
