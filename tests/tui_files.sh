@@ -315,4 +315,27 @@ if grep -q 'id="steps"><h2>Tuner steps' "$T/tuned.html" 2>/dev/null; then ok "an
 else not_ok "the report after tuning has the tuner's steps" "$(grep -c step "$T/tuned.html" 2>&1)"; fi
 keys q
 expect '^exit status 0'
+# ---- the autosave of a --model/--cluster start is keyed by its layout too (issue 28: edits
+# made under --tp 2 were offered to a UI started without it)
+M7="$top_srcdir/samples/models/llama2-7b.json" C4="$top_srcdir/samples/clusters/4xH200.json"
+S=tp; open tp 120 36 -- tui --model "$M7" --cluster "$C4" --tp 2
+expect 'pp 2 x tp 2' "a UI started with --tp 2"
+keys ']'
+expect 'now ends at layer' "edits"
+expect 'autosaved' "and autosaves" 6
+kill -KILL "$(pid_of tp)"
+expect 'exit status 137' "then crashes"
+S=notp; open notp 120 36 -- tui --model "$M7" --cluster "$C4"
+expect '^gpu0 ' "a UI on the same model and cluster without --tp"
+expect_not 'recover\?' "is not offered the edits made under --tp 2"
+keys q
+expect '^exit status 0'
+S=tp2; open tp2 120 36 -- tui --model "$M7" --cluster "$C4" --tp 2
+expect 'recover\? y recovers' "a UI started with --tp 2 again is offered them"
+keys y
+expect 'pp 2 x tp 2' "and recovering keeps the layout"
+expect_not 'cannot|error' "without an error"
+keys q y
+expect '^exit status 0'
+S=
 done_testing

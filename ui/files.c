@@ -57,10 +57,21 @@ void files_autosave_setup(struct app *a, bool need_empty)
 		snprintf(name, sizeof(name), "%s", b ? b + 1 : a->path);
 		free(real);
 	} else {
-		snprintf(key, sizeof(key), "model=%s|cluster=%s|microbatches=%d", a->model_path ? a->model_path : p->model.name,
-		         a->cluster_path ? a->cluster_path : p->cluster.name, p->microbatches);
-		snprintf(name, sizeof(name), "%s-%s-%dmb", p->model.name ? p->model.name : "model",
-		         p->cluster.name ? p->cluster.name : "cluster", p->microbatches);
+		/* the layout and recompute the start was given are part of what the edits are of:
+		 * a UI started without --tp 2 is not offered edits made under it */
+		char lay[160] = "";
+
+		if (p->has_parallel)
+			snprintf(lay, sizeof(lay), "-pp%d-tp%d-dp%d-ep%d-zero%d-%s", p->par.pp, p->par.tp, p->par.dp, p->par.ep,
+			         p->par.zero, parallel_grads_name(p->par.fp32_grads));
+		if (p->nstages > 0 && p->stages[0].recompute != RECOMPUTE_NONE)
+			snprintf(lay + strlen(lay), sizeof(lay) - strlen(lay), "-%s",
+			         recompute_name((enum recompute)p->stages[0].recompute));
+		snprintf(key, sizeof(key), "model=%s|cluster=%s|microbatches=%d|layout=%s",
+		         a->model_path ? a->model_path : p->model.name, a->cluster_path ? a->cluster_path : p->cluster.name,
+		         p->microbatches, lay);
+		snprintf(name, sizeof(name), "%s-%s-%dmb%s", p->model.name ? p->model.name : "model",
+		         p->cluster.name ? p->cluster.name : "cluster", p->microbatches, lay);
 	}
 	autosave_stem(name, key, stem, sizeof(stem));
 	if (autosave_claim(&a->as, stem, need_empty) < 0) {
