@@ -334,4 +334,19 @@ keys Enter
 expect "adopted tuner step $best \\(" "Enter adopts the step the message named"
 keys q y
 expect '^exit status 0'
+# ---- F1 help fits 80x24: long lines wrap, the page scrolls to its legend (issue 28)
+start 80 24 -- tui "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
+expect '^gpu0 ' "a UI at 80x24"
+keys F1
+expect 'OctoPipe keys' "F1 opens the help"
+expect '^ +the tuner.s steps$' "a description longer than the line wraps under itself"
+expect '^ -- lines 1-[0-9]+ of [0-9]+ \(Up/Down' "the last row says which lines show and how to scroll"
+keys G
+expect '^ header: each gpu.s peak memory against the usable memory of one gpu$' "G scrolls to the end of the legend"
+expect '^ +buttons \(--no-mouse: off\)$' "the mouse legend wraps whole"
+expect '^ +steady state$' "and so does the bottleneck mark's"
+keys q
+expect '^gpu0 ' "q closes the help"
+keys q
+expect '^exit status 0'
 done_testing
