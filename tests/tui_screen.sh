@@ -138,7 +138,7 @@ k='?'
 i=0
 while [ $i -lt 80 ]; do k="${k}j"; i=$((i + 1)); done
 run "$OCTOPIPE" tui --render 100x40 --keys "$k"
-last=$(printf '%s\n' "$OUT" | tail -2 | head -1)
+last=$(printf '%s\n' "$OUT" | tail -3 | head -1)
 expect_match '^ header: each gpu' "$last" "scrolling the help stops at its last line"
 # ---- the message log: every message in full ------------------------------------------
 k='/^2I3 \n<<<<<<<<'   # the eighth move makes a deadlock with a long message
