@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "doc.h"
+#include "gantt.h"
 
 #define MAX_COLS 1024
 
@@ -306,7 +307,7 @@ void gantt_view_draw(const struct app *a, const struct pview *v, int focus, cons
 					screen_put(s, r->x + GANTT_LABEL_W + c, y, '.', R_BUBBLE);
 				continue;
 			}
-			if (busy[c] < 0.5) {
+			if (gantt_cell_of(busy[c], 1.0) == GANTT_PARTLY) {
 				const struct action *x = &p->order[k];
 
 				screen_put(s, r->x + GANTT_LABEL_W + c, y, ':', op_role(a, v, sim_op_index(p, x->stage, x->mb, x->kind),
