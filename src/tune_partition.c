@@ -504,7 +504,16 @@ double tune_partition_refine(const struct tune_part_in *in, int S, const int *de
 /* Branch and bound over the boundaries, stage by stage, for a partition whose largest
  * load(d) / weight(d) beats the incumbent: a device's load only grows with its stage's
  * end, and the devices still open must share what is left, so most branches end early.
- * Exact when it finishes within its node budget; the best found either way. */
+ * Exact when it finishes within its node budget; the best found either way. The depth is
+ * one level a stage (tens of thousands at scale), so the search keeps its own stack of
+ * frames instead of recursing: no input can overflow the thread's stack. */
+struct bb_frame {
+	int l, e, e_end, d;             /* the stage starts at layer l; e: the end being tried */
+	double closed_max, open_load, open_w;
+	double add, badd;               /* what the child being tried added to load[d], bytes[d] */
+	bool applied;
+};
+
 struct bb {
 	const struct tune_part_in *in;
 	const struct prefix *p;
@@ -516,16 +525,19 @@ struct bb {
 	double open_w0, best;          /* weight of all devices; the incumbent */
 	int *cur, *best_first;
 	long nodes, max_nodes;
+	struct bb_frame *stack;        /* S + 1 frames */
 };
 
-static void bb_dfs(struct bb *b, int s, int l, double closed_max, double open_load, double open_w)
+/* Visits the node of stage s starting at layer l: a leaf is scored, a node the bound cuts
+ * off ends here; otherwise its frame is set up and true returned (its children follow). */
+static bool bb_enter(struct bb *b, int s, int l, double closed_max, double open_load, double open_w)
 {
 	const struct prefix *p = b->p;
+	struct bb_frame *f = &b->stack[s];
 	int d, L = p->L;
-	double w, m;
 
 	if (++b->nodes > b->max_nodes)
-		return;
+		return false;
 	if (s == b->S) {
 		if (p->wait && closed_max < b->best * (1 - 1e-12)) {
 			/* the loads so far count the fill only, a floor of the wait */
@@ -538,46 +550,79 @@ static void bb_dfs(struct bb *b, int s, int l, double closed_max, double open_lo
 			b->best = closed_max;
 			memcpy(b->best_first, b->cur, (size_t)(b->S + 1) * sizeof(int));
 		}
-		return;
+		return false;
 	}
 	/* the open devices share the layers left: one of them gets at least the average */
 	if (open_w > 0 && (open_load + p->c[L] - p->c[l]) / open_w >= b->best * (1 - 1e-12))
-		return;
+		return false;
 	d = b->device[s];
-	w = b->in->weight[d];
-	m = b->in->mem ? b->in->mem[d] : 0;
 	if (b->first_of[d] == s) {
 		/* the device waits for the pipeline to fill up to here */
 		b->load[d] = p->f[l];
 		open_load += p->f[l];
 	}
-	for (int e = s == b->S - 1 ? L : l + 1; e <= L - (b->S - s - 1); e++) {
-		double add = p->c[e] - p->c[l], q = (b->load[d] + add) / w;
-		bool closes = b->last_of[d] == s;
+	f->l = l;
+	f->d = d;
+	f->e = s == b->S - 1 ? L : l + 1;
+	f->e_end = L - (b->S - s - 1);
+	f->closed_max = closed_max;
+	f->open_load = open_load;
+	f->open_w = open_w;
+	f->applied = false;
+	return true;
+}
 
-		if (q >= b->best * (1 - 1e-12) || (m > 0 && b->bytes[d] + p->b[e] - p->b[l] > m))
-			break;  /* a longer stage only adds */
+static void bb_search(struct bb *b, double open_w)
+{
+	const struct prefix *p = b->p;
+	int s = 0;
+
+	if (!bb_enter(b, 0, 0, 0, 0, open_w))
+		return;
+	while (s >= 0) {
+		struct bb_frame *f = &b->stack[s];
+		int d = f->d, e;
+		double w = b->in->weight[d], m = b->in->mem ? b->in->mem[d] : 0, add, q;
+
+		if (f->applied) {
+			/* back from a child: take its stage end back, then the next end (or stop) */
+			b->load[d] -= f->add;
+			b->bytes[d] -= f->badd;
+			f->applied = false;
+			f->e = b->nodes > b->max_nodes ? f->e_end + 1 : f->e + 1;
+		}
+		e = f->e;
+		if (e > f->e_end) {
+			if (b->first_of[d] == s)
+				b->load[d] = 0;
+			s--;
+			continue;
+		}
+		add = p->c[e] - p->c[f->l];
+		q = (b->load[d] + add) / w;
+		if (q >= b->best * (1 - 1e-12) || (m > 0 && b->bytes[d] + p->b[e] - p->b[f->l] > m)) {
+			f->e = f->e_end + 1;    /* a longer stage only adds */
+			continue;
+		}
 		b->cur[s + 1] = e;
 		b->load[d] += add;
-		b->bytes[d] += p->b[e] - p->b[l];
-		if (closes)
-			bb_dfs(b, s + 1, e, fmax(closed_max, q), open_load - (b->load[d] - add), open_w - w);
-		else
-			bb_dfs(b, s + 1, e, closed_max, open_load + add, open_w);
-		b->load[d] -= add;
-		b->bytes[d] -= p->b[e] - p->b[l];
-		if (b->nodes > b->max_nodes)
-			break;
+		b->bytes[d] += p->b[e] - p->b[f->l];
+		f->add = add;
+		f->badd = p->b[e] - p->b[f->l];
+		f->applied = true;
+		if (b->last_of[d] == s ? bb_enter(b, s + 1, e, fmax(f->closed_max, q), f->open_load - (b->load[d] - add),
+		                                  f->open_w - w)
+		                       : bb_enter(b, s + 1, e, f->closed_max, f->open_load + add, f->open_w))
+			s++;
 	}
-	if (b->first_of[d] == s)
-		b->load[d] = 0;
 }
 
 /* Improves first (objective incumbent) by branch and bound; returns the objective. */
 static double branch_and_bound(const struct tune_part_in *in, const struct prefix *p, int S, const int *device,
                                int *first, double incumbent, long max_nodes)
 {
-	struct bb b = { in, p, S, device, NULL, NULL, NULL, NULL, NULL, NULL, 0, incumbent, NULL, NULL, 0, max_nodes };
+	struct bb b = { in, p, S, device, NULL, NULL, NULL, NULL, NULL, NULL, 0, incumbent, NULL, NULL, 0, max_nodes,
+	                NULL };
 	int *last_of = malloc((size_t)in->ndevices * sizeof(int)), *first_of = malloc((size_t)in->ndevices * sizeof(int));
 	double open_w = 0;
 
@@ -586,8 +631,10 @@ static double branch_and_bound(const struct tune_part_in *in, const struct prefi
 	b.eload = malloc((size_t)in->ndevices * sizeof(double));
 	b.ebytes = malloc((size_t)in->ndevices * sizeof(double));
 	b.cur = malloc((size_t)(S + 1) * sizeof(int));
+	b.stack = malloc((size_t)(S + 1) * sizeof(*b.stack));
 	b.best_first = first;
-	if (!last_of || !first_of || !b.load || !b.bytes || !b.eload || !b.ebytes || !b.cur) {
+	if (!last_of || !first_of || !b.load || !b.bytes || !b.eload || !b.ebytes || !b.cur || !b.stack) {
+		free(b.stack);
 		free(last_of);
 		free(first_of);
 		free(b.load);
@@ -610,7 +657,8 @@ static double branch_and_bound(const struct tune_part_in *in, const struct prefi
 	b.last_of = last_of;
 	b.first_of = first_of;
 	b.cur[0] = 0;
-	bb_dfs(&b, 0, 0, 0, 0, open_w);
+	bb_search(&b, open_w);
+	free(b.stack);
 	free(last_of);
 	free(first_of);
 	free(b.load);

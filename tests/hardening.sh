@@ -337,4 +337,26 @@ expect_rc 0 "plan --embed of a model with a non-UTF-8 file name"
 run "$OCTOPIPE" check "$T/utf8-plan.json"
 expect_rc 0 "and that plan reads back"
 
+# ---- no recursion as deep as the input (issue 28: the partition's branch and bound
+# recursed once a stage, and tune crashed with SIGSEGV at ~43k stages on an 8 MB stack).
+# The same depth on a 64 KB stack: 1024 stages, one a device, crashed before
+python3 - "$T" <<'PY'
+import json, sys
+t, n = sys.argv[1], 1024
+json.dump({"format": "octopipe.cluster/1", "name": "deep", "gpu": "H200", "devices": n, "gpus_per_node": 8,
+           "mem_bytes": 141000000000, "intra_node": {"gbytes_per_s": 450, "latency_us": 5},
+           "inter_node": {"gbytes_per_s": 50, "latency_us": 10}}, open(f"{t}/deep-cluster.json", "w"))
+layer = {"kind": "attn", "f_ms": 1, "b_ms": 1, "w_ms": 1, "param_bytes": 1000, "act_bytes": 1000,
+         "act_w_bytes": 10, "out_bytes": 100}
+json.dump({"format": "octopipe.model/1", "name": "deep", "seq_len": 1024, "layers": [layer] * n},
+          open(f"{t}/deep-model.json", "w"))
+PY
+if (ulimit -s 64 && ulimit -v 1500000 && "$OCTOPIPE" --version) >/dev/null 2>&1; then
+    run sh -c 'ulimit -s 64; ulimit -v 1500000; exec "$0" tune --layout pp --model "$1/deep-model.json" --cluster "$1/deep-cluster.json" --microbatches 2 --budget 0.2 -o "$1/deep-plan.json"' "$OCTOPIPE" "$T"
+    expect_rc 0 "tune of 1024 stages on a 64 KB stack finishes (it died by SIGSEGV in the branch and bound)"
+    expect_match '^tuned: ' "$OUT" "and says what it found"
+else
+    skip "a 64 KB stack (ulimit -s)" "this build cannot run under ulimit -s 64 / -v (sanitizers)"
+fi
+
 done_testing
