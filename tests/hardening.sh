@@ -308,7 +308,7 @@ if (ulimit -v 1500000 && "$OCTOPIPE" --version) >/dev/null 2>&1; then
     expect_rc 0 "a 65 536-device plan is made and simulated in 1.5 GB (a device x device table needed 32 GiB)"
     run sh -c 'ulimit -v 1500000; exec "$0" check "$1/huge-plan.json"' "$OCTOPIPE" "$T"
     expect_rc 0 "and check simulates it in 1.5 GB"
-    run sh -c 'ulimit -v 300000; exec "$0" plan --model "$1/big-model.json" --cluster "$1/big-cluster.json" --schedule 1f1b --microbatches 4096 -o "$1/big-plan.json"' "$OCTOPIPE" "$T"
+    run sh -c 'ulimit -v 300000; exec "$0" plan --model "$1/big-model.json" --cluster "$1/big-cluster.json" --schedule 1f1b --microbatches 2048 -o "$1/big-plan.json"' "$OCTOPIPE" "$T"
     expect_rc 1 "plan: host memory running out is exit 1"
     expect_match "out of host memory" "$ERR" "plan says 'out of host memory', not 'internal error'"
     if printf '%s' "$ERR" | grep -q "internal error"; then not_ok "plan does not call it an internal error" "$ERR"
@@ -358,5 +358,12 @@ if (ulimit -s 64 && ulimit -v 1500000 && "$OCTOPIPE" --version) >/dev/null 2>&1;
 else
     skip "a 64 KB stack (ulimit -s)" "this build cannot run under ulimit -s 64 / -v (sanitizers)"
 fi
+
+# ---- plan writes no file its readers refuse (issue 28: 8 gpus x 1,000,000 microbatches
+# made a plan over the 256 MiB every command reads): refused up front, the limit named
+run "$OCTOPIPE" plan --model gpt-13b --cluster 16xH200 --schedule 1f1b --microbatches 1000000 -o "$T/toolarge.json"
+expect_rc 2 "16 stages x 1,000,000 microbatches is refused"
+expect_match 'make a plan of at least [0-9]+ MiB, more than the 256 MiB any octopipe command reads back: at most [0-9]+ microbatches with 16 stages' "$ERR" "naming the limit and what fits"
+if [ ! -e "$T/toolarge.json" ]; then ok "and writes nothing"; else not_ok "and writes nothing"; fi
 
 done_testing
