@@ -240,4 +240,25 @@ if locale -a 2>/dev/null | grep -qi '^c\.utf-\?8$'; then
 else
     skip "non-ASCII names in a UTF-8 locale" "no C.UTF-8 locale"
 fi
+# ---- polish (issue 28): "1 layers", the position's total, '!' on every tied gpu, E's
+# default path from the root
+run "$OCTOPIPE" plan --model gpt-13b --cluster 4xH200 --schedule 1f1b --microbatches 8 --partition 1,13,13,13 -o "$T/skew.json"
+expect_rc 0 "a plan whose stage 0 has one layer"
+start 140 36 -- tui "$T/skew.json"
+expect '^gpu0 ' "the UI on it"
+expect 'forward of stage 0 \(layer 0\), microbatch 0, on gpu 0, #0 in its order of 16' "one layer is 'layer 0', and the position has the gpu's count"
+expect_not '1 layers' "never '1 layers'"
+keys E
+expect "write the report to: /" "E's default path is spelt from the root"
+keys Escape q
+expect '^exit status 0'
+python3 -c 'import json,sys; json.dump({"format": "octopipe.model/1", "name": "even", "seq_len": 1024, "layers": [{"kind": "attn", "f_ms": 1, "b_ms": 2, "w_ms": 1, "param_bytes": 1000, "act_bytes": 1000, "act_w_bytes": 10, "out_bytes": 100}] * 8}, open(sys.argv[1], "w"))' "$T/even-model.json"
+run "$OCTOPIPE" plan --model "$T/even-model.json" --cluster 4xH200 --schedule gpipe --microbatches 8 -o "$T/even.json"
+expect_rc 0 "a plan of identical layers, evenly split: every gpu equally busy"
+start 140 30 -- tui "$T/even.json"
+expect '^gpu3 ' "the UI on it"
+n=$(screen | grep -c '^gpu[0-9].*!$')
+if [ "$n" = 4 ]; then ok "the four tied gpus are all marked the bottleneck"; else not_ok "every tied gpu has its '!'" "$n marked:" "$(screen)"; fi
+keys q
+expect '^exit status 0'
 done_testing

@@ -257,7 +257,10 @@ void gantt_view_draw(const struct app *a, const struct pview *v, int focus, cons
 			oom = oom || v->m.oom[i] == d;
 		screen_textf(s, r->x, y, GANTT_LABEL_W - 1, oom ? R_ERROR : R_LABEL, "%s%-3d", app_row_name(p), d);
 		if (sw)
-			draw_stats(v, d, d == bottleneck, oom, s, r->x + GANTT_LABEL_W + w, y, sw);
+			/* every gpu as busy as the busiest is a bottleneck: a tie marks them all (up to the
+			 * rounding of sums taken in another order) */
+			draw_stats(v, d, bottleneck >= 0 && v->m.dev[d].busy_ms >= v->m.dev[bottleneck].busy_ms * (1 - 1e-9), oom, s,
+			           r->x + GANTT_LABEL_W + w, y, sw);
 		if (!v->have_times)
 			continue;
 		for (int c = 0; c < w; c++) {

@@ -198,6 +198,6 @@ void keys_help(struct strbuf *sb)
 	              "ops: F forward, I input-grad, W weight-grad, B full backward, . idle (bubble), : partly idle\n"
 	              "bubble = 1 - busy / (gpus x iteration); efficiency = lower bound / iteration\n"
 	              "right of each gpu (130 columns on): busy and bubble share of the iteration, peak memory; "
-	              "! marks the busiest gpu, the bottleneck of the pipeline's steady state\n"
+	              "! marks the busiest gpu (each of them when several tie), the bottleneck of the pipeline's steady state\n"
 	              "header: each gpu's peak memory against the usable memory of one gpu\n");
 }
