@@ -138,8 +138,8 @@ k='?'
 i=0
 while [ $i -lt 80 ]; do k="${k}j"; i=$((i + 1)); done
 run "$OCTOPIPE" tui --render 100x40 --keys "$k"
-last=$(printf '%s\n' "$OUT" | tail -3 | head -1)
-expect_match '^ header: each gpu' "$last" "scrolling the help stops at its last line"
+last=$(printf '%s\n' "$OUT" | tail -2 | head -1)
+expect_match '^ -- lines [0-9]+-([0-9]+) of \1 ' "$last" "scrolling the help stops at its last line"
 # ---- the message log: every message in full ------------------------------------------
 k='/^2I3 \n<<<<<<<<'   # the eighth move makes a deadlock with a long message
 run "$OCTOPIPE" tui --render 80x30 --keys "$k"
@@ -260,5 +260,15 @@ expect '^gpu3 ' "the UI on it"
 n=$(screen | grep -c '^gpu[0-9].*!$')
 if [ "$n" = 4 ]; then ok "the four tied gpus are all marked the bottleneck"; else not_ok "every tied gpu has its '!'" "$n marked:" "$(screen)"; fi
 keys q
+expect '^exit status 0'
+# the compare view's '*' and the run panel's history strip are explained on screen
+start 120 40 -- tui "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
+expect '^gpu0 ' "a UI"
+keys v
+expect 'plan: 2\.00 s, speedup [0-9.]+x \* cursor here \(Tab\)' "the compare view says what its '*' marks"
+keys F1 G
+expect "^ compare: '\\* cursor here' marks the chart the cursor is on" "the help's legend explains it"
+expect "through \\. : - = \\+ \\* # % to @" "and the run panel's history levels"
+keys q q
 expect '^exit status 0'
 done_testing

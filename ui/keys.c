@@ -199,5 +199,9 @@ void keys_help(struct strbuf *sb)
 	              "bubble = 1 - busy / (gpus x iteration); efficiency = lower bound / iteration\n"
 	              "right of each gpu (130 columns on): busy and bubble share of the iteration, peak memory; "
 	              "! marks the busiest gpu (each of them when several tie), the bottleneck of the pipeline's steady state\n"
-	              "header: each gpu's peak memory against the usable memory of one gpu\n");
+	              "header: each gpu's peak memory against the usable memory of one gpu\n"
+	              "compare: '* cursor here' marks the chart the cursor is on (Tab switches)\n"
+	              "run panel: [###.......] a gpu's utilization over the last iteration's time; between the bars "
+	              "its history, one sample a character, oldest left, from ' ' (idle) through . : - = + * # % "
+	              "to @ (busy)\n");
 }
