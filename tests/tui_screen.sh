@@ -271,4 +271,19 @@ expect "^ compare: '\\* cursor here' marks the chart the cursor is on" "the help
 expect "through \\. : - = \\+ \\* # % to @" "and the run panel's history levels"
 keys q q
 expect '^exit status 0'
+# under a filter l and h step over the ops it hides
+start 140 36 -- tui "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
+expect '^gpu0 ' "a UI"
+keys '\'
+typ 'kind=B'
+keys Enter
+expect 'filter /kind=B/' "a filter on the backward ops"
+keys l
+expect '0B0 backward of stage 0 .*#4 in its order' "l goes to the next shown op, over the hidden forwards"
+keys l
+expect '0B1 backward .*#6 in its order' "and on to the next shown one"
+keys h
+expect '0B0 backward .*#4 in its order' "h back to the one before"
+keys q
+expect '^exit status 0'
 done_testing
