@@ -344,7 +344,7 @@ expect '^ -- lines 1-[0-9]+ of [0-9]+ \(Up/Down' "the last row says which lines 
 keys G
 expect '^ header: each gpu.s peak memory against the usable memory of one gpu$' "G scrolls to the end of the legend"
 expect '^ +buttons \(--no-mouse: off\)$' "the mouse legend wraps whole"
-expect '^ +steady state$' "and so does the bottleneck mark's"
+expect '^ +bottleneck of the pipeline.s steady state$' "and so does the bottleneck mark's"
 keys q
 expect '^gpu0 ' "q closes the help"
 keys q
