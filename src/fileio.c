@@ -492,6 +492,14 @@ bool fileio_same_file(const char *a, const char *b)
 	return a && b && stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
+int fileio_input_index(const char *out, const char *const *inputs, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (inputs[i] && fileio_same_file(out, inputs[i]))
+			return i;
+	return -1;
+}
+
 bool fileio_same_output(const char *a, const char *b)
 {
 	char ta[PATH_MAX], tb[PATH_MAX], da[PATH_MAX], db[PATH_MAX];

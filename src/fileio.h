@@ -53,6 +53,11 @@ void fileio_guard_allow(const char *path);
  * output about to replace one of a command's own inputs. */
 bool fileio_same_file(const char *a, const char *b);
 
+/* The first of the n inputs (NULL entries skipped) that out would replace, as
+ * fileio_same_file tells, or -1: the check every writer makes before replacing a file,
+ * so no output of a command or of the UI ever replaces a file its plan reads. */
+int fileio_input_index(const char *out, const char *const *inputs, int n);
+
 /* Whether writing a and b would write one file: the same existing file, or (for files
  * still to be made) the same name in the same directory, links followed as the writers
  * follow them. Two outputs of one command must not: the second would replace the first. */

@@ -1,7 +1,8 @@
 /*
  * gantt — text Gantt charts (see gantt.h). Each column covers makespan / width ms; it
- * shows the op that occupies most of that slice, so short ops never hide long ones and a
- * column is a bubble only when the device is mostly idle in it.
+ * shows the op that occupies most of that slice, so short ops never hide long ones; a
+ * column the device works in for less than half of it shows ':', and only a column with
+ * no work at all is a bubble (gantt_cell_of, the UI's rule too).
  */
 #include "config.h"
 #include "gantt.h"
@@ -14,13 +15,20 @@
 
 #include "doc.h"
 
+enum gantt_cell gantt_cell_of(double busy, double column)
+{
+	if (!(busy > 0))
+		return GANTT_IDLE;
+	return busy < column / 2 ? GANTT_PARTLY : GANTT_BUSY;
+}
+
 void gantt_ascii(const struct timeline *t, int width, const char *name, struct strbuf *sb)
 {
 	double end = timeline_end_ms(t), slice;
 	double *busy = NULL;
 	char *row = NULL;
 	int label = 6;
-	bool synced = false;
+	bool synced = false, partly = false;
 	double last_end;
 
 	if (width < 10)
@@ -65,7 +73,11 @@ void gantt_ascii(const struct timeline *t, int width, const char *name, struct s
 					k = j;
 				}
 			}
-			row[c] = total < slice / 2 || k < 0 ? '.' : op_kind_char((enum op_kind)k);
+			switch (k < 0 ? GANTT_IDLE : gantt_cell_of(total, slice)) {
+			case GANTT_IDLE: row[c] = '.'; break;
+			case GANTT_PARTLY: row[c] = ':'; partly = true; break;
+			default: row[c] = op_kind_char((enum op_kind)k); break;
+			}
 			/* an idle column while the device's gradients are still being synchronised */
 			if (row[c] == '.' && t->has_metrics && d < t->metrics.ndevices && (c + 0.5) * slice >= last_end &&
 			    (c + 0.5) * slice >= t->metrics.dev[d].sync_start_ms &&
@@ -103,8 +115,8 @@ void gantt_ascii(const struct timeline *t, int width, const char *name, struct s
 		strbuf_addstr(sb, " ms\n");
 	}
 	strbuf_pad(sb, ' ', (size_t)label + 1);
-	strbuf_addf(sb, "F forward  I input-grad  W weight-grad  B backward  . bubble  %s(1 column = ",
-	            synced ? "~ waiting for the data-parallel sync  " : "");
+	strbuf_addf(sb, "F forward  I input-grad  W weight-grad  B backward  . bubble  %s%s(1 column = ",
+	            partly ? ": partly idle  " : "", synced ? "~ waiting for the data-parallel sync  " : "");
 	fmt_ms(sb, slice);
 	strbuf_addstr(sb, ")\n");
 	free(busy);

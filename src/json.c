@@ -771,6 +771,13 @@ int json_save_file(const char *path, const cJSON *item, struct err *e)
 		strbuf_release(&sb);
 		return err_set(e, ERR_RUNTIME, "%s: out of host memory formatting the file", path);
 	}
+	/* a document no octopipe command would read back is not written */
+	if (sb.len > FILEIO_MAX_BYTES) {
+		r = err_set(e, ERR_INPUT, "%s: not written: it would be %zu MiB, more than the %zu MiB any octopipe command "
+		            "reads back", path, sb.len >> 20, FILEIO_MAX_BYTES >> 20);
+		strbuf_release(&sb);
+		return r;
+	}
 	r = fileio_write_atomic(path, sb.buf, sb.len, e);
 	strbuf_release(&sb);
 	return r;

@@ -729,3 +729,36 @@ int plan_save(const struct plan *p, const char *path, bool embed, struct err *e)
 		}
 	return json_save_built(path, plan_to_json(p, embed), e);
 }
+
+/* The digits of 0, 1, ..., n - 1, all together. */
+static double digit_sum(long n)
+{
+	double sum = 0;
+	long lo = 0, hi = 10;
+
+	for (int d = 1; lo < n; d++, lo = hi, hi *= 10)
+		sum += (double)d * (double)((n < hi ? n : hi) - lo);
+	return sum;
+}
+
+double plan_file_floor_bytes(long nstages, long microbatches)
+{
+	/* each of the two entries of (stage, mb): "SkM", (quotes, kind, comma, space: 5) */
+	return 2 * ((double)microbatches * digit_sum(nstages) + (double)nstages * digit_sum(microbatches) +
+	            5.0 * (double)nstages * (double)microbatches);
+}
+
+int plan_check_size(long nstages, long microbatches, struct err *e)
+{
+	double bytes = plan_file_floor_bytes(nstages, microbatches);
+	long most = 0;
+
+	if (bytes <= (double)FILEIO_MAX_BYTES)
+		return 0;
+	for (long step = 1L << 20; step > 0; step >>= 1)
+		if (plan_file_floor_bytes(nstages, most + step) <= (double)FILEIO_MAX_BYTES)
+			most += step;
+	return err_set(e, ERR_INPUT, "%ld stages x %ld microbatches make a plan of at least %.0f MiB, more than the %zu "
+	               "MiB any octopipe command reads back: at most %ld microbatches with %ld stages", nstages,
+	               microbatches, bytes / (1 << 20), FILEIO_MAX_BYTES >> 20, most, nstages);
+}

@@ -116,6 +116,15 @@ int plan_load(struct plan *p, const char *path, struct err *e);
 /* With embed, the model and cluster are written inline even if they came from files. */
 cJSON *plan_to_json(const struct plan *p, bool embed);
 int plan_save(const struct plan *p, const char *path, bool embed, struct err *e);
+
+/* The fewest bytes the file of a plan with nstages stages and microbatches microbatches
+ * can take: every stage runs a forward and a backward of every microbatch, each an order
+ * entry of its stage's and microbatch's digits and at least 5 bytes more. */
+double plan_file_floor_bytes(long nstages, long microbatches);
+/* -1 with e set (ERR_INPUT, naming the limit) when such a plan would be larger than the
+ * FILEIO_MAX_BYTES every octopipe command reads: for a command to refuse before it builds
+ * a plan no other command could read back. */
+int plan_check_size(long nstages, long microbatches, struct err *e);
 void plan_release(struct plan *p);
 
 /* Ops each stage needs per microbatch: 3 (F, I, W) with a split backward, else 2 (F, B). */

@@ -296,17 +296,18 @@ static double stage_cost(const struct tuner *t, const struct tune_state *s, int 
 static bool static_fits(const struct tuner *t, const struct tune_state *s)
 {
 	double usable = cluster_usable_bytes(t->cluster);
+	double *bytes = t->dev_bytes;
 
-	for (int d = 0; d < t->cluster->devices; d++) {
-		double bytes = 0;
-
-		for (int st = 0; st < s->nstages; st++)
-			if (s->device[st] == d)
-				for (int l = s->first[st]; l < s->first[st + 1]; l++)
-					bytes += t->layer_bytes[l];
-		if (bytes > usable)
+	/* one pass over the stages, O(S + L + D): each device's sum is taken in the order a
+	 * pass per device took it (stages, then layers, ascending), so it is the same to the
+	 * bit; the pass per device was O(D x S), minutes a start at thousands of devices */
+	memset(bytes, 0, (size_t)t->cluster->devices * sizeof(double));
+	for (int st = 0; st < s->nstages; st++)
+		for (int l = s->first[st]; l < s->first[st + 1]; l++)
+			bytes[s->device[st]] += t->layer_bytes[l];
+	for (int d = 0; d < t->cluster->devices; d++)
+		if (bytes[d] > usable)
 			return false;
-	}
 	return true;
 }
 
@@ -583,6 +584,7 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 	t->layer_cost = calloc((size_t)m->nlayers, sizeof(double));
 	t->layer_fb = calloc((size_t)m->nlayers, sizeof(double));
 	t->load = calloc((size_t)D, sizeof(double));
+	t->dev_bytes = calloc((size_t)D, sizeof(double));
 	t->seen = calloc((size_t)D, sizeof(bool));
 	if ((long)maxS * o->microbatches * 3 <= ORDER_MAX_OPS &&
 	    !(t->pos = calloc((size_t)maxS * o->microbatches * 3, sizeof(int)))) {
@@ -595,7 +597,7 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 	t->weight = calloc((size_t)D, sizeof(double));
 	t->mem = calloc((size_t)D, sizeof(double));
 	if (!t->work.stages || !t->work.order_start || !t->work.order || !t->cap_buf || !t->wcap_buf ||
-	    !t->layer_cost || !t->layer_fb || !t->load || !t->seen || !t->layer_bytes || !t->layer_f || !t->layer_i ||
+	    !t->layer_cost || !t->layer_fb || !t->load || !t->dev_bytes || !t->seen || !t->layer_bytes || !t->layer_f || !t->layer_i ||
 	    !t->weight || !t->mem) {
 		err_set(e, ERR_RUNTIME, "out of host memory");
 		goto fail;
@@ -1261,6 +1263,7 @@ void tune_free(struct tuner *t)
 	free(t->layer_cost);
 	free(t->layer_fb);
 	free(t->load);
+	free(t->dev_bytes);
 	free(t->seen);
 	free(t->layer_bytes);
 	free(t->layer_f);

@@ -58,6 +58,7 @@ struct tuner {
 	int max_stages;
 	double *layer_cost, *layer_fb;
 	double *load;            /* per device, scratch for tune_estimate() and the state bound */
+	double *dev_bytes;       /* per device, scratch for the static memory check */
 	bool *seen;              /* per device, scratch for the state bound */
 	long pruned;             /* candidates the state bound ruled out without a simulation */
 	double *layer_bytes;     /* static bytes per layer */

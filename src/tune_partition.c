@@ -22,6 +22,7 @@
 #include <stdio.h>
 
 #include "tune_impl.h"
+#include "tune_partition_int.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -32,18 +33,7 @@
 #define SPLIT_ROUNDS 24
 #define DP_WORK_MAX 20000000.0 /* the squares program runs below this many steps */
 #define KICKS_MAX 500
-#define BB_NODES 50000L
 #define KICK_WORK 3e5          /* kicks x S^3 (one descent step's work) */
-
-struct prefix {
-	int L;
-	double *c, *b, *f;     /* prefix sums of cost, bytes and forward time, L + 1 entries */
-	/* with the wait for the first backward (in->icost): the forward and input-gradient
-	 * times unscaled (L + 1 entries), and per device scratch for the wait */
-	double *fr, *ir;
-	double *acc, *fav, *wait;
-	int *last;
-};
 
 static void prefix_release(struct prefix *p)
 {
@@ -344,8 +334,8 @@ fail:
 
 /* Device loads over weights: the largest ratio, the sum of squares, and whether every
  * device's static bytes fit. loads is ndevices doubles of scratch (bytes another). */
-static void device_eval(const struct tune_part_in *in, const struct prefix *p, int S, const int *device,
-                        const int *first, double *load, double *bytes, double *worst, double *sq, bool *fit)
+void tune_part_device_eval(const struct tune_part_in *in, const struct prefix *p, int S, const int *device,
+                           const int *first, double *load, double *bytes, double *worst, double *sq, bool *fit)
 {
 	*worst = 0;
 	*sq = 0;
@@ -390,7 +380,7 @@ double tune_partition_objective(const struct tune_part_in *in, int S, const int 
 	bool fit;
 
 	if (load && bytes && prefix_init(&p, in) == 0) {
-		device_eval(in, &p, S, device, first, load, bytes, &worst, &sq, &fit);
+		tune_part_device_eval(in, &p, S, device, first, load, bytes, &worst, &sq, &fit);
 		prefix_release(&p);
 	}
 	free(load);
@@ -423,7 +413,7 @@ static void descend(const struct tune_part_in *in, const struct prefix *p, int S
 			continue;
 		for (int k = lo; k <= hi; k++)
 			first[k] += dir;
-		device_eval(in, p, S, device, first, load, bytes, &w, &q, &fit);
+		tune_part_device_eval(in, p, S, device, first, load, bytes, &w, &q, &fit);
 		if (fit && lex_better(w, q, *w0, *q0)) {
 			*w0 = w;
 			*q0 = q;
@@ -464,7 +454,7 @@ double tune_partition_refine(const struct tune_part_in *in, int S, const int *de
 		prefix_release(&p);
 		return NAN;
 	}
-	device_eval(in, &p, S, device, first, load, bytes, &w0, &q0, &fit);
+	tune_part_device_eval(in, &p, S, device, first, load, bytes, &w0, &q0, &fit);
 	descend(in, &p, S, device, first, load, bytes, &w0, &q0);
 	/* iterated: kick one or two boundaries of the best by a few layers, descend again;
 	 * the kicks come from a fixed generator, so the result is a function of the input */
@@ -484,7 +474,7 @@ double tune_partition_refine(const struct tune_part_in *in, int S, const int *de
 			if (trial[b] + delta > trial[b - 1] && trial[b] + delta < trial[b + 1])
 				trial[b] += delta;
 		}
-		device_eval(in, &p, S, device, trial, load, bytes, &w, &q, &fit);
+		tune_part_device_eval(in, &p, S, device, trial, load, bytes, &w, &q, &fit);
 		if (!fit)
 			continue;
 		descend(in, &p, S, device, trial, load, bytes, &w, &q);
@@ -499,126 +489,6 @@ double tune_partition_refine(const struct tune_part_in *in, int S, const int *de
 	free(trial);
 	prefix_release(&p);
 	return w0;
-}
-
-/* Branch and bound over the boundaries, stage by stage, for a partition whose largest
- * load(d) / weight(d) beats the incumbent: a device's load only grows with its stage's
- * end, and the devices still open must share what is left, so most branches end early.
- * Exact when it finishes within its node budget; the best found either way. */
-struct bb {
-	const struct tune_part_in *in;
-	const struct prefix *p;
-	int S;
-	const int *device, *last_of;   /* per device: its last stage */
-	const int *first_of;           /* and its first */
-	double *load, *bytes;
-	double *eload, *ebytes;        /* scratch for a leaf's whole objective (the wait) */
-	double open_w0, best;          /* weight of all devices; the incumbent */
-	int *cur, *best_first;
-	long nodes, max_nodes;
-};
-
-static void bb_dfs(struct bb *b, int s, int l, double closed_max, double open_load, double open_w)
-{
-	const struct prefix *p = b->p;
-	int d, L = p->L;
-	double w, m;
-
-	if (++b->nodes > b->max_nodes)
-		return;
-	if (s == b->S) {
-		if (p->wait && closed_max < b->best * (1 - 1e-12)) {
-			/* the loads so far count the fill only, a floor of the wait */
-			double sq;
-			bool fit;
-
-			device_eval(b->in, p, b->S, b->device, b->cur, b->eload, b->ebytes, &closed_max, &sq, &fit);
-		}
-		if (closed_max < b->best * (1 - 1e-12)) {
-			b->best = closed_max;
-			memcpy(b->best_first, b->cur, (size_t)(b->S + 1) * sizeof(int));
-		}
-		return;
-	}
-	/* the open devices share the layers left: one of them gets at least the average */
-	if (open_w > 0 && (open_load + p->c[L] - p->c[l]) / open_w >= b->best * (1 - 1e-12))
-		return;
-	d = b->device[s];
-	w = b->in->weight[d];
-	m = b->in->mem ? b->in->mem[d] : 0;
-	if (b->first_of[d] == s) {
-		/* the device waits for the pipeline to fill up to here */
-		b->load[d] = p->f[l];
-		open_load += p->f[l];
-	}
-	for (int e = s == b->S - 1 ? L : l + 1; e <= L - (b->S - s - 1); e++) {
-		double add = p->c[e] - p->c[l], q = (b->load[d] + add) / w;
-		bool closes = b->last_of[d] == s;
-
-		if (q >= b->best * (1 - 1e-12) || (m > 0 && b->bytes[d] + p->b[e] - p->b[l] > m))
-			break;  /* a longer stage only adds */
-		b->cur[s + 1] = e;
-		b->load[d] += add;
-		b->bytes[d] += p->b[e] - p->b[l];
-		if (closes)
-			bb_dfs(b, s + 1, e, fmax(closed_max, q), open_load - (b->load[d] - add), open_w - w);
-		else
-			bb_dfs(b, s + 1, e, closed_max, open_load + add, open_w);
-		b->load[d] -= add;
-		b->bytes[d] -= p->b[e] - p->b[l];
-		if (b->nodes > b->max_nodes)
-			break;
-	}
-	if (b->first_of[d] == s)
-		b->load[d] = 0;
-}
-
-/* Improves first (objective incumbent) by branch and bound; returns the objective. */
-static double branch_and_bound(const struct tune_part_in *in, const struct prefix *p, int S, const int *device,
-                               int *first, double incumbent, long max_nodes)
-{
-	struct bb b = { in, p, S, device, NULL, NULL, NULL, NULL, NULL, NULL, 0, incumbent, NULL, NULL, 0, max_nodes };
-	int *last_of = malloc((size_t)in->ndevices * sizeof(int)), *first_of = malloc((size_t)in->ndevices * sizeof(int));
-	double open_w = 0;
-
-	b.load = calloc((size_t)in->ndevices, sizeof(double));
-	b.bytes = calloc((size_t)in->ndevices, sizeof(double));
-	b.eload = malloc((size_t)in->ndevices * sizeof(double));
-	b.ebytes = malloc((size_t)in->ndevices * sizeof(double));
-	b.cur = malloc((size_t)(S + 1) * sizeof(int));
-	b.best_first = first;
-	if (!last_of || !first_of || !b.load || !b.bytes || !b.eload || !b.ebytes || !b.cur) {
-		free(last_of);
-		free(first_of);
-		free(b.load);
-		free(b.bytes);
-		free(b.eload);
-		free(b.ebytes);
-		free(b.cur);
-		return NAN;
-	}
-	for (int d = 0; d < in->ndevices; d++)
-		last_of[d] = first_of[d] = -1;
-	for (int s = 0; s < S; s++) {
-		last_of[device[s]] = s;
-		if (first_of[device[s]] < 0)
-			first_of[device[s]] = s;
-	}
-	for (int d = 0; d < in->ndevices; d++)
-		if (last_of[d] >= 0)
-			open_w += in->weight[d];
-	b.last_of = last_of;
-	b.first_of = first_of;
-	b.cur[0] = 0;
-	bb_dfs(&b, 0, 0, 0, 0, open_w);
-	free(last_of);
-	free(first_of);
-	free(b.load);
-	free(b.bytes);
-	free(b.eload);
-	free(b.ebytes);
-	free(b.cur);
-	return b.best;
 }
 
 double tune_partition_devices(const struct tune_part_in *in, int S, const int *device, int *first)
@@ -660,7 +530,7 @@ double tune_partition_devices(const struct tune_part_in *in, int S, const int *d
 				oom = true;
 			if (!isfinite(r))
 				continue;
-			device_eval(in, &p, S, device, trial, load, bytes, &w, &q, &fit);
+			tune_part_device_eval(in, &p, S, device, trial, load, bytes, &w, &q, &fit);
 		}
 		if (!fit || oom)
 			break;
@@ -686,7 +556,7 @@ double tune_partition_devices(const struct tune_part_in *in, int S, const int *d
 	if (have && !oom) {
 		double w = tune_partition_refine(in, S, device, first);
 
-		best_w = isnan(w) ? w : branch_and_bound(in, &p, S, device, first, w * (1 + 1e-12),
+		best_w = isnan(w) ? w : tune_part_bb(in, &p, S, device, first, w * (1 + 1e-12),
 		                                         in->nodes > 0 ? in->nodes : BB_NODES);
 		if (best_w < w * (1 - 1e-12))
 			best_w = tune_partition_refine(in, S, device, first);  /* the sum of squares */

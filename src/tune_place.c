@@ -28,6 +28,13 @@
 #include <string.h>
 
 #define REBALANCE_TO 3   /* compound moves go to (or swap with) the idlest few devices */
+/* Single-stage moves and swaps past this many are limited to nearby devices and stages:
+ * every one copies a state (S entries) and bounds it, so all S x D moves and S^2 / 2
+ * swaps of thousands of stages took minutes and gigabytes before the budget was first
+ * looked at. At most PAIRS_MAX of each, and their states at most PAIRS_CELLS entries in
+ * all: up to 192 stages on 64 devices every one is still tried. */
+#define PAIRS_MAX 32768L
+#define PAIRS_CELLS 4194304L
 
 void tune_place_round_robin(struct tune_state *s, int D)
 {
@@ -299,7 +306,7 @@ out:
 void tune_gen_placement(struct tuner *t)
 {
 	const struct metrics *m = &t->cur_metrics;
-	int D = t->cluster->devices, L = t->model->nlayers, from;
+	int D = t->cluster->devices, L = t->model->nlayers, from, dwin, swin;
 	struct cand *c;
 
 	/* new stage counts: D*c stages round robin, the V shape, and irregular counts */
@@ -333,11 +340,21 @@ void tune_gen_placement(struct tuner *t)
 			tune_cand_keep(t);
 		}
 	}
-	/* single-stage moves and swaps, ranked by the estimator */
+	/* single-stage moves and swaps, ranked by the estimator (at scale to the devices and
+	 * stages within a window around the stage, so their number stays near PAIRS_MAX) */
 	from = t->ncands;
+	{
+		long S = t->cur.nstages, most = PAIRS_CELLS / (S > 0 ? S : 1) < PAIRS_MAX ? PAIRS_CELLS / (S > 0 ? S : 1)
+		                                                                      : PAIRS_MAX;
+
+		dwin = (long)S * D <= most ? D : (int)(most / (2 * S)) + 1;
+		swin = S * (S - 1) / 2 <= most ? (int)S : (int)(most / S) + 1;
+	}
 	for (int st = 0; st < t->cur.nstages; st++) {
 		for (int d = 0; d < D; d++) {
 			if (d == t->cur.device[st])
+				continue;
+			if (dwin < D && abs(d - t->cur.device[st]) > dwin && D - abs(d - t->cur.device[st]) > dwin)
 				continue;
 			if ((st > 0 && t->cur.device[st - 1] == d) || (st + 1 < t->cur.nstages && t->cur.device[st + 1] == d))
 				continue; /* adjacent stages stay on different devices */
@@ -357,6 +374,9 @@ void tune_gen_placement(struct tuner *t)
 		}
 		for (int s2 = st + 1; s2 < t->cur.nstages; s2++) {
 			if (t->cur.device[st] == t->cur.device[s2])
+				continue;
+			/* at scale: the first and last stages swap with any, the others nearby */
+			if (s2 - st > swin && st != 0 && s2 != t->cur.nstages - 1)
 				continue;
 			c = tune_cand_add(t, &t->cur, MOVE_SWAP, st, s2);
 			if (!c)

@@ -308,7 +308,7 @@ if (ulimit -v 1500000 && "$OCTOPIPE" --version) >/dev/null 2>&1; then
     expect_rc 0 "a 65 536-device plan is made and simulated in 1.5 GB (a device x device table needed 32 GiB)"
     run sh -c 'ulimit -v 1500000; exec "$0" check "$1/huge-plan.json"' "$OCTOPIPE" "$T"
     expect_rc 0 "and check simulates it in 1.5 GB"
-    run sh -c 'ulimit -v 300000; exec "$0" plan --model "$1/big-model.json" --cluster "$1/big-cluster.json" --schedule 1f1b --microbatches 4096 -o "$1/big-plan.json"' "$OCTOPIPE" "$T"
+    run sh -c 'ulimit -v 300000; exec "$0" plan --model "$1/big-model.json" --cluster "$1/big-cluster.json" --schedule 1f1b --microbatches 2048 -o "$1/big-plan.json"' "$OCTOPIPE" "$T"
     expect_rc 1 "plan: host memory running out is exit 1"
     expect_match "out of host memory" "$ERR" "plan says 'out of host memory', not 'internal error'"
     if printf '%s' "$ERR" | grep -q "internal error"; then not_ok "plan does not call it an internal error" "$ERR"
@@ -336,5 +336,39 @@ run "$OCTOPIPE" plan --model "$bad" --cluster 8xH200 --schedule 1f1b --microbatc
 expect_rc 0 "plan --embed of a model with a non-UTF-8 file name"
 run "$OCTOPIPE" check "$T/utf8-plan.json"
 expect_rc 0 "and that plan reads back"
+
+# ---- no recursion as deep as the input (issue 28: the partition's branch and bound
+# recursed once a stage, and tune crashed with SIGSEGV at ~43k stages on an 8 MB stack).
+# The same depth on a 64 KB stack: 1024 stages, one a device, crashed before
+python3 - "$T" <<'PY'
+import json, sys
+t, n = sys.argv[1], 1024
+json.dump({"format": "octopipe.cluster/1", "name": "deep", "gpu": "H200", "devices": n, "gpus_per_node": 8,
+           "mem_bytes": 141000000000, "intra_node": {"gbytes_per_s": 450, "latency_us": 5},
+           "inter_node": {"gbytes_per_s": 50, "latency_us": 10}}, open(f"{t}/deep-cluster.json", "w"))
+layer = {"kind": "attn", "f_ms": 1, "b_ms": 1, "w_ms": 1, "param_bytes": 1000, "act_bytes": 1000,
+         "act_w_bytes": 10, "out_bytes": 100}
+json.dump({"format": "octopipe.model/1", "name": "deep", "seq_len": 1024, "layers": [layer] * n},
+          open(f"{t}/deep-model.json", "w"))
+PY
+if (ulimit -s 64 && ulimit -v 1500000 && "$OCTOPIPE" --version) >/dev/null 2>&1; then
+    run sh -c 'ulimit -s 64; ulimit -v 1500000; exec "$0" tune --layout pp --model "$1/deep-model.json" --cluster "$1/deep-cluster.json" --microbatches 2 --budget 0.2 -o "$1/deep-plan.json"' "$OCTOPIPE" "$T"
+    expect_rc 0 "tune of 1024 stages on a 64 KB stack finishes (it died by SIGSEGV in the branch and bound)"
+    expect_match '^tuned: ' "$OUT" "and says what it found"
+    # compare tunes too: its placement moves were all S x D of them and every S^2 / 2 swap,
+    # each a copied state (445 s and 4.3 GB here before; now about 2 s and 70 MB)
+    run sh -c 'ulimit -s 64; ulimit -v 1500000; exec timeout 60 "$0" compare --layout pp --model "$1/deep-model.json" --cluster "$1/deep-cluster.json" --microbatches 2' "$OCTOPIPE" "$T"
+    expect_rc 0 "compare of 1024 stages finishes in a minute and 1.5 GB on a 64 KB stack"
+    expect_match 'speedup of the tuned plan' "$OUT" "with the tuned plan"
+else
+    skip "a 64 KB stack (ulimit -s)" "this build cannot run under ulimit -s 64 / -v (sanitizers)"
+fi
+
+# ---- plan writes no file its readers refuse (issue 28: 8 gpus x 1,000,000 microbatches
+# made a plan over the 256 MiB every command reads): refused up front, the limit named
+run "$OCTOPIPE" plan --model gpt-13b --cluster 16xH200 --schedule 1f1b --microbatches 1000000 -o "$T/toolarge.json"
+expect_rc 2 "16 stages x 1,000,000 microbatches is refused"
+expect_match 'make a plan of at least [0-9]+ MiB, more than the 256 MiB any octopipe command reads back: at most [0-9]+ microbatches with 16 stages' "$ERR" "naming the limit and what fits"
+if [ ! -e "$T/toolarge.json" ]; then ok "and writes nothing"; else not_ok "and writes nothing"; fi
 
 done_testing

@@ -47,7 +47,7 @@ expect_match '"makespan_ms": [0-9.]+' "$OUT" "with the makespan"
 expect_match '"warmup_idle_ms"' "$OUT" "and per-device warm-up idle"
 run "$OCTOPIPE" sim --gantt --width 60 --timeline-out "$T/t.json" --trace-out "$T/trace.json" "$T/p.json"
 expect_rc 0 "sim with gantt, timeline and trace"
-expect_match '^gpu0  \|F[FB.]+\|$' "$OUT" "the gantt has a row per GPU"
+expect_match '^gpu0  \|F[FB.:]+\|$' "$OUT" "the gantt has a row per GPU"
 expect_match 'F forward  I input-grad  W weight-grad  B backward  \. bubble' "$OUT" "and a legend"
 run "$OCTOPIPE" check "$T/t.json"
 expect_rc 0 "the timeline it wrote is valid"
@@ -155,4 +155,15 @@ else
     not_ok "a per-op overhead lengthens the iteration" "$without -> $with"
 fi
 
+# a gpu that works a little in every column is partly idle (':'), not a bubble (issue 28:
+# `sim --gantt` drew a 6%-busy gpu as all idle; the UI's chart follows the same rule)
+run "$OCTOPIPE" plan --model gpt-13b --cluster 4xH200 --schedule 1f1b --microbatches 64 --partition 1,13,13,13 -o "$T/skew.json"
+expect_rc 0 "a plan whose gpu0 holds 1 layer of 40"
+run "$OCTOPIPE" sim --gantt --width 80 "$T/skew.json"
+expect_rc 0 "sim --gantt of it"
+row=$(printf '%s\n' "$OUT" | grep '^gpu0 ')
+n=$(printf '%s' "$row" | tr -cd ':' | wc -c)
+if [ "$n" -ge 40 ]; then ok "the lightly busy gpu0 shows ':' where it works ($n columns)"
+else not_ok "the lightly busy gpu0 is not drawn all idle" "$row"; fi
+expect_match ': partly idle' "$OUT" "and the legend says what ':' is"
 done_testing

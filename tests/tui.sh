@@ -319,4 +319,34 @@ expect_match 'steps: 7 from tiny\.steps' "$OUT" "and shows its 7 steps"
 run "$OCTOPIPE" tui --render 140x40 --keys 'T' "$top_srcdir/tests/data/tiny-plan.json"
 expect_rc 0 "--render runs the tuner to the end before drawing"
 expect_match 'steps: the tuner.s, [0-9]+ ' "$OUT" "and shows its steps"
+# ---- the step the tuner names as best is the one Enter adopts (issue 28: it named step 27
+# and adopted the last, 36)
+start 160 50 -- tui "$top_srcdir/plans/nemotron-nano-v2-9b-8xH200-1f1b.json"
+expect '^gpu0 ' "a UI on a plan the tuner improves, then worsens from a restart"
+keys F6
+expect 'tuning done: .* best step [0-9]+ at' "F6 tunes to the end and names the best step" 60
+best=$(screen | sed -n 's/.*best step \([0-9][0-9]*\) at.*/\1/p' | head -1)
+last=$(screen | sed -n 's/.*tuning done: \([0-9][0-9]*\) steps.*/\1/p' | head -1)
+if [ -n "$best" ] && [ -n "$last" ] && [ "$best" -lt $((last - 1)) ]; then ok "the best step ($best) is not the last ($((last - 1)))"
+else not_ok "the best step is not the last" "best '$best', steps '$last'"; fi
+expect "^ +$best +[a-z]+ .*$" "the named step is in the list"
+keys Enter
+expect "adopted tuner step $best \\(" "Enter adopts the step the message named"
+keys q y
+expect '^exit status 0'
+# ---- F1 help fits 80x24: long lines wrap, the page scrolls to its legend (issue 28)
+start 80 24 -- tui "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
+expect '^gpu0 ' "a UI at 80x24"
+keys F1
+expect 'OctoPipe keys' "F1 opens the help"
+expect '^ +the tuner.s steps$' "a description longer than the line wraps under itself"
+expect '^ -- lines 1-[0-9]+ of [0-9]+ \(Up/Down' "the last row says which lines show and how to scroll"
+keys G
+expect '^ header: each gpu.s peak memory against the usable memory of one gpu$' "G scrolls to the end of the legend"
+expect '^ +buttons \(--no-mouse: off\)$' "the mouse legend wraps whole"
+expect '^ +bottleneck of the pipeline.s steady state$' "and so does the bottleneck mark's"
+keys q
+expect '^gpu0 ' "q closes the help"
+keys q
+expect '^exit status 0'
 done_testing

@@ -264,4 +264,78 @@ if [ ! -e "$T/relhome" ] && [ ! -e "$T/relstate" ]; then ok "and makes no autosa
 else not_ok "no autosave folder under the working directory" "$(ls -la "$T")"; fi
 keys q y
 expect '^exit status 0'
+# ---- no UI output replaces a file the plan reads: its model, its cluster (issue 28) ----
+S=
+mkdir -p "$T/in"
+cp "$top_srcdir/samples/models/gpt-13b.json" "$T/in/m.json"
+cp "$top_srcdir/samples/clusters/4xH200.json" "$T/in/c.json"
+run "$OCTOPIPE" plan --model "$T/in/m.json" --cluster "$T/in/c.json" --schedule 1f1b --microbatches 8 -o "$T/in/p.json"
+expect_rc 0 "a plan that refers to a model and a cluster file"
+start 120 36 -- tui "$T/in/p.json"
+expect '^gpu0 ' "a UI on it"
+keys ']'
+expect 'stage 0 now ends'
+keys S C-u
+typ "$T/in/m.json"
+keys Enter
+expect "save refused: '$T/in/m.json' is the plan's model" "S onto the plan's model is refused in words"
+expect_not 'overwrite' "without asking to overwrite it"
+keys S C-u
+typ "$T/in/../in/c.json"
+keys Enter
+expect "save refused: '$T/in/../in/c.json' is the plan's cluster" "S onto the plan's cluster, spelt otherwise, too"
+keys E C-u
+typ "$T/in/m.json"
+keys Enter
+expect "report refused: '$T/in/m.json' is the plan's model" "and E onto it"
+keys q y
+expect '^exit status 0'
+run "$OCTOPIPE" sim "$T/in/p.json"
+expect_rc 0 "the plan still loads: its model and cluster are untouched"
+start 120 36 -- tui --model "$T/in/m.json" --cluster "$T/in/c.json"
+expect '^gpu0 ' "a UI started on a model and a cluster"
+keys S C-u
+typ "$T/in/c.json"
+keys Enter
+expect "save refused: '$T/in/c.json' is the plan's cluster" "S onto the cluster it was started on is refused"
+keys q
+expect '^exit status 0'
+if cmp -s "$T/in/c.json" "$top_srcdir/samples/clusters/4xH200.json" && cmp -s "$T/in/m.json" "$top_srcdir/samples/models/gpt-13b.json"
+then ok "the model and cluster files are unchanged"; else not_ok "the model and cluster files are unchanged"; fi
+# ---- E after tuning has finished still carries the tuner's steps (issue 28) -----------
+start 140 40 -- tui "$top_srcdir/tests/data/tiny-plan.json"
+expect '^gpu0 ' "a UI on a tiny plan"
+keys F6
+expect 'tuning done: ' "F6 tunes to the end" 30
+keys E C-u
+typ "$T/tuned.html"
+keys Enter
+expect "report written to $T/tuned.html \\(the plan.*, the tuner's steps\\)" "E after tuning says the steps are in the report"
+if grep -q 'id="steps"><h2>Tuner steps' "$T/tuned.html" 2>/dev/null; then ok "and the report has the tuner's steps"
+else not_ok "the report after tuning has the tuner's steps" "$(grep -c step "$T/tuned.html" 2>&1)"; fi
+keys q
+expect '^exit status 0'
+# ---- the autosave of a --model/--cluster start is keyed by its layout too (issue 28: edits
+# made under --tp 2 were offered to a UI started without it)
+M7="$top_srcdir/samples/models/llama2-7b.json" C4="$top_srcdir/samples/clusters/4xH200.json"
+S=tp; open tp 120 36 -- tui --model "$M7" --cluster "$C4" --tp 2
+expect 'pp 2 x tp 2' "a UI started with --tp 2"
+keys ']'
+expect 'now ends at layer' "edits"
+expect 'autosaved' "and autosaves" 6
+kill -KILL "$(pid_of tp)"
+expect 'exit status 137' "then crashes"
+S=notp; open notp 120 36 -- tui --model "$M7" --cluster "$C4"
+expect '^gpu0 ' "a UI on the same model and cluster without --tp"
+expect_not 'recover\?' "is not offered the edits made under --tp 2"
+keys q
+expect '^exit status 0'
+S=tp2; open tp2 120 36 -- tui --model "$M7" --cluster "$C4" --tp 2
+expect 'recover\? y recovers' "a UI started with --tp 2 again is offered them"
+keys y
+expect 'pp 2 x tp 2' "and recovering keeps the layout"
+expect_not 'cannot|error' "without an error"
+keys q y
+expect '^exit status 0'
+S=
 done_testing

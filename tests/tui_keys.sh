@@ -134,4 +134,39 @@ keys Enter
 expect 'opened .*plans/gpt-13b-4xH200-1f1b\.json' "which opens"
 keys q
 expect '^exit status 0'
+# ---- nothing but a whole, known key acts (issue 28): SS3 with a modifier, mouse reports
+# with the mouse off, pasted text (sent raw, as terminals send them)
+start 120 36 -- tui --no-mouse "$PLAN"
+expect '^gpu0 ' "a UI with the mouse off"
+raw '\033O2R'
+keys l
+expect '#1 in its order' "after ESC O 2 R (an older terminal's Shift-F3) the next key still works"
+expect_not 'running|a run is in progress' "and ESC O 2 R started no run: its R is no key"
+raw '\033[M ]]\033[M ]]'
+keys l
+expect '#2 in its order' "after two X10 mouse reports the next key still works"
+unmodified "mouse bytes under --no-mouse move no stage boundary"
+expect_not 'unknown key' "and are dropped silently"
+raw '\033[<0;30;5M\033[<0;30;5m'
+keys l
+expect '#3 in its order' "an SGR click under --no-mouse is dropped too"
+unmodified "without an edit"
+raw '\033[200~]]p<>R\033[201~'
+expect 'pasted text ignored \(6 bytes\)' "a paste outside a prompt is dropped and said so"
+unmodified "its text edits nothing"
+expect_not 'running' "and starts no run"
+keys /
+expect 'search \(PCRE2\): /'
+raw '\033[200~kind=W\033[201~'
+expect '^search \(PCRE2\): /kind=W' "a paste inside a prompt is its text"
+keys C-a
+raw '\033[1;5C'
+typ '!'
+expect '^search \(PCRE2\): /kind=W!' "Ctrl-Right in a prompt moves the cursor past the word"
+raw '\033[1;5D'
+typ '@'
+expect '^search \(PCRE2\): /@kind=W!' "Ctrl-Left moves back to the word's start"
+keys Escape
+keys q
+expect '^exit status 0'
 done_testing

@@ -139,7 +139,7 @@ i=0
 while [ $i -lt 80 ]; do k="${k}j"; i=$((i + 1)); done
 run "$OCTOPIPE" tui --render 100x40 --keys "$k"
 last=$(printf '%s\n' "$OUT" | tail -2 | head -1)
-expect_match '^ header: each gpu' "$last" "scrolling the help stops at its last line"
+expect_match '^ -- lines [0-9]+-([0-9]+) of \1 ' "$last" "scrolling the help stops at its last line"
 # ---- the message log: every message in full ------------------------------------------
 k='/^2I3 \n<<<<<<<<'   # the eighth move makes a deadlock with a long message
 run "$OCTOPIPE" tui --render 80x30 --keys "$k"
@@ -208,4 +208,82 @@ run "$OCTOPIPE" tui --render 120x40
 expect_match "where each gpu's iteration goes" "$OUT" "below the chart, a table per gpu"
 expect_match '^ gpu +busy +idle: +warm-up +steady +cool-down +peak memory$' "$OUT" "of busy time, idle time by phase and peak memory"
 expect_match '^ gpu7 +[0-9.]+ m?s +[0-9]+% +[0-9.]+ m?s +[0-9.]+ m?s +[0-9.]+ m?s +[0-9.]+ GB +[0-9]+%$' "$OUT" "for every gpu shown"
+# ---- a filter on a dense chart shows what it matches in every column that has it (issue
+# 28: 256 microbatches, kind=W drew no W until zoomed in twice)
+run "$OCTOPIPE" plan --model "$top_srcdir/samples/models/gpt-13b.json" --cluster "$top_srcdir/samples/clusters/4xH200.json" \
+    --schedule zb-h1 --microbatches 256 -o "$T/dense.json"
+expect_rc 0 "a dense plan: 4 gpus x 256 microbatches, with W ops"
+start 120 30 -- tui "$T/dense.json"
+expect '^gpu0 ' "the UI on it"
+keys '\'
+typ 'kind=W'
+keys Enter
+expect 'filter /kind=W/: 1024 of 3072 ops shown' "the filter is on"
+nw=$(screen | grep '^gpu0 ' | tr -cd 'W' | wc -c)
+if [ "$nw" -ge 100 ]; then ok "the fitted chart shows the filtered kind in the columns that have it ($nw W on gpu0)"
+else not_ok "the filtered kind shows on a dense chart" "$nw W on gpu0:" "$(screen)"; fi
+keys q
+expect '^exit status 0'
+# ---- non-ASCII names are shown as the characters they are in a UTF-8 locale, and as '?'
+# (one per column) in the C locale, never as mojibake (issue 28)
+if locale -a 2>/dev/null | grep -qi '^c\.utf-\?8$'; then
+    sed 's/"name": *"gpt-13b"/"name": "gpt-13b Über测试"/' "$top_srcdir/samples/models/gpt-13b.json" > "$T/u8.json"
+    start 120 30 LANG=C.UTF-8 LC_ALL=C.UTF-8 -- tui --model "$T/u8.json" --cluster "$top_srcdir/samples/clusters/4xH200.json"
+    expect ' OctoPipe  gpt-13b Über测试 ' "a UTF-8 model name shows as itself in a UTF-8 locale"
+    expect '^gpu0 ' "and the chart is drawn under it"
+    keys q
+    expect '^exit status 0'
+    start 120 30 LANG=C LC_ALL=C -- tui --model "$T/u8.json" --cluster "$top_srcdir/samples/clusters/4xH200.json"
+    expect ' OctoPipe  gpt-13b \?ber\?\?\?\? interleaved' "in the C locale as one '?' a column"
+    keys q
+    expect '^exit status 0'
+else
+    skip "non-ASCII names in a UTF-8 locale" "no C.UTF-8 locale"
+fi
+# ---- polish (issue 28): "1 layers", the position's total, '!' on every tied gpu, E's
+# default path from the root
+run "$OCTOPIPE" plan --model gpt-13b --cluster 4xH200 --schedule 1f1b --microbatches 8 --partition 1,13,13,13 -o "$T/skew.json"
+expect_rc 0 "a plan whose stage 0 has one layer"
+start 140 36 -- tui "$T/skew.json"
+expect '^gpu0 ' "the UI on it"
+expect 'forward of stage 0 \(layer 0\), microbatch 0, on gpu 0, #0 in its order of 16' "one layer is 'layer 0', and the position has the gpu's count"
+expect_not '1 layers' "never '1 layers'"
+keys E
+expect "write the report to: /" "E's default path is spelt from the root"
+keys Escape q
+expect '^exit status 0'
+python3 -c 'import json,sys; json.dump({"format": "octopipe.model/1", "name": "even", "seq_len": 1024, "layers": [{"kind": "attn", "f_ms": 1, "b_ms": 2, "w_ms": 1, "param_bytes": 1000, "act_bytes": 1000, "act_w_bytes": 10, "out_bytes": 100}] * 8}, open(sys.argv[1], "w"))' "$T/even-model.json"
+run "$OCTOPIPE" plan --model "$T/even-model.json" --cluster 4xH200 --schedule gpipe --microbatches 8 -o "$T/even.json"
+expect_rc 0 "a plan of identical layers, evenly split: every gpu equally busy"
+start 140 30 -- tui "$T/even.json"
+expect '^gpu3 ' "the UI on it"
+n=$(screen | grep -c '^gpu[0-9].*!$')
+if [ "$n" = 4 ]; then ok "the four tied gpus are all marked the bottleneck"; else not_ok "every tied gpu has its '!'" "$n marked:" "$(screen)"; fi
+keys q
+expect '^exit status 0'
+# the compare view's '*' and the run panel's history strip are explained on screen
+start 120 40 -- tui "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
+expect '^gpu0 ' "a UI"
+keys v
+expect 'plan: 2\.00 s, speedup [0-9.]+x \* cursor here \(Tab\)' "the compare view says what its '*' marks"
+keys F1 G
+expect "^ compare: '\\* cursor here' marks the chart the cursor is on" "the help's legend explains it"
+expect "through \\. : - = \\+ \\* # % to @" "and the run panel's history levels"
+keys q q
+expect '^exit status 0'
+# under a filter l and h step over the ops it hides
+start 140 36 -- tui "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
+expect '^gpu0 ' "a UI"
+keys '\'
+typ 'kind=B'
+keys Enter
+expect 'filter /kind=B/' "a filter on the backward ops"
+keys l
+expect '0B0 backward of stage 0 .*#4 in its order' "l goes to the next shown op, over the hidden forwards"
+keys l
+expect '0B1 backward .*#6 in its order' "and on to the next shown one"
+keys h
+expect '0B0 backward .*#4 in its order' "h back to the one before"
+keys q
+expect '^exit status 0'
 done_testing

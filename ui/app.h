@@ -253,6 +253,10 @@ int app_save(struct app *a, const char *path);
 /* True when saving to path would replace what is not this session's: an existing file other
  * than the plan's own, or the plan's own file changed on disk by someone else. */
 bool app_would_overwrite(const struct app *a, const char *path);
+/* Whether path is a file the plan reads (its model, its cluster, the tuner's steps file),
+ * which no output of the UI may replace: true after an error message saying so, with what
+ * ("save", "report") as the subject. The check is the CLI's (fileio_input_index). */
+bool app_refuse_input(struct app *a, const char *path, const char *what);
 /* Whether the plan's own file was replaced or rewritten by someone else since it was
  * opened or last saved here (saving over it would lose those changes). */
 bool app_changed_on_disk(const struct app *a);

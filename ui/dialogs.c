@@ -76,6 +76,8 @@ static void complete(struct app *a)
  * then does what was asked for (quit, open). */
 static int save_or_ask(struct app *a, const char *path, enum after_save after)
 {
+	if (app_refuse_input(a, path, "save"))
+		return KF_HANDLED | KF_REDRAW;
 	if (app_would_overwrite(a, path)) {
 		snprintf(a->pending_save, sizeof(a->pending_save), "%s", path);
 		a->pending_changed = a->path && fileio_same_file(path, a->path);
@@ -127,7 +129,7 @@ static int submit_prompt(struct app *a)
 	case PROMPT_REPORT: {
 		struct stat st;
 
-		if (!input[0])
+		if (!input[0] || app_refuse_input(a, input, "report"))
 			break;
 		if (stat(input, &st) == 0) {
 			/* a report replaces nothing it was not asked to */

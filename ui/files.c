@@ -57,10 +57,21 @@ void files_autosave_setup(struct app *a, bool need_empty)
 		snprintf(name, sizeof(name), "%s", b ? b + 1 : a->path);
 		free(real);
 	} else {
-		snprintf(key, sizeof(key), "model=%s|cluster=%s|microbatches=%d", a->model_path ? a->model_path : p->model.name,
-		         a->cluster_path ? a->cluster_path : p->cluster.name, p->microbatches);
-		snprintf(name, sizeof(name), "%s-%s-%dmb", p->model.name ? p->model.name : "model",
-		         p->cluster.name ? p->cluster.name : "cluster", p->microbatches);
+		/* the layout and recompute the start was given are part of what the edits are of:
+		 * a UI started without --tp 2 is not offered edits made under it */
+		char lay[160] = "";
+
+		if (p->has_parallel)
+			snprintf(lay, sizeof(lay), "-pp%d-tp%d-dp%d-ep%d-zero%d-%s", p->par.pp, p->par.tp, p->par.dp, p->par.ep,
+			         p->par.zero, parallel_grads_name(p->par.fp32_grads));
+		if (p->nstages > 0 && p->stages[0].recompute != RECOMPUTE_NONE)
+			snprintf(lay + strlen(lay), sizeof(lay) - strlen(lay), "-%s",
+			         recompute_name((enum recompute)p->stages[0].recompute));
+		snprintf(key, sizeof(key), "model=%s|cluster=%s|microbatches=%d|layout=%s",
+		         a->model_path ? a->model_path : p->model.name, a->cluster_path ? a->cluster_path : p->cluster.name,
+		         p->microbatches, lay);
+		snprintf(name, sizeof(name), "%s-%s-%dmb%s", p->model.name ? p->model.name : "model",
+		         p->cluster.name ? p->cluster.name : "cluster", p->microbatches, lay);
 	}
 	autosave_stem(name, key, stem, sizeof(stem));
 	if (autosave_claim(&a->as, stem, need_empty) < 0) {
@@ -218,6 +229,8 @@ int app_save(struct app *a, const char *path)
 		app_msg(a, R_WARN, "the plan has no file yet: S saves as");
 		return -1;
 	}
+	if (app_refuse_input(a, path, "save"))
+		return -1;
 	fileio_dirname(path, dir, sizeof(dir));
 	if (a->model_path && a->cluster_path) {
 		char *m = NULL, *c = NULL;
@@ -255,6 +268,19 @@ int app_save(struct app *a, const char *path)
 	else
 		app_msg(a, R_GOOD, "saved %s", path);
 	return 0;
+}
+
+bool app_refuse_input(struct app *a, const char *path, const char *what)
+{
+	static const char *const names[] = { "model", "cluster", "tuner's steps file" };
+	const char *inputs[] = { a->model_path, a->cluster_path, a->tuning.source[0] ? a->tuning.source : NULL };
+	int i = fileio_input_index(path, inputs, 3);
+
+	if (i < 0)
+		return false;
+	app_msg(a, R_ERROR, "%s refused: '%s' is the plan's %s ('%s'), which the plan reads; give another name", what,
+	        path, names[i], inputs[i]);
+	return true;
 }
 
 bool app_would_overwrite(const struct app *a, const char *path)
@@ -394,10 +420,12 @@ void app_write_report(struct app *a, const char *path)
 		app_msg(a, R_ERROR, "no plan to report on");
 		return;
 	}
-	if (fileio_same_file(path, a->path) || fileio_same_file(path, a->tuning.source)) {
+	if (fileio_same_file(path, a->path)) {
 		app_msg(a, R_ERROR, "report not written: %s is the plan's own file", path);
 		return;
 	}
+	if (app_refuse_input(a, path, "report"))
+		return;
 	plans[n] = &a->cur.plan;
 	labels[n++] = app_modified(a) ? "this plan (edited)" : "this plan";
 	if (a->compare && a->ref.loaded) {
@@ -405,8 +433,8 @@ void app_write_report(struct app *a, const char *path)
 		labels[n++] = a->ref_name[0] ? a->ref_name : "compared";
 	}
 	/* the tuner's steps: the live tuner's, or the steps file the UI was given */
-	if (a->tuning.t) {
-		steps = tune_steps_to_json(a->tuning.t);
+	if (a->tuning.t || a->tuning.record) {
+		steps = a->tuning.t ? tune_steps_to_json(a->tuning.t) : cJSON_Duplicate(a->tuning.record, 1);
 		steps_what = ", the tuner's steps";
 	} else if (a->tuning.source[0]) {
 		steps = json_load_file(a->tuning.source, &e);

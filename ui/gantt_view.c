@@ -5,7 +5,9 @@
  * columns it covers and claims the columns where it is the largest share, so short ops
  * never hide long ones at any zoom. A column where the device is busy less than half the
  * time shows ':' in the colour of its largest op; only a column with no work at all is a
- * bubble. Ops that own no column (narrower than one) still show when they matter: the
+ * bubble. Under a filter a column belongs to its largest matching op whenever one is in it,
+ * so a dense chart still shows what the filter finds. Ops that own no column (narrower
+ * than one) still show when they matter: the
  * cursor, search matches and a deadlock's cycle mark the column of their midpoint. The
  * cost is O(ops + columns) per row, whatever the zoom.
  */
@@ -19,6 +21,7 @@
 #include <string.h>
 
 #include "doc.h"
+#include "gantt.h"
 
 #define MAX_COLS 1024
 
@@ -212,8 +215,9 @@ void gantt_view_draw(const struct app *a, const struct pview *v, int focus, cons
                      struct screen *s, const struct rect *r)
 {
 	double last_end = 0;
-	static double busy[MAX_COLS], best[MAX_COLS];
-	static long owner[MAX_COLS];
+	static double busy[MAX_COLS], best[MAX_COLS], mbest[MAX_COLS];
+	static long owner[MAX_COLS], mowner[MAX_COLS];
+	bool filtering = a->re && a->filter;
 	const struct plan *p = &v->plan;
 	int sw = gantt_view_stats_w(r->w), w = r->w - GANTT_LABEL_W - sw, per = app_rows_per_dev(a, focus);
 	int bottleneck = busiest(v);
@@ -253,12 +257,15 @@ void gantt_view_draw(const struct app *a, const struct pview *v, int focus, cons
 			oom = oom || v->m.oom[i] == d;
 		screen_textf(s, r->x, y, GANTT_LABEL_W - 1, oom ? R_ERROR : R_LABEL, "%s%-3d", app_row_name(p), d);
 		if (sw)
-			draw_stats(v, d, d == bottleneck, oom, s, r->x + GANTT_LABEL_W + w, y, sw);
+			/* every gpu as busy as the busiest is a bottleneck: a tie marks them all (up to the
+			 * rounding of sums taken in another order) */
+			draw_stats(v, d, bottleneck >= 0 && v->m.dev[d].busy_ms >= v->m.dev[bottleneck].busy_ms * (1 - 1e-9), oom, s,
+			           r->x + GANTT_LABEL_W + w, y, sw);
 		if (!v->have_times)
 			continue;
 		for (int c = 0; c < w; c++) {
-			busy[c] = best[c] = 0;
-			owner[c] = -1;
+			busy[c] = best[c] = mbest[c] = 0;
+			owner[c] = mowner[c] = -1;
 		}
 		last_end = 0;  /* the device's last op: only after it is a wait the sync's */
 		for (int k = p->order_start[d]; k < p->order_start[d + 1]; k++) {
@@ -283,11 +290,16 @@ void gantt_view_draw(const struct app *a, const struct pview *v, int focus, cons
 					best[c] = ov;
 					owner[c] = k;
 				}
+				if (filtering && v->match[op] && ov > mbest[c]) {
+					mbest[c] = ov;
+					mowner[c] = k;
+				}
 			}
 		}
 		for (int c = 0; c < w; c++) {
 			double t = a->t0 + (c + 0.5) * mpc;
-			long k = owner[c];
+			/* under a filter a column shows its largest matching op, if any op in it matches */
+			long k = mowner[c] >= 0 ? mowner[c] : owner[c];
 
 			if (k < 0) {
 				/* idle while its gradients are still being synchronised over the replicas */
@@ -298,7 +310,7 @@ void gantt_view_draw(const struct app *a, const struct pview *v, int focus, cons
 					screen_put(s, r->x + GANTT_LABEL_W + c, y, '.', R_BUBBLE);
 				continue;
 			}
-			if (busy[c] < 0.5) {
+			if (gantt_cell_of(busy[c], 1.0) == GANTT_PARTLY) {
 				const struct action *x = &p->order[k];
 
 				screen_put(s, r->x + GANTT_LABEL_W + c, y, ':', op_role(a, v, sim_op_index(p, x->stage, x->mb, x->kind),

@@ -12,6 +12,7 @@
 #include <curses.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gantt_view.h"
 #include "keys.h"
@@ -103,8 +104,16 @@ int view_key(struct app *a, int key)
 		char name[4096];
 		size_t n;
 
-		/* beside the plan's file, or plans/NAME.html for a plan without one */
+		/* beside the plan's file, or plans/NAME.html for a plan without one, spelt from
+		 * the root so the prompt says where it goes whatever the current directory */
 		dialog_save_name(a, name, sizeof(name));
+		if (name[0] != '/' && strlen(name) < 1024) {
+			char cwd[2048], rel[1024];
+
+			memcpy(rel, name, strlen(name) + 1);
+			if (getcwd(cwd, sizeof(cwd)))
+				snprintf(name, sizeof(name), "%s/%s", cwd, rel);
+		}
 		n = strlen(name);
 		if (n > 5 && strcmp(name + n - 5, ".json") == 0)
 			n -= 5;

@@ -186,15 +186,22 @@ void keys_help(struct strbuf *sb)
 			if (strcmp(k->group, groups[g]) != 0)
 				continue;
 			keys_names(k->cmd, &keys);
-			strbuf_addf(sb, "  %-18s %s\n", keys.buf, k->help);
+			strbuf_addf(sb, "  %s\t%s\n", keys.buf, k->help);
 			strbuf_release(&keys);
 		}
 	}
-	strbuf_addstr(sb, "\nmouse: click selects an op, the wheel scrolls the gpu rows, shift+wheel pans the time axis\n"
-	              "  (where the terminal passes it on), F-bar labels are buttons (--no-mouse: off)\n"
-	              "bubble = 1 - busy / (gpus x iteration); efficiency = lower bound / iteration\n"
+	/* the legend: one item a line, wrapped by the page to its width */
+	strbuf_addstr(sb, "\nlegend\n"
+	              "mouse: a click selects an op, the wheel scrolls the gpu rows, shift+wheel pans the time axis "
+	              "(where the terminal passes it on), the F-bar labels are buttons (--no-mouse: off)\n"
+	              "paste: goes into a prompt as text; anywhere else it is ignored, never taken as keys\n"
 	              "ops: F forward, I input-grad, W weight-grad, B full backward, . idle (bubble), : partly idle\n"
-	              "right of each gpu (130 columns on): busy and bubble share of the iteration, peak memory;\n"
-	              "  ! marks the busiest gpu, the bottleneck of the pipeline's steady state\n"
-	              "header: each gpu's peak memory against the usable memory of one gpu\n");
+	              "bubble = 1 - busy / (gpus x iteration); efficiency = lower bound / iteration\n"
+	              "right of each gpu (130 columns on): busy and bubble share of the iteration, peak memory; "
+	              "! marks the busiest gpu (each of them when several tie), the bottleneck of the pipeline's steady state\n"
+	              "header: each gpu's peak memory against the usable memory of one gpu\n"
+	              "compare: '* cursor here' marks the chart the cursor is on (Tab switches)\n"
+	              "run panel: [###.......] a gpu's utilization over the last iteration's time; between the bars "
+	              "its history, one sample a character, oldest left, from ' ' (idle) through . : - = + * # % "
+	              "to @ (busy)\n");
 }

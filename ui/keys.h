@@ -39,7 +39,9 @@ const struct command *keys_command(enum cmd c);
 int keys_letter(enum cmd c);
 /* "F1 ?" — the keys bound to a command, by their usual names. */
 void keys_names(enum cmd c, struct strbuf *sb);
-/* The help screen as lines of text ('\n'-separated), built from the tables. */
+/* The help screen as lines of text ('\n'-separated), built from the tables: a key's line
+ * is "  KEYS\tdescription" (the page lines the descriptions up and wraps them), any other
+ * line is text to wrap at the page's width. */
 void keys_help(struct strbuf *sb);
 
 #endif

@@ -191,6 +191,33 @@ void app_cursor_to(struct app *a, long i)
 	app_show_cursor(a);
 }
 
+/* Whether op k of the order shows: under a filter only the matching ones do. */
+static bool op_shown(const struct app *a, const struct pview *v, int k)
+{
+	const struct action *x = &v->plan.order[k];
+
+	return !(a->re && a->filter && v->match) || v->match[sim_op_index(&v->plan, x->stage, x->mb, x->kind)];
+}
+
+/* Under a filter: steps n shown ops along the gpu's order (back when n < 0), staying on
+ * the last shown one reached; the hidden ones in between are passed over. */
+static void step_shown(struct app *a, const struct pview *v, int n)
+{
+	int k0 = v->plan.order_start[a->sel_dev], k1 = v->plan.order_start[a->sel_dev + 1];
+	int dir = n < 0 ? -1 : 1, at = k0 + a->sel_pos;
+
+	for (int left = n < 0 ? -n : n; left > 0; left--) {
+		int k = at + dir;
+
+		while (k >= k0 && k < k1 && !op_shown(a, v, k))
+			k += dir;
+		if (k < k0 || k >= k1)
+			break;
+		at = k;
+	}
+	a->sel_pos = at - k0;
+}
+
 void app_cursor_move(struct app *a, int ddev, int dpos)
 {
 	struct pview *v = app_focus(a);
@@ -211,23 +238,27 @@ void app_cursor_move(struct app *a, int ddev, int dpos)
 			return;
 		a->sel_dev = d;
 		a->sel_pos = 0;
-		/* the op nearest in time to where the cursor was */
+		/* the op nearest in time to where the cursor was (a shown one, when any is) */
 		if (v->have_times) {
 			double best = INFINITY;
 
-			for (int k = v->plan.order_start[d]; k < v->plan.order_start[d + 1]; k++) {
-				const struct action *x = &v->plan.order[k];
-				long op = sim_op_index(&v->plan, x->stage, x->mb, x->kind);
-				double dist = t < v->start[op] ? v->start[op] - t : t > v->end[op] ? t - v->end[op] : 0;
+			for (int pass = 0; pass < 2 && best == INFINITY; pass++)
+				for (int k = v->plan.order_start[d]; k < v->plan.order_start[d + 1]; k++) {
+					const struct action *x = &v->plan.order[k];
+					long op = sim_op_index(&v->plan, x->stage, x->mb, x->kind);
+					double dist = t < v->start[op] ? v->start[op] - t : t > v->end[op] ? t - v->end[op] : 0;
 
-				if (dist < best) {
-					best = dist;
-					a->sel_pos = k - v->plan.order_start[d];
+					if (dist < best && (pass == 1 || op_shown(a, v, k))) {
+						best = dist;
+						a->sel_pos = k - v->plan.order_start[d];
+					}
 				}
-			}
 		}
 	}
-	a->sel_pos += dpos;
+	if (dpos && a->re && a->filter && v->match && app_cursor_op(a) >= 0)
+		step_shown(a, v, dpos);
+	else
+		a->sel_pos += dpos;
 	app_clamp_cursor(a);
 	app_show_cursor(a);
 }

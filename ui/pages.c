@@ -18,40 +18,76 @@
 
 #include "keys.h"
 
+#define HELP_DESC_X 22    /* where a key's description starts */
+
+/* Lays the help out in lines of at most w cells: a key's description wraps under itself,
+ * other text under its third column. Draws the lines from top on, at most rows of them,
+ * from screen row y0 (s NULL: only counts); returns the number of lines. */
+static int help_lines(const char *text, struct screen *s, int w, int top, int rows, int y0)
+{
+	int n = 0;
+
+	for (const char *line = text; *line;) {
+		const char *nl = strchr(line, '\n'), *tab;
+		int len = nl ? (int)(nl - line) : (int)strlen(line);
+		char buf[600], keys[64];
+		const char *rest;
+		int x = 1, first = 1;
+
+		snprintf(buf, sizeof(buf), "%.*s", len < 590 ? len : 590, line);
+		tab = strchr(buf, '\t');
+		if (tab) {
+			snprintf(keys, sizeof(keys), "%.*s", (int)(tab - buf), buf);
+			rest = tab + 1;
+			x = HELP_DESC_X;
+		} else {
+			rest = buf;
+		}
+		do {
+			int avail = w - x + 1, cut;
+			const char *next = screen_skip_line(rest, avail > 10 ? avail : 10);
+
+			cut = (int)(next - rest);
+			while (cut > 0 && rest[cut - 1] == ' ')
+				cut--;
+			if (s && n >= top && n - top < rows) {
+				int y = y0 + n - top;
+
+				if (tab && first)
+					screen_text(s, 1, y, HELP_DESC_X - 2, keys, R_HELP_KEY);
+				screen_text(s, x, y, cut, rest, n == 0 ? R_TITLE : !tab && buf[0] != ' ' ? R_LABEL : R_NORMAL);
+			}
+			n++;
+			rest = next;
+			if (first && !tab)
+				x = 3;     /* text that wraps goes on under its third column */
+			first = 0;
+		} while (*rest);
+		line = nl ? nl + 1 : line + len;
+	}
+	return n;
+}
+
+/* The help, wrapped to the width; when it is taller than the screen its last row says
+ * which lines show and how to scroll. */
 static void draw_help(struct app *a, struct screen *s, const struct rect *r)
 {
 	struct strbuf sb = STRBUF_INIT;
-	const char *line;
-	int rows = r->h, n = 0, y = 0;
+	int w = s->w - 2, rows = r->h, total;
 
 	keys_help(&sb);
+	total = help_lines(sb.buf, NULL, w, 0, 0, 0);
+	if (total > rows)
+		rows--;         /* the last row says where the page is */
 	/* scrolling stops at the end: the last line at the bottom, never past it */
-	{
-		int nlines = 0;
-
-		for (const char *c = sb.buf; *c; c++)
-			nlines += *c == '\n';
-		if (a->help_top > nlines - rows)
-			a->help_top = nlines - rows;
-		if (a->help_top < 0)
-			a->help_top = 0;
-	}
-	line = sb.buf;
-	while (*line && y < rows) {
-		const char *nl = strchr(line, '\n');
-		int len = nl ? (int)(nl - line) : (int)strlen(line);
-
-		if (n++ >= a->help_top) {
-			char buf[512];
-
-			snprintf(buf, sizeof(buf), "%.*s", len < 500 ? len : 500, line);
-			screen_text(s, 1, y, s->w - 2, buf, n == 1 ? R_TITLE : line[0] != ' ' && len ? R_LABEL : R_NORMAL);
-			if (line[0] == ' ' && len > 21)
-				screen_text(s, 3, y, 18, buf + 2, R_HELP_KEY);
-			y++;
-		}
-		line = nl ? nl + 1 : line + len;
-	}
+	if (a->help_top > total - rows)
+		a->help_top = total - rows;
+	if (a->help_top < 0)
+		a->help_top = 0;
+	help_lines(sb.buf, s, w, a->help_top, rows, r->y);
+	if (rows < r->h)
+		screen_textf(s, 1, r->y + rows, w, R_DIM, "-- lines %d-%d of %d (Up/Down, PgUp/PgDn, g/G scroll; Esc or q "
+		             "closes) --", a->help_top + 1, a->help_top + rows, total);
 	strbuf_release(&sb);
 }
 

@@ -40,14 +40,20 @@ static void draw_details(struct app *a, struct screen *s, const struct rect *r)
 		const struct action *x = &p->order[i];
 		const struct stage *st = &p->stages[x->stage];
 		long op = sim_op_index(p, x->stage, x->mb, x->kind);
-		char tok[ACTION_TEXT_MAX], text[512];
+		char tok[ACTION_TEXT_MAX], text[512], layers[64];
+		int nl = st->last - st->first + 1;
 
 		app_op_text(p, x, text, sizeof(text));
+		if (nl == 1)
+			snprintf(layers, sizeof(layers), "layer %d", st->first);
+		else
+			snprintf(layers, sizeof(layers), "layers %d-%d, %d layers", st->first, st->last, nl);
 		screen_textf(s, 1, y, w, R_VALUE, "%s", action_format(x, tok));
+		/* the position with the gpu's count, so "#763" says how far along it is */
 		screen_textf(s, 2 + (int)strlen(tok), y++, w - (int)strlen(tok) - 1, R_NORMAL,
-		             "%s of stage %d (layers %d-%d, %d layers), microbatch %d, on gpu %d, #%d in its order",
-		             op_kind_name((enum op_kind)x->kind), x->stage, st->first, st->last, st->last - st->first + 1,
-		             x->mb, st->device, a->sel_pos);
+		             "%s of stage %d (%s), microbatch %d, on gpu %d, #%d in its order of %d",
+		             op_kind_name((enum op_kind)x->kind), x->stage, layers, x->mb, st->device, a->sel_pos,
+		             p->order_start[a->sel_dev + 1] - p->order_start[a->sel_dev]);
 		if (v->have_times && y < r->y + r->h) {
 			fmt_ms(&sb, v->start[op]);
 			strbuf_addstr(&sb, " -> ");

@@ -5,6 +5,7 @@
  */
 #include "config.h"
 #include "prompt.h"
+#include "keydec.h"
 
 #include <curses.h>
 #include <dirent.h>
@@ -83,6 +84,19 @@ bool line_key(struct line *l, struct line_hist *h, int key)
 		delete_range(l, p, l->pos);
 		return true;
 	}
+	case KEYDEC_CTRL_LEFT:
+		/* a word back and on, as ^W counts words: up to a blank */
+		while (l->pos > 0 && l->buf[l->pos - 1] == ' ')
+			l->pos--;
+		while (l->pos > 0 && l->buf[l->pos - 1] != ' ')
+			l->pos--;
+		return true;
+	case KEYDEC_CTRL_RIGHT:
+		while (l->pos < l->len && l->buf[l->pos] == ' ')
+			l->pos++;
+		while (l->pos < l->len && l->buf[l->pos] != ' ')
+			l->pos++;
+		return true;
 	case KEY_UP:
 		if (h)
 			hist_show(l, h, h->browse - 1);

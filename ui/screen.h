@@ -18,8 +18,10 @@ enum role {
 	R_COUNT
 };
 
+/* A cell holds one Unicode code point (text is UTF-8 on the way in and out); a character
+ * two columns wide fills its cell and leaves the next one 0, drawn by it. */
 struct cell {
-	char ch;
+	uint32_t ch;
 	uint8_t role;
 };
 
@@ -37,8 +39,8 @@ int screen_resize(struct screen *s, int w, int h);
 void screen_release(struct screen *s);
 void screen_clear(struct screen *s);
 void screen_put(struct screen *s, int x, int y, char ch, enum role r);
-/* Writes text from (x, y), clipped at x + maxw and at the screen edge; returns the
- * number of cells written. */
+/* Writes UTF-8 text from (x, y), clipped at x + maxw and at the screen edge; returns the
+ * number of cells written. A byte that is no UTF-8 and a control character show as '?'. */
 int screen_text(struct screen *s, int x, int y, int maxw, const char *text, enum role r);
 int screen_textf(struct screen *s, int x, int y, int maxw, enum role r, const char *fmt, ...)
 	__attribute__((format(printf, 6, 7)));
@@ -51,7 +53,12 @@ const char *screen_skip_line(const char *text, int w);
 /* Draws text from (x, y) in lines of at most w cells broken at spaces, on at most rows
  * lines (s NULL: only counts); returns the lines used. */
 int screen_wrap(struct screen *s, int x, int y, int w, int rows, const char *text, enum role role);
-/* Row y as text without trailing blanks (buf holds at least w + 1 bytes). */
+/* The character to show at (x, y): 0 for the right half of a wide character drawn from
+ * the cell before, and ' ' or '?' for a half whose other half was drawn over, so the
+ * terminal's columns always match the cells'. */
+uint32_t screen_glyph(const struct screen *s, int x, int y);
+/* Row y as UTF-8 text without trailing blanks (buf holds at least SCREEN_ROW_BYTES(w)). */
+#define SCREEN_ROW_BYTES(w) (4 * (size_t)(w) + 1)
 void screen_row_text(const struct screen *s, int y, char *buf);
 
 #endif

@@ -6,10 +6,12 @@
  * every wake-up getch() is drained until ERR (ncurses may hold bytes poll() cannot see)
  * and the screen is drawn once; a stream of events redraws at most every 30 ms.
  *
- * An ESC from curses starts a sequence curses did not know: it is read to its end (with
- * vim's ttimeoutlen, ESC_DELAY_MS, between bytes), taken as the key it means when it is a
- * well-known one (PuTTY, rxvt, the linux console) and otherwise dropped with "unknown
- * key", so none of its bytes is ever replayed as a key that edits the plan.
+ * Curses hands over raw bytes (keypad off) and keydec decodes them whole: escape
+ * sequences with their modifiers, mouse reports, bracketed paste. A paste goes into a
+ * prompt as text and is dropped anywhere else; a sequence that is no known key is dropped
+ * with "unknown key"; mouse reports are dropped silently when the mouse is off. The modes
+ * that make the terminal send them (mouse reports 1000 + SGR 1006, bracketed paste 2004)
+ * are set here and reset on every way out.
  *
  * The terminal is restored on every way out: the normal return, exit() (atexit), fatal
  * signals (SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL: restore, then die by the same
@@ -21,6 +23,7 @@
 #include <curses.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <langinfo.h>
 #include <locale.h>
 #include <poll.h>
 #include <signal.h>
@@ -30,16 +33,50 @@
 #include <unistd.h>
 
 #include "app.h"
+#include "keydec.h"
 #include "theme.h"
 #include "view.h"
 
-static volatile sig_atomic_t curses_on;
+static volatile sig_atomic_t curses_on, modes_on;
+static volatile sig_atomic_t mouse_wanted;
 static int sig_pipe[2] = { -1, -1 };
+
+/* The terminal's input modes: bracketed paste always, mouse reports unless --no-mouse.
+ * write(2), not stdio: the reset runs in signal handlers too. */
+static void put_raw(const char *s)
+{
+	size_t n = strlen(s);
+
+	while (n > 0) {
+		ssize_t w = write(STDOUT_FILENO, s, n);
+
+		if (w <= 0)
+			return;
+		s += w;
+		n -= (size_t)w;
+	}
+}
+
+static void modes_set(void)
+{
+	fflush(stdout);
+	put_raw(mouse_wanted ? "\033[?2004h\033[?1000h\033[?1006h" : "\033[?2004h");
+	modes_on = 1;
+}
+
+static void modes_reset(void)
+{
+	if (!modes_on)
+		return;
+	modes_on = 0;
+	put_raw(mouse_wanted ? "\033[?1006l\033[?1000l\033[?2004l" : "\033[?2004l");
+}
 
 static void restore_terminal(void)
 {
 	if (curses_on) {
 		curses_on = 0;
+		modes_reset();
 		endwin();
 	}
 }
@@ -87,13 +124,16 @@ static void install_signals(void)
 	sigaction(SIGCHLD, &sa, NULL);
 }
 
-static void blit(const struct screen *s)
+/* Whether the terminal's locale takes UTF-8 (else non-ASCII characters show as '?'). */
+static bool utf8_term;
+
+void tui_blit(const struct screen *s)
 {
-	static chtype *row;
+	static cchar_t *row;
 	static int row_cap;
 
 	if (s->w > row_cap) {
-		chtype *r = realloc(row, (size_t)s->w * sizeof(*r));
+		cchar_t *r = realloc(row, (size_t)s->w * sizeof(*r));
 
 		if (!r)
 			return;
@@ -101,11 +141,19 @@ static void blit(const struct screen *s)
 		row_cap = s->w;
 	}
 	for (int y = 0; y < s->h; y++) {
-		const struct cell *c = &s->c[(long)y * s->w];
+		int n = 0;
 
-		for (int x = 0; x < s->w; x++)
-			row[x] = (chtype)(unsigned char)c[x].ch | (chtype)theme_attr((enum role)c[x].role);
-		mvaddchnstr(y, 0, row, s->w);
+		for (int x = 0; x < s->w; x++) {
+			wchar_t wc[2] = { 0, 0 };
+			uint32_t g = screen_glyph(s, x, y);
+			unsigned long at = theme_attr((enum role)s->c[(long)y * s->w + x].role);
+
+			if (g == 0 && utf8_term)
+				continue;       /* drawn by the wide character before it */
+			wc[0] = (wchar_t)(g == 0 || (g >= 0x80 && !utf8_term) ? '?' : g);
+			setcchar(&row[n++], wc, (attr_t)(at & ~A_COLOR), (short)PAIR_NUMBER(at), NULL);
+		}
+		mvadd_wchnstr(y, 0, row, n);
 	}
 	wnoutrefresh(stdscr);
 	doupdate();
@@ -137,7 +185,7 @@ static int render(struct app *a, const struct tui_opts *o, FILE *out, struct err
 
 	if (parse_size(o->render, &w, &h) < 0)
 		return err_set(e, ERR_INPUT, "--render: '%s' is not a size like 120x40", o->render);
-	if (screen_resize(&s, w, h) < 0 || !(buf = malloc((size_t)w + 1))) {
+	if (screen_resize(&s, w, h) < 0 || !(buf = malloc(SCREEN_ROW_BYTES(w)))) {
 		screen_release(&s);
 		return err_set(e, ERR_RUNTIME, "out of host memory");
 	}
@@ -167,103 +215,6 @@ static int render(struct app *a, const struct tui_opts *o, FILE *out, struct err
 	return 0;
 }
 
-/* ---- keys: escape sequences curses does not know ------------------------------------------ */
-
-/* Like vim's ttimeoutlen: how long the bytes of one key may take to arrive. */
-#define ESC_DELAY_MS 100
-
-/* The next byte of a sequence, waiting at most ESC_DELAY_MS for it; ERR when none came. */
-static int next_byte(void)
-{
-	int ch = getch();
-
-	if (ch == ERR) {
-		struct pollfd pf = { STDIN_FILENO, POLLIN, 0 };
-
-		if (poll(&pf, 1, ESC_DELAY_MS) > 0)
-			ch = getch();
-	}
-	return ch;
-}
-
-/* Well-known sequences terminfo often lacks (PuTTY, rxvt, the linux console, a TERM that
- * does not match the terminal), as the keys they mean. */
-static int known_sequence(const char *seq)
-{
-	static const struct { const char *seq; int key; } map[] = {
-		{ "[11~", KEY_F(1) }, { "[12~", KEY_F(2) }, { "[13~", KEY_F(3) }, { "[14~", KEY_F(4) },
-		{ "[15~", KEY_F(5) }, { "[17~", KEY_F(6) }, { "[18~", KEY_F(7) }, { "[19~", KEY_F(8) },
-		{ "[20~", KEY_F(9) }, { "[21~", KEY_F(10) },
-		{ "OP", KEY_F(1) }, { "OQ", KEY_F(2) }, { "OR", KEY_F(3) }, { "OS", KEY_F(4) },
-		{ "[[A", KEY_F(1) }, { "[[B", KEY_F(2) }, { "[[C", KEY_F(3) }, { "[[D", KEY_F(4) }, { "[[E", KEY_F(5) },
-		{ "[1~", KEY_HOME }, { "[7~", KEY_HOME }, { "[H", KEY_HOME }, { "OH", KEY_HOME },
-		{ "[4~", KEY_END }, { "[8~", KEY_END }, { "[F", KEY_END }, { "OF", KEY_END },
-		{ "[5~", KEY_PPAGE }, { "[6~", KEY_NPAGE },
-		{ "[A", KEY_UP }, { "[B", KEY_DOWN }, { "[C", KEY_RIGHT }, { "[D", KEY_LEFT },
-		{ "OA", KEY_UP }, { "OB", KEY_DOWN }, { "OC", KEY_RIGHT }, { "OD", KEY_LEFT },
-		{ "[1;2C", KEY_SRIGHT }, { "[1;2D", KEY_SLEFT }, { "[c", KEY_SRIGHT }, { "[d", KEY_SLEFT },
-	};
-
-	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
-		if (strcmp(seq, map[i].seq) == 0)
-			return map[i].key;
-	return ERR;
-}
-
-/* After an ESC from getch(): reads the rest of the sequence to its end (CSI: parameters up
- * to a final byte; SS3: one byte) and returns the key it means, 27 for a lone Esc (or an
- * Esc followed by a key that starts no sequence, which is kept for the next getch), or
- * ERR for a sequence nobody knows, described in what. Its bytes are never taken as keys. */
-static int read_escape(char *what, size_t n)
-{
-	char seq[32];
-	/* curses gave us the ESC after waiting ESCDELAY for more: what follows is here already
-	 * or is not coming, so a lone Esc costs no second wait */
-	int len = 0, ch = getch();
-
-	if (ch == ERR)
-		return 27;
-	if (ch != '[' && ch != 'O') {
-		/* not a sequence: Esc, then a key typed quickly after it (Esc Esc, Esc /) */
-		ungetch(ch);
-		return 27;
-	}
-	seq[len++] = (char)ch;
-	if (ch == '[') {
-		ch = next_byte();
-		if (ch == '[') {                  /* the linux console's F1-F5: ESC [ [ A..E */
-			seq[len++] = '[';
-			ch = next_byte();
-			if (ch != ERR)
-				seq[len++] = (char)ch;
-		} else {
-			/* parameters and intermediates, then one final byte (ECMA-48) */
-			while (ch != ERR && ch >= 0x20 && ch < 0x40 && len < (int)sizeof(seq) - 2) {
-				seq[len++] = (char)ch;
-				ch = next_byte();
-			}
-			if (ch != ERR && ch < 0x100)
-				seq[len++] = (char)ch;
-		}
-	} else {
-		ch = next_byte();
-		if (ch != ERR && ch < 0x100)
-			seq[len++] = (char)ch;
-	}
-	seq[len] = '\0';
-	ch = known_sequence(seq);
-	if (ch != ERR)
-		return ch;
-	{
-		size_t k = (size_t)snprintf(what, n, "ESC");
-
-		for (int i = 0; i < len && k + 5 < n; i++)
-			k += (size_t)snprintf(what + k, n - k, (unsigned char)seq[i] >= 32 && (unsigned char)seq[i] < 127 ?
-			                      "%c" : "\\x%02x", (unsigned char)seq[i]);
-	}
-	return ERR;
-}
-
 /* ^Z: the terminal back to the shell, stopped, and the screen again when resumed. */
 static void suspend(struct app *a)
 {
@@ -282,45 +233,89 @@ static void suspend(struct app *a)
 	sigaction(SIGTSTP, &old, NULL);
 	reset_prog_mode();
 	curses_on = 1;
+	modes_set();
 	clearok(curscr, TRUE);
 	app_msg(a, R_NORMAL, "resumed");
 }
 
 /* ---- the terminal loop ------------------------------------------------------------------ */
 
-static int handle(struct app *a, const struct layout *l, int ch)
+/* Pasted bytes outside a prompt, dropped; said once when the paste ends. */
+static long paste_dropped;
+
+static int handle(struct app *a, const struct layout *l, const struct kev *ev)
 {
-	if (ch == KEY_RESIZE)
-		return KF_RELAYOUT | KF_REDRAW;
-	if (ch == KEY_MOUSE) {
-		MEVENT ev;
-
-		if (getmouse(&ev) != OK)
-			return 0;
-		if (ev.bstate & (BUTTON1_CLICKED | BUTTON1_PRESSED))
-			return view_mouse(a, l, ev.x, ev.y, 1);
-		/* the wheel scrolls the gpu rows; with shift it pans the time axis */
-		if (ev.bstate & BUTTON4_PRESSED)
-			return view_mouse(a, l, ev.x, ev.y, ev.bstate & BUTTON_SHIFT ? 6 : 4);
-#ifdef BUTTON5_PRESSED
-		if (ev.bstate & BUTTON5_PRESSED)
-			return view_mouse(a, l, ev.x, ev.y, ev.bstate & BUTTON_SHIFT ? 7 : 5);
-#endif
+	switch (ev->kind) {
+	case KEV_MOUSE:
+		return view_mouse(a, l, ev->x, ev->y, ev->button);
+	case KEV_PASTE:
+		/* text for a prompt or the picker's filter; never keys anywhere else */
+		if ((a->mode == MODE_PROMPT || a->mode == MODE_PICKER) && ev->key >= 32 && ev->key != 127)
+			return view_key(a, ev->key);
+		if (a->mode != MODE_PROMPT && a->mode != MODE_PICKER)
+			paste_dropped++;
 		return 0;
+	case KEV_PASTE_END:
+		if (paste_dropped > 0)
+			app_msg(a, R_WARN, "pasted text ignored (%ld bytes): a paste goes into a prompt, never taken as keys",
+			        paste_dropped);
+		paste_dropped = 0;
+		return KF_REDRAW;
+	case KEV_DROP:
+		app_msg(a, R_WARN, "unknown key %s ignored (does TERM=%s match the terminal?)", ev->what,
+		        getenv("TERM") ? getenv("TERM") : "");
+		return KF_REDRAW;
+	case KEV_KEY:
+		break;
 	}
-	if (ch == 3) /* ^C in raw mode: the same as q */
-		ch = 'q';
-	if (ch == 27) {
-		char what[120];
+	if (ev->key == 3) /* ^C in raw mode: the same as q */
+		return view_key(a, 'q');
+	return view_key(a, ev->key);
+}
 
-		ch = read_escape(what, sizeof(what));
-		if (ch == ERR) {
-			app_msg(a, R_WARN, "unknown key %s ignored (does TERM=%s match the terminal?)", what,
-			        getenv("TERM") ? getenv("TERM") : "");
-			return KF_REDRAW;
+/* Every decoded event, in order, into flags; false when one quits (the rest are dropped). */
+static bool handle_events(struct app *a, const struct layout *l, struct keydec *kd, int *flags)
+{
+	struct kev ev;
+
+	while (keydec_next(kd, &ev)) {
+		*flags |= handle(a, l, &ev) | KF_REDRAW;
+		if (*flags & KF_SUSPEND) {
+			*flags &= ~KF_SUSPEND;
+			suspend(a);
+			*flags |= KF_RELAYOUT | KF_REPAINT;
+		}
+		if (*flags & KF_QUIT) {
+			while (keydec_next(kd, &ev)) {
+				/* nothing after a quit acts */
+			}
+			return false;
 		}
 	}
-	return view_key(a, ch);
+	return true;
+}
+
+/* Reads what curses holds (until ERR) through the decoder; a sequence whose bytes stopped
+ * coming for its wait is ended by the clock (a lone Esc, a cut sequence). */
+static void drain_input(struct app *a, const struct layout *l, struct keydec *kd, double *last_byte, int *flags)
+{
+	int ch;
+
+	while ((ch = getch()) != ERR) {
+		*last_byte = app_now();
+		if (ch > 0xff) {
+			/* curses' own codes (KEY_RESIZE): not from the terminal's bytes */
+			*flags |= (ch == KEY_RESIZE ? KF_RELAYOUT : view_key(a, ch)) | KF_REDRAW;
+			continue;
+		}
+		keydec_feed(kd, ch);
+		if (!handle_events(a, l, kd, flags))
+			return;
+	}
+	if (keydec_wait_ms(kd) >= 0 && (app_now() - *last_byte) * 1000 >= keydec_wait_ms(kd)) {
+		keydec_timeout(kd);
+		handle_events(a, l, kd, flags);
+	}
 }
 
 #define LIVE_FRAME_S 0.03
@@ -336,8 +331,9 @@ static int loop(struct app *a, const struct tui_opts *o, struct err *e)
 	struct layout l;
 	SCREEN *scr;
 	int flags = KF_RELAYOUT | KF_REDRAW, rc = 0;
-	double last_draw = 0;
+	double last_draw = 0, last_byte = 0;
 	bool live_dirty = false;
+	struct keydec kd;
 	bool want_color = !o->no_color && !(getenv("NO_COLOR") && *getenv("NO_COLOR"));
 
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
@@ -348,6 +344,7 @@ static int loop(struct app *a, const struct tui_opts *o, struct err *e)
 	fcntl(sig_pipe[0], F_SETFL, O_NONBLOCK);
 	fcntl(sig_pipe[1], F_SETFL, O_NONBLOCK);
 	setlocale(LC_ALL, "");
+	utf8_term = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
 	{
 		/* a terminal that cannot address the cursor (TERM=dumb, a printing terminal) would
 		 * show a blank or garbled screen: refuse it in words instead */
@@ -379,22 +376,17 @@ static int loop(struct app *a, const struct tui_opts *o, struct err *e)
 	raw();
 	noecho();
 	nonl();
-	keypad(stdscr, TRUE);
+	/* the bytes as they come: keydec reads every sequence whole */
+	keypad(stdscr, FALSE);
 	nodelay(stdscr, TRUE);
-	set_escdelay(ESC_DELAY_MS);
 	curs_set(0);
-	if (!o->no_mouse) {
-		mousemask(BUTTON1_CLICKED | BUTTON1_PRESSED | BUTTON4_PRESSED | BUTTON_SHIFT
-#ifdef BUTTON5_PRESSED
-		          | BUTTON5_PRESSED
-#endif
-		          , NULL);
-		mouseinterval(0);
-	}
+	keydec_init(&kd, !o->no_mouse);
+	mouse_wanted = !o->no_mouse;
+	modes_set();
 	a->fill_glyphs = theme_init(want_color) == THEME_MONO;
 	while (!a->quit) {
 		struct pollfd pf[4] = { { STDIN_FILENO, POLLIN, 0 }, { sig_pipe[0], POLLIN, 0 } };
-		int timeout = -1, ch, npf = 2, wait;
+		int timeout = -1, npf = 2, wait;
 		bool quit_sig = false;
 		double now;
 
@@ -412,7 +404,7 @@ static int loop(struct app *a, const struct tui_opts *o, struct err *e)
 			clearok(curscr, TRUE);
 		if (flags & (KF_REDRAW | KF_RELAYOUT | KF_REPAINT)) {
 			view_draw(a, &s, &l);
-			blit(&s);
+			tui_blit(&s);
 			last_draw = app_now();
 			live_dirty = false;
 		}
@@ -430,6 +422,11 @@ static int loop(struct app *a, const struct tui_opts *o, struct err *e)
 		if ((wait = run_check(a)) >= 0) {
 			timeout = min_timeout(timeout, wait);
 			flags |= KF_REDRAW;
+		}
+		if (keydec_wait_ms(&kd) >= 0) {
+			int left = (int)((last_byte + keydec_wait_ms(&kd) / 1000.0 - app_now()) * 1000) + 1;
+
+			timeout = min_timeout(timeout, left > 0 ? left : 0);
 		}
 		if (app_busy(a))
 			timeout = 0;
@@ -460,16 +457,7 @@ static int loop(struct app *a, const struct tui_opts *o, struct err *e)
 			app_autosave(a, now);
 			flags |= KF_REDRAW;
 		}
-		while ((ch = getch()) != ERR) {
-			flags |= handle(a, &l, ch) | KF_REDRAW;
-			if (flags & KF_SUSPEND) {
-				flags &= ~KF_SUSPEND;
-				suspend(a);
-				flags |= KF_RELAYOUT | KF_REPAINT;
-			}
-			if (flags & KF_QUIT)
-				break;
-		}
+		drain_input(a, &l, &kd, &last_byte, &flags);
 		if (!(flags & KF_QUIT) && app_busy(a)) {
 			app_tick(a);
 			flags |= KF_REDRAW;

@@ -35,5 +35,9 @@ struct tui_opts {
 /* Runs the UI until the user quits. Returns 0, or -1 with e set (bad input: ERR_INPUT;
  * no terminal: ERR_RUNTIME). With o->render, writes the frame to out instead. */
 int tui_run(const struct tui_opts *o, FILE *out, struct err *e);
+struct screen;
+/* Copies the cell grid to curses (UTF-8 when the locale takes it, else '?' for what is
+ * not ASCII) and updates the terminal. */
+void tui_blit(const struct screen *s);
 
 #endif

@@ -41,6 +41,7 @@ void tuning_release(struct tuning *g)
 	if (g->t)
 		tune_free(g->t);
 	steps_clear(g);
+	cJSON_Delete(g->record);
 	if (g->have_mc) {
 		model_release(&g->m);
 		cluster_release(&g->c);
@@ -138,7 +139,9 @@ static void finish(struct app *a)
 			snprintf(g->baseline, sizeof(g->baseline), "%s", b->valuestring);
 		if (cJSON_IsNumber(ms))
 			g->baseline_ms = ms->valuedouble;
-		cJSON_Delete(j);
+		/* kept for the report: the tuner that could make it again is freed below */
+		cJSON_Delete(g->record);
+		g->record = j;
 	}
 	tune_free(g->t);
 	g->t = NULL;
@@ -175,9 +178,14 @@ void tuning_tick(struct app *a)
 		if (bi >= 0) {
 			struct strbuf sb = STRBUF_INIT;
 
+			/* the step the message names is the one selected, shown and adopted by Enter */
+			if (a->panel == PANEL_STEPS && a->steps_tuner)
+				tuning_select(a, bi);
+			else
+				g->sel = bi;
 			fmt_ms(&sb, best);
 			app_msg(a, R_GOOD, "tuning done: %d steps, %ld plans simulated in %.2f s; best step %d at %s (Enter adopts)",
-			        g->n, g->evals, g->seconds, bi, sb.buf);
+			        g->n, g->evals, g->seconds, g->steps[bi].index, sb.buf);
 			strbuf_release(&sb);
 		}
 		return;

@@ -9,6 +9,8 @@
 
 #include <stdbool.h>
 
+#include <cjson/cJSON.h>
+
 #include "cluster.h"
 #include "model.h"
 #include "plan.h"
@@ -40,6 +42,8 @@ struct tuning {
 	double seconds;
 	char baseline[64];          /* the best baseline the tuner started from */
 	double baseline_ms;
+	cJSON *record;              /* the finished tuner's steps as tune_steps_to_json made them
+	                             * (owned; NULL while it runs or for a steps file) */
 	char source[256];           /* the steps file, when loaded from one */
 	char why[300];              /* why tuning failed */
 };

@@ -28,9 +28,9 @@ static void chart_title(struct app *a, struct pview *v, int focus, char *buf, si
 	if (!focus && v->ran && a->ref.loaded && a->ref.ran && a->ref.m.makespan_ms > 0 && v->m.makespan_ms > 0)
 		strbuf_addf(&sb, ", speedup %.2fx", a->ref.m.makespan_ms / v->m.makespan_ms);
 	if (focus)
-		snprintf(buf, n, " compare: %s %s%s ", a->ref_name, sb.buf, a->focus == 1 ? " *" : "");
+		snprintf(buf, n, " compare: %s %s%s ", a->ref_name, sb.buf, a->focus == 1 ? " * cursor here (Tab)" : "");
 	else
-		snprintf(buf, n, " plan: %s%s ", sb.buf, a->compare && a->focus == 0 ? " *" : "");
+		snprintf(buf, n, " plan: %s%s ", sb.buf, a->compare && a->focus == 0 ? " * cursor here (Tab)" : "");
 	strbuf_release(&sb);
 }
 

@@ -462,12 +462,13 @@ int cli_one_stdout(const char *cmd, const char *const *names, const char *const 
 
 int cli_refuse_input(const char *cmd, const char *out, const char *const *inputs, int n)
 {
-	for (int i = 0; i < n; i++)
-		if (inputs[i] && strcmp(out, "-") != 0 && fileio_same_file(out, inputs[i])) {
-			cli_err("octopipe %s: will not write '%s': it is one of this command's inputs ('%s')\n", cmd, out,
-			        inputs[i]);
-			return EXIT_INPUT;
-		}
+	int i = strcmp(out, "-") != 0 ? fileio_input_index(out, inputs, n) : -1;
+
+	if (i >= 0) {
+		cli_err("octopipe %s: will not write '%s': it is one of this command's inputs ('%s')\n", cmd, out,
+		        inputs[i]);
+		return EXIT_INPUT;
+	}
 	return EXIT_OK;
 }
 

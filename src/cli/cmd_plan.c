@@ -202,6 +202,16 @@ int cmd_plan(int argc, char **argv)
 		free(placement);
 		return rc;
 	}
+	/* a plan no command could read back is refused before it is built: its pipeline
+	 * devices run one stage each at least */
+	if (plan_check_size(spec.devices > 0 ? spec.devices : cli_par_given(&cp) ? 1 : c.devices, spec.microbatches,
+	                    &e) < 0) {
+		rc = cli_usage_error("plan", "%s", e.msg);
+		model_release(&m);
+		cluster_release(&c);
+		free(placement);
+		return rc;
+	}
 	if (cli_par_given(&cp)) {
 		/* build on what one replica sees, then remember the layout and the files */
 		struct parallel l;

@@ -14,6 +14,7 @@
 #include "app.h"
 #include "datadir.h"
 #include "theme.h"
+#include "tui.h"
 #include "view.h"
 
 static double now_ms(void)
@@ -22,20 +23,6 @@ static double now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static void blit(const struct screen *s)
-{
-	static chtype row[1024];
-
-	for (int y = 0; y < s->h; y++) {
-		for (int x = 0; x < s->w && x < 1024; x++)
-			row[x] = (chtype)(unsigned char)s->c[(long)y * s->w + x].ch |
-			         (chtype)theme_attr((enum role)s->c[(long)y * s->w + x].role);
-		mvaddchnstr(y, 0, row, s->w);
-	}
-	wnoutrefresh(stdscr);
-	doupdate();
 }
 
 struct row {
@@ -92,7 +79,7 @@ int main(int argc, char **argv)
 
 		view_draw(&a, &s, &l);
 		t1 = now_ms();
-		blit(&s);
+		tui_blit(&s);
 		t2 = now_ms();
 		draw.ms_mean += (t1 - t0) / N;
 		draw.ms_max = draw.ms_max > t1 - t0 ? draw.ms_max : t1 - t0;
@@ -106,7 +93,7 @@ int main(int argc, char **argv)
 
 		view_key(&a, i % 2 ? '[' : ']');
 		view_draw(&a, &s, &l);
-		blit(&s);
+		tui_blit(&s);
 		dt = now_ms() - t0;
 		edit.ms_mean += dt / N;
 		edit.ms_max = edit.ms_max > dt ? edit.ms_max : dt;
@@ -116,7 +103,7 @@ int main(int argc, char **argv)
 
 		view_key(&a, i % 2 ? '>' : '<');
 		view_draw(&a, &s, &l);
-		blit(&s);
+		tui_blit(&s);
 		dt = now_ms() - t0;
 		order.ms_mean += dt / N;
 		order.ms_max = order.ms_max > dt ? order.ms_max : dt;
@@ -126,7 +113,7 @@ int main(int argc, char **argv)
 
 		view_key(&a, i % 8 == 7 ? '0' : '+');
 		view_draw(&a, &s, &l);
-		blit(&s);
+		tui_blit(&s);
 		dt = now_ms() - t0;
 		zoom.ms_mean += dt / N;
 		zoom.ms_max = zoom.ms_max > dt ? zoom.ms_max : dt;
@@ -156,7 +143,7 @@ int main(int argc, char **argv)
 			live_feed(&a.run.live, &it);
 		}
 		view_draw(&a, &s, &l);
-		blit(&s);
+		tui_blit(&s);
 		dt = now_ms() - t0;
 		live.ms_mean += dt / live.n;
 		live.ms_max = live.ms_max > dt ? live.ms_max : dt;

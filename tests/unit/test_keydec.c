@@ -1,0 +1,315 @@
+/*
+ * test_keydec — the UI's key decoder (ui/keydec.c): known keys in every spelling mean
+ * their key, also when their bytes come in pieces; and a fuzz of byte streams made of
+ * what is not a key (unknown CSI and SS3 sequences, bracketed pastes of any bytes, X10
+ * and SGR mouse reports, sequences cut short by a pause), fed byte by byte, never yields
+ * a key bound to an edit, a run, a save or a quit. A paste's text comes back as text,
+ * byte for byte; with the mouse off no mouse report comes out at all.
+ */
+#include "config.h"
+
+#include <curses.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "keydec.h"
+#include "keys.h"
+#include "../tap.h"
+
+/* A key bound to a command that changes something: an edit, a file written, a run, a
+ * quit, an adoption or the tuner. */
+static bool acts(int key)
+{
+	enum cmd c = keys_lookup(key);
+	const struct command *k = keys_command(c);
+
+	if (c == CMD_NONE || !k)
+		return false;
+	return strcmp(k->group, "edit") == 0 || strcmp(k->group, "files") == 0 || strcmp(k->group, "run") == 0 ||
+	       c == CMD_ADOPT || c == CMD_QUIT || c == CMD_STEPS;
+}
+
+struct tally {
+	int keys, acting, mouse, drops, pastes, paste_ends;
+	int not_esc;            /* keys other than Esc */
+	int key[8];
+	char text[512];
+	int ntext;
+};
+
+static void drain(struct keydec *d, struct tally *t)
+{
+	struct kev ev;
+
+	while (keydec_next(d, &ev)) {
+		switch (ev.kind) {
+		case KEV_KEY:
+			if (t->keys < 8)
+				t->key[t->keys] = ev.key;
+			t->keys++;
+			if (ev.key != 27)
+				t->not_esc++;
+			if (acts(ev.key))
+				t->acting++;
+			break;
+		case KEV_PASTE:
+			if (t->ntext < (int)sizeof(t->text))
+				t->text[t->ntext++] = (char)ev.key;
+			t->pastes++;
+			break;
+		case KEV_PASTE_END: t->paste_ends++; break;
+		case KEV_MOUSE: t->mouse++; break;
+		case KEV_DROP: t->drops++; break;
+		}
+	}
+}
+
+/* Decodes n bytes in one go (then a pause when pause is set) with a fresh decoder. */
+static struct tally decode(const char *s, size_t n, bool mouse, bool pause)
+{
+	struct keydec d;
+	struct tally t;
+
+	memset(&t, 0, sizeof(t));
+	keydec_init(&d, mouse);
+	for (size_t i = 0; i < n; i++) {
+		keydec_feed(&d, (unsigned char)s[i]);
+		drain(&d, &t);
+	}
+	if (pause) {
+		keydec_timeout(&d);
+		drain(&d, &t);
+	}
+	return t;
+}
+
+static void known(const char *seq, int key, const char *what)
+{
+	struct tally t = decode(seq, strlen(seq), false, true);
+
+	ok(t.keys == 1 && t.key[0] == key && t.drops == 0, "%s means its key", what);
+}
+
+static void dropped(const char *seq, const char *what)
+{
+	struct tally t = decode(seq, strlen(seq), false, true);
+
+	ok(t.keys == 0 && t.drops == 1, "%s is dropped whole", what);
+}
+
+static void known_keys(void)
+{
+	known("\033[A", KEY_UP, "CSI A");
+	known("\033OB", KEY_DOWN, "SS3 B");
+	known("\033[1~", KEY_HOME, "PuTTY's Home");
+	known("\033[4~", KEY_END, "PuTTY's End");
+	known("\033[17~", KEY_F(6), "F6");
+	known("\033OP", KEY_F(1), "SS3 F1");
+	known("\033[11~", KEY_F(1), "PuTTY's F1");
+	known("\033[[A", KEY_F(1), "the linux console's F1");
+	known("\033[1;2C", KEY_SRIGHT, "Shift-Right");
+	known("\033[1;5D", KEYDEC_CTRL_LEFT, "Ctrl-Left");
+	known("\033[1;2R", KEY_F(15), "xterm's Shift-F3");
+	known("\033O2R", KEY_F(15), "an older terminal's Shift-F3 (SS3 with a modifier)");
+	known("\033[13;2~", KEY_F(15), "Shift-F3 as CSI 13;2~");
+	known("\033[3~", KEY_DC, "Delete");
+	known("\033", 27, "a lone Esc (after a pause)");
+	known("q", 'q', "a plain key");
+	dropped("\033[99~", "an unknown CSI ~ key");
+	dropped("\033[3;7y", "a CSI sequence with parameters");
+	dropped("\033Ox", "an unknown SS3 key");
+	dropped("\033[1;3A", "Alt-Up (no command)");
+	dropped("\033[?1;2c", "a terminal's answer (DA)");
+	dropped("\033[1", "a CSI cut short by a pause");
+	{
+		struct tally t = decode("\033O2R", sizeof("\033O2R") - 1, false, true);
+
+		ok(t.acting == 0, "ESC O 2 R does not start a run (issue 28)");
+		t = decode("\033[M ]]", sizeof("\033[M ]]") - 1, false, true);
+		ok(t.keys == 0 && t.mouse == 0, "an X10 mouse report with the mouse off: no key, no event");
+		t = decode("\033[M ]]", sizeof("\033[M ]]") - 1, true, true);
+		ok(t.keys == 0 && t.mouse == 1, "with the mouse on: one click");
+		t = decode("\033[<0;10;5M\033[<0;10;5m", sizeof("\033[<0;10;5M\033[<0;10;5m") - 1, true, true);
+		ok(t.keys == 0 && t.mouse == 1, "an SGR click (press and release): one click");
+		t = decode("\033[<64;3;3M", sizeof("\033[<64;3;3M") - 1, false, true);
+		ok(t.keys == 0 && t.mouse == 0 && t.drops == 0, "an SGR wheel with the mouse off: nothing");
+		t = decode("\033[200~]]Rp\033[201~", sizeof("\033[200~]]Rp\033[201~") - 1, false, true);
+		ok(t.keys == 0 && t.pastes == 4 && t.paste_ends == 1 && memcmp(t.text, "]]Rp", 4) == 0,
+		   "a bracketed paste is text, not keys");
+		t = decode("\033[200~a\033[20b\033[201~", sizeof("\033[200~a\033[20b\033[201~") - 1, false, true);
+		ok(t.keys == 0 && t.ntext == 6 && memcmp(t.text, "a\033[20b", 6) == 0,
+		   "a paste holding the start of its end marker keeps those bytes as text");
+		t = decode("\033/", sizeof("\033/") - 1, false, true);
+		ok(t.keys == 2 && t.key[0] == 27 && t.key[1] == '/', "Esc and a key typed at once: Esc, then the key");
+	}
+	/* split across reads: the decoder keeps its state between pieces */
+	{
+		struct keydec d;
+		struct tally t;
+
+		memset(&t, 0, sizeof(t));
+		keydec_init(&d, false);
+		keydec_feed(&d, 27);
+		drain(&d, &t);
+		ok(keydec_wait_ms(&d) == KEYDEC_SEQ_MS, "after an ESC the decoder waits for the rest");
+		keydec_feed(&d, '[');
+		keydec_feed(&d, '1');
+		drain(&d, &t);
+		keydec_feed(&d, '9');
+		keydec_feed(&d, '~');
+		drain(&d, &t);
+		ok(t.keys == 1 && t.key[0] == KEY_F(8) && keydec_wait_ms(&d) == -1, "F8 in three pieces is F8");
+	}
+}
+
+/* ---- the fuzz ------------------------------------------------------------------------- */
+
+static unsigned long long rng;
+
+static unsigned rnd(unsigned n)
+{
+	rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+	return (unsigned)(rng >> 33) % n;
+}
+
+struct seg {
+	char b[512];
+	size_t n;
+	bool pause;     /* a pause follows (the sequence was cut short) */
+};
+
+static void add(struct seg *s, const char *t, size_t n)
+{
+	for (size_t i = 0; i < n && s->n < sizeof(s->b); i++)
+		s->b[s->n++] = t[i];
+}
+
+static void addf(struct seg *s, const char *fmt, unsigned a, unsigned b, unsigned c)
+{
+	char t[64];
+	int n = snprintf(t, sizeof(t), fmt, a, b, c);
+
+	add(s, t, (size_t)n);
+}
+
+/* One piece of input that is not a key: an unknown or modified sequence, a paste, a mouse
+ * report, or any of them cut short by a pause. */
+static void noise(struct seg *s, bool mouse)
+{
+	static const char pchars[] = "0123456789;:<=>? !\"#$%&'()*+,-./";
+	unsigned kind = rnd(6);
+
+	s->n = 0;
+	s->pause = false;
+	switch (kind) {
+	case 0:         /* CSI: parameters, intermediates, a final byte */
+		add(s, "\033[", 2);
+		for (unsigned i = rnd(9); i > 0; i--)
+			add(s, &pchars[rnd(sizeof(pchars) - 1)], 1);
+		s->b[s->n++] = (char)(0x40 + rnd(0x3f));
+		break;
+	case 1:         /* SS3, with a modifier or not */
+		add(s, "\033O", 2);
+		for (unsigned i = rnd(3); i > 0; i--)
+			add(s, &"0123456789;"[rnd(11)], 1);
+		s->b[s->n++] = (char)(0x40 + rnd(0x3f));
+		break;
+	case 2: {       /* a paste of any bytes (but its own end marker) */
+		add(s, "\033[200~", 6);
+		for (unsigned i = rnd(60); i > 0; i--) {
+			char c = (char)rnd(256);
+
+			if (rnd(8) == 0)
+				add(s, "\033[201", 5);      /* most of the end marker, then text */
+			add(s, &c, 1);
+			if (s->n >= 6 && memcmp(s->b + s->n - 6, "\033[201~", 6) == 0)
+				s->b[s->n - 1] = 'x';
+		}
+		add(s, "\033[201~", 6);
+		break;
+	}
+	case 3: {       /* an X10 mouse report: three bytes of any value from 32 */
+		char r[3] = { (char)(32 + rnd(224)), (char)(32 + rnd(224)), (char)(32 + rnd(224)) };
+
+		add(s, "\033[M", 3);
+		add(s, r, 3);
+		break;
+	}
+	case 4:         /* an SGR mouse report */
+		addf(s, "\033[<%u;%u;%u", rnd(128), rnd(400), rnd(300));
+		add(s, rnd(2) ? "M" : "m", 1);
+		break;
+	default: {      /* any of them cut short, then a pause */
+		struct seg whole;
+
+		do
+			noise(&whole, mouse);
+		while (whole.pause);
+		s->n = 1 + rnd((unsigned)whole.n - 1);
+		memcpy(s->b, whole.b, s->n);
+		s->pause = true;
+		break;
+	}
+	}
+}
+
+static void fuzz(void)
+{
+	long acting = 0, mice_off = 0, streams = 0, segments = 0, pasted_bad = 0, rejected = 0;
+
+	for (unsigned seed = 1; seed <= 3000; seed++) {
+		bool mouse = seed % 2 == 0;
+		struct keydec d;
+		struct tally t;
+
+		rng = seed;
+		keydec_init(&d, mouse);
+		memset(&t, 0, sizeof(t));
+		for (int k = 0; k < 40; k++) {
+			struct seg s;
+			struct tally alone;
+
+			noise(&s, mouse);
+			alone = decode(s.b, s.n, mouse, true);
+			if (alone.keys > 0 && !s.pause) {
+				/* a random sequence that is a real key (CSI 19~ is F8): not noise */
+				rejected++;
+				continue;
+			}
+			if (alone.pastes > 0 && alone.paste_ends != 1)
+				pasted_bad++;
+			if (!s.pause && s.b[1] == '[' && s.n > 12 && memcmp(s.b, "\033[200~", 6) == 0 &&
+			    (alone.ntext != (int)s.n - 12 || memcmp(alone.text, s.b + 6, s.n - 12) != 0))
+				pasted_bad++;
+			for (size_t i = 0; i < s.n; i++) {
+				keydec_feed(&d, (unsigned char)s.b[i]);
+				drain(&d, &t);
+			}
+			if (s.pause) {
+				keydec_timeout(&d);
+				drain(&d, &t);
+			}
+			segments++;
+		}
+		keydec_timeout(&d);
+		drain(&d, &t);
+		streams++;
+		/* the only key a stream of non-keys may give is Esc: an ESC cut short by a pause */
+		acting += t.not_esc + t.acting;
+		if (!mouse)
+			mice_off += t.mouse;
+	}
+	ok(acting == 0, "%ld streams of %ld pieces that are no keys: no key that acts (%ld acted)", streams, segments,
+	   acting);
+	ok(mice_off == 0, "with the mouse off no mouse event came out (%ld did)", mice_off);
+	ok(pasted_bad == 0, "every paste came back as text, byte for byte, and ended once (%ld did not)", pasted_bad);
+	ok(rejected < segments / 4, "the fuzz mostly made non-keys (%ld random sequences were real keys)", rejected);
+}
+
+int main(void)
+{
+	known_keys();
+	fuzz();
+	return tap_done();
+}

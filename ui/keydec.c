@@ -1,0 +1,420 @@
+/*
+ * keydec — input bytes to keys (see keydec.h).
+ *
+ * A small state machine: ground, after ESC, inside a CSI (ESC [ parameters final), an SS3
+ * (ESC O parameters final), the linux console's ESC [ [ X, the three bytes of an X10 mouse
+ * report, and a bracketed paste (text up to ESC [ 2 0 1 ~). A sequence is collected to its
+ * final byte and only then looked up, so its tail can never leak out as keys; anything
+ * unknown, cut short or interrupted is one KEV_DROP. The one idea that keeps the decoder
+ * safe: a byte inside a sequence is never re-read as a key, except an ESC, which starts the
+ * next sequence (a terminal never puts one inside another).
+ */
+#include "config.h"
+#include "keydec.h"
+
+#include <curses.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { S_GROUND, S_ESC, S_CSI, S_SS3, S_LINUX, S_X10, S_PASTE };
+
+static const char paste_end[] = "\033[201~";
+
+void keydec_init(struct keydec *d, bool mouse)
+{
+	memset(d, 0, sizeof(*d));
+	d->mouse = mouse;
+}
+
+static struct kev *push(struct keydec *d, enum kev_kind kind)
+{
+	struct kev *ev;
+
+	if (d->qn == KEYDEC_QUEUE)
+		return NULL;    /* the caller drains after each byte: cannot happen; never a key */
+	ev = &d->q[(d->qhead + d->qn++) % KEYDEC_QUEUE];
+	memset(ev, 0, sizeof(*ev));
+	ev->kind = kind;
+	return ev;
+}
+
+static void push_key(struct keydec *d, int key)
+{
+	struct kev *ev = push(d, KEV_KEY);
+
+	if (ev)
+		ev->key = key;
+}
+
+/* The sequence collected so far (after its ESC), dropped as one unknown key. */
+static void push_drop(struct keydec *d)
+{
+	struct kev *ev = push(d, KEV_DROP);
+	size_t k;
+
+	d->state = S_GROUND;
+	if (!ev)
+		return;
+	k = (size_t)snprintf(ev->what, sizeof(ev->what), "ESC");
+	for (int i = 0; i < d->len && k + 5 < sizeof(ev->what); i++)
+		k += (size_t)snprintf(ev->what + k, sizeof(ev->what) - k,
+		                      d->seq[i] > 32 && d->seq[i] < 127 ? "%c" : "\\x%02x", d->seq[i]);
+	if (d->overlong && k + 4 < sizeof(ev->what))
+		snprintf(ev->what + k, sizeof(ev->what) - k, "...");
+}
+
+static void push_mouse(struct keydec *d, int b, int x, int y, bool release)
+{
+	struct kev *ev;
+	int button = 0;
+
+	d->state = S_GROUND;
+	if (!d->mouse || release || (b & 32))
+		return;     /* mouse off, a release or a motion: nothing to do, nothing to say */
+	if ((b & ~(4 | 8 | 16)) == 0)
+		button = 1;
+	else if ((b & 64) && (b & 3) == 0)
+		button = b & 4 ? 6 : 4;
+	else if ((b & 64) && (b & 3) == 1)
+		button = b & 4 ? 7 : 5;
+	else if ((b & 64) && (b & 3) == 2)
+		button = 6;
+	else if ((b & 64) && (b & 3) == 3)
+		button = 7;
+	if (!button || x < 1 || y < 1 || !(ev = push(d, KEV_MOUSE)))
+		return;
+	ev->button = button;
+	ev->x = x - 1;
+	ev->y = y - 1;
+}
+
+/* "1;5" into up to two numbers (absent ones are -1); false when it holds anything else. */
+static bool params(const char *s, int *p1, int *p2)
+{
+	char *end;
+
+	*p1 = *p2 = -1;
+	if (!*s)
+		return true;
+	if (*s != ';') {
+		*p1 = (int)strtol(s, &end, 10);
+		if (end == s || end - s > 4)
+			return false;
+		s = end;
+	}
+	if (!*s)
+		return true;
+	if (*s++ != ';')
+		return false;
+	*p2 = (int)strtol(s, &end, 10);
+	return end != s && end - s <= 3 && !*end;
+}
+
+/* A key and its xterm modifier parameter (1 + shift 1 + alt 2 + ctrl 4) as one key code:
+ * shift and ctrl on the F-keys (F13-F24, F25-F36), on Left/Right; ERR for the rest. */
+static int modified(int key, int mod)
+{
+	if (mod <= 1)
+		return key;
+	if (key >= KEY_F(1) && key <= KEY_F(12)) {
+		if (mod == 2)
+			return key + 12;
+		if (mod == 5)
+			return key + 24;
+		return ERR;
+	}
+	if (key == KEY_LEFT || key == KEY_RIGHT) {
+		if (mod == 2)
+			return key == KEY_LEFT ? KEY_SLEFT : KEY_SRIGHT;
+		if (mod == 5)
+			return key == KEY_LEFT ? KEYDEC_CTRL_LEFT : KEYDEC_CTRL_RIGHT;
+	}
+	return ERR;
+}
+
+/* The key of a final letter after CSI or SS3 (arrows, Home/End, F1-F4), or ERR. */
+static int letter_key(int f)
+{
+	switch (f) {
+	case 'A': return KEY_UP;
+	case 'B': return KEY_DOWN;
+	case 'C': return KEY_RIGHT;
+	case 'D': return KEY_LEFT;
+	case 'H': return KEY_HOME;
+	case 'F': return KEY_END;
+	case 'P': return KEY_F(1);
+	case 'Q': return KEY_F(2);
+	case 'R': return KEY_F(3);
+	case 'S': return KEY_F(4);
+	default: return ERR;
+	}
+}
+
+/* The key of CSI n ~ (VT220 editing keys and F-keys), or ERR. */
+static int tilde_key(int n)
+{
+	static const int fkeys[] = { 11, 12, 13, 14, 15, 17, 18, 19, 20, 21, 23, 24 };
+
+	switch (n) {
+	case 1: case 7: return KEY_HOME;
+	case 4: case 8: return KEY_END;
+	case 2: return KEY_IC;
+	case 3: return KEY_DC;
+	case 5: return KEY_PPAGE;
+	case 6: return KEY_NPAGE;
+	default: break;
+	}
+	for (int i = 0; i < 12; i++)
+		if (fkeys[i] == n)
+			return KEY_F(i + 1);
+	return ERR;
+}
+
+/* An SGR mouse report: ESC [ < b ; x ; y M (press) or m (release). */
+static void sgr_mouse(struct keydec *d, const char *p, int final)
+{
+	int v[3], n = 0;
+
+	while (n < 3) {
+		char *end;
+		long x = strtol(p, &end, 10);
+
+		if (end == p || end - p > 5 || x < 0)
+			break;
+		v[n++] = (int)x;
+		p = end;
+		if (*p != ';')
+			break;
+		p++;
+	}
+	if (n != 3 || *p || (final != 'M' && final != 'm')) {
+		push_drop(d);
+		return;
+	}
+	push_mouse(d, v[0], v[1], v[2], final == 'm');
+}
+
+/* A whole CSI or SS3 sequence, seq = "[..." or "O...": the key it means, a mouse report,
+ * the start of a paste, or a drop. */
+static void sequence(struct keydec *d)
+{
+	char s[KEYDEC_SEQ_MAX + 1];
+	int final, p1, p2, key = ERR;
+	bool ss3 = d->seq[0] == 'O';
+
+	if (d->overlong) {
+		push_drop(d);
+		return;
+	}
+	memcpy(s, d->seq, (size_t)d->len);
+	s[d->len] = '\0';
+	final = (unsigned char)s[d->len - 1];
+	s[d->len - 1] = '\0';
+	d->state = S_GROUND;
+	if (!ss3 && s[1] == '<') {
+		sgr_mouse(d, s + 2, final);
+		return;
+	}
+	if (!ss3 && final == 'M' && d->len == 2) {
+		d->state = S_X10;    /* three bytes follow: button, column, row */
+		d->len = 0;
+		return;
+	}
+	if (!params(s + 1, &p1, &p2)) {
+		push_drop(d);
+		return;
+	}
+	if (final == '~' && !ss3) {
+		if (p1 == 200 && p2 < 0) {
+			d->state = S_PASTE;
+			d->paste_match = 0;
+			d->paste_len = 0;
+			return;
+		}
+		if (p1 == 201 && p2 < 0)
+			return;     /* the end of a paste that never began: nothing */
+		key = p1 >= 0 ? tilde_key(p1) : ERR;
+		if (key != ERR)
+			key = modified(key, p2);
+	} else if (final == 'Z' && !ss3 && p1 < 0) {
+		key = KEY_BTAB;
+	} else if (!ss3 && p1 < 0 && (final == 'c' || final == 'd')) {
+		key = final == 'c' ? KEY_SRIGHT : KEY_SLEFT;        /* rxvt's shifted arrows */
+	} else if (ss3 && p1 < 0 && (final == 'c' || final == 'd')) {
+		key = final == 'c' ? KEYDEC_CTRL_RIGHT : KEYDEC_CTRL_LEFT;   /* and its ctrl ones */
+	} else if ((key = letter_key(final)) != ERR) {
+		/* CSI 1 ; m X and SS3 m X (older xterms put the modifier first) */
+		int mod = ss3 ? (p2 >= 0 ? p2 : p1) : p2;
+
+		if (!ss3 && p1 >= 0 && p1 != 1)
+			key = ERR;
+		else if (ss3 && p1 >= 0 && p2 >= 0 && p1 != 1)
+			key = ERR;
+		else
+			key = modified(key, mod);
+	}
+	if (key == ERR) {
+		push_drop(d);
+		return;
+	}
+	push_key(d, key);
+}
+
+static void paste_byte(struct keydec *d, int byte)
+{
+	struct kev *ev;
+
+	if (byte == (unsigned char)paste_end[d->paste_match]) {
+		if (++d->paste_match == (int)sizeof(paste_end) - 1) {
+			d->state = S_GROUND;
+			if ((ev = push(d, KEV_PASTE_END)))
+				ev->key = (int)d->paste_len;
+		}
+		return;
+	}
+	/* what looked like the end marker was text after all */
+	for (int i = 0; i < d->paste_match; i++)
+		if ((ev = push(d, KEV_PASTE)))
+			ev->key = (unsigned char)paste_end[i];
+	d->paste_len += d->paste_match;
+	d->paste_match = 0;
+	if (byte == (unsigned char)paste_end[0]) {
+		d->paste_match = 1;
+		return;
+	}
+	if ((ev = push(d, KEV_PASTE)))
+		ev->key = byte;
+	if (d->paste_len < 1 << 30)
+		d->paste_len++;
+}
+
+static void collect(struct keydec *d, int byte)
+{
+	if (d->len < KEYDEC_SEQ_MAX)
+		d->seq[d->len++] = (unsigned char)byte;
+	else
+		d->overlong = true;
+}
+
+void keydec_feed(struct keydec *d, int byte)
+{
+	byte &= 0xff;
+	switch (d->state) {
+	case S_GROUND:
+		if (byte == 27) {
+			d->state = S_ESC;
+			d->len = 0;
+			d->overlong = false;
+		} else {
+			push_key(d, byte);
+		}
+		return;
+	case S_ESC:
+		if (byte == '[' || byte == 'O') {
+			collect(d, byte);
+			d->state = byte == '[' ? S_CSI : S_SS3;
+		} else if (byte == 27) {
+			push_key(d, 27);        /* Esc Esc: one Esc, and the next may start a sequence */
+		} else {
+			/* Esc, then a key typed quickly after it (Esc q) */
+			push_key(d, 27);
+			d->state = S_GROUND;
+			keydec_feed(d, byte);
+		}
+		return;
+	case S_CSI:
+	case S_SS3:
+		if (byte == 27) {
+			push_drop(d);           /* cut short by the next sequence */
+			keydec_feed(d, byte);
+			return;
+		}
+		if (d->state == S_CSI && d->len == 1 && byte == '[') {
+			collect(d, byte);
+			d->state = S_LINUX;
+			return;
+		}
+		collect(d, byte);
+		if (byte < 0x20 || byte > 0x7e)
+			push_drop(d);           /* a control byte or a non-ASCII one: no sequence has it */
+		else if (byte >= 0x40)
+			sequence(d);            /* the final byte (ECMA-48) */
+		return;
+	case S_LINUX:
+		if (byte == 27) {
+			push_drop(d);
+			keydec_feed(d, byte);
+			return;
+		}
+		collect(d, byte);
+		if (byte >= 'A' && byte <= 'E')
+			push_key(d, KEY_F(byte - 'A' + 1));     /* the linux console's F1-F5 */
+		else
+			push_drop(d);
+		d->state = S_GROUND;
+		return;
+	case S_X10:
+		if (byte < 32) {
+			/* no report has a control byte: it was cut short, and this starts what follows */
+			d->state = S_GROUND;
+			if (byte == 27)
+				keydec_feed(d, byte);
+			return;
+		}
+		d->seq[d->len++] = (unsigned char)byte;
+		if (d->len == 3) {
+			int b = d->seq[0] - 32;
+
+			push_mouse(d, b < 0 ? 0 : b, d->seq[1] - 32, d->seq[2] - 32, (b & 3) == 3 && !(b & 64));
+		}
+		return;
+	case S_PASTE:
+		paste_byte(d, byte);
+		return;
+	default:
+		d->state = S_GROUND;
+		return;
+	}
+}
+
+void keydec_timeout(struct keydec *d)
+{
+	struct kev *ev;
+
+	switch (d->state) {
+	case S_ESC:
+		push_key(d, 27);
+		d->state = S_GROUND;
+		break;
+	case S_CSI: case S_SS3: case S_LINUX:
+		push_drop(d);
+		break;
+	case S_X10:
+		d->state = S_GROUND;    /* a mouse report cut short: nothing */
+		break;
+	case S_PASTE:
+		d->paste_match = 0;
+		d->state = S_GROUND;
+		if ((ev = push(d, KEV_PASTE_END)))
+			ev->key = (int)d->paste_len;
+		break;
+	default:
+		break;
+	}
+}
+
+int keydec_wait_ms(const struct keydec *d)
+{
+	return d->state == S_GROUND ? -1 : d->state == S_PASTE ? KEYDEC_PASTE_MS : KEYDEC_SEQ_MS;
+}
+
+bool keydec_next(struct keydec *d, struct kev *ev)
+{
+	if (d->qn == 0)
+		return false;
+	*ev = d->q[d->qhead];
+	d->qhead = (d->qhead + 1) % KEYDEC_QUEUE;
+	d->qn--;
+	return true;
+}

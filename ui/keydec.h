@@ -1,0 +1,68 @@
+/*
+ * keydec — the terminal's input bytes decoded into keys, pasted text and mouse reports.
+ *
+ * Every escape sequence is read whole (CSI and SS3, with parameters and modifiers, X10
+ * and SGR mouse reports, bracketed paste) before anything is decided, and what is not a
+ * complete, known key becomes a KEV_DROP: none of its bytes is ever taken as a key. Pure:
+ * no terminal, no clock (the caller says when the bytes of a sequence stopped coming), so
+ * a unit test can feed it any byte stream in any pieces.
+ */
+#ifndef OCTO_UI_KEYDEC_H
+#define OCTO_UI_KEYDEC_H
+
+#include <stdbool.h>
+
+/* Keys curses has no code for (its KEY_* values end at KEY_MAX). */
+#define KEYDEC_CTRL_LEFT 0x1001
+#define KEYDEC_CTRL_RIGHT 0x1002
+
+/* How long the bytes of one sequence may take to arrive (like vim's ttimeoutlen), and
+ * how long a paste may pause before its end is taken as lost. */
+#define KEYDEC_SEQ_MS 100
+#define KEYDEC_PASTE_MS 1000
+
+enum kev_kind {
+	KEV_KEY,        /* key: a character (0-255) or a curses KEY_* code */
+	KEV_PASTE,      /* key: one byte of bracketed-paste text */
+	KEV_PASTE_END,  /* a paste ended (key: its length in bytes, capped at 1 << 30) */
+	KEV_MOUSE,      /* x, y (0-based), button: 1 press, 4/5 wheel up/down, 6/7 wheel left/right
+	                 * (shift+wheel); only when the decoder was made with the mouse on */
+	KEV_DROP        /* a sequence that is no known key; what: its bytes, printable */
+};
+
+struct kev {
+	enum kev_kind kind;
+	int key;
+	int x, y, button;
+	char what[40];
+};
+
+#define KEYDEC_SEQ_MAX 32
+#define KEYDEC_QUEUE 16
+
+struct keydec {
+	bool mouse;             /* report the mouse (else its reports are dropped silently) */
+	int state;
+	unsigned char seq[KEYDEC_SEQ_MAX];
+	int len;                /* bytes of seq (a longer sequence is still read to its end) */
+	bool overlong;
+	int paste_match;        /* bytes of the paste's end marker matched so far */
+	long paste_len;
+	struct kev q[KEYDEC_QUEUE];
+	int qhead, qn;
+};
+
+/* Caller-owned; nothing to release. */
+void keydec_init(struct keydec *d, bool mouse);
+/* Feeds one byte (0-255). The events it completes are queued for keydec_next. */
+void keydec_feed(struct keydec *d, int byte);
+/* No byte came for keydec_wait_ms: a lone ESC becomes the Esc key, a partial sequence is
+ * dropped, a paste whose end never came ends. */
+void keydec_timeout(struct keydec *d);
+/* -1 when nothing is pending, else how long to wait for the next byte before calling
+ * keydec_timeout (KEYDEC_SEQ_MS or KEYDEC_PASTE_MS). */
+int keydec_wait_ms(const struct keydec *d);
+/* The next decoded event into ev: true, or false when there is none. */
+bool keydec_next(struct keydec *d, struct kev *ev);
+
+#endif
