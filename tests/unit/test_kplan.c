@@ -265,7 +265,7 @@ static void check_lds(const char *name, int ep)
 	const char *top = getenv("top_srcdir");
 	struct arch a;
 	struct err e = ERR_INIT;
-	struct cost_opts o = { 4096, 2, 1, false, 0, 0, false };
+	struct cost_opts o = { .seq = 4096, .micro_batch = 2, .tp = 1 };
 	struct kernel ks[KMAX];
 	static struct kplan_call calls[1 << 14];
 	long ncalls = 0, bad = 0, odd_keys = 0, bad_rows = 0;
@@ -334,7 +334,7 @@ static void check_ep(void)
 	const char *top = getenv("top_srcdir");
 	struct arch a;
 	struct err e = ERR_INIT;
-	struct cost_opts o = { 4096, 1, 1, false, 0, 0, false };
+	struct cost_opts o = { .seq = 4096, .micro_batch = 1, .tp = 1 };
 	struct kernel k1[KMAX], k2[KMAX];
 	int grouped = 0, bad = 0, mem = 0;
 
@@ -377,7 +377,7 @@ static void check_ssd(void)
 		const char *top = getenv("top_srcdir");
 		struct arch a;
 		struct err e = ERR_INIT;
-		struct cost_opts o = { 4096, 1, 1, false, 0, 0, false };
+		struct cost_opts o = { .seq = 4096, .micro_batch = 1, .tp = 1 };
 		struct kernel ks[KMAX];
 		int ssd = 0, scan = 0, bad = 0;
 
