@@ -465,6 +465,7 @@ int cmd_cost(int argc, char **argv)
 		rc = cli_usage_error("cost", "--tp %d: a tensor-parallel group stays on one node, and cluster '%s' has "
 		                     "%d GPUs per node", o.tp, c.name, c.gpus_per_node);
 		cluster_release(&c);
+		runtime_release(&rt);
 		return rc;
 	}
 	o.link_gbytes_per_s = c.intra.gbytes_per_s;
