@@ -27,9 +27,6 @@ static const char *const experts_names[] = { "loop", "grouped", NULL };
 static const char *const selective_names[] = { "core_attention", "ops", NULL };
 static const char *const launch_names[] = { "serial", "async", NULL };
 
-const char *runtime_attention_name(int a) { return a >= 0 && a < 3 ? attention_names[a] : "?"; }
-const char *runtime_experts_name(int x) { return x >= 0 && x < 2 ? experts_names[x] : "?"; }
-const char *runtime_selective_name(int s) { return s >= 0 && s < 2 ? selective_names[s] : "?"; }
 
 /* an optional string member that must be one of names; *out keeps its value when absent */
 static int choice(struct jv *v, const cJSON *obj, const char *path, const char *key, const char *const *names,

@@ -61,9 +61,4 @@ void runtime_release(struct runtime *rt);
  * runtime's defaults). hw's peak and bandwidth are kept. */
 void runtime_hardware(const struct runtime *rt, const char *gpu, struct hardware *hw);
 
-/* "fused", "eager", ... for the enums of struct cost_style */
-const char *runtime_attention_name(int a);
-const char *runtime_experts_name(int x);
-const char *runtime_selective_name(int s);
-
 #endif
