@@ -129,11 +129,9 @@ int hf_added(struct hf *c, int r)
 	return r < 0 ? oom(c) : 0;
 }
 
-int hf_add_layer(struct hf *c, const char *kind, const struct block *b, int n, bool mtp)
+void hf_layer_work(const struct hf *c, const struct block *b, int n, struct work *w)
 {
-	struct work w;
-
-	memset(&w, 0, sizeof(w));
+	memset(w, 0, sizeof(*w));
 	for (int i = 0; i < n; i++) {
 		struct block x = b[i];
 
@@ -142,8 +140,15 @@ int hf_add_layer(struct hf *c, const char *kind, const struct block *b, int n, b
 		x.eager = c->eager;
 		x.attn_dropout = c->attn_dropout;
 		x.hidden_dropout = c->hidden_dropout;
-		cost_block(&x, &w);
+		cost_block(&x, w);
 	}
+}
+
+int hf_add_layer(struct hf *c, const char *kind, const struct block *b, int n, bool mtp)
+{
+	struct work w;
+
+	hf_layer_work(c, b, n, &w);
 	return hf_added(c, arch_add(c->a, kind, &w, mtp));
 }
 

@@ -372,14 +372,7 @@ static int add_parallel_layer(struct hf *c, const struct block *b, int n)
 {
 	struct work w;
 
-	memset(&w, 0, sizeof(w));
-	for (int i = 0; i < n; i++) {
-		struct block x = b[i];
-
-		x.h = c->h;
-		x.eager = c->eager;
-		cost_block(&x, &w);
-	}
+	hf_layer_work(c, b, n, &w);
 	w.tp_syncs--;
 	return hf_added(c, arch_add(c->a, "attn+mamba2+mlp", &w, false));
 }

@@ -48,6 +48,9 @@ int hf_attn_fields(struct hf *c, struct block *b);
 
 /* Appends a layer made of blocks b[0..n-1]; the embedding; the head; n MTP modules (an
  * enorm/hnorm/eh_proj, one attention + MoE layer and a pass through the shared head). */
+/* The work of a layer made of blocks b[0..n): each block takes the config's hidden size,
+ * attention class and dropout (the one place that fills them in). */
+void hf_layer_work(const struct hf *c, const struct block *b, int n, struct work *w);
 int hf_add_layer(struct hf *c, const char *kind, const struct block *b, int n, bool mtp);
 int hf_add_embedding(struct hf *c, long positions);
 int hf_add_head(struct hf *c, bool softcap);
