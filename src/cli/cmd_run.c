@@ -10,7 +10,9 @@
  * the backend, so the job prints one error line naming the rank.
  *
  * The backends are a table (run_backend.h): this file only calls through the entry it
- * picked, whatever the build holds.
+ * picked, whatever the build holds. The events stream is run_events.c's; execute() runs
+ * one plan in phases (predict, prepare, start, iterate, report, write the timeline) over
+ * one struct run_state, released in one place.
  */
 #include "config.h"
 
@@ -22,12 +24,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <limits.h>
-#include <poll.h>
-#include <unistd.h>
-
 #include "cli.h"
 #include "cli/run_backend.h"
+#include "cli/run_events.h"
 #include "doc.h"
 #include "exec/emu.h"
 #include "exec/kplan.h"
@@ -96,128 +95,6 @@ static void usage(FILE *f)
 	      "3 the plan cannot run (deadlock or out of device memory in simulation)\n", f);
 }
 
-/* The octopipe.events/1 stream: one JSON object per line, built with cJSON. A failed
- * write (full disk, closed pipe) is remembered and reported once the run ends. */
-struct events {
-	FILE *f;
-	const char *path;  /* as the user named it ("-" for stdout) */
-	int iter;
-	int err;           /* errno of the first failed write, ENOMEM when a line could not be built,
-	                    * ETIMEDOUT when the reader stopped reading */
-	double timeout_s;  /* the longest a write may wait for its reader (the watchdog's) */
-};
-
-/* Microsecond resolution keeps lines short; nothing measured here is finer. */
-static double usec(double ms)
-{
-	return round(ms * 1e6) / 1e6;
-}
-
-/* A new event object of kind ev with its iteration (iter < 0: none); w collects failures. */
-static cJSON *event_new(struct jw *w, const char *kind, int iter)
-{
-	cJSON *o = cJSON_CreateObject();
-
-	if (!o)
-		w->oom = true;
-	jw_str(w, o, "ev", kind);
-	if (iter >= 0)
-		jw_num(w, o, "iter", iter);
-	return o;
-}
-
-/* Writes o as one line and frees it. */
-/* Writes all of buf to fd, never waiting more than timeout_s for room: a reader that
- * stopped reading (a stalled TUI, a stopped pipe) must not hang the run. poll() says when
- * a pipe has room for PIPE_BUF bytes, so no write of at most that many blocks. 0, or -1
- * with errno (ETIMEDOUT: no room within timeout_s). */
-static int write_within(int fd, const char *buf, size_t n, double timeout_s)
-{
-	while (n > 0) {
-		struct pollfd pf = { fd, POLLOUT, 0 };
-		int r = poll(&pf, 1, (int)ceil(timeout_s * 1000));
-		ssize_t got;
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return -1;
-		if (r == 0) {
-			errno = ETIMEDOUT;
-			return -1;
-		}
-		got = write(fd, buf, n < PIPE_BUF ? n : PIPE_BUF);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0)
-			return -1;
-		buf += got;
-		n -= (size_t)got;
-	}
-	return 0;
-}
-
-static void event_emit(struct events *ev, cJSON *o, const struct jw *w)
-{
-	char *line = (o && !w->oom) ? cJSON_PrintUnformatted(o) : NULL;
-	size_t n;
-
-	cJSON_Delete(o);
-	if (ev->err)
-		goto out;
-	if (!line) {
-		ev->err = ENOMEM;
-		goto out;
-	}
-	/* one line, one write, past whatever stdio holds (stdout may carry other output) */
-	n = strlen(line);
-	line[n] = '\n';
-	errno = 0;
-	if (fflush(ev->f) != 0 || write_within(fileno(ev->f), line, n + 1, ev->timeout_s) < 0)
-		ev->err = errno ? errno : EIO;
-	line[n] = 0;
-out:
-	free(line);
-}
-
-/* Flushes and closes the stream (not stdout, which main closes); reports the first failure
- * as one line and returns -1. */
-static int events_close(struct events *ev)
-{
-	if (!ev->f)
-		return 0;
-	errno = 0;
-	if (fflush(ev->f) != 0 && !ev->err)
-		ev->err = errno ? errno : EIO;
-	if (ev->f != stdout && fclose(ev->f) != 0 && !ev->err)
-		ev->err = errno ? errno : EIO;
-	ev->f = NULL;
-	if (!ev->err)
-		return 0;
-	if (ev->err == ETIMEDOUT)
-		cli_err("octopipe run: cannot write the events to '%s': its reader stopped reading (no room for %g s)\n",
-		        ev->path, ev->timeout_s);
-	else
-		cli_err("octopipe run: cannot write the events to '%s': %s\n", ev->path, strerror(ev->err));
-	return -1;
-}
-
-static void on_op(void *ctx, int dev, const struct action *a, double t0, double t1)
-{
-	struct events *ev = ctx;
-	struct jw w = { false };
-	cJSON *o = event_new(&w, "op", ev->iter);
-	char kind[2] = { op_kind_char((enum op_kind)a->kind), 0 };
-
-	jw_num(&w, o, "dev", dev);
-	jw_str(&w, o, "op", kind);
-	jw_num(&w, o, "stage", a->stage);
-	jw_num(&w, o, "mb", a->mb);
-	jw_num(&w, o, "t0_ms", usec(t0));
-	jw_num(&w, o, "t1_ms", usec(t1));
-	event_emit(ev, o, &w);
-}
-
 /* The prediction's error, as octopipe calibrate reports it: (predicted - measured) / measured. */
 static double prediction_error(double predicted, double measured)
 {
@@ -234,6 +111,16 @@ static double end_of(const struct tl_device *d)
 	return e;
 }
 
+/* The iteration time of a timeline: its last device's end. */
+static double iteration_ms(const struct timeline *t)
+{
+	double ms = 0;
+
+	for (int d = 0; d < t->ndevices; d++)
+		ms = fmax(ms, end_of(&t->dev[d]));
+	return ms;
+}
+
 struct run_opts {
 	struct emu_opts eo;
 	const char *events_out, *tl_out;
@@ -245,33 +132,34 @@ struct run_opts {
 	bool fit;
 };
 
-/* The backend of a run and what it opened. */
-struct backend {
-	const struct run_backend *b;
-	void *state;
+/* Everything one run holds, from the loaded plan to the measured timeline: execute() runs
+ * the phases below over it in order, and run_release() lets go of whatever they made. */
+struct run_state {
+	const struct run_opts *ro;
+	const struct run_backend *rb;
+	int rank;
+	bool mpi;
+	const char *path;           /* the plan, resolved */
+	struct emu_opts eo;         /* ro->eo, with the event callback once the stream is open */
+	struct run_events ev;
+	struct plan p;
+	bool have_plan;
+	struct sim s;
+	struct metrics m;
+	struct timeline pred;       /* the simulated timeline the programs are built from */
+	bool have_pred;
+	struct exec_program x;
+	bool have_x;
+	void *state;                /* what the backend opened */
+	struct timeline meas;       /* the last iteration measured */
+	const char *kernels, *kernels_why, *not_run;
+	struct work *works;
+	struct cost_opts ko;
+	enum kplan_mode mode;
+	double with_collectives;    /* the plan's prediction, when the run's leaves collectives out; else -1 */
+	int repaired;               /* receives moved to match NCCL's per-pair order */
+	struct err e, broke;
 };
-
-static int execute(const char *arg, const struct run_opts *ro, const struct run_backend *rb, int rank, bool mpi);
-
-/* Ranks in the job when a launcher started this process (Open MPI, PMI, PMIx; 0 when
- * none did); *rank gets this process's rank. */
-static int launched_ranks(int *rank)
-{
-	static const char *const size_vars[] = { "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", NULL };
-	static const char *const rank_vars[] = { "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", NULL };
-	const char *v;
-
-	*rank = 0;
-	for (int i = 0; rank_vars[i]; i++)
-		if ((v = getenv(rank_vars[i])) != NULL) {
-			*rank = atoi(v);
-			break;
-		}
-	for (int i = 0; size_vars[i]; i++)
-		if ((v = getenv(size_vars[i])) != NULL)
-			return atoi(v);
-	return getenv("PMIX_RANK") ? 1 : 0;
-}
 
 /* As a rank that cannot go on before the backend opened: meets the other ranks' first
  * agreement where the backend needs it, so that all of them stop (e becomes the first
@@ -282,96 +170,56 @@ static void stop_ranks(const struct run_backend *rb, bool mpi, struct err *e)
 		rb->fail_ranks(e);
 }
 
-/* Per device after an iteration: the measured busy fraction and, on GPUs, what NVML says
- * (null when it cannot: no NVML, or not a GPU run). */
-static void util_events(const struct timeline *t, const struct backend *be, struct events *ev)
+/* The hidden options that inject a fault (tests of the failure paths): 1 when ch was one,
+ * 0 when not, -1 after a usage error. */
+static int fault_option(int ch, const char *arg, struct emu_opts *eo)
 {
-	double it = 0;
-
-	for (int d = 0; d < t->ndevices; d++)
-		for (int i = 0; i < t->dev[d].nops; i++)
-			it = fmax(it, t->dev[d].ops[i].end_ms);
-	for (int d = 0; d < t->ndevices; d++) {
-		double busy = 0, util = 0;
-		uint64_t mem = 0;
-		bool have = false;
-		struct jw w;
-		cJSON *o;
-
-		for (int i = 0; i < t->dev[d].nops; i++)
-			busy += t->dev[d].ops[i].end_ms - t->dev[d].ops[i].start_ms;
-		have = be->b->util && be->state && be->b->util(be->state, d, &util, &mem);
-		w = (struct jw){ false };
-		o = event_new(&w, "util", ev->iter);
-		jw_num(&w, o, "dev", d);
-		jw_num(&w, o, "busy", round((it > 0 ? busy / it : 0) * 1e4) / 1e4);
-		if (have) {
-			jw_num(&w, o, "gpu_util", round(util * 100) / 100);
-			jw_num(&w, o, "mem_bytes", (double)mem);
-		} else {
-			jw_null(&w, o, "gpu_util");
-			jw_null(&w, o, "mem_bytes");
+	switch (ch) {
+	case 'K':
+		return (eo->kill_device = cli_int("run", "--kill-device", arg, 0, 65535)) < 0 ? -1 : 1;
+	case 'A':
+		return (eo->kill_after_ops = cli_int("run", "--kill-after", arg, 0, 1000000000)) < 0 ? -1 : 1;
+	case 'H':
+		/* how the killed worker fails */
+		if (strcmp(arg, "die") == 0)
+			eo->kill_how = EMU_KILL_FAIL;
+		else if (strcmp(arg, "hang") == 0)
+			eo->kill_how = EMU_KILL_HANG;
+		else if (strcmp(arg, "crash") == 0)
+			eo->kill_how = EMU_KILL_CRASH;
+		else {
+			cli_usage_error("run", "--kill-how: '%s' is not die, hang or crash", arg);
+			return -1;
 		}
-		event_emit(ev, o, &w);
-	}
-}
-
-/* The transfers of an iteration, once it is done (their times come from both ends). */
-static void xfer_events(const struct timeline *t, struct events *ev)
-{
-	for (long k = 0; k < t->nxfers; k++) {
-		const struct tl_xfer *x = &t->xfers[k];
-
-		struct jw w = { false };
-		cJSON *o = event_new(&w, "xfer", ev->iter);
-
-		jw_num(&w, o, "src", x->src);
-		jw_num(&w, o, "dst", x->dst);
-		jw_num(&w, o, "stage", x->stage);
-		jw_num(&w, o, "mb", x->mb);
-		jw_str(&w, o, "kind", x->kind == XFER_ACT ? "act" : "grad");
-		jw_num(&w, o, "t0_ms", usec(x->start_ms));
-		jw_num(&w, o, "t1_ms", usec(x->end_ms));
-		jw_num(&w, o, "bytes", (double)x->bytes);
-		event_emit(ev, o, &w);
-	}
-}
-
-/* An error event; "dev" names the device (or rank) the message starts with, else null. */
-static void error_event(struct events *ev, const char *msg)
-{
-	static const char *const who[] = { "rank ", "device ", "worker ", NULL };
-	struct jw w = { false };
-	cJSON *o = event_new(&w, "error", -1);
-	int dev = -1;
-
-	for (int i = 0; who[i] && dev < 0; i++) {
-		size_t n = strlen(who[i]);
-
-		if (strncmp(msg, who[i], n) == 0 && msg[n] >= '0' && msg[n] <= '9')
-			dev = atoi(msg + n);
-	}
-	if (dev >= 0)
-		jw_num(&w, o, "dev", dev);
-	else
-		jw_null(&w, o, "dev");
-	jw_str(&w, o, "msg", msg);
-	event_emit(ev, o, &w);
-}
-
-/* Under MPI the ops are known only once rank 0 gathered them: stream them then. */
-static void replay_ops(const struct timeline *t, struct events *ev)
-{
-	for (int d = 0; d < t->ndevices; d++)
-		for (int i = 0; i < t->dev[d].nops; i++) {
-			const struct tl_op *o = &t->dev[d].ops[i];
-			struct action a = { o->stage, o->mb, o->kind, 0 };
-
-			on_op(ev, d, &a, o->start_ms, o->end_ms);
+		return 1;
+	case 'R':
+		/* transfer K carries another microbatch's data (the receiver must notice) */
+		return (eo->misroute_xfer = cli_int("run", "--misroute-xfer", arg, 0, 1000000000)) < 0 ? -1 : 1;
+	case 'C':
+		/* one byte of transfer K flips on the way */
+		return (eo->corrupt_xfer = cli_int("run", "--corrupt-xfer", arg, 0, 1000000000)) < 0 ? -1 : 1;
+	case 'S':
+		/* STAGE:FACTOR makes one stage slower than its model says (calibration tests) */
+		if (sscanf(arg, "%d:%lf", &eo->slow_stage, &eo->slow_factor) != 2 || eo->slow_stage < 0 ||
+		    !(eo->slow_factor > 0 && eo->slow_factor <= 1000)) {
+			cli_usage_error("run", "--emu-slowdown: '%s' is not STAGE:FACTOR", arg);
+			return -1;
 		}
+		return 1;
+	default:
+		return 0;
+	}
 }
 
-int cmd_run(int argc, char **argv)
+/* What the command line asks for. */
+struct run_args {
+	const char *backend;
+	struct run_opts ro;
+	bool want_mpi, dry_run;
+};
+
+/* Parses the options into a: -1 to go on, else the exit code (EXIT_OK after --help). */
+static int parse_options(int argc, char **argv, struct run_args *a)
 {
 	static const struct option opts[] = {
 		{ "backend", required_argument, NULL, 'b' },
@@ -396,77 +244,43 @@ int cmd_run(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *backend = "emu", *events_out = NULL, *tl_out = NULL;
-	struct emu_opts eo;
-	struct run_opts ro;
-	bool json = false, want_mpi = false, share_gpus = false, force = false, dry_run = false, fit = false, as_ranks;
-	int iters = 1, ch, rank = 0, nranks, rc;
-	double gemm_tflops = 0;
-	const struct run_backend *rb;
-	const char *why = "";
-	struct err e = ERR_INIT;
+	struct run_opts *ro = &a->ro;
+	int ch, k;
 
-	emu_opts_default(&eo);
+	memset(a, 0, sizeof(*a));
+	a->backend = "emu";
+	ro->iters = 1;
+	emu_opts_default(&ro->eo);
 	optind = 0;
 	while ((ch = cli_getopt("run", argc, argv, "jh", opts)) != -1) {
+		if ((k = fault_option(ch, optarg, &ro->eo)) != 0) {
+			if (k < 0)
+				return EXIT_INPUT;
+			continue;
+		}
 		switch (ch) {
-		case 'b': backend = optarg; break;
-		case 'i': if ((iters = cli_positive("run", "--iters", optarg)) < 0) return EXIT_INPUT; break;
+		case 'b': a->backend = optarg; break;
+		case 'i': if ((ro->iters = cli_positive("run", "--iters", optarg)) < 0) return EXIT_INPUT; break;
 		case 's':
-			if (cli_number("run", "--time-scale", optarg, 0, 100, false, &eo.time_scale) < 0)
+			if (cli_number("run", "--time-scale", optarg, 0, 100, false, &ro->eo.time_scale) < 0)
 				return EXIT_INPUT;
 			break;
 		case 't':
-			if (cli_number("run", "--timeout", optarg, 0, 86400, true, &eo.timeout_s) < 0)
+			if (cli_number("run", "--timeout", optarg, 0, 86400, true, &ro->eo.timeout_s) < 0)
 				return EXIT_INPUT;
 			break;
-		case 'E': events_out = optarg; break;
-		case 'T': tl_out = optarg; break;
-		case 'K':
-			if ((eo.kill_device = cli_int("run", "--kill-device", optarg, 0, 65535)) < 0)
-				return EXIT_INPUT;
-			break;
-		case 'A':
-			if ((eo.kill_after_ops = cli_int("run", "--kill-after", optarg, 0, 1000000000)) < 0)
-				return EXIT_INPUT;
-			break;
-		case 'H':
-			/* hidden: how the killed worker fails (a test of the failure paths) */
-			if (strcmp(optarg, "die") == 0)
-				eo.kill_how = EMU_KILL_FAIL;
-			else if (strcmp(optarg, "hang") == 0)
-				eo.kill_how = EMU_KILL_HANG;
-			else if (strcmp(optarg, "crash") == 0)
-				eo.kill_how = EMU_KILL_CRASH;
-			else
-				return cli_usage_error("run", "--kill-how: '%s' is not die, hang or crash", optarg);
-			break;
-		case 'R':
-			/* hidden: transfer K carries another microbatch's data (the receiver must notice) */
-			if ((eo.misroute_xfer = cli_int("run", "--misroute-xfer", optarg, 0, 1000000000)) < 0)
-				return EXIT_INPUT;
-			break;
-		case 'C':
-			/* hidden: one byte of transfer K flips on the way */
-			if ((eo.corrupt_xfer = cli_int("run", "--corrupt-xfer", optarg, 0, 1000000000)) < 0)
-				return EXIT_INPUT;
-			break;
-		case 'S':
-			/* hidden: STAGE:FACTOR makes one stage slower than its model says (calibration tests) */
-			if (sscanf(optarg, "%d:%lf", &eo.slow_stage, &eo.slow_factor) != 2 || eo.slow_stage < 0 ||
-			    !(eo.slow_factor > 0 && eo.slow_factor <= 1000))
-				return cli_usage_error("run", "--emu-slowdown: '%s' is not STAGE:FACTOR", optarg);
-			break;
-		case 'M': want_mpi = true; break;
+		case 'E': ro->events_out = optarg; break;
+		case 'T': ro->tl_out = optarg; break;
+		case 'M': a->want_mpi = true; break;
 		case 'G':
-			if (cli_number("run", "--gemm-tflops", optarg, 0, 1e6, true, &gemm_tflops) < 0)
+			if (cli_number("run", "--gemm-tflops", optarg, 0, 1e6, true, &ro->gemm_tflops) < 0)
 				return EXIT_INPUT;
 			break;
-		case 'g': share_gpus = true; break;
-		case 'f': force = true; break;
-		case 'F': fit = true; break;
-		case 'D': dry_run = true; break;
-		case 'j': json = true; break;
+		case 'g': ro->share_gpus = true; break;
+		case 'f': ro->force = true; break;
+		case 'F': ro->fit = true; break;
+		case 'D': a->dry_run = true; break;
+		case 'j': ro->json = true; break;
 		case 'h': usage(stdout); return EXIT_OK;
 		default: return EXIT_INPUT;
 		}
@@ -475,55 +289,47 @@ int cmd_run(int argc, char **argv)
 		return cli_usage_error("run", optind >= argc ? "no plan given" : "one plan at a time");
 	{
 		const char *names[] = { "--json", "--events-out -", "--timeline-out -" };
-		const char *outs[] = { json ? "-" : NULL, events_out, tl_out };
+		const char *outs[] = { ro->json ? "-" : NULL, ro->events_out, ro->tl_out };
 
 		if (cli_one_stdout("run", names, outs, 3) != EXIT_OK)
 			return EXIT_INPUT;
 	}
-	if (dry_run) {
-		/* it runs nothing: an option about running would be silently ignored */
-		const char *idle = events_out ? "--events-out" : tl_out ? "--timeline-out" : iters != 1 ? "--iters"
-		                   : eo.kill_device >= 0 || eo.kill_after_ops > 0 ? "--kill-device"
-		                   : eo.misroute_xfer >= 0 ? "--misroute-xfer" : eo.corrupt_xfer >= 0 ? "--corrupt-xfer"
-		                   : share_gpus ? "--share-gpus" : NULL;
+	return -1;
+}
 
-		if (idle)
-			return cli_usage_error("run", "--dry-run runs nothing, so %s would do nothing", idle);
-	}
-	if (dry_run) {
-		/* the kernel plan needs no GPU and no CUDA library: octopipe lists it itself */
-		if (strcmp(backend, "cuda") != 0)
-			return cli_usage_error("run", "--dry-run lists the cuda backend's kernels (--backend cuda)");
-		return run_dry(argv[optind], json, gemm_tflops, fit || gemm_tflops > 0);
-	}
-	nranks = launched_ranks(&rank);
-	as_ranks = want_mpi || nranks > (run_ranks_built() ? 0 : 1);
-	if (as_ranks && !run_ranks_built()) {
-		if (rank == 0)
-			cli_err("octopipe run: %s, but this octopipe was built without MPI (configure --with-mpi)\n",
-			        want_mpi ? "--mpi was given" : "launched as several MPI ranks");
-		return EXIT_INPUT;
-	}
-	if (!(rb = run_backend_find(backend, as_ranks, &why))) {
-		if (strcmp(why, "unknown backend") == 0)
-			return cli_usage_error("run", "unknown backend '%s' (emu or cuda)", backend);
-		cli_err("octopipe run: %s\n", why);
-		return EXIT_RUNTIME;
-	}
-	if (rb->hand_over)   /* the backend lives in another program: it checks the rest */
-		return rb->hand_over(argc, argv);
-	ro = (struct run_opts){ eo, events_out, tl_out, iters, json, gemm_tflops, share_gpus, force, fit };
-	if (share_gpus && !rb->gpus)
+/* --dry-run: lists the cuda backend's kernel plan, which needs no GPU and no CUDA library. */
+static int dry_run(const struct run_args *a, const char *plan)
+{
+	const struct run_opts *ro = &a->ro;
+	const struct emu_opts *eo = &ro->eo;
+	/* it runs nothing: an option about running would be silently ignored */
+	const char *idle = ro->events_out ? "--events-out" : ro->tl_out ? "--timeline-out" : ro->iters != 1 ? "--iters"
+	                   : eo->kill_device >= 0 || eo->kill_after_ops > 0 ? "--kill-device"
+	                   : eo->misroute_xfer >= 0 ? "--misroute-xfer" : eo->corrupt_xfer >= 0 ? "--corrupt-xfer"
+	                   : ro->share_gpus ? "--share-gpus" : NULL;
+
+	if (idle)
+		return cli_usage_error("run", "--dry-run runs nothing, so %s would do nothing", idle);
+	if (strcmp(a->backend, "cuda") != 0)
+		return cli_usage_error("run", "--dry-run lists the cuda backend's kernels (--backend cuda)");
+	return run_dry(plan, ro->json, ro->gemm_tflops, ro->fit || ro->gemm_tflops > 0);
+}
+
+/* The options that only one kind of backend understands, or only one process: -1 when
+ * they fit rb, else the exit code. */
+static int check_backend_options(const struct run_opts *ro, const struct run_backend *rb, bool as_ranks, int rank)
+{
+	if (ro->share_gpus && !rb->gpus)
 		return cli_usage_error("run", "--share-gpus is for the cuda backend");
-	if ((fit || gemm_tflops > 0) && !rb->gpus)
+	if ((ro->fit || ro->gemm_tflops > 0) && !rb->gpus)
 		return cli_usage_error("run", "%s is for the cuda backend (the emulator's ops take the model's times)",
-		                       fit ? "--fit" : "--gemm-tflops");
-	if (eo.kill_how != EMU_KILL_FAIL && rb->gpus)
+		                       ro->fit ? "--fit" : "--gemm-tflops");
+	if (ro->eo.kill_how != EMU_KILL_FAIL && rb->gpus)
 		return cli_usage_error("run", "--kill-how %s is for the emu backend",
-		                       eo.kill_how == EMU_KILL_HANG ? "hang" : "crash");
-	if (eo.kill_how == EMU_KILL_CRASH && !as_ranks)
+		                       ro->eo.kill_how == EMU_KILL_HANG ? "hang" : "crash");
+	if (ro->eo.kill_how == EMU_KILL_CRASH && !as_ranks)
 		return cli_usage_error("run", "--kill-how crash is for MPI ranks (it would end this whole process)");
-	if (rb->gpus && share_gpus && as_ranks) {
+	if (rb->gpus && ro->share_gpus && as_ranks) {
 		/* rank 0 says it and fails the job; the others leave quietly and successfully, so
 		 * that mpirun does not kill rank 0 before its line is out */
 		if (rank != 0)
@@ -531,20 +337,54 @@ int cmd_run(int argc, char **argv)
 		return cli_usage_error("run", "--share-gpus is for one process; as MPI ranks, ranks that share a GPU "
 		                       "already pass their data through it");
 	}
+	return -1;
+}
+
+static int execute(const char *arg, const struct run_opts *ro, const struct run_backend *rb, int rank, bool mpi);
+
+int cmd_run(int argc, char **argv)
+{
+	struct run_args a;
+	bool as_ranks;
+	int rank = 0, nranks, rc;
+	const struct run_backend *rb;
+	const char *why = "";
+	struct err e = ERR_INIT;
+
+	if ((rc = parse_options(argc, argv, &a)) >= 0)
+		return rc;
+	if (a.dry_run)
+		return dry_run(&a, argv[optind]);
+	nranks = run_ranks_launched(&rank);
+	as_ranks = a.want_mpi || nranks > (run_ranks_built() ? 0 : 1);
+	if (as_ranks && !run_ranks_built()) {
+		if (rank == 0)
+			cli_err("octopipe run: %s, but this octopipe was built without MPI (configure --with-mpi)\n",
+			        a.want_mpi ? "--mpi was given" : "launched as several MPI ranks");
+		return EXIT_INPUT;
+	}
+	if (!(rb = run_backend_find(a.backend, as_ranks, &why))) {
+		if (strcmp(why, "unknown backend") == 0)
+			return cli_usage_error("run", "unknown backend '%s' (emu or cuda)", a.backend);
+		cli_err("octopipe run: %s\n", why);
+		return EXIT_RUNTIME;
+	}
+	if (rb->hand_over)   /* the backend lives in another program: it checks the rest */
+		return rb->hand_over(argc, argv);
+	if ((rc = check_backend_options(&a.ro, rb, as_ranks, rank)) >= 0)
+		return rc;
 	if (!as_ranks)
-		return execute(argv[optind], &ro, rb, 0, false);
+		return execute(argv[optind], &a.ro, rb, 0, false);
 	if (run_ranks_init(&rank, &nranks, &e) < 0)
 		return cli_report(&e);
-	run_ranks_deadline(eo.timeout_s);
-	rc = execute(argv[optind], &ro, rb, rank, true);
+	run_ranks_deadline(a.ro.eo.timeout_s);
+	rc = execute(argv[optind], &a.ro, rb, rank, true);
 	run_ranks_finalize();
 	return rc;
 }
 
 /* run --json: the iteration and each device, predicted against measured. */
-static int print_json(double predicted, double with_collectives, const struct timeline *pred,
-                      const struct timeline *meas, double measured, int repaired, const struct run_backend *rb,
-                      const char *kernels, const char *kernels_why, const char *not_run)
+static int print_json(const struct run_state *rs, double predicted, double measured)
 {
 	struct jw w = { false };
 	cJSON *root = cJSON_CreateObject(), *devs;
@@ -552,27 +392,27 @@ static int print_json(double predicted, double with_collectives, const struct ti
 
 	if (!root)
 		w.oom = true;
-	jw_num(&w, root, "predicted_ms", usec(predicted));
-	if (with_collectives >= 0)
-		jw_num(&w, root, "predicted_with_collectives_ms", usec(with_collectives));
-	jw_num(&w, root, "measured_ms", usec(measured));
-	jw_num(&w, root, "error", usec(prediction_error(predicted, measured)));
-	jw_num(&w, root, "repaired_receives", repaired);
-	jw_str(&w, root, "backend", rb->name);
-	jw_str(&w, root, "kernels", kernels);
-	if (kernels_why)
-		jw_str(&w, root, "kernels_note", kernels_why);
-	if (not_run)
-		jw_str(&w, root, "not_run", not_run);
+	jw_num(&w, root, "predicted_ms", run_usec(predicted));
+	if (rs->with_collectives >= 0)
+		jw_num(&w, root, "predicted_with_collectives_ms", run_usec(rs->with_collectives));
+	jw_num(&w, root, "measured_ms", run_usec(measured));
+	jw_num(&w, root, "error", run_usec(prediction_error(predicted, measured)));
+	jw_num(&w, root, "repaired_receives", rs->repaired);
+	jw_str(&w, root, "backend", rs->rb->name);
+	jw_str(&w, root, "kernels", rs->kernels);
+	if (rs->kernels_why)
+		jw_str(&w, root, "kernels_note", rs->kernels_why);
+	if (rs->not_run)
+		jw_str(&w, root, "not_run", rs->not_run);
 	devs = jw_arr(&w, root, "devices");
-	for (int d = 0; d < meas->ndevices; d++) {
-		double pe = end_of(&pred->dev[d]), me = end_of(&meas->dev[d]);
+	for (int d = 0; d < rs->meas.ndevices; d++) {
+		double pe = end_of(&rs->pred.dev[d]), me = end_of(&rs->meas.dev[d]);
 		cJSON *o = jw_push(&w, devs, cJSON_CreateObject());
 
 		jw_num(&w, o, "id", d);
-		jw_num(&w, o, "predicted_ms", usec(pe));
-		jw_num(&w, o, "measured_ms", usec(me));
-		jw_num(&w, o, "error", usec(prediction_error(pe, me)));
+		jw_num(&w, o, "predicted_ms", run_usec(pe));
+		jw_num(&w, o, "measured_ms", run_usec(me));
+		jw_num(&w, o, "error", run_usec(prediction_error(pe, me)));
 	}
 	text = w.oom ? NULL : cJSON_PrintUnformatted(root);
 	cJSON_Delete(root);
@@ -583,6 +423,59 @@ static int print_json(double predicted, double with_collectives, const struct ti
 	puts(text);
 	free(text);
 	return EXIT_OK;
+}
+
+/* The summary's notes: what the kernels were, and what the prediction leaves out. */
+static void print_notes(const struct run_state *rs)
+{
+	const struct run_backend *rb = rs->rb;
+
+	printf("kernels: %s (%s)\n", rs->kernels,
+	       rb->kernels ? "the model's times on a virtual clock"
+	       : rs->mode == KPLAN_ARCHITECTURE ? "each op ran its layers' kernels, timed as they ran"
+	       : "proxies fitted to the predicted times: a test of the protocol, not of the cost model");
+	if (rs->kernels_why)
+		printf("note: fitted because %s; octopipe cost makes a model from its architecture\n", rs->kernels_why);
+	if (rs->not_run)
+		printf("note: %s: the prediction above leaves these collectives out; with them the plan predicts %.2f ms\n",
+		       rs->not_run, rs->with_collectives);
+	if (rs->m.dp_sync_ms > 0)
+		printf("note: the data-parallel sync (%.2f ms exposed in octopipe sim) is not run by this executor,\n"
+		       "which runs one replica: the prediction above leaves it out\n", rs->m.dp_sync_ms);
+	if (rs->p.comm == PLAN_COMM_BLOCKING)
+		printf("note: the plan's transfers block as in Megatron-LM's 1F1B; this executor overlaps them,\n"
+		       "and so does the prediction above (octopipe sim shows the blocking one)\n");
+	if (rb->gpu_count && rs->state && rb->gpu_count(rs->state) < rs->meas.ndevices)
+		printf("note: %d devices on %d GPU%s: devices that share a GPU run at once and slow each other, so\n"
+		       "these times test the protocol (every op ran once, in order, after its inputs), not the\n"
+		       "prediction\n", rs->meas.ndevices, rb->gpu_count(rs->state), rb->gpu_count(rs->state) == 1 ? "" : "s");
+}
+
+/* The per-device table: predicted against measured, and on GPUs what NVML says. */
+static void print_devices(const struct run_state *rs)
+{
+	const struct run_backend *rb = rs->rb;
+
+	printf("%4s %14s %14s %8s%s\n", "GPU", "PREDICTED ms", "MEASURED ms", "ERROR",
+	       rb->gpus ? "   UTIL        MEM  NAME" : "");
+	for (int d = 0; d < rs->meas.ndevices; d++) {
+		double pe = end_of(&rs->pred.dev[d]), me = end_of(&rs->meas.dev[d]);
+
+		printf("%4d %14.2f %14.2f %+7.2f%%", d, pe, me, 100 * prediction_error(pe, me));
+		if (rb->gpus && rs->state) {
+			double u;
+			uint64_t mem;
+			const char *name = "?";
+			int gpu = rb->gpu_of ? rb->gpu_of(rs->state, d, &name) : -1;
+
+			if (rb->util && rb->util(rs->state, d, &u, &mem))
+				printf(" %5.0f%% %7.1f GB", 100 * u, mem / 1e9);
+			else
+				printf(" %6s %10s", "N/A", "N/A");
+			printf("  %d:%s", gpu, name);
+		}
+		printf("\n");
+	}
 }
 
 /* A fault to inject that the program has no place for (a device, an op or a transfer it
@@ -609,320 +502,294 @@ static int check_faults(const struct emu_opts *o, const struct exec_program *x, 
 	return 0;
 }
 
-static int execute(const char *arg, const struct run_opts *ro, const struct run_backend *rb, int rank, bool mpi)
+/* Stops the other ranks with rs->e and prints it as the one error line: its exit code. */
+static int fail(struct run_state *rs)
 {
-	const char *path, *events_out = ro->events_out, *tl_out = ro->tl_out;
-	struct emu_opts eo = ro->eo;
-	struct events ev = { NULL, NULL, 0, 0, ro->eo.timeout_s };
-	bool json = ro->json;
-	int iters = ro->iters, rc = EXIT_OK, repaired = 0, r;
-	double with_collectives = -1;   /* the plan's prediction, when the run's leaves collectives out */
-	struct err e = ERR_INIT, broke = ERR_INIT;
-	struct plan p;
-	struct sim s;
-	struct sim_opts so;
-	struct metrics m;
-	struct timeline pred, meas;
-	struct exec_program x;
-	struct backend be = { rb, NULL };
-	const char *bname = rb->name, *kernels = rb->kernels, *kernels_why = NULL, *not_run = NULL;
-	struct work *works = NULL;
-	struct cost_opts ko = { 0 };
-	enum kplan_mode mode = KPLAN_FITTED;
+	stop_ranks(rs->rb, rs->mpi, &rs->e);
+	return cli_report(&rs->e);
+}
 
-	path = cli_resolve(arg, "plans");
-	if (plan_load(&p, path, &e) < 0) {
-		stop_ranks(rb, mpi, &e);
-		return cli_report(&e);
-	}
-	if (!kernels) {
+/* As fail(), for an error about this command's own output: "octopipe run: " first. */
+static int fail_output(struct run_state *rs)
+{
+	stop_ranks(rs->rb, rs->mpi, &rs->e);
+	cli_err("octopipe run: %s\n", rs->e.msg);
+	return rs->e.cls == ERR_INPUT ? EXIT_INPUT : EXIT_RUNTIME;
+}
+
+/* Phase 1: loads the plan, picks the kernels and simulates it as this executor runs it
+ * (every transfer overlapped with compute, whatever runtime the plan was written for). */
+static int predict(struct run_state *rs)
+{
+	struct sim_opts so;
+	int r, rc;
+
+	if (plan_load(&rs->p, rs->path, &rs->e) < 0)
+		return fail(rs);
+	rs->have_plan = true;
+	if (!rs->kernels) {
 		/* the backend runs kernels: the layers' architecture, or fitted proxies */
-		if (kplan_choose(&p, ro->fit || ro->gemm_tflops > 0, &mode, &works, &ko, &kernels_why, &e) < 0) {
-			stop_ranks(rb, mpi, &e);
-			plan_release(&p);
-			return cli_report(&e);
-		}
-		kernels = kplan_mode_name(mode);
-		not_run = kplan_not_run(&p, works, &ko);
+		if (kplan_choose(&rs->p, rs->ro->fit || rs->ro->gemm_tflops > 0, &rs->mode, &rs->works, &rs->ko,
+		                 &rs->kernels_why, &rs->e) < 0)
+			return fail(rs);
+		rs->kernels = kplan_mode_name(rs->mode);
+		rs->not_run = kplan_not_run(&rs->p, rs->works, &rs->ko);
 	}
-	memset(&s, 0, sizeof(s));
 	sim_opts_default(&so);
 	so.record = true;
-	/* the prediction is of this executor, which overlaps every transfer with compute,
-	 * whatever runtime the plan was written for */
 	so.comm = SIM_COMM_OVERLAP;
-	r = sim_run(&s, &p, &so, &m, &e);
-	if (r == 0 && not_run) {
+	r = sim_run(&rs->s, &rs->p, &so, &rs->m, &rs->e);
+	if (r == 0 && rs->not_run) {
 		/* the kernels leave the TP / EP collectives (and ZeRO 3's gathers) out: what the run
 		 * is compared with is the plan priced without them; the plan's own is kept beside it */
 		bool changed = false;
 
-		with_collectives = m.makespan_ms - m.dp_sync_ms;
-		metrics_release(&m);
-		sim_release(&s);
-		memset(&s, 0, sizeof(s));
-		if (plan_drop_collectives(&p, &changed, &e) < 0) {
-			stop_ranks(rb, mpi, &e);
-			free(works);
-			plan_release(&p);
-			return cli_report(&e);
-		}
+		rs->with_collectives = rs->m.makespan_ms - rs->m.dp_sync_ms;
+		metrics_release(&rs->m);
+		sim_release(&rs->s);
+		if (plan_drop_collectives(&rs->p, &changed, &rs->e) < 0)
+			return fail(rs);
 		if (!changed) {
-			with_collectives = -1;
-			not_run = NULL;
+			rs->with_collectives = -1;
+			rs->not_run = NULL;
 		}
-		r = sim_run(&s, &p, &so, &m, &e);
+		r = sim_run(&rs->s, &rs->p, &so, &rs->m, &rs->e);
 	}
 	if (r < 0) {
-		rc = e.cls == ERR_INFEASIBLE ? EXIT_INFEASIBLE : EXIT_RUNTIME;
-		err_prefix(&e, "plan infeasible");
-		err_prefix(&e, path);
-		stop_ranks(rb, mpi, &e);
-		cli_err("%s\n", e.msg);
-		metrics_release(&m);
-		sim_release(&s);
-		free(works);
-		plan_release(&p);
+		rc = rs->e.cls == ERR_INFEASIBLE ? EXIT_INFEASIBLE : EXIT_RUNTIME;
+		err_prefix(&rs->e, "plan infeasible");
+		err_prefix(&rs->e, rs->path);
+		stop_ranks(rs->rb, rs->mpi, &rs->e);
+		cli_err("%s\n", rs->e.msg);
 		return rc;
 	}
+	return EXIT_OK;
+}
+
+/* Phase 2: refuses a plan out of device memory (unless --force), builds every worker's
+ * program from the simulated timeline, repairs its receive order and checks the faults
+ * to inject have a place in it. */
+static int prepare(struct run_state *rs)
+{
+	const struct emu_opts *eo = &rs->eo;
+
 	/* a collective waits for the slowest rank's iteration: the watchdog plus ten predicted
 	 * iterations at the pace the run keeps; on GPUs a minute more, for the slowest rank's
 	 * setup (driver, communicators, fitting the proxies) */
-	if (mpi)
-		run_ranks_deadline(eo.timeout_s + 10 * m.makespan_ms * (rb->gpus ? 1 : eo.time_scale) / 1000 +
-		                   (rb->gpus ? 60 : 0));
-	if (m.noom && !ro->force) {
+	if (rs->mpi)
+		run_ranks_deadline(eo->timeout_s + 10 * rs->m.makespan_ms * (rs->rb->gpus ? 1 : eo->time_scale) / 1000 +
+		                   (rs->rb->gpus ? 60 : 0));
+	if (rs->m.noom && !rs->ro->force) {
 		struct strbuf sb = STRBUF_INIT;
 
-		cli_oom_line(&sb, path, &p, &m);
+		cli_oom_line(&sb, rs->path, &rs->p, &rs->m);
 		strbuf_addstr(&sb, " (--force runs it anyway)");
-		err_set(&e, ERR_INFEASIBLE, "%s", sb.buf);
+		err_set(&rs->e, ERR_INFEASIBLE, "%s", sb.buf);
 		strbuf_release(&sb);
-		stop_ranks(rb, mpi, &e);
-		cli_err("%s\n", e.msg);
-		rc = EXIT_INFEASIBLE;
-		goto out_sim;
+		stop_ranks(rs->rb, rs->mpi, &rs->e);
+		cli_err("%s\n", rs->e.msg);
+		return EXIT_INFEASIBLE;
 	}
-	if (sim_timeline(&s, &p, &m, &pred, &e) < 0 || exec_build(&p, &pred, &x, &e) < 0) {
-		stop_ranks(rb, mpi, &e);
-		rc = cli_report(&e);
-		goto out_sim;
+	if (sim_timeline(&rs->s, &rs->p, &rs->m, &rs->pred, &rs->e) < 0)
+		return fail(rs);
+	rs->have_pred = true;
+	if (exec_build(&rs->p, &rs->pred, &rs->x, &rs->e) < 0)
+		return fail(rs);
+	rs->have_x = true;
+	if (exec_check(&rs->x, &rs->e) > 0) {
+		if (rs->rank == 0)
+			cli_err("%s: %s; repairing\n", rs->path, rs->e.msg);
+		rs->repaired = exec_repair(&rs->x);
 	}
-	if (exec_check(&x, &e) > 0) {
-		if (rank == 0)
-			cli_err("%s: %s; repairing\n", path, e.msg);
-		repaired = exec_repair(&x);
+	if (exec_check(&rs->x, &rs->e) > 0 || exec_validate(&rs->x, &rs->e) < 0 ||
+	    check_faults(eo, &rs->x, &rs->e) < 0) {
+		err_prefix(&rs->e, rs->path);
+		return fail(rs);
 	}
-	if (exec_check(&x, &e) > 0 || exec_validate(&x, &e) < 0) {
-		err_prefix(&e, path);
-		stop_ranks(rb, mpi, &e);
-		rc = cli_report(&e);
-		goto out_x;
-	}
-	if (check_faults(&eo, &x, &e) < 0) {
-		err_prefix(&e, path);
-		stop_ranks(rb, mpi, &e);
-		rc = cli_report(&e);
-		goto out_x;
-	}
+	return EXIT_OK;
+}
+
+/* Phase 3: checks the timeline can be written, opens the events stream and the backend,
+ * and says "start". */
+static int start(struct run_state *rs)
+{
+	const struct run_opts *ro = rs->ro;
+	const struct run_backend *rb = rs->rb;
+
 	/* the timeline is written after the run: an output that cannot be written is refused
 	 * now, not after minutes of GPU time */
-	if (tl_out && strcmp(tl_out, "-") != 0 && rank == 0 && fileio_check_writable(tl_out, &e) < 0) {
-		stop_ranks(rb, mpi, &e);
-		cli_err("octopipe run: %s\n", e.msg);
-		rc = e.cls == ERR_INPUT ? EXIT_INPUT : EXIT_RUNTIME;
-		goto out_x;
-	}
-	if (events_out && rank == 0) {
-		ev.path = events_out;
-		ev.f = strcmp(events_out, "-") == 0 ? stdout : fileio_open_stream(events_out, &e);
-		if (!ev.f) {
-			stop_ranks(rb, mpi, &e);
-			cli_err("octopipe run: %s\n", e.msg);
-			rc = e.cls == ERR_INPUT ? EXIT_INPUT : EXIT_RUNTIME;
-			goto out_x;
-		}
+	if (ro->tl_out && strcmp(ro->tl_out, "-") != 0 && rs->rank == 0 && fileio_check_writable(ro->tl_out, &rs->e) < 0)
+		return fail_output(rs);
+	if (ro->events_out && rs->rank == 0) {
+		rs->ev.path = ro->events_out;
+		rs->ev.f = strcmp(ro->events_out, "-") == 0 ? stdout : fileio_open_stream(ro->events_out, &rs->e);
+		if (!rs->ev.f)
+			return fail_output(rs);
 	}
 	if (rb->open) {
-		struct run_backend_opts bo = { .eo = eo, .timeout_s = eo.timeout_s, .gemm_tflops = ro->gemm_tflops,
-		                               .works = works, .kernel_opts = ko, .share_gpus = ro->share_gpus, .rank = mpi ? rank : -1 };
+		struct run_backend_opts bo = { .eo = rs->eo, .timeout_s = rs->eo.timeout_s, .gemm_tflops = ro->gemm_tflops,
+		                               .works = rs->works, .kernel_opts = rs->ko, .share_gpus = ro->share_gpus,
+		                               .rank = rs->mpi ? rs->rank : -1 };
 
 		/* on GPUs a wait covers a whole iteration: the watchdog plus ten predicted ones */
 		if (rb->gpus)
-			bo.timeout_s = eo.timeout_s + 10 * m.makespan_ms / 1000;
-		if (rb->open(&be.state, &p, &x, &bo, &e) < 0) {
-			cli_err("octopipe run: %s\n", e.msg);
-			rc = e.cls == ERR_INPUT ? EXIT_INPUT : EXIT_RUNTIME;
-			goto out_x;
+			bo.timeout_s = rs->eo.timeout_s + 10 * rs->m.makespan_ms / 1000;
+		if (rb->open(&rs->state, &rs->p, &rs->x, &bo, &rs->e) < 0) {
+			cli_err("octopipe run: %s\n", rs->e.msg);
+			return rs->e.cls == ERR_INPUT ? EXIT_INPUT : EXIT_RUNTIME;
 		}
 	}
-	if (ev.f) {
-		setvbuf(ev.f, NULL, _IOLBF, 0);
-		struct jw w = { false };
-		cJSON *o = event_new(&w, "start", -1);
-
-		jw_str(&w, o, "plan", path);
-		jw_str(&w, o, "backend", bname);
-		jw_str(&w, o, "kernels", kernels);
-		if (kernels_why)
-			jw_str(&w, o, "kernels_note", kernels_why);
-		jw_num(&w, o, "devices", p.ndevices);
-		jw_num(&w, o, "iters", iters);
-		jw_num(&w, o, "predicted_ms", usec(m.makespan_ms - m.dp_sync_ms));  /* one replica: no sync */
-		if (with_collectives >= 0)
-			jw_num(&w, o, "predicted_with_collectives_ms", usec(with_collectives));
-		event_emit(&ev, o, &w);
-		eo.on_op = on_op;
-		eo.ctx = &ev;
+	if (rs->ev.f) {
+		/* one replica: no data-parallel sync */
+		run_events_start(&rs->ev, rs->path, rb->name, rs->kernels, rs->kernels_why, rs->p.ndevices, ro->iters,
+		                 rs->m.makespan_ms - rs->m.dp_sync_ms, rs->with_collectives);
+		rs->eo.on_op = run_events_on_op;
+		rs->eo.ctx = &rs->ev;
 	}
-	memset(&meas, 0, sizeof(meas));
-	for (int it = 0; it < iters; it++) {
+	return EXIT_OK;
+}
+
+/* Phase 4: runs the iterations, checks each kept the plan's rules and streams its events;
+ * rs->meas keeps the last. */
+static int iterate(struct run_state *rs)
+{
+	const struct run_backend *rb = rs->rb;
+	struct run_events *ev = &rs->ev;
+	int rc = EXIT_OK;
+
+	for (int it = 0; it < rs->ro->iters; it++) {
 		struct timeline t;
 
-		ev.iter = it;
-		eo.iter = it;
-		if (rb->run(be.state, &p, &x, &eo, &t, &e) < 0) {
-			if (ev.err == ETIMEDOUT) {
+		ev->iter = it;
+		rs->eo.iter = it;
+		if (rb->run(rs->state, &rs->p, &rs->x, &rs->eo, &t, &rs->e) < 0) {
+			if (ev->err == ETIMEDOUT)
 				/* the stalled event reader held the workers up past their watchdog: the
-				 * line events_close prints is the cause, the watchdog's blame is not */
-				rc = EXIT_RUNTIME;
-				break;
-			}
-			if (ev.f)
-				error_event(&ev, e.msg);
-			cli_err("%s: run failed: %s\n", path, e.msg);
-			rc = e.cls == ERR_INPUT ? EXIT_INPUT : EXIT_RUNTIME;
-			break;
+				 * line run_events_close prints is the cause, the watchdog's blame is not */
+				return EXIT_RUNTIME;
+			if (ev->f)
+				run_events_error(ev, rs->e.msg);
+			cli_err("%s: run failed: %s\n", rs->path, rs->e.msg);
+			return rs->e.cls == ERR_INPUT ? EXIT_INPUT : EXIT_RUNTIME;
 		}
 		/* the run must have kept the plan's rules: every op once, in order, after its inputs
 		 * (rank 0 holds the whole timeline; the ranks go on together either way) */
-		if (rank == 0 && !broke.msg[0] &&
-		    timeline_check_plan(&p, &t, rb->gpus ? TLCHECK_GPU_SLACK_MS : 1e-6, &broke) != 0) {
-			if (ev.f)
-				error_event(&ev, broke.msg);
-			cli_err("%s: iteration %d broke the plan: %s\n", path, it, broke.msg);
+		if (rs->rank == 0 && !rs->broke.msg[0] &&
+		    timeline_check_plan(&rs->p, &t, rb->gpus ? TLCHECK_GPU_SLACK_MS : 1e-6, &rs->broke) != 0) {
+			if (ev->f)
+				run_events_error(ev, rs->broke.msg);
+			cli_err("%s: iteration %d broke the plan: %s\n", rs->path, it, rs->broke.msg);
 			rc = EXIT_RUNTIME;
 		}
-		if (ev.f && (mpi || rb->gpus))
-			replay_ops(&t, &ev);
-		if (ev.f)
-			xfer_events(&t, &ev);
-		if (ev.f)
-			util_events(&t, &be, &ev);
-		if (ev.f) {
-			struct jw w = { false };
-			cJSON *o = event_new(&w, "iter", it);
-			double ms = 0;
-
-			for (int d = 0; d < t.ndevices; d++)
-				ms = fmax(ms, end_of(&t.dev[d]));
-			jw_num(&w, o, "ms", usec(ms));
-			event_emit(&ev, o, &w);
+		if (ev->f) {
+			if (rs->mpi || rb->gpus)
+				run_events_replay_ops(ev, &t);
+			run_events_xfers(ev, &t);
+			run_events_util(ev, &t, rb, rs->state);
+			run_events_iter(ev, it, iteration_ms(&t));
 		}
-		timeline_release(&meas);
-		meas = t;
+		timeline_release(&rs->meas);
+		rs->meas = t;
 	}
-	if (rc == EXIT_OK) {
-		/* the executor runs one replica's pipeline: no data-parallel sync to predict */
-		double measured = 0, err, predicted = m.makespan_ms - m.dp_sync_ms;
-
-		for (int d = 0; d < meas.ndevices; d++)
-			measured = fmax(measured, end_of(&meas.dev[d]));
-		err = prediction_error(predicted, measured);
-		if (ev.f) {
-			struct jw w = { false };
-			cJSON *o = event_new(&w, "done", -1);
-
-			jw_num(&w, o, "measured_ms", usec(measured));
-			jw_num(&w, o, "error", usec(err));
-			event_emit(&ev, o, &w);
-		}
-		if (json) {
-			rc = print_json(predicted, with_collectives, &pred, &meas, measured, repaired, rb, kernels, kernels_why,
-			                not_run);
-		} else if (ev.f != stdout && !(tl_out && strcmp(tl_out, "-") == 0)) {
-			printf("plan %s on %s%s: %d iteration%s, %d transfers%s\n", path, bname, mpi ? " over MPI" : "", iters,
-			       iters == 1 ? "" : "s", x.nxfers, repaired ? " (receives repaired)" : "");
-			printf("iteration: predicted %.2f ms, measured %.2f ms, error %+.2f%%\n", predicted, measured,
-			       100 * err);
-			printf("kernels: %s (%s)\n", kernels,
-			       rb->kernels ? "the model's times on a virtual clock"
-			       : mode == KPLAN_ARCHITECTURE ? "each op ran its layers' kernels, timed as they ran"
-			       : "proxies fitted to the predicted times: a test of the protocol, not of the cost model");
-			if (kernels_why)
-				printf("note: fitted because %s; octopipe cost makes a model from its architecture\n",
-				       kernels_why);
-			if (not_run)
-				printf("note: %s: the prediction above leaves these collectives out; with them the plan predicts %.2f ms\n",
-				       not_run, with_collectives);
-			if (m.dp_sync_ms > 0)
-				printf("note: the data-parallel sync (%.2f ms exposed in octopipe sim) is not run by this executor,\n"
-				       "which runs one replica: the prediction above leaves it out\n", m.dp_sync_ms);
-			if (p.comm == PLAN_COMM_BLOCKING)
-				printf("note: the plan's transfers block as in Megatron-LM's 1F1B; this executor overlaps them,\n"
-				       "and so does the prediction above (octopipe sim shows the blocking one)\n");
-			if (rb->gpu_count && be.state && rb->gpu_count(be.state) < meas.ndevices)
-				printf("note: %d devices on %d GPU%s: devices that share a GPU run at once and slow each other, so\n"
-				       "these times test the protocol (every op ran once, in order, after its inputs), not the\n"
-				       "prediction\n", meas.ndevices, rb->gpu_count(be.state), rb->gpu_count(be.state) == 1 ? "" : "s");
-			printf("\n");
-			printf("%4s %14s %14s %8s%s\n", "GPU", "PREDICTED ms", "MEASURED ms", "ERROR",
-			       rb->gpus ? "   UTIL        MEM  NAME" : "");
-			for (int d = 0; d < meas.ndevices; d++) {
-				double pe = end_of(&pred.dev[d]), me = end_of(&meas.dev[d]);
-
-				printf("%4d %14.2f %14.2f %+7.2f%%", d, pe, me, 100 * prediction_error(pe, me));
-				if (rb->gpus && be.state) {
-					double u;
-					uint64_t mem;
-					const char *name = "?";
-					int gpu = rb->gpu_of ? rb->gpu_of(be.state, d, &name) : -1;
-
-					if (rb->util && rb->util(be.state, d, &u, &mem))
-						printf(" %5.0f%% %7.1f GB", 100 * u, mem / 1e9);
-					else
-						printf(" %6s %10s", "N/A", "N/A");
-					printf("  %d:%s", gpu, name);
-				}
-				printf("\n");
-			}
-		}
-		if (tl_out && rank == 0) {
-			cJSON *root;
-			struct strbuf sb = STRBUF_INIT;
-			char dir[4096], rel[4096];
-
-			/* name the plan as seen from the timeline, for octopipe calibrate */
-			fileio_dirname(tl_out, dir, sizeof(dir));
-			if (strcmp(tl_out, "-") != 0 && fileio_relative(dir, path, rel, sizeof(rel)) == 0)
-				meas.plan_ref = strdup(rel);
-			/* what the run left out, so that calibrate compares it with the same prediction */
-			if (not_run && (!(meas.extra = cJSON_CreateObject()) ||
-			                !cJSON_AddStringToObject(meas.extra, "not_run", not_run))) {
-				cli_err("octopipe run: out of host memory\n");
-				rc = EXIT_RUNTIME;
-			}
-			root = rc == EXIT_OK ? timeline_to_json(&meas) : NULL;
-			if (root) {
-				json_write(&sb, root);
-				rc = cli_write_text(tl_out, sb.buf, sb.len);
-				cJSON_Delete(root);
-			}
-			strbuf_release(&sb);
-		}
-	}
-	timeline_release(&meas);
-out_x:
-	if (events_close(&ev) < 0 && rc == EXIT_OK)
-		rc = EXIT_RUNTIME;
-	if (rb->close && be.state)
-		rb->close(be.state);
-	exec_release(&x);
-	timeline_release(&pred);
-out_sim:
-	free(works);
-	metrics_release(&m);
-	sim_release(&s);
-	plan_release(&p);
 	return rc;
+}
+
+/* Phase 5: the last iteration against the prediction: the "done" event, and --json or the
+ * summary (unless stdout carries the events or the timeline). */
+static int report(struct run_state *rs)
+{
+	const struct run_opts *ro = rs->ro;
+	/* the executor runs one replica's pipeline: no data-parallel sync to predict */
+	double predicted = rs->m.makespan_ms - rs->m.dp_sync_ms, measured = iteration_ms(&rs->meas);
+	double err = prediction_error(predicted, measured);
+
+	if (rs->ev.f)
+		run_events_done(&rs->ev, measured, err);
+	if (ro->json)
+		return print_json(rs, predicted, measured);
+	if (rs->ev.f == stdout || (ro->tl_out && strcmp(ro->tl_out, "-") == 0))
+		return EXIT_OK;
+	printf("plan %s on %s%s: %d iteration%s, %d transfers%s\n", rs->path, rs->rb->name, rs->mpi ? " over MPI" : "",
+	       ro->iters, ro->iters == 1 ? "" : "s", rs->x.nxfers, rs->repaired ? " (receives repaired)" : "");
+	printf("iteration: predicted %.2f ms, measured %.2f ms, error %+.2f%%\n", predicted, measured, 100 * err);
+	print_notes(rs);
+	printf("\n");
+	print_devices(rs);
+	return EXIT_OK;
+}
+
+/* Phase 6: the measured timeline of the last iteration, naming its plan (as seen from the
+ * file, for octopipe calibrate) and what the run left out. rc is the run's so far. */
+static int write_timeline(struct run_state *rs, int rc)
+{
+	const char *tl_out = rs->ro->tl_out;
+	cJSON *root;
+	struct strbuf sb = STRBUF_INIT;
+	char dir[4096], rel[4096];
+
+	fileio_dirname(tl_out, dir, sizeof(dir));
+	if (strcmp(tl_out, "-") != 0 && fileio_relative(dir, rs->path, rel, sizeof(rel)) == 0)
+		rs->meas.plan_ref = strdup(rel);
+	/* so that calibrate compares it with the same prediction */
+	if (rs->not_run && (!(rs->meas.extra = cJSON_CreateObject()) ||
+	                    !cJSON_AddStringToObject(rs->meas.extra, "not_run", rs->not_run))) {
+		cli_err("octopipe run: out of host memory\n");
+		rc = EXIT_RUNTIME;
+	}
+	root = rc == EXIT_OK ? timeline_to_json(&rs->meas) : NULL;
+	if (root) {
+		json_write(&sb, root);
+		rc = cli_write_text(tl_out, sb.buf, sb.len);
+		cJSON_Delete(root);
+	}
+	strbuf_release(&sb);
+	return rc;
+}
+
+/* Lets go of what the phases made; a failure to write the events turns success into
+ * EXIT_RUNTIME. Returns the exit code. */
+static int run_release(struct run_state *rs, int rc)
+{
+	timeline_release(&rs->meas);
+	if (run_events_close(&rs->ev) < 0 && rc == EXIT_OK)
+		rc = EXIT_RUNTIME;
+	if (rs->rb->close && rs->state)
+		rs->rb->close(rs->state);
+	if (rs->have_x)
+		exec_release(&rs->x);
+	if (rs->have_pred)
+		timeline_release(&rs->pred);
+	free(rs->works);
+	metrics_release(&rs->m);
+	sim_release(&rs->s);
+	if (rs->have_plan)
+		plan_release(&rs->p);
+	return rc;
+}
+
+static int execute(const char *arg, const struct run_opts *ro, const struct run_backend *rb, int rank, bool mpi)
+{
+	struct run_state rs;
+	int rc;
+
+	memset(&rs, 0, sizeof(rs));
+	rs.ro = ro;
+	rs.rb = rb;
+	rs.rank = rank;
+	rs.mpi = mpi;
+	rs.eo = ro->eo;
+	rs.ev.timeout_s = ro->eo.timeout_s;
+	rs.kernels = rb->kernels;
+	rs.mode = KPLAN_FITTED;
+	rs.with_collectives = -1;
+	rs.e = (struct err)ERR_INIT;
+	rs.broke = (struct err)ERR_INIT;
+	rs.path = cli_resolve(arg, "plans");
+	if ((rc = predict(&rs)) == EXIT_OK && (rc = prepare(&rs)) == EXIT_OK && (rc = start(&rs)) == EXIT_OK &&
+	    (rc = iterate(&rs)) == EXIT_OK) {
+		rc = report(&rs);
+		if (ro->tl_out && rank == 0)
+			rc = write_timeline(&rs, rc);
+	}
+	return run_release(&rs, rc);
 }

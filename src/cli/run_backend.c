@@ -240,3 +240,23 @@ bool run_ranks_built(void)
 	return false;
 }
 #endif
+
+/* Ranks in the job when a launcher started this process (Open MPI, PMI, PMIx; 0 when
+ * none did); *rank gets this process's rank. */
+int run_ranks_launched(int *rank)
+{
+	static const char *const size_vars[] = { "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", NULL };
+	static const char *const rank_vars[] = { "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", NULL };
+	const char *v;
+
+	*rank = 0;
+	for (int i = 0; rank_vars[i]; i++)
+		if ((v = getenv(rank_vars[i])) != NULL) {
+			*rank = atoi(v);
+			break;
+		}
+	for (int i = 0; size_vars[i]; i++)
+		if ((v = getenv(size_vars[i])) != NULL)
+			return atoi(v);
+	return getenv("PMIX_RANK") ? 1 : 0;
+}

@@ -72,6 +72,9 @@ int run_ranks_init(int *rank, int *size, struct err *e);
 void run_ranks_deadline(double seconds);
 void run_ranks_finalize(void);
 bool run_ranks_built(void);
+/* Ranks in the job when a launcher started this process (Open MPI, PMI, PMIx; 0 when
+ * none did); *rank gets this process's rank. */
+int run_ranks_launched(int *rank);
 
 /* octopipe calibrate --gpu MODEL -o OUT (calibrate_gpu.c): argc/argv are the command's,
  * for a hand-over to the program that holds the cuda backend; an exit status. */
