@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli/cli_args.h"
 #include "cli/run_backend.h"
 #include "fileio.h"
 #include "json.h"
@@ -181,179 +182,135 @@ static int report(const struct plan *p, const struct rescale *r, const char *tl_
 	return EXIT_OK;
 }
 
-int cmd_calibrate(int argc, char **argv)
+/* calibrate's own options; --model and --json are cli_args'. */
+struct calib_args {
+	const char *out, *plan_arg, *cluster_out;
+	bool fit_overhead, gpu, emulate_gpu, ceilings;
+	int reps;
+};
+
+static int calib_option(void *ctx, int ch, const char *arg)
 {
-	static const struct option opts[] = {
-		{ "out", required_argument, NULL, 'o' },
-		{ "plan", required_argument, NULL, 'p' },
-		{ "model", required_argument, NULL, 'm' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "fit-overhead", no_argument, NULL, 'F' },
-		{ "cluster-out", required_argument, NULL, 'C' },
-		{ "gpu", no_argument, NULL, 'g' },
-		{ "reps", required_argument, NULL, 'r' },
-		{ "emulate-gpu", no_argument, NULL, 'E' },
-		{ "ceilings", no_argument, NULL, 'c' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *out = NULL, *plan_arg = NULL, *model_arg = NULL, *tl_path, *cluster_out = NULL;
-	bool fit_overhead = false;
-	double overhead_us = 0;
-	char plan_path[4096], model_path[4096], dir[4096];
-	bool json = false, gpu = false, emulate_gpu = false, ceilings = false;
-	int ch, rc = EXIT_OK, reps = 20;
+	struct calib_args *ca = ctx;
+
+	switch (ch) {
+	case 'o': ca->out = arg; return 0;
+	case 'p': ca->plan_arg = arg; return 0;
+	case 'F': ca->fit_overhead = true; return 0;
+	case 'C': ca->cluster_out = arg; return 0;
+	case 'g': ca->gpu = true; return 0;
+	case 'r': return (ca->reps = cli_int("calibrate", "--reps", arg, 1, 64)) < 0 ? EXIT_INPUT : 0;
+	case 'E': ca->gpu = ca->emulate_gpu = true; return 0;  /* hidden: calibrate --gpu's plumbing, without a GPU */
+	case 'c': ca->ceilings = true; return 0;
+	default: return EXIT_INPUT;
+	}
+}
+
+static const struct option calib_options[] = {
+	{ "out", required_argument, NULL, 'o' },
+	{ "plan", required_argument, NULL, 'p' },
+	{ "fit-overhead", no_argument, NULL, 'F' },
+	{ "cluster-out", required_argument, NULL, 'C' },
+	{ "gpu", no_argument, NULL, 'g' },
+	{ "reps", required_argument, NULL, 'r' },
+	{ "emulate-gpu", no_argument, NULL, 'E' },
+	{ "ceilings", no_argument, NULL, 'c' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static const struct cli_args_spec calib_spec = {
+	"calibrate", CLI_IN_MODEL | CLI_IN_JSON, "o:jh", calib_options, calib_option, usage,
+};
+
+/* The measured run to fit: the timeline tl_path, the plan it ran (--plan, or the one the
+ * timeline names, as seen from it) into p and plan_path, with the --model given in place
+ * of the plan's. 0, or the exit code with nothing of t and p left loaded. */
+static int load_run(struct cli_args *a, const char *plan_arg, const char *tl_path, struct timeline *t,
+                    struct plan *p, char *plan_path, size_t plan_path_size)
+{
 	struct err e = ERR_INIT;
-	struct timeline t;
-	struct plan p;
-	struct model fitted;
-	struct rescale r;
-	double meas, before, after;
-	cJSON *root;
-	const cJSON *nr;   /* the timeline's "not_run": collectives the run left out */
-	struct strbuf sb = STRBUF_INIT;
+	char dir[4096];
+	int rc;
 
-	optind = 0;
-	while ((ch = cli_getopt("calibrate", argc, argv, "o:jh", opts)) != -1) {
-		switch (ch) {
-		case 'o': out = optarg; break;
-		case 'p': plan_arg = optarg; break;
-		case 'm': model_arg = optarg; break;
-		case 'j': json = true; break;
-		case 'F': fit_overhead = true; break;
-		case 'C': cluster_out = optarg; break;
-		case 'g': gpu = true; break;
-		case 'r': if ((reps = cli_int("calibrate", "--reps", optarg, 1, 64)) < 0) return EXIT_INPUT; break;
-		case 'E': gpu = emulate_gpu = true; break;  /* hidden: calibrate --gpu's plumbing, without a GPU */
-		case 'c': ceilings = true; break;
-		case 'h': usage(stdout); return EXIT_OK;
-		default: return EXIT_INPUT;
-		}
-	}
-	if (ceilings) {
-		if (!gpu || optind != argc || out || plan_arg || model_arg || fit_overhead || cluster_out)
-			return cli_usage_error("calibrate", "--ceilings goes with --gpu alone (no model, no output)");
-		return calibrate_ceilings(argc, argv, json, reps, emulate_gpu);
-	}
-	if (gpu) {
-		if (optind != argc - 1)
-			return cli_usage_error("calibrate", optind >= argc ? "--gpu: no model given" : "--gpu: one model at a time");
-		if (!out)
-			return cli_usage_error("calibrate", "no output model given (-o MODEL)");
-		if (plan_arg || model_arg || fit_overhead || cluster_out)
-			return cli_usage_error("calibrate", "--gpu takes a model and -o, not a timeline's options");
-		return calibrate_gpu(argc, argv, argv[optind], out, json, reps, emulate_gpu);
-	}
-	if (optind != argc - 1)
-		return cli_usage_error("calibrate", optind >= argc ? "no timeline given" : "one timeline at a time");
-	if (!out)
-		return cli_usage_error("calibrate", "no output model given (-o MODEL)");
-	if (cluster_out && !fit_overhead)
-		return cli_usage_error("calibrate", "--cluster-out writes the fitted overhead: give --fit-overhead");
-	{
-		const char *names[] = { "-o -", "--cluster-out -", "--json" };
-		const char *outs[] = { out, cluster_out, json ? "-" : NULL };
-
-		if (cli_one_stdout("calibrate", names, outs, 3) != EXIT_OK)
-			return EXIT_INPUT;
-	}
-	tl_path = argv[optind];
-	if (timeline_load(&t, tl_path, &e) < 0)
+	if (timeline_load(t, tl_path, &e) < 0)
 		return cli_report(&e);
-	if (strcmp(t.source, "sim") == 0) {
+	if (strcmp(t->source, "sim") == 0) {
 		cli_err("%s: a simulated timeline, not a measurement (use octopipe run --timeline-out)\n", tl_path);
-		timeline_release(&t);
+		timeline_release(t);
 		return EXIT_INPUT;
 	}
 	if (plan_arg) {
-		snprintf(plan_path, sizeof(plan_path), "%s", cli_resolve(plan_arg, "plans"));
-	} else if (t.plan_ref) {
+		snprintf(plan_path, plan_path_size, "%s", cli_resolve(plan_arg, "plans"));
+	} else if (t->plan_ref) {
 		fileio_dirname(tl_path, dir, sizeof(dir));
-		if (fileio_join(dir, t.plan_ref, plan_path, sizeof(plan_path)) < 0)
-			snprintf(plan_path, sizeof(plan_path), "%s", t.plan_ref);
+		if (fileio_join(dir, t->plan_ref, plan_path, plan_path_size) < 0)
+			snprintf(plan_path, plan_path_size, "%s", t->plan_ref);
 	} else {
-		timeline_release(&t);
+		timeline_release(t);
 		return cli_usage_error("calibrate", "%s names no plan: give --plan", tl_path);
 	}
-	if (plan_load(&p, plan_path, &e) < 0) {
-		timeline_release(&t);
+	if (plan_load(p, plan_path, &e) < 0) {
+		timeline_release(t);
 		return cli_report(&e);
 	}
-	if (model_arg) {
-		struct model m;
-
-		if ((rc = cli_load_model(model_arg, &m, model_path)) != 0)
-			goto out_plan;
-		if (m.nlayers != p.model.nlayers) {
-			cli_err("%s: %d layers, but the plan '%s' partitions %d\n", model_path, m.nlayers, plan_path,
-			        p.model.nlayers);
-			model_release(&m);
+	if (a->model_arg) {
+		if ((rc = cli_args_load(a, CLI_IN_MODEL)) != EXIT_OK)
+			goto fail;
+		if (a->model.nlayers != p->model.nlayers) {
+			cli_err("%s: %d layers, but the plan '%s' partitions %d\n", a->model_path, a->model.nlayers, plan_path,
+			        p->model.nlayers);
 			rc = EXIT_INPUT;
-			goto out_plan;
+			goto fail;
 		}
-		if (set_model(&p, &m, &e) < 0) {
+		a->have_model = false;   /* the plan's from here on */
+		if (set_model(p, &a->model, &e) < 0) {
 			rc = cli_report(&e);
-			goto out_plan;
+			goto fail;
 		}
 	}
-	/* a run that left collectives out (octopipe run --backend cuda at tp > 1, ep > 1 or ZeRO
-	 * 3: "not_run") is compared with the plan priced without them, as the run was */
-	nr = t.extra ? cJSON_GetObjectItemCaseSensitive(t.extra, "not_run") : NULL;
-	if (cJSON_IsString(nr) && drop_collectives(&p, &e) < 0) {
-		rc = cli_report(&e);
-		goto out_plan;
-	}
-	/* every input is read: an output that cannot be written (one of them, a directory, ...)
-	 * is refused now, before the report is printed as if the command had succeeded */
-	{
-		const char *outs[] = { out, cluster_out };
+	return EXIT_OK;
+fail:
+	plan_release(p);
+	timeline_release(t);
+	return rc;
+}
 
-		for (int i = 0; i < 2; i++)
-			if (outs[i] && strcmp(outs[i], "-") != 0 && fileio_check_writable(outs[i], &e) < 0) {
-				rc = cli_report(&e);
-				goto out_plan;
-			}
+/* Fits the plan's costs to the run, reports before against after and writes the model
+ * (and, with --fit-overhead, the cluster). The plan is priced without the collectives the
+ * run left out (its "not_run") when it left some out. */
+static int fit(const struct calib_args *ca, bool json, const char *tl_path, const struct timeline *t,
+               struct plan *p, const char *plan_path)
+{
+	/* the timeline's "not_run": collectives the run left out */
+	const cJSON *nr = t->extra ? cJSON_GetObjectItemCaseSensitive(t->extra, "not_run") : NULL;
+	struct err e = ERR_INIT;
+	struct model fitted;
+	struct rescale r;
+	struct strbuf sb = STRBUF_INIT;
+	double meas = measured_ms(t), before, after, overhead_us = 0;
+	cJSON *root;
+	int rc = EXIT_OK;
+
+	if ((before = simulate(p, plan_path, &rc)) < 0)
+		return rc;
+	if (ca->fit_overhead) {
+		if (rescale_fit_overhead(p, t, tl_path, &overhead_us, &e) < 0)
+			return cli_report(&e);
+		p->cluster.op_overhead_us = overhead_us;
+		p->src_cluster.op_overhead_us = overhead_us;  /* a layout's: the file's own */
+		if (ca->cluster_out && cluster_save(plan_src_cluster(p), ca->cluster_out, &e) < 0)
+			return cli_report(&e);
 	}
-	/* only a whole run of this plan can be fitted: a stage it leaves out would keep
-	 * factor 1 as if measured (the run checked its own timeline the same way); another
-	 * device count is rescale_fit's to name, with its JSON path */
-	switch (t.ndevices != p.ndevices ? 0
-	        : timeline_check_plan(&p, &t, strcmp(t.source, "cuda") == 0 ? TLCHECK_GPU_SLACK_MS : 1e-6, &e)) {
-	case 0:
-		break;
-	case -1:
-		rc = cli_report(&e);
-		goto out_plan;
-	default:
-		cli_err("%s: not a whole run of '%s': %s\n", tl_path, plan_path, e.msg);
-		rc = EXIT_INPUT;
-		goto out_plan;
-	}
-	meas = measured_ms(&t);
-	if ((before = simulate(&p, plan_path, &rc)) < 0)
-		goto out_plan;
-	if (fit_overhead) {
-		if (rescale_fit_overhead(&p, &t, tl_path, &overhead_us, &e) < 0) {
-			rc = cli_report(&e);
-			goto out_plan;
-		}
-		p.cluster.op_overhead_us = overhead_us;
-		p.src_cluster.op_overhead_us = overhead_us;  /* a layout's: the file's own */
-		if (cluster_out && cluster_save(plan_src_cluster(&p), cluster_out, &e) < 0) {
-			rc = cli_report(&e);
-			goto out_plan;
-		}
-	}
-	if (rescale_fit(&p, &t, tl_path, &r, &e) < 0) {
+	if (rescale_fit(p, t, tl_path, &r, &e) < 0) {
 		rc = cli_report(&e);
 		goto out_fit;
 	}
 	/* the factors apply to the files' own table (a layout's replica is re-priced from it) */
-	if (model_copy(&fitted, plan_src_model(&p), &e) < 0) {
+	if (model_copy(&fitted, plan_src_model(p), &e) < 0) {
 		rc = cli_report(&e);
 		goto out_fit;
 	}
-	if (rescale_apply(&r, &p, &fitted, &e) < 0) {
+	if (rescale_apply(&r, p, &fitted, &e) < 0) {
 		err_prefix(&e, tl_path);
 		rc = cli_report(&e);
 		model_release(&fitted);
@@ -368,12 +325,12 @@ int cmd_calibrate(int argc, char **argv)
 		rc = EXIT_RUNTIME;
 	} else {
 		/* re-simulate the same plan with the fitted costs */
-		if (set_model(&p, &fitted, &e) < 0 || (cJSON_IsString(nr) && drop_collectives(&p, &e) < 0))
+		if (set_model(p, &fitted, &e) < 0 || (cJSON_IsString(nr) && drop_collectives(p, &e) < 0))
 			rc = cli_report(&e);
-		else if ((after = simulate(&p, plan_path, &rc)) >= 0) {
-			rc = report(&p, &r, tl_path, plan_path, t.source, meas, before, after, fit_overhead, json);
+		else if ((after = simulate(p, plan_path, &rc)) >= 0) {
+			rc = report(p, &r, tl_path, plan_path, t->source, meas, before, after, ca->fit_overhead, json);
 			if (rc == EXIT_OK)
-				rc = cli_write_text(out, sb.buf, sb.len);
+				rc = cli_write_text(ca->out, sb.buf, sb.len);
 		}
 		memset(&fitted, 0, sizeof(fitted));  /* the plan's now */
 	}
@@ -381,8 +338,96 @@ int cmd_calibrate(int argc, char **argv)
 	strbuf_release(&sb);
 out_fit:
 	rescale_release(&r);
-out_plan:
+	return rc;
+}
+
+/* Everything a fit needs is read: the run's collectives left out, the outputs writable, the
+ * timeline a whole run of the plan. 0 or the exit code. */
+static int check_run(const struct calib_args *ca, const char *tl_path, const struct timeline *t, struct plan *p,
+                     const char *plan_path)
+{
+	const cJSON *nr = t->extra ? cJSON_GetObjectItemCaseSensitive(t->extra, "not_run") : NULL;
+	const char *outs[] = { ca->out, ca->cluster_out };
+	struct err e = ERR_INIT;
+
+	/* a run that left collectives out (octopipe run --backend cuda at tp > 1, ep > 1 or ZeRO
+	 * 3: "not_run") is compared with the plan priced without them, as the run was */
+	if (cJSON_IsString(nr) && drop_collectives(p, &e) < 0)
+		return cli_report(&e);
+	/* every input is read: an output that cannot be written (one of them, a directory, ...)
+	 * is refused now, before the report is printed as if the command had succeeded */
+	for (int i = 0; i < 2; i++)
+		if (outs[i] && strcmp(outs[i], "-") != 0 && fileio_check_writable(outs[i], &e) < 0)
+			return cli_report(&e);
+	/* only a whole run of this plan can be fitted: a stage it leaves out would keep
+	 * factor 1 as if measured (the run checked its own timeline the same way); another
+	 * device count is rescale_fit's to name, with its JSON path */
+	switch (t->ndevices != p->ndevices ? 0
+	        : timeline_check_plan(p, t, strcmp(t->source, "cuda") == 0 ? TLCHECK_GPU_SLACK_MS : 1e-6, &e)) {
+	case 0:
+		return EXIT_OK;
+	case -1:
+		return cli_report(&e);
+	default:
+		cli_err("%s: not a whole run of '%s': %s\n", tl_path, plan_path, e.msg);
+		return EXIT_INPUT;
+	}
+}
+
+/* --ceilings and --gpu: what the options allow with them, then the mode's own command. */
+static int gpu_modes(const struct calib_args *ca, const struct cli_args *a, int argc, char **argv)
+{
+	if (ca->ceilings) {
+		if (!ca->gpu || optind != argc || ca->out || ca->plan_arg || a->model_arg || ca->fit_overhead ||
+		    ca->cluster_out)
+			return cli_usage_error("calibrate", "--ceilings goes with --gpu alone (no model, no output)");
+		return calibrate_ceilings(argc, argv, a->json, ca->reps, ca->emulate_gpu);
+	}
+	if (optind != argc - 1)
+		return cli_usage_error("calibrate", optind >= argc ? "--gpu: no model given" : "--gpu: one model at a time");
+	if (!ca->out)
+		return cli_usage_error("calibrate", "no output model given (-o MODEL)");
+	if (ca->plan_arg || a->model_arg || ca->fit_overhead || ca->cluster_out)
+		return cli_usage_error("calibrate", "--gpu takes a model and -o, not a timeline's options");
+	return calibrate_gpu(argc, argv, argv[optind], ca->out, a->json, ca->reps, ca->emulate_gpu);
+}
+
+int cmd_calibrate(int argc, char **argv)
+{
+	struct calib_args ca = { .reps = 20 };
+	struct cli_args a;
+	char plan_path[4096];
+	const char *tl_path;
+	struct timeline t;
+	struct plan p;
+	int rc;
+
+	if ((rc = cli_args_parse(&calib_spec, argc, argv, &ca, &a)) != CLI_ARGS_GO)
+		return rc;
+	if (ca.ceilings || ca.gpu)
+		return gpu_modes(&ca, &a, argc, argv);
+	if (optind != argc - 1)
+		return cli_usage_error("calibrate", optind >= argc ? "no timeline given" : "one timeline at a time");
+	if (!ca.out)
+		return cli_usage_error("calibrate", "no output model given (-o MODEL)");
+	if (ca.cluster_out && !ca.fit_overhead)
+		return cli_usage_error("calibrate", "--cluster-out writes the fitted overhead: give --fit-overhead");
+	{
+		const char *names[] = { "-o -", "--cluster-out -", "--json" };
+		const char *outs[] = { ca.out, ca.cluster_out, a.json ? "-" : NULL };
+
+		if (cli_one_stdout("calibrate", names, outs, 3) != EXIT_OK)
+			return EXIT_INPUT;
+	}
+	tl_path = argv[optind];
+	if ((rc = load_run(&a, ca.plan_arg, tl_path, &t, &p, plan_path, sizeof(plan_path))) != EXIT_OK) {
+		cli_args_release(&a);
+		return rc;
+	}
+	if ((rc = check_run(&ca, tl_path, &t, &p, plan_path)) == EXIT_OK)
+		rc = fit(&ca, a.json, tl_path, &t, &p, plan_path);
 	plan_release(&p);
 	timeline_release(&t);
+	cli_args_release(&a);
 	return rc;
 }

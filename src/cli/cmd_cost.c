@@ -16,6 +16,7 @@
 #include "arch.h"
 #include "calibrate.h"
 #include "cli.h"
+#include "cli/cli_args.h"
 #include "cluster.h"
 #include "fileio.h"
 #include "hfconfig.h"
@@ -354,176 +355,197 @@ static int calibrate(struct arch *archs, int n, char **profiles, struct cluster 
 	return rc;
 }
 
-int cmd_cost(int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{ "cluster", required_argument, NULL, 'c' },
-		{ "seq", required_argument, NULL, 's' },
-		{ "micro-batch", required_argument, NULL, 'b' },
-		{ "tp", required_argument, NULL, 't' },
-		{ "recompute", no_argument, NULL, 'r' },
-		{ "name", required_argument, NULL, 'n' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "calibrate", required_argument, NULL, 'C' },
-		{ "cluster-out", required_argument, NULL, 'O' },
-		{ "predict", required_argument, NULL, 'P' },
-		{ "fix", required_argument, NULL, 'F' },
-		{ "runtime", required_argument, NULL, 'R' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *cluster_arg = NULL, *out = NULL, *name = NULL, *cluster_out = NULL, *runtime_arg = NULL;
+/* cost's own options; the cluster, -o, --json and --runtime are cli_args'. */
+struct cost_args {
+	struct cost_opts o;
+	const char *name, *cluster_out;
 	char *profiles[MAX_CONFIGS];
-	struct runtime rt;
-	struct arch archs[MAX_CONFIGS];
-	struct cost_opts o = { .micro_batch = 1, .tp = 1 };
-	struct cluster c;
-	struct model m;
-	struct err e = ERR_INIT;
-	char cpath[4096], nbuf[256];
-	int ch, nprof = 0, nconf, rc = EXIT_OK, v;
-	bool json = false, only_predict = false, fixed[HW_NPARAM] = { false }, fix = false;
+	int nprof;
+	bool only_predict;                   /* the profiles are --predict's, not --calibrate's */
+	bool fixed[HW_NPARAM], fix;
+};
 
-	optind = 0;
-	while ((ch = cli_getopt("cost", argc, argv, "o:h", opts)) != -1) {
-		switch (ch) {
-		case 'c': cluster_arg = optarg; break;
-		case 's': if ((v = cli_positive("cost", "--seq", optarg)) < 0) return EXIT_INPUT; o.seq = v; break;
-		case 'b': if ((v = cli_positive("cost", "--micro-batch", optarg)) < 0) return EXIT_INPUT; o.micro_batch = v; break;
-		case 't': if ((v = cli_positive("cost", "--tp", optarg)) < 0) return EXIT_INPUT; o.tp = v; break;
-		case 'r': o.recompute = true; break;
-		case 'n':
-			/* the reader refuses such a name: the table written would not read back */
-			if (json_has_control(optarg))
-				return cli_usage_error("cost", "--name: must not contain control characters");
-			name = optarg;
-			break;
-		case 'j': json = true; break;
-		case 'o': out = optarg; break;
-		case 'P':
-		case 'C':
-			/* the profiles are one list: predicting from some and fitting others is not a mode */
-			if (nprof > 0 && only_predict != (ch == 'P'))
-				return cli_usage_error("cost", "--predict and --calibrate do not mix: predict or fit");
-			only_predict = ch == 'P';
-			if (nprof == MAX_CONFIGS)
-				return cli_usage_error("cost", "at most %d profiles", MAX_CONFIGS);
-			profiles[nprof++] = optarg;
-			break;
-		case 'O': cluster_out = optarg; break;
-		case 'R': runtime_arg = optarg; break;
-		case 'F':
-			if (!parse_fixed(optarg, fixed)) {
-				struct strbuf sb = STRBUF_INIT;
+static int cost_option(void *ctx, int ch, const char *arg)
+{
+	struct cost_args *ca = ctx;
+	int v, rc;
 
-				for (int k = 0; k < EFF_NCLASS; k++)
-					strbuf_addf(&sb, ", %s", hardware_class_names[k]);
-				rc = cli_usage_error("cost", "--fix %s: not a parameter (launch%s)", optarg, sb.buf);
-				strbuf_release(&sb);
-				return rc;
-			}
-			fix = true;
-			break;
-		case 'h': usage(stdout); return EXIT_OK;
-		default: return EXIT_INPUT;
+	switch (ch) {
+	case 's': if ((v = cli_positive("cost", "--seq", arg)) < 0) return EXIT_INPUT; ca->o.seq = v; return 0;
+	case 'b': if ((v = cli_positive("cost", "--micro-batch", arg)) < 0) return EXIT_INPUT; ca->o.micro_batch = v; return 0;
+	case 't': if ((v = cli_positive("cost", "--tp", arg)) < 0) return EXIT_INPUT; ca->o.tp = v; return 0;
+	case 'r': ca->o.recompute = true; return 0;
+	case 'n':
+		/* the reader refuses such a name: the table written would not read back */
+		if (json_has_control(arg))
+			return cli_usage_error("cost", "--name: must not contain control characters");
+		ca->name = arg;
+		return 0;
+	case 'P':
+	case 'C':
+		/* the profiles are one list: predicting from some and fitting others is not a mode */
+		if (ca->nprof > 0 && ca->only_predict != (ch == 'P'))
+			return cli_usage_error("cost", "--predict and --calibrate do not mix: predict or fit");
+		ca->only_predict = ch == 'P';
+		if (ca->nprof == MAX_CONFIGS)
+			return cli_usage_error("cost", "at most %d profiles", MAX_CONFIGS);
+		ca->profiles[ca->nprof++] = (char *)arg;
+		return 0;
+	case 'O': ca->cluster_out = arg; return 0;
+	case 'F':
+		if (!parse_fixed(arg, ca->fixed)) {
+			struct strbuf sb = STRBUF_INIT;
+
+			for (int k = 0; k < EFF_NCLASS; k++)
+				strbuf_addf(&sb, ", %s", hardware_class_names[k]);
+			rc = cli_usage_error("cost", "--fix %s: not a parameter (launch%s)", arg, sb.buf);
+			strbuf_release(&sb);
+			return rc;
 		}
+		ca->fix = true;
+		return 0;
+	default: return EXIT_INPUT;
 	}
-	nconf = argc - optind;
+}
+
+static const struct option cost_options[] = {
+	{ "seq", required_argument, NULL, 's' },
+	{ "micro-batch", required_argument, NULL, 'b' },
+	{ "tp", required_argument, NULL, 't' },
+	{ "recompute", no_argument, NULL, 'r' },
+	{ "name", required_argument, NULL, 'n' },
+	{ "calibrate", required_argument, NULL, 'C' },
+	{ "cluster-out", required_argument, NULL, 'O' },
+	{ "predict", required_argument, NULL, 'P' },
+	{ "fix", required_argument, NULL, 'F' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static const struct cli_args_spec cost_spec = {
+	"cost", CLI_IN_CLUSTER | CLI_IN_OUTPUT | CLI_IN_JSON | CLI_IN_RUNTIME, "o:h", cost_options, cost_option, usage,
+};
+
+/* How the operands, the profiles and the outputs go together. 0 or the exit code. */
+static int check_args(const struct cli_args *a, const struct cost_args *ca, int nconf)
+{
 	if (nconf < 1)
 		return cli_usage_error("cost", "no architecture or config.json given");
-	if (!cluster_arg)
+	if (!a->cluster_arg)
 		return cli_usage_error("cost", "needs --cluster (the GPU and its links)");
-	if (nprof > 0 && nprof != nconf)
+	if (ca->nprof > 0 && ca->nprof != nconf)
 		return cli_usage_error("cost", "%d configs but %d profiles: --calibrate pairs them in order",
-		                       nconf, nprof);
-	if (fix && (nprof == 0 || only_predict))
+		                       nconf, ca->nprof);
+	if (ca->fix && (ca->nprof == 0 || ca->only_predict))
 		return cli_usage_error("cost", "--fix holds parameters of a fit: it needs --calibrate");
-	if (only_predict && (out || cluster_out))
+	if (ca->only_predict && (a->out || ca->cluster_out))
 		return cli_usage_error("cost", "--predict writes nothing (no -o, no --cluster-out)");
 	{
 		const char *names[] = { "-o -", "--cluster-out -", "--json" };
-		const char *outs[] = { out, cluster_out, json ? "-" : NULL };
+		const char *outs[] = { a->out, ca->cluster_out, a->json ? "-" : NULL };
 
 		if (cli_one_stdout("cost", names, outs, 3) != EXIT_OK)
 			return EXIT_INPUT;
 	}
-	if (nprof == 0 && nconf > 1)
+	if (ca->nprof == 0 && nconf > 1)
 		return cli_usage_error("cost", "one config at a time (several only with --calibrate)");
 	if (nconf > MAX_CONFIGS)
 		return cli_usage_error("cost", "at most %d configs", MAX_CONFIGS);
-	if ((rc = cli_load_cluster(cluster_arg, &c, cpath)) != 0)
-		return rc;
-	/* profiles are measurements of a runtime: the bundled ones of the paper's */
-	if ((rc = cli_load_runtime(runtime_arg ? runtime_arg : nprof > 0 ? "hf-eager" : NULL, &rt)) != 0) {
-		cluster_release(&c);
-		return rc;
-	}
-	cli_apply_runtime(&rt, &c, &o);
-	if (o.tp > c.gpus_per_node) {
-		/* its all-reduces run on the intra-node link, as every TP layout does */
-		rc = cli_usage_error("cost", "--tp %d: a tensor-parallel group stays on one node, and cluster '%s' has "
-		                     "%d GPUs per node", o.tp, c.name, c.gpus_per_node);
-		cluster_release(&c);
-		runtime_release(&rt);
-		return rc;
-	}
-	o.link_gbytes_per_s = c.intra.gbytes_per_s;
-	o.link_latency_us = c.intra.latency_us;
-	for (int i = 0; i < nconf; i++) {
-		if (hfconfig_load_any(&archs[i], cli_resolve(argv[optind + i], "samples/architectures"), &e) < 0) {
+	return EXIT_OK;
+}
+
+/* The n architectures named (config.json files or names under samples/architectures),
+ * each one's warning printed; 0, or the exit code with none of them left loaded. */
+static int load_archs(char **names, int n, struct arch *archs)
+{
+	struct err e = ERR_INIT;
+
+	for (int i = 0; i < n; i++) {
+		if (hfconfig_load_any(&archs[i], cli_resolve(names[i], "samples/architectures"), &e) < 0) {
 			for (int k = 0; k < i; k++)
 				arch_release(&archs[k]);
-			cluster_release(&c);
-			runtime_release(&rt);
 			return cli_report(&e);
 		}
 		if (archs[i].warning[0])
 			cli_err("warning: %s\n", archs[i].warning);
 	}
-	if (o.seq == 0)
-		o.seq = archs[0].seq_len > 0 ? archs[0].seq_len : 4096;
-	if (only_predict) {
-		rc = predict(archs, nconf, profiles, &c, &o, json);
-		for (int i = 0; i < nconf; i++)
-			arch_release(&archs[i]);
-		cluster_release(&c);
-		runtime_release(&rt);
-		return rc;
-	}
-	if (nprof > 0)
-		rc = calibrate(archs, nconf, profiles, &c, &o, cpath, cluster_out, fixed, json);
-	if (rc == EXIT_OK && (nprof == 0 || out)) {
-		if (name)
-			snprintf(nbuf, sizeof(nbuf), "%s", name);
-		else
-			base_name(out && strcmp(out, "-") != 0 ? out : archs[0].name, nbuf, sizeof(nbuf));
-		if (arch_to_model(&archs[0], &c.hw, &o, nbuf, &m, &e) < 0 ||
-		    attach_source(&m, cli_resolve(argv[optind], "samples/architectures"), &o, &c, &rt, &e) < 0) {
-			rc = cli_report(&e);
-			model_release(&m);
-		} else {
-			if (out && strcmp(out, "-") == 0) {
-				cJSON *root = model_to_json(&m);
-				struct strbuf sb = STRBUF_INIT;
+	return EXIT_OK;
+}
 
-				json_write(&sb, root);
-				rc = root ? cli_write_text("-", sb.buf, sb.len) : EXIT_RUNTIME;
-				strbuf_release(&sb);
-				cJSON_Delete(root);
-			} else if (out && model_save(&m, out, &e) < 0) {
-				rc = cli_report(&e);
-			} else if (nprof == 0) {
-				rc = print_summary(&archs[0], &m, &o, &c, &rt, json);
-				if (out && !json)
-					printf("wrote %s\n", out);
-			}
-			model_release(&m);
-		}
+/* The layer table of the first architecture: written to -o, or summarised. */
+static int write_model(struct cli_args *a, const struct cost_args *ca, const struct arch *arch, const char *config)
+{
+	const char *out = a->out;
+	struct err e = ERR_INIT;
+	char nbuf[256];
+	struct model m;
+	int rc = EXIT_OK;
+
+	if (ca->name)
+		snprintf(nbuf, sizeof(nbuf), "%s", ca->name);
+	else
+		base_name(out && strcmp(out, "-") != 0 ? out : arch->name, nbuf, sizeof(nbuf));
+	if (arch_to_model(arch, &a->cluster.hw, &ca->o, nbuf, &m, &e) < 0 ||
+	    attach_source(&m, cli_resolve(config, "samples/architectures"), &ca->o, &a->cluster, &a->runtime, &e) < 0) {
+		rc = cli_report(&e);
+	} else if (out && strcmp(out, "-") == 0) {
+		cJSON *root = model_to_json(&m);
+		struct strbuf sb = STRBUF_INIT;
+
+		json_write(&sb, root);
+		rc = root ? cli_write_text("-", sb.buf, sb.len) : EXIT_RUNTIME;
+		strbuf_release(&sb);
+		cJSON_Delete(root);
+	} else if (out && model_save(&m, out, &e) < 0) {
+		rc = cli_report(&e);
+	} else if (ca->nprof == 0) {
+		rc = print_summary(arch, &m, &ca->o, &a->cluster, &a->runtime, a->json);
+		if (out && !a->json)
+			printf("wrote %s\n", out);
 	}
+	model_release(&m);
+	return rc;
+}
+
+int cmd_cost(int argc, char **argv)
+{
+	struct cost_args ca = { .o = { .micro_batch = 1, .tp = 1 } };
+	struct arch archs[MAX_CONFIGS];
+	struct cli_args a;
+	struct cluster *c = &a.cluster;
+	int nconf, rc;
+
+	if ((rc = cli_args_parse(&cost_spec, argc, argv, &ca, &a)) != CLI_ARGS_GO)
+		return rc;
+	nconf = argc - optind;
+	if ((rc = check_args(&a, &ca, nconf)) != EXIT_OK)
+		return rc;
+	/* profiles are measurements of a runtime: the bundled ones of the paper's */
+	if (!a.runtime_arg && ca.nprof > 0)
+		a.runtime_arg = "hf-eager";
+	if ((rc = cli_args_load(&a, CLI_IN_CLUSTER | CLI_IN_RUNTIME)) != EXIT_OK)
+		goto out;
+	cli_apply_runtime(&a.runtime, c, &ca.o);
+	if (ca.o.tp > c->gpus_per_node) {
+		/* its all-reduces run on the intra-node link, as every TP layout does */
+		rc = cli_usage_error("cost", "--tp %d: a tensor-parallel group stays on one node, and cluster '%s' has "
+		                     "%d GPUs per node", ca.o.tp, c->name, c->gpus_per_node);
+		goto out;
+	}
+	ca.o.link_gbytes_per_s = c->intra.gbytes_per_s;
+	ca.o.link_latency_us = c->intra.latency_us;
+	if ((rc = load_archs(argv + optind, nconf, archs)) != EXIT_OK)
+		goto out;
+	if (ca.o.seq == 0)
+		ca.o.seq = archs[0].seq_len > 0 ? archs[0].seq_len : 4096;
+	if (ca.only_predict)
+		rc = predict(archs, nconf, ca.profiles, c, &ca.o, a.json);
+	else if (ca.nprof > 0)
+		rc = calibrate(archs, nconf, ca.profiles, c, &ca.o, a.cluster_path, ca.cluster_out, ca.fixed, a.json);
+	if (!ca.only_predict && rc == EXIT_OK && (ca.nprof == 0 || a.out))
+		rc = write_model(&a, &ca, &archs[0], argv[optind]);
 	for (int i = 0; i < nconf; i++)
 		arch_release(&archs[i]);
-	cluster_release(&c);
-	runtime_release(&rt);
+out:
+	cli_args_release(&a);
 	return rc;
 }

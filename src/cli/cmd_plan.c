@@ -11,6 +11,7 @@
 
 #include "baseline.h"
 #include "cli.h"
+#include "cli/cli_args.h"
 #include "doc.h"
 #include "json.h"
 #include "sim.h"
@@ -112,160 +113,124 @@ static int report(const struct plan *p, const char *out)
 	return rc;
 }
 
-int cmd_plan(int argc, char **argv)
+/* plan's own options; the model, cluster, microbatches, -o, --comm and the layout options
+ * are cli_args'. */
+struct plan_args {
+	const char *sched;
+	struct baseline_spec spec;
+	int *placement;
+	bool embed;
+};
+
+static int plan_option(void *ctx, int ch, const char *arg)
 {
-	static const struct option opts[] = {
-		{ "model", required_argument, NULL, 'm' },
-		{ "cluster", required_argument, NULL, 'c' },
-		{ "schedule", required_argument, NULL, 's' },
-		{ "microbatches", required_argument, NULL, 'n' },
-		{ "partition", required_argument, NULL, 'p' },
-		{ "chunks", required_argument, NULL, 'v' },
-		{ "devices", required_argument, NULL, 'd' },
-		{ "placement", required_argument, NULL, 'P' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "embed", no_argument, NULL, 'e' },
-		{ "comm", required_argument, NULL, 'C' },
-		{ "help", no_argument, NULL, 'h' },
-		CLI_PAR_OPTIONS,
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *model_arg = NULL, *cluster_arg = NULL, *sched = NULL, *out = NULL;
-	struct cli_par cp;
-	struct baseline_spec spec = { SCHED_1F1B, 0, 0, NULL, NULL, 0, 0, NULL };
-	char mpath[4096], cpath[4096];
-	struct model m;
-	struct cluster c;
-	struct plan p;
-	struct err e = ERR_INIT;
-	bool embed = false;
-	int *placement = NULL, rc, k, ch;
+	struct plan_args *pa = ctx;
 
-	optind = 0;
-	cli_par_init(&cp);
-	while ((ch = cli_getopt("plan", argc, argv, "o:h", opts)) != -1) {
-		if ((k = cli_par_option("plan", ch, optarg, &cp)) != 0) {
-			if (k < 0) {
-				free(placement);
-				return EXIT_INPUT;
-			}
-			continue;
-		}
-		switch (ch) {
-		case 'm': model_arg = optarg; break;
-		case 'c': cluster_arg = optarg; break;
-		case 's': sched = optarg; break;
-		case 'n': if ((spec.microbatches = cli_positive("plan", "--microbatches", optarg)) < 0) return EXIT_INPUT; break;
-		case 'p': spec.partition = optarg; break;
-		case 'C': {
-			enum plan_comm pc;
-
-			if (plan_comm_from_name(optarg, &pc) < 0)
-				return cli_usage_error("plan", "--comm: '%s' is not overlap or blocking", optarg);
-			spec.comm = optarg;
-			break;
-		}
-		case 'v': if ((spec.chunks = cli_positive("plan", "--chunks", optarg)) < 0) return EXIT_INPUT; break;
-		case 'd': if ((spec.devices = cli_positive("plan", "--devices", optarg)) < 0) return EXIT_INPUT; break;
-		case 'P':
-			free(placement);
-			if (!(placement = parse_placement(optarg, &spec.nplacement)))
-				return cli_usage_error("plan", "--placement: expected device numbers like 0,1,2,3");
-			break;
-		case 'o': out = optarg; break;
-		case 'e': embed = true; break;
-		case 'h': usage(stdout); return EXIT_OK;
-		default: return EXIT_INPUT;
-		}
+	switch (ch) {
+	case 's': pa->sched = arg; return 0;
+	case 'p': pa->spec.partition = arg; return 0;
+	case 'v': return (pa->spec.chunks = cli_positive("plan", "--chunks", arg)) < 0 ? EXIT_INPUT : 0;
+	case 'd': return (pa->spec.devices = cli_positive("plan", "--devices", arg)) < 0 ? EXIT_INPUT : 0;
+	case 'P':
+		free(pa->placement);
+		if (!(pa->placement = parse_placement(arg, &pa->spec.nplacement)))
+			return cli_usage_error("plan", "--placement: expected device numbers like 0,1,2,3");
+		return 0;
+	case 'e': pa->embed = true; return 0;
+	default: return EXIT_INPUT;
 	}
-	spec.placement = placement;
-	if (!model_arg || !cluster_arg || !sched || !spec.microbatches || !out) {
-		free(placement);
+}
+
+static const struct option plan_options[] = {
+	{ "schedule", required_argument, NULL, 's' },
+	{ "partition", required_argument, NULL, 'p' },
+	{ "chunks", required_argument, NULL, 'v' },
+	{ "devices", required_argument, NULL, 'd' },
+	{ "placement", required_argument, NULL, 'P' },
+	{ "embed", no_argument, NULL, 'e' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static const struct cli_args_spec plan_spec = {
+	"plan", CLI_IN_MODEL | CLI_IN_CLUSTER | CLI_IN_MICROBATCHES | CLI_IN_OUTPUT | CLI_IN_COMM | CLI_IN_LAYOUT,
+	"o:h", plan_options, plan_option, usage,
+};
+
+/* What must be given, and the schedule by name. 0 or the exit code. */
+static int check_args(const struct cli_args *a, struct plan_args *pa, int argc, char **argv)
+{
+	int k;
+
+	pa->spec.placement = pa->placement;
+	pa->spec.microbatches = a->microbatches;
+	pa->spec.comm = a->comm_name;
+	if (!a->model_arg || !a->cluster_arg || !pa->sched || !a->microbatches || !a->out)
 		return cli_usage_error("plan", "needs --model, --cluster, --schedule, --microbatches and -o");
-	}
-	if (optind < argc) {
-		free(placement);
+	if (optind < argc)
 		return cli_usage_error("plan", "unexpected argument '%s'", argv[optind]);
-	}
-	k = sched_from_name(sched);
-	if (k < 0) {
-		free(placement);
-		return cli_usage_error("plan", "unknown schedule '%s' (one of: %s)", sched, sched_names());
-	}
-	spec.schedule = (enum sched_kind)k;
-	if ((rc = cli_load_model(model_arg, &m, mpath)) != 0) {
-		free(placement);
-		return rc;
-	}
-	if ((rc = cli_load_cluster(cluster_arg, &c, cpath)) != 0) {
-		model_release(&m);
-		free(placement);
-		return rc;
-	}
+	if ((k = sched_from_name(pa->sched)) < 0)
+		return cli_usage_error("plan", "unknown schedule '%s' (one of: %s)", pa->sched, sched_names());
+	pa->spec.schedule = (enum sched_kind)k;
+	return EXIT_OK;
+}
+
+/* Builds the baseline the options ask for into p: under layout options on what one
+ * replica sees, then with the layout and the files remembered. 0 or the exit code. */
+static int make_plan(const struct cli_args *a, struct baseline_spec *spec, struct plan *p)
+{
+	struct err e = ERR_INIT;
+	struct parallel l;
+	struct model rm;
+	struct cluster rcl;
+
 	/* a plan no command could read back is refused before it is built: its pipeline
 	 * devices run one stage each at least */
-	if (plan_check_size(spec.devices > 0 ? spec.devices : cli_par_given(&cp) ? 1 : c.devices, spec.microbatches,
-	                    &e) < 0) {
-		rc = cli_usage_error("plan", "%s", e.msg);
-		model_release(&m);
-		cluster_release(&c);
-		free(placement);
-		return rc;
-	}
-	if (cli_par_given(&cp)) {
-		/* build on what one replica sees, then remember the layout and the files */
-		struct parallel l;
-		struct model rm;
-		struct cluster rcl;
+	if (plan_check_size(spec->devices > 0 ? spec->devices : cli_par_given(&a->par) ? 1 : a->cluster.devices,
+	                    spec->microbatches, &e) < 0)
+		return cli_usage_error("plan", "%s", e.msg);
+	if (!cli_par_given(&a->par))
+		return baseline_plan(p, &a->model, NULL, &a->cluster, NULL, spec, &e) < 0 ? cli_report(&e) : EXIT_OK;
+	cli_par_layout(&a->par, NULL, &a->cluster, spec->devices, &l);
+	if (parallel_replica(&a->model, &a->cluster, &l, &rm, &rcl, &e) < 0)
+		/* the layout the options ask for: their usage error */
+		return e.cls == ERR_INPUT ? cli_usage_error("plan", "%s", e.msg) : cli_report(&e);
+	spec->devices = 0;
+	if (baseline_plan(p, &rm, NULL, &rcl, NULL, spec, &e) == 0 &&
+	    plan_attach_parallel(p, &l, &a->model, &a->cluster, &e) < 0)
+		plan_release(p);
+	model_release(&rm);
+	cluster_release(&rcl);
+	return e.cls != ERR_NONE ? cli_report(&e) : EXIT_OK;
+}
 
-		cli_par_layout(&cp, NULL, &c, spec.devices, &l);
-		if (parallel_replica(&m, &c, &l, &rm, &rcl, &e) < 0) {
-			/* the layout the options ask for: their usage error */
-			rc = e.cls == ERR_INPUT ? cli_usage_error("plan", "%s", e.msg) : cli_report(&e);
-			model_release(&m);
-			cluster_release(&c);
-			free(placement);
-			return rc;
-		}
-		spec.devices = 0;
-		if (baseline_plan(&p, &rm, NULL, &rcl, NULL, &spec, &e) == 0 &&
-		    plan_attach_parallel(&p, &l, &m, &c, &e) < 0)
-			plan_release(&p);
-		model_release(&rm);
-		cluster_release(&rcl);
-		if (e.cls != ERR_NONE) {
-			rc = cli_report(&e);
-			model_release(&m);
-			cluster_release(&c);
-			free(placement);
-			return rc;
-		}
-	} else if (baseline_plan(&p, &m, NULL, &c, NULL, &spec, &e) < 0) {
-		rc = cli_report(&e);
-		model_release(&m);
-		cluster_release(&c);
-		free(placement);
-		return rc;
-	}
-	if (cp.recompute > RECOMPUTE_NONE && model_recomputes(&m)) {
+int cmd_plan(int argc, char **argv)
+{
+	struct plan_args pa = { NULL, { .schedule = SCHED_1F1B }, NULL, false };
+	const struct cli_par *cp;
+	struct cli_args a;
+	struct plan p;
+	int rc;
+
+	if ((rc = cli_args_parse(&plan_spec, argc, argv, &pa, &a)) != CLI_ARGS_GO ||
+	    (rc = check_args(&a, &pa, argc, argv)) != EXIT_OK ||
+	    (rc = cli_args_load(&a, CLI_IN_MODEL | CLI_IN_CLUSTER)) != EXIT_OK ||
+	    (rc = make_plan(&a, &pa.spec, &p)) != EXIT_OK)
+		goto out;
+	cp = &a.par;
+	if (cp->recompute > RECOMPUTE_NONE && model_recomputes(&a.model)) {
 		rc = cli_usage_error("plan", "--recompute %s: the model's layer table already recomputes every layer (made "
-		                     "with octopipe cost --recompute)", recompute_name((enum recompute)cp.recompute));
+		                     "with octopipe cost --recompute)", recompute_name((enum recompute)cp->recompute));
 		plan_release(&p);
-		model_release(&m);
-		cluster_release(&c);
-		free(placement);
-		return rc;
+		goto out;
 	}
-	if (cp.recompute >= 0)
-		plan_set_recompute(&p, (enum recompute)cp.recompute);
-	{
-		rc = cli_write_plan(&p, out, mpath, cpath, embed);
-		if (rc == EXIT_OK)
-			rc = report(&p, out);
-		plan_release(&p);
-	}
-	model_release(&m);
-	cluster_release(&c);
-	free(placement);
+	if (cp->recompute >= 0)
+		plan_set_recompute(&p, (enum recompute)cp->recompute);
+	rc = cli_write_plan(&p, a.out, a.model_path, a.cluster_path, pa.embed);
+	if (rc == EXIT_OK)
+		rc = report(&p, a.out);
+	plan_release(&p);
+out:
+	free(pa.placement);
+	cli_args_release(&a);
 	return rc;
 }

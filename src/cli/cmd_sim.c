@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli/cli_args.h"
 #include "doc.h"
 #include "gantt.h"
 #include "fileio.h"
@@ -137,149 +138,162 @@ static int write_json(const char *path, cJSON *root)
 	return rc;
 }
 
-int cmd_sim(int argc, char **argv)
+/* sim's own options; the plan, --json, --comm and the layout options are cli_args'. */
+struct sim_args {
+	bool gantt;
+	int width;
+	const char *tl_out, *trace_out;
+};
+
+static int sim_option(void *ctx, int ch, const char *arg)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "gantt", no_argument, NULL, 'g' },
-		{ "width", required_argument, NULL, 'w' },
-		{ "timeline-out", required_argument, NULL, 't' },
-		{ "trace-out", required_argument, NULL, 'T' },
-		{ "comm", required_argument, NULL, 'C' },
-		{ "help", no_argument, NULL, 'h' },
-		CLI_PAR_OPTIONS,
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *tl_out = NULL, *trace_out = NULL, *path;
-	struct cli_par cp;
-	int k;
-	int comm_mode = SIM_COMM_PLAN;
-	bool json = false, gantt = false;
-	int width = 100, ch, rc = EXIT_OK;
+	struct sim_args *sa = ctx;
+
+	switch (ch) {
+	case 'g': sa->gantt = true; return 0;
+	case 'w': return (sa->width = cli_positive("sim", "--width", arg)) < 0 ? EXIT_INPUT : 0;
+	case 't': sa->tl_out = arg; return 0;
+	case 'T': sa->trace_out = arg; return 0;
+	default: return EXIT_INPUT;
+	}
+}
+
+static const struct option sim_options[] = {
+	{ "gantt", no_argument, NULL, 'g' },
+	{ "width", required_argument, NULL, 'w' },
+	{ "timeline-out", required_argument, NULL, 't' },
+	{ "trace-out", required_argument, NULL, 'T' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static const struct cli_args_spec sim_spec = {
+	"sim", CLI_IN_PLAN | CLI_IN_JSON | CLI_IN_COMM | CLI_IN_LAYOUT, "jgh", sim_options, sim_option, usage,
+};
+
+/* The layout options over the plan's own layout, and --recompute. 0 or the exit code. */
+static int apply_layout(struct cli_args *a)
+{
+	const struct cli_par *cp = &a->par;
+	struct plan *p = &a->plan;
 	struct err e = ERR_INIT;
-	struct plan p;
+
+	if (cli_par_given(cp)) {
+		struct parallel l, cur = plan_parallel(p);
+
+		cli_par_layout(cp, &cur, plan_src_cluster(p), p->ndevices, &l);
+		if (plan_set_parallel(p, &l, &e) < 0)
+			/* the layout the options ask for: their usage error */
+			return e.cls == ERR_INPUT ? cli_usage_error("sim", "%s", e.msg) : cli_report(&e);
+	}
+	if (cp->recompute > RECOMPUTE_NONE && model_recomputes(plan_src_model(p)))
+		return cli_usage_error("sim", "--recompute %s: the model's layer table already recomputes every layer (made "
+		                       "with octopipe cost --recompute)", recompute_name((enum recompute)cp->recompute));
+	if (cp->recompute >= 0)
+		plan_set_recompute(p, (enum recompute)cp->recompute);
+	return EXIT_OK;
+}
+
+/* The recorded timeline's outputs: the text Gantt chart, the timeline and the trace. */
+static int write_timeline(const struct sim_args *sa, const char *path, const struct plan *p, struct sim *s,
+                          struct metrics *m)
+{
+	struct err e = ERR_INIT;
+	struct timeline t;
+	int rc = EXIT_OK;
+
+	if (sim_timeline(s, p, m, &t, &e) < 0)
+		return cli_report(&e);
+	free(t.plan_ref);
+	t.plan_ref = strdup(path);
+	if (sa->gantt) {
+		struct strbuf sb = STRBUF_INIT;
+		struct parallel l = plan_parallel(p);
+
+		gantt_ascii(&t, sa->width, l.tp * l.dp > 1 ? "pp" : "gpu", &sb);
+		fputs("\n", stdout);
+		fputs(sb.buf, stdout);
+		strbuf_release(&sb);
+	}
+	if (sa->tl_out && rc == EXIT_OK)
+		rc = write_json(sa->tl_out, timeline_to_json(&t));
+	if (sa->trace_out && rc == EXIT_OK)
+		rc = write_json(sa->trace_out, trace_from_timeline(&t, p));
+	timeline_release(&t);
+	return rc;
+}
+
+/* Simulates the plan and prints or writes what the options ask for. */
+static int simulate(const struct cli_args *a, const struct sim_args *sa)
+{
+	const char *path = a->plan_path, *tl_out = sa->tl_out, *trace_out = sa->trace_out;
+	const struct plan *p = &a->plan;
+	int comm_mode = !a->comm_name ? SIM_COMM_PLAN : a->comm == PLAN_COMM_BLOCKING ? SIM_COMM_BLOCKING
+	                : SIM_COMM_OVERLAP;
+	int rc = EXIT_OK;
+	struct err e = ERR_INIT;
 	struct sim s;
 	struct sim_opts o;
 	struct metrics m;
-	struct timeline t;
 
-	optind = 0;
-	cli_par_init(&cp);
-	while ((ch = cli_getopt("sim", argc, argv, "jgh", opts)) != -1) {
-		if ((k = cli_par_option("sim", ch, optarg, &cp)) != 0) {
-			if (k < 0)
-				return EXIT_INPUT;
-			continue;
-		}
-		switch (ch) {
-		case 'j': json = true; break;
-		case 'g': gantt = true; break;
-		case 'w': if ((width = cli_positive("sim", "--width", optarg)) < 0) return EXIT_INPUT; break;
-		case 't': tl_out = optarg; break;
-		case 'T': trace_out = optarg; break;
-		case 'C': {
-			enum plan_comm pc;
-
-			if (plan_comm_from_name(optarg, &pc) < 0)
-				return cli_usage_error("sim", "--comm: '%s' is not overlap or blocking", optarg);
-			comm_mode = pc == PLAN_COMM_BLOCKING ? SIM_COMM_BLOCKING : SIM_COMM_OVERLAP;
-			break;
-		}
-		case 'h': usage(stdout); return EXIT_OK;
-		default: return EXIT_INPUT;
-		}
-	}
-	if (optind != argc - 1)
-		return cli_usage_error("sim", optind >= argc ? "no plan given" : "one plan at a time");
-	{
-		const char *names[] = { "--json", "--gantt", "--timeline-out -", "--trace-out -" };
-		const char *outs[] = { json ? "-" : NULL, gantt ? "-" : NULL, tl_out, trace_out };
-
-		if (cli_one_stdout("sim", names, outs, 4) != EXIT_OK)
-			return EXIT_INPUT;
-	}
-	path = cli_resolve(argv[optind], "plans");
-	if (plan_load(&p, path, &e) < 0)
-		return cli_report(&e);
-	if (cli_par_given(&cp)) {
-		struct parallel l, cur = plan_parallel(&p);
-
-		cli_par_layout(&cp, &cur, plan_src_cluster(&p), p.ndevices, &l);
-		if (plan_set_parallel(&p, &l, &e) < 0) {
-			plan_release(&p);
-			/* the layout the options ask for: their usage error */
-			return e.cls == ERR_INPUT ? cli_usage_error("sim", "%s", e.msg) : cli_report(&e);
-		}
-	}
-	if (cp.recompute > RECOMPUTE_NONE && model_recomputes(plan_src_model(&p))) {
-		plan_release(&p);
-		return cli_usage_error("sim", "--recompute %s: the model's layer table already recomputes every layer (made "
-		                       "with octopipe cost --recompute)", recompute_name((enum recompute)cp.recompute));
-	}
-	if (cp.recompute >= 0)
-		plan_set_recompute(&p, (enum recompute)cp.recompute);
-	/* an output that cannot be written (one of the plan's files, a directory, ...) is
-	 * refused now, before a summary or --json on stdout could be taken for a result */
-	{
-		const char *outs[] = { tl_out, trace_out };
-
-		for (int i = 0; i < 2; i++)
-			if (outs[i] && strcmp(outs[i], "-") != 0 && fileio_check_writable(outs[i], &e) < 0) {
-				plan_release(&p);
-				return cli_report(&e);
-			}
-	}
 	memset(&s, 0, sizeof(s));
 	sim_opts_default(&o);
-	o.record = tl_out || trace_out || gantt;
+	o.record = tl_out || trace_out || sa->gantt;
 	o.comm = comm_mode;
-	if (sim_run(&s, &p, &o, &m, &e) < 0) {
-		if (json && m.ncycle) {
+	if (sim_run(&s, p, &o, &m, &e) < 0) {
+		if (a->json && m.ncycle)
 			write_json("-", metrics_to_json(&m));
-		}
 		cli_err("%s: plan infeasible: %s\n", path, e.msg);
 		rc = e.cls == ERR_INFEASIBLE ? EXIT_INFEASIBLE : EXIT_RUNTIME;
 		metrics_release(&m);
-		goto out;
+		sim_release(&s);
+		return rc;
 	}
-	if (json)
+	if (a->json)
 		rc = write_json("-", metrics_to_json(&m));
 	else if (!(tl_out && strcmp(tl_out, "-") == 0) && !(trace_out && strcmp(trace_out, "-") == 0))
-		summary(&p, path, &m, comm_mode ? comm_mode == SIM_COMM_BLOCKING : p.comm == PLAN_COMM_BLOCKING);
-	if (o.record && rc == EXIT_OK) {
-		if (sim_timeline(&s, &p, &m, &t, &e) < 0) {
-			rc = cli_report(&e);
-		} else {
-			free(t.plan_ref);
-			t.plan_ref = strdup(path);
-			if (gantt) {
-				struct strbuf sb = STRBUF_INIT;
-
-				struct parallel l = plan_parallel(&p);
-
-				gantt_ascii(&t, width, l.tp * l.dp > 1 ? "pp" : "gpu", &sb);
-				fputs("\n", stdout);
-				fputs(sb.buf, stdout);
-				strbuf_release(&sb);
-			}
-			if (tl_out && rc == EXIT_OK)
-				rc = write_json(tl_out, timeline_to_json(&t));
-			if (trace_out && rc == EXIT_OK)
-				rc = write_json(trace_out, trace_from_timeline(&t, &p));
-			timeline_release(&t);
-		}
-	}
+		summary(p, path, &m, comm_mode ? comm_mode == SIM_COMM_BLOCKING : p->comm == PLAN_COMM_BLOCKING);
+	if (o.record && rc == EXIT_OK)
+		rc = write_timeline(sa, path, p, &s, &m);
 	if (rc == EXIT_OK && m.noom) {
 		struct strbuf sb = STRBUF_INIT;
 
-		cli_oom_line(&sb, path, &p, &m);
+		cli_oom_line(&sb, path, p, &m);
 		cli_err("%s\n", sb.buf);
 		strbuf_release(&sb);
 		rc = EXIT_INFEASIBLE;
 	}
 	metrics_release(&m);
-out:
 	sim_release(&s);
-	plan_release(&p);
+	return rc;
+}
+
+int cmd_sim(int argc, char **argv)
+{
+	struct sim_args sa = { false, 100, NULL, NULL };
+	struct cli_args a;
+	struct err e = ERR_INIT;
+	int rc;
+
+	if ((rc = cli_args_parse(&sim_spec, argc, argv, &sa, &a)) != CLI_ARGS_GO)
+		return rc;
+	{
+		const char *names[] = { "--json", "--gantt", "--timeline-out -", "--trace-out -" };
+		const char *outs[] = { a.json ? "-" : NULL, sa.gantt ? "-" : NULL, sa.tl_out, sa.trace_out };
+
+		if (cli_one_stdout("sim", names, outs, 4) != EXIT_OK)
+			return EXIT_INPUT;
+	}
+	if ((rc = cli_args_load(&a, CLI_IN_PLAN)) == EXIT_OK && (rc = apply_layout(&a)) == EXIT_OK) {
+		/* an output that cannot be written (one of the plan's files, a directory, ...) is
+		 * refused now, before a summary or --json on stdout could be taken for a result */
+		const char *outs[] = { sa.tl_out, sa.trace_out };
+
+		for (int i = 0; i < 2 && rc == EXIT_OK; i++)
+			if (outs[i] && strcmp(outs[i], "-") != 0 && fileio_check_writable(outs[i], &e) < 0)
+				rc = cli_report(&e);
+		if (rc == EXIT_OK)
+			rc = simulate(&a, &sa);
+	}
+	cli_args_release(&a);
 	return rc;
 }
