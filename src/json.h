@@ -94,6 +94,8 @@ int jv_number_value(struct jv *v, const cJSON *item, const char *path, int flags
 /* Checks "format" against want (e.g. "octopipe.model/1"). */
 int jv_format(struct jv *v, const cJSON *root, const char *want);
 
+/* The shortest decimal that reads back as the same double x, into out. */
+void json_fmt_number(char *out, size_t n, double x);
 /* A JSON type in words for messages: "a string", "an array", ... */
 const char *json_type_name(const cJSON *item);
 

@@ -1,0 +1,261 @@
+/*
+ * json_get — the validated getters (jv_*): every member a reader takes goes through one of
+ * them, which knows its JSON path, type and range, so bad input is refused with one line
+ * naming the file, the path and what is wrong (see json.h). Also the checks of strings
+ * (control characters) and the keeping of members a reader does not know (json_extras).
+ */
+#include "config.h"
+#include "json.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_EXACT_INT 9007199254740992.0 /* 2^53 */
+
+/* ---- validated getters ---------------------------------------------------------- */
+
+int jv_member(struct jv *v, const cJSON *obj, const char *path, const char *key,
+              int flags, const cJSON **out)
+{
+	char p[JPATH_MAX];
+	const cJSON *c;
+
+	for (c = obj ? obj->child : NULL; c; c = c->next)
+		if (c->string && strcmp(c->string, key) == 0)
+			break;
+	*out = c;
+	if (c)
+		return 1;
+	if (flags & JV_REQUIRED) {
+		jpath_key(p, path, key);
+		return jv_fail(v, p, "required field is missing");
+	}
+	return 0;
+}
+
+/* A member that must be of one container type (what: "an object", "an array"). */
+static int jv_typed(struct jv *v, const cJSON *obj, const char *path, const char *key, int flags,
+                    const cJSON **out, cJSON_bool (*is)(const cJSON *), const char *what)
+{
+	char p[JPATH_MAX];
+	int r = jv_member(v, obj, path, key, flags, out);
+
+	if (r <= 0)
+		return r;
+	if (!is(*out)) {
+		jpath_key(p, path, key);
+		return jv_fail(v, p, "must be %s, not %s", what, json_type_name(*out));
+	}
+	return 1;
+}
+
+int jv_object(struct jv *v, const cJSON *obj, const char *path, const char *key,
+              int flags, const cJSON **out)
+{
+	return jv_typed(v, obj, path, key, flags, out, cJSON_IsObject, "an object");
+}
+
+int jv_array(struct jv *v, const cJSON *obj, const char *path, const char *key,
+             int flags, const cJSON **out)
+{
+	return jv_typed(v, obj, path, key, flags, out, cJSON_IsArray, "an array");
+}
+
+/* The rule a value broke, in words. Wide limits that exist only to keep sums finite
+ * (hi >= 1e6) are not worth mentioning unless the value broke them. */
+static void fmt_range(char *out, size_t n, bool integer, double lo, double hi, int side)
+{
+	char a[40], b[40];
+	const char *what = integer ? "an integer" : "a number";
+
+	json_fmt_number(a, sizeof(a), lo);
+	if (hi == MAX_EXACT_INT)
+		snprintf(b, sizeof(b), "2^53");
+	else
+		json_fmt_number(b, sizeof(b), hi);
+	if (lo == hi)
+		snprintf(out, n, "must be %s", a);
+	else if (side > 0)
+		snprintf(out, n, "must be %s <= %s", what, b);
+	else if (hi >= 1e6 && lo > 0 && lo <= 1e-3)
+		snprintf(out, n, "must be %s > 0", what);
+	else if (hi >= 1e6)
+		snprintf(out, n, "must be %s >= %s", what, a);
+	else
+		snprintf(out, n, "must be %s in [%s, %s]", what, a, b);
+}
+
+int jv_number_value(struct jv *v, const cJSON *item, const char *path, int flags,
+                    double lo, double hi, double *out)
+{
+	char range[120], got[40];
+	bool integer = flags & JV_INTEGER;
+	double x;
+
+	if (!cJSON_IsNumber(item)) {
+		fmt_range(range, sizeof(range), integer, lo, hi, 0);
+		return jv_fail(v, path, "%s, not %s", range, json_type_name(item));
+	}
+	x = item->valuedouble;
+	if (!isfinite(x)) {
+		fmt_range(range, sizeof(range), integer, lo, hi, 1);
+		return jv_fail(v, path, "%s (got a number too large to represent)", range);
+	}
+	json_fmt_number(got, sizeof(got), x);
+	fmt_range(range, sizeof(range), integer, lo, hi, x > hi && hi >= 1e6 && lo != hi ? 1 : 0);
+	if (integer && x != floor(x))
+		return jv_fail(v, path, "%s (got %s)", range, got);
+	if (x < lo || x > hi)
+		return jv_fail(v, path, "%s (got %s)", range, got);
+	*out = x;
+	return 0;
+}
+
+int jv_number(struct jv *v, const cJSON *obj, const char *path, const char *key,
+              int flags, double lo, double hi, double dflt, double *out)
+{
+	char p[JPATH_MAX];
+	const cJSON *c;
+	int r = jv_member(v, obj, path, key, flags, &c);
+
+	if (r < 0)
+		return -1;
+	if (r == 0) {
+		*out = dflt;
+		return 0;
+	}
+	jpath_key(p, path, key);
+	return jv_number_value(v, c, p, flags, lo, hi, out) < 0 ? -1 : 1;
+}
+
+int jv_int(struct jv *v, const cJSON *obj, const char *path, const char *key,
+           int flags, long lo, long hi, long dflt, long *out)
+{
+	double x;
+	int r = jv_number(v, obj, path, key, flags | JV_INTEGER, (double)lo, (double)hi,
+	                  (double)dflt, &x);
+
+	if (r >= 0)
+		*out = (long)x;
+	return r;
+}
+
+int jv_bytes(struct jv *v, const cJSON *obj, const char *path, const char *key,
+             int flags, uint64_t dflt, uint64_t *out)
+{
+	double x;
+	int r = jv_number(v, obj, path, key, flags | JV_INTEGER, 0, MAX_EXACT_INT,
+	                  (double)dflt, &x);
+
+	if (r >= 0)
+		*out = (uint64_t)x;
+	return r;
+}
+
+/* Control characters (C0, DEL, and C1 as UTF-8) in a name would reach a terminal raw
+ * from every message and table that prints it. */
+static bool has_control(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	for (; *p; p++)
+		if (*p < 0x20 || *p == 0x7f || (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f))
+			return true;
+	return false;
+}
+
+bool json_has_control(const char *s)
+{
+	return has_control(s);
+}
+
+int jv_string(struct jv *v, const cJSON *obj, const char *path, const char *key,
+              int flags, const char *dflt, const char **out)
+{
+	char p[JPATH_MAX];
+	const cJSON *c;
+	int r = jv_member(v, obj, path, key, flags, &c);
+
+	if (r < 0)
+		return -1;
+	if (r == 0) {
+		*out = dflt;
+		return 0;
+	}
+	jpath_key(p, path, key);
+	if (!cJSON_IsString(c))
+		return jv_fail(v, p, "must be a string, not %s", json_type_name(c));
+	if ((flags & JV_NONEMPTY) && !c->valuestring[0])
+		return jv_fail(v, p, "must not be empty");
+	if (has_control(c->valuestring))
+		return jv_fail(v, p, "must not contain control characters");
+	*out = c->valuestring;
+	return 1;
+}
+
+int jv_bool(struct jv *v, const cJSON *obj, const char *path, const char *key,
+            int flags, bool dflt, bool *out)
+{
+	char p[JPATH_MAX];
+	const cJSON *c;
+	int r = jv_member(v, obj, path, key, flags, &c);
+
+	if (r < 0)
+		return -1;
+	if (r == 0) {
+		*out = dflt;
+		return 0;
+	}
+	if (!cJSON_IsBool(c)) {
+		jpath_key(p, path, key);
+		return jv_fail(v, p, "must be true or false, not %s", json_type_name(c));
+	}
+	*out = cJSON_IsTrue(c);
+	return 1;
+}
+
+int jv_format(struct jv *v, const cJSON *root, const char *want)
+{
+	const char *got, *slash;
+	size_t kind_len;
+
+	if (jv_string(v, root, "", "format", JV_REQUIRED, NULL, &got) < 0)
+		return -1;
+	if (strcmp(got, want) == 0)
+		return 0;
+	slash = strchr(want, '/');
+	kind_len = slash ? (size_t)(slash - want) : strlen(want);
+	if (strncmp(got, want, kind_len) == 0 && got[kind_len] == '/')
+		return jv_fail(v, "format", "unsupported version '%.60s' (this octopipe reads %s)", got, want);
+	return jv_fail(v, "format", "expected '%s', got '%.60s'", want, got);
+}
+
+int json_extras(const cJSON *obj, const char *const *known, cJSON **out)
+{
+	cJSON *extra = NULL;
+	const cJSON *c;
+
+	*out = NULL;
+	for (c = obj ? obj->child : NULL; c; c = c->next) {
+		const char *const *k;
+		cJSON *copy;
+
+		for (k = known; *k; k++)
+			if (c->string && strcmp(c->string, *k) == 0)
+				break;
+		if (*k || !c->string)
+			continue;
+		if (!extra && !(extra = cJSON_CreateObject()))
+			return -1;
+		copy = cJSON_Duplicate(c, 1);
+		if (!copy || !cJSON_AddItemToObject(extra, c->string, copy)) {
+			cJSON_Delete(copy);
+			cJSON_Delete(extra);
+			return -1;
+		}
+	}
+	*out = extra;
+	return 0;
+}
