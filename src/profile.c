@@ -225,6 +225,60 @@ static bool has_kind(const struct strbuf *kinds, const char *k)
 	return false;
 }
 
+/* A trace event of layer and phase inside an open one of the same (a module's event
+ * within its parent's: counted once, by the outer one): 1. Otherwise it opens, until its
+ * end: 0; -1 out of host memory. */
+static int nested(struct nest *ns, long layer, int ph)
+{
+	for (size_t k = 0; k < ns->n; k++)
+		if (ns->v[k].layer == layer && ns->v[k].phase == ph && ns->v[k].end >= ns->ts + ns->dur)
+			return 1;
+	if (ns->n == ns->cap) {
+		size_t cap = ns->cap ? 2 * ns->cap : 16;
+		struct open_ev *v = realloc(ns->v, cap * sizeof(*v));
+
+		if (!v)
+			return -1;
+		ns->v = v;
+		ns->cap = cap;
+	}
+	ns->v[ns->n++] = (struct open_ev){ ns->ts + ns->dur, layer, ph };
+	return 0;
+}
+
+/* ms of phase ph to layer's total, and kind to its kinds. 0, or -1 out of host memory. */
+static int add_time(struct importer *im, long layer, int ph, double ms, const char *kind)
+{
+	struct agg *a;
+
+	if (layer >= im->cap) {
+		long cap = layer + 64;
+		struct agg *n = realloc(im->layers, (size_t)cap * sizeof(*n));
+
+		if (!n)
+			return -1;
+		for (long k = im->cap; k < cap; k++) {
+			memset(&n[k], 0, sizeof(n[k]));
+			strbuf_init(&n[k].kinds);
+		}
+		im->layers = n;
+		im->cap = cap;
+	}
+	a = &im->layers[layer];
+	a->seen = true;
+	a->ms[ph] += ms;
+	if (!has_kind(&a->kinds, kind)) {
+		if (a->kinds.len)
+			strbuf_addch(&a->kinds, '+');
+		strbuf_addstr(&a->kinds, kind);
+		if (strbuf_failed(&a->kinds))
+			return -1;
+	}
+	if (layer > im->max)
+		im->max = layer;
+	return 0;
+}
+
 /* One record. where: "line 7" or "traceEvents[12]" for messages. The name is
  * length-delimited: it is matched with its length and never read as a C string. */
 static int record(struct importer *im, const char *name, size_t nlen, int phase, double ms,
@@ -251,7 +305,6 @@ static int record(struct importer *im, const char *name, size_t nlen, int phase,
 		long layer = pr->layer;
 		const char *kind = pr->kind ? pr->kind : "layer";
 		int ph = phase, g;
-		struct agg *a;
 
 		if (pcre2_match(pr->re, (PCRE2_SPTR)subj, nlen, 0, 0, pr->md, NULL) < 0)
 			continue;
@@ -291,51 +344,16 @@ static int record(struct importer *im, const char *name, size_t nlen, int phase,
 			ph = parse_phase(pr->phase, strlen(pr->phase));
 		}
 		if (ns && ns->ts == ns->ts) {
-			bool inside = false;
-
-			for (size_t k = 0; k < ns->n && !inside; k++)
-				inside = ns->v[k].layer == layer && ns->v[k].phase == ph && ns->v[k].end >= ns->ts + ns->dur;
-			if (inside) {
+			if ((g = nested(ns, layer, ph)) < 0)
+				goto oom;
+			if (g) {
 				im->st->matched++;
 				im->st->nested++;
 				goto out;
 			}
-			if (ns->n == ns->cap) {
-				size_t cap = ns->cap ? 2 * ns->cap : 16;
-				struct open_ev *v = realloc(ns->v, cap * sizeof(*v));
-
-				if (!v)
-					goto oom;
-				ns->v = v;
-				ns->cap = cap;
-			}
-			ns->v[ns->n++] = (struct open_ev){ ns->ts + ns->dur, layer, ph };
 		}
-		if (layer >= im->cap) {
-			long cap = layer + 64;
-			struct agg *n = realloc(im->layers, (size_t)cap * sizeof(*n));
-
-			if (!n)
-				goto oom;
-			for (long k = im->cap; k < cap; k++) {
-				memset(&n[k], 0, sizeof(n[k]));
-				strbuf_init(&n[k].kinds);
-			}
-			im->layers = n;
-			im->cap = cap;
-		}
-		a = &im->layers[layer];
-		a->seen = true;
-		a->ms[ph] += ms;
-		if (!has_kind(&a->kinds, kind)) {
-			if (a->kinds.len)
-				strbuf_addch(&a->kinds, '+');
-			strbuf_addstr(&a->kinds, kind);
-			if (strbuf_failed(&a->kinds))
-				goto oom;
-		}
-		if (layer > im->max)
-			im->max = layer;
+		if (add_time(im, layer, ph, ms, kind) < 0)
+			goto oom;
 		im->st->matched++;
 		goto out;
 	}

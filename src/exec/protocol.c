@@ -45,46 +45,29 @@ static int by_send_time(const void *a, const void *b)
 	return *(const int32_t *)a < *(const int32_t *)b ? -1 : 1;
 }
 
-int exec_build(const struct plan *p, const struct timeline *t, struct exec_program *x, struct err *e)
+/* exec_build's working arrays: per op slot (op_index) its simulated start and end and the
+ * transfer it produces / consumes (-1: none); per transfer its order of arrival at its
+ * receiver and whether its receive is posted; per device its transfer count. */
+struct build {
+	double *start, *end;
+	int32_t *produces, *consumes, *incoming;
+	bool *posted;
+	int *count;
+};
+
+static void build_release(struct build *b)
 {
-	long nslots = (long)p->nstages * p->microbatches * 3, nx = 0, cap;
-	double *start = NULL, *end = NULL;
-	int32_t *produces = NULL, *consumes = NULL, *incoming = NULL;
-	bool *posted = NULL;
-	int *count = NULL;
+	free(b->count); free(b->start); free(b->end); free(b->produces); free(b->consumes); free(b->incoming);
+	free(b->posted);
+}
 
-	memset(x, 0, sizeof(*x));
-	if (t->ndevices != p->ndevices)
-		return err_set(e, ERR_INPUT, "the timeline has %d devices, the plan %d", t->ndevices, p->ndevices);
-	cap = 2L * p->nstages * p->microbatches;
-	x->ndevices = p->ndevices;
-	x->xfers = calloc((size_t)(cap ? cap : 1), sizeof(*x->xfers));
-	x->start = calloc((size_t)p->ndevices + 1, sizeof(int));
-	count = calloc((size_t)p->ndevices, sizeof(int));
-	start = calloc((size_t)nslots, sizeof(double));
-	end = calloc((size_t)nslots, sizeof(double));
-	produces = malloc((size_t)nslots * sizeof(int32_t));
-	consumes = malloc((size_t)nslots * sizeof(int32_t));
-	incoming = malloc((size_t)(cap ? cap : 1) * sizeof(int32_t));
-	posted = calloc((size_t)(cap ? cap : 1), sizeof(bool));
-	if (!x->xfers || !x->start || !count || !start || !end || !produces || !consumes || !incoming || !posted)
-		goto oom;
-	/* simulated times of every op */
-	for (int d = 0; d < t->ndevices; d++)
-		for (int i = 0; i < t->dev[d].nops; i++) {
-			const struct tl_op *o = &t->dev[d].ops[i];
-			struct action a = { o->stage, o->mb, o->kind, 0 };
-			long k;
+/* Every cross-device edge is a transfer: F(s) -> F(s+1), I/B(s) -> I/B(s-1); each sends
+ * when its producer ends in the simulation, the head of a pair at the end of the pair
+ * (see protocol.h). Returns the count. */
+static long list_xfers(const struct plan *p, struct exec_program *x, struct build *b)
+{
+	long nx = 0;
 
-			if (o->stage >= p->nstages || o->mb >= p->microbatches)
-				continue;
-			k = op_index(p, &a);
-			start[k] = o->start_ms;
-			end[k] = o->end_ms;
-		}
-	for (long k = 0; k < nslots; k++)
-		produces[k] = consumes[k] = -1;
-	/* every cross-device edge is a transfer: F(s) -> F(s+1), I/B(s) -> I/B(s-1) */
 	for (int s = 0; s < p->nstages; s++)
 		for (int m = 0; m < p->microbatches; m++) {
 			uint8_t bk = p->split_backward ? OP_I : OP_B;
@@ -102,103 +85,147 @@ int exec_build(const struct plan *p, const struct timeline *t, struct exec_progr
 	for (long i = 0; i < nx; i++) {
 		struct exec_xfer *xf = &x->xfers[i];
 
-		xf->send_ms = end[op_index(p, &xf->producer)];
-		produces[op_index(p, &xf->producer)] = (int32_t)i;
-		consumes[op_index(p, &xf->consumer)] = (int32_t)i;
-		count[xf->src]++;
-		count[xf->dst]++;
+		xf->send_ms = b->end[op_index(p, &xf->producer)];
+		b->produces[op_index(p, &xf->producer)] = (int32_t)i;
+		b->consumes[op_index(p, &xf->consumer)] = (int32_t)i;
+		b->count[xf->src]++;
+		b->count[xf->dst]++;
 	}
-	/* the head of a pair sends at the end of the pair (see protocol.h) */
 	for (int d = 0; d < p->ndevices; d++)
 		for (int i = p->order_start[d]; i + 1 < p->order_start[d + 1]; i++) {
-			const struct action *a = &p->order[i], *b = a + 1;
-			long k = op_index(p, a), kb = op_index(p, b);
+			const struct action *a = &p->order[i], *nb = a + 1;
+			long k = op_index(p, a), kb = op_index(p, nb);
 
-			if (!a->pair || produces[k] < 0)
+			if (!a->pair || b->produces[k] < 0)
 				continue;
-			if (p->split_backward && i + 2 < p->order_start[d + 1] && a[2].kind == OP_W && a[2].stage == b->stage &&
-			    a[2].mb == b->mb)
+			if (p->split_backward && i + 2 < p->order_start[d + 1] && a[2].kind == OP_W && a[2].stage == nb->stage &&
+			    a[2].mb == nb->mb)
 				kb = op_index(p, &a[2]);
-			x->xfers[produces[k]].send_ms = end[kb];
+			x->xfers[b->produces[k]].send_ms = b->end[kb];
 		}
+	return nx;
+}
+
+/* Posts the receive of transfer k on device d's program, once. */
+static void post_recv(struct build *b, struct exec_item *out, int *n, int32_t k)
+{
+	if (k >= 0 && !b->posted[k]) {
+		b->posted[k] = true;
+		out[(*n)++] = (struct exec_item){ EXEC_RECV, { 0, 0, 0, 0 }, k, -1 };
+	}
+}
+
+/* Device d's program: before each op post the receives whose data the simulation sends
+ * by the time the op ends (oldest first) and, late or not, the op's own input; after the
+ * op send what it produced. Returns the number of items placed. */
+static int place_device(const struct plan *p, struct exec_program *x, struct build *b, long nx, int d)
+{
+	struct exec_item *out = x->items + x->start[d];
+	int n = 0, nin = 0, next = 0;
+	int32_t held = -1;     /* the head of a pair's send, held to the end of the pair */
+	int held_until = -1;
+	int last = p->order_start[d + 1];
+
+	for (long k = 0; k < nx; k++)
+		if (x->xfers[k].dst == d)
+			b->incoming[nin++] = (int32_t)k;
+	sort_base = x->xfers;
+	qsort(b->incoming, (size_t)nin, sizeof(int32_t), by_send_time);
+	for (int i = p->order_start[d]; i < last; i++) {
+		const struct action *a = &p->order[i];
+		long k = op_index(p, a);
+		int32_t own = b->consumes[k], own2 = -1;
+		bool head = a->pair && i + 1 < last;
+
+		if (head)
+			own2 = b->consumes[op_index(p, &p->order[i + 1])];
+		/* sent before the op ends (strictly: a send at its very end can wait for the
+		 * next op, and a tie of zero-time ops can never make a receive wait on data
+		 * that needs this op's own output) */
+		while (next < nin && (b->posted[b->incoming[next]] || x->xfers[b->incoming[next]].send_ms <= b->start[k] ||
+		                      x->xfers[b->incoming[next]].send_ms < b->end[k])) {
+			post_recv(b, out, &n, b->incoming[next]);
+			next++;
+		}
+		post_recv(b, out, &n, own);
+		post_recv(b, out, &n, own2);
+		out[n++] = (struct exec_item){ EXEC_COMPUTE, *a, own, own2 };
+		if (b->produces[k] >= 0 && head) {
+			const struct action *nb = &p->order[i + 1], *w = i + 2 < last ? &p->order[i + 2] : NULL;
+
+			held = b->produces[k];
+			held_until = i + 1;
+			if (p->split_backward && w && w->kind == OP_W && w->stage == nb->stage && w->mb == nb->mb)
+				held_until = i + 2;
+		} else if (b->produces[k] >= 0) {
+			out[n++] = (struct exec_item){ EXEC_SEND, { 0, 0, 0, 0 }, b->produces[k], -1 };
+		}
+		if (held >= 0 && i == held_until) {
+			out[n++] = (struct exec_item){ EXEC_SEND, { 0, 0, 0, 0 }, held, -1 };
+			held = -1;
+		}
+	}
+	return n;
+}
+
+int exec_build(const struct plan *p, const struct timeline *t, struct exec_program *x, struct err *e)
+{
+	long nslots = (long)p->nstages * p->microbatches * 3, nx, cap;
+	struct build b = { NULL, NULL, NULL, NULL, NULL, NULL, NULL };
+
+	memset(x, 0, sizeof(*x));
+	if (t->ndevices != p->ndevices)
+		return err_set(e, ERR_INPUT, "the timeline has %d devices, the plan %d", t->ndevices, p->ndevices);
+	cap = 2L * p->nstages * p->microbatches;
+	x->ndevices = p->ndevices;
+	x->xfers = calloc((size_t)(cap ? cap : 1), sizeof(*x->xfers));
+	x->start = calloc((size_t)p->ndevices + 1, sizeof(int));
+	b.count = calloc((size_t)p->ndevices, sizeof(int));
+	b.start = calloc((size_t)nslots, sizeof(double));
+	b.end = calloc((size_t)nslots, sizeof(double));
+	b.produces = malloc((size_t)nslots * sizeof(int32_t));
+	b.consumes = malloc((size_t)nslots * sizeof(int32_t));
+	b.incoming = malloc((size_t)(cap ? cap : 1) * sizeof(int32_t));
+	b.posted = calloc((size_t)(cap ? cap : 1), sizeof(bool));
+	if (!x->xfers || !x->start || !b.count || !b.start || !b.end || !b.produces || !b.consumes || !b.incoming ||
+	    !b.posted)
+		goto oom;
+	/* simulated times of every op */
+	for (int d = 0; d < t->ndevices; d++)
+		for (int i = 0; i < t->dev[d].nops; i++) {
+			const struct tl_op *o = &t->dev[d].ops[i];
+			struct action a = { o->stage, o->mb, o->kind, 0 };
+			long k;
+
+			if (o->stage >= p->nstages || o->mb >= p->microbatches)
+				continue;
+			k = op_index(p, &a);
+			b.start[k] = o->start_ms;
+			b.end[k] = o->end_ms;
+		}
+	for (long k = 0; k < nslots; k++)
+		b.produces[k] = b.consumes[k] = -1;
+	nx = list_xfers(p, x, &b);
 	x->start[0] = 0;
 	for (int d = 0; d < p->ndevices; d++)
-		x->start[d + 1] = x->start[d] + (p->order_start[d + 1] - p->order_start[d]) + count[d];
+		x->start[d + 1] = x->start[d] + (p->order_start[d + 1] - p->order_start[d]) + b.count[d];
 	x->items = calloc((size_t)(x->start[p->ndevices] ? x->start[p->ndevices] : 1), sizeof(*x->items));
 	if (!x->items)
 		goto oom;
-	/* per device: before each op post the receives whose data the simulation sends by the
-	 * time the op ends (oldest first) and, late or not, the op's own input; after the
-	 * op send what it produced */
 	for (int d = 0; d < p->ndevices; d++) {
-		struct exec_item *out = x->items + x->start[d];
-		int n = 0, nin = 0, next = 0;
+		int n = place_device(p, x, &b, nx, d), want = x->start[d + 1] - x->start[d];
 
-		for (long k = 0; k < nx; k++)
-			if (x->xfers[k].dst == d)
-				incoming[nin++] = (int32_t)k;
-		sort_base = x->xfers;
-		qsort(incoming, (size_t)nin, sizeof(int32_t), by_send_time);
-		int32_t held = -1;     /* the head of a pair's send, held to the end of the pair */
-		int held_until = -1;
-		int last = p->order_start[d + 1];
-
-		for (int i = p->order_start[d]; i < last; i++) {
-			const struct action *a = &p->order[i];
-			long k = op_index(p, a);
-			int32_t own = consumes[k], own2 = -1;
-			bool head = a->pair && i + 1 < last;
-
-			if (head)
-				own2 = consumes[op_index(p, &p->order[i + 1])];
-			/* sent before the op ends (strictly: a send at its very end can wait for the
-			 * next op, and a tie of zero-time ops can never make a receive wait on data
-			 * that needs this op's own output) */
-			while (next < nin && (posted[incoming[next]] || x->xfers[incoming[next]].send_ms <= start[k] ||
-			                      x->xfers[incoming[next]].send_ms < end[k])) {
-				if (!posted[incoming[next]]) {
-					posted[incoming[next]] = true;
-					out[n++] = (struct exec_item){ EXEC_RECV, { 0, 0, 0, 0 }, incoming[next], -1 };
-				}
-				next++;
-			}
-			if (own >= 0 && !posted[own]) {
-				posted[own] = true;
-				out[n++] = (struct exec_item){ EXEC_RECV, { 0, 0, 0, 0 }, own, -1 };
-			}
-			if (own2 >= 0 && !posted[own2]) {
-				posted[own2] = true;
-				out[n++] = (struct exec_item){ EXEC_RECV, { 0, 0, 0, 0 }, own2, -1 };
-			}
-			out[n++] = (struct exec_item){ EXEC_COMPUTE, *a, own, own2 };
-			if (produces[k] >= 0 && head) {
-				const struct action *b = &p->order[i + 1], *w = i + 2 < last ? &p->order[i + 2] : NULL;
-
-				held = produces[k];
-				held_until = i + 1;
-				if (p->split_backward && w && w->kind == OP_W && w->stage == b->stage && w->mb == b->mb)
-					held_until = i + 2;
-			} else if (produces[k] >= 0) {
-				out[n++] = (struct exec_item){ EXEC_SEND, { 0, 0, 0, 0 }, produces[k], -1 };
-			}
-			if (held >= 0 && i == held_until) {
-				out[n++] = (struct exec_item){ EXEC_SEND, { 0, 0, 0, 0 }, held, -1 };
-				held = -1;
-			}
-		}
-		if (n != x->start[d + 1] - x->start[d]) {
-			int want = x->start[d + 1] - x->start[d];
-
+		if (n != want) {
 			exec_release(x);
-			free(count); free(start); free(end); free(produces); free(consumes); free(incoming); free(posted);
+			build_release(&b);
 			return err_set(e, ERR_RUNTIME, "device %d: %d of %d protocol items placed", d, n, want);
 		}
 	}
-	free(count); free(start); free(end); free(produces); free(consumes); free(incoming); free(posted);
+	build_release(&b);
 	return 0;
 oom:
 	exec_release(x);
-	free(count); free(start); free(end); free(produces); free(consumes); free(incoming); free(posted);
+	build_release(&b);
 	return err_set(e, ERR_RUNTIME, "out of host memory deriving the executor protocol");
 }
 
