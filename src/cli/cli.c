@@ -510,6 +510,24 @@ int cli_write_plan(struct plan *p, const char *out, const char *model_path, cons
 	return plan_save(p, out, embed, &e) < 0 ? cli_report(&e) : EXIT_OK;
 }
 
+int cli_write_model(const struct model *m, const char *out)
+{
+	struct err e = ERR_INIT;
+
+	if (strcmp(out, "-") == 0) {
+		cJSON *root = model_to_json(m);
+		struct strbuf sb = STRBUF_INIT;
+		int rc;
+
+		json_write(&sb, root);
+		rc = root ? cli_write_text("-", sb.buf, sb.len) : EXIT_RUNTIME;
+		strbuf_release(&sb);
+		cJSON_Delete(root);
+		return rc;
+	}
+	return model_save(m, out, &e) < 0 ? cli_report(&e) : EXIT_OK;
+}
+
 void cli_oom_line(struct strbuf *sb, const char *path, const struct plan *p, const struct metrics *m)
 {
 	int d = m->oom[0];

@@ -87,6 +87,9 @@ int cli_set_refs(struct plan *p, const char *model_path, const char *cluster_pat
  * otherwise the file refers to model_path / cluster_path relative to it (or embeds them
  * with embed). Prints the error and returns its exit code. */
 int cli_write_plan(struct plan *p, const char *out, const char *model_path, const char *cluster_path, bool embed);
+/* Writes model m to out ("-": stdout, else atomically to the file); prints the error and
+ * returns its exit code. */
+int cli_write_model(const struct model *m, const char *out);
 /* --tp --dp --ep --zero --recompute: the parallel layout options of plan, sim, compare
  * and tune (long options only; their values are CLI_PAR_* above any short option). */
 enum { CLI_PAR_TP = 0x200, CLI_PAR_DP, CLI_PAR_EP, CLI_PAR_ZERO, CLI_PAR_RECOMPUTE, CLI_PAR_GRADS };

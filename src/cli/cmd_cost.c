@@ -487,17 +487,9 @@ static int write_model(struct cli_args *a, const struct cost_args *ca, const str
 	if (arch_to_model(arch, &a->cluster.hw, &ca->o, nbuf, &m, &e) < 0 ||
 	    attach_source(&m, cli_resolve(config, "samples/architectures"), &ca->o, &a->cluster, &a->runtime, &e) < 0) {
 		rc = cli_report(&e);
-	} else if (out && strcmp(out, "-") == 0) {
-		cJSON *root = model_to_json(&m);
-		struct strbuf sb = STRBUF_INIT;
-
-		json_write(&sb, root);
-		rc = root ? cli_write_text("-", sb.buf, sb.len) : EXIT_RUNTIME;
-		strbuf_release(&sb);
-		cJSON_Delete(root);
-	} else if (out && model_save(&m, out, &e) < 0) {
-		rc = cli_report(&e);
-	} else if (ca->nprof == 0) {
+	} else if (out && (rc = cli_write_model(&m, out)) != EXIT_OK) {
+		/* cli_write_model said why */
+	} else if (ca->nprof == 0 && !(out && strcmp(out, "-") == 0)) {
 		rc = print_summary(arch, &m, &ca->o, &a->cluster, &a->runtime, a->json);
 		if (out && !a->json)
 			printf("wrote %s\n", out);

@@ -108,17 +108,7 @@ static int import_profile(int argc, char **argv)
 	if (profile_import(&rules, text, len, argv[optind], iters, &m, &st, &e) < 0) {
 		rc = cli_report(&e);
 	} else {
-		if (strcmp(out, "-") == 0) {
-			cJSON *root = model_to_json(&m);
-			struct strbuf sb = STRBUF_INIT;
-
-			json_write(&sb, root);
-			rc = root ? cli_write_text("-", sb.buf, sb.len) : EXIT_RUNTIME;
-			strbuf_release(&sb);
-			cJSON_Delete(root);
-		} else {
-			rc = model_save(&m, out, &e) < 0 ? cli_report(&e) : EXIT_OK;
-		}
+		rc = cli_write_model(&m, out);
 		char nested[96] = "";
 
 		if (st.nested)
