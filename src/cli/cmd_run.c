@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli/cli_args.h"
 #include "cli/run_backend.h"
 #include "cli/run_events.h"
 #include "doc.h"
@@ -211,82 +212,78 @@ static int fault_option(int ch, const char *arg, struct emu_opts *eo)
 	}
 }
 
-/* What the command line asks for. */
+/* What the command line asks for (the plan and --json are cli_args'). */
 struct run_args {
 	const char *backend;
 	struct run_opts ro;
 	bool want_mpi, dry_run;
 };
 
-/* Parses the options into a: -1 to go on, else the exit code (EXIT_OK after --help). */
-static int parse_options(int argc, char **argv, struct run_args *a)
+static int run_option(void *ctx, int ch, const char *arg)
 {
-	static const struct option opts[] = {
-		{ "backend", required_argument, NULL, 'b' },
-		{ "iters", required_argument, NULL, 'i' },
-		{ "time-scale", required_argument, NULL, 's' },
-		{ "timeout", required_argument, NULL, 't' },
-		{ "events-out", required_argument, NULL, 'E' },
-		{ "timeline-out", required_argument, NULL, 'T' },
-		{ "kill-device", required_argument, NULL, 'K' },
-		{ "kill-after", required_argument, NULL, 'A' },
-		{ "kill-how", required_argument, NULL, 'H' },
-		{ "misroute-xfer", required_argument, NULL, 'R' },
-		{ "corrupt-xfer", required_argument, NULL, 'C' },
-		{ "emu-slowdown", required_argument, NULL, 'S' },
-		{ "mpi", no_argument, NULL, 'M' },
-		{ "gemm-tflops", required_argument, NULL, 'G' },
-		{ "share-gpus", no_argument, NULL, 'g' },
-		{ "force", no_argument, NULL, 'f' },
-		{ "fit", no_argument, NULL, 'F' },
-		{ "dry-run", no_argument, NULL, 'D' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct run_opts *ro = &a->ro;
-	int ch, k;
+	struct run_args *ra = ctx;
+	struct run_opts *ro = &ra->ro;
+	int k = fault_option(ch, arg, &ro->eo);
 
-	memset(a, 0, sizeof(*a));
-	a->backend = "emu";
+	if (k != 0)
+		return k < 0 ? EXIT_INPUT : 0;
+	switch (ch) {
+	case 'b': ra->backend = arg; return 0;
+	case 'i': return (ro->iters = cli_positive("run", "--iters", arg)) < 0 ? EXIT_INPUT : 0;
+	case 's': return cli_number("run", "--time-scale", arg, 0, 100, false, &ro->eo.time_scale) < 0 ? EXIT_INPUT : 0;
+	case 't': return cli_number("run", "--timeout", arg, 0, 86400, true, &ro->eo.timeout_s) < 0 ? EXIT_INPUT : 0;
+	case 'E': ro->events_out = arg; return 0;
+	case 'T': ro->tl_out = arg; return 0;
+	case 'M': ra->want_mpi = true; return 0;
+	case 'G': return cli_number("run", "--gemm-tflops", arg, 0, 1e6, true, &ro->gemm_tflops) < 0 ? EXIT_INPUT : 0;
+	case 'g': ro->share_gpus = true; return 0;
+	case 'f': ro->force = true; return 0;
+	case 'F': ro->fit = true; return 0;
+	case 'D': ra->dry_run = true; return 0;
+	default: return EXIT_INPUT;
+	}
+}
+
+static const struct option run_options[] = {
+	{ "backend", required_argument, NULL, 'b' },
+	{ "iters", required_argument, NULL, 'i' },
+	{ "time-scale", required_argument, NULL, 's' },
+	{ "timeout", required_argument, NULL, 't' },
+	{ "events-out", required_argument, NULL, 'E' },
+	{ "timeline-out", required_argument, NULL, 'T' },
+	{ "kill-device", required_argument, NULL, 'K' },
+	{ "kill-after", required_argument, NULL, 'A' },
+	{ "kill-how", required_argument, NULL, 'H' },
+	{ "misroute-xfer", required_argument, NULL, 'R' },
+	{ "corrupt-xfer", required_argument, NULL, 'C' },
+	{ "emu-slowdown", required_argument, NULL, 'S' },
+	{ "mpi", no_argument, NULL, 'M' },
+	{ "gemm-tflops", required_argument, NULL, 'G' },
+	{ "share-gpus", no_argument, NULL, 'g' },
+	{ "force", no_argument, NULL, 'f' },
+	{ "fit", no_argument, NULL, 'F' },
+	{ "dry-run", no_argument, NULL, 'D' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static const struct cli_args_spec run_spec = {
+	"run", CLI_IN_PLAN | CLI_IN_JSON, "jh", run_options, run_option, usage,
+};
+
+/* Parses the options into ra and a: CLI_ARGS_GO to go on, else the exit code (EXIT_OK
+ * after --help). */
+static int parse_options(int argc, char **argv, struct run_args *ra, struct cli_args *a)
+{
+	struct run_opts *ro = &ra->ro;
+	int rc;
+
+	memset(ra, 0, sizeof(*ra));
+	ra->backend = "emu";
 	ro->iters = 1;
 	emu_opts_default(&ro->eo);
-	optind = 0;
-	while ((ch = cli_getopt("run", argc, argv, "jh", opts)) != -1) {
-		if ((k = fault_option(ch, optarg, &ro->eo)) != 0) {
-			if (k < 0)
-				return EXIT_INPUT;
-			continue;
-		}
-		switch (ch) {
-		case 'b': a->backend = optarg; break;
-		case 'i': if ((ro->iters = cli_positive("run", "--iters", optarg)) < 0) return EXIT_INPUT; break;
-		case 's':
-			if (cli_number("run", "--time-scale", optarg, 0, 100, false, &ro->eo.time_scale) < 0)
-				return EXIT_INPUT;
-			break;
-		case 't':
-			if (cli_number("run", "--timeout", optarg, 0, 86400, true, &ro->eo.timeout_s) < 0)
-				return EXIT_INPUT;
-			break;
-		case 'E': ro->events_out = optarg; break;
-		case 'T': ro->tl_out = optarg; break;
-		case 'M': a->want_mpi = true; break;
-		case 'G':
-			if (cli_number("run", "--gemm-tflops", optarg, 0, 1e6, true, &ro->gemm_tflops) < 0)
-				return EXIT_INPUT;
-			break;
-		case 'g': ro->share_gpus = true; break;
-		case 'f': ro->force = true; break;
-		case 'F': ro->fit = true; break;
-		case 'D': a->dry_run = true; break;
-		case 'j': ro->json = true; break;
-		case 'h': usage(stdout); return EXIT_OK;
-		default: return EXIT_INPUT;
-		}
-	}
-	if (optind != argc - 1)
-		return cli_usage_error("run", optind >= argc ? "no plan given" : "one plan at a time");
+	if ((rc = cli_args_parse(&run_spec, argc, argv, ra, a)) != CLI_ARGS_GO)
+		return rc;
+	ro->json = a->json;
 	{
 		const char *names[] = { "--json", "--events-out -", "--timeline-out -" };
 		const char *outs[] = { ro->json ? "-" : NULL, ro->events_out, ro->tl_out };
@@ -294,7 +291,7 @@ static int parse_options(int argc, char **argv, struct run_args *a)
 		if (cli_one_stdout("run", names, outs, 3) != EXIT_OK)
 			return EXIT_INPUT;
 	}
-	return -1;
+	return CLI_ARGS_GO;
 }
 
 /* --dry-run: lists the cuda backend's kernel plan, which needs no GPU and no CUDA library. */
@@ -344,41 +341,42 @@ static int execute(const char *arg, const struct run_opts *ro, const struct run_
 
 int cmd_run(int argc, char **argv)
 {
-	struct run_args a;
+	struct run_args ra;
+	struct cli_args a;
 	bool as_ranks;
 	int rank = 0, nranks, rc;
 	const struct run_backend *rb;
 	const char *why = "";
 	struct err e = ERR_INIT;
 
-	if ((rc = parse_options(argc, argv, &a)) >= 0)
+	if ((rc = parse_options(argc, argv, &ra, &a)) != CLI_ARGS_GO)
 		return rc;
-	if (a.dry_run)
-		return dry_run(&a, argv[optind]);
+	if (ra.dry_run)
+		return dry_run(&ra, a.plan_arg);
 	nranks = run_ranks_launched(&rank);
-	as_ranks = a.want_mpi || nranks > (run_ranks_built() ? 0 : 1);
+	as_ranks = ra.want_mpi || nranks > (run_ranks_built() ? 0 : 1);
 	if (as_ranks && !run_ranks_built()) {
 		if (rank == 0)
 			cli_err("octopipe run: %s, but this octopipe was built without MPI (configure --with-mpi)\n",
-			        a.want_mpi ? "--mpi was given" : "launched as several MPI ranks");
+			        ra.want_mpi ? "--mpi was given" : "launched as several MPI ranks");
 		return EXIT_INPUT;
 	}
-	if (!(rb = run_backend_find(a.backend, as_ranks, &why))) {
+	if (!(rb = run_backend_find(ra.backend, as_ranks, &why))) {
 		if (strcmp(why, "unknown backend") == 0)
-			return cli_usage_error("run", "unknown backend '%s' (emu or cuda)", a.backend);
+			return cli_usage_error("run", "unknown backend '%s' (emu or cuda)", ra.backend);
 		cli_err("octopipe run: %s\n", why);
 		return EXIT_RUNTIME;
 	}
 	if (rb->hand_over)   /* the backend lives in another program: it checks the rest */
 		return rb->hand_over(argc, argv);
-	if ((rc = check_backend_options(&a.ro, rb, as_ranks, rank)) >= 0)
+	if ((rc = check_backend_options(&ra.ro, rb, as_ranks, rank)) >= 0)
 		return rc;
 	if (!as_ranks)
-		return execute(argv[optind], &a.ro, rb, 0, false);
+		return execute(a.plan_arg, &ra.ro, rb, 0, false);
 	if (run_ranks_init(&rank, &nranks, &e) < 0)
 		return cli_report(&e);
-	run_ranks_deadline(a.ro.eo.timeout_s);
-	rc = execute(argv[optind], &a.ro, rb, rank, true);
+	run_ranks_deadline(ra.ro.eo.timeout_s);
+	rc = execute(a.plan_arg, &ra.ro, rb, rank, true);
 	run_ranks_finalize();
 	return rc;
 }
