@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "cli/cli_args.h"
 #include "fileio.h"
 #include "json.h"
 #include "megatron.h"
@@ -127,26 +128,33 @@ static int import_profile(int argc, char **argv)
 	return rc;
 }
 
+static int import_option(void *ctx, int ch, const char *arg)
+{
+	if (ch != 'p')
+		return EXIT_INPUT;
+	*(const char **)ctx = arg;   /* --partition */
+	return 0;
+}
+
+static const struct option import_options[] = {
+	{ "partition", required_argument, NULL, 'p' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static const struct cli_args_spec import_spec = {
+	"import", CLI_IN_MODEL | CLI_IN_CLUSTER | CLI_IN_MICROBATCHES | CLI_IN_OUTPUT, "o:h", import_options,
+	import_option, import_usage,
+};
+
 int cmd_import(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "model", required_argument, NULL, 'm' },
-		{ "cluster", required_argument, NULL, 'c' },
-		{ "microbatches", required_argument, NULL, 'n' },
-		{ "partition", required_argument, NULL, 'p' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *model_arg = NULL, *cluster_arg = NULL, *partition = NULL, *out = NULL;
-	char mpath[4096], cpath[4096];
-	int mbs = 0, ch, rc;
-	struct model m;
-	struct cluster c;
+	const char *partition = NULL;
+	struct cli_args a;
 	struct plan p;
 	struct err e = ERR_INIT;
 	char *text;
 	size_t len;
+	int rc;
 
 	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
 		import_usage(stdout);
@@ -156,43 +164,26 @@ int cmd_import(int argc, char **argv)
 		return import_profile(argc - 1, argv + 1);
 	if (argc < 2 || strcmp(argv[1], "torch-csv") != 0)
 		return cli_usage_error("import", "the import formats are torch-csv and profile");
-	optind = 0;
 	argc--;
 	argv++;
-	while ((ch = cli_getopt("import", argc, argv, "o:h", opts)) != -1) {
-		switch (ch) {
-		case 'm': model_arg = optarg; break;
-		case 'c': cluster_arg = optarg; break;
-		case 'n': if ((mbs = cli_positive("import", "--microbatches", optarg)) < 0) return EXIT_INPUT; break;
-		case 'p': partition = optarg; break;
-		case 'o': out = optarg; break;
-		case 'h': import_usage(stdout); return EXIT_OK;
-		default: return EXIT_INPUT;
-		}
-	}
-	if (optind != argc - 1 || !model_arg || !cluster_arg || !out)
+	if ((rc = cli_args_parse(&import_spec, argc, argv, &partition, &a)) != CLI_ARGS_GO)
+		return rc;
+	if (optind != argc - 1 || !a.model_arg || !a.cluster_arg || !a.out)
 		return cli_usage_error("import", "needs FILE, --model, --cluster and -o");
 	text = fileio_read(argv[optind], &len, &e);
 	if (!text)
 		return cli_report(&e);
-	if ((rc = cli_load_model(model_arg, &m, mpath)) != 0) {
-		free(text);
-		return rc;
-	}
-	if ((rc = cli_load_cluster(cluster_arg, &c, cpath)) != 0) {
-		free(text);
-		model_release(&m);
-		return rc;
-	}
-	if (torchcsv_import(&p, text, len, argv[optind], &m, NULL, &c, NULL, mbs, partition, &e) < 0) {
-		rc = cli_report(&e);
-	} else {
-		rc = cli_write_plan(&p, out, mpath, cpath, false);
-		plan_release(&p);
+	if ((rc = cli_args_load(&a, CLI_IN_MODEL | CLI_IN_CLUSTER)) == EXIT_OK) {
+		if (torchcsv_import(&p, text, len, argv[optind], &a.model, NULL, &a.cluster, NULL, a.microbatches,
+		                    partition, &e) < 0) {
+			rc = cli_report(&e);
+		} else {
+			rc = cli_write_plan(&p, a.out, a.model_path, a.cluster_path, false);
+			plan_release(&p);
+		}
 	}
 	free(text);
-	model_release(&m);
-	cluster_release(&c);
+	cli_args_release(&a);
 	return rc;
 }
 
