@@ -12,7 +12,6 @@
 
 #include "../../ui/tui.h"
 #include "cli.h"
-#include "cli/cli_args.h"
 
 static void usage(FILE *f)
 {
@@ -41,65 +40,67 @@ static void usage(FILE *f)
 	      CLI_PAR_HELP, f);
 }
 
-static int tui_option(void *ctx, int ch, const char *arg)
-{
-	struct tui_opts *o = ctx;
-
-	switch (ch) {
-	case 'C': o->no_color = true; return 0;
-	case 'M': o->no_mouse = true; return 0;
-	case 'r': o->render = arg; return 0;
-	case 'k': o->keys = arg; return 0;
-	case 's': o->steps = arg; return 0;
-	case 'L': o->launcher = arg; return 0;
-	case 'S': return cli_number("tui", "--time-scale", arg, 0, 100, false, &o->time_scale) < 0 ? EXIT_INPUT : 0;
-	case 'i': return (o->run_iters = cli_positive("tui", "--iters", arg)) < 0 ? EXIT_INPUT : 0;
-	case 'b':
-		if (strcmp(arg, "emu") != 0 && strcmp(arg, "cuda") != 0)
-			return cli_usage_error("tui", "unknown backend '%s' (emu or cuda)", arg);
-		o->backend = arg;
-		return 0;
-	case 'g': o->share_gpus = true; return 0;
-	default: return EXIT_INPUT;
-	}
-}
-
-static const struct option tui_options[] = {
-	{ "no-color", no_argument, NULL, 'C' },
-	{ "no-colour", no_argument, NULL, 'C' },
-	{ "no-mouse", no_argument, NULL, 'M' },
-	{ "render", required_argument, NULL, 'r' },
-	{ "keys", required_argument, NULL, 'k' },
-	{ "steps", required_argument, NULL, 's' },
-	{ "launcher", required_argument, NULL, 'L' },
-	{ "time-scale", required_argument, NULL, 'S' },
-	{ "iters", required_argument, NULL, 'i' },
-	{ "backend", required_argument, NULL, 'b' },
-	{ "share-gpus", no_argument, NULL, 'g' },
-	{ NULL, 0, NULL, 0 },
-};
-
-/* The plan operand is optional here (none: --model and --cluster), so it stays the
- * command's. */
-static const struct cli_args_spec tui_spec = {
-	"tui", CLI_IN_MODEL | CLI_IN_CLUSTER | CLI_IN_MICROBATCHES | CLI_IN_LAYOUT, "h", tui_options, tui_option, usage,
-};
-
 int cmd_tui(int argc, char **argv)
 {
+	static const struct option opts[] = {
+		{ "model", required_argument, NULL, 'm' },
+		{ "cluster", required_argument, NULL, 'c' },
+		{ "microbatches", required_argument, NULL, 'n' },
+		{ "no-color", no_argument, NULL, 'C' },
+		{ "no-colour", no_argument, NULL, 'C' },
+		{ "no-mouse", no_argument, NULL, 'M' },
+		{ "render", required_argument, NULL, 'r' },
+		{ "keys", required_argument, NULL, 'k' },
+		{ "steps", required_argument, NULL, 's' },
+		{ "launcher", required_argument, NULL, 'L' },
+		{ "time-scale", required_argument, NULL, 'S' },
+		{ "iters", required_argument, NULL, 'i' },
+		{ "backend", required_argument, NULL, 'b' },
+		{ "share-gpus", no_argument, NULL, 'g' },
+		{ "help", no_argument, NULL, 'h' },
+		CLI_PAR_OPTIONS,
+		{ NULL, 0, NULL, 0 },
+	};
 	struct tui_opts o;
 	struct err e = ERR_INIT;
-	struct cli_args a;
-	const struct cli_par *cp = &a.par;
-	int rc;
+	struct cli_par cp;
+	int ch, k;
 
 	memset(&o, 0, sizeof(o));
 	o.time_scale = -1;
-	if ((rc = cli_args_parse(&tui_spec, argc, argv, &o, &a)) != CLI_ARGS_GO)
-		return rc;
-	o.model = a.model_arg;
-	o.cluster = a.cluster_arg;
-	o.microbatches = a.microbatches;
+	cli_par_init(&cp);
+	optind = 0;
+	while ((ch = cli_getopt("tui", argc, argv, "h", opts)) != -1) {
+		if ((k = cli_par_option("tui", ch, optarg, &cp)) != 0) {
+			if (k < 0)
+				return EXIT_INPUT;
+			continue;
+		}
+		switch (ch) {
+		case 'm': o.model = optarg; break;
+		case 'c': o.cluster = optarg; break;
+		case 'n': if ((o.microbatches = cli_positive("tui", "--microbatches", optarg)) < 0) return EXIT_INPUT; break;
+		case 'C': o.no_color = true; break;
+		case 'M': o.no_mouse = true; break;
+		case 'r': o.render = optarg; break;
+		case 'k': o.keys = optarg; break;
+		case 's': o.steps = optarg; break;
+		case 'L': o.launcher = optarg; break;
+		case 'S':
+			if (cli_number("tui", "--time-scale", optarg, 0, 100, false, &o.time_scale) < 0)
+				return EXIT_INPUT;
+			break;
+		case 'i': if ((o.run_iters = cli_positive("tui", "--iters", optarg)) < 0) return EXIT_INPUT; break;
+		case 'b':
+			if (strcmp(optarg, "emu") != 0 && strcmp(optarg, "cuda") != 0)
+				return cli_usage_error("tui", "unknown backend '%s' (emu or cuda)", optarg);
+			o.backend = optarg;
+			break;
+		case 'g': o.share_gpus = true; break;
+		case 'h': usage(stdout); return EXIT_OK;
+		default: return EXIT_INPUT;
+		}
+	}
 	if (optind < argc - 1)
 		return cli_usage_error("tui", "one plan at a time");
 	if (optind == argc - 1)
@@ -110,15 +111,15 @@ int cmd_tui(int argc, char **argv)
 		return cli_usage_error("tui", "--model and --cluster go together");
 	if (o.keys && !o.render)
 		return cli_usage_error("tui", "--keys needs --render");
-	if ((cli_par_given(cp) || cp->recompute >= 0) && o.plan)
+	if ((cli_par_given(&cp) || cp.recompute >= 0) && o.plan)
 		return cli_usage_error("tui", "the layout options go with --model and --cluster (a plan has its own)");
-	o.recompute = cp->recompute;
-	if (cli_par_given(cp) || cp->recompute >= 0) {
-		o.par.tp = cp->tp ? cp->tp : 1;
-		o.par.dp = cp->dp ? cp->dp : 1;
-		o.par.ep = cp->ep ? cp->ep : 1;
-		o.par.zero = cp->zero ? cp->zero - 1 : 0;
-		o.par.fp32_grads = cp->grads == 2;
+	o.recompute = cp.recompute;
+	if (cli_par_given(&cp) || cp.recompute >= 0) {
+		o.par.tp = cp.tp ? cp.tp : 1;
+		o.par.dp = cp.dp ? cp.dp : 1;
+		o.par.ep = cp.ep ? cp.ep : 1;
+		o.par.zero = cp.zero ? cp.zero - 1 : 0;
+		o.par.fp32_grads = cp.grads == 2;
 		o.par.pp = 0;
 	}
 	if (tui_run(&o, stdout, &e) < 0)
