@@ -75,6 +75,7 @@ void rpt_td_ms(struct strbuf *sb, double ms);
 /* report_steps.c */
 void rpt_put_steps(struct strbuf *sb, const cJSON *root, const struct rstep *st, int n, int width);
 void rpt_put_steps_table(struct strbuf *sb, const struct rstep *st, int n);
+void rpt_put_steps_section(struct strbuf *sb, const cJSON *root, const struct rstep *st, int nsteps, int width);
 int rpt_steps_read(const cJSON *root, const char *file, struct rstep **out, int *n, struct err *e);
 
 #endif
