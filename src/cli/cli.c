@@ -19,6 +19,7 @@
 #include "fileio.h"
 #include "json.h"
 #include "model.h"
+#include "layout_json.h"
 #include "parallel.h"
 #include "plan.h"
 #include "sim.h"
