@@ -54,13 +54,6 @@ static const char *baseline_why(const struct baseline_result *r)
 	return "out of memory";
 }
 
-void rpt_td_ms(struct strbuf *sb, double ms)
-{
-	strbuf_addstr(sb, "<td>");
-	fmt_ms(sb, ms);
-	strbuf_addstr(sb, "</td>");
-}
-
 static void put_summary_table(struct strbuf *sb, const struct chart *c, int n)
 {
 	strbuf_addstr(sb, "<table><tr><th class=\"l\">plan</th><th class=\"l\">model \xc2\xb7 cluster \xc2\xb7 microbatches</th>"
