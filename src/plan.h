@@ -126,6 +126,9 @@ double plan_file_floor_bytes(long nstages, long microbatches);
  * a plan no other command could read back. */
 int plan_check_size(long nstages, long microbatches, struct err *e);
 void plan_release(struct plan *p);
+/* A deep copy of src into *dst (plan_copy.c): nothing shared, the same file when written.
+ * 0, or -1 with e (out of host memory); *dst is untouched on failure. */
+int plan_copy(struct plan *dst, const struct plan *src, struct err *e);
 
 /* Ops each stage needs per microbatch: 3 (F, I, W) with a split backward, else 2 (F, B). */
 static inline int plan_ops_per_mb(const struct plan *p)
