@@ -234,8 +234,7 @@ static int read_stages(struct jv *v, const cJSON *root, struct plan *p)
 /* The slot of an op in the coverage table: B shares I's slot (they never coexist). */
 static long op_slot(const struct plan *p, const struct action *a)
 {
-	int per = plan_ops_per_mb(p);
-	return ((long)a->stage * p->microbatches + a->mb) * per + op_kind_slot(a->kind);
+	return op_slot_index(a->stage, p->microbatches, a->mb, plan_ops_per_mb(p), op_kind_slot(a->kind));
 }
 
 static int read_schedule(struct jv *v, const cJSON *root, struct plan *p)
