@@ -92,7 +92,7 @@ expect 'iterations of gpt-13b 1f1b \[another file: greyed\]' "greys the run of t
 keys q
 expect '^exit status 0'
 # ---- every gpu is reachable: paging, the position, the header's bars, compare ---------
-BIG="--model nemotronh-56b --cluster 64xH200 --microbatches 128"
+BIG="--model nemotronh-56b --cluster 64xH200 --microbatches 128 --layout pp"
 run "$OCTOPIPE" tui $BIG --render 120x40
 expect_match 'gpu 0-25 of 64' "$OUT" "64 gpus: the chart says which rows it shows"
 expect_match ' 0-12 of 64$' "$OUT" "and so do the header's memory bars"
@@ -228,12 +228,12 @@ expect '^exit status 0'
 # (one per column) in the C locale, never as mojibake (issue 28)
 if locale -a 2>/dev/null | grep -qi '^c\.utf-\?8$'; then
     sed 's/"name": *"gpt-13b"/"name": "gpt-13b Über测试"/' "$top_srcdir/samples/models/gpt-13b.json" > "$T/u8.json"
-    start 120 30 LANG=C.UTF-8 LC_ALL=C.UTF-8 -- tui --model "$T/u8.json" --cluster "$top_srcdir/samples/clusters/4xH200.json"
+    start 120 30 LANG=C.UTF-8 LC_ALL=C.UTF-8 -- tui --model "$T/u8.json" --cluster "$top_srcdir/samples/clusters/4xH200.json" --layout pp
     expect ' OctoPipe  gpt-13b Über测试 ' "a UTF-8 model name shows as itself in a UTF-8 locale"
     expect '^gpu0 ' "and the chart is drawn under it"
     keys q
     expect '^exit status 0'
-    start 120 30 LANG=C LC_ALL=C -- tui --model "$T/u8.json" --cluster "$top_srcdir/samples/clusters/4xH200.json"
+    start 120 30 LANG=C LC_ALL=C -- tui --model "$T/u8.json" --cluster "$top_srcdir/samples/clusters/4xH200.json" --layout pp
     expect ' OctoPipe  gpt-13b \?ber\?\?\?\? interleaved' "in the C locale as one '?' a column"
     keys q
     expect '^exit status 0'

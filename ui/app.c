@@ -212,7 +212,7 @@ int app_init(struct app *a, const struct app_open *o, struct err *e)
 			return -1;
 	} else if (files_open_sample(a, o->model ? o->model : APP_DEFAULT_MODEL, o->cluster ? o->cluster : APP_DEFAULT_CLUSTER,
 	                             o->microbatches > 0 ? o->microbatches : APP_DEFAULT_MICROBATCHES,
-	                             o->par.tp > 0 ? &o->par : NULL, o->recompute, e) < 0) {
+	                             o->layout, e) < 0) {
 		return -1;
 	}
 	a->no_autosave = o->no_autosave;
@@ -227,6 +227,8 @@ int app_init(struct app *a, const struct app_open *o, struct err *e)
 		err_set(e, ERR_INPUT, "%s", why);
 		return -1;
 	}
+	if (a->start_msg[0])
+		app_msg(a, R_NORMAL, "%s", a->start_msg);
 	if (!a->cur.ran)
 		app_msg(a, R_ERROR, "plan cannot run: %s", a->cur.why);
 	files_autosave_setup(a, false);

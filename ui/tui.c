@@ -476,14 +476,56 @@ static int loop(struct app *a, const struct tui_opts *o, struct err *e)
 	return rc;
 }
 
+/* Ctrl-C while the layout search runs (before the first frame): its best layout so far. */
+static volatile sig_atomic_t search_stop;
+
+static void on_search_int(int sig)
+{
+	(void)sig;
+	search_stop = 1;
+}
+
+/* app_init, with a --model/--cluster start's layout search interruptible by Ctrl-C and
+ * announced on a terminal (it takes about a second on 64 gpus, more on big inputs). */
+static int open_app(struct app *a, const struct tui_opts *o, struct err *e)
+{
+	struct app_open ao = { o->plan, o->model, o->cluster, o->microbatches, o->steps, o->launcher, o->time_scale,
+	                       o->run_iters, o->backend, o->share_gpus, o->render != NULL, NULL };
+	struct start_layout lo;
+	struct sigaction sa, old;
+	bool say = !o->render && o->model && !(o->layout && o->layout->pp_only) && isatty(STDERR_FILENO);
+	int r;
+
+	if (o->model) {
+		if (o->layout)
+			lo = *o->layout;
+		else
+			start_layout_init(&lo);
+		search_stop = 0;
+		lo.stop = &search_stop;
+		ao.layout = &lo;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = on_search_int;
+	if (o->model)
+		sigaction(SIGINT, &sa, &old);
+	if (say)
+		fprintf(stderr, "octopipe: choosing the parallel layout (Ctrl-C takes the best judged so far)...");
+	r = app_init(a, &ao, e);
+	if (say)
+		fprintf(stderr, "\r\033[K");
+	if (o->model)
+		sigaction(SIGINT, &old, NULL);
+	return r;
+}
+
 int tui_run(const struct tui_opts *o, FILE *out, struct err *e)
 {
 	struct app a;
-	struct app_open ao = { o->plan, o->model, o->cluster, o->microbatches, o->steps, o->launcher, o->time_scale,
-	                       o->run_iters, o->backend, o->share_gpus, o->render != NULL, o->par, o->recompute };
 	int rc;
 
-	if (app_init(&a, &ao, e) < 0)
+	if (open_app(&a, o, e) < 0)
 		return -1;
 	rc = o->render ? render(&a, o, out, e) : loop(&a, o, e);
 	app_release(&a);

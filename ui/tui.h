@@ -10,6 +10,7 @@
 
 #include "err.h"
 #include "parallel.h"
+#include "startlayout.h"
 
 struct tui_opts {
 	const char *plan;          /* a plan file or bundled plan name, or NULL */
@@ -26,10 +27,9 @@ struct tui_opts {
 	int run_iters;             /* Run: iterations (0: the default) */
 	const char *backend;       /* Run: "emu" or "cuda" (NULL: $OCTOPIPE_BACKEND, else emu) */
 	bool share_gpus;           /* Run, cuda: more devices than GPUs (octopipe run --share-gpus) */
-	/* with model and cluster: a parallel layout (tp == 0: none; pp == 0: every GPU the
-	 * others leave) and the stages' recompute (-1: none given) */
-	struct parallel par;
-	int recompute;
+	/* with model and cluster: the layout options (the rest is searched, as by tune and
+	 * compare); NULL with them is the same as none given */
+	const struct start_layout *layout;
 };
 
 /* Runs the UI until the user quits. Returns 0, or -1 with e set (bad input: ERR_INPUT;

@@ -16,7 +16,7 @@
 static void usage(FILE *f)
 {
 	fputs("usage: octopipe tui [--no-color] [--no-mouse] [PLAN | --model M --cluster C [--microbatches N]\n"
-	      "                    [--tp T] [--dp D] [--ep E] [--zero Z] [--grads G]\n"
+	      "                    [--layout auto|pp] [--tp T] [--dp D] [--ep E] [--zero Z] [--grads G]\n"
 	      "                    [--recompute HOW]]\n"
 	      "       octopipe tui --render WxH [--keys KEYS] [PLAN | ...]\n"
 	      "\n"
@@ -36,7 +36,11 @@ static void usage(FILE *f)
 	      "  --iters N         Run: iterations (default 10)\n"
 	      "  --backend B       Run on emu (default) or cuda (default: $OCTOPIPE_BACKEND)\n"
 	      "  --share-gpus      Run, cuda: more devices than GPUs (see octopipe run --help)\n"
-	      "With --model and --cluster, the plan's parallel layout (see octopipe plan --help):\n"
+	      "With --model and --cluster the UI opens on the parallel layout tune and compare pick\n"
+	      "(--layout auto, the default: the layout search, with any degree given below held\n"
+	      "fixed; --microbatches is then the global batch, or per replica with --dp), and says\n"
+	      "which on the status line; --layout pp opens pure pipeline parallelism over every GPU.\n"
+	      "Ctrl-C during the search opens the best layout judged so far.\n"
 	      CLI_PAR_HELP, f);
 }
 
@@ -58,12 +62,15 @@ int cmd_tui(int argc, char **argv)
 		{ "backend", required_argument, NULL, 'b' },
 		{ "share-gpus", no_argument, NULL, 'g' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "layout", required_argument, NULL, 'Y' },
 		CLI_PAR_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct tui_opts o;
 	struct err e = ERR_INIT;
 	struct cli_par cp;
+	struct start_layout lay;
+	bool layout_pp = false, layout_given = false;
 	int ch, k;
 
 	memset(&o, 0, sizeof(o));
@@ -97,6 +104,12 @@ int cmd_tui(int argc, char **argv)
 			o.backend = optarg;
 			break;
 		case 'g': o.share_gpus = true; break;
+		case 'Y':
+			if (strcmp(optarg, "auto") != 0 && strcmp(optarg, "pp") != 0)
+				return cli_usage_error("tui", "--layout: 'auto' or 'pp', not '%s'", optarg);
+			layout_pp = strcmp(optarg, "pp") == 0;
+			layout_given = true;
+			break;
 		case 'h': usage(stdout); return EXIT_OK;
 		default: return EXIT_INPUT;
 		}
@@ -113,15 +126,20 @@ int cmd_tui(int argc, char **argv)
 		return cli_usage_error("tui", "--keys needs --render");
 	if ((cli_par_given(&cp) || cp.recompute >= 0) && o.plan)
 		return cli_usage_error("tui", "the layout options go with --model and --cluster (a plan has its own)");
-	o.recompute = cp.recompute;
-	if (cli_par_given(&cp) || cp.recompute >= 0) {
-		o.par.tp = cp.tp ? cp.tp : 1;
-		o.par.dp = cp.dp ? cp.dp : 1;
-		o.par.ep = cp.ep ? cp.ep : 1;
-		o.par.zero = cp.zero ? cp.zero - 1 : 0;
-		o.par.fp32_grads = cp.grads == 2;
-		o.par.pp = 0;
-	}
+	if (layout_pp && (cli_par_given(&cp) || cp.recompute >= 0))
+		return cli_usage_error("tui", "--layout pp is pure pipeline parallelism: no layout options with it");
+	if (layout_given && !o.model)
+		return cli_usage_error("tui", "--layout goes with --model and --cluster");
+	/* what is not given is searched, as tune and compare search it */
+	start_layout_init(&lay);
+	lay.tp = cp.tp;
+	lay.dp = cp.dp;
+	lay.ep = cp.ep;
+	lay.zero = cp.zero ? cp.zero - 1 : -1;
+	lay.recompute = cp.recompute;
+	lay.fp32_grads = cp.grads == 2;
+	lay.pp_only = layout_pp;
+	o.layout = &lay;
 	if (tui_run(&o, stdout, &e) < 0)
 		return cli_report(&e);
 	return EXIT_OK;
