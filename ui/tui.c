@@ -490,7 +490,7 @@ static void on_search_int(int sig)
 static int open_app(struct app *a, const struct tui_opts *o, struct err *e)
 {
 	struct app_open ao = { o->plan, o->model, o->cluster, o->microbatches, o->steps, o->launcher, o->time_scale,
-	                       o->run_iters, o->backend, o->share_gpus, o->render != NULL, NULL };
+	                       o->run_iters, o->backend, o->share_gpus, o->render != NULL, NULL, o->target };
 	struct start_layout lo;
 	struct sigaction sa, old;
 	bool say = !o->render && o->model && !(o->layout && o->layout->pp_only) && isatty(STDERR_FILENO);

@@ -11,6 +11,7 @@
 #include "err.h"
 #include "parallel.h"
 #include "startlayout.h"
+#include "target.h"
 
 struct tui_opts {
 	const char *plan;          /* a plan file or bundled plan name, or NULL */
@@ -30,6 +31,7 @@ struct tui_opts {
 	/* with model and cluster: the layout options (the rest is searched, as by tune and
 	 * compare); NULL with them is the same as none given */
 	const struct start_layout *layout;
+	enum target target;        /* --target: the runtime the tuner searches for (default octopipe) */
 };
 
 /* Runs the UI until the user quits. Returns 0, or -1 with e set (bad input: ERR_INPUT;

@@ -17,6 +17,7 @@ static void usage(FILE *f)
 {
 	fputs("usage: octopipe tui [--no-color] [--no-mouse] [PLAN | --model M --cluster C [--microbatches N]\n"
 	      "                    [--layout auto|pp] [--tp T] [--dp D] [--ep E] [--zero Z] [--grads G]\n"
+	      "                    [--target octopipe|megatron|torchtitan]\n"
 	      "                    [--recompute HOW]]\n"
 	      "       octopipe tui --render WxH [--keys KEYS] [PLAN | ...]\n"
 	      "\n"
@@ -30,6 +31,8 @@ static void usage(FILE *f)
 	      "  --no-mouse        leave the mouse to the terminal\n"
 	      "  --render WxH      print one frame as text instead (no terminal needed)\n"
 	      "  --keys KEYS       with --render: keys pressed first (\\n Enter, \\e Esc, \\t Tab)\n"
+	      "  --target RT       the runtime the plans are for: the tuner (F6) searches only what it\n"
+	      "                    runs, the baselines it cannot run are marked n/a (as compare --target)\n"
 	      "  --steps FILE      show recorded tuner steps (octopipe.steps/1) in the steps view\n"
 	      "  --launcher CMD    Run (F8) under this prefix, e.g. 'mpirun -np 8' (default: $OCTOPIPE_LAUNCHER)\n"
 	      "  --time-scale X    Run: wall ms per model ms for the emulated executor (default 1)\n"
@@ -63,6 +66,7 @@ int cmd_tui(int argc, char **argv)
 		{ "share-gpus", no_argument, NULL, 'g' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "layout", required_argument, NULL, 'Y' },
+		{ "target", required_argument, NULL, 'T' },
 		CLI_PAR_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -104,6 +108,10 @@ int cmd_tui(int argc, char **argv)
 			o.backend = optarg;
 			break;
 		case 'g': o.share_gpus = true; break;
+		case 'T':
+			if (target_from_name(optarg, &o.target) < 0)
+				return cli_usage_error("tui", "--target: 'octopipe', 'megatron' or 'torchtitan', not '%s'", optarg);
+			break;
 		case 'Y':
 			if (strcmp(optarg, "auto") != 0 && strcmp(optarg, "pp") != 0)
 				return cli_usage_error("tui", "--layout: 'auto' or 'pp', not '%s'", optarg);
@@ -139,6 +147,8 @@ int cmd_tui(int argc, char **argv)
 	lay.recompute = cp.recompute;
 	lay.fp32_grads = cp.grads == 2;
 	lay.pp_only = layout_pp;
+	if (o.target == TARGET_TORCHTITAN && !cp.zero && !layout_pp)
+		lay.zero = 2;  /* torchtitan's data parallelism beside a pipeline is FSDP (as compare --target does) */
 	o.layout = &lay;
 	if (tui_run(&o, stdout, &e) < 0)
 		return cli_report(&e);
