@@ -117,6 +117,33 @@ keys PageUp
 expect "gpu 0-$page of 64" "PgUp pages back"
 keys q
 expect '^exit status 0'
+# ---- a pan shifts the rows the terminal shows (issue 28, 11): what it shows after pans
+# right and left is what a full repaint (Ctrl-L) draws, colours included
+# (a line at a time: tmux writes a line's colours as changes from the line before's end,
+# and a row shifted on the terminal may end in cleared cells a repaint does not leave)
+colours() {
+    y=0
+    while [ $y -lt 60 ]; do
+        tm capture-pane -p -e -S $y -E $y | sed 's/\(\x1b\[[0-9;]*m\)*$//'
+        y=$((y + 1))
+    done
+}
+start 200 60 TERM=xterm-256color -- tui $BIG
+expect 'gpu 0-[0-9]+ of 64' "the dense chart at 200x60"
+keys + +
+sleep 0.3
+for k in L L L H L H H; do keys $k; sleep 0.2; done
+expect ' at [0-9.]+ ms|#[0-9]+ in its order' "after seven pans"
+sleep 0.3
+colours > "$T/panned.txt"
+keys C-l
+sleep 0.5
+colours > "$T/repaint.txt"
+if cmp -s "$T/panned.txt" "$T/repaint.txt" && grep -q 'gpu0 .*[FBIW]' "$T/panned.txt"; then
+    ok "after pans the screen is what a repaint draws, cell for cell and colour for colour"
+else not_ok "the panned screen equals its repaint" "$(diff "$T/panned.txt" "$T/repaint.txt" | head -20)"; fi
+keys q
+expect '^exit status 0'
 # the run's gauges: every gpu reachable too
 start 120 40 -- tui $BIG --time-scale 0 --iters 1
 expect '^gpu0 '

@@ -39,7 +39,19 @@ struct tui_opts {
 int tui_run(const struct tui_opts *o, FILE *out, struct err *e);
 struct screen;
 /* Copies the cell grid to curses (UTF-8 when the locale takes it, else '?' for what is
- * not ASCII) and updates the terminal. */
+ * not ASCII) and updates the terminal (blit.c). */
 void tui_blit(const struct screen *s);
+/* The same after a pan: rows whose content moved shift columns left (negative: right)
+ * are shifted on the terminal, so only what came into view is sent again. */
+void tui_blit_pan(const struct screen *s, int shift);
+/* The columns the time axis moved since the last call (t0 and ms_per_col as struct app
+ * holds them); 0 when the scale changed or the move is no whole number of columns. */
+int tui_pan_shift(double t0, double ms_per_col);
+/* The descriptor the terminal is written to (default: standard output), as curses'. */
+void tui_blit_output(int fd);
+/* The terminal no longer shows the last frame (a repaint, a resize, a suspension). */
+void tui_blit_forget(void);
+/* The terminal's locale takes UTF-8 (else non-ASCII characters show as '?'). */
+extern bool tui_utf8_term;
 
 #endif
