@@ -372,4 +372,15 @@ keys q
 expect '^gpu0 ' "q closes the help"
 keys q
 expect '^exit status 0'
+# ---- Ctrl-C during the layout search opens the best layout judged so far, not a dead UI
+# (SIGINT to octopipe alone, as a terminal's Ctrl-C reaches it from an interactive shell;
+# ^C typed into the pane would stop this test's own script too)
+start 200 50 -- tui --model deepseek-v2-lite --cluster 64xH200
+sleep 0.3
+kill -INT "$(ps -o pid= --ppid "$(tm display -p '#{pane_pid}')" | tr -d ' ' | head -1)"
+expect 'chosen by the layout search \([0-9]+ judged(, interrupted: the best so far)?\)' \
+    "Ctrl-C while the layout is searched opens the UI on the best layout so far" 30
+expect 'OctoPipe +deepseek-v2-lite .*\(pp [0-9]+ x tp [0-9]+ x dp [0-9]+ = 64 gpus' "at that layout"
+keys q
+expect '^exit status 0' "and quits as usual"
 done_testing

@@ -208,7 +208,17 @@ int files_open_sample(struct app *a, const char *model, const char *cluster, int
 	} else if (lo->recompute > RECOMPUTE_NONE && model_recomputes(&m)) {
 		err_set(e, ERR_INPUT, "--recompute: the layer table of '%s' already recomputes every layer", m.name);
 	} else if (start_layout_choose(&m, &c, mbs, lo, &lc, a->start_msg, sizeof(a->start_msg), e) < 0) {
-		/* the search answers why no layout fits; the input errors are the options' own */
+		/* none fits: the chart still shows where the memory goes, over every gpu (the
+		 * input errors are the options' own, and an interrupt before any fit is a quit) */
+		if (e->cls == ERR_INFEASIBLE) {
+			struct err why = *e;
+
+			snprintf(a->start_msg, sizeof(a->start_msg), "%.200s: showing pure pipeline parallelism over every gpu",
+			         e->msg);
+			*e = (struct err)ERR_INIT;
+			if ((r = open_at(a, &m, &c, mbs, NULL, -1, NULL, mpath, cpath, e)) < 0)
+				*e = why;   /* the search's words: how close the best came */
+		}
 	} else if (parallel_is_pipeline_only(&lc.par) && lc.par.pp == c.devices && lc.recompute == RECOMPUTE_NONE) {
 		r = open_at(a, &m, &c, lc.microbatches, NULL, -1, NULL, mpath, cpath, e);
 	} else {
