@@ -14,6 +14,11 @@ expect_rc 2 "an unknown --target is refused"
 expect_match "--target: 'octopipe', 'megatron' or 'torchtitan', not 'nosuch'" "$ERR" "and says which there are"
 
 # ---- megatron ---------------------------------------------------------------------------
+# at a layout the layout search picks, the plan opened is still one Megatron-LM runs
+run "$OCTOPIPE" tui --model llama2-70b --cluster 64xH200 --tp 4 --dp 2 --target megatron --render 200x40
+expect_rc 0 "llama2-70b at TP 4 x DP 2 for megatron"
+expect_match 'OctoPipe +llama2-70b (1f1b|1f1b balanced|interleaved) +llama2-70b on 64xH200 \(pp 8 x tp 4 x dp 2' "$OUT" \
+    "opens at the layout on a schedule Megatron-LM runs"
 start 160 40 -- tui --target megatron
 expect ' target megatron$' "the status line names the target"
 expect 'OctoPipe +nemotron-nano-v2-9b (1f1b|1f1b balanced|interleaved) ' "the plan opened is a baseline Megatron-LM runs"

@@ -155,7 +155,13 @@ static int open_at(struct app *a, const struct model *m, const struct cluster *c
 	if (l && parallel_replica(m, c, l, &rm, &rc, e) < 0)
 		goto out;
 	best = compare_build_baselines(a, l ? &rm : m, l ? &rc : c, mbs, !pk);
-	if (pk) {
+	if (pk && a->target != TARGET_OCTOPIPE && best >= 0 && !a->steps[best].na && !a->steps[best].oom &&
+	    a->steps[best].makespan > 0) {
+		/* a target: the fastest baseline it runs (the search's pick may be one it cannot) */
+		if (app_plan_dup(&p, &a->steps[best].plan, e) < 0)
+			goto out;
+		plan_set_recompute(&p, pk->recompute);
+	} else if (pk) {
 		struct metrics mt;
 
 		if (layout_baseline(m, c, pk, &p, &mt, e) < 0)
