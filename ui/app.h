@@ -25,6 +25,8 @@
 #include "prompt.h"
 #include "run.h"
 #include "sim.h"
+#include "startlayout.h"
+#include "target.h"
 #include "tuning.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
@@ -59,6 +61,7 @@ struct step {
 	bool ok;
 	double makespan;        /* 0 when it cannot run */
 	bool oom;
+	bool na;                /* the target runtime cannot run it (why says so) */
 	char why[200];
 };
 
@@ -87,6 +90,9 @@ struct app {
 	char *cluster_path;
 	struct stat disk;       /* path as it was when opened or last saved here (st_ino 0: not known) */
 	char source[200];       /* how the plan was made, for the title */
+	char start_msg[300];    /* what the layout search chose at the start ("" when none ran) */
+	enum target target;     /* the runtime the plans are for (--target): what the tuner searches,
+	                         * which baselines are marked n/a */
 	unsigned plan_gen;      /* counts the plans opened: which one a run measured */
 
 	struct step *steps;     /* the baselines' generation */
@@ -160,8 +166,10 @@ struct app_open {
 	const char *backend;    /* "emu" or "cuda" (NULL: $OCTOPIPE_BACKEND, else emu) */
 	bool share_gpus;        /* cuda: several devices per GPU */
 	bool no_autosave;       /* neither autosave nor offer recovery (the headless renderer) */
-	struct parallel par;    /* with model and cluster: the layout (tp == 0: none) */
-	int recompute;          /* -1: none given */
+	/* with model and cluster: the layout options (NULL: pure pipeline parallelism over
+	 * every gpu, as for the bundled default sample) */
+	const struct start_layout *layout;
+	enum target target;     /* the runtime the plans are for (TARGET_OCTOPIPE: anything) */
 };
 
 int app_init(struct app *a, const struct app_open *o, struct err *e);

@@ -28,10 +28,10 @@ int files_open_plan(struct app *a, const char *arg, struct err *e);
 /* files.c: the best baseline of a model on a cluster (short names or files) as the edited
  * plan, with no file yet, a fresh history and the baselines; -1 with e set (ERR_INFEASIBLE
  * when no baseline runs), the app unchanged. */
-/* The best baseline of a model on a cluster; with par (tp > 0) on one replica of that
- * layout, its stages recomputing as recompute (-1: none). */
-int files_open_sample(struct app *a, const char *model, const char *cluster, int mbs, const struct parallel *par,
-                      int recompute, struct err *e);
+/* With lo (and not lo->pp_only), at the layout the layout search picks with lo's degrees
+ * held fixed (a->start_msg says which); without, pure pipeline parallelism. */
+int files_open_sample(struct app *a, const char *model, const char *cluster, int mbs, const struct start_layout *lo,
+                      struct err *e);
 /* files.c: remembers path among the recent files the picker offers (not in the headless
  * renderer, which writes nothing). */
 void files_recent_add(struct app *a, const char *path);
