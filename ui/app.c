@@ -1,7 +1,7 @@
 /*
  * app — the TUI's model: the edited plan with its simulation, its edits and undo (see
- * app.h). The rest of the model lives beside it by concern: nav.c (cursor and view),
- * search.c, compare.c (baselines, the compared plan), files.c (save, open, report,
+ * app.h). The rest of the model lives beside it by concern: app_nav.c (cursor and view),
+ * app_search.c, app_compare.c (baselines, the compared plan), app_files.c (save, open, report,
  * autosave and recovery) and messages.c.
  *
  * Every change to the edited plan goes through app_edit/app_undo/app_redo, which

@@ -6,8 +6,8 @@
  * the unit tests use the same code as the terminal.
  *
  * One interface, implemented by concern: app.c (the plan, its simulation and edits),
- * nav.c (cursor and view), search.c, compare.c (baselines and the compared plan),
- * files.c (files, report, autosave and recovery) and messages.c; each section below
+ * app_nav.c (cursor and view), app_search.c, app_compare.c (baselines and the compared plan),
+ * app_files.c (files, report, autosave and recovery) and messages.c; each section below
  * names its file.
  */
 #ifndef OCTO_UI_APP_H
@@ -193,7 +193,7 @@ struct pview *app_focus(struct app *a);
 /* Monotonic seconds (timing edits and autosave). */
 double app_now(void);
 
-/* ---- the cursor and the view (nav.c) ---- */
+/* ---- the cursor and the view (app_nav.c) ---- */
 void app_fit(struct app *a);
 void app_zoom(struct app *a, double factor);
 void app_pan(struct app *a, int cols);
@@ -223,7 +223,7 @@ void app_redo(struct app *a);
 /* Adopts a copy of p as the edited plan (an undoable edit labelled label). */
 void app_adopt_plan(struct app *a, const struct plan *p, const char *label);
 
-/* ---- the baselines and the compared plan (compare.c) ---- */
+/* ---- the baselines and the compared plan (app_compare.c) ---- */
 /* Adopts baseline i as the edited plan (an undoable edit). */
 void app_adopt_step(struct app *a, int i);
 /* Shows baseline i as the compared plan. */
@@ -243,14 +243,14 @@ int app_rows_per_dev(const struct app *a, int focus);
 bool app_tick(struct app *a);
 bool app_busy(const struct app *a);
 
-/* ---- search (search.c) ---- */
+/* ---- search (app_search.c) ---- */
 /* Compiles pattern (empty clears); the message says how many ops match or why not. */
 void app_search(struct app *a, const char *pattern, bool filter);
 void app_next_match(struct app *a, int dir);
 /* The text an op is searched by: "1F12 stage=1 mb=12 kind=F forward gpu=1 layers=7-13 mamba2 attn". */
 void app_op_text(const struct plan *p, const struct action *x, char *buf, size_t n);
 
-/* ---- files (files.c) ---- */
+/* ---- files (app_files.c) ---- */
 /* Writes the HTML report (src/report.h) of the edited plan, the compared one when the
  * compare view is open, and the tuner's steps when there are any, to path; says where or
  * why not in the message line. */

@@ -1,5 +1,5 @@
 /*
- * compare — the baselines and the compared plan (see app.h). The baselines come from the
+ * app_compare — the baselines and the compared plan (see app.h). The baselines come from the
  * engine's one loop (baseline_run_all) and are listed as a "generation", each step named
  * by what changed from the one before (placement, partition, scheduling); any of them,
  * a tuner step or another plan can be shown above the edited plan on one time scale.

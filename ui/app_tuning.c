@@ -1,5 +1,5 @@
 /*
- * tuning — the tuner driven from the UI loop (see tuning.h).
+ * app_tuning — the tuner driven from the UI loop (see tuning.h).
  *
  * The tuner's own step API does the real work; this module only paces it (one accepted
  * move per loop iteration, so keys and redraws interleave with the search) and copies each

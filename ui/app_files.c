@@ -1,5 +1,5 @@
 /*
- * files — opening plans and samples, saving, the HTML report, the recent files the picker
+ * app_files — opening plans and samples, saving, the HTML report, the recent files the picker
  * offers, autosave and recovery (see app.h).
  *
  * Work is never lost and never shared by accident: each UI claims its own autosave slot,
