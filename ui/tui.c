@@ -290,6 +290,63 @@ static int min_timeout(int a, int b)
 	return a < 0 ? b : b < 0 ? a : a < b ? a : b;
 }
 
+/* A terminal that cannot address the cursor (TERM=dumb, a printing terminal) would show a
+ * blank or garbled screen: refuse it in words instead (the signal pipe is closed then). */
+static int terminal_check(struct err *e)
+{
+	int terr = 0;
+	const char *term = getenv("TERM");
+	bool can = false;
+
+	if (setupterm(NULL, STDOUT_FILENO, &terr) == OK) {
+		char *cup = tigetstr("cup");
+
+		can = cup && cup != (char *)-1 && !tigetflag("hc");
+		del_curterm(cur_term);
+	}
+	if (!can) {
+		close(sig_pipe[0]);
+		close(sig_pipe[1]);
+		sig_pipe[0] = sig_pipe[1] = -1;
+		return err_set(e, ERR_INPUT, "the terminal '%s' cannot move the cursor, which the UI needs: set TERM "
+		               "to the terminal's type (e.g. xterm-256color), or try 'octopipe sim PLAN' or "
+		               "'octopipe tui --render 120x40'", term && *term ? term : "(TERM unset)");
+	}
+	return 0;
+}
+
+/* How long the loop may sleep in poll (-1: until input): until the autosave is due, the
+ * next live frame, the run's next check, a partial key sequence's deadline; 0 while the
+ * app has work (tuning). A run check asks for a redraw in *flags. */
+static int poll_timeout(struct app *a, const struct keydec *kd, bool live_dirty, double last_draw,
+                        double last_byte, int *flags)
+{
+	int timeout = -1, wait;
+
+	if (a->autosave_due > 0) {
+		double left = a->autosave_due - app_now();
+
+		timeout = left > 0 ? (int)(left * 1000) + 1 : 0;
+	}
+	if (live_dirty) {
+		int left = (int)((last_draw + LIVE_FRAME_S - app_now()) * 1000) + 1;
+
+		timeout = min_timeout(timeout, left > 0 ? left : 0);
+	}
+	if ((wait = run_check(a)) >= 0) {
+		timeout = min_timeout(timeout, wait);
+		*flags |= KF_REDRAW;
+	}
+	if (keydec_wait_ms(kd) >= 0) {
+		int left = (int)((last_byte + keydec_wait_ms(kd) / 1000.0 - app_now()) * 1000) + 1;
+
+		timeout = min_timeout(timeout, left > 0 ? left : 0);
+	}
+	if (app_busy(a))
+		timeout = 0;
+	return timeout;
+}
+
 static int loop(struct app *a, const struct tui_opts *o, struct err *e)
 {
 	struct screen s = { 0, 0, NULL };
@@ -310,28 +367,8 @@ static int loop(struct app *a, const struct tui_opts *o, struct err *e)
 	fcntl(sig_pipe[1], F_SETFL, O_NONBLOCK);
 	setlocale(LC_ALL, "");
 	tui_utf8_term = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
-	{
-		/* a terminal that cannot address the cursor (TERM=dumb, a printing terminal) would
-		 * show a blank or garbled screen: refuse it in words instead */
-		int terr = 0;
-		const char *term = getenv("TERM");
-		bool can = false;
-
-		if (setupterm(NULL, STDOUT_FILENO, &terr) == OK) {
-			char *cup = tigetstr("cup");
-
-			can = cup && cup != (char *)-1 && !tigetflag("hc");
-			del_curterm(cur_term);
-		}
-		if (!can) {
-			close(sig_pipe[0]);
-			close(sig_pipe[1]);
-			sig_pipe[0] = sig_pipe[1] = -1;
-			return err_set(e, ERR_INPUT, "the terminal '%s' cannot move the cursor, which the UI needs: set TERM "
-			               "to the terminal's type (e.g. xterm-256color), or try 'octopipe sim PLAN' or "
-			               "'octopipe tui --render 120x40'", term && *term ? term : "(TERM unset)");
-		}
-	}
+	if (terminal_check(e) < 0)
+		return -1;
 	scr = newterm(NULL, stdout, stdin);
 	if (!scr)
 		return err_set(e, ERR_RUNTIME, "cannot drive the terminal '%s'", getenv("TERM") ? getenv("TERM") : "(TERM unset)");
@@ -351,7 +388,7 @@ static int loop(struct app *a, const struct tui_opts *o, struct err *e)
 	a->fill_glyphs = theme_init(want_color) == THEME_MONO;
 	while (!a->quit) {
 		struct pollfd pf[4] = { { STDIN_FILENO, POLLIN, 0 }, { sig_pipe[0], POLLIN, 0 } };
-		int timeout = -1, npf = 2, wait;
+		int timeout, npf = 2;
 		bool quit_sig = false;
 		double now;
 
@@ -380,27 +417,7 @@ static int loop(struct app *a, const struct tui_opts *o, struct err *e)
 			live_dirty = false;
 		}
 		flags = 0;
-		if (a->autosave_due > 0) {
-			double left = a->autosave_due - app_now();
-
-			timeout = left > 0 ? (int)(left * 1000) + 1 : 0;
-		}
-		if (live_dirty) {
-			int left = (int)((last_draw + LIVE_FRAME_S - app_now()) * 1000) + 1;
-
-			timeout = min_timeout(timeout, left > 0 ? left : 0);
-		}
-		if ((wait = run_check(a)) >= 0) {
-			timeout = min_timeout(timeout, wait);
-			flags |= KF_REDRAW;
-		}
-		if (keydec_wait_ms(&kd) >= 0) {
-			int left = (int)((last_byte + keydec_wait_ms(&kd) / 1000.0 - app_now()) * 1000) + 1;
-
-			timeout = min_timeout(timeout, left > 0 ? left : 0);
-		}
-		if (app_busy(a))
-			timeout = 0;
+		timeout = poll_timeout(a, &kd, live_dirty, last_draw, last_byte, &flags);
 		npf += run_pollfds(a, pf + 2, 2);
 		if (poll(pf, (nfds_t)npf, timeout) < 0 && errno != EINTR) {
 			rc = err_set(e, ERR_RUNTIME, "poll: %s", strerror(errno));
