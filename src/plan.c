@@ -237,10 +237,77 @@ static long op_slot(const struct plan *p, const struct action *a)
 	return op_slot_index(a->stage, p->microbatches, a->mb, plan_ops_per_mb(p), op_kind_slot(a->kind));
 }
 
+/* How many actions the lists of arr hold (a pair "0F3+7I2" counts two); refuses a list
+ * that is not an array, or more actions than the plan has ops. */
+static int count_actions(struct jv *v, const cJSON *arr, const struct plan *p, long nops, long *total)
+{
+	char path[JPATH_MAX];
+	long d = 0;
+
+	*total = 0;
+	for (const cJSON *dl = arr->child; dl; dl = dl->next, d++) {
+		jpath_index(path, "schedule", d);
+		if (!cJSON_IsArray(dl))
+			return jv_fail(v, path, "must be an array of actions, not %s", json_type_name(dl));
+		for (const cJSON *t = dl->child; t; t = t->next)
+			*total += 1 + (cJSON_IsString(t) && strchr(t->valuestring, '+') != NULL);
+		if (*total > nops)
+			return jv_fail(v, path, "more actions than the plan has ops (%d stages x %d "
+			               "microbatches x %d)", p->nstages, p->microbatches, plan_ops_per_mb(p));
+	}
+	return 0;
+}
+
+/* An action of device d's list (at path) that the plan cannot hold: a stage or microbatch
+ * it does not have, a kind its backward is not split into, a stage placed elsewhere. */
+static int check_action(struct jv *v, const char *path, const struct plan *p, const struct action *a, long d)
+{
+	char tok[ACTION_TEXT_MAX];
+
+	action_format(a, tok);
+	if (a->stage >= p->nstages)
+		return jv_fail(v, path, "'%s' names stage %d but the plan has %d stages", tok,
+		               (int)a->stage, p->nstages);
+	if (a->mb >= p->microbatches)
+		return jv_fail(v, path, "'%s' names microbatch %d but the plan has %d (0..%d)", tok,
+		               (int)a->mb, p->microbatches, p->microbatches - 1);
+	if (a->kind == OP_B && p->split_backward)
+		return jv_fail(v, path, "'%s' is a fused backward but split_backward is true (use I and W)", tok);
+	if ((a->kind == OP_I || a->kind == OP_W) && !p->split_backward)
+		return jv_fail(v, path, "'%s' needs split_backward: true (without it use B, the fused backward)", tok);
+	if (p->stages[a->stage].device != d)
+		return jv_fail(v, path, "'%s' belongs to stage %d, which is placed on device %d, not %ld",
+		               tok, (int)a->stage, p->stages[a->stage].device, d);
+	return 0;
+}
+
+/* The first op no list names (slots never seen), reported on its stage's device. */
+static int report_missing(struct jv *v, const struct plan *p, const int32_t *first_seen, long nslots)
+{
+	char path[JPATH_MAX], tok2[ACTION_TEXT_MAX];
+
+	for (long s = 0; s < nslots; s++) {
+		if (first_seen[s] < 0) {
+			int per = plan_ops_per_mb(p), k = (int)(s % per);
+			struct action a;
+
+			a.stage = (int32_t)(s / per / p->microbatches);
+			a.mb = (int32_t)(s / per % p->microbatches);
+			a.kind = (uint8_t)(k == 0 ? OP_F : k == 2 ? OP_W : p->split_backward ? OP_I : OP_B);
+			snprintf(path, sizeof(path), "schedule[%d]", p->stages[a.stage].device);
+			action_format(&a, tok2);
+			jv_fail(v, path, "'%s' is missing (each stage needs %s for every one of the %d microbatches)",
+			        tok2, p->split_backward ? "F, I and W" : "F and B", p->microbatches);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static int read_schedule(struct jv *v, const cJSON *root, struct plan *p)
 {
 	const cJSON *arr;
-	char path[JPATH_MAX], tok[ACTION_TEXT_MAX], tok2[ACTION_TEXT_MAX];
+	char path[JPATH_MAX], tok[ACTION_TEXT_MAX];
 	long nops, total = 0, d = 0, pos = 0, nslots;
 	int32_t *first_seen = NULL, *tok_of_pos = NULL;
 	int r = -1;
@@ -261,16 +328,8 @@ static int read_schedule(struct jv *v, const cJSON *root, struct plan *p)
 		return jv_fail(v, "schedule", "plan too large: %d stages x %d microbatches is more than %ld ops",
 		               p->nstages, p->microbatches, (long)OCTO_MAX_OPS);
 	/* count first, so a list with garbage cannot make us allocate for it */
-	for (const cJSON *dl = arr->child; dl; dl = dl->next, d++) {
-		jpath_index(path, "schedule", d);
-		if (!cJSON_IsArray(dl))
-			return jv_fail(v, path, "must be an array of actions, not %s", json_type_name(dl));
-		for (const cJSON *t = dl->child; t; t = t->next)
-			total += 1 + (cJSON_IsString(t) && strchr(t->valuestring, '+') != NULL);
-		if (total > nops)
-			return jv_fail(v, path, "more actions than the plan has ops (%d stages x %d "
-			               "microbatches x %d)", p->nstages, p->microbatches, plan_ops_per_mb(p));
-	}
+	if (count_actions(v, arr, p, nops, &total) < 0)
+		return -1;
 	p->ndevices = p->cluster.devices;
 	p->order_start = calloc((size_t)p->ndevices + 1, sizeof(*p->order_start));
 	p->order = malloc((size_t)(total ? total : 1) * sizeof(*p->order));
@@ -321,29 +380,8 @@ static int read_schedule(struct jv *v, const cJSON *root, struct plan *p)
 				}
 				a->pair = (uint8_t)(nparts == 2 && k == 0);
 				action_format(a, tok);
-				if (a->stage >= p->nstages) {
-					jv_fail(v, path, "'%s' names stage %d but the plan has %d stages", tok,
-					        (int)a->stage, p->nstages);
+				if (check_action(v, path, p, a, d) < 0)
 					goto out;
-				}
-				if (a->mb >= p->microbatches) {
-					jv_fail(v, path, "'%s' names microbatch %d but the plan has %d (0..%d)", tok,
-					        (int)a->mb, p->microbatches, p->microbatches - 1);
-					goto out;
-				}
-				if (a->kind == OP_B && p->split_backward) {
-					jv_fail(v, path, "'%s' is a fused backward but split_backward is true (use I and W)", tok);
-					goto out;
-				}
-				if ((a->kind == OP_I || a->kind == OP_W) && !p->split_backward) {
-					jv_fail(v, path, "'%s' needs split_backward: true (without it use B, the fused backward)", tok);
-					goto out;
-				}
-				if (p->stages[a->stage].device != d) {
-					jv_fail(v, path, "'%s' belongs to stage %d, which is placed on device %d, not %ld",
-					        tok, (int)a->stage, p->stages[a->stage].device, d);
-					goto out;
-				}
 				slot = op_slot(p, a);
 				if (first_seen[slot] >= 0) {
 					int fd = 0;
@@ -366,21 +404,8 @@ static int read_schedule(struct jv *v, const cJSON *root, struct plan *p)
 		}
 	}
 	p->order_start[p->ndevices] = (int)pos;
-	for (long s = 0; s < nslots; s++) {
-		if (first_seen[s] < 0) {
-			int per = plan_ops_per_mb(p), k = (int)(s % per);
-			struct action a;
-
-			a.stage = (int32_t)(s / per / p->microbatches);
-			a.mb = (int32_t)(s / per % p->microbatches);
-			a.kind = (uint8_t)(k == 0 ? OP_F : k == 2 ? OP_W : p->split_backward ? OP_I : OP_B);
-			snprintf(path, sizeof(path), "schedule[%d]", p->stages[a.stage].device);
-			action_format(&a, tok2);
-			jv_fail(v, path, "'%s' is missing (each stage needs %s for every one of the %d microbatches)",
-			        tok2, p->split_backward ? "F, I and W" : "F and B", p->microbatches);
-			goto out;
-		}
-	}
+	if (report_missing(v, p, first_seen, nslots) < 0)
+		goto out;
 	r = 0;
 out:
 	free(first_seen);
