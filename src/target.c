@@ -62,6 +62,8 @@ bool target_accepts(void *arg, const struct plan *p)
  * named partition part), built, checked and simulated. INFINITY when it cannot run. */
 struct msearch {
 	const struct model *m;
+	int block;                  /* >= 0: m is the table without recompute and every stage
+	                             * recomputes its first block layers (megatron_recompute_block) */
 	const struct cluster *c;
 	const struct target_search_opts *o;
 	struct sim sim;
@@ -97,6 +99,8 @@ static double candidate(struct msearch *s, int v, const char *part, struct plan 
 		s->oom |= e.cls == ERR_RUNTIME;
 		return INFINITY;
 	}
+	if (s->block >= 0)
+		megatron_recompute_block(out, s->block);
 	if (megatron_check(out, &e) < 0) {
 		if (s->refused.cls == ERR_NONE)
 			s->refused = e;
@@ -185,7 +189,7 @@ int target_megatron_search(const struct model *m, const struct cluster *c, const
                            struct plan *best, struct target_result *r, struct err *e)
 {
 	static const char *const starts[] = { "megatron", "megatron-accounted", "balanced", "uniform" };
-	struct msearch s = { m, c, o, { 0 }, clock_now_s(), 0, false, { 0 }, false, INFINITY, ERR_INIT };
+	struct msearch s = { m, -1, c, o, { 0 }, clock_now_s(), 0, false, { 0 }, false, INFINITY, ERR_INIT };
 	int maxv = o->max_chunks > 0 ? o->max_chunks : 3;
 
 	memset(r, 0, sizeof(*r));
@@ -236,6 +240,73 @@ int target_megatron_search(const struct model *m, const struct cluster *c, const
 		return err_set(e, ERR_INFEASIBLE, "no plan Megatron-LM can run fits: 1F1B and interleaved (up to %d "
 		               "stages a device) over every partition tried deadlock, run out of memory or break one "
 		               "of its rules", maxv);
+	*best = s.best;
+	r->best_ms = s.best_ms;
+	return 0;
+}
+
+/* "a,b,c": the sizes of p's stages. */
+static bool stage_counts(const struct plan *p, struct strbuf *sb)
+{
+	for (int st = 0; st < p->nstages; st++)
+		strbuf_addf(sb, "%s%d", st ? "," : "", p->stages[st].last - p->stages[st].first + 1);
+	return !strbuf_failed(sb);
+}
+
+/* The block method is a trade between no recompute and full: of the stages' first n
+ * layers only (Megatron-LM's --recompute-method block). The fewer layers recompute, the
+ * less time the backward redoes and the more activations it holds, so the smallest n that
+ * fits is the fastest; its boundaries are then moved as the search moves them. The plan
+ * that every stage recomputes fully, on the same table, is what it must beat. */
+int target_megatron_block(const struct model *plain, const struct cluster *c, const struct target_search_opts *o,
+                          struct plan *best, struct target_result *r, struct err *e)
+{
+	struct msearch s = { plain, 0, c, o, { 0 }, clock_now_s(), 0, false, { 0 }, false, INFINITY, ERR_INIT };
+	struct strbuf counts = STRBUF_INIT;
+	int v = best->nstages / (best->ndevices > 0 ? best->ndevices : 1), most;
+	struct plan full;
+	double full_ms;
+
+	r->recompute_layers = 0;
+	if (!stage_counts(best, &counts)) {
+		strbuf_release(&counts);
+		return err_set(e, ERR_RUNTIME, "out of host memory");
+	}
+	/* every layer recomputed, on the plain table: the reference */
+	s.block = 1 << 30;
+	full_ms = candidate(&s, v, counts.buf, &full);
+	most = isfinite(full_ms) ? megatron_recompute_block(&full, 1 << 30) : 0;
+	if (isfinite(full_ms))
+		keep(&s, &full, full_ms);
+	for (int n = 1; n < most && !out_of_budget(&s); n++) {
+		struct plan p;
+		double ms;
+
+		s.block = n;
+		ms = candidate(&s, v, counts.buf, &p);
+		if (!isfinite(ms))
+			continue;
+		if (ms < s.best_ms) {
+			descend(&s, &p, ms, v);
+			if (s.best_ms < full_ms)
+				r->recompute_layers = n;
+		} else {
+			plan_release(&p);
+		}
+		break;  /* the smallest n that fits: larger ones only redo more */
+	}
+	strbuf_release(&counts);
+	sim_release(&s.sim);
+	r->evals += s.evals;
+	r->seconds += clock_now_s() - s.t0;
+	if (s.oom) {
+		if (s.have_best)
+			plan_release(&s.best);
+		return err_set(e, ERR_RUNTIME, "out of host memory");
+	}
+	if (!s.have_best)
+		return 0;  /* the plain table does not run the plan fully recomputed either: keep it */
+	plan_release(best);
 	*best = s.best;
 	r->best_ms = s.best_ms;
 	return 0;

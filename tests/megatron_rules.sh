@@ -165,6 +165,36 @@ run "$O" export megatron-args "$T/rs.json"
 if has '^--recompute-granularity selective' && ! has 'recompute-method' && ! has 'recompute-num-layers'; then
     ok "selective recompute has neither (arguments.py:1425, transformer_config.py:1926)"
 else not_ok "selective recompute flags" "$OUT"; fi
+# the block method: the first N layers of every virtual stage (recompute.py:167-180)
+# (a count is of the stage's layers: stage 0's first is llama2-7b's embedding row)
+edit "$T/rf.json" "$T/rb.json" '
+for s in p["stages"]: s["recompute_layers"] = 2
+p["stages"][0]["recompute_layers"] = 3'
+run "$O" export megatron-args "$T/rb.json"
+if has '^--recompute-granularity full' && has '^--recompute-method block' && has '^--recompute-num-layers 2 '; then
+    ok "recompute_layers 2 on every stage: --recompute-method block --recompute-num-layers 2"
+else not_ok "block recompute flags" "exit $RC" "$OUT" "$ERR"; fi
+edit "$T/rf.json" "$T/rb0.json" '
+for s in p["stages"]: s["recompute_layers"] = 2
+p["stages"][0]["recompute_layers"] = 2'
+refused "$T/rb0.json" "rb0.json: stages.1..recompute_layers: recomputes 2 decoder layers, an earlier stage 1:" \
+    "different counts per stage are refused: --recompute-num-layers is one number"
+edit "$T/rf.json" "$T/rb1.json" '
+p["stages"][0]["recompute_layers"] = 1'
+refused "$T/rb1.json" "rb1.json: stages: a stage recomputes none of its decoder layers" \
+    "a stage whose count covers only the embedding recomputes no decoder layer: refused (N >= 1)"
+"$O" plan --model "$T/mtp2.json" --cluster "$TC" --schedule 1f1b --microbatches 4 --partition 3,3 -o "$T/m33.json" \
+    >/dev/null 2>&1
+edit "$T/m33.json" "$T/m33b.json" '
+p["stages"][0]["recompute"] = "full"; p["stages"][0]["recompute_layers"] = 2
+p["stages"][1]["recompute"] = "full"'
+refused "$T/m33b.json" "m33b.json: stages.1.: recomputes MTP module layer 3" \
+    "an MTP module recomputed under the block method is refused (multi_token_prediction.py:1630 skips it)"
+# PP 1: Megatron-LM accepts the layout (one stage: arguments.py:941-949, no interleaving)
+"$O" plan --model llama2-7b --cluster 8xH200 --schedule 1f1b --microbatches 8 --tp 8 -o "$T/pp1.json" >/dev/null 2>&1
+run "$O" export megatron-args "$T/pp1.json"
+expect_match '^--pipeline-model-parallel-layout "Et\*32L"$' "$OUT" "PP 1: one stage, 'Et*32L' (accepted at PP 1)"
+expect_match '^--pipeline-model-parallel-size 1 ' "$OUT" "and --pipeline-model-parallel-size 1"
 "$O" plan --model deepseek-v2-lite --cluster 16xH200 --schedule 1f1b --microbatches 8 --tp 2 --dp 4 --ep 4 \
     -o "$T/eptp.json" >/dev/null 2>&1
 run "$O" export megatron-args "$T/eptp.json"
