@@ -422,6 +422,29 @@ static void add_recompute_flags(int rc, int block, struct strbuf *sb)
 		                  "--recompute-num-layers 1 \\\n");
 }
 
+/* Blackwell (B100, B200, GB200, B300, ...) and later lift the stream-count rule of tensor
+ * parallelism; a cluster that names no GPU is taken as Hopper or before, where it holds. */
+static bool before_blackwell(const struct cluster *c)
+{
+	const char *g = c->gpu ? c->gpu : "";
+
+	if (*g == 'G' || *g == 'g')
+		g++;
+	return !((*g == 'B' || *g == 'b') && g[1] >= '1' && g[1] <= '9');
+}
+
+/* What Megatron-LM asserts of the environment at start-up: CUDA_DEVICE_MAX_CONNECTIONS
+ * 1 with tensor parallelism before Blackwell (arguments.py:1453-1479), and anything but 1
+ * with Megatron-FSDP (:1166), which only warns beside tensor parallelism. */
+static void add_env_notes(const struct plan *p, const struct parallel *l, struct strbuf *sb)
+{
+	if (l->zero >= 2)
+		strbuf_addstr(sb, "# environment: CUDA_DEVICE_MAX_CONNECTIONS unset or above 1 (Megatron-FSDP asserts it)\n");
+	else if (l->tp > 1 && before_blackwell(plan_src_cluster(p)))
+		strbuf_addstr(sb, "# environment: CUDA_DEVICE_MAX_CONNECTIONS=1 (Megatron-LM asserts it with tensor "
+		                  "parallelism before Blackwell)\n");
+}
+
 /* The layout's degrees: a plan without one is pure pipeline parallelism over the
  * devices its stages use; one whose layout names more pipeline ranks than its stages
  * use cannot be written (Megatron-LM runs a stage on every rank). */
@@ -460,6 +483,7 @@ static int args_of(const struct plan *p, const char *plan_name, struct strbuf *s
 	if (sh.hybrid)
 		strbuf_addstr(sb, "# a hybrid model: its partition is the pattern's '|' segments (Megatron-LM with\n"
 		                  "# --hybrid-layer-pattern; --num-layers comes from the pattern).\n");
+	add_env_notes(p, &l, sb);
 	/* no virtual-stage flag: Megatron-LM takes the virtual pipeline size from the layout
 	 * or the pattern and refuses one given beside it (arguments.py:814-825, 928-939) */
 	strbuf_addf(sb, "--pipeline-model-parallel-size %d \\\n", l.pp);

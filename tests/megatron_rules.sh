@@ -201,7 +201,14 @@ run "$O" export megatron-args "$T/eptp.json"
 if [ "$RC" = 0 ] && has '^--expert-model-parallel-size 4' && has '^--sequence-parallel'; then
     ok "EP with TP comes with sequence parallelism (model_parallel_config.py:560)"
 else not_ok "EP with TP and sequence parallelism" "exit $RC" "$OUT" "$ERR"; fi
+expect_match '^# environment: CUDA_DEVICE_MAX_CONNECTIONS=1 ' "$OUT" \
+    "TP on H200 names CUDA_DEVICE_MAX_CONNECTIONS=1, which Megatron-LM asserts before Blackwell (arguments.py:1477)"
+run "$O" export megatron-args "$T/z3fp32.json"
+expect_match '^# environment: CUDA_DEVICE_MAX_CONNECTIONS unset or above 1 ' "$OUT" \
+    "Megatron-FSDP names CUDA_DEVICE_MAX_CONNECTIONS unset or above 1 (arguments.py:1166)"
 run "$O" export megatron-args "$T/z0.json"
+if has 'CUDA_DEVICE_MAX_CONNECTIONS'; then not_ok "no environment note at TP 1 without FSDP" "$OUT"
+else ok "no environment note at TP 1 without FSDP"; fi
 if has 'sequence-parallel'; then not_ok "no sequence parallelism at TP 1" "$OUT"
 else ok "no sequence parallelism at TP 1 (arguments.py:1431)"; fi
 edit "$T/eptp.json" "$T/ep3.json" 'p["parallel"]["ep"] = 3'
