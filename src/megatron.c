@@ -302,8 +302,10 @@ static int check_recompute(const struct plan *p, int *rc, int *block, struct err
 			               recompute_name((enum recompute)*rc));
 	/* a table made with `octopipe cost --recompute` already prices full recompute (its
 	 * stages carry no mode of their own): Megatron-LM must recompute as well */
-	if (model_recomputes(plan_src_model(p)))
+	if (model_recomputes(plan_src_model(p))) {
 		*rc = RECOMPUTE_FULL;
+		return 0;  /* every layer: the uniform method */
+	}
 	if (*rc != RECOMPUTE_FULL)
 		return 0;
 	/* the block method (recompute.py checkpointed_forward): each virtual stage's block
