@@ -52,6 +52,7 @@ static void simulate(const struct plan *p, double *ms, double *peak0)
 	struct err e = ERR_INIT;
 
 	memset(&s, 0, sizeof(s));
+	memset(&mt, 0, sizeof(mt));
 	sim_opts_default(&o);
 	*ms = *peak0 = NAN;
 	if (sim_run(&s, p, &o, &mt, &e) == 0) {
