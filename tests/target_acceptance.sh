@@ -48,19 +48,43 @@ s = flag("data-parallel-sharding-strategy")
 if s: zero = {"optim_grads": 2, "optim_grads_params": 3}[s]
 grads = "bf16" if "--grad-reduce-in-bf16" in text or flag("megatron-fsdp-main-grads-dtype") == "bf16" else "fp32"
 rc = flag("recompute-granularity") or "none"
-assert flag("recompute-method") in (None, "uniform"), "block recompute: rebuild by hand"
+block = flag("recompute-num-layers") if flag("recompute-method") == "block" else "0"
 mb = int(flag("global-batch-size")) // (int(flag("micro-batch-size")) * dp)
 counts = ",".join(str(s["layers"][1] - s["layers"][0] + 1) for s in plan["stages"])
 ep = flag("expert-model-parallel-size") or "1"
 sched = "1f1b" if stages == pp else "interleaved --chunks %d" % (stages // pp)
-print(pp, tp, dp, ep, zero, grads, rc, mb, counts, sched)
+print(pp, tp, dp, ep, zero, grads, rc, block, mb, counts, sched)
 PY
         ); then not_ok "$d: the exported flags read back" "$(cat "$T/$m-$g.args")"; continue; fi
-        pp=$1 tp=$2 dp=$3 ep=$4 zero=$5 grads=$6 rc=$7 mb=$8 counts=$9; shift 9; sched="$*"
+        pp=$1 tp=$2 dp=$3 ep=$4 zero=$5 grads=$6 rc=$7 block=$8 mb=$9; shift 9; counts=$1; shift; sched="$*"
         run "$O" plan --model "$m" --cluster ${g}xH200 --schedule "$@" --microbatches "$mb" --partition "$counts" \
             --devices "$pp" --tp "$tp" --dp "$dp" --ep "$ep" --zero "$zero" --grads "$grads" --recompute "$rc" \
             -o "$T/$m-$g.mega.json"
         if [ "$RC" != 0 ]; then not_ok "$d: octopipe plan from the flags" "exit $RC" "$ERR"; continue; fi
+        # --recompute-method block N: each virtual stage's first N layers as Megatron-LM
+        # counts them (decoder layers; a hybrid pattern's symbols; never the embedding, the
+        # loss or an MTP module)
+        [ "$block" != 0 ] && python3 - "$T/$m-$g.mega.json" "$block" "$MODELS/$m.json" <<'PY'
+import json, sys
+plan, n, model = json.load(open(sys.argv[1])), int(sys.argv[2]), json.load(open(sys.argv[3]))
+none = {"embedding", "head", "loss"}
+def count(kind):
+    if kind.startswith("mtp") or kind in none or kind == "head+loss":
+        return 0
+    toks = [t for t in kind.split("+") if t not in none]
+    hybrid = any(t in ("mamba", "mamba2", "gdn") for l in model["layers"] for t in l["kind"].split("+"))
+    return len(toks) if hybrid else 1
+for s in plan["stages"]:
+    have = cover = 0
+    for l in range(s["layers"][0], s["layers"][1] + 1):
+        k = count(model["layers"][l]["kind"])
+        if have < n and k:
+            cover = l - s["layers"][0] + 1
+        have += k
+    if have > n and cover < s["layers"][1] - s["layers"][0] + 1:
+        s["recompute_layers"] = cover
+json.dump(plan, open(sys.argv[1], "w"))
+PY
         "$O" sim --json "$T/$m-$g.json" >"$T/$m-$g.sim" 2>&1
         run "$O" sim --json "$T/$m-$g.mega.json"
         # the rebuilt plan's time: the tuned plan's own to the microsecond, and tune's words
@@ -74,7 +98,7 @@ assert abs(got - tuned) < 1e-3 and abs(got - said) <= 0.005 * said + 0.05, (got,
 print("%.1f" % got)' "$T/$m-$g.sim" $said); then
             set -- $said
             ok "$d: tuned, exported, and Megatron's $sched over the flags simulates to tune's $1 $2"
-            echo "# table | $m | $g | pp $pp tp $tp dp $dp ep $ep zero $zero recompute $rc, $sched; $counts | $got ms, ${3}x the 1F1B default |"
+            echo "# table | $m | $g | pp $pp tp $tp dp $dp ep $ep zero $zero recompute $rc (block $block), $sched; $counts | $got ms, ${3}x the 1F1B default |"
         else not_ok "$d: the exported plan simulates to what tune said" "tune: '$said'" "$got"
         fi
     done
