@@ -46,6 +46,15 @@ assert set(pat) <= set("M-*|") and pat.count("|") == 7
 PY
 then ok "the pattern is the model's sub-layers, '|' between the plan's 8 stages: $pat"
 else not_ok "the hybrid pattern" "$pat"; fi
+# the block method counts a hybrid block's layers: one per pattern symbol (hybrid_block.py)
+"$O" plan --model nemotron-nano-v2-9b --cluster 8xH200 --schedule 1f1b --microbatches 16 --recompute full \
+    -o "$T/nnf.json" >/dev/null 2>&1
+edit "$T/nnf.json" "$T/nnb.json" '
+for s in p["stages"]: s["recompute_layers"] = 3'
+run "$O" export megatron-args "$T/nnb.json"
+if [ "$RC" = 0 ] && has '^--recompute-method block' && has '^--recompute-num-layers 3 '; then
+    ok "hybrid: 3 single-symbol layers recomputed a stage: --recompute-method block --recompute-num-layers 3"
+else not_ok "hybrid block recompute" "exit $RC" "$OUT" "$ERR"; fi
 "$O" plan --model nemotron-nano-v2-9b --cluster 8xH200 --schedule interleaved --chunks 2 --microbatches 16 \
     -o "$T/nni.json" >/dev/null 2>&1
 run "$O" export megatron-args "$T/nni.json"
