@@ -127,6 +127,24 @@ int plan_apply_parallel(struct plan *p, const struct parallel *l, struct err *e)
 	return 0;
 }
 
+/* A stage's "recompute_layers": with full recompute only, 1 .. its layer count (the
+ * count itself is every layer, stored as 0). */
+static int read_recompute_layers(struct jv *v, const cJSON *s, const char *path, struct stage *st)
+{
+	char qpath[JPATH_MAX];
+	long n;
+
+	if (!cJSON_GetObjectItemCaseSensitive(s, "recompute_layers"))
+		return 0;
+	jpath_key(qpath, path, "recompute_layers");
+	if (st->recompute != RECOMPUTE_FULL)
+		return jv_fail(v, qpath, "only a stage with \"recompute\": \"full\" recomputes a number of its layers");
+	if (jv_int(v, s, path, "recompute_layers", JV_REQUIRED, 1, st->last - st->first + 1, 0, &n) < 0)
+		return -1;
+	st->recompute_layers = n == st->last - st->first + 1 ? 0 : (int)n;
+	return 0;
+}
+
 static int read_stages(struct jv *v, const cJSON *root, struct plan *p)
 {
 	const cJSON *arr;
@@ -193,7 +211,7 @@ static int read_stages(struct jv *v, const cJSON *root, struct plan *p)
 		}
 		st->device = (int)dev;
 		{
-			static const char *const stage_keys[] = { "layers", "device", "recompute", NULL };
+			static const char *const stage_keys[] = { "layers", "device", "recompute", "recompute_layers", NULL };
 			cJSON *x = NULL, *keep;
 
 			if (json_extras(s, stage_keys, &x) < 0)
@@ -222,6 +240,8 @@ static int read_stages(struct jv *v, const cJSON *root, struct plan *p)
 				jpath_key(qpath, path, "recompute");
 				return jv_fail(v, qpath, "must be \"none\", \"selective\" or \"full\", not '%.40s'", rc);
 			}
+			if (read_recompute_layers(v, s, path, st) < 0)
+				return -1;
 		}
 	}
 	if (next != p->model.nlayers)
@@ -478,10 +498,9 @@ int plan_load(struct plan *p, const char *path, struct err *e)
 void plan_stage_ms(const struct plan *p, int s, double ms[3])
 {
 	double f = 0, b = 0, w = 0, redo = 0, o = p->cluster.op_overhead_us * 1e-3, bw;
-	int rc = p->stages[s].recompute;
-
 	for (int l = p->stages[s].first; l <= p->stages[s].last; l++) {
 		const struct layer *y = &p->model.layers[l];
+		enum recompute rc = plan_layer_recompute(p, s, l);
 
 		f += y->f_ms;
 		b += y->b_ms;
@@ -585,8 +604,10 @@ int plan_drop_collectives(struct plan *p, bool *changed, struct err *e)
 
 void plan_set_recompute(struct plan *p, enum recompute r)
 {
-	for (int s = 0; s < p->nstages; s++)
+	for (int s = 0; s < p->nstages; s++) {
 		p->stages[s].recompute = r;
+		p->stages[s].recompute_layers = 0;
+	}
 }
 
 const char *plan_comm_name(enum plan_comm c)
@@ -662,6 +683,9 @@ cJSON *plan_to_json(const struct plan *p, bool embed)
 		jw_num(&w, o, "device", p->stages[s].device);
 		if (p->stages[s].recompute != RECOMPUTE_NONE)
 			jw_str(&w, o, "recompute", recompute_name((enum recompute)p->stages[s].recompute));
+		if (p->stages[s].recompute == RECOMPUTE_FULL && p->stages[s].recompute_layers > 0 &&
+		    p->stages[s].recompute_layers <= p->stages[s].last - p->stages[s].first)
+			jw_num(&w, o, "recompute_layers", p->stages[s].recompute_layers);
 		/* what a user wrote into a stage goes back onto the stage of the same layers */
 		for (const cJSON *k = p->stage_extra ? p->stage_extra->child : NULL; k; k = k->next)
 			if (cJSON_GetNumberValue(cJSON_GetObjectItem(k, "first")) == p->stages[s].first &&
