@@ -11,6 +11,7 @@
  * is sim.c.
  */
 #include "config.h"
+#include "lowerbound_impl.h"
 #include "sim.h"
 
 #include <math.h>
@@ -167,7 +168,6 @@ double sim_lower_bound(const struct model *mdl, const struct cluster *cl, int mi
  * pays comparisons of a few hundred numbers, and (6) its O(L log L) sort and bisection.
  */
 
-#define TIGHT_TOP 128 /* the heaviest layers and fastest devices kept (on the stack) */
 
 /* Inserts x into the descending list v[0..*n) of at most TIGHT_TOP values. */
 static void top_insert(double *v, int *n, double x)
@@ -218,372 +218,6 @@ static double stage_window(const struct model *mdl, int M, int l, double o, doub
 	return best;
 }
 
-/* ---- bound (3) exactly for the load: the best packing of the rounded layer costs ---- */
-
-#define PCM_CLASSES 6   /* cost classes the layers are grouped into, at most */
-#define PCM_STATES 1024 /* count vectors (prod of count + 1) the exact packing visits, at most */
-#define PCM_CACHE 4     /* inputs and results remembered per thread */
-#define PCM_FILL_STATES 1024 /* count vectors of bound (5)'s packing, at most */
-#define PCM_FILL_WORK 32768  /* and bins x count vectors, at most */
-
-/* A rounded instance: classes of cnt[i] layers (class 0 the heaviest) on D identical
- * machines; a machine holding q layers of class i holds at least light[off[i] + q], the sum
- * of the class's q lightest costs, and a machine holding anything also pays oh (one
- * stage's K overheads). */
-struct pcm {
-	int k, D;
-	double oh, light[TIGHT_TOP + PCM_CLASSES];
-	int cnt[PCM_CLASSES], off[PCM_CLASSES];
-};
-
-/* The packings are the same pure functions of the layer costs every time the tuner
- * simulates a plan of one model: each remembers its last PCM_CACHE inputs, flattened into
- * one key of numbers (the counts first, so keys of different shapes never match, then the
- * scalars and arrays), compared value by value, and their results. */
-#define KEYED_MAX (5 + 2 * TIGHT_TOP) /* numbers in a key, at most: bound (5)'s */
-
-struct keyed_cache {
-	struct {
-		int n;
-		double key[KEYED_MAX], val;
-	} slot[PCM_CACHE];
-	int nslots, next; /* slots filled; the one to fill next (the oldest once all are) */
-};
-
-/* The result remembered for key[0..n), or NULL. */
-static const double *keyed_find(const struct keyed_cache *kc, const double *key, int n)
-{
-	for (int i = 0; i < kc->nslots; i++) {
-		int j = 0;
-
-		if (kc->slot[i].n != n)
-			continue;
-		while (j < n && kc->slot[i].key[j] == key[j])
-			j++;
-		if (j == n)
-			return &kc->slot[i].val;
-	}
-	return NULL;
-}
-
-/* Remembers val for key[0..n) (n <= KEYED_MAX) in place of the oldest; returns val. */
-static double keyed_put(struct keyed_cache *kc, const double *key, int n, double val)
-{
-	int at = kc->next;
-
-	kc->next = (kc->next + 1) % PCM_CACHE;
-	if (kc->nslots < PCM_CACHE)
-		kc->nslots++;
-	kc->slot[at].n = n;
-	memcpy(kc->slot[at].key, key, (size_t)n * sizeof(*key));
-	kc->slot[at].val = val;
-	return val;
-}
-
-static _Thread_local struct keyed_cache pcm_cache, fill_cache;
-
-/* The load of a machine holding dig[i] layers of class i (always summed in this order, so
- * a configuration's load compares exactly against the candidate makespans). */
-static double pcm_load(const struct pcm *p, const int *dig)
-{
-	double x = 0;
-	bool any = false;
-
-	for (int i = 0; i < p->k; i++) {
-		x += p->light[p->off[i] + dig[i]];
-		any |= dig[i] > 0;
-	}
-	return any ? x + p->oh : 0;
-}
-
-/* Steps the mixed-radix count vector dig (class 0 the fastest digit) to the next state. */
-static void pcm_step(const struct pcm *p, int *dig)
-{
-	for (int i = 0; i < p->k; i++) {
-		if (++dig[i] <= p->cnt[i])
-			return;
-		dig[i] = 0;
-	}
-}
-
-/*
- * Whether the layers fit on D machines of capacity C. g(v), the fewest machines that hold
- * the count vector v, in index order (removing layers lowers the index): 1 when v fits one
- * machine, else 1 + min over the maximal configurations c (fit in C, no further layer fits)
- * of g(max(v - c, 0)) — the first machine of a best packing of v holds a subset of some
- * maximal c, and taking all of min(c, v) there is no worse (g only grows with v).
- */
-static bool pcm_fits(const struct pcm *p, int S, const int *stride, double C)
-{
-	unsigned char cfg[PCM_STATES][PCM_CLASSES];
-	unsigned short g[PCM_STATES];
-	int ncfg = 0, dig[PCM_CLASSES] = { 0 };
-
-	for (int v = 0; v < S; v++, pcm_step(p, dig)) {
-		bool maximal = true;
-
-		if (v == 0 || pcm_load(p, dig) > C)
-			continue;
-		for (int i = 0; i < p->k && maximal; i++) {
-			if (dig[i] == p->cnt[i])
-				continue;
-			dig[i]++;
-			maximal = pcm_load(p, dig) > C;
-			dig[i]--;
-		}
-		if (maximal) {
-			for (int i = 0; i < p->k; i++)
-				cfg[ncfg][i] = (unsigned char)dig[i];
-			ncfg++;
-		}
-	}
-	memset(dig, 0, sizeof(dig));
-	g[0] = 0;
-	for (int v = 1; v < S; v++) {
-		int best = 0xffff - 1;
-
-		pcm_step(p, dig);
-		if (pcm_load(p, dig) <= C) {
-			g[v] = 1;
-			continue;
-		}
-		for (int j = 0; j < ncfg; j++) {
-			int u = 0;
-
-			for (int i = 0; i < p->k; i++)
-				u += (dig[i] > cfg[j][i] ? dig[i] - cfg[j][i] : 0) * stride[i];
-			if (u != v && g[u] < best)
-				best = g[u];
-		}
-		g[v] = (unsigned short)(best + 1);
-	}
-	return g[S - 1] < 0xffff && g[S - 1] <= p->D; /* 0xffff: a layer fits no machine */
-}
-
-static int dbl_cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* The optimal makespan of the rounded instance: the smallest machine load (a makespan is
- * always some machine's load) at which the layers fit, by binary search. */
-static double pcm_solve(const struct pcm *p)
-{
-	double cand[PCM_STATES];
-	int stride[PCM_CLASSES], S = 1, n = 0, dig[PCM_CLASSES] = { 0 }, lo, hi;
-
-	for (int i = 0; i < p->k; i++) {
-		stride[i] = S;
-		S *= p->cnt[i] + 1;
-	}
-	for (int v = 0; v < S; v++, pcm_step(p, dig))
-		if (v > 0)
-			cand[n++] = pcm_load(p, dig);
-	qsort(cand, (size_t)n, sizeof(*cand), dbl_cmp);
-	/* cand[n - 1], everything on one machine, fits */
-	for (lo = 0, hi = n - 1; lo < hi;) {
-		int mid = lo + (hi - lo) / 2;
-
-		if (pcm_fits(p, S, stride, cand[mid]))
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	return cand[hi];
-}
-
-/*
- * Rounds the layers of costs c[0..n) (descending) down to at most PCM_CLASSES classes and
- * max_states count vectors, into *p (D and oh left for the caller). Returns the number of
- * classes, 0 when there is nothing to place.
- */
-static int pcm_round(const double *c, int n, double oh, long max_states, struct pcm *p)
-{
-	double v[TIGHT_TOP];
-	int cnt[TIGHT_TOP], k = 0;
-
-	for (int i = 0; i < n; i++) {
-		if (c[i] <= 0 && oh <= 0)
-			break; /* free layers change nothing without an overhead */
-		if (k > 0 && c[i] == v[k - 1]) {
-			cnt[k - 1]++;
-		} else {
-			v[k] = c[i] > 0 ? c[i] : 0;
-			cnt[k++] = 1;
-		}
-	}
-	memset(p, 0, sizeof(*p));
-	if (k == 0)
-		return 0;
-	/* Merge the adjacent classes whose merge loses the least load (were the heavier one to
-	 * take the lighter's cost) until few classes and few count vectors remain. */
-	for (;;) {
-		long states = 1;
-		int at = 0;
-
-		for (int i = 0; i < k && states <= max_states; i++)
-			states *= cnt[i] + 1;
-		if ((k <= PCM_CLASSES && states <= max_states) || k == 1)
-			break;
-		for (int i = 1; i + 1 < k; i++)
-			if (cnt[i] * (v[i] - v[i + 1]) < cnt[at] * (v[at] - v[at + 1]))
-				at = i;
-		cnt[at + 1] += cnt[at];
-		for (int i = at; i + 1 < k; i++) {
-			v[i] = v[i + 1];
-			cnt[i] = cnt[i + 1];
-		}
-		k--;
-	}
-	p->k = k;
-	p->oh = oh;
-	/* the classes are runs of c in order; class i's lightest are at the end of its run */
-	for (int i = 0, first = 0, at = 0; i < k; i++) {
-		p->cnt[i] = cnt[i];
-		p->off[i] = at;
-		p->light[at] = 0;
-		for (int q = 1; q <= cnt[i]; q++)
-			p->light[at + q] = p->light[at + q - 1] + fmax(c[first + cnt[i] - q], 0);
-		first += cnt[i];
-		at += cnt[i] + 1;
-	}
-	return k;
-}
-
-/*
- * Bound (3), the packing, at speed 1 and per microbatch: the least possible largest device
- * load over every assignment of the layers of costs c[0..n) (descending), grouped into at
- * most PCM_CLASSES classes (pcm_round), to D devices. 0 when there is nothing to place.
- */
-static double pcm_round_solve(const double *c, int n, int D, double oh)
-{
-	struct pcm p;
-
-	if (pcm_round(c, n, oh, PCM_STATES, &p) == 0)
-		return 0;
-	p.D = D;
-	return pcm_solve(&p);
-}
-
-/*
- * Bound (5)'s test: whether the rounded layers fit nb bins, bin j holding a count vector u
- * only if M load(u) + fill[j] <= T (an empty bin always fits). A dynamic program over the
- * bins from the last: ok[v] says whether the bins after j hold the count vector v; bin j
- * takes any u that fits it and leaves v to them. dig and load: every state's digits and
- * load, S states.
- */
-static bool pcm_fill_fits(const struct pcm *p, int S, unsigned char (*dig)[PCM_CLASSES], const double *load,
-                          const double *fill, int nb, int M, double T)
-{
-	bool ok[PCM_FILL_STATES], nx[PCM_FILL_STATES];
-	short fit[PCM_FILL_STATES];
-
-	memset(ok, 0, sizeof(ok));
-	ok[0] = true;
-	for (int j = nb - 1; j >= 0; j--) {
-		int nfit = 0;
-
-		for (int u = 1; u < S; u++)
-			if (M * load[u] + fill[j] <= T)
-				fit[nfit++] = (short)u;
-		if (nfit == 0)
-			continue; /* bin j can only stay empty */
-		memcpy(nx, ok, sizeof(nx)); /* bin j empty */
-		for (int w = 0; w < S; w++) {
-			if (!ok[w])
-				continue;
-			for (int f = 0; f < nfit; f++) {
-				int u = fit[f], i = 0;
-
-				while (i < p->k && dig[w][i] + dig[u][i] <= p->cnt[i])
-					i++;
-				if (i == p->k)
-					nx[w + u] = true;
-			}
-		}
-		memcpy(ok, nx, sizeof(ok));
-		if (ok[S - 1])
-			return true;
-	}
-	return ok[S - 1];
-}
-
-/*
- * Bound (5), at speed 1: the least T at which the rounded layers fit the bins of
- * pcm_fill_fits(), by bisection to a part in 1e9, never above it: the value returned was
- * shown not to fit, or is lo, a bound already known (the other parts of the tight bound).
- */
-static double pcm_fill_solve(const struct pcm *p, const double *fill, int nb, int M, double lo)
-{
-	unsigned char dig[PCM_FILL_STATES][PCM_CLASSES];
-	double load[PCM_FILL_STATES], hi;
-	int S = 1, d[PCM_CLASSES] = { 0 };
-
-	for (int i = 0; i < p->k; i++)
-		S *= p->cnt[i] + 1;
-	for (int v = 0; v < S; v++, pcm_step(p, d)) {
-		for (int i = 0; i < PCM_CLASSES; i++)
-			dig[v][i] = (unsigned char)d[i];
-		load[v] = pcm_load(p, d);
-	}
-	hi = M * load[S - 1] + fill[0]; /* everything in bin 0 fits */
-	/* most often nothing is above the other bounds: one test says so */
-	if (lo >= hi || pcm_fill_fits(p, S, dig, load, fill, nb, M, lo * (1 + 1e-9)))
-		return lo;
-	while (hi - lo > 1e-9 * hi) {
-		double mid = lo + (hi - lo) / 2;
-
-		if (pcm_fill_fits(p, S, dig, load, fill, nb, M, mid))
-			hi = mid;
-		else
-			lo = mid;
-	}
-	return lo;
-}
-
-/* pcm_round_solve(), remembered per thread for the last PCM_CACHE inputs. */
-static double pcm_bound(const double *c, int n, int D, double oh)
-{
-	double key[KEYED_MAX];
-	const double *got;
-
-	key[0] = n;
-	key[1] = D;
-	key[2] = oh;
-	memcpy(key + 3, c, (size_t)n * sizeof(*c));
-	if ((got = keyed_find(&pcm_cache, key, 3 + n)))
-		return *got;
-	return keyed_put(&pcm_cache, key, 3 + n, pcm_round_solve(c, n, D, oh));
-}
-
-/* Bound (5) at speed 1: the layers of costs c[0..n) (descending), rounded, in nb bins of
- * fills fill[0..nb) (ascending), M microbatches, oh per nonempty bin and microbatch;
- * remembered per thread for the last PCM_CACHE inputs. */
-static double pcm_fill_bound(const double *c, int n, const double *fill, int nb, int M, double oh, double lo)
-{
-	double key[KEYED_MAX];
-	const double *got;
-	struct pcm p;
-	long states;
-
-	key[0] = n;
-	key[1] = nb;
-	key[2] = M;
-	key[3] = oh;
-	key[4] = lo;
-	memcpy(key + 5, c, (size_t)n * sizeof(*c));
-	memcpy(key + 5 + n, fill, (size_t)nb * sizeof(*fill));
-	if ((got = keyed_find(&fill_cache, key, 5 + n + nb)))
-		return *got;
-	/* a step costs up to nb states^2: fewer states (coarser classes, still a bound) with many
-	 * bins */
-	states = PCM_FILL_WORK / nb < PCM_FILL_STATES ? PCM_FILL_WORK / nb : PCM_FILL_STATES;
-	return keyed_put(&fill_cache, key, 5 + n + nb,
-	                 pcm_round(c, n, oh, states, &p) ? pcm_fill_solve(&p, fill, nb, M, lo) : lo);
-}
-
 /* ---- bound (6): the device that holds the last layer waits for the first backward ---- */
 
 #define HEAD_MAX 512 /* bound (6) for models of at most this many layers (on the stack) */
@@ -625,179 +259,215 @@ static void head_sides(const struct fc *v, int n, double x, int M, double cH, do
 		*r = fmin(*r, (M * (rest - x + Ko * k) + fillsum[k]) / top[k]);
 }
 
-double sim_lower_bound_tight(const struct model *mdl, const struct cluster *cl, int microbatches,
-                             bool split_backward)
-{
-	int L = mdl->nlayers, D = cl->devices, M = microbatches, K = split_backward ? 3 : 2, nsp = 0, nld = 0;
-	double o = cl->op_overhead_us > 0 ? cl->op_overhead_us * 1e-3 : 0;
-	double sp[TIGHT_TOP], ld[TIGHT_TOP];
-	double best, smax, smin, ssum = 0, sum_c = 0, sum_f = 0, sum_b = 0, wt;
-	int kmax, hc = 0, hf = 0, hb = 0;
+/* What every piece of the tight bound reads: the cluster's speeds, the layers' sums and
+ * heaviest layers, the per-op overhead o and the W that trails a split backward (wt). */
+struct tight {
+	const struct model *mdl;
+	int L, D, M, K, nsp, nld, kmax, hc, hf, hb;
+	bool split;
+	double o, wt, smax, smin, ssum, sum_c, sum_f, sum_b;
+	double sp[TIGHT_TOP], ld[TIGHT_TOP];   /* fastest speeds, heaviest layer costs, descending */
+};
 
-	best = sim_lower_bound(mdl, cl, microbatches, split_backward);
-	if (L < 1 || D < 1 || M < 1)
-		return best;
-	smax = smin = cl->device_speed[0];
+static void tight_gather(struct tight *t, const struct model *mdl, const struct cluster *cl, int M, bool split)
+{
+	int L = mdl->nlayers, D = cl->devices;
+
+	*t = (struct tight){ .mdl = mdl, .L = L, .D = D, .M = M, .K = split ? 3 : 2, .split = split };
+	t->o = cl->op_overhead_us > 0 ? cl->op_overhead_us * 1e-3 : 0;
+	t->smax = t->smin = cl->device_speed[0];
 	for (int d = 0; d < D; d++) {
 		double x = cl->device_speed[d];
 
-		ssum += x;
-		smax = fmax(smax, x);
-		smin = fmin(smin, x);
-		top_insert(sp, &nsp, x);
+		t->ssum += x;
+		t->smax = fmax(t->smax, x);
+		t->smin = fmin(t->smin, x);
+		top_insert(t->sp, &t->nsp, x);
 	}
 	for (int l = 0; l < L; l++) {
 		const struct layer *y = &mdl->layers[l];
 		double c = y->f_ms + y->b_ms + y->w_ms;
 		const struct layer *h;
 
-		sum_c += c;
-		sum_f += y->f_ms;
-		sum_b += y->b_ms + (split_backward ? 0 : y->w_ms);
-		top_insert(ld, &nld, c);
-		h = &mdl->layers[hc];
+		t->sum_c += c;
+		t->sum_f += y->f_ms;
+		t->sum_b += y->b_ms + (split ? 0 : y->w_ms);
+		top_insert(t->ld, &t->nld, c);
+		h = &mdl->layers[t->hc];
 		if (c > h->f_ms + h->b_ms + h->w_ms)
-			hc = l;
-		if (y->f_ms > mdl->layers[hf].f_ms)
-			hf = l;
-		if (y->b_ms + y->w_ms * !split_backward > mdl->layers[hb].b_ms + mdl->layers[hb].w_ms * !split_backward)
-			hb = l;
+			t->hc = l;
+		if (y->f_ms > mdl->layers[t->hf].f_ms)
+			t->hf = l;
+		if (y->b_ms + y->w_ms * !split > mdl->layers[t->hb].b_ms + mdl->layers[t->hb].w_ms * !split)
+			t->hb = l;
 	}
-	wt = split_backward ? mdl->layers[0].w_ms + o : 0;
-	kmax = D < L ? D : L;
+	t->wt = split ? mdl->layers[0].w_ms + t->o : 0;
+	t->kmax = D < L ? D : L;
+}
 
-	/* (4) one microbatch's chain */
-	best = fmax(best, (sum_f + sum_b + 2 * o + wt) / smax);
+/* (1) fill and drain over the k devices in use; top: their speeds at most */
+static double bound_fill_drain(const struct tight *t)
+{
+	const struct layer *ly = t->mdl->layers;
+	double fa = 0, fb = 0, ra = INFINITY, rb = INFINITY, top = 0, pf = 0, pb = 0, o = t->o;
 
-	/* (1) fill and drain over the k devices in use; top: their speeds at most */
-	{
-		double fa = 0, fb = 0, ra = INFINITY, rb = INFINITY, top = 0, pf = 0, pb = 0;
+	for (int k = 1; k <= t->kmax; k++) {
+		int j = k - 1;
+		double cf = j > 0 ? pf + o : 0, cb = j > 0 ? pb + o : 0;
 
-		for (int k = 1; k <= kmax; k++) {
-			int j = k - 1;
-			double cf = j > 0 ? pf + o : 0, cb = j > 0 ? pb + o : 0;
-
-			top = fmin(ssum, top + sp[j < nsp ? j : nsp - 1]);
-			fa += cf;
-			fb += cf + cb + wt;
-			ra = fmin(ra, (M * (sum_c + K * o * k) + smin / smax * fa) / top);
-			rb = fmin(rb, (M * (sum_f + sum_b + 2 * o * k) + smin / smax * fb) / top);
-			pf += mdl->layers[j].f_ms;
-			pb += mdl->layers[j].b_ms + (split_backward ? 0 : mdl->layers[j].w_ms);
-		}
-		best = fmax(best, fmax(ra, rb));
+		top = fmin(t->ssum, top + t->sp[j < t->nsp ? j : t->nsp - 1]);
+		fa += cf;
+		fb += cf + cb + t->wt;
+		ra = fmin(ra, (t->M * (t->sum_c + t->K * o * k) + t->smin / t->smax * fa) / top);
+		rb = fmin(rb, (t->M * (t->sum_f + t->sum_b + 2 * o * k) + t->smin / t->smax * fb) / top);
+		pf += ly[j].f_ms;
+		pb += ly[j].b_ms + (t->split ? 0 : ly[j].w_ms);
 	}
+	return fmax(ra, rb);
+}
 
-	/* (2) the stage around the first, the last and the heaviest layers */
-	{
-		int cand[5] = { 0, L - 1, hc, hf, hb };
+/* (2) the stage around the first, the last and the heaviest layers */
+static double bound_stage_windows(const struct tight *t)
+{
+	int cand[5] = { 0, t->L - 1, t->hc, t->hf, t->hb };
+	double best = 0;
 
-		for (int i = 0; i < 5; i++) {
-			int l = cand[i];
-			double pf = 0, pb = 0, rf = 0, rb = 0, rw = 0;
+	for (int i = 0; i < 5; i++) {
+		int l = cand[i];
+		double pf = 0, pb = 0, rf = 0, rb = 0, rw = 0;
 
-			for (int j = 0; j < L; j++) {
-				const struct layer *y = &mdl->layers[j];
-				double bj = y->b_ms + (split_backward ? 0 : y->w_ms);
+		for (int j = 0; j < t->L; j++) {
+			const struct layer *y = &t->mdl->layers[j];
+			double bj = y->b_ms + (t->split ? 0 : y->w_ms);
 
-				if (j <= l) {
-					pf += y->f_ms;
-					pb += bj;
-				} else {
-					rf += y->f_ms;
-					rb += bj;
-					rw += split_backward ? y->w_ms : 0;
-				}
-			}
-			best = fmax(best, stage_window(mdl, M, l, o, wt, split_backward, pf, pb, rf, rb, rw) / smax);
-		}
-	}
-
-	/* (3) granularity: the heaviest layers (as many as were kept) */
-	{
-		double sum = 0;
-
-		for (int j = 1; j <= kmax && j <= nld; j++) {
-			double r = INFINITY, top = 0;
-
-			sum += ld[j - 1];
-			for (int jj = 1; jj <= j; jj++) {
-				top = fmin(ssum, top + sp[jj - 1 < nsp ? jj - 1 : nsp - 1]);
-				r = fmin(r, M * (sum + jj * K * o) / top);
-			}
-			best = fmax(best, r);
-		}
-		for (int k = 1; (long)k * D + 1 <= L && (long)k * D + 1 <= nld; k++) {
-			double x = 0;
-
-			for (int i = k * D - k; i <= k * D; i++)
-				x += ld[i];
-			best = fmax(best, M * (x + K * o) / smax);
-		}
-		best = fmax(best, M * pcm_bound(ld, nld, D, K * o) / smax);
-	}
-
-	/* (6) the head's device: its wait for the first backward, or the forwards that fill it */
-	if (D > 1 && L > 1 && L - 1 <= HEAD_MAX && D - 1 <= TIGHT_TOP) {
-		struct fc v[HEAD_MAX];
-		double fillsum[TIGHT_TOP + 1], top[TIGHT_TOP + 1], pf = 0, Q = 0, rest = 0, lo, hi, hl, rl, hh, rh, x;
-		const struct layer *y = &mdl->layers[L - 1];
-		int n = 0, rk = D - 1 < L - 1 ? D - 1 : L - 1;
-
-		for (int l = 0; l + 1 < L; l++) {
-			const struct layer *z = &mdl->layers[l];
-			double c = z->f_ms + z->b_ms + z->w_ms;
-
-			Q += z->f_ms;
-			rest += c;
-			if (c > 0)
-				v[n++] = (struct fc){ z->f_ms / c, z->f_ms, c };
-		}
-		qsort(v, (size_t)n, sizeof(*v), fc_cmp);
-		fillsum[0] = top[0] = 0;
-		for (int k = 1; k <= rk; k++) {
-			fillsum[k] = fillsum[k - 1] + smin / smax * (k > 1 ? pf + o : 0);
-			pf += mdl->layers[k - 1].f_ms;
-			top[k] = fmin(ssum, top[k - 1] + sp[k - 1 < nsp ? k - 1 : nsp - 1]);
-		}
-		lo = 0;
-		hi = rest;
-		head_sides(v, n, lo, M, y->f_ms + y->b_ms + y->w_ms, K * o, Q, rest, fillsum, top, rk, &hl, &rl);
-		head_sides(v, n, hi, M, y->f_ms + y->b_ms + y->w_ms, K * o, Q, rest, fillsum, top, rk, &hh, &rh);
-		for (int it = 0; it < 60 && hl / smax < rl && hh / smax > rh; it++) {
-			double mid = lo + (hi - lo) / 2, hm, rm;
-
-			head_sides(v, n, mid, M, y->f_ms + y->b_ms + y->w_ms, K * o, Q, rest, fillsum, top, rk, &hm, &rm);
-			if (hm / smax < rm) {
-				lo = mid;
-				hl = hm;
-				rl = rm;
+			if (j <= l) {
+				pf += y->f_ms;
+				pb += bj;
 			} else {
-				hi = mid;
-				hh = hm;
-				rh = rm;
+				rf += y->f_ms;
+				rb += bj;
+				rw += t->split ? y->w_ms : 0;
 			}
 		}
-		/* h grows with x and r falls: between lo and hi each side is at least its value at the
-		 * end where it is least; below lo (once lo moved) the others' side is >= rl, above hi
-		 * (once hi moved) the head's is >= hh */
-		x = fmax(hl / smax, rh);
-		if (lo > 0)
-			x = fmin(x, rl);
-		if (hi < rest)
-			x = fmin(x, hh / smax);
-		best = fmax(best, x);
+		best = fmax(best, stage_window(t->mdl, t->M, l, t->o, t->wt, t->split, pf, pb, rf, rb, rw) / t->smax);
 	}
+	return best;
+}
 
-	/* (5) the packing with each device's fill */
-	if (kmax <= TIGHT_TOP) {
-		double fill[TIGHT_TOP], pf = 0;
+/* (3) granularity: the heaviest layers (as many as were kept) */
+static double bound_granularity(const struct tight *t)
+{
+	double sum = 0, best = 0, ko = t->K * t->o;
 
-		for (int j = 0; j < kmax; j++) {
-			fill[j] = j > 0 ? pf + o : 0;
-			pf += mdl->layers[j].f_ms;
+	for (int j = 1; j <= t->kmax && j <= t->nld; j++) {
+		double r = INFINITY, top = 0;
+
+		sum += t->ld[j - 1];
+		for (int jj = 1; jj <= j; jj++) {
+			top = fmin(t->ssum, top + t->sp[jj - 1 < t->nsp ? jj - 1 : t->nsp - 1]);
+			r = fmin(r, t->M * (sum + jj * ko) / top);
 		}
-		best = fmax(best, pcm_fill_bound(ld, nld, fill, kmax, M, K * o, best * smax) / smax);
+		best = fmax(best, r);
 	}
+	for (int k = 1; (long)k * t->D + 1 <= t->L && (long)k * t->D + 1 <= t->nld; k++) {
+		double x = 0;
+
+		for (int i = k * t->D - k; i <= k * t->D; i++)
+			x += t->ld[i];
+		best = fmax(best, t->M * (x + ko) / t->smax);
+	}
+	return fmax(best, t->M * lb_pack_bound(t->ld, t->nld, t->D, ko) / t->smax);
+}
+
+/* (6) the head's device: its wait for the first backward, or the forwards that fill it
+ * (applies when D > 1, L > 1, L - 1 <= HEAD_MAX and D - 1 <= TIGHT_TOP) */
+/* Kept out of line: its 14 KB of arrays would otherwise sit in sim_lower_bound_tight's
+ * frame beneath the packings' own (the tuner runs on 64 KB stacks in tests/hardening.sh). */
+__attribute__((noinline)) static double bound_head(const struct tight *t)
+{
+	const struct model *mdl = t->mdl;
+	struct fc v[HEAD_MAX];
+	double fillsum[TIGHT_TOP + 1], top[TIGHT_TOP + 1], pf = 0, Q = 0, rest = 0, lo, hi, hl, rl, hh, rh, x;
+	double smax = t->smax, ko = t->K * t->o, cH;
+	const struct layer *y = &mdl->layers[t->L - 1];
+	int n = 0, rk = t->D - 1 < t->L - 1 ? t->D - 1 : t->L - 1;
+
+	for (int l = 0; l + 1 < t->L; l++) {
+		const struct layer *z = &mdl->layers[l];
+		double c = z->f_ms + z->b_ms + z->w_ms;
+
+		Q += z->f_ms;
+		rest += c;
+		if (c > 0)
+			v[n++] = (struct fc){ z->f_ms / c, z->f_ms, c };
+	}
+	qsort(v, (size_t)n, sizeof(*v), fc_cmp);
+	fillsum[0] = top[0] = 0;
+	for (int k = 1; k <= rk; k++) {
+		fillsum[k] = fillsum[k - 1] + t->smin / smax * (k > 1 ? pf + t->o : 0);
+		pf += mdl->layers[k - 1].f_ms;
+		top[k] = fmin(t->ssum, top[k - 1] + t->sp[k - 1 < t->nsp ? k - 1 : t->nsp - 1]);
+	}
+	cH = y->f_ms + y->b_ms + y->w_ms;
+	lo = 0;
+	hi = rest;
+	head_sides(v, n, lo, t->M, cH, ko, Q, rest, fillsum, top, rk, &hl, &rl);
+	head_sides(v, n, hi, t->M, cH, ko, Q, rest, fillsum, top, rk, &hh, &rh);
+	for (int it = 0; it < 60 && hl / smax < rl && hh / smax > rh; it++) {
+		double mid = lo + (hi - lo) / 2, hm, rm;
+
+		head_sides(v, n, mid, t->M, cH, ko, Q, rest, fillsum, top, rk, &hm, &rm);
+		if (hm / smax < rm) {
+			lo = mid;
+			hl = hm;
+			rl = rm;
+		} else {
+			hi = mid;
+			hh = hm;
+			rh = rm;
+		}
+	}
+	/* h grows with x and r falls: between lo and hi each side is at least its value at the
+	 * end where it is least; below lo (once lo moved) the others' side is >= rl, above hi
+	 * (once hi moved) the head's is >= hh */
+	x = fmax(hl / smax, rh);
+	if (lo > 0)
+		x = fmin(x, rl);
+	if (hi < rest)
+		x = fmin(x, hh / smax);
+	return x;
+}
+
+/* (5) the packing with each device's fill, given the best bound so far (applies when
+ * kmax <= TIGHT_TOP) */
+static double bound_fill_packing(const struct tight *t, double best)
+{
+	double fill[TIGHT_TOP], pf = 0;
+
+	for (int j = 0; j < t->kmax; j++) {
+		fill[j] = j > 0 ? pf + t->o : 0;
+		pf += t->mdl->layers[j].f_ms;
+	}
+	return lb_pack_fill_bound(t->ld, t->nld, fill, t->kmax, t->M, t->K * t->o, best * t->smax) / t->smax;
+}
+
+double sim_lower_bound_tight(const struct model *mdl, const struct cluster *cl, int microbatches,
+                             bool split_backward)
+{
+	struct tight t;
+	double best = sim_lower_bound(mdl, cl, microbatches, split_backward);
+
+	if (mdl->nlayers < 1 || cl->devices < 1 || microbatches < 1)
+		return best;
+	tight_gather(&t, mdl, cl, microbatches, split_backward);
+	/* (4) one microbatch's chain */
+	best = fmax(best, (t.sum_f + t.sum_b + 2 * t.o + t.wt) / t.smax);
+	best = fmax(best, bound_fill_drain(&t));
+	best = fmax(best, bound_stage_windows(&t));
+	best = fmax(best, bound_granularity(&t));
+	if (t.D > 1 && t.L > 1 && t.L - 1 <= HEAD_MAX && t.D - 1 <= TIGHT_TOP)
+		best = fmax(best, bound_head(&t));
+	if (t.kmax <= TIGHT_TOP)
+		best = fmax(best, bound_fill_packing(&t, best));
 	return best;
 }

@@ -54,13 +54,6 @@ static const char *baseline_why(const struct baseline_result *r)
 	return "out of memory";
 }
 
-void rpt_td_ms(struct strbuf *sb, double ms)
-{
-	strbuf_addstr(sb, "<td>");
-	fmt_ms(sb, ms);
-	strbuf_addstr(sb, "</td>");
-}
-
 static void put_summary_table(struct strbuf *sb, const struct chart *c, int n)
 {
 	strbuf_addstr(sb, "<table><tr><th class=\"l\">plan</th><th class=\"l\">model \xc2\xb7 cluster \xc2\xb7 microbatches</th>"
@@ -275,6 +268,68 @@ static int msample_cmp(const void *a, const void *b)
 
 /* Memory of every GPU over the iteration: step lines, one column of pixels keeping the
  * largest value it saw, and the usable capacity. */
+/* Where the memory chart's plot sits. */
+struct mem_geo {
+	double u, x0, pw, ph, y0, mk, top;
+};
+
+/* One GPU's memory line through its samples ms[0..n) (sorted by time): one point per pixel
+ * column, the column's largest value; *px, *py get where the line peaks. */
+static void put_mem_line(struct strbuf *sb, const struct mem_geo *mg, const struct msample *ms, int n, double *px,
+                         double *py)
+{
+	double u = mg->u, x0 = mg->x0, pw = mg->pw, ph = mg->ph, y0 = mg->y0, mk = mg->mk, top = mg->top;
+	double col = -1, colmax = 0, last_y = -1, peak = -1;
+	bool first = true;
+
+	for (int i = 0; i <= n; i++) {
+		double x = i < n ? floor((x0 + ms[i].t / mk * pw) / u) * u : x0 + pw;
+
+		if (i == n || x != col) {
+			if (col >= 0) {
+				double yy = y0 + ph - colmax / top * ph;
+
+				if (first)
+					rpt_put(sb, "M%N %N", col, yy);
+				else if (yy != last_y)
+					rpt_put(sb, "H%NV%N", col, yy);
+				first = false;
+				last_y = yy;
+				if (colmax > peak) {
+					peak = colmax;
+					*px = col;
+					*py = yy;
+				}
+			}
+			if (i == n)
+				break;
+			col = x;
+			colmax = ms[i].bytes;
+		} else if (ms[i].bytes > colmax) {
+			colmax = ms[i].bytes;
+		}
+	}
+}
+
+/* The legend: the GPUs' colours (the first 16), and the one with the highest peak. */
+static void put_mem_legend(struct strbuf *sb, const struct chart *c, const struct mem_geo *mg, int dmax)
+{
+	int nd = c->t.ndevices;
+	double u = mg->u, lx = mg->x0, ly = mg->y0 + mg->ph + 22 * u;
+
+	for (int d = 0; d < nd && d < 16; d++) {
+		rpt_put(sb, "<path class=\"ln\" stroke=\"%s\"", palette[d % 8]);
+		put_dashes(sb, d, u);
+		rpt_put(sb, " d=\"M%N %Nh%N\"/>", lx, ly + 4 * u, 16 * u);
+		rpt_put(sb, "<text x=\"%N\" y=\"%N\">GPU %d</text>", lx + 19 * u, ly + 7 * u, d);
+		lx += 62 * u;
+	}
+	rpt_put(sb, "<text x=\"%N\" y=\"%N\">%sthick: GPU %d, the highest peak (", lx, ly + 7 * u,
+	    nd > 16 ? "\xe2\x80\xa6 one line per GPU (hover for its name); " : "each line's GPU at its peak; ", dmax);
+	fmt_bytes(sb, c->peak);
+	strbuf_addstr(sb, ")</text>\n</svg>\n");
+}
+
 static int put_memory(struct strbuf *sb, const struct chart *c, int width, struct err *e)
 {
 	double u = width / 1200.0, x0 = 80 * u, pw = width - x0 - 110 * u, ph = 220 * u, y0 = 10 * u;
@@ -285,9 +340,11 @@ static int put_memory(struct strbuf *sb, const struct chart *c, int width, struc
 	struct strbuf lab = STRBUF_INIT;   /* the labels, drawn over every line */
 	double lxy[17][2];                 /* where they are, to keep them apart */
 	int nlab = 0;
+	struct mem_geo mg;
 
 	if (top <= 0)
 		top = 1;
+	mg = (struct mem_geo){ u, x0, pw, ph, y0, mk, top };
 	for (int d = 0; d < nd; d++)
 		if (c->m.dev[d].peak_mem_bytes > c->m.dev[dmax].peak_mem_bytes)
 			dmax = d;
@@ -314,8 +371,7 @@ static int put_memory(struct strbuf *sb, const struct chart *c, int width, struc
 	strbuf_addstr(sb, "</text>\n");
 	for (int d = 0; d < nd; d++) {
 		const struct tl_device *dv = &c->t.dev[d];
-		double col = -1, colmax = 0, last_y = -1, peak = -1, px = 0, py = 0;
-		bool first = true;
+		double px = 0, py = 0;
 
 		if (dv->nmem == 0)
 			continue;
@@ -331,34 +387,7 @@ static int put_memory(struct strbuf *sb, const struct chart *c, int width, struc
 		rpt_put(sb, "<path class=\"ln%s\" stroke=\"%s\"", d == dmax ? " th" : "", palette[d % 8]);
 		put_dashes(sb, d, u);
 		strbuf_addstr(sb, " d=\"");
-		/* one point per pixel column: the column's largest value */
-		for (int i = 0; i <= dv->nmem; i++) {
-			double x = i < dv->nmem ? floor((x0 + ms[i].t / mk * pw) / u) * u : x0 + pw;
-
-			if (i == dv->nmem || x != col) {
-				if (col >= 0) {
-					double yy = y0 + ph - colmax / top * ph;
-
-					if (first)
-						rpt_put(sb, "M%N %N", col, yy);
-					else if (yy != last_y)
-						rpt_put(sb, "H%NV%N", col, yy);
-					first = false;
-					last_y = yy;
-					if (colmax > peak) {
-						peak = colmax;
-						px = col;
-						py = yy;
-					}
-				}
-				if (i == dv->nmem)
-					break;
-				col = x;
-				colmax = ms[i].bytes;
-			} else if (ms[i].bytes > colmax) {
-				colmax = ms[i].bytes;
-			}
-		}
+		put_mem_line(sb, &mg, ms, dv->nmem, &px, &py);
 		rpt_put(sb, "H%N\"><title>GPU %d, peak ", x0 + pw, d);
 		fmt_bytes(sb, (double)c->m.dev[d].peak_mem_bytes);
 		strbuf_addstr(sb, "</title></path>\n");
@@ -384,22 +413,7 @@ static int put_memory(struct strbuf *sb, const struct chart *c, int width, struc
 		return err_set(e, ERR_RUNTIME, "out of host memory drawing memory");
 	}
 	strbuf_release(&lab);
-	/* legend: the GPUs' colours (the first 16), and the one with the highest peak */
-	{
-		double lx = x0, ly = y0 + ph + 22 * u;
-
-		for (int d = 0; d < nd && d < 16; d++) {
-			rpt_put(sb, "<path class=\"ln\" stroke=\"%s\"", palette[d % 8]);
-			put_dashes(sb, d, u);
-			rpt_put(sb, " d=\"M%N %Nh%N\"/>", lx, ly + 4 * u, 16 * u);
-			rpt_put(sb, "<text x=\"%N\" y=\"%N\">GPU %d</text>", lx + 19 * u, ly + 7 * u, d);
-			lx += 62 * u;
-		}
-		rpt_put(sb, "<text x=\"%N\" y=\"%N\">%sthick: GPU %d, the highest peak (", lx, ly + 7 * u,
-		    nd > 16 ? "\xe2\x80\xa6 one line per GPU (hover for its name); " : "each line's GPU at its peak; ", dmax);
-		fmt_bytes(sb, c->peak);
-		strbuf_addstr(sb, ")</text>\n</svg>\n");
-	}
+	put_mem_legend(sb, c, &mg, dmax);
 	return 0;
 }
 
@@ -443,6 +457,66 @@ static void put_measured_table(struct strbuf *sb, const struct chart *c, const s
 	strbuf_addstr(sb, "</table>\n");
 }
 
+/* The report's steps: checked by the engine's reader against the first plan (steps of
+ * another model or cluster would chart someone else's tuner run), then read for the chart's
+ * display fields (step numbers, bubbles) that replaying a step does not need. */
+static int read_steps(const struct report_input *in, struct rstep **st, int *nsteps, struct err *e)
+{
+	struct steps chk;
+	const char *sf = in->steps_file ? in->steps_file : "steps";
+	int r = steps_from_json(&chk, in->steps, sf, &in->plans[0]->model, &in->plans[0]->cluster,
+	                        in->plans[0]->microbatches, e);
+
+	steps_release(&chk);
+	return r < 0 ? -1 : rpt_steps_read(in->steps, sf, st, nsteps, e);
+}
+
+/* The page's head: title, styles and the shared pattern definitions. */
+static void put_head(struct strbuf *sb, const struct chart *c, int n, int width)
+{
+	strbuf_addstr(sb, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"/>\n"
+	              "<meta name=\"generator\" content=\"octopipe " PACKAGE_VERSION "\"/>\n<title>OctoPipe report: ");
+	for (int i = 0; i < n; i++) {
+		if (i)
+			strbuf_addstr(sb, ", ");
+		rpt_xml_text(sb, c[i].label);
+	}
+	strbuf_addf(sb, "</title>\n<style>%s", html_css);
+	rpt_put_css(sb, width / 1200.0);
+	strbuf_addstr(sb, "</style>\n</head><body>\n");
+	strbuf_addstr(sb, "<svg class=\"defs\" xmlns=\"http://www.w3.org/2000/svg\" width=\"0\" height=\"0\" aria-hidden=\"true\">");
+	rpt_put_defs(sb, width / 1200.0);
+	strbuf_addstr(sb, "</svg>\n");
+}
+
+/* One plan's section: its summary, bubbles per GPU, memory over time and, for the first
+ * plan with a measured run (meas), predicted against measured. */
+static int put_plan_section(struct strbuf *sb, const struct chart *c, const struct timeline *meas, int width,
+                            struct err *e)
+{
+	strbuf_addstr(sb, "<section class=\"plan\"><h2>");
+	rpt_xml_text(sb, c->label);
+	strbuf_addstr(sb, "</h2>\n<p>");
+	rpt_put_summary_line(sb, c);
+	strbuf_addstr(sb, "</p>\n");
+	if (!c->ok) {
+		strbuf_addstr(sb, "</section>\n");
+		return 0;
+	}
+	strbuf_addstr(sb, "<h3>Bubbles per GPU: warm-up, steady state, cool-down</h3>\n<figure>");
+	put_bubbles(sb, c, width);
+	strbuf_addstr(sb, "</figure>\n<h3>Memory over time</h3>\n<figure>");
+	if (put_memory(sb, c, width, e) < 0)
+		return -1;
+	strbuf_addstr(sb, "</figure>\n");
+	if (meas) {
+		strbuf_addstr(sb, "<h3>Predicted vs measured</h3>\n");
+		put_measured_table(sb, c, meas);
+	}
+	strbuf_addstr(sb, "</section>\n");
+	return 0;
+}
+
 int report_html(const struct report_input *in, struct strbuf *sb, struct err *e)
 {
 	int n = in->nplans, width = in->width_px ? in->width_px : REPORT_DEFAULT_WIDTH, nsteps = 0, rc = -1;
@@ -456,19 +530,8 @@ int report_html(const struct report_input *in, struct strbuf *sb, struct err *e)
 		return err_set(e, ERR_INPUT, "width %d px: must be in [%d, %d]", width, REPORT_MIN_WIDTH, REPORT_MAX_WIDTH);
 	if (in->measured && report_check_measured(in->plans[0], in->measured, NULL, e) < 0)
 		return -1;
-	if (in->steps) {
-		/* steps of another model or cluster would chart someone else's tuner run: the
-		 * engine's reader checks them against the first plan; the chart then takes the
-		 * display fields (step numbers, bubbles) that replaying a step does not need */
-		struct steps chk;
-		const char *sf = in->steps_file ? in->steps_file : "steps";
-		int r = steps_from_json(&chk, in->steps, sf, &in->plans[0]->model, &in->plans[0]->cluster,
-		                        in->plans[0]->microbatches, e);
-
-		steps_release(&chk);
-		if (r < 0 || rpt_steps_read(in->steps, sf, &st, &nsteps, e) < 0)
-			return -1;
-	}
+	if (in->steps && read_steps(in, &st, &nsteps, e) < 0)
+		return -1;
 	c = calloc((size_t)n, sizeof(*c));
 	if (!c) {
 		free(st);
@@ -483,20 +546,7 @@ int report_html(const struct report_input *in, struct strbuf *sb, struct err *e)
 	if (in->measured && rpt_ops_end(in->measured) > tmax)
 		tmax = rpt_ops_end(in->measured);
 
-	strbuf_addstr(sb, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"/>\n"
-	              "<meta name=\"generator\" content=\"octopipe " PACKAGE_VERSION "\"/>\n<title>OctoPipe report: ");
-	for (int i = 0; i < n; i++) {
-		if (i)
-			strbuf_addstr(sb, ", ");
-		rpt_xml_text(sb, c[i].label);
-	}
-	strbuf_addf(sb, "</title>\n<style>%s", html_css);
-	rpt_put_css(sb, width / 1200.0);
-	strbuf_addstr(sb, "</style>\n</head><body>\n");
-	strbuf_addstr(sb, "<svg class=\"defs\" xmlns=\"http://www.w3.org/2000/svg\" width=\"0\" height=\"0\" aria-hidden=\"true\">");
-	rpt_put_defs(sb, width / 1200.0);
-	strbuf_addstr(sb, "</svg>\n");
-
+	put_head(sb, c, n, width);
 	strbuf_addf(sb, "<section id=\"summary\"><h1>OctoPipe report</h1>\n<p class=\"note\">%d plan%s, simulated by octopipe "
 	            PACKAGE_VERSION ". Bubble = 1 \xe2\x88\x92 \xce\xa3 busy / (GPUs \xc3\x97 iteration); efficiency = the lower "
 	            "bound (no plan of this model, cluster and microbatch count can be faster) / iteration; speedup = "
@@ -521,47 +571,11 @@ int report_html(const struct report_input *in, struct strbuf *sb, struct err *e)
 	}
 	strbuf_addstr(sb, "</section>\n");
 
-	for (int i = 0; i < n; i++) {
-		strbuf_addstr(sb, "<section class=\"plan\"><h2>");
-		rpt_xml_text(sb, c[i].label);
-		strbuf_addstr(sb, "</h2>\n<p>");
-		rpt_put_summary_line(sb, &c[i]);
-		strbuf_addstr(sb, "</p>\n");
-		if (!c[i].ok) {
-			strbuf_addstr(sb, "</section>\n");
-			continue;
-		}
-		strbuf_addstr(sb, "<h3>Bubbles per GPU: warm-up, steady state, cool-down</h3>\n<figure>");
-		put_bubbles(sb, &c[i], width);
-		strbuf_addstr(sb, "</figure>\n<h3>Memory over time</h3>\n<figure>");
-		if (put_memory(sb, &c[i], width, e) < 0)
+	for (int i = 0; i < n; i++)
+		if (put_plan_section(sb, &c[i], i == 0 ? in->measured : NULL, width, e) < 0)
 			goto out;
-		strbuf_addstr(sb, "</figure>\n");
-		if (i == 0 && in->measured) {
-			strbuf_addstr(sb, "<h3>Predicted vs measured</h3>\n");
-			put_measured_table(sb, &c[i], in->measured);
-		}
-		strbuf_addstr(sb, "</section>\n");
-	}
-	if (st) {
-		const cJSON *m = cJSON_GetObjectItemCaseSensitive(in->steps, "model");
-		const cJSON *cl = cJSON_GetObjectItemCaseSensitive(in->steps, "cluster");
-
-		strbuf_addstr(sb, "<section id=\"steps\"><h2>Tuner steps</h2>\n<p class=\"note\">");
-		if (cJSON_IsString(m) && cJSON_IsString(cl)) {
-			strbuf_addstr(sb, "model ");
-			rpt_xml_text(sb, m->valuestring);
-			strbuf_addstr(sb, " on ");
-			rpt_xml_text(sb, cl->valuestring);
-			strbuf_addstr(sb, ": ");
-		}
-		strbuf_addf(sb, "iteration time after each accepted move (%d steps), by phase: shape and colour.</p>\n<figure>",
-		            nsteps);
-		rpt_put_steps(sb, in->steps, st, nsteps, width);
-		strbuf_addstr(sb, "</figure>\n");
-		rpt_put_steps_table(sb, st, nsteps);
-		strbuf_addstr(sb, "</section>\n");
-	}
+	if (st)
+		rpt_put_steps_section(sb, in->steps, st, nsteps, width);
 	strbuf_addstr(sb, "</body></html>\n");
 	if (strbuf_failed(sb))
 		err_set(e, ERR_RUNTIME, "out of host memory writing the report");

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "doc.h"
 #include "explain.h"
 
 /* ---- text ------------------------------------------------------------------------------ */
@@ -228,4 +229,11 @@ double rpt_ops_end(const struct timeline *t)
 			if (t->dev[d].ops[i].end_ms > end)
 				end = t->dev[d].ops[i].end_ms;
 	return end;
+}
+
+void rpt_td_ms(struct strbuf *sb, double ms)
+{
+	strbuf_addstr(sb, "<td>");
+	fmt_ms(sb, ms);
+	strbuf_addstr(sb, "</td>");
 }

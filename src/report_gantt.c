@@ -260,34 +260,40 @@ double rpt_gantt_height(int nd, bool meas, double u)
 /* The chart as an <svg> element: standalone adds the XML declaration, namespace, styles
  * and patterns (an HTML report has them once for all charts). tmax > 0 forces the time
  * axis (one axis for several plans). */
-void rpt_put_gantt(struct strbuf *sb, const struct chart *c, const struct timeline *meas, int width, double tmax,
-                   bool critical, bool standalone)
+/* The chart's geometry at width (tmax <= 0: the plan's makespan, or the measured run's
+ * end when later). */
+static void gantt_geometry(struct gantt_geo *g, const struct chart *c, const struct timeline *meas, int width,
+                           double tmax)
+{
+	double u = width / 1200.0;
+
+	g->width = width;
+	g->u = u;
+	g->x0 = 64 * u;
+	g->pw = width - g->x0 - 16 * u;
+	g->tmax = tmax > 0 ? tmax : c->ok ? c->m.makespan_ms : 1;
+	if (meas && tmax <= 0 && rpt_ops_end(meas) > g->tmax)
+		g->tmax = rpt_ops_end(meas);
+	if (g->tmax <= 0)
+		g->tmax = 1;
+	g->rh = 14 * u;
+	g->mh = meas ? 9 * u : 0;
+	g->pitch = g->rh + (meas ? g->mh + 2 * u : 0) + 4 * u;
+	g->y0 = 64 * u;
+	g->height = rpt_gantt_height(c->p->ndevices, meas != NULL, u);
+}
+
+/* The svg element, its title and styles, and the two title lines. */
+static void put_header(struct strbuf *sb, const struct chart *c, const struct gantt_geo *g, bool standalone)
 {
 	const struct plan *p = c->p;
-	struct gantt_geo g;
-	double u = width / 1200.0, y, step;
-	int nd = p->ndevices;
-	bool sep;
-
-	g.width = width;
-	g.u = u;
-	g.x0 = 64 * u;
-	g.pw = width - g.x0 - 16 * u;
-	g.tmax = tmax > 0 ? tmax : c->ok ? c->m.makespan_ms : 1;
-	if (meas && tmax <= 0 && rpt_ops_end(meas) > g.tmax)
-		g.tmax = rpt_ops_end(meas);
-	if (g.tmax <= 0)
-		g.tmax = 1;
-	g.rh = 14 * u;
-	g.mh = meas ? 9 * u : 0;
-	g.pitch = g.rh + (meas ? g.mh + 2 * u : 0) + 4 * u;
-	g.y0 = 64 * u;
-	g.height = rpt_gantt_height(nd, meas != NULL, u);
+	double u = g->u;
+	int nd = p->ndevices, width = g->width;
 
 	if (standalone)
 		strbuf_addstr(sb, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
 	rpt_put(sb, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%N\" viewBox=\"0 0 %d %N\" "
-	    "font-family=\"sans-serif\" font-size=\"%N\">\n", width, g.height, width, g.height, 10 * u);
+	    "font-family=\"sans-serif\" font-size=\"%N\">\n", width, g->height, width, g->height, 10 * u);
 	strbuf_addstr(sb, "<title>");
 	rpt_xml_text(sb, c->label);
 	strbuf_addstr(sb, "</title>\n");
@@ -298,7 +304,7 @@ void rpt_put_gantt(struct strbuf *sb, const struct chart *c, const struct timeli
 		rpt_put_defs(sb, u);
 		strbuf_addch(sb, '\n');
 	}
-	rpt_put(sb, "<rect width=\"%d\" height=\"%N\" fill=\"#fff\"/>\n", width, g.height);
+	rpt_put(sb, "<rect width=\"%d\" height=\"%N\" fill=\"#fff\"/>\n", width, g->height);
 	/* title lines */
 	rpt_put(sb, "<text class=\"b\" x=\"%N\" y=\"%N\" font-size=\"%N\">", 8 * u, 17 * u, 13 * u);
 	rpt_xml_text(sb, c->label);
@@ -321,137 +327,174 @@ void rpt_put_gantt(struct strbuf *sb, const struct chart *c, const struct timeli
 			strbuf_addf(sb, ", %d microbatches, %d stages on %d GPUs%s</text>\n", p->microbatches, p->nstages, nd,
 			            p->split_backward ? ", split backward (I + W)" : "");
 	}
-	/* legend */
-	{
-		double lx = 8 * u, ly = 40 * u;
+}
 
-		lx = rpt_legend_item(sb, &g, lx, ly, "F", "F forward");
-		if (p->split_backward) {
-			lx = rpt_legend_item(sb, &g, lx, ly, "I", "I input-grad");
-			lx = rpt_legend_item(sb, &g, lx, ly, "W", "W weight-grad");
-		} else {
-			lx = rpt_legend_item(sb, &g, lx, ly, "B", "B backward");
-		}
-		lx = rpt_legend_item(sb, &g, lx, ly, "bu", "bubble (idle)");
-		lx = rpt_legend_item(sb, &g, lx, ly, "wu", "warm-up");
-		lx = rpt_legend_item(sb, &g, lx, ly, "cd", "cool-down");
-		if (critical && c->ncrit)
-			lx = rpt_legend_item(sb, &g, lx, ly, "cp", "critical path");
-		if (c->ok && c->m.dp_sync_ms >= 0) {
-			bool sync = false, redo = false;
+static void put_legend(struct strbuf *sb, const struct chart *c, const struct gantt_geo *g,
+                       const struct timeline *meas, bool critical)
+{
+	const struct plan *p = c->p;
+	double u = g->u;
 
-			for (int d = 0; d < c->m.ndevices; d++)
-				sync |= c->m.dev[d].sync_end_ms > 0;
-			for (int st = 0; st < p->nstages; st++)
-				redo |= p->stages[st].recompute != RECOMPUTE_NONE;
-			if (sync)
-				lx = rpt_legend_item(sb, &g, lx, ly, "dp", "data-parallel sync");
-			if (redo)
-				lx = rpt_legend_item(sb, &g, lx, ly, "rc", "recomputes (dashed top)");
-		}
-		if (meas)
-			rpt_put(sb, "<text class=\"dim\" x=\"%N\" y=\"%N\">under each GPU: the measured run (%s)</text>", lx,
-			    ly + 9 * u, meas->source && strcmp(meas->source, "cuda") == 0 ? "cuda" : "emu");
-		strbuf_addch(sb, '\n');
+	double lx = 8 * u, ly = 40 * u;
+
+	lx = rpt_legend_item(sb, g, lx, ly, "F", "F forward");
+	if (p->split_backward) {
+		lx = rpt_legend_item(sb, g, lx, ly, "I", "I input-grad");
+		lx = rpt_legend_item(sb, g, lx, ly, "W", "W weight-grad");
+	} else {
+		lx = rpt_legend_item(sb, g, lx, ly, "B", "B backward");
 	}
-	/* grid and time axis */
-	step = rpt_nice_step(g.tmax, (int)(g.pw / (90 * u)) > 2 ? (int)(g.pw / (90 * u)) : 2);
-	y = g.y0 + nd * g.pitch;
+	lx = rpt_legend_item(sb, g, lx, ly, "bu", "bubble (idle)");
+	lx = rpt_legend_item(sb, g, lx, ly, "wu", "warm-up");
+	lx = rpt_legend_item(sb, g, lx, ly, "cd", "cool-down");
+	if (critical && c->ncrit)
+		lx = rpt_legend_item(sb, g, lx, ly, "cp", "critical path");
+	if (c->ok && c->m.dp_sync_ms >= 0) {
+		bool sync = false, redo = false;
+
+		for (int d = 0; d < c->m.ndevices; d++)
+			sync |= c->m.dev[d].sync_end_ms > 0;
+		for (int st = 0; st < p->nstages; st++)
+			redo |= p->stages[st].recompute != RECOMPUTE_NONE;
+		if (sync)
+			lx = rpt_legend_item(sb, g, lx, ly, "dp", "data-parallel sync");
+		if (redo)
+			lx = rpt_legend_item(sb, g, lx, ly, "rc", "recomputes (dashed top)");
+	}
+	if (meas)
+		rpt_put(sb, "<text class=\"dim\" x=\"%N\" y=\"%N\">under each GPU: the measured run (%s)</text>", lx,
+		    ly + 9 * u, meas->source && strcmp(meas->source, "cuda") == 0 ? "cuda" : "emu");
+	strbuf_addch(sb, '\n');
+}
+
+/* The grid and the time axis under nd rows. */
+static void put_axis(struct strbuf *sb, const struct gantt_geo *g, int nd)
+{
+	double u = g->u, y, step;
+
+	step = rpt_nice_step(g->tmax, (int)(g->pw / (90 * u)) > 2 ? (int)(g->pw / (90 * u)) : 2);
+	y = g->y0 + nd * g->pitch;
 	strbuf_addstr(sb, "<path class=\"gr\" d=\"");
-	for (double t = 0; t <= g.tmax * (1 + 1e-9); t += step)
-		rpt_put(sb, "M%N %NV%N", gx(&g, t), g.y0 - 2 * u, y);
+	for (double t = 0; t <= g->tmax * (1 + 1e-9); t += step)
+		rpt_put(sb, "M%N %NV%N", gx(g, t), g->y0 - 2 * u, y);
 	strbuf_addstr(sb, "\"/>\n");
-	rpt_put(sb, "<path class=\"ax\" d=\"M%N %NH%N", g.x0, y, g.x0 + g.pw);
-	for (double t = 0; t <= g.tmax * (1 + 1e-9); t += step)
-		rpt_put(sb, "M%N %NV%N", gx(&g, t), y, y + 4 * u);
+	rpt_put(sb, "<path class=\"ax\" d=\"M%N %NH%N", g->x0, y, g->x0 + g->pw);
+	for (double t = 0; t <= g->tmax * (1 + 1e-9); t += step)
+		rpt_put(sb, "M%N %NV%N", gx(g, t), y, y + 4 * u);
 	strbuf_addstr(sb, "\"/>\n<g class=\"t\">");
-	for (double t = 0; t <= g.tmax * (1 + 1e-9); t += step) {
-		rpt_put(sb, "<text x=\"%N\" y=\"%N\">", gx(&g, t), y + 15 * u);
+	for (double t = 0; t <= g->tmax * (1 + 1e-9); t += step) {
+		rpt_put(sb, "<text x=\"%N\" y=\"%N\">", gx(g, t), y + 15 * u);
 		rpt_tick_label(sb, t, step);
 		strbuf_addstr(sb, "</text>");
 	}
 	strbuf_addstr(sb, "</g>\n");
+}
+
+/* GPU d's row: hatched as a bubble over the whole iteration with its ops drawn on top, so
+ * every idle gap shows hatched without an element of its own; the measured run under it. */
+static void put_row(struct strbuf *sb, const struct chart *c, const struct gantt_geo *g,
+                    const struct timeline *meas, int d, bool sep)
+{
+	const struct plan *p = c->p;
+	double u = g->u;
+
+	const struct tl_device *dv = &c->t.dev[d];
+	double first_b = INFINITY, last_f = 0, mk = c->m.makespan_ms;
+
+	for (int i = 0; i < dv->nops; i++) {
+		if (dv->ops[i].kind == OP_F && dv->ops[i].end_ms > last_f)
+			last_f = dv->ops[i].end_ms;
+		if ((dv->ops[i].kind == OP_I || dv->ops[i].kind == OP_B) && dv->ops[i].start_ms < first_b)
+			first_b = dv->ops[i].start_ms;
+	}
+	rpt_put(sb, "<g transform=\"translate(0 %N)\">", g->y0 + d * g->pitch);
+	rpt_put(sb, "<text class=\"r\" x=\"%N\" y=\"%N\">GPU %d</text>", g->x0 - 5 * u, g->rh * 0.72, d);
+	if (dv->nops && isfinite(first_b) && first_b > 0)
+		rpt_put(sb, "<rect class=\"wu\" x=\"%N\" width=\"%N\" height=\"%N\"><title>GPU %d warm-up: idle %.2f ms"
+		    "</title></rect>", g->x0, gx(g, first_b) - g->x0, g->rh, d, c->m.dev[d].warmup_idle_ms);
+	if (dv->nops && isfinite(first_b)) {
+		double cs = last_f > first_b ? last_f : first_b;
+
+		if (mk > cs)
+			rpt_put(sb, "<rect class=\"cd\" x=\"%N\" width=\"%N\" height=\"%N\"><title>GPU %d cool-down: idle %.2f ms"
+			    "</title></rect>", gx(g, cs), gx(g, mk) - gx(g, cs), g->rh, d, c->m.dev[d].cooldown_idle_ms);
+	}
+	rpt_put(sb, "<rect class=\"bu\" x=\"%N\" width=\"%N\" height=\"%N\"><title>GPU %d idle %.2f ms (%.1f%%)</title>"
+	    "</rect>\n", g->x0, gx(g, mk) - g->x0, g->rh, d, c->m.dev[d].idle_ms, 100 * c->m.dev[d].bubble_ratio);
+	put_ops(sb, g, p, dv, g->rh, false, sep);
+	if (c->m.dev[d].sync_end_ms > 0) {
+		const struct device_metrics *dm = &c->m.dev[d];
+
+		rpt_put(sb, "<rect class=\"dp\" x=\"%N\" y=\"%N\" width=\"%N\" height=\"%N\"><title>GPU %d data-parallel "
+		    "sync %.2f-%.2f ms</title></rect>", gx(g, dm->sync_start_ms), g->rh * 0.72,
+		    gx(g, dm->sync_end_ms) - gx(g, dm->sync_start_ms), g->rh * 0.28, d, dm->sync_start_ms,
+		    dm->sync_end_ms);
+	}
+	strbuf_addstr(sb, "</g>\n");
+	if (meas) {
+		const struct tl_device *mv = &meas->dev[d];
+		double mend = 0;
+
+		for (int i = 0; i < mv->nops; i++)
+			if (mv->ops[i].end_ms > mend)
+				mend = mv->ops[i].end_ms;
+		rpt_put(sb, "<g class=\"mo\" transform=\"translate(0 %N)\">", g->y0 + d * g->pitch + g->rh + 2 * u);
+		rpt_put(sb, "<text class=\"r dim\" x=\"%N\" y=\"%N\" font-size=\"%N\">measured</text>", g->x0 - 5 * u,
+		    g->mh * 0.8, 7.5 * u);
+		rpt_put(sb, "<rect class=\"bu\" x=\"%N\" width=\"%N\" height=\"%N\"/>\n", g->x0, gx(g, mend) - g->x0, g->mh);
+		put_ops(sb, g, p, mv, g->mh, true, sep);
+		strbuf_addstr(sb, "</g>\n");
+	}
+}
+
+/* The critical path: each op outlined, and what it waited for joined by a dashed line. */
+static void put_critical(struct strbuf *sb, const struct chart *c, const struct gantt_geo *g)
+{
+	const struct plan *p = c->p;
+
+	strbuf_addstr(sb, "<path class=\"cp\" d=\"");
+	for (long i = 0; i < c->ncrit; i++) {
+		const struct action *a = &p->order[c->crit[i]];
+		long op = sim_op_index(p, a->stage, a->mb, a->kind);
+		double x = gx(g, c->s.start[op]), w = gx(g, c->s.end[op]) - x;
+		double yy = g->y0 + p->stages[a->stage].device * g->pitch;
+
+		rpt_put(sb, "M%N %Nh%Nv%Nh%NZ", x, yy, w, g->rh, -w);
+	}
+	strbuf_addstr(sb, "\"/>\n<path class=\"cl\" d=\"");
+	for (long i = 0; i + 1 < c->ncrit; i++) {
+		const struct action *a = &p->order[c->crit[i]], *b = &p->order[c->crit[i + 1]];
+		long oa = sim_op_index(p, a->stage, a->mb, a->kind), ob = sim_op_index(p, b->stage, b->mb, b->kind);
+		int da = p->stages[a->stage].device, db = p->stages[b->stage].device;
+
+		if (da != db)
+			rpt_put(sb, "M%N %NL%N %N", gx(g, c->s.end[ob]), g->y0 + db * g->pitch + g->rh / 2, gx(g, c->s.start[oa]),
+			    g->y0 + da * g->pitch + g->rh / 2);
+	}
+	strbuf_addstr(sb, "\"/>\n");
+}
+
+void rpt_put_gantt(struct strbuf *sb, const struct chart *c, const struct timeline *meas, int width, double tmax,
+                   bool critical, bool standalone)
+{
+	struct gantt_geo g;
+	bool sep;
+
+	gantt_geometry(&g, c, meas, width, tmax);
+	put_header(sb, c, &g, standalone);
+	put_legend(sb, c, &g, meas, critical);
+	put_axis(sb, &g, c->p->ndevices);
 	if (!c->ok) {
-		rpt_put(sb, "<text x=\"%N\" y=\"%N\">", g.x0, g.y0 + 12 * u);
+		rpt_put(sb, "<text x=\"%N\" y=\"%N\">", g.x0, g.y0 + 12 * g.u);
 		rpt_xml_text(sb, c->why.msg);
 		strbuf_addstr(sb, "</text>\n</svg>\n");
 		return;
 	}
 	sep = wide_ops(&g, &c->t);
-	/* rows: a GPU's row is hatched as a bubble over the whole iteration and its ops drawn
-	 * on top, so every idle gap shows hatched without an element of its own */
-	for (int d = 0; d < nd; d++) {
-		const struct tl_device *dv = &c->t.dev[d];
-		double first_b = INFINITY, last_f = 0, mk = c->m.makespan_ms;
-
-		for (int i = 0; i < dv->nops; i++) {
-			if (dv->ops[i].kind == OP_F && dv->ops[i].end_ms > last_f)
-				last_f = dv->ops[i].end_ms;
-			if ((dv->ops[i].kind == OP_I || dv->ops[i].kind == OP_B) && dv->ops[i].start_ms < first_b)
-				first_b = dv->ops[i].start_ms;
-		}
-		rpt_put(sb, "<g transform=\"translate(0 %N)\">", g.y0 + d * g.pitch);
-		rpt_put(sb, "<text class=\"r\" x=\"%N\" y=\"%N\">GPU %d</text>", g.x0 - 5 * u, g.rh * 0.72, d);
-		if (dv->nops && isfinite(first_b) && first_b > 0)
-			rpt_put(sb, "<rect class=\"wu\" x=\"%N\" width=\"%N\" height=\"%N\"><title>GPU %d warm-up: idle %.2f ms"
-			    "</title></rect>", g.x0, gx(&g, first_b) - g.x0, g.rh, d, c->m.dev[d].warmup_idle_ms);
-		if (dv->nops && isfinite(first_b)) {
-			double cs = last_f > first_b ? last_f : first_b;
-
-			if (mk > cs)
-				rpt_put(sb, "<rect class=\"cd\" x=\"%N\" width=\"%N\" height=\"%N\"><title>GPU %d cool-down: idle %.2f ms"
-				    "</title></rect>", gx(&g, cs), gx(&g, mk) - gx(&g, cs), g.rh, d, c->m.dev[d].cooldown_idle_ms);
-		}
-		rpt_put(sb, "<rect class=\"bu\" x=\"%N\" width=\"%N\" height=\"%N\"><title>GPU %d idle %.2f ms (%.1f%%)</title>"
-		    "</rect>\n", g.x0, gx(&g, mk) - g.x0, g.rh, d, c->m.dev[d].idle_ms, 100 * c->m.dev[d].bubble_ratio);
-		put_ops(sb, &g, p, dv, g.rh, false, sep);
-		if (c->m.dev[d].sync_end_ms > 0) {
-			const struct device_metrics *dm = &c->m.dev[d];
-
-			rpt_put(sb, "<rect class=\"dp\" x=\"%N\" y=\"%N\" width=\"%N\" height=\"%N\"><title>GPU %d data-parallel "
-			    "sync %.2f-%.2f ms</title></rect>", gx(&g, dm->sync_start_ms), g.rh * 0.72,
-			    gx(&g, dm->sync_end_ms) - gx(&g, dm->sync_start_ms), g.rh * 0.28, d, dm->sync_start_ms,
-			    dm->sync_end_ms);
-		}
-		strbuf_addstr(sb, "</g>\n");
-		if (meas) {
-			const struct tl_device *mv = &meas->dev[d];
-			double mend = 0;
-
-			for (int i = 0; i < mv->nops; i++)
-				if (mv->ops[i].end_ms > mend)
-					mend = mv->ops[i].end_ms;
-			rpt_put(sb, "<g class=\"mo\" transform=\"translate(0 %N)\">", g.y0 + d * g.pitch + g.rh + 2 * u);
-			rpt_put(sb, "<text class=\"r dim\" x=\"%N\" y=\"%N\" font-size=\"%N\">measured</text>", g.x0 - 5 * u,
-			    g.mh * 0.8, 7.5 * u);
-			rpt_put(sb, "<rect class=\"bu\" x=\"%N\" width=\"%N\" height=\"%N\"/>\n", g.x0, gx(&g, mend) - g.x0, g.mh);
-			put_ops(sb, &g, p, mv, g.mh, true, sep);
-			strbuf_addstr(sb, "</g>\n");
-		}
-	}
-	/* the critical path: each op outlined, and what it waited for joined by a dashed line */
-	if (critical && c->ncrit) {
-		strbuf_addstr(sb, "<path class=\"cp\" d=\"");
-		for (long i = 0; i < c->ncrit; i++) {
-			const struct action *a = &p->order[c->crit[i]];
-			long op = sim_op_index(p, a->stage, a->mb, a->kind);
-			double x = gx(&g, c->s.start[op]), w = gx(&g, c->s.end[op]) - x;
-			double yy = g.y0 + p->stages[a->stage].device * g.pitch;
-
-			rpt_put(sb, "M%N %Nh%Nv%Nh%NZ", x, yy, w, g.rh, -w);
-		}
-		strbuf_addstr(sb, "\"/>\n<path class=\"cl\" d=\"");
-		for (long i = 0; i + 1 < c->ncrit; i++) {
-			const struct action *a = &p->order[c->crit[i]], *b = &p->order[c->crit[i + 1]];
-			long oa = sim_op_index(p, a->stage, a->mb, a->kind), ob = sim_op_index(p, b->stage, b->mb, b->kind);
-			int da = p->stages[a->stage].device, db = p->stages[b->stage].device;
-
-			if (da != db)
-				rpt_put(sb, "M%N %NL%N %N", gx(&g, c->s.end[ob]), g.y0 + db * g.pitch + g.rh / 2, gx(&g, c->s.start[oa]),
-				    g.y0 + da * g.pitch + g.rh / 2);
-		}
-		strbuf_addstr(sb, "\"/>\n");
-	}
+	for (int d = 0; d < c->p->ndevices; d++)
+		put_row(sb, c, &g, meas, d, sep);
+	if (critical && c->ncrit)
+		put_critical(sb, c, &g);
 	strbuf_addstr(sb, "</svg>\n");
 }
 

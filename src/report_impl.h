@@ -58,6 +58,7 @@ void rpt_put_defs(struct strbuf *sb, double u);
 int rpt_chart_init(struct chart *c, const struct plan *p, const char *label, bool crit, struct err *e);
 void rpt_chart_release(struct chart *c);
 double rpt_ops_end(const struct timeline *t);
+void rpt_td_ms(struct strbuf *sb, double ms);
 
 /* report_gantt.c */
 double rpt_gantt_height(int nd, bool meas, double u);
@@ -69,12 +70,11 @@ void rpt_put_gantt(struct strbuf *sb, const struct chart *c, const struct timeli
 void rpt_put_summary_line(struct strbuf *sb, const struct chart *c);
 void rpt_tick_label(struct strbuf *sb, double t, double step);
 
-/* report.c */
-void rpt_td_ms(struct strbuf *sb, double ms);
 
 /* report_steps.c */
 void rpt_put_steps(struct strbuf *sb, const cJSON *root, const struct rstep *st, int n, int width);
 void rpt_put_steps_table(struct strbuf *sb, const struct rstep *st, int n);
+void rpt_put_steps_section(struct strbuf *sb, const cJSON *root, const struct rstep *st, int nsteps, int width);
 int rpt_steps_read(const cJSON *root, const char *file, struct rstep **out, int *n, struct err *e);
 
 #endif

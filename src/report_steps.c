@@ -191,3 +191,26 @@ void rpt_put_steps_table(struct strbuf *sb, const struct rstep *st, int n)
 }
 
 /* Predicted against measured, per GPU: when each finished and how long it was busy. */
+
+/* The steps' section of the HTML report: which model on which cluster, the chart and the
+ * table. */
+void rpt_put_steps_section(struct strbuf *sb, const cJSON *root, const struct rstep *st, int nsteps, int width)
+{
+	const cJSON *m = cJSON_GetObjectItemCaseSensitive(root, "model");
+	const cJSON *cl = cJSON_GetObjectItemCaseSensitive(root, "cluster");
+
+	strbuf_addstr(sb, "<section id=\"steps\"><h2>Tuner steps</h2>\n<p class=\"note\">");
+	if (cJSON_IsString(m) && cJSON_IsString(cl)) {
+		strbuf_addstr(sb, "model ");
+		rpt_xml_text(sb, m->valuestring);
+		strbuf_addstr(sb, " on ");
+		rpt_xml_text(sb, cl->valuestring);
+		strbuf_addstr(sb, ": ");
+	}
+	strbuf_addf(sb, "iteration time after each accepted move (%d steps), by phase: shape and colour.</p>\n<figure>",
+	            nsteps);
+	rpt_put_steps(sb, root, st, nsteps, width);
+	strbuf_addstr(sb, "</figure>\n");
+	rpt_put_steps_table(sb, st, nsteps);
+	strbuf_addstr(sb, "</section>\n");
+}

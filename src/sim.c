@@ -169,42 +169,6 @@ static double transfer(struct ctx *c, int a, int b, int slot, uint64_t bytes, do
 	return arrive;
 }
 
-/* Numbers the directed links the plan uses. Only adjacent stages talk, so a plan has at
- * most 2(S-1) of them: slot 2s is stage s's activations to s+1, slot 2s+1 the gradients
- * from s+1 back to s. Slots over the same directed pair of devices share one FIFO (found
- * through a small open-addressing table), so memory and time are linear in stages
- * instead of quadratic in devices (65 536 devices needed 32 GiB for a device x device
- * table). */
-static void number_links(struct ctx *c)
-{
-	struct sim *s = c->s;
-	const struct stage *g = c->p->stages;
-	long mask = s->link_hash_cap - 1;
-	int n = 0;
-
-	memset(s->link_hash, 0, (size_t)s->link_hash_cap * sizeof(*s->link_hash));
-	for (int slot = 0; slot < 2 * (c->S - 1); slot++) {
-		int st = slot / 2, a = g[st + (slot & 1)].device, b = g[st + !(slot & 1)].device;
-		uint64_t key = (uint64_t)(uint32_t)a << 32 | (uint32_t)b;
-		long h = (long)((key * 0x9e3779b97f4a7c15ull) >> 20) & mask;
-
-		/* entries hold slot + 1 of the first slot over the pair; 0 is empty */
-		for (;; h = (h + 1) & mask) {
-			int q = s->link_hash[h] - 1;
-
-			if (q < 0) {
-				s->link_hash[h] = slot + 1;
-				s->link_of[slot] = n;
-				s->link_free[n++] = 0;
-				break;
-			}
-			if (g[q / 2 + (q & 1)].device == a && g[q / 2 + !(q & 1)].device == b) {
-				s->link_of[slot] = s->link_of[q];
-				break;
-			}
-		}
-	}
-}
 
 /* ---- the policy ------------------------------------------------------------------- */
 
@@ -400,19 +364,6 @@ static void dispatch_order(struct ctx *c, int d)
 
 /* Ready queues: per stage and op slot (F, I/B, W) a min-heap of microbatches, so the
  * policy only compares the oldest ready op of each kind of each stage on the device. */
-static void rq_push(struct ctx *c, long op)
-{
-	struct sim *s = c->s;
-	int q = op_stage(c, op) * 3 + op_k(c, op), mb = op_mb(c, op);
-	int32_t *h = &s->rq[(long)q * c->M];
-	int i = s->rq_len[q]++;
-
-	while (i > 0 && h[(i - 1) / 2] > mb) {
-		h[i] = h[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	h[i] = mb;
-}
 
 static void rq_pop(struct ctx *c, int q)
 {
@@ -587,175 +538,6 @@ static void finish_at(struct ctx *c, long op, int st, int mb, int k, double t)
 	}
 }
 
-/* ---- setup ------------------------------------------------------------------------ */
-
-/* The latest-start policy's tails: per stage and slot the longest chain of work from the
- * op to the end of its microbatch (F runs on to the last stage and back down; I/B down to
- * stage 0 or its own W), and the cycle a microbatch is due after the one before it: the
- * busiest device's work per microbatch times the policy's factor. Transfers are left out:
- * the tails only rank ops against each other. dev_peak is scratch here (zeroed after). */
-static void latest_start_tails(struct ctx *c)
-{
-	struct sim *s = c->s;
-	const struct plan *p = c->p;
-	double *tail = s->stage_tail, busiest = 0;
-
-	for (int d = 0; d < p->ndevices; d++)
-		s->dev_last_end[d] = 0;
-	for (int st = 0; st < c->S; st++) {
-		long op = op_id(c, st, 0, 0);
-		double w = c->K > 2 ? op_dur(c, op + 2) : 0, b = op_dur(c, op + 1);
-
-		tail[3 * st + 2] = w;
-		tail[3 * st + 1] = b + fmax(w, st > 0 ? tail[3 * (st - 1) + 1] : 0);
-		s->dev_last_end[p->stages[st].device] += op_dur(c, op) + b + w;
-	}
-	for (int st = c->S - 1; st >= 0; st--)
-		tail[3 * st] = op_dur(c, op_id(c, st, 0, 0)) + fmax(tail[3 * st + 1], st + 1 < c->S ? tail[3 * (st + 1)] : 0);
-	for (int d = 0; d < p->ndevices; d++) {
-		busiest = fmax(busiest, s->dev_last_end[d]);
-		s->dev_last_end[d] = 0;
-	}
-	s->lst_cycle_ms = c->o->policy.lst_cycle * busiest;
-}
-
-static void setup(struct ctx *c)
-{
-	struct sim *s = c->s;
-	const struct plan *p = c->p;
-	const struct model *m = &p->model;
-	long nops = (long)c->S * c->M * c->K;
-	struct parallel par = plan_parallel(p);
-
-	for (int d = 0; d < p->ndevices; d++) {
-		s->dev_blocked[d] = 0;
-		s->dev_block_op[d] = -1;
-		s->dev_last_end[d] = 0;
-		s->dev_free[d] = 0;
-		s->dev_last_kind[d] = OP_B;
-		s->dev_static[d] = 0;
-		s->dev_wgo[3 * d] = s->dev_wgo[3 * d + 1] = s->dev_wgo[3 * d + 2] = 0;
-		s->dev_peak[d] = 0;
-		s->next[d] = c->o->policy_driven ? 0 : p->order_start[d];
-		s->marked[d] = 0;
-	}
-	for (int st = 0; st < c->S; st++) {
-		const struct stage *g = &p->stages[st];
-		double ms[3], params = 0, experts = 0, redo = 0;
-		uint64_t act = 0, act_w = 0;
-		struct mem_static ms_;
-
-		for (int l = g->first; l <= g->last; l++) {
-			const struct layer *y = &m->layers[l];
-			uint64_t in = y->in_bytes ? y->in_bytes : l > 0 ? m->layers[l - 1].out_bytes : 0;
-
-			/* none keeps every activation; selective drops the attention core's and redoes
-			 * it in the backward; full keeps each layer's input and redoes the whole layer
-			 * (one at a time: the largest layer's activations are the extra while it runs) */
-			if (g->recompute == RECOMPUTE_FULL) {
-				act += in;
-				redo = fmax(redo, (double)y->act_bytes);
-			} else if (g->recompute == RECOMPUTE_SELECTIVE) {
-				act += y->act_bytes - y->core_act_bytes;
-				redo = fmax(redo, (double)y->core_act_bytes);
-			} else {
-				act += y->act_bytes;
-			}
-			act_w += y->act_w_bytes;
-			params += (double)y->param_bytes;
-			/* a head tied to the embedding on the embedding's own device: one matrix */
-			if (y->tied_bytes && p->stages[0].device == g->device)
-				params -= (double)y->tied_bytes;
-			experts += (double)y->expert_param_bytes;
-		}
-		if (c->o->unit_costs) {
-			ms[0] = 1;
-			ms[1] = p->split_backward ? 1 : 2;
-			ms[2] = p->split_backward ? 1 : 0;
-		} else {
-			plan_stage_ms(p, st, ms);
-		}
-		s->stage_f[st] = ms[0];
-		s->stage_b[st] = ms[1];
-		s->stage_w[st] = ms[2];
-		s->stage_act[st] = act;
-		s->stage_act_w[st] = act_w;
-		s->stage_out[st] = m->layers[g->last].out_bytes;
-		s->stage_inflight[st] = 0;
-		s->stage_wpend[st] = 0;
-		s->stage_hold[st] = 0;
-		s->stage_redo[st] = redo;
-		parallel_static_mem(&par, params, experts, &ms_);
-		s->dev_wgo[3 * g->device] += ms_.weights;
-		s->dev_wgo[3 * g->device + 1] += ms_.grads;
-		s->dev_wgo[3 * g->device + 2] += ms_.optimizer;
-		s->dev_static[g->device] += ms_.weights + ms_.grads + ms_.optimizer;
-		/* ZeRO-3 gathers a layer's whole weights while it runs and prefetches the next, as
-		 * FSDP does: the two largest layers are a working buffer on top of the shards
-		 * (dev_peak is scratch until below) */
-		if (par.zero >= 3) {
-			double big[2] = { 0, 0 };
-
-			for (int l = g->first; l <= g->last; l++) {
-				const struct layer *y = &m->layers[l];
-				double full = (double)(y->param_bytes - y->expert_param_bytes) + (double)y->expert_param_bytes / par.ep;
-
-				if (full > big[0]) {
-					big[1] = big[0];
-					big[0] = full;
-				} else if (full > big[1]) {
-					big[1] = full;
-				}
-			}
-			s->dev_peak[g->device] = fmax(s->dev_peak[g->device], big[0] + big[1]);
-		}
-	}
-	if (c->o->policy_driven && c->o->policy.lst_cycle > 0)
-		latest_start_tails(c);
-	for (int d = 0; d < p->ndevices; d++) {
-		s->dev_wgo[3 * d] += s->dev_peak[d];
-		s->dev_static[d] += s->dev_peak[d];
-		s->dev_mem[d] = s->dev_static[d];
-		s->dev_peak[d] = s->dev_static[d];
-	}
-	/* the stages of each device, and where its ops go in a policy-made order */
-	/* (a counting sort: linear in devices + stages) */
-	for (int d = 0; d <= p->ndevices; d++)
-		s->dev_stage_start[d] = 0;
-	for (int st = 0; st < c->S; st++)
-		s->dev_stage_start[p->stages[st].device + 1]++;
-	s->order_start[0] = 0;
-	for (int d = 0; d < p->ndevices; d++) {
-		s->order_start[d + 1] = s->order_start[d] + (long)s->dev_stage_start[d + 1] * c->M * c->K;
-		s->dev_stage_start[d + 1] += s->dev_stage_start[d];
-		s->work[d] = s->dev_stage_start[d]; /* cursor; work is empty until the run */
-	}
-	for (int st = 0; st < c->S; st++)
-		s->dev_stages[s->work[p->stages[st].device]++] = st;
-	for (int q = 0; q < 3 * c->S; q++)
-		s->rq_len[q] = 0;
-	number_links(c);
-	memset(s->ready, 0, (size_t)nops * sizeof(*s->ready));
-	if (c->blocking)
-		for (long i = 0; i < nops; i++)
-			s->pend_send[i] = -1;
-	memset(s->state, 0, (size_t)nops * sizeof(*s->state));
-	for (int st = 0; st < c->S; st++) {
-		int8_t np[3] = { (int8_t)(st > 0), (int8_t)(1 + (st + 1 < c->S)), 1 };
-		long op = (long)st * c->M * c->K;
-
-		for (int mb = 0; mb < c->M; mb++)
-			for (int k = 0; k < c->K; k++, op++) {
-				s->npred[op] = np[k];
-				if (np[k] == 0 && c->o->policy_driven)
-					rq_push(c, op);
-			}
-	}
-	s->nheap = 0;
-	s->nxfers = 0;
-	s->nmem = 0;
-}
-
 /* ---- the run ---------------------------------------------------------------------- */
 
 int sim_run(struct sim *s, const struct plan *p, const struct sim_opts *opts,
@@ -773,7 +555,7 @@ int sim_run(struct sim *s, const struct plan *p, const struct sim_opts *opts,
 	memset(m, 0, sizeof(*m));
 	if (ensure(s, p) < 0)
 		return err_set(e, ERR_RUNTIME, "out of host memory simulating %ld ops", nops);
-	setup(&c);
+	sim_setup(&c);
 	s->nwork = 0;
 	for (int d = 0; d < p->ndevices; d++)
 		mark(&c, d);
@@ -831,99 +613,5 @@ int sim_run(struct sim *s, const struct plan *p, const struct sim_opts *opts,
 		metrics_release(m);
 		return err_set(e, ERR_RUNTIME, "out of host memory computing metrics");
 	}
-	return 0;
-}
-
-/* ---- results ---------------------------------------------------------------------- */
-
-int sim_timeline(const struct sim *s, const struct plan *p, const struct metrics *m,
-                 struct timeline *t, struct err *e)
-{
-	const struct action *ord = p->order;
-	const int *ostart = p->order_start;
-	int K = plan_ops_per_mb(p);
-	long mi = 0;
-
-	memset(t, 0, sizeof(*t));
-	t->source = strdup("sim");
-	t->ndevices = p->ndevices;
-	t->dev = calloc((size_t)p->ndevices, sizeof(*t->dev));
-	if (!t->source || !t->dev)
-		goto oom;
-	for (int d = 0; d < p->ndevices; d++) {
-		struct tl_device *td = &t->dev[d];
-		int n = ostart[d + 1] - ostart[d], nm = 0;
-
-		td->ops = calloc((size_t)(n ? n : 1), sizeof(*td->ops));
-		if (!td->ops)
-			goto oom;
-		for (int i = 0; i < n; i++) {
-			const struct action *a = &ord[ostart[d] + i];
-			int k = a->kind == OP_F ? 0 : a->kind == OP_W ? 2 : 1;
-			long op = ((long)a->stage * p->microbatches + a->mb) * K + k;
-
-			td->ops[i] = (struct tl_op){ s->start[op], s->end[op], a->stage, a->mb, a->kind };
-		}
-		td->nops = n;
-		/* the order-driven plan lists ops in start order already; keep it sorted anyway */
-		for (int i = 1; i < n; i++) {
-			struct tl_op x = td->ops[i];
-			int j = i;
-
-			while (j > 0 && td->ops[j - 1].start_ms > x.start_ms) {
-				td->ops[j] = td->ops[j - 1];
-				j--;
-			}
-			td->ops[j] = x;
-		}
-		while (mi + nm < s->nmem && s->mem[mi + nm].dev == d)
-			nm++;
-		td->mem = calloc((size_t)nm + 1, sizeof(*td->mem));
-		if (!td->mem)
-			goto oom;
-		td->mem[0] = (struct tl_mem){ 0, mem_bytes(s->dev_static[d]) };
-		for (int i = 0; i < nm; i++)
-			td->mem[i + 1] = (struct tl_mem){ s->mem[mi + i].t, mem_bytes(s->mem[mi + i].bytes) };
-		td->nmem = nm + 1;
-		mi += nm;
-		td->peak_mem_bytes = m->dev ? m->dev[d].peak_mem_bytes : 0;
-	}
-	t->xfers = calloc((size_t)(s->nxfers ? s->nxfers : 1), sizeof(*t->xfers));
-	if (!t->xfers)
-		goto oom;
-	for (long i = 0; i < s->nxfers; i++) {
-		const struct sim_xfer *x = &s->xfers[i];
-
-		t->xfers[i] = (struct tl_xfer){ x->src, x->dst, x->stage, x->mb, x->kind,
-		                                x->start_ms, x->end_ms, x->bytes };
-	}
-	t->nxfers = s->nxfers;
-	if (m->dev) {
-		t->metrics = *m;
-		t->metrics.dev = malloc((size_t)m->ndevices * sizeof(*m->dev));
-		t->metrics.cycle = NULL;
-		t->metrics.ncycle = 0;
-		t->metrics.oom = m->noom ? malloc((size_t)m->noom * sizeof(int)) : NULL;
-		if (!t->metrics.dev || (m->noom && !t->metrics.oom))
-			goto oom;
-		memcpy(t->metrics.dev, m->dev, (size_t)m->ndevices * sizeof(*m->dev));
-		if (m->noom)
-			memcpy(t->metrics.oom, m->oom, (size_t)m->noom * sizeof(int));
-		t->has_metrics = true;
-	}
-	return 0;
-oom:
-	timeline_release(t);
-	return err_set(e, ERR_RUNTIME, "out of host memory building the timeline");
-}
-
-int sim_apply_order(const struct sim *s, struct plan *p, struct err *e)
-{
-	long n = s->order_start[p->ndevices];
-
-	if (n != plan_total_ops(p))
-		return err_set(e, ERR_RUNTIME, "the simulated order has %ld ops, the plan %ld", n, plan_total_ops(p));
-	memcpy(p->order, s->order, (size_t)n * sizeof(*p->order));
-	memcpy(p->order_start, s->order_start, (size_t)(p->ndevices + 1) * sizeof(int));
 	return 0;
 }

@@ -75,7 +75,7 @@ static inline double op_dur(const struct ctx *c, long op)
 
 static inline long op_id(const struct ctx *c, int stage, int mb, int k)
 {
-	return ((long)stage * c->M + mb) * c->K + k;
+	return op_slot_index(stage, c->M, mb, c->K, k);
 }
 
 static inline long action_op(const struct ctx *c, const struct action *a)
@@ -83,9 +83,27 @@ static inline long action_op(const struct ctx *c, const struct action *a)
 	return op_id(c, a->stage, a->mb, a->kind == OP_F ? 0 : a->kind == OP_W ? 2 : 1);
 }
 
+/* The policy's ready queue of (stage, slot): a binary min-heap of microbatches. */
+static inline void rq_push(struct ctx *c, long op)
+{
+	struct sim *s = c->s;
+	int q = op_stage(c, op) * 3 + op_k(c, op), mb = op_mb(c, op);
+	int32_t *h = &s->rq[(long)q * c->M];
+	int i = s->rq_len[q]++;
+
+	while (i > 0 && h[(i - 1) / 2] > mb) {
+		h[i] = h[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	h[i] = mb;
+}
+
+/* sim_setup.c: everything a run needs before its first event */
+void sim_setup(struct ctx *c);
 /* sim_deadlock.c: names the cycle or the missing op of a run that stopped early */
 int sim_diagnose_deadlock(struct ctx *c, struct metrics *m, struct err *e);
-/* sim_metrics.c: iteration time (data-parallel sync included), bubbles and memory */
+/* sim_metrics.c: iteration time (data-parallel sync included), bubbles and memory; also
+ * sim_timeline() and sim_apply_order() of sim.h */
 int sim_compute_metrics(struct ctx *c, struct metrics *m);
 
 #endif

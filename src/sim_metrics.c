@@ -120,6 +120,25 @@ static int dp_sync(struct ctx *c, struct metrics *m, double *makespan)
  * weights, and its optimizer states six times that) it saturates instead of being an
  * undefined conversion. */
 
+/* Over one device's ops [a, end): when its first backward starts (warm-up ends there) and
+ * its last forward ends (cool-down starts after both). */
+static void warmup_ends(const struct ctx *c, const struct action *a, const struct action *end, double *first_b,
+                        double *last_f)
+{
+	const struct sim *s = c->s;
+
+	*first_b = INFINITY;
+	*last_f = 0;
+	for (; a < end; a++) {
+		long op = action_op(c, a);
+
+		if (a->kind == OP_F && s->end[op] > *last_f)
+			*last_f = s->end[op];
+		if ((a->kind == OP_I || a->kind == OP_B) && s->start[op] < *first_b)
+			*first_b = s->start[op];
+	}
+}
+
 /* Walks each device's ops in execution order: busy/idle split, memory curve and peak. */
 int sim_compute_metrics(struct ctx *c, struct metrics *m)
 {
@@ -141,18 +160,10 @@ int sim_compute_metrics(struct ctx *c, struct metrics *m)
 		return -1;
 	for (int d = 0; d < p->ndevices; d++) {
 		struct device_metrics *dm = &m->dev[d];
-		double first_b = INFINITY, last_f = 0, prev_end = 0, mem = s->dev_static[d], peak = mem;
+		double first_b, last_f, prev_end = 0, mem = s->dev_static[d], peak = mem;
 		double warm = 0, cool = 0, busy = 0;
 
-		for (int i = ostart[d]; i < ostart[d + 1]; i++) {
-			const struct action *a = &ord[i];
-			long op = op_id(c, a->stage, a->mb, a->kind == OP_F ? 0 : a->kind == OP_W ? 2 : 1);
-
-			if (a->kind == OP_F && s->end[op] > last_f)
-				last_f = s->end[op];
-			if ((a->kind == OP_I || a->kind == OP_B) && s->start[op] < first_b)
-				first_b = s->start[op];
-		}
+		warmup_ends(c, ord + ostart[d], ord + ostart[d + 1], &first_b, &last_f);
 		for (int i = ostart[d]; i < ostart[d + 1]; i++) {
 			const struct action *a = &ord[i];
 			int k = a->kind == OP_F ? 0 : a->kind == OP_W ? 2 : 1;
@@ -241,5 +252,98 @@ int sim_compute_metrics(struct ctx *c, struct metrics *m)
 		? (double)plan_parallel(p).dp * p->microbatches * (double)p->model.seq_len * (double)p->model.micro_batch_size /
 		  (makespan / 1000)
 		: 0;
+	return 0;
+}
+
+/* ---- results ---------------------------------------------------------------------- */
+
+int sim_timeline(const struct sim *s, const struct plan *p, const struct metrics *m,
+                 struct timeline *t, struct err *e)
+{
+	const struct action *ord = p->order;
+	const int *ostart = p->order_start;
+	int K = plan_ops_per_mb(p);
+	long mi = 0;
+
+	memset(t, 0, sizeof(*t));
+	t->source = strdup("sim");
+	t->ndevices = p->ndevices;
+	t->dev = calloc((size_t)p->ndevices, sizeof(*t->dev));
+	if (!t->source || !t->dev)
+		goto oom;
+	for (int d = 0; d < p->ndevices; d++) {
+		struct tl_device *td = &t->dev[d];
+		int n = ostart[d + 1] - ostart[d], nm = 0;
+
+		td->ops = calloc((size_t)(n ? n : 1), sizeof(*td->ops));
+		if (!td->ops)
+			goto oom;
+		for (int i = 0; i < n; i++) {
+			const struct action *a = &ord[ostart[d] + i];
+			long op = op_slot_index(a->stage, p->microbatches, a->mb, K, op_kind_slot(a->kind));
+
+			td->ops[i] = (struct tl_op){ s->start[op], s->end[op], a->stage, a->mb, a->kind };
+		}
+		td->nops = n;
+		/* the order-driven plan lists ops in start order already; keep it sorted anyway */
+		for (int i = 1; i < n; i++) {
+			struct tl_op x = td->ops[i];
+			int j = i;
+
+			while (j > 0 && td->ops[j - 1].start_ms > x.start_ms) {
+				td->ops[j] = td->ops[j - 1];
+				j--;
+			}
+			td->ops[j] = x;
+		}
+		while (mi + nm < s->nmem && s->mem[mi + nm].dev == d)
+			nm++;
+		td->mem = calloc((size_t)nm + 1, sizeof(*td->mem));
+		if (!td->mem)
+			goto oom;
+		td->mem[0] = (struct tl_mem){ 0, mem_bytes(s->dev_static[d]) };
+		for (int i = 0; i < nm; i++)
+			td->mem[i + 1] = (struct tl_mem){ s->mem[mi + i].t, mem_bytes(s->mem[mi + i].bytes) };
+		td->nmem = nm + 1;
+		mi += nm;
+		td->peak_mem_bytes = m->dev ? m->dev[d].peak_mem_bytes : 0;
+	}
+	t->xfers = calloc((size_t)(s->nxfers ? s->nxfers : 1), sizeof(*t->xfers));
+	if (!t->xfers)
+		goto oom;
+	for (long i = 0; i < s->nxfers; i++) {
+		const struct sim_xfer *x = &s->xfers[i];
+
+		t->xfers[i] = (struct tl_xfer){ x->src, x->dst, x->stage, x->mb, x->kind,
+		                                x->start_ms, x->end_ms, x->bytes };
+	}
+	t->nxfers = s->nxfers;
+	if (m->dev) {
+		t->metrics = *m;
+		t->metrics.dev = malloc((size_t)m->ndevices * sizeof(*m->dev));
+		t->metrics.cycle = NULL;
+		t->metrics.ncycle = 0;
+		t->metrics.oom = m->noom ? malloc((size_t)m->noom * sizeof(int)) : NULL;
+		if (!t->metrics.dev || (m->noom && !t->metrics.oom))
+			goto oom;
+		memcpy(t->metrics.dev, m->dev, (size_t)m->ndevices * sizeof(*m->dev));
+		if (m->noom)
+			memcpy(t->metrics.oom, m->oom, (size_t)m->noom * sizeof(int));
+		t->has_metrics = true;
+	}
+	return 0;
+oom:
+	timeline_release(t);
+	return err_set(e, ERR_RUNTIME, "out of host memory building the timeline");
+}
+
+int sim_apply_order(const struct sim *s, struct plan *p, struct err *e)
+{
+	long n = s->order_start[p->ndevices];
+
+	if (n != plan_total_ops(p))
+		return err_set(e, ERR_RUNTIME, "the simulated order has %ld ops, the plan %ld", n, plan_total_ops(p));
+	memcpy(p->order, s->order, (size_t)n * sizeof(*p->order));
+	memcpy(p->order_start, s->order_start, (size_t)(p->ndevices + 1) * sizeof(int));
 	return 0;
 }
