@@ -1,0 +1,204 @@
+/* test_cli_args — the declared common options of a subcommand (src/cli/cli_args.c): the
+ * options a command declares are taken, the others are unknown; the command's own go to
+ * its callback; bad values and a wrong PLAN operand get their one usage line and exit 2;
+ * --help prints the usage and exits 0; the inputs load in order, a failure names its file
+ * and leaves what loaded to cli_args_release. Error lines are read back from stderr. */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli_args.h"
+#include "../tap.h"
+
+static char errbuf[4096];
+static int usage_calls;
+
+static void usage(FILE *f)
+{
+	(void)f;
+	usage_calls++;
+}
+
+struct own {
+	int foo;
+	const char *bar;
+};
+
+static int own_option(void *ctx, int ch, const char *arg)
+{
+	struct own *o = ctx;
+
+	switch (ch) {
+	case 'f': o->foo++; return 0;
+	case 'b':
+		if (strcmp(arg, "bad") == 0)
+			return cli_usage_error("t", "--bar: '%s' is refused", arg);
+		o->bar = arg;
+		return 0;
+	default: return EXIT_INPUT;
+	}
+}
+
+static const struct option own_options[] = {
+	{ "foo", no_argument, NULL, 'f' },
+	{ "bar", required_argument, NULL, 'b' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static const struct cli_args_spec full = {
+	"t", CLI_IN_MODEL | CLI_IN_CLUSTER | CLI_IN_MICROBATCHES | CLI_IN_LAYOUT | CLI_IN_COMM | CLI_IN_OUTPUT |
+	CLI_IN_JSON | CLI_IN_RUNTIME, "o:jh", own_options, own_option, usage,
+};
+static const struct cli_args_spec plan_only = { "t", CLI_IN_PLAN, "h", own_options, own_option, usage };
+
+/* Parses the NULL-terminated words (after the command name) with spec; stderr into errbuf
+ * (its last line, without the newline). */
+static int parse(const struct cli_args_spec *spec, struct own *o, struct cli_args *a, ...)
+{
+	char *argv[32];
+	int argc = 0, rc, saved;
+	FILE *f = tmpfile();
+	va_list ap;
+	size_t n;
+
+	argv[argc++] = (char *)"t";
+	va_start(ap, a);
+	for (char *w; (w = va_arg(ap, char *)) != NULL && argc < 31;)
+		argv[argc++] = w;
+	va_end(ap);
+	argv[argc] = NULL;
+	memset(o, 0, sizeof(*o));
+	fflush(stderr);
+	saved = dup(2);
+	dup2(fileno(f), 2);
+	rc = cli_args_parse(spec, argc, argv, o, a);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	rewind(f);
+	n = fread(errbuf, 1, sizeof(errbuf) - 1, f);
+	errbuf[n] = '\0';
+	while (n && errbuf[n - 1] == '\n')
+		errbuf[--n] = '\0';
+	fclose(f);
+	return rc;
+}
+
+static void test_parse(void)
+{
+	struct cli_args a;
+	struct own o;
+	int rc;
+
+	rc = parse(&full, &o, &a, "--model", "m1", "--cluster", "c1", "--microbatches", "8", "--tp", "2", "--zero", "1",
+	           "--comm", "blocking", "-o", "out", "--json", "--runtime", "r1", "--foo", "--bar", "x", "--foo", NULL);
+	is_int(rc, CLI_ARGS_GO, "every declared option parses: go on");
+	is_str(a.model_arg, "m1", "--model kept");
+	is_str(a.cluster_arg, "c1", "--cluster kept");
+	is_int(a.microbatches, 8, "--microbatches kept");
+	is_int(a.par.tp, 2, "--tp into the layout options");
+	is_int(a.par.zero, 2, "--zero 1 kept as given + 1 (0: not given)");
+	is_int(a.par.recompute, -1, "--recompute not given");
+	is_str(a.comm_name, "blocking", "--comm kept by name");
+	is_int(a.comm, PLAN_COMM_BLOCKING, "and as the enum");
+	is_str(a.out, "out", "-o kept");
+	ok(a.json, "--json set");
+	is_str(a.runtime_arg, "r1", "--runtime kept");
+	is_int(o.foo, 2, "the command's own flag reached its callback each time");
+	is_str(o.bar, "x", "the command's own value too");
+	ok(!a.have_model && !a.have_cluster && !a.have_plan, "parsing loads nothing");
+	is_str(errbuf, "", "and prints nothing");
+
+	rc = parse(&plan_only, &o, &a, "--cluster", "c1", "p.json", NULL);
+	is_int(rc, EXIT_INPUT, "an option of an input the command does not declare is refused");
+	is_str(errbuf, "octopipe t: unknown option '--cluster' (see 'octopipe t --help')", "as unknown, in one line");
+	rc = parse(&full, &o, &a, "--microbatches", "0", NULL);
+	is_int(rc, EXIT_INPUT, "--microbatches 0 exits 2");
+	is_str(errbuf, "octopipe t: --microbatches: '0' is not an integer in [1, 1000000] (see 'octopipe t --help')",
+	       "naming the range");
+	rc = parse(&full, &o, &a, "--comm", "sometimes", NULL);
+	is_int(rc, EXIT_INPUT, "--comm of another word exits 2");
+	is_str(errbuf, "octopipe t: --comm: 'sometimes' is not overlap or blocking (see 'octopipe t --help')",
+	       "naming the two");
+	rc = parse(&full, &o, &a, "--tp", "0", NULL);
+	is_int(rc, EXIT_INPUT, "a bad layout degree exits 2");
+	rc = parse(&full, &o, &a, "--bar", "bad", "--foo", NULL);
+	is_int(rc, EXIT_INPUT, "the command's own refusal stops the parse with its code");
+	is_int(o.foo, 0, "before the options after it");
+	is_str(errbuf, "octopipe t: --bar: 'bad' is refused (see 'octopipe t --help')", "with its line alone");
+	rc = parse(&full, &o, &a, "-o", "", NULL);
+	is_str(errbuf, "octopipe t: option '--output' needs a value, not an empty string (see 'octopipe t --help')",
+	       "an empty -o is named by its long name, as before");
+	usage_calls = 0;
+	rc = parse(&full, &o, &a, "--foo", "--help", "--bar", "bad", NULL);
+	is_int(rc, EXIT_OK, "--help exits 0");
+	is_int(usage_calls, 1, "after printing the usage once");
+	is_str(errbuf, "", "and nothing after it is parsed");
+}
+
+static void test_plan_operand(void)
+{
+	struct cli_args a;
+	struct own o;
+
+	is_int(parse(&plan_only, &o, &a, NULL), EXIT_INPUT, "CLI_IN_PLAN without a plan exits 2");
+	is_str(errbuf, "octopipe t: no plan given (see 'octopipe t --help')", "no plan given");
+	is_int(parse(&plan_only, &o, &a, "a.json", "b.json", NULL), EXIT_INPUT, "two plans exit 2");
+	is_str(errbuf, "octopipe t: one plan at a time (see 'octopipe t --help')", "one plan at a time");
+	is_int(parse(&plan_only, &o, &a, "--foo", "a.json", NULL), CLI_ARGS_GO, "one plan: go on");
+	is_str(a.plan_arg, "a.json", "the operand is the plan");
+	is_int(o.foo, 1, "options before it still parsed");
+}
+
+static void test_load(void)
+{
+	const char *top = getenv("top_srcdir") ? getenv("top_srcdir") : ABS_TOP_SRCDIR;
+	char model[4096], missing[4096];
+	struct cli_args a;
+	struct own o;
+	int rc, saved;
+	FILE *f = tmpfile();
+	size_t n;
+
+	snprintf(model, sizeof(model), "%s/samples/models/gpt-13b.json", top);
+	snprintf(missing, sizeof(missing), "%s/samples/clusters/no-such-cluster.json", top);
+	is_int(parse(&full, &o, &a, "--model", model, "--cluster", missing, NULL), CLI_ARGS_GO, "parsed");
+	fflush(stderr);
+	saved = dup(2);
+	dup2(fileno(f), 2);
+	rc = cli_args_load(&a, CLI_IN_MODEL | CLI_IN_CLUSTER | CLI_IN_RUNTIME);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	rewind(f);
+	n = fread(errbuf, 1, sizeof(errbuf) - 1, f);
+	errbuf[n] = '\0';
+	fclose(f);
+	is_int(rc, EXIT_INPUT, "a missing cluster file exits 2");
+	ok(strncmp(errbuf, missing, strlen(missing)) == 0 && strchr(errbuf, '\n') == errbuf + n - 1,
+	   "in one line that starts with its path");
+	ok(a.have_model, "the model before it is loaded");
+	is_str(a.model_path, model, "from the path given");
+	ok(a.model.nlayers > 0, "with its layers");
+	ok(!a.have_cluster && !a.have_runtime, "the cluster is not, nor the runtime after it");
+	cli_args_release(&a);
+	ok(!a.have_model, "release lets go of the model");
+	is_int(cli_args_load(&a, CLI_IN_RUNTIME), EXIT_OK, "no --runtime: the default runtime loads");
+	ok(a.have_runtime, "and is held");
+	is_int(cli_args_load(&a, CLI_IN_PLAN), EXIT_OK, "no plan given: nothing to load is no error");
+	ok(!a.have_plan, "and no plan is held");
+	cli_args_release(&a);
+}
+
+int main(void)
+{
+	test_parse();
+	test_plan_operand();
+	test_load();
+	return tap_done();
+}
