@@ -534,6 +534,15 @@ int tune_apply_move(struct tune_state *state, const struct tune_step *step, int 
 
 /* ---- the tuner ------------------------------------------------------------------------ */
 
+/* Whether the set-up must stop at the next baseline or start (once one ran): an interrupt,
+ * or the time budget spent. */
+static bool setup_cut(const struct tuner *t)
+{
+	if (t->opts.stop && *t->opts.stop)
+		return true;
+	return t->opts.time_budget_s > 0 && clock_now_s() - t->t0 > t->opts.time_budget_s;
+}
+
 int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
              const struct tune_opts *o, struct err *e)
 {
@@ -629,7 +638,7 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 
 			/* Ctrl-C: one simulation of a large plan takes a while, so the setup stops
 			 * too, at the best baseline so far */
-			if (o->stop && *o->stop && t->have_baseline) {
+			if (setup_cut(t) && t->have_baseline) {
 				stopped = true;
 				break;
 			}
@@ -694,7 +703,7 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 			struct tune_state s;
 			double ms;
 
-			if (o->stop && *o->stop && (t->have_baseline || best_s.nstages)) {
+			if (setup_cut(t) && (t->have_baseline || best_s.nstages)) {
 				stopped = true;
 				break;
 			}
@@ -785,7 +794,7 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 		t->cur.sched.alternate = true;
 		t->cur_ms = INFINITY;
 	}
-	t->interrupted = stopped;
+	t->interrupted = stopped && o->stop && *o->stop;
 	if (t->cur.nstages == 0) {
 		err_set(e, ERR_INPUT, "model '%s' has fewer layers (%d) than cluster '%s' has devices (%d)",
 		        m->name, m->nlayers, c->name, D);
@@ -803,8 +812,8 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 		goto oom;
 	t->best_ms = t->cur_ms;
 	if (stopped)
-		snprintf(msg, sizeof(msg), "start: interrupted while setting up; best baseline %s at %.2f ms",
-		         t->baseline_name, t->baseline_ms);
+		snprintf(msg, sizeof(msg), "start: %s while setting up; best baseline %s at %.2f ms",
+		         t->interrupted ? "interrupted" : "budget spent", t->baseline_name, t->baseline_ms);
 	else if (t->have_baseline)
 		snprintf(msg, sizeof(msg), "start: %d stages (%s); best baseline %s at %.2f ms", t->cur.nstages,
 		         t->cur.sched.alternate ? "adaptive" : "zero-bubble knobs", t->baseline_name, t->baseline_ms);

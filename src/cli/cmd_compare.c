@@ -127,7 +127,7 @@ int cmd_compare(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct cli_par cp;
-	struct cli_layout L;
+	struct tune_layout L;
 	bool layout_pp = false;
 	int global_batch = 0, k;
 	const struct model *pm;
@@ -189,10 +189,28 @@ int cmd_compare(int argc, char **argv)
 		model_release(&m);
 		return rc;
 	}
-	if ((rc = cli_pick_layout("compare", &cp, layout_pp, global_batch, &m, &c, &mbs, json ? NULL : stdout, NULL, &L)) != 0) {
-		model_release(&m);
-		cluster_release(&c);
-		return rc;
+	{
+		/* the layouts are judged by the schedules the target runs */
+		struct layout_constraints base = { .accept = tgt == TARGET_OCTOPIPE ? NULL : target_accepts,
+		                                   .accept_arg = &tgt,
+		                                   .schedules = tgt == TARGET_MEGATRON ? TUNE_MEGATRON_SCHEDULES : 0 };
+
+		if ((rc = cli_pick_layout("compare", &cp, layout_pp, global_batch, &m, &c, &mbs, &base, &L)) != 0) {
+			model_release(&m);
+			cluster_release(&c);
+			return rc;
+		}
+	}
+	if (L.searched && !json) {
+		struct strbuf sb = STRBUF_INIT;
+
+		strbuf_addstr(&sb, "layout: ");
+		cli_layout_words(&sb, &L.lc.par, L.lc.recompute);
+		strbuf_addf(&sb, ", %d microbatches per replica (global batch %ld): the best of %d layouts, %.0f tokens/s "
+		            "with its best baseline", L.lc.microbatches, L.global_batch, L.lc.candidates, L.lc.tokens_per_s);
+		if (!strbuf_failed(&sb))
+			printf("%s\n", sb.buf);
+		strbuf_release(&sb);
 	}
 	/* every row at the layout: one replica's model and cluster */
 	pm = L.use ? &L.rm : &m;
@@ -366,7 +384,7 @@ int cmd_compare(int argc, char **argv)
 	}
 	cJSON_Delete(out);
 	baseline_set_release(&bs);
-	cli_layout_release(&L);
+	tune_layout_release(&L);
 	model_release(&m);
 	cluster_release(&c);
 	return rc != EXIT_OK ? rc : w.oom ? EXIT_RUNTIME : EXIT_OK;
