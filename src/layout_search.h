@@ -32,6 +32,7 @@
 /* Degrees to hold fixed (0 = search; zero and recompute: -1 = search), and the global
  * batch in microbatches, held fixed over the layouts as Megatron-LM users hold theirs: a
  * layout with D replicas runs global_mb / D microbatches on each (D must divide it). */
+struct plan;
 struct layout_constraints {
 	int pp, tp, dp, ep, zero, recompute;
 	int global_mb;

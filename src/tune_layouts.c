@@ -294,7 +294,7 @@ static int tune_ranked(const struct model *m, const struct cluster *c, struct tu
 			o->on_event(o->arg, TL_EV_START, k, tr);
 		if (tune_kth(m, c, L, k, n, o, deadline, &x, &ek) < 0) {
 			layout_free(L);
-			if (ek.cls == ERR_RUNTIME || n == 1) {
+			if (ek.cls == ERR_RUNTIME) {
 				*e = ek;
 				return -1;
 			}

@@ -368,7 +368,9 @@ static void summary_layout(FILE *log, const struct tune_layouts_result *res)
 	strbuf_addstr(&sb, "layout: ");
 	cli_layout_words(&sb, &L->lc.par, L->lc.recompute);
 	strbuf_addf(&sb, ", %d microbatches a replica (global batch %ld)", L->lc.microbatches, L->global_batch);
-	if (res->ntried > 1)
+	if (res->fallback)
+		strbuf_addstr(&sb, ": the best estimate");
+	else if (res->ntried > 1)
 		strbuf_addf(&sb, ": the fastest of %d tuned (%.0f tokens/s)", res->ntried, res->tried[res->best].tokens_per_s);
 	else
 		strbuf_addstr(&sb, ": the best estimate");
