@@ -43,7 +43,7 @@ void layout_recompute_model(struct model *m, enum recompute r)
  * only when out of host memory. */
 static int judge(struct parallel_source *src, const struct cluster *c, int mbs, const struct parallel *l,
                  enum recompute rc, struct sim *s, struct layout_choice *got, bool *feasible, struct err *why,
-                 const struct layout_constraints *k, bool found, struct err *e)
+                 const struct layout_constraints *k, bool found, struct err *unrun, struct err *e)
 {
 	const volatile sig_atomic_t *stop = k->stop;
 	struct model rm;
@@ -105,11 +105,13 @@ static int judge(struct parallel_source *src, const struct cluster *c, int mbs, 
 				r = -1;
 				break;
 			}
+			*unrun = e2;
 			continue;
 		}
 		/* each stage recomputes as the plan will: the simulator's own memory and time of it */
 		plan_set_recompute(&p, rc);
 		if (k->accept && !k->accept(k->accept_arg, &p)) {
+			err_set(unrun, ERR_INFEASIBLE, "the target runtime runs none of the baselines");
 			plan_release(&p);
 			continue;
 		}
@@ -126,6 +128,8 @@ static int judge(struct parallel_source *src, const struct cluster *c, int mbs, 
 		} else if (e2.cls == ERR_RUNTIME) {
 			*e = e2;
 			r = -1;
+		} else {
+			*unrun = e2;
 		}
 		metrics_release(&mt);
 		plan_release(&p);
@@ -280,7 +284,8 @@ static void count(struct layout_choice *out, const struct layout_choice *got, bo
  * bytes and hides its all-gather under the next forward. 1 when interrupted, -1 on error. */
 static int judge_group(const struct model *m, struct parallel_source *src, const struct cluster *c,
                        const struct layout_constraints *k, const struct group *g, struct sim *s, int *valid,
-                       bool *found, struct err *unpriced, struct layout_choice *out, struct err *e)
+                       bool *found, struct err *unpriced, struct err *unrun, struct layout_choice *out,
+                       struct err *e)
 {
 	struct parallel l = g->l;
 	bool plain = false;
@@ -301,7 +306,7 @@ static int judge_group(const struct model *m, struct parallel_source *src, const
 				break;
 			if (k->stop && *k->stop)
 				return 1;
-			jr = judge(src, c, g->mbs, &l, (enum recompute)rc, s, &got, &feasible, unpriced, k, *found, e);
+			jr = judge(src, c, g->mbs, &l, (enum recompute)rc, s, &got, &feasible, unpriced, k, *found, unrun, e);
 			if (jr < 0)
 				return -1;
 			if (jr > 0)
@@ -350,7 +355,7 @@ static int search(const struct model *m, struct parallel_source *src, const stru
 	struct group *g;
 	int ng, valid = 0, r = 0, i;
 	bool found = false;
-	struct err unpriced = ERR_INIT;
+	struct err unpriced = ERR_INIT, unrun = ERR_INIT;
 
 	memset(out, 0, sizeof(*out));
 	out->min_peak_bytes = INFINITY;
@@ -361,7 +366,7 @@ static int search(const struct model *m, struct parallel_source *src, const stru
 	for (i = 0; i < ng && r == 0; i++) {
 		if (found && k->deadline_s > 0 && clock_now_s() > k->deadline_s)
 			break;
-		r = judge_group(m, src, c, k, &g[i], &s, &valid, &found, &unpriced, out, e);
+		r = judge_group(m, src, c, k, &g[i], &s, &valid, &found, &unpriced, &unrun, out, e);
 	}
 	out->skipped = ng - i;
 	sim_release(&s);
@@ -378,6 +383,10 @@ static int search(const struct model *m, struct parallel_source *src, const stru
 	}
 	if (!valid)
 		return no_layout(c, k, e);
+	if (!found && !isfinite(out->min_peak_bytes) && unrun.cls != ERR_NONE)
+		/* no baseline ran at all: memory is not the reason, what stopped them is */
+		return err_set(e, ERR_INFEASIBLE, "no layout could be judged: %d tried, none of their baselines ran "
+		               "(the last: %.800s)", out->candidates, unrun.msg);
 	if (!found)
 		return err_set(e, ERR_INFEASIBLE, "no layout fits: %d tried, the closest needs %.1f GB per GPU of %.1f GB "
 		               "usable", out->candidates, out->min_peak_bytes / 1e9, cluster_usable_bytes(c) / 1e9);

@@ -192,4 +192,25 @@ import json; d = json.load(open('$top_srcdir/samples/clusters/8xH200.json'))
 d['intra_node']['gbytes_per_s'] = 1e7; d['name'] = 'free8'; json.dump(d, open('$T/free8.json', 'w'))"
 run "$OCTOPIPE" tune --model gpt-13b --cluster "$T/free8.json" --microbatches 32 --budget 0.2 --quiet -o "$T/free.json"
 expect_rc 0 "tune with free links (1e7 GB/s) finds a layout"
+# free links (faster than 1e6 GB/s, how the profile studies model free communication) and
+# a measured profile's table: tune succeeds by default, the layout search included
+python3 - "$T" "${top_srcdir:-.}" <<'PY'
+import json, sys
+t, top = sys.argv[1], sys.argv[2]
+d = json.load(open(f"{top}/samples/profiles/gpt-13b.json"))
+layers = [{"kind": l["arch"], "f_ms": l["f_ms"], "b_ms": l["b_full_ms"] / 2, "w_ms": l["b_full_ms"] / 2,
+           "param_bytes": 0, "act_bytes": 0, "act_w_bytes": 0, "out_bytes": 0} for l in d["layers"]]
+json.dump({"format": "octopipe.model/1", "name": "gpt-13b-profile", "seq_len": d["seq_len"],
+           "micro_batch_size": 1, "layers": layers}, open(f"{t}/prof.json", "w"))
+json.dump({"format": "octopipe.cluster/1", "name": "free16", "devices": 16, "gpus_per_node": 8,
+           "mem_bytes": 141000000000, "intra_node": {"gbytes_per_s": 1e7, "latency_us": 0},
+           "inter_node": {"gbytes_per_s": 1e7, "latency_us": 0}}, open(f"{t}/free16.json", "w"))
+PY
+run "$OCTOPIPE" check "$T/free16.json"
+expect_rc 0 "check accepts free links"
+run "$OCTOPIPE" tune --model "$T/prof.json" --cluster "$T/free16.json" --microbatches 16 --evals 600 -o "$T/free.json"
+expect_rc 0 "tune works by default with free links"
+expect_match '^layout: pp [0-9]+ x tp [0-9]+ x dp [0-9]+ ' "$OUT" "and names the layout"
+run "$OCTOPIPE" tune --model "$T/prof.json" --cluster "$T/free16.json" --microbatches 16 --evals 600 --layout pp -o "$T/freepp.json"
+expect_rc 0 "and with --layout pp"
 done_testing
