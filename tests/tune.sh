@@ -8,7 +8,8 @@ T="$TMPDIR_TEST"
 json_ok() { python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$1" 2>/dev/null; }
 ms_of() { "$OCTOPIPE" sim --json "$1" | sed -n 's/^ *"makespan_ms": \([0-9.e+-]*\),*$/\1/p' | head -1; }
 
-run "$OCTOPIPE" tune --layout pp --model gpt-13b --cluster 4xH200 --microbatches 8 -o "$T/tuned.json" --steps-out "$T/steps.json"
+run "$OCTOPIPE" tune --layout pp --model gpt-13b --cluster 4xH200 --microbatches 8 --evals 3000 -o "$T/tuned.json" \
+    --steps-out "$T/steps.json"
 expect_rc 0 "tune writes a plan"
 if printf '%s\n' "$OUT" | grep -q '^ *[0-9]* start '; then not_ok "by default no step lines, a summary" "$OUT"
 else ok "by default no step lines, a summary"; fi
@@ -21,8 +22,8 @@ if printf '%s\n' "$OUT" | grep '^ *[0-9]* [a-z]' | awk 'length > 80 { bad = 1 } 
 run "$OCTOPIPE" tune --layout pp --model gpt-13b --cluster 4xH200 --microbatches 8 --evals 200 --quiet -o "$T/q.json"
 expect_rc 0 "tune --quiet"
 if [ -z "$OUT$ERR" ] && [ -s "$T/q.json" ]; then ok "--quiet prints nothing and writes the plan"; else not_ok "--quiet is quiet" "$OUT$ERR"; fi
-run "$OCTOPIPE" tune --layout pp --model gpt-13b --cluster 4xH200 --microbatches 8 -o "$T/tuned.json" --steps-out "$T/steps.json"
-expect_rc 0 "tune writes a plan again"
+run "$OCTOPIPE" tune --layout pp --model gpt-13b --cluster 4xH200 --microbatches 8 -o "$T/tuned-default.json"
+expect_rc 0 "tune with the default budget writes a plan"
 expect_match '^tuned: .* per iteration, [0-9.]+x the best baseline' "$OUT" "and a summary against the best baseline"
 expect_match '^bounds: .* \(efficiency [0-9.]+%\), tight .* \(efficiency [0-9.]+%\): at most [0-9.]+% slower' "$OUT" \
     "and both bounds with the gap"

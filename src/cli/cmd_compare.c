@@ -191,7 +191,7 @@ int cmd_compare(int argc, char **argv)
 	}
 	{
 		/* the layouts are judged by the schedules the target runs */
-		struct layout_constraints base = { .accept = tgt == TARGET_OCTOPIPE ? NULL : target_accepts,
+		struct layout_constraints base = { .accept = tgt == TARGET_TORCHTITAN ? target_accepts : NULL,
 		                                   .accept_arg = &tgt,
 		                                   .schedules = tgt == TARGET_MEGATRON ? TUNE_MEGATRON_SCHEDULES : 0 };
 

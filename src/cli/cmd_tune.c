@@ -407,7 +407,12 @@ static void summary(FILE *log, const struct args *a, const struct tune_layouts_r
 	} else {
 		strbuf_addstr(&sb, a->tgt == TARGET_MEGATRON ? "tuned for Megatron-LM: " : "tuned: ");
 		fmt_ms(&sb, mt->makespan_ms);
-		if (isfinite(res->baseline_ms) && res->baseline_ms > 0) {
+		if (a->tgt == TARGET_MEGATRON && isfinite(res->baseline_ms) && res->baseline_ms > 0) {
+			strbuf_addf(&sb, " per iteration, %.2fx its default (1F1B, even split: ",
+			            res->baseline_ms / mt->makespan_ms);
+			fmt_ms(&sb, res->baseline_ms);
+			strbuf_addch(&sb, ')');
+		} else if (isfinite(res->baseline_ms) && res->baseline_ms > 0) {
 			strbuf_addf(&sb, " per iteration, %.2fx the best baseline (", res->baseline_ms / mt->makespan_ms);
 			fmt_ms(&sb, res->baseline_ms);
 			strbuf_addch(&sb, ')');
@@ -505,7 +510,9 @@ static int run(struct args *a, const struct model *m, const struct cluster *c, d
 	struct layout_constraints base = {
 		.stop = &interrupted,
 		.deadline_s = B > 0 ? t0 + TUNE_LAYOUTS_SEARCH_SHARE * B : 0,
-		.accept = a->tgt == TARGET_OCTOPIPE ? NULL : target_accepts,
+		/* Megatron-LM: its own schedules (a model it cannot build is refused by its search,
+		 * with the reason); torchtitan: the baselines its schedule CSV runs */
+		.accept = a->tgt == TARGET_TORCHTITAN ? target_accepts : NULL,
 		.accept_arg = &a->tgt,
 		.schedules = a->tgt == TARGET_MEGATRON ? TUNE_MEGATRON_SCHEDULES : 0,
 	};
@@ -529,6 +536,13 @@ static int run(struct args *a, const struct model *m, const struct cluster *c, d
 		to.tune.progress = progress_show;
 		to.tune.progress_arg = &w->pg;
 	}
+	if (!a->quiet && a->tgt == TARGET_MEGATRON)
+		fprintf(w->log, "target megatron: searching Megatron-LM's 1F1B and interleaved schedules (up to %d "
+		        "virtual stages a rank)\n", a->o.max_stages_per_device);
+	else if (!a->quiet && a->tgt == TARGET_TORCHTITAN)
+		fprintf(w->log, "target torchtitan: searching its loop and v placements%s\n",
+		        a->cp.zero == 3 ? ", FSDP keeping the gathered weights (ZeRO 2)" :
+		        a->cp.zero == 4 ? ", FSDP (ZeRO 3)" : "");
 	if (w->verbose && w->ntune > 1)
 		fprintf(w->log, "tuning the %d layouts with the best estimates, sharing the budget left\n", w->ntune);
 	rc = tune_layouts_run(m, c, &L, &to, res, &e);
