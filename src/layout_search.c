@@ -168,12 +168,19 @@ struct group {
 	int mbs;
 	double key;               /* fill_estimate of the replica: the order of judging */
 	int idx;                  /* enumeration order: ties */
+	bool slow;                /* one baseline's simulation would pass the deadline: judged last */
 };
+
+/* Ops the simulator runs a second (about): a layout whose one baseline simulation would
+ * pass the deadline is judged after those that would not. */
+#define SIM_OPS_PER_S 1.5e6
 
 static int group_cmp(const void *a, const void *b)
 {
 	const struct group *x = a, *y = b;
 
+	if (x->slow != y->slow)
+		return x->slow ? 1 : -1;
 	if (x->key != y->key)
 		return x->key < y->key ? -1 : 1;
 	return x->idx - y->idx;
@@ -236,7 +243,7 @@ static int groups(const struct model *m, struct parallel_source *src, const stru
 					}
 					*out = g;
 				}
-				(*out)[(*n)++] = (struct group){ l, k->global_mb / dp, INFINITY, *n };
+				(*out)[(*n)++] = (struct group){ l, k->global_mb / dp, INFINITY, *n, false };
 			}
 		}
 	}
@@ -257,6 +264,7 @@ static int groups(const struct model *m, struct parallel_source *src, const stru
 			continue;  /* judge says why */
 		}
 		g->key = fill_estimate(&rm, g->l.pp, g->mbs);
+		g->slow = k->deadline_s > 0 && clock_now_s() + 3.0 * g->l.pp * g->mbs / SIM_OPS_PER_S > k->deadline_s;
 		model_release(&rm);
 		cluster_release(&rcl);
 	}
@@ -364,7 +372,7 @@ static int search(const struct model *m, struct parallel_source *src, const stru
 		return -1;
 	memset(&s, 0, sizeof(s));
 	for (i = 0; i < ng && r == 0; i++) {
-		if (found && k->deadline_s > 0 && clock_now_s() > k->deadline_s)
+		if (found && k->deadline_s > 0 && (clock_now_s() > k->deadline_s || g[i].slow))
 			break;
 		r = judge_group(m, src, c, k, &g[i], &s, &valid, &found, &unpriced, &unrun, out, e);
 	}

@@ -28,6 +28,10 @@
 #include "tune.h"
 
 #define TUNE_LAYOUTS_SEARCH_SHARE 0.3  /* of the budget, for the layout search */
+/* Ops the simulator runs a second on one core (about; a loaded machine runs fewer): what
+ * the time a plan's simulation takes is judged by before it is run. */
+#define TUNE_SIM_OPS_PER_S 1.5e6
+
 /* The baselines Megatron-LM runs (layout_constraints.schedules): its own 1F1B and interleaved. */
 #define TUNE_MEGATRON_SCHEDULES ((1u << SCHED_1F1B) | (1u << SCHED_INTERLEAVED))
 
@@ -50,6 +54,9 @@ int tune_layout_pick(const struct model *m, const struct cluster *c, const struc
 int tune_layout_adopt(const struct model *m, const struct cluster *c, int k, struct tune_layout *out,
                       struct err *e);
 void tune_layout_release(struct tune_layout *l);
+/* The least time tuning at L can take: the best baseline and the result simulated once
+ * each, S stages x M microbatches x 3 ops (S: L's pipeline devices). */
+double tune_layouts_min_seconds(const struct tune_layout *L, const struct cluster *c, int microbatches);
 /* The model and cluster plans at l are built on. */
 const struct model *tune_layout_model(const struct tune_layout *l, const struct model *m);
 const struct cluster *tune_layout_cluster(const struct tune_layout *l, const struct cluster *c);

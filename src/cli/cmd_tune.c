@@ -528,6 +528,16 @@ static int run(struct args *a, const struct model *m, const struct cluster *c, d
 	                          &L)) != 0)
 		return rc;
 	w->ntune = L.searched && !L.lc.interrupted && L.lc.ntop > 1 ? L.lc.ntop : 1;
+	{
+		/* up front: a budget no plan of this size can be simulated within */
+		double least = tune_layouts_min_seconds(&L, c, to.tune.microbatches), left = t0 + B - clock_now_s();
+
+		if (B > 0 && least > left)
+			cli_err("octopipe tune: warning: --budget %g s cannot hold: simulating %d stages x %d microbatches "
+			        "(the best baseline, then the result) takes about %.1f s on one core\n", B,
+			        L.searched ? L.lc.par.pp : c->devices, L.searched ? L.lc.microbatches : to.tune.microbatches,
+			        least);
+	}
 	if (a->tgt == TARGET_TORCHTITAN) {
 		to.tune.accept = target_accepts;
 		to.tune.accept_arg = &a->tgt;
