@@ -214,4 +214,10 @@ expect_rc 0 "tune works by default with free links"
 expect_match '^layout: pp [0-9]+ x tp [0-9]+ x dp [0-9]+ ' "$OUT" "and names the layout"
 run "$OCTOPIPE" tune --model "$T/prof.json" --cluster "$T/free16.json" --microbatches 16 --evals 600 --layout pp -o "$T/freepp.json"
 expect_rc 0 "and with --layout pp"
+# compare --budget bounds its layout search and its tuned row
+run "$OCTOPIPE" compare --model gpt-13b --cluster 8xH200 --microbatches 16 --budget 0.3
+expect_rc 0 "compare --budget"
+expect_match '^tuned +[0-9.]+ ' "$OUT" "has its tuned row"
+run "$OCTOPIPE" compare --model gpt-13b --cluster 8xH200 --microbatches 16 --budget -1
+expect_rc 2 "a negative compare --budget is a usage error"
 done_testing

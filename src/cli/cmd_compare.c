@@ -7,12 +7,14 @@
 
 #include <getopt.h>
 #include <stdbool.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "baseline.h"
 #include "cli.h"
+#include "clock.h"
 #include "doc.h"
 #include "json.h"
 #include "sim.h"
@@ -24,7 +26,7 @@ static void usage(FILE *f)
 	fputs("usage: octopipe compare --model M --cluster C --microbatches N [--json]\n"
 	      "                        [--layout auto|pp] [--global-batch B] [--tp T] [--dp D] [--ep E]\n"
 	      "                        [--zero Z] [--grads G] [--recompute HOW]\n"
-	      "                        [--target octopipe|megatron|torchtitan]\n"
+	      "                        [--target octopipe|megatron|torchtitan] [--budget SECONDS]\n"
 	      "\n"
 	      "Builds and simulates every baseline (gpipe, 1f1b, 1f1b with a balanced partition,\n"
 	      "interleaved, zb-h1, zb-h2, zb-v, dualpipev, adaptive) on the whole cluster, then\n"
@@ -39,12 +41,14 @@ static void usage(FILE *f)
 	      "\n"
 	      "--target megatron or torchtitan marks the baselines that runtime cannot run (n/a,\n"
 	      "with the reason) and tunes within what it runs (octopipe tune --help, --target).\n"
+	      "--budget bounds the layout search and the tuned row (default: the tuner runs\n"
+	      "until it converges, the same plan every time); the baselines are simulated whole.\n"
 	      CLI_PAR_HELP, f);
 }
 
 /* The tuned plan for tgt (tune.h, target.h): filled p and mt, or -1 with e. */
-static int tuned_for(enum target tgt, const struct model *pm, const struct cluster *pc, int mbs, struct plan *p,
-                     struct metrics *mt, struct err *e)
+static int tuned_for(enum target tgt, const struct model *pm, const struct cluster *pc, int mbs, double budget,
+                     struct plan *p, struct metrics *mt, struct err *e)
 {
 	struct tune_opts to;
 	struct tuner *t = NULL;
@@ -52,7 +56,7 @@ static int tuned_for(enum target tgt, const struct model *pm, const struct clust
 	int r = -1;
 
 	if (tgt == TARGET_MEGATRON) {
-		struct target_search_opts so = { mbs, 3, 1, 0, NULL };
+		struct target_search_opts so = { .microbatches = mbs, .max_chunks = 3, .time_budget_s = budget > 0 ? budget : 1 };
 		struct target_result tr;
 		struct sim sm;
 		struct sim_opts sopt;
@@ -71,6 +75,7 @@ static int tuned_for(enum target tgt, const struct model *pm, const struct clust
 	}
 	tune_opts_default(&to);
 	to.microbatches = mbs;
+	to.time_budget_s = budget;
 	if (tgt == TARGET_TORCHTITAN) {
 		to.accept = target_accepts;
 		to.accept_arg = &tgt;
@@ -123,6 +128,7 @@ int cmd_compare(int argc, char **argv)
 		{ "layout", required_argument, NULL, 'L' },
 		{ "global-batch", required_argument, NULL, 'G' },
 		{ "target", required_argument, NULL, 'T' },
+		{ "budget", required_argument, NULL, 'B' },
 		CLI_PAR_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -145,6 +151,7 @@ int cmd_compare(int argc, char **argv)
 	struct err be = ERR_INIT;
 	enum target tgt = TARGET_OCTOPIPE;
 	char tuned_name[32] = "tuned";
+	double t0 = clock_now_s(), budget = 0;
 
 	optind = 0;
 	cli_par_init(&cp);
@@ -173,6 +180,10 @@ int cmd_compare(int argc, char **argv)
 		case 'c': cluster_arg = optarg; break;
 		case 'n': if ((mbs = cli_positive("compare", "--microbatches", optarg)) < 0) return EXIT_INPUT; break;
 		case 'j': json = true; break;
+		case 'B':
+			if (cli_number("compare", "--budget", optarg, 0, 1e7, false, &budget) < 0)
+				return EXIT_INPUT;
+			break;
 		case 'h': usage(stdout); return EXIT_OK;
 		default: return EXIT_INPUT;
 		}
@@ -191,7 +202,8 @@ int cmd_compare(int argc, char **argv)
 	}
 	{
 		/* the layouts are judged by the schedules the target runs */
-		struct layout_constraints base = { .accept = tgt == TARGET_TORCHTITAN ? target_accepts : NULL,
+		struct layout_constraints base = { .deadline_s = budget > 0 ? t0 + TUNE_LAYOUTS_SEARCH_SHARE * budget : 0,
+		                                   .accept = tgt == TARGET_TORCHTITAN ? target_accepts : NULL,
 		                                   .accept_arg = &tgt,
 		                                   .schedules = tgt == TARGET_MEGATRON ? TUNE_MEGATRON_SCHEDULES : 0 };
 
@@ -300,7 +312,9 @@ int cmd_compare(int argc, char **argv)
 		struct err e = ERR_INIT;
 		struct plan p;
 		struct metrics mt;
-		int r = tuned_for(tgt, pm, pc, mbs, &p, &mt, &e);
+		/* what is left of the budget, less a tenth for the row's own simulation */
+		double left = budget > 0 ? fmax(1e-3, 0.9 * (t0 + budget - clock_now_s())) : 0;
+		int r = tuned_for(tgt, pm, pc, mbs, left, &p, &mt, &e);
 
 		if (r == 0) {
 			double peak = 0;
