@@ -166,9 +166,10 @@ static void keep_top(struct layout_choice *out, const struct layout_pick *pk)
 struct group {
 	struct parallel l;
 	int mbs;
-	double key;               /* fill_estimate of the replica: the order of judging */
+	double key;               /* see replica_work: the order of judging */
 	int idx;                  /* enumeration order: ties */
 	bool slow;                /* one baseline's simulation would pass the deadline: judged last */
+	double work;              /* the replica's work per microbatch */
 };
 
 /* Ops the simulator runs a second (about): a layout whose one baseline simulation would
@@ -186,19 +187,20 @@ static int group_cmp(const void *a, const void *b)
 	return x->idx - y->idx;
 }
 
-/* A cheap stand-in for the replica's bound: its work over pp devices, stretched by a
- * 1F1B pipeline's fill and drain ((M + pp - 1) / M). */
-static double fill_estimate(const struct model *rm, int pp, int mbs)
+/* A replica's work per microbatch, over all its layers. The key of a layout is this work
+ * over its pp devices stretched by a 1F1B pipeline's fill and drain ((M + pp - 1) / M):
+ * a cheap stand-in for the tight bound. */
+static double replica_work(const struct model *rm)
 {
 	double work = 0;
 
 	for (int i = 0; i < rm->nlayers; i++)
 		work += layer_total_ms(&rm->layers[i]);
-	return work * (mbs + pp - 1) / pp;
+	return work;
 }
 
 /* Every factorisation the constraints leave open, into *out (*n of them), each with the
- * estimate of its replica's time as key (fill_estimate: the tight bound costs too much to
+ * estimate of its replica's time as key (replica_work: the tight bound costs too much to
  * compute for every one), smallest first (ties keep the enumeration order).
  * -1 when out of host memory. */
 static int groups(const struct model *m, struct parallel_source *src, const struct cluster *c,
@@ -243,30 +245,39 @@ static int groups(const struct model *m, struct parallel_source *src, const stru
 					}
 					*out = g;
 				}
-				(*out)[(*n)++] = (struct group){ l, k->global_mb / dp, INFINITY, *n, false };
+				(*out)[(*n)++] = (struct group){ l, k->global_mb / dp, INFINITY, *n, false, 0 };
 			}
 		}
 	}
-	/* a key not computed (no replica: judge says why) sorts last */
+	/* a key not computed (no replica: judge says why) sorts last. A replica's work per
+	 * microbatch depends on its TP and EP degrees only: priced once for each pair */
 	for (int i = 0; i < *n; i++) {
 		struct group *g = &(*out)[i];
-		struct model rm;
-		struct cluster rcl;
-		struct err e2 = ERR_INIT;
+		double work = -1;
 
-		if (parallel_source_replica(src, c, &g->l, &rm, &rcl, &e2) < 0) {
-			if (e2.cls == ERR_RUNTIME) {
+		for (int j = 0; j < i && work < 0; j++)
+			if ((*out)[j].l.tp == g->l.tp && (*out)[j].l.ep == g->l.ep)
+				work = (*out)[j].work;
+		if (work < 0) {
+			struct model rm;
+			struct cluster rcl;
+			struct err e2 = ERR_INIT;
+
+			work = INFINITY;
+			if (parallel_source_replica(src, c, &g->l, &rm, &rcl, &e2) == 0) {
+				work = replica_work(&rm);
+				model_release(&rm);
+				cluster_release(&rcl);
+			} else if (e2.cls == ERR_RUNTIME) {
 				free(*out);
 				*out = NULL;
 				*e = e2;
 				return -1;
 			}
-			continue;  /* judge says why */
 		}
-		g->key = fill_estimate(&rm, g->l.pp, g->mbs);
+		g->work = work;
+		g->key = work * (g->mbs + g->l.pp - 1) / g->l.pp;
 		g->slow = k->deadline_s > 0 && clock_now_s() + 3.0 * g->l.pp * g->mbs / SIM_OPS_PER_S > k->deadline_s;
-		model_release(&rm);
-		cluster_release(&rcl);
 	}
 	qsort(*out, (size_t)*n, sizeof(**out), group_cmp);
 	return 0;

@@ -530,9 +530,9 @@ static int run(struct args *a, const struct model *m, const struct cluster *c, d
 	w->ntune = L.searched && !L.lc.interrupted && L.lc.ntop > 1 ? L.lc.ntop : 1;
 	{
 		/* up front: a budget no plan of this size can be simulated within */
-		double least = tune_layouts_min_seconds(&L, c, to.tune.microbatches), left = t0 + B - clock_now_s();
+		double least = tune_layouts_min_seconds(&L, c, to.tune.microbatches);
 
-		if (B > 0 && least > left)
+		if (B > 0 && least > (1 - TUNE_LAYOUTS_SEARCH_SHARE) * B)
 			cli_err("octopipe tune: warning: --budget %g s cannot hold: simulating %d stages x %d microbatches "
 			        "(the best baseline, then the result) takes about %.1f s on one core\n", B,
 			        L.searched ? L.lc.par.pp : c->devices, L.searched ? L.lc.microbatches : to.tune.microbatches,
