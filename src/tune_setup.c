@@ -30,6 +30,14 @@ static bool setup_cut(const struct tuner *t)
 	return t->opts.time_budget_s > 0 && clock_now_s() - t->t0 > t->opts.time_budget_s;
 }
 
+/* Past twice the budget the set-up stops even before anything fits (a plan too large to
+ * simulate many times in it): the tuner then says that none it simulated fits. */
+static bool setup_given_up(const struct tuner *t)
+{
+	return !(t->opts.stop && *t->opts.stop) && t->opts.time_budget_s > 0 &&
+	       clock_now_s() - t->t0 > 2 * t->opts.time_budget_s;
+}
+
 /* The tables, sized for the largest candidate; 0 or -1 with e. */
 static int setup_tables(struct tuner *t, struct err *e)
 {
@@ -108,7 +116,7 @@ static int setup_baselines(struct tuner *t, bool *stopped)
 
 			/* Ctrl-C or the budget: one simulation of a large plan takes a while, so the
 			 * setup stops too, at the best baseline so far */
-			if (setup_cut(t) && t->have_baseline) {
+			if (setup_cut(t) && (t->have_baseline || setup_given_up(t))) {
 				*stopped = true;
 				return 0;
 			}
@@ -238,7 +246,7 @@ static int setup_starts(struct tuner *t, bool *stopped)
 			double ms;
 			int r;
 
-			if (setup_cut(t) && (t->have_baseline || best_s.nstages)) {
+			if (setup_cut(t) && (t->have_baseline || best_s.nstages || setup_given_up(t))) {
 				*stopped = true;
 				break;
 			}
@@ -273,7 +281,7 @@ static int setup_current(struct tuner *t, bool stopped, struct err *e)
 		t->cur_ms = t->start_ms[0];
 		memset(&t->starts[0], 0, sizeof(t->starts[0]));
 		t->next_start = 1;
-	} else if (stopped) {
+	} else if (stopped && t->have_baseline) {
 		if (tune_state_alloc(&t->cur, t->best_baseline.nstages) < 0)
 			return err_set(e, ERR_RUNTIME, "out of host memory");
 		for (int st = 0; st < t->cur.nstages; st++) {
@@ -285,12 +293,16 @@ static int setup_current(struct tuner *t, bool stopped, struct err *e)
 		t->cur_ms = INFINITY;
 	}
 	t->interrupted = stopped && t->opts.stop && *t->opts.stop;
+	if (t->cur.nstages == 0 && stopped && !t->have_baseline)
+		return err_set(e, ERR_INFEASIBLE, "no plan of model '%s' simulated within the budget fits in the memory "
+		               "of cluster '%s' (a larger --budget tries more)", m->name, t->cluster->name);
 	if (t->cur.nstages == 0)
 		return err_set(e, ERR_INPUT, "model '%s' has fewer layers (%d) than cluster '%s' has devices (%d)",
 		               m->name, m->nlayers, t->cluster->name, t->cluster->devices);
 	if (!isfinite(t->cur_ms) && !t->have_baseline)
-		return err_set(e, ERR_INFEASIBLE, "no plan of model '%s' fits in the memory of cluster '%s'", m->name,
-		               t->cluster->name);
+		return err_set(e, ERR_INFEASIBLE, "no plan of model '%s' fits in the memory of cluster '%s'%s", m->name,
+		               t->cluster->name, stopped ? " (of those simulated within the budget: a larger --budget "
+		               "tries more)" : "");
 	if (!stopped) {
 		t->cur_ms = tune_eval(t, &t->cur, &t->cur_metrics);
 		t->cur_tie = t->eval_tie;
