@@ -30,12 +30,13 @@ static bool setup_cut(const struct tuner *t)
 	return t->opts.time_budget_s > 0 && clock_now_s() - t->t0 > t->opts.time_budget_s;
 }
 
-/* Past twice the budget the set-up stops even before anything fits (a plan too large to
- * simulate many times in it): the tuner then says that none it simulated fits. */
+/* Past twice the budget and a second the set-up stops even before anything fits (a plan
+ * too large to simulate many times in it): the tuner then says that none it simulated
+ * fits. A small plan has simulated every baseline by then. */
 static bool setup_given_up(const struct tuner *t)
 {
 	return !(t->opts.stop && *t->opts.stop) && t->opts.time_budget_s > 0 &&
-	       clock_now_s() - t->t0 > 2 * t->opts.time_budget_s;
+	       clock_now_s() - t->t0 > 2 * t->opts.time_budget_s + 1;
 }
 
 /* The tables, sized for the largest candidate; 0 or -1 with e. */
