@@ -111,7 +111,7 @@ run "$OCTOPIPE" tune --model llama2-70b --cluster 64xH200 --microbatches 64 --ev
 expect_rc 0 "tune llama2-70b with an evaluation budget"
 expect_match '^tuning the 3 layouts with the best estimates, sharing the budget left$' "$OUT" "tunes the top 3 layouts"
 best=$(printf '%s\n' "$OUT" | sed -n 's/^layout [0-9] of 3 tuned: \([0-9]*\) tokens\/s$/\1/p' | sort -n | tail -1)
-chosen=$(printf '%s\n' "$OUT" | sed -n 's/^layout: pp \([0-9]*\) x tp \([0-9]*\) x dp \([0-9]*\) .*the fastest of 3 tuned (\([0-9]*\) tokens\/s).*/\1 \2 \3 \4/p')
+chosen="$(printf '%s\n' "$OUT" | sed -n 's/^layout: pp \([0-9]*\) x tp \([0-9]*\) x dp \([0-9]*\) .*/\1 \2 \3/p') $(printf '%s\n' "$OUT" | sed -n 's/^ *the fastest of 3 tuned (\([0-9]*\) tokens\/s).*/\1/p')"
 if [ -n "$best" ] && [ "${chosen##* }" = "$best" ]; then ok "the chosen layout is the fastest tuned ($best tokens/s)"
 else not_ok "the chosen layout is the fastest tuned" "$OUT"; fi
 if [ "$(jget "$T/t70e.json" '"%d %d %d" % (d["parallel"]["pp"], d["parallel"]["tp"], d["parallel"]["dp"])')" = "${chosen% *}" ]; then

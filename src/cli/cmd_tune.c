@@ -359,7 +359,8 @@ static void print_event(void *arg, enum tune_layouts_event ev, int k, const stru
 	strbuf_release(&sb);
 }
 
-/* The layout line of the summary: which, and why. */
+/* The layout lines of the summary: which, then why (each within 80 columns but for
+ * large numbers). */
 static void summary_layout(FILE *log, const struct tune_layouts_result *res)
 {
 	const struct tune_layout *L = res->L;
@@ -367,18 +368,20 @@ static void summary_layout(FILE *log, const struct tune_layouts_result *res)
 
 	strbuf_addstr(&sb, "layout: ");
 	cli_layout_words(&sb, &L->lc.par, L->lc.recompute);
-	strbuf_addf(&sb, ", %d microbatches a replica (global batch %ld)", L->lc.microbatches, L->global_batch);
+	strbuf_addf(&sb, ", %d microbatches a replica\n        ", L->lc.microbatches);
 	if (res->fallback)
-		strbuf_addstr(&sb, ": the best estimate");
+		strbuf_addstr(&sb, "the best estimate");
 	else if (res->ntried > 1)
-		strbuf_addf(&sb, ": the fastest of %d tuned (%.0f tokens/s)", res->ntried, res->tried[res->best].tokens_per_s);
+		strbuf_addf(&sb, "the fastest of %d tuned (%.0f tokens/s)", res->ntried, res->tried[res->best].tokens_per_s);
 	else
-		strbuf_addstr(&sb, ": the best estimate");
+		strbuf_addstr(&sb, "the best estimate");
 	strbuf_addf(&sb, " of %d judged%s", L->lc.candidates, L->lc.interrupted ? " before the interrupt" : "");
 	if (L->lc.skipped)
-		strbuf_addf(&sb, " (%d left unjudged by the budget)", L->lc.skipped);
+		strbuf_addf(&sb, ", %d left by the budget", L->lc.skipped);
+	strbuf_addf(&sb, "; global batch %ld", L->global_batch);
 	if (res->relaxed > 0)
-		strbuf_addf(&sb, "; %d of %d stages recompute less", res->relaxed, res->plan.nstages);
+		strbuf_addf(&sb, "\n        %d of %d stages recompute less than the layout says", res->relaxed,
+		            res->plan.nstages);
 	if (!strbuf_failed(&sb))
 		fprintf(log, "%s\n", sb.buf);
 	strbuf_release(&sb);
