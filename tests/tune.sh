@@ -25,8 +25,10 @@ if [ -z "$OUT$ERR" ] && [ -s "$T/q.json" ]; then ok "--quiet prints nothing and 
 run "$OCTOPIPE" tune --layout pp --model gpt-13b --cluster 4xH200 --microbatches 8 -o "$T/tuned-default.json"
 expect_rc 0 "tune with the default budget writes a plan"
 expect_match '^tuned: .* per iteration, [0-9.]+x the best baseline' "$OUT" "and a summary against the best baseline"
-expect_match '^bounds: .* \(efficiency [0-9.]+%\), tight .* \(efficiency [0-9.]+%\): at most [0-9.]+% slower' "$OUT" \
-    "and both bounds with the gap"
+expect_match '^bounds: .* \(efficiency [0-9.]+%\), tight .* \(efficiency [0-9.]+%\)$' "$OUT" "and both bounds"
+expect_match '^ +at most [0-9.]+% slower than the best plan can be$' "$OUT" "and the gap to the tight one"
+if [ "$(printf '%s\n' "$OUT" | awk 'length > 80' | wc -l)" -eq 0 ]; then ok "every summary line fits 80 columns"
+else not_ok "summary lines fit 80 columns" "$OUT"; fi
 if printf '%s' "$ERR" | grep -q 'tuning: best'; then not_ok "no progress line when stderr is not a terminal" "$ERR"
 else ok "no progress line when stderr is not a terminal"; fi
 run "$OCTOPIPE" check "$T/tuned.json"

@@ -427,7 +427,7 @@ static void summary(FILE *log, const struct args *a, const struct tune_layouts_r
 	fmt_ms(&sb, mt->lower_bound_ms);
 	strbuf_addf(&sb, " (efficiency %.1f%%), tight ", 100 * mt->efficiency);
 	fmt_ms(&sb, mt->lower_bound_tight_ms);
-	strbuf_addf(&sb, " (efficiency %.1f%%): at most %.1f%% slower than the best plan",
+	strbuf_addf(&sb, " (efficiency %.1f%%)\n        at most %.1f%% slower than the best plan can be",
 	            100 * mt->efficiency_tight,
 	            mt->lower_bound_tight_ms > 0 ? fmax(0, 100 * (mt->makespan_ms / mt->lower_bound_tight_ms - 1)) : 0);
 	if (res->interrupted)
