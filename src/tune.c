@@ -656,8 +656,7 @@ static int search_step(struct tuner *t, const struct tune_step **step, struct er
 			return 1;
 		if (t->oom)
 			return err_set(e, ERR_RUNTIME, "out of host memory");
-		/* one device, one stage: a perturbation moves nothing that could speed it up */
-		if (!anytime(t) || t->best_ms <= t->bound_ms * (1 + IMPROVE_EPS) || t->max_stages == 1)
+		if (!anytime(t) || t->best_ms <= t->bound_ms * (1 + IMPROVE_EPS))
 			break;
 		if (!(*step = perturb(t)))
 			return err_set(e, ERR_RUNTIME, "out of host memory");

@@ -338,9 +338,7 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 		t->rng = 1;
 	t->t0 = t->last_progress = clock_now_s();
 	t->bound_ms = sim_lower_bound_tight(m, c, o->microbatches, true);
-	/* one device runs every layer in turn whatever the stages: more than one stage would
-	 * only move layers between stages on the same GPU, moves that cannot speed it up */
-	t->max_stages = c->devices == 1 ? 1 : c->devices * t->opts.max_stages_per_device;
+	t->max_stages = c->devices * t->opts.max_stages_per_device;
 	if (t->max_stages > m->nlayers)
 		t->max_stages = m->nlayers;
 	t->tabu_boundary = -1;
