@@ -9,16 +9,21 @@
  *
  * usage: bench_budget SRCDIR OCTOPIPE [GPUS...]
  *
- * Measured 2026-12-02 on the shared 2-core machine (others' builds running), seconds:
+ * Measured 2026-12-02 on the shared 2-core machine (load average 7-9: others' builds and
+ * tests), seconds:
  *
- *   gpus   B=0.1  B=0.5  B=1   B=3     limit: B x 1.1 + 0.1 = 0.21 0.65 1.2 3.4
- *   64      0.10   0.50   0.98  2.9    (llama2-70b x 512; before: 0.6-1.2 s at B=0.1)
- *   256     0.20   0.27   0.99  2.93
- *   1024    0.15   0.42   0.57  1.56   (before: 60 s at B=1)
- *   4096    0.36   0.55   0.44  2.62   (before: 10-17 s)
+ *     gpus    mbs  B=0.1  B=0.5  B=1    B=3     (limit 0.21, 0.65, 1.2, 3.4)
+ *       64    512   0.10   0.49   0.98   2.93   before: 1.21 s at B=0.1, 2.14 s at B=1
+ *      256    512   0.08   0.50   1.01   2.93   before: 4.1 s at B=1
+ *     1024   2048   0.11   0.38   0.70   1.73   before: > 60 s at B=1
+ *     2048   4096   0.19   0.31   0.89   1.65
+ *     4096   8192   0.52!  0.53   0.53   2.90   0.26 s of it CPU; the rest is the load
  *
- * What is left at 4096: reading the 4096-layer table (0.1 s) and one baseline of the
- * first layout judged are the floor; under B = 0.1 they pass it.
+ * What is left at 4096 under B = 0.1: reading the 4096-layer table (0.05 s of CPU), the
+ * layout search's first judged layout and the result's simulations are the floor. A run
+ * that ends well before B has converged (every layout tuned to its end). With --layout pp
+ * and as many stages as GPUs one simulation of 1024 stages x 2048 microbatches takes
+ * about 2 s: the command says so up front (a warning) and takes about 6 s at B = 1.
  */
 #include "config.h"
 
