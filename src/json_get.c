@@ -103,12 +103,12 @@ int jv_number_value(struct jv *v, const cJSON *item, const char *path, int flags
 		fmt_range(range, sizeof(range), integer, lo, hi, 1);
 		return jv_fail(v, path, "%s (got a number too large to represent)", range);
 	}
-	json_fmt_number(got, sizeof(got), x);
-	fmt_range(range, sizeof(range), integer, lo, hi, x > hi && hi >= 1e6 && lo != hi ? 1 : 0);
-	if (integer && x != floor(x))
+	if ((integer && x != floor(x)) || x < lo || x > hi) {
+		/* the words only on failure: a big layer table reads millions of numbers */
+		json_fmt_number(got, sizeof(got), x);
+		fmt_range(range, sizeof(range), integer, lo, hi, x > hi && hi >= 1e6 && lo != hi ? 1 : 0);
 		return jv_fail(v, path, "%s (got %s)", range, got);
-	if (x < lo || x > hi)
-		return jv_fail(v, path, "%s (got %s)", range, got);
+	}
 	*out = x;
 	return 0;
 }

@@ -5,9 +5,11 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "baseline.h"
+#include "clock.h"
 #include "layout_search.h"
 #include "sched.h"
 #include "sim.h"
@@ -41,8 +43,9 @@ void layout_recompute_model(struct model *m, enum recompute r)
  * only when out of host memory. */
 static int judge(struct parallel_source *src, const struct cluster *c, int mbs, const struct parallel *l,
                  enum recompute rc, struct sim *s, struct layout_choice *got, bool *feasible, struct err *why,
-                 const volatile sig_atomic_t *stop, bool found, struct err *e)
+                 const struct layout_constraints *k, bool found, struct err *unrun, struct err *e)
 {
+	const volatile sig_atomic_t *stop = k->stop;
 	struct model rm;
 	struct cluster rcl;
 	struct err e2 = ERR_INIT;
@@ -92,7 +95,9 @@ static int judge(struct parallel_source *src, const struct cluster *c, int mbs, 
 
 		/* Ctrl-C: a large replica's baselines take a while each; the layout is then
 		 * judged by those that ran (the first layout, until one fits: an answer) */
-		if (stop && *stop && (found || *feasible))
+		if (k->schedules && !(k->schedules & (1u << baseline_recipes[i].schedule)))
+			continue;
+		if (((stop && *stop) || (k->deadline_s > 0 && clock_now_s() > k->deadline_s)) && (found || *feasible))
 			break;
 		if (baseline_plan(&p, &rm, NULL, &rcl, NULL, &spec, &e2) < 0) {
 			if (e2.cls == ERR_RUNTIME) {
@@ -100,10 +105,16 @@ static int judge(struct parallel_source *src, const struct cluster *c, int mbs, 
 				r = -1;
 				break;
 			}
+			*unrun = e2;
 			continue;
 		}
 		/* each stage recomputes as the plan will: the simulator's own memory and time of it */
 		plan_set_recompute(&p, rc);
+		if (k->accept && !k->accept(k->accept_arg, &p)) {
+			err_set(unrun, ERR_INFEASIBLE, "the target runtime runs none of the baselines");
+			plan_release(&p);
+			continue;
+		}
 		sim_opts_default(&o);
 		if (sim_run(s, &p, &o, &mt, &e2) == 0) {
 			for (int d = 0; d < mt.ndevices; d++)
@@ -117,24 +128,32 @@ static int judge(struct parallel_source *src, const struct cluster *c, int mbs, 
 		} else if (e2.cls == ERR_RUNTIME) {
 			*e = e2;
 			r = -1;
+		} else {
+			*unrun = e2;
 		}
 		metrics_release(&mt);
 		plan_release(&p);
 		if (r < 0)
 			break;
 	}
+	if (*feasible) {
+		/* the estimate of the tuned time: the bound of the table as its stages recompute */
+		layout_recompute_model(&rm, rc);
+		got->bound_ms = fmin(sim_lower_bound_tight(&rm, &rcl, mbs, true), got->makespan_ms);
+		got->estimate_ms = got->makespan_ms - LAYOUT_GAP_CLOSED * (got->makespan_ms - got->bound_ms);
+	}
 	model_release(&rm);
 	cluster_release(&rcl);
 	return r;
 }
 
-/* Inserts a layout that fits into the ranked top list (most tokens/s first; a tie keeps
- * the one judged first, as the choice does). */
+/* Inserts a layout that fits into the ranked top list (the smallest estimate first; a tie
+ * keeps the one judged first). */
 static void keep_top(struct layout_choice *out, const struct layout_pick *pk)
 {
 	int i = out->ntop < LAYOUT_TOP ? out->ntop++ : LAYOUT_TOP;
 
-	while (i > 0 && pk->tokens_per_s > out->top[i - 1].tokens_per_s) {
+	while (i > 0 && pk->estimate_ms < out->top[i - 1].estimate_ms) {
 		if (i < LAYOUT_TOP)
 			out->top[i] = out->top[i - 1];
 		i--;
@@ -143,33 +162,65 @@ static void keep_top(struct layout_choice *out, const struct layout_pick *pk)
 		out->top[i] = *pk;
 }
 
-/* src: m's architecture, read once for every candidate (not once per candidate) */
-static int search(const struct model *m, struct parallel_source *src, const struct cluster *c,
-                  const struct layout_constraints *k, int min_pp, struct layout_choice *out, struct err *e)
-{
-	struct sim s;
-	int gpn = c->gpus_per_node, valid = 0;
-	bool found = false, moe = false;
-	struct err unpriced = ERR_INIT;
+/* One PP x TP x DP x EP factorisation, before ZeRO and recompute are chosen for it. */
+struct group {
+	struct parallel l;
+	int mbs;
+	double key;               /* see replica_work: the order of judging */
+	int idx;                  /* enumeration order: ties */
+	bool slow;                /* one baseline's simulation would pass the deadline: judged last */
+	double work;              /* the replica's work per microbatch */
+};
 
+/* Ops the simulator runs a second (about): a layout whose one baseline simulation would
+ * pass the deadline is judged after those that would not. */
+#define SIM_OPS_PER_S 1.5e6
+
+static int group_cmp(const void *a, const void *b)
+{
+	const struct group *x = a, *y = b;
+
+	if (x->slow != y->slow)
+		return x->slow ? 1 : -1;
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->idx - y->idx;
+}
+
+/* A replica's work per microbatch, over all its layers. The key of a layout is this work
+ * over its pp devices stretched by a 1F1B pipeline's fill and drain ((M + pp - 1) / M):
+ * a cheap stand-in for the tight bound. */
+static double replica_work(const struct model *rm)
+{
+	double work = 0;
+
+	for (int i = 0; i < rm->nlayers; i++)
+		work += layer_total_ms(&rm->layers[i]);
+	return work;
+}
+
+/* Every factorisation the constraints leave open, into *out (*n of them), each with the
+ * estimate of its replica's time as key (replica_work: the tight bound costs too much to
+ * compute for every one), smallest first (ties keep the enumeration order).
+ * -1 when out of host memory. */
+static int groups(const struct model *m, struct parallel_source *src, const struct cluster *c,
+                  const struct layout_constraints *k, int min_pp, struct group **out, int *n, struct err *e)
+{
+	int gpn = c->gpus_per_node, cap = 0;
+	bool moe = false;
+
+	*out = NULL;
+	*n = 0;
 	for (int i = 0; i < m->nlayers; i++)
 		moe |= m->layers[i].expert_param_bytes > 0;
-
-	memset(&s, 0, sizeof(s));
-	memset(out, 0, sizeof(*out));
-	out->min_peak_bytes = INFINITY;
-	out->tokens_per_s = -1;
 	for (int tp = 1; tp <= gpn; tp++) {
 		if (gpn % tp || (k->tp && tp != k->tp))
 			continue;
 		for (int dp = 1; (long)tp * dp <= c->devices; dp++) {
-			int mbs = k->global_mb / dp;
-
 			if ((k->dp && dp != k->dp) || k->global_mb % dp)
 				continue;
 			for (int ep = 1; ep <= dp; ep++) {
-				struct parallel l;
-				bool plain = false;
+				struct parallel l = { 0 };
 
 				/* expert parallelism only where there are experts to shard */
 				if (dp % ep || (k->ep ? ep != k->ep : ep > 1 && !moe))
@@ -184,93 +235,188 @@ static int search(const struct model *m, struct parallel_source *src, const stru
 					continue;
 				if (l.pp < min_pp || l.pp > m->nlayers)
 					continue;
-				/* memory first: shard only as far as needed to fit without recompute (ZeRO
-				 * 0, 1, 2, 3), recompute (selective, then full) only when no sharding fits;
-				 * ZeRO 1 is judged even when ZeRO 0 fits: the distributed optimizer moves
-				 * no more bytes and hides its all-gather under the next forward */
-				for (int z = 0; z <= 3 && !(plain && z > 1); z++) {
-					if ((k->zero >= 0 && z != k->zero) || (z > 0 && dp == 1))
-						continue;
-					for (int rc = RECOMPUTE_NONE; rc <= RECOMPUTE_FULL; rc++) {
-						struct layout_choice got;
-						bool feasible;
-						struct err ec = ERR_INIT;
-						int jr;
+				if (*n == cap) {
+					struct group *g = realloc(*out, (size_t)(cap = cap ? 2 * cap : 32) * sizeof(**out));
 
-						if ((k->recompute >= 0 && rc != k->recompute) ||
-						    (rc != RECOMPUTE_NONE && model_recomputes(m)))
-							continue;
-						l.zero = z;
-						if (parallel_check(&l, c, &ec) < 0)
-							break;
-						if (k->stop && *k->stop) {
-							sim_release(&s);
-							if (!found)
-								return err_set(e, ERR_RUNTIME, "interrupted before any layout was found "
-								               "that fits (%d judged)", out->candidates);
-							out->interrupted = true;
-							return 0;
-						}
-						jr = judge(src, c, mbs, &l, (enum recompute)rc, &s, &got, &feasible, &unpriced, k->stop, found, e);
-						if (jr < 0) {
-							sim_release(&s);
-							return -1;
-						}
-						if (jr > 0)
-							break;  /* not a layout of this model */
-						valid++;
-						out->candidates++;
-						out->min_peak_bytes = fmin(out->min_peak_bytes, got.peak_bytes);
-						if (feasible)
-							keep_top(out, &(struct layout_pick){ l, (enum recompute)rc, mbs, got.makespan_ms,
-							                                     got.tokens_per_s, got.peak_bytes });
-						if (feasible && got.tokens_per_s > out->tokens_per_s) {
-							out->par = l;
-							out->recompute = (enum recompute)rc;
-							out->microbatches = mbs;
-							out->makespan_ms = got.makespan_ms;
-							out->tokens_per_s = got.tokens_per_s;
-							out->peak_bytes = got.peak_bytes;
-							found = true;
-						}
-						if (feasible) {
-							plain = rc == RECOMPUTE_NONE;
-							break;
-						}
+					if (!g) {
+						free(*out);
+						*out = NULL;
+						return err_set(e, ERR_RUNTIME, "out of host memory");
 					}
+					*out = g;
 				}
+				(*out)[(*n)++] = (struct group){ l, k->global_mb / dp, INFINITY, *n, false, 0 };
 			}
 		}
 	}
+	/* a key not computed (no replica: judge says why) sorts last. A replica's work per
+	 * microbatch depends on its TP and EP degrees only: priced once for each pair */
+	for (int i = 0; i < *n; i++) {
+		struct group *g = &(*out)[i];
+		double work = -1;
+
+		for (int j = 0; j < i && work < 0; j++)
+			if ((*out)[j].l.tp == g->l.tp && (*out)[j].l.ep == g->l.ep)
+				work = (*out)[j].work;
+		if (work < 0) {
+			struct model rm;
+			struct cluster rcl;
+			struct err e2 = ERR_INIT;
+
+			work = INFINITY;
+			if (parallel_source_replica(src, c, &g->l, &rm, &rcl, &e2) == 0) {
+				work = replica_work(&rm);
+				model_release(&rm);
+				cluster_release(&rcl);
+			} else if (e2.cls == ERR_RUNTIME) {
+				free(*out);
+				*out = NULL;
+				*e = e2;
+				return -1;
+			}
+		}
+		g->work = work;
+		g->key = work * (g->mbs + g->l.pp - 1) / g->l.pp;
+		g->slow = k->deadline_s > 0 && clock_now_s() + 3.0 * g->l.pp * g->mbs / SIM_OPS_PER_S > k->deadline_s;
+	}
+	qsort(*out, (size_t)*n, sizeof(**out), group_cmp);
+	return 0;
+}
+
+/* Counts one judged layout into out; keeps it when it fits and has the best estimate. */
+static void count(struct layout_choice *out, const struct layout_choice *got, bool feasible, const struct parallel *l,
+                  enum recompute rc, int mbs)
+{
+	out->candidates++;
+	out->min_peak_bytes = fmin(out->min_peak_bytes, got->peak_bytes);
+	if (!feasible)
+		return;
+	keep_top(out, &(struct layout_pick){ .par = *l, .recompute = rc, .microbatches = mbs,
+	                                     .makespan_ms = got->makespan_ms, .tokens_per_s = got->tokens_per_s,
+	                                     .peak_bytes = got->peak_bytes, .bound_ms = got->bound_ms,
+	                                     .estimate_ms = got->estimate_ms });
+}
+
+/* Judges one factorisation: memory first, shard only as far as needed to fit without
+ * recompute (ZeRO 0, 1, 2, 3), recompute (selective, then full) only when no sharding
+ * fits; ZeRO 1 is judged even when ZeRO 0 fits: the distributed optimizer moves no more
+ * bytes and hides its all-gather under the next forward. 1 when interrupted, -1 on error. */
+static int judge_group(const struct model *m, struct parallel_source *src, const struct cluster *c,
+                       const struct layout_constraints *k, const struct group *g, struct sim *s, int *valid,
+                       bool *found, struct err *unpriced, struct err *unrun, struct layout_choice *out,
+                       struct err *e)
+{
+	struct parallel l = g->l;
+	bool plain = false;
+
+	for (int z = 0; z <= 3 && !(plain && z > 1); z++) {
+		if ((k->zero >= 0 && z != k->zero) || (z > 0 && l.dp == 1))
+			continue;
+		for (int rc = RECOMPUTE_NONE; rc <= RECOMPUTE_FULL; rc++) {
+			struct layout_choice got;
+			bool feasible;
+			struct err ec = ERR_INIT;
+			int jr;
+
+			if ((k->recompute >= 0 && rc != k->recompute) || (rc != RECOMPUTE_NONE && model_recomputes(m)))
+				continue;
+			l.zero = z;
+			if (parallel_check(&l, c, &ec) < 0)
+				break;
+			if (k->stop && *k->stop)
+				return 1;
+			jr = judge(src, c, g->mbs, &l, (enum recompute)rc, s, &got, &feasible, unpriced, k, *found, unrun, e);
+			if (jr < 0)
+				return -1;
+			if (jr > 0)
+				return 0;  /* not a layout of this model */
+			++*valid;
+			count(out, &got, feasible, &l, (enum recompute)rc, g->mbs);
+			*found |= feasible;
+			if (feasible) {
+				plain = rc == RECOMPUTE_NONE;
+				break;
+			}
+		}
+	}
+	return 0;
+}
+
+/* Why no layout was valid: what was held fixed, the degrees given and the batch every dp
+ * must divide. */
+static int no_layout(const struct cluster *c, const struct layout_constraints *k, struct err *e)
+{
+	char given[256] = "";
+	size_t n = 0;
+	static const char *const names[] = { "pp", "tp", "dp", "ep" };
+	const int deg[] = { k->pp, k->tp, k->dp, k->ep };
+
+	for (int i = 0; i < 4; i++)
+		if (deg[i] && n < sizeof(given))
+			n += (size_t)snprintf(given + n, sizeof(given) - n, "%s %d, ", names[i], deg[i]);
+	if (k->zero >= 0 && n < sizeof(given))
+		n += (size_t)snprintf(given + n, sizeof(given) - n, "zero %d, ", k->zero);
+	if (k->fp32_grads && n < sizeof(given))
+		n += (size_t)snprintf(given + n, sizeof(given) - n, "fp32 gradients, ");
+	if (k->recompute >= 0 && n < sizeof(given))
+		n += (size_t)snprintf(given + n, sizeof(given) - n, "recompute %s, ",
+		                      recompute_name((enum recompute)k->recompute));
+	return err_set(e, ERR_INPUT, "no parallel layout of cluster '%s' (%d GPUs, %d per node) meets the "
+	               "given degrees: %sa global batch of %d microbatches", c->name, c->devices, c->gpus_per_node,
+	               given, k->global_mb);
+}
+
+/* src: m's architecture, read once for every candidate (not once per candidate) */
+static int search(const struct model *m, struct parallel_source *src, const struct cluster *c,
+                  const struct layout_constraints *k, int min_pp, struct layout_choice *out, struct err *e)
+{
+	struct sim s;
+	struct group *g;
+	int ng, valid = 0, r = 0, i;
+	bool found = false;
+	struct err unpriced = ERR_INIT, unrun = ERR_INIT;
+
+	memset(out, 0, sizeof(*out));
+	out->min_peak_bytes = INFINITY;
+	out->tokens_per_s = -1;
+	if (groups(m, src, c, k, min_pp, &g, &ng, e) < 0)
+		return -1;
+	memset(&s, 0, sizeof(s));
+	for (i = 0; i < ng && r == 0; i++) {
+		if (found && k->deadline_s > 0 && (clock_now_s() > k->deadline_s || g[i].slow))
+			break;
+		r = judge_group(m, src, c, k, &g[i], &s, &valid, &found, &unpriced, &unrun, out, e);
+	}
+	out->skipped = ng - i;
 	sim_release(&s);
+	free(g);
+	if (r < 0)
+		return -1;
+	if (r > 0 && !found)
+		return err_set(e, ERR_RUNTIME, "interrupted before any layout was found that fits (%d judged)",
+		               out->candidates);
+	out->interrupted = r > 0;
 	if (!valid && unpriced.cls != ERR_NONE) {
 		*e = unpriced;
 		return -1;
 	}
-	if (!valid) {
-		/* what was held fixed: the degrees given and the batch every dp must divide */
-		char given[256] = "";
-		size_t n = 0;
-		static const char *const names[] = { "pp", "tp", "dp", "ep" };
-		const int deg[] = { k->pp, k->tp, k->dp, k->ep };
-
-		for (int i = 0; i < 4; i++)
-			if (deg[i] && n < sizeof(given))
-				n += (size_t)snprintf(given + n, sizeof(given) - n, "%s %d, ", names[i], deg[i]);
-		if (k->zero >= 0 && n < sizeof(given))
-			n += (size_t)snprintf(given + n, sizeof(given) - n, "zero %d, ", k->zero);
-		if (k->fp32_grads && n < sizeof(given))
-			n += (size_t)snprintf(given + n, sizeof(given) - n, "fp32 gradients, ");
-		if (k->recompute >= 0 && n < sizeof(given))
-			n += (size_t)snprintf(given + n, sizeof(given) - n, "recompute %s, ",
-			                      recompute_name((enum recompute)k->recompute));
-		return err_set(e, ERR_INPUT, "no parallel layout of cluster '%s' (%d GPUs, %d per node) meets the "
-		               "given degrees: %sa global batch of %d microbatches", c->name, c->devices, gpn, given,
-		               k->global_mb);
-	}
+	if (!valid)
+		return no_layout(c, k, e);
+	if (!found && !isfinite(out->min_peak_bytes) && unrun.cls != ERR_NONE)
+		/* no baseline ran at all: memory is not the reason, what stopped them is */
+		return err_set(e, ERR_INFEASIBLE, "no layout could be judged: %d tried, none of their baselines ran "
+		               "(the last: %.800s)", out->candidates, unrun.msg);
 	if (!found)
 		return err_set(e, ERR_INFEASIBLE, "no layout fits: %d tried, the closest needs %.1f GB per GPU of %.1f GB "
 		               "usable", out->candidates, out->min_peak_bytes / 1e9, cluster_usable_bytes(c) / 1e9);
+	out->par = out->top[0].par;
+	out->recompute = out->top[0].recompute;
+	out->microbatches = out->top[0].microbatches;
+	out->makespan_ms = out->top[0].makespan_ms;
+	out->tokens_per_s = out->top[0].tokens_per_s;
+	out->peak_bytes = out->top[0].peak_bytes;
+	out->bound_ms = out->top[0].bound_ms;
+	out->estimate_ms = out->top[0].estimate_ms;
 	return 0;
 }
 
@@ -306,11 +452,16 @@ static int fits(struct sim *s, const struct plan *p, struct err *e)
 
 int layout_relax_recompute(struct plan *p, struct err *e)
 {
+	return layout_relax_recompute_until(p, 0, e);
+}
+
+int layout_relax_recompute_until(struct plan *p, double deadline_s, struct err *e)
+{
 	struct sim s;
 	int changed = 0;
 
 	memset(&s, 0, sizeof(s));
-	for (int st = p->nstages - 1; st >= 0; st--) {
+	for (int st = p->nstages - 1; st >= 0 && !(deadline_s > 0 && clock_now_s() > deadline_s); st--) {
 		int was = p->stages[st].recompute;
 
 		for (int mode = RECOMPUTE_NONE; mode < was; mode++) {

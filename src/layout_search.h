@@ -8,13 +8,13 @@
  * model's layers, E divides D, D divides the global batch) is judged by the fastest of
  * compare's baselines built on what one replica sees, at the same global batch (a floor
  * of the weights, gradients and optimizer states alone rules a candidate out before any
- * simulation): more replicas mean fewer microbatches
+ * simulation; a target's accept() filters the baselines to those its runtime runs): more replicas mean fewer microbatches
  * each, so the pipeline's fill and drain weigh more, which is the trade-off a layout
  * makes against tensor parallelism's all-reduces and data parallelism's sync. For a model
  * with routed experts each divisor E of D is tried as the expert-parallel degree. Memory
  * first, and no more than needed: a candidate is sharded (ZeRO 1, 2, 3) only as far as it
  * takes to fit without recompute, and recomputes (selective, then full) only when no
- * sharding fits. Among the candidates that fit the most tokens/s wins - pure data or
+ * sharding fits. Among the candidates that fit the smallest estimate of the tuned time wins - pure data or
  * tensor parallelism (one pipeline device) included: when pipelining does not pay, the
  * search says so; when none fits, the memory the closest candidate needs is reported.
  */
@@ -32,6 +32,7 @@
 /* Degrees to hold fixed (0 = search; zero and recompute: -1 = search), and the global
  * batch in microbatches, held fixed over the layouts as Megatron-LM users hold theirs: a
  * layout with D replicas runs global_mb / D microbatches on each (D must divide it). */
+struct plan;
 struct layout_constraints {
 	int pp, tp, dp, ep, zero, recompute;
 	int global_mb;
@@ -40,9 +41,19 @@ struct layout_constraints {
 	 * first layout that fits is always judged until one of its baselines fits. */
 	const volatile sig_atomic_t *stop;
 	bool fp32_grads;          /* every candidate's gradients in fp32 (parallel.fp32_grads) */
+	/* clock_now_s() past which the search judges no more layouts once one fits (0: none);
+	 * the layouts are judged most promising first (the smallest tight bound of their
+	 * replica), so a search cut short has judged the likeliest ones. */
+	double deadline_s;
+	/* When non-NULL, a baseline for which accept(accept_arg, plan) is false does not judge
+	 * its layout (the schedules a target runtime runs, target.h). */
+	bool (*accept)(void *arg, const struct plan *p);
+	void *accept_arg;
+	unsigned schedules;       /* a bit (1u << enum sched_kind) per baseline schedule judged; 0: all */
 };
 
-#define LAYOUT_TOP 3          /* layouts the tuner tunes (the best baselines' first ones) */
+#define LAYOUT_TOP 3          /* layouts the tuner tunes (the best estimates' first ones) */
+#define LAYOUT_GAP_CLOSED 0.75 /* share of the baseline-to-bound gap tuning is expected to close */
 
 /* One layout that fits, as its best baseline judged it. */
 struct layout_pick {
@@ -50,6 +61,8 @@ struct layout_pick {
 	enum recompute recompute;
 	int microbatches;         /* per replica */
 	double makespan_ms, tokens_per_s, peak_bytes;
+	double bound_ms;          /* the replica's tight lower bound (its recompute folded in) */
+	double estimate_ms;       /* what tuning is expected to reach: the ranking's key */
 };
 
 struct layout_choice {
@@ -57,11 +70,16 @@ struct layout_choice {
 	enum recompute recompute;
 	int microbatches;         /* per replica: global_mb / dp */
 	double makespan_ms, tokens_per_s, peak_bytes;
+	double bound_ms, estimate_ms;  /* as in layout_pick */
 	int candidates;           /* layouts judged */
+	int skipped;              /* layouts left unjudged when deadline_s passed */
 	double min_peak_bytes;    /* the smallest peak per GPU over all of them (when none fits) */
 	bool interrupted;         /* stopped early by k->stop: the best of the candidates judged */
-	/* the layouts that fit with the most tokens/s, best first (top[0] is the choice above);
-	 * the baselines rank layouts well but not exactly, so the tuner tunes each of them */
+	/* the layouts that fit with the smallest estimate of the tuned time, best first (top[0]
+	 * is the choice above). The estimate: the best baseline's time less LAYOUT_GAP_CLOSED
+	 * of its distance to the replica's tight bound (what the tuner closes on average), so
+	 * a layout whose baselines bubble but whose bound is low ranks above one whose
+	 * baselines are already at their bound; the tuner tunes each of them. */
 	struct layout_pick top[LAYOUT_TOP];
 	int ntop;
 };
@@ -88,6 +106,8 @@ int layout_baseline(const struct model *m, const struct cluster *c, const struct
  * fewer microbatches it holds). Returns how many stages changed, -1 when out of host memory. */
 struct plan;
 int layout_relax_recompute(struct plan *p, struct err *e);
+/* The same, trying no more stages once clock_now_s() passes deadline_s (0: none). */
+int layout_relax_recompute_until(struct plan *p, double deadline_s, struct err *e);
 
 /* The layer table as a uniformly recomputing stage sees it: the backward pays the redone
  * forward and the activations kept are the recompute mode's (for the tuner, which builds

@@ -61,7 +61,7 @@ int model_load(struct model *m, const char *path, struct err *e);
 cJSON *model_to_json(const struct model *m);
 int model_save(const struct model *m, const char *path, struct err *e);
 void model_release(struct model *m);
-/* Deep copy (through the JSON form, so it is exactly what a save and load would give). */
+/* Deep copy (the same table a save and load would give). */
 int model_copy(struct model *dst, const struct model *src, struct err *e);
 
 static inline double layer_total_ms(const struct layer *l)

@@ -349,16 +349,22 @@ static int retarget(struct model *out, const struct arch *a, const struct hardwa
 	}
 	o.link_gbytes_per_s = g->intra.gbytes_per_s;
 	o.link_latency_us = g->intra.latency_us;
-	for (int i = 0; i < a->nlayers; i++) {
+	struct layer_cost c0, c1;
+
+	for (int i = 0, memo = -1; i < a->nlayers; i++) {
 		struct layer *l = &out->layers[i];
-		struct layer_cost c0, c1;
 		struct cost_opts o1 = o;
 
-		cost_layer(&a->layers[i].w, hw, &o, &c0);
-		o1.tp = tp;
-		o1.ep = ep;
-		o1.no_comm = !collectives;
-		cost_layer(&a->layers[i].w, hw, &o1, &c1);
+		/* a layer priced like the one before it (a model's repeated blocks) reuses its
+		 * costs: the layout search prices every layer of every candidate replica */
+		if (memo < 0 || memcmp(&a->layers[i].w, &a->layers[memo].w, sizeof(a->layers[i].w)) != 0) {
+			cost_layer(&a->layers[i].w, hw, &o, &c0);
+			o1.tp = tp;
+			o1.ep = ep;
+			o1.no_comm = !collectives;
+			cost_layer(&a->layers[i].w, hw, &o1, &c1);
+			memo = i;
+		}
 		l->f_ms = scaled(l->f_ms, c0.f_ms, c1.f_ms);
 		l->b_ms = scaled(l->b_ms, c0.b_ms, c1.b_ms);
 		l->w_ms = scaled(l->w_ms, c0.w_ms, c1.w_ms);

@@ -94,10 +94,12 @@ int partition_balanced(const struct model *m, int nstages, int *first, struct er
 	if (check_stages(m, nstages, e) < 0)
 		return -1;
 	prefix = malloc((size_t)(n + 1) * sizeof(*prefix));
-	/* every possible stage cost is a candidate bottleneck; for big models sample the
-	 * contiguous ranges lazily: n^2/2 doubles stay small for n <= 4096 */
-	cand = n <= 4096 ? malloc((size_t)n * (size_t)(n + 1) / 2 * sizeof(*cand)) : NULL;
-	if (!prefix || (n <= 4096 && !cand)) {
+	/* every possible stage cost is a candidate bottleneck; for big models bisect on the
+	 * value instead (100 halvings reach adjacent doubles, so the same bottleneck): sorting
+	 * n^2/2 sums cost 0.1 s a call at 1024 layers, and the layout search and the tuner
+	 * call it for every replica and stage count */
+	cand = n <= 256 ? malloc((size_t)n * (size_t)(n + 1) / 2 * sizeof(*cand)) : NULL;
+	if (!prefix || (n <= 256 && !cand)) {
 		free(prefix);
 		free(cand);
 		return err_set(e, ERR_RUNTIME, "out of host memory partitioning %d layers", n);

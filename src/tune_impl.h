@@ -122,6 +122,16 @@ unsigned long long tune_rand(struct tuner *t);
  * plus all the device's work. Candidates above the current time are not simulated. */
 double tune_state_bound(const struct tuner *t, const struct tune_state *s);
 
+/* Whether the weights, gradients and optimizer states of s's stages alone fit every device. */
+bool tune_static_fits(const struct tuner *t, const struct tune_state *s);
+/* Boundaries splitting L layers as evenly as s's stage count allows. */
+void tune_uniform_first(struct tune_state *s, int L);
+/* Appends an accepted step (NULL when out of host memory: t->oom is set). */
+struct tune_step *tune_record(struct tuner *t, enum tune_phase ph, enum tune_move_kind kind, int a, int b,
+                              const char *what, double before, double after);
+
+/* ---- states (tune_state.c) ------------------------------------------------------------- */
+
 int tune_state_alloc(struct tune_state *s, int nstages);
 void tune_state_drop_order(struct tune_state *s);
 long tune_state_order_len(const struct tune_state *s);

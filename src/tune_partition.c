@@ -31,7 +31,7 @@
 #define REL_TOL 1e-12      /* a ratio within this of the bound counts as within it */
 #define BISECT_STEPS 60
 #define SPLIT_ROUNDS 24
-#define DP_WORK_MAX 20000000.0 /* the squares program runs below this many steps */
+#define DP_WORK_MAX 2000000.0 /* the squares program runs below this many steps (about 10 ms) */
 #define KICKS_MAX 500
 #define KICK_WORK 3e5          /* kicks x S^3 (one descent step's work) */
 

@@ -8,12 +8,27 @@ T="$TMPDIR_TEST"
 json_ok() { python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$1" 2>/dev/null; }
 ms_of() { "$OCTOPIPE" sim --json "$1" | sed -n 's/^ *"makespan_ms": \([0-9.e+-]*\),*$/\1/p' | head -1; }
 
-run "$OCTOPIPE" tune --layout pp --model gpt-13b --cluster 4xH200 --microbatches 8 -o "$T/tuned.json" --steps-out "$T/steps.json"
+run "$OCTOPIPE" tune --layout pp --model gpt-13b --cluster 4xH200 --microbatches 8 --evals 3000 -o "$T/tuned.json" \
+    --steps-out "$T/steps.json"
 expect_rc 0 "tune writes a plan"
-expect_match '^   0 start +start: ' "$OUT" "tune prints the start"
+if printf '%s\n' "$OUT" | grep -q '^ *[0-9]* start '; then not_ok "by default no step lines, a summary" "$OUT"
+else ok "by default no step lines, a summary"; fi
+if [ "$(printf '%s\n' "$OUT" | wc -l)" -le 5 ]; then ok "of at most 5 lines"; else not_ok "a summary of at most 5 lines" "$OUT"; fi
+run "$OCTOPIPE" tune --layout pp --model gpt-13b --cluster 4xH200 --microbatches 8 --evals 2000 --verbose
+expect_rc 0 "tune --verbose"
+expect_match '^   0 start +start: ' "$OUT" "--verbose prints the start"
+if printf '%s\n' "$OUT" | grep '^ *[0-9]* [a-z]' | awk 'length > 80 { bad = 1 } END { exit bad }'; then
+    ok "every step line fits 80 columns"; else not_ok "step lines fit 80 columns" "$OUT"; fi
+run "$OCTOPIPE" tune --layout pp --model gpt-13b --cluster 4xH200 --microbatches 8 --evals 200 --quiet -o "$T/q.json"
+expect_rc 0 "tune --quiet"
+if [ -z "$OUT$ERR" ] && [ -s "$T/q.json" ]; then ok "--quiet prints nothing and writes the plan"; else not_ok "--quiet is quiet" "$OUT$ERR"; fi
+run "$OCTOPIPE" tune --layout pp --model gpt-13b --cluster 4xH200 --microbatches 8 -o "$T/tuned-default.json"
+expect_rc 0 "tune with the default budget writes a plan"
 expect_match '^tuned: .* per iteration, [0-9.]+x the best baseline' "$OUT" "and a summary against the best baseline"
-expect_match '^bounds: .* \(efficiency [0-9.]+%\), tight .* \(efficiency [0-9.]+%\): at most [0-9.]+% slower' "$OUT" \
-    "and both bounds with the gap"
+expect_match '^bounds: .* \(efficiency [0-9.]+%\), tight .* \(efficiency [0-9.]+%\)$' "$OUT" "and both bounds"
+expect_match '^ +at most [0-9.]+% slower than the best plan can be$' "$OUT" "and the gap to the tight one"
+if [ "$(printf '%s\n' "$OUT" | awk 'length > 80' | wc -l)" -eq 0 ]; then ok "every summary line fits 80 columns"
+else not_ok "summary lines fit 80 columns" "$OUT"; fi
 if printf '%s' "$ERR" | grep -q 'tuning: best'; then not_ok "no progress line when stderr is not a terminal" "$ERR"
 else ok "no progress line when stderr is not a terminal"; fi
 run "$OCTOPIPE" check "$T/tuned.json"
@@ -32,7 +47,7 @@ done
 
 # a time budget stops wherever the clock says; an evaluation budget is exact
 run "$OCTOPIPE" tune --layout pp --model gpt-13b --cluster 4xH200 --microbatches 8 --seed 5 --evals 3000 -o "$T/a.json" --quiet
-run "$OCTOPIPE" tune --layout pp --model gpt-13b --cluster 4xH200 --microbatches 8 --seed 5 --evals 3000 -o "$T/b.json" --quiet
+run "$OCTOPIPE" tune --layout pp --model gpt-13b --cluster 4xH200 --microbatches 8 --seed 5 --evals 3000 -o "$T/b.json"
 if cmp -s "$T/a.json" "$T/b.json"; then ok "the same seed and --evals write the same plan"; else not_ok "the same seed and --evals write the same plan"; fi
 expect_match 'plans simulated' "$OUT" "an evaluation budget reports what it simulated"
 
@@ -60,7 +75,7 @@ sys.exit(r if r >= 0 else 128 - r)' "$OCTOPIPE" tune --model llama2-70b --cluste
     -o "$T/lint.json" >"$T/lint.out" 2>&1
 RC=$?; OUT=$(cat "$T/lint.out"); ERR=
 expect_rc 0 "Ctrl-C during the layout search exits 0"
-expect_match '^layout: .*the best of [0-9]+ layouts judged before the interrupt,' "$OUT" "the layout line says the search was cut short"
+expect_match '^ +the best estimate of [0-9]+ judged before the interrupt' "$OUT" "the layout lines say the search was cut short"
 expect_match '^interrupted: writing the best plan found so far' "$OUT" "and the tuner does not start"
 run "$OCTOPIPE" check "$T/lint.json"
 expect_rc 0 "and the plan written is valid"
@@ -180,4 +195,31 @@ import json; d = json.load(open('$top_srcdir/samples/clusters/8xH200.json'))
 d['intra_node']['gbytes_per_s'] = 1e7; d['name'] = 'free8'; json.dump(d, open('$T/free8.json', 'w'))"
 run "$OCTOPIPE" tune --model gpt-13b --cluster "$T/free8.json" --microbatches 32 --budget 0.2 --quiet -o "$T/free.json"
 expect_rc 0 "tune with free links (1e7 GB/s) finds a layout"
+# free links (faster than 1e6 GB/s, how the profile studies model free communication) and
+# a measured profile's table: tune succeeds by default, the layout search included
+python3 - "$T" "${top_srcdir:-.}" <<'PY'
+import json, sys
+t, top = sys.argv[1], sys.argv[2]
+d = json.load(open(f"{top}/samples/profiles/gpt-13b.json"))
+layers = [{"kind": l["arch"], "f_ms": l["f_ms"], "b_ms": l["b_full_ms"] / 2, "w_ms": l["b_full_ms"] / 2,
+           "param_bytes": 0, "act_bytes": 0, "act_w_bytes": 0, "out_bytes": 0} for l in d["layers"]]
+json.dump({"format": "octopipe.model/1", "name": "gpt-13b-profile", "seq_len": d["seq_len"],
+           "micro_batch_size": 1, "layers": layers}, open(f"{t}/prof.json", "w"))
+json.dump({"format": "octopipe.cluster/1", "name": "free16", "devices": 16, "gpus_per_node": 8,
+           "mem_bytes": 141000000000, "intra_node": {"gbytes_per_s": 1e7, "latency_us": 0},
+           "inter_node": {"gbytes_per_s": 1e7, "latency_us": 0}}, open(f"{t}/free16.json", "w"))
+PY
+run "$OCTOPIPE" check "$T/free16.json"
+expect_rc 0 "check accepts free links"
+run "$OCTOPIPE" tune --model "$T/prof.json" --cluster "$T/free16.json" --microbatches 16 --evals 600 -o "$T/free.json"
+expect_rc 0 "tune works by default with free links"
+expect_match '^layout: pp [0-9]+ x tp [0-9]+ x dp [0-9]+ ' "$OUT" "and names the layout"
+run "$OCTOPIPE" tune --model "$T/prof.json" --cluster "$T/free16.json" --microbatches 16 --evals 600 --layout pp -o "$T/freepp.json"
+expect_rc 0 "and with --layout pp"
+# compare --budget bounds its layout search and its tuned row
+run "$OCTOPIPE" compare --model gpt-13b --cluster 8xH200 --microbatches 16 --budget 0.3
+expect_rc 0 "compare --budget"
+expect_match '^tuned +[0-9.]+ ' "$OUT" "has its tuned row"
+run "$OCTOPIPE" compare --model gpt-13b --cluster 8xH200 --microbatches 16 --budget -1
+expect_rc 2 "a negative compare --budget is a usage error"
 done_testing

@@ -229,8 +229,9 @@ int files_open_sample(struct app *a, const char *model, const char *cluster, int
 	} else if (parallel_is_pipeline_only(&lc.par) && lc.par.pp == c.devices && lc.recompute == RECOMPUTE_NONE) {
 		r = open_at(a, &m, &c, lc.microbatches, NULL, -1, NULL, mpath, cpath, e);
 	} else {
-		struct layout_pick pk = { lc.par, lc.recompute, lc.microbatches, lc.makespan_ms, lc.tokens_per_s,
-		                          lc.peak_bytes };
+		struct layout_pick pk = { .par = lc.par, .recompute = lc.recompute, .microbatches = lc.microbatches,
+		                          .makespan_ms = lc.makespan_ms, .tokens_per_s = lc.tokens_per_s,
+		                          .peak_bytes = lc.peak_bytes };
 
 		r = open_at(a, &m, &c, lc.microbatches, &lc.par, lc.recompute, &pk, mpath, cpath, e);
 	}

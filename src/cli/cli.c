@@ -316,14 +316,22 @@ void cli_par_layout(const struct cli_par *cp, const struct parallel *base, const
 }
 
 int cli_pick_layout(const char *cmd, const struct cli_par *cp, bool layout_pp, int global_batch,
-                    const struct model *m, const struct cluster *c, int *microbatches, FILE *f,
-                    const volatile sig_atomic_t *stop, struct cli_layout *out)
+                    const struct model *m, const struct cluster *c, int *microbatches,
+                    const struct layout_constraints *base, struct tune_layout *out)
 {
-	struct layout_constraints k = { 0, cp->tp, cp->dp, cp->ep, cp->zero ? cp->zero - 1 : -1, cp->recompute, 0, stop,
-	                                cp->grads == 2 };
+	struct layout_constraints k = { .pp = 0, .tp = cp->tp, .dp = cp->dp, .ep = cp->ep,
+	                                .zero = cp->zero ? cp->zero - 1 : -1, .recompute = cp->recompute,
+	                                .fp32_grads = cp->grads == 2 };
 	struct err e = ERR_INIT;
 
 	memset(out, 0, sizeof(*out));
+	if (base) {
+		k.stop = base->stop;
+		k.deadline_s = base->deadline_s;
+		k.accept = base->accept;
+		k.accept_arg = base->accept_arg;
+		k.schedules = base->schedules;
+	}
 	if (layout_pp) {
 		if (cli_par_given(cp) || cp->recompute >= 0 || global_batch)
 			return cli_usage_error(cmd, "--layout pp is pure pipeline parallelism: no layout options with it");
@@ -349,7 +357,8 @@ int cli_pick_layout(const char *cmd, const struct cli_par *cp, bool layout_pp, i
 			                       "than 1000000", *microbatches, cp->dp, g);
 		k.global_mb = (int)g;
 	}
-	if (layout_search(m, c, &k, &out->lc, &e) < 0) {
+	if (tune_layout_pick(m, c, &k, out, &e) < 0) {
+		tune_layout_release(out);
 		if (e.cls == ERR_RUNTIME) {
 			cli_err("octopipe %s: %s\n", cmd, e.msg);
 			return EXIT_RUNTIME;
@@ -357,50 +366,16 @@ int cli_pick_layout(const char *cmd, const struct cli_par *cp, bool layout_pp, i
 		/* the degrees the options hold fixed allow no layout: their usage error */
 		return e.cls == ERR_INPUT ? cli_usage_error(cmd, "%s", e.msg) : cli_report(&e);
 	}
-	out->searched = true;
-	out->global_batch = (long)k.global_mb * m->micro_batch_size;
-	if (f)
-		fprintf(f, "layout: pp %d x tp %d x dp %d (ep %d, ZeRO %d%s, recompute %s), %d microbatches per replica "
-		        "(global batch %ld): the best of %d layouts%s, %.0f tokens/s with its best baseline\n",
-		        out->lc.par.pp, out->lc.par.tp, out->lc.par.dp, out->lc.par.ep, out->lc.par.zero,
-		        out->lc.par.fp32_grads ? ", fp32 gradients" : "",
-		        recompute_name(out->lc.recompute), out->lc.microbatches, out->global_batch, out->lc.candidates,
-		        out->lc.interrupted ? " judged before the interrupt" : "", out->lc.tokens_per_s);
 	*microbatches = out->lc.microbatches;
-	return cli_layout_adopt(m, c, 0, out);
-}
-
-int cli_layout_adopt(const struct model *m, const struct cluster *c, int k, struct cli_layout *out)
-{
-	struct err e = ERR_INIT;
-
-	if (k > 0) {
-		const struct layout_pick *pk = &out->lc.top[k];
-
-		out->lc.par = pk->par;
-		out->lc.recompute = pk->recompute;
-		out->lc.microbatches = pk->microbatches;
-		out->lc.makespan_ms = pk->makespan_ms;
-		out->lc.tokens_per_s = pk->tokens_per_s;
-		out->lc.peak_bytes = pk->peak_bytes;
-	}
-	model_release(&out->rm);
-	cluster_release(&out->rc);
-	out->use = !parallel_is_pipeline_only(&out->lc.par) || out->lc.par.pp != c->devices ||
-	           out->lc.recompute != RECOMPUTE_NONE;
-	if (out->use) {
-		if (parallel_replica(m, c, &out->lc.par, &out->rm, &out->rc, &e) < 0)
-			return cli_report(&e);
-		layout_recompute_model(&out->rm, out->lc.recompute);
-	}
 	return 0;
 }
 
-void cli_layout_release(struct cli_layout *l)
+void cli_layout_words(struct strbuf *sb, const struct parallel *par, enum recompute rc)
 {
-	model_release(&l->rm);
-	cluster_release(&l->rc);
-	memset(l, 0, sizeof(*l));
+	strbuf_addf(sb, "pp %d x tp %d x dp %d (", par->pp, par->tp, par->dp);
+	if (par->ep > 1)
+		strbuf_addf(sb, "ep %d, ", par->ep);
+	strbuf_addf(sb, "ZeRO %d%s, recompute %s)", par->zero, par->fp32_grads ? ", fp32 grads" : "", recompute_name(rc));
 }
 
 int cli_set_refs(struct plan *p, const char *model_path, const char *cluster_path, const char *out_path)

@@ -118,28 +118,18 @@ struct parallel;
  * GPUs that T x D leave, c->devices / (T x D)); base gives the values not given. */
 void cli_par_layout(const struct cli_par *cp, const struct parallel *base, const struct cluster *c, int pp,
                     struct parallel *out);
-/* The layout a tune or compare run works at: searched (layout_search) over what the
+/* The layout a tune or compare run works at (tune_layouts.h): searched over what the
  * layout options leave open unless layout_pp, at the global batch the options give. */
-#include "layout_search.h"
-struct cli_layout {
-	bool use;                /* not pure pipeline parallelism over every GPU: use rm, rc */
-	bool searched;
-	long global_batch;       /* sequences */
-	struct layout_choice lc;
-	struct model rm;         /* the replica's layer table (with the chosen recompute folded in) */
-	struct cluster rc;       /* the replica's cluster */
-};
-/* Picks it; *microbatches becomes the per-replica count. Prints the layout line to f
- * (NULL: quiet). stop (NULL: none) cuts the search short: the best layout judged so far
- * (out->lc.interrupted). Returns 0 or the exit code after printing the error. */
-int cli_pick_layout(const char *cmd, const struct cli_par *cp, bool layout_pp, int global_batch,
-                    const struct model *m, const struct cluster *c, int *microbatches, FILE *f,
-                    const volatile sig_atomic_t *stop, struct cli_layout *out);
-/* Makes the k-th of the search's ranked layouts (lc.top[k]; k = 0 is the choice) the one
- * out describes, with its replica's model and cluster. Returns 0 or the exit code after
+#include "tune_layouts.h"
+/* Picks it; *microbatches becomes the per-replica count. base (NULL: none) gives the
+ * search's stop flag, deadline and schedule filter. Returns 0 or the exit code after
  * printing the error. */
-int cli_layout_adopt(const struct model *m, const struct cluster *c, int k, struct cli_layout *out);
-void cli_layout_release(struct cli_layout *l);
+int cli_pick_layout(const char *cmd, const struct cli_par *cp, bool layout_pp, int global_batch,
+                    const struct model *m, const struct cluster *c, int *microbatches,
+                    const struct layout_constraints *base, struct tune_layout *out);
+struct strbuf;
+/* The layout in words: "pp P x tp T x dp D (ep E, ZeRO Z, recompute R)" (ep only when > 1). */
+void cli_layout_words(struct strbuf *sb, const struct parallel *par, enum recompute rc);
 struct metrics;
 struct strbuf;
 /* The line sim prints for a plan whose device runs out of host memory (m->noom > 0). */

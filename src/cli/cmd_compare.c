@@ -7,12 +7,14 @@
 
 #include <getopt.h>
 #include <stdbool.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "baseline.h"
 #include "cli.h"
+#include "clock.h"
 #include "doc.h"
 #include "json.h"
 #include "sim.h"
@@ -24,7 +26,7 @@ static void usage(FILE *f)
 	fputs("usage: octopipe compare --model M --cluster C --microbatches N [--json]\n"
 	      "                        [--layout auto|pp] [--global-batch B] [--tp T] [--dp D] [--ep E]\n"
 	      "                        [--zero Z] [--grads G] [--recompute HOW]\n"
-	      "                        [--target octopipe|megatron|torchtitan]\n"
+	      "                        [--target octopipe|megatron|torchtitan] [--budget SECONDS]\n"
 	      "\n"
 	      "Builds and simulates every baseline (gpipe, 1f1b, 1f1b with a balanced partition,\n"
 	      "interleaved, zb-h1, zb-h2, zb-v, dualpipev, adaptive) on the whole cluster, then\n"
@@ -39,12 +41,14 @@ static void usage(FILE *f)
 	      "\n"
 	      "--target megatron or torchtitan marks the baselines that runtime cannot run (n/a,\n"
 	      "with the reason) and tunes within what it runs (octopipe tune --help, --target).\n"
+	      "--budget bounds the layout search and the tuned row (default: the tuner runs\n"
+	      "until it converges, the same plan every time); the baselines are simulated whole.\n"
 	      CLI_PAR_HELP, f);
 }
 
 /* The tuned plan for tgt (tune.h, target.h): filled p and mt, or -1 with e. */
-static int tuned_for(enum target tgt, const struct model *pm, const struct cluster *pc, int mbs, struct plan *p,
-                     struct metrics *mt, struct err *e)
+static int tuned_for(enum target tgt, const struct model *pm, const struct cluster *pc, int mbs, double budget,
+                     struct plan *p, struct metrics *mt, struct err *e)
 {
 	struct tune_opts to;
 	struct tuner *t = NULL;
@@ -52,7 +56,7 @@ static int tuned_for(enum target tgt, const struct model *pm, const struct clust
 	int r = -1;
 
 	if (tgt == TARGET_MEGATRON) {
-		struct target_search_opts so = { mbs, 3, 1, 0, NULL };
+		struct target_search_opts so = { .microbatches = mbs, .max_chunks = 3, .time_budget_s = budget > 0 ? budget : 1 };
 		struct target_result tr;
 		struct sim sm;
 		struct sim_opts sopt;
@@ -71,6 +75,7 @@ static int tuned_for(enum target tgt, const struct model *pm, const struct clust
 	}
 	tune_opts_default(&to);
 	to.microbatches = mbs;
+	to.time_budget_s = budget;
 	if (tgt == TARGET_TORCHTITAN) {
 		to.accept = target_accepts;
 		to.accept_arg = &tgt;
@@ -112,7 +117,19 @@ static void put_verdict(struct jw *w, cJSON *row, bool feasible, const char *why
 	}
 }
 
-int cmd_compare(int argc, char **argv)
+/* What the command line asks for. */
+struct cargs {
+	struct cli_par cp;
+	bool layout_pp, json;
+	int global_batch, mbs;
+	const char *model, *cluster;
+	enum target tgt;
+	double budget;
+	char tuned_name[32];
+};
+
+/* 0, 1 after --help, or an exit code. */
+static int parse(int argc, char **argv, struct cargs *a)
 {
 	static const struct option opts[] = {
 		{ "model", required_argument, NULL, 'm' },
@@ -123,33 +140,17 @@ int cmd_compare(int argc, char **argv)
 		{ "layout", required_argument, NULL, 'L' },
 		{ "global-batch", required_argument, NULL, 'G' },
 		{ "target", required_argument, NULL, 'T' },
+		{ "budget", required_argument, NULL, 'B' },
 		CLI_PAR_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
-	struct cli_par cp;
-	struct cli_layout L;
-	bool layout_pp = false;
-	int global_batch = 0, k;
-	const struct model *pm;
-	const struct cluster *pc;
-	char layout_text[96] = "";
-	const char *model_arg = NULL, *cluster_arg = NULL;
-	char mpath[4096], cpath[4096];
-	int mbs = 0, ch, rc;
-	bool json = false, any_fits = false;
-	struct model m;
-	struct cluster c;
-	struct jw w = { false };
-	cJSON *out = NULL;
-	struct baseline_set bs;
-	struct err be = ERR_INIT;
-	enum target tgt = TARGET_OCTOPIPE;
-	char tuned_name[32] = "tuned";
+	int ch, k;
 
+	memset(a, 0, sizeof(*a));
 	optind = 0;
-	cli_par_init(&cp);
+	cli_par_init(&a->cp);
 	while ((ch = cli_getopt("compare", argc, argv, "jh", opts)) != -1) {
-		if ((k = cli_par_option("compare", ch, optarg, &cp)) != 0) {
+		if ((k = cli_par_option("compare", ch, optarg, &a->cp)) != 0) {
 			if (k < 0)
 				return EXIT_INPUT;
 			continue;
@@ -158,216 +159,281 @@ int cmd_compare(int argc, char **argv)
 		case 'L':
 			if (strcmp(optarg, "auto") != 0 && strcmp(optarg, "pp") != 0)
 				return cli_usage_error("compare", "--layout: 'auto' or 'pp', not '%s'", optarg);
-			layout_pp = strcmp(optarg, "pp") == 0;
+			a->layout_pp = strcmp(optarg, "pp") == 0;
 			break;
 		case 'G':
-			if ((global_batch = cli_positive("compare", "--global-batch", optarg)) < 0)
+			if ((a->global_batch = cli_positive("compare", "--global-batch", optarg)) < 0)
 				return EXIT_INPUT;
 			break;
 		case 'T':
-			if (target_from_name(optarg, &tgt) < 0)
+			if (target_from_name(optarg, &a->tgt) < 0)
 				return cli_usage_error("compare", "--target: 'octopipe', 'megatron' or 'torchtitan', not '%s'",
 				                       optarg);
 			break;
-		case 'm': model_arg = optarg; break;
-		case 'c': cluster_arg = optarg; break;
-		case 'n': if ((mbs = cli_positive("compare", "--microbatches", optarg)) < 0) return EXIT_INPUT; break;
-		case 'j': json = true; break;
-		case 'h': usage(stdout); return EXIT_OK;
+		case 'm': a->model = optarg; break;
+		case 'c': a->cluster = optarg; break;
+		case 'n': if ((a->mbs = cli_positive("compare", "--microbatches", optarg)) < 0) return EXIT_INPUT; break;
+		case 'j': a->json = true; break;
+		case 'B':
+			if (cli_number("compare", "--budget", optarg, 0, 1e7, false, &a->budget) < 0)
+				return EXIT_INPUT;
+			break;
+		case 'h': usage(stdout); return 1;
 		default: return EXIT_INPUT;
 		}
 	}
-	if (!model_arg || !cluster_arg || !mbs)
+	if (!a->model || !a->cluster || !a->mbs)
 		return cli_usage_error("compare", "needs --model, --cluster and --microbatches");
-	if (tgt == TARGET_TORCHTITAN && !cp.zero && !layout_pp)
-		cp.zero = 2 + 1;  /* torchtitan's data parallelism beside a pipeline is FSDP (torchtitan.c) */
-	if (tgt != TARGET_OCTOPIPE)
-		snprintf(tuned_name, sizeof(tuned_name), "tuned %s", target_name(tgt));
-	if ((rc = cli_load_model(model_arg, &m, mpath)) != 0)
-		return rc;
-	if ((rc = cli_load_cluster(cluster_arg, &c, cpath)) != 0) {
-		model_release(&m);
-		return rc;
-	}
-	if ((rc = cli_pick_layout("compare", &cp, layout_pp, global_batch, &m, &c, &mbs, json ? NULL : stdout, NULL, &L)) != 0) {
-		model_release(&m);
-		cluster_release(&c);
-		return rc;
-	}
-	/* every row at the layout: one replica's model and cluster */
-	pm = L.use ? &L.rm : &m;
-	pc = L.use ? &L.rc : &c;
-	if (L.use)
-		snprintf(layout_text, sizeof(layout_text), "pp %d x tp %d x dp %d", L.lc.par.pp, L.lc.par.tp, L.lc.par.dp);
-	if (json) {
-		out = cJSON_CreateArray();
-	} else {
-		printf("model %s on %s%s%s, %d microbatches%s; lower bound ", m.name, c.name, L.use ? " at " : "",
-		       layout_text, mbs, L.use ? " per replica" : "");
-		{
-			struct strbuf sb = STRBUF_INIT;
+	if (a->tgt == TARGET_TORCHTITAN && !a->cp.zero && !a->layout_pp)
+		a->cp.zero = 2 + 1;  /* torchtitan's data parallelism beside a pipeline is FSDP (torchtitan.c) */
+	snprintf(a->tuned_name, sizeof(a->tuned_name), "tuned%s%s", a->tgt != TARGET_OCTOPIPE ? " " : "",
+	         a->tgt != TARGET_OCTOPIPE ? target_name(a->tgt) : "");
+	return 0;
+}
 
-			fmt_ms(&sb, sim_lower_bound(pm, pc, mbs, true));
-			strbuf_addstr(&sb, ", tight bound ");
-			fmt_ms(&sb, sim_lower_bound_tight(pm, pc, mbs, true));
-			printf("%s\n\n", sb.buf);
-			strbuf_release(&sb);
-		}
-		if (tgt == TARGET_MEGATRON)
-			printf("target megatron: the tuned plan is Megatron-LM's own 1F1B or interleaved schedule over a "
-			       "partition its layout flags express\n\n");
-		else if (tgt == TARGET_TORCHTITAN)
-			printf("target torchtitan: the tuned plan has its loop or v placement, any order its schedule CSV "
-			       "runs\n\n");
-		printf("%-15s %12s %12s %7s %10s %10s  %s\n", "SCHEDULE", "ITERATION ms", "TOKENS/S", "BUBBLE",
-		       "PEAK MEM", "EFFICIENCY", "FEASIBLE");
+/* One run: the rows at the layout, one replica's model and cluster. */
+struct ctx {
+	const struct cargs *a;
+	const struct model *pm;
+	const struct cluster *pc;
+	const struct tune_layout *L;
+	char layout_text[96];
+	struct jw w;
+	cJSON *out;
+	bool any_fits;
+};
+
+/* The lines above the table: the layout, the bounds, the target, the column names. */
+static void print_header(const struct ctx *x, const struct model *m, const struct cluster *c)
+{
+	const struct tune_layout *L = x->L;
+	struct strbuf sb = STRBUF_INIT;
+
+	if (L->searched) {
+		strbuf_addstr(&sb, "layout: ");
+		cli_layout_words(&sb, &L->lc.par, L->lc.recompute);
+		strbuf_addf(&sb, ", %d microbatches per replica (global batch %ld): the best of %d layouts, %.0f tokens/s "
+		            "with its best baseline", L->lc.microbatches, L->global_batch, L->lc.candidates,
+		            L->lc.tokens_per_s);
+		if (!strbuf_failed(&sb))
+			printf("%s\n", sb.buf);
+		strbuf_reset(&sb);
 	}
-	if (baseline_run_all(&bs, pm, pc, mbs, &be) < 0) {
+	printf("model %s on %s%s%s, %d microbatches%s; lower bound ", m->name, c->name, L->use ? " at " : "",
+	       x->layout_text, x->a->mbs, L->use ? " per replica" : "");
+	fmt_ms(&sb, sim_lower_bound(x->pm, x->pc, x->a->mbs, true));
+	strbuf_addstr(&sb, ", tight bound ");
+	fmt_ms(&sb, sim_lower_bound_tight(x->pm, x->pc, x->a->mbs, true));
+	printf("%s\n\n", strbuf_failed(&sb) ? "?" : sb.buf);
+	strbuf_release(&sb);
+	if (x->a->tgt == TARGET_MEGATRON)
+		printf("target megatron: the tuned plan is Megatron-LM's own 1F1B or interleaved schedule over a "
+		       "partition its layout flags express\n\n");
+	else if (x->a->tgt == TARGET_TORCHTITAN)
+		printf("target torchtitan: the tuned plan has its loop or v placement, any order its schedule CSV "
+		       "runs\n\n");
+	printf("%-15s %12s %12s %7s %10s %10s  %s\n", "SCHEDULE", "ITERATION ms", "TOKENS/S", "BUBBLE",
+	       "PEAK MEM", "EFFICIENCY", "FEASIBLE");
+}
+
+/* A row that ran, as JSON: its figures and each device's peak. */
+static cJSON *json_row(struct ctx *x, const char *name, const char *partition, const struct metrics *mt, double peak)
+{
+	cJSON *o2 = jw_push(&x->w, x->out, cJSON_CreateObject());
+
+	jw_str(&x->w, o2, "schedule", name);
+	if (partition)
+		jw_str(&x->w, o2, "partition", partition);
+	if (x->L->use)
+		jw_str(&x->w, o2, "layout", x->layout_text);
+	if (mt) {
+		cJSON *arr;
+
+		jw_num(&x->w, o2, "makespan_ms", mt->makespan_ms);
+		jw_num(&x->w, o2, "throughput_tokens_per_s", mt->throughput_tokens_per_s);
+		jw_num(&x->w, o2, "bubble_ratio", mt->bubble_ratio);
+		jw_num(&x->w, o2, "peak_mem_bytes", peak);
+		arr = jw_arr(&x->w, o2, "peak_mem_bytes_per_device");
+		for (int d = 0; d < mt->ndevices; d++)
+			jw_push(&x->w, arr, cJSON_CreateNumber((double)mt->dev[d].peak_mem_bytes));
+		jw_num(&x->w, o2, "efficiency", mt->efficiency);
+	}
+	return o2;
+}
+
+/* A row that ran, as a table line. */
+static void text_row(const char *name, const struct metrics *mt, double peak, const char *why)
+{
+	struct strbuf b = STRBUF_INIT;
+
+	fmt_bytes(&b, peak);
+	printf("%-15s %12.2f %12.0f %6.1f%% %10s %9.1f%%  %s\n", name, mt->makespan_ms, mt->throughput_tokens_per_s,
+	       100 * mt->bubble_ratio, strbuf_failed(&b) ? "?" : b.buf, 100 * mt->efficiency, why);
+	strbuf_release(&b);
+}
+
+/* One baseline's row (marked infeasible when the target cannot run it). */
+static void baseline_row(struct ctx *x, struct baseline_result *r)
+{
+	const struct metrics *mt = &r->m;
+	char why[300] = "yes";
+	struct err te = ERR_INIT;
+	enum target tgt = x->a->tgt;
+
+	if (r->built && tgt == TARGET_MEGATRON && r->recipe->schedule != SCHED_1F1B &&
+	    r->recipe->schedule != SCHED_INTERLEAVED)
+		err_set(&te, ERR_INPUT, "Megatron-LM runs only its own 1F1B and interleaved orders");
+	if (te.cls != ERR_NONE || (r->built && target_check(tgt, &r->plan, &te) < 0)) {
+		/* the runtime cannot run it: shown, not counted */
+		snprintf(why, sizeof(why), "n/a on %s: %.220s", target_name(tgt), te.msg);
+		r->feasible = false;
+	}
+	x->any_fits |= r->feasible;
+	if (!r->ran)
+		snprintf(why, sizeof(why), "n/a: %.250s", r->why.msg);
+	else if (!r->feasible && te.cls == ERR_NONE)
+		oom_reason(why, sizeof(why), mt);
+	if (x->a->json)
+		put_verdict(&x->w, json_row(x, r->recipe->name, r->recipe->partition, r->ran ? mt : NULL,
+		                            r->peak_mem_bytes), r->feasible, why, r->ran ? mt : NULL);
+	else if (r->ran)
+		text_row(r->recipe->name, mt, r->peak_mem_bytes, why);
+	else
+		printf("%-15s %12s %12s %7s %10s %10s  %s\n", r->recipe->name, "-", "-", "-", "-", "-", why);
+}
+
+/* The tuned row and its speedup over each baseline that fits; 0 or an exit code. */
+static int tuned_row(struct ctx *x, const struct baseline_set *bs, double t0)
+{
+	const struct cargs *a = x->a;
+	struct err e = ERR_INIT;
+	struct plan p;
+	struct metrics mt;
+	/* what is left of the budget, less a tenth for the row's own simulation */
+	double left = a->budget > 0 ? fmax(1e-3, 0.9 * (t0 + a->budget - clock_now_s())) : 0, peak = 0;
+	char why[300] = "yes";
+
+	if (tuned_for(a->tgt, x->pm, x->pc, a->mbs, left, &p, &mt, &e) < 0) {
+		if (e.cls == ERR_RUNTIME) {
+			cli_err("octopipe compare: %s\n", e.msg);
+			return EXIT_RUNTIME;
+		}
+		/* as a baseline that cannot apply: the row is there, saying why */
+		snprintf(why, sizeof(why), "n/a: %.250s", e.msg);
+		if (a->json)
+			put_verdict(&x->w, json_row(x, a->tuned_name, NULL, NULL, 0), false, why, NULL);
+		else
+			printf("%-15s %12s %12s %7s %10s %10s  %s\n", a->tuned_name, "-", "-", "-", "-", "-", why);
+		return EXIT_OK;
+	}
+	x->any_fits |= !mt.noom;
+	if (mt.noom)
+		oom_reason(why, sizeof(why), &mt);
+	for (int d = 0; d < mt.ndevices; d++)
+		peak = fmax(peak, (double)mt.dev[d].peak_mem_bytes);
+	if (a->json) {
+		cJSON *o2 = json_row(x, a->tuned_name, NULL, &mt, peak), *sp;
+
+		put_verdict(&x->w, o2, !mt.noom, why, &mt);
+		sp = jw_obj(&x->w, o2, "speedup");
+		for (int i = 0; i < bs->n; i++)
+			if (bs->r[i].feasible)
+				jw_num(&x->w, sp, bs->r[i].recipe->name, bs->r[i].m.makespan_ms / mt.makespan_ms);
+	} else {
+		struct strbuf b = STRBUF_INIT;
+
+		text_row(a->tuned_name, &mt, peak, why);
+		strbuf_addstr(&b, "speedup of the tuned plan:");
+		for (int i = 0, n = 0; i < bs->n; i++)
+			if (bs->r[i].feasible)
+				strbuf_addf(&b, "%s %s %.2fx", n++ ? "," : "", bs->r[i].recipe->name,
+				            bs->r[i].m.makespan_ms / mt.makespan_ms);
+		printf("\n%s\n", strbuf_failed(&b) ? "" : b.buf);
+		strbuf_release(&b);
+	}
+	metrics_release(&mt);
+	plan_release(&p);
+	return EXIT_OK;
+}
+
+/* The baselines' rows, then the tuned one; 0 or an exit code. */
+static int rows(struct ctx *x, double t0)
+{
+	struct baseline_set bs;
+	struct err be = ERR_INIT;
+	int rc = EXIT_OK;
+
+	if (baseline_run_all(&bs, x->pm, x->pc, x->a->mbs, &be) < 0) {
 		cli_err("octopipe compare: %s\n", be.msg);
 		rc = EXIT_RUNTIME;
 	}
-	for (int i = 0; i < bs.n; i++) {
-		const struct baseline_result *r = &bs.r[i];
-		const struct metrics *mt = &r->m;
-		char why[300] = "yes";
-		struct err te = ERR_INIT;
+	for (int i = 0; i < bs.n; i++)
+		baseline_row(x, &bs.r[i]);
+	if (rc == EXIT_OK)
+		rc = tuned_row(x, &bs, t0);
+	baseline_set_release(&bs);
+	return rc;
+}
 
-		if (r->built && tgt == TARGET_MEGATRON && r->recipe->schedule != SCHED_1F1B &&
-		    r->recipe->schedule != SCHED_INTERLEAVED)
-			err_set(&te, ERR_INPUT, "Megatron-LM runs only its own 1F1B and interleaved orders");
-		if (te.cls != ERR_NONE || (r->built && target_check(tgt, &r->plan, &te) < 0)) {
-			/* the runtime cannot run it: shown, not counted */
-			snprintf(why, sizeof(why), "n/a on %s: %.220s", target_name(tgt), te.msg);
-			bs.r[i].feasible = false;
-		}
-		any_fits |= r->feasible;
-		if (!r->ran)
-			snprintf(why, sizeof(why), "n/a: %.250s", r->why.msg);
-		else if (!r->feasible && te.cls == ERR_NONE)
-			oom_reason(why, sizeof(why), mt);
-		if (json) {
-			cJSON *o2 = jw_push(&w, out, cJSON_CreateObject());
+int cmd_compare(int argc, char **argv)
+{
+	double t0 = clock_now_s();
+	struct cargs a;
+	struct ctx x = { .a = &a };
+	struct tune_layout L;
+	char mpath[4096], cpath[4096];
+	struct model m;
+	struct cluster c;
+	int rc;
 
-			jw_str(&w, o2, "schedule", r->recipe->name);
-			jw_str(&w, o2, "partition", r->recipe->partition);
-			if (L.use)
-				jw_str(&w, o2, "layout", layout_text);
-			if (r->ran) {
-				jw_num(&w, o2, "makespan_ms", mt->makespan_ms);
-				jw_num(&w, o2, "throughput_tokens_per_s", mt->throughput_tokens_per_s);
-				jw_num(&w, o2, "bubble_ratio", mt->bubble_ratio);
-				jw_num(&w, o2, "peak_mem_bytes", r->peak_mem_bytes);
-				{
-					cJSON *arr = jw_arr(&w, o2, "peak_mem_bytes_per_device");
+	if ((rc = parse(argc, argv, &a)) != 0)
+		return rc == 1 ? EXIT_OK : rc;
+	if ((rc = cli_load_model(a.model, &m, mpath)) != 0)
+		return rc;
+	if ((rc = cli_load_cluster(a.cluster, &c, cpath)) != 0) {
+		model_release(&m);
+		return rc;
+	}
+	{
+		/* the layouts are judged by the schedules the target runs */
+		struct layout_constraints base = { .deadline_s = a.budget > 0 ? t0 + TUNE_LAYOUTS_SEARCH_SHARE * a.budget : 0,
+		                                   .accept = a.tgt == TARGET_TORCHTITAN ? target_accepts : NULL,
+		                                   .accept_arg = &a.tgt,
+		                                   .schedules = a.tgt == TARGET_MEGATRON ? TUNE_MEGATRON_SCHEDULES : 0 };
 
-					for (int d = 0; d < mt->ndevices; d++)
-						jw_push(&w, arr, cJSON_CreateNumber((double)mt->dev[d].peak_mem_bytes));
-				}
-				jw_num(&w, o2, "efficiency", mt->efficiency);
-			}
-			put_verdict(&w, o2, r->feasible, why, r->ran ? mt : NULL);
-		} else if (r->ran) {
-			struct strbuf b = STRBUF_INIT;
-
-			fmt_bytes(&b, r->peak_mem_bytes);
-			printf("%-15s %12.2f %12.0f %6.1f%% %10s %9.1f%%  %s\n", r->recipe->name, mt->makespan_ms,
-			       mt->throughput_tokens_per_s, 100 * mt->bubble_ratio, b.buf, 100 * mt->efficiency, why);
-			strbuf_release(&b);
-		} else {
-			printf("%-15s %12s %12s %7s %10s %10s  %s\n", r->recipe->name, "-", "-", "-", "-", "-", why);
+		if ((rc = cli_pick_layout("compare", &a.cp, a.layout_pp, a.global_batch, &m, &c, &a.mbs, &base, &L)) != 0) {
+			model_release(&m);
+			cluster_release(&c);
+			return rc;
 		}
 	}
-	/* the tuned plan, and how much faster it is than each baseline */
-	if (rc == EXIT_OK) {
-		struct err e = ERR_INIT;
-		struct plan p;
-		struct metrics mt;
-		int r = tuned_for(tgt, pm, pc, mbs, &p, &mt, &e);
-
-		if (r == 0) {
-			double peak = 0;
-			char why[300] = "yes";
-
-			any_fits |= !mt.noom;
-			if (mt.noom)
-				oom_reason(why, sizeof(why), &mt);
-			for (int d = 0; d < mt.ndevices; d++)
-				if ((double)mt.dev[d].peak_mem_bytes > peak)
-					peak = (double)mt.dev[d].peak_mem_bytes;
-			if (json) {
-				cJSON *o2 = jw_push(&w, out, cJSON_CreateObject()), *sp;
-
-				jw_str(&w, o2, "schedule", tuned_name);
-				if (L.use)
-					jw_str(&w, o2, "layout", layout_text);
-				jw_num(&w, o2, "makespan_ms", mt.makespan_ms);
-				jw_num(&w, o2, "throughput_tokens_per_s", mt.throughput_tokens_per_s);
-				jw_num(&w, o2, "bubble_ratio", mt.bubble_ratio);
-				jw_num(&w, o2, "peak_mem_bytes", peak);
-				{
-					cJSON *arr = jw_arr(&w, o2, "peak_mem_bytes_per_device");
-
-					for (int d = 0; d < mt.ndevices; d++)
-						jw_push(&w, arr, cJSON_CreateNumber((double)mt.dev[d].peak_mem_bytes));
-				}
-				jw_num(&w, o2, "efficiency", mt.efficiency);
-				put_verdict(&w, o2, !mt.noom, why, &mt);
-				sp = jw_obj(&w, o2, "speedup");
-				for (int i = 0; i < bs.n; i++)
-					if (bs.r[i].feasible)
-						jw_num(&w, sp, bs.r[i].recipe->name, bs.r[i].m.makespan_ms / mt.makespan_ms);
-			} else {
-				struct strbuf b = STRBUF_INIT;
-
-				fmt_bytes(&b, peak);
-				printf("%-15s %12.2f %12.0f %6.1f%% %10s %9.1f%%  %s\n", tuned_name, mt.makespan_ms,
-				       mt.throughput_tokens_per_s, 100 * mt.bubble_ratio, b.buf, 100 * mt.efficiency,
-				       why);
-				strbuf_reset(&b);
-				strbuf_addstr(&b, "speedup of the tuned plan:");
-				for (int i = 0, n = 0; i < bs.n; i++)
-					if (bs.r[i].feasible)
-						strbuf_addf(&b, "%s %s %.2fx", n++ ? "," : "", bs.r[i].recipe->name,
-						            bs.r[i].m.makespan_ms / mt.makespan_ms);
-				printf("\n%s\n", b.buf);
-				strbuf_release(&b);
-			}
-			metrics_release(&mt);
-			plan_release(&p);
-		} else if (e.cls == ERR_RUNTIME) {
-			cli_err("octopipe compare: %s\n", e.msg);
-			rc = EXIT_RUNTIME;
-		} else if (json) {
-			/* as a baseline that cannot apply: the row is there, saying why */
-			cJSON *o2 = jw_push(&w, out, cJSON_CreateObject());
-			char why[300];
-
-			snprintf(why, sizeof(why), "n/a: %.250s", e.msg);
-			jw_str(&w, o2, "schedule", tuned_name);
-			if (L.use)
-				jw_str(&w, o2, "layout", layout_text);
-			put_verdict(&w, o2, false, why, NULL);
-		} else {
-			printf("%-15s %12s %12s %7s %10s %10s  n/a: %s\n", tuned_name, "-", "-", "-", "-", "-", e.msg);
-		}
-	}
-	if (json && rc == EXIT_OK) {
+	x.L = &L;
+	x.pm = tune_layout_model(&L, &m);
+	x.pc = tune_layout_cluster(&L, &c);
+	if (L.use)
+		snprintf(x.layout_text, sizeof(x.layout_text), "pp %d x tp %d x dp %d", L.lc.par.pp, L.lc.par.tp,
+		         L.lc.par.dp);
+	if (a.json)
+		x.out = cJSON_CreateArray();
+	else
+		print_header(&x, &m, &c);
+	rc = rows(&x, t0);
+	if (a.json && rc == EXIT_OK) {
 		struct strbuf sb = STRBUF_INIT;
 
-		json_write(&sb, out);
+		json_write(&sb, x.out);
 		fputs(sb.buf, stdout);
 		strbuf_release(&sb);
 	}
 	/* the table says why each plan cannot run; the status says that none can */
-	if (rc == EXIT_OK && !any_fits) {
+	if (rc == EXIT_OK && !x.any_fits) {
 		cli_err("octopipe compare: no plan fits %s on %s at %d microbatches: every baseline and the tuned plan is "
-		        "infeasible\n", m.name, c.name, mbs);
+		        "infeasible\n", m.name, c.name, a.mbs);
 		rc = EXIT_INFEASIBLE;
 	}
-	cJSON_Delete(out);
-	baseline_set_release(&bs);
-	cli_layout_release(&L);
+	cJSON_Delete(x.out);
+	tune_layout_release(&L);
 	model_release(&m);
 	cluster_release(&c);
-	return rc != EXIT_OK ? rc : w.oom ? EXIT_RUNTIME : EXIT_OK;
+	return rc != EXIT_OK ? rc : x.w.oom ? EXIT_RUNTIME : EXIT_OK;
 }

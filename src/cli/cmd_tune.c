@@ -1,7 +1,10 @@
 /*
- * octopipe tune — run the three-phase tuner and write the best plan; each accepted step
- * is printed as it happens (phase, the move in words, the iteration time before and
- * after), and --steps-out keeps them for replay and for the UI.
+ * octopipe tune — run the three-phase tuner over the best layouts (tune_layouts.h) and
+ * write the best plan. By default: a progress line on a terminal, then a summary of a few
+ * lines (the layout and why, the gain over the best baseline, the distance to the tight
+ * bound); --verbose prints each accepted step as it happens (one line, at most 80
+ * columns), --steps-out keeps them all for replay and for the UI, --quiet prints nothing
+ * but errors.
  *
  * The search is anytime: it spends its budget (--budget seconds, --evals candidates) and
  * Ctrl-C stops it early, keeping the best plan so far. SIGINT only raises a flag the
@@ -32,6 +35,8 @@
 #include "sim.h"
 #include "target.h"
 #include "tune.h"
+#include "tune_layouts.h"
+#include "clock.h"
 
 static volatile sig_atomic_t interrupted;
 
@@ -122,7 +127,7 @@ static void usage(FILE *f)
 {
 	fputs("usage: octopipe tune --model M --cluster C --microbatches N [-o PLAN]\n"
 	      "                     [--steps-out STEPS.json] [--max-stages-per-device K]\n"
-	      "                     [--budget SECONDS] [--evals N] [--seed N] [--quiet]\n"
+	      "                     [--budget SECONDS] [--evals N] [--seed N] [--quiet|--verbose]\n"
 	      "                     [--layout auto|pp] [--global-batch B] [--tp T] [--dp D] [--ep E]\n"
 	      "                     [--zero Z] [--grads G] [--recompute HOW]\n"
 	      "                     [--target octopipe|megatron|torchtitan]\n"
@@ -138,14 +143,17 @@ static void usage(FILE *f)
 	      "(iterated local search: perturb the best plan, descend again) until the budget is\n"
 	      "spent or the plan reaches the tight lower bound; Ctrl-C stops it and keeps the best\n"
 	      "plan so far. On a terminal a progress line shows the best time, the bound, the gap\n"
-	      "and the plans simulated per second.\n"
+	      "and the plans simulated per second; then a summary of a few lines says the layout\n"
+	      "chosen and why, the gain over the best baseline and the distance to the bound.\n"
 	      "\n"
 	      "  -o PLAN                     write the tuned plan (\"-\" for stdout)\n"
 	      "  --steps-out FILE            write every accepted step (octopipe.steps/1)\n"
+	      "  --verbose                   print every accepted step as it happens\n"
+	      "  --quiet                     print nothing but errors\n"
 	      "  --max-stages-per-device K   stages one device may hold (default 3)\n"
-	      "  --budget SECONDS            tune at most this long, the result included (default\n"
-	      "                              1; 0: until converged, or --evals); --time-budget is\n"
-	      "                              the old name\n"
+	      "  --budget SECONDS            the whole command takes at most this long, the layout\n"
+	      "                              search and the result included (default 1; 0: until\n"
+	      "                              converged, or --evals); --time-budget is the old name\n"
 	      "  --evals N                   stop after about N candidate plans (without --budget:\n"
 	      "                              no time limit, and the same seed gives the same plan)\n"
 	      "  --seed N                    seed of tie-breaks and perturbations\n"
@@ -159,10 +167,12 @@ static void usage(FILE *f)
 	      "\n"
 	      "Parallel layout (--layout auto, the default): first it judges every layout the\n"
 	      "options leave open - the PP x TP x DP factorisations of the cluster (TP within a\n"
-	      "node), the ZeRO stage and the recompute mode - by the tokens/s of its best baseline,\n"
-	      "memory first (a layout that does not fit is sharded or recomputes before it is given\n"
-	      "up), at one global batch; then it tunes the three with the most tokens/s, each with a\n"
-	      "third of the budget, and keeps the fastest tuned plan (Ctrl-C keeps the best so far).\n"
+	      "node), the ZeRO stage and the recompute mode - by its best baseline and the tight\n"
+	      "bound of its replica (an estimate of the tuned time; with --target, the baselines\n"
+	      "that runtime runs), memory first (a layout that does not fit is sharded or\n"
+	      "recomputes before it is given up), at one global batch, the likeliest first and\n"
+	      "for at most 30% of the budget; then it tunes the three best estimates, each with a\n"
+	      "share of what is left, and keeps the fastest tuned plan (Ctrl-C keeps the best).\n"
 	      "The global batch is --global-batch sequences, else --microbatches x the micro-batch\n"
 	      "size x (--dp, else 1): a layout with D replicas runs 1/D of it on each. The plan's\n"
 	      "microbatches are per replica. Exit 3 when no layout fits, with the smallest peak\n"
@@ -170,33 +180,72 @@ static void usage(FILE *f)
 	      CLI_PAR_HELP, f);
 }
 
-/* --target megatron: Megatron-LM's own schedules on one layout's replica (target.h), the
- * best simulated into pk and mk. */
-static int tune_megatron(const struct model *rm, const struct cluster *rc, const struct tune_opts *ko, struct plan *pk,
-                         struct metrics *mk, struct target_result *tr, struct err *e)
-{
-	struct target_search_opts so = { ko->microbatches, ko->max_stages_per_device, ko->time_budget_s, ko->max_evals,
-	                                 ko->stop };
-	struct sim sm;
-	struct sim_opts sopt;
-	int r;
+/* What the command line asks for. */
+struct args {
+	struct cli_par cp;
+	struct tune_opts o;
+	bool layout_pp, quiet, verbose, budget_given;
+	int global_batch;
+	const char *model, *cluster, *out, *steps_out;
+	enum target tgt;
+};
 
-	if (target_megatron_search(rm, rc, &so, pk, tr, e) < 0)
-		return -1;
-	memset(&sm, 0, sizeof(sm));
-	sim_opts_default(&sopt);
-	r = sim_run(&sm, pk, &sopt, mk, e);
-	sim_release(&sm);
-	if (r < 0) {
-		metrics_release(mk);
-		plan_release(pk);
-		/* a deadlock of the search's own best is the search's fault, not the input's */
-		e->cls = ERR_RUNTIME;
-	}
-	return r;
+static int parse_seed(const char *arg, unsigned *seed)
+{
+	char *end;
+	unsigned long long v;
+
+	/* digits only: strtoull would take a sign or spaces and wrap (-1 as the largest) */
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (!isdigit((unsigned char)arg[0]) || end == arg || *end || errno || v > 4294967295ULL)
+		return cli_usage_error("tune", "--seed: '%s' is not an integer in [0, 4294967295]", arg);
+	*seed = (unsigned)v;
+	return 0;
 }
 
-int cmd_tune(int argc, char **argv)
+/* One option of ch; 0, 1 (--help printed) or an exit code. */
+static int parse_one(int ch, const char *arg, struct args *a)
+{
+	int n;
+
+	switch (ch) {
+	case 'L':
+		if (strcmp(arg, "auto") != 0 && strcmp(arg, "pp") != 0)
+			return cli_usage_error("tune", "--layout: 'auto' (search the parallel layouts) or 'pp' (pure "
+			                       "pipeline parallelism over every GPU), not '%s'", arg);
+		a->layout_pp = strcmp(arg, "pp") == 0;
+		return 0;
+	case 'G': return (a->global_batch = cli_positive("tune", "--global-batch", arg)) < 0 ? EXIT_INPUT : 0;
+	case 'T':
+		if (target_from_name(arg, &a->tgt) < 0)
+			return cli_usage_error("tune", "--target: 'octopipe', 'megatron' or 'torchtitan', not '%s'", arg);
+		return 0;
+	case 'm': a->model = arg; return 0;
+	case 'c': a->cluster = arg; return 0;
+	case 'n': return (a->o.microbatches = cli_positive("tune", "--microbatches", arg)) < 0 ? EXIT_INPUT : 0;
+	case 'o': a->out = arg; return 0;
+	case 's': a->steps_out = arg; return 0;
+	case 'k':
+		return (a->o.max_stages_per_device = cli_positive("tune", "--max-stages-per-device", arg)) < 0 ? EXIT_INPUT : 0;
+	case 't':
+		a->budget_given = true;
+		return cli_number("tune", "--budget", arg, 0, 1e7, false, &a->o.time_budget_s) < 0 ? EXIT_INPUT : 0;
+	case 'E':
+		if ((n = cli_positive("tune", "--evals", arg)) < 0)
+			return EXIT_INPUT;
+		a->o.max_evals = n;
+		return 0;
+	case 'S': return parse_seed(arg, &a->o.seed);
+	case 'q': a->quiet = true; return 0;
+	case 'V': a->verbose = true; return 0;
+	case 'h': usage(stdout); return 1;
+	default: return EXIT_INPUT;
+	}
+}
+
+/* Parses the command line into a: 0, 1 after --help, or an exit code. */
+static int parse(int argc, char **argv, struct args *a)
 {
 	static const struct option opts[] = {
 		{ "model", required_argument, NULL, 'm' },
@@ -210,6 +259,7 @@ int cmd_tune(int argc, char **argv)
 		{ "evals", required_argument, NULL, 'E' },
 		{ "seed", required_argument, NULL, 'S' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "verbose", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "layout", required_argument, NULL, 'L' },
 		{ "global-batch", required_argument, NULL, 'G' },
@@ -217,483 +267,349 @@ int cmd_tune(int argc, char **argv)
 		CLI_PAR_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
-	struct cli_par cp;
-	bool layout_pp = false;
-	int global_batch = 0;
-	struct cli_layout L;
-	const char *model_arg = NULL, *cluster_arg = NULL, *out = NULL, *steps_out = NULL;
-	char mpath[4096], cpath[4096];
-	struct tune_opts o;
-	struct model m;
-	struct cluster c;
-	struct tuner *t = NULL;
-	struct err e = ERR_INIT;
-	struct plan p;
-	struct metrics mt;
-	const struct tune_step *st;
-	bool quiet = false, budget_given = false;
-	struct progress pg = { stderr, false };
-	struct sigaction sa, old_sa;
-	int ch, rc, r, ntune, nc = 0, best = -1;
-	long evals;
-	double secs, best_tps = -1;
-	bool have_p = false;          /* p and mt hold the winner's plan (several layouts tuned) */
-	struct cli_layout cand[LAYOUT_TOP];
-	enum target tgt = TARGET_OCTOPIPE;
-	struct target_result tr = { 0 }, tr_best = { 0 };
-	struct err last = ERR_INIT;   /* --target megatron: why the last layout had no plan */
+	const char *names[] = { "-o -", "--steps-out -" };
+	int ch, r;
 
-	tune_opts_default(&o);
-	cli_par_init(&cp);
-	memset(&L, 0, sizeof(L));
+	memset(a, 0, sizeof(*a));
+	tune_opts_default(&a->o);
+	cli_par_init(&a->cp);
 	optind = 0;
 	while ((ch = cli_getopt("tune", argc, argv, "o:qh", opts)) != -1) {
-		if ((r = cli_par_option("tune", ch, optarg, &cp)) != 0) {
+		if ((r = cli_par_option("tune", ch, optarg, &a->cp)) != 0) {
 			if (r < 0)
 				return EXIT_INPUT;
 			continue;
 		}
-		switch (ch) {
-		case 'L':
-			if (strcmp(optarg, "auto") != 0 && strcmp(optarg, "pp") != 0)
-				return cli_usage_error("tune", "--layout: 'auto' (search the parallel layouts) or 'pp' (pure "
-				                       "pipeline parallelism over every GPU), not '%s'", optarg);
-			layout_pp = strcmp(optarg, "pp") == 0;
-			break;
-		case 'G':
-			if ((global_batch = cli_positive("tune", "--global-batch", optarg)) < 0)
-				return EXIT_INPUT;
-			break;
-		case 'T':
-			if (target_from_name(optarg, &tgt) < 0)
-				return cli_usage_error("tune", "--target: 'octopipe', 'megatron' or 'torchtitan', not '%s'", optarg);
-			break;
-		case 'm': model_arg = optarg; break;
-		case 'c': cluster_arg = optarg; break;
-		case 'n': if ((o.microbatches = cli_positive("tune", "--microbatches", optarg)) < 0) return EXIT_INPUT; break;
-		case 'o': out = optarg; break;
-		case 's': steps_out = optarg; break;
-		case 'k': if ((o.max_stages_per_device = cli_positive("tune", "--max-stages-per-device", optarg)) < 0) return EXIT_INPUT; break;
-		case 't':
-			if (cli_number("tune", "--budget", optarg, 0, 1e7, false, &o.time_budget_s) < 0)
-				return EXIT_INPUT;
-			budget_given = true;
-			break;
-		case 'E': {
-			int n = cli_positive("tune", "--evals", optarg);
-
-			if (n < 0)
-				return EXIT_INPUT;
-			o.max_evals = n;
-			break;
-		}
-		case 'S': {
-			char *end;
-			unsigned long long v;
-
-			/* digits only: strtoull would take a sign or spaces and wrap (-1 as the largest) */
-			errno = 0;
-			v = strtoull(optarg, &end, 10);
-			if (!isdigit((unsigned char)optarg[0]) || end == optarg || *end || errno || v > 4294967295ULL)
-				return cli_usage_error("tune", "--seed: '%s' is not an integer in [0, 4294967295]", optarg);
-			o.seed = (unsigned)v;
-			break;
-		}
-		case 'q': quiet = true; break;
-		case 'h': usage(stdout); return EXIT_OK;
-		default: return EXIT_INPUT;
-		}
+		if ((r = parse_one(ch, optarg, a)) != 0)
+			return r;
 	}
-	if (!model_arg || !cluster_arg || !o.microbatches)
+	if (!a->model || !a->cluster || !a->o.microbatches)
 		return cli_usage_error("tune", "needs --model, --cluster and --microbatches");
-	if (!budget_given && !o.max_evals)
-		o.time_budget_s = 1;
+	if (!a->budget_given && !a->o.max_evals)
+		a->o.time_budget_s = 1;
 	if (optind < argc)
 		return cli_usage_error("tune", "unexpected argument '%s'", argv[optind]);
-	if (tgt == TARGET_MEGATRON && steps_out)
+	if (a->quiet && a->verbose)
+		return cli_usage_error("tune", "--quiet and --verbose: one or the other");
+	if (a->tgt == TARGET_MEGATRON && a->steps_out)
 		return cli_usage_error("tune", "--steps-out: --target megatron searches Megatron-LM's own schedules, "
 		                       "not the tuner's steps");
-	if (tgt == TARGET_TORCHTITAN) {
-		/* torchtitan's data parallelism beside a pipeline is FSDP (torchtitan.c) */
-		if (!cp.zero && !layout_pp)
-			cp.zero = 2 + 1;
-		o.accept = target_accepts;
-		o.accept_arg = &tgt;
-	}
-	{
-		const char *names[] = { "-o -", "--steps-out -" };
-		const char *outs[] = { out, steps_out };
+	if (a->tgt == TARGET_TORCHTITAN && !a->cp.zero && !a->layout_pp)
+		a->cp.zero = 2 + 1;  /* torchtitan's data parallelism beside a pipeline is FSDP (torchtitan.c) */
+	return cli_one_stdout("tune", names, (const char *[]){ a->out, a->steps_out }, 2) != EXIT_OK ? EXIT_INPUT : 0;
+}
 
-		if (cli_one_stdout("tune", names, outs, 2) != EXIT_OK)
-			return EXIT_INPUT;
-	}
-	if ((rc = cli_load_model(model_arg, &m, mpath)) != 0)
-		return rc;
-	if ((rc = cli_load_cluster(cluster_arg, &c, cpath)) != 0) {
-		model_release(&m);
-		return rc;
-	}
-	/* the plan and the steps are written after the search: an output that cannot be
-	 * written is refused now, not after the budget is spent */
-	{
-		const char *outs[] = { out, steps_out };
+/* What the run prints as it goes. */
+struct out {
+	FILE *log;
+	bool verbose;
+	int ntune;
+	struct progress pg;
+};
 
-		for (int i = 0; i < 2; i++)
-			if (outs[i] && strcmp(outs[i], "-") != 0 && fileio_check_writable(outs[i], &e) < 0) {
-				cli_err("octopipe tune: %s\n", e.msg);
-				rc = e.cls == ERR_INPUT ? EXIT_INPUT : EXIT_RUNTIME;
-				goto out;
-			}
+/* One accepted step on one line of at most 80 columns: index, phase, the iteration time
+ * after it, the move in words (cut to fit). */
+static void print_step(void *arg, int k, const struct tune_step *st)
+{
+	struct out *w = arg;
+	struct strbuf sb = STRBUF_INIT;
+	size_t room;
+
+	(void)k;
+	if (!w->verbose)
+		return;
+	progress_clear(&w->pg);
+	strbuf_addf(&sb, "%4d %-10s ", st->index, tune_phase_name(st->phase));
+	if (st->kind != MOVE_START) {
+		struct strbuf t = STRBUF_INIT;
+
+		fmt_ms(&t, st->after_ms);
+		strbuf_addf(&sb, "%10s ", strbuf_failed(&t) ? "?" : t.buf);
+		strbuf_release(&t);
 	}
+	room = sb.len < 80 ? 80 - sb.len : 0;
+	if (strlen(st->what) <= room)
+		strbuf_addstr(&sb, st->what);
+	else if (room > 3)
+		strbuf_addf(&sb, "%.*s...", (int)(room - 3), st->what);
+	if (!strbuf_failed(&sb))
+		fprintf(w->log, "%s\n", sb.buf);
+	fflush(w->log);
+	strbuf_release(&sb);
+}
+
+static void print_event(void *arg, enum tune_layouts_event ev, int k, const struct tune_layouts_tried *t)
+{
+	struct out *w = arg;
+	struct strbuf sb = STRBUF_INIT;
+
+	if (!w->verbose || w->ntune < 2)
+		return;
+	progress_clear(&w->pg);
+	if (ev == TL_EV_START) {
+		strbuf_addf(&sb, "layout %d of %d: ", k + 1, w->ntune);
+		cli_layout_words(&sb, &t->pick.par, t->pick.recompute);
+		strbuf_addf(&sb, ", %d microbatches a replica", t->pick.microbatches);
+	} else if (t->ok) {
+		strbuf_addf(&sb, "layout %d of %d tuned: %.0f tokens/s", k + 1, w->ntune, t->tokens_per_s);
+	} else {
+		strbuf_addf(&sb, "layout %d of %d: %s", k + 1, w->ntune, t->why);
+	}
+	if (!strbuf_failed(&sb))
+		fprintf(w->log, "%s\n", sb.buf);
+	strbuf_release(&sb);
+}
+
+/* The layout lines of the summary: which, then why (each within 80 columns but for
+ * large numbers). */
+static void summary_layout(FILE *log, const struct tune_layouts_result *res)
+{
+	const struct tune_layout *L = res->L;
+	struct strbuf sb = STRBUF_INIT;
+
+	strbuf_addstr(&sb, "layout: ");
+	cli_layout_words(&sb, &L->lc.par, L->lc.recompute);
+	strbuf_addf(&sb, ", %d microbatches a replica\n        ", L->lc.microbatches);
+	if (res->fallback)
+		strbuf_addstr(&sb, "the best estimate");
+	else if (res->ntried > 1)
+		strbuf_addf(&sb, "the fastest of %d tuned (%.0f tokens/s)", res->ntried, res->tried[res->best].tokens_per_s);
+	else
+		strbuf_addstr(&sb, "the best estimate");
+	strbuf_addf(&sb, " of %d judged%s", L->lc.candidates, L->lc.interrupted ? " before the interrupt" : "");
+	if (L->lc.skipped)
+		strbuf_addf(&sb, ", %d left by the budget", L->lc.skipped);
+	strbuf_addf(&sb, "; global batch %ld", L->global_batch);
+	if (res->relaxed > 0)
+		strbuf_addf(&sb, "\n        %d of %d stages recompute less than the layout says", res->relaxed,
+		            res->plan.nstages);
+	if (!strbuf_failed(&sb))
+		fprintf(log, "%s\n", sb.buf);
+	strbuf_release(&sb);
+}
+
+/* The summary: the layout, the result against the best baseline, the bounds. */
+static void summary(FILE *log, const struct args *a, const struct tune_layouts_result *res)
+{
+	const struct metrics *mt = &res->mt;
+	struct strbuf sb = STRBUF_INIT;
+	long evals = res->tr.evals;
+	double secs = res->tr.seconds;
+	int steps = 0;
+
+	if (res->L->searched)
+		summary_layout(log, res);
+	if (res->t) {
+		const struct tune_step *all;
+
+		steps = tune_steps(res->t, &all) - 1;
+		tune_stats(res->t, &evals, &secs);
+	}
+	if (res->fallback) {
+		strbuf_addstr(&sb, "no tuned plan fits; the layout's best baseline does: ");
+		fmt_ms(&sb, mt->makespan_ms);
+	} else {
+		strbuf_addstr(&sb, a->tgt == TARGET_MEGATRON ? "tuned for Megatron-LM: " : "tuned: ");
+		fmt_ms(&sb, mt->makespan_ms);
+		if (a->tgt == TARGET_MEGATRON && isfinite(res->baseline_ms) && res->baseline_ms > 0) {
+			strbuf_addf(&sb, " per iteration, %.2fx its default (1F1B, even split: ",
+			            res->baseline_ms / mt->makespan_ms);
+			fmt_ms(&sb, res->baseline_ms);
+			strbuf_addch(&sb, ')');
+		} else if (isfinite(res->baseline_ms) && res->baseline_ms > 0) {
+			strbuf_addf(&sb, " per iteration, %.2fx the best baseline (", res->baseline_ms / mt->makespan_ms);
+			fmt_ms(&sb, res->baseline_ms);
+			strbuf_addch(&sb, ')');
+		}
+		strbuf_addf(&sb, "\n       bubble %.1f%%; %d steps, %ld plans simulated in %.2f s", 100 * mt->bubble_ratio,
+		            steps, evals, secs);
+	}
+	strbuf_addstr(&sb, "\nbounds: ");
+	fmt_ms(&sb, mt->lower_bound_ms);
+	strbuf_addf(&sb, " (efficiency %.1f%%), tight ", 100 * mt->efficiency);
+	fmt_ms(&sb, mt->lower_bound_tight_ms);
+	strbuf_addf(&sb, " (efficiency %.1f%%)\n        at most %.1f%% slower than the best plan can be",
+	            100 * mt->efficiency_tight,
+	            mt->lower_bound_tight_ms > 0 ? fmax(0, 100 * (mt->makespan_ms / mt->lower_bound_tight_ms - 1)) : 0);
+	if (res->interrupted)
+		strbuf_addstr(&sb, "\ninterrupted: writing the best plan found so far");
+	if (!strbuf_failed(&sb))
+		fprintf(log, "%s\n", sb.buf);
+	strbuf_release(&sb);
+}
+
+/* The steps file: the tuner's steps and, before them, the layout step. */
+static int write_steps(const char *path, const struct tune_layouts_result *res)
+{
+	cJSON *root;
+	struct strbuf sb = STRBUF_INIT;
+	int rc;
+
+	if (!res->t) {
+		/* Megatron-LM's own schedules, or the search's baseline: no tuner steps were taken */
+		cli_err("octopipe tune: --steps-out %s: no tuner steps to write (%s)\n", path,
+		        res->fallback ? "the plan is the layout's baseline" : "the Megatron-LM search takes none");
+		return EXIT_OK;
+	}
+	root = tune_steps_to_json(res->t);
+	if (root && res->L->searched) {
+		const struct layout_choice *lc = &res->L->lc;
+		struct jw w = { false };
+		cJSON *lo = jw_obj(&w, root, "layout");
+
+		jw_num(&w, lo, "pp", lc->par.pp);
+		jw_num(&w, lo, "tp", lc->par.tp);
+		jw_num(&w, lo, "dp", lc->par.dp);
+		jw_num(&w, lo, "ep", lc->par.ep);
+		jw_num(&w, lo, "zero", lc->par.zero);
+		jw_str(&w, lo, "grads", parallel_grads_name(lc->par.fp32_grads));
+		jw_str(&w, lo, "recompute", recompute_name(lc->recompute));
+		jw_num(&w, lo, "microbatches_per_replica", lc->microbatches);
+		jw_num(&w, lo, "global_batch", (double)res->L->global_batch);
+		jw_num(&w, lo, "candidates", lc->candidates);
+		jw_num(&w, lo, "best_baseline_tokens_per_s", lc->tokens_per_s);
+		if (w.oom) {
+			cJSON_Delete(root);
+			root = NULL;
+		}
+	}
+	if (!root)
+		return cli_report(&(struct err){ .cls = ERR_RUNTIME, .msg = "out of host memory writing the steps" });
+	json_write(&sb, root);
+	rc = cli_write_text(path, sb.buf, sb.len);
+	cJSON_Delete(root);
+	strbuf_release(&sb);
+	return rc;
+}
+
+/* Loads the inputs and checks the outputs can be written (refused now, not after the
+ * budget is spent). 0 or an exit code. */
+static int load(const struct args *a, struct model *m, struct cluster *c, char *mpath, char *cpath)
+{
+	const char *outs[] = { a->out, a->steps_out };
+	struct err e = ERR_INIT;
+	int rc;
+
+	if ((rc = cli_load_model(a->model, m, mpath)) != 0)
+		return rc;
+	if ((rc = cli_load_cluster(a->cluster, c, cpath)) != 0) {
+		model_release(m);
+		return rc;
+	}
+	for (int i = 0; i < 2; i++)
+		if (outs[i] && strcmp(outs[i], "-") != 0 && fileio_check_writable(outs[i], &e) < 0) {
+			cli_err("octopipe tune: %s\n", e.msg);
+			model_release(m);
+			cluster_release(c);
+			return e.cls == ERR_INPUT ? EXIT_INPUT : EXIT_RUNTIME;
+		}
+	return 0;
+}
+
+/* Picks the layout and tunes: 0 with res filled, or an exit code after the error. */
+static int run(struct args *a, const struct model *m, const struct cluster *c, double t0, struct out *w,
+               struct tune_layouts_result *res)
+{
+	double B = a->o.time_budget_s;
+	struct layout_constraints base = {
+		.stop = &interrupted,
+		.deadline_s = B > 0 ? t0 + TUNE_LAYOUTS_SEARCH_SHARE * B : 0,
+		/* Megatron-LM: its own schedules (a model it cannot build is refused by its search,
+		 * with the reason); torchtitan: the baselines its schedule CSV runs */
+		.accept = a->tgt == TARGET_TORCHTITAN ? target_accepts : NULL,
+		.accept_arg = &a->tgt,
+		.schedules = a->tgt == TARGET_MEGATRON ? TUNE_MEGATRON_SCHEDULES : 0,
+	};
+	struct tune_layouts_opts to = {
+		.tune = a->o, .target = a->tgt, .relax_recompute = a->cp.recompute < 0,
+		.deadline_s = B > 0 ? t0 + B : 0, .on_step = print_step, .on_event = print_event, .arg = w,
+	};
+	struct tune_layout L;
+	struct err e = ERR_INIT;
+	int rc;
+
+	if ((rc = cli_pick_layout("tune", &a->cp, a->layout_pp, a->global_batch, m, c, &to.tune.microbatches, &base,
+	                          &L)) != 0)
+		return rc;
+	w->ntune = L.searched && !L.lc.interrupted && L.lc.ntop > 1 ? L.lc.ntop : 1;
+	{
+		/* up front: a budget no plan of this size can be simulated within */
+		double least = tune_layouts_min_seconds(&L, c, to.tune.microbatches);
+
+		if (B > 0 && least > (1 - TUNE_LAYOUTS_SEARCH_SHARE) * B)
+			cli_err("octopipe tune: warning: --budget %g s cannot hold: simulating %d stages x %d microbatches "
+			        "(the best baseline, then the result) takes about %.1f s on one core\n", B,
+			        L.searched ? L.lc.par.pp : c->devices, L.searched ? L.lc.microbatches : to.tune.microbatches,
+			        least);
+	}
+	if (a->tgt == TARGET_TORCHTITAN) {
+		to.tune.accept = target_accepts;
+		to.tune.accept_arg = &a->tgt;
+	}
+	if (!a->quiet && progress_wanted() && a->tgt != TARGET_MEGATRON) {
+		to.tune.progress = progress_show;
+		to.tune.progress_arg = &w->pg;
+	}
+	if (!a->quiet && a->tgt == TARGET_MEGATRON)
+		fprintf(w->log, "target megatron: searching Megatron-LM's 1F1B and interleaved schedules (up to %d "
+		        "virtual stages a rank)\n", a->o.max_stages_per_device);
+	else if (!a->quiet && a->tgt == TARGET_TORCHTITAN)
+		fprintf(w->log, "target torchtitan: searching its loop and v placements%s\n",
+		        a->cp.zero == 3 ? ", FSDP keeping the gathered weights (ZeRO 2)" :
+		        a->cp.zero == 4 ? ", FSDP (ZeRO 3)" : "");
+	if (w->verbose && w->ntune > 1)
+		fprintf(w->log, "tuning the %d layouts with the best estimates, sharing the budget left\n", w->ntune);
+	rc = tune_layouts_run(m, c, &L, &to, res, &e);
+	progress_clear(&w->pg);
+	tune_layout_release(&L);
+	if (rc < 0) {
+		if (e.cls == ERR_INFEASIBLE && a->tgt != TARGET_OCTOPIPE)
+			return cli_err("octopipe tune: %s\n", e.msg), EXIT_INFEASIBLE;
+		return cli_report(&e);
+	}
+	return 0;
+}
+
+int cmd_tune(int argc, char **argv)
+{
+	double t0 = clock_now_s();
+	struct args a;
+	char mpath[4096], cpath[4096];
+	struct model m;
+	struct cluster c;
+	struct tune_layouts_result res;
+	struct out w = { .pg = { stderr, false } };
+	struct sigaction sa, old_sa;
+	int rc;
+
+	if ((rc = parse(argc, argv, &a)) != 0)
+		return rc == 1 ? EXIT_OK : rc;
+	if ((rc = load(&a, &m, &c, mpath, cpath)) != 0)
+		return rc;
+	/* with the plan on stdout (-o -) every report line goes to stderr */
+	w.log = a.out && strcmp(a.out, "-") == 0 ? stderr : stdout;
+	w.verbose = a.verbose;
 	/* from here Ctrl-C keeps the best so far: during the layout search the best layout
 	 * judged (its best baseline is then the plan: the tuner sees the flag and stops) */
 	interrupted = 0;
-	o.stop = &interrupted;
+	a.o.stop = &interrupted;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_sigint;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, &old_sa);
-	/* with the plan on stdout (-o -) every report line goes to stderr */
-	FILE *log = out && strcmp(out, "-") == 0 ? stderr : stdout;
-
-	if ((rc = cli_pick_layout("tune", &cp, layout_pp, global_batch, &m, &c, &o.microbatches, quiet ? NULL : log,
-	                          &interrupted, &L)) != 0) {
-		sigaction(SIGINT, &old_sa, NULL);
-		goto out;
-	}
-	if (!quiet && tgt == TARGET_MEGATRON)
-		fprintf(log, "target megatron: searching Megatron-LM's 1F1B and interleaved schedules (up to %d virtual "
-		        "stages a rank), round-robin placement, partitions its layout flags (a hybrid model's layer "
-		        "pattern) express\n", o.max_stages_per_device);
-	else if (!quiet && tgt == TARGET_TORCHTITAN)
-		fprintf(log, "target torchtitan: searching its loop and v placements, any order its schedule CSV runs%s\n",
-		        cp.zero == 3 ? ", FSDP keeping the gathered weights (ZeRO 2)" :
-		        cp.zero == 4 ? ", FSDP (ZeRO 3)" : "");
-	if (!quiet && progress_wanted() && tgt != TARGET_MEGATRON) {
-		o.progress = progress_show;
-		o.progress_arg = &pg;
-	}
-	/* the baselines rank the layouts well but not exactly: the first few are tuned, each
-	 * with its share of the budget, and the fastest tuned plan wins */
-	ntune = L.searched && !L.lc.interrupted && L.lc.ntop > 1 ? L.lc.ntop : 1;
-	if (ntune > 1 && !quiet)
-		fprintf(log, "tuning the %d layouts with the most tokens/s, each with 1/%d of the budget\n", ntune, ntune);
-	for (int k = 0; k < ntune; k++) {
-		struct tune_opts ko = o;
-		struct tuner *tk = NULL;
-		struct metrics mk;
-		struct plan pk;
-		double tps;
-
-		if (k > 0) {
-			if (interrupted)
-				break;
-			cand[k] = cand[0];
-			memset(&cand[k].rm, 0, sizeof(cand[k].rm));
-			memset(&cand[k].rc, 0, sizeof(cand[k].rc));
-			if ((rc = cli_layout_adopt(&m, &c, k, &cand[k])) != 0)
-				goto tuned;
-		} else {
-			cand[0] = L;
-			memset(&L, 0, sizeof(L));
-		}
-		nc = k + 1;
-		if (cand[k].searched)
-			ko.microbatches = cand[k].lc.microbatches;
-		if (ntune > 1) {
-			if (ko.time_budget_s > 0)
-				ko.time_budget_s /= ntune;
-			if (ko.max_evals > 0)
-				ko.max_evals = ko.max_evals / ntune > 0 ? ko.max_evals / ntune : 1;
-			if (!quiet)
-				fprintf(log, "layout %d of %d: pp %d x tp %d x dp %d (ep %d, ZeRO %d, recompute %s), %d microbatches "
-				        "per replica, %.0f tokens/s with its best baseline\n", k + 1, ntune, cand[k].lc.par.pp,
-				        cand[k].lc.par.tp, cand[k].lc.par.dp, cand[k].lc.par.ep, cand[k].lc.par.zero,
-				        recompute_name(cand[k].lc.recompute), cand[k].lc.microbatches, cand[k].lc.tokens_per_s);
-		}
-		if (tgt == TARGET_MEGATRON) {
-			if (tune_megatron(cand[k].use ? &cand[k].rm : &m, cand[k].use ? &cand[k].rc : &c, &ko, &pk, &mk, &tr,
-			                  &e) < 0) {
-				if (e.cls == ERR_RUNTIME) {
-					rc = cli_report(&e);
-					goto tuned;
-				}
-				/* another of the ranked layouts may run under Megatron's schedules */
-				if (!quiet && ntune > 1)
-					fprintf(log, "layout %d of %d: %s\n", k + 1, ntune, e.msg);
-				last = e;
-				e = (struct err)ERR_INIT;
-				continue;
-			}
-			goto pick;
-		}
-		if (tune_new(&tk, cand[k].use ? &cand[k].rm : &m, cand[k].use ? &cand[k].rc : &c, &ko, &e) < 0) {
-			/* another of the ranked layouts may fit as the tuner builds its plans */
-			if (e.cls == ERR_RUNTIME || ntune == 1) {
-				rc = cli_report(&e);
-				goto tuned;
-			}
-			if (!quiet)
-				fprintf(log, "layout %d of %d: %s\n", k + 1, ntune, e.msg);
-			last = e;
-			e = (struct err)ERR_INIT;
-			continue;
-		}
-		while ((r = tune_step(tk, &st, &e)) > 0) {
-			if (quiet)
-				continue;
-			progress_clear(&pg);
-			if (st->kind == MOVE_START)
-				fprintf(log, "%4d %-10s %s\n", st->index, tune_phase_name(st->phase), st->what);
-			else if (isfinite(st->before_ms))
-				fprintf(log, "%4d %-10s %-62s %10.2f -> %10.2f ms\n", st->index, tune_phase_name(st->phase), st->what,
-				        st->before_ms, st->after_ms);
-			else  /* a perturbation that started from a plan that could not run */
-				fprintf(log, "%4d %-10s %-62s %10s -> %10.2f ms\n", st->index, tune_phase_name(st->phase), st->what,
-				        "infeasible", st->after_ms);
-			fflush(log);
-		}
-		progress_clear(&pg);
-		if (r < 0) {
-			tune_free(tk);
-			rc = cli_report(&e);
-			goto tuned;
-		}
-		if (ntune == 1) {
-			t = tk;
-			best = 0;
-			break;
-		}
-		/* ranked as the search ranks layouts: whole-job tokens/s of one replica's plan */
-		if (tune_result(tk, &pk, &mk, &e) < 0) {
-			tune_free(tk);
-			rc = cli_report(&e);
-			goto tuned;
-		}
-pick:
-		tps = mk.noom ? -1 : mk.throughput_tokens_per_s;
-		if (!quiet)
-			fprintf(log, "layout %d of %d tuned: %.0f tokens/s\n", k + 1, ntune, tps);
-		if (!have_p || tps > best_tps) {
-			tune_free(t);
-			if (have_p) {
-				plan_release(&p);
-				metrics_release(&mt);
-			}
-			t = tk;
-			p = pk;
-			mt = mk;
-			have_p = true;
-			tr_best = tr;
-			best_tps = tps;
-			best = k;
-		} else {
-			metrics_release(&mk);
-			plan_release(&pk);
-			tune_free(tk);
-		}
-	}
-	if (!have_p && last.cls == ERR_INFEASIBLE && tgt == TARGET_OCTOPIPE && nc > 0 && cand[0].searched) {
-		/* the tuner's layer table counts a recomputing layer's activations from its
-		 * forward on, an upper bound; the search's baseline, priced stage by stage,
-		 * fits: it is the answer */
-		struct layout_pick pk0 = { cand[0].lc.par, cand[0].lc.recompute, cand[0].lc.microbatches,
-		                           cand[0].lc.makespan_ms, cand[0].lc.tokens_per_s, cand[0].lc.peak_bytes };
-
-		if (layout_baseline(&m, &c, &pk0, &p, &mt, &e) == 0) {
-			have_p = true;
-			best = 0;
-			best_tps = mt.throughput_tokens_per_s;
-			if (!quiet)
-				fprintf(log, "no tuned plan fits; the layout's best baseline does: %.0f tokens/s\n", best_tps);
-		} else if (e.cls == ERR_RUNTIME) {
-			rc = cli_report(&e);
-			goto tuned;
-		}
-		e = (struct err)ERR_INIT;
-	}
-	if (!have_p && last.cls != ERR_NONE) {
-		rc = cli_report(&last);
-		goto tuned;
-	}
-	if (ntune > 1 && !quiet && have_p && t)
-		fprintf(log, "layout chosen: pp %d x tp %d x dp %d (ep %d, ZeRO %d, recompute %s), the fastest of %d tuned, "
-		        "%.0f tokens/s\n", cand[best].lc.par.pp, cand[best].lc.par.tp, cand[best].lc.par.dp,
-		        cand[best].lc.par.ep, cand[best].lc.par.zero, recompute_name(cand[best].lc.recompute), nc, best_tps);
-	rc = EXIT_OK;
-tuned:
-	/* the winner's layout is the one the plan is written at */
-	for (int k = 0; k < nc; k++)
-		if (k != best)
-			cli_layout_release(&cand[k]);
-	if (nc > 0 && best >= 0)
-		L = cand[best];
-	if (rc != EXIT_OK) {
-		sigaction(SIGINT, &old_sa, NULL);
-		if (have_p) {
-			plan_release(&p);
-			metrics_release(&mt);
-		}
-		goto out;
-	}
-	r = 0;
+	rc = run(&a, &m, &c, t0, &w, &res);
 	sigaction(SIGINT, &old_sa, NULL);
-	if (!have_p && (r < 0 || tune_result(t, &p, &mt, &e) < 0)) {
-		rc = cli_report(&e);
-		goto out;
+	if (rc == 0) {
+		if (!a.quiet)
+			summary(w.log, &a, &res);
+		if (a.out)
+			rc = cli_write_plan(&res.plan, a.out, mpath, cpath, false);
+		if (rc == EXIT_OK && a.steps_out)
+			rc = write_steps(a.steps_out, &res);
+		if (rc == EXIT_OK && res.mt.noom)
+			rc = EXIT_INFEASIBLE;
+		tune_layouts_release(&res);
 	}
-	if (L.use) {
-		/* the plan on the replica as the files and the simulator see it: the layer table
-		 * without the search's uniform recompute, every stage recomputing as chosen */
-		struct model pm;
-		struct sim sm;
-		struct sim_opts so;
-
-		if (parallel_model(&m, &c, &L.lc.par, &pm, &e) < 0) {
-			rc = cli_report(&e);
-			plan_release(&p);
-			metrics_release(&mt);
-			goto out;
-		}
-		model_release(&p.model);
-		p.model = pm;
-		plan_set_recompute(&p, L.lc.recompute);
-		/* the search chose it, not the user; Megatron-LM and torchtitan have one mode */
-		if (L.lc.recompute != RECOMPUTE_NONE && cp.recompute < 0 && tgt == TARGET_OCTOPIPE) {
-			int n = layout_relax_recompute(&p, &e);
-
-			if (n < 0) {
-				rc = cli_report(&e);
-				plan_release(&p);
-				metrics_release(&mt);
-				goto out;
-			}
-			if (n > 0 && !quiet)
-				fprintf(log, "recompute only where memory binds: %d of %d stages lighter\n", n, p.nstages);
-		}
-		metrics_release(&mt);
-		memset(&sm, 0, sizeof(sm));
-		sim_opts_default(&so);
-		r = sim_run(&sm, &p, &so, &mt, &e);
-		sim_release(&sm);
-		if (r < 0 || plan_attach_parallel(&p, &L.lc.par, &m, &c, &e) < 0) {
-			rc = cli_report(&e);
-			plan_release(&p);
-			metrics_release(&mt);
-			goto out;
-		}
-	}
-	if (tgt != TARGET_OCTOPIPE && target_check(tgt, &p, &e) < 0) {
-		cli_err("octopipe tune: no plan found that %s runs: %s\n", tgt == TARGET_MEGATRON ? "Megatron-LM" :
-		        "torchtitan", e.msg);
-		rc = EXIT_INFEASIBLE;
-		plan_release(&p);
-		metrics_release(&mt);
-		goto out;
-	}
-	if (!t && tgt != TARGET_MEGATRON) {
-		struct strbuf sb = STRBUF_INIT;
-
-		strbuf_addstr(&sb, "the best baseline: ");
-		fmt_ms(&sb, mt.makespan_ms);
-		strbuf_addf(&sb, " per iteration, bubble %.1f%%\n", 100 * mt.bubble_ratio);
-		if (!strbuf_failed(&sb))
-			fprintf(log, "%s", sb.buf);
-		strbuf_release(&sb);
-	} else if (!t) {
-		struct strbuf sb = STRBUF_INIT;
-
-		strbuf_addstr(&sb, "tuned for Megatron-LM: ");
-		fmt_ms(&sb, mt.makespan_ms);
-		if (isfinite(tr_best.baseline_ms)) {
-			strbuf_addf(&sb, " per iteration, %.2fx its default (1F1B, even split: ",
-			            tr_best.baseline_ms / tr_best.best_ms);
-			fmt_ms(&sb, tr_best.baseline_ms);
-			strbuf_addch(&sb, ')');
-		}
-		strbuf_addf(&sb, ", bubble %.1f%%; %ld plans simulated in %.2f s over %d virtual-stage counts%s\n",
-		            100 * mt.bubble_ratio, tr_best.evals, tr_best.seconds, tr_best.schedules,
-		            interrupted ? "\ninterrupted: writing the best plan found so far" : "");
-		if (!strbuf_failed(&sb))
-			fprintf(log, "%s", sb.buf);
-		strbuf_release(&sb);
-	} else {
-		tune_stats(t, &evals, &secs);
-	}
-	if (t) {
-		const struct tune_step *all;
-		int n = tune_steps(t, &all);
-		struct strbuf sb = STRBUF_INIT;
-		double base = all[0].before_ms;
-
-		strbuf_addstr(&sb, "tuned: ");
-		fmt_ms(&sb, mt.makespan_ms);
-		strbuf_addf(&sb, " per iteration, %.2fx the best baseline (", base / mt.makespan_ms);
-		fmt_ms(&sb, base);
-		strbuf_addf(&sb, "), bubble %.1f%%; %d steps, %ld plans simulated in %.2f s\n", 100 * mt.bubble_ratio, n - 1,
-		            evals, secs);
-		strbuf_addstr(&sb, "bounds: ");
-		fmt_ms(&sb, mt.lower_bound_ms);
-		strbuf_addf(&sb, " (efficiency %.1f%%), tight ", 100 * mt.efficiency);
-		fmt_ms(&sb, mt.lower_bound_tight_ms);
-		strbuf_addf(&sb, " (efficiency %.1f%%): at most %.1f%% slower than the best plan can be", 100 * mt.efficiency_tight,
-		            mt.lower_bound_tight_ms > 0 ? fmax(0, 100 * (mt.makespan_ms / mt.lower_bound_tight_ms - 1)) : 0);
-		if (tune_interrupted(t) || interrupted)
-			strbuf_addstr(&sb, "\ninterrupted: writing the best plan found so far");
-		if (!strbuf_failed(&sb))
-			fprintf(log, "%s\n", sb.buf);
-		strbuf_release(&sb);
-	}
-	rc = EXIT_OK;
-	if (out)
-		rc = cli_write_plan(&p, out, mpath, cpath, false);
-	if (rc == EXIT_OK && steps_out && !t) {
-		/* Megatron-LM's own schedules, or the search's baseline: no tuner steps were taken */
-		fprintf(stderr, "octopipe tune: --steps-out %s: no tuner steps to write (%s)\n", steps_out,
-		        tgt == TARGET_MEGATRON ? "the Megatron-LM search takes none" : "the plan is the layout's baseline");
-	} else if (rc == EXIT_OK && steps_out) {
-		cJSON *root = tune_steps_to_json(t);
-		struct strbuf sb = STRBUF_INIT;
-
-		/* the layout step before the three phases: what was chosen, among how many */
-		if (root && L.searched) {
-			const struct layout_choice *lc = &L.lc;
-			struct jw w = { false };
-			cJSON *lo = jw_obj(&w, root, "layout");
-
-			jw_num(&w, lo, "pp", lc->par.pp);
-			jw_num(&w, lo, "tp", lc->par.tp);
-			jw_num(&w, lo, "dp", lc->par.dp);
-			jw_num(&w, lo, "ep", lc->par.ep);
-			jw_num(&w, lo, "zero", lc->par.zero);
-			jw_str(&w, lo, "grads", parallel_grads_name(lc->par.fp32_grads));
-			jw_str(&w, lo, "recompute", recompute_name(lc->recompute));
-			jw_num(&w, lo, "microbatches_per_replica", lc->microbatches);
-			jw_num(&w, lo, "global_batch", (double)L.global_batch);
-			jw_num(&w, lo, "candidates", lc->candidates);
-			jw_num(&w, lo, "best_baseline_tokens_per_s", lc->tokens_per_s);
-			if (w.oom) {
-				cJSON_Delete(root);
-				root = NULL;
-			}
-		}
-
-		if (!root) {
-			rc = EXIT_RUNTIME;
-		} else {
-			json_write(&sb, root);
-			rc = cli_write_text(steps_out, sb.buf, sb.len);
-			cJSON_Delete(root);
-		}
-		strbuf_release(&sb);
-	}
-	if (rc == EXIT_OK && mt.noom)
-		rc = EXIT_INFEASIBLE;
-	metrics_release(&mt);
-	plan_release(&p);
-out:
-	tune_free(t);
-	cli_layout_release(&L);
 	model_release(&m);
 	cluster_release(&c);
 	return rc;

@@ -537,7 +537,7 @@ static void test_layout_top(void)
 	char mp[4096], cp[4096];
 	struct model m;
 	struct cluster c;
-	struct layout_constraints k = { 0, 0, 0, 0, -1, -1, 64, NULL, false };
+	struct layout_constraints k = { .zero = -1, .recompute = -1, .global_mb = 64 };
 	struct layout_choice lc;
 	struct err e = ERR_INIT;
 	int bad = 0, again = 0;
@@ -553,14 +553,18 @@ static void test_layout_top(void)
 	ok(lc.top[0].par.pp == lc.par.pp && lc.top[0].par.tp == lc.par.tp && lc.top[0].par.dp == lc.par.dp &&
 	   lc.top[0].tokens_per_s == lc.tokens_per_s, "the first is the choice");
 	for (int i = 1; i < lc.ntop; i++) {
-		if (lc.top[i].tokens_per_s > lc.top[i - 1].tokens_per_s)
+		if (lc.top[i].estimate_ms < lc.top[i - 1].estimate_ms)
 			bad++;
 		for (int j = 0; j < i; j++)
 			if (lc.top[i].par.pp == lc.top[j].par.pp && lc.top[i].par.tp == lc.top[j].par.tp &&
 			    lc.top[i].par.dp == lc.top[j].par.dp && lc.top[i].par.ep == lc.top[j].par.ep)
 				bad++;
 	}
-	is_int(bad, 0, "best first, each a different layout");
+	is_int(bad, 0, "the best estimate first, each a different layout");
+	for (int i = 0; i < lc.ntop; i++)
+		if (!(lc.top[i].bound_ms <= lc.top[i].estimate_ms && lc.top[i].estimate_ms <= lc.top[i].makespan_ms))
+			bad++;
+	is_int(bad, 0, "each estimate lies between its tight bound and its best baseline");
 	for (int i = 0; i < lc.ntop; i++) {
 		struct layout_constraints one = k;
 		struct layout_choice lo;
@@ -612,7 +616,8 @@ static void test_layout_full_recompute(void)
 	char mp[4096], cp[4096];
 	struct model m, rm;
 	struct cluster c, rc;
-	struct layout_constraints k = { 1, 1, 64, 1, 3, RECOMPUTE_FULL, 64, NULL, true };
+	struct layout_constraints k = { .pp = 1, .tp = 1, .dp = 64, .ep = 1, .zero = 3, .recompute = RECOMPUTE_FULL,
+	                                .global_mb = 64, .fp32_grads = true };
 	struct layout_choice lc;
 	struct parallel l = { 1, 1, 64, 1, 3, true };
 	struct baseline_spec spec = { SCHED_1F1B, 1, 0, NULL, NULL, 0, 0, NULL };
@@ -697,7 +702,7 @@ static void test_layout_reads(void)
 	char mp[4096], cp[4096];
 	struct model m;
 	struct cluster c;
-	struct layout_constraints k = { 0, 0, 0, 0, -1, -1, 64, NULL, false };
+	struct layout_constraints k = { .zero = -1, .recompute = -1, .global_mb = 64 };
 	struct layout_choice lc;
 	struct parallel one;
 	struct model rm;

@@ -1,0 +1,372 @@
+/*
+ * tune_setup — how a tuner starts (see tune.h): its tables sized for the largest
+ * candidate, every baseline that applies simulated (the result is never worse than the
+ * best of them), and the tuner's own starting structures balanced and simulated; the
+ * search proper (tune.c) runs from the best start and restarts from the others. The
+ * set-up stops at the budget or an interrupt once one baseline ran.
+ */
+#include "config.h"
+#include "tune.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "baseline.h"
+#include "clock.h"
+#include "json.h"
+#include "parallel.h"
+#include "sim.h"
+#include "strbuf.h"
+#include "tune_impl.h"
+
+/* Whether the set-up must stop at the next baseline or start (once one ran): an interrupt,
+ * or the time budget spent. */
+static bool setup_cut(const struct tuner *t)
+{
+	if (t->opts.stop && *t->opts.stop)
+		return true;
+	return t->opts.time_budget_s > 0 && clock_now_s() - t->t0 > t->opts.time_budget_s;
+}
+
+/* Past twice the budget and a second the set-up stops even before anything fits (a plan
+ * too large to simulate many times in it): the tuner then says that none it simulated
+ * fits. A small plan has simulated every baseline by then. */
+static bool setup_given_up(const struct tuner *t)
+{
+	return !(t->opts.stop && *t->opts.stop) && t->opts.time_budget_s > 0 &&
+	       clock_now_s() - t->t0 > 2 * t->opts.time_budget_s + 1;
+}
+
+/* The tables, sized for the largest candidate; 0 or -1 with e. */
+static int setup_tables(struct tuner *t, struct err *e)
+{
+	const struct model *m = t->model;
+	const struct cluster *c = t->cluster;
+	int D = c->devices, maxS = t->max_stages, mb = t->opts.microbatches;
+
+	/* the evaluation plan: sized for the largest candidate */
+	if (model_copy(&t->work.model, m, e) < 0 || cluster_copy(&t->work.cluster, c, e) < 0)
+		return -1;
+	t->work.microbatches = mb;
+	t->work.split_backward = true;
+	t->work.ndevices = D;
+	t->work.stages = calloc((size_t)maxS, sizeof(*t->work.stages));
+	t->work.order_start = calloc((size_t)D + 1, sizeof(int));
+	t->work.order = calloc((size_t)maxS * mb * 3, sizeof(*t->work.order));
+	t->cap_buf = calloc((size_t)maxS, sizeof(int));
+	t->wcap_buf = calloc((size_t)maxS, sizeof(int));
+	t->layer_cost = calloc((size_t)m->nlayers, sizeof(double));
+	t->layer_fb = calloc((size_t)m->nlayers, sizeof(double));
+	t->load = calloc((size_t)D, sizeof(double));
+	t->dev_bytes = calloc((size_t)D, sizeof(double));
+	t->seen = calloc((size_t)D, sizeof(bool));
+	if ((long)maxS * mb * 3 <= ORDER_MAX_OPS && !(t->pos = calloc((size_t)maxS * mb * 3, sizeof(int))))
+		return err_set(e, ERR_RUNTIME, "out of host memory");
+	t->layer_bytes = calloc((size_t)m->nlayers, sizeof(double));
+	t->layer_f = calloc((size_t)m->nlayers, sizeof(double));
+	t->layer_i = calloc((size_t)m->nlayers, sizeof(double));
+	t->weight = calloc((size_t)D, sizeof(double));
+	t->mem = calloc((size_t)D, sizeof(double));
+	if (!t->work.stages || !t->work.order_start || !t->work.order || !t->cap_buf || !t->wcap_buf ||
+	    !t->layer_cost || !t->layer_fb || !t->load || !t->dev_bytes || !t->seen || !t->layer_bytes || !t->layer_f ||
+	    !t->layer_i || !t->weight || !t->mem)
+		return err_set(e, ERR_RUNTIME, "out of host memory");
+	for (int l = 0; l < m->nlayers; l++) {
+		/* weights, gradients and optimizer states per GPU as the replica's layout shards
+		 * them (16 bytes a parameter without one): the floor the simulator's memory
+		 * starts from, so a move it rules out could never fit */
+		struct parallel par;
+		struct mem_static ms;
+
+		parallel_from_replica(&c->rep, D, &par);
+		parallel_static_mem(&par, (double)m->layers[l].param_bytes, (double)m->layers[l].expert_param_bytes, &ms);
+		t->layer_cost[l] = m->layers[l].f_ms + m->layers[l].b_ms + m->layers[l].w_ms;
+		t->layer_fb[l] = m->layers[l].f_ms + m->layers[l].b_ms;
+		t->layer_bytes[l] = ms.weights + ms.grads + ms.optimizer;
+		t->layer_f[l] = m->layers[l].f_ms;
+		t->layer_i[l] = m->layers[l].b_ms;  /* the tuner's plans split the backward */
+	}
+	for (int d = 0; d < D; d++)
+		t->mem[d] = cluster_usable_bytes(c);
+	t->part = (struct tune_part_in){ m->nlayers, t->layer_cost, t->layer_bytes, t->layer_f, NULL, 1.0 / mb, D,
+	                                 t->weight, t->mem, 0, 0 };
+	return 0;
+}
+
+/* Every baseline that applies, the best kept: the result is never worse than it. Sets
+ * *stopped when the set-up was cut (after one ran). -1 when out of host memory. */
+static int setup_baselines(struct tuner *t, bool *stopped)
+{
+	static const enum sched_kind kinds[] = {
+		SCHED_1F1B, SCHED_INTERLEAVED, SCHED_ZBH1, SCHED_ZBH2, SCHED_ZBV, SCHED_DUALPIPEV, SCHED_GPIPE,
+		SCHED_ADAPTIVE
+	};
+	static const char *const parts[] = { "uniform", "balanced" };
+	const struct tune_opts *o = &t->opts;
+
+	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
+		for (int pi = 0; pi < 2; pi++) {
+			struct baseline_spec spec = { kinds[k], o->microbatches, 0, parts[pi], NULL, 0, 0, NULL };
+			struct plan p;
+			struct sim_opts so;
+			struct metrics mt;
+			struct err ignore = ERR_INIT;
+			int rc;
+
+			/* Ctrl-C or the budget: one simulation of a large plan takes a while, so the
+			 * setup stops too, at the best baseline so far */
+			if (setup_cut(t) && (t->have_baseline || setup_given_up(t))) {
+				*stopped = true;
+				return 0;
+			}
+			if (baseline_plan(&p, t->model, NULL, t->cluster, NULL, &spec, &ignore) < 0) {
+				if (ignore.cls == ERR_RUNTIME)
+					return -1;
+				continue; /* this baseline does not apply */
+			}
+			if (o->accept && !o->accept(o->accept_arg, &p)) {
+				plan_release(&p);
+				continue; /* nor where the target runtime cannot run it */
+			}
+			sim_opts_default(&so);
+			rc = sim_run(&t->sim, &p, &so, &mt, &ignore);
+			if (rc < 0 && ignore.cls == ERR_RUNTIME) {
+				plan_release(&p);
+				metrics_release(&mt);
+				return -1;
+			}
+			if (rc == 0 && !mt.noom && mt.makespan_ms < t->baseline_ms) {
+				if (t->have_baseline)
+					plan_release(&t->best_baseline);
+				t->best_baseline = p;
+				t->have_baseline = true;
+				t->baseline_ms = mt.makespan_ms;
+				snprintf(t->baseline_name, sizeof(t->baseline_name), "%s %s", sched_name(kinds[k]), parts[pi]);
+			} else {
+				plan_release(&p);
+			}
+			metrics_release(&mt);
+		}
+	return 0;
+}
+
+/* One start of S stages in shape, with knob set knobs, balanced and simulated into *s and
+ * *ms: 1 made, 0 when the shape does not apply, -1 when out of host memory. */
+static int setup_start(struct tuner *t, int shape, int S, int knobs, struct tune_state *s, double *ms)
+{
+	int D = t->cluster->devices;
+	struct tune_state w;
+
+	if (tune_state_alloc(s, S) < 0)
+		return -1;
+	if (shape == 2 || shape == 5)
+		tune_place_zigzag(s, D);
+	else if (shape < 6)
+		tune_place_round_robin(s, D);
+	else if (!tune_place_open_v(s, D, shape == 7)) {
+		tune_state_release(s);
+		return 0;
+	}
+	s->sched.alternate = knobs != 1;
+	s->sched.wcap = knobs == 1 ? D : 0;
+	s->sched.cap_extra = knobs == 0 ? S : 0; /* memory alone, or 1F1B's depth */
+	if (!tune_partition_state(t, s, NULL, 0))
+		tune_uniform_first(s, t->model->nlayers);
+	*ms = tune_static_fits(t, s) ? tune_eval(t, s, NULL) : INFINITY;
+	/* the same balance counting each device's wait for its first backward, when that
+	 * simulates clearly faster (a start only a little faster led the search to a worse
+	 * end as often as to a better one) */
+	if (tune_state_copy(&w, s) < 0) {
+		tune_state_release(s);
+		return -1;
+	}
+	if (tune_partition_waits(t, &w) && !tune_state_equal(&w, s) && tune_static_fits(t, &w)) {
+		double wms = tune_eval(t, &w, NULL);
+
+		if (wms < *ms * (1 - WAIT_START_MARGIN)) {
+			tune_state_release(s);
+			*s = w;
+			*ms = wms;
+			memset(&w, 0, sizeof(w));
+		}
+	}
+	tune_state_release(&w);
+	return 1;
+}
+
+/* Inserts a shape's best start by time; an open V leads only when clearly faster than
+ * every other start (the search from a start a little faster ends lower about as often
+ * as higher, and the patterns' basins are the proven ones), else it is the last restart. */
+static void insert_start(struct tuner *t, int shape, struct tune_state best_s, double best_s_ms)
+{
+	static const char *const shape_names[] = {
+		"one to a device", "round robin", "in a V", "round robin with uneven counts", "round robin",
+		"in a zigzag", "in an open V", "in an open V, the ends alone",
+	};
+	int i = t->nstarts++;
+	bool last = shape >= 6 && i > 0 && !(best_s_ms < t->start_ms[0] * (1 - OPEN_V_LEAD_MARGIN));
+
+	while (!last && i > 0 && t->start_ms[i - 1] > best_s_ms) {
+		t->starts[i] = t->starts[i - 1];
+		t->start_ms[i] = t->start_ms[i - 1];
+		t->start_shape[i] = t->start_shape[i - 1];
+		i--;
+	}
+	t->starts[i] = best_s;
+	t->start_ms[i] = best_s_ms;
+	t->start_shape[i] = shape_names[shape];
+}
+
+/* The tuner's own starts: its structures (D stages, 2D round robin, the V, uneven counts,
+ * 3D round robin and zigzag, and with fewer layers than 2D stages the open V with every
+ * layer a stage, its ends paired or alone) with 1F1B-like, zero-bubble-like and
+ * memory-capped knobs, each balanced as tune_partition_state does or counting each
+ * device's wait for its first backward (whichever simulates faster); the search runs from
+ * the best and then restarts from the best of each other structure. -1 when out of host
+ * memory. */
+static int setup_starts(struct tuner *t, bool *stopped)
+{
+	int D = t->cluster->devices, L = t->model->nlayers;
+
+	for (int shape = 0; shape < 8 && !*stopped; shape++) {
+		int S = shape == 0 ? D : shape == 3 ? D + (D + 1) / 2 : shape == 4 || shape == 5 ? 3 * D
+		      : shape >= 6 ? L : 2 * D;
+		struct tune_state best_s = { 0 };
+		double best_s_ms = INFINITY;
+
+		/* the open V (every layer a stage) only where there is no V: fewer layers than
+		 * 2D stages */
+		if (shape >= 6 && (S >= 2 * D || S <= D))
+			continue;
+		if (S > t->max_stages || (shape == 3 && D < 2))
+			continue;
+		for (int knobs = 0; knobs < 3; knobs++) {
+			struct tune_state s;
+			double ms;
+			int r;
+
+			if (setup_cut(t) && (t->have_baseline || best_s.nstages || setup_given_up(t))) {
+				*stopped = true;
+				break;
+			}
+			if ((r = setup_start(t, shape, S, knobs, &s, &ms)) < 0) {
+				tune_state_release(&best_s);
+				return -1;
+			}
+			if (r == 0)
+				break;
+			if (ms < best_s_ms || best_s.nstages == 0) {
+				tune_state_release(&best_s);
+				best_s = s;
+				best_s_ms = ms;
+			} else {
+				tune_state_release(&s);
+			}
+		}
+		if (best_s.nstages)
+			insert_start(t, shape, best_s, best_s_ms);
+	}
+	return 0;
+}
+
+/* The state the search starts from: the best start, or when the set-up was cut before any,
+ * the best baseline's stages (never simulated; the result is the baseline itself). */
+static int setup_current(struct tuner *t, bool stopped, struct err *e)
+{
+	const struct model *m = t->model;
+
+	if (t->nstarts > 0) {
+		t->cur = t->starts[0];
+		t->cur_ms = t->start_ms[0];
+		memset(&t->starts[0], 0, sizeof(t->starts[0]));
+		t->next_start = 1;
+	} else if (stopped && t->have_baseline) {
+		if (tune_state_alloc(&t->cur, t->best_baseline.nstages) < 0)
+			return err_set(e, ERR_RUNTIME, "out of host memory");
+		for (int st = 0; st < t->cur.nstages; st++) {
+			t->cur.first[st] = t->best_baseline.stages[st].first;
+			t->cur.device[st] = t->best_baseline.stages[st].device;
+		}
+		t->cur.first[t->cur.nstages] = m->nlayers;
+		t->cur.sched.alternate = true;
+		t->cur_ms = INFINITY;
+	}
+	t->interrupted = stopped && t->opts.stop && *t->opts.stop;
+	if (t->cur.nstages == 0 && stopped && !t->have_baseline)
+		return err_set(e, ERR_INFEASIBLE, "no plan of model '%s' simulated within the budget fits in the memory "
+		               "of cluster '%s' (a larger --budget tries more)", m->name, t->cluster->name);
+	if (t->cur.nstages == 0)
+		return err_set(e, ERR_INPUT, "model '%s' has fewer layers (%d) than cluster '%s' has devices (%d)",
+		               m->name, m->nlayers, t->cluster->name, t->cluster->devices);
+	if (!isfinite(t->cur_ms) && !t->have_baseline)
+		return err_set(e, ERR_INFEASIBLE, "no plan of model '%s' fits in the memory of cluster '%s'%s", m->name,
+		               t->cluster->name, stopped ? " (of those simulated within the budget: a larger --budget "
+		               "tries more)" : "");
+	if (!stopped) {
+		t->cur_ms = tune_eval(t, &t->cur, &t->cur_metrics);
+		t->cur_tie = t->eval_tie;
+	}
+	if (tune_state_copy(&t->best, &t->cur) < 0)
+		return err_set(e, ERR_RUNTIME, "out of host memory");
+	t->best_ms = t->cur_ms;
+	return 0;
+}
+
+int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
+             const struct tune_opts *o, struct err *e)
+{
+	struct tuner *t = calloc(1, sizeof(*t));
+	bool stopped = false;     /* the set-up was cut: an interrupt or the budget */
+	char msg[200];
+
+	*out = NULL;
+	if (!t)
+		return err_set(e, ERR_RUNTIME, "out of host memory");
+	t->model = m;
+	t->cluster = c;
+	t->opts = *o;
+	if (t->opts.max_stages_per_device < 1)
+		t->opts.max_stages_per_device = 1;
+	if (o->microbatches < 1) {
+		free(t);
+		return err_set(e, ERR_INPUT, "the tuner needs at least one microbatch");
+	}
+	t->rng = 0x9e3779b97f4a7c15ULL ^ ((unsigned long long)o->seed * 0x100000001b3ULL);
+	if (!t->rng)
+		t->rng = 1;
+	t->t0 = t->last_progress = clock_now_s();
+	t->bound_ms = sim_lower_bound_tight(m, c, o->microbatches, true);
+	t->max_stages = c->devices * t->opts.max_stages_per_device;
+	if (t->max_stages > m->nlayers)
+		t->max_stages = m->nlayers;
+	t->tabu_boundary = -1;
+	t->best_ms = t->baseline_ms = t->cur_ms = INFINITY;
+	if (setup_tables(t, e) < 0)
+		goto fail;
+	if (setup_baselines(t, &stopped) < 0 || setup_starts(t, &stopped) < 0)
+		goto oom;
+	if (setup_current(t, stopped, e) < 0)
+		goto fail;
+	if (stopped)
+		snprintf(msg, sizeof(msg), "start: %s while setting up; best baseline %s at %.2f ms",
+		         t->interrupted ? "interrupted" : "budget spent", t->baseline_name, t->baseline_ms);
+	else if (t->have_baseline)
+		snprintf(msg, sizeof(msg), "start: %d stages (%s); best baseline %s at %.2f ms", t->cur.nstages,
+		         t->cur.sched.alternate ? "adaptive" : "zero-bubble knobs", t->baseline_name, t->baseline_ms);
+	else
+		snprintf(msg, sizeof(msg), "start: %d stages; no baseline applies", t->cur.nstages);
+	if (!tune_record(t, PHASE_START, MOVE_START, 0, 0, msg, t->have_baseline ? t->baseline_ms : t->cur_ms,
+	                 t->cur_ms) || t->oom)
+		goto oom;
+	t->phase = PHASE_PARTITION;
+	t->spent = clock_now_s() - t->t0;
+	*out = t;
+	return 0;
+oom:
+	err_set(e, ERR_RUNTIME, "out of host memory");
+fail:
+	tune_free(t);
+	return -1;
+}

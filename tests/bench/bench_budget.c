@@ -1,0 +1,174 @@
+/*
+ * bench_budget — does `octopipe tune --budget B` bound the whole command? For GPUs x
+ * budget, the wall time of the command (loading, layout search, tuning, the result's
+ * simulation and writing the plan) against B + 10% + 0.1 s, the limit the help promises.
+ * Inputs: llama2-70b on 64 H200s at 512 microbatches (the issue's case), and a model with
+ * as many layers as GPUs (llama2-7b's blocks repeated, its architecture saying so, so
+ * the layout search prices every TP degree) on N H200s at 2 microbatches a GPU, N = 256
+ * to 4096. Prints a table; never fails on timing (a busy machine runs slower).
+ *
+ * usage: bench_budget SRCDIR OCTOPIPE [GPUS...]
+ *
+ * Measured 2026-12-02 on the shared 2-core machine (load average 7-9: others' builds and
+ * tests), seconds:
+ *
+ *     gpus    mbs  B=0.1  B=0.5  B=1    B=3     (limit 0.21, 0.65, 1.2, 3.4)
+ *       64    512   0.10   0.49   0.98   2.93   before: 1.21 s at B=0.1, 2.14 s at B=1
+ *      256    512   0.08   0.50   1.01   2.93   before: 4.1 s at B=1
+ *     1024   2048   0.11   0.38   0.70   1.73   before: > 60 s at B=1
+ *     2048   4096   0.19   0.31   0.89   1.65
+ *     4096   8192   0.52!  0.53   0.53   2.90   0.26 s of it CPU; the rest is the load
+ *
+ * What is left at 4096 under B = 0.1: reading the 4096-layer table (0.05 s of CPU), the
+ * layout search's first judged layout and the result's simulations are the floor. A run
+ * that ends well before B has converged (every layout tuned to its end). With --layout pp
+ * and as many stages as GPUs one simulation of 1024 stages x 2048 microbatches takes
+ * about 2 s: the command says so up front (a warning) and takes about 6 s at B = 1.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "cluster.h"
+#include "model.h"
+
+/* llama2-7b's blocks repeated to n layers (the first and last kept), its architecture's
+ * layer count set to match. */
+static int write_model(const char *src, int n, const char *path)
+{
+	char in[4096];
+	struct model m, big;
+	struct err e = ERR_INIT;
+	cJSON *arch, *nh;
+	int r;
+
+	snprintf(in, sizeof(in), "%s/samples/models/llama2-7b.json", src);
+	if (model_load(&m, in, &e) < 0) {
+		fprintf(stderr, "%s\n", e.msg);
+		return -1;
+	}
+	big = m;
+	big.layers = calloc((size_t)n, sizeof(*big.layers));
+	if (!big.layers) {
+		model_release(&m);
+		return -1;
+	}
+	for (int i = 0; i < n; i++) {
+		int from = i == 0 ? 0 : i == n - 1 ? m.nlayers - 1 : 1 + (i - 1) % (m.nlayers - 2);
+
+		big.layers[i] = m.layers[from];
+		big.layers[i].extra = NULL;
+	}
+	big.nlayers = n;
+	arch = cJSON_GetObjectItem(cJSON_GetObjectItem(m.extra, "source"), "architecture");
+	if ((nh = cJSON_GetObjectItem(arch, "num_hidden_layers")))
+		cJSON_SetNumberValue(nh, n - 2);
+	r = model_save(&big, path, &e);
+	if (r < 0)
+		fprintf(stderr, "%s\n", e.msg);
+	free(big.layers);
+	model_release(&m);
+	return r;
+}
+
+static int write_cluster(int n, const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return -1;
+	fprintf(f, "{\"format\":\"octopipe.cluster/1\",\"name\":\"%dxH200\",\"gpu\":\"H200\",\"devices\":%d,"
+	        "\"gpus_per_node\":8,\"mem_bytes\":141000000000,\"mem_headroom\":0.05,\"speed\":1,"
+	        "\"intra_node\":{\"gbytes_per_s\":450,\"latency_us\":5},"
+	        "\"inter_node\":{\"gbytes_per_s\":50,\"latency_us\":10}}\n", n, n);
+	return fclose(f);
+}
+
+/* Seconds `octopipe tune` took; NAN when it could not run. */
+static double run(const char *exe, const char *model, const char *cluster, int mbs, double budget, int *rc)
+{
+	char mb[32], b[32];
+	double t0 = clock_now_s();
+	pid_t pid;
+	int st;
+
+	snprintf(mb, sizeof(mb), "%d", mbs);
+	snprintf(b, sizeof(b), "%g", budget);
+	fflush(stdout);
+	if ((pid = fork()) < 0)
+		return NAN;
+	if (pid == 0) {
+		if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr))
+			_exit(127);
+		execl(exe, exe, "tune", "--model", model, "--cluster", cluster, "--microbatches", mb, "--budget", b,
+		      "--quiet", "-o", "/dev/null", (char *)NULL);
+		_exit(127);
+	}
+	if (waitpid(pid, &st, 0) < 0)
+		return NAN;
+	*rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+	return clock_now_s() - t0;
+}
+
+int main(int argc, char **argv)
+{
+	static const double budgets[] = { 0.1, 0.5, 1, 3 };
+	static const int sizes[] = { 64, 256, 1024, 2048, 4096 };
+	const char *src = argc > 1 ? argv[1] : ".", *exe = argc > 2 ? argv[2] : "./octopipe";
+	char dir[] = "/tmp/octopipe-bench-budget.XXXXXX";
+	int ns = argc > 3 ? argc - 3 : (int)(sizeof(sizes) / sizeof(sizes[0])), over = 0, runs = 0;
+
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	printf("octopipe tune --budget B: wall seconds of the whole command (limit B x 1.1 + 0.1 s)\n");
+	printf("%6s %6s", "gpus", "mbs");
+	for (size_t b = 0; b < sizeof(budgets) / sizeof(budgets[0]); b++)
+		printf("  B=%-5g", budgets[b]);
+	printf("\n");
+	for (int i = 0; i < ns; i++) {
+		int n = argc > 3 ? atoi(argv[3 + i]) : sizes[i], mbs;
+		char mp[4200], cp[4200];
+
+		if (n < 2)
+			continue;
+		if (n == 64) {
+			snprintf(mp, sizeof(mp), "%s/samples/models/llama2-70b.json", src);
+			snprintf(cp, sizeof(cp), "%s/samples/clusters/64xH200.json", src);
+			mbs = 512;
+		} else {
+			snprintf(mp, sizeof(mp), "%s/m%d.json", dir, n);
+			snprintf(cp, sizeof(cp), "%s/c%d.json", dir, n);
+			mbs = 2 * n;
+			if (write_model(src, n, mp) < 0 || write_cluster(n, cp) < 0)
+				continue;
+		}
+		printf("%6d %6d", n, mbs);
+		for (size_t b = 0; b < sizeof(budgets) / sizeof(budgets[0]); b++) {
+			int rc = -1;
+			double s = run(exe, mp, cp, mbs, budgets[b], &rc);
+			bool late = !(s <= budgets[b] * 1.1 + 0.1);
+
+			over += late;
+			runs++;
+			printf("  %5.2f%s%s", s, late ? "!" : " ", rc == 0 ? " " : "x");
+			fflush(stdout);
+		}
+		printf("\n");
+		if (n != 64) {
+			remove(mp);
+			remove(cp);
+		}
+	}
+	rmdir(dir);
+	printf("%d of %d runs past the limit (!); x: the command failed\n", over, runs);
+	return 0;
+}
