@@ -231,7 +231,7 @@ int files_open_sample(struct app *a, const char *model, const char *cluster, int
 	} else {
 		struct layout_pick pk = { .par = lc.par, .recompute = lc.recompute, .microbatches = lc.microbatches,
 		                          .makespan_ms = lc.makespan_ms, .tokens_per_s = lc.tokens_per_s,
-		                          .peak_bytes = lc.peak_bytes };
+		                          .peak_bytes = lc.peak_bytes, .bound_ms = lc.bound_ms, .estimate_ms = lc.estimate_ms };
 
 		r = open_at(a, &m, &c, lc.microbatches, &lc.par, lc.recompute, &pk, mpath, cpath, e);
 	}
