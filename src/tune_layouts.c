@@ -87,18 +87,32 @@ struct cand {
 	double baseline_ms;
 };
 
-/* Megatron-LM's own schedules at one layout, the best simulated. */
-static int tune_megatron(const struct model *rm, const struct cluster *rc, const struct tune_opts *ko,
-                         struct cand *out, struct err *e)
+/* Megatron-LM's own schedules at layout L, the best simulated. A layout that recomputes
+ * fully is searched over the replica's table without recompute, every stage recomputing
+ * (--recompute-method uniform) or, when it fits and is faster, only its first N layers
+ * (block): the folded-in table would overstate the memory. */
+static int tune_megatron(const struct model *m, const struct cluster *c, const struct tune_layout *L,
+                         const struct tune_opts *ko, struct cand *out, struct err *e)
 {
 	struct target_search_opts so = { .microbatches = ko->microbatches, .max_chunks = ko->max_stages_per_device,
 	                                 .time_budget_s = ko->time_budget_s, .max_evals = ko->max_evals,
 	                                 .stop = ko->stop };
+	const struct cluster *rc = tune_layout_cluster(L, c);
 	struct sim sm;
 	struct sim_opts sopt;
 	int r;
 
-	if (target_megatron_search(rm, rc, &so, &out->p, &out->tr, e) < 0)
+	if (L->use && L->lc.recompute == RECOMPUTE_FULL) {
+		struct model plain;
+
+		if (parallel_model(m, c, &L->lc.par, &plain, e) < 0)
+			return -1;
+		r = target_megatron_search_full(&plain, rc, &so, &out->p, &out->tr, e);
+		model_release(&plain);
+	} else {
+		r = target_megatron_search(tune_layout_model(L, m), rc, &so, &out->p, &out->tr, e);
+	}
+	if (r < 0)
 		return -1;
 	memset(&sm, 0, sizeof(sm));
 	sim_opts_default(&sopt);
@@ -166,7 +180,7 @@ static int tune_kth(const struct model *m, const struct cluster *c, struct tune_
 	if (ko.max_evals > 0 && n > 1)
 		ko.max_evals = ko.max_evals / n > 0 ? ko.max_evals / n : 1;
 	if (o->target == TARGET_MEGATRON)
-		return tune_megatron(tune_layout_model(L, m), tune_layout_cluster(L, c), &ko, out, e);
+		return tune_megatron(m, c, L, &ko, out, e);
 	return tune_octopipe(tune_layout_model(L, m), tune_layout_cluster(L, c), &ko, k, o, out, e);
 }
 
@@ -195,7 +209,9 @@ static int at_layout(const struct model *m, const struct cluster *c, const struc
 		return -1;
 	model_release(&res->plan.model);
 	res->plan.model = pm;
-	plan_set_recompute(&res->plan, L->lc.recompute);
+	/* Megatron-LM's block method leaves the stages' own counts (uniform would reset them) */
+	if (!(o->target == TARGET_MEGATRON && res->tr.recompute_layers > 0))
+		plan_set_recompute(&res->plan, L->lc.recompute);
 	/* the search chose it, not the user; Megatron-LM and torchtitan have one mode */
 	if (L->lc.recompute != RECOMPUTE_NONE && o->relax_recompute && o->target == TARGET_OCTOPIPE &&
 	    (res->relaxed = layout_relax_recompute_until(&res->plan, deadline, e)) < 0)

@@ -89,4 +89,15 @@ assert rows["tuned torchtitan"]["feasible"], rows' "$T/ct.json"
 then ok "compare --target torchtitan has its tuned row"
 else not_ok "compare --target torchtitan" "$(cat "$T/ct.json")"; fi
 
+# a layout that must recompute: Megatron-LM's block method over the fewest layers that fit
+# beats recomputing every layer, and the export says so (nemotronh-8b at 32K tokens)
+run "$O" tune --model nemotronh-8b-seq32k --cluster 8xH200 --microbatches 8 --tp 1 --zero 1 --target megatron \
+    --evals 40 -o "$T/nb.json"
+expect_rc 0 "tune --target megatron of a model that must recompute"
+expect_match 'recompute full' "$OUT" "at a layout that recomputes"
+expect_match 'tuned for Megatron-LM: .* 1\.[0-9][0-9]x its default' "$OUT" "names its gain over Megatron-LM's default"
+run "$O" export megatron-args "$T/nb.json"
+expect_match '^--recompute-method block ' "$OUT" "exports the block method (not every layer recomputed)"
+expect_match '^--recompute-num-layers [1-9][0-9]* ' "$OUT" "with its layer count"
+
 done_testing
