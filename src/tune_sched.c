@@ -107,177 +107,146 @@ static bool relabels(const struct action *seg, int from, int to)
 	return true;
 }
 
-/* Moves that target the idle gaps of the current order (METHOD.md §3, scheduling): an op
- * later in a device's list whose inputs were there before the gap ends moves into it (a
- * ready W or F fills a bubble; an F moved ahead of a backward deepens that device's
- * warm-up), and the input a gap waited for moves ahead on its own device when that device
- * kept it waiting. Ranked by the idle time they may fill; the simulator decides. */
-static void gen_order(struct tuner *t)
-{
-	const int D = t->cluster->devices, S = t->cur.nstages;
-	struct sim *sm = &t->sim;
+/* The order moves of one scheduling round: the current order (ostart, ord), the moves
+ * found (mv, ranked later), and the times' tolerance. */
+struct ordgen {
+	struct tuner *t;
+	struct sim *sm;
 	const int *ostart;
 	const struct action *ord;
 	struct order_move *mv;
-	double span, eps;
-	int n = 0, cap = 4 * ORDER_CANDS + 64;
+	int n, cap, D, S;
 	long nops;
+	double eps;
+};
 
-	if (!t->pos || t->cur_ms > t->best_ms * (1 + ORDER_NEAR))
-		return;  /* polish only around the best plan: the order moves are many and small */
-	if (!isfinite(tune_eval(t, &t->cur, NULL)))
-		return;  /* the op times below are the current state's */
-	nops = plan_total_ops(&t->work);
-	ostart = t->cur.order ? t->cur.order_start : sm->order_start;
-	ord = t->cur.order ? t->cur.order : sm->order;
-	if (ostart[D] != nops)
-		return;
-	mv = malloc((size_t)cap * sizeof(*mv));
-	if (!mv) {
-		t->oom = true;
-		return;
-	}
-	span = 0;
-	for (long op = 0; op < nops; op++) {
-		const struct action *a = &ord[op];
+static long op_of(const struct ordgen *g, const struct action *a)
+{
+	return sim_op_index(&g->t->work, a->stage, a->mb, a->kind);
+}
 
-		t->pos[sim_op_index(&t->work, a->stage, a->mb, a->kind)] = (int)(op);
-	}
-	for (int d = 0; d < D; d++)
-		if (ostart[d + 1] > ostart[d]) {
-			const struct action *a = &ord[ostart[d + 1] - 1];
-			long op = sim_op_index(&t->work, a->stage, a->mb, a->kind);
+static void add_move(struct ordgen *g, struct order_move m)
+{
+	order_move_add(g->mv, &g->n, g->cap, m);
+}
 
-			if (sm->end[op] > span)
-				span = sm->end[op];
-		}
-	eps = span * 1e-9;
-	for (int d = 0; d < D; d++) {
-		int len = ostart[d + 1] - ostart[d];
+/* The idle gaps of device d: a later op that could have run in the gap, and the input the
+ * gap waited for when its own device held it up. */
+static void gap_moves(struct ordgen *g, int d)
+{
+	struct tuner *t = g->t;
+	struct sim *sm = g->sm;
+	const int *ostart = g->ostart;
+	int len = ostart[d + 1] - ostart[d];
 
-		for (int i = 0; i < len; i++) {
-			const struct action *a = &ord[ostart[d] + i];
-			long x = sim_op_index(&t->work, a->stage, a->mb, a->kind), pred;
-			double prev_end = 0, gap;
+	for (int i = 0; i < len; i++) {
+		const struct action *a = &g->ord[ostart[d] + i];
+		long x = op_of(g, a), pred;
+		double prev_end = i > 0 ? sm->end[op_of(g, a - 1)] : 0, gap = sm->start[x] - prev_end;
 
-			if (i > 0) {
-				const struct action *b = a - 1;
-
-				prev_end = sm->end[sim_op_index(&t->work, b->stage, b->mb, b->kind)];
-			}
-			gap = sm->start[x] - prev_end;
-			if (gap <= eps)
-				continue;
-			/* a later op that could have run in the gap */
-			for (int j = i + 1; j < len && j <= i + ORDER_WINDOW; j++) {
-				const struct action *c = &ord[ostart[d] + j];
-				long y = sim_op_index(&t->work, c->stage, c->mb, c->kind);
-				double from = fmax(sm->ready[y], prev_end), fill;
-
-				if (from >= sm->start[x] - eps)
-					continue;
-				fill = fmin(sm->start[x] - from, sm->end[y] - sm->start[y]);
-				order_move_add(mv, &n, cap, (struct order_move){ -fill, d, j, i, y, x });
-			}
-			/* the input the gap waited for, held up on its own device */
-			pred = last_input(t, x, S);
-			if (pred >= 0 && sm->start[pred] > sm->ready[pred] + eps) {
-				int pd = t->work.stages[pred / 3 / t->work.microbatches].device;
-				int pp = t->pos[pred] - ostart[pd];
-
-				for (int back = 1; back <= 2 && pp - back >= 0; back++)
-					order_move_add(mv, &n, cap,
-					               (struct order_move){ -gap / (back + 1), pd, pp, pp - back, pred, x });
-			}
-		}
-	}
-	/* warm-up depth per device: one F more before its first backward (the device waited
-	 * in its warm-up) or one fewer (it has forwards to spare) */
-	for (int d = 0; d < D; d++) {
-		const struct metrics *mt = &t->cur_metrics;
-		int len = ostart[d + 1] - ostart[d], fb = -1, next_f = -1, last_f = -1;
-		double wait = mt->dev && mt->ndevices == D ? mt->dev[d].warmup_idle_ms : 0;
-
-		for (int i = 0; i < len; i++) {
-			const struct action *a = &ord[ostart[d] + i];
-
-			if (a->kind == OP_F && fb < 0)
-				last_f = i;
-			else if (a->kind != OP_F && fb < 0)
-				fb = i;
-			else if (a->kind == OP_F && fb >= 0 && next_f < 0)
-				next_f = i;
-		}
-		if (fb < 0)
+		if (gap <= g->eps)
 			continue;
-		if (next_f >= 0) {
-			const struct action *a = &ord[ostart[d] + next_f], *b = &ord[ostart[d] + fb];
+		for (int j = i + 1; j < len && j <= i + ORDER_WINDOW; j++) {
+			long y = op_of(g, &g->ord[ostart[d] + j]);
+			double from = fmax(sm->ready[y], prev_end), fill;
 
-			order_move_add(mv, &n, cap, (struct order_move){ -wait, d, next_f, fb,
-			               sim_op_index(&t->work, a->stage, a->mb, a->kind),
-			               sim_op_index(&t->work, b->stage, b->mb, b->kind) });
+			if (from >= sm->start[x] - g->eps)
+				continue;
+			fill = fmin(sm->start[x] - from, sm->end[y] - sm->start[y]);
+			add_move(g, (struct order_move){ -fill, d, j, i, y, x });
 		}
-		if (last_f >= 0 && last_f + 1 == fb) {
-			/* the last warm-up F after the first backward: moved as the backward ahead of it */
-			const struct action *a = &ord[ostart[d] + fb], *b = &ord[ostart[d] + last_f];
+		pred = last_input(t, x, g->S);
+		if (pred >= 0 && sm->start[pred] > sm->ready[pred] + g->eps) {
+			int pd = t->work.stages[pred / 3 / t->work.microbatches].device;
+			int pp = t->pos[pred] - ostart[pd];
 
-			order_move_add(mv, &n, cap, (struct order_move){ -0.5 * wait, d, fb, last_f,
-			               sim_op_index(&t->work, a->stage, a->mb, a->kind),
-			               sim_op_index(&t->work, b->stage, b->mb, b->kind) });
-		}
-	}
-	/* the critical path, traced back from the op that ends last: an op on it that waited
-	 * for its device while its inputs were there goes ahead of what kept it waiting */
-	{
-		long x = -1;
-		int guard = 0;
-
-		for (int d = 0; d < D; d++)
-			if (ostart[d + 1] > ostart[d]) {
-				const struct action *a = &ord[ostart[d + 1] - 1];
-				long op = sim_op_index(&t->work, a->stage, a->mb, a->kind);
-
-				if (x < 0 || sm->end[op] > sm->end[x])
-					x = op;
-			}
-		while (x >= 0 && guard++ < nops) {
-			int d = t->work.stages[x / 3 / t->work.microbatches].device, at = t->pos[x] - ostart[d];
-			long prev = -1;
-
-			if (at > 0) {
-				const struct action *b = &ord[t->pos[x] - 1];
-
-				prev = sim_op_index(&t->work, b->stage, b->mb, b->kind);
-			}
-			if (prev >= 0 && sm->end[prev] >= sm->start[x] - eps) {
-				/* held by its device */
-				for (int back = 1; back <= 3 && at - back >= 0 && sm->ready[x] < sm->start[x] - eps; back++) {
-					const struct action *b = &ord[t->pos[x] - back];
-					long y = sim_op_index(&t->work, b->stage, b->mb, b->kind);
-
-					if (sm->ready[x] >= sm->start[y] + eps && back > 1)
-						break;  /* its inputs were not there before y either */
-					order_move_add(mv, &n, cap, (struct order_move){ -2 * (sm->start[x] - sm->ready[x]) / back,
-					                                                 d, at, at - back, x, y });
-				}
-				x = prev;
-			} else {
-				x = last_input(t, x, S);
-			}
+			for (int back = 1; back <= 2 && pp - back >= 0; back++)
+				add_move(g, (struct order_move){ -gap / (back + 1), pd, pp, pp - back, pred, x });
 		}
 	}
-	qsort(mv, (size_t)n, sizeof(*mv), order_move_cmp);
-	for (int i = 0, made = 0; i < n && made < ORDER_CANDS; i++) {
+}
+
+/* Warm-up depth of device d: one F more before its first backward (the device waited in
+ * its warm-up) or one fewer (it has forwards to spare). */
+static void warmup_moves(struct ordgen *g, int d)
+{
+	const struct metrics *mt = &g->t->cur_metrics;
+	const struct action *seg = g->ord + g->ostart[d];
+	int len = g->ostart[d + 1] - g->ostart[d], fb = -1, next_f = -1, last_f = -1;
+	double wait = mt->dev && mt->ndevices == g->D ? mt->dev[d].warmup_idle_ms : 0;
+
+	for (int i = 0; i < len; i++) {
+		if (seg[i].kind == OP_F && fb < 0)
+			last_f = i;
+		else if (seg[i].kind != OP_F && fb < 0)
+			fb = i;
+		else if (seg[i].kind == OP_F && fb >= 0 && next_f < 0)
+			next_f = i;
+	}
+	if (fb < 0)
+		return;
+	if (next_f >= 0)
+		add_move(g, (struct order_move){ -wait, d, next_f, fb, op_of(g, &seg[next_f]), op_of(g, &seg[fb]) });
+	/* the last warm-up F after the first backward: moved as the backward ahead of it */
+	if (last_f >= 0 && last_f + 1 == fb)
+		add_move(g, (struct order_move){ -0.5 * wait, d, fb, last_f, op_of(g, &seg[fb]), op_of(g, &seg[last_f]) });
+}
+
+/* The critical path, traced back from the op that ends last: an op on it that waited for
+ * its device while its inputs were there goes ahead of what kept it waiting. */
+static void critical_moves(struct ordgen *g)
+{
+	struct tuner *t = g->t;
+	struct sim *sm = g->sm;
+	const int *ostart = g->ostart;
+	long x = -1;
+	int guard = 0;
+
+	for (int d = 0; d < g->D; d++)
+		if (ostart[d + 1] > ostart[d]) {
+			long op = op_of(g, &g->ord[ostart[d + 1] - 1]);
+
+			if (x < 0 || sm->end[op] > sm->end[x])
+				x = op;
+		}
+	while (x >= 0 && guard++ < g->nops) {
+		int d = t->work.stages[x / 3 / t->work.microbatches].device, at = t->pos[x] - ostart[d];
+		long prev = at > 0 ? op_of(g, &g->ord[t->pos[x] - 1]) : -1;
+
+		if (!(prev >= 0 && sm->end[prev] >= sm->start[x] - g->eps)) {
+			x = last_input(t, x, g->S);
+			continue;
+		}
+		/* held by its device */
+		for (int back = 1; back <= 3 && at - back >= 0 && sm->ready[x] < sm->start[x] - g->eps; back++) {
+			long y = op_of(g, &g->ord[t->pos[x] - back]);
+
+			if (sm->ready[x] >= sm->start[y] + g->eps && back > 1)
+				break;  /* its inputs were not there before y either */
+			add_move(g, (struct order_move){ -2 * (sm->start[x] - sm->ready[x]) / back, d, at, at - back, x, y });
+		}
+		x = prev;
+	}
+}
+
+/* The best ORDER_CANDS moves (those that only relabel W ops skipped) as candidates. */
+static void order_cands(struct ordgen *g)
+{
+	struct tuner *t = g->t;
+	struct order_move *mv = g->mv;
+
+	qsort(mv, (size_t)g->n, sizeof(*mv), order_move_cmp);
+	for (int i = 0, made = 0; i < g->n && made < ORDER_CANDS; i++) {
 		struct cand *c;
 		struct action *seg, keep;
 		char o1[48], o2[48];
 
-		if (relabels(ord + ostart[mv[i].dev], mv[i].from, mv[i].to))
+		if (relabels(g->ord + g->ostart[mv[i].dev], mv[i].from, mv[i].to))
 			continue;
 		made++;
 		if (!(c = tune_cand_add(t, &t->cur, MOVE_ORDER, mv[i].dev, mv[i].from)))
 			break;
-		if (!c->st.order && tune_state_set_order(&c->st, D, ostart, ord) < 0) {
+		if (!c->st.order && tune_state_set_order(&c->st, g->D, g->ostart, g->ord) < 0) {
 			tune_state_release(&t->cands[--t->ncands].st);
 			t->oom = true;
 			break;
@@ -293,7 +262,46 @@ static void gen_order(struct tuner *t)
 		c->score = mv[i].score;
 		tune_cand_keep(t);
 	}
-	free(mv);
+}
+
+/* Moves that target the idle gaps of the current order (METHOD.md §3, scheduling): an op
+ * later in a device's list whose inputs were there before the gap ends moves into it (a
+ * ready W or F fills a bubble; an F moved ahead of a backward deepens that device's
+ * warm-up), and the input a gap waited for moves ahead on its own device when that device
+ * kept it waiting. Ranked by the idle time they may fill; the simulator decides. */
+static void gen_order(struct tuner *t)
+{
+	struct ordgen g = { .t = t, .sm = &t->sim, .cap = 4 * ORDER_CANDS + 64, .D = t->cluster->devices,
+	                    .S = t->cur.nstages };
+	double span = 0;
+
+	if (!t->pos || t->cur_ms > t->best_ms * (1 + ORDER_NEAR))
+		return;  /* polish only around the best plan: the order moves are many and small */
+	if (!isfinite(tune_eval(t, &t->cur, NULL)))
+		return;  /* the op times below are the current state's */
+	g.nops = plan_total_ops(&t->work);
+	g.ostart = t->cur.order ? t->cur.order_start : g.sm->order_start;
+	g.ord = t->cur.order ? t->cur.order : g.sm->order;
+	if (g.ostart[g.D] != g.nops)
+		return;
+	g.mv = malloc((size_t)g.cap * sizeof(*g.mv));
+	if (!g.mv) {
+		t->oom = true;
+		return;
+	}
+	for (long op = 0; op < g.nops; op++)
+		t->pos[op_of(&g, &g.ord[op])] = (int)op;
+	for (int d = 0; d < g.D; d++)
+		if (g.ostart[d + 1] > g.ostart[d])
+			span = fmax(span, g.sm->end[op_of(&g, &g.ord[g.ostart[d + 1] - 1])]);
+	g.eps = span * 1e-9;
+	for (int d = 0; d < g.D; d++)
+		gap_moves(&g, d);
+	for (int d = 0; d < g.D; d++)
+		warmup_moves(&g, d);
+	critical_moves(&g);
+	order_cands(&g);
+	free(g.mv);
 }
 
 void tune_gen_scheduling(struct tuner *t)
