@@ -5,7 +5,7 @@
 # any is found. A function is what runs from a line that is exactly "{" to the next line
 # that is exactly "}" (the house style: braces of a function on lines of their own).
 # Usage: tests/limits.sh [FILE...]   (default: every .c and .h under those directories)
-# TAP output for `make check`.
+# TAP output for `make check` (which runs it: a new offender fails the suite).
 cd "$(dirname "$0")/.." || exit 2
 MAX_FILE=${MAX_FILE:-800}
 MAX_FUNC=${MAX_FUNC:-120}
