@@ -681,20 +681,13 @@ int tune_step(struct tuner *t, const struct tune_step **step, struct err *e)
 int tune_result(struct tuner *t, struct plan *out, struct metrics *m, struct err *e)
 {
 	struct sim_opts o;
-	int r;
 
 	if (t->oom) {
 		memset(out, 0, sizeof(*out));
 		return err_set(e, ERR_RUNTIME, "out of host memory");
 	}
 	if (t->have_baseline && t->baseline_ms <= t->best_ms) {
-		cJSON *root = plan_to_json(&t->best_baseline, true);
-
-		if (!root)
-			return err_set(e, ERR_RUNTIME, "out of host memory");
-		r = plan_from_json(out, root, "tuned plan", NULL, e);
-		cJSON_Delete(root);
-		if (r < 0)
+		if (plan_copy(out, &t->best_baseline, e) < 0)
 			return -1;
 	} else if (tune_state_plan(t->model, t->cluster, t->opts.microbatches, &t->best, out, e) < 0) {
 		return -1;

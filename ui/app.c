@@ -164,14 +164,7 @@ void pview_update(struct pview *v, const pcre2_code *re)
 
 int app_plan_dup(struct plan *dst, const struct plan *src, struct err *e)
 {
-	cJSON *j = plan_to_json(src, true);
-	int r;
-
-	if (!j)
-		return err_set(e, ERR_RUNTIME, "out of host memory");
-	r = plan_from_json(dst, j, "(plan)", NULL, e);
-	cJSON_Delete(j);
-	return r;
+	return plan_copy(dst, src, e);
 }
 
 bool app_modified(const struct app *a)
