@@ -444,20 +444,8 @@ int cli_write_plan(struct plan *p, const char *out, const char *model_path, cons
 {
 	struct err e = ERR_INIT;
 
-	if (strcmp(out, "-") == 0) {
-		cJSON *root = plan_to_json(p, true);
-		struct strbuf sb = STRBUF_INIT;
-
-		if (!root) {
-			fprintf(stderr, "octopipe: out of host memory\n");
-			return EXIT_RUNTIME;
-		}
-		json_write(&sb, root);
-		fputs(sb.buf, stdout);
-		strbuf_release(&sb);
-		cJSON_Delete(root);
-		return EXIT_OK;
-	}
+	if (strcmp(out, "-") == 0)
+		return cli_put_json(plan_to_json(p, true), false);
 	if (!embed && cli_set_refs(p, model_path, cluster_path, out) < 0) {
 		fprintf(stderr, "octopipe: cannot refer to '%s' and '%s' from '%s'\n", model_path, cluster_path, out);
 		return EXIT_RUNTIME;

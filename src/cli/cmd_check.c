@@ -102,12 +102,10 @@ int cmd_check(int argc, char **argv)
 			status = rc;
 	}
 	if (json) {
-		struct strbuf sb = STRBUF_INIT;
+		int r = cli_put_json(out, false);
 
-		json_write(&sb, out);
-		fputs(sb.buf, stdout);
-		strbuf_release(&sb);
-		cJSON_Delete(out);
+		if (r != EXIT_OK)
+			status = r;
 	}
 	return status;
 }

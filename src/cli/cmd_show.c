@@ -91,7 +91,6 @@ static int print_json(const struct model *m, const char *path,
                       const struct model_kind_stats *ks, int nk, const int *heavy, int nh)
 {
 	struct model_kind_stats t = model_totals(m);
-	struct strbuf sb = STRBUF_INIT;
 	struct jw w = { false };
 	cJSON *root = cJSON_CreateObject(), *arr;
 
@@ -119,16 +118,7 @@ static int print_json(const struct model *m, const char *path,
 		jw_num(&w, o, "b_ms", l->b_ms);
 		jw_num(&w, o, "w_ms", l->w_ms);
 	}
-	if (w.oom) {
-		cJSON_Delete(root);
-		cli_err("octopipe show: out of host memory\n");
-		return EXIT_RUNTIME;
-	}
-	json_write(&sb, root);
-	fputs(sb.buf, stdout);
-	strbuf_release(&sb);
-	cJSON_Delete(root);
-	return EXIT_OK;
+	return cli_put_json(root, w.oom);
 }
 
 int cmd_show(int argc, char **argv)
