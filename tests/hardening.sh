@@ -4,6 +4,7 @@
 # --timeline-out, --events-out), outputs never replace a FIFO, a device or a symbolic
 # link, and numbers that are not numbers (NaN) are refused.
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+need_python3
 T="$TMPDIR_TEST"
 data="$top_srcdir/tests/data"
 plan="$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"

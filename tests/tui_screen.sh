@@ -252,7 +252,9 @@ keys E
 expect "write the report to: /" "E's default path is spelt from the root"
 keys Escape q
 expect '^exit status 0' "after the keys Escape q: exits with status 0"
-python3 -c 'import json,sys; json.dump({"format": "octopipe.model/1", "name": "even", "seq_len": 1024, "layers": [{"kind": "attn", "f_ms": 1, "b_ms": 2, "w_ms": 1, "param_bytes": 1000, "act_bytes": 1000, "act_w_bytes": 10, "out_bytes": 100}] * 8}, open(sys.argv[1], "w"))' "$T/even-model.json"
+layer='{"kind": "attn", "f_ms": 1, "b_ms": 2, "w_ms": 1, "param_bytes": 1000, "act_bytes": 1000, "act_w_bytes": 10, "out_bytes": 100}'
+printf '{"format": "octopipe.model/1", "name": "even", "seq_len": 1024, "layers": [%s, %s, %s, %s, %s, %s, %s, %s]}\n' \
+    "$layer" "$layer" "$layer" "$layer" "$layer" "$layer" "$layer" "$layer" > "$T/even-model.json"
 run "$OCTOPIPE" plan --model "$T/even-model.json" --cluster 4xH200 --schedule gpipe --microbatches 8 -o "$T/even.json"
 expect_rc 0 "a plan of identical layers, evenly split: every gpu equally busy"
 start 140 30 -- tui "$T/even.json"

@@ -4,6 +4,7 @@
 # Ctrl-C keeping the best plan, and the usage errors. (The three phases over pure pipeline
 # parallelism, --layout pp; tests/parallel.sh has the layout search.)
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+need_python3
 T="$TMPDIR_TEST"
 json_ok() { python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$1" 2>/dev/null; }
 ms_of() { "$OCTOPIPE" sim --json "$1" | sed -n 's/^ *"makespan_ms": \([0-9.e+-]*\),*$/\1/p' | head -1; }
