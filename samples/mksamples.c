@@ -43,115 +43,11 @@
 #include "model.h"
 #include "plan.h"
 
+#include "mksamples.h"
+
 #define PATH_LEN 4096
 #define ROWS_MAX 256
-#define LETTERS_MAX 4
 
-/* The triples of a relative-costs row: [F, B, W] of the layer, of the second layer kind
- * (MoE for deepseek, Mamba for nemotronh) and of the head. */
-enum triple { TR_LAYER = 0, TR_SECOND = 1, TR_HEAD = 2 };
-
-/* Where a class takes its W share from; family NULL: zero-bubble theory, W = B. */
-struct share_ref {
-	const char *family;
-	enum triple triple;
-};
-
-/* What a layer letter is made of; every part brings its own pre-norm. */
-enum part {
-	P_ATTN = 1 << 0,   /* self-attention (GQA or MHA), FlashAttention */
-	P_MLP = 1 << 1,    /* non-gated MLP, 2 matrices */
-	P_GLU = 1 << 2,    /* SwiGLU MLP, 3 matrices */
-	P_MOE = 1 << 3,    /* router + routed experts (+ shared experts), SwiGLU */
-	P_MAMBA2 = 1 << 4, /* Mamba-2 mixer */
-	P_GPT = 1 << 5,    /* activations by Korthikanti's 34 bytes/token x h instead */
-};
-
-struct letter {
-	char arch;           /* the letter in the profile */
-	const char *kind;
-	unsigned parts;
-	struct share_ref share;
-	const char *what;    /* the class in the printed share table */
-};
-
-struct sample_arch {
-	long h, vocab;
-	long pos_rows;       /* learned position embeddings (rows), 0 for none */
-	bool layernorm;      /* LayerNorm (weight and bias) instead of RMSNorm */
-	bool bias;           /* biases on the linear layers (not on the LM head) */
-	long nq, nkv, dh;
-	bool sinks;          /* one learned sink logit per query head */
-	long ffn;            /* dense MLP intermediate */
-	long experts, topk, fe, fshared;
-	long mheads, mhdim, groups, state, conv, chunk;
-};
-
-struct spec {
-	const char *name;    /* the profile's file name and the model's name */
-	struct sample_arch a;
-	struct letter letters[LETTERS_MAX];
-	struct share_ref head;
-	const char *public_layout; /* letters of the published layout where the profile differs */
-	double known_params;
-	const char *known;
-};
-
-#define DEEPSEEK_PUBLIC "D" "MMMMMMMMMMMMMMMMMMMMMMMMMMM"
-
-static const struct spec specs[] = {
-	{
-		.name = "nemotron-nano-v2-9b",
-		.a = { .h = 4480, .vocab = 131072, .nq = 40, .nkv = 8, .dh = 128, .ffn = 15680,
-		       .mheads = 128, .mhdim = 80, .groups = 8, .state = 128, .conv = 4, .chunk = 128 },
-		.letters = {
-			{ 'M', "mamba2", P_MAMBA2, { "nemotronh", TR_SECOND }, "mamba2 mixer" },
-			{ '-', "mlp", P_MLP, { NULL, TR_LAYER }, "squared-relu mlp" },
-			{ '*', "attention", P_ATTN, { "nemotronh", TR_LAYER }, "attention" },
-		},
-		.head = { "nemotronh", TR_HEAD },
-		.known_params = 8.9e9,
-		.known = "NVIDIA-Nemotron-Nano-9B-v2, ~8.9B",
-	},
-	{
-		.name = "deepseek-16b",
-		.a = { .h = 2048, .vocab = 102400, .nq = 16, .nkv = 16, .dh = 128, .ffn = 10944,
-		       .experts = 64, .topk = 6, .fe = 1408, .fshared = 2 * 1408 },
-		.letters = {
-			{ 'D', "dense", P_ATTN | P_GLU, { "deepseek", TR_LAYER }, "attention + dense mlp" },
-			{ 'M', "moe", P_ATTN | P_MOE, { "deepseek", TR_SECOND }, "attention + moe" },
-		},
-		.head = { "deepseek", TR_HEAD },
-		.public_layout = DEEPSEEK_PUBLIC,
-		.known_params = 16.4e9,
-		.known = "deepseek-moe-16b, ~16.4B",
-	},
-	{
-		.name = "gpt-oss-20b",
-		.a = { .h = 2880, .vocab = 201088, .bias = true, .nq = 64, .nkv = 8, .dh = 64,
-		       .sinks = true, .experts = 32, .topk = 4, .fe = 2880 },
-		.letters = {
-			{ 'F', "full-attn+moe", P_ATTN | P_MOE, { "deepseek", TR_SECOND }, "full attention + moe" },
-			{ 'S', "swa+moe", P_ATTN | P_MOE, { "deepseek", TR_SECOND }, "sliding-window attention + moe" },
-		},
-		.head = { "deepseek", TR_HEAD },
-		.known_params = 20.9e9,
-		.known = "gpt-oss-20b, ~20.9B",
-	},
-	{
-		.name = "gpt-13b",
-		.a = { .h = 5120, .vocab = 51200, .pos_rows = 4096, .layernorm = true, .bias = true,
-		       .nq = 40, .nkv = 40, .dh = 128, .ffn = 4 * 5120 },
-		.letters = {
-			{ 'T', "transformer", P_ATTN | P_MLP | P_GPT, { "gemma", TR_LAYER }, "transformer layer" },
-		},
-		.head = { "gemma", TR_HEAD },
-		.known_params = 13e9,
-		.known = "gpt-3 13b, ~13B",
-	},
-};
-
-#define NSPECS ((int)(sizeof(specs) / sizeof(specs[0])))
 
 struct row {
 	const char *family;  /* points into the parsed tree */
@@ -178,11 +74,6 @@ struct profile {
 	struct prof_layer *l;
 };
 
-/* Per-token figures of one block: parameters, activation bytes kept for the backward and
- * the bytes W needs (before clamping to the activations). */
-struct mem {
-	uint64_t params, act, act_w;
-};
 
 static double round3(double x)
 {
@@ -344,103 +235,6 @@ out:
 		pr->l = NULL;
 	}
 	return r;
-}
-
-/* ---- memory per token ---- */
-
-static uint64_t norm_params(const struct sample_arch *a)
-{
-	return a->layernorm ? 2 * (uint64_t)a->h : (uint64_t)a->h;
-}
-
-/* A linear layer in -> out held in pcopies copies (experts) and run on acopies copies of
- * each token (routed top-k): its weights, and the 2 * (in + out) bytes/token W keeps. */
-static void linear(struct mem *m, const struct sample_arch *a, uint64_t in, uint64_t out,
-                   uint64_t pcopies, uint64_t acopies)
-{
-	m->params += pcopies * (in * out + (a->bias ? out : 0));
-	m->act_w += acopies * 2 * (in + out);
-}
-
-static struct mem block_mem(const struct sample_arch *a, unsigned parts)
-{
-	uint64_t h = (uint64_t)a->h;
-	struct mem m = { 0, 0, 0 };
-
-	if (parts & P_ATTN) {
-		uint64_t q = (uint64_t)(a->nq * a->dh), kv = (uint64_t)(a->nkv * a->dh);
-
-		m.params += norm_params(a) + (a->sinks ? (uint64_t)a->nq : 0);
-		linear(&m, a, h, q + 2 * kv, 1, 1);
-		linear(&m, a, q, h, 1, 1);
-		/* norm input, QKV input, Q K V, O input; fp32 softmax statistics */
-		m.act += 2 * (h + h + q + 2 * kv + q) + 4 * (uint64_t)a->nq;
-	}
-	if (parts & P_MLP) {
-		uint64_t f = (uint64_t)a->ffn;
-
-		m.params += norm_params(a);
-		linear(&m, a, h, f, 1, 1);
-		linear(&m, a, f, h, 1, 1);
-		m.act += 2 * (2 * h + 2 * f);
-	}
-	if (parts & P_GLU) {
-		uint64_t f = (uint64_t)a->ffn;
-
-		m.params += norm_params(a);
-		linear(&m, a, h, 2 * f, 1, 1);
-		linear(&m, a, f, h, 1, 1);
-		m.act += 2 * (2 * h + 3 * f);
-	}
-	if (parts & P_MOE) {
-		uint64_t ne = (uint64_t)a->experts, k = (uint64_t)a->topk;
-		uint64_t fe = (uint64_t)a->fe, fs = (uint64_t)a->fshared;
-
-		m.params += norm_params(a);
-		linear(&m, a, h, ne, 1, 1);
-		linear(&m, a, h, 2 * fe, ne, k);
-		linear(&m, a, fe, h, ne, k);
-		if (fs) {
-			linear(&m, a, h, 2 * fs, 1, 1);
-			linear(&m, a, fs, h, 1, 1);
-		}
-		/* norm input, routed copies with their intermediates, shared experts; fp32 router logits */
-		m.act += 2 * (2 * h + k * (h + 3 * fe) + 3 * fs) + 4 * ne;
-	}
-	if (parts & P_MAMBA2) {
-		uint64_t nh = (uint64_t)a->mheads, p = (uint64_t)a->mhdim, n = (uint64_t)a->state;
-		uint64_t din = nh * p, gn = (uint64_t)a->groups * n;
-		uint64_t proj = 2 * din + 2 * gn + nh, conv = din + 2 * gn;
-
-		m.params += norm_params(a);
-		linear(&m, a, h, proj, 1, 1);
-		/* depthwise conv weight and bias, dt_bias, A_log, D, gated-norm weight */
-		m.params += conv * (uint64_t)a->conv + conv + 3 * nh + din;
-		linear(&m, a, din, h, 1, 1);
-		/* in_proj output, conv output, SSD output, out_proj input; fp32 dt and chunk states */
-		m.act += 2 * (2 * h + proj + conv + 2 * din) + 4 * nh + 4 * nh * p * n / (uint64_t)a->chunk;
-	}
-	if (parts & P_GPT)
-		m.act = 34 * h;
-	/* W cannot keep more than F stored (the MoE layers hit this) */
-	if (m.act_w > m.act)
-		m.act_w = m.act;
-	return m;
-}
-
-static void embedding_mem(const struct sample_arch *a, struct mem *m)
-{
-	m->params += (uint64_t)(a->vocab + a->pos_rows) * (uint64_t)a->h;
-}
-
-static void head_mem(const struct sample_arch *a, struct mem *m)
-{
-	uint64_t h = (uint64_t)a->h, v = (uint64_t)a->vocab;
-
-	m->params += norm_params(a) + v * h;
-	/* final-norm input, head input, fp32 logits */
-	m->act += 2 * (h + h) + 4 * v;
-	m->act_w += 2 * (h + v);
 }
 
 /* ---- models ---- */

@@ -3,7 +3,7 @@
  */
 #include "config.h"
 #include "cluster.h"
-#include "parallel.h"
+#include "layout_json.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -109,19 +109,18 @@ int cluster_from_json(struct cluster *c, const cJSON *root, const char *file, co
 	{
 		/* one replica of a parallel layout (parallel.h), as plans built on it carry it */
 		const cJSON *rp;
-		long x[4];
-		static const char *const rk[] = { "tp", "dp", "ep", "zero" };
+		struct parallel l = { 0 };
 
 		if (jv_object(&v, root, "", "replica", 0, &rp) < 0)
 			goto fail;
-		for (int i = 0; rp && i < 4; i++)
-			if (jv_int(&v, rp, "replica", rk[i], JV_REQUIRED, i == 3 ? 0 : 1, i == 3 ? 3 : 4096, 0, &x[i]) < 0)
-				goto fail;
 		if (rp) {
-			c->rep.tp = (int)x[0];
-			c->rep.dp = (int)x[1];
-			c->rep.ep = (int)x[2];
-			c->rep.zero = (int)x[3];
+			if (layout_json_read(&v, rp, "replica", false, &l) < 0)
+				goto fail;
+			c->rep.tp = l.tp;
+			c->rep.dp = l.dp;
+			c->rep.ep = l.ep;
+			c->rep.zero = l.zero;
+			c->rep.fp32_grads = l.fp32_grads;
 			/* the memory and sync rules divide by dp / ep (parallel_check's rule) */
 			if (c->rep.dp % c->rep.ep != 0) {
 				jv_fail(&v, "replica.ep", "ep %d must divide dp %d (experts are sharded over data-parallel ranks)",
@@ -131,8 +130,6 @@ int cluster_from_json(struct cluster *c, const cJSON *root, const char *file, co
 			if (jv_number(&v, rp, "replica", "dp_gbytes_per_s", JV_REQUIRED, 0, 1e9, 0,
 			              &c->rep.dp_link.gbytes_per_s) < 0 ||
 			    jv_number(&v, rp, "replica", "dp_latency_us", JV_REQUIRED, 0, 1e9, 0, &c->rep.dp_link.latency_us) < 0)
-				goto fail;
-			if (parallel_read_grads(&v, rp, "replica", &c->rep.fp32_grads) < 0)
 				goto fail;
 		}
 	}
@@ -207,12 +204,10 @@ cJSON *cluster_to_json(const struct cluster *c)
 	if (c->rep.tp > 0) {
 		cJSON *rp = jw_obj(&w, root, "replica");
 
-		jw_num(&w, rp, "tp", c->rep.tp);
-		jw_num(&w, rp, "dp", c->rep.dp);
-		jw_num(&w, rp, "ep", c->rep.ep);
-		jw_num(&w, rp, "zero", c->rep.zero);
-		if (c->rep.fp32_grads)  /* bf16 is left out: older files stay byte-identical */
-			jw_str(&w, rp, "grads", "fp32");
+		struct parallel l = { .pp = 0, .tp = c->rep.tp, .dp = c->rep.dp, .ep = c->rep.ep, .zero = c->rep.zero,
+		                      .fp32_grads = c->rep.fp32_grads };
+
+		layout_json_write(&w, rp, &l, false);
 		jw_num(&w, rp, "dp_gbytes_per_s", c->rep.dp_link.gbytes_per_s);
 		jw_num(&w, rp, "dp_latency_us", c->rep.dp_link.latency_us);
 	}

@@ -17,6 +17,28 @@
 
 #define DEFAULT_MODEL "nemotron-nano-v2-9b"
 
+/* The commands, in the order --help lists them. */
+static const struct cli_cmd cli_commands[] = {
+	{ "check", "FILE...", "validate model, cluster, plan and timeline files", cmd_check },
+	{ "show", "MODEL [--json]", "print a model's layer table: kinds, costs, heaviest layers", cmd_show },
+	{ "plan", "--model M --cluster C ...", "build a baseline plan (gpipe, 1f1b, interleaved, zb-*, dualpipev, adaptive)", cmd_plan },
+	{ "sim", "PLAN [--json] [--gantt]", "simulate a plan: iteration time, bubbles, memory; timeline and trace", cmd_sim },
+	{ "tune", "--model M --cluster C ...", "co-optimize partition, placement and schedule", cmd_tune },
+	{ "compare", "--model M --cluster C ...", "simulate every baseline and the tuned plan side by side", cmd_compare },
+	{ "import", "torch-csv|profile FILE ...", "read a PyTorch schedule CSV into a plan, or timings into a model", cmd_import },
+	{ "cost", "CONFIG --cluster C -o MODEL", "layer table from a config.json or architecture; --calibrate to profiles", cmd_cost },
+	{ "fidelity", "[POINTS] [--runtime R]", "predict published training runs at their layouts: predicted / published", cmd_fidelity },
+	{ "run", "PLAN [--backend emu|cuda]",
+	  "execute a plan (emulated, or on GPUs), measured against the simulation", cmd_run },
+	{ "calibrate", "TIMELINE -o MODEL", "rescale a model's layer costs from a measured run; --gpu MODEL: refit to this GPU", cmd_calibrate },
+	{ "export", "torch-csv|megatron-layout|megatron-args|torchtitan|svg PLAN",
+	  "write a plan as PyTorch CSV, a Megatron layout, Megatron-LM's flags, torchtitan's config or an SVG Gantt chart",
+	  cmd_export },
+	{ "report", "PLAN... -o FILE", "one self-contained HTML report: summary, speedups, Gantts, bubbles, memory, steps", cmd_report },
+	{ "tui", "[PLAN | --model M --cluster C]", "the terminal UI: Gantt charts, hand edits, compare, steps", cmd_tui },
+	{ NULL, NULL, NULL, NULL },
+};
+
 static void usage(FILE *f)
 {
 	fputs("usage: octopipe [--help] [--version] COMMAND [ARGS]\n"

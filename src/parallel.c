@@ -58,36 +58,6 @@ void parallel_from_replica(const struct replica *r, int pp, struct parallel *out
 	}
 }
 
-const char *parallel_grads_name(bool fp32_grads)
-{
-	return fp32_grads ? "fp32" : "bf16";
-}
-
-int parallel_grads_from_name(const char *name, bool *fp32_grads)
-{
-	if (strcmp(name, "bf16") == 0)
-		*fp32_grads = false;
-	else if (strcmp(name, "fp32") == 0)
-		*fp32_grads = true;
-	else
-		return -1;
-	return 0;
-}
-
-int parallel_read_grads(struct jv *v, const cJSON *obj, const char *path, bool *fp32_grads)
-{
-	const char *name;
-	char p[JPATH_MAX];
-
-	*fp32_grads = false;
-	if (jv_string(v, obj, path, "grads", 0, NULL, &name) < 0)
-		return -1;
-	jpath_key(p, path, "grads");
-	if (name && parallel_grads_from_name(name, fp32_grads) < 0)
-		return jv_fail(v, p, "'%s' is not bf16 or fp32 (the gradients' precision)", name);
-	return 0;
-}
-
 bool parallel_is_pipeline_only(const struct parallel *l)
 {
 	return l->tp == 1 && l->dp == 1 && l->ep == 1 && l->zero == 0 && !l->fp32_grads;

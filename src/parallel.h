@@ -61,12 +61,7 @@ void parallel_default(struct parallel *l, int pp);
 /* The layout of a replica's cluster (cluster.rep) over pp pipeline devices; pure
  * pipeline parallelism when the cluster has no replica. */
 void parallel_from_replica(const struct replica *r, int pp, struct parallel *out);
-/* "bf16" or "fp32" */
-const char *parallel_grads_name(bool fp32_grads);
-int parallel_grads_from_name(const char *name, bool *fp32_grads);
-/* Reads the optional member "grads" ("bf16", the default, or "fp32") of obj at path. */
-struct jv;
-int parallel_read_grads(struct jv *v, const cJSON *obj, const char *path, bool *fp32_grads);
+/* the layout's JSON and the gradients' precision by name: layout_json.h */
 /* T = D = E = 1, Z = 0: what every plan without a "parallel" section is. */
 bool parallel_is_pipeline_only(const struct parallel *l);
 static inline int parallel_gpus(const struct parallel *l)

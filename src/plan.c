@@ -16,6 +16,7 @@
 
 #include "fileio.h"
 #include "json.h"
+#include "layout_json.h"
 #include "bounds.h"
 
 static const char *const plan_keys[] = {
@@ -86,37 +87,14 @@ static int read_part(struct jv *v, const cJSON *root, const char *key, const cha
 static int read_parallel(struct jv *v, const cJSON *root, struct plan *p)
 {
 	const cJSON *par;
-	struct parallel l;
-	long x[5];
-	static const char *const keys[] = { "pp", "tp", "dp", "ep", "zero", "grads" };
+	struct parallel l = { 0 };
 
 	if (jv_object(v, root, "", "parallel", 0, &par) < 0)
 		return -1;
 	if (!par)
 		return 0;
-	for (int i = 0; i < 5; i++)
-		if (jv_int(v, par, "parallel", keys[i], i == 0 ? JV_REQUIRED : 0, i == 4 ? 0 : 1,
-		           i == 4 ? 3 : PARALLEL_MAX_DEGREE, i == 4 ? 0 : 1, &x[i]) < 0)
-			return -1;
-	for (const cJSON *it = par->child; it; it = it->next) {
-		bool known = false;
-
-		for (int i = 0; i < 6; i++)
-			known |= strcmp(it->string, keys[i]) == 0;
-		if (!known) {
-			char kpath[JPATH_MAX];
-
-			jpath_key(kpath, "parallel", it->string);
-			return jv_fail(v, kpath, "unknown member (pp, tp, dp, ep, zero, grads)");
-		}
-	}
-	if (parallel_read_grads(v, par, "parallel", &l.fp32_grads) < 0)
+	if (layout_json_read(v, par, "parallel", true, &l) < 0)
 		return -1;
-	l.pp = (int)x[0];
-	l.tp = (int)x[1];
-	l.dp = (int)x[2];
-	l.ep = (int)x[3];
-	l.zero = (int)x[4];
 	if (plan_apply_parallel(p, &l, v->e) < 0) {
 		if (v->e->cls == ERR_INPUT) {
 			char where[JPATH_MAX + 256];
@@ -648,13 +626,7 @@ cJSON *plan_to_json(const struct plan *p, bool embed)
 	if (p->has_parallel) {
 		cJSON *par = jw_obj(&w, root, "parallel");
 
-		jw_num(&w, par, "pp", p->par.pp);
-		jw_num(&w, par, "tp", p->par.tp);
-		jw_num(&w, par, "dp", p->par.dp);
-		jw_num(&w, par, "ep", p->par.ep);
-		jw_num(&w, par, "zero", p->par.zero);
-		if (p->par.fp32_grads)  /* bf16 is left out: older plans stay byte-identical */
-			jw_str(&w, par, "grads", "fp32");
+		layout_json_write(&w, par, &p->par, true);
 	}
 	arr = jw_arr(&w, root, "stages");
 	for (int s = 0; s < p->nstages; s++) {

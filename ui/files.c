@@ -21,6 +21,7 @@
 #include "datadir.h"
 #include "fileio.h"
 #include "json.h"
+#include "layout_json.h"
 #include "report.h"
 #include "screen.h"
 

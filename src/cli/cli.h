@@ -22,7 +22,6 @@ struct cli_cmd {
 	int (*run)(int argc, char **argv);
 };
 
-extern const struct cli_cmd cli_commands[];
 
 int cmd_check(int argc, char **argv);
 int cmd_show(int argc, char **argv);

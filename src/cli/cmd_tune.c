@@ -27,6 +27,7 @@
 #include "json.h"
 #include "fileio.h"
 #include "layout_search.h"
+#include "layout_json.h"
 #include "parallel.h"
 #include "sim.h"
 #include "target.h"
