@@ -9,7 +9,10 @@ T="$TMPDIR_TEST"
 json_ok() { python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$1" 2>/dev/null; }
 ms_of() { "$OCTOPIPE" sim --json "$1" | sed -n 's/^ *"makespan_ms": \([0-9.e+-]*\),*$/\1/p' | head -1; }
 
-run "$OCTOPIPE" tune --layout pp --model gpt-13b --cluster 4xH200 --microbatches 8 -o "$T/tuned.json" --steps-out "$T/steps.json"
+# --evals, not the default 1 s budget: on a loaded machine a second of wall time may hold
+# no accepted step, and the steps checked below must not depend on the machine's speed
+run "$OCTOPIPE" tune --layout pp --model gpt-13b --cluster 4xH200 --microbatches 8 --evals 1000 -o "$T/tuned.json" \
+    --steps-out "$T/steps.json"
 expect_rc 0 "tune writes a plan"
 expect_match '^   0 start +start: ' "$OUT" "tune prints the start"
 expect_match '^tuned: .* per iteration, [0-9.]+x the best baseline' "$OUT" "and a summary against the best baseline"
