@@ -37,6 +37,14 @@ static inline int op_kind_slot(int kind)
 {
 	return kind == OP_F ? 0 : kind == OP_W ? 2 : 1;
 }
+/* The one op-index formula: (stage, microbatch, slot) in a table of `slots` entries per
+ * microbatch (3: F, I or B, W; 2 without W), stages outermost, microbatches of a stage
+ * consecutive. The simulator, the plan's coverage check, the timeline checker, the
+ * protocol and the payload store all index by it. */
+static inline long op_slot_index(int stage, int microbatches, int mb, int slots, int slot)
+{
+	return ((long)stage * microbatches + mb) * slots + slot;
+}
 /* Inverse of op_kind_char; -1 for anything else. */
 int op_kind_from_char(char c);
 /* "forward", "input-grad", "weight-grad", "backward". */

@@ -16,6 +16,7 @@
 
 #include "bounds.h"
 #include "json.h"
+#include "vec.h"
 
 int arch_add(struct arch *a, const char *kind, const struct work *w, bool mtp)
 {
@@ -24,17 +25,8 @@ int arch_add(struct arch *a, const char *kind, const struct work *w, bool mtp)
 	if (a->nlayers >= OCTO_MAX_LAYERS)
 		return ARCH_TOO_MANY;
 	/* doubling: one realloc per layer made a 100 000-layer config quadratic */
-	if (a->nlayers == a->cap) {
-		int cap = a->cap ? 2 * a->cap : 64;
-
-		if (cap > OCTO_MAX_LAYERS)
-			cap = OCTO_MAX_LAYERS;
-		l = realloc(a->layers, (size_t)cap * sizeof(*l));
-		if (!l)
-			return -1;
-		a->layers = l;
-		a->cap = cap;
-	}
+	if (VEC_RESERVE(a->layers, a->cap, a->nlayers + 1L) < 0)
+		return -1;
 	l = &a->layers[a->nlayers];
 	l->kind = strdup(kind);
 	if (!l->kind)

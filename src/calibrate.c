@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "vec.h"
 
 /* weight of the pull toward the current efficiencies, against relative squared errors */
 #define RIDGE 1e-6
@@ -373,14 +374,9 @@ int calibrate_benches(const struct work *works, const char *const *kinds, int nl
 		if (seen)
 			continue;
 		for (int i = 0; i < works[l].nk; i++) {
-			if (total == cap) {
-				struct calib_bench *more = realloc(b, (size_t)(cap = cap ? 2 * cap : 64) * sizeof(*more));
-
-				if (!more) {
-					free(b);
-					return err_set(e, ERR_RUNTIME, "out of host memory");
-				}
-				b = more;
+			if (VEC_RESERVE(b, cap, total + 1L) < 0) {
+				free(b);
+				return err_set(e, ERR_RUNTIME, "out of host memory");
 			}
 			total += bench_of(&works[l], i, kinds[l], o, &b[total]);
 		}

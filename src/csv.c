@@ -8,6 +8,7 @@
  */
 #include "config.h"
 #include "csv.h"
+#include "vec.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,18 +40,12 @@ void csv_release(struct csv *c)
 static int end_field(struct csv *c, size_t start, bool quoted)
 {
 	if (c->n == c->cap) {
-		int cap = c->cap ? 2 * c->cap : 16;
-		struct csv_field *f = realloc(c->f, (size_t)cap * sizeof(*f));
-		size_t *off;
+		/* two arrays of one capacity: the second grows to what the first got */
+		int cap_f = c->cap, cap_off = c->cap;
 
-		if (!f)
+		if (VEC_RESERVE(c->f, cap_f, c->n + 1L) < 0 || VEC_RESERVE(c->off, cap_off, cap_f) < 0)
 			return -1;
-		c->f = f;
-		off = realloc(c->off, (size_t)cap * sizeof(*off));
-		if (!off)
-			return -1;
-		c->off = off;
-		c->cap = cap;
+		c->cap = cap_f;
 	}
 	c->off[c->n] = start;
 	c->f[c->n].len = c->buf.len - start;

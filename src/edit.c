@@ -14,6 +14,7 @@
 
 #include "sched.h"
 #include "sim.h"
+#include "vec.h"
 
 void edit_hist_init(struct edit_hist *h)
 {
@@ -94,15 +95,8 @@ static int snap_copy(struct plan_snap *s, const struct plan *p)
 
 static int push(struct plan_snap **arr, int *n, int *cap, struct plan_snap *s)
 {
-	if (*n == *cap) {
-		int nc = *cap ? 2 * *cap : 16;
-		struct plan_snap *a = realloc(*arr, (size_t)nc * sizeof(*a));
-
-		if (!a)
-			return -1;
-		*arr = a;
-		*cap = nc;
-	}
+	if (vec_reserve(arr, cap, *n + 1L, sizeof(**arr)) < 0)
+		return -1;
 	(*arr)[(*n)++] = *s;
 	return 0;
 }
@@ -342,15 +336,8 @@ static int step(struct edit_hist *h, struct plan *p, struct plan_snap *from, int
 	if (*nfrom == 0)
 		return -1;
 	/* make room first, so a failed allocation changes nothing */
-	if (*nto == *capto) {
-		int nc = *capto ? 2 * *capto : 16;
-		struct plan_snap *a = realloc(*to, (size_t)nc * sizeof(*a));
-
-		if (!a)
-			return -1;
-		*to = a;
-		*capto = nc;
-	}
+	if (vec_reserve(to, capto, *nto + 1L, sizeof(**to)) < 0)
+		return -1;
 	top = &from[*nfrom - 1];
 	snap_move_from(&cur, p, h->cur_id);
 	/* the description belongs to the transition: it travels with the older state */

@@ -381,7 +381,9 @@ static double bound_granularity(const struct tight *t)
 
 /* (6) the head's device: its wait for the first backward, or the forwards that fill it
  * (applies when D > 1, L > 1, L - 1 <= HEAD_MAX and D - 1 <= TIGHT_TOP) */
-static double bound_head(const struct tight *t)
+/* Kept out of line: its 14 KB of arrays would otherwise sit in sim_lower_bound_tight's
+ * frame beneath the packings' own (the tuner runs on 64 KB stacks in tests/hardening.sh). */
+__attribute__((noinline)) static double bound_head(const struct tight *t)
 {
 	const struct model *mdl = t->mdl;
 	struct fc v[HEAD_MAX];

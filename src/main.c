@@ -18,6 +18,15 @@
 #define DEFAULT_MODEL "nemotron-nano-v2-9b"
 
 /* The commands, in the order --help lists them. */
+#ifdef OCTO_CUDA_BACKEND
+/* octopipe-cuda: the commands octopipe hands over to it (run --backend cuda, calibrate
+ * --gpu), built from the engine and the executor only: no terminal UI, no ncurses. */
+static const struct cli_cmd cli_commands[] = {
+	{ "run", "PLAN --backend cuda", "execute a plan on GPUs, measured against the simulation", cmd_run },
+	{ "calibrate", "--gpu MODEL -o MODEL", "refit a model's layer costs to this GPU", cmd_calibrate },
+	{ NULL, NULL, NULL, NULL },
+};
+#else
 static const struct cli_cmd cli_commands[] = {
 	{ "check", "FILE...", "validate model, cluster, plan and timeline files", cmd_check },
 	{ "show", "MODEL [--json]", "print a model's layer table: kinds, costs, heaviest layers", cmd_show },
@@ -38,9 +47,18 @@ static const struct cli_cmd cli_commands[] = {
 	{ "tui", "[PLAN | --model M --cluster C]", "the terminal UI: Gantt charts, hand edits, compare, steps", cmd_tui },
 	{ NULL, NULL, NULL, NULL },
 };
+#endif
 
 static void usage(FILE *f)
 {
+#ifdef OCTO_CUDA_BACKEND
+	fputs("usage: octopipe-cuda [--help] [--version] COMMAND [ARGS]\n"
+	      "\n"
+	      "The GPU half of octopipe: 'octopipe run --backend cuda' and 'octopipe calibrate --gpu'\n"
+	      "hand their whole command over to this program, which holds the CUDA and NCCL code.\n"
+	      "\n"
+	      "commands:\n", f);
+#else
 	fputs("usage: octopipe [--help] [--version] COMMAND [ARGS]\n"
 	      "\n"
 	      "Plans, simulates and shows pipeline-parallel training of heterogeneous LLMs.\n"
@@ -48,6 +66,7 @@ static void usage(FILE *f)
 	      "when stdout is not a terminal, prints its layer table instead.\n"
 	      "\n"
 	      "commands:\n", f);
+#endif
 	for (const struct cli_cmd *c = cli_commands; c->name; c++) {
 		char head[64];
 
@@ -101,12 +120,17 @@ int main(int argc, char **argv)
 	signal(SIGXFSZ, SIG_IGN);
 	datadir_find(argv[0]);
 	if (argc < 2) {
+#ifdef OCTO_CUDA_BACKEND
+		usage(stderr);
+		finish(EXIT_INPUT);
+#else
 		char *args[] = { "show", DEFAULT_MODEL, NULL };
 		char *tui_args[] = { "tui", NULL };
 
 		if (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO))
 			finish(cmd_tui(1, tui_args));
 		finish(cmd_show(2, args));
+#endif
 	}
 	cmd = argv[1];
 	if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {

@@ -239,10 +239,61 @@ static int hybrid_pattern(const struct plan *p, struct strbuf *sb, struct err *e
 	return 0;
 }
 
-/* One recompute mode for every layer (TransformerConfig has one); *rc gets it. */
-static int check_recompute(const struct plan *p, int *rc, struct err *e)
+/* How many layers Megatron-LM builds of plan layer l into a virtual stage's block (what
+ * --recompute-num-layers counts): a decoder layer of a GPT-style model is one, each
+ * symbol of a hybrid one is one (hybrid_block.py: one layer per symbol), the embedding,
+ * the loss and MTP modules none (the MTP block recomputes on its own). */
+static int block_layers(const struct model *m, int l, bool hybrid)
 {
+	const char *kind = m->layers[l].kind;
+	int n = 0;
+
+	if (!hybrid || mtp_layer(kind))
+		return decoder_layer(kind);
+	for (const char *s = kind; *s;) {
+		size_t len = strcspn(s, "+");
+		const char *sym = hybrid_symbols(s, len);
+
+		n += sym ? (int)strlen(sym) : 1;
+		s += len;
+		if (*s == '+')
+			s++;
+	}
+	return n;
+}
+
+int megatron_recompute_block(struct plan *p, int n)
+{
+	bool hybrid = model_is_hybrid(&p->model);
+	int most = 0;
+
+	for (int s = 0; s < p->nstages; s++) {
+		struct stage *g = &p->stages[s];
+		int have = 0, cover = 0;
+
+		g->recompute = RECOMPUTE_FULL;
+		for (int l = g->first; l <= g->last; l++) {
+			int k = block_layers(&p->model, l, hybrid);
+
+			if (have < n && k)
+				cover = l - g->first + 1;
+			have += k;
+		}
+		most = have > most ? have : most;
+		g->recompute_layers = have <= n || cover == g->last - g->first + 1 ? 0 : cover;
+	}
+	return most;
+}
+
+/* One recompute mode for every layer (TransformerConfig has one); *rc gets it, and *block
+ * the --recompute-num-layers of the block method (0: every layer, the uniform method). */
+static int check_recompute(const struct plan *p, int *rc, int *block, struct err *e)
+{
+	bool hybrid = model_is_hybrid(&p->model);
+	int cut = -1;
+
 	*rc = p->stages[0].recompute;
+	*block = 0;
 	for (int s = 1; s < p->nstages; s++)
 		if (p->stages[s].recompute != *rc)
 			return err_set(e, ERR_INPUT, "stages[%d].recompute: '%s' but stages[0] recomputes '%s': "
@@ -251,8 +302,52 @@ static int check_recompute(const struct plan *p, int *rc, struct err *e)
 			               recompute_name((enum recompute)*rc));
 	/* a table made with `octopipe cost --recompute` already prices full recompute (its
 	 * stages carry no mode of their own): Megatron-LM must recompute as well */
-	if (model_recomputes(plan_src_model(p)))
+	if (model_recomputes(plan_src_model(p))) {
 		*rc = RECOMPUTE_FULL;
+		return 0;  /* every layer: the uniform method */
+	}
+	if (*rc != RECOMPUTE_FULL)
+		return 0;
+	/* the block method (recompute.py checkpointed_forward): each virtual stage's block
+	 * recomputes its first N layers and keeps the others' activations; one N for all */
+	for (int s = 0; s < p->nstages; s++) {
+		const struct stage *g = &p->stages[s];
+		int have = 0, redo = 0;
+
+		for (int l = g->first; l <= g->last; l++) {
+			int k = block_layers(&p->model, l, hybrid);
+
+			have += k;
+			redo += plan_layer_recompute(p, s, l) == RECOMPUTE_FULL ? k : 0;
+		}
+		if (redo < have) {
+			if (cut >= 0 && redo != cut)
+				return err_set(e, ERR_INPUT, "stages[%d].recompute_layers: recomputes %d decoder layers, an "
+				               "earlier stage %d: Megatron-LM's --recompute-num-layers is one number for every "
+				               "virtual stage", s, redo, cut);
+			cut = redo;
+		}
+	}
+	if (cut == 0)
+		return err_set(e, ERR_INPUT, "stages: a stage recomputes none of its decoder layers: Megatron-LM's "
+		               "full recompute needs --recompute-num-layers of at least 1 (transformer_config.py:1919)");
+	for (int s = 0; s < p->nstages && cut > 0; s++) {
+		const struct stage *g = &p->stages[s];
+		int have = 0;
+
+		for (int l = g->first; l <= g->last; l++) {
+			have += block_layers(&p->model, l, hybrid);
+			/* multi_token_prediction.py:1630: the block method skips the MTP modules */
+			if (mtp_layer(p->model.layers[l].kind) && plan_layer_recompute(p, s, l) == RECOMPUTE_FULL)
+				return err_set(e, ERR_INPUT, "stages[%d]: recomputes MTP module layer %d, which Megatron-LM's "
+				               "--recompute-method block never recomputes", s, l);
+		}
+		if (g->recompute_layers == 0 && have > cut)
+			return err_set(e, ERR_INPUT, "stages[%d]: recomputes all its %d layers but another stage only %d: "
+			               "Megatron-LM's --recompute-num-layers is one number for every virtual stage",
+			               s, have, cut);
+	}
+	*block = cut > 0 ? cut : 0;
 	return 0;
 }
 
@@ -314,15 +409,42 @@ static void add_dp_flags(const struct parallel *l, struct strbuf *sb)
 	}
 }
 
-static void add_recompute_flags(int rc, struct strbuf *sb)
+static void add_recompute_flags(int rc, int block, struct strbuf *sb)
 {
 	/* transformer_config.py:1908-1931: full needs a method and a layer count, selective
-	 * neither (also arguments.py:1425) */
+	 * neither (also arguments.py:1425); uniform 1 checkpoints every layer's input, block
+	 * N only the first N of each virtual stage's */
 	if (rc == RECOMPUTE_SELECTIVE)
 		strbuf_addstr(sb, "--recompute-granularity selective \\\n--recompute-modules core_attn \\\n");
+	else if (rc == RECOMPUTE_FULL && block > 0)
+		strbuf_addf(sb, "--recompute-granularity full \\\n--recompute-method block \\\n"
+		                "--recompute-num-layers %d \\\n", block);
 	else if (rc == RECOMPUTE_FULL)
 		strbuf_addstr(sb, "--recompute-granularity full \\\n--recompute-method uniform \\\n"
 		                  "--recompute-num-layers 1 \\\n");
+}
+
+/* Blackwell (B100, B200, GB200, B300, ...) and later lift the stream-count rule of tensor
+ * parallelism; a cluster that names no GPU is taken as Hopper or before, where it holds. */
+static bool before_blackwell(const struct cluster *c)
+{
+	const char *g = c->gpu ? c->gpu : "";
+
+	if (*g == 'G' || *g == 'g')
+		g++;
+	return !((*g == 'B' || *g == 'b') && g[1] >= '1' && g[1] <= '9');
+}
+
+/* What Megatron-LM asserts of the environment at start-up: CUDA_DEVICE_MAX_CONNECTIONS
+ * 1 with tensor parallelism before Blackwell (arguments.py:1453-1479), and anything but 1
+ * with Megatron-FSDP (:1166), which only warns beside tensor parallelism. */
+static void add_env_notes(const struct plan *p, const struct parallel *l, struct strbuf *sb)
+{
+	if (l->zero >= 2)
+		strbuf_addstr(sb, "# environment: CUDA_DEVICE_MAX_CONNECTIONS unset or above 1 (Megatron-FSDP asserts it)\n");
+	else if (l->tp > 1 && before_blackwell(plan_src_cluster(p)))
+		strbuf_addstr(sb, "# environment: CUDA_DEVICE_MAX_CONNECTIONS=1 (Megatron-LM asserts it with tensor "
+		                  "parallelism before Blackwell)\n");
 }
 
 /* The layout's degrees: a plan without one is pure pipeline parallelism over the
@@ -344,9 +466,9 @@ static int args_of(const struct plan *p, const char *plan_name, struct strbuf *s
 	struct strbuf part = STRBUF_INIT;
 	struct mshape sh;
 	struct parallel l;
-	int rc, layers = 0, mtp = 0, r = -1;
+	int rc, block, layers = 0, mtp = 0, r = -1;
 
-	if (check_recompute(p, &rc, e) < 0 || check_placement(p, &sh, e) < 0 || layout_degrees(p, &sh, &l, e) < 0 ||
+	if (check_recompute(p, &rc, &block, e) < 0 || check_placement(p, &sh, e) < 0 || layout_degrees(p, &sh, &l, e) < 0 ||
 	    check_schedule(p, &sh, &l, e) < 0)
 		goto out;
 	if (sh.hybrid ? hybrid_pattern(p, &part, e) < 0 : layout_of(p, &sh, &part, e) < 0)
@@ -363,6 +485,7 @@ static int args_of(const struct plan *p, const char *plan_name, struct strbuf *s
 	if (sh.hybrid)
 		strbuf_addstr(sb, "# a hybrid model: its partition is the pattern's '|' segments (Megatron-LM with\n"
 		                  "# --hybrid-layer-pattern; --num-layers comes from the pattern).\n");
+	add_env_notes(p, &l, sb);
 	/* no virtual-stage flag: Megatron-LM takes the virtual pipeline size from the layout
 	 * or the pattern and refuses one given beside it (arguments.py:814-825, 928-939) */
 	strbuf_addf(sb, "--pipeline-model-parallel-size %d \\\n", l.pp);
@@ -374,7 +497,7 @@ static int args_of(const struct plan *p, const char *plan_name, struct strbuf *s
 	if (l.ep > 1)  /* the all-to-all the simulator prices (Megatron-LM's default gathers every token) */
 		strbuf_addf(sb, "--expert-model-parallel-size %d \\\n--moe-token-dispatcher-type alltoall \\\n", l.ep);
 	add_dp_flags(&l, sb);
-	add_recompute_flags(rc, sb);
+	add_recompute_flags(rc, block, sb);
 	if (!sh.hybrid) {
 		strbuf_addf(sb, "--num-layers %d \\\n", layers);
 		if (mtp)

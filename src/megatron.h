@@ -28,6 +28,12 @@ int megatron_layout(const struct plan *p, struct strbuf *sb, struct err *e);
  * anything Megatron-LM would refuse at start-up (megatron.c cites each rule). */
 int megatron_args(const struct plan *p, const char *plan_name, struct strbuf *sb, struct err *e);
 
+/* Makes every stage of p recompute fully its first n layers as Megatron-LM counts them
+ * (decoder layers; a hybrid model's pattern symbols): what `--recompute-method block
+ * --recompute-num-layers n` runs; stages with n or fewer recompute all their layers.
+ * Returns the most such layers any stage has (n at or above it: full recompute). */
+int megatron_recompute_block(struct plan *p, int n);
+
 /* Whether megatron_args would succeed: 0, or -1 with e saying why (not prefixed). */
 int megatron_check(const struct plan *p, struct err *e);
 

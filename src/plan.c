@@ -127,6 +127,24 @@ int plan_apply_parallel(struct plan *p, const struct parallel *l, struct err *e)
 	return 0;
 }
 
+/* A stage's "recompute_layers": with full recompute only, 1 .. its layer count (the
+ * count itself is every layer, stored as 0). */
+static int read_recompute_layers(struct jv *v, const cJSON *s, const char *path, struct stage *st)
+{
+	char qpath[JPATH_MAX];
+	long n;
+
+	if (!cJSON_GetObjectItemCaseSensitive(s, "recompute_layers"))
+		return 0;
+	jpath_key(qpath, path, "recompute_layers");
+	if (st->recompute != RECOMPUTE_FULL)
+		return jv_fail(v, qpath, "only a stage with \"recompute\": \"full\" recomputes a number of its layers");
+	if (jv_int(v, s, path, "recompute_layers", JV_REQUIRED, 1, st->last - st->first + 1, 0, &n) < 0)
+		return -1;
+	st->recompute_layers = n == st->last - st->first + 1 ? 0 : (int)n;
+	return 0;
+}
+
 static int read_stages(struct jv *v, const cJSON *root, struct plan *p)
 {
 	const cJSON *arr;
@@ -193,7 +211,7 @@ static int read_stages(struct jv *v, const cJSON *root, struct plan *p)
 		}
 		st->device = (int)dev;
 		{
-			static const char *const stage_keys[] = { "layers", "device", "recompute", NULL };
+			static const char *const stage_keys[] = { "layers", "device", "recompute", "recompute_layers", NULL };
 			cJSON *x = NULL, *keep;
 
 			if (json_extras(s, stage_keys, &x) < 0)
@@ -222,6 +240,8 @@ static int read_stages(struct jv *v, const cJSON *root, struct plan *p)
 				jpath_key(qpath, path, "recompute");
 				return jv_fail(v, qpath, "must be \"none\", \"selective\" or \"full\", not '%.40s'", rc);
 			}
+			if (read_recompute_layers(v, s, path, st) < 0)
+				return -1;
 		}
 	}
 	if (next != p->model.nlayers)
@@ -234,14 +254,80 @@ static int read_stages(struct jv *v, const cJSON *root, struct plan *p)
 /* The slot of an op in the coverage table: B shares I's slot (they never coexist). */
 static long op_slot(const struct plan *p, const struct action *a)
 {
-	int per = plan_ops_per_mb(p);
-	return ((long)a->stage * p->microbatches + a->mb) * per + op_kind_slot(a->kind);
+	return op_slot_index(a->stage, p->microbatches, a->mb, plan_ops_per_mb(p), op_kind_slot(a->kind));
+}
+
+/* How many actions the lists of arr hold (a pair "0F3+7I2" counts two); refuses a list
+ * that is not an array, or more actions than the plan has ops. */
+static int count_actions(struct jv *v, const cJSON *arr, const struct plan *p, long nops, long *total)
+{
+	char path[JPATH_MAX];
+	long d = 0;
+
+	*total = 0;
+	for (const cJSON *dl = arr->child; dl; dl = dl->next, d++) {
+		jpath_index(path, "schedule", d);
+		if (!cJSON_IsArray(dl))
+			return jv_fail(v, path, "must be an array of actions, not %s", json_type_name(dl));
+		for (const cJSON *t = dl->child; t; t = t->next)
+			*total += 1 + (cJSON_IsString(t) && strchr(t->valuestring, '+') != NULL);
+		if (*total > nops)
+			return jv_fail(v, path, "more actions than the plan has ops (%d stages x %d "
+			               "microbatches x %d)", p->nstages, p->microbatches, plan_ops_per_mb(p));
+	}
+	return 0;
+}
+
+/* An action of device d's list (at path) that the plan cannot hold: a stage or microbatch
+ * it does not have, a kind its backward is not split into, a stage placed elsewhere. */
+static int check_action(struct jv *v, const char *path, const struct plan *p, const struct action *a, long d)
+{
+	char tok[ACTION_TEXT_MAX];
+
+	action_format(a, tok);
+	if (a->stage >= p->nstages)
+		return jv_fail(v, path, "'%s' names stage %d but the plan has %d stages", tok,
+		               (int)a->stage, p->nstages);
+	if (a->mb >= p->microbatches)
+		return jv_fail(v, path, "'%s' names microbatch %d but the plan has %d (0..%d)", tok,
+		               (int)a->mb, p->microbatches, p->microbatches - 1);
+	if (a->kind == OP_B && p->split_backward)
+		return jv_fail(v, path, "'%s' is a fused backward but split_backward is true (use I and W)", tok);
+	if ((a->kind == OP_I || a->kind == OP_W) && !p->split_backward)
+		return jv_fail(v, path, "'%s' needs split_backward: true (without it use B, the fused backward)", tok);
+	if (p->stages[a->stage].device != d)
+		return jv_fail(v, path, "'%s' belongs to stage %d, which is placed on device %d, not %ld",
+		               tok, (int)a->stage, p->stages[a->stage].device, d);
+	return 0;
+}
+
+/* The first op no list names (slots never seen), reported on its stage's device. */
+static int report_missing(struct jv *v, const struct plan *p, const int32_t *first_seen, long nslots)
+{
+	char path[JPATH_MAX], tok2[ACTION_TEXT_MAX];
+
+	for (long s = 0; s < nslots; s++) {
+		if (first_seen[s] < 0) {
+			int per = plan_ops_per_mb(p), k = (int)(s % per);
+			struct action a;
+
+			a.stage = (int32_t)(s / per / p->microbatches);
+			a.mb = (int32_t)(s / per % p->microbatches);
+			a.kind = (uint8_t)(k == 0 ? OP_F : k == 2 ? OP_W : p->split_backward ? OP_I : OP_B);
+			snprintf(path, sizeof(path), "schedule[%d]", p->stages[a.stage].device);
+			action_format(&a, tok2);
+			jv_fail(v, path, "'%s' is missing (each stage needs %s for every one of the %d microbatches)",
+			        tok2, p->split_backward ? "F, I and W" : "F and B", p->microbatches);
+			return -1;
+		}
+	}
+	return 0;
 }
 
 static int read_schedule(struct jv *v, const cJSON *root, struct plan *p)
 {
 	const cJSON *arr;
-	char path[JPATH_MAX], tok[ACTION_TEXT_MAX], tok2[ACTION_TEXT_MAX];
+	char path[JPATH_MAX], tok[ACTION_TEXT_MAX];
 	long nops, total = 0, d = 0, pos = 0, nslots;
 	int32_t *first_seen = NULL, *tok_of_pos = NULL;
 	int r = -1;
@@ -262,16 +348,8 @@ static int read_schedule(struct jv *v, const cJSON *root, struct plan *p)
 		return jv_fail(v, "schedule", "plan too large: %d stages x %d microbatches is more than %ld ops",
 		               p->nstages, p->microbatches, (long)OCTO_MAX_OPS);
 	/* count first, so a list with garbage cannot make us allocate for it */
-	for (const cJSON *dl = arr->child; dl; dl = dl->next, d++) {
-		jpath_index(path, "schedule", d);
-		if (!cJSON_IsArray(dl))
-			return jv_fail(v, path, "must be an array of actions, not %s", json_type_name(dl));
-		for (const cJSON *t = dl->child; t; t = t->next)
-			total += 1 + (cJSON_IsString(t) && strchr(t->valuestring, '+') != NULL);
-		if (total > nops)
-			return jv_fail(v, path, "more actions than the plan has ops (%d stages x %d "
-			               "microbatches x %d)", p->nstages, p->microbatches, plan_ops_per_mb(p));
-	}
+	if (count_actions(v, arr, p, nops, &total) < 0)
+		return -1;
 	p->ndevices = p->cluster.devices;
 	p->order_start = calloc((size_t)p->ndevices + 1, sizeof(*p->order_start));
 	p->order = malloc((size_t)(total ? total : 1) * sizeof(*p->order));
@@ -322,29 +400,8 @@ static int read_schedule(struct jv *v, const cJSON *root, struct plan *p)
 				}
 				a->pair = (uint8_t)(nparts == 2 && k == 0);
 				action_format(a, tok);
-				if (a->stage >= p->nstages) {
-					jv_fail(v, path, "'%s' names stage %d but the plan has %d stages", tok,
-					        (int)a->stage, p->nstages);
+				if (check_action(v, path, p, a, d) < 0)
 					goto out;
-				}
-				if (a->mb >= p->microbatches) {
-					jv_fail(v, path, "'%s' names microbatch %d but the plan has %d (0..%d)", tok,
-					        (int)a->mb, p->microbatches, p->microbatches - 1);
-					goto out;
-				}
-				if (a->kind == OP_B && p->split_backward) {
-					jv_fail(v, path, "'%s' is a fused backward but split_backward is true (use I and W)", tok);
-					goto out;
-				}
-				if ((a->kind == OP_I || a->kind == OP_W) && !p->split_backward) {
-					jv_fail(v, path, "'%s' needs split_backward: true (without it use B, the fused backward)", tok);
-					goto out;
-				}
-				if (p->stages[a->stage].device != d) {
-					jv_fail(v, path, "'%s' belongs to stage %d, which is placed on device %d, not %ld",
-					        tok, (int)a->stage, p->stages[a->stage].device, d);
-					goto out;
-				}
 				slot = op_slot(p, a);
 				if (first_seen[slot] >= 0) {
 					int fd = 0;
@@ -367,21 +424,8 @@ static int read_schedule(struct jv *v, const cJSON *root, struct plan *p)
 		}
 	}
 	p->order_start[p->ndevices] = (int)pos;
-	for (long s = 0; s < nslots; s++) {
-		if (first_seen[s] < 0) {
-			int per = plan_ops_per_mb(p), k = (int)(s % per);
-			struct action a;
-
-			a.stage = (int32_t)(s / per / p->microbatches);
-			a.mb = (int32_t)(s / per % p->microbatches);
-			a.kind = (uint8_t)(k == 0 ? OP_F : k == 2 ? OP_W : p->split_backward ? OP_I : OP_B);
-			snprintf(path, sizeof(path), "schedule[%d]", p->stages[a.stage].device);
-			action_format(&a, tok2);
-			jv_fail(v, path, "'%s' is missing (each stage needs %s for every one of the %d microbatches)",
-			        tok2, p->split_backward ? "F, I and W" : "F and B", p->microbatches);
-			goto out;
-		}
-	}
+	if (report_missing(v, p, first_seen, nslots) < 0)
+		goto out;
 	r = 0;
 out:
 	free(first_seen);
@@ -454,10 +498,9 @@ int plan_load(struct plan *p, const char *path, struct err *e)
 void plan_stage_ms(const struct plan *p, int s, double ms[3])
 {
 	double f = 0, b = 0, w = 0, redo = 0, o = p->cluster.op_overhead_us * 1e-3, bw;
-	int rc = p->stages[s].recompute;
-
 	for (int l = p->stages[s].first; l <= p->stages[s].last; l++) {
 		const struct layer *y = &p->model.layers[l];
+		enum recompute rc = plan_layer_recompute(p, s, l);
 
 		f += y->f_ms;
 		b += y->b_ms;
@@ -561,8 +604,10 @@ int plan_drop_collectives(struct plan *p, bool *changed, struct err *e)
 
 void plan_set_recompute(struct plan *p, enum recompute r)
 {
-	for (int s = 0; s < p->nstages; s++)
+	for (int s = 0; s < p->nstages; s++) {
 		p->stages[s].recompute = r;
+		p->stages[s].recompute_layers = 0;
+	}
 }
 
 const char *plan_comm_name(enum plan_comm c)
@@ -638,6 +683,9 @@ cJSON *plan_to_json(const struct plan *p, bool embed)
 		jw_num(&w, o, "device", p->stages[s].device);
 		if (p->stages[s].recompute != RECOMPUTE_NONE)
 			jw_str(&w, o, "recompute", recompute_name((enum recompute)p->stages[s].recompute));
+		if (p->stages[s].recompute == RECOMPUTE_FULL && p->stages[s].recompute_layers > 0 &&
+		    p->stages[s].recompute_layers <= p->stages[s].last - p->stages[s].first)
+			jw_num(&w, o, "recompute_layers", p->stages[s].recompute_layers);
 		/* what a user wrote into a stage goes back onto the stage of the same layers */
 		for (const cJSON *k = p->stage_extra ? p->stage_extra->child : NULL; k; k = k->next)
 			if (cJSON_GetNumberValue(cJSON_GetObjectItem(k, "first")) == p->stages[s].first &&

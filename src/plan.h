@@ -29,6 +29,9 @@ struct stage {
 	int last;    /* last layer, inclusive */
 	int device;
 	int recompute;   /* enum recompute (parallel.h) */
+	int recompute_layers;   /* with full recompute: only the stage's first n layers
+	                         * recompute, the rest keep their activations (Megatron-LM's
+	                         * --recompute-method block; `"recompute_layers"`); 0: all */
 };
 
 /* How the runtime that runs the plan moves activations between devices (`"comm"`):
@@ -86,8 +89,19 @@ int plan_set_parallel(struct plan *p, const struct parallel *l, struct err *e);
  * pipeline rank of one replica. *changed says whether any op's time moved. -1 with e
  * when the collectives cannot be told apart (a table at tp > 1 without architecture). */
 int plan_drop_collectives(struct plan *p, bool *changed, struct err *e);
-/* Every stage recomputes as r. */
+/* Every stage recomputes as r (all its layers). */
 void plan_set_recompute(struct plan *p, enum recompute r);
+
+/* How stage s recomputes its layer l: its mode, but none for a layer past a full
+ * recompute's first recompute_layers. */
+static inline enum recompute plan_layer_recompute(const struct plan *p, int s, int l)
+{
+	const struct stage *g = &p->stages[s];
+
+	if (g->recompute == RECOMPUTE_FULL && g->recompute_layers > 0 && l - g->first >= g->recompute_layers)
+		return RECOMPUTE_NONE;
+	return (enum recompute)g->recompute;
+}
 
 /* The layout a plan is simulated under: its cluster's (a replica's), else pure pipeline
  * parallelism over its devices. */
@@ -126,6 +140,9 @@ double plan_file_floor_bytes(long nstages, long microbatches);
  * a plan no other command could read back. */
 int plan_check_size(long nstages, long microbatches, struct err *e);
 void plan_release(struct plan *p);
+/* A deep copy of src into *dst (plan_copy.c): nothing shared, the same file when written.
+ * 0, or -1 with e (out of host memory); *dst is untouched on failure. */
+int plan_copy(struct plan *dst, const struct plan *src, struct err *e);
 
 /* Ops each stage needs per microbatch: 3 (F, I, W) with a split backward, else 2 (F, B). */
 static inline int plan_ops_per_mb(const struct plan *p)

@@ -25,7 +25,7 @@ static int kind_slot(uint8_t kind)
  * measured I or B took. */
 static double redo_ms(const struct plan *p, int s, int l)
 {
-	int rc = p->stages[s].recompute;
+	enum recompute rc = plan_layer_recompute(p, s, l);
 
 	return rc == RECOMPUTE_FULL ? p->model.layers[l].f_ms : rc == RECOMPUTE_SELECTIVE ? p->model.layers[l].core_f_ms : 0;
 }

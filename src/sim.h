@@ -169,7 +169,7 @@ void sim_release(struct sim *s);
 /* Index of an op in the simulator's arrays. */
 static inline long sim_op_index(const struct plan *p, int stage, int mb, int kind)
 {
-	return ((long)stage * p->microbatches + mb) * plan_ops_per_mb(p) + op_kind_slot(kind);
+	return op_slot_index(stage, p->microbatches, mb, plan_ops_per_mb(p), op_kind_slot(kind));
 }
 
 #endif

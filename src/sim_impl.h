@@ -75,7 +75,7 @@ static inline double op_dur(const struct ctx *c, long op)
 
 static inline long op_id(const struct ctx *c, int stage, int mb, int k)
 {
-	return ((long)stage * c->M + mb) * c->K + k;
+	return op_slot_index(stage, c->M, mb, c->K, k);
 }
 
 static inline long action_op(const struct ctx *c, const struct action *a)

@@ -280,8 +280,7 @@ int sim_timeline(const struct sim *s, const struct plan *p, const struct metrics
 			goto oom;
 		for (int i = 0; i < n; i++) {
 			const struct action *a = &ord[ostart[d] + i];
-			int k = a->kind == OP_F ? 0 : a->kind == OP_W ? 2 : 1;
-			long op = ((long)a->stage * p->microbatches + a->mb) * K + k;
+			long op = op_slot_index(a->stage, p->microbatches, a->mb, K, op_kind_slot(a->kind));
 
 			td->ops[i] = (struct tl_op){ s->start[op], s->end[op], a->stage, a->mb, a->kind };
 		}

@@ -98,13 +98,16 @@ static struct stage_mem stage_memory(const struct ctx *c, const struct stage *g)
 		const struct layer *y = &m->layers[l];
 		uint64_t in = y->in_bytes ? y->in_bytes : l > 0 ? m->layers[l - 1].out_bytes : 0;
 
+		enum recompute rc = plan_layer_recompute(p, (int)(g - p->stages), l);
+
 		/* none keeps every activation; selective drops the attention core's and redoes
 		 * it in the backward; full keeps each layer's input and redoes the whole layer
-		 * (one at a time: the largest layer's activations are the extra while it runs) */
-		if (g->recompute == RECOMPUTE_FULL) {
+		 * (one at a time: the largest layer's activations are the extra while it runs);
+		 * a block-recomputing stage does so for its first layers only */
+		if (rc == RECOMPUTE_FULL) {
 			r.act += in;
 			r.redo = fmax(r.redo, (double)y->act_bytes);
-		} else if (g->recompute == RECOMPUTE_SELECTIVE) {
+		} else if (rc == RECOMPUTE_SELECTIVE) {
 			r.act += y->act_bytes - y->core_act_bytes;
 			r.redo = fmax(r.redo, (double)y->core_act_bytes);
 		} else {

@@ -62,6 +62,8 @@ bool target_accepts(void *arg, const struct plan *p)
  * named partition part), built, checked and simulated. INFINITY when it cannot run. */
 struct msearch {
 	const struct model *m;
+	int block;                  /* >= 0: m is the table without recompute and every stage
+	                             * recomputes its first block layers (megatron_recompute_block) */
 	const struct cluster *c;
 	const struct target_search_opts *o;
 	struct sim sim;
@@ -97,6 +99,8 @@ static double candidate(struct msearch *s, int v, const char *part, struct plan 
 		s->oom |= e.cls == ERR_RUNTIME;
 		return INFINITY;
 	}
+	if (s->block >= 0)
+		megatron_recompute_block(out, s->block);
 	if (megatron_check(out, &e) < 0) {
 		if (s->refused.cls == ERR_NONE)
 			s->refused = e;
@@ -181,23 +185,22 @@ static void descend(struct msearch *s, struct plan *start, double start_ms, int 
 	keep(s, &cur, cur_ms);
 }
 
-int target_megatron_search(const struct model *m, const struct cluster *c, const struct target_search_opts *o,
-                           struct plan *best, struct target_result *r, struct err *e)
+/* The virtual-stage counts and partitions of the search (see the top of the file) over s's
+ * table, every candidate recomputing as s->block says; s->best holds the fastest. */
+static void search_schedules(struct msearch *s, struct target_result *r)
 {
 	static const char *const starts[] = { "megatron", "megatron-accounted", "balanced", "uniform" };
-	struct msearch s = { m, c, o, { 0 }, clock_now_s(), 0, false, { 0 }, false, INFINITY, ERR_INIT };
-	int maxv = o->max_chunks > 0 ? o->max_chunks : 3;
+	int maxv = s->o->max_chunks > 0 ? s->o->max_chunks : 3;
 
-	memset(r, 0, sizeof(*r));
-	r->baseline_ms = INFINITY;
-	for (int v = 1; v <= maxv && !out_of_budget(&s); v++) {
+	r->max_chunks = maxv;
+	for (int v = 1; v <= maxv && !out_of_budget(s); v++) {
 		struct plan sp;
 		double sms = INFINITY;
 		bool have = false;
 
 		for (size_t k = 0; k < sizeof(starts) / sizeof(starts[0]); k++) {
 			struct plan p;
-			double ms = candidate(&s, v, starts[k], &p);
+			double ms = candidate(s, v, starts[k], &p);
 
 			if (v == 1 && k == 0)
 				r->baseline_ms = ms;  /* Megatron-LM's default: 1F1B, its even split */
@@ -215,28 +218,121 @@ int target_megatron_search(const struct model *m, const struct cluster *c, const
 		}
 		if (have) {
 			r->schedules++;
-			descend(&s, &sp, sms, v);
+			descend(s, &sp, sms, v);
 		}
 	}
-	sim_release(&s.sim);
-	r->evals = s.evals;
-	r->seconds = clock_now_s() - s.t0;
-	r->max_chunks = maxv;
-	if (s.oom) {
-		if (s.have_best)
-			plan_release(&s.best);
+}
+
+/* "a,b,c": the sizes of p's stages. */
+static bool stage_counts(const struct plan *p, struct strbuf *sb)
+{
+	for (int st = 0; st < p->nstages; st++)
+		strbuf_addf(sb, "%s%d", st ? "," : "", p->stages[st].last - p->stages[st].first + 1);
+	return !strbuf_failed(sb);
+}
+
+/* The block method is a trade between no recompute and full: of the stages' first n
+ * layers only (Megatron-LM's --recompute-method block). The fewer layers recompute, the
+ * less time the backward redoes and the more activations it holds, so the smallest n that
+ * fits over the best fully recomputing plan's partition is the fastest; its boundaries
+ * are then moved as the search moves them. */
+static void search_block(struct msearch *s, struct target_result *r)
+{
+	struct strbuf counts = STRBUF_INIT;
+	struct plan full = s->best;
+	int v = full.nstages / (full.ndevices > 0 ? full.ndevices : 1), most;
+	double full_ms = s->best_ms;
+
+	r->recompute_layers = 0;
+	if (!stage_counts(&full, &counts)) {
+		s->oom = true;
+		strbuf_release(&counts);
+		return;
+	}
+	/* the winner's stages all recompute fully already: this only counts their layers */
+	most = megatron_recompute_block(&full, 1 << 30);
+	/* the peak grows as n shrinks: bisect for the smallest n that fits (lo does not fit,
+	 * hi does: every layer, n = most, is the plan in hand) */
+	{
+		int lo = 0, hi = most;
+		struct plan fit;
+		double fit_ms = INFINITY;
+
+		while (hi - lo > 1 && !out_of_budget(s)) {
+			int n = lo + (hi - lo) / 2;
+			struct plan p;
+			double ms;
+
+			s->block = n;
+			ms = candidate(s, v, counts.buf, &p);
+			if (!isfinite(ms)) {
+				lo = n;
+				continue;
+			}
+			if (isfinite(fit_ms))
+				plan_release(&fit);
+			fit = p;
+			fit_ms = ms;
+			hi = n;
+		}
+		if (isfinite(fit_ms)) {
+			s->block = hi;
+			if (fit_ms < s->best_ms)
+				descend(s, &fit, fit_ms, v);
+			else
+				plan_release(&fit);
+			if (s->best_ms < full_ms)
+				r->recompute_layers = hi;
+		}
+	}
+	strbuf_release(&counts);
+}
+
+static int search_end(struct msearch *s, struct plan *best, struct target_result *r, struct err *e)
+{
+	sim_release(&s->sim);
+	r->evals = s->evals;
+	r->seconds = clock_now_s() - s->t0;
+	if (s->oom) {
+		if (s->have_best)
+			plan_release(&s->best);
 		return err_set(e, ERR_RUNTIME, "out of host memory");
 	}
 	/* nothing ran at all: a rule every candidate breaks (a Mamba-1 layer, say) */
-	if (!s.have_best && s.evals == 0 && s.refused.cls != ERR_NONE) {
-		*e = s.refused;
+	if (!s->have_best && s->evals == 0 && s->refused.cls != ERR_NONE) {
+		*e = s->refused;
 		return -1;
 	}
-	if (!s.have_best)
+	if (!s->have_best)
 		return err_set(e, ERR_INFEASIBLE, "no plan Megatron-LM can run fits: 1F1B and interleaved (up to %d "
 		               "stages a device) over every partition tried deadlock, run out of memory or break one "
-		               "of its rules", maxv);
-	*best = s.best;
-	r->best_ms = s.best_ms;
+		               "of its rules", r->max_chunks);
+	*best = s->best;
+	r->best_ms = s->best_ms;
 	return 0;
+}
+
+int target_megatron_search(const struct model *m, const struct cluster *c, const struct target_search_opts *o,
+                           struct plan *best, struct target_result *r, struct err *e)
+{
+	struct msearch s = { m, -1, c, o, { 0 }, clock_now_s(), 0, false, { 0 }, false, INFINITY, ERR_INIT };
+
+	memset(r, 0, sizeof(*r));
+	r->baseline_ms = INFINITY;
+	search_schedules(&s, r);
+	return search_end(&s, best, r, e);
+}
+
+int target_megatron_search_full(const struct model *plain, const struct cluster *c,
+                                const struct target_search_opts *o, struct plan *best, struct target_result *r,
+                                struct err *e)
+{
+	struct msearch s = { plain, 1 << 30, c, o, { 0 }, clock_now_s(), 0, false, { 0 }, false, INFINITY, ERR_INIT };
+
+	memset(r, 0, sizeof(*r));
+	r->baseline_ms = INFINITY;
+	search_schedules(&s, r);
+	if (s.have_best && !s.oom)
+		search_block(&s, r);
+	return search_end(&s, best, r, e);
 }

@@ -41,6 +41,8 @@ struct target_result {
 	int max_chunks;
 	double baseline_ms;          /* Megatron-LM's default: 1F1B over its even split (INFINITY: none) */
 	double best_ms;
+	int recompute_layers;        /* target_megatron_search_full: the --recompute-num-layers of
+	                              * the block method the best plan uses (0: none) */
 };
 
 /* The fastest plan Megatron-LM runs of model m on the replica cluster c (see target.c):
@@ -48,5 +50,16 @@ struct target_result {
  * ERR_RUNTIME when out of host memory. */
 int target_megatron_search(const struct model *m, const struct cluster *c, const struct target_search_opts *o,
                            struct plan *best, struct target_result *r, struct err *e);
+
+/* target_megatron_search for a layout that needs full recompute, over plain, the
+ * replica's table without recompute: every stage of every candidate recomputes fully (the
+ * plan's stage modes, which the simulator prices exactly: Megatron-LM's --recompute-method
+ * uniform), and then, over the winner's partition, Megatron-LM's block method for the
+ * fewest layers per virtual stage that fit (its boundaries searched again) when it is
+ * faster: r->recompute_layers is its n (0: every layer recomputes). *best's model is
+ * plain's; its stages carry their recompute (plan_set_recompute would undo the block). */
+int target_megatron_search_full(const struct model *plain, const struct cluster *c,
+                                const struct target_search_opts *o, struct plan *best, struct target_result *r,
+                                struct err *e);
 
 #endif

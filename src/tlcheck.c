@@ -29,14 +29,10 @@ struct checker {
 	struct err *e;
 };
 
-static int slot(int kind)
+/* an op's entry among three a (stage, microbatch) */
+static long op_entry(const struct checker *c, int stage, int mb, int kind)
 {
-	return op_kind_slot(kind);
-}
-
-static long op_index(const struct checker *c, int stage, int mb, int kind)
-{
-	return ((long)stage * c->p->microbatches + mb) * 3 + slot(kind);
+	return op_slot_index(stage, c->p->microbatches, mb, 3, op_kind_slot(kind));
 }
 
 static void violation(struct checker *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -64,7 +60,7 @@ static int bwd_kind(const struct plan *p)
 /* cons must start after prod ended, through a transfer when they sit on two devices. */
 static void depends(struct checker *c, int ps, int mb, int pk, int cs, int ck)
 {
-	const struct seen *prod = &c->op[op_index(c, ps, mb, pk)], *cons = &c->op[op_index(c, cs, mb, ck)];
+	const struct seen *prod = &c->op[op_entry(c, ps, mb, pk)], *cons = &c->op[op_entry(c, cs, mb, ck)];
 	const struct action pa = { ps, mb, (uint8_t)pk, 0 }, ca = { cs, mb, (uint8_t)ck, 0 };
 	char pt[ACTION_TEXT_MAX], ct[ACTION_TEXT_MAX];
 
@@ -78,7 +74,7 @@ static void depends(struct checker *c, int ps, int mb, int pk, int cs, int ck)
 			          pt, prod->end);
 		return;
 	}
-	const struct tl_xfer *x = c->xf[((long)ps * c->p->microbatches + mb) * 2 + (pk == OP_F ? XFER_ACT : XFER_GRAD)];
+	const struct tl_xfer *x = c->xf[op_slot_index(ps, c->p->microbatches, mb, 2, pk == OP_F ? XFER_ACT : XFER_GRAD)];
 
 	if (!x || x->src != prod->dev || x->dst != cons->dev) {
 		violation(c, "no transfer carried %s's output from device %d to %s on device %d", pt, prod->dev, ct,
@@ -117,7 +113,7 @@ static void check_ops(struct checker *c)
 				          p->stages[o->stage].device);
 				continue;
 			}
-			s = &c->op[op_index(c, o->stage, o->mb, o->kind)];
+			s = &c->op[op_entry(c, o->stage, o->mb, o->kind)];
 			if (s->count++) {
 				violation(c, "device %d: ran %s twice", d, action_format(&a, a1));
 				continue;
@@ -135,7 +131,7 @@ static void check_ops(struct checker *c)
 
 		for (int i = p->order_start[d]; i < p->order_start[d + 1]; i++) {
 			const struct action *a = &p->order[i];
-			const struct seen *s = &c->op[op_index(c, a->stage, a->mb, a->kind)];
+			const struct seen *s = &c->op[op_entry(c, a->stage, a->mb, a->kind)];
 
 			if (!s->count) {
 				violation(c, "device %d: %s never ran", d, action_format(a, a1));
@@ -183,7 +179,7 @@ long timeline_check_plan(const struct plan *p, const struct timeline *t, double 
 		const struct tl_xfer *x = &t->xfers[k];
 
 		if (x->stage >= 0 && x->stage < p->nstages && x->mb >= 0 && x->mb < p->microbatches && x->kind <= XFER_GRAD)
-			c.xf[((long)x->stage * p->microbatches + x->mb) * 2 + x->kind] = x;
+			c.xf[op_slot_index(x->stage, p->microbatches, x->mb, 2, x->kind)] = x;
 	}
 	check_ops(&c);
 	for (int s = 0; s < p->nstages; s++)

@@ -224,6 +224,13 @@ static int check_model(const struct plan *p, int *rc, struct err *e)
 			               "sets one activation-checkpoint mode for every layer", s,
 			               recompute_name((enum recompute)p->stages[s].recompute),
 			               recompute_name((enum recompute)*rc));
+	/* its full mode wraps every transformer block, its selective layer mode every n-th:
+	 * nothing recomputes a stage's first layers only */
+	for (int s = 0; s < p->nstages; s++)
+		if (plan_layer_recompute(p, s, p->stages[s].last) != (enum recompute)p->stages[s].recompute)
+			return err_set(e, ERR_INPUT, "stages[%d].recompute_layers: %d of the stage's layers: torchtitan's "
+			               "activation checkpointing has no block method (its full mode wraps every layer)", s,
+			               p->stages[s].recompute_layers);
 	for (int i = 0; i < p->model.nlayers; i++) {
 		if (is_mtp(p->model.layers[i].kind))
 			return err_set(e, ERR_INPUT, "model.layers[%d].kind: '%s': torchtitan's models have no "

@@ -47,6 +47,15 @@ assert set(pat) <= set("M-*|") and pat.count("|") == 7
 PY
 then ok "the pattern is the model's sub-layers, '|' between the plan's 8 stages: $pat"
 else not_ok "the hybrid pattern" "$pat"; fi
+# the block method counts a hybrid block's layers: one per pattern symbol (hybrid_block.py)
+"$O" plan --model nemotron-nano-v2-9b --cluster 8xH200 --schedule 1f1b --microbatches 16 --recompute full \
+    -o "$T/nnf.json" >/dev/null 2>&1
+edit "$T/nnf.json" "$T/nnb.json" '
+for s in p["stages"]: s["recompute_layers"] = 3'
+run "$O" export megatron-args "$T/nnb.json"
+if [ "$RC" = 0 ] && has '^--recompute-method block' && has '^--recompute-num-layers 3 '; then
+    ok "hybrid: 3 single-symbol layers recomputed a stage: --recompute-method block --recompute-num-layers 3"
+else not_ok "hybrid block recompute" "exit $RC" "$OUT" "$ERR"; fi
 "$O" plan --model nemotron-nano-v2-9b --cluster 8xH200 --schedule interleaved --chunks 2 --microbatches 16 \
     -o "$T/nni.json" >/dev/null 2>&1
 run "$O" export megatron-args "$T/nni.json"
@@ -166,13 +175,50 @@ run "$O" export megatron-args "$T/rs.json"
 if has '^--recompute-granularity selective' && ! has 'recompute-method' && ! has 'recompute-num-layers'; then
     ok "selective recompute has neither (arguments.py:1425, transformer_config.py:1926)"
 else not_ok "selective recompute flags" "$OUT"; fi
+# the block method: the first N layers of every virtual stage (recompute.py:167-180)
+# (a count is of the stage's layers: stage 0's first is llama2-7b's embedding row)
+edit "$T/rf.json" "$T/rb.json" '
+for s in p["stages"]: s["recompute_layers"] = 2
+p["stages"][0]["recompute_layers"] = 3'
+run "$O" export megatron-args "$T/rb.json"
+if has '^--recompute-granularity full' && has '^--recompute-method block' && has '^--recompute-num-layers 2 '; then
+    ok "recompute_layers 2 on every stage: --recompute-method block --recompute-num-layers 2"
+else not_ok "block recompute flags" "exit $RC" "$OUT" "$ERR"; fi
+edit "$T/rf.json" "$T/rb0.json" '
+for s in p["stages"]: s["recompute_layers"] = 2
+p["stages"][0]["recompute_layers"] = 2'
+refused "$T/rb0.json" "rb0.json: stages.1..recompute_layers: recomputes 2 decoder layers, an earlier stage 1:" \
+    "different counts per stage are refused: --recompute-num-layers is one number"
+edit "$T/rf.json" "$T/rb1.json" '
+p["stages"][0]["recompute_layers"] = 1'
+refused "$T/rb1.json" "rb1.json: stages: a stage recomputes none of its decoder layers" \
+    "a stage whose count covers only the embedding recomputes no decoder layer: refused (N >= 1)"
+"$O" plan --model "$T/mtp2.json" --cluster "$TC" --schedule 1f1b --microbatches 4 --partition 3,3 -o "$T/m33.json" \
+    >/dev/null 2>&1
+edit "$T/m33.json" "$T/m33b.json" '
+p["stages"][0]["recompute"] = "full"; p["stages"][0]["recompute_layers"] = 2
+p["stages"][1]["recompute"] = "full"'
+refused "$T/m33b.json" "m33b.json: stages.1.: recomputes MTP module layer 3" \
+    "an MTP module recomputed under the block method is refused (multi_token_prediction.py:1630 skips it)"
+# PP 1: Megatron-LM accepts the layout (one stage: arguments.py:941-949, no interleaving)
+"$O" plan --model llama2-7b --cluster 8xH200 --schedule 1f1b --microbatches 8 --tp 8 -o "$T/pp1.json" >/dev/null 2>&1
+run "$O" export megatron-args "$T/pp1.json"
+expect_match '^--pipeline-model-parallel-layout "Et\*32L"$' "$OUT" "PP 1: one stage, 'Et*32L' (accepted at PP 1)"
+expect_match '^--pipeline-model-parallel-size 1 ' "$OUT" "and --pipeline-model-parallel-size 1"
 "$O" plan --model deepseek-v2-lite --cluster 16xH200 --schedule 1f1b --microbatches 8 --tp 2 --dp 4 --ep 4 \
     -o "$T/eptp.json" >/dev/null 2>&1
 run "$O" export megatron-args "$T/eptp.json"
 if [ "$RC" = 0 ] && has '^--expert-model-parallel-size 4' && has '^--sequence-parallel'; then
     ok "EP with TP comes with sequence parallelism (model_parallel_config.py:560)"
 else not_ok "EP with TP and sequence parallelism" "exit $RC" "$OUT" "$ERR"; fi
+expect_match '^# environment: CUDA_DEVICE_MAX_CONNECTIONS=1 ' "$OUT" \
+    "TP on H200 names CUDA_DEVICE_MAX_CONNECTIONS=1, which Megatron-LM asserts before Blackwell (arguments.py:1477)"
+run "$O" export megatron-args "$T/z3fp32.json"
+expect_match '^# environment: CUDA_DEVICE_MAX_CONNECTIONS unset or above 1 ' "$OUT" \
+    "Megatron-FSDP names CUDA_DEVICE_MAX_CONNECTIONS unset or above 1 (arguments.py:1166)"
 run "$O" export megatron-args "$T/z0.json"
+if has 'CUDA_DEVICE_MAX_CONNECTIONS'; then not_ok "no environment note at TP 1 without FSDP" "$OUT"
+else ok "no environment note at TP 1 without FSDP"; fi
 if has 'sequence-parallel'; then not_ok "no sequence parallelism at TP 1" "$OUT"
 else ok "no sequence parallelism at TP 1 (arguments.py:1431)"; fi
 edit "$T/eptp.json" "$T/ep3.json" 'p["parallel"]["ep"] = 3'

@@ -121,6 +121,18 @@ PY
     --microbatches 4 -o "$T/mtp.json" >/dev/null 2>&1
 refused "$T/mtp.json" "mtp.json: model.layers\[3\].kind: 'mtp': torchtitan's models have no multi-token" \
     "an MTP module is refused"
+# full recompute of a stage's first layers only (Megatron-LM's block method): torchtitan has none
+"$O" plan --model llama2-7b --cluster 8xH200 --schedule 1f1b --microbatches 8 --recompute full -o "$T/rf.json" \
+    >/dev/null 2>&1
+python3 -c '
+import json, sys
+p = json.load(open(sys.argv[1])); p["stages"][1]["recompute_layers"] = 2; json.dump(p, open(sys.argv[2], "w"))' \
+    "$T/rf.json" "$T/rb.json"
+refused "$T/rb.json" "rb.json: stages\[1\].recompute_layers: 2 of the stage's layers: torchtitan's activation .*no block" \
+    "a stage recomputing its first layers only is refused (no block method)"
+run "$O" export torchtitan "$T/rf.json" -o "$T/rf.d"
+if [ "$RC" = 0 ] && grep -q '^mode = "full"' "$T/rf.d/job.toml"; then ok "every layer recomputed: mode \"full\""
+else not_ok "full activation checkpointing" "exit $RC" "$ERR"; fi
 run "$O" export torchtitan "$T/v.json"
 expect_rc 2 "export torchtitan without -o DIR is a usage error"
 run "$O" export torchtitan "$T/v.json" -o -

@@ -302,9 +302,32 @@ run "$OCTOPIPE" tui --render 100x30 --keys 'm2147483648\n' "$top_srcdir/tests/da
 expect_match 'there is no gpu 2147483648 ' "$OUT" "m 2147483648 is named as typed, not as -2147483648"
 run "$OCTOPIPE" tui --render 60x10 "$top_srcdir/tests/data/tiny-plan.json"
 expect_match 'terminal too small: 60x10' "$OUT" "--render below 80x24 shows the message"
-run "$OCTOPIPE" tui --model nemotron-nano-v2-9b --cluster 4xH200 --microbatches 8 --render 100x30
+run "$OCTOPIPE" tui --model nemotron-nano-v2-9b --cluster 4xH200 --microbatches 8 --layout pp --render 100x30
 expect_rc 0 "--model --cluster --microbatches"
 expect_match '4xH200 \(4 gpus\), 8 microbatches' "$OUT" "opens that model on that cluster"
+# ---- --model/--cluster opens on the layout compare picks, and says so (issue 28, 10) ----
+run "$OCTOPIPE" compare --model llama2-70b --cluster 64xH200 --microbatches 32
+lay=$(printf '%s\n' "$OUT" | sed -n 's/^layout: pp \([0-9]*\) x tp \([0-9]*\) x dp \([0-9]*\) (ep \([0-9]*\), ZeRO \([0-9]\).*/\1 \2 \3 \4 \5/p')
+set -- $lay
+run "$OCTOPIPE" tui --model llama2-70b --cluster 64xH200 --render 200x50
+expect_rc 0 "llama2-70b on 64 H200s opens"
+expect_match "64xH200 \\(pp $1 x tp $2 x dp $3 = 64 gpus, ep $4, ZeRO $5\\)" "$OUT" "at the layout compare picks (pp $1 x tp $2 x dp $3, ZeRO $5), not pure PP"
+expect_match "^layout TP $2 x PP $1 x DP $3, ZeRO $5, chosen by the layout search \\([0-9]+ judged\\); --layout pp for pure PP" "$OUT" \
+    "the status line says which layout and how it was chosen"
+if printf '%s\n' "$OUT" | grep -q 'plan cannot run\|out of memory'; then not_ok "the layout picked fits" "$OUT"; else ok "the layout picked fits"; fi
+run "$OCTOPIPE" tui --model llama2-70b --cluster 64xH200 --layout pp --render 200x50
+expect_match '64xH200 \(64 gpus\), 32 microbatches' "$OUT" "--layout pp opens pure pipeline parallelism over every gpu"
+if printf '%s\n' "$OUT" | grep -q 'chosen by the layout search'; then not_ok "--layout pp: no search is said to have chosen it" "$OUT"
+else ok "--layout pp: no search is said to have chosen it"; fi
+run "$OCTOPIPE" compare --model llama2-70b --cluster 64xH200 --microbatches 32 --tp 8
+lay=$(printf '%s\n' "$OUT" | sed -n 's/^layout: pp \([0-9]*\) x tp \([0-9]*\) x dp \([0-9]*\) .*/\1 \2 \3/p')
+set -- $lay
+run "$OCTOPIPE" tui --model llama2-70b --cluster 64xH200 --tp 8 --render 200x50
+expect_match "64xH200 \\(pp $1 x tp 8 x dp $3 = 64 gpus" "$OUT" "--tp 8 holds TP at 8 and searches the rest, as compare --tp 8 does"
+run "$OCTOPIPE" tui --model llama2-70b --cluster 64xH200 --layout pp --tp 2 --render 100x30
+expect_rc 2 "--layout pp with a degree is refused"
+run "$OCTOPIPE" tui --layout pp --render 100x30
+expect_rc 2 "--layout without --model is refused"
 run "$OCTOPIPE" tui nosuch.json
 expect_rc 2 "a missing plan is refused"
 run "$OCTOPIPE" tui --render 100x30 --steps "$top_srcdir/plans/nemotron-nano-v2-9b-8xH200-tuned.json"
@@ -349,4 +372,15 @@ keys q
 expect '^gpu0 ' "q closes the help"
 keys q
 expect '^exit status 0' "after the key q: exits with status 0"
+# ---- Ctrl-C during the layout search opens the best layout judged so far, not a dead UI
+# (SIGINT to octopipe alone, as a terminal's Ctrl-C reaches it from an interactive shell;
+# ^C typed into the pane would stop this test's own script too)
+start 200 50 -- tui --model deepseek-v2-lite --cluster 64xH200
+wait_until 60 cpu_spent 0.3   # 0.3 s into the search, by the CPU it has had
+kill -INT "$(ui_pid)"
+expect 'chosen by the layout search \([0-9]+ judged(, interrupted: the best so far)?\)' \
+    "Ctrl-C while the layout is searched opens the UI on the best layout so far" 30
+expect 'OctoPipe +deepseek-v2-lite .*\(pp [0-9]+ x tp [0-9]+ x dp [0-9]+ = 64 gpus' "at that layout"
+keys q
+expect '^exit status 0' "and quits as usual"
 done_testing

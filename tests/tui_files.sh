@@ -147,7 +147,7 @@ keys y
 expect '^exit status 0' "after the key y: exits with status 0"
 
 # ---- without a file: keyed by model, cluster and microbatches -------------------------
-M="--model gpt-13b --cluster 4xH200"
+M="--model gpt-13b --cluster 4xH200 --layout pp"
 S=e; open e 120 36 -- tui $M --microbatches 8
 expect '^gpu0 ' "a model and cluster open without a file"
 keys ']'
@@ -292,7 +292,7 @@ keys q y
 expect '^exit status 0' "after the keys q y: exits with status 0"
 run "$OCTOPIPE" sim "$T/in/p.json"
 expect_rc 0 "the plan still loads: its model and cluster are untouched"
-start 120 36 -- tui --model "$T/in/m.json" --cluster "$T/in/c.json"
+start 120 36 -- tui --model "$T/in/m.json" --cluster "$T/in/c.json" --layout pp
 expect '^gpu0 ' "a UI started on a model and a cluster"
 keys S C-u
 typ "$T/in/c.json"
@@ -318,7 +318,7 @@ expect '^exit status 0' "after the key q: exits with status 0"
 # ---- the autosave of a --model/--cluster start is keyed by its layout too (issue 28: edits
 # made under --tp 2 were offered to a UI started without it)
 M7="$top_srcdir/samples/models/llama2-7b.json" C4="$top_srcdir/samples/clusters/4xH200.json"
-S=tp; open tp 120 36 -- tui --model "$M7" --cluster "$C4" --tp 2
+S=tp; open tp 120 36 -- tui --model "$M7" --cluster "$C4" --tp 2 --dp 1
 expect 'pp 2 x tp 2' "a UI started with --tp 2"
 keys ']'
 expect 'now ends at layer' "edits"
@@ -326,11 +326,11 @@ expect 'autosaved' "and autosaves" 6
 kill -KILL "$(pid_of tp)"
 expect 'exit status 137' "then crashes"
 S=notp; open notp 120 36 -- tui --model "$M7" --cluster "$C4"
-expect '^gpu0 ' "a UI on the same model and cluster without --tp"
+expect '^(gpu|pp)0 ' "a UI on the same model and cluster without --tp"
 expect_not 'recover\?' "is not offered the edits made under --tp 2"
 keys q
 expect '^exit status 0' "after the key q: exits with status 0"
-S=tp2; open tp2 120 36 -- tui --model "$M7" --cluster "$C4" --tp 2
+S=tp2; open tp2 120 36 -- tui --model "$M7" --cluster "$C4" --tp 2 --dp 1
 expect 'recover\? y recovers' "a UI started with --tp 2 again is offered them"
 keys y
 expect 'pp 2 x tp 2' "and recovering keeps the layout"

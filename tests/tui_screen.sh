@@ -92,7 +92,7 @@ expect 'iterations of gpt-13b 1f1b \[another file: greyed\]' "greys the run of t
 keys q
 expect '^exit status 0' "after the key q: exits with status 0"
 # ---- every gpu is reachable: paging, the position, the header's bars, compare ---------
-BIG="--model nemotronh-56b --cluster 64xH200 --microbatches 128"
+BIG="--model nemotronh-56b --cluster 64xH200 --microbatches 128 --layout pp"
 run "$OCTOPIPE" tui $BIG --render 120x40
 expect_match 'gpu 0-25 of 64' "$OUT" "64 gpus: the chart says which rows it shows"
 expect_match ' 0-12 of 64$' "$OUT" "and so do the header's memory bars"
@@ -115,6 +115,32 @@ expect "gpu $((page + 1))-$((2 * page + 1)) of 64" "PgDn pages the gpu rows"
 expect "on gpu $((page + 1)), #" "with the cursor"
 keys PageUp
 expect "gpu 0-$page of 64" "PgUp pages back"
+keys q
+expect '^exit status 0' "after the key q: exits with status 0"
+# ---- a pan shifts the rows the terminal shows (issue 28, 11): what it shows after pans
+# right and left is what a full repaint (Ctrl-L) draws, colours included
+# (a line at a time: tmux writes a line's colours as changes from the line before's end,
+# and a row shifted on the terminal may end in cleared cells a repaint does not leave)
+colours() {
+    y=0
+    while [ $y -lt 60 ]; do
+        tm capture-pane -p -e -S $y -E $y | sed 's/\(\x1b\[[0-9;]*m\)*$//'
+        y=$((y + 1))
+    done
+}
+start 200 60 TERM=xterm-256color -- tui $BIG
+expect 'gpu 0-[0-9]+ of 64' "the dense chart at 200x60"
+key_settle +
+key_settle +
+for k in L L L H L H H; do key_settle $k; done   # each pan drawn before the next
+expect ' at [0-9.]+ ms|#[0-9]+ in its order' "after seven pans"
+colours > "$T/panned.txt"
+keys C-l
+wait_stable
+colours > "$T/repaint.txt"
+if cmp -s "$T/panned.txt" "$T/repaint.txt" && grep -q 'gpu0 .*[FBIW]' "$T/panned.txt"; then
+    ok "after pans the screen is what a repaint draws, cell for cell and colour for colour"
+else not_ok "the panned screen equals its repaint" "$(diff "$T/panned.txt" "$T/repaint.txt" | head -20)"; fi
 keys q
 expect '^exit status 0' "after the key q: exits with status 0"
 # the run's gauges: every gpu reachable too
@@ -228,12 +254,12 @@ expect '^exit status 0' "after the key q: exits with status 0"
 # (one per column) in the C locale, never as mojibake (issue 28)
 if locale -a 2>/dev/null | grep -qi '^c\.utf-\?8$'; then
     sed 's/"name": *"gpt-13b"/"name": "gpt-13b Über测试"/' "$top_srcdir/samples/models/gpt-13b.json" > "$T/u8.json"
-    start 120 30 LANG=C.UTF-8 LC_ALL=C.UTF-8 -- tui --model "$T/u8.json" --cluster "$top_srcdir/samples/clusters/4xH200.json"
+    start 120 30 LANG=C.UTF-8 LC_ALL=C.UTF-8 -- tui --model "$T/u8.json" --cluster "$top_srcdir/samples/clusters/4xH200.json" --layout pp
     expect ' OctoPipe  gpt-13b Über测试 ' "a UTF-8 model name shows as itself in a UTF-8 locale"
     expect '^gpu0 ' "and the chart is drawn under it"
     keys q
     expect '^exit status 0' "after the key q: exits with status 0"
-    start 120 30 LANG=C LC_ALL=C -- tui --model "$T/u8.json" --cluster "$top_srcdir/samples/clusters/4xH200.json"
+    start 120 30 LANG=C LC_ALL=C -- tui --model "$T/u8.json" --cluster "$top_srcdir/samples/clusters/4xH200.json" --layout pp
     expect ' OctoPipe  gpt-13b \?ber\?\?\?\? interleaved' "in the C locale as one '?' a column"
     keys q
     expect '^exit status 0' "after the key q: exits with status 0"

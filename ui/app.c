@@ -1,7 +1,7 @@
 /*
  * app — the TUI's model: the edited plan with its simulation, its edits and undo (see
- * app.h). The rest of the model lives beside it by concern: nav.c (cursor and view),
- * search.c, compare.c (baselines, the compared plan), files.c (save, open, report,
+ * app.h). The rest of the model lives beside it by concern: app_nav.c (cursor and view),
+ * app_search.c, app_compare.c (baselines, the compared plan), app_files.c (save, open, report,
  * autosave and recovery) and messages.c.
  *
  * Every change to the edited plan goes through app_edit/app_undo/app_redo, which
@@ -205,6 +205,7 @@ int app_init(struct app *a, const struct app_open *o, struct err *e)
 	a->chart_cols = 100;
 	a->vis_devs = 8;
 	a->steps_tuner = true;
+	a->target = o->target;
 	run_init(&a->run, o->launcher ? o->launcher : getenv("OCTOPIPE_LAUNCHER"), o->time_scale, o->run_iters);
 	run_set_backend(&a->run, o->backend ? o->backend : getenv("OCTOPIPE_BACKEND"), o->share_gpus);
 	if (o->plan) {
@@ -212,7 +213,7 @@ int app_init(struct app *a, const struct app_open *o, struct err *e)
 			return -1;
 	} else if (files_open_sample(a, o->model ? o->model : APP_DEFAULT_MODEL, o->cluster ? o->cluster : APP_DEFAULT_CLUSTER,
 	                             o->microbatches > 0 ? o->microbatches : APP_DEFAULT_MICROBATCHES,
-	                             o->par.tp > 0 ? &o->par : NULL, o->recompute, e) < 0) {
+	                             o->layout, e) < 0) {
 		return -1;
 	}
 	a->no_autosave = o->no_autosave;
@@ -227,6 +228,12 @@ int app_init(struct app *a, const struct app_open *o, struct err *e)
 		err_set(e, ERR_INPUT, "%s", why);
 		return -1;
 	}
+	if (a->target != TARGET_OCTOPIPE)
+		app_msg(a, R_NORMAL, "target %s: the tuner (F6) searches only what %s runs; the baselines it cannot run "
+		        "are marked n/a (T, then b, lists them)", target_name(a->target),
+		        a->target == TARGET_MEGATRON ? "Megatron-LM" : "torchtitan");
+	if (a->start_msg[0])
+		app_msg(a, R_NORMAL, "%s", a->start_msg);
 	if (!a->cur.ran)
 		app_msg(a, R_ERROR, "plan cannot run: %s", a->cur.why);
 	files_autosave_setup(a, false);

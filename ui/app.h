@@ -6,8 +6,8 @@
  * the unit tests use the same code as the terminal.
  *
  * One interface, implemented by concern: app.c (the plan, its simulation and edits),
- * nav.c (cursor and view), search.c, compare.c (baselines and the compared plan),
- * files.c (files, report, autosave and recovery) and messages.c; each section below
+ * app_nav.c (cursor and view), app_search.c, app_compare.c (baselines and the compared plan),
+ * app_files.c (files, report, autosave and recovery) and messages.c; each section below
  * names its file.
  */
 #ifndef OCTO_UI_APP_H
@@ -25,6 +25,8 @@
 #include "prompt.h"
 #include "run.h"
 #include "sim.h"
+#include "startlayout.h"
+#include "target.h"
 #include "tuning.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
@@ -59,6 +61,7 @@ struct step {
 	bool ok;
 	double makespan;        /* 0 when it cannot run */
 	bool oom;
+	bool na;                /* the target runtime cannot run it (why says so) */
 	char why[200];
 };
 
@@ -87,6 +90,9 @@ struct app {
 	char *cluster_path;
 	struct stat disk;       /* path as it was when opened or last saved here (st_ino 0: not known) */
 	char source[200];       /* how the plan was made, for the title */
+	char start_msg[300];    /* what the layout search chose at the start ("" when none ran) */
+	enum target target;     /* the runtime the plans are for (--target): what the tuner searches,
+	                         * which baselines are marked n/a */
 	unsigned plan_gen;      /* counts the plans opened: which one a run measured */
 
 	struct step *steps;     /* the baselines' generation */
@@ -160,8 +166,10 @@ struct app_open {
 	const char *backend;    /* "emu" or "cuda" (NULL: $OCTOPIPE_BACKEND, else emu) */
 	bool share_gpus;        /* cuda: several devices per GPU */
 	bool no_autosave;       /* neither autosave nor offer recovery (the headless renderer) */
-	struct parallel par;    /* with model and cluster: the layout (tp == 0: none) */
-	int recompute;          /* -1: none given */
+	/* with model and cluster: the layout options (NULL: pure pipeline parallelism over
+	 * every gpu, as for the bundled default sample) */
+	const struct start_layout *layout;
+	enum target target;     /* the runtime the plans are for (TARGET_OCTOPIPE: anything) */
 };
 
 int app_init(struct app *a, const struct app_open *o, struct err *e);
@@ -185,7 +193,7 @@ struct pview *app_focus(struct app *a);
 /* Monotonic seconds (timing edits and autosave). */
 double app_now(void);
 
-/* ---- the cursor and the view (nav.c) ---- */
+/* ---- the cursor and the view (app_nav.c) ---- */
 void app_fit(struct app *a);
 void app_zoom(struct app *a, double factor);
 void app_pan(struct app *a, int cols);
@@ -215,7 +223,7 @@ void app_redo(struct app *a);
 /* Adopts a copy of p as the edited plan (an undoable edit labelled label). */
 void app_adopt_plan(struct app *a, const struct plan *p, const char *label);
 
-/* ---- the baselines and the compared plan (compare.c) ---- */
+/* ---- the baselines and the compared plan (app_compare.c) ---- */
 /* Adopts baseline i as the edited plan (an undoable edit). */
 void app_adopt_step(struct app *a, int i);
 /* Shows baseline i as the compared plan. */
@@ -235,14 +243,14 @@ int app_rows_per_dev(const struct app *a, int focus);
 bool app_tick(struct app *a);
 bool app_busy(const struct app *a);
 
-/* ---- search (search.c) ---- */
+/* ---- search (app_search.c) ---- */
 /* Compiles pattern (empty clears); the message says how many ops match or why not. */
 void app_search(struct app *a, const char *pattern, bool filter);
 void app_next_match(struct app *a, int dir);
 /* The text an op is searched by: "1F12 stage=1 mb=12 kind=F forward gpu=1 layers=7-13 mamba2 attn". */
 void app_op_text(const struct plan *p, const struct action *x, char *buf, size_t n);
 
-/* ---- files (files.c) ---- */
+/* ---- files (app_files.c) ---- */
 /* Writes the HTML report (src/report.h) of the edited plan, the compared one when the
  * compare view is open, and the tuner's steps when there are any, to path; says where or
  * why not in the message line. */

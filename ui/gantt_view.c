@@ -211,12 +211,103 @@ static void mark_narrow_ops(const struct app *a, const struct pview *v, int d, l
 	}
 }
 
+/* Per column of the chart: how much of it device d is busy, the op that covers most of it
+ * and, under a filter, the matching op that does. */
+struct gantt_cols {
+	double busy[MAX_COLS], best[MAX_COLS], mbest[MAX_COLS];
+	long owner[MAX_COLS], mowner[MAX_COLS];
+};
+
+/* Fills gc for device d's ops over w columns of mpc ms; returns when its last op ends
+ * (only after it is an idle column the data-parallel sync's). */
+static double fill_columns(const struct app *a, const struct pview *v, int d, int w, double mpc, bool filtering,
+                           struct gantt_cols *gc)
+{
+	const struct plan *p = &v->plan;
+	double last_end = 0;
+
+	for (int c = 0; c < w; c++) {
+		gc->busy[c] = gc->best[c] = gc->mbest[c] = 0;
+		gc->owner[c] = gc->mowner[c] = -1;
+	}
+	for (int k = p->order_start[d]; k < p->order_start[d + 1]; k++) {
+		const struct action *x = &p->order[k];
+		long op = sim_op_index(p, x->stage, x->mb, x->kind);
+		double cs = (v->start[op] - a->t0) / mpc, ce = (v->end[op] - a->t0) / mpc;
+		int c0, c1;
+
+		last_end = fmax(last_end, v->end[op]);
+
+		if (ce <= 0 || cs >= w)
+			continue;
+		c0 = cs < 0 ? 0 : (int)cs;
+		c1 = (int)ceil(ce);
+		if (c1 > w)
+			c1 = w;
+		for (int c = c0; c < c1; c++) {
+			double ov = fmin(ce, c + 1) - fmax(cs, c);
+
+			gc->busy[c] += ov;
+			if (ov > gc->best[c]) {
+				gc->best[c] = ov;
+				gc->owner[c] = k;
+			}
+			if (filtering && v->match[op] && ov > gc->mbest[c]) {
+				gc->mbest[c] = ov;
+				gc->mowner[c] = k;
+			}
+		}
+	}
+	return last_end;
+}
+
+/* The character column c shows of op k (its order index): the op's name where it fits,
+ * a fill after it, its kind alone when narrow. */
+static char op_glyph(const struct app *a, const struct pview *v, long k, int c, double mpc)
+{
+	const struct plan *p = &v->plan;
+	const struct action *x = &p->order[k];
+	long op = sim_op_index(p, x->stage, x->mb, x->kind);
+	double cs = (v->start[op] - a->t0) / mpc, ce = (v->end[op] - a->t0) / mpc;
+	int first = (int)floor(cs + 0.5), ncols = (int)floor(ce + 0.5) - first, off = c - first;
+	char txt[24], ch;
+	int len = snprintf(txt, sizeof(txt), "%c%d", op_kind_char((enum op_kind)x->kind), x->mb);
+
+	/* the op can own a column just before its rounded start: off < 0 */
+	if (ncols >= len + 1 && off >= 0 && off < len)
+		ch = txt[off];
+	else if (ncols >= len + 1 || (ncols >= 2 && off > 0))
+		ch = a->fill_glyphs ? (char)tolower((unsigned char)txt[0]) : ' ';
+	else
+		ch = txt[0];
+	return ch;
+}
+
+/* The transfers device d sends, under its row at y: > activations, < gradients. */
+static void draw_xfer_row(const struct app *a, const struct pview *v, int d, struct screen *s, int x, int y, int w,
+                          double mpc)
+{
+	screen_text(s, x, y, GANTT_LABEL_W - 1, "  xfer", R_DIM);
+	for (long i = 0; i < v->sim.nxfers; i++) {
+		const struct sim_xfer *xf = &v->sim.xfers[i];
+		int c0, c1;
+
+		if (xf->src != d)
+			continue;
+		c0 = (int)floor((xf->start_ms - a->t0) / mpc);
+		c1 = (int)ceil((xf->end_ms - a->t0) / mpc);
+		if (c1 <= c0)
+			c1 = c0 + 1;
+		for (int c = c0 < 0 ? 0 : c0; c < c1 && c < w; c++)
+			screen_put(s, x + GANTT_LABEL_W + c, y, xf->kind == XFER_ACT ? '>' : '<', R_XFER);
+	}
+}
+
 void gantt_view_draw(const struct app *a, const struct pview *v, int focus, const char *title,
                      struct screen *s, const struct rect *r)
 {
 	double last_end = 0;
-	static double busy[MAX_COLS], best[MAX_COLS], mbest[MAX_COLS];
-	static long owner[MAX_COLS], mowner[MAX_COLS];
+	static struct gantt_cols gc;
 	bool filtering = a->re && a->filter;
 	const struct plan *p = &v->plan;
 	int sw = gantt_view_stats_w(r->w), w = r->w - GANTT_LABEL_W - sw, per = app_rows_per_dev(a, focus);
@@ -263,43 +354,11 @@ void gantt_view_draw(const struct app *a, const struct pview *v, int focus, cons
 			           r->x + GANTT_LABEL_W + w, y, sw);
 		if (!v->have_times)
 			continue;
-		for (int c = 0; c < w; c++) {
-			busy[c] = best[c] = mbest[c] = 0;
-			owner[c] = mowner[c] = -1;
-		}
-		last_end = 0;  /* the device's last op: only after it is a wait the sync's */
-		for (int k = p->order_start[d]; k < p->order_start[d + 1]; k++) {
-			const struct action *x = &p->order[k];
-			long op = sim_op_index(p, x->stage, x->mb, x->kind);
-			double cs = (v->start[op] - a->t0) / mpc, ce = (v->end[op] - a->t0) / mpc;
-			int c0, c1;
-
-			last_end = fmax(last_end, v->end[op]);
-
-			if (ce <= 0 || cs >= w)
-				continue;
-			c0 = cs < 0 ? 0 : (int)cs;
-			c1 = (int)ceil(ce);
-			if (c1 > w)
-				c1 = w;
-			for (int c = c0; c < c1; c++) {
-				double ov = fmin(ce, c + 1) - fmax(cs, c);
-
-				busy[c] += ov;
-				if (ov > best[c]) {
-					best[c] = ov;
-					owner[c] = k;
-				}
-				if (filtering && v->match[op] && ov > mbest[c]) {
-					mbest[c] = ov;
-					mowner[c] = k;
-				}
-			}
-		}
+		last_end = fill_columns(a, v, d, w, mpc, filtering, &gc);
 		for (int c = 0; c < w; c++) {
 			double t = a->t0 + (c + 0.5) * mpc;
 			/* under a filter a column shows its largest matching op, if any op in it matches */
-			long k = mowner[c] >= 0 ? mowner[c] : owner[c];
+			long k = gc.mowner[c] >= 0 ? gc.mowner[c] : gc.owner[c], op;
 
 			if (k < 0) {
 				/* idle while its gradients are still being synchronised over the replicas */
@@ -310,48 +369,15 @@ void gantt_view_draw(const struct app *a, const struct pview *v, int focus, cons
 					screen_put(s, r->x + GANTT_LABEL_W + c, y, '.', R_BUBBLE);
 				continue;
 			}
-			if (gantt_cell_of(busy[c], 1.0) == GANTT_PARTLY) {
-				const struct action *x = &p->order[k];
-
-				screen_put(s, r->x + GANTT_LABEL_W + c, y, ':', op_role(a, v, sim_op_index(p, x->stage, x->mb, x->kind),
-				           k, cursor));
-				continue;
-			}
-			{
-				const struct action *x = &p->order[k];
-				long op = sim_op_index(p, x->stage, x->mb, x->kind);
-				double cs = (v->start[op] - a->t0) / mpc, ce = (v->end[op] - a->t0) / mpc;
-				int first = (int)floor(cs + 0.5), ncols = (int)floor(ce + 0.5) - first, off = c - first;
-				char txt[24], ch;
-				int len = snprintf(txt, sizeof(txt), "%c%d", op_kind_char((enum op_kind)x->kind), x->mb);
-
-				/* the op can own a column just before its rounded start: off < 0 */
-				if (ncols >= len + 1 && off >= 0 && off < len)
-					ch = txt[off];
-				else if (ncols >= len + 1 || (ncols >= 2 && off > 0))
-					ch = a->fill_glyphs ? (char)tolower((unsigned char)txt[0]) : ' ';
-				else
-					ch = txt[0];
-				screen_put(s, r->x + GANTT_LABEL_W + c, y, ch, op_role(a, v, op, k, cursor));
-			}
+			op = sim_op_index(p, p->order[k].stage, p->order[k].mb, p->order[k].kind);
+			/* a column the op only partly fills shows ':' */
+			screen_put(s, r->x + GANTT_LABEL_W + c, y,
+			           gantt_cell_of(gc.busy[c], 1.0) == GANTT_PARTLY ? ':' : op_glyph(a, v, k, c, mpc),
+			           op_role(a, v, op, k, cursor));
 		}
 		mark_narrow_ops(a, v, d, cursor, s, r->x + GANTT_LABEL_W, y, w);
-		if (a->xfer_rows && v->ran && y + 1 < r->y + r->h) {
-			screen_text(s, r->x, y + 1, GANTT_LABEL_W - 1, "  xfer", R_DIM);
-			for (long i = 0; i < v->sim.nxfers; i++) {
-				const struct sim_xfer *xf = &v->sim.xfers[i];
-				int c0, c1;
-
-				if (xf->src != d)
-					continue;
-				c0 = (int)floor((xf->start_ms - a->t0) / mpc);
-				c1 = (int)ceil((xf->end_ms - a->t0) / mpc);
-				if (c1 <= c0)
-					c1 = c0 + 1;
-				for (int c = c0 < 0 ? 0 : c0; c < c1 && c < w; c++)
-					screen_put(s, r->x + GANTT_LABEL_W + c, y + 1, xf->kind == XFER_ACT ? '>' : '<', R_XFER);
-			}
-		}
+		if (a->xfer_rows && v->ran && y + 1 < r->y + r->h)
+			draw_xfer_row(a, v, d, s, r->x, y + 1, w, mpc);
 		if (focus == 0 && app_measured_rows(a)) {
 			int my = y + (a->xfer_rows ? 2 : 1);
 

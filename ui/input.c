@@ -60,162 +60,124 @@ static int back_out(struct app *a)
 	return 0;
 }
 
-int view_key(struct app *a, int key)
+/* Save or save as: the prompt names a file beside the plan's own. */
+static int key_save(struct app *a, bool as)
 {
-	const struct widget *pw = panels_widget(a), *page = pages_widget(a->mode);
-	struct pview *v = app_focus(a);
-	enum cmd c;
-	int r;
+	char name[4096];
 
-	if (page)
-		return page->key(a, key);
-	if (a->mode == MODE_PROMPT)
-		return dialog_prompt_key(a, key);
-	if (a->mode == MODE_QUESTION)
-		return dialog_question_key(a, key);
-	if (pw && pw->key && (r = pw->key(a, key)) != 0)
-		return r;
-	c = keys_lookup(key);
-	if (c == CMD_NONE)
+	if (!as && a->path)
+		return dialog_save(a);
+	dialog_save_name(a, name, sizeof(name));
+	dialog_prompt(a, PROMPT_SAVE_AS, name);
+	return KF_HANDLED | KF_REDRAW;
+}
+
+/* The report's prompt: beside the plan's file, or plans/NAME.html for a plan without one,
+ * spelt from the root so the prompt says where it goes whatever the current directory. */
+static void key_report(struct app *a)
+{
+	char name[4096];
+	size_t n;
+
+	dialog_save_name(a, name, sizeof(name));
+	if (name[0] != '/' && strlen(name) < 1024) {
+		char cwd[2048], rel[1024];
+
+		memcpy(rel, name, strlen(name) + 1);
+		if (getcwd(cwd, sizeof(cwd)))
+			snprintf(name, sizeof(name), "%s/%s", cwd, rel);
+	}
+	n = strlen(name);
+	if (n > 5 && strcmp(name + n - 5, ".json") == 0)
+		n -= 5;
+	snprintf(name + n, sizeof(name) - n, ".html");
+	dialog_prompt(a, PROMPT_REPORT, name);
+}
+
+static void key_compare(struct app *a)
+{
+	a->compare = !a->compare;
+	if (!a->compare)
+		a->focus = 0;
+	else if (!a->ref.loaded)
+		app_set_ref_step(a, 1);
+	if (a->compare && a->ref.loaded)
+		app_msg(a, R_NORMAL, "compare: %s above the plan, one time scale (V: next baseline, Tab: switch)",
+		        a->ref_name);
+}
+
+static void key_ref_next(struct app *a)
+{
+	for (int k = 1; k <= a->nsteps; k++) {
+		int i = (a->ref_step + k) % a->nsteps;
+
+		if (a->steps[i].ok) {
+			app_set_ref_step(a, i);
+			break;
+		}
+	}
+	a->compare = true;
+	app_msg(a, R_NORMAL, "compare with %s", a->ref_step >= 0 ? a->steps[a->ref_step].name : "?");
+}
+
+static void key_steps(struct app *a)
+{
+	if (a->panel == PANEL_STEPS) {
+		a->panel = PANEL_DETAILS;
+		return;
+	}
+	a->panel = PANEL_STEPS;
+	a->compare = true;
+	if (!a->steps_tuner) {
+		app_set_ref_step(a, a->step_sel);
+		app_msg(a, R_NORMAL, "steps: Up/Down walk the generation (shown above the plan), Enter adopts, Esc closes");
+	} else if (a->tuning.state == TUNING_NONE || a->tuning.state == TUNING_FAILED) {
+		tuning_start(a);
+	} else if (a->tuning.n > 0) {
+		tuning_select(a, a->tuning.sel);
+		panels_say_tstep(a);
+	}
+}
+
+static void key_adopt(struct app *a)
+{
+	if (a->compare && a->focus == 1 && a->ref.loaded) {
+		char label[100];
+
+		snprintf(label, sizeof(label), "the compared plan (%s)", a->ref_name);
+		app_adopt_plan(a, &a->ref.plan, label);
+	}
+}
+
+/* R starts a run, or asks whether to stop the one running; q quits, or asks first. */
+static int key_run_or_quit(struct app *a, bool quit)
+{
+	if (run_active(a)) {
+		a->mode = MODE_QUESTION;
+		a->question = quit ? Q_STOP_QUIT : Q_STOP;
 		return 0;
-	r = KF_HANDLED | KF_REDRAW;
+	}
+	if (quit)
+		return dialog_quit_or_ask(a);
+	run_start(a);
+	return KF_RELAYOUT;
+}
+
+static void key_move_stage(struct app *a, const struct pview *v)
+{
+	if (app_cursor_op(a) >= 0 && !(a->compare && a->focus == 1)) {
+		char cur[16];
+
+		snprintf(cur, sizeof(cur), "%d", a->sel_dev);
+		dialog_prompt(a, PROMPT_MOVE_STAGE, "");
+		app_msg(a, R_NORMAL, "stage %d is on gpu %s", v->plan.order[app_cursor_op(a)].stage, cur);
+	}
+}
+
+/* The cursor, the view and the plan's edits; false for any other command. */
+static bool navigate(struct app *a, enum cmd c)
+{
 	switch (c) {
-	case CMD_HELP: a->mode = MODE_HELP; a->help_top = 0; break;
-	case CMD_LOG: a->mode = MODE_LOG; a->log_top = -1; break;
-	case CMD_SAVE:
-		if (a->path) {
-			r = dialog_save(a);
-		} else {
-			char name[4096];
-
-			dialog_save_name(a, name, sizeof(name));
-			dialog_prompt(a, PROMPT_SAVE_AS, name);
-		}
-		break;
-	case CMD_SAVE_AS: {
-		char name[4096];
-
-		dialog_save_name(a, name, sizeof(name));
-		dialog_prompt(a, PROMPT_SAVE_AS, name);
-		break;
-	}
-	case CMD_OPEN: app_picker_open(a); break;
-	case CMD_REPORT: {
-		char name[4096];
-		size_t n;
-
-		/* beside the plan's file, or plans/NAME.html for a plan without one, spelt from
-		 * the root so the prompt says where it goes whatever the current directory */
-		dialog_save_name(a, name, sizeof(name));
-		if (name[0] != '/' && strlen(name) < 1024) {
-			char cwd[2048], rel[1024];
-
-			memcpy(rel, name, strlen(name) + 1);
-			if (getcwd(cwd, sizeof(cwd)))
-				snprintf(name, sizeof(name), "%s/%s", cwd, rel);
-		}
-		n = strlen(name);
-		if (n > 5 && strcmp(name + n - 5, ".json") == 0)
-			n -= 5;
-		snprintf(name + n, sizeof(name) - n, ".html");
-		dialog_prompt(a, PROMPT_REPORT, name);
-		break;
-	}
-	case CMD_SEARCH: dialog_prompt(a, PROMPT_SEARCH, ""); break;
-	case CMD_FILTER: dialog_prompt(a, PROMPT_FILTER, a->filter ? a->pattern : ""); break;
-	case CMD_NEXT_MATCH: app_next_match(a, 1); break;
-	case CMD_PREV_MATCH: app_next_match(a, -1); break;
-	case CMD_COMPARE:
-		a->compare = !a->compare;
-		if (!a->compare)
-			a->focus = 0;
-		else if (!a->ref.loaded)
-			app_set_ref_step(a, 1);
-		if (a->compare && a->ref.loaded)
-			app_msg(a, R_NORMAL, "compare: %s above the plan, one time scale (V: next baseline, Tab: switch)",
-			        a->ref_name);
-		r |= KF_RELAYOUT;
-		break;
-	case CMD_REF_NEXT:
-		for (int k = 1; k <= a->nsteps; k++) {
-			int i = (a->ref_step + k) % a->nsteps;
-
-			if (a->steps[i].ok) {
-				app_set_ref_step(a, i);
-				break;
-			}
-		}
-		a->compare = true;
-		app_msg(a, R_NORMAL, "compare with %s", a->ref_step >= 0 ? a->steps[a->ref_step].name : "?");
-		r |= KF_RELAYOUT;
-		break;
-	case CMD_SWITCH:
-		if (a->compare) {
-			a->focus ^= 1;
-			app_clamp_cursor(a);
-		}
-		break;
-	case CMD_STEPS:
-		if (a->panel == PANEL_STEPS) {
-			a->panel = PANEL_DETAILS;
-		} else {
-			a->panel = PANEL_STEPS;
-			a->compare = true;
-			if (!a->steps_tuner) {
-				app_set_ref_step(a, a->step_sel);
-				app_msg(a, R_NORMAL, "steps: Up/Down walk the generation (shown above the plan), Enter adopts, Esc closes");
-			} else if (a->tuning.state == TUNING_NONE || a->tuning.state == TUNING_FAILED) {
-				tuning_start(a);
-			} else if (a->tuning.n > 0) {
-				tuning_select(a, a->tuning.sel);
-				panels_say_tstep(a);
-			}
-		}
-		r |= KF_RELAYOUT;
-		break;
-	case CMD_ADOPT:
-		if (a->compare && a->focus == 1 && a->ref.loaded) {
-			char label[100];
-
-			snprintf(label, sizeof(label), "the compared plan (%s)", a->ref_name);
-			app_adopt_plan(a, &a->ref.plan, label);
-		}
-		break;
-	case CMD_DETAILS:
-		/* details -> the run's gauges (once there was a run) -> nothing -> details */
-		a->panel = a->panel == PANEL_DETAILS ? (a->run.have_live ? PANEL_RUN : PANEL_NONE) :
-		           a->panel == PANEL_RUN ? PANEL_NONE : PANEL_DETAILS;
-		r |= KF_RELAYOUT;
-		break;
-	case CMD_XFERS: a->xfer_rows = !a->xfer_rows; r |= KF_RELAYOUT; break;
-	case CMD_CRIT_SHOW:
-		a->crit_marks = !a->crit_marks;
-		app_msg(a, R_NORMAL, "critical path %s on the chart", a->crit_marks ? "marked" : "unmarked");
-		break;
-	case CMD_RUN:
-		if (run_active(a)) {
-			a->mode = MODE_QUESTION;
-			a->question = Q_STOP;
-		} else {
-			run_start(a);
-			r |= KF_RELAYOUT;
-		}
-		break;
-	case CMD_REORDER: {
-		struct edit ed = { EDIT_REORDER, 0, 0, 0, 0, NULL, NULL, NULL };
-
-		app_edit(a, &ed);
-		break;
-	}
-	case CMD_QUIT:
-		if (run_active(a)) {
-			a->mode = MODE_QUESTION;
-			a->question = Q_STOP_QUIT;
-		} else {
-			r |= dialog_quit_or_ask(a);
-		}
-		break;
-	case CMD_BACK: r |= back_out(a); break;
 	case CMD_LEFT: app_cursor_move(a, 0, -1); break;
 	case CMD_RIGHT: app_cursor_move(a, 0, 1); break;
 	case CMD_UP: app_cursor_move(a, -1, 0); break;
@@ -243,19 +205,78 @@ int view_key(struct app *a, int key)
 		app_show_cursor(a);
 		break;
 	}
+	case CMD_REORDER: {
+		struct edit ed = { EDIT_REORDER, 0, 0, 0, 0, NULL, NULL, NULL };
+
+		app_edit(a, &ed);
+		break;
+	}
 	case CMD_STAGE_SHRINK: boundary_edit(a, 0); break;
 	case CMD_STAGE_GROW: boundary_edit(a, 1); break;
-	case CMD_MOVE_STAGE:
-		if (app_cursor_op(a) >= 0 && !(a->compare && a->focus == 1)) {
-			char cur[16];
-
-			snprintf(cur, sizeof(cur), "%d", a->sel_dev);
-			dialog_prompt(a, PROMPT_MOVE_STAGE, "");
-			app_msg(a, R_NORMAL, "stage %d is on gpu %s", v->plan.order[app_cursor_op(a)].stage, cur);
-		}
-		break;
 	case CMD_UNDO: app_undo(a); break;
 	case CMD_REDO: app_redo(a); break;
+	default: return false;
+	}
+	return true;
+}
+
+int view_key(struct app *a, int key)
+{
+	const struct widget *pw = panels_widget(a), *page = pages_widget(a->mode);
+	struct pview *v = app_focus(a);
+	enum cmd c;
+	int r;
+
+	if (page)
+		return page->key(a, key);
+	if (a->mode == MODE_PROMPT)
+		return dialog_prompt_key(a, key);
+	if (a->mode == MODE_QUESTION)
+		return dialog_question_key(a, key);
+	if (pw && pw->key && (r = pw->key(a, key)) != 0)
+		return r;
+	c = keys_lookup(key);
+	if (c == CMD_NONE)
+		return 0;
+	r = KF_HANDLED | KF_REDRAW;
+	if (navigate(a, c))
+		return r;
+	switch (c) {
+	case CMD_HELP: a->mode = MODE_HELP; a->help_top = 0; break;
+	case CMD_LOG: a->mode = MODE_LOG; a->log_top = -1; break;
+	case CMD_SAVE: return key_save(a, false);
+	case CMD_SAVE_AS: return key_save(a, true);
+	case CMD_OPEN: app_picker_open(a); break;
+	case CMD_REPORT: key_report(a); break;
+	case CMD_SEARCH: dialog_prompt(a, PROMPT_SEARCH, ""); break;
+	case CMD_FILTER: dialog_prompt(a, PROMPT_FILTER, a->filter ? a->pattern : ""); break;
+	case CMD_NEXT_MATCH: app_next_match(a, 1); break;
+	case CMD_PREV_MATCH: app_next_match(a, -1); break;
+	case CMD_COMPARE: key_compare(a); r |= KF_RELAYOUT; break;
+	case CMD_REF_NEXT: key_ref_next(a); r |= KF_RELAYOUT; break;
+	case CMD_SWITCH:
+		if (a->compare) {
+			a->focus ^= 1;
+			app_clamp_cursor(a);
+		}
+		break;
+	case CMD_STEPS: key_steps(a); r |= KF_RELAYOUT; break;
+	case CMD_ADOPT: key_adopt(a); break;
+	case CMD_DETAILS:
+		/* details -> the run's gauges (once there was a run) -> nothing -> details */
+		a->panel = a->panel == PANEL_DETAILS ? (a->run.have_live ? PANEL_RUN : PANEL_NONE) :
+		           a->panel == PANEL_RUN ? PANEL_NONE : PANEL_DETAILS;
+		r |= KF_RELAYOUT;
+		break;
+	case CMD_XFERS: a->xfer_rows = !a->xfer_rows; r |= KF_RELAYOUT; break;
+	case CMD_CRIT_SHOW:
+		a->crit_marks = !a->crit_marks;
+		app_msg(a, R_NORMAL, "critical path %s on the chart", a->crit_marks ? "marked" : "unmarked");
+		break;
+	case CMD_RUN: r |= key_run_or_quit(a, false); break;
+	case CMD_QUIT: r |= key_run_or_quit(a, true); break;
+	case CMD_BACK: r |= back_out(a); break;
+	case CMD_MOVE_STAGE: key_move_stage(a, v); break;
 	case CMD_REDRAW: r |= KF_REPAINT; break;
 	case CMD_SUSPEND: r |= KF_SUSPEND; break;
 	default: break;

@@ -24,6 +24,23 @@ static const char *prompt_label(enum prompt_kind k)
 	}
 }
 
+/* The latest message in w columns of row y (cut, with a pointer to the log, when long). */
+static void message_draw(struct app *a, struct screen *s, int y, int w)
+{
+	if (a->msg[0] && (int)strlen(a->msg) > w && w > 30) {
+		/* cut, and say where the rest is */
+		static const char more[] = " ... (M: in full)";
+		int n = w - (int)sizeof(more) + 1;
+
+		screen_text(s, 0, y, n, a->msg, (enum role)a->msg_role);
+		screen_text(s, n, y, w - n, more, R_DIM);
+	} else if (a->msg[0])
+		screen_text(s, 0, y, w, a->msg, (enum role)a->msg_role);
+	else
+		screen_text(s, 0, y, w, "? help  / search  arrows move  < > move op  [ ] move boundary  m move stage  u undo  c waited for",
+		            R_DIM);
+}
+
 void statusbar_draw(struct app *a, struct screen *s, const struct rect *r)
 {
 	if (a->mode == MODE_PROMPT) {
@@ -66,18 +83,18 @@ void statusbar_draw(struct app *a, struct screen *s, const struct rect *r)
 		screen_text(s, 0, r->y, r->w, buf, R_PROMPT);
 		return;
 	}
-	if (a->msg[0] && (int)strlen(a->msg) > r->w && r->w > 30) {
-		/* cut, and say where the rest is */
-		static const char more[] = " ... (M: in full)";
-		int n = r->w - (int)sizeof(more) + 1;
+	{
+		/* the target runtime (--target) is named at the right end, always */
+		char tag[40] = "";
+		int w = r->w;
 
-		screen_text(s, 0, r->y, n, a->msg, (enum role)a->msg_role);
-		screen_text(s, n, r->y, r->w - n, more, R_DIM);
-	} else if (a->msg[0])
-		screen_text(s, 0, r->y, r->w, a->msg, (enum role)a->msg_role);
-	else
-		screen_text(s, 0, r->y, r->w, "? help  / search  arrows move  < > move op  [ ] move boundary  m move stage  u undo  c waited for",
-		            R_DIM);
+		if (a->target != TARGET_OCTOPIPE && r->w > 60) {
+			snprintf(tag, sizeof(tag), " target %s", target_name(a->target));
+			w = r->w - (int)strlen(tag);
+			screen_text(s, w, r->y, r->w - w, tag, R_LABEL);
+		}
+		message_draw(a, s, r->y, w);
+	}
 }
 
 /* A name of at most 5 letters for the F-key bar of an 80-column terminal. */

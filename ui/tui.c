@@ -124,41 +124,6 @@ static void install_signals(void)
 	sigaction(SIGCHLD, &sa, NULL);
 }
 
-/* Whether the terminal's locale takes UTF-8 (else non-ASCII characters show as '?'). */
-static bool utf8_term;
-
-void tui_blit(const struct screen *s)
-{
-	static cchar_t *row;
-	static int row_cap;
-
-	if (s->w > row_cap) {
-		cchar_t *r = realloc(row, (size_t)s->w * sizeof(*r));
-
-		if (!r)
-			return;
-		row = r;
-		row_cap = s->w;
-	}
-	for (int y = 0; y < s->h; y++) {
-		int n = 0;
-
-		for (int x = 0; x < s->w; x++) {
-			wchar_t wc[2] = { 0, 0 };
-			uint32_t g = screen_glyph(s, x, y);
-			unsigned long at = theme_attr((enum role)s->c[(long)y * s->w + x].role);
-
-			if (g == 0 && utf8_term)
-				continue;       /* drawn by the wide character before it */
-			wc[0] = (wchar_t)(g == 0 || (g >= 0x80 && !utf8_term) ? '?' : g);
-			setcchar(&row[n++], wc, (attr_t)(at & ~A_COLOR), (short)PAIR_NUMBER(at), NULL);
-		}
-		mvadd_wchnstr(y, 0, row, n);
-	}
-	wnoutrefresh(stdscr);
-	doupdate();
-}
-
 /* ---- headless: one frame as text ------------------------------------------------------ */
 
 static int parse_size(const char *s, int *w, int *h)
@@ -339,6 +304,63 @@ static int min_timeout(int a, int b)
 	return a < 0 ? b : b < 0 ? a : a < b ? a : b;
 }
 
+/* A terminal that cannot address the cursor (TERM=dumb, a printing terminal) would show a
+ * blank or garbled screen: refuse it in words instead (the signal pipe is closed then). */
+static int terminal_check(struct err *e)
+{
+	int terr = 0;
+	const char *term = getenv("TERM");
+	bool can = false;
+
+	if (setupterm(NULL, STDOUT_FILENO, &terr) == OK) {
+		char *cup = tigetstr("cup");
+
+		can = cup && cup != (char *)-1 && !tigetflag("hc");
+		del_curterm(cur_term);
+	}
+	if (!can) {
+		close(sig_pipe[0]);
+		close(sig_pipe[1]);
+		sig_pipe[0] = sig_pipe[1] = -1;
+		return err_set(e, ERR_INPUT, "the terminal '%s' cannot move the cursor, which the UI needs: set TERM "
+		               "to the terminal's type (e.g. xterm-256color), or try 'octopipe sim PLAN' or "
+		               "'octopipe tui --render 120x40'", term && *term ? term : "(TERM unset)");
+	}
+	return 0;
+}
+
+/* How long the loop may sleep in poll (-1: until input): until the autosave is due, the
+ * next live frame, the run's next check, a partial key sequence's deadline; 0 while the
+ * app has work (tuning). A run check asks for a redraw in *flags. */
+static int poll_timeout(struct app *a, const struct keydec *kd, bool live_dirty, double last_draw,
+                        double last_byte, int *flags)
+{
+	int timeout = -1, wait;
+
+	if (a->autosave_due > 0) {
+		double left = a->autosave_due - app_now();
+
+		timeout = left > 0 ? (int)(left * 1000) + 1 : 0;
+	}
+	if (live_dirty) {
+		int left = (int)((last_draw + LIVE_FRAME_S - app_now()) * 1000) + 1;
+
+		timeout = min_timeout(timeout, left > 0 ? left : 0);
+	}
+	if ((wait = run_check(a)) >= 0) {
+		timeout = min_timeout(timeout, wait);
+		*flags |= KF_REDRAW;
+	}
+	if (keydec_wait_ms(kd) >= 0) {
+		int left = (int)((last_byte + keydec_wait_ms(kd) / 1000.0 - app_now()) * 1000) + 1;
+
+		timeout = min_timeout(timeout, left > 0 ? left : 0);
+	}
+	if (app_busy(a))
+		timeout = 0;
+	return timeout;
+}
+
 static int loop(struct app *a, const struct tui_opts *o, struct err *e)
 {
 	struct screen s = { 0, 0, NULL };
@@ -358,29 +380,9 @@ static int loop(struct app *a, const struct tui_opts *o, struct err *e)
 	fcntl(sig_pipe[0], F_SETFL, O_NONBLOCK);
 	fcntl(sig_pipe[1], F_SETFL, O_NONBLOCK);
 	setlocale(LC_ALL, "");
-	utf8_term = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
-	{
-		/* a terminal that cannot address the cursor (TERM=dumb, a printing terminal) would
-		 * show a blank or garbled screen: refuse it in words instead */
-		int terr = 0;
-		const char *term = getenv("TERM");
-		bool can = false;
-
-		if (setupterm(NULL, STDOUT_FILENO, &terr) == OK) {
-			char *cup = tigetstr("cup");
-
-			can = cup && cup != (char *)-1 && !tigetflag("hc");
-			del_curterm(cur_term);
-		}
-		if (!can) {
-			close(sig_pipe[0]);
-			close(sig_pipe[1]);
-			sig_pipe[0] = sig_pipe[1] = -1;
-			return err_set(e, ERR_INPUT, "the terminal '%s' cannot move the cursor, which the UI needs: set TERM "
-			               "to the terminal's type (e.g. xterm-256color), or try 'octopipe sim PLAN' or "
-			               "'octopipe tui --render 120x40'", term && *term ? term : "(TERM unset)");
-		}
-	}
+	tui_utf8_term = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
+	if (terminal_check(e) < 0)
+		return -1;
 	scr = newterm(NULL, stdout, stdin);
 	if (!scr)
 		return err_set(e, ERR_RUNTIME, "cannot drive the terminal '%s'", getenv("TERM") ? getenv("TERM") : "(TERM unset)");
@@ -401,7 +403,7 @@ static int loop(struct app *a, const struct tui_opts *o, struct err *e)
 	a->fill_glyphs = theme_init(want_color) == THEME_MONO;
 	while (!a->quit) {
 		struct pollfd pf[4] = { { STDIN_FILENO, POLLIN, 0 }, { sig_pipe[0], POLLIN, 0 } };
-		int timeout = -1, npf = 2, wait;
+		int timeout, npf = 2;
 		bool quit_sig = false;
 		double now;
 
@@ -415,36 +417,22 @@ static int loop(struct app *a, const struct tui_opts *o, struct err *e)
 			}
 			view_layout(a, cols, rows, &l);
 		}
-		if (flags & KF_REPAINT)
+		if (flags & KF_REPAINT) {
 			clearok(curscr, TRUE);
+			tui_blit_forget();
+		}
 		if (flags & (KF_REDRAW | KF_RELAYOUT | KF_REPAINT)) {
+			/* a pan shifts the chart's rows on the terminal (blit.c): a slow link gets
+			 * only the columns that came into view */
+			int shift = tui_pan_shift(a->t0, a->ms_per_col);
+
 			view_draw(a, &s, &l);
-			tui_blit(&s);
+			tui_blit_pan(&s, shift);
 			last_draw = app_now();
 			live_dirty = false;
 		}
 		flags = 0;
-		if (a->autosave_due > 0) {
-			double left = a->autosave_due - app_now();
-
-			timeout = left > 0 ? (int)(left * 1000) + 1 : 0;
-		}
-		if (live_dirty) {
-			int left = (int)((last_draw + LIVE_FRAME_S - app_now()) * 1000) + 1;
-
-			timeout = min_timeout(timeout, left > 0 ? left : 0);
-		}
-		if ((wait = run_check(a)) >= 0) {
-			timeout = min_timeout(timeout, wait);
-			flags |= KF_REDRAW;
-		}
-		if (keydec_wait_ms(&kd) >= 0) {
-			int left = (int)((last_byte + keydec_wait_ms(&kd) / 1000.0 - app_now()) * 1000) + 1;
-
-			timeout = min_timeout(timeout, left > 0 ? left : 0);
-		}
-		if (app_busy(a))
-			timeout = 0;
+		timeout = poll_timeout(a, &kd, live_dirty, last_draw, last_byte, &flags);
 		npf += run_pollfds(a, pf + 2, 2);
 		if (poll(pf, (nfds_t)npf, timeout) < 0 && errno != EINTR) {
 			rc = err_set(e, ERR_RUNTIME, "poll: %s", strerror(errno));
@@ -491,14 +479,56 @@ static int loop(struct app *a, const struct tui_opts *o, struct err *e)
 	return rc;
 }
 
+/* Ctrl-C while the layout search runs (before the first frame): its best layout so far. */
+static volatile sig_atomic_t search_stop;
+
+static void on_search_int(int sig)
+{
+	(void)sig;
+	search_stop = 1;
+}
+
+/* app_init, with a --model/--cluster start's layout search interruptible by Ctrl-C and
+ * announced on a terminal (it takes about a second on 64 gpus, more on big inputs). */
+static int open_app(struct app *a, const struct tui_opts *o, struct err *e)
+{
+	struct app_open ao = { o->plan, o->model, o->cluster, o->microbatches, o->steps, o->launcher, o->time_scale,
+	                       o->run_iters, o->backend, o->share_gpus, o->render != NULL, NULL, o->target };
+	struct start_layout lo;
+	struct sigaction sa, old;
+	bool say = !o->render && o->model && !(o->layout && o->layout->pp_only) && isatty(STDERR_FILENO);
+	int r;
+
+	if (o->model) {
+		if (o->layout)
+			lo = *o->layout;
+		else
+			start_layout_init(&lo);
+		search_stop = 0;
+		lo.stop = &search_stop;
+		ao.layout = &lo;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = on_search_int;
+	if (o->model)
+		sigaction(SIGINT, &sa, &old);
+	if (say)
+		fprintf(stderr, "octopipe: choosing the parallel layout (Ctrl-C takes the best judged so far)...");
+	r = app_init(a, &ao, e);
+	if (say)
+		fprintf(stderr, "\r\033[K");
+	if (o->model)
+		sigaction(SIGINT, &old, NULL);
+	return r;
+}
+
 int tui_run(const struct tui_opts *o, FILE *out, struct err *e)
 {
 	struct app a;
-	struct app_open ao = { o->plan, o->model, o->cluster, o->microbatches, o->steps, o->launcher, o->time_scale,
-	                       o->run_iters, o->backend, o->share_gpus, o->render != NULL, o->par, o->recompute };
 	int rc;
 
-	if (app_init(&a, &ao, e) < 0)
+	if (open_app(&a, o, e) < 0)
 		return -1;
 	rc = o->render ? render(&a, o, out, e) : loop(&a, o, e);
 	app_release(&a);

@@ -16,14 +16,16 @@
 static void usage(FILE *f)
 {
 	fputs("usage: octopipe tui [--no-color] [--no-mouse] [PLAN | --model M --cluster C [--microbatches N]\n"
-	      "                    [--tp T] [--dp D] [--ep E] [--zero Z] [--grads G]\n"
-	      "                    [--recompute HOW]]\n"
+	      "                    [--layout auto|pp] [--tp T] [--dp D] [--ep E] [--zero Z]\n"
+	      "                    [--grads G] [--recompute HOW]]\n"
+	      "                    [--target octopipe|megatron|torchtitan]\n"
 	      "       octopipe tui --render WxH [--keys KEYS] [PLAN | ...]\n"
 	      "\n"
 	      "Opens the terminal UI: per-GPU Gantt charts with bubbles, the op under the cursor\n"
 	      "and what it waited for, hand edits with instant re-simulation, undo and redo,\n"
-	      "compare and steps views, PCRE2 search. Without a plan, opens the best baseline of\n"
-	      "the model on the cluster (default: nemotron-nano-v2-9b on 8xH200, 32 microbatches).\n"
+	      "compare and steps views, PCRE2 search. Without a plan, opens the model on the\n"
+	      "cluster (below), or the best baseline of the default sample (nemotron-nano-v2-9b\n"
+	      "on 8xH200, 32 microbatches, pure pipeline parallelism).\n"
 	      "F1 or ? in the UI lists every key. ESCDELAY (ms, default 100) is how long the rest of\n"
 	      "an escape sequence may take to arrive over a slow link, as in curses.\n"
 	      "\n"
@@ -31,13 +33,19 @@ static void usage(FILE *f)
 	      "  --no-mouse        leave the mouse to the terminal\n"
 	      "  --render WxH      print one frame as text instead (no terminal needed)\n"
 	      "  --keys KEYS       with --render: keys pressed first (\\n Enter, \\e Esc, \\t Tab)\n"
+	      "  --target RT       the runtime the plans are for: the tuner (F6) searches only\n"
+	      "                    what it runs; the baselines it cannot run are marked n/a\n"
 	      "  --steps FILE      show recorded tuner steps (octopipe.steps/1) in the steps view\n"
 	      "  --launcher CMD    Run (F8) under this prefix, e.g. 'mpirun -np 8' (default: $OCTOPIPE_LAUNCHER)\n"
 	      "  --time-scale X    Run: wall ms per model ms for the emulated executor (default 1)\n"
 	      "  --iters N         Run: iterations (default 10)\n"
 	      "  --backend B       Run on emu (default) or cuda (default: $OCTOPIPE_BACKEND)\n"
 	      "  --share-gpus      Run, cuda: more devices than GPUs (see octopipe run --help)\n"
-	      "With --model and --cluster, the plan's parallel layout (see octopipe plan --help):\n"
+	      "With --model and --cluster the UI opens on the parallel layout that tune and\n"
+	      "compare pick (--layout auto, the default: the layout search, any degree given\n"
+	      "below held fixed; --microbatches is the global batch, or per replica with\n"
+	      "--dp) and says which on the status line; --layout pp opens pure pipeline\n"
+	      "parallelism over every GPU. Ctrl-C during the search takes the best so far.\n"
 	      CLI_PAR_HELP, f);
 }
 
@@ -59,12 +67,16 @@ int cmd_tui(int argc, char **argv)
 		{ "backend", required_argument, NULL, 'b' },
 		{ "share-gpus", no_argument, NULL, 'g' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "layout", required_argument, NULL, 'Y' },
+		{ "target", required_argument, NULL, 'T' },
 		CLI_PAR_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct tui_opts o;
 	struct err e = ERR_INIT;
 	struct cli_par cp;
+	struct start_layout lay;
+	bool layout_pp = false, layout_given = false;
 	int ch, k;
 
 	memset(&o, 0, sizeof(o));
@@ -98,6 +110,16 @@ int cmd_tui(int argc, char **argv)
 			o.backend = optarg;
 			break;
 		case 'g': o.share_gpus = true; break;
+		case 'T':
+			if (target_from_name(optarg, &o.target) < 0)
+				return cli_usage_error("tui", "--target: 'octopipe', 'megatron' or 'torchtitan', not '%s'", optarg);
+			break;
+		case 'Y':
+			if (strcmp(optarg, "auto") != 0 && strcmp(optarg, "pp") != 0)
+				return cli_usage_error("tui", "--layout: 'auto' or 'pp', not '%s'", optarg);
+			layout_pp = strcmp(optarg, "pp") == 0;
+			layout_given = true;
+			break;
 		case 'h': usage(stdout); return EXIT_OK;
 		default: return EXIT_INPUT;
 		}
@@ -114,15 +136,22 @@ int cmd_tui(int argc, char **argv)
 		return cli_usage_error("tui", "--keys needs --render");
 	if ((cli_par_given(&cp) || cp.recompute >= 0) && o.plan)
 		return cli_usage_error("tui", "the layout options go with --model and --cluster (a plan has its own)");
-	o.recompute = cp.recompute;
-	if (cli_par_given(&cp) || cp.recompute >= 0) {
-		o.par.tp = cp.tp ? cp.tp : 1;
-		o.par.dp = cp.dp ? cp.dp : 1;
-		o.par.ep = cp.ep ? cp.ep : 1;
-		o.par.zero = cp.zero ? cp.zero - 1 : 0;
-		o.par.fp32_grads = cp.grads == 2;
-		o.par.pp = 0;
-	}
+	if (layout_pp && (cli_par_given(&cp) || cp.recompute >= 0))
+		return cli_usage_error("tui", "--layout pp is pure pipeline parallelism: no layout options with it");
+	if (layout_given && !o.model)
+		return cli_usage_error("tui", "--layout goes with --model and --cluster");
+	/* what is not given is searched, as tune and compare search it */
+	start_layout_init(&lay);
+	lay.tp = cp.tp;
+	lay.dp = cp.dp;
+	lay.ep = cp.ep;
+	lay.zero = cp.zero ? cp.zero - 1 : -1;
+	lay.recompute = cp.recompute;
+	lay.fp32_grads = cp.grads == 2;
+	lay.pp_only = layout_pp;
+	if (o.target == TARGET_TORCHTITAN && !cp.zero && !layout_pp)
+		lay.zero = 2;  /* torchtitan's data parallelism beside a pipeline is FSDP (as compare --target does) */
+	o.layout = &lay;
 	if (tui_run(&o, stdout, &e) < 0)
 		return cli_report(&e);
 	return EXIT_OK;

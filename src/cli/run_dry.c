@@ -16,6 +16,7 @@
 #include "cli/run_backend.h"
 #include "exec/kplan.h"
 #include "json.h"
+#include "vec.h"
 
 /* The op letters of a plan's three slots. */
 static char slot_letter(const struct plan *p, int k)
@@ -59,12 +60,8 @@ static int op_kernels(struct dry *d, int s, int k)
 	int n = kplan_kernels(d->p, d->works, &d->o, d->gemm_tflops, s, k, d->ks, d->max);
 
 	if (n > d->max) {
-		struct kernel *more = realloc(d->ks, (size_t)n * sizeof(*more));
-
-		if (!more)
+		if (VEC_RESERVE(d->ks, d->max, n) < 0)
 			return -1;
-		d->ks = more;
-		d->max = n;
 		n = kplan_kernels(d->p, d->works, &d->o, d->gemm_tflops, s, k, d->ks, d->max);
 	}
 	return n;

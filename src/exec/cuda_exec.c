@@ -680,6 +680,18 @@ bool cuda_exec_util(struct cuda_exec *c, int d, double *util, uint64_t *mem_used
 	return i >= 0 && i < c->info.count && nvml_sample(c->nvml, c->info.dev[i].pci_bus_id, util, mem_used);
 }
 
+/* The host arrays of GPU g's state (the device's own are freed with its context). */
+static void gpu_free_host(struct gpu *g)
+{
+	free(g->op_start);
+	free(g->op_end);
+	free(g->launch_end);
+	free(g->shape);
+	free(g->stash);
+	free(g->ks);
+	free(g->k_first);
+}
+
 void cuda_exec_close(struct cuda_exec *c)
 {
 	if (!c)
@@ -689,13 +701,7 @@ void cuda_exec_close(struct cuda_exec *c)
 		struct gpu *g = &c->g[d];
 
 		if (g->gpu < 0 || !g->compute || cudaSetDevice(g->gpu) != cudaSuccess) {
-			free(g->op_start);
-			free(g->op_end);
-			free(g->launch_end);
-			free(g->shape);
-			free(g->stash);
-			free(g->ks);
-			free(g->k_first);
+			gpu_free_host(g);
 			continue;
 		}
 		if (g->blas)
@@ -713,13 +719,7 @@ void cuda_exec_close(struct cuda_exec *c)
 		}
 		if (g->compute)
 			cudaStreamDestroy(g->compute);
-		free(g->op_start);
-		free(g->op_end);
-		free(g->launch_end);
-		free(g->shape);
-		free(g->stash);
-		free(g->ks);
-		free(g->k_first);
+		gpu_free_host(g);
 	}
 	for (int k = 0; c->x && k < c->x->nxfers; k++) {
 		if (c->xf_send && c->xf_send[k])

@@ -16,7 +16,7 @@
  * without nvcc, a device copy of its bytes, and the softmax a copy of its scores). Every
  * leading dimension is padded to 16 bytes (kplan_calls) and every operand holds random
  * bf16 values (opfill.h), never zeros. Expert GEMMs have the plan's expert-parallel
- * shapes (kplan_expert_parallel). Nothing is fitted: the
+ * shapes (the cost model's, cost_opts.ep). Nothing is fitted: the
  * GPU's own time is what a run measures. Without an architecture an op is its proxy: bf16
  * GEMMs of the shape cuda_proxy.c chose, the three products a linear layer is made of.
  */

@@ -72,37 +72,9 @@ int kplan_stage_kernels(const struct plan *p, const struct work *works, const st
 {
 	int n = 0;
 
-	int ep = plan_parallel(p).ep;
-
-	for (int l = p->stages[s].first; l <= p->stages[s].last; l++) {
-		int k = cost_kernels(&works[l], o, pass, n < max ? out + n : NULL, n < max ? max - n : 0);
-
-		if (ep > 1 && n < max)
-			kplan_expert_parallel(out + n, k < max - n ? k : max - n, ep);
-		n += k;
-	}
+	for (int l = p->stages[s].first; l <= p->stages[s].last; l++)
+		n += cost_kernels(&works[l], o, pass, n < max ? out + n : NULL, n < max ? max - n : 0);
 	return n;
-}
-
-void kplan_expert_parallel(struct kernel *ks, int n, int ep)
-{
-	for (int i = 0; i < n && ep > 1; i++) {
-		struct kernel *x = &ks[i];
-		int g = x->groups > 0 ? x->groups : 1, local = (g + ep - 1) / ep;
-
-		if (x->m > 0 && x->cls == EFF_GROUPED && g > 1) {
-			double rows = x->m * g;   /* all the rows this GPU's experts take, as at ep = 1 */
-
-			x->groups = local;
-			x->m = rows / local;
-			x->bytes = 2 * (rows * x->k + local * x->n * x->k + rows * x->n);
-			x->launches = local;
-		} else if (x->m <= 0 && x->heads <= 0 && x->name && strncmp(x->name, "experts.", 8) == 0 &&
-		           x->launches > 1) {
-			/* a per-expert gather, activation or scatter: as many launches per local expert */
-			x->launches = (x->launches + ep - 1) / ep;
-		}
-	}
 }
 
 int kplan_kernels(const struct plan *p, const struct work *works, const struct cost_opts *o, double gemm_tflops,
@@ -163,6 +135,9 @@ int kplan_choose(const struct plan *p, bool fit, enum kplan_mode *mode, struct w
 		o->tp = p->par.tp;
 	if (o->tp < 1)
 		o->tp = 1;
+	/* and its expert-parallel degree: the cost model's kernels of the E / ep experts a
+	 * rank holds, each on the rows of ep ranks */
+	o->ep = plan_parallel(p).ep > 1 ? plan_parallel(p).ep : 1;
 	*mode = KPLAN_ARCHITECTURE;
 	return 0;
 }

@@ -126,13 +126,9 @@ double kplan_ssd_bytes(const struct kernel *x);
 int kplan_calls(const struct kernel *x, enum kernel_pass p, struct kplan_call *out, int max);
 
 /*
- * Expert parallelism. The cost model's lists hold a layer's routed experts at ep = 1: E
- * GEMMs (groups) of tokens x top-k / E rows, and per-expert gathers, activations and
- * scatters. At expert-parallel degree ep a GPU holds E / ep of them, each receiving the
- * rows of ep ranks: groups E / ep, rows x ep, the same FLOPs, 1 / ep of the weights, and
- * E / ep of the per-expert launches. kplan_stage_kernels applies it at the plan's ep.
+ * Expert parallelism is the cost model's (cost_opts.ep, which kplan_choose sets to the
+ * plan's degree): a rank's lists hold its E / ep experts, each on the rows of ep ranks.
  */
-void kplan_expert_parallel(struct kernel *ks, int n, int ep);
 
 
 /* The queries per block of core x. */

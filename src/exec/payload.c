@@ -139,7 +139,7 @@ int payload_check(const void *buf, size_t len, const struct payload_tag *want, c
 
 int payload_stash(uint64_t *store, int microbatches, uint32_t iter, const struct action *a, char *why, size_t n)
 {
-	long at = ((long)a->stage * microbatches + a->mb) * 2;
+	long at = op_slot_index(a->stage, microbatches, a->mb, 2, 0);
 	struct payload_tag t = { iter, { a->stage, a->mb, OP_F, 0 } };
 	uint64_t *f = &store[at], *w = &store[at + 1];
 	char tok[ACTION_TEXT_MAX];

@@ -36,6 +36,37 @@ static void report(const struct row *r, const char *budget)
 	printf("%-44s %6d %10.3f %10.3f   %s\n", r->what, r->n, r->ms_mean, r->ms_max, budget);
 }
 
+/* Pans at 4x zoom, right then left, each drawn and sent: the rows shift on the terminal
+ * (ui/blit.c). Returns the bytes sent per pan. */
+static long bench_pan(struct app *a, struct screen *s, const struct layout *l, FILE *term, struct row *pan)
+{
+	long bytes = 0;
+
+	view_key(a, '0');
+	view_key(a, '+');
+	view_key(a, '+');
+	view_draw(a, s, l);
+	tui_blit_pan(s, tui_pan_shift(a->t0, a->ms_per_col));
+	for (int i = 0; i < pan->n; i++) {
+		double t0 = now_ms(), dt;
+		long b0;
+		int sh;
+
+		fflush(term);
+		b0 = ftell(term);
+		view_key(a, i % 8 < 4 ? 'L' : 'H');
+		sh = tui_pan_shift(a->t0, a->ms_per_col);
+		view_draw(a, s, l);
+		tui_blit_pan(s, sh);
+		dt = now_ms() - t0;
+		fflush(term);
+		bytes += ftell(term) - b0;
+		pan->ms_mean += dt / pan->n;
+		pan->ms_max = pan->ms_max > dt ? pan->ms_max : dt;
+	}
+	return bytes / pan->n;
+}
+
 int main(int argc, char **argv)
 {
 	struct app a;
@@ -44,7 +75,8 @@ int main(int argc, char **argv)
 	struct err e = ERR_INIT;
 	struct screen s = { 0, 0, NULL };
 	struct layout l;
-	FILE *devnull = fopen("/dev/null", "w+");
+	/* the terminal writes to a file, so the bytes a pan sends can be counted */
+	FILE *devnull = tmpfile();
 	SCREEN *scr;
 	const int W = 200, H = 60, N = 200;
 	struct row draw = { "draw into the cell grid", 0, 0, N }, full = { "redraw (draw + curses + flush)", 0, 0, N };
@@ -52,6 +84,8 @@ int main(int argc, char **argv)
 	struct row order = { "edit-to-screen (op moved, sim, redraw)", 0, 0, N };
 	struct row zoom = { "zoom in + redraw", 0, 0, N };
 	struct row live = { "live run: events of an iteration + redraw", 0, 0, N / 10 };
+	struct row pan = { "pan a quarter chart + redraw (zoomed in)", 0, 0, N };
+	long pan_bytes = 0;
 
 	(void)argc;
 	datadir_find(argv[0]);
@@ -65,6 +99,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench_tui: no terminal description for xterm-256color\n");
 		return 1;
 	}
+	if (devnull)
+		tui_blit_output(fileno(devnull));
 	resizeterm(H, W);
 	a.fill_glyphs = theme_init(true) == THEME_MONO;
 	screen_resize(&s, W, H);
@@ -118,6 +154,7 @@ int main(int argc, char **argv)
 		zoom.ms_mean += dt / N;
 		zoom.ms_max = zoom.ms_max > dt ? zoom.ms_max : dt;
 	}
+	pan_bytes = bench_pan(&a, &s, &l, devnull, &pan);
 	/* a run's worth of events per frame: every op of an iteration, the measured rows and
 	 * the gauges drawn (what the UI does at most every 30 ms while a run streams) */
 	a.run.have_live = live_init(&a.run.live, a.cur.plan.ndevices, a.cur.m.makespan_ms) == 0;
@@ -154,6 +191,8 @@ int main(int argc, char **argv)
 	report(&order, "< 50 ms");
 	report(&zoom, "< 16 ms");
 	report(&live, "< 16 ms");
+	report(&pan, "< 16 ms");
+	printf("bytes sent to the terminal per pan: %ld on average (xterm-256color)\n", pan_bytes);
 	endwin();
 	delscreen(scr);
 	fclose(devnull);

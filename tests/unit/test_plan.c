@@ -52,6 +52,58 @@ static const char *from_text(const char *text, const char *dir)
 	return e.msg;
 }
 
+/* Whether a and b write the same file (by reference and embedded). */
+static int same_file(const struct plan *a, const struct plan *b)
+{
+	int same = 1;
+
+	for (int embed = 0; embed < 2; embed++) {
+		cJSON *ja = plan_to_json(a, embed), *jb = plan_to_json(b, embed);
+		struct strbuf sa = STRBUF_INIT, sb = STRBUF_INIT;
+
+		if (ja && jb) {
+			json_write(&sa, ja);
+			json_write(&sb, jb);
+			same &= sa.len == sb.len && memcmp(sa.buf, sb.buf, sa.len) == 0;
+		} else {
+			same = 0;
+		}
+		strbuf_release(&sa);
+		strbuf_release(&sb);
+		cJSON_Delete(ja);
+		cJSON_Delete(jb);
+	}
+	return same;
+}
+
+/* plan_copy: the copy writes the same file as the original, shares nothing (editing and
+ * releasing the original leaves it whole) and keeps the references. */
+static void test_copy(const char *file)
+{
+	struct err e = ERR_INIT;
+	struct plan p, c;
+
+	if (plan_load(&p, tap_data(file), &e) < 0) {
+		ok(0, "%s loads (%s)", file, e.msg);
+		return;
+	}
+	ok(plan_copy(&c, &p, &e) == 0, "%s: a copy is made (%s)", file, e.msg);
+	ok(same_file(&p, &c), "%s: the copy writes the same file as the original", file);
+	ok(c.stages != p.stages && c.order != p.order && c.model.layers != p.model.layers &&
+	   (!p.model_ref || c.model_ref != p.model_ref), "%s: the copy shares no table or string", file);
+	ok(p.model_ref ? c.model_ref && strcmp(c.model_ref, p.model_ref) == 0 : !c.model_ref,
+	   "%s: the model's reference (or its absence) is kept", file);
+	is_int(c.par.tp, p.par.tp, "%s: the layout's tp is kept", file);
+	ok(c.has_parallel == p.has_parallel && c.par.dp == p.par.dp && c.par.zero == p.par.zero,
+	   "%s: the whole layout is kept", file);
+	p.stages[0].device = p.ndevices - 1;
+	p.order[0].mb = 99;
+	plan_release(&p);
+	ok(plan_total_ops(&c) > 0 && c.order[0].mb != 99 && c.stages[0].device == 0,
+	   "%s: the copy outlives its original's edits and release", file);
+	plan_release(&c);
+}
+
 int main(void)
 {
 	struct err e = ERR_INIT;
@@ -162,5 +214,7 @@ int main(void)
 	       "references resolve against the plan's directory");
 	plan_release(&p);
 	rmdir(tmp);
+	test_copy("tiny-plan.json");
+	test_copy("tiny-plan-layout.json");
 	return tap_done();
 }

@@ -1,5 +1,5 @@
 /*
- * compare — the baselines and the compared plan (see app.h). The baselines come from the
+ * app_compare — the baselines and the compared plan (see app.h). The baselines come from the
  * engine's one loop (baseline_run_all) and are listed as a "generation", each step named
  * by what changed from the one before (placement, partition, scheduling); any of them,
  * a tuner step or another plan can be shown above the edited plan on one time scale.
@@ -48,6 +48,23 @@ void compare_release_baselines(struct app *a)
 	release_steps(a->steps, a->nsteps);
 	a->steps = NULL;
 	a->nsteps = 0;
+}
+
+/* A baseline the target runtime cannot run is marked n/a with the reason, as compare
+ * --target marks it: Megatron-LM runs only its own 1F1B and interleaved orders, and
+ * target_check holds the rest of each runtime's rules. */
+static void target_mark(enum target t, const struct baseline_result *r, struct step *st)
+{
+	struct err te = ERR_INIT;
+
+	if (t == TARGET_OCTOPIPE)
+		return;
+	if (t == TARGET_MEGATRON && r->recipe->schedule != SCHED_1F1B && r->recipe->schedule != SCHED_INTERLEAVED)
+		err_set(&te, ERR_INPUT, "Megatron-LM runs only its own 1F1B and interleaved orders");
+	if (te.cls == ERR_NONE && target_check(t, &st->plan, &te) == 0)
+		return;
+	st->na = true;
+	snprintf(st->why, sizeof(st->why), "n/a on %s: %.150s", target_name(t), te.msg);
 }
 
 /* Each baseline's plan moves into its step: nothing is copied. */
@@ -101,6 +118,7 @@ int compare_build_baselines(struct app *a, const struct model *m, const struct c
 		} else {
 			snprintf(st->why, sizeof(st->why), "%.199s", r->why.msg);
 		}
+		target_mark(a->target, r, st);
 		if (!prev) {
 			snprintf(st->phase, sizeof(st->phase), "start");
 			snprintf(st->move, sizeof(st->move), "%s, %s partition, one stage per gpu", st->name,
@@ -122,6 +140,16 @@ int compare_build_baselines(struct app *a, const struct model *m, const struct c
 		prev = st;
 	}
 	best = bs.best;
+	if (a->target != TARGET_OCTOPIPE) {
+		/* the fastest the target runs; when it runs none, the fastest (marked n/a) */
+		int tb = -1;
+
+		for (int i = 0; i < n; i++)
+			if (steps[i].ok && steps[i].makespan > 0 && !steps[i].oom && !steps[i].na &&
+			    (tb < 0 || steps[i].makespan < steps[tb].makespan))
+				tb = i;
+		best = tb >= 0 ? tb : best;
+	}
 	baseline_set_release(&bs);
 	if (need_best && best < 0) {
 		release_steps(steps, n);

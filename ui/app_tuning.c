@@ -1,5 +1,5 @@
 /*
- * tuning — the tuner driven from the UI loop (see tuning.h).
+ * app_tuning — the tuner driven from the UI loop (see tuning.h).
  *
  * The tuner's own step API does the real work; this module only paces it (one accepted
  * move per loop iteration, so keys and redraws interleave with the search) and copies each
@@ -104,8 +104,23 @@ int tuning_start(struct app *a)
 		app_msg(a, R_ERROR, "cannot tune: %s", e.msg);
 		return -1;
 	}
+	g->target = a->target;
+	if (g->target == TARGET_MEGATRON) {
+		/* one search, run on the next tick so the screen says what is going on first */
+		g->megatron = true;
+		g->state = TUNING_RUNNING;
+		app_msg(a, R_NORMAL, "tuning %s on %s with %d microbatches for megatron: Megatron-LM's own 1F1B and "
+		        "interleaved schedules over the partitions its layout flags express (about a second)", g->m.name,
+		        g->c.name, g->microbatches);
+		return 0;
+	}
 	tune_opts_default(&o);
 	o.microbatches = g->microbatches;
+	if (g->target != TARGET_OCTOPIPE) {
+		/* only candidates the runtime runs (as tune --target torchtitan filters them) */
+		o.accept = target_accepts;
+		o.accept_arg = &g->target;
+	}
 	if (tune_new(&g->t, &g->m, &g->c, &o, &e) < 0) {
 		g->state = TUNING_FAILED;
 		snprintf(g->why, sizeof(g->why), "%s", e.msg);
@@ -113,8 +128,9 @@ int tuning_start(struct app *a)
 		return -1;
 	}
 	g->state = TUNING_RUNNING;
-	app_msg(a, R_NORMAL, "tuning %s on %s with %d microbatches (Esc cancels)", g->m.name, g->c.name,
-	        g->microbatches);
+	app_msg(a, R_NORMAL, "tuning %s on %s with %d microbatches%s%s (Esc cancels)", g->m.name, g->c.name,
+	        g->microbatches, g->target != TARGET_OCTOPIPE ? ", only what runs on " : "",
+	        g->target != TARGET_OCTOPIPE ? target_name(g->target) : "");
 	return 0;
 }
 
@@ -128,6 +144,8 @@ static void finish(struct app *a)
 	struct tuning *g = &a->tuning;
 	cJSON *j;
 
+	if (!g->t)
+		return;   /* the megatron search keeps no tuner */
 	tune_stats(g->t, &g->evals, &g->seconds);
 	/* the baseline the tuner compared against, from its own record */
 	j = tune_steps_to_json(g->t);
@@ -147,6 +165,59 @@ static void finish(struct app *a)
 	g->t = NULL;
 }
 
+/* target megatron: Megatron-LM's own search (target.h), at the CLI's budget; its best plan
+ * is the one step, measured against Megatron-LM's default (1F1B over its even split). */
+static void megatron_tick(struct app *a)
+{
+	struct tuning *g = &a->tuning;
+	struct target_search_opts so = { .microbatches = g->microbatches, .max_chunks = 3, .time_budget_s = 1,
+	                                 .max_evals = 0, .stop = NULL };
+	struct target_result tr;
+	struct err e = ERR_INIT;
+	struct strbuf sb = STRBUF_INIT;
+	struct tstep *t;
+	struct plan p;
+
+	g->megatron = false;
+	if (target_megatron_search(&g->m, &g->c, &so, &p, &tr, &e) < 0) {
+		g->state = TUNING_FAILED;
+		snprintf(g->why, sizeof(g->why), "%s", e.msg);
+		app_msg(a, R_ERROR, "tuning for megatron failed: %s", e.msg);
+		return;
+	}
+	if (!(t = push(g))) {
+		plan_release(&p);
+		g->state = TUNING_FAILED;
+		snprintf(g->why, sizeof(g->why), "out of host memory");
+		return;
+	}
+	g->evals = tr.evals;
+	g->seconds = tr.seconds;
+	snprintf(g->baseline, sizeof(g->baseline), "megatron 1f1b");
+	g->baseline_ms = isfinite(tr.baseline_ms) ? tr.baseline_ms : 0;
+	snprintf(t->phase, sizeof(t->phase), "megatron");
+	snprintf(t->what, sizeof(t->what), "the fastest plan Megatron-LM runs (%d of 1..%d virtual stages had one)",
+	         tr.schedules, tr.max_chunks);
+	t->before_ms = isfinite(tr.baseline_ms) ? tr.baseline_ms : tr.best_ms;
+	t->after_ms = tr.best_ms;
+	t->plan = p;
+	t->have_plan = true;
+	{
+		char name[200];
+
+		snprintf(name, sizeof(name), "%s megatron", g->m.name);
+		free(t->plan.name);
+		t->plan.name = strdup(name);
+	}
+	g->state = TUNING_DONE;
+	if (a->panel == PANEL_STEPS && a->steps_tuner)
+		tuning_select(a, 0);
+	fmt_ms(&sb, tr.best_ms);
+	app_msg(a, R_GOOD, "tuning for megatron done: %ld plans simulated in %.2f s; best step 0 at %s (Enter adopts)",
+	        tr.evals, tr.seconds, sb.buf);
+	strbuf_release(&sb);
+}
+
 void tuning_tick(struct app *a)
 {
 	struct tuning *g = &a->tuning;
@@ -156,6 +227,10 @@ void tuning_tick(struct app *a)
 
 	if (g->state != TUNING_RUNNING)
 		return;
+	if (g->megatron) {
+		megatron_tick(a);
+		return;
+	}
 	r = tune_step(g->t, &s, &e);
 	if (r < 0) {
 		g->state = TUNING_FAILED;

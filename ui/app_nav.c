@@ -1,5 +1,5 @@
 /*
- * nav — the cursor and the view of the charts (see app.h): zoom, pan, paging the gpu
+ * app_nav — the cursor and the view of the charts (see app.h): zoom, pan, paging the gpu
  * rows, moving the cursor between ops and gpus, following what an op waited for.
  *
  * The cursor is a gpu and a position in that gpu's order, not a time, so it always sits

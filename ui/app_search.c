@@ -1,5 +1,5 @@
 /*
- * search — PCRE2 search and filter over ops (see app.h). Each op is matched by a line of
+ * app_search — PCRE2 search and filter over ops (see app.h). Each op is matched by a line of
  * text ("1F12 stage=1 mb=12 kind=F forward gpu=1 layers=7-13 mamba2"), so one regular
  * expression can select by kind, stage, microbatch, gpu or layer type; the matches are a
  * flag per op that the charts draw and n/N walk.

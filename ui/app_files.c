@@ -1,5 +1,5 @@
 /*
- * files — opening plans and samples, saving, the HTML report, the recent files the picker
+ * app_files — opening plans and samples, saving, the HTML report, the recent files the picker
  * offers, autosave and recovery (see app.h).
  *
  * Work is never lost and never shared by accident: each UI claims its own autosave slot,
@@ -22,6 +22,7 @@
 #include "fileio.h"
 #include "json.h"
 #include "layout_json.h"
+#include "layout_search.h"
 #include "report.h"
 #include "screen.h"
 
@@ -138,15 +139,67 @@ int files_open_plan(struct app *a, const char *arg, struct err *e)
 	return 0;
 }
 
-int files_open_sample(struct app *a, const char *model, const char *cluster, int mbs, const struct parallel *par,
-                      int recompute, struct err *e)
+/* The best baseline of m on c as the edited plan, at layout l on one replica (l NULL:
+ * pure pipeline parallelism over every gpu); with a pick (the layout search's), the plan
+ * opened is the fastest baseline that fits as the search judged it (layout_baseline). */
+static int open_at(struct app *a, const struct model *m, const struct cluster *c, int mbs, const struct parallel *l,
+                   int recompute, const struct layout_pick *pk, const char *mpath, const char *cpath, struct err *e)
 {
-	char mpath[4096], cpath[4096];
-	struct model m, rm;
-	struct cluster c, rc;
-	struct parallel l;
+	struct model rm;
+	struct cluster rc;
 	struct plan p;
 	int best, r = -1;
+
+	memset(&rm, 0, sizeof(rm));
+	memset(&rc, 0, sizeof(rc));
+	/* a layout: the baselines are built on what one replica sees */
+	if (l && parallel_replica(m, c, l, &rm, &rc, e) < 0)
+		goto out;
+	best = compare_build_baselines(a, l ? &rm : m, l ? &rc : c, mbs, !pk);
+	if (pk && a->target != TARGET_OCTOPIPE && best >= 0 && !a->steps[best].na && !a->steps[best].oom &&
+	    a->steps[best].makespan > 0) {
+		/* a target: the fastest baseline it runs (the search's pick may be one it cannot) */
+		if (app_plan_dup(&p, &a->steps[best].plan, e) < 0)
+			goto out;
+		plan_set_recompute(&p, pk->recompute);
+	} else if (pk) {
+		struct metrics mt;
+
+		if (layout_baseline(m, c, pk, &p, &mt, e) < 0)
+			goto out;
+		metrics_release(&mt);
+		best = best < 0 ? 0 : best;
+	} else if (best < 0) {
+		err_set(e, ERR_INFEASIBLE, "no baseline of %s on %s with %d microbatches runs", m->name, c->name, mbs);
+		goto out;
+	} else if (app_plan_dup(&p, &a->steps[best].plan, e) < 0) {
+		goto out;
+	}
+	if (l && plan_attach_parallel(&p, l, m, c, e) < 0) {
+		plan_release(&p);
+		goto out;
+	}
+	if (recompute > RECOMPUTE_NONE && !pk)
+		plan_set_recompute(&p, (enum recompute)recompute);
+	adopt(a, &p, NULL, realpath(mpath, NULL), realpath(cpath, NULL));
+	snprintf(a->source, sizeof(a->source), "%s of %s on %s", pk ? "layout search's pick" : "best baseline", m->name,
+	         c->name);
+	a->step_sel = best;
+	r = 0;
+out:
+	model_release(&rm);
+	cluster_release(&rc);
+	return r;
+}
+
+int files_open_sample(struct app *a, const char *model, const char *cluster, int mbs, const struct start_layout *lo,
+                      struct err *e)
+{
+	char mpath[4096], cpath[4096];
+	struct model m;
+	struct cluster c;
+	struct layout_choice lc;
+	int r = -1;
 
 	datadir_resolve(model, "samples/models", mpath, sizeof(mpath));
 	datadir_resolve(cluster, "samples/clusters", cpath, sizeof(cpath));
@@ -156,38 +209,31 @@ int files_open_sample(struct app *a, const char *model, const char *cluster, int
 		model_release(&m);
 		return -1;
 	}
-	memset(&rm, 0, sizeof(rm));
-	memset(&rc, 0, sizeof(rc));
-	if (par) {
-		/* a layout: the baselines are built on what one replica sees */
-		l = *par;
-		if (l.pp <= 0)
-			l.pp = c.devices / (l.tp * l.dp) > 0 ? c.devices / (l.tp * l.dp) : 1;
-		if (recompute > RECOMPUTE_NONE && model_recomputes(&m)) {
-			err_set(e, ERR_INPUT, "--recompute: the layer table of '%s' already recomputes every layer", m.name);
-			goto out;
+	a->start_msg[0] = '\0';
+	if (!lo || lo->pp_only) {
+		r = open_at(a, &m, &c, mbs, NULL, -1, NULL, mpath, cpath, e);
+	} else if (lo->recompute > RECOMPUTE_NONE && model_recomputes(&m)) {
+		err_set(e, ERR_INPUT, "--recompute: the layer table of '%s' already recomputes every layer", m.name);
+	} else if (start_layout_choose(&m, &c, mbs, lo, &lc, a->start_msg, sizeof(a->start_msg), e) < 0) {
+		/* none fits: the chart still shows where the memory goes, over every gpu (the
+		 * input errors are the options' own, and an interrupt before any fit is a quit) */
+		if (e->cls == ERR_INFEASIBLE) {
+			struct err why = *e;
+
+			snprintf(a->start_msg, sizeof(a->start_msg), "%.200s: showing pure pipeline parallelism over every gpu",
+			         e->msg);
+			*e = (struct err)ERR_INIT;
+			if ((r = open_at(a, &m, &c, mbs, NULL, -1, NULL, mpath, cpath, e)) < 0)
+				*e = why;   /* the search's words: how close the best came */
 		}
-		if (parallel_replica(&m, &c, &l, &rm, &rc, e) < 0)
-			goto out;
+	} else if (parallel_is_pipeline_only(&lc.par) && lc.par.pp == c.devices && lc.recompute == RECOMPUTE_NONE) {
+		r = open_at(a, &m, &c, lc.microbatches, NULL, -1, NULL, mpath, cpath, e);
+	} else {
+		struct layout_pick pk = { lc.par, lc.recompute, lc.microbatches, lc.makespan_ms, lc.tokens_per_s,
+		                          lc.peak_bytes };
+
+		r = open_at(a, &m, &c, lc.microbatches, &lc.par, lc.recompute, &pk, mpath, cpath, e);
 	}
-	best = compare_build_baselines(a, par ? &rm : &m, par ? &rc : &c, mbs, true);
-	if (best < 0) {
-		err_set(e, ERR_INFEASIBLE, "no baseline of %s on %s with %d microbatches runs", m.name, c.name, mbs);
-	} else if (app_plan_dup(&p, &a->steps[best].plan, e) == 0) {
-		if (par && plan_attach_parallel(&p, &l, &m, &c, e) < 0) {
-			plan_release(&p);
-			goto out;
-		}
-		if (recompute > RECOMPUTE_NONE)
-			plan_set_recompute(&p, (enum recompute)recompute);
-		adopt(a, &p, NULL, realpath(mpath, NULL), realpath(cpath, NULL));
-		snprintf(a->source, sizeof(a->source), "best baseline of %s on %s", m.name, c.name);
-		a->step_sel = best;
-		r = 0;
-	}
-out:
-	model_release(&rm);
-	cluster_release(&rc);
 	model_release(&m);
 	cluster_release(&c);
 	return r;
@@ -335,7 +381,7 @@ int app_open_sample(struct app *a, const char *model, const char *cluster, int m
 {
 	struct err e = ERR_INIT;
 
-	if (files_open_sample(a, model, cluster, mbs > 0 ? mbs : APP_DEFAULT_MICROBATCHES, NULL, -1, &e) < 0) {
+	if (files_open_sample(a, model, cluster, mbs > 0 ? mbs : APP_DEFAULT_MICROBATCHES, NULL, &e) < 0) {
 		app_msg(a, R_ERROR, "cannot open: %s", e.msg);
 		return -1;
 	}

@@ -1,5 +1,5 @@
 /*
- * run — launching the executor and following it (see run.h).
+ * app_run — launching the executor and following it (see run.h).
  *
  * The child is whatever runs `octopipe run`: the binary the UI itself runs
  * (/proc/self/exe, so it is the same version) or a launcher prefix given by --launcher or

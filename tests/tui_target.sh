@@ -1,0 +1,63 @@
+#!/bin/sh
+# --target in the UI (issue 24): the tuner searches only what the runtime runs (Megatron-LM's
+# own search, torchtitan through the tuner's filter), the baselines it cannot run are marked
+# n/a as compare --target marks them, the status line names the target, and a tuned plan
+# adopted and saved in the UI exports for that runtime. tmux-driven, on a private server.
+. "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+T="$TMPDIR_TEST"
+
+TUI_NAME=target
+. "$top_srcdir/tests/tuilib.sh"
+
+run "$OCTOPIPE" tui --target nosuch --render 100x30
+expect_rc 2 "an unknown --target is refused"
+expect_match "--target: 'octopipe', 'megatron' or 'torchtitan', not 'nosuch'" "$ERR" "and says which there are"
+
+# ---- megatron ---------------------------------------------------------------------------
+# at a layout the layout search picks, the plan opened is still one Megatron-LM runs
+run "$OCTOPIPE" tui --model llama2-70b --cluster 64xH200 --tp 4 --dp 2 --target megatron --render 200x40
+expect_rc 0 "llama2-70b at TP 4 x DP 2 for megatron"
+expect_match 'OctoPipe +llama2-70b (1f1b|1f1b balanced|interleaved) +llama2-70b on 64xH200 \(pp 8 x tp 4 x dp 2' "$OUT" \
+    "opens at the layout on a schedule Megatron-LM runs"
+start 160 40 -- tui --target megatron
+expect ' target megatron$' "the status line names the target"
+expect 'OctoPipe +nemotron-nano-v2-9b (1f1b|1f1b balanced|interleaved) ' "the plan opened is a baseline Megatron-LM runs"
+keys T
+expect 'tuning for megatron done: [0-9]+ plans simulated' "T tunes with Megatron-LM's own search" 30
+expect "^ +0 +megatron .*the fastest plan Megatron-LM runs" "its answer is the step shown"
+keys Enter
+expect 'tuner step 0 \(megatron\)' "Enter adopts it"
+keys S C-u
+typ "$T/mega.json"
+keys Enter
+expect "saved.*mega.json" "and it saves"
+keys b
+expect '^ +0 +start .*gpipe.*n/a on megatron: Megatron-LM runs only its own 1F1B' \
+    "b: the baselines Megatron-LM cannot run are marked n/a, as compare --target marks them"
+expect_not '^ +1 +scheduling .*1f1b .*n/a' "and 1f1b is not"
+keys q y
+expect '^exit status 0' "after the keys q y: exits with status 0"
+run "$OCTOPIPE" export megatron-args "$T/mega.json"
+expect_rc 0 "the plan tuned for megatron in the UI exports as Megatron-LM's flags"
+expect_match '--pipeline-model-parallel-size' "$OUT" "with its pipeline size"
+
+# ---- torchtitan ---------------------------------------------------------------------------
+start 160 40 -- tui --target torchtitan
+expect ' target torchtitan$' "the status line names torchtitan"
+keys T
+expect 'tuning .* only what runs on torchtitan' "T tunes only what torchtitan runs" 10
+expect 'tuning done: [0-9]+ steps' "and finishes" 60
+keys Enter
+expect 'tuner step [0-9]+' "Enter adopts the best step"
+keys S C-u
+typ "$T/titan.json"
+keys Enter
+expect "saved.*titan.json" "and it saves"
+keys q
+expect '^exit status 0' "after the key q: exits with status 0"
+run "$OCTOPIPE" export torchtitan "$T/titan.json" -o "$T/titan"
+expect_rc 0 "the plan tuned for torchtitan in the UI exports for torchtitan"
+if [ -s "$T/titan/schedule.csv" ] && [ -s "$T/titan/job.toml" ]; then ok "with its job config and schedule CSV"
+else not_ok "export torchtitan writes job.toml and schedule.csv" "$(ls -la "$T/titan" 2>&1)"; fi
+
+done_testing
