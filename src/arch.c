@@ -1,8 +1,8 @@
 /*
  * arch — architectures as lists of layers of per-token work (see arch.h).
  *
- * The file form keeps the counts of model-facts §6 as they are (FLOPs per token, core
- * FLOPs per attended key, bytes per token) and its `eff_class` says which kernel class
+ * The file form keeps the per-token counts of docs/METHOD.md §6.2 as they are (FLOPs per
+ * token, core FLOPs per attended key, bytes per token) and its `eff_class` says which kernel class
  * each count runs in, so a hand-written architecture and one derived from a config.json
  * go through the same cost_layer().
  */

@@ -2,8 +2,8 @@
  * arch — a model architecture as the cost model sees it: an ordered list of schedulable
  * layers, each with its per-token work (cost.h). Built from a Hugging Face config.json
  * (hfconfig.h) or read from an OctoPipe architecture file (`octopipe.arch/1`): the
- * compact form of model-facts §6, a `pattern` string whose characters are keys of a
- * `kinds` table of per-token counts, with optional `pre` and `post` lists.
+ * compact form (docs/DESIGN.md "Formats", docs/METHOD.md §6.2), a `pattern` string
+ * whose characters are keys of a `kinds` table of per-token counts, with optional `pre` and `post` lists.
  *
  * arch_to_model() turns it into a layer table for one GPU, sequence length, micro-batch
  * and tensor-parallel degree.

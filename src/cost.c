@@ -1,11 +1,11 @@
 /*
  * cost — FLOPs, bytes and times per block kind (see cost.h).
  *
- * Every formula is per token and forward, from model-facts §3: GEMM FLOPs are 2 x the
- * linear weights a token passes through, the attention core is 4 n_q d_h FLOPs per key it
+ * Every formula is per token and forward, as docs/METHOD.md §6.2 counts it: GEMM FLOPs
+ * are 2 x the linear weights a token passes through, the attention core is 4 n_q d_h FLOPs per key it
  * attends to, scans and convolutions get their own class, and elementwise kernels are
- * counted in bytes. The backward follows the zero-bubble split (§3.2): a GEMM's input
- * grad and weight grad each cost its forward; cores, scans and elementwise kernels cost
+ * counted in bytes. The backward follows the zero-bubble split (docs/METHOD.md §6.3): a
+ * GEMM's input grad and weight grad each cost its forward; cores, scans and elementwise kernels cost
  * twice their forward (the loss: what its backward moves) and all of it is input grad (their
  * weight grads are produced in the same fused kernel). Keeping work per class is what lets calibration fit efficiencies.
  *

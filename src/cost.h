@@ -1,6 +1,6 @@
 /*
  * cost — the analytic cost model: per-token FLOPs, parameters and activation bytes of
- * every block kind (model-facts §3), and the F / I / W times and memory of a layer made
+ * every block kind (docs/METHOD.md §6.2), and the F / I / W times and memory of a layer made
  * of such blocks on a given GPU, sequence length, micro-batch and tensor-parallel degree.
  *
  * A block's work is kept by kernel class (hardware.h) and per token, with the attention

@@ -17,7 +17,8 @@ const char *const hardware_class_names[EFF_NCLASS] = {
 };
 
 /*
- * H200 SXM: 989 TFLOP/s dense BF16, 4.8 TB/s HBM3e (model-facts §1). The launch overhead
+ * H200 SXM: 989 TFLOP/s dense BF16, 4.8 TB/s HBM3e (datasheet figures, docs/METHOD.md
+ * §6.1). The launch overhead
  * is what the profiles that determine it agree on: deepseek-16b's per-expert loops (384
  * launches per MoE layer) fit 14.2 us alone and 14.3 us with nemotron-nano-v2-9b and
  * gpt-13b (whose large kernels alone cannot separate it from the GEMM efficiency); one

@@ -74,7 +74,7 @@ static void usage(FILE *f)
 		fprintf(f, "  %-26s %s\n", head, c->summary);
 	}
 	fputs("\n'octopipe COMMAND --help' describes a command. Files: samples/ (models, clusters),\n"
-	      "plans/; the formats are described in README.md.\n"
+	      "plans/; the formats are described in docs/DESIGN.md.\n"
 	      "exit status: 0 ok, 1 runtime failure, 2 bad usage or input, 3 infeasible plan\n", f);
 }
 

@@ -1,5 +1,5 @@
 /*
- * metrics — the numbers that judge a timeline (DESIGN.md "Metrics"): iteration time,
+ * metrics — the numbers that judge a timeline (docs/DESIGN.md "Metrics"): iteration time,
  * throughput, bubbles per device split into warm-up and cool-down, memory peaks, a lower
  * bound and the efficiency against it, and the reasons a plan is infeasible.
  *

@@ -1,6 +1,6 @@
 /*
- * rescale — recalibrates a model's layer costs from a measured timeline (METHOD.md §4,
- * "the per-layer costs can be recalibrated from it"): for every stage of the plan and
+ * rescale — recalibrates a model's layer costs from a measured timeline (docs/METHOD.md §4,
+ * "Measurement feeds back"): for every stage of the plan and
  * every op kind, the factor by which the measured op durations differ from the predicted
  * ones, applied to the layers of that stage.
  *

@@ -1,5 +1,5 @@
 /*
- * sim — the graph-based simulator (METHOD.md §1): runs a plan's ops on its devices and
+ * sim — the graph-based simulator (docs/METHOD.md §1): runs a plan's ops on its devices and
  * predicts when each starts and ends, what the transfers between devices cost, how memory
  * rises and falls, and where the bubbles are.
  *

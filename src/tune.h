@@ -1,5 +1,5 @@
 /*
- * tune — OctoPipe's iterative bubble-aware tuner (METHOD.md §3): partition, placement and
+ * tune — OctoPipe's iterative bubble-aware tuner (docs/METHOD.md §3): partition, placement and
  * scheduling improved in turn until a whole round improves nothing.
  *
  * A candidate is a compact state — stage boundaries, the device of each stage, and the

@@ -1,5 +1,5 @@
 /*
- * tune_place — the placement phase: which device runs each stage (METHOD.md §3, 2).
+ * tune_place — the placement phase: which device runs each stage (docs/METHOD.md §3.2).
  *
  * New structures (a stage count with a round-robin, zigzag or uneven placement, each with
  * its own balanced partition) and single moves (a stage to another device, two stages

@@ -1,5 +1,5 @@
 /*
- * tune_sched — the scheduling phase (METHOD.md §3, 3): the list scheduler's knobs, then
+ * tune_sched — the scheduling phase (docs/METHOD.md §3.3): the list scheduler's knobs, then
  * the order itself.
  *
  * The knobs (F/B alternation or the latest-start priority that fills any placement,
@@ -264,7 +264,7 @@ static void order_cands(struct ordgen *g)
 	}
 }
 
-/* Moves that target the idle gaps of the current order (METHOD.md §3, scheduling): an op
+/* Moves that target the idle gaps of the current order (docs/METHOD.md §3.3): an op
  * later in a device's list whose inputs were there before the gap ends moves into it (a
  * ready W or F fills a bubble; an F moved ahead of a backward deepens that device's
  * warm-up), and the input a gap waited for moves ahead on its own device when that device

@@ -3,6 +3,7 @@
 # (the emulator's hidden --emu-slowdown) gives that factor back, and the re-simulated
 # iteration time then matches the measurement; bad inputs are refused with exit 2.
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+need_python3
 T="$TMPDIR_TEST"
 plan="$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
 

@@ -1,6 +1,7 @@
 #!/bin/sh
 # The command line contract: help, version, exit codes, check and show on good input.
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+need_python3
 data="$top_srcdir/tests/data"
 
 run "$OCTOPIPE" --help

@@ -2,6 +2,7 @@
 # octopipe cost (configs and architectures to layer tables, golden samples, calibration)
 # and octopipe import profile (PCRE2 rules), from the command line.
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+need_python3
 cd "$top_srcdir" || exit 1
 T=$TMPDIR_TEST
 data=tests/data

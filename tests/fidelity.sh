@@ -4,6 +4,7 @@
 # of the cost model that makes them worse fails; and a points file is validated like every
 # other input.
 . "$(dirname "$0")/lib.sh"
+need_python3
 cd "$top_srcdir" || exit 1
 T=$TMPDIR_TEST
 O=$OCTOPIPE

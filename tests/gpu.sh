@@ -2,6 +2,7 @@
 # The cuda backend from `make check`: without a GPU it fails cleanly ("no GPU: ...",
 # exit 1) and tests/gpu/selftest.sh skips (77); with one, the self-test must pass.
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+need_python3   # tests/gpu/selftest.sh reads its JSON with python3
 plan="$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
 
 run "$OCTOPIPE" run --backend cuda "$plan"

@@ -2,6 +2,7 @@
 # The executor's GPU probe links against CUDA + NCCL and answers cleanly with or without
 # a GPU: a device list (exit 0), or one "no GPU: reason" line (exit 1), never a crash.
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+need_python3
 probe="$top_builddir/octopipe-gpuinfo"
 if [ "$HAVE_CUDA_NCCL" != yes ]; then
     skip "octopipe-gpuinfo" "built without CUDA and NCCL"

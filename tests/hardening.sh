@@ -4,6 +4,7 @@
 # --timeline-out, --events-out), outputs never replace a FIFO, a device or a symbolic
 # link, and numbers that are not numbers (NaN) are refused.
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+need_python3
 T="$TMPDIR_TEST"
 data="$top_srcdir/tests/data"
 plan="$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
@@ -167,29 +168,37 @@ if cmp -s "$data/tiny-model.json" "$T/early/tiny-model.json"; then ok "the model
 run mkplan -o /dev/null
 expect_rc 0 "plan -o /dev/null writes through"
 if [ -c /dev/null ]; then ok "/dev/null is still a device"; else not_ok "/dev/null is still a device"; fi
+# to_reader CMD...: runs CMD (whose output is the FIFO) once its background reader has opened
+# the FIFO: the reader's open may come late on a loaded machine, and a FIFO nobody reads
+# yet is refused at once (exit 1, checked above), so that refusal alone is tried again
+to_reader() {
+    n=100
+    while :; do
+        run "$@"
+        [ "$RC" = 1 ] && [ $n -gt 0 ] && printf '%s' "$ERR" | grep -q 'a FIFO that no process is reading' || return 0
+        sleep 0.1; n=$((n - 1))
+    done
+}
 if command -v mkfifo >/dev/null 2>&1 && mkfifo "$T/fifo"; then
     run mkplan -o "$T/fifo"
     expect_rc 1 "a FIFO nobody reads is refused, not waited on"
     expect_match "a FIFO that no process is reading" "$ERR" "the refusal says why"
     cat "$T/fifo" > "$T/fifo.out" &
     reader=$!
-    sleep 0.3
-    run mkplan -o "$T/fifo"
+    to_reader mkplan -o "$T/fifo"
     expect_rc 0 "plan -o FIFO writes through to its reader"
     wait "$reader"
     expect_match '"format": "octopipe.plan/1"' "$(cat "$T/fifo.out")" "the reader got the plan"
     if [ -p "$T/fifo" ]; then ok "the FIFO is still a FIFO"; else not_ok "the FIFO is still a FIFO"; fi
     cat "$T/fifo" > "$T/fifo.tl" &
     reader=$!
-    sleep 0.3
-    run "$OCTOPIPE" sim "$plan" --timeline-out "$T/fifo"
+    to_reader "$OCTOPIPE" sim "$plan" --timeline-out "$T/fifo"
     wait "$reader"
     expect_rc 0 "sim --timeline-out FIFO writes through"
     expect_match '"format": "octopipe.timeline/1"' "$(cat "$T/fifo.tl")" "the reader got the timeline"
     cat "$T/fifo" > "$T/fifo.ev" &
     reader=$!
-    sleep 0.3
-    run "$OCTOPIPE" run --events-out "$T/fifo" "$plan"
+    to_reader "$OCTOPIPE" run --events-out "$T/fifo" "$plan"
     wait "$reader"
     expect_rc 0 "run --events-out FIFO streams to its reader"
     expect_match '"ev":"done"' "$(cat "$T/fifo.ev")" "the reader got the whole stream"

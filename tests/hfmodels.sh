@@ -4,6 +4,7 @@
 # a plan for it on 8 H200s (GLM-4.5-Air, 106 B, cannot fit there: see below); an unknown
 # model_type with the standard decoder fields is priced with one warning line.
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+need_python3
 cd "$top_srcdir" || exit 1
 T=$TMPDIR_TEST
 H=tests/data/hf

@@ -34,6 +34,13 @@ expect_rc() {
 expect_match() {
     if printf '%s\n' "$2" | grep -Eq -- "$1"; then ok "$3"; else not_ok "$3" "no match for /$1/ in:" "$2"; fi
 }
+# need_python3: the test reads JSON with python3; without it the test stops with one line
+# saying so (TAP "Bail out!", an ERROR in make check) instead of failing its checks one by one
+need_python3() {
+    command -v python3 >/dev/null 2>&1 && return 0
+    echo "Bail out! python3 is needed by $(basename "$0") (Debian: apt-get install python3; ./bootstrap installs it)"
+    exit 99
+}
 done_testing() {
     echo "1..$TAP_N"
     [ "$TAP_FAILED" = 0 ]

@@ -4,7 +4,7 @@
 usage: loo.py OCTOPIPE TOP_SRCDIR [--markdown]
 
 For each profile: fit the efficiencies on the other three (`octopipe cost A B C --calibrate
-PA --calibrate PB --calibrate PC --fix launch`), starting from the model-facts §1.1 priors
+PA --calibrate PB --calibrate PC --fix launch`), starting from the docs/METHOD.md §6.6 priors
 below (not from the built-in defaults, which were fitted on all four), then predict the
 held-out profile with `--predict` and print the mean absolute error per layer kind, forward
 and full backward. The last columns are the built-in defaults (fitted on all four).
@@ -18,7 +18,7 @@ it out of the held-out fits."""
 import json, os, subprocess, sys, tempfile
 
 MODELS = ['nemotron-nano-v2-9b', 'deepseek-16b', 'gpt-oss-20b', 'gpt-13b']
-# model-facts §1.1 suggested efficiencies (assumptions, no profile in them)
+# docs/METHOD.md §6.6's prior efficiencies (assumptions, no profile in them)
 PRIOR = {'gemm': 0.7, 'grouped_gemm': 0.5, 'flash_attn': 0.6, 'eager_attn': 0.3, 'ssd': 0.25,
          'scan': 0.1, 'memory': 0.8}
 
@@ -37,7 +37,7 @@ def main():
     octo, top = sys.argv[1], sys.argv[2]
     tmp = tempfile.mkdtemp()
     cl = json.load(open(os.path.join(top, 'samples/clusters/8xH200.json')))
-    cl['hardware'] = {'source': 'model-facts 1.1 priors', 'efficiency':
+    cl['hardware'] = {'source': 'docs/METHOD.md 6.6 priors', 'efficiency':
                       {k: {'f': v, 'b': v} for k, v in PRIOR.items()}, 'launch_us': {'f': 10, 'b': 10}}
     prior = os.path.join(tmp, 'prior.json')
     json.dump(cl, open(prior, 'w'))

@@ -3,6 +3,7 @@
 # in Megatron-LM's code): every flag combination it writes is one Megatron-LM accepts,
 # and every plan Megatron-LM would refuse is refused here, in one line, exit 2.
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+need_python3
 T="$TMPDIR_TEST"
 M="$top_srcdir/samples/models"
 C="$top_srcdir/samples/clusters"

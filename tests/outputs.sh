@@ -4,6 +4,7 @@
 # (through any spelling or link), are refused with one line and exit 2, and the input is
 # left as it was. The TUI alone saves over the plan it opened, on purpose.
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+need_python3
 T="$TMPDIR_TEST"
 cp "$top_srcdir/samples/models/gpt-13b.json" "$T/m.json"
 cp "$top_srcdir/samples/clusters/4xH200.json" "$T/c.json"

@@ -3,6 +3,7 @@
 # --recompute, the layout search (the README's two acceptance runs fit, the published
 # PP 8 scaling layouts are expressible), what sim reports for them, and the refusals.
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+need_python3
 T="$TMPDIR_TEST"
 jget() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$@"; }
 

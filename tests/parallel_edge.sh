@@ -3,6 +3,7 @@
 # a default layout writes, clusters that carry a replica, and how calibrate and the other
 # commands treat a plan with a layout.
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+need_python3
 T="$TMPDIR_TEST"
 M="$top_srcdir/samples/models"
 C="$top_srcdir/samples/clusters"

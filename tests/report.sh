@@ -5,6 +5,7 @@
 # escaping of strings from files, bad input as one line with exit 2, and a headless
 # Chromium screenshot of a report that must not be blank (skipped without /usr/bin/chromium).
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+need_python3
 data="$top_srcdir/tests/data"
 plans="$top_srcdir/plans"
 tuned="$plans/nemotron-nano-v2-9b-8xH200-tuned.json"

@@ -4,6 +4,7 @@
 # model's times, and its receives are posted as early as the simulation's transfers start), events stream as JSON lines, a dead worker
 # gives a clean error, an infeasible plan is refused.
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+need_python3
 T="$TMPDIR_TEST"
 # json_field KEY: a top-level field of the JSON object in $OUT (empty when there is none)
 json_field() {

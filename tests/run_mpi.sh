@@ -4,6 +4,7 @@
 # writes the timeline and the events; a failing rank stops the job with one error line
 # naming it; a rank count that does not match the plan is refused.
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+need_python3
 T="$TMPDIR_TEST"
 if [ "$HAVE_MPI" != yes ] || ! command -v mpirun >/dev/null 2>&1; then
     skip "octopipe run under mpirun" "built without MPI (configure --with-mpi) or no mpirun"

@@ -2,6 +2,7 @@
 # octopipe plan / sim / compare / import / export from the command line: the outputs,
 # their formats (JSON, timeline, Chrome trace, Gantt), round trips and exit codes.
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+need_python3
 data="$top_srcdir/tests/data"
 T="$TMPDIR_TEST"
 json_ok() { python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$1" 2>/dev/null; }

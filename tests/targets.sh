@@ -2,6 +2,7 @@
 # tune --target: a plan tuned for Megatron-LM exports as megatron-args, one tuned for
 # torchtitan exports and its CSV round-trips, and the output says what was searched.
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+need_python3
 T="$TMPDIR_TEST"
 O="$OCTOPIPE"
 

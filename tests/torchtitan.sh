@@ -4,6 +4,7 @@
 # own `import torch-csv` gives the same plan (stages, placement, every device's order);
 # what torchtitan cannot run is refused in one line.
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+need_python3
 T="$TMPDIR_TEST"
 O="$OCTOPIPE"
 

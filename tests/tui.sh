@@ -188,13 +188,13 @@ expect '^exit status 0' "F10 quits"
 
 # signals: the terminal is restored on SIGTERM and on a crash
 start 120 36 -- tui
-expect '^gpu0 '
+expect '^gpu0 ' "the UI draws the plan"
 pid=$(ps -o pid= --ppid "$(tm display -p '#{pane_pid}')" | tr -d ' ' | head -1)
 kill -TERM "$pid" 2>/dev/null
 expect '^exit status 0' "SIGTERM quits cleanly"
 expect_not 'F1.Help' "and restores the terminal"
 start 120 36 -- tui
-expect '^gpu0 '
+expect '^gpu0 ' "the UI draws the plan"
 pid=$(ps -o pid= --ppid "$(tm display -p '#{pane_pid}')" | tr -d ' ' | head -1)
 kill -SEGV "$pid" 2>/dev/null
 expect 'crashed; the terminal was restored' "a crash restores the terminal"
@@ -227,7 +227,7 @@ expect '^exit status 0' "quits after a finished run"
 
 # stopping asks first, then sigterm, and nothing is left behind
 start 120 40 -- tui --time-scale 1 --iters 50
-expect '^gpu0 '
+expect '^gpu0 ' "the UI draws the plan"
 keys R
 expect 'run: running pid [0-9]+' "a long run starts"
 child=$(screen | sed -n 's/.*run: running pid \([0-9]*\).*/\1/p' | head -1)
@@ -237,7 +237,7 @@ keys n
 expect 'the run goes on' "n lets it run"
 if [ -n "$child" ] && kill -0 "$child" 2>/dev/null; then ok "the child is still running"; else not_ok "the child is still running" "pid '$child'"; fi
 keys R
-expect 'stop the run\?'
+expect 'stop the run\?' "R during a run asks whether to stop it"
 keys y
 expect 'run stopped after [0-9]+ of 50 iterations \(killed by signal 15' "y stops it with sigterm and says so"
 if [ -n "$child" ] && [ -z "$(ps -o stat= -p "$child" 2>/dev/null)" ]; then ok "the child is gone and reaped (no zombie)"; else not_ok "the child is reaped" "$(ps -o pid,stat,args -p "$child")"; fi
@@ -248,32 +248,32 @@ keys q
 expect 'a run is in progress: y stops it and quits' "quitting during a run asks first"
 keys y
 expect '^exit status 0' "y stops the run and quits"
-n=50
-while [ $n -gt 0 ] && [ -n "$child" ] && [ -n "$(ps -o stat= -p "$child" 2>/dev/null)" ]; do sleep 0.1; n=$((n - 1)); done
+child_gone() { [ -z "$(ps -o stat= -p "$child" 2>/dev/null)" ]; }
+[ -n "$child" ] && wait_until 5 child_gone
 if [ -n "$child" ] && [ -z "$(ps -o stat= -p "$child" 2>/dev/null)" ]; then ok "no child is left behind"; else not_ok "no child is left behind" "$(ps -o pid,stat,args -p "$child")"; fi
 
 # a failing child is reported in the status line
 printf '#!/bin/sh\nexec "$@" --kill-device 1 --kill-after 3\n' > "$T/inject.sh"
 chmod +x "$T/inject.sh"
 start 120 40 -- tui --launcher "$T/inject.sh" --time-scale 0
-expect '^gpu0 '
+expect '^gpu0 ' "the UI draws the plan"
 keys R
 expect 'run failed: worker 1 died after 3 ops \(injected failure\) \(exit status 1\)' "the executor's error event is reported with its exit status"
 keys q
-expect '^exit status 0'
+expect '^exit status 0' "after the key q: exits with status 0"
 # --backend cuda reaches the executor: without a GPU (or a cuda build) it says why
 start 160 40 -- tui --backend cuda --iters 1
-expect '^gpu0 '
+expect '^gpu0 ' "the UI draws the plan"
 keys R
 expect 'run failed: the executor ended with exit status [12]: octopipe run: (no GPU|the cuda backend was not built|the plan needs 8 GPUs)' "F8 with --backend cuda runs the cuda executor (or says why it cannot)" 20
 keys q
-expect '^exit status 0'
+expect '^exit status 0' "after the key q: exits with status 0"
 start 120 40 OCTOPIPE_LAUNCHER=/nonexistent/launcher --
-expect '^gpu0 '
+expect '^gpu0 ' "the UI draws the plan"
 keys R
 expect 'run failed: the executor ended with exit status 127: .*/nonexistent/launcher' "a launcher that cannot start is reported with its stderr"
 keys q
-expect '^exit status 0'
+expect '^exit status 0' "after the key q: exits with status 0"
 
 # without a terminal
 run env OCTOPIPE_DATADIR="$top_srcdir" "$OCTOPIPE"
@@ -357,7 +357,7 @@ expect "^ +$best +[a-z]+ .*$" "the named step is in the list"
 keys Enter
 expect "adopted tuner step $best \\(" "Enter adopts the step the message named"
 keys q y
-expect '^exit status 0'
+expect '^exit status 0' "after the keys q y: exits with status 0"
 # ---- F1 help fits 80x24: long lines wrap, the page scrolls to its legend (issue 28)
 start 80 24 -- tui "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
 expect '^gpu0 ' "a UI at 80x24"
@@ -372,7 +372,7 @@ expect '^ +bottleneck of the pipeline.s steady state$' "and so does the bottlene
 keys q
 expect '^gpu0 ' "q closes the help"
 keys q
-expect '^exit status 0'
+expect '^exit status 0' "after the key q: exits with status 0"
 # ---- Ctrl-C during the layout search opens the best layout judged so far, not a dead UI
 # (SIGINT to octopipe alone, as a terminal's Ctrl-C reaches it from an interactive shell;
 # ^C typed into the pane would stop this test's own script too)
@@ -382,7 +382,7 @@ sed 's/"devices": 64/"devices": 4096/; s/"name": "64xH200"/"name": "4096xH200"/'
     "$top_srcdir/samples/clusters/64xH200.json" > "$T/4096xH200.json"
 start 200 50 -- tui --model deepseek-v2-lite --cluster "$T/4096xH200.json" --microbatches 4096
 expect 'choosing the parallel layout \(Ctrl-C takes the best judged so far\)' "the layout search says it runs" 30
-kill -INT "$(ps -o pid= --ppid "$(tm display -p '#{pane_pid}')" | tr -d ' ' | head -1)"
+kill -INT "$(ui_pid)"
 expect 'chosen by the layout search \([0-9]+ judged, interrupted: the best so far\)' \
     "Ctrl-C while the layout is searched opens the UI on the best layout so far" 30
 expect 'OctoPipe +deepseek-v2-lite .*\(pp [0-9]+ x tp [0-9]+ x dp [0-9]+ = 4096 gpus' "at that layout"

@@ -56,9 +56,8 @@ expect "6-31 of $N\$" "the mouse wheel scrolls the picker"
 keys Home
 raw '\033[M +%%\033[M#+%%'
 # (the selected row is drawn in the selection's colours, 256-colour cyan: 48;5;37)
-n=50
-while [ $n -gt 0 ] && ! tm capture-pane -p -e | grep 'gpt-13b-4xH200-1f1b ' | grep -q '48;5;37m'; do sleep 0.1; n=$((n - 1)); done
-if [ $n -gt 0 ]; then ok "a click on an entry selects it"
+selected() { tm capture-pane -p -e | grep -- "$1" | grep -q '48;5;37m'; }
+if wait_until 5 selected 'gpt-13b-4xH200-1f1b '; then ok "a click on an entry selects it"
 else not_ok "a click on an entry selects it" "$(tm capture-pane -p -e | sed -n 4,5p)"; fi
 keys Escape
 expect '^gpu0 ' "Esc closes the picker"
@@ -113,10 +112,7 @@ expect '^ recent  typed\.json ' "the typed file is the recent one now"
 raw '\033[M +%%\033[M#+%%'
 # the first click must have selected the row (drawn in the selection's colours) before the
 # second one comes: two clicks in one burst would test the timing of the terminal, not the UI
-n=50
-while [ $n -gt 0 ] && ! tm capture-pane -p -e | grep ' recent .*gpt-13b-4xH200-1f1b\.json' | grep -q '48;5;37m'; do
-    sleep 0.1; n=$((n - 1)); done
-if [ $n -gt 0 ]; then ok "a click selects the second entry"; else not_ok "a click selects the second entry" "$(screen)"; fi
+if wait_until 5 selected ' recent .*gpt-13b-4xH200-1f1b\.json'; then ok "a click selects the second entry"; else not_ok "a click selects the second entry" "$(screen)"; fi
 raw '\033[M +%%\033[M#+%%'
 expect 'opened .*plans/gpt-13b-4xH200-1f1b\.json' "a second click on it opens it"
 

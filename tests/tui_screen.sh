@@ -14,10 +14,10 @@ gpu0_row() { tm capture-pane -p -e | grep '^gpu0 \|gpu0 ' | head -1; }
 start 120 36 --
 expect '^gpu0 ' "the default sample at 120 columns"
 keys End
-expect '#[0-9]+ in its order'
+expect '#[0-9]+ in its order' "End goes to the last op"
 last=$(screen | sed -n 's/.*#\([0-9]*\) in its order.*/\1/p' | head -1)
 keys Home
-expect '#0 in its order'
+expect '#0 in its order' "Home goes to the first op"
 missing=0 i=0
 while [ "$i" -le "$last" ]; do
     wait_for "#$i in its order" 5 || break
@@ -36,7 +36,7 @@ keys Enter
 expect 'match 1 of 2' "a search for two narrow ops"
 if gpu0_row | grep -q '48;5;51m'; then ok "the match that is not under the cursor is drawn"; else not_ok "the other match is drawn" "$(gpu0_row)"; fi
 keys q
-expect '^exit status 0'
+expect '^exit status 0' "after the key q: exits with status 0"
 
 # ---- a column with any work is not drawn as bubble ------------------------------------
 run "$OCTOPIPE" plan --model "$top_srcdir/samples/models/gpt-13b.json" --cluster "$top_srcdir/samples/clusters/4xH200.json" \
@@ -57,13 +57,13 @@ expect_match '2I3 \(gpu 2\) waits for 2F3 \(gpu 2\)' "$text" "the cycle's text i
 if printf '%s\n' "$text" | grep -q device; then not_ok "the cycle's text says gpu, not device" "$text"; else ok "the cycle's text says gpu, not device"; fi
 expect_match '^ 0 \[#+\.*\] *[1-9][0-9]*G' "$OUT" "the memory bars keep the values of the plan shown"
 start 120 36 --
-expect '^gpu0 '
+expect '^gpu0 ' "the UI draws the plan"
 keys /
 typ '^2I3 '
 keys Enter
 i=0
 while [ $i -lt 30 ]; do keys '<'; i=$((i + 1)); done
-expect 'DEADLOCK'
+expect 'DEADLOCK' "the edited order deadlocks"
 if tm capture-pane -p -e | grep 'gpu2 ' | grep -q '48;5;160'; then ok "the cycle's ops are marked on the chart"
 else not_ok "the cycle's ops are marked on the chart" "$(tm capture-pane -p -e | grep 'gpu2 ')"; fi
 keys q y
@@ -71,7 +71,7 @@ expect '^exit status 0' "quitting without saving"
 
 # ---- measured rows and gauges say which plan they measured, greyed once it changes ----
 start 120 40 -- tui --time-scale 0.2 --iters 3 "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
-expect '^gpu0 '
+expect '^gpu0 ' "the UI draws the plan"
 keys R
 expect 'run done: 3 iterations' "a run of the plan" 20
 expect 'run: done, 3 iterations of gpt-13b 1f1b  F8' "the run panel names the plan it measured"
@@ -90,7 +90,7 @@ keys Enter
 expect 'opened ' "opening a file again"
 expect 'iterations of gpt-13b 1f1b \[another file: greyed\]' "greys the run of the plan opened before"
 keys q
-expect '^exit status 0'
+expect '^exit status 0' "after the key q: exits with status 0"
 # ---- every gpu is reachable: paging, the position, the header's bars, compare ---------
 BIG="--model nemotronh-56b --cluster 64xH200 --microbatches 128 --layout pp"
 run "$OCTOPIPE" tui $BIG --render 120x40
@@ -116,7 +116,7 @@ expect "on gpu $((page + 1)), #" "with the cursor"
 keys PageUp
 expect "gpu 0-$page of 64" "PgUp pages back"
 keys q
-expect '^exit status 0'
+expect '^exit status 0' "after the key q: exits with status 0"
 # ---- a pan shifts the rows the terminal shows (issue 28, 11): what it shows after pans
 # right and left is what a full repaint (Ctrl-L) draws, colours included
 # (a line at a time: tmux writes a line's colours as changes from the line before's end,
@@ -130,30 +130,29 @@ colours() {
 }
 start 200 60 TERM=xterm-256color -- tui $BIG
 expect 'gpu 0-[0-9]+ of 64' "the dense chart at 200x60"
-keys + +
-sleep 0.3
-for k in L L L H L H H; do keys $k; sleep 0.2; done
+key_settle +
+key_settle +
+for k in L L L H L H H; do key_settle $k; done   # each pan drawn before the next
 expect ' at [0-9.]+ ms|#[0-9]+ in its order' "after seven pans"
-sleep 0.3
 colours > "$T/panned.txt"
 keys C-l
-sleep 0.5
+wait_stable
 colours > "$T/repaint.txt"
 if cmp -s "$T/panned.txt" "$T/repaint.txt" && grep -q 'gpu0 .*[FBIW]' "$T/panned.txt"; then
     ok "after pans the screen is what a repaint draws, cell for cell and colour for colour"
 else not_ok "the panned screen equals its repaint" "$(diff "$T/panned.txt" "$T/repaint.txt" | head -20)"; fi
 keys q
-expect '^exit status 0'
+expect '^exit status 0' "after the key q: exits with status 0"
 # the run's gauges: every gpu reachable too
 start 120 40 -- tui $BIG --time-scale 0 --iters 1
-expect '^gpu0 '
+expect '^gpu0 ' "the UI draws the plan"
 keys R
 expect 'run done: 1 iterations' "a run on 64 gpus" 60
 expect 'gpus 0-[0-9]+ of 64 \(PgUp/PgDn\)' "the gauges that do not fit say which show"
 keys G
 expect ' gpu63 +\[' "and follow the rows to the last gpu"
 keys q
-expect '^exit status 0'
+expect '^exit status 0' "after the key q: exits with status 0"
 # ---- per-gpu figures and the bottleneck, the header's bars labelled, help ends at its end
 run "$OCTOPIPE" tui --render 140x36
 expect_match ' busy bubl peak$' "$OUT" "from 130 columns on, the gpu rows have figures on the right"
@@ -175,18 +174,18 @@ run "$OCTOPIPE" tui --render 80x30 --keys "${k}M"
 expect_match '^ messages: [0-9]+, latest last' "$OUT" "M opens the message log"
 expect_match 'waits for .*\(u undoes\)$|^ +.*\(u undoes\)$' "$OUT" "with the whole of the last message, wrapped"
 start 100 30 --
-expect '^gpu0 '
+expect '^gpu0 ' "the UI draws the plan"
 keys /
 typ nosuchop
 keys Enter
-expect 'no op matches'
+expect 'no op matches' "a search that matches nothing says so"
 keys M
 expect '^ messages: [0-9]+, latest last' "M opens the message log in the terminal"
 expect '[0-9:]{8}  no op matches /nosuchop/' "the messages have their time"
 keys Escape
 expect '^gpu0 ' "Esc closes it"
 keys q
-expect '^exit status 0'
+expect '^exit status 0' "after the key q: exits with status 0"
 # ---- the F-key bar fits 80 columns and shows each key's letter -----------------------
 run "$OCTOPIPE" tui --render 80x24
 bar=$(printf '%s\n' "$OUT" | tail -1)
@@ -197,39 +196,39 @@ bar=$(printf '%s\n' "$OUT" | tail -1)
 expect_match 'F3/Search .*F9pReorder +F10qQuit' "$bar" "wider, the full names"
 # ---- colours: readable on a light background, matches unlike any op -------------------
 start 120 36 --
-expect '^gpu0 '
+expect '^gpu0 ' "the UI draws the plan"
 n=$(tm capture-pane -p -e | awk -f "$top_srcdir/tests/pale.awk")
 if [ "$n" = 0 ]; then ok "no text in white or pale yellow on the terminal's own background"
 else not_ok "no pale text on the terminal's background" "$n cells"; fi
 keys '?'
-expect 'OctoPipe keys'
+expect 'OctoPipe keys' "? opens the help"
 n=$(tm capture-pane -p -e | awk -f "$top_srcdir/tests/pale.awk")
 if [ "$n" = 0 ]; then ok "nor in the help"; else not_ok "no pale text in the help" "$n cells"; fi
 keys q q
-expect '^exit status 0'
+expect '^exit status 0' "after the keys q q: exits with status 0"
 start 120 36 TERM=xterm --
 expect '^gpu0 ' "8 colours"
 keys /
 typ '^0W(3|5) '
 keys Enter
-expect 'match 1 of 2'
+expect 'match 1 of 2' "the search finds the first of two matches"
 if tm capture-pane -p -e | grep 'gpu0 ' | grep -Eq '(\[|;)46[;m]'; then ok "a search match (cyan) is unlike a W op (yellow) in 8 colours"
 else not_ok "a search match is unlike a W op in 8 colours" "$(tm capture-pane -p -e | grep 'gpu0 ')"; fi
 keys q
-expect '^exit status 0'
+expect '^exit status 0' "after the key q: exits with status 0"
 # ---- the mouse wheel scrolls the gpu rows ---------------------------------------------
 # (an X10 mouse report as the terminal sends it: ESC [ M, button+32, x+33, y+33; the
 # wheel is button 64/65. Shift+wheel is not tested: ncurses reads it from X10 reports as
 # a motion, and most terminals keep it for their own scrollback.)
 start 120 40 -- tui $BIG
-expect 'gpu 0-[0-9]+ of 64'
+expect 'gpu 0-[0-9]+ of 64' "the UI shows which of the 64 GPUs are in view"
 tm send-keys -l "$(printf '\033[Ma5+')"
 expect 'gpu 3-[0-9]+ of 64' "the wheel scrolls the gpu rows"
 expect 'on gpu 3, #' "and the cursor stays on a row that shows"
 tm send-keys -l "$(printf '\033[M`5+')"
 expect 'gpu 0-[0-9]+ of 64' "and back"
 keys q
-expect '^exit status 0'
+expect '^exit status 0' "after the key q: exits with status 0"
 # ---- the rows the charts leave empty say where each gpu's iteration goes ---------------
 run "$OCTOPIPE" tui --render 120x40
 expect_match "where each gpu's iteration goes" "$OUT" "below the chart, a table per gpu"
@@ -250,7 +249,7 @@ nw=$(screen | grep '^gpu0 ' | tr -cd 'W' | wc -c)
 if [ "$nw" -ge 100 ]; then ok "the fitted chart shows the filtered kind in the columns that have it ($nw W on gpu0)"
 else not_ok "the filtered kind shows on a dense chart" "$nw W on gpu0:" "$(screen)"; fi
 keys q
-expect '^exit status 0'
+expect '^exit status 0' "after the key q: exits with status 0"
 # ---- non-ASCII names are shown as the characters they are in a UTF-8 locale, and as '?'
 # (one per column) in the C locale, never as mojibake (issue 28)
 if locale -a 2>/dev/null | grep -qi '^c\.utf-\?8$'; then
@@ -259,11 +258,11 @@ if locale -a 2>/dev/null | grep -qi '^c\.utf-\?8$'; then
     expect ' OctoPipe  gpt-13b Über测试 ' "a UTF-8 model name shows as itself in a UTF-8 locale"
     expect '^gpu0 ' "and the chart is drawn under it"
     keys q
-    expect '^exit status 0'
+    expect '^exit status 0' "after the key q: exits with status 0"
     start 120 30 LANG=C LC_ALL=C -- tui --model "$T/u8.json" --cluster "$top_srcdir/samples/clusters/4xH200.json" --layout pp
     expect ' OctoPipe  gpt-13b \?ber\?\?\?\? interleaved' "in the C locale as one '?' a column"
     keys q
-    expect '^exit status 0'
+    expect '^exit status 0' "after the key q: exits with status 0"
 else
     skip "non-ASCII names in a UTF-8 locale" "no C.UTF-8 locale"
 fi
@@ -278,8 +277,10 @@ expect_not '1 layers' "never '1 layers'"
 keys E
 expect "write the report to: /" "E's default path is spelt from the root"
 keys Escape q
-expect '^exit status 0'
-python3 -c 'import json,sys; json.dump({"format": "octopipe.model/1", "name": "even", "seq_len": 1024, "layers": [{"kind": "attn", "f_ms": 1, "b_ms": 2, "w_ms": 1, "param_bytes": 1000, "act_bytes": 1000, "act_w_bytes": 10, "out_bytes": 100}] * 8}, open(sys.argv[1], "w"))' "$T/even-model.json"
+expect '^exit status 0' "after the keys Escape q: exits with status 0"
+layer='{"kind": "attn", "f_ms": 1, "b_ms": 2, "w_ms": 1, "param_bytes": 1000, "act_bytes": 1000, "act_w_bytes": 10, "out_bytes": 100}'
+printf '{"format": "octopipe.model/1", "name": "even", "seq_len": 1024, "layers": [%s, %s, %s, %s, %s, %s, %s, %s]}\n' \
+    "$layer" "$layer" "$layer" "$layer" "$layer" "$layer" "$layer" "$layer" > "$T/even-model.json"
 run "$OCTOPIPE" plan --model "$T/even-model.json" --cluster 4xH200 --schedule gpipe --microbatches 8 -o "$T/even.json"
 expect_rc 0 "a plan of identical layers, evenly split: every gpu equally busy"
 start 140 30 -- tui "$T/even.json"
@@ -287,7 +288,7 @@ expect '^gpu3 ' "the UI on it"
 n=$(screen | grep -c '^gpu[0-9].*!$')
 if [ "$n" = 4 ]; then ok "the four tied gpus are all marked the bottleneck"; else not_ok "every tied gpu has its '!'" "$n marked:" "$(screen)"; fi
 keys q
-expect '^exit status 0'
+expect '^exit status 0' "after the key q: exits with status 0"
 # the compare view's '*' and the run panel's history strip are explained on screen
 start 120 40 -- tui "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
 expect '^gpu0 ' "a UI"
@@ -297,7 +298,7 @@ keys F1 G
 expect "^ compare: '\\* cursor here' marks the chart the cursor is on" "the help's legend explains it"
 expect "through \\. : - = \\+ \\* # % to @" "and the run panel's history levels"
 keys q q
-expect '^exit status 0'
+expect '^exit status 0' "after the keys q q: exits with status 0"
 # under a filter l and h step over the ops it hides
 start 140 36 -- tui "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
 expect '^gpu0 ' "a UI"
@@ -312,5 +313,5 @@ expect '0B1 backward .*#6 in its order' "and on to the next shown one"
 keys h
 expect '0B0 backward .*#4 in its order' "h back to the one before"
 keys q
-expect '^exit status 0'
+expect '^exit status 0' "after the key q: exits with status 0"
 done_testing

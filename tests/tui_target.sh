@@ -36,7 +36,7 @@ expect '^ +0 +start .*gpipe.*n/a on megatron: Megatron-LM runs only its own 1F1B
     "b: the baselines Megatron-LM cannot run are marked n/a, as compare --target marks them"
 expect_not '^ +1 +scheduling .*1f1b .*n/a' "and 1f1b is not"
 keys q y
-expect '^exit status 0'
+expect '^exit status 0' "after the keys q y: exits with status 0"
 run "$OCTOPIPE" export megatron-args "$T/mega.json"
 expect_rc 0 "the plan tuned for megatron in the UI exports as Megatron-LM's flags"
 expect_match '--pipeline-model-parallel-size' "$OUT" "with its pipeline size"
@@ -54,7 +54,7 @@ typ "$T/titan.json"
 keys Enter
 expect "saved.*titan.json" "and it saves"
 keys q
-expect '^exit status 0'
+expect '^exit status 0' "after the key q: exits with status 0"
 run "$OCTOPIPE" export torchtitan "$T/titan.json" -o "$T/titan"
 expect_rc 0 "the plan tuned for torchtitan in the UI exports for torchtitan"
 if [ -s "$T/titan/schedule.csv" ] && [ -s "$T/titan/job.toml" ]; then ok "with its job config and schedule CSV"

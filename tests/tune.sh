@@ -4,10 +4,13 @@
 # Ctrl-C keeping the best plan, and the usage errors. (The three phases over pure pipeline
 # parallelism, --layout pp; tests/parallel.sh has the layout search.)
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+need_python3
 T="$TMPDIR_TEST"
 json_ok() { python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$1" 2>/dev/null; }
 ms_of() { "$OCTOPIPE" sim --json "$1" | sed -n 's/^ *"makespan_ms": \([0-9.e+-]*\),*$/\1/p' | head -1; }
 
+# --evals, not the default 1 s budget: on a loaded machine a second of wall time may hold
+# no accepted step, and the steps checked below must not depend on the machine's speed
 run "$OCTOPIPE" tune --layout pp --model gpt-13b --cluster 4xH200 --microbatches 8 --evals 3000 -o "$T/tuned.json" \
     --steps-out "$T/steps.json"
 expect_rc 0 "tune writes a plan"
@@ -51,10 +54,18 @@ run "$OCTOPIPE" tune --layout pp --model gpt-13b --cluster 4xH200 --microbatches
 if cmp -s "$T/a.json" "$T/b.json"; then ok "the same seed and --evals write the same plan"; else not_ok "the same seed and --evals write the same plan"; fi
 expect_match 'plans simulated' "$OUT" "an evaluation budget reports what it simulated"
 
+# catches_sigint PID: the process has its SIGINT handler (bit 2 of /proc's SigCgt mask: its
+# last hex digit is one of 2 3 6 7 a b e f); without /proc, a second's wait instead
+catches_sigint() {
+    [ -r "/proc/$1/status" ] || { sleep 1; return 0; }
+    case $(sed -n 's/^SigCgt:[[:space:]]*//p' "/proc/$1/status") in *[2367abefABEF]) return 0 ;; esac
+    return 1
+}
 # Ctrl-C: the best plan so far, exit 0, and a line saying so
 "$OCTOPIPE" tune --layout pp --model gpt-13b --cluster 4xH200 --microbatches 8 --budget 60 -o "$T/int.json" >"$T/int.out" 2>&1 &
 pid=$!
-sleep 1
+n=300   # up to 30 s for a loaded machine to get the tuner to its search
+until catches_sigint $pid || [ $n -eq 0 ] || ! kill -0 $pid 2>/dev/null; do sleep 0.1; n=$((n - 1)); done
 kill -INT $pid
 wait $pid
 RC=$?; OUT=$(cat "$T/int.out"); ERR=
@@ -65,10 +76,27 @@ expect_rc 0 "and writes a valid plan"
 # Ctrl-C while the layouts are still being judged (about 2 s of llama2-70b's 64 at 8192
 # microbatches): the best layout so far, its best baseline written, exit 0. A shell's
 # background job ignores SIGINT, so python starts the tuner with the default action a
-# terminal's Ctrl-C meets.
-python3 -c 'import signal, subprocess, sys, time
+# terminal's Ctrl-C meets, and interrupts it once the tuner catches SIGINT and has run
+# 0.4 s of CPU (by then a layout that fits was found; the search takes seconds): CPU time,
+# not a sleep, so that a loaded machine does not interrupt it earlier in its work. Without
+# /proc, after 0.4 s.
+python3 -c 'import os, signal, subprocess, sys, time
 p = subprocess.Popen(sys.argv[1:], preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-time.sleep(0.4)
+tick = os.sysconf("SC_CLK_TCK")
+def ready():
+    try:
+        caught = False
+        for line in open("/proc/%d/status" % p.pid):
+            if line.startswith("SigCgt:"):
+                caught = int(line.split()[1], 16) & (1 << (signal.SIGINT - 1))
+        f = open("/proc/%d/stat" % p.pid).read().rsplit(")", 1)[1].split()
+        return caught and (int(f[11]) + int(f[12])) / tick >= 0.4
+    except (OSError, IndexError, ValueError):
+        time.sleep(0.4)
+        return True
+deadline = time.monotonic() + 60
+while not ready() and p.poll() is None and time.monotonic() < deadline:
+    time.sleep(0.01)
 p.send_signal(signal.SIGINT)
 r = p.wait()
 sys.exit(r if r >= 0 else 128 - r)' "$OCTOPIPE" tune --model llama2-70b --cluster 64xH200 --microbatches 8192 --budget 60 \

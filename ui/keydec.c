@@ -25,6 +25,7 @@ void keydec_init(struct keydec *d, bool mouse)
 {
 	memset(d, 0, sizeof(*d));
 	d->mouse = mouse;
+	d->seq_ms = KEYDEC_SEQ_MS;
 }
 
 static struct kev *push(struct keydec *d, enum kev_kind kind)
@@ -406,7 +407,7 @@ void keydec_timeout(struct keydec *d)
 
 int keydec_wait_ms(const struct keydec *d)
 {
-	return d->state == S_GROUND ? -1 : d->state == S_PASTE ? KEYDEC_PASTE_MS : KEYDEC_SEQ_MS;
+	return d->state == S_GROUND ? -1 : d->state == S_PASTE ? KEYDEC_PASTE_MS : d->seq_ms;
 }
 
 bool keydec_next(struct keydec *d, struct kev *ev)

@@ -19,6 +19,7 @@
 /* How long the bytes of one sequence may take to arrive (like vim's ttimeoutlen), and
  * how long a paste may pause before its end is taken as lost. */
 #define KEYDEC_SEQ_MS 100
+#define KEYDEC_SEQ_MS_MAX 10000
 #define KEYDEC_PASTE_MS 1000
 
 enum kev_kind {
@@ -42,6 +43,7 @@ struct kev {
 
 struct keydec {
 	bool mouse;             /* report the mouse (else its reports are dropped silently) */
+	int seq_ms;             /* the wait for the rest of a sequence: KEYDEC_SEQ_MS unless set */
 	int state;
 	unsigned char seq[KEYDEC_SEQ_MAX];
 	int len;                /* bytes of seq (a longer sequence is still read to its end) */
@@ -60,7 +62,7 @@ void keydec_feed(struct keydec *d, int byte);
  * dropped, a paste whose end never came ends. */
 void keydec_timeout(struct keydec *d);
 /* -1 when nothing is pending, else how long to wait for the next byte before calling
- * keydec_timeout (KEYDEC_SEQ_MS or KEYDEC_PASTE_MS). */
+ * keydec_timeout (seq_ms or KEYDEC_PASTE_MS). */
 int keydec_wait_ms(const struct keydec *d);
 /* The next decoded event into ev: true, or false when there is none. */
 bool keydec_next(struct keydec *d, struct kev *ev);

@@ -285,6 +285,20 @@ static void drain_input(struct app *a, const struct layout *l, struct keydec *kd
 
 #define LIVE_FRAME_S 0.03
 
+/* ESCDELAY, as curses reads it: how long (ms) the rest of a sequence may take over a slow
+ * link before its ESC counts as the Esc key (1 to KEYDEC_SEQ_MS_MAX, else the default) */
+static int escdelay_ms(void)
+{
+	const char *ed = getenv("ESCDELAY");
+	char *end;
+	long ms;
+
+	if (!ed || !*ed)
+		return KEYDEC_SEQ_MS;
+	ms = strtol(ed, &end, 10);
+	return !*end && ms > 0 && ms <= KEYDEC_SEQ_MS_MAX ? (int)ms : KEYDEC_SEQ_MS;
+}
+
 static int min_timeout(int a, int b)
 {
 	return a < 0 ? b : b < 0 ? a : a < b ? a : b;
@@ -383,6 +397,7 @@ static int loop(struct app *a, const struct tui_opts *o, struct err *e)
 	nodelay(stdscr, TRUE);
 	curs_set(0);
 	keydec_init(&kd, !o->no_mouse);
+	kd.seq_ms = escdelay_ms();
 	mouse_wanted = !o->no_mouse;
 	modes_set();
 	a->fill_glyphs = theme_init(want_color) == THEME_MONO;

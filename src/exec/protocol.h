@@ -1,5 +1,5 @@
 /*
- * protocol — what each worker of the executor runs (METHOD.md §4), derived from a plan
+ * protocol — what each worker of the executor runs (docs/METHOD.md §4), derived from a plan
  * and its simulated timeline: the device's ops in order, with a send right after every
  * op whose output another device needs, and a receive posted early (as close in time to
  * its send as the simulation says, never after the op that consumes it).

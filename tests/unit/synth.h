@@ -1,6 +1,6 @@
 /*
  * synth.h — in-memory models, clusters and plans for simulator tests: uniform layers
- * (the METHOD.md golden setting), random heterogeneous layers, and hand-written orders.
+ * (docs/METHOD.md §2's golden setting), random heterogeneous layers, and hand-written orders.
  */
 #ifndef OCTO_SYNTH_H
 #define OCTO_SYNTH_H

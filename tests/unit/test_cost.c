@@ -1,7 +1,8 @@
 /*
  * test_cost — the cost model: per-kind formulas on hand-computed cases and against the
- * per-block numbers of model-facts §6, model totals of every sample architecture against
- * model-facts §5.1 (within 1%), times from work, tensor parallelism, the arch file form,
+ * per-block numbers computed by hand from the published configs (docs/METHOD.md §6.2),
+ * model totals of every sample architecture against their published parameter counts
+ * (within 1%), times from work, tensor parallelism, the arch file form,
  * and calibration recovering known efficiencies from a synthetic profile.
  */
 #include "config.h"
@@ -75,7 +76,7 @@ static void hand_cases(void)
 	is_dbl(w.a2a, 4 * 2 * 8, 0, "all-to-all: dispatch + combine of k copies");
 }
 
-/* model-facts §6 per-block numbers (Nemotron-H 8B, DeepSeek-V3) */
+/* per-block numbers computed from the configs (Nemotron-H 8B, DeepSeek-V3) */
 static void facts_blocks(void)
 {
 	struct block b = mk(BLK_MAMBA2, 4096);
@@ -120,7 +121,7 @@ static void facts_blocks(void)
 		memset(&w, 0, sizeof(w));
 		cost_block(&a, &w);
 		cost_block(&m, &w);
-		/* model-facts also counts the 256 routing-bias entries (e_score_correction_bias) */
+		/* the hand count also counts the 256 routing-bias entries (e_score_correction_bias) */
 		is_dbl(w.params, 11507286272.0, 256, "deepseek-v3 MoE layer: params");
 		is_dbl(w.active, 585318400, 0, "deepseek-v3 MoE layer: active params");
 		is_dbl(w.f[EFF_GEMM] + w.f[EFF_GROUPED], 1170604032, 0, "deepseek-v3 MoE layer: GEMM FLOPs");

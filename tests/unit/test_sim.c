@@ -1,6 +1,6 @@
 /*
  * test_sim — the simulator against closed forms and published schedule values
- * (METHOD.md §2), a hand-computed heterogeneous pipeline with latency and bandwidth,
+ * (docs/METHOD.md §2), a hand-computed heterogeneous pipeline with latency and bandwidth,
  * properties on random plans (no overlap, every dependency respected, bound respected,
  * memory back to static, policy orders replay exactly), and the failure paths: deadlock
  * with its cycle, schedules that cannot apply, out of memory, idle devices.
@@ -65,7 +65,7 @@ static double uniform_run_o(enum sched_kind k, int p, int m, double F, double I,
 	return r;
 }
 
-/* Simulates schedule k on p devices (v chunks of halved cost), m microbatches: METHOD.md's
+/* Simulates schedule k on p devices (v chunks of halved cost), m microbatches: docs/METHOD.md §2's
  * F = 1, B = I + W = 2 with free links. */
 static double golden(enum sched_kind k, int p, int m, const char **err)
 {
@@ -81,7 +81,7 @@ static void test_golden(void)
 	const char *err;
 
 	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
-		is_dbl(golden(table[i].k, 4, 8, &err), table[i].want, EPS, "METHOD.md table: %s, p=4, m=8",
+		is_dbl(golden(table[i].k, 4, 8, &err), table[i].want, EPS, "docs/METHOD.md §2 table: %s, p=4, m=8",
 		       sched_name(table[i].k));
 	is_dbl(golden(SCHED_1F1B, 8, 16, &err), 69, EPS, "1F1B, p=8, m=16 = 69");
 	is_dbl(golden(SCHED_INTERLEAVED, 8, 16, &err), 58.5, EPS, "interleaved v=2, p=8, m=16 = 58.5");
