@@ -242,6 +242,25 @@ static int check_model(const struct plan *p, int *rc, struct err *e)
 	return 0;
 }
 
+/* An overlapped pair ("0F3+7I2", DualPipeV's forward beside a backward) is two cells of
+ * the schedule CSV run one after the other: the plan torchtitan would run is not the one
+ * simulated, so the target refuses it (and the tuner does not pick it). */
+static int check_no_pairs(const struct plan *p, struct err *e)
+{
+	for (int d = 0; d < p->ndevices; d++)
+		for (int i = p->order_start[d]; i < p->order_start[d + 1]; i++)
+			if (p->order[i].pair) {
+				char a[ACTION_TEXT_MAX], b[ACTION_TEXT_MAX];
+
+				action_format(&p->order[i], a);
+				action_format(&p->order[i + 1], b);
+				return err_set(e, ERR_INPUT, "schedule[%d]: '%s+%s' overlaps a forward with a backward, which "
+				               "torchtitan's schedule CSV cannot express (it runs one action at a time): "
+				               "use a plan without overlapped pairs (not dualpipev)", d, a, b);
+			}
+	return 0;
+}
+
 static int export_of(const struct plan *p, const char *csv_path, struct strbuf *toml, struct strbuf *csv,
                      struct err *e)
 {
@@ -249,7 +268,7 @@ static int export_of(const struct plan *p, const char *csv_path, struct strbuf *
 	struct parallel l;
 	int rc;
 
-	if (check_model(p, &rc, e) < 0 || check_placement(p, &sh, e) < 0)
+	if (check_model(p, &rc, e) < 0 || check_placement(p, &sh, e) < 0 || check_no_pairs(p, e) < 0)
 		return -1;
 	l = plan_parallel(p);
 	if (!p->has_parallel)

@@ -138,4 +138,15 @@ expect_rc 2 "export torchtitan without -o DIR is a usage error"
 run "$O" export torchtitan "$T/v.json" -o -
 expect_rc 2 "and -o - too (two files)"
 
+# an overlapped pair (DualPipeV's F beside a B) is two CSV cells run one after the other:
+# not the plan simulated, so the export refuses it and the target's tuner never picks it
+"$O" plan --model llama2-7b --cluster 8xH200 --schedule dualpipev --microbatches 16 -o "$T/dpv.json" >/dev/null 2>&1
+run "$O" export torchtitan "$T/dpv.json" -o "$T/dpv.d"
+expect_rc 2 "export torchtitan of a plan with overlapped pairs is refused"
+expect_match "schedule\[0\]: '0F[0-9]+\+[0-9]+I[0-9]+' overlaps a forward with a backward, which torchtitan's schedule CSV cannot express" "$ERR" "naming the pair"
+run "$O" tune --model llama2-7b --cluster 8xH200 --microbatches 16 --target torchtitan --layout pp --evals 40 -o "$T/nopair.json"
+expect_rc 0 "tune --target torchtitan"
+if grep -q '+' "$T/nopair.json"; then not_ok "the torchtitan plan has no overlapped pair" "$(grep -c '+' "$T/nopair.json")"
+else ok "the torchtitan plan has no overlapped pair"; fi
+
 done_testing
