@@ -17,6 +17,7 @@ struct start_layout {
 	int tp, dp, ep;           /* 0: searched */
 	int zero;                 /* ZeRO stage; -1: searched */
 	int recompute;            /* enum recompute; -1: searched */
+	long micro_batch;         /* sequences a microbatch; -1: searched, 0: the table's own */
 	bool fp32_grads;
 	bool pp_only;             /* --layout pp: pure pipeline parallelism over every GPU */
 	/* raised (a SIGINT handler): the search answers the best layout judged so far */
@@ -28,6 +29,7 @@ static inline void start_layout_init(struct start_layout *l)
 {
 	l->tp = l->dp = l->ep = 0;
 	l->zero = l->recompute = -1;
+	l->micro_batch = -1;
 	l->fp32_grads = l->pp_only = false;
 	l->stop = (const volatile sig_atomic_t *)0;
 }

@@ -148,6 +148,8 @@ int cmd_tui(int argc, char **argv)
 	lay.zero = cp.zero ? cp.zero - 1 : -1;
 	lay.recompute = cp.recompute;
 	lay.fp32_grads = cp.grads == 2;
+	if (cp.mbs)
+		lay.micro_batch = cp.mbs;
 	lay.pp_only = layout_pp;
 	if (o.target == TARGET_TORCHTITAN && !cp.zero && !layout_pp)
 		lay.zero = 2;  /* torchtitan's data parallelism beside a pipeline is FSDP (as compare --target does) */

@@ -465,6 +465,7 @@ static int write_steps(const char *path, const struct tune_layouts_result *res)
 		jw_str(&w, lo, "grads", parallel_grads_name(lc->par.fp32_grads));
 		jw_str(&w, lo, "recompute", recompute_name(lc->recompute));
 		jw_num(&w, lo, "microbatches_per_replica", lc->microbatches);
+		jw_num(&w, lo, "micro_batch_size", (double)res->plan.model.micro_batch_size);
 		jw_num(&w, lo, "global_batch", (double)res->L->global_batch);
 		jw_num(&w, lo, "candidates", lc->candidates);
 		jw_num(&w, lo, "best_baseline_tokens_per_s", lc->tokens_per_s);
