@@ -11,6 +11,7 @@
 #include "baseline.h"
 #include "bounds.h"
 #include "clock.h"
+#include "megatron.h"
 #include "layout_search.h"
 #include "sched.h"
 #include "sim.h"
@@ -36,6 +37,41 @@ void layout_recompute_model(struct model *m, enum recompute r)
 		}
 		y->core_act_bytes = 0;
 	}
+}
+
+/* Megatron-LM's block method on p, a baseline whose every stage recomputes fully and fits
+ * (ms its makespan): the fewest layers a stage (as --recompute-num-layers counts them) that
+ * still fit, bisected (the fewer recompute, the more a stage holds); *ms becomes that plan's
+ * makespan when it is faster. p is left recomputing fully. -1 only when out of host memory. */
+static int judge_block(struct sim *s, struct plan *p, double *ms, struct err *e)
+{
+	int most = megatron_recompute_block(p, 1 << 30), lo = 0, hi = most;
+
+	while (hi - lo > 1) {
+		int n = lo + (hi - lo) / 2;
+		struct sim_opts o;
+		struct metrics mt;
+		struct err e2 = ERR_INIT;
+		int r;
+
+		megatron_recompute_block(p, n);
+		sim_opts_default(&o);
+		r = sim_run(s, p, &o, &mt, &e2);
+		if (r < 0 && e2.cls == ERR_RUNTIME) {
+			metrics_release(&mt);
+			*e = e2;
+			return -1;
+		}
+		if (r == 0 && !mt.noom) {
+			*ms = fmin(*ms, mt.makespan_ms);
+			hi = n;
+		} else {
+			lo = n;
+		}
+		metrics_release(&mt);
+	}
+	megatron_recompute_block(p, most);
+	return 0;
 }
 
 /* The fastest of compare's baselines on one replica of layout l: its makespan, whole-job
@@ -118,12 +154,18 @@ static int judge(struct parallel_source *src, const struct cluster *c, int mbs, 
 		}
 		sim_opts_default(&o);
 		if (sim_run(s, &p, &o, &mt, &e2) == 0) {
+			double ms = mt.makespan_ms;
+
 			for (int d = 0; d < mt.ndevices; d++)
 				peak = fmax(peak, (double)mt.dev[d].peak_mem_bytes);
 			got->peak_bytes = fmin(got->peak_bytes, peak);
-			if (!mt.noom && mt.makespan_ms < got->makespan_ms) {
-				got->makespan_ms = mt.makespan_ms;
-				got->tokens_per_s = mt.throughput_tokens_per_s;
+			/* Megatron-LM recomputes fewer layers where they fit: the layout's time is that */
+			if (!mt.noom && rc == RECOMPUTE_FULL && k->block_recompute && judge_block(s, &p, &ms, e) < 0)
+				r = -1;
+			if (r == 0 && !mt.noom && ms < got->makespan_ms) {
+				/* the whole job's tokens in the time the plan takes */
+				got->tokens_per_s = mt.throughput_tokens_per_s * mt.makespan_ms / ms;
+				got->makespan_ms = ms;
 				*feasible = true;
 			}
 		} else if (e2.cls == ERR_RUNTIME) {

@@ -56,6 +56,10 @@ struct layout_constraints {
 	 * microbatches of the table's own size: a layout at size b with D replicas runs
 	 * global_mb x (table's size) / (b x D) microbatches on each (which must divide). */
 	long micro_batch;
+	/* A layout that recomputes fully is judged by Megatron-LM's block method where it is
+	 * faster: every stage recomputing only its first N layers, the fewest that fit
+	 * (--recompute-method block; what tune --target megatron then searches). */
+	bool block_recompute;
 };
 
 #define LAYOUT_TOP 3          /* layouts the tuner tunes (the best estimates' first ones) */

@@ -520,6 +520,7 @@ static int run(struct args *a, const struct model *m, const struct cluster *c, d
 		.accept = a->tgt == TARGET_TORCHTITAN ? target_accepts : NULL,
 		.accept_arg = &a->tgt,
 		.schedules = a->tgt == TARGET_MEGATRON ? TUNE_MEGATRON_SCHEDULES : 0,
+		.block_recompute = a->tgt == TARGET_MEGATRON,
 	};
 	struct tune_layouts_opts to = {
 		.tune = a->o, .target = a->tgt, .relax_recompute = a->cp.recompute < 0,
