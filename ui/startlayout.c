@@ -17,7 +17,9 @@ int start_layout_choose(const struct model *m, const struct cluster *c, int mbs,
 	struct layout_constraints k = { .pp = 0, .tp = o->tp, .dp = o->dp, .ep = o->ep, .zero = o->zero,
 	                                .recompute = o->recompute, .global_mb = mbs * (o->dp > 0 ? o->dp : 1),
 	                                .stop = o->stop, .fp32_grads = o->fp32_grads,
-	                                .micro_batch = o->micro_batch };
+	                                .micro_batch = o->micro_batch, .accept = o->accept,
+	                                .accept_arg = o->accept_arg, .schedules = o->schedules,
+	                                .block_recompute = o->block_recompute };
 	char extra[120] = "";
 	/* the microbatches are of --micro-batch-size sequences when it is given */
 	long long seqs = (long long)k.global_mb * (o->micro_batch > 0 ? o->micro_batch : m->micro_batch_size);

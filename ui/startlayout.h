@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+struct plan;
 /* The layout options as the command line gave them (the CLI's meaning: what is not given
  * is searched). */
 struct start_layout {
@@ -20,6 +21,11 @@ struct start_layout {
 	long micro_batch;         /* sequences a microbatch; -1: searched, 0: the table's own */
 	bool fp32_grads;
 	bool pp_only;             /* --layout pp: pure pipeline parallelism over every GPU */
+	/* the target runtime's filter, as tune and compare pass it (layout_constraints) */
+	bool (*accept)(void *arg, const struct plan *p);
+	void *accept_arg;
+	unsigned schedules;
+	bool block_recompute;
 	/* raised (a SIGINT handler): the search answers the best layout judged so far */
 	const volatile sig_atomic_t *stop;
 };
@@ -31,6 +37,10 @@ static inline void start_layout_init(struct start_layout *l)
 	l->zero = l->recompute = -1;
 	l->micro_batch = -1;
 	l->fp32_grads = l->pp_only = false;
+	l->accept = 0;
+	l->accept_arg = 0;
+	l->schedules = 0;
+	l->block_recompute = false;
 	l->stop = (const volatile sig_atomic_t *)0;
 }
 
