@@ -140,6 +140,12 @@ void baseline_set_release(struct baseline_set *s)
 int baseline_run_all(struct baseline_set *out, const struct model *m, const struct cluster *c,
                      int microbatches, struct err *e)
 {
+	return baseline_run_all_recompute(out, m, c, microbatches, RECOMPUTE_NONE, e);
+}
+
+int baseline_run_all_recompute(struct baseline_set *out, const struct model *m, const struct cluster *c,
+                               int microbatches, enum recompute rc_mode, struct err *e)
+{
 	struct sim s;
 
 	memset(out, 0, sizeof(*out));
@@ -157,6 +163,8 @@ int baseline_run_all(struct baseline_set *out, const struct model *m, const stru
 		r->recipe = rc;
 		err_clear(&r->why);
 		r->built = baseline_plan(&r->plan, m, NULL, c, NULL, &spec, &r->why) == 0;
+		if (r->built && rc_mode != RECOMPUTE_NONE)
+			plan_set_recompute(&r->plan, rc_mode);
 		if (r->built) {
 			sim_opts_default(&o);
 			r->ran = sim_run(&s, &r->plan, &o, &r->m, &r->why) == 0;

@@ -75,6 +75,11 @@ struct baseline_set {
  * memory, with nothing left to release. Else the caller baseline_set_release()s. */
 int baseline_run_all(struct baseline_set *out, const struct model *m, const struct cluster *c,
                      int microbatches, struct err *e);
+/* The same with every stage of every plan recomputing as rc says, priced by the simulator
+ * stage by stage (what the layout search judges a layout by; m is the table without
+ * recompute folded in). */
+int baseline_run_all_recompute(struct baseline_set *out, const struct model *m, const struct cluster *c,
+                               int microbatches, enum recompute rc, struct err *e);
 void baseline_set_release(struct baseline_set *s);
 
 #endif

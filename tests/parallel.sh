@@ -377,4 +377,23 @@ if [ -n "$f1" ] && [ -n "$f2" ] && python3 -c "import sys; sys.exit(0 if $f2 < $
     ok "ep 2 re-prices the experts: less busy time ($f2 vs $f1 ms) though it adds the all-to-all"
 else not_ok "ep 2 re-prices the experts" "$f1 $f2"; fi
 
+# compare at a layout that must recompute: its baselines recompute stage by stage as the
+# layout search judged them (not a table with every activation of a recomputing layer kept,
+# which called all of them out of memory at the layout the search had found fitting), and
+# its tuned row is tune's (Megatron-LM: the block method, 1.10x its default)
+run "$OCTOPIPE" compare --model nemotronh-8b-seq32k --cluster 8xH200 --microbatches 16 --tp 1 --zero 1 \
+    --micro-batch-size 1 --json
+expect_rc 0 "compare at a layout that recomputes fully"
+if printf '%s\n' "$OUT" | python3 -c '
+import json, sys
+rows = {r["schedule"]: r for r in json.load(sys.stdin)}
+assert rows["1f1b"]["feasible"] and rows["gpipe"]["feasible"], rows["1f1b"]
+'; then ok "its 1F1B and GPipe baselines fit, as the search judged the layout"
+else not_ok "compare's baselines at a recomputing layout" "$(printf '%s' "$OUT" | head -c 600)"; fi
+run "$OCTOPIPE" compare --model nemotronh-8b-seq32k --cluster 8xH200 --microbatches 16 --tp 1 --zero 1 \
+    --micro-batch-size 1 --target megatron
+expect_rc 0 "compare --target megatron there"
+expect_match '^tuned megatron +[0-9.]+ .* yes$' "$OUT" "the tuned row is a plan Megatron-LM runs that fits"
+expect_match 'speedup of the tuned plan: 1f1b 1\.10x' "$OUT" "block recompute, 1.10x Megatron's default, as tune finds"
+
 done_testing

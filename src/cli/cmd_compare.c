@@ -46,55 +46,6 @@ static void usage(FILE *f)
 	      CLI_PAR_HELP, f);
 }
 
-/* The tuned plan for tgt (tune.h, target.h): filled p and mt, or -1 with e. */
-static int tuned_for(enum target tgt, const struct model *pm, const struct cluster *pc, int mbs, double budget,
-                     struct plan *p, struct metrics *mt, struct err *e)
-{
-	struct tune_opts to;
-	struct tuner *t = NULL;
-	const struct tune_step *st;
-	int r = -1;
-
-	if (tgt == TARGET_MEGATRON) {
-		struct target_search_opts so = { .microbatches = mbs, .max_chunks = 3, .time_budget_s = budget > 0 ? budget : 1 };
-		struct target_result tr;
-		struct sim sm;
-		struct sim_opts sopt;
-
-		if (target_megatron_search(pm, pc, &so, p, &tr, e) < 0)
-			return -1;
-		memset(&sm, 0, sizeof(sm));
-		sim_opts_default(&sopt);
-		r = sim_run(&sm, p, &sopt, mt, e);
-		sim_release(&sm);
-		if (r < 0) {
-			metrics_release(mt);
-			plan_release(p);
-		}
-		return r;
-	}
-	tune_opts_default(&to);
-	to.microbatches = mbs;
-	to.time_budget_s = budget;
-	if (tgt == TARGET_TORCHTITAN) {
-		to.accept = target_accepts;
-		to.accept_arg = &tgt;
-	}
-	if (tune_new(&t, pm, pc, &to, e) == 0) {
-		while ((r = tune_step(t, &st, e)) > 0)
-			;
-		if (r == 0)
-			r = tune_result(t, p, mt, e);
-	}
-	tune_free(t);
-	if (r == 0 && target_check(tgt, p, e) < 0) {
-		metrics_release(mt);
-		plan_release(p);
-		return -1;
-	}
-	return r;
-}
-
 /* Why a plan that ran does not fit: the first device over its memory, in every row alike. */
 static void oom_reason(char *why, size_t n, const struct metrics *mt)
 {
@@ -196,6 +147,11 @@ struct ctx {
 	const struct cargs *a;
 	const struct model *pm;
 	const struct cluster *pc;
+	/* the replica's table without the layout's recompute folded in: the baselines' stages
+	 * recompute as the layout says, priced by the simulator, as the search judged them */
+	const struct model *plain;
+	const struct model *m;       /* the files' own */
+	const struct cluster *c;
 	const struct tune_layout *L;
 	char layout_text[96];
 	struct jw w;
@@ -302,6 +258,46 @@ static void baseline_row(struct ctx *x, struct baseline_result *r)
 		printf("%-15s %12s %12s %7s %10s %10s  %s\n", r->recipe->name, "-", "-", "-", "-", "-", why);
 }
 
+/* The tuned plan at the layout, as tune tunes the first of its layouts (tune_layouts.h:
+ * the target's search on the replica, the result priced at the layout with every stage
+ * recomputing as it says, lighter where memory allows): p and mt filled, or -1 with e
+ * (ERR_INFEASIBLE also when only the layout's baseline fits: it is not a tuned plan). */
+static int tuned_at_layout(const struct ctx *x, double budget, struct plan *p, struct metrics *mt, struct err *e)
+{
+	const struct cargs *a = x->a;
+	struct tune_layout L = { .searched = x->L->searched, .global_batch = x->L->global_batch, .lc = x->L->lc };
+	struct tune_layouts_opts o = { .target = a->tgt, .relax_recompute = a->cp.recompute < 0, .ntune = 1 };
+	struct tune_layouts_result res;
+	int r;
+
+	tune_opts_default(&o.tune);
+	o.tune.microbatches = a->mbs;
+	/* no budget: the tuner converges (Megatron-LM's search is bounded by a second) */
+	o.tune.time_budget_s = budget > 0 ? budget : a->tgt == TARGET_MEGATRON ? 1 : 0;
+	if (a->tgt == TARGET_TORCHTITAN) {
+		o.tune.accept = target_accepts;
+		o.tune.accept_arg = (void *)&a->tgt;
+	}
+	if (tune_layout_adopt(x->m, x->c, 0, &L, e) < 0) {
+		tune_layout_release(&L);
+		return -1;
+	}
+	r = tune_layouts_run(x->m, x->c, &L, &o, &res, e);
+	tune_layout_release(&L);
+	if (r < 0)
+		return -1;
+	if (res.fallback) {
+		tune_layouts_release(&res);
+		return err_set(e, ERR_INFEASIBLE, "no tuned plan fits at this layout (its best baseline is tune's answer)");
+	}
+	*p = res.plan;
+	*mt = res.mt;
+	memset(&res.plan, 0, sizeof(res.plan));
+	memset(&res.mt, 0, sizeof(res.mt));
+	tune_layouts_release(&res);
+	return 0;
+}
+
 /* The tuned row and its speedup over each baseline that fits; 0 or an exit code. */
 static int tuned_row(struct ctx *x, const struct baseline_set *bs, double t0)
 {
@@ -313,7 +309,7 @@ static int tuned_row(struct ctx *x, const struct baseline_set *bs, double t0)
 	double left = a->budget > 0 ? fmax(1e-3, 0.9 * (t0 + a->budget - clock_now_s())) : 0, peak = 0;
 	char why[300] = "yes";
 
-	if (tuned_for(a->tgt, x->pm, x->pc, a->mbs, left, &p, &mt, &e) < 0) {
+	if (tuned_at_layout(x, left, &p, &mt, &e) < 0) {
 		if (e.cls == ERR_RUNTIME) {
 			cli_err("octopipe compare: %s\n", e.msg);
 			return EXIT_RUNTIME;
@@ -363,7 +359,8 @@ static int rows(struct ctx *x, double t0)
 	struct err be = ERR_INIT;
 	int rc = EXIT_OK;
 
-	if (baseline_run_all(&bs, x->pm, x->pc, x->a->mbs, &be) < 0) {
+	if (x->plain ? baseline_run_all_recompute(&bs, x->plain, x->pc, x->a->mbs, x->L->lc.recompute, &be) < 0
+	             : baseline_run_all(&bs, x->pm, x->pc, x->a->mbs, &be) < 0) {
 		cli_err("octopipe compare: %s\n", be.msg);
 		rc = EXIT_RUNTIME;
 	}
@@ -381,8 +378,9 @@ int cmd_compare(int argc, char **argv)
 	struct cargs a;
 	struct ctx x = { .a = &a };
 	struct tune_layout L;
-	char mpath[4096], cpath[4096];
-	struct model m;
+	/* static: the tuner below needs the stack (a 64 KB one in tests/hardening.sh) */
+	static char mpath[4096], cpath[4096];
+	struct model m, plain;
 	struct cluster c;
 	int rc;
 
@@ -409,8 +407,22 @@ int cmd_compare(int argc, char **argv)
 		}
 	}
 	x.L = &L;
+	x.m = &m;
+	x.c = &c;
 	x.pm = tune_layout_model(&L, &m);
 	x.pc = tune_layout_cluster(&L, &c);
+	if (L.use && L.lc.recompute != RECOMPUTE_NONE) {
+		struct err e = ERR_INIT;
+
+		if (parallel_model(&m, &c, &L.lc.par, &plain, &e) < 0) {
+			cli_err("octopipe compare: %s\n", e.msg);
+			tune_layout_release(&L);
+			model_release(&m);
+			cluster_release(&c);
+			return e.cls == ERR_RUNTIME ? EXIT_RUNTIME : EXIT_INPUT;
+		}
+		x.plain = &plain;
+	}
 	if (L.use)
 		snprintf(x.layout_text, sizeof(x.layout_text), "pp %d x tp %d x dp %d", L.lc.par.pp, L.lc.par.tp,
 		         L.lc.par.dp);
@@ -433,6 +445,8 @@ int cmd_compare(int argc, char **argv)
 		rc = EXIT_INFEASIBLE;
 	}
 	cJSON_Delete(x.out);
+	if (x.plain)
+		model_release(&plain);
 	tune_layout_release(&L);
 	model_release(&m);
 	cluster_release(&c);

@@ -576,7 +576,8 @@ int cmd_tune(int argc, char **argv)
 {
 	double t0 = clock_now_s();
 	struct args a;
-	char mpath[4096], cpath[4096];
+	/* static: the tuner below needs the stack (a 64 KB one in tests/hardening.sh) */
+	static char mpath[4096], cpath[4096];
 	struct model m;
 	struct cluster c;
 	struct tune_layouts_result res;
