@@ -142,7 +142,7 @@ else not_ok "global batch split" "$(jget "$T/gb.json" 'd["microbatches"]')"; fi
 # lands on a plan that cannot run is written as null and read back as infeasible)
 run "$OCTOPIPE" tune --model gpt-13b --cluster 8xH200 --microbatches 16 --quiet -o "$T/st.json" --steps-out "$T/st.steps"
 expect_rc 0 "tune --steps-out with a layout search"
-if [ "$(jget "$T/st.steps" 'sorted(d["layout"].keys())')" = "['best_baseline_tokens_per_s', 'candidates', 'dp', 'ep', 'global_batch', 'grads', 'microbatches_per_replica', 'pp', 'recompute', 'tp', 'zero']" ]; then
+if [ "$(jget "$T/st.steps" 'sorted(d["layout"].keys())')" = "['best_baseline_tokens_per_s', 'candidates', 'dp', 'ep', 'global_batch', 'grads', 'micro_batch_size', 'microbatches_per_replica', 'pp', 'recompute', 'tp', 'zero']" ]; then
     ok "the step record has the layout step"; else not_ok "layout in the step record" "$(cat "$T/st.steps" | head -20)"; fi
 python3 - "$T/st.steps" "$T/null.steps" <<'PY'
 import json, sys
@@ -201,7 +201,7 @@ expect_match '^pp0 ' "$OUT" "each row is a pipeline rank (a TP group in each rep
 expect_match '^ pp +busy' "$OUT" "and so is the breakdown's"
 if printf '%s\n' "$OUT" | grep -E '^pp[0-9]' | grep -q '~'; then
     not_ok "no sync mark while a device still has ops to run"; else ok "no sync mark while a device still has ops to run"; fi
-run "$OCTOPIPE" tui --model llama2-70b --cluster 64xH200 --microbatches 16 --tp 4 --dp 2 --recompute full --render 140x30 \
+run "$OCTOPIPE" tui --model llama2-70b --cluster 64xH200 --microbatches 16 --tp 4 --dp 2 --recompute full --micro-batch-size 1 --render 140x30 \
     --keys llllllllllllllllllllllll
 expect_match 'recomputes full \(its forward again\)' "$OUT" "the op details say a backward recomputes"
 run "$OCTOPIPE" tui "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json" --tp 2 --render 100x24

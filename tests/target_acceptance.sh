@@ -2,7 +2,7 @@
 # Issue 24's acceptance for Megatron-LM: for every bundled model on 8, 16 and 64 H200s,
 # `tune --target megatron` either finds a plan (then `export megatron-args` succeeds, and
 # the plan rebuilt from the exported flags with Megatron-LM's own schedule - `octopipe
-# plan --schedule 1f1b|interleaved` at the flags' degrees, microbatches and recompute, over
+# plan --schedule 1f1b|interleaved` at the flags' degrees, micro-batch size, microbatches and recompute, over
 # the exported partition - simulates to the iteration time tune reported), or it says
 # why not: no layout fits (exit 3) or Megatron-LM cannot build the model (exit 2, one
 # line). Small budgets (--evals) keep it to about a minute; the table goes to the log.
@@ -56,13 +56,14 @@ mb = int(flag("global-batch-size")) // (int(flag("micro-batch-size")) * dp)
 counts = ",".join(str(s["layers"][1] - s["layers"][0] + 1) for s in plan["stages"])
 ep = flag("expert-model-parallel-size") or "1"
 sched = "1f1b" if stages == pp else "interleaved --chunks %d" % (stages // pp)
-print(pp, tp, dp, ep, zero, grads, rc, block, mb, counts, sched)
+print(pp, tp, dp, ep, zero, grads, rc, block, mb, flag("micro-batch-size"), counts, sched)
 PY
         ); then not_ok "$d: the exported flags read back" "$(cat "$T/$m-$g.args")"; continue; fi
-        pp=$1 tp=$2 dp=$3 ep=$4 zero=$5 grads=$6 rc=$7 block=$8 mb=$9; shift 9; counts=$1; shift; sched="$*"
+        pp=$1 tp=$2 dp=$3 ep=$4 zero=$5 grads=$6 rc=$7 block=$8 mb=$9; shift 9; mbs=$1 counts=$2; shift 2
+        sched="$*"
         run "$O" plan --model "$m" --cluster ${g}xH200 --schedule "$@" --microbatches "$mb" --partition "$counts" \
             --devices "$pp" --tp "$tp" --dp "$dp" --ep "$ep" --zero "$zero" --grads "$grads" --recompute "$rc" \
-            -o "$T/$m-$g.mega.json"
+            --micro-batch-size "$mbs" -o "$T/$m-$g.mega.json"
         if [ "$RC" != 0 ]; then not_ok "$d: octopipe plan from the flags" "exit $RC" "$ERR"; continue; fi
         # --recompute-method block N: each virtual stage's first N layers as Megatron-LM
         # counts them (decoder layers; a hybrid pattern's symbols; never the embedding, the
@@ -101,7 +102,7 @@ assert abs(got - tuned) < 1e-3 and abs(got - said) <= 0.005 * said + 0.05, (got,
 print("%.1f" % got)' "$T/$m-$g.sim" $said); then
             set -- $said
             ok "$d: tuned, exported, and Megatron's $sched over the flags simulates to tune's $1 $2"
-            echo "# table | $m | $g | pp $pp tp $tp dp $dp ep $ep zero $zero recompute $rc (block $block), $sched; $counts | $got ms, ${3}x the 1F1B default |"
+            echo "# table | $m | $g | pp $pp tp $tp dp $dp ep $ep mbs $mbs zero $zero recompute $rc (block $block), $sched; $counts | $got ms, ${3}x the 1F1B default |"
         else not_ok "$d: the exported plan simulates to what tune said" "tune: '$said'" "$got"
         fi
     done

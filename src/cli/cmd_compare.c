@@ -401,7 +401,8 @@ int cmd_compare(int argc, char **argv)
 		struct layout_constraints base = { .deadline_s = a.budget > 0 ? t0 + TUNE_LAYOUTS_SEARCH_SHARE * a.budget : 0,
 		                                   .accept = a.tgt == TARGET_TORCHTITAN ? target_accepts : NULL,
 		                                   .accept_arg = &a.tgt,
-		                                   .schedules = a.tgt == TARGET_MEGATRON ? TUNE_MEGATRON_SCHEDULES : 0 };
+		                                   .schedules = a.tgt == TARGET_MEGATRON ? TUNE_MEGATRON_SCHEDULES : 0,
+		                                   .block_recompute = a.tgt == TARGET_MEGATRON };
 
 		if ((rc = cli_pick_layout("compare", &a.cp, a.layout_pp, a.global_batch, &m, &c, &a.mbs, &base, &L)) != 0) {
 			model_release(&m);

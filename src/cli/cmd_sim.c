@@ -75,8 +75,11 @@ static void summary(const struct plan *p, const char *path, const struct metrics
 			for (int d = 1; d < m->ndevices; d++)
 				if (m->dev[d].peak_mem_bytes > m->dev[worst].peak_mem_bytes)
 					worst = d;
-			strbuf_addf(&sb, "layout pp %d x tp %d x dp %d = %d GPUs (ep %d, ZeRO %d%s); data-parallel sync ", l.pp,
-			            l.tp, l.dp, parallel_gpus(&l), l.ep, l.zero, l.fp32_grads ? ", fp32 gradients" : "");
+			strbuf_addf(&sb, "layout pp %d x tp %d x dp %d = %d GPUs (ep %d, ZeRO %d%s", l.pp, l.tp, l.dp,
+			            parallel_gpus(&l), l.ep, l.zero, l.fp32_grads ? ", fp32 gradients" : "");
+			if (l.micro_batch > 0)
+				strbuf_addf(&sb, ", micro-batch %ld", l.micro_batch);
+			strbuf_addstr(&sb, "); data-parallel sync ");
 			fmt_ms(&sb, m->dp_sync_ms);
 			strbuf_addstr(&sb, " exposed\n");
 			if (layout) {

@@ -150,9 +150,20 @@ int cmd_tui(int argc, char **argv)
 	lay.zero = cp.zero ? cp.zero - 1 : -1;
 	lay.recompute = cp.recompute;
 	lay.fp32_grads = cp.grads == 2;
+	if (cp.mbs)
+		lay.micro_batch = cp.mbs;
 	lay.pp_only = layout_pp;
 	if (o.target == TARGET_TORCHTITAN && !cp.zero && !layout_pp)
 		lay.zero = 2;  /* torchtitan's data parallelism beside a pipeline is FSDP (as compare --target does) */
+	/* layouts judged by the schedules the target runs, as tune and compare judge them */
+	if (o.target == TARGET_TORCHTITAN) {
+		lay.accept = target_accepts;
+		lay.accept_arg = &o.target;
+	}
+	if (o.target == TARGET_MEGATRON) {
+		lay.schedules = TUNE_MEGATRON_SCHEDULES;
+		lay.block_recompute = true;
+	}
 	o.layout = &lay;
 	if (tui_run(&o, stdout, &e) < 0)
 		return cli_report(&e);

@@ -470,6 +470,7 @@ static int write_steps(const char *path, const struct tune_layouts_result *res)
 		jw_str(&w, lo, "grads", parallel_grads_name(lc->par.fp32_grads));
 		jw_str(&w, lo, "recompute", recompute_name(lc->recompute));
 		jw_num(&w, lo, "microbatches_per_replica", lc->microbatches);
+		jw_num(&w, lo, "micro_batch_size", (double)res->plan.model.micro_batch_size);
 		jw_num(&w, lo, "global_batch", (double)res->L->global_batch);
 		jw_num(&w, lo, "candidates", lc->candidates);
 		jw_num(&w, lo, "best_baseline_tokens_per_s", lc->tokens_per_s);
@@ -524,6 +525,7 @@ static int run(struct args *a, const struct model *m, const struct cluster *c, d
 		.accept = a->tgt == TARGET_TORCHTITAN ? target_accepts : NULL,
 		.accept_arg = &a->tgt,
 		.schedules = a->tgt == TARGET_MEGATRON ? TUNE_MEGATRON_SCHEDULES : 0,
+		.block_recompute = a->tgt == TARGET_MEGATRON,
 	};
 	struct tune_layouts_opts to = {
 		.tune = a->o, .target = a->tgt, .relax_recompute = a->cp.recompute < 0,
