@@ -98,14 +98,14 @@ enum { CLI_PAR_TP = 0x200, CLI_PAR_DP, CLI_PAR_EP, CLI_PAR_ZERO, CLI_PAR_RECOMPU
 	{ "recompute", required_argument, NULL, CLI_PAR_RECOMPUTE }, { "grads", required_argument, NULL, CLI_PAR_GRADS }, \
 	{ "micro-batch-size", required_argument, NULL, CLI_PAR_MBS }
 #define CLI_PAR_HELP \
-	"  --tp T, --dp D    tensor-parallel degree (within a node) and data-parallel replicas\n" \
-	"  --ep E, --zero Z  expert parallelism over the replicas (E divides D); ZeRO stage 0-3\n" \
+	"  --tp T, --dp D    tensor-parallel degree (in a node), data-parallel replicas\n" \
+	"  --ep E, --zero Z  expert parallelism over the replicas (E divides D); ZeRO 0-3\n" \
 	"  --recompute none|selective|full   activation recompute of every stage\n" \
-	"  --grads bf16|fp32 the gradients' precision (default bf16: 16 bytes a parameter with\n" \
-	"                    Adam; fp32 is Megatron-LM's bf16 default: 18, and the data-parallel\n" \
-	"                    reduction moves twice the bytes)\n" \
-	"  --micro-batch-size N  sequences a microbatch (the table re-priced at N; tune and\n" \
-	"                    compare also take auto: searched over 1, 2, 4, 8, 16)\n"
+	"  --grads bf16|fp32 gradient precision (default bf16: 16 bytes a parameter with\n" \
+	"                    Adam; fp32, Megatron-LM's bf16 default: 18 bytes, and the\n" \
+	"                    data-parallel reduction moves twice the bytes)\n" \
+	"  --micro-batch-size N  sequences a microbatch (the table re-priced at N; tune\n" \
+	"                    and compare also take auto: searched over 1, 2, 4, 8, 16)\n"
 struct cli_par {
 	int tp, dp, ep, zero;    /* 0: not given */
 	long mbs;                /* --micro-batch-size: 0 not given, -1 auto */

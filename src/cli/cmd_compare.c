@@ -24,11 +24,12 @@
 static void usage(FILE *f)
 {
 	fputs("usage: octopipe compare --model M --cluster C --microbatches N [--json]\n"
-	      "                        [--layout auto|pp] [--global-batch B] [--tp T] [--dp D] [--ep E]\n"
-	      "                        [--zero Z] [--grads G] [--recompute HOW]\n"
-	      "                        [--target octopipe|megatron|torchtitan] [--budget SECONDS]\n"
+	      "                        [--layout auto|pp] [--global-batch B] [--budget SECONDS]\n"
+	      "                        [--tp T] [--dp D] [--ep E] [--zero Z] [--grads G]\n"
+	      "                        [--recompute HOW]\n"
+	      "                        [--target octopipe|megatron|torchtitan]\n"
 	      "\n"
-	      "Builds and simulates every baseline (gpipe, 1f1b, 1f1b with a balanced partition,\n"
+	      "Builds and simulates every baseline (gpipe, 1f1b, 1f1b on a balanced partition,\n"
 	      "interleaved, zb-h1, zb-h2, zb-v, dualpipev, adaptive) on the whole cluster, then\n"
 	      "the tuned plan (octopipe tune) with its speedup over each baseline.\n"
 	      "A schedule that cannot apply says why. Exit 3 when no plan fits (the table, or\n"
@@ -39,10 +40,11 @@ static void usage(FILE *f)
 	      "replica's microbatches each; --layout pp compares pure pipeline parallelism over\n"
 	      "every GPU.\n"
 	      "\n"
-	      "--target megatron or torchtitan marks the baselines that runtime cannot run (n/a,\n"
-	      "with the reason) and tunes within what it runs (octopipe tune --help, --target).\n"
-	      "--budget bounds the layout search and the tuned row (default: the tuner runs\n"
-	      "until it converges, the same plan every time); the baselines are simulated whole.\n"
+	      "--target megatron or torchtitan marks the baselines that runtime cannot run\n"
+	      "(n/a, with the reason) and tunes within what it runs (octopipe tune --help,\n"
+	      "--target). --budget bounds the layout search and the tuned row (default: the\n"
+	      "tuner runs until it converges, the same plan every time); the baselines are\n"
+	      "simulated whole.\n"
 	      CLI_PAR_HELP, f);
 }
 
