@@ -680,7 +680,13 @@ void tune_gen_partition(struct tuner *t)
 		tune_state_release(&t->cands[--t->ncands].st);
 	}
 	/* each device's idle time, on the heap: 4096 of them are 32 KB, too much for a stack */
-	double *idle = m->dev && m->ndevices == D && D <= OCTO_TUNE_MAX_AWARE ? malloc((size_t)D * sizeof(*idle)) : NULL;
+	bool aware_ok = m->dev && m->ndevices == D && D <= OCTO_TUNE_MAX_AWARE;
+	double *idle = aware_ok ? malloc((size_t)D * sizeof(*idle)) : NULL;
+
+	if (aware_ok && !idle) {
+		t->oom = true;
+		return;
+	}
 
 	for (int aware = 0; aware < 3; aware++) {
 		bool use = aware > 0 && idle;

@@ -26,7 +26,7 @@ static void usage(FILE *f)
 	fputs("usage: octopipe compare --model M --cluster C --microbatches N [--json]\n"
 	      "                        [--layout auto|pp] [--global-batch B] [--budget SECONDS]\n"
 	      "                        [--tp T] [--dp D] [--ep E] [--zero Z] [--grads G]\n"
-	      "                        [--recompute HOW]\n"
+	      "                        [--recompute HOW] [--micro-batch-size N|auto]\n"
 	      "                        [--target octopipe|megatron|torchtitan]\n"
 	      "\n"
 	      "Builds and simulates every baseline (gpipe, 1f1b, 1f1b on a balanced partition,\n"

@@ -22,7 +22,7 @@ static void usage(FILE *f)
 	        "                     [--partition uniform|balanced|megatron|...] [--chunks V]\n"
 	        "                     [--devices P] [--placement d0,d1,...] [--comm HOW]\n"
 	        "                     [--embed] [--tp T] [--dp D] [--ep E] [--zero Z] [--grads G]\n"
-	        "                     [--recompute HOW] -o PLAN\n"
+	        "                     [--recompute HOW] [--micro-batch-size N] -o PLAN\n"
 	        "\n"
 	        "Builds a plan for model M on cluster C (files or bundled samples) and writes it\n"
 	        "to PLAN (\"-\" for stdout), then prints its simulated iteration time.\n"
