@@ -213,6 +213,7 @@ struct group {
 	int idx;                  /* enumeration order: ties */
 	bool slow;                /* one baseline's simulation would pass the deadline: judged last */
 	double work;              /* the replica's work per microbatch */
+	double work_own;          /* the same at the table's own micro-batch */
 };
 
 /* Ops the simulator runs a second (about): a layout whose one baseline simulation would
@@ -283,26 +284,31 @@ static int push_group(struct group **out, int *n, int *cap, const struct group *
 	return 0;
 }
 
-/* Prices each group's replica work (see replica_work), once for each TP, EP and micro-batch
- * (the work depends on nothing else), and its key; -1 when out of host memory. */
-static int price_groups(struct parallel_source *src, const struct cluster *c, const struct layout_constraints *k,
-                        struct group *gs, int n, struct err *e)
+/* Prices each group's replica work (see replica_work) and its key. The work is priced once
+ * for each TP and EP degree at the table's own micro-batch and scaled by the sequences of
+ * the group's (a key only orders the judging: re-pricing every size would cost more than
+ * the budget of a large model; what a size really costs is judged by simulation). -1 when
+ * out of host memory. */
+static int price_groups(const struct model *m, struct parallel_source *src, const struct cluster *c,
+                        const struct layout_constraints *k, struct group *gs, int n, struct err *e)
 {
 	for (int i = 0; i < n; i++) {
 		struct group *g = &gs[i];
-		double work = -1;
+		double work = -1, own = -1;
 
-		for (int j = 0; j < i && work < 0; j++)
-			if (gs[j].l.tp == g->l.tp && gs[j].l.ep == g->l.ep && gs[j].l.micro_batch == g->l.micro_batch)
-				work = gs[j].work;
-		if (work < 0) {
+		for (int j = 0; j < i && own < 0; j++)
+			if (gs[j].l.tp == g->l.tp && gs[j].l.ep == g->l.ep)
+				own = gs[j].work_own;
+		if (own < 0) {
+			struct parallel l = g->l;
 			struct model rm;
 			struct cluster rcl;
 			struct err e2 = ERR_INIT;
 
-			work = INFINITY;
-			if (parallel_source_replica(src, c, &g->l, &rm, &rcl, &e2) == 0) {
-				work = replica_work(&rm);
+			own = INFINITY;
+			l.micro_batch = 0;
+			if (parallel_source_replica(src, c, &l, &rm, &rcl, &e2) == 0) {
+				own = replica_work(&rm);
 				model_release(&rm);
 				cluster_release(&rcl);
 			} else if (e2.cls == ERR_RUNTIME) {
@@ -310,6 +316,8 @@ static int price_groups(struct parallel_source *src, const struct cluster *c, co
 				return -1;
 			}
 		}
+		g->work_own = own;
+		work = g->l.micro_batch > 0 ? own * (double)g->l.micro_batch / (double)m->micro_batch_size : own;
 		g->work = work;
 		g->key = work * (g->mbs + g->l.pp - 1) / g->l.pp;
 		g->slow = k->deadline_s > 0 && clock_now_s() + 3.0 * g->l.pp * g->mbs / SIM_OPS_PER_S > k->deadline_s;
@@ -369,7 +377,7 @@ static int groups(const struct model *m, struct parallel_source *src, const stru
 			}
 		}
 	}
-	if (price_groups(src, c, k, *out, *n, e) < 0) {
+	if (price_groups(m, src, c, k, *out, *n, e) < 0) {
 		free(*out);
 		*out = NULL;
 		return -1;
