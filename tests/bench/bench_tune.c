@@ -12,7 +12,8 @@
  * busy machine does not change the plans; OCTOPIPE_BENCH_SEED=N seeds the tuner (to tell
  * a change from the search's own spread) (OCTOPIPE_BENCH_DUMP=1: the profile table also
  * prints each tuned plan's stages and each device's busy and idle time;
- * OCTOPIPE_BENCH_MAX_STAGES=K: --max-stages-per-device K in both tables).
+ * OCTOPIPE_BENCH_MAX_STAGES=K: --max-stages-per-device K in both tables;
+ * OCTOPIPE_BENCH_SAMPLES=a,b: the samples table for those models only).
  *
  * A second table: the measured profiles of samples/profiles on 4 GPUs x 8 microbatches and
  * 8 GPUs x 16 (no communication, W = B = half the measured backward): the converged
@@ -107,6 +108,7 @@
 
 #include <dirent.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -344,12 +346,28 @@ static char **sample_names(const char *src, int *n)
  * where the tuned plan is slower than the best baseline: the tuner starts from it and
  * keeps a move only when it is faster, so any row there is a bug.
  */
+/* Whether name is one of the comma-separated list's entries. */
+static bool in_list(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = list; *p;) {
+		const char *c = strchr(p, ',');
+		size_t len = c ? (size_t)(c - p) : strlen(p);
+
+		if (len == n && strncmp(p, name, n) == 0)
+			return true;
+		p += len + (c != NULL);
+	}
+	return false;
+}
+
 static void samples_table(const char *src)
 {
 	static const int gpus[] = { 8, 16 };
 	int n = 0, nrows = 0, nslower = 0, nil = 0;
 	char **names = sample_names(src, &n);
-	double sum_best = 0, min_best = INFINITY, sum_il = 0, sum_eff = 0, sum_efft = 0, sum_secs = 0;
+	double sum_best = 0, min_best = INFINITY, sum_il = 0, sum_eff = 0, sum_efft = 0, sum_effm = 0, sum_secs = 0;
 
 	printf("\nbundled samples on 8 and 16 H200s (pure pipeline): tuned vs the best baseline and interleaved 1F1B,"
 	       " %s\n", getenv("OCTOPIPE_BENCH_EVALS") ? "a budget of simulations" : "the time budget");
@@ -357,14 +375,16 @@ static void samples_table(const char *src)
 		printf("cannot list %s/samples/models\n", src);
 		return;
 	}
-	printf("%-22s %4s %4s %10s %-14s %10s %7s %7s %10s %10s %6s %6s %6s %6s\n", "model", "gpus", "mbs",
-	       "tuned ms", "best baseline", "best ms", "vs best", "vs intl", "bound ms", "tight ms", "eff", "effT",
-	       "tune s", "evals");
+	printf("%-22s %4s %4s %10s %-14s %10s %7s %7s %10s %10s %10s %6s %6s %6s %6s %6s\n", "model", "gpus", "mbs",
+	       "tuned ms", "best baseline", "best ms", "vs best", "vs intl", "bound ms", "tight ms", "memory ms", "eff",
+	       "effT", "effM", "tune s", "evals");
 	for (int mi = 0; mi < n; mi++) {
 		char path[4096];
 		struct model m;
 		struct err e = ERR_INIT;
 
+		if (getenv("OCTOPIPE_BENCH_SAMPLES") && !in_list(getenv("OCTOPIPE_BENCH_SAMPLES"), names[mi]))
+			continue;
 		snprintf(path, sizeof(path), "%s/samples/models/%s.json", src, names[mi]);
 		if (model_load(&m, path, &e) < 0) {
 			printf("%-22s cannot load: %s\n", names[mi], e.msg);
@@ -408,8 +428,9 @@ static void samples_table(const char *src)
 				printf("%-22s %4d %4d %10.1f %-14s %10.1f %6.3fx", m.name, gpus[g], mbs, tuned,
 				       bs.r[bs.best].recipe->name, best, best / tuned);
 				cell(il >= 0 ? bs.r[il].m.makespan_ms : NAN, tuned);
-				printf(" %10.1f %10.1f %5.1f%% %5.1f%% %6.2f %6ld%s\n", mt.lower_bound_ms, mt.lower_bound_tight_ms,
-				       100 * mt.efficiency, 100 * mt.efficiency_tight, secs, evals,
+				printf(" %10.1f %10.1f %10.1f %5.1f%% %5.1f%% %5.1f%% %6.2f %6ld%s\n", mt.lower_bound_ms,
+				       mt.lower_bound_tight_ms, mt.lower_bound_memory_ms, 100 * mt.efficiency,
+				       100 * mt.efficiency_tight, 100 * mt.efficiency_memory, secs, evals,
 				       tuned > best * (1 + 1e-9) ? "  SLOWER than the best baseline" : "");
 				nrows++;
 				nslower += tuned > best * (1 + 1e-9);
@@ -421,6 +442,7 @@ static void samples_table(const char *src)
 				}
 				sum_eff += mt.efficiency;
 				sum_efft += mt.efficiency_tight;
+				sum_effm += mt.efficiency_memory;
 				sum_secs += secs;
 				fflush(stdout);
 				metrics_release(&mt);
@@ -432,9 +454,10 @@ static void samples_table(const char *src)
 	}
 	if (nrows)
 		printf("over %d configurations: %.3fx the best baseline on average (least %.3fx; slower in %d), "
-		       "%.2fx interleaved 1F1B (%d), %.1f%% of the bound, %.1f%% of the tight bound, %.2f s tuning\n",
+		       "%.2fx interleaved 1F1B (%d), %.1f%% of the bound, %.1f%% of the tight bound, %.1f%% of the "
+		       "memory-aware bound, %.2f s tuning\n",
 		       nrows, sum_best / nrows, min_best, nslower, nil ? sum_il / nil : NAN, nil, 100 * sum_eff / nrows,
-		       100 * sum_efft / nrows, sum_secs / nrows);
+		       100 * sum_efft / nrows, 100 * sum_effm / nrows, sum_secs / nrows);
 	for (int i = 0; i < n; i++)
 		free(names[i]);
 	free(names);
