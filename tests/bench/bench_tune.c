@@ -194,6 +194,8 @@ static double tune_once(const struct model *m, const struct cluster *c, int mbs,
 	}
 	if (getenv("OCTOPIPE_BENCH_SEED"))
 		o.seed = (unsigned)atol(getenv("OCTOPIPE_BENCH_SEED"));
+	/* as `tune` does on a table that does not recompute (OCTOPIPE_BENCH_NO_RECOMPUTE=1: not) */
+	o.recompute_moves = !getenv("OCTOPIPE_BENCH_NO_RECOMPUTE");
 	if (getenv("OCTOPIPE_BENCH_MAX_STAGES"))
 		o.max_stages_per_device = atoi(getenv("OCTOPIPE_BENCH_MAX_STAGES"));
 	memset(mt, 0, sizeof(*mt));
@@ -524,6 +526,7 @@ int main(int argc, char **argv)
 				}
 				if (getenv("OCTOPIPE_BENCH_SEED"))
 					o.seed = (unsigned)atol(getenv("OCTOPIPE_BENCH_SEED"));
+				o.recompute_moves = !getenv("OCTOPIPE_BENCH_NO_RECOMPUTE");
 				if (getenv("OCTOPIPE_BENCH_MAX_STAGES"))
 					o.max_stages_per_device = atoi(getenv("OCTOPIPE_BENCH_MAX_STAGES"));
 				if (tune_new(&t, &m, &c, &o, &e) < 0) {

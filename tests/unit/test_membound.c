@@ -19,6 +19,10 @@
  * for 2 ms a microbatch, full recompute holds nothing for one more ms of work, so the best
  * fraction x of recompute solves 3 + x = 4 (1 - x): T = 3.2 M (x = 0.2). Then with the static
  * memory of weights, sharded by ZeRO, and two layers on two devices.
+ *
+ * Last, the tuner's recompute moves (tune_sched.rc): where memory binds they find a plan
+ * at least 5% faster whose first stages recompute, that fits and respects the bound; where
+ * it does not bind they are not offered (the same plan as without).
  */
 #include "config.h"
 
@@ -302,9 +306,93 @@ static void test_golden(void)
 	cluster_release(&cl);
 }
 
+/* Tunes md on cl at M by evals simulations, recompute moves on or off; the plan's time (its
+ * plan in *p, metrics in *mt), or INFINITY. */
+static double tuned(const struct model *md, const struct cluster *cl, int M, bool moves, struct plan *p,
+                    struct metrics *mt)
+{
+	struct tune_opts o;
+	struct tuner *t;
+	const struct tune_step *st;
+	struct err e = ERR_INIT;
+	double r = INFINITY;
+
+	tune_opts_default(&o);
+	o.microbatches = M;
+	o.max_evals = 1500;
+	o.recompute_moves = moves;
+	if (tune_new(&t, md, cl, &o, &e) < 0)
+		return r;
+	while (tune_step(t, &st, &e) > 0)
+		;
+	if (tune_result(t, p, mt, &e) == 0)
+		r = mt->makespan_ms;
+	tune_free(t);
+	return r;
+}
+
+/* Eight equal layers of 10 GB activations on 4 devices with room for 2.5 of them: a stage
+ * of two layers holds one microbatch at a time unless it recomputes. The tuner that may
+ * make early stages recompute finds a faster plan; every stage it marks is one of the
+ * first ones, the plan fits, and it is no faster than the memory-aware bound. */
+static void test_tuner_recompute(void)
+{
+	struct model md;
+	struct cluster cl;
+	struct plan p0, p1;
+	struct metrics m0, m1;
+	double t0, t1, lb;
+	int nrc = 0, prefix = 1;
+
+	synth_model(&md, 8, 1, 1, 1);
+	for (int l = 0; l < 8; l++) {
+		md.layers[l].act_bytes = 10 * GB;
+		md.layers[l].act_w_bytes = 1 * GB;
+		md.layers[l].out_bytes = GB / 10;
+		md.layers[l].param_bytes = GB / 10;
+	}
+	synth_cluster(&cl, 4, 4, 0, 0);
+	cl.mem_headroom = 0;
+	cl.mem_bytes = (uint64_t)(static_bytes(&md, &cl) / 2 + 25 * GB);
+	t0 = tuned(&md, &cl, 16, false, &p0, &m0);
+	t1 = tuned(&md, &cl, 16, true, &p1, &m1);
+	lb = sim_lower_bound_memory(&md, &cl, 16, true);
+	printf("# without recompute moves %.2f ms, with %.2f ms; tight bound %.2f, memory-aware %.2f\n", t0, t1,
+	       sim_lower_bound_tight(&md, &cl, 16, true), lb);
+	ok(isfinite(t0) && isfinite(t1), "both tune a plan");
+	ok(t1 < t0 * 0.95, "recomputing early stages is at least 5%% faster (%.2f vs %.2f ms)", t1, t0);
+	for (int s = 0; s < p0.nstages; s++)
+		nrc += p0.stages[s].recompute != RECOMPUTE_NONE;
+	is_int(nrc, 0, "without the moves no stage recomputes");
+	nrc = 0;
+	for (int s = 0; s < p1.nstages; s++) {
+		nrc += p1.stages[s].recompute == RECOMPUTE_FULL;
+		prefix &= s == 0 || p1.stages[s].recompute <= p1.stages[s - 1].recompute;
+	}
+	ok(nrc > 0 && prefix, "with them the first %d of %d stages recompute fully", nrc, p1.nstages);
+	is_int(m1.noom, 0, "and the plan fits");
+	ok(t1 >= lb * (1 - 1e-9), "no faster than the memory-aware bound (%.2f)", lb);
+	plan_release(&p0);
+	plan_release(&p1);
+	metrics_release(&m0);
+	metrics_release(&m1);
+	/* memory that does not bind: no moves are offered, the plans are the same */
+	cl.mem_bytes = 1000 * GB;
+	t0 = tuned(&md, &cl, 16, false, &p0, &m0);
+	t1 = tuned(&md, &cl, 16, true, &p1, &m1);
+	is_dbl(t1, t0, 0, "where memory does not bind, the moves change nothing");
+	plan_release(&p0);
+	plan_release(&p1);
+	metrics_release(&m0);
+	metrics_release(&m1);
+	model_release(&md);
+	cluster_release(&cl);
+}
+
 int main(void)
 {
 	test_golden();
 	test_random();
+	test_tuner_recompute();
 	return tap_done();
 }
