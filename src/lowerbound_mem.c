@@ -40,7 +40,9 @@
  *   i's own static memory (less its tied bytes) plus, under ZeRO 3, its whole weights (the
  *   gather buffer is the stage's two largest layers): M m_i (H_i + r_i / s_max) <= T (U -
  *   own_i). This is what the sum of (a) loses when one layer's weights leave its device
- *   little room: that layer must recompute whatever the others hold.
+ *   little room: that layer must recompute whatever the others hold. (A stage's static
+ *   memory is the sum of its layers' shares only while each share is >= 0: a model where
+ *   some layer's tied and expert bytes together exceed its weights claims no own share.)
  * (f) Every plan thus gives, for its k and its per-layer modes (its per-stage modes, block
  *   recompute's first-n layers included, are among the per-layer ones), (a)+(b)+(c), (d)
  *   and (e). Relax the modes to fractions of each layer's options, on the lower convex hull
@@ -230,6 +232,7 @@ static int membound_setup(struct membound *b, const struct model *mdl, const str
 	double chain = 0, params = 0, experts = 0, tied = 0, pf = 0, fsum = 0, ko;
 	struct parallel par;
 	size_t n = (size_t)L;
+	bool dense_ok = true;
 
 	b->seg = malloc(sizeof(*b->seg) * 2 * n);
 	b->fx = malloc(sizeof(*b->fx) * (2 * n + 1));
@@ -271,15 +274,24 @@ static int membound_setup(struct membound *b, const struct model *mdl, const str
 		params += (double)y->param_bytes;
 		experts += ex;
 		tied += (double)y->tied_bytes;
-		/* (f) its device holds at least its own static memory and, under ZeRO 3, its
+		/* (e) its device holds at least its own static memory and, under ZeRO 3, its
 		 * whole weights gathered while it runs */
-		own = static_of(&par, fmax(0, pl), fmin(ex, fmax(0, pl)));
-		if (par.zero >= 3)
-			own += (double)(y->param_bytes - y->expert_param_bytes) + (double)y->expert_param_bytes / par.ep;
+		own = static_of(&par, pl, ex);
+		dense_ok &= pl >= ex;
 		b->cap1[l] = b->U - own;
+		if (par.zero >= 3)
+			b->cap1[l] -= (double)(y->param_bytes - y->expert_param_bytes) + (double)y->expert_param_bytes / par.ep;
+	}
+	/* a layer whose tied and expert bytes overlap would count less than nothing in its
+	 * stage's sum, so the others' shares would not be >= 0: then no own share is claimed */
+	for (int l = 0; l < L && !dense_ok; l++) {
+		const struct layer *y = &mdl->layers[l];
+
+		b->cap1[l] = b->U - (par.zero >= 3 ? (double)(y->param_bytes - y->expert_param_bytes) +
+		                                     (double)y->expert_param_bytes / par.ep : 0);
 	}
 	qsort(b->seg, (size_t)b->nseg, sizeof(*b->seg), mseg_cmp);
-	b->S = static_of(&par, fmax(0, params - tied), experts);
+	b->S = static_of(&par, params - tied, experts); /* linear: the stages' sums, every tie saved */
 	/* k devices in use: the k fastest speeds at most (k s_max, the whole cluster's), the
 	 * fills of the k distinct entries, k stages' overhead; k > MEM_KMAX relaxed as one */
 	b->nk = cl->devices < L ? cl->devices : L;

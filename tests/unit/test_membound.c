@@ -196,6 +196,9 @@ static void test_random(void)
 			y->in_bytes = (uint64_t)irand(0, 5) * GB / 10;
 			y->out_bytes = irand(0, 1) ? y->in_bytes : 0;
 			y->param_bytes = (uint64_t)irand(0, 20) * GB / 10;
+			/* a head tied to the embedding (held once beside it), routed experts */
+			y->tied_bytes = l == L - 1 && irand(0, 1) ? y->param_bytes / 2 : 0;
+			y->expert_param_bytes = irand(0, 3) == 0 ? y->param_bytes / 3 : 0;
 			act += (double)y->act_bytes;
 		}
 		synth_cluster(&cl, D, irand(1, 4), irand(0, 1) ? 0 : 100, irand(0, 1) ? 0 : 10);
