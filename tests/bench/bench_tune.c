@@ -105,8 +105,9 @@
  * Re-measured 2026-12-02 (issue 27's goals; 2 shared cores at a load of 4-8):
  * - Profile table, default 1 s budget: 96.7% of the tight bound (deepseek-16b 96.8 / 97.9%,
  *   gpt-13b 97.9 / 97.6%, gpt-oss-20b 97.7 / 96.2%, nemotron-nano-v2-9b 95.7 / 94.1% on
- *   4x8 / 8x16), converged 97.0%. Goal 98.5%: not met. Not proven out of reach either:
- *   on the instances test_bound solves exactly the tight bound lies 2.0% below the optimum
+ *   4x8 / 8x16; the load left the budget 220-960 simulations), converged 97.0%, with
+ *   OCTOPIPE_BENCH_EVALS=3000 97.2% (94.1-98.4%). Goal 98.5%: not met. Not proven out of
+ *   reach either: on the instances test_bound solves exactly the tight bound lies 2.0% below the optimum
  *   on average (worst 15%), so 98.5% of it may be more than any plan reaches here.
  * - Samples table, OCTOPIPE_BENCH_EVALS=3000, seed 1: 87 configurations, 94.0% of the
  *   tight bound and 1.115x the best baseline before the tuner's recompute moves, 94.6% and
