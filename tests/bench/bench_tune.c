@@ -111,7 +111,9 @@
  *   on average (worst 15%), so 98.5% of it may be more than any plan reaches here.
  * - Samples table, OCTOPIPE_BENCH_EVALS=3000, seed 1: 87 configurations, 94.0% of the
  *   tight bound and 1.115x the best baseline before the tuner's recompute moves, 94.6% and
- *   1.127x with them (goal 96%; 93.8% at the 1 s budget before). Only the rows where memory
+ *   1.127x with them (goal 96%). At the 1 s budget, with them, on the machine loaded by
+ *   four sessions (67-2600 simulations a row, the memory-bound ones fewest): 93.4% and
+ *   1.107x (93.8% and 1.112x measured 2026-12-01 before them). Only the rows where memory
  *   binds changed (the moves are offered nowhere else): nemotronh-8b-seq32k 1.04-1.16x
  *   faster on all six, nemotronh-56b 1.13x at 16x128 and 1.01x at 16x64, jamba-v0.1 8x16
  *   0.992x (the extra candidates led the search elsewhere); the rest identical.
