@@ -337,5 +337,19 @@ expect 'pp 2 x tp 2' "and recovering keeps the layout"
 expect_not 'cannot|error' "without an error"
 keys q y
 expect '^exit status 0' "after the keys q y: exits with status 0"
+# ... and by its micro-batch size: edits of a plan priced at 2 sequences a microbatch are
+# not edits of one at 1
+S=mb2; open mb2 120 36 -- tui --model "$M7" --cluster "$C4" --tp 2 --dp 1 --micro-batch-size 2
+expect 'micro-batch 2' "a UI started with --micro-batch-size 2 says so"
+keys ']'
+expect 'now ends at layer' "edits"
+expect 'autosaved' "and autosaves" 6
+kill -KILL "$(pid_of mb2)"
+expect 'exit status 137' "then crashes"
+S=mb1; open mb1 120 36 -- tui --model "$M7" --cluster "$C4" --tp 2 --dp 1 --micro-batch-size 1
+expect 'pp 2 x tp 2' "a UI at the same layout with --micro-batch-size 1"
+expect_not 'recover\?' "is not offered the edits made at micro-batch 2"
+keys q
+expect '^exit status 0' "after the key q: exits with status 0"
 S=
 done_testing

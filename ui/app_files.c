@@ -66,6 +66,8 @@ void files_autosave_setup(struct app *a, bool need_empty)
 		if (p->has_parallel)
 			snprintf(lay, sizeof(lay), "-pp%d-tp%d-dp%d-ep%d-zero%d-%s", p->par.pp, p->par.tp, p->par.dp, p->par.ep,
 			         p->par.zero, parallel_grads_name(p->par.fp32_grads));
+		if (p->has_parallel && p->par.micro_batch > 0)
+			snprintf(lay + strlen(lay), sizeof(lay) - strlen(lay), "-mbs%ld", p->par.micro_batch);
 		if (p->nstages > 0 && p->stages[0].recompute != RECOMPUTE_NONE)
 			snprintf(lay + strlen(lay), sizeof(lay) - strlen(lay), "-%s",
 			         recompute_name((enum recompute)p->stages[0].recompute));
