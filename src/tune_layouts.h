@@ -28,6 +28,16 @@
 #include "tune.h"
 
 #define TUNE_LAYOUTS_SEARCH_SHARE 0.3  /* of the budget, for the layout search */
+/* of the budget, past which the layout search gives up even before a layout fits (the
+ * rest: the tuner's set-up and the result's simulations at the layout found) */
+#define TUNE_LAYOUTS_GIVE_UP_SHARE 0.6
+/* What a budget of B seconds promises for the whole command: B + 10% + 0.1 s (0: none). The
+ * give-up times and the refusals up front are shares of it, so a tiny budget on a small
+ * input still gets its answer. */
+static inline double tune_budget_limit(double B)
+{
+	return B > 0 ? 1.1 * B + 0.1 : 0;
+}
 /* Ops the simulator runs a second on one core (about; a loaded machine runs fewer): what
  * the time a plan's simulation takes is judged by before it is run. */
 #define TUNE_SIM_OPS_PER_S 1.5e6
