@@ -91,8 +91,18 @@ static int write_cluster(int n, const char *path)
 	return fclose(f);
 }
 
-/* Seconds `octopipe tune` took; NAN when it could not run. */
-static double run(const char *exe, const char *model, const char *cluster, int mbs, double budget, int *rc)
+/* What is timed: tune or compare, at --layout auto or pp. */
+struct variant {
+	const char *cmd, *layout;
+};
+
+static const struct variant variants[] = {
+	{ "tune", "auto" }, { "tune", "pp" }, { "compare", "auto" }, { "compare", "pp" },
+};
+
+/* Seconds the command took; NAN when it could not run. */
+static double run(const char *exe, const struct variant *v, const char *model, const char *cluster, int mbs,
+                  double budget, int *rc)
 {
 	char mb[32], b[32];
 	double t0 = clock_now_s();
@@ -107,8 +117,12 @@ static double run(const char *exe, const char *model, const char *cluster, int m
 	if (pid == 0) {
 		if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr))
 			_exit(127);
-		execl(exe, exe, "tune", "--model", model, "--cluster", cluster, "--microbatches", mb, "--budget", b,
-		      "--quiet", "-o", "/dev/null", (char *)NULL);
+		if (strcmp(v->cmd, "tune") == 0)
+			execl(exe, exe, "tune", "--layout", v->layout, "--model", model, "--cluster", cluster, "--microbatches",
+			      mb, "--budget", b, "--quiet", "-o", "/dev/null", (char *)NULL);
+		else
+			execl(exe, exe, "compare", "--layout", v->layout, "--model", model, "--cluster", cluster,
+			      "--microbatches", mb, "--budget", b, (char *)NULL);
 		_exit(127);
 	}
 	if (waitpid(pid, &st, 0) < 0)
@@ -120,7 +134,7 @@ static double run(const char *exe, const char *model, const char *cluster, int m
 int main(int argc, char **argv)
 {
 	static const double budgets[] = { 0.1, 0.5, 1, 3 };
-	static const int sizes[] = { 64, 256, 1024, 2048, 4096 };
+	static const int sizes[] = { 64, 256, 1024, 2048, 4096, 8192, 16384, 32768, 65536 };
 	const char *src = argc > 1 ? argv[1] : ".", *exe = argc > 2 ? argv[2] : "./octopipe";
 	char dir[] = "/tmp/octopipe-bench-budget.XXXXXX";
 	int ns = argc > 3 ? argc - 3 : (int)(sizeof(sizes) / sizeof(sizes[0])), over = 0, runs = 0;
@@ -129,8 +143,8 @@ int main(int argc, char **argv)
 		perror("mkdtemp");
 		return 1;
 	}
-	printf("octopipe tune --budget B: wall seconds of the whole command (limit B x 1.1 + 0.1 s)\n");
-	printf("%6s %6s", "gpus", "mbs");
+	printf("octopipe tune|compare --budget B: wall seconds of the whole command (limit B x 1.1 + 0.1 s)\n");
+	printf("%6s %6s %-13s", "gpus", "mbs", "command");
 	for (size_t b = 0; b < sizeof(budgets) / sizeof(budgets[0]); b++)
 		printf("  B=%-5g", budgets[b]);
 	printf("\n");
@@ -151,24 +165,30 @@ int main(int argc, char **argv)
 			if (write_model(src, n, mp) < 0 || write_cluster(n, cp) < 0)
 				continue;
 		}
-		printf("%6d %6d", n, mbs);
-		for (size_t b = 0; b < sizeof(budgets) / sizeof(budgets[0]); b++) {
-			int rc = -1;
-			double s = run(exe, mp, cp, mbs, budgets[b], &rc);
-			bool late = !(s <= budgets[b] * 1.1 + 0.1);
+		for (size_t v = 0; v < sizeof(variants) / sizeof(variants[0]); v++) {
+			char what[32];
 
-			over += late;
-			runs++;
-			printf("  %5.2f%s%s", s, late ? "!" : " ", rc == 0 ? " " : "x");
-			fflush(stdout);
+			snprintf(what, sizeof(what), "%s %s", variants[v].cmd, variants[v].layout);
+			printf("%6d %6d %-13s", n, mbs, what);
+			for (size_t b = 0; b < sizeof(budgets) / sizeof(budgets[0]); b++) {
+				int rc = -1;
+				double s = run(exe, &variants[v], mp, cp, mbs, budgets[b], &rc);
+				bool late = !(s <= budgets[b] * 1.1 + 0.1);
+
+				over += late;
+				runs++;
+				printf("  %5.2f%s%s", s, late ? "!" : " ", rc == 0 ? " " : rc == 2 ? "r" : rc == 3 ? "i" : "x");
+				fflush(stdout);
+			}
+			printf("\n");
 		}
-		printf("\n");
 		if (n != 64) {
 			remove(mp);
 			remove(cp);
 		}
 	}
 	rmdir(dir);
-	printf("%d of %d runs past the limit (!); x: the command failed\n", over, runs);
+	printf("%d of %d runs past the limit (!); r: refused up front (exit 2, the budget cannot hold), i: no plan\n"
+	       "fits (exit 3), x: the command failed otherwise\n", over, runs);
 	return 0;
 }
