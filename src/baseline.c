@@ -142,7 +142,13 @@ void baseline_set_release(struct baseline_set *s)
 int baseline_run_all(struct baseline_set *out, const struct model *m, const struct cluster *c,
                      int microbatches, struct err *e)
 {
-	return baseline_run_until(out, m, c, microbatches, 0, e);
+	return baseline_run_all_recompute(out, m, c, microbatches, RECOMPUTE_NONE, e);
+}
+
+int baseline_run_all_recompute(struct baseline_set *out, const struct model *m, const struct cluster *c,
+                               int microbatches, enum recompute rc_mode, struct err *e)
+{
+	return baseline_run_until(out, m, c, microbatches, rc_mode, 0, e);
 }
 
 /* Whether recipe rc's simulation, begun now, would end past deadline_s (0: none): said in why. */
@@ -161,7 +167,7 @@ static bool too_late(const struct baseline_recipe *rc, const struct cluster *c, 
 }
 
 int baseline_run_until(struct baseline_set *out, const struct model *m, const struct cluster *c,
-                       int microbatches, double deadline_s, struct err *e)
+                       int microbatches, enum recompute rc_mode, double deadline_s, struct err *e)
 {
 	struct sim s;
 
@@ -176,15 +182,16 @@ int baseline_run_until(struct baseline_set *out, const struct model *m, const st
 		struct baseline_spec spec = { rc->schedule, microbatches, 0, rc->partition, NULL, 0, 0, NULL };
 		struct baseline_result *r = &out->r[out->n++];
 		struct sim_opts o;
+		double t1 = clock_now_s();
 
 		r->recipe = rc;
 		err_clear(&r->why);
-		double t1 = clock_now_s();
-
 		if ((r->skipped = too_late(rc, c, microbatches, deadline_s,
 		                           out->sim_ops_per_s > 0 ? out->sim_ops_per_s : BASELINE_SIM_OPS_PER_S, &r->why)))
 			continue;
 		r->built = baseline_plan(&r->plan, m, NULL, c, NULL, &spec, &r->why) == 0;
+		if (r->built && rc_mode != RECOMPUTE_NONE)
+			plan_set_recompute(&r->plan, rc_mode);
 		if (r->built) {
 			sim_opts_default(&o);
 			r->ran = sim_run(&s, &r->plan, &o, &r->m, &r->why) == 0;

@@ -77,12 +77,17 @@ struct baseline_set {
  * memory, with nothing left to release. Else the caller baseline_set_release()s. */
 int baseline_run_all(struct baseline_set *out, const struct model *m, const struct cluster *c,
                      int microbatches, struct err *e);
+/* The same with every stage of every plan recomputing as rc says, priced by the simulator
+ * stage by stage (what the layout search judges a layout by; m is the table without
+ * recompute folded in). */
+int baseline_run_all_recompute(struct baseline_set *out, const struct model *m, const struct cluster *c,
+                               int microbatches, enum recompute rc, struct err *e);
 /* The same, skipping (r->skipped, why saying so) each recipe not begun by clock_now_s()
  * deadline_s or whose simulation would end past it (at the speed of those simulated so far,
  * at first BASELINE_SIM_OPS_PER_S ops a second; deadline_s 0: none). */
 #define BASELINE_SIM_OPS_PER_S 1.5e6
 int baseline_run_until(struct baseline_set *out, const struct model *m, const struct cluster *c,
-                       int microbatches, double deadline_s, struct err *e);
+                       int microbatches, enum recompute rc, double deadline_s, struct err *e);
 void baseline_set_release(struct baseline_set *s);
 
 #endif

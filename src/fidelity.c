@@ -82,7 +82,8 @@ static int read_layout(struct fidelity_point *x, struct jv *v, const cJSON *pt, 
 	    jv_string(v, pt, p, "sched", JV_REQUIRED | JV_NONEMPTY, NULL, &sched) < 0 ||
 	    jv_string(v, pt, p, "recompute", JV_REQUIRED | JV_NONEMPTY, NULL, &rec) < 0)
 		return -1;
-	x->par = (struct parallel){ (int)pp, (int)tp, (int)dp, (int)ep, (int)zero, true };
+	x->par = (struct parallel){ .pp = (int)pp, .tp = (int)tp, .dp = (int)dp, .ep = (int)ep, .zero = (int)zero,
+	                            .fp32_grads = true };
 	x->chunks = (int)chunks;
 	if ((k = sched_from_name(sched)) < 0) {
 		jpath_key(q, p, "sched");

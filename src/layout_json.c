@@ -6,6 +6,8 @@
 
 #include <string.h>
 
+#include "bounds.h"
+
 const char *parallel_grads_name(bool fp32_grads)
 {
 	return fp32_grads ? "fp32" : "bf16";
@@ -36,7 +38,8 @@ int parallel_read_grads(struct jv *v, const cJSON *obj, const char *path, bool *
 	return 0;
 }
 
-static const char *const degree_keys[] = { "pp", "tp", "dp", "ep", "zero", "grads" };
+static const char *const degree_keys[] = { "pp", "tp", "dp", "ep", "zero", "grads", "micro_batch_size" };
+#define NKEYS (sizeof(degree_keys) / sizeof(degree_keys[0]))
 
 /* A plan's "parallel" holds nothing else: a misspelt degree must not pass as the default. */
 static int no_other_members(struct jv *v, const cJSON *obj, const char *path)
@@ -44,13 +47,13 @@ static int no_other_members(struct jv *v, const cJSON *obj, const char *path)
 	for (const cJSON *it = obj->child; it; it = it->next) {
 		bool known = false;
 
-		for (int i = 0; i < 6; i++)
+		for (size_t i = 0; i < NKEYS; i++)
 			known |= strcmp(it->string, degree_keys[i]) == 0;
 		if (!known) {
 			char kpath[JPATH_MAX];
 
 			jpath_key(kpath, path, it->string);
-			return jv_fail(v, kpath, "unknown member (pp, tp, dp, ep, zero, grads)");
+			return jv_fail(v, kpath, "unknown member (pp, tp, dp, ep, zero, grads, micro_batch_size)");
 		}
 	}
 	return 0;
@@ -66,6 +69,9 @@ int layout_json_read(struct jv *v, const cJSON *obj, const char *path, bool with
 		           i == 4 ? 3 : PARALLEL_MAX_DEGREE, i == 4 ? 0 : 1, &x[i]) < 0)
 			return -1;
 	if (with_pp && no_other_members(v, obj, path) < 0)
+		return -1;
+	l->micro_batch = 0;
+	if (with_pp && jv_int(v, obj, path, "micro_batch_size", 0, 1, OCTO_MAX_MICRO_BATCH, 0, &l->micro_batch) < 0)
 		return -1;
 	if (parallel_read_grads(v, obj, path, &l->fp32_grads) < 0)
 		return -1;
@@ -87,4 +93,6 @@ void layout_json_write(struct jw *w, cJSON *obj, const struct parallel *l, bool 
 	jw_num(w, obj, "zero", l->zero);
 	if (l->fp32_grads)
 		jw_str(w, obj, "grads", "fp32");
+	if (with_pp && l->micro_batch > 0)
+		jw_num(w, obj, "micro_batch_size", (double)l->micro_batch);
 }

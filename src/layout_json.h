@@ -1,6 +1,6 @@
 /*
  * layout_json — the one home of a parallel layout's JSON: a plan's "parallel" object
- * {"pp", "tp", "dp", "ep", "zero", "grads"} and a replica cluster's "replica" object (the
+ * {"pp", "tp", "dp", "ep", "zero", "grads", "micro_batch_size"} and a replica cluster's "replica" object (the
  * same degrees without pp, beside its data-parallel link), read with the validating
  * readers (one line naming the file and JSON path) and written canonically (bf16 grads
  * left out, so files written before gradients had a precision stay byte-identical).
@@ -26,10 +26,12 @@ int parallel_grads_from_name(const char *name, bool *fp32_grads);
 int parallel_read_grads(struct jv *v, const cJSON *obj, const char *path, bool *fp32_grads);
 
 /* The degrees of obj (at path) into *l. With pp (a plan's "parallel"): pp required, tp,
- * dp, ep optional (1), zero optional (0), no other member. Without (a cluster's
+ * dp, ep optional (1), zero optional (0), micro_batch_size optional (0: the table's own),
+ * no other member. Without (a cluster's
  * "replica"): tp, dp, ep, zero required, pp left as it was, other members the caller's. */
 int layout_json_read(struct jv *v, const cJSON *obj, const char *path, bool with_pp, struct parallel *l);
-/* Adds l's degrees (pp too when with_pp) and, when fp32, "grads" to obj. */
+/* Adds l's degrees (pp and a micro-batch size set too when with_pp) and, when fp32,
+ * "grads" to obj. */
 void layout_json_write(struct jw *w, cJSON *obj, const struct parallel *l, bool with_pp);
 
 #endif

@@ -9,7 +9,9 @@
 #include <string.h>
 
 #include "baseline.h"
+#include "bounds.h"
 #include "clock.h"
+#include "megatron.h"
 #include "layout_search.h"
 #include "sched.h"
 #include "sim.h"
@@ -46,6 +48,41 @@ void layout_recompute_model(struct model *m, enum recompute r)
 static bool past_give_up(const struct layout_constraints *k, int pp, int mbs)
 {
 	return k->give_up_s > 0 && clock_now_s() + 3.0 * pp * mbs / SIM_OPS_PER_S > k->give_up_s;
+}
+
+/* Megatron-LM's block method on p, a baseline whose every stage recomputes fully and fits
+ * (ms its makespan): the fewest layers a stage (as --recompute-num-layers counts them) that
+ * still fit, bisected (the fewer recompute, the more a stage holds); *ms becomes that plan's
+ * makespan when it is faster. p is left recomputing fully. -1 only when out of host memory. */
+static int judge_block(struct sim *s, struct plan *p, double *ms, struct err *e)
+{
+	int most = megatron_recompute_block(p, 1 << 30), lo = 0, hi = most;
+
+	while (hi - lo > 1) {
+		int n = lo + (hi - lo) / 2;
+		struct sim_opts o;
+		struct metrics mt;
+		struct err e2 = ERR_INIT;
+		int r;
+
+		megatron_recompute_block(p, n);
+		sim_opts_default(&o);
+		r = sim_run(s, p, &o, &mt, &e2);
+		if (r < 0 && e2.cls == ERR_RUNTIME) {
+			metrics_release(&mt);
+			*e = e2;
+			return -1;
+		}
+		if (r == 0 && !mt.noom) {
+			*ms = fmin(*ms, mt.makespan_ms);
+			hi = n;
+		} else {
+			lo = n;
+		}
+		metrics_release(&mt);
+	}
+	megatron_recompute_block(p, most);
+	return 0;
 }
 
 /* The fastest of compare's baselines on one replica of layout l: its makespan, whole-job
@@ -138,12 +175,18 @@ static int judge(struct parallel_source *src, const struct cluster *c, int mbs, 
 		}
 		sim_opts_default(&o);
 		if (sim_run(s, &p, &o, &mt, &e2) == 0) {
+			double ms = mt.makespan_ms;
+
 			for (int d = 0; d < mt.ndevices; d++)
 				peak = fmax(peak, (double)mt.dev[d].peak_mem_bytes);
 			got->peak_bytes = fmin(got->peak_bytes, peak);
-			if (!mt.noom && mt.makespan_ms < got->makespan_ms) {
-				got->makespan_ms = mt.makespan_ms;
-				got->tokens_per_s = mt.throughput_tokens_per_s;
+			/* Megatron-LM recomputes fewer layers where they fit: the layout's time is that */
+			if (!mt.noom && rc == RECOMPUTE_FULL && k->block_recompute && judge_block(s, &p, &ms, e) < 0)
+				r = -1;
+			if (r == 0 && !mt.noom && ms < got->makespan_ms) {
+				/* the whole job's tokens in the time the plan takes */
+				got->tokens_per_s = mt.throughput_tokens_per_s * mt.makespan_ms / ms;
+				got->makespan_ms = ms;
 				*feasible = true;
 			}
 		} else if (e2.cls == ERR_RUNTIME) {
@@ -191,6 +234,7 @@ struct group {
 	int idx;                  /* enumeration order: ties */
 	bool slow;                /* one baseline's simulation would pass the deadline: judged last */
 	double work;              /* the replica's work per microbatch */
+	double work_own;          /* the same at the table's own micro-batch */
 };
 
 static int group_cmp(const void *a, const void *b)
@@ -216,85 +260,146 @@ static double replica_work(const struct model *rm)
 	return work;
 }
 
-/* Every factorisation the constraints leave open, into *out (*n of them), each with the
- * estimate of its replica's time as key (replica_work: the tight bound costs too much to
- * compute for every one), smallest first (ties keep the enumeration order).
- * -1 when out of host memory. */
+/* The micro-batch sizes a search tries (into out, at most LAYOUT_MAX_MB; returns how many):
+ * the one k holds (0: the table's own), or when k searches the table's own first and then
+ * 1, 2, 4, 8, 16 sequences, when the table can be priced at another (it has an
+ * architecture). A size equal to the table's own is stored as 0 (nothing re-priced). */
+#define LAYOUT_MAX_MB 6
+static int mb_candidates(const struct model *m, const struct layout_constraints *k, long *out)
+{
+	int n = 0;
+
+	if (k->micro_batch >= 0) {
+		out[n++] = k->micro_batch == m->micro_batch_size ? 0 : k->micro_batch;
+		return n;
+	}
+	out[n++] = 0;
+	if (!model_has_source(m))
+		return n;
+	for (long b = 1; b <= 16; b *= 2)
+		if (b != m->micro_batch_size)
+			out[n++] = b;
+	return n;
+}
+
+/* Appends one group to *out (growing it); -1 when out of host memory. */
+static int push_group(struct group **out, int *n, int *cap, const struct group *g, struct err *e)
+{
+	if (*n == *cap) {
+		struct group *x = realloc(*out, (size_t)(*cap = *cap ? 2 * *cap : 32) * sizeof(**out));
+
+		if (!x) {
+			free(*out);
+			*out = NULL;
+			return err_set(e, ERR_RUNTIME, "out of host memory");
+		}
+		*out = x;
+	}
+	(*out)[*n] = *g;
+	(*out)[*n].idx = *n;
+	++*n;
+	return 0;
+}
+
+/* Prices each group's replica work (see replica_work) and its key. The work is priced once
+ * for each TP and EP degree at the table's own micro-batch and scaled by the sequences of
+ * the group's (a key only orders the judging: re-pricing every size would cost more than
+ * the budget of a large model; what a size really costs is judged by simulation). -1 when
+ * out of host memory. */
+static int price_groups(const struct model *m, struct parallel_source *src, const struct cluster *c,
+                        const struct layout_constraints *k, struct group *gs, int n, struct err *e)
+{
+	for (int i = 0; i < n; i++) {
+		struct group *g = &gs[i];
+		double work = -1, own = -1;
+
+		for (int j = 0; j < i && own < 0; j++)
+			if (gs[j].l.tp == g->l.tp && gs[j].l.ep == g->l.ep)
+				own = gs[j].work_own;
+		if (own < 0) {
+			struct parallel l = g->l;
+			struct model rm;
+			struct cluster rcl;
+			struct err e2 = ERR_INIT;
+
+			own = INFINITY;
+			l.micro_batch = 0;
+			if (parallel_source_replica(src, c, &l, &rm, &rcl, &e2) == 0) {
+				own = replica_work(&rm);
+				model_release(&rm);
+				cluster_release(&rcl);
+			} else if (e2.cls == ERR_RUNTIME) {
+				*e = e2;
+				return -1;
+			}
+		}
+		g->work_own = own;
+		work = g->l.micro_batch > 0 ? own * (double)g->l.micro_batch / (double)m->micro_batch_size : own;
+		g->work = work;
+		g->key = work * (g->mbs + g->l.pp - 1) / g->l.pp;
+		g->slow = k->deadline_s > 0 && clock_now_s() + 3.0 * g->l.pp * g->mbs / SIM_OPS_PER_S > k->deadline_s;
+	}
+	return 0;
+}
+
+/* Every factorisation the constraints leave open, at each micro-batch size the search tries
+ * (mb_candidates: one that divides the global batch over the replicas), into *out (*n of
+ * them), each with the estimate of its replica's time as key (replica_work: the tight bound
+ * costs too much to compute for every one), smallest first (ties keep the enumeration
+ * order). -1 when out of host memory. */
 static int groups(const struct model *m, struct parallel_source *src, const struct cluster *c,
                   const struct layout_constraints *k, int min_pp, struct group **out, int *n, struct err *e)
 {
-	int gpn = c->gpus_per_node, cap = 0;
+	int gpn = c->gpus_per_node, cap = 0, nmb;
+	long mbs[LAYOUT_MAX_MB], seqs = (long)k->global_mb * m->micro_batch_size;
 	bool moe = false;
 
 	*out = NULL;
 	*n = 0;
+	nmb = mb_candidates(m, k, mbs);
 	for (int i = 0; i < m->nlayers; i++)
 		moe |= m->layers[i].expert_param_bytes > 0;
 	for (int tp = 1; tp <= gpn; tp++) {
 		if (gpn % tp || (k->tp && tp != k->tp))
 			continue;
 		for (int dp = 1; (long)tp * dp <= c->devices; dp++) {
-			if ((k->dp && dp != k->dp) || k->global_mb % dp)
+			/* every micro-batch size's microbatches split over dp: the sequences do; and
+			 * ep only where it can be more than 1 (the loops are quadratic in the GPUs) */
+			if ((k->dp && dp != k->dp) || seqs % dp)
 				continue;
-			for (int ep = 1; ep <= dp; ep++) {
-				struct parallel l = { 0 };
+			for (int ep = 1; ep <= (moe || k->ep ? dp : 1); ep++) {
+				struct group g = { .key = INFINITY };
 
 				/* expert parallelism only where there are experts to shard */
 				if (dp % ep || (k->ep ? ep != k->ep : ep > 1 && !moe))
 					continue;
-				l.tp = tp;
-				l.dp = dp;
-				l.ep = ep;
-				l.fp32_grads = k->fp32_grads;
-				l.pp = k->pp ? k->pp : c->devices / (tp * dp);
+				g.l.tp = tp;
+				g.l.dp = dp;
+				g.l.ep = ep;
+				g.l.fp32_grads = k->fp32_grads;
+				g.l.pp = k->pp ? k->pp : c->devices / (tp * dp);
 				/* use every GPU: a layout leaving some idle is never the search's answer */
-				if (!k->pp && (long)l.pp * tp * dp != c->devices)
+				if (!k->pp && (long)g.l.pp * tp * dp != c->devices)
 					continue;
-				if (l.pp < min_pp || l.pp > m->nlayers)
+				if (g.l.pp < min_pp || g.l.pp > m->nlayers)
 					continue;
-				if (*n == cap) {
-					struct group *g = realloc(*out, (size_t)(cap = cap ? 2 * cap : 32) * sizeof(**out));
+				for (int b = 0; b < nmb; b++) {
+					long size = mbs[b] ? mbs[b] : m->micro_batch_size;
 
-					if (!g) {
-						free(*out);
-						*out = NULL;
-						return err_set(e, ERR_RUNTIME, "out of host memory");
-					}
-					*out = g;
+					if (seqs % (size * dp) || seqs / (size * dp) > OCTO_MAX_MICROBATCHES)
+						continue;
+					g.l.micro_batch = mbs[b];
+					g.mbs = (int)(seqs / (size * dp));
+					if (push_group(out, n, &cap, &g, e) < 0)
+						return -1;
 				}
-				(*out)[(*n)++] = (struct group){ l, k->global_mb / dp, INFINITY, *n, false, 0 };
 			}
 		}
 	}
-	/* a key not computed (no replica: judge says why) sorts last. A replica's work per
-	 * microbatch depends on its TP and EP degrees only: priced once for each pair */
-	for (int i = 0; i < *n; i++) {
-		struct group *g = &(*out)[i];
-		double work = -1;
-
-		for (int j = 0; j < i && work < 0; j++)
-			if ((*out)[j].l.tp == g->l.tp && (*out)[j].l.ep == g->l.ep)
-				work = (*out)[j].work;
-		if (work < 0) {
-			struct model rm;
-			struct cluster rcl;
-			struct err e2 = ERR_INIT;
-
-			work = INFINITY;
-			if (parallel_source_replica(src, c, &g->l, &rm, &rcl, &e2) == 0) {
-				work = replica_work(&rm);
-				model_release(&rm);
-				cluster_release(&rcl);
-			} else if (e2.cls == ERR_RUNTIME) {
-				free(*out);
-				*out = NULL;
-				*e = e2;
-				return -1;
-			}
-		}
-		g->work = work;
-		g->key = work * (g->mbs + g->l.pp - 1) / g->l.pp;
-		g->slow = k->deadline_s > 0 && clock_now_s() + 3.0 * g->l.pp * g->mbs / SIM_OPS_PER_S > k->deadline_s;
+	if (price_groups(m, src, c, k, *out, *n, e) < 0) {
+		free(*out);
+		*out = NULL;
+		return -1;
 	}
 	qsort(*out, (size_t)*n, sizeof(**out), group_cmp);
 	return 0;
@@ -341,7 +446,8 @@ static int judge_group(const struct model *m, struct parallel_source *src, const
 			l.zero = z;
 			if (parallel_check(&l, c, &ec) < 0)
 				break;
-			if (k->stop && *k->stop)
+			/* interrupted: the first layout that fits is still judged (an answer) */
+			if (k->stop && *k->stop && *found)
 				return 1;
 			jr = judge(src, c, g->mbs, &l, (enum recompute)rc, s, &got, &feasible, unpriced, k, *found, unrun, e);
 			if (jr < 0)

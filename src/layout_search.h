@@ -53,6 +53,16 @@ struct layout_constraints {
 	bool (*accept)(void *arg, const struct plan *p);
 	void *accept_arg;
 	unsigned schedules;       /* a bit (1u << enum sched_kind) per baseline schedule judged; 0: all */
+	/* The micro-batch size in sequences (Megatron-LM's --micro-batch-size): 0 the layer
+	 * table's own, > 0 held at that (re-priced), -1 searched (the table's own, 1, 2, 4, 8
+	 * and 16, for a table that has an architecture). The global batch stays global_mb
+	 * microbatches of the table's own size: a layout at size b with D replicas runs
+	 * global_mb x (table's size) / (b x D) microbatches on each (which must divide). */
+	long micro_batch;
+	/* A layout that recomputes fully is judged by Megatron-LM's block method where it is
+	 * faster: every stage recomputing only its first N layers, the fewest that fit
+	 * (--recompute-method block; what tune --target megatron then searches). */
+	bool block_recompute;
 };
 
 #define LAYOUT_TOP 3          /* layouts the tuner tunes (the best estimates' first ones) */

@@ -22,29 +22,27 @@
 /* octopipe-cuda: the commands octopipe hands over to it (run --backend cuda, calibrate
  * --gpu), built from the engine and the executor only: no terminal UI, no ncurses. */
 static const struct cli_cmd cli_commands[] = {
-	{ "run", "PLAN --backend cuda", "execute a plan on GPUs, measured against the simulation", cmd_run },
+	{ "run", "PLAN --backend cuda", "execute a plan on GPUs, against its simulation", cmd_run },
 	{ "calibrate", "--gpu MODEL -o MODEL", "refit a model's layer costs to this GPU", cmd_calibrate },
 	{ NULL, NULL, NULL, NULL },
 };
 #else
 static const struct cli_cmd cli_commands[] = {
 	{ "check", "FILE...", "validate model, cluster, plan and timeline files", cmd_check },
-	{ "show", "MODEL [--json]", "print a model's layer table: kinds, costs, heaviest layers", cmd_show },
-	{ "plan", "--model M --cluster C ...", "build a baseline plan (gpipe, 1f1b, interleaved, zb-*, dualpipev, adaptive)", cmd_plan },
-	{ "sim", "PLAN [--json] [--gantt]", "simulate a plan: iteration time, bubbles, memory; timeline and trace", cmd_sim },
+	{ "show", "MODEL [--json]", "print a model's layers: kinds, costs, heaviest ones", cmd_show },
+	{ "plan", "--model M --cluster C ...", "build a baseline plan (1f1b, zb-*, dualpipev, ...)", cmd_plan },
+	{ "sim", "PLAN [--json] [--gantt]", "simulate a plan: iteration, bubbles, memory, trace", cmd_sim },
 	{ "tune", "--model M --cluster C ...", "co-optimize partition, placement and schedule", cmd_tune },
-	{ "compare", "--model M --cluster C ...", "simulate every baseline and the tuned plan side by side", cmd_compare },
-	{ "import", "torch-csv|profile FILE ...", "read a PyTorch schedule CSV into a plan, or timings into a model", cmd_import },
-	{ "cost", "CONFIG --cluster C -o MODEL", "layer table from a config.json or architecture; --calibrate to profiles", cmd_cost },
-	{ "fidelity", "[POINTS] [--runtime R]", "predict published training runs at their layouts: predicted / published", cmd_fidelity },
-	{ "run", "PLAN [--backend emu|cuda]",
-	  "execute a plan (emulated, or on GPUs), measured against the simulation", cmd_run },
-	{ "calibrate", "TIMELINE -o MODEL", "rescale a model's layer costs from a measured run; --gpu MODEL: refit to this GPU", cmd_calibrate },
+	{ "compare", "--model M --cluster C ...", "every baseline and the tuned plan, side by side", cmd_compare },
+	{ "import", "torch-csv|profile FILE ...", "PyTorch schedule CSV -> plan, or timings -> model", cmd_import },
+	{ "cost", "CONFIG --cluster C -o MODEL", "price a config.json or architecture: a layer table", cmd_cost },
+	{ "fidelity", "[POINTS] [--runtime R]", "predict published training runs at their layouts", cmd_fidelity },
+	{ "run", "PLAN [--backend emu|cuda]", "execute a plan (emulated or on GPUs), vs. simulated", cmd_run },
+	{ "calibrate", "TIMELINE -o MODEL", "fit costs to a measured run (--gpu: to this GPU)", cmd_calibrate },
 	{ "export", "torch-csv|megatron-layout|megatron-args|torchtitan|svg PLAN",
-	  "write a plan as PyTorch CSV, a Megatron layout, Megatron-LM's flags, torchtitan's config or an SVG Gantt chart",
-	  cmd_export },
-	{ "report", "PLAN... -o FILE", "one self-contained HTML report: summary, speedups, Gantts, bubbles, memory, steps", cmd_report },
-	{ "tui", "[PLAN | --model M --cluster C]", "the terminal UI: Gantt charts, hand edits, compare, steps", cmd_tui },
+	  "write a plan for a runtime, or an SVG Gantt chart", cmd_export },
+	{ "report", "PLAN... -o FILE", "one HTML report: summary, speedups, Gantts, memory", cmd_report },
+	{ "tui", "[PLAN | --model M --cluster C]", "the terminal UI: Gantts, hand edits, compare, steps", cmd_tui },
 	{ NULL, NULL, NULL, NULL },
 };
 #endif
@@ -54,27 +52,32 @@ static void usage(FILE *f)
 #ifdef OCTO_CUDA_BACKEND
 	fputs("usage: octopipe-cuda [--help] [--version] COMMAND [ARGS]\n"
 	      "\n"
-	      "The GPU half of octopipe: 'octopipe run --backend cuda' and 'octopipe calibrate --gpu'\n"
-	      "hand their whole command over to this program, which holds the CUDA and NCCL code.\n"
+	      "The GPU half of octopipe: 'octopipe run --backend cuda' and 'octopipe calibrate\n"
+	      "--gpu' hand their whole command over to this program, which holds the CUDA and NCCL\n"
+	      "code.\n"
 	      "\n"
 	      "commands:\n", f);
 #else
 	fputs("usage: octopipe [--help] [--version] COMMAND [ARGS]\n"
 	      "\n"
 	      "Plans, simulates and shows pipeline-parallel training of heterogeneous LLMs.\n"
-	      "Without a command, opens the terminal UI on the bundled default sample (" DEFAULT_MODEL ");\n"
-	      "when stdout is not a terminal, prints its layer table instead.\n"
+	      "Without a command, opens the terminal UI on the bundled default sample\n"
+	      "(" DEFAULT_MODEL "); when stdout is not a terminal, prints its layer table.\n"
 	      "\n"
 	      "commands:\n", f);
 #endif
 	for (const struct cli_cmd *c = cli_commands; c->name; c++) {
-		char head[64];
+		char head[96];
 
+		/* a synopsis too long for its column gets a line of its own, the summary below */
 		snprintf(head, sizeof(head), "%s %s", c->name, c->args);
-		fprintf(f, "  %-26s %s\n", head, c->summary);
+		if (strlen(head) <= 26)
+			fprintf(f, "  %-26s %s\n", head, c->summary);
+		else
+			fprintf(f, "  %s\n  %-26s %s\n", head, "", c->summary);
 	}
-	fputs("\n'octopipe COMMAND --help' describes a command. Files: samples/ (models, clusters),\n"
-	      "plans/; the formats are described in docs/DESIGN.md.\n"
+	fputs("\n'octopipe COMMAND --help' describes a command. Files: samples/ (models and\n"
+	      "clusters), plans/; the formats are described in docs/DESIGN.md.\n"
 	      "exit status: 0 ok, 1 runtime failure, 2 bad usage or input, 3 infeasible plan\n", f);
 }
 

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "arch.h"
+#include "bounds.h"
 #include "hfconfig.h"
 #include "json.h"
 #include "parallel.h"
@@ -44,6 +45,7 @@ void parallel_default(struct parallel *l, int pp)
 	l->tp = l->dp = l->ep = 1;
 	l->zero = 0;
 	l->fp32_grads = false;
+	l->micro_batch = 0;
 }
 
 void parallel_from_replica(const struct replica *r, int pp, struct parallel *out)
@@ -60,7 +62,7 @@ void parallel_from_replica(const struct replica *r, int pp, struct parallel *out
 
 bool parallel_is_pipeline_only(const struct parallel *l)
 {
-	return l->tp == 1 && l->dp == 1 && l->ep == 1 && l->zero == 0 && !l->fp32_grads;
+	return l->tp == 1 && l->dp == 1 && l->ep == 1 && l->zero == 0 && !l->fp32_grads && l->micro_batch == 0;
 }
 
 int parallel_check(const struct parallel *l, const struct cluster *g, struct err *e)
@@ -73,6 +75,9 @@ int parallel_check(const struct parallel *l, const struct cluster *g, struct err
 		return err_set(e, ERR_INPUT, "pp, tp, dp and ep must be 1..%d", PARALLEL_MAX_DEGREE);
 	if (l->zero < 0 || l->zero > 3)
 		return err_set(e, ERR_INPUT, "zero must be 0, 1, 2 or 3 (the ZeRO stage), not %d", l->zero);
+	if (l->micro_batch < 0 || l->micro_batch > OCTO_MAX_MICRO_BATCH)
+		return err_set(e, ERR_INPUT, "the micro-batch size must be 1..%ld sequences, not %ld",
+		               (long)OCTO_MAX_MICRO_BATCH, l->micro_batch);
 	if (gpus > g->devices)
 		return err_set(e, ERR_INPUT, "pp %d x tp %d x dp %d = %ld GPUs, but cluster '%s' has %d",
 		               l->pp, l->tp, l->dp, gpus, g->name, g->devices);
@@ -172,6 +177,11 @@ bool model_recomputes(const struct model *m)
 	const cJSON *src = m->extra ? cJSON_GetObjectItemCaseSensitive(m->extra, "source") : NULL;
 
 	return src && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(src, "recompute"));
+}
+
+bool model_has_source(const struct model *m)
+{
+	return m->extra && cJSON_GetObjectItemCaseSensitive(m->extra, "source") != NULL;
 }
 
 int model_made_tp(const struct model *m)
@@ -335,10 +345,11 @@ int model_reprice(struct model *m, const struct hardware *hw, struct err *e)
 	return 0;
 }
 
-/* Rescales every layer of out (a copy of the file's table) from degree o->tp to tp; without
- * collectives, to the cost of its kernels alone (the file's own times include them). */
+/* Rescales every layer of out (a copy of the file's table) from degree o->tp to tp and from
+ * micro-batch o->micro_batch to mb; without collectives, to the cost of its kernels alone
+ * (the file's own times include them). */
 static int retarget(struct model *out, const struct arch *a, const struct hardware *hw, struct cost_opts o,
-                    const struct cluster *g, int tp, int ep, bool collectives, struct err *e)
+                    const struct cluster *g, int tp, int ep, long mb, bool collectives, struct err *e)
 {
 	for (int i = 0; i < a->nlayers; i++) {
 		const struct work *w = &a->layers[i].w;
@@ -361,6 +372,7 @@ static int retarget(struct model *out, const struct arch *a, const struct hardwa
 			cost_layer(&a->layers[i].w, hw, &o, &c0);
 			o1.tp = tp;
 			o1.ep = ep;
+			o1.micro_batch = mb;
 			o1.no_comm = !collectives;
 			cost_layer(&a->layers[i].w, hw, &o1, &c1);
 			memo = i;
@@ -387,6 +399,7 @@ static int retarget(struct model *out, const struct arch *a, const struct hardwa
 		if (l->tied_bytes > l->param_bytes)
 			l->tied_bytes = l->param_bytes;
 	}
+	out->micro_batch_size = mb;
 	return 0;
 }
 
@@ -463,13 +476,14 @@ static int model_at(struct parallel_source *s, const struct cluster *g, const st
 		return -1;
 	/* a table made at tp > 1 holds its collectives: only its architecture can take them out;
 	 * under expert parallelism a rank runs E / ep experts on ep times the tokens each */
-	bool need_tp = l->tp != made || (!collectives && made > 1);
+	long mb = l->micro_batch > 0 ? l->micro_batch : m->micro_batch_size;
+	bool need_tp = l->tp != made || (!collectives && made > 1), need_mb = mb != m->micro_batch_size;
 
-	if (need_tp || l->ep > 1) {
+	if (need_tp || need_mb || l->ep > 1) {
 		int r = source_get(s, e);
 
 		/* a measured table's experts stay as measured: there are no kernels to re-price */
-		if (r > 0 && !need_tp) {
+		if (r > 0 && !need_tp && !need_mb) {
 			/* nothing to re-price */
 		} else if (r != 0) {
 			model_release(out);
@@ -477,12 +491,16 @@ static int model_at(struct parallel_source *s, const struct cluster *g, const st
 				return err_set(e, ERR_INPUT, "model '%s' has no architecture (a measured or hand-made table at "
 				               "tp %d): it cannot be priced at tp %d; make it with `octopipe cost` from its "
 				               "config.json", m->name, made, l->tp);
+			if (r > 0 && need_mb)
+				return err_set(e, ERR_INPUT, "model '%s' has no architecture (a measured or hand-made table at "
+				               "micro-batch %ld): it cannot be priced at micro-batch %ld; make it with `octopipe "
+				               "cost` from its config.json", m->name, m->micro_batch_size, mb);
 			if (r > 0)
 				return err_set(e, ERR_INPUT, "model '%s' has no architecture (a measured or hand-made table at "
 				               "tp %d): its tensor-parallel collectives cannot be told from its kernels",
 				               m->name, made);
 			return -1;
-		} else if (retarget(out, &s->a, &s->hw, s->o, g, l->tp, l->ep, collectives, e) < 0) {
+		} else if (retarget(out, &s->a, &s->hw, s->o, g, l->tp, l->ep, mb, collectives, e) < 0) {
 			model_release(out);
 			return -1;
 		}

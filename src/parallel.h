@@ -48,6 +48,9 @@ struct parallel {
 	int pp, tp, dp, ep, zero;
 	bool fp32_grads;   /* `"grads": "fp32"`: gradients accumulated and reduced in fp32
 	                    * (Megatron-LM's default for bf16 training); else in bf16 */
+	long micro_batch;  /* `"micro_batch_size"`: the sequences of one microbatch, the layer
+	                    * table re-priced from its architecture at it (Megatron-LM's
+	                    * --micro-batch-size); 0: the table's own */
 };
 
 #define PARALLEL_MAX_DEGREE 4096
@@ -62,7 +65,8 @@ void parallel_default(struct parallel *l, int pp);
  * pipeline parallelism when the cluster has no replica. */
 void parallel_from_replica(const struct replica *r, int pp, struct parallel *out);
 /* the layout's JSON and the gradients' precision by name: layout_json.h */
-/* T = D = E = 1, Z = 0: what every plan without a "parallel" section is. */
+/* T = D = E = 1, Z = 0, the table's own micro-batch: what every plan without a
+ * "parallel" section is. */
 bool parallel_is_pipeline_only(const struct parallel *l);
 static inline int parallel_gpus(const struct parallel *l)
 {
@@ -85,10 +89,11 @@ struct link parallel_ep_link(const struct parallel *l, const struct cluster *gpu
 int parallel_cluster(const struct cluster *gpus, const struct parallel *l, struct cluster *out,
                    struct err *e);
 
-/* The layer table at the layout's TP degree plus the EP all-to-all: a copy of m when the
- * degree is the one m was made at and E = 1. A model without an architecture (a measured
- * profile) only exists at its own degree: asking for another is an ERR_INPUT error that
- * says so, as is E > 1 for a model without routed experts. */
+/* The layer table at the layout's TP degree and micro-batch plus the EP all-to-all: a copy
+ * of m when the degree and micro-batch are the ones m was made at and E = 1. A model
+ * without an architecture (a measured profile) only exists at its own degree and
+ * micro-batch: asking for another is an ERR_INPUT error that says so, as is E > 1 for a
+ * model without routed experts. */
 int parallel_model(const struct model *m, const struct cluster *gpus, const struct parallel *l,
                  struct model *out, struct err *e);
 
@@ -126,6 +131,10 @@ void parallel_source_release(struct parallel_source *s);
 /* parallel_replica() of s's model. */
 int parallel_source_replica(struct parallel_source *s, const struct cluster *gpus, const struct parallel *l,
                             struct model *rm, struct cluster *rc, struct err *e);
+
+/* Whether m records what its table was priced from (a "source" with an architecture): the
+ * engine can then price it at another TP degree or micro-batch size. */
+bool model_has_source(const struct model *m);
 
 /* Whether m's layer table was made with `octopipe cost --recompute` (its activations
  * already recomputed: a stage must not recompute it again). */

@@ -104,12 +104,14 @@ static inline enum recompute plan_layer_recompute(const struct plan *p, int s, i
 }
 
 /* The layout a plan is simulated under: its cluster's (a replica's), else pure pipeline
- * parallelism over its devices. */
+ * parallelism over its devices, at the micro-batch its "parallel" names. */
 static inline struct parallel plan_parallel(const struct plan *p)
 {
 	struct parallel l;
 
 	parallel_from_replica(&p->cluster.rep, p->ndevices, &l);
+	if (p->has_parallel)
+		l.micro_batch = p->par.micro_batch;
 	return l;
 }
 /* The files' model and cluster (src_ with a layout, else model and cluster). */

@@ -679,17 +679,27 @@ void tune_gen_partition(struct tuner *t)
 	} else {
 		tune_state_release(&t->cands[--t->ncands].st);
 	}
+	/* each device's idle time, on the heap: 4096 of them are 32 KB, too much for a stack */
+	bool aware_ok = m->dev && m->ndevices == D && D <= OCTO_TUNE_MAX_AWARE;
+	double *idle = aware_ok ? malloc((size_t)D * sizeof(*idle)) : NULL;
+
+	if (aware_ok && !idle) {
+		t->oom = true;
+		return;
+	}
+
 	for (int aware = 0; aware < 3; aware++) {
-		double idle[OCTO_TUNE_MAX_AWARE];
-		bool use = aware > 0 && m->dev && m->ndevices == D && D <= OCTO_TUNE_MAX_AWARE;
+		bool use = aware > 0 && idle;
 
 		if (aware > 0 && !use)
 			break;
 		for (int d = 0; use && d < D; d++)
 			idle[d] = (m->dev[d].warmup_idle_ms + m->dev[d].cooldown_idle_ms) * (aware == 1 ? 1 : 0.5);
 		c = tune_cand_add(t, &t->cur, MOVE_PARTITION, 0, aware);
-		if (!c)
+		if (!c) {
+			free(idle);
 			return;
+		}
 		if (!tune_partition_state(t, &c->st, use ? idle : NULL, m->makespan_ms)) {
 			tune_state_release(&t->cands[--t->ncands].st);
 			continue;
@@ -698,6 +708,7 @@ void tune_gen_partition(struct tuner *t)
 		                                         : "rebalance the %d stages (min-max device time)", S);
 		tune_cand_keep(t);
 	}
+	free(idle);
 	/* bubble-guided single-layer moves: from a busier device to an idler neighbour */
 	from = t->ncands;
 	for (int b = 1; b < S; b++) {

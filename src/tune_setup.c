@@ -271,6 +271,8 @@ static int setup_starts(struct tuner *t, bool *stopped)
 			}
 			took = clock_now_s() - t1;
 			took_S = S;
+			/* the first candidates' generation partitions as a start does */
+			t->gen_s = took;
 			if (r == 0)
 				break;
 			if (ms < best_s_ms || best_s.nstages == 0) {

@@ -142,7 +142,7 @@ else not_ok "global batch split" "$(jget "$T/gb.json" 'd["microbatches"]')"; fi
 # lands on a plan that cannot run is written as null and read back as infeasible)
 run "$OCTOPIPE" tune --model gpt-13b --cluster 8xH200 --microbatches 16 --quiet -o "$T/st.json" --steps-out "$T/st.steps"
 expect_rc 0 "tune --steps-out with a layout search"
-if [ "$(jget "$T/st.steps" 'sorted(d["layout"].keys())')" = "['best_baseline_tokens_per_s', 'candidates', 'dp', 'ep', 'global_batch', 'grads', 'microbatches_per_replica', 'pp', 'recompute', 'tp', 'zero']" ]; then
+if [ "$(jget "$T/st.steps" 'sorted(d["layout"].keys())')" = "['best_baseline_tokens_per_s', 'candidates', 'dp', 'ep', 'global_batch', 'grads', 'micro_batch_size', 'microbatches_per_replica', 'pp', 'recompute', 'tp', 'zero']" ]; then
     ok "the step record has the layout step"; else not_ok "layout in the step record" "$(cat "$T/st.steps" | head -20)"; fi
 python3 - "$T/st.steps" "$T/null.steps" <<'PY'
 import json, sys
@@ -201,7 +201,7 @@ expect_match '^pp0 ' "$OUT" "each row is a pipeline rank (a TP group in each rep
 expect_match '^ pp +busy' "$OUT" "and so is the breakdown's"
 if printf '%s\n' "$OUT" | grep -E '^pp[0-9]' | grep -q '~'; then
     not_ok "no sync mark while a device still has ops to run"; else ok "no sync mark while a device still has ops to run"; fi
-run "$OCTOPIPE" tui --model llama2-70b --cluster 64xH200 --microbatches 16 --tp 4 --dp 2 --recompute full --render 140x30 \
+run "$OCTOPIPE" tui --model llama2-70b --cluster 64xH200 --microbatches 16 --tp 4 --dp 2 --recompute full --micro-batch-size 1 --render 140x30 \
     --keys llllllllllllllllllllllll
 expect_match 'recomputes full \(its forward again\)' "$OUT" "the op details say a backward recomputes"
 run "$OCTOPIPE" tui "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json" --tp 2 --render 100x24
@@ -376,5 +376,24 @@ f2=$("$OCTOPIPE" sim "$T/ep2.json" --json 2>/dev/null | python3 -c 'import json,
 if [ -n "$f1" ] && [ -n "$f2" ] && python3 -c "import sys; sys.exit(0 if $f2 < $f1 else 1)"; then
     ok "ep 2 re-prices the experts: less busy time ($f2 vs $f1 ms) though it adds the all-to-all"
 else not_ok "ep 2 re-prices the experts" "$f1 $f2"; fi
+
+# compare at a layout that must recompute: its baselines recompute stage by stage as the
+# layout search judged them (not a table with every activation of a recomputing layer kept,
+# which called all of them out of memory at the layout the search had found fitting), and
+# its tuned row is tune's (Megatron-LM: the block method, 1.10x its default)
+run "$OCTOPIPE" compare --model nemotronh-8b-seq32k --cluster 8xH200 --microbatches 16 --tp 1 --zero 1 \
+    --micro-batch-size 1 --json
+expect_rc 0 "compare at a layout that recomputes fully"
+if printf '%s\n' "$OUT" | python3 -c '
+import json, sys
+rows = {r["schedule"]: r for r in json.load(sys.stdin)}
+assert rows["1f1b"]["feasible"] and rows["gpipe"]["feasible"], rows["1f1b"]
+'; then ok "its 1F1B and GPipe baselines fit, as the search judged the layout"
+else not_ok "compare's baselines at a recomputing layout" "$(printf '%s' "$OUT" | head -c 600)"; fi
+run "$OCTOPIPE" compare --model nemotronh-8b-seq32k --cluster 8xH200 --microbatches 16 --tp 1 --zero 1 \
+    --micro-batch-size 1 --target megatron
+expect_rc 0 "compare --target megatron there"
+expect_match '^tuned megatron +[0-9.]+ .* yes$' "$OUT" "the tuned row is a plan Megatron-LM runs that fits"
+expect_match 'speedup of the tuned plan: 1f1b 1\.10x' "$OUT" "block recompute, 1.10x Megatron's default, as tune finds"
 
 done_testing

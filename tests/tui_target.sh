@@ -19,6 +19,23 @@ run "$OCTOPIPE" tui --model llama2-70b --cluster 64xH200 --tp 4 --dp 2 --target 
 expect_rc 0 "llama2-70b at TP 4 x DP 2 for megatron"
 expect_match 'OctoPipe +llama2-70b (1f1b|1f1b balanced|interleaved) +llama2-70b on 64xH200 \(pp 8 x tp 4 x dp 2' "$OUT" \
     "opens at the layout on a schedule Megatron-LM runs"
+# the layout a --model/--cluster start opens on is the one compare --target picks: judged by
+# the target's own schedules (Megatron-LM: 1F1B and interleaved, its block recompute)
+for tgt in octopipe megatron; do
+    "$OCTOPIPE" compare --model nemotronh-8b-seq32k --cluster 8xH200 --tp 1 --zero 1 --microbatches 16 \
+        --target $tgt 2>/dev/null | head -1 >"$T/cmp-$tgt"
+    want=$(sed -n 's/^layout: pp \([0-9]*\) x tp \([0-9]*\) x dp \([0-9]*\) (ZeRO \([0-9]\), recompute \([a-z]*\)\(, micro-batch \([0-9]*\)\)\{0,1\}).*/TP \2 x PP \1 x DP \3, ZeRO \4 \5 mb\7/p' "$T/cmp-$tgt")
+    run "$OCTOPIPE" tui --model nemotronh-8b-seq32k --cluster 8xH200 --tp 1 --zero 1 --microbatches 16 --target $tgt \
+        --render 200x40
+    got=$(printf '%s\n' "$OUT" | sed -n 's/.*layout \(TP [0-9]* x PP [0-9]* x DP [0-9]*, ZeRO [0-9]\)\(, \([a-z]*\) recompute\)\{0,1\}\(, micro-batch \([0-9]*\)\)\{0,1\}, chosen by.*/\1 \3 mb\5/p')
+    [ -z "${got##*  mb*}" ] && got=$(printf '%s' "$got" | sed 's/  mb/ none mb/')
+    if [ -n "$want" ] && [ "$got" = "$want" ]; then ok "--target $tgt: the UI opens on compare's layout ($got)"
+    else not_ok "--target $tgt: the UI opens on compare's layout" "compare: $(cat "$T/cmp-$tgt") -> '$want'" "tui: '$got'"; fi
+done
+if [ "$(cat "$T/cmp-octopipe")" != "$(cat "$T/cmp-megatron")" ]; then
+    ok "and the two targets pick differently here (so the UI's follows the target)"
+else not_ok "the two targets pick differently here" "$(cat "$T/cmp-octopipe")"; fi
+
 start 160 40 -- tui --target megatron
 expect ' target megatron$' "the status line names the target"
 expect 'OctoPipe +nemotron-nano-v2-9b (1f1b|1f1b balanced|interleaved) ' "the plan opened is a baseline Megatron-LM runs"

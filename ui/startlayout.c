@@ -16,10 +16,19 @@ int start_layout_choose(const struct model *m, const struct cluster *c, int mbs,
 {
 	struct layout_constraints k = { .pp = 0, .tp = o->tp, .dp = o->dp, .ep = o->ep, .zero = o->zero,
 	                                .recompute = o->recompute, .global_mb = mbs * (o->dp > 0 ? o->dp : 1),
-	                                .stop = o->stop, .fp32_grads = o->fp32_grads };
+	                                .stop = o->stop, .fp32_grads = o->fp32_grads,
+	                                .micro_batch = o->micro_batch, .accept = o->accept,
+	                                .accept_arg = o->accept_arg, .schedules = o->schedules,
+	                                .block_recompute = o->block_recompute };
 	char extra[120] = "";
+	/* the microbatches are of --micro-batch-size sequences when it is given */
+	long long seqs = (long long)k.global_mb * (o->micro_batch > 0 ? o->micro_batch : m->micro_batch_size);
 
 	memset(lc, 0, sizeof(*lc));
+	if (seqs % m->micro_batch_size || seqs / m->micro_batch_size > 1000000)
+		return err_set(e, ERR_INPUT, "a global batch of %lld sequences is not a whole number of at most 1000000 "
+		               "microbatches of the model's %ld", seqs, m->micro_batch_size);
+	k.global_mb = (int)(seqs / m->micro_batch_size);
 	if (layout_search(m, c, &k, lc, e) < 0)
 		return -1;
 	if (lc->par.ep > 1)
@@ -29,6 +38,8 @@ int start_layout_choose(const struct model *m, const struct cluster *c, int mbs,
 		         recompute_name(lc->recompute));
 	if (lc->par.fp32_grads)
 		snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), ", fp32 gradients");
+	if (lc->par.micro_batch > 0)
+		snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), ", micro-batch %ld", lc->par.micro_batch);
 	snprintf(msg, n, "layout TP %d x PP %d x DP %d, ZeRO %d%s, chosen by the layout "
 	         "search (%d judged%s); --layout pp for pure PP", lc->par.tp, lc->par.pp, lc->par.dp, lc->par.zero,
 	         extra, lc->candidates,

@@ -11,14 +11,21 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+struct plan;
 /* The layout options as the command line gave them (the CLI's meaning: what is not given
  * is searched). */
 struct start_layout {
 	int tp, dp, ep;           /* 0: searched */
 	int zero;                 /* ZeRO stage; -1: searched */
 	int recompute;            /* enum recompute; -1: searched */
+	long micro_batch;         /* sequences a microbatch; -1: searched, 0: the table's own */
 	bool fp32_grads;
 	bool pp_only;             /* --layout pp: pure pipeline parallelism over every GPU */
+	/* the target runtime's filter, as tune and compare pass it (layout_constraints) */
+	bool (*accept)(void *arg, const struct plan *p);
+	void *accept_arg;
+	unsigned schedules;
+	bool block_recompute;
 	/* raised (a SIGINT handler): the search answers the best layout judged so far */
 	const volatile sig_atomic_t *stop;
 };
@@ -28,7 +35,12 @@ static inline void start_layout_init(struct start_layout *l)
 {
 	l->tp = l->dp = l->ep = 0;
 	l->zero = l->recompute = -1;
+	l->micro_batch = -1;
 	l->fp32_grads = l->pp_only = false;
+	l->accept = 0;
+	l->accept_arg = 0;
+	l->schedules = 0;
+	l->block_recompute = false;
 	l->stop = (const volatile sig_atomic_t *)0;
 }
 

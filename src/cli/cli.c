@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bounds.h"
 #include "clock.h"
 #include "cluster.h"
 #include "datadir.h"
@@ -272,6 +273,12 @@ int cli_par_option(const char *cmd, int ch, const char *arg, struct cli_par *cp)
 		}
 		cp->recompute = (int)r;
 		return 1;
+	case CLI_PAR_MBS:
+		if (strcmp(arg, "auto") == 0) {
+			cp->mbs = -1;
+			return 1;
+		}
+		return (cp->mbs = cli_int(cmd, "--micro-batch-size", arg, 1, OCTO_MAX_MICRO_BATCH)) < 0 ? -1 : 1;
 	case CLI_PAR_GRADS: {
 		bool fp32;
 
@@ -289,7 +296,7 @@ int cli_par_option(const char *cmd, int ch, const char *arg, struct cli_par *cp)
 
 bool cli_par_given(const struct cli_par *cp)
 {
-	return cp->tp || cp->dp || cp->ep || cp->zero || cp->grads;
+	return cp->tp || cp->dp || cp->ep || cp->zero || cp->grads || cp->mbs;
 }
 
 void cli_par_layout(const struct cli_par *cp, const struct parallel *base, const struct cluster *c, int pp,
@@ -311,6 +318,8 @@ void cli_par_layout(const struct cli_par *cp, const struct parallel *base, const
 		l.zero = cp->zero - 1;
 	if (cp->grads)
 		l.fp32_grads = cp->grads == 2;
+	if (cp->mbs > 0)
+		l.micro_batch = cp->mbs;
 	l.pp = pp > 0 ? pp : c->devices / (l.tp * l.dp);
 	if (l.pp < 1)
 		l.pp = 1;  /* parallel_check() then says why it does not fit */
@@ -334,6 +343,7 @@ int cli_pick_layout(const char *cmd, const struct cli_par *cp, bool layout_pp, i
 		k.accept = base->accept;
 		k.accept_arg = base->accept_arg;
 		k.schedules = base->schedules;
+		k.block_recompute = base->block_recompute;
 	}
 	if (layout_pp) {
 		if (cli_par_given(cp) || cp->recompute >= 0 || global_batch)
@@ -343,22 +353,34 @@ int cli_pick_layout(const char *cmd, const struct cli_par *cp, bool layout_pp, i
 	if (cp->recompute > RECOMPUTE_NONE && model_recomputes(m))
 		return cli_usage_error(cmd, "--recompute %s: the model's layer table already recomputes every layer (made "
 		                       "with octopipe cost --recompute)", recompute_name((enum recompute)cp->recompute));
+	/* the micro-batch size is searched unless given (a measured table has only its own) */
+	k.micro_batch = cp->mbs ? cp->mbs : -1;
 	if (global_batch) {
 		if (global_batch % m->micro_batch_size)
 			return cli_usage_error(cmd, "--global-batch %d is not a multiple of the model's micro-batch size %ld",
 			                       global_batch, m->micro_batch_size);
-		k.global_mb = (int)(global_batch / m->micro_batch_size);
-		if (cp->dp && k.global_mb % cp->dp)
-			return cli_usage_error(cmd, "--global-batch %d (%d microbatches of %ld sequence%s) does not split "
-			                       "evenly over --dp %d replicas", global_batch, k.global_mb,
-			                       m->micro_batch_size, m->micro_batch_size == 1 ? "" : "s", cp->dp);
-	} else {
-		long long g = (long long)*microbatches * (cp->dp ? cp->dp : 1);
+		long size = cp->mbs > 0 ? cp->mbs : m->micro_batch_size;
 
-		if (g > 1000000)
+		k.global_mb = (int)(global_batch / m->micro_batch_size);
+		if (global_batch % size)
+			return cli_usage_error(cmd, "--global-batch %d is not a multiple of --micro-batch-size %ld",
+			                       global_batch, size);
+		if (cp->dp && (global_batch / size) % cp->dp)
+			return cli_usage_error(cmd, "--global-batch %d (%ld microbatches of %ld sequence%s) does not split "
+			                       "evenly over --dp %d replicas", global_batch, global_batch / size, size,
+			                       size == 1 ? "" : "s", cp->dp);
+	} else {
+		/* --microbatches of --micro-batch-size sequences each (else the table's own) */
+		long long seqs = (long long)*microbatches * (cp->dp ? cp->dp : 1) * (cp->mbs > 0 ? cp->mbs : m->micro_batch_size);
+
+		if (seqs / m->micro_batch_size > 1000000)
 			return cli_usage_error(cmd, "--microbatches %d x --dp %d = %lld microbatches in the global batch, more "
-			                       "than 1000000", *microbatches, cp->dp, g);
-		k.global_mb = (int)g;
+			                       "than 1000000", *microbatches, cp->dp, seqs / m->micro_batch_size);
+		if (seqs % m->micro_batch_size)
+			return cli_usage_error(cmd, "--micro-batch-size %ld: the global batch of %lld sequences is not a "
+			                       "multiple of the model's micro-batch size %ld", cp->mbs, seqs,
+			                       m->micro_batch_size);
+		k.global_mb = (int)(seqs / m->micro_batch_size);
 	}
 	if (tune_layout_pick(m, c, &k, out, &e) < 0) {
 		tune_layout_release(out);
@@ -400,7 +422,10 @@ void cli_layout_words(struct strbuf *sb, const struct parallel *par, enum recomp
 	strbuf_addf(sb, "pp %d x tp %d x dp %d (", par->pp, par->tp, par->dp);
 	if (par->ep > 1)
 		strbuf_addf(sb, "ep %d, ", par->ep);
-	strbuf_addf(sb, "ZeRO %d%s, recompute %s)", par->zero, par->fp32_grads ? ", fp32 grads" : "", recompute_name(rc));
+	strbuf_addf(sb, "ZeRO %d%s, recompute %s", par->zero, par->fp32_grads ? ", fp32 grads" : "", recompute_name(rc));
+	if (par->micro_batch > 0)
+		strbuf_addf(sb, ", micro-batch %ld", par->micro_batch);
+	strbuf_addch(sb, ')');
 }
 
 int cli_set_refs(struct plan *p, const char *model_path, const char *cluster_path, const char *out_path)

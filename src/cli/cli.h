@@ -91,20 +91,24 @@ int cli_write_plan(struct plan *p, const char *out, const char *model_path, cons
 int cli_write_model(const struct model *m, const char *out);
 /* --tp --dp --ep --zero --recompute: the parallel layout options of plan, sim, compare
  * and tune (long options only; their values are CLI_PAR_* above any short option). */
-enum { CLI_PAR_TP = 0x200, CLI_PAR_DP, CLI_PAR_EP, CLI_PAR_ZERO, CLI_PAR_RECOMPUTE, CLI_PAR_GRADS };
+enum { CLI_PAR_TP = 0x200, CLI_PAR_DP, CLI_PAR_EP, CLI_PAR_ZERO, CLI_PAR_RECOMPUTE, CLI_PAR_GRADS, CLI_PAR_MBS };
 #define CLI_PAR_OPTIONS \
 	{ "tp", required_argument, NULL, CLI_PAR_TP }, { "dp", required_argument, NULL, CLI_PAR_DP }, \
 	{ "ep", required_argument, NULL, CLI_PAR_EP }, { "zero", required_argument, NULL, CLI_PAR_ZERO }, \
-	{ "recompute", required_argument, NULL, CLI_PAR_RECOMPUTE }, { "grads", required_argument, NULL, CLI_PAR_GRADS }
+	{ "recompute", required_argument, NULL, CLI_PAR_RECOMPUTE }, { "grads", required_argument, NULL, CLI_PAR_GRADS }, \
+	{ "micro-batch-size", required_argument, NULL, CLI_PAR_MBS }
 #define CLI_PAR_HELP \
-	"  --tp T, --dp D    tensor-parallel degree (within a node) and data-parallel replicas\n" \
-	"  --ep E, --zero Z  expert parallelism over the replicas (E divides D); ZeRO stage 0-3\n" \
+	"  --tp T, --dp D    tensor-parallel degree (in a node), data-parallel replicas\n" \
+	"  --ep E, --zero Z  expert parallelism over the replicas (E divides D); ZeRO 0-3\n" \
 	"  --recompute none|selective|full   activation recompute of every stage\n" \
-	"  --grads bf16|fp32 the gradients' precision (default bf16: 16 bytes a parameter with\n" \
-	"                    Adam; fp32 is Megatron-LM's bf16 default: 18, and the data-parallel\n" \
-	"                    reduction moves twice the bytes)\n"
+	"  --grads bf16|fp32 gradient precision (default bf16: 16 bytes a parameter with\n" \
+	"                    Adam; fp32, Megatron-LM's bf16 default: 18 bytes, and the\n" \
+	"                    data-parallel reduction moves twice the bytes)\n" \
+	"  --micro-batch-size N  sequences a microbatch (the table re-priced at N; tune\n" \
+	"                    and compare also take auto: searched over 1, 2, 4, 8, 16)\n"
 struct cli_par {
 	int tp, dp, ep, zero;    /* 0: not given */
+	long mbs;                /* --micro-batch-size: 0 not given, -1 auto */
 	int grads;               /* 0: not given, 1: bf16, 2: fp32 */
 	int recompute;           /* enum recompute; -1: not given */
 };
@@ -134,7 +138,8 @@ int cli_pick_layout(const char *cmd, const struct cli_par *cp, bool layout_pp, i
  * or the exit code after saying why. */
 int cli_budget_holds(const char *cmd, double B, double t0, int sims, int S, int M);
 struct strbuf;
-/* The layout in words: "pp P x tp T x dp D (ep E, ZeRO Z, recompute R)" (ep only when > 1). */
+/* The layout in words: "pp P x tp T x dp D (ep E, ZeRO Z, recompute R, micro-batch B)" (ep
+ * only when > 1, the micro-batch only when the layout re-prices the table at it). */
 void cli_layout_words(struct strbuf *sb, const struct parallel *par, enum recompute rc);
 struct metrics;
 struct strbuf;

@@ -31,6 +31,7 @@ static const struct {
 	{ CLI_IN_LAYOUT, { "zero", required_argument, NULL, CLI_PAR_ZERO } },
 	{ CLI_IN_LAYOUT, { "recompute", required_argument, NULL, CLI_PAR_RECOMPUTE } },
 	{ CLI_IN_LAYOUT, { "grads", required_argument, NULL, CLI_PAR_GRADS } },
+	{ CLI_IN_LAYOUT, { "micro-batch-size", required_argument, NULL, CLI_PAR_MBS } },
 };
 enum { NCOMMON = sizeof(common) / sizeof(common[0]), MAX_OPTIONS = 64 };
 
@@ -58,6 +59,11 @@ static int common_option(struct cli_args *a, int ch, const char *arg)
 	if (in & CLI_IN_LAYOUT) {
 		int k = cli_par_option(cmd, ch, arg, &a->par);
 
+		/* a plan has one micro-batch: only tune, compare and tui search it */
+		if (k > 0 && ch == CLI_PAR_MBS && a->par.mbs < 0) {
+			cli_usage_error(cmd, "--micro-batch-size auto: only tune, compare and tui search it; give a number");
+			return -1;
+		}
 		if (k != 0)
 			return k;
 	}

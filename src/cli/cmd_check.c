@@ -19,7 +19,7 @@ static void usage(FILE *f)
 	      "\n"
 	      "Validates model, cluster, plan and timeline files (the kind is read from each\n"
 	      "file's \"format\") and prints one line per file. A plan is checked together with\n"
-	      "the model and cluster it names, and simulated: an order that deadlocks or a device\n"
+	      "the model and cluster it names, and simulated: a deadlocking order or a device\n"
 	      "out of memory gets the line `octopipe sim` prints. Invalid files get one line on\n"
 	      "stderr: FILE: JSON.PATH: problem.\n"
 	      "\n"

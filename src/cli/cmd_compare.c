@@ -26,11 +26,12 @@
 static void usage(FILE *f)
 {
 	fputs("usage: octopipe compare --model M --cluster C --microbatches N [--json]\n"
-	      "                        [--layout auto|pp] [--global-batch B] [--tp T] [--dp D] [--ep E]\n"
-	      "                        [--zero Z] [--grads G] [--recompute HOW]\n"
-	      "                        [--target octopipe|megatron|torchtitan] [--budget SECONDS]\n"
+	      "                        [--layout auto|pp] [--global-batch B] [--budget SECONDS]\n"
+	      "                        [--tp T] [--dp D] [--ep E] [--zero Z] [--grads G]\n"
+	      "                        [--recompute HOW] [--micro-batch-size N|auto]\n"
+	      "                        [--target octopipe|megatron|torchtitan]\n"
 	      "\n"
-	      "Builds and simulates every baseline (gpipe, 1f1b, 1f1b with a balanced partition,\n"
+	      "Builds and simulates every baseline (gpipe, 1f1b, 1f1b on a balanced partition,\n"
 	      "interleaved, zb-h1, zb-h2, zb-v, dualpipev, adaptive) on the whole cluster, then\n"
 	      "the tuned plan (octopipe tune) with its speedup over each baseline.\n"
 	      "A schedule that cannot apply says why. Exit 3 when no plan fits (the table, or\n"
@@ -41,62 +42,13 @@ static void usage(FILE *f)
 	      "replica's microbatches each; --layout pp compares pure pipeline parallelism over\n"
 	      "every GPU.\n"
 	      "\n"
-	      "--target megatron or torchtitan marks the baselines that runtime cannot run (n/a,\n"
-	      "with the reason) and tunes within what it runs (octopipe tune --help, --target).\n"
-	      "--budget bounds the whole command (default: none; the tuner runs until it\n"
-	      "converges, the same plan every time): a row that cannot be simulated in it is\n"
-	      "shown as skipped, saying why, and a budget the inputs' reading or one simulation\n"
-	      "already passes is refused up front.\n"
+	      "--target megatron or torchtitan marks the baselines that runtime cannot run\n"
+	      "(n/a, with the reason) and tunes within what it runs (octopipe tune --help,\n"
+	      "--target). --budget bounds the whole command (default: none; the tuner runs\n"
+	      "until it converges, the same plan every time): a row that cannot be simulated\n"
+	      "in it is shown as skipped, saying why, and a budget that reading the inputs or\n"
+	      "one simulation already passes is refused up front.\n"
 	      CLI_PAR_HELP, f);
-}
-
-/* The tuned plan for tgt (tune.h, target.h): filled p and mt, or -1 with e. */
-static int tuned_for(enum target tgt, const struct model *pm, const struct cluster *pc, int mbs, double budget,
-                     struct plan *p, struct metrics *mt, struct err *e)
-{
-	struct tune_opts to;
-	struct tuner *t = NULL;
-	const struct tune_step *st;
-	int r = -1;
-
-	if (tgt == TARGET_MEGATRON) {
-		struct target_search_opts so = { .microbatches = mbs, .max_chunks = 3, .time_budget_s = budget > 0 ? budget : 1 };
-		struct target_result tr;
-		struct sim sm;
-		struct sim_opts sopt;
-
-		if (target_megatron_search(pm, pc, &so, p, &tr, e) < 0)
-			return -1;
-		memset(&sm, 0, sizeof(sm));
-		sim_opts_default(&sopt);
-		r = sim_run(&sm, p, &sopt, mt, e);
-		sim_release(&sm);
-		if (r < 0) {
-			metrics_release(mt);
-			plan_release(p);
-		}
-		return r;
-	}
-	tune_opts_default(&to);
-	to.microbatches = mbs;
-	to.time_budget_s = budget;
-	if (tgt == TARGET_TORCHTITAN) {
-		to.accept = target_accepts;
-		to.accept_arg = &tgt;
-	}
-	if (tune_new(&t, pm, pc, &to, e) == 0) {
-		while ((r = tune_step(t, &st, e)) > 0)
-			;
-		if (r == 0)
-			r = tune_result(t, p, mt, e);
-	}
-	tune_free(t);
-	if (r == 0 && target_check(tgt, p, e) < 0) {
-		metrics_release(mt);
-		plan_release(p);
-		return -1;
-	}
-	return r;
 }
 
 /* Why a plan that ran does not fit: the first device over its memory, in every row alike. */
@@ -200,6 +152,11 @@ struct ctx {
 	const struct cargs *a;
 	const struct model *pm;
 	const struct cluster *pc;
+	/* the replica's table without the layout's recompute folded in: the baselines' stages
+	 * recompute as the layout says, priced by the simulator, as the search judged them */
+	const struct model *plain;
+	const struct model *m;       /* the files' own */
+	const struct cluster *c;
 	const struct tune_layout *L;
 	char layout_text[96];
 	struct jw w;
@@ -310,6 +267,46 @@ static void baseline_row(struct ctx *x, struct baseline_result *r)
 		printf("%-15s %12s %12s %7s %10s %10s  %s\n", r->recipe->name, "-", "-", "-", "-", "-", why);
 }
 
+/* The tuned plan at the layout, as tune tunes the first of its layouts (tune_layouts.h:
+ * the target's search on the replica, the result priced at the layout with every stage
+ * recomputing as it says, lighter where memory allows): p and mt filled, or -1 with e
+ * (ERR_INFEASIBLE also when only the layout's baseline fits: it is not a tuned plan). */
+static int tuned_at_layout(const struct ctx *x, double budget, struct plan *p, struct metrics *mt, struct err *e)
+{
+	const struct cargs *a = x->a;
+	struct tune_layout L = { .searched = x->L->searched, .global_batch = x->L->global_batch, .lc = x->L->lc };
+	struct tune_layouts_opts o = { .target = a->tgt, .relax_recompute = a->cp.recompute < 0, .ntune = 1 };
+	struct tune_layouts_result res;
+	int r;
+
+	tune_opts_default(&o.tune);
+	o.tune.microbatches = a->mbs;
+	/* no budget: the tuner converges (Megatron-LM's search is bounded by a second) */
+	o.tune.time_budget_s = budget > 0 ? budget : a->tgt == TARGET_MEGATRON ? 1 : 0;
+	if (a->tgt == TARGET_TORCHTITAN) {
+		o.tune.accept = target_accepts;
+		o.tune.accept_arg = (void *)&a->tgt;
+	}
+	if (tune_layout_adopt(x->m, x->c, 0, &L, e) < 0) {
+		tune_layout_release(&L);
+		return -1;
+	}
+	r = tune_layouts_run(x->m, x->c, &L, &o, &res, e);
+	tune_layout_release(&L);
+	if (r < 0)
+		return -1;
+	if (res.fallback) {
+		tune_layouts_release(&res);
+		return err_set(e, ERR_INFEASIBLE, "no tuned plan fits at this layout (its best baseline is tune's answer)");
+	}
+	*p = res.plan;
+	*mt = res.mt;
+	memset(&res.plan, 0, sizeof(res.plan));
+	memset(&res.mt, 0, sizeof(res.mt));
+	tune_layouts_release(&res);
+	return 0;
+}
+
 /* The tuned row and its speedup over each baseline that fits; 0 or an exit code. */
 static int tuned_row(struct ctx *x, const struct baseline_set *bs, double t0)
 {
@@ -325,7 +322,7 @@ static int tuned_row(struct ctx *x, const struct baseline_set *bs, double t0)
 	double least = 2 * 3.0 * x->pc->devices * a->mbs / (bs->sim_ops_per_s > 0 ? bs->sim_ops_per_s : TUNE_SIM_OPS_PER_S);
 	bool late = a->budget > 0 && clock_now_s() + least > t0 + tune_budget_limit(a->budget);
 
-	if (late || tuned_for(a->tgt, x->pm, x->pc, a->mbs, left, &p, &mt, &e) < 0) {
+	if (late || tuned_at_layout(x, left, &p, &mt, &e) < 0) {
 		if (!late && e.cls == ERR_RUNTIME) {
 			cli_err("octopipe compare: %s\n", e.msg);
 			return EXIT_RUNTIME;
@@ -378,10 +375,11 @@ static int rows(struct ctx *x, double t0)
 	struct baseline_set bs;
 	struct err be = ERR_INIT;
 	int rc = EXIT_OK;
-
 	/* the baselines' rows until COMPARE_BASELINES_SHARE of the budget, the tuned row after */
-	if (baseline_run_until(&bs, x->pm, x->pc, x->a->mbs,
-	                       x->a->budget > 0 ? t0 + COMPARE_BASELINES_SHARE * tune_budget_limit(x->a->budget) : 0, &be) < 0) {
+	double dl = x->a->budget > 0 ? t0 + COMPARE_BASELINES_SHARE * tune_budget_limit(x->a->budget) : 0;
+
+	if (x->plain ? baseline_run_until(&bs, x->plain, x->pc, x->a->mbs, x->L->lc.recompute, dl, &be) < 0
+	             : baseline_run_until(&bs, x->pm, x->pc, x->a->mbs, RECOMPUTE_NONE, dl, &be) < 0) {
 		cli_err("octopipe compare: %s\n", be.msg);
 		rc = EXIT_RUNTIME;
 	}
@@ -399,8 +397,9 @@ int cmd_compare(int argc, char **argv)
 	struct cargs a;
 	struct ctx x = { .a = &a };
 	struct tune_layout L;
-	char mpath[4096], cpath[4096];
-	struct model m;
+	/* static: the tuner below needs the stack (a 64 KB one in tests/hardening.sh) */
+	static char mpath[4096], cpath[4096];
+	struct model m, plain;
 	struct cluster c;
 	int rc;
 
@@ -418,7 +417,8 @@ int cmd_compare(int argc, char **argv)
 		                                   .give_up_s = a.budget > 0 ? t0 + TUNE_LAYOUTS_GIVE_UP_SHARE * tune_budget_limit(a.budget) : 0,
 		                                   .accept = a.tgt == TARGET_TORCHTITAN ? target_accepts : NULL,
 		                                   .accept_arg = &a.tgt,
-		                                   .schedules = a.tgt == TARGET_MEGATRON ? TUNE_MEGATRON_SCHEDULES : 0 };
+		                                   .schedules = a.tgt == TARGET_MEGATRON ? TUNE_MEGATRON_SCHEDULES : 0,
+		                                   .block_recompute = a.tgt == TARGET_MEGATRON };
 
 		/* up front: a budget the inputs' reading has spent, or (--layout pp) shorter than
 		 * one baseline's simulation */
@@ -430,8 +430,22 @@ int cmd_compare(int argc, char **argv)
 		}
 	}
 	x.L = &L;
+	x.m = &m;
+	x.c = &c;
 	x.pm = tune_layout_model(&L, &m);
 	x.pc = tune_layout_cluster(&L, &c);
+	if (L.use && L.lc.recompute != RECOMPUTE_NONE) {
+		struct err e = ERR_INIT;
+
+		if (parallel_model(&m, &c, &L.lc.par, &plain, &e) < 0) {
+			cli_err("octopipe compare: %s\n", e.msg);
+			tune_layout_release(&L);
+			model_release(&m);
+			cluster_release(&c);
+			return e.cls == ERR_RUNTIME ? EXIT_RUNTIME : EXIT_INPUT;
+		}
+		x.plain = &plain;
+	}
 	if (L.use)
 		snprintf(x.layout_text, sizeof(x.layout_text), "pp %d x tp %d x dp %d", L.lc.par.pp, L.lc.par.tp,
 		         L.lc.par.dp);
@@ -458,6 +472,8 @@ int cmd_compare(int argc, char **argv)
 		rc = EXIT_INFEASIBLE;
 	}
 	cJSON_Delete(x.out);
+	if (x.plain)
+		model_release(&plain);
 	tune_layout_release(&L);
 	model_release(&m);
 	cluster_release(&c);

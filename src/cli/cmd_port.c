@@ -31,18 +31,19 @@ static void import_usage(FILE *f)
 {
 	fputs("usage: octopipe import torch-csv FILE --model M --cluster C [--microbatches N]\n"
 	      "                      [--partition uniform|balanced|megatron|a,b,c...] -o PLAN\n"
-	      "       octopipe import profile FILE --rules RULES [--iters N] [--verbose] -o MODEL\n"
+	      "       octopipe import profile FILE --rules RULES [--iters N] [--verbose]\n"
+	      "                               -o MODEL\n"
 	      "\n"
-	      "profile: turns measured timings, a CSV of name,phase,ms records (phase F, B, W or\n"
-	      "BW) or a Chrome trace (e.g. a PyTorch profiler trace), into a layer table. RULES\n"
+	      "profile: makes a layer table of measured timings: a CSV of name,phase,ms records\n"
+	      "(phase F, B, W or BW) or a Chrome trace (e.g. a PyTorch profiler trace). RULES\n"
 	      "(octopipe.rules/1) maps names to layers with PCRE2 patterns whose named groups\n"
 	      "(?<layer>...), (?<kind>...) and (?<phase>...) say where each record belongs;\n"
 	      "--iters divides sums over N iterations; --verbose lists unmatched records.\n"
 	      "\n"
 	      "torch-csv:\n"
-	      "Reads a PyTorch pipelining schedule CSV (one row per rank, cells like 0F0, 0I0, 0W0,\n"
-	      "0B0, empty cells idle steps). Stages are placed on the rank whose row holds them;\n"
-	      "their layers come from --partition (default uniform).\n", f);
+	      "Reads a PyTorch pipelining schedule CSV (one row per rank, cells like 0F0, 0I0,\n"
+	      "0W0, 0B0, empty cells idle steps). A stage goes on the rank whose row holds it;\n"
+	      "its layers come from --partition (default uniform).\n", f);
 }
 
 static void export_usage(FILE *f)
@@ -51,9 +52,10 @@ static void export_usage(FILE *f)
 	      "       octopipe export megatron-layout PLAN\n"
 	      "       octopipe export megatron-args PLAN [-o FILE]\n"
 	      "       octopipe export torchtitan PLAN -o DIR\n"
-	      "       octopipe export svg PLAN [-o FILE] [--timeline T] [--width PX] [--critical-path]\n"
+	      "       octopipe export svg PLAN [-o FILE] [--timeline T] [--width PX]\n"
+	      "                           [--critical-path]\n"
 	      "\n"
-	      "torch-csv writes each device's ops in order as PyTorch pipelining's schedule CSV;\n"
+	      "torch-csv writes each device's op order as PyTorch pipelining's schedule CSV;\n"
 	      "megatron-layout prints the partition as a Megatron pipeline layout string\n"
 	      "(E embedding, t decoder layer, L loss, '|' between virtual stages);\n"
 	      "megatron-args prints the Megatron-LM flags of the plan's layout and partition\n"

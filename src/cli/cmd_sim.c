@@ -25,26 +25,27 @@ static void usage(FILE *f)
 {
 	fputs("usage: octopipe sim [--json] [--gantt [--width N]] [--timeline-out FILE]\n"
 	      "                    [--trace-out FILE] [--comm overlap|blocking]\n"
-	      "                    [--tp T] [--dp D] [--ep E] [--zero Z] [--grads G] [--recompute HOW] PLAN\n"
+	      "                    [--tp T] [--dp D] [--ep E] [--zero Z] [--grads G]\n"
+	      "                    [--recompute HOW] PLAN\n"
 	      "\n"
-	      "Simulates PLAN: every device runs its op list in order; transfers between devices\n"
-	      "cost latency + bytes / bandwidth and overlap compute, or hold both devices when the\n"
+	      "Simulates PLAN: each device runs its op list in order; transfers between devices\n"
+	      "cost latency + bytes / bandwidth and overlap compute, or hold both ends when the\n"
 	      "plan's \"comm\" is blocking (Megatron-LM's 1F1B). Prints the iteration time,\n"
-	      "throughput, bubble ratio (1 - busy / (devices x iteration)), per-device idle time\n"
-	      "before the first backward (warm-up) and after the last forward (cool-down), and\n"
-	      "peak memory against capacity.\n"
+	      "throughput, the bubble ratio (1 - busy / (devices x iteration)), idle time per\n"
+	      "device before the first backward (warm-up) and after the last forward\n"
+	      "(cool-down), and peak memory against capacity.\n"
 	      "\n"
 	      "  --json              print the metrics object instead of the summary\n"
 	      "  --gantt             add a text Gantt chart (--width columns, default 100)\n"
 	      "  --timeline-out F    write the predicted timeline (octopipe.timeline/1)\n"
-	      "  --trace-out F       write a Chrome trace / Perfetto JSON (open in ui.perfetto.dev)\n"
-	      "  --comm HOW          simulate the transfers as overlap or blocking, whatever the\n"
+	      "  --trace-out F       write a Chrome trace / Perfetto JSON (for ui.perfetto.dev)\n"
+	      "  --comm HOW          simulate transfers as overlap or blocking, whatever the\n"
 	      "                      plan says\n"
-	      "The layout options re-price the plan (same stages and orders) under another layout:\n"
+	      "Layout options re-price the plan (same stages and orders) under another layout:\n"
 	      CLI_PAR_HELP
 	      "\n"
-	      "exit status: 0 ok, 2 bad input, 3 infeasible (deadlock: the cycle is named; out of\n"
-	      "memory: the device is named)\n", f);
+	      "exit status: 0 ok, 2 bad input, 3 infeasible (deadlock: names the cycle; out of\n"
+	      "memory: names the device)\n", f);
 }
 
 static void summary(const struct plan *p, const char *path, const struct metrics *m, bool blocking)
@@ -74,8 +75,11 @@ static void summary(const struct plan *p, const char *path, const struct metrics
 			for (int d = 1; d < m->ndevices; d++)
 				if (m->dev[d].peak_mem_bytes > m->dev[worst].peak_mem_bytes)
 					worst = d;
-			strbuf_addf(&sb, "layout pp %d x tp %d x dp %d = %d GPUs (ep %d, ZeRO %d%s); data-parallel sync ", l.pp,
-			            l.tp, l.dp, parallel_gpus(&l), l.ep, l.zero, l.fp32_grads ? ", fp32 gradients" : "");
+			strbuf_addf(&sb, "layout pp %d x tp %d x dp %d = %d GPUs (ep %d, ZeRO %d%s", l.pp, l.tp, l.dp,
+			            parallel_gpus(&l), l.ep, l.zero, l.fp32_grads ? ", fp32 gradients" : "");
+			if (l.micro_batch > 0)
+				strbuf_addf(&sb, ", micro-batch %ld", l.micro_batch);
+			strbuf_addstr(&sb, "); data-parallel sync ");
 			fmt_ms(&sb, m->dp_sync_ms);
 			strbuf_addstr(&sb, " exposed\n");
 			if (layout) {

@@ -15,19 +15,20 @@
 
 static void usage(FILE *f)
 {
-	fputs("usage: octopipe tui [--no-color] [--no-mouse] [PLAN | --model M --cluster C [--microbatches N]\n"
+	fputs("usage: octopipe tui [--no-color] [--no-mouse]\n"
+	      "                    [PLAN | --model M --cluster C [--microbatches N]\n"
 	      "                    [--layout auto|pp] [--tp T] [--dp D] [--ep E] [--zero Z]\n"
 	      "                    [--grads G] [--recompute HOW]]\n"
 	      "                    [--target octopipe|megatron|torchtitan]\n"
 	      "       octopipe tui --render WxH [--keys KEYS] [PLAN | ...]\n"
 	      "\n"
-	      "Opens the terminal UI: per-GPU Gantt charts with bubbles, the op under the cursor\n"
+	      "Opens the terminal UI: per-GPU Gantt charts with bubbles, the op at the cursor\n"
 	      "and what it waited for, hand edits with instant re-simulation, undo and redo,\n"
 	      "compare and steps views, PCRE2 search. Without a plan, opens the model on the\n"
 	      "cluster (below), or the best baseline of the default sample (nemotron-nano-v2-9b\n"
 	      "on 8xH200, 32 microbatches, pure pipeline parallelism).\n"
-	      "F1 or ? in the UI lists every key. ESCDELAY (ms, default 100) is how long the rest of\n"
-	      "an escape sequence may take to arrive over a slow link, as in curses.\n"
+	      "F1 or ? in the UI lists every key. ESCDELAY (ms, default 100) is how long the\n"
+	      "rest of an escape sequence may take to arrive over a slow link, as in curses.\n"
 	      "\n"
 	      "  --no-color        monochrome (also when NO_COLOR is set)\n"
 	      "  --no-mouse        leave the mouse to the terminal\n"
@@ -35,9 +36,10 @@ static void usage(FILE *f)
 	      "  --keys KEYS       with --render: keys pressed first (\\n Enter, \\e Esc, \\t Tab)\n"
 	      "  --target RT       the runtime the plans are for: the tuner (F6) searches only\n"
 	      "                    what it runs; the baselines it cannot run are marked n/a\n"
-	      "  --steps FILE      show recorded tuner steps (octopipe.steps/1) in the steps view\n"
-	      "  --launcher CMD    Run (F8) under this prefix, e.g. 'mpirun -np 8' (default: $OCTOPIPE_LAUNCHER)\n"
-	      "  --time-scale X    Run: wall ms per model ms for the emulated executor (default 1)\n"
+	      "  --steps FILE      recorded tuner steps (octopipe.steps/1) for the steps view\n"
+	      "  --launcher CMD    Run (F8) under this prefix, e.g. 'mpirun -np 8' (default:\n"
+	      "                    $OCTOPIPE_LAUNCHER)\n"
+	      "  --time-scale X    Run, emulated: wall ms per model ms (default 1)\n"
 	      "  --iters N         Run: iterations (default 10)\n"
 	      "  --backend B       Run on emu (default) or cuda (default: $OCTOPIPE_BACKEND)\n"
 	      "  --share-gpus      Run, cuda: more devices than GPUs (see octopipe run --help)\n"
@@ -148,9 +150,20 @@ int cmd_tui(int argc, char **argv)
 	lay.zero = cp.zero ? cp.zero - 1 : -1;
 	lay.recompute = cp.recompute;
 	lay.fp32_grads = cp.grads == 2;
+	if (cp.mbs)
+		lay.micro_batch = cp.mbs;
 	lay.pp_only = layout_pp;
 	if (o.target == TARGET_TORCHTITAN && !cp.zero && !layout_pp)
 		lay.zero = 2;  /* torchtitan's data parallelism beside a pipeline is FSDP (as compare --target does) */
+	/* layouts judged by the schedules the target runs, as tune and compare judge them */
+	if (o.target == TARGET_TORCHTITAN) {
+		lay.accept = target_accepts;
+		lay.accept_arg = &o.target;
+	}
+	if (o.target == TARGET_MEGATRON) {
+		lay.schedules = TUNE_MEGATRON_SCHEDULES;
+		lay.block_recompute = true;
+	}
 	o.layout = &lay;
 	if (tui_run(&o, stdout, &e) < 0)
 		return cli_report(&e);

@@ -127,23 +127,25 @@ static void usage(FILE *f)
 {
 	fputs("usage: octopipe tune --model M --cluster C --microbatches N [-o PLAN]\n"
 	      "                     [--steps-out STEPS.json] [--max-stages-per-device K]\n"
-	      "                     [--budget SECONDS] [--evals N] [--seed N] [--quiet|--verbose]\n"
-	      "                     [--layout auto|pp] [--global-batch B] [--tp T] [--dp D] [--ep E]\n"
-	      "                     [--zero Z] [--grads G] [--recompute HOW]\n"
+	      "                     [--budget SECONDS] [--evals N] [--seed N]\n"
+	      "                     [--quiet|--verbose] [--layout auto|pp] [--global-batch B]\n"
+	      "                     [--tp T] [--dp D] [--ep E] [--zero Z] [--grads G]\n"
+	      "                     [--recompute HOW] [--micro-batch-size N|auto]\n"
 	      "                     [--target octopipe|megatron|torchtitan]\n"
 	      "\n"
-	      "Co-optimizes partition, placement and scheduling: starting from the best baseline,\n"
-	      "it balances the devices' loads exactly for each stage count and placement (counting\n"
-	      "each device's wait for the pipeline to fill and for its first backward) and moves\n"
-	      "layers toward the devices with the most bubble, changes the stage count and moves\n"
-	      "or swaps stages, tunes the list scheduler and then moves single ops into the idle\n"
-	      "time they can fill, keeping a move only when the simulated iteration time drops\n"
-	      "(or stays while the devices finish earlier), until a whole round improves nothing.\n"
-	      "The result is never slower than the best baseline. Once converged it keeps searching\n"
-	      "(iterated local search: perturb the best plan, descend again) until the budget is\n"
-	      "spent or the plan reaches the tight lower bound; Ctrl-C stops it and keeps the best\n"
-	      "plan so far. On a terminal a progress line shows the best time, the bound, the gap\n"
-	      "and the plans simulated per second; then a summary of a few lines says the layout\n"
+	      "Co-optimizes partition, placement and scheduling: starting from the best\n"
+	      "baseline, it balances the devices' loads exactly for each stage count and\n"
+	      "placement (counting each device's wait for the pipeline to fill and for its\n"
+	      "first backward) and moves layers toward the devices with the most bubble,\n"
+	      "changes the stage count and moves or swaps stages, tunes the list scheduler and\n"
+	      "then moves single ops into the idle time they can fill, keeping a move only\n"
+	      "when the simulated iteration time drops (or stays while the devices finish\n"
+	      "earlier), until a whole round improves nothing. The result is never slower\n"
+	      "than the best baseline. Once converged it keeps searching (iterated local\n"
+	      "search: perturb the best plan, descend again) until the budget is spent or the\n"
+	      "plan reaches the tight lower bound; Ctrl-C stops it and keeps the best plan so\n"
+	      "far. On a terminal a progress line shows the best time, the bound, the gap and\n"
+	      "the plans simulated per second; then a summary of a few lines says the layout\n"
 	      "chosen and why, the gain over the best baseline and the distance to the bound.\n"
 	      "\n"
 	      "  -o PLAN                     write the tuned plan (\"-\" for stdout)\n"
@@ -151,32 +153,36 @@ static void usage(FILE *f)
 	      "  --verbose                   print every accepted step as it happens\n"
 	      "  --quiet                     print nothing but errors\n"
 	      "  --max-stages-per-device K   stages one device may hold (default 3)\n"
-	      "  --budget SECONDS            the whole command takes at most this long, the layout\n"
-	      "                              search and the result included (default 1; 0: until\n"
-	      "                              converged, or --evals); --time-budget is the old name\n"
-	      "  --evals N                   stop after about N candidate plans (without --budget:\n"
-	      "                              no time limit, and the same seed gives the same plan)\n"
+	      "  --budget SECONDS            the whole command takes at most this long, the\n"
+	      "                              layout search and the result included (default\n"
+	      "                              1; 0: until converged, or --evals);\n"
+	      "                              --time-budget is the old name\n"
+	      "  --evals N                   stop after about N candidate plans (without\n"
+	      "                              --budget: no time limit, and the same seed gives\n"
+	      "                              the same plan)\n"
 	      "  --seed N                    seed of tie-breaks and perturbations\n"
-	      "  --target RUNTIME            what will run the plan: octopipe (the default, any\n"
-	      "                              plan), megatron (Megatron-LM's own 1F1B and interleaved\n"
-	      "                              schedules over partitions its layout flags express:\n"
-	      "                              the virtual stages and the boundaries are searched,\n"
-	      "                              not the order; no --steps-out) or torchtitan (stages\n"
-	      "                              in its loop or v placement, any order its schedule\n"
-	      "                              CSV runs; FSDP, ZeRO 2 unless --zero says 3)\n"
+	      "  --target RUNTIME            what will run the plan: octopipe (the default,\n"
+	      "                              any plan), megatron (Megatron-LM's own 1F1B and\n"
+	      "                              interleaved schedules over partitions its layout\n"
+	      "                              flags express: the virtual stages and the\n"
+	      "                              boundaries are searched, not the order; no\n"
+	      "                              --steps-out) or torchtitan (stages in its loop\n"
+	      "                              or v placement, any order its schedule CSV runs;\n"
+	      "                              FSDP, ZeRO 2 unless --zero says 3)\n"
 	      "\n"
 	      "Parallel layout (--layout auto, the default): first it judges every layout the\n"
-	      "options leave open - the PP x TP x DP factorisations of the cluster (TP within a\n"
-	      "node), the ZeRO stage and the recompute mode - by its best baseline and the tight\n"
-	      "bound of its replica (an estimate of the tuned time; with --target, the baselines\n"
-	      "that runtime runs), memory first (a layout that does not fit is sharded or\n"
-	      "recomputes before it is given up), at one global batch, the likeliest first and\n"
-	      "for at most 30% of the budget; then it tunes the three best estimates, each with a\n"
-	      "share of what is left, and keeps the fastest tuned plan (Ctrl-C keeps the best).\n"
-	      "The global batch is --global-batch sequences, else --microbatches x the micro-batch\n"
-	      "size x (--dp, else 1): a layout with D replicas runs 1/D of it on each. The plan's\n"
-	      "microbatches are per replica. Exit 3 when no layout fits, with the smallest peak\n"
-	      "memory found. --layout pp tunes pure pipeline parallelism over every GPU instead.\n"
+	      "options leave open - the PP x TP x DP factorisations of the cluster (TP within\n"
+	      "a node), the ZeRO stage and the recompute mode - by its best baseline and the\n"
+	      "tight bound of its replica (an estimate of the tuned time; with --target, the\n"
+	      "baselines that runtime runs), memory first (a layout that does not fit is\n"
+	      "sharded or recomputes before it is given up), at one global batch, the\n"
+	      "likeliest first and for at most 30% of the budget; then it tunes the three best\n"
+	      "estimates, each with a share of what is left, and keeps the fastest tuned plan\n"
+	      "(Ctrl-C keeps the best). The global batch is --global-batch sequences, else\n"
+	      "--microbatches x the micro-batch size x (--dp, else 1): a layout with D\n"
+	      "replicas runs 1/D of it on each. The plan's microbatches are per replica.\n"
+	      "Exit 3 when no layout fits, with the smallest peak memory found. --layout pp\n"
+	      "tunes pure pipeline parallelism over every GPU instead.\n"
 	      CLI_PAR_HELP, f);
 }
 
@@ -465,6 +471,7 @@ static int write_steps(const char *path, const struct tune_layouts_result *res)
 		jw_str(&w, lo, "grads", parallel_grads_name(lc->par.fp32_grads));
 		jw_str(&w, lo, "recompute", recompute_name(lc->recompute));
 		jw_num(&w, lo, "microbatches_per_replica", lc->microbatches);
+		jw_num(&w, lo, "micro_batch_size", (double)res->plan.model.micro_batch_size);
 		jw_num(&w, lo, "global_batch", (double)res->L->global_batch);
 		jw_num(&w, lo, "candidates", lc->candidates);
 		jw_num(&w, lo, "best_baseline_tokens_per_s", lc->tokens_per_s);
@@ -520,6 +527,7 @@ static int run(struct args *a, const struct model *m, const struct cluster *c, d
 		.accept = a->tgt == TARGET_TORCHTITAN ? target_accepts : NULL,
 		.accept_arg = &a->tgt,
 		.schedules = a->tgt == TARGET_MEGATRON ? TUNE_MEGATRON_SCHEDULES : 0,
+		.block_recompute = a->tgt == TARGET_MEGATRON,
 	};
 	struct tune_layouts_opts to = {
 		.tune = a->o, .target = a->tgt, .relax_recompute = a->cp.recompute < 0,
@@ -573,7 +581,8 @@ int cmd_tune(int argc, char **argv)
 {
 	double t0 = clock_now_s();
 	struct args a;
-	char mpath[4096], cpath[4096];
+	/* static: the tuner below needs the stack (a 64 KB one in tests/hardening.sh) */
+	static char mpath[4096], cpath[4096];
 	struct model m;
 	struct cluster c;
 	struct tune_layouts_result res;

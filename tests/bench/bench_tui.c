@@ -67,6 +67,42 @@ static long bench_pan(struct app *a, struct screen *s, const struct layout *l, F
 	return bytes / pan->n;
 }
 
+/* A run's worth of events per frame: every op of an iteration, the measured rows and
+ * the gauges drawn (what the UI does at most every 30 ms while a run streams). */
+static void bench_live(struct app *a, struct screen *s, int W, int H, struct row *live)
+{
+	struct layout l;
+
+	a->run.have_live = live_init(&a->run.live, a->cur.plan.ndevices, a->cur.m.makespan_ms) == 0;
+	a->panel = PANEL_RUN;
+	a->fit = true;
+	view_layout(a, W, H, &l);
+	for (int i = 0; i < live->n; i++) {
+		double t0 = now_ms(), dt;
+		const struct plan *p = &a->cur.plan;
+
+		for (int d = 0; d < p->ndevices; d++)
+			for (int k = p->order_start[d]; k < p->order_start[d + 1]; k++) {
+				const struct action *x = &p->order[k];
+				long op = sim_op_index(p, x->stage, x->mb, x->kind);
+				struct event ev = { .kind = EV_OP, .dev = d, .stage = x->stage, .mb = x->mb, .iter = i,
+				                    .op = x->kind, .t0_ms = a->cur.start[op], .t1_ms = a->cur.end[op] };
+
+				live_feed(&a->run.live, &ev);
+			}
+		{
+			struct event it = { .kind = EV_ITER, .iter = i, .ms = a->cur.makespan };
+
+			live_feed(&a->run.live, &it);
+		}
+		view_draw(a, s, &l);
+		tui_blit(s);
+		dt = now_ms() - t0;
+		live->ms_mean += dt / live->n;
+		live->ms_max = live->ms_max > dt ? live->ms_max : dt;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct app a;
@@ -155,36 +191,7 @@ int main(int argc, char **argv)
 		zoom.ms_max = zoom.ms_max > dt ? zoom.ms_max : dt;
 	}
 	pan_bytes = bench_pan(&a, &s, &l, devnull, &pan);
-	/* a run's worth of events per frame: every op of an iteration, the measured rows and
-	 * the gauges drawn (what the UI does at most every 30 ms while a run streams) */
-	a.run.have_live = live_init(&a.run.live, a.cur.plan.ndevices, a.cur.m.makespan_ms) == 0;
-	a.panel = PANEL_RUN;
-	a.fit = true;
-	view_layout(&a, W, H, &l);
-	for (int i = 0; i < live.n; i++) {
-		double t0 = now_ms(), dt;
-		const struct plan *p = &a.cur.plan;
-
-		for (int d = 0; d < p->ndevices; d++)
-			for (int k = p->order_start[d]; k < p->order_start[d + 1]; k++) {
-				const struct action *x = &p->order[k];
-				long op = sim_op_index(p, x->stage, x->mb, x->kind);
-				struct event ev = { .kind = EV_OP, .dev = d, .stage = x->stage, .mb = x->mb, .iter = i,
-				                    .op = x->kind, .t0_ms = a.cur.start[op], .t1_ms = a.cur.end[op] };
-
-				live_feed(&a.run.live, &ev);
-			}
-		{
-			struct event it = { .kind = EV_ITER, .iter = i, .ms = a.cur.makespan };
-
-			live_feed(&a.run.live, &it);
-		}
-		view_draw(&a, &s, &l);
-		tui_blit(&s);
-		dt = now_ms() - t0;
-		live.ms_mean += dt / live.n;
-		live.ms_max = live.ms_max > dt ? live.ms_max : dt;
-	}
+	bench_live(&a, &s, W, H, &live);
 	report(&draw, "");
 	report(&full, "< 16 ms");
 	report(&edit, "< 50 ms");

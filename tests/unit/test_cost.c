@@ -369,6 +369,17 @@ static void kernels(void)
 		       "a GEMM runs at e x I / (I + I0): a 4096-cube one at %.3f of peak", eb);
 		ok(et < 0.1 * hw.eff_f[EFF_GEMM], "a 16-row one far below its class (%.3f)", et);
 	}
+}
+
+/* The kernel list by block kind: MoE experts, the backward's launches, gpt-oss's clamped
+ * SwiGLU, eager attention and sinks, the loss, an architecture file's pseudo-kernels. */
+static void kernels_by_kind(void)
+{
+	struct block b;
+	struct work w;
+	struct cost_opts o = { .seq = 16, .micro_batch = 1, .tp = 1 };
+	struct kernel k[WORK_MAX_KERNELS];
+	int n;
 
 	/* MoE: one GEMM per expert, top-k rows per token */
 	b = mk(BLK_MOE, 64);
@@ -483,6 +494,7 @@ int main(void)
 	arch_file();
 	calibration();
 	kernels();
+	kernels_by_kind();
 	hardware_json();
 	return tap_done();
 }

@@ -494,7 +494,7 @@ static void test_relax(void)
 static void test_ep_link(void)
 {
 	struct cluster g;
-	struct parallel l = { 2, 2, 12, 3, 0, false };
+	struct parallel l = { .pp = 2, .tp = 2, .dp = 12, .ep = 3 };
 	struct err e = ERR_INIT;
 
 	memset(&g, 0, sizeof(g));
@@ -619,7 +619,7 @@ static void test_layout_full_recompute(void)
 	struct layout_constraints k = { .pp = 1, .tp = 1, .dp = 64, .ep = 1, .zero = 3, .recompute = RECOMPUTE_FULL,
 	                                .global_mb = 64, .fp32_grads = true };
 	struct layout_choice lc;
-	struct parallel l = { 1, 1, 64, 1, 3, true };
+	struct parallel l = { .pp = 1, .tp = 1, .dp = 64, .ep = 1, .zero = 3, .fp32_grads = true };
 	struct baseline_spec spec = { SCHED_1F1B, 1, 0, NULL, NULL, 0, 0, NULL };
 	struct plan p;
 	struct metrics mt;
@@ -666,7 +666,7 @@ static void test_tied_head(void)
 	char mp[4096], cp[4096];
 	struct model m, rm;
 	struct cluster c, rc;
-	struct parallel l = { 1, 4, 1, 1, 0, true };
+	struct parallel l = { .pp = 1, .tp = 4, .dp = 1, .ep = 1, .fp32_grads = true };
 	struct baseline_spec spec = { SCHED_1F1B, 2, 0, NULL, NULL, 0, 0, NULL };
 	struct plan p;
 	struct metrics mt;

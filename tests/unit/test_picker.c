@@ -43,11 +43,67 @@ static const char *sel_name(const struct picker *pk)
 	return e ? e->name : "(none)";
 }
 
+/* the recent list: the last PICKER_RECENT_MAX files, each once, the latest first; one
+ * path a line; written past a stale temporary */
+static void test_recent(void)
+{
+	char *recent[PICKER_RECENT_MAX + 2], file[256];
+	int n;
+
+	for (int i = 0; i < PICKER_RECENT_MAX + 2; i++) {
+		char rel[64];
+
+		snprintf(rel, sizeof(rel), "plans/r%d.json", i);
+		touch(rel);
+		snprintf(file, sizeof(file), "%s/%s", dir, rel);
+		ok(picker_recent_add(dir, file) == 0, "recent: add %s", rel);
+	}
+	snprintf(file, sizeof(file), "%s/plans/r3.json", dir);
+	picker_recent_add(dir, file);
+	n = picker_recent_read(dir, recent);
+	is_int(n, PICKER_RECENT_MAX, "the recent list keeps the last %d", PICKER_RECENT_MAX);
+	ok(n > 1 && strstr(recent[0], "/plans/r3.json") && strstr(recent[1], "/plans/r11.json"),
+	   "a file added again goes first, the rest keep their order");
+	{
+		int r3 = 0;
+
+		for (int i = 0; i < n; i++)
+			r3 += strstr(recent[i], "/plans/r3.json") != NULL;
+		is_int(r3, 1, "each file once");
+	}
+	for (int i = 0; i < n; i++)
+		free(recent[i]);
+	ok(picker_recent_add(dir, "/nonexistent/x.json") < 0, "a file that does not exist is not remembered");
+	{
+		/* one path a line: a name with a line break would come back as two other files */
+		char nl[300], f2[320], want[320];
+
+		snprintf(nl, sizeof(nl), "%s/nl\n", dir);
+		mkdir(nl, 0700);
+		snprintf(f2, sizeof(f2), "%s/f.json", nl);
+		fclose(fopen(f2, "w"));
+		picker_recent_add(dir, f2);
+		n = picker_recent_read(dir, recent);
+		ok(n > 0 && strcmp(recent[0], "/f.json") != 0 && !strstr(recent[0], "/nl"),
+		   "a path with a line break is not remembered as two (first: %s)", n > 0 ? recent[0] : "");
+		for (int i = 0; i < n; i++)
+			free(recent[i]);
+		/* a stale temporary of the list (another UI's, a crash's) does not stop it */
+		snprintf(want, sizeof(want), "%s/recent.tmp", dir);
+		mkdir(want, 0700);
+		snprintf(file, sizeof(file), "%s/plans/r5.json", dir);
+		ok(picker_recent_add(dir, file) == 0, "the list is written past a stale recent.tmp");
+		n = picker_recent_read(dir, recent);
+		ok(n > 0 && strstr(recent[0], "/plans/r5.json"), "and holds the file first");
+		for (int i = 0; i < n; i++)
+			free(recent[i]);
+	}
+}
+
 int main(void)
 {
-	char sub[256], *recent[PICKER_RECENT_MAX + 2], file[256];
+	char sub[256], *recent[2], file[256];
 	struct picker pk;
-	int n;
 
 	snprintf(dir, sizeof(dir), "/tmp/octopipe-picker-XXXXXX");
 	if (!mkdtemp(dir)) {
@@ -132,55 +188,7 @@ int main(void)
 	ok(pk.sel == -1, "and walking it selects nothing");
 	picker_release(&pk);
 
-	/* the recent list */
-	for (int i = 0; i < PICKER_RECENT_MAX + 2; i++) {
-		char rel[64];
-
-		snprintf(rel, sizeof(rel), "plans/r%d.json", i);
-		touch(rel);
-		snprintf(file, sizeof(file), "%s/%s", dir, rel);
-		ok(picker_recent_add(dir, file) == 0, "recent: add %s", rel);
-	}
-	snprintf(file, sizeof(file), "%s/plans/r3.json", dir);
-	picker_recent_add(dir, file);
-	n = picker_recent_read(dir, recent);
-	is_int(n, PICKER_RECENT_MAX, "the recent list keeps the last %d", PICKER_RECENT_MAX);
-	ok(n > 1 && strstr(recent[0], "/plans/r3.json") && strstr(recent[1], "/plans/r11.json"),
-	   "a file added again goes first, the rest keep their order");
-	{
-		int r3 = 0;
-
-		for (int i = 0; i < n; i++)
-			r3 += strstr(recent[i], "/plans/r3.json") != NULL;
-		is_int(r3, 1, "each file once");
-	}
-	for (int i = 0; i < n; i++)
-		free(recent[i]);
-	ok(picker_recent_add(dir, "/nonexistent/x.json") < 0, "a file that does not exist is not remembered");
-	{
-		/* one path a line: a name with a line break would come back as two other files */
-		char nl[300], f2[320], want[320];
-
-		snprintf(nl, sizeof(nl), "%s/nl\n", dir);
-		mkdir(nl, 0700);
-		snprintf(f2, sizeof(f2), "%s/f.json", nl);
-		fclose(fopen(f2, "w"));
-		picker_recent_add(dir, f2);
-		n = picker_recent_read(dir, recent);
-		ok(n > 0 && strcmp(recent[0], "/f.json") != 0 && !strstr(recent[0], "/nl"),
-		   "a path with a line break is not remembered as two (first: %s)", n > 0 ? recent[0] : "");
-		for (int i = 0; i < n; i++)
-			free(recent[i]);
-		/* a stale temporary of the list (another UI's, a crash's) does not stop it */
-		snprintf(want, sizeof(want), "%s/recent.tmp", dir);
-		mkdir(want, 0700);
-		snprintf(file, sizeof(file), "%s/plans/r5.json", dir);
-		ok(picker_recent_add(dir, file) == 0, "the list is written past a stale recent.tmp");
-		n = picker_recent_read(dir, recent);
-		ok(n > 0 && strstr(recent[0], "/plans/r5.json"), "and holds the file first");
-		for (int i = 0; i < n; i++)
-			free(recent[i]);
-	}
+	test_recent();
 
 	{
 		char cmd[128];

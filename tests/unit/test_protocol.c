@@ -188,11 +188,14 @@ static int serial_delays(const struct exec_program *x, const struct timeline *t)
 	return delayed;
 }
 
-int main(void)
+static const enum sched_kind kinds[] = {
+	SCHED_GPIPE, SCHED_1F1B, SCHED_INTERLEAVED, SCHED_ZBH1, SCHED_ZBV, SCHED_DUALPIPEV, SCHED_ADAPTIVE
+};
+
+/* Every schedule's protocol: every op once, every transfer sent and received once,
+ * validated, per-pair orders matching, no deadlock on one communicator. */
+static void test_every_schedule(void)
 {
-	static const enum sched_kind kinds[] = {
-		SCHED_GPIPE, SCHED_1F1B, SCHED_INTERLEAVED, SCHED_ZBH1, SCHED_ZBV, SCHED_DUALPIPEV, SCHED_ADAPTIVE
-	};
 	int deadlocks = 0;
 
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
@@ -233,8 +236,11 @@ int main(void)
 		}
 		timeline_release(&t);
 	}
+}
 
-	/* exec_repair equals the reference walk on randomly broken orders, of every schedule */
+/* exec_repair equals the reference walk on randomly broken orders, of every schedule */
+static void test_repair_walk(void)
+{
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
 		struct plan p;
 		struct exec_program x, y;
@@ -264,208 +270,222 @@ int main(void)
 		exec_release(&x);
 		plan_release(&p);
 	}
+}
 
-	/* W takes its inputs from a store keyed by (stage, microbatch): the Ws of a stage in
-	 * reverse order validate and run; a W before its own I is refused */
-	{
-		struct plan p;
-		struct exec_program x;
-		struct err e = ERR_INIT;
-		struct emu_opts eo;
-		struct timeline t;
-		int d = 0, w[64], nw = 0, stage = -1, swapped = 0;
+/* W takes its inputs from a store keyed by (stage, microbatch): the Ws of a stage in
+ * reverse order validate and run; a W before its own I is refused */
+static void test_w_store(void)
+{
+	struct plan p;
+	struct exec_program x;
+	struct err e = ERR_INIT;
+	struct emu_opts eo;
+	struct timeline t;
+	int d = 0, w[64], nw = 0, stage = -1, swapped = 0;
 
-		ok(build(SCHED_ZBH1, &p, &x, &e) == 0, "zb-h1 protocol for the W order test (%s)", e.msg);
-		for (int i = x.start[d]; i < x.start[d + 1]; i++)
-			if (x.items[i].kind == EXEC_COMPUTE && x.items[i].op.kind == OP_W && nw < 64 &&
-			    (stage < 0 || x.items[i].op.stage == stage)) {
-				stage = x.items[i].op.stage;
-				w[nw++] = i;
-			}
-		ok(nw >= 4, "device 0 runs %d Ws of stage %d", nw, stage);
-		/* every other W moves to just after the next W of its stage: W1 before W0, W3 before W2 ... */
-		for (int a = 0; a + 1 < nw; a += 2) {
-			struct exec_item tmp = x.items[w[a]];
-
-			memmove(&x.items[w[a]], &x.items[w[a] + 1], (size_t)(w[a + 1] - w[a]) * sizeof(tmp));
-			x.items[w[a + 1]] = tmp;
-			w[a + 1]--;
-			swapped++;
+	ok(build(SCHED_ZBH1, &p, &x, &e) == 0, "zb-h1 protocol for the W order test (%s)", e.msg);
+	for (int i = x.start[d]; i < x.start[d + 1]; i++)
+		if (x.items[i].kind == EXEC_COMPUTE && x.items[i].op.kind == OP_W && nw < 64 &&
+		    (stage < 0 || x.items[i].op.stage == stage)) {
+			stage = x.items[i].op.stage;
+			w[nw++] = i;
 		}
-		ok(swapped >= 2, "%d Ws of stage %d moved after the next one", swapped, stage);
-		ok(exec_validate(&x, &e) == 0, "Ws of stage %d out of the order of their Is validate (%s)", stage, e.msg);
-		emu_opts_default(&eo);
-		eo.timeout_s = 5;
-		ok(emu_run(&p, &x, &eo, &t, &e) == 0, "and run on the emulator (%s)", e.msg);
-		timeline_release(&t);
-		{
-			int wat = w[1], iat = -1;   /* W1, now just before W0 */
-			struct action tmp = x.items[wat].op;
+	ok(nw >= 4, "device 0 runs %d Ws of stage %d", nw, stage);
+	/* every other W moves to just after the next W of its stage: W1 before W0, W3 before W2 ... */
+	for (int a = 0; a + 1 < nw; a += 2) {
+		struct exec_item tmp = x.items[w[a]];
 
-			for (int i = x.start[d]; i < x.start[d + 1] && iat < 0; i++)
-				if (x.items[i].kind == EXEC_COMPUTE && x.items[i].op.kind == OP_I &&
-				    x.items[i].op.stage == tmp.stage && x.items[i].op.mb == tmp.mb)
-					iat = i;
-			ok(iat >= 0 && iat < wat && tmp.kind == OP_W, "W%d follows its I", tmp.mb);
-			/* move that W to just before its I */
-			memmove(&x.items[iat + 1], &x.items[iat], (size_t)(wat - iat) * sizeof(x.items[0]));
-			x.items[iat] = (struct exec_item){ EXEC_COMPUTE, tmp, -1, -1 };
-			ok(exec_validate(&x, &e) < 0 && strstr(e.msg, "runs ") && strstr(e.msg, "whose inputs it takes"),
-			   "a W moved before its own I is refused: %s", e.msg);
-		}
-		exec_release(&x);
-		plan_release(&p);
+		memmove(&x.items[w[a]], &x.items[w[a] + 1], (size_t)(w[a + 1] - w[a]) * sizeof(tmp));
+		x.items[w[a + 1]] = tmp;
+		w[a + 1]--;
+		swapped++;
 	}
-
-	/* a program that deadlocks on purpose (device 0 sends its forwards only after its own
-	 * backward of microbatch 0, which needs device 1's gradient of 0F0's output): the emulator's
-	 * watchdog follows who waits for whom back to the waiting device and says deadlock */
+	ok(swapped >= 2, "%d Ws of stage %d moved after the next one", swapped, stage);
+	ok(exec_validate(&x, &e) == 0, "Ws of stage %d out of the order of their Is validate (%s)", stage, e.msg);
+	emu_opts_default(&eo);
+	eo.timeout_s = 5;
+	ok(emu_run(&p, &x, &eo, &t, &e) == 0, "and run on the emulator (%s)", e.msg);
+	timeline_release(&t);
 	{
-		struct plan p;
-		struct exec_program x;
-		struct err e = ERR_INIT;
-		struct emu_opts eo;
-		struct timeline t;
-		int snd = -1, bwd = -1;
+		int wat = w[1], iat = -1;   /* W1, now just before W0 */
+		struct action tmp = x.items[wat].op;
 
-		ok(build(SCHED_1F1B, &p, &x, &e) == 0, "1f1b protocol for the deadlock test (%s)", e.msg);
-		for (int i = x.start[0]; i < x.start[1]; i++) {
+		for (int i = x.start[d]; i < x.start[d + 1] && iat < 0; i++)
+			if (x.items[i].kind == EXEC_COMPUTE && x.items[i].op.kind == OP_I &&
+			    x.items[i].op.stage == tmp.stage && x.items[i].op.mb == tmp.mb)
+				iat = i;
+		ok(iat >= 0 && iat < wat && tmp.kind == OP_W, "W%d follows its I", tmp.mb);
+		/* move that W to just before its I */
+		memmove(&x.items[iat + 1], &x.items[iat], (size_t)(wat - iat) * sizeof(x.items[0]));
+		x.items[iat] = (struct exec_item){ EXEC_COMPUTE, tmp, -1, -1 };
+		ok(exec_validate(&x, &e) < 0 && strstr(e.msg, "runs ") && strstr(e.msg, "whose inputs it takes"),
+		   "a W moved before its own I is refused: %s", e.msg);
+	}
+	exec_release(&x);
+	plan_release(&p);
+}
+
+/* a program that deadlocks on purpose (device 0 sends its forwards only after its own
+ * backward of microbatch 0, which needs device 1's gradient of 0F0's output): the emulator's
+ * watchdog follows who waits for whom back to the waiting device and says deadlock */
+static void test_deadlock_named(void)
+{
+	struct plan p;
+	struct exec_program x;
+	struct err e = ERR_INIT;
+	struct emu_opts eo;
+	struct timeline t;
+	int snd = -1, bwd = -1;
+
+	ok(build(SCHED_1F1B, &p, &x, &e) == 0, "1f1b protocol for the deadlock test (%s)", e.msg);
+	for (int i = x.start[0]; i < x.start[1]; i++) {
+		const struct exec_item *it = &x.items[i];
+
+		if (snd < 0 && it->kind == EXEC_SEND && x.xfers[it->xfer].producer.mb == 0)
+			snd = i;
+		if (bwd < 0 && it->kind == EXEC_COMPUTE && it->op.kind != OP_F && it->op.mb == 0)
+			bwd = i;
+	}
+	ok(snd >= 0 && bwd > snd, "device 0 sends 0F0 (item %d) before its backward of microbatch 0 (item %d)", snd,
+	   bwd);
+	if (snd >= 0 && bwd > snd) {
+		/* every send of device 0 before that backward moves after it, in order (so that
+		 * the pair's order still matches) */
+		struct exec_item tmp[256];
+		int nm = 0, w = snd;
+
+		for (int i = snd; i <= bwd && nm < 256; i++) {
+			if (x.items[i].kind == EXEC_SEND && i < bwd)
+				tmp[nm++] = x.items[i];
+			else
+				x.items[w++] = x.items[i];
+		}
+		memcpy(&x.items[w], tmp, (size_t)nm * sizeof(tmp[0]));
+	}
+	is_int(exec_check(&x, NULL), 0, "the pairs' orders still match");
+	ok(exec_validate(&x, &e) == 0, "the send still follows its producer (%s)", e.msg);
+	emu_opts_default(&eo);
+	eo.timeout_s = 1;
+	ok(emu_run(&p, &x, &eo, &t, &e) < 0 && strstr(e.msg, "waits for device") && strstr(e.msg, ": a deadlock)"),
+	   "the run stops and names the deadlock: %s", e.msg);
+	exec_release(&x);
+	plan_release(&p);
+}
+
+/* F&B pairs: the head waits for its partner's input, received before the head */
+static void test_pairs(void)
+{
+	struct plan p;
+	struct exec_program x;
+	struct err e = ERR_INIT;
+	int heads = 0, early = 0, moved = -1;
+
+	ok(build(SCHED_DUALPIPEV, &p, &x, &e) == 0, "dualpipev protocol for the pair test (%s)", e.msg);
+	for (int d = 0; d < x.ndevices; d++)
+		for (int i = x.start[d]; i < x.start[d + 1]; i++) {
 			const struct exec_item *it = &x.items[i];
 
-			if (snd < 0 && it->kind == EXEC_SEND && x.xfers[it->xfer].producer.mb == 0)
-				snd = i;
-			if (bwd < 0 && it->kind == EXEC_COMPUTE && it->op.kind != OP_F && it->op.mb == 0)
-				bwd = i;
+			if (it->kind != EXEC_COMPUTE || it->xfer2 < 0)
+				continue;
+			heads++;
+			ok(it->op.pair, "only the head of a pair waits for a second input");
+			for (int j = x.start[d]; j < i; j++)
+				if (x.items[j].kind == EXEC_RECV && x.items[j].xfer == it->xfer2) {
+					early++;
+					if (moved < 0)
+						moved = j;
+				}
 		}
-		ok(snd >= 0 && bwd > snd, "device 0 sends 0F0 (item %d) before its backward of microbatch 0 (item %d)", snd,
-		   bwd);
-		if (snd >= 0 && bwd > snd) {
-			/* every send of device 0 before that backward moves after it, in order (so that
-			 * the pair's order still matches) */
-			struct exec_item tmp[256];
-			int nm = 0, w = snd;
+	ok(heads > 0, "%d pair heads wait for their partner's input", heads);
+	is_int(early, heads, "every such input is received before its pair starts");
+	ok(exec_validate(&x, &e) == 0, "the pair protocol validates (%s)", e.msg);
+	/* move one such receive after its pair's head: validation must refuse it */
+	for (int j = moved; moved >= 0 && j + 1 < x.start[x.ndevices]; j++) {
+		struct exec_item tmp = x.items[j];
 
-			for (int i = snd; i <= bwd && nm < 256; i++) {
-				if (x.items[i].kind == EXEC_SEND && i < bwd)
-					tmp[nm++] = x.items[i];
-				else
-					x.items[w++] = x.items[i];
-			}
-			memcpy(&x.items[w], tmp, (size_t)nm * sizeof(tmp[0]));
-		}
-		is_int(exec_check(&x, NULL), 0, "the pairs' orders still match");
-		ok(exec_validate(&x, &e) == 0, "the send still follows its producer (%s)", e.msg);
-		emu_opts_default(&eo);
-		eo.timeout_s = 1;
-		ok(emu_run(&p, &x, &eo, &t, &e) < 0 && strstr(e.msg, "waits for device") && strstr(e.msg, ": a deadlock)"),
-		   "the run stops and names the deadlock: %s", e.msg);
-		exec_release(&x);
-		plan_release(&p);
-	}
-
-	/* F&B pairs: the head waits for its partner's input, received before the head */
-	{
-		struct plan p;
-		struct exec_program x;
-		struct err e = ERR_INIT;
-		int heads = 0, early = 0, moved = -1;
-
-		ok(build(SCHED_DUALPIPEV, &p, &x, &e) == 0, "dualpipev protocol for the pair test (%s)", e.msg);
-		for (int d = 0; d < x.ndevices; d++)
-			for (int i = x.start[d]; i < x.start[d + 1]; i++) {
-				const struct exec_item *it = &x.items[i];
-
-				if (it->kind != EXEC_COMPUTE || it->xfer2 < 0)
-					continue;
-				heads++;
-				ok(it->op.pair, "only the head of a pair waits for a second input");
-				for (int j = x.start[d]; j < i; j++)
-					if (x.items[j].kind == EXEC_RECV && x.items[j].xfer == it->xfer2) {
-						early++;
-						if (moved < 0)
-							moved = j;
-					}
-			}
-		ok(heads > 0, "%d pair heads wait for their partner's input", heads);
-		is_int(early, heads, "every such input is received before its pair starts");
-		ok(exec_validate(&x, &e) == 0, "the pair protocol validates (%s)", e.msg);
-		/* move one such receive after its pair's head: validation must refuse it */
-		for (int j = moved; moved >= 0 && j + 1 < x.start[x.ndevices]; j++) {
-			struct exec_item tmp = x.items[j];
-
-			if (x.items[j + 1].kind == EXEC_COMPUTE && x.items[j + 1].xfer2 == tmp.xfer) {
-				x.items[j] = x.items[j + 1];
-				x.items[j + 1] = tmp;
-				break;
-			}
+		if (x.items[j + 1].kind == EXEC_COMPUTE && x.items[j + 1].xfer2 == tmp.xfer) {
 			x.items[j] = x.items[j + 1];
 			x.items[j + 1] = tmp;
+			break;
 		}
-		ok(exec_validate(&x, &e) < 0 && strstr(e.msg, "after its pair started"),
-		   "a partner's input received after the pair started is refused: %s", e.msg);
-		exec_release(&x);
-		plan_release(&p);
+		x.items[j] = x.items[j + 1];
+		x.items[j + 1] = tmp;
 	}
+	ok(exec_validate(&x, &e) < 0 && strstr(e.msg, "after its pair started"),
+	   "a partner's input received after the pair started is refused: %s", e.msg);
+	exec_release(&x);
+	plan_release(&p);
+}
 
-	/* break the order on purpose: swap two receives from the same sender */
-	{
-		struct plan p;
-		struct exec_program x;
-		struct err e = ERR_INIT;
-		int d = -1, r1 = -1, r2 = -1, moved;
+/* break the order on purpose: swap two receives from the same sender */
+static void test_mismatch(void)
+{
+	struct plan p;
+	struct exec_program x;
+	struct err e = ERR_INIT;
+	int d = -1, r1 = -1, r2 = -1, moved;
 
-		ok(build(SCHED_1F1B, &p, &x, &e) == 0, "1f1b protocol for the mismatch test");
-		for (int dev = 0; dev < x.ndevices && r2 < 0; dev++) {
-			r1 = -1;
-			for (int i = x.start[dev]; i < x.start[dev + 1] && r2 < 0; i++) {
-				if (x.items[i].kind != EXEC_RECV)
-					continue;
-				if (r1 < 0) {
-					r1 = i;
-				} else if (x.xfers[x.items[i].xfer].src == x.xfers[x.items[r1].xfer].src) {
-					r2 = i;
-					d = dev;
-				}
+	ok(build(SCHED_1F1B, &p, &x, &e) == 0, "1f1b protocol for the mismatch test");
+	for (int dev = 0; dev < x.ndevices && r2 < 0; dev++) {
+		r1 = -1;
+		for (int i = x.start[dev]; i < x.start[dev + 1] && r2 < 0; i++) {
+			if (x.items[i].kind != EXEC_RECV)
+				continue;
+			if (r1 < 0) {
+				r1 = i;
+			} else if (x.xfers[x.items[i].xfer].src == x.xfers[x.items[r1].xfer].src) {
+				r2 = i;
+				d = dev;
 			}
 		}
-		ok(r2 > r1 && r1 >= 0, "found two receives from one sender on device %d", d);
-		{
-			struct exec_item tmp = x.items[r1];
-
-			x.items[r1] = x.items[r2];
-			x.items[r2] = tmp;
-		}
-		ok(exec_check(&x, &e) >= 1, "a swapped receive is detected");
-		{
-			struct emu_opts eo;
-			struct timeline t;
-			struct err e2 = ERR_INIT;
-
-			emu_opts_default(&eo);
-			eo.timeout_s = 5;
-			ok(emu_run(&p, &x, &eo, &t, &e2) < 0 && strstr(e2.msg, "out of order"),
-			   "run unrepaired, the emulator stops with the mismatch instead of hanging: %s", e2.msg);
-		}
-		ok(strstr(e.msg, "the sender sends the output of") != NULL, "with the ops named: %s", e.msg);
-		moved = exec_repair(&x);
-		ok(moved >= 1, "repair moved %d receive(s) earlier", moved);
-		is_int(exec_check(&x, NULL), 0, "after repair every pair matches");
-		ok(exec_validate(&x, &e) == 0, "and every receive still precedes its consumer (%s)", e.msg);
-		{
-			struct emu_opts eo;
-			struct timeline t;
-
-			emu_opts_default(&eo);
-			ok(emu_run(&p, &x, &eo, &t, &e) == 0, "the repaired program runs (%s)", e.msg);
-			timeline_release(&t);
-			eo.kill_device = 2;
-			eo.kill_after_ops = 3;
-			eo.timeout_s = 5;
-			ok(emu_run(&p, &x, &eo, &t, &e) < 0 && strstr(e.msg, "worker 2 died after 3 ops"),
-			   "a dead worker stops the run with its name: %s", e.msg);
-		}
-		exec_release(&x);
-		plan_release(&p);
 	}
+	ok(r2 > r1 && r1 >= 0, "found two receives from one sender on device %d", d);
+	{
+		struct exec_item tmp = x.items[r1];
+
+		x.items[r1] = x.items[r2];
+		x.items[r2] = tmp;
+	}
+	ok(exec_check(&x, &e) >= 1, "a swapped receive is detected");
+	{
+		struct emu_opts eo;
+		struct timeline t;
+		struct err e2 = ERR_INIT;
+
+		emu_opts_default(&eo);
+		eo.timeout_s = 5;
+		ok(emu_run(&p, &x, &eo, &t, &e2) < 0 && strstr(e2.msg, "out of order"),
+		   "run unrepaired, the emulator stops with the mismatch instead of hanging: %s", e2.msg);
+	}
+	ok(strstr(e.msg, "the sender sends the output of") != NULL, "with the ops named: %s", e.msg);
+	moved = exec_repair(&x);
+	ok(moved >= 1, "repair moved %d receive(s) earlier", moved);
+	is_int(exec_check(&x, NULL), 0, "after repair every pair matches");
+	ok(exec_validate(&x, &e) == 0, "and every receive still precedes its consumer (%s)", e.msg);
+	{
+		struct emu_opts eo;
+		struct timeline t;
+
+		emu_opts_default(&eo);
+		ok(emu_run(&p, &x, &eo, &t, &e) == 0, "the repaired program runs (%s)", e.msg);
+		timeline_release(&t);
+		eo.kill_device = 2;
+		eo.kill_after_ops = 3;
+		eo.timeout_s = 5;
+		ok(emu_run(&p, &x, &eo, &t, &e) < 0 && strstr(e.msg, "worker 2 died after 3 ops"),
+		   "a dead worker stops the run with its name: %s", e.msg);
+	}
+	exec_release(&x);
+	plan_release(&p);
+}
+
+int main(void)
+{
+	test_every_schedule();
+	test_repair_walk();
+	test_w_store();
+	test_deadlock_named();
+	test_pairs();
+	test_mismatch();
 	return tap_done();
 }

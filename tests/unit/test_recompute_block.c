@@ -2,7 +2,8 @@
  * test_recompute_block — full recompute of a stage's first n layers only (Megatron-LM's
  * --recompute-method block): the simulator's time and memory against the closed form,
  * the plan's JSON round trip, the export's flags, and the Megatron target search that
- * picks the fewest recomputed layers that fit, beating full recompute.
+ * picks the fewest recomputed layers that fit, beating full recompute, and the layout
+ * search that ranks a layout by it.
  *
  * The setting: 8 equal layers (F 1 ms, B 2 ms, 100 MB of activations, a 10 MB input),
  * free links, 1F1B over 2 devices, 4 layers a stage, 4 microbatches. A stage that
@@ -166,6 +167,27 @@ static void search(const struct model *plain, const struct cluster *c)
 	}
 }
 
+/* The layout search ranks a layout that must recompute by what Megatron-LM's block method
+ * makes of it (block_recompute), not by recomputing every layer. */
+static void ranking(const struct model *plain, const struct cluster *c)
+{
+	struct layout_constraints k = { .pp = 2, .tp = 1, .dp = 1, .ep = 1, .zero = 0, .recompute = RECOMPUTE_FULL,
+	                                .global_mb = 4, .schedules = 1u << SCHED_1F1B };
+	struct layout_choice lc;
+	struct err e = ERR_INIT;
+
+	ok(layout_search(plain, c, &k, &lc, &e) == 0, "the layout search at pp 2, full recompute (%s)", e.msg);
+	if (e.cls == ERR_NONE)
+		is_dbl(lc.makespan_ms, 80, 1e-9, "judged recomputing every layer: 5 x 16 ms");
+	k.block_recompute = true;
+	ok(layout_search(plain, c, &k, &lc, &e) == 0, "and with Megatron-LM's block method (%s)", e.msg);
+	if (e.cls == ERR_NONE) {
+		is_dbl(lc.makespan_ms, 70, 1e-9, "judged at the fewest layers that fit, 2 a stage: 5 x 14 ms");
+		ok(fabs(lc.tokens_per_s - lc.top[0].tokens_per_s) < 1e-9 && lc.tokens_per_s > 0,
+		   "its tokens/s are of that time");
+	}
+}
+
 int main(void)
 {
 	struct model m;
@@ -177,6 +199,7 @@ int main(void)
 	round_trip(&m, &c);
 	c.mem_bytes = 600000000;
 	search(&m, &c);
+	ranking(&m, &c);
 	model_release(&m);
 	cluster_release(&c);
 	return tap_done();

@@ -16,21 +16,7 @@
 #include "clock.h"
 #include "tune_layouts.h"
 #include "../tap.h"
-
-static int load(const char *model, const char *cluster, struct model *m, struct cluster *c)
-{
-	const char *top = getenv("top_srcdir");
-	char mp[4096], cp[4096];
-	struct err e = ERR_INIT;
-
-	snprintf(mp, sizeof(mp), "%s/samples/models/%s.json", top ? top : ".", model);
-	snprintf(cp, sizeof(cp), "%s/samples/clusters/%s.json", top ? top : ".", cluster);
-	if (model_load(m, mp, &e) < 0 || cluster_load(c, cp, &e) < 0) {
-		ok(0, "%s and %s load: %s", model, cluster, e.msg);
-		return -1;
-	}
-	return 0;
-}
+#include "samples.h"
 
 static long steps_seen;
 
@@ -74,7 +60,7 @@ static void test_winner(void)
 	double secs;
 	int worse = 0;
 
-	if (load("gpt-13b", "8xH200", &m, &c) < 0)
+	if (load_sample("gpt-13b", "8xH200", &m, &c) < 0)
 		return;
 	steps_seen = 0;
 	ok(run(&m, &c, &k, 900, &res, &e) == 0, "gpt-13b on 8 H200s tunes (%s)", e.msg);
@@ -113,7 +99,7 @@ static void test_deadline(void)
 	struct layout_choice all, cut;
 	struct err e = ERR_INIT;
 
-	if (load("llama2-70b", "64xH200", &m, &c) < 0)
+	if (load_sample("llama2-70b", "64xH200", &m, &c) < 0)
 		return;
 	ok(layout_search(&m, &c, &k, &all, &e) == 0, "llama2-70b on 64 H200s: the whole search (%s)", e.msg);
 	is_int(all.skipped, 0, "without a deadline nothing is left");
@@ -134,7 +120,7 @@ static void test_pp_and_infeasible(void)
 	struct layout_constraints k = { .zero = -1, .recompute = -1, .global_mb = 16 };
 	struct err e = ERR_INIT;
 
-	if (load("gpt-13b", "4xH200", &m, &c) < 0)
+	if (load_sample("gpt-13b", "4xH200", &m, &c) < 0)
 		return;
 	ok(run(&m, &c, NULL, 300, &res, &e) == 0, "pure pipeline parallelism tunes (%s)", e.msg);
 	if (e.cls == ERR_NONE) {
