@@ -416,6 +416,10 @@ if (ulimit -s 256 && ulimit -v 2500000 && "$OCTOPIPE" --version) >/dev/null 2>&1
         expect_rc 2 "compare --layout pp at $n stages, --budget 0.5: refused"
         expect_match "^octopipe compare: --budget 0.5 s cannot hold" "$ERR" "saying why"
     done
+    # a budget the 14 MB model's reading leaves room in: read, searched, then an answer or
+    # the refusal, in 2.5 GB and a 256 KB stack
+    run sh -c 'ulimit -s 256; ulimit -v 2500000; exec timeout 60 "$0" tune --model "$1/scale65536-model.json" --cluster "$1/scale65536-cluster.json" --microbatches 131072 --budget 3 --quiet -o "$1/scale-plan.json"' "$OCTOPIPE" "$T"
+    answer_or_refusal "tune at 65536 GPUs x 65536 layers, --budget 3"
     # a budget that holds one baseline's simulation but not all of them (about 0.3 s each,
     # twice that with two chunks a device): the rows left out say so, the rest are there
     run sh -c 'ulimit -s 256; ulimit -v 2500000; exec timeout 60 "$0" compare --layout pp --model "$1/deep-model.json" --cluster "$1/deep-cluster.json" --microbatches 146 --budget 0.5' "$OCTOPIPE" "$T"

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "bounds.h"
 #include "clock.h"
@@ -393,6 +394,21 @@ int cli_pick_layout(const char *cmd, const struct cli_par *cp, bool layout_pp, i
 	}
 	*microbatches = out->lc.microbatches;
 	return 0;
+}
+
+int cli_budget_read_holds(const char *cmd, double B, const char *model)
+{
+	struct stat st;
+	double need;
+
+	if (B <= 0 || stat(cli_resolve(model, "samples/models"), &st) < 0 || !S_ISREG(st.st_mode))
+		return 0;
+	need = (double)st.st_size / CLI_READ_BYTES_PER_S;
+	if (need <= TUNE_LAYOUTS_GIVE_UP_SHARE * tune_budget_limit(B))
+		return 0;
+	cli_err("octopipe %s: --budget %g s cannot hold: reading the model (%.1f MB) takes about %.1f s; give --budget "
+	        "%.0f or more\n", cmd, B, st.st_size / 1e6, need, ceil(2 * need / TUNE_LAYOUTS_GIVE_UP_SHARE));
+	return EXIT_INPUT;
 }
 
 int cli_budget_holds(const char *cmd, double B, double t0, int sims, int S, int M)

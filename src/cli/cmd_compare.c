@@ -405,7 +405,8 @@ int cmd_compare(int argc, char **argv)
 
 	if ((rc = parse(argc, argv, &a)) != 0)
 		return rc == 1 ? EXIT_OK : rc;
-	if ((rc = cli_load_model(a.model, &m, mpath)) != 0)
+	if ((rc = cli_budget_read_holds("compare", a.budget, a.model)) != 0 ||
+	    (rc = cli_load_model(a.model, &m, mpath)) != 0)
 		return rc;
 	if ((rc = cli_load_cluster(a.cluster, &c, cpath)) != 0) {
 		model_release(&m);

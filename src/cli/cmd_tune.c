@@ -592,7 +592,8 @@ int cmd_tune(int argc, char **argv)
 
 	if ((rc = parse(argc, argv, &a)) != 0)
 		return rc == 1 ? EXIT_OK : rc;
-	if ((rc = load(&a, &m, &c, mpath, cpath)) != 0)
+	if ((rc = cli_budget_read_holds("tune", a.o.time_budget_s, a.model)) != 0 ||
+	    (rc = load(&a, &m, &c, mpath, cpath)) != 0)
 		return rc;
 	/* with the plan on stdout (-o -) every report line goes to stderr */
 	w.log = a.out && strcmp(a.out, "-") == 0 ? stderr : stdout;
