@@ -30,13 +30,13 @@ static bool setup_cut(const struct tuner *t)
 	return t->opts.time_budget_s > 0 && clock_now_s() - t->t0 > t->opts.time_budget_s;
 }
 
-/* Past the budget and 10% and 50 ms the set-up stops even before anything fits (a plan too
+/* Past the budget and 5% and 30 ms the set-up stops even before anything fits (a plan too
  * large to simulate many times in it): the tuner then says that none it simulated fits. A
  * small plan has simulated every baseline by then. */
 static bool setup_given_up(const struct tuner *t)
 {
 	return !(t->opts.stop && *t->opts.stop) && t->opts.time_budget_s > 0 &&
-	       clock_now_s() - t->t0 > 1.1 * t->opts.time_budget_s + 0.05;
+	       clock_now_s() - t->t0 > 1.05 * t->opts.time_budget_s + 0.03;
 }
 
 /* Seconds a start of S stages over L layers takes, about (its partition's bisection sweeps

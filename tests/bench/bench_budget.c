@@ -1,29 +1,35 @@
 /*
- * bench_budget — does `octopipe tune --budget B` bound the whole command? For GPUs x
- * budget, the wall time of the command (loading, layout search, tuning, the result's
- * simulation and writing the plan) against B + 10% + 0.1 s, the limit the help promises.
- * Inputs: llama2-70b on 64 H200s at 512 microbatches (the issue's case), and a model with
- * as many layers as GPUs (llama2-7b's blocks repeated, its architecture saying so, so
- * the layout search prices every TP degree) on N H200s at 2 microbatches a GPU, N = 256
- * to 4096. Prints a table; never fails on timing (a busy machine runs slower).
+ * bench_budget — does `octopipe tune|compare --budget B` bound the whole command? For
+ * GPUs x budget x (tune, compare) x (--layout auto, pp), the wall time of the command
+ * (loading, layout search, tuning, the result's simulation and writing the plan) against
+ * B + 10% + 0.1 s, the limit the help promises, or its refusal up front. Inputs:
+ * llama2-70b on 64 H200s at 512 microbatches (the issue's case), and a model with as many
+ * layers as GPUs (llama2-7b's blocks repeated, its architecture saying so, so the layout
+ * search prices every TP degree) on N H200s at 2 microbatches a GPU, N = 256 to 65536.
+ * Prints a table; never fails on timing (a busy machine runs slower).
  *
  * usage: bench_budget SRCDIR OCTOPIPE [GPUS...]
  *
- * Measured 2026-12-02 on the shared 2-core machine (load average 7-9: others' builds and
- * tests), seconds:
+ * Measured 2026-12-02 on the shared 2-core machine (load average 1-4), seconds; r: refused
+ * up front (exit 2: reading the model or one simulation would pass the budget):
  *
- *     gpus    mbs  B=0.1  B=0.5  B=1    B=3     (limit 0.21, 0.65, 1.2, 3.4)
- *       64    512   0.10   0.49   0.98   2.93   before: 1.21 s at B=0.1, 2.14 s at B=1
- *      256    512   0.08   0.50   1.01   2.93   before: 4.1 s at B=1
- *     1024   2048   0.11   0.38   0.70   1.73   before: > 60 s at B=1
- *     2048   4096   0.19   0.31   0.89   1.65
- *     4096   8192   0.52!  0.53   0.53   2.90   0.26 s of it CPU; the rest is the load
+ *     gpus command        B=0.1   B=0.5   B=1     B=3     (limit 0.21, 0.65, 1.2, 3.4)
+ *       64 tune auto       0.09    0.49    0.98    2.92   before: 1.21 s at B=0.1
+ *       64 tune pp         0.21    0.53    0.93    2.69
+ *      256 tune pp         0.01 r  0.01 r  1.18    2.67
+ *     1024 tune auto       0.09    0.21    0.38    0.97   before: > 60 s at B=1
+ *     4096 tune auto       0.14    0.23    0.90    2.27
+ *     4096 tune pp         0.05 r  0.05 r  0.05 r  0.05 r before: 90 s and more
+ *     8192 tune auto       0.15 r  0.41 r  0.57    2.94   before: 0.8-2.5 s at B=1
+ *     8192 compare auto    0.17 r  0.41 r  0.69    1.14
+ *    16384 tune auto       0.00 r  0.47 r  0.74 r  2.45   before: 2.3 s at B=0.1 and 1
+ *    32768 tune auto       0.00 r  0.44 r  0.78 r  2.07 r before: 5.2 s at B=0.1
+ *    65536 tune auto       0.00 r  0.00 r  0.00 r  2.23 r before: > 120 s
+ *    65536 compare pp      0.00 r  0.00 r  0.00 r  0.74 r
  *
- * What is left at 4096 under B = 0.1: reading the 4096-layer table (0.05 s of CPU), the
- * layout search's first judged layout and the result's simulations are the floor. A run
- * that ends well before B has converged (every layout tuned to its end). With --layout pp
- * and as many stages as GPUs one simulation of 1024 stages x 2048 microbatches takes
- * about 2 s: the command says so up front (a warning) and takes about 6 s at B = 1.
+ * 1 of 144 runs past the limit (64 GPUs, tune pp at B=0.1: 0.21 s, at the limit). The
+ * floor at scale: reading a 65536-layer model (14 MB of JSON, 0.7-1.1 s; refused before
+ * it is read when the budget cannot hold it) and pricing each candidate replica's table.
  */
 #include "config.h"
 
