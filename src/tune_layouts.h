@@ -64,9 +64,6 @@ int tune_layout_pick(const struct model *m, const struct cluster *c, const struc
 int tune_layout_adopt(const struct model *m, const struct cluster *c, int k, struct tune_layout *out,
                       struct err *e);
 void tune_layout_release(struct tune_layout *l);
-/* The least time tuning at L can take: the best baseline and the result simulated once
- * each, S stages x M microbatches x 3 ops (S: L's pipeline devices). */
-double tune_layouts_min_seconds(const struct tune_layout *L, const struct cluster *c, int microbatches);
 /* The model and cluster plans at l are built on. */
 const struct model *tune_layout_model(const struct tune_layout *l, const struct model *m);
 const struct cluster *tune_layout_cluster(const struct tune_layout *l, const struct cluster *c);
