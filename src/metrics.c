@@ -118,6 +118,8 @@ int metrics_from_json(struct metrics *m, const cJSON *obj, const char *file, con
 	    jv_number(&v, obj, path, "efficiency", 0, 0, 1, 0, &m->efficiency) < 0 ||
 	    jv_number(&v, obj, path, "lower_bound_tight_ms", 0, 0, BIG, -1, &m->lower_bound_tight_ms) < 0 ||
 	    jv_number(&v, obj, path, "efficiency_tight", 0, 0, 1, -1, &m->efficiency_tight) < 0 ||
+	    jv_number(&v, obj, path, "lower_bound_memory_ms", 0, 0, BIG, -1, &m->lower_bound_memory_ms) < 0 ||
+	    jv_number(&v, obj, path, "efficiency_memory", 0, 0, 1, -1, &m->efficiency_memory) < 0 ||
 	    jv_number(&v, obj, path, "dp_sync_ms", 0, 0, BIG, 0, &m->dp_sync_ms) < 0 ||
 	    jv_array(&v, obj, path, "devices", JV_REQUIRED, &devs) < 0)
 		goto fail;
@@ -126,6 +128,11 @@ int metrics_from_json(struct metrics *m, const cJSON *obj, const char *file, con
 		m->lower_bound_tight_ms = m->lower_bound_ms;
 	if (m->efficiency_tight < 0)
 		m->efficiency_tight = m->efficiency;
+	/* and before the memory-aware one: the tight bound */
+	if (m->lower_bound_memory_ms < 0)
+		m->lower_bound_memory_ms = m->lower_bound_tight_ms;
+	if (m->efficiency_memory < 0)
+		m->efficiency_memory = m->efficiency_tight;
 	jpath_key(p, path, "devices");
 	if (cJSON_GetArraySize(devs) < 1 || cJSON_GetArraySize(devs) > OCTO_MAX_DEVICES) {
 		jv_fail(&v, p, "must list between 1 and %d devices", OCTO_MAX_DEVICES);
@@ -186,6 +193,8 @@ cJSON *metrics_to_json(const struct metrics *m)
 	jw_num(&w, root, "efficiency", m->efficiency);
 	jw_num(&w, root, "lower_bound_tight_ms", m->lower_bound_tight_ms);
 	jw_num(&w, root, "efficiency_tight", m->efficiency_tight);
+	jw_num(&w, root, "lower_bound_memory_ms", m->lower_bound_memory_ms);
+	jw_num(&w, root, "efficiency_memory", m->efficiency_memory);
 	jw_num(&w, root, "dp_sync_ms", m->dp_sync_ms);
 	arr = jw_arr(&w, root, "devices");
 	for (int d = 0; d < m->ndevices; d++) {

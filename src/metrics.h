@@ -46,6 +46,9 @@ struct metrics {
 	double efficiency;
 	double lower_bound_tight_ms; /* sim_lower_bound_tight(); a file without it: lower_bound_ms */
 	double efficiency_tight;     /* lower_bound_tight_ms / makespan_ms */
+	double lower_bound_memory_ms; /* sim_lower_bound_memory(): no plan that fits in memory is
+	                              * faster; a file without it: lower_bound_tight_ms */
+	double efficiency_memory;    /* lower_bound_memory_ms / makespan_ms (at most 1) */
 	double dp_sync_ms;           /* the part of makespan_ms that data-parallel synchronisation
 	                              * adds after the last op (exposed, not overlapped) */
 	int ndevices;

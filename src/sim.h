@@ -164,6 +164,14 @@ double sim_lower_bound(const struct model *mdl, const struct cluster *c, int mic
 double sim_lower_bound_tight(const struct model *mdl, const struct cluster *c, int microbatches,
                              bool split_backward);
 
+/* The memory-aware bound (lowerbound_mem.c): the tight bound, or more where activations
+ * must be held longer than the devices' memory allows: no plan that fits in memory (every
+ * device's peak within its usable capacity), whatever its partition, placement, order and
+ * per-stage recompute, is faster. A plan over capacity may be; so is every plan where no
+ * plan fits at all (then it is the tight bound). Allocates a few arrays per call. */
+double sim_lower_bound_memory(const struct model *mdl, const struct cluster *c, int microbatches,
+                              bool split_backward);
+
 void sim_release(struct sim *s);
 
 /* Index of an op in the simulator's arrays. */

@@ -247,6 +247,10 @@ int sim_compute_metrics(struct ctx *c, struct metrics *m)
 	m->efficiency_tight = makespan > 0 ? m->lower_bound_tight_ms / makespan : 0;
 	if (m->efficiency_tight > 1)
 		m->efficiency_tight = 1;
+	m->lower_bound_memory_ms = sim_lower_bound_memory(&p->model, &p->cluster, p->microbatches, p->split_backward);
+	m->efficiency_memory = makespan > 0 ? m->lower_bound_memory_ms / makespan : 0;
+	if (m->efficiency_memory > 1)
+		m->efficiency_memory = 1;
 	/* every data-parallel replica runs its own microbatches */
 	m->throughput_tokens_per_s = makespan > 0
 		? (double)plan_parallel(p).dp * p->microbatches * (double)p->model.seq_len * (double)p->model.micro_batch_size /

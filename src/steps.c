@@ -145,6 +145,9 @@ static int read_scheduler(struct jv *v, const cJSON *o, const char *path, struct
 	if (jv_int(v, sch, p, "lst", 0, 0, 64, 0, &x) < 0)
 		return -1;
 	out->lst = (int)x;
+	if (jv_int(v, sch, p, "recompute_stages", 0, 0, OCTO_MAX_STAGES, 0, &x) < 0)
+		return -1;
+	out->rc = (int)x;
 	return 0;
 }
 

@@ -51,6 +51,8 @@ static void state_to_stages(struct plan *p, const struct tune_state *s)
 		p->stages[i].first = s->first[i];
 		p->stages[i].last = s->first[i + 1] - 1;
 		p->stages[i].device = s->device[i];
+		p->stages[i].recompute = i < s->sched.rc ? RECOMPUTE_FULL : RECOMPUTE_NONE;
+		p->stages[i].recompute_layers = 0;
 	}
 	plan_size_orders(p, 3);
 }

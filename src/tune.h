@@ -63,6 +63,10 @@ struct tune_opts {
 	 * runtime runs (target.h). */
 	bool (*accept)(void *arg, const struct plan *p);
 	void *accept_arg;
+	/* The scheduling phase may also make the first stages recompute fully (tune_sched.rc)
+	 * when memory binds (one microbatch's activations and a device's share of the static
+	 * memory exceed a device). Only for a table whose layers do not recompute already. */
+	bool recompute_moves;
 };
 
 void tune_opts_default(struct tune_opts *o);
@@ -76,6 +80,8 @@ struct tune_sched {
 	bool defer_arrivals;
 	int cap_extra;              /* added to every stage's in-flight cap (its depth) */
 	int wcap;                   /* deferred Ws per stage before W is urgent; 0 = no limit */
+	int rc;                     /* the first rc stages (pipeline order: they hold their
+	                             * activations longest) recompute fully; 0 = none */
 	int lst;                    /* > 0: latest-start priority (any placement), a microbatch
 	                             * due lst / 4 of the busiest device's work after the one
 	                             * before it; 0: alternation or backward first */

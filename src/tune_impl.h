@@ -98,6 +98,7 @@ struct tuner {
 	double bound_ms;         /* sim_lower_bound_tight(): the search stops on reaching it */
 	double last_progress;
 	bool interrupted;
+	bool rc_moves;           /* scheduling may make early stages recompute (opts, memory binds) */
 	int kicks;               /* perturbations since the best last improved */
 	unsigned long long rng;
 	int *cap_buf, *wcap_buf;

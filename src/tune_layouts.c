@@ -169,6 +169,8 @@ static int tune_kth(const struct model *m, const struct cluster *c, struct tune_
 
 		ko.time_budget_s = fmax(1e-3, (left - reserve_s(left)) / (n - k));
 	}
+	/* per-stage recompute where the layout's table does not recompute already */
+	ko.recompute_moves = o->target == TARGET_OCTOPIPE && L->lc.recompute == RECOMPUTE_NONE;
 	if (ko.max_evals > 0 && n > 1)
 		ko.max_evals = ko.max_evals / n > 0 ? ko.max_evals / n : 1;
 	if (o->target == TARGET_MEGATRON)
@@ -202,7 +204,8 @@ static int at_layout(const struct model *m, const struct cluster *c, const struc
 	model_release(&res->plan.model);
 	res->plan.model = pm;
 	/* Megatron-LM's block method leaves the stages' own counts (uniform would reset them) */
-	if (!(o->target == TARGET_MEGATRON && res->tr.recompute_layers > 0))
+	if (!(o->target == TARGET_MEGATRON && res->tr.recompute_layers > 0) &&
+	    L->lc.recompute != RECOMPUTE_NONE) /* none: the tuner's own stages, as tuned */
 		plan_set_recompute(&res->plan, L->lc.recompute);
 	/* the search chose it, not the user; Megatron-LM and torchtitan have one mode */
 	if (L->lc.recompute != RECOMPUTE_NONE && o->relax_recompute && o->target == TARGET_OCTOPIPE &&

@@ -308,8 +308,8 @@ void tune_gen_scheduling(struct tuner *t)
 {
 	int D = t->cluster->devices;
 	const struct tune_sched cur = t->cur.sched;
-	struct tune_sched variants[16];
-	const char *names[16];
+	struct tune_sched variants[20];
+	const char *names[20];
 	int n = 0;
 
 	variants[n] = cur; variants[n].alternate = !cur.alternate;
@@ -349,6 +349,22 @@ void tune_gen_scheduling(struct tuner *t)
 		if (cur.lst > 1) {
 			variants[n] = cur; variants[n].lst = cur.lst - 1;
 			names[n++] = "latest start: microbatches due closer together";
+		}
+	}
+	if (t->rc_moves) {
+		int S = t->cur.nstages, rc = cur.rc < S ? cur.rc : S, jump = S / 4 > 2 ? S / 4 : 2;
+
+		if (rc < S) {
+			variants[n] = cur; variants[n].rc = rc + 1;
+			names[n++] = "one more stage recomputes (memory for more in flight)";
+		}
+		if (rc > 0) {
+			variants[n] = cur; variants[n].rc = rc - 1;
+			names[n++] = "one stage fewer recomputes";
+		}
+		if (rc + jump <= S) {
+			variants[n] = cur; variants[n].rc = rc + jump;
+			names[n++] = "more early stages recompute";
 		}
 	}
 	for (int i = 0; i < n; i++) {

@@ -332,6 +332,25 @@ static int setup_current(struct tuner *t, bool stopped, struct err *e)
 	return 0;
 }
 
+/* Whether memory binds a full pipeline: 1F1B's first device holds about one whole
+ * microbatch's activations, on top of its share of the static memory; past the usable
+ * capacity, recomputing early stages can buy microbatches in flight. */
+static bool memory_binds(const struct model *m, const struct cluster *c)
+{
+	struct parallel par;
+	struct mem_static ms;
+	double act = 0, params = 0, experts = 0;
+
+	for (int l = 0; l < m->nlayers; l++) {
+		act += (double)m->layers[l].act_bytes;
+		params += (double)m->layers[l].param_bytes;
+		experts += (double)m->layers[l].expert_param_bytes;
+	}
+	parallel_from_replica(&c->rep, c->devices, &par);
+	parallel_static_mem(&par, params, experts, &ms);
+	return act + (ms.weights + ms.grads + ms.optimizer) / c->devices > cluster_usable_bytes(c);
+}
+
 int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
              const struct tune_opts *o, struct err *e)
 {
@@ -356,6 +375,7 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 		t->rng = 1;
 	t->t0 = t->last_progress = clock_now_s();
 	t->bound_ms = sim_lower_bound_tight(m, c, o->microbatches, true);
+	t->rc_moves = o->recompute_moves && memory_binds(m, c);
 	t->max_stages = c->devices * t->opts.max_stages_per_device;
 	if (t->max_stages > m->nlayers)
 		t->max_stages = m->nlayers;

@@ -107,7 +107,7 @@ bool tune_state_equal(const struct tune_state *a, const struct tune_state *b)
 	       memcmp(a->device, b->device, (size_t)a->nstages * sizeof(int)) == 0 &&
 	       a->sched.alternate == b->sched.alternate && a->sched.defer_arrivals == b->sched.defer_arrivals &&
 	       a->sched.cap_extra == b->sched.cap_extra && a->sched.wcap == b->sched.wcap &&
-	       a->sched.lst == b->sched.lst &&
+	       a->sched.lst == b->sched.lst && a->sched.rc == b->sched.rc &&
 	       !a->order == !b->order &&
 	       (!a->order || (a->order_devices == b->order_devices &&
 	                      memcmp(a->order_start, b->order_start, (size_t)(a->order_devices + 1) * sizeof(int)) == 0 &&
@@ -172,6 +172,9 @@ cJSON *tune_steps_to_json(const struct tuner *t)
 		jw_num(&w, root, "best_baseline_ms", t->baseline_ms);
 	}
 	jw_num(&w, root, "evaluations", (double)t->evals);
+	/* what the steps aim at: no plan beats the tight bound, none that fits the memory one */
+	jw_num(&w, root, "lower_bound_tight_ms", t->bound_ms);
+	jw_num(&w, root, "lower_bound_memory_ms", sim_lower_bound_memory(t->model, t->cluster, t->opts.microbatches, true));
 	arr = jw_arr(&w, root, "steps");
 	for (int i = 0; i < t->nsteps; i++) {
 		const struct tune_step *s = &t->steps[i];
@@ -200,6 +203,8 @@ cJSON *tune_steps_to_json(const struct tuner *t)
 		jw_num(&w, sch, "cap_extra", s->state.sched.cap_extra);
 		jw_num(&w, sch, "wcap", s->state.sched.wcap);
 		jw_num(&w, sch, "lst", s->state.sched.lst);
+		if (s->state.sched.rc > 0)
+			jw_num(&w, sch, "recompute_stages", s->state.sched.rc);
 		if (s->state.order) {
 			cJSON *sched = jw_arr(&w, o, "schedule");
 

@@ -65,6 +65,11 @@ static void summary(const struct plan *p, const char *path, const struct metrics
 	fmt_ms(&sb, m->lower_bound_tight_ms);
 	strbuf_addf(&sb, " (efficiency %.1f%%): at most %.1f%% slower than the best plan can be\n", 100 * m->efficiency_tight,
 	            m->lower_bound_tight_ms > 0 ? fmax(0, 100 * (m->makespan_ms / m->lower_bound_tight_ms - 1)) : 0);
+	if (m->lower_bound_memory_ms > m->lower_bound_tight_ms * (1 + 1e-9)) {
+		strbuf_addstr(&sb, "memory-aware bound ");
+		fmt_ms(&sb, m->lower_bound_memory_ms);
+		strbuf_addf(&sb, " (efficiency %.1f%%): no plan that fits in memory is faster\n", 100 * m->efficiency_memory);
+	}
 	strbuf_addf(&sb, "bubble %.1f%% of device time (1 - busy / (devices x iteration))\n", 100 * m->bubble_ratio);
 	{
 		struct parallel l = plan_parallel(p);

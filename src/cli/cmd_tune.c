@@ -437,6 +437,13 @@ static void summary(FILE *log, const struct args *a, const struct tune_layouts_r
 	strbuf_addf(&sb, " (efficiency %.1f%%)\n        at most %.1f%% slower than the best plan can be",
 	            100 * mt->efficiency_tight,
 	            mt->lower_bound_tight_ms > 0 ? fmax(0, 100 * (mt->makespan_ms / mt->lower_bound_tight_ms - 1)) : 0);
+	if (mt->lower_bound_memory_ms > mt->lower_bound_tight_ms * (1 + 1e-9)) {
+		/* memory binds: what no plan that fits can beat */
+		strbuf_addstr(&sb, "\n        in memory: ");
+		fmt_ms(&sb, mt->lower_bound_memory_ms);
+		strbuf_addf(&sb, " (efficiency %.1f%%), %.1f%% from the best that fits", 100 * mt->efficiency_memory,
+		            fmax(0, 100 * (mt->makespan_ms / mt->lower_bound_memory_ms - 1)));
+	}
 	if (res->interrupted)
 		strbuf_addstr(&sb, "\ninterrupted: writing the best plan found so far");
 	if (!strbuf_failed(&sb))

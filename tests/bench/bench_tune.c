@@ -12,7 +12,8 @@
  * busy machine does not change the plans; OCTOPIPE_BENCH_SEED=N seeds the tuner (to tell
  * a change from the search's own spread) (OCTOPIPE_BENCH_DUMP=1: the profile table also
  * prints each tuned plan's stages and each device's busy and idle time;
- * OCTOPIPE_BENCH_MAX_STAGES=K: --max-stages-per-device K in both tables).
+ * OCTOPIPE_BENCH_MAX_STAGES=K: --max-stages-per-device K in both tables;
+ * OCTOPIPE_BENCH_SAMPLES=a,b: the samples table for those models only).
  *
  * A second table: the measured profiles of samples/profiles on 4 GPUs x 8 microbatches and
  * 8 GPUs x 16 (no communication, W = B = half the measured backward): the converged
@@ -101,12 +102,58 @@
  * than 0.2% slower, deepseek-16b x32 1949-2004 -> 1915-1946 ms, gpt-oss-20b x64
  * 8139-8449 -> 8118 ms, x128 15881-15971 -> 15798 ms.
  *
+ * Re-measured 2026-12-02 (issue 27's goals; 2 shared cores at a load of 4-8):
+ * - Profile table, default 1 s budget: 96.7% of the tight bound (deepseek-16b 96.8 / 97.9%,
+ *   gpt-13b 97.9 / 97.6%, gpt-oss-20b 97.7 / 96.2%, nemotron-nano-v2-9b 95.7 / 94.1% on
+ *   4x8 / 8x16; the load left the budget 220-960 simulations), converged 97.0%, with
+ *   OCTOPIPE_BENCH_EVALS=3000 97.2% (94.1-98.4%). Goal 98.5%: not met. Not proven out of
+ *   reach either: on the instances test_bound solves exactly the tight bound lies 2.0% below the optimum
+ *   on average (worst 15%), so 98.5% of it may be more than any plan reaches here.
+ * - Samples table, OCTOPIPE_BENCH_EVALS=3000, seed 1: 87 configurations, 94.0% of the
+ *   tight bound and 1.115x the best baseline before the tuner's recompute moves, 94.6% and
+ *   1.127x with them (goal 96%). At the 1 s budget, with them, on the machine loaded by
+ *   four sessions (67-2600 simulations a row, the memory-bound ones fewest): 93.4% and
+ *   1.107x (93.8% and 1.112x measured 2026-12-01 before them). Only the rows where memory
+ *   binds changed (the moves are offered nowhere else): nemotronh-8b-seq32k 1.04-1.16x
+ *   faster on all six, nemotronh-56b 1.13x at 16x128 and 1.01x at 16x64, jamba-v0.1 8x16
+ *   0.992x (the extra candidates led the search elsewhere); the rest identical.
+ * - Memory-bound rows against the memory-aware bound (lowerbound_mem.c), the same run:
+ *
+ *   model               gpus mbs   tuned ms   tight ms  memory ms   eff   (before the moves)
+ *   nemotronh-8b-seq32k    8  16    10490.2     7143.1     7143.1  68.1%  (58.8%)
+ *   nemotronh-8b-seq32k    8  32    18873.1    14286.3    14286.3  75.7%  (70.4%)
+ *   nemotronh-8b-seq32k    8  64    37945.1    28572.5    28572.5  75.3%  (72.4%)
+ *   nemotronh-8b-seq32k   16  32    11852.0     8935.5     8935.5  75.4%  (64.8%)
+ *   nemotronh-8b-seq32k   16  64    24070.7    16490.3    16490.3  68.5%  (64.7%)
+ *   nemotronh-8b-seq32k   16 128    41506.3    31848.2    31848.2  76.7%  (68.1%)
+ *   nemotronh-56b         16  32     7554.7     4888.3     4888.3  64.7%  (64.7%)
+ *   nemotronh-56b         16  64    12726.8     9732.7     9732.7  76.5%  (75.6%)
+ *   nemotronh-56b         16 128    23440.7    19421.5    19421.5  82.9%  (73.4%)
+ *   llama2-70b            16  32     8196.6     6085.0     6085.0  74.2%  (74.2%)
+ *   llama2-70b            16  64    14416.6    12170.0    12170.0  84.4%  (84.4%)
+ *   llama2-70b            16 128    26835.0    24340.0    24340.0  90.7%  (90.7%)
+ *
+ *   The memory-aware bound equals the tight one on every bundled row, so the goal (90% of
+ *   it) is 90% of the tight bound, met by one of these twelve. Why it does not rise: it is
+ *   Little's law with each microbatch's shortest stay, and summed over the devices that
+ *   stay fits. nemotronh-8b-seq32k on 16 GPUs x 32 holds 213 GB of activations a
+ *   microbatch, each layer for at least its later layers' forward and backward (2.85 s from
+ *   the first): 32 microbatches need 9.6 TB s, which 16 x (134 - 8) GB hold in 4.8 s, below
+ *   the tight bound's 8.94 s (llama2-70b 3.0 s vs 6.08 s, nemotronh-56b 2.8 vs 4.89). What
+ *   a real pipeline pays and this does not see: the first stages hold far longer than the
+ *   last (a V placement would even that out, but then each device holds both ends at its
+ *   peak, and peaks, not averages, are what must fit) and the fill and drain, where room
+ *   goes unused. Whether the remaining 25-35% is the tuner's or any plan's is open; recompute
+ *   everywhere (--tp 1 --dp 1 --recompute full) is slower still: 15.0, 7.97 and 11.5 s at
+ *   16 x 32.
+ *
  * usage: bench_tune SRCDIR [MODEL... | profiles | samples]   (profiles, samples: only that table)
  */
 #include "config.h"
 
 #include <dirent.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,6 +239,8 @@ static double tune_once(const struct model *m, const struct cluster *c, int mbs,
 	}
 	if (getenv("OCTOPIPE_BENCH_SEED"))
 		o.seed = (unsigned)atol(getenv("OCTOPIPE_BENCH_SEED"));
+	/* as `tune` does on a table that does not recompute (OCTOPIPE_BENCH_NO_RECOMPUTE=1: not) */
+	o.recompute_moves = !getenv("OCTOPIPE_BENCH_NO_RECOMPUTE");
 	if (getenv("OCTOPIPE_BENCH_MAX_STAGES"))
 		o.max_stages_per_device = atoi(getenv("OCTOPIPE_BENCH_MAX_STAGES"));
 	memset(mt, 0, sizeof(*mt));
@@ -344,12 +393,28 @@ static char **sample_names(const char *src, int *n)
  * where the tuned plan is slower than the best baseline: the tuner starts from it and
  * keeps a move only when it is faster, so any row there is a bug.
  */
+/* Whether name is one of the comma-separated list's entries. */
+static bool in_list(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = list; *p;) {
+		const char *c = strchr(p, ',');
+		size_t len = c ? (size_t)(c - p) : strlen(p);
+
+		if (len == n && strncmp(p, name, n) == 0)
+			return true;
+		p += len + (c != NULL);
+	}
+	return false;
+}
+
 static void samples_table(const char *src)
 {
 	static const int gpus[] = { 8, 16 };
 	int n = 0, nrows = 0, nslower = 0, nil = 0;
 	char **names = sample_names(src, &n);
-	double sum_best = 0, min_best = INFINITY, sum_il = 0, sum_eff = 0, sum_efft = 0, sum_secs = 0;
+	double sum_best = 0, min_best = INFINITY, sum_il = 0, sum_eff = 0, sum_efft = 0, sum_effm = 0, sum_secs = 0;
 
 	printf("\nbundled samples on 8 and 16 H200s (pure pipeline): tuned vs the best baseline and interleaved 1F1B,"
 	       " %s\n", getenv("OCTOPIPE_BENCH_EVALS") ? "a budget of simulations" : "the time budget");
@@ -357,14 +422,16 @@ static void samples_table(const char *src)
 		printf("cannot list %s/samples/models\n", src);
 		return;
 	}
-	printf("%-22s %4s %4s %10s %-14s %10s %7s %7s %10s %10s %6s %6s %6s %6s\n", "model", "gpus", "mbs",
-	       "tuned ms", "best baseline", "best ms", "vs best", "vs intl", "bound ms", "tight ms", "eff", "effT",
-	       "tune s", "evals");
+	printf("%-22s %4s %4s %10s %-14s %10s %7s %7s %10s %10s %10s %6s %6s %6s %6s %6s\n", "model", "gpus", "mbs",
+	       "tuned ms", "best baseline", "best ms", "vs best", "vs intl", "bound ms", "tight ms", "memory ms", "eff",
+	       "effT", "effM", "tune s", "evals");
 	for (int mi = 0; mi < n; mi++) {
 		char path[4096];
 		struct model m;
 		struct err e = ERR_INIT;
 
+		if (getenv("OCTOPIPE_BENCH_SAMPLES") && !in_list(getenv("OCTOPIPE_BENCH_SAMPLES"), names[mi]))
+			continue;
 		snprintf(path, sizeof(path), "%s/samples/models/%s.json", src, names[mi]);
 		if (model_load(&m, path, &e) < 0) {
 			printf("%-22s cannot load: %s\n", names[mi], e.msg);
@@ -408,8 +475,9 @@ static void samples_table(const char *src)
 				printf("%-22s %4d %4d %10.1f %-14s %10.1f %6.3fx", m.name, gpus[g], mbs, tuned,
 				       bs.r[bs.best].recipe->name, best, best / tuned);
 				cell(il >= 0 ? bs.r[il].m.makespan_ms : NAN, tuned);
-				printf(" %10.1f %10.1f %5.1f%% %5.1f%% %6.2f %6ld%s\n", mt.lower_bound_ms, mt.lower_bound_tight_ms,
-				       100 * mt.efficiency, 100 * mt.efficiency_tight, secs, evals,
+				printf(" %10.1f %10.1f %10.1f %5.1f%% %5.1f%% %5.1f%% %6.2f %6ld%s\n", mt.lower_bound_ms,
+				       mt.lower_bound_tight_ms, mt.lower_bound_memory_ms, 100 * mt.efficiency,
+				       100 * mt.efficiency_tight, 100 * mt.efficiency_memory, secs, evals,
 				       tuned > best * (1 + 1e-9) ? "  SLOWER than the best baseline" : "");
 				nrows++;
 				nslower += tuned > best * (1 + 1e-9);
@@ -421,6 +489,7 @@ static void samples_table(const char *src)
 				}
 				sum_eff += mt.efficiency;
 				sum_efft += mt.efficiency_tight;
+				sum_effm += mt.efficiency_memory;
 				sum_secs += secs;
 				fflush(stdout);
 				metrics_release(&mt);
@@ -432,9 +501,10 @@ static void samples_table(const char *src)
 	}
 	if (nrows)
 		printf("over %d configurations: %.3fx the best baseline on average (least %.3fx; slower in %d), "
-		       "%.2fx interleaved 1F1B (%d), %.1f%% of the bound, %.1f%% of the tight bound, %.2f s tuning\n",
+		       "%.2fx interleaved 1F1B (%d), %.1f%% of the bound, %.1f%% of the tight bound, %.1f%% of the "
+		       "memory-aware bound, %.2f s tuning\n",
 		       nrows, sum_best / nrows, min_best, nslower, nil ? sum_il / nil : NAN, nil, 100 * sum_eff / nrows,
-		       100 * sum_efft / nrows, sum_secs / nrows);
+		       100 * sum_efft / nrows, 100 * sum_effm / nrows, sum_secs / nrows);
 	for (int i = 0; i < n; i++)
 		free(names[i]);
 	free(names);
@@ -501,6 +571,7 @@ int main(int argc, char **argv)
 				}
 				if (getenv("OCTOPIPE_BENCH_SEED"))
 					o.seed = (unsigned)atol(getenv("OCTOPIPE_BENCH_SEED"));
+				o.recompute_moves = !getenv("OCTOPIPE_BENCH_NO_RECOMPUTE");
 				if (getenv("OCTOPIPE_BENCH_MAX_STAGES"))
 					o.max_stages_per_device = atoi(getenv("OCTOPIPE_BENCH_MAX_STAGES"));
 				if (tune_new(&t, &m, &c, &o, &e) < 0) {

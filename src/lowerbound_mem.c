@@ -1,0 +1,447 @@
+/*
+ * lowerbound_mem — the memory-aware lower bound: the least iteration time of any plan that
+ * fits in device memory, whatever its partition, placement, order and per-stage recompute.
+ * The tight bound (lowerbound.c) ignores memory; on models whose activations do not fit a
+ * full pipeline it sits far below every plan that fits. This one adds what holding
+ * activations costs: memory x time, which the devices' capacity caps, against the compute
+ * that recompute spends to hold less.
+ *
+ * The argument (docs/METHOD.md §5 sums it up). Fix any plan that fits (every device's
+ * peak, as the simulator counts it, at most the usable capacity U) with makespan T.
+ *
+ * (a) What a stage holds, and for how long. The simulator adds stage s's activations
+ *   A_s = sum over its layers of the recompute mode's bytes (none: act; selective: act
+ *   minus the attention core's; full: the layer's input) when F(s,m) starts and removes
+ *   them when its backward (I with a split backward, else B) ends; in between every
+ *   moment's holding is at most the device's peak minus its static memory (weights,
+ *   gradients, optimizer, and under ZeRO 3 the gather buffer, which only adds). Ops of one
+ *   device run one after another in the list the peak is counted over (an overlapped F+B
+ *   pair counts the F first), so at every t the activations held on device d are <=
+ *   U - static_d. Integrated over [0, T] and summed over the devices in use:
+ *     sum over (s, m) of A_s x (end of backward(s,m) - start of F(s,m)) <= T x sum_d (U - static_d).
+ * (b) The interval is at least a chain. Between F(s,m)'s start and its backward's end run,
+ *   one after another by data dependence, F(s,m), the forwards and backwards of every later
+ *   stage for m, and the backward of s, which holds the stage's recompute (each recomputed
+ *   layer's forward, or attention core, redone). Each op takes its work over its device's
+ *   speed (<= s_max) plus the per-op overhead o; transfers and waits only add. With s =
+ *   [a, b] and a <= i <= b, that is at least H_i + r_i / s_max for every layer i of s, with
+ *     H_i = (sum_{j >= i} (f_j + B_j) + 2 o) / s_max,  r_i = layer i's redone work,
+ *   B_j the backward on the gradient chain (b_j split, b_j + w_j fused). So the left side
+ *   of (a) is at least M sum_i m_i (H_i + r_i / s_max), m_i layer i's bytes under its mode.
+ * (c) Static memory. parallel_static_mem is linear in the bytes of parameters (dense and
+ *   expert), so the devices' static memory sums to that of the whole model, less at most
+ *   the tied head's bytes (stored once when it shares a device with the embedding; the
+ *   bound assumes it always does). With k devices in use, sum_d (U - static_d) <= k U - S.
+ * (d) The work. Recompute adds r_i to layer i's backward, for every microbatch, so bound (1)
+ *   of lowerbound.c holds with the work raised: for the k devices in use,
+ *     T top[k] >= M (sum c + sum r_i + K o k) + (s_min / s_max) sum_{j<k} Pf(j).
+ * (e) One layer's own device. (a) holds per device: the device holding layer i holds its
+ *   activations for the times of (b) within U - static_d, and static_d is at least layer
+ *   i's own static memory (less its tied bytes) plus, under ZeRO 3, its whole weights (the
+ *   gather buffer is the stage's two largest layers): M m_i (H_i + r_i / s_max) <= T (U -
+ *   own_i). This is what the sum of (a) loses when one layer's weights leave its device
+ *   little room: that layer must recompute whatever the others hold. (A stage's static
+ *   memory is the sum of its layers' shares only while each share is >= 0: a model where
+ *   some layer's tied and expert bytes together exceed its weights claims no own share.)
+ * (f) Every plan thus gives, for its k and its per-layer modes (its per-stage modes, block
+ *   recompute's first-n layers included, are among the per-layer ones), (a)+(b)+(c), (d)
+ *   and (e). Relax the modes to fractions of each layer's options, on the lower convex hull
+ *   of its (redone work, bytes x time) points (none, selective, full). For a given T, (e)
+ *   forces each layer at least some recompute; then the least memory x time that the rest
+ *   of the work (d) allows buys is a fractional knapsack, solved by the greedy over the
+ *   hulls' segments, best saving per ms first (the forced parts taken first). A larger T
+ *   forces less, allows more work and more memory x time, so whether T is possible is
+ *   monotone and the least T that some k allows is found by bisection. The fractional
+ *   optimum is at most any whole choice's, so the T found is at most every fitting plan's
+ *   makespan. The memory bound is the larger of it and the tight bound.
+ * What it cannot claim: a recomputing backward's extra peak (the redone activations while
+ * it runs), the W that follows a split I (what it keeps after I), transfers and how the
+ * activations of one device must share its capacity with the others' lighter loads: all
+ * only make a plan slower. Where no plan can fit at all (static memory over the capacity of
+ * every device), it claims nothing more than the tight bound.
+ *
+ * k runs over 1..min(D, L, MEM_KMAX) exactly; devices beyond MEM_KMAX are one relaxed case
+ * (their speeds the whole cluster's, their fill and overhead MEM_KMAX's, capacity D U - S).
+ */
+#include "config.h"
+#include "sim.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MEM_KMAX 128
+
+/* One step along layer l's hull: from x0 ms of its recompute, dx ms more buy dm less
+ * bytes x ms. */
+struct mseg {
+	double dx, dm, x0;
+	int l;
+};
+
+static int mseg_cmp(const void *a, const void *b)
+{
+	const struct mseg *x = a, *y = b;
+	double l = x->dm * y->dx, r = y->dm * x->dx; /* x's saving per ms vs y's */
+
+	return (l < r) - (l > r); /* best saving per ms first */
+}
+
+/* Layer l's lower convex hull from its option with the least work (x = 0: none, or a
+ * free option below it), falling parts only: the points (x, mu) of the none, selective
+ * and full options. Keeps the hull's points in hx, hm (at most 3, *hn of them) and appends
+ * its segments to seg. */
+static void layer_hull(const double x[3], const double mu[3], int l, double *hx, double *hm, int *hn,
+                       struct mseg *seg, long *nseg)
+{
+	int ord[3] = { 0, 1, 2 }, h[3], nh = 0;
+
+	for (int i = 0; i < 3; i++) /* by x, then mu */
+		for (int j = i + 1; j < 3; j++)
+			if (x[ord[j]] < x[ord[i]] || (x[ord[j]] == x[ord[i]] && mu[ord[j]] < mu[ord[i]])) {
+				int t = ord[i];
+
+				ord[i] = ord[j];
+				ord[j] = t;
+			}
+	for (int q = 0; q < 3; q++) {
+		int i = ord[q];
+
+		if (nh > 0 && (x[i] == x[h[nh - 1]] || mu[i] >= mu[h[nh - 1]]))
+			continue; /* no less memory for its work */
+		while (nh >= 2) {
+			int a = h[nh - 2], b = h[nh - 1];
+
+			/* b on or above the line from a to i: not on the lower hull */
+			if ((mu[b] - mu[a]) * (x[i] - x[a]) >= (mu[i] - mu[a]) * (x[b] - x[a]))
+				nh--;
+			else
+				break;
+		}
+		h[nh++] = i;
+	}
+	for (int q = 0; q < nh; q++) {
+		hx[q] = x[h[q]];
+		hm[q] = mu[h[q]];
+	}
+	*hn = nh;
+	for (int q = 1; q < nh; q++)
+		seg[(*nseg)++] = (struct mseg){ hx[q] - hx[q - 1], hm[q - 1] - hm[q], hx[q - 1], l };
+}
+
+struct membound {
+	int L, M, K, nk;      /* cases k = 1..nk of devices in use, the last maybe relaxed */
+	long nseg;
+	struct mseg *seg;     /* every layer's hull segments, best saving per ms first */
+	double *hx, *hm;      /* per layer its hull's points (3 slots each) */
+	int *hn;
+	double *cap1;         /* per layer: the most a device holding it has for activations */
+	double *xmin;         /* per layer, in fits(): the recompute its own device forces */
+	double *fx, *fm;      /* in fits(): prefix sums of the segments' unforced parts */
+	double base_mu;       /* every layer at its hull's first point */
+	double U, S, ssum, smax, smin, o, sum_c;
+	double top[MEM_KMAX + 2], fill[MEM_KMAX + 2], cap[MEM_KMAX + 2], ko[MEM_KMAX + 2];
+};
+
+/* The least recompute x of layer l (on its hull) with M mu(x) <= room; -1 when none. */
+static double layer_xmin(const struct membound *b, int l, double room)
+{
+	const double *x = b->hx + 3 * l, *mu = b->hm + 3 * l;
+
+	for (int q = 0; q < b->hn[l]; q++) {
+		if (b->M * mu[q] <= room) {
+			if (q == 0)
+				return 0;
+			/* on the segment from q - 1 to q */
+			return x[q - 1] + (x[q] - x[q - 1]) * (b->M * mu[q - 1] - room) / (b->M * (mu[q - 1] - mu[q]));
+		}
+	}
+	return -1;
+}
+
+/* Whether a plan could take T: some k for which the work (d) leaves room for recompute
+ * whose memory x time fits (a)-(c) over the k devices, and each layer's own memory x time
+ * fits its own device (f) with the recompute that forces. */
+static bool fits(struct membound *b, double T)
+{
+	double forced = 0, mu = b->base_mu;
+	long n = 0;
+
+	for (int l = 0; l < b->L; l++) {
+		b->xmin[l] = layer_xmin(b, l, T * b->cap1[l]);
+		if (b->xmin[l] < 0)
+			return false;
+	}
+	/* the forced parts first; the rest, in the same order, is what a budget buys */
+	b->fx[0] = b->fm[0] = 0;
+	for (long i = 0; i < b->nseg; i++) {
+		const struct mseg *g = &b->seg[i];
+		double fp = fmin(g->dx, fmax(0, b->xmin[g->l] - g->x0));
+
+		forced += fp;
+		mu -= g->dm * fp / g->dx;
+		if (fp < g->dx) {
+			b->fx[n + 1] = b->fx[n] + (g->dx - fp);
+			b->fm[n + 1] = b->fm[n] + g->dm * (g->dx - fp) / g->dx;
+			n++;
+		}
+	}
+	for (int k = 1; k <= b->nk; k++) {
+		double X, m;
+		long lo = 0, hi = n;
+
+		if (b->cap[k] <= 0)
+			continue;
+		X = (T * b->top[k] - b->fill[k] - b->M * b->ko[k]) / b->M - b->sum_c - forced;
+		if (X < 0)
+			continue;
+		if (X >= b->fx[n]) {
+			m = mu - b->fm[n];
+		} else {
+			while (hi - lo > 1) { /* the last prefix whose work fits */
+				long mid = lo + (hi - lo) / 2;
+
+				if (b->fx[mid] <= X)
+					lo = mid;
+				else
+					hi = mid;
+			}
+			m = mu - b->fm[lo] - (b->fm[lo + 1] - b->fm[lo]) * (X - b->fx[lo]) / (b->fx[lo + 1] - b->fx[lo]);
+		}
+		if (b->M * m <= T * b->cap[k])
+			return true;
+	}
+	return false;
+}
+
+/* Static memory of params bytes (experts among them) under layout par. */
+static double static_of(const struct parallel *par, double params, double experts)
+{
+	struct mem_static ms;
+
+	parallel_static_mem(par, params, experts, &ms);
+	return ms.weights + ms.grads + ms.optimizer;
+}
+
+/* Fills b: the layers' hulls (their segments sorted), each layer's own room and the per-k
+ * constants; -1 when out of host memory. */
+static int membound_setup(struct membound *b, const struct model *mdl, const struct cluster *cl, int M, bool split)
+{
+	int L = mdl->nlayers;
+	double chain = 0, params = 0, experts = 0, tied = 0, pf = 0, fsum = 0, ko;
+	struct parallel par;
+	size_t n = (size_t)L;
+	bool dense_ok = true;
+
+	b->seg = malloc(sizeof(*b->seg) * 2 * n);
+	b->fx = malloc(sizeof(*b->fx) * (2 * n + 1));
+	b->fm = malloc(sizeof(*b->fm) * (2 * n + 1));
+	b->hx = malloc(sizeof(*b->hx) * 3 * n);
+	b->hm = malloc(sizeof(*b->hm) * 3 * n);
+	b->hn = malloc(sizeof(*b->hn) * n);
+	b->cap1 = malloc(sizeof(*b->cap1) * n);
+	b->xmin = malloc(sizeof(*b->xmin) * n);
+	if (!b->seg || !b->fx || !b->fm || !b->hx || !b->hm || !b->hn || !b->cap1 || !b->xmin)
+		return -1;
+	b->L = L;
+	b->M = M;
+	b->K = split ? 3 : 2;
+	b->o = cl->op_overhead_us > 0 ? cl->op_overhead_us * 1e-3 : 0;
+	b->smax = b->smin = cl->device_speed[0];
+	for (int d = 0; d < cl->devices; d++) {
+		b->ssum += cl->device_speed[d];
+		b->smax = fmax(b->smax, cl->device_speed[d]);
+		b->smin = fmin(b->smin, cl->device_speed[d]);
+	}
+	parallel_from_replica(&cl->rep, cl->devices, &par);
+	b->U = cluster_usable_bytes(cl);
+	for (int l = L - 1; l >= 0; l--) {
+		const struct layer *y = &mdl->layers[l];
+		double in = (double)(y->in_bytes ? y->in_bytes : l > 0 ? mdl->layers[l - 1].out_bytes : 0);
+		double act = (double)y->act_bytes, core = (double)y->core_act_bytes, H, own;
+		double x[3] = { 0, y->core_f_ms, y->f_ms }, mu[3];
+		double pl = (double)y->param_bytes - (double)y->tied_bytes, ex = (double)y->expert_param_bytes;
+
+		chain += y->f_ms + y->b_ms + (split ? 0 : y->w_ms);
+		H = (chain + 2 * b->o) / b->smax;
+		mu[0] = act * H;
+		mu[1] = (act - fmin(core, act)) * (H + x[1] / b->smax);
+		mu[2] = in * (H + x[2] / b->smax);
+		layer_hull(x, mu, l, b->hx + 3 * l, b->hm + 3 * l, &b->hn[l], b->seg, &b->nseg);
+		b->base_mu += b->hm[3 * l];
+		b->sum_c += y->f_ms + y->b_ms + y->w_ms;
+		params += (double)y->param_bytes;
+		experts += ex;
+		tied += (double)y->tied_bytes;
+		/* (e) its device holds at least its own static memory and, under ZeRO 3, its
+		 * whole weights gathered while it runs */
+		own = static_of(&par, pl, ex);
+		dense_ok &= pl >= ex;
+		b->cap1[l] = b->U - own;
+		if (par.zero >= 3)
+			b->cap1[l] -= (double)(y->param_bytes - y->expert_param_bytes) + (double)y->expert_param_bytes / par.ep;
+	}
+	/* a layer whose tied and expert bytes overlap would count less than nothing in its
+	 * stage's sum, so the others' shares would not be >= 0: then no own share is claimed */
+	for (int l = 0; l < L && !dense_ok; l++) {
+		const struct layer *y = &mdl->layers[l];
+
+		b->cap1[l] = b->U - (par.zero >= 3 ? (double)(y->param_bytes - y->expert_param_bytes) +
+		                                     (double)y->expert_param_bytes / par.ep : 0);
+	}
+	qsort(b->seg, (size_t)b->nseg, sizeof(*b->seg), mseg_cmp);
+	b->S = static_of(&par, params - tied, experts); /* linear: the stages' sums, every tie saved */
+	/* k devices in use: the k fastest speeds at most (k s_max, the whole cluster's), the
+	 * fills of the k distinct entries, k stages' overhead; k > MEM_KMAX relaxed as one */
+	b->nk = cl->devices < L ? cl->devices : L;
+	if (b->nk > MEM_KMAX)
+		b->nk = MEM_KMAX + 1;
+	ko = b->K * b->o;
+	for (int k = 1; k <= b->nk; k++) {
+		bool relaxed = k > MEM_KMAX;
+
+		b->top[k] = relaxed ? b->ssum : fmin(b->ssum, k * b->smax);
+		b->fill[k] = fsum;
+		b->ko[k] = ko * (relaxed ? MEM_KMAX : k);
+		b->cap[k] = (relaxed ? cl->devices : k) * b->U - b->S;
+		/* the next device's entry: Pf(k) = sum_{j<k} f_j + o */
+		pf += mdl->layers[k - 1].f_ms;
+		fsum += b->smin / b->smax * (pf + b->o);
+	}
+	return 0;
+}
+
+/* ---- the per-thread memo: the tuner simulates thousands of plans of one model ---- */
+
+#define MEM_CACHE 4
+
+/* Two independent 64-bit hashes of every input the bound reads (a collision of both is
+ * a chance of 2^-128 per pair of inputs: the memo is keyed on them instead of copies of
+ * the whole layer table). */
+struct mkey {
+	uint64_t a, b;
+};
+
+static void mix(struct mkey *k, uint64_t v)
+{
+	k->a = (k->a ^ v) * 0x100000001b3ull;                 /* FNV-1a, per word */
+	k->b += v + 0x9e3779b97f4a7c15ull;                    /* splitmix64's step */
+	k->b = (k->b ^ (k->b >> 30)) * 0xbf58476d1ce4e5b9ull;
+	k->b = (k->b ^ (k->b >> 27)) * 0x94d049bb133111ebull;
+	k->b ^= k->b >> 31;
+}
+
+static void mixd(struct mkey *k, double x)
+{
+	uint64_t v;
+
+	memcpy(&v, &x, sizeof(v));
+	mix(k, v);
+}
+
+static struct mkey mem_key(const struct model *mdl, const struct cluster *cl, int M, bool split, double tight)
+{
+	struct mkey k = { 0xcbf29ce484222325ull, 0 };
+	const struct replica *r = &cl->rep;
+
+	mix(&k, (uint64_t)M << 1 | split);
+	mixd(&k, tight);
+	mix(&k, (uint64_t)cl->devices);
+	mix(&k, cl->mem_bytes);
+	mixd(&k, cl->mem_headroom);
+	mixd(&k, cl->op_overhead_us);
+	mix(&k, (uint64_t)r->tp << 48 ^ (uint64_t)r->dp << 32 ^ (uint64_t)r->ep << 16 ^ (uint64_t)r->zero << 1 ^ r->fp32_grads);
+	for (int d = 0; d < cl->devices; d++)
+		mixd(&k, cl->device_speed[d]);
+	mix(&k, (uint64_t)mdl->nlayers);
+	for (int l = 0; l < mdl->nlayers; l++) {
+		const struct layer *y = &mdl->layers[l];
+
+		mixd(&k, y->f_ms);
+		mixd(&k, y->b_ms);
+		mixd(&k, y->w_ms);
+		mixd(&k, y->core_f_ms);
+		mix(&k, y->act_bytes);
+		mix(&k, y->core_act_bytes);
+		mix(&k, y->in_bytes);
+		mix(&k, y->out_bytes);
+		mix(&k, y->param_bytes);
+		mix(&k, y->expert_param_bytes);
+		mix(&k, y->tied_bytes);
+	}
+	return k;
+}
+
+static _Thread_local struct {
+	struct mkey key[MEM_CACHE];
+	double val[MEM_CACHE];
+	int n, next;
+} mem_memo;
+
+static double mem_bound(const struct model *mdl, const struct cluster *cl, int microbatches, bool split_backward,
+                        double tight);
+
+double sim_lower_bound_memory(const struct model *mdl, const struct cluster *cl, int microbatches,
+                              bool split_backward)
+{
+	double tight = sim_lower_bound_tight(mdl, cl, microbatches, split_backward), v;
+	struct mkey k;
+
+	if (mdl->nlayers < 1 || cl->devices < 1 || microbatches < 1 || !(tight > 0) || !isfinite(tight))
+		return tight;
+	k = mem_key(mdl, cl, microbatches, split_backward, tight);
+	for (int i = 0; i < mem_memo.n; i++)
+		if (mem_memo.key[i].a == k.a && mem_memo.key[i].b == k.b)
+			return mem_memo.val[i];
+	v = mem_bound(mdl, cl, microbatches, split_backward, tight);
+	mem_memo.key[mem_memo.next] = k;
+	mem_memo.val[mem_memo.next] = v;
+	mem_memo.next = (mem_memo.next + 1) % MEM_CACHE;
+	if (mem_memo.n < MEM_CACHE)
+		mem_memo.n++;
+	return v;
+}
+
+/* The bound itself (no memo): tight, or the least T of (e) above it. */
+static double mem_bound(const struct model *mdl, const struct cluster *cl, int microbatches, bool split_backward,
+                        double tight)
+{
+	double lo, hi;
+	struct membound b = { 0 };
+
+	if (membound_setup(&b, mdl, cl, microbatches, split_backward) < 0 || fits(&b, tight)) {
+		hi = tight;
+		goto out;
+	}
+	/* a plan that fits at T fits at any larger T: double until one does */
+	lo = tight;
+	hi = 2 * tight;
+	for (int i = 0; i < 200 && !fits(&b, hi); i++) {
+		lo = hi;
+		hi *= 2;
+	}
+	if (!fits(&b, hi)) {
+		hi = tight; /* nothing fits at any T: no claim beyond the tight bound */
+		goto out;
+	}
+	for (int i = 0; i < 100 && hi - lo > 1e-12 * hi; i++) {
+		double mid = lo + (hi - lo) / 2;
+
+		if (fits(&b, mid))
+			hi = mid;
+		else
+			lo = mid;
+	}
+	hi = lo; /* no fitting plan is faster than lo; hi fits the relaxation only */
+out:
+	free(b.seg);
+	free(b.fx);
+	free(b.fm);
+	free(b.hx);
+	free(b.hm);
+	free(b.hn);
+	free(b.cap1);
+	free(b.xmin);
+	return hi;
+}

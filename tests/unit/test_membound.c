@@ -1,0 +1,401 @@
+/*
+ * test_membound — the memory-aware lower bound (sim_lower_bound_memory) against plans that
+ * fit in memory, and in closed form.
+ *
+ * Soundness: random small models (2-8 layers of random costs, activations, attention cores,
+ * inputs and parameters), 1-4 devices of speed 1 or 2, a per-op overhead or none, split or
+ * fused backward, some under a data-parallel replica with ZeRO 0-3, and a capacity drawn
+ * so that memory binds (between the largest device's static memory and a few microbatches
+ * of activations more). For each, many random plans: contiguous partitions, any placement
+ * (several stages per device), per-stage recompute (none, selective, full, full for the
+ * first n layers), scheduled by the simulator's policy with memory admission and a random
+ * in-flight cap (so that many fit), or by every baseline recipe. Every plan the simulator
+ * finds within capacity must take at least the bound; the bound must never be below the
+ * tight one; and it must claim more than the tight bound in a good share of the instances
+ * where some plan fits (else this test would check nothing).
+ *
+ * Golden: one layer on one device, f = b = w = 1, a stage's activations twice the capacity
+ * left by the static memory, an input of 0 bytes and M microbatches: no recompute holds 2C
+ * for 2 ms a microbatch, full recompute holds nothing for one more ms of work, so the best
+ * fraction x of recompute solves 3 + x = 4 (1 - x): T = 3.2 M (x = 0.2). Then with the static
+ * memory of weights, sharded by ZeRO, and two layers on two devices.
+ *
+ * Last, the tuner's recompute moves (tune_sched.rc): where memory binds they find a plan
+ * at least 5% faster whose first stages recompute, that fits and respects the bound; where
+ * it does not bind they are not offered (the same plan as without).
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+
+#include "baseline.h"
+#include "sim.h"
+#include "synth.h"
+#include "tune.h"
+#include "../tap.h"
+
+static unsigned long long rs = 0x9e3779b97f4a7c15ULL;
+
+static int irand(int lo, int hi)
+{
+	rs ^= rs << 13;
+	rs ^= rs >> 7;
+	rs ^= rs << 17;
+	return lo + (int)(rs % (unsigned long long)(hi - lo + 1));
+}
+
+static double frand(double lo, double hi)
+{
+	return lo + (hi - lo) * irand(0, 1000000) / 1e6;
+}
+
+#define GB 1000000000ULL
+
+/* One random plan of md on cl: S stages from a random contiguous partition on random
+ * devices, random recompute, simulated by the policy with memory admission. Returns the
+ * makespan when it fits, else -1 (also when it cannot be built or deadlocks). */
+static double random_plan(const struct model *md, const struct cluster *cl, int M, bool split)
+{
+	int L = md->nlayers, D = cl->devices, S = irand(1, L < 2 * D ? L : 2 * D);
+	int first[16], dev[16];
+	struct tune_state st;
+	struct plan p;
+	struct sim s;
+	struct sim_opts o;
+	struct metrics mt;
+	struct err e = ERR_INIT;
+	double r = -1;
+	bool cut[16] = { false };
+
+	/* S - 1 distinct boundaries among layers 1..L-1 */
+	for (int n = 0; n < S - 1;) {
+		int b = irand(1, L - 1);
+
+		if (!cut[b]) {
+			cut[b] = true;
+			n++;
+		}
+	}
+	for (int l = 0, k = 0; l < L; l++)
+		if (l == 0 || cut[l])
+			first[k++] = l;
+	first[S] = L;
+	for (int i = 0; i < S; i++)
+		dev[i] = irand(0, D - 1);
+	memset(&st, 0, sizeof(st));
+	memset(&s, 0, sizeof(s));
+	st.nstages = S;
+	st.first = first;
+	st.device = dev;
+	st.sched.alternate = irand(0, 1);
+	if (tune_state_plan(md, cl, M, &st, &p, &e) < 0)
+		return -1;
+	p.split_backward = split;
+	for (int i = 0; i < S; i++) {
+		p.stages[i].recompute = irand(0, 2);
+		if (p.stages[i].recompute == RECOMPUTE_FULL && irand(0, 2) == 0)
+			p.stages[i].recompute_layers = irand(1, p.stages[i].last - p.stages[i].first + 1);
+	}
+	sim_opts_default(&o);
+	o.policy_driven = true;
+	o.policy.mem_admission = true;
+	o.policy.alternate = irand(0, 1);
+	o.policy.max_inflight = irand(0, 3);
+	if (split != p.split_backward) {
+		plan_release(&p);
+		return -1;
+	}
+	if (sim_run(&s, &p, &o, &mt, &e) == 0 && mt.noom == 0)
+		r = mt.makespan_ms;
+	metrics_release(&mt);
+	sim_release(&s);
+	plan_release(&p);
+	return r;
+}
+
+/* Every baseline recipe on md, cl (as `compare` runs them), each with every recompute:
+ * the least makespan of those that fit with a backward split as split (the bound is
+ * for one kind: a fused plan pays fewer op overheads), or INFINITY. */
+static double baselines(const struct model *md, const struct cluster *cl, int M, bool split, int *nfit)
+{
+	static const enum sched_kind kinds[] = { SCHED_1F1B, SCHED_GPIPE, SCHED_INTERLEAVED, SCHED_ZBH1, SCHED_ZBV };
+	double best = INFINITY;
+
+	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
+		for (int rc = 0; rc <= 2; rc++) {
+			struct baseline_spec spec = { kinds[k], M, 0, "balanced", NULL, 0, 0, NULL };
+			struct plan p;
+			struct sim s;
+			struct sim_opts o;
+			struct metrics mt;
+			struct err e = ERR_INIT;
+
+			memset(&s, 0, sizeof(s));
+			if (baseline_plan(&p, md, NULL, cl, NULL, &spec, &e) < 0)
+				continue;
+			plan_set_recompute(&p, (enum recompute)rc);
+			sim_opts_default(&o);
+			if (p.split_backward == split && sim_run(&s, &p, &o, &mt, &e) == 0 && mt.noom == 0) {
+				best = fmin(best, mt.makespan_ms);
+				(*nfit)++;
+			}
+			metrics_release(&mt);
+			sim_release(&s);
+			plan_release(&p);
+		}
+	return best;
+}
+
+/* The static memory of md's whole table under cl's layout. */
+static double static_bytes(const struct model *md, const struct cluster *cl)
+{
+	struct parallel par;
+	struct mem_static ms;
+	double params = 0;
+
+	for (int l = 0; l < md->nlayers; l++)
+		params += (double)md->layers[l].param_bytes;
+	parallel_from_replica(&cl->rep, cl->devices, &par);
+	parallel_static_mem(&par, params, 0, &ms);
+	return ms.weights + ms.grads + ms.optimizer;
+}
+
+static void test_random(void)
+{
+	int instances = 0, with_fit = 0, above_tight = 0, plans = 0, fit = 0, below = 0, under_tight = 0;
+	double worst = 0;
+
+	for (int it = 0; it < 300; it++) {
+		int L = irand(2, 8), D = irand(1, 4), M = irand(2, 12);
+		bool split = irand(0, 1);
+		struct model md;
+		struct cluster cl;
+		double lb, tight, act = 0, best = INFINITY;
+		int nfit = 0;
+
+		synth_model(&md, L, 1, 1, 1);
+		for (int l = 0; l < L; l++) {
+			struct layer *y = &md.layers[l];
+
+			if (it % 2) { /* equal layers of large activations: the memory binds */
+				y->f_ms = y->b_ms = y->w_ms = 1;
+				y->act_bytes = 4 * GB;
+				y->in_bytes = GB / 10;
+				y->param_bytes = GB / 10;
+				act += (double)y->act_bytes;
+				continue;
+			}
+			y->f_ms = frand(0.2, 3);
+			y->b_ms = frand(0.2, 3);
+			y->w_ms = frand(0, 2);
+			y->act_bytes = (uint64_t)irand(1, 40) * GB / 10;
+			y->core_act_bytes = irand(0, 1) ? y->act_bytes * (uint64_t)irand(0, 10) / 10 : 0;
+			y->core_f_ms = y->core_act_bytes ? frand(0, y->f_ms) : 0;
+			y->act_w_bytes = y->act_bytes * (uint64_t)irand(0, 10) / 10;
+			y->in_bytes = (uint64_t)irand(0, 5) * GB / 10;
+			y->out_bytes = irand(0, 1) ? y->in_bytes : 0;
+			y->param_bytes = (uint64_t)irand(0, 20) * GB / 10;
+			/* a head tied to the embedding (held once beside it), routed experts */
+			y->tied_bytes = l == L - 1 && irand(0, 1) ? y->param_bytes / 2 : 0;
+			y->expert_param_bytes = irand(0, 3) == 0 ? y->param_bytes / 3 : 0;
+			act += (double)y->act_bytes;
+		}
+		synth_cluster(&cl, D, irand(1, 4), irand(0, 1) ? 0 : 100, irand(0, 1) ? 0 : 10);
+		for (int d = 0; d < D; d++)
+			cl.device_speed[d] = irand(1, 2);
+		cl.op_overhead_us = irand(0, 1) ? 0 : 100 * irand(1, 5);
+		if (irand(0, 2) == 0) {
+			cl.rep = (struct replica){ .tp = 1, .dp = 1 << irand(1, 2), .ep = 1, .zero = irand(0, 3) };
+			cl.rep.dp_link = (struct link){ 100, 5 };
+		}
+		/* the capacity: the static memory over the devices and then some activations */
+		cl.mem_headroom = 0;
+		if (it % 2)
+			cl.mem_bytes = (uint64_t)(static_bytes(&md, &cl) / D + 4 * GB * frand(1.2, 3));
+		else
+			cl.mem_bytes = (uint64_t)(static_bytes(&md, &cl) / irand(1, D) + act * frand(0.8, 0.6 * D) / D) + GB / 10;
+		lb = sim_lower_bound_memory(&md, &cl, M, split);
+		tight = sim_lower_bound_tight(&md, &cl, M, split);
+		instances++;
+		if (lb < tight * (1 - 1e-12))
+			under_tight++;
+		for (int k = 0; k < 60; k++) {
+			double x = random_plan(&md, &cl, M, split);
+
+			plans++;
+			if (x >= 0) {
+				fit++;
+				nfit++;
+				best = fmin(best, x);
+			}
+		}
+		best = fmin(best, baselines(&md, &cl, M, split, &nfit));
+		if (nfit && getenv("STATS"))
+			printf("# D=%d M=%d L=%d best/tight %.3f lb/tight %.3f\n", D, M, L, best / tight, lb / tight);
+		if (nfit) {
+			with_fit++;
+			above_tight += lb > tight * (1 + 1e-9);
+			worst = fmax(worst, lb / best);
+			if (lb > best * (1 + 1e-9)) {
+				below++;
+				printf("# plan below the bound: L=%d D=%d M=%d split=%d bound %g tight %g plan %g\n", L, D, M,
+				       split, lb, tight, best);
+			}
+		}
+		model_release(&md);
+		cluster_release(&cl);
+	}
+	printf("# %d instances, %d with a plan that fits (%d of %d plans fit), the bound above the tight one in %d, "
+	       "at most %.3f of the best plan found\n", instances, with_fit, fit, plans, above_tight, worst);
+	is_int(below, 0, "no plan that fits is faster than the memory-aware bound");
+	is_int(under_tight, 0, "the memory-aware bound is never below the tight one");
+	ok(with_fit >= instances / 3, "plans fit in a third of the instances (%d of %d)", with_fit, instances);
+	ok(above_tight >= with_fit / 5, "the bound claims more than the tight one in a fifth of them (%d of %d)",
+	   above_tight, with_fit);
+}
+
+static void test_golden(void)
+{
+	struct model md;
+	struct cluster cl;
+
+	/* one layer, one device: 3 + x = 4 (1 - x) at x = 0.2 */
+	synth_model(&md, 1, 1, 1, 1);
+	synth_cluster(&cl, 1, 1, 0, 0);
+	cl.mem_headroom = 0;
+	cl.mem_bytes = 10 * GB;
+	md.layers[0].act_bytes = 20 * GB;
+	for (int M = 1; M <= 8; M *= 2)
+		is_dbl(sim_lower_bound_memory(&md, &cl, M, true), 3.2 * M, 1e-9 * M,
+		       "one layer twice the capacity: 3.2 ms a microbatch (M = %d)", M);
+	is_dbl(sim_lower_bound_tight(&md, &cl, 4, true), 12, 1e-9, "where the tight bound says 3");
+	/* weights: 1 GB of parameters is 8 GB of static memory (16 bytes a parameter of 2),
+	 * leaving 2 GB: activations of 4 GB held 2 ms, or (full recompute) an input of 0.25 GB
+	 * held 3 ms: with x recomputed, 3 + x = (8 (1 - x) + 0.75 x) / 2 -> x = 2 / 9.25 */
+	md.layers[0].param_bytes = 1 * GB;
+	md.layers[0].act_bytes = 4 * GB;
+	md.layers[0].in_bytes = GB / 4;
+	is_dbl(sim_lower_bound_memory(&md, &cl, 2, true), 2 * (3 + 2 / 9.25), 1e-9, "the weights' static memory counts");
+	/* 2 GB of parameters do not fit at all (16 GB static): only the tight bound; under
+	 * ZeRO 1 over dp 4 the optimizer's 12 bytes shard: 2 + 2 + 3 = 7 GB static, 3 left;
+	 * activations of 6 GB: 3 + x = (12 (1 - x) + 0.75 x) / 3 -> x = 3 / 14.25 */
+	md.layers[0].param_bytes = 2 * GB;
+	md.layers[0].act_bytes = 6 * GB;
+	is_dbl(sim_lower_bound_memory(&md, &cl, 2, true), sim_lower_bound_tight(&md, &cl, 2, true), 1e-12,
+	       "no plan fits: the tight bound");
+	cl.rep = (struct replica){ .tp = 1, .dp = 4, .ep = 1, .zero = 1, .dp_link = { 1e9, 0 } };
+	is_dbl(sim_lower_bound_memory(&md, &cl, 2, true), 2 * (3 + 3 / 14.25), 1e-9, "sharded by ZeRO");
+	model_release(&md);
+	cluster_release(&cl);
+
+	/* two equal layers on two devices, fused backward: f = 1, B = b + w = 2, held for the
+	 * chains 6 and 3; act 50 GB each, 5 GB a device, no inputs; the second device enters
+	 * after layer 0's forward (1 ms). With x ms recomputed (layer 0 first: it saves 300 GB ms
+	 * a ms, layer 1 150), M = 3: work 2T >= 3 (6 + x) + 1, memory 10 T >= 3 (450 - 300 - 150
+	 * (x - 1)) for 1 <= x <= 2 would give T = 375/31, but each layer's own device holds 5 GB:
+	 * 3 x 300 (1 - x0) <= 5T and 3 x 150 (1 - x1) <= 5T force x0 + x1 >= 2 - T/60, so 2T =
+	 * 19 + 3 (2 - T/60): T = 500/41 (the tight bound says 12) */
+	synth_model(&md, 2, 1, 1, 1);
+	synth_cluster(&cl, 2, 2, 0, 0);
+	cl.mem_headroom = 0;
+	cl.mem_bytes = 5 * GB;
+	for (int l = 0; l < 2; l++)
+		md.layers[l].act_bytes = 50 * GB;
+	is_dbl(sim_lower_bound_tight(&md, &cl, 3, false), 12, 1e-9, "where the tight bound says 12");
+	is_dbl(sim_lower_bound_memory(&md, &cl, 3, false), 500.0 / 41, 1e-9,
+	       "two layers: the longer-held one recomputes first");
+	model_release(&md);
+	cluster_release(&cl);
+}
+
+/* Tunes md on cl at M by evals simulations, recompute moves on or off; the plan's time (its
+ * plan in *p, metrics in *mt), or INFINITY. */
+static double tuned(const struct model *md, const struct cluster *cl, int M, bool moves, struct plan *p,
+                    struct metrics *mt)
+{
+	struct tune_opts o;
+	struct tuner *t;
+	const struct tune_step *st;
+	struct err e = ERR_INIT;
+	double r = INFINITY;
+
+	tune_opts_default(&o);
+	o.microbatches = M;
+	o.max_evals = 1500;
+	o.recompute_moves = moves;
+	if (tune_new(&t, md, cl, &o, &e) < 0)
+		return r;
+	while (tune_step(t, &st, &e) > 0)
+		;
+	if (tune_result(t, p, mt, &e) == 0)
+		r = mt->makespan_ms;
+	tune_free(t);
+	return r;
+}
+
+/* Eight equal layers of 10 GB activations on 4 devices with room for 2.5 of them: a stage
+ * of two layers holds one microbatch at a time unless it recomputes. The tuner that may
+ * make early stages recompute finds a faster plan; every stage it marks is one of the
+ * first ones, the plan fits, and it is no faster than the memory-aware bound. */
+static void test_tuner_recompute(void)
+{
+	struct model md;
+	struct cluster cl;
+	struct plan p0, p1;
+	struct metrics m0, m1;
+	double t0, t1, lb;
+	int nrc = 0, prefix = 1;
+
+	synth_model(&md, 8, 1, 1, 1);
+	for (int l = 0; l < 8; l++) {
+		md.layers[l].act_bytes = 10 * GB;
+		md.layers[l].act_w_bytes = 1 * GB;
+		md.layers[l].out_bytes = GB / 10;
+		md.layers[l].param_bytes = GB / 10;
+	}
+	synth_cluster(&cl, 4, 4, 0, 0);
+	cl.mem_headroom = 0;
+	cl.mem_bytes = (uint64_t)(static_bytes(&md, &cl) / 2 + 25 * GB);
+	t0 = tuned(&md, &cl, 16, false, &p0, &m0);
+	t1 = tuned(&md, &cl, 16, true, &p1, &m1);
+	lb = sim_lower_bound_memory(&md, &cl, 16, true);
+	printf("# without recompute moves %.2f ms, with %.2f ms; tight bound %.2f, memory-aware %.2f\n", t0, t1,
+	       sim_lower_bound_tight(&md, &cl, 16, true), lb);
+	ok(isfinite(t0) && isfinite(t1), "both tune a plan");
+	ok(t1 < t0 * 0.95, "recomputing early stages is at least 5%% faster (%.2f vs %.2f ms)", t1, t0);
+	for (int s = 0; s < p0.nstages; s++)
+		nrc += p0.stages[s].recompute != RECOMPUTE_NONE;
+	is_int(nrc, 0, "without the moves no stage recomputes");
+	nrc = 0;
+	for (int s = 0; s < p1.nstages; s++) {
+		nrc += p1.stages[s].recompute == RECOMPUTE_FULL;
+		prefix &= s == 0 || p1.stages[s].recompute <= p1.stages[s - 1].recompute;
+	}
+	ok(nrc > 0 && prefix, "with them the first %d of %d stages recompute fully", nrc, p1.nstages);
+	is_int(m1.noom, 0, "and the plan fits");
+	ok(t1 >= lb * (1 - 1e-9), "no faster than the memory-aware bound (%.2f)", lb);
+	plan_release(&p0);
+	plan_release(&p1);
+	metrics_release(&m0);
+	metrics_release(&m1);
+	/* memory that does not bind: no moves are offered, the plans are the same */
+	cl.mem_bytes = 1000 * GB;
+	t0 = tuned(&md, &cl, 16, false, &p0, &m0);
+	t1 = tuned(&md, &cl, 16, true, &p1, &m1);
+	is_dbl(t1, t0, 0, "where memory does not bind, the moves change nothing");
+	plan_release(&p0);
+	plan_release(&p1);
+	metrics_release(&m0);
+	metrics_release(&m1);
+	model_release(&md);
+	cluster_release(&cl);
+}
+
+int main(void)
+{
+	test_golden();
+	test_random();
+	test_tuner_recompute();
+	return tap_done();
+}
