@@ -6,10 +6,12 @@
 #include "config.h"
 #include "baseline.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "partition.h"
 #include "sim.h"
 
@@ -146,6 +148,27 @@ int baseline_run_all(struct baseline_set *out, const struct model *m, const stru
 int baseline_run_all_recompute(struct baseline_set *out, const struct model *m, const struct cluster *c,
                                int microbatches, enum recompute rc_mode, struct err *e)
 {
+	return baseline_run_until(out, m, c, microbatches, rc_mode, 0, e);
+}
+
+/* Whether recipe rc's simulation, begun now, would end past deadline_s (0: none): said in why. */
+static bool too_late(const struct baseline_recipe *rc, const struct cluster *c, int microbatches, double deadline_s,
+                     double rate, struct err *why)
+{
+	double now = clock_now_s(), ops = 3.0 * c->devices * sched_default_chunks(rc->schedule) * microbatches;
+
+	if (deadline_s <= 0 || now + ops / rate <= deadline_s)
+		return false;
+	if (now > deadline_s)
+		err_set(why, ERR_INPUT, "skipped: the budget ran out before it");
+	else
+		err_set(why, ERR_INPUT, "skipped: its simulation takes about %.1f s, past the budget", ops / rate);
+	return true;
+}
+
+int baseline_run_until(struct baseline_set *out, const struct model *m, const struct cluster *c,
+                       int microbatches, enum recompute rc_mode, double deadline_s, struct err *e)
+{
 	struct sim s;
 
 	memset(out, 0, sizeof(*out));
@@ -159,15 +182,26 @@ int baseline_run_all_recompute(struct baseline_set *out, const struct model *m, 
 		struct baseline_spec spec = { rc->schedule, microbatches, 0, rc->partition, NULL, 0, 0, NULL };
 		struct baseline_result *r = &out->r[out->n++];
 		struct sim_opts o;
+		double t1 = clock_now_s();
 
 		r->recipe = rc;
 		err_clear(&r->why);
+		if ((r->skipped = too_late(rc, c, microbatches, deadline_s,
+		                           out->sim_ops_per_s > 0 ? out->sim_ops_per_s : BASELINE_SIM_OPS_PER_S, &r->why)))
+			continue;
 		r->built = baseline_plan(&r->plan, m, NULL, c, NULL, &spec, &r->why) == 0;
 		if (r->built && rc_mode != RECOMPUTE_NONE)
 			plan_set_recompute(&r->plan, rc_mode);
 		if (r->built) {
 			sim_opts_default(&o);
 			r->ran = sim_run(&s, &r->plan, &o, &r->m, &r->why) == 0;
+			/* the speed later recipes are judged by: built and simulated, the slowest yet */
+			{
+				double took = clock_now_s() - t1, rate = 3.0 * r->plan.nstages * microbatches / fmax(took, 1e-6);
+
+				if (r->ran && (out->sim_ops_per_s <= 0 || rate < out->sim_ops_per_s))
+					out->sim_ops_per_s = rate;
+			}
 		}
 		if (r->why.cls == ERR_RUNTIME) {
 			/* the host, not the plan, ran out of something: no result can be trusted */

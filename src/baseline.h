@@ -59,6 +59,7 @@ struct baseline_result {
 	double peak_mem_bytes;    /* the largest device's peak, when ran */
 	struct err why;           /* when not built (ERR_INPUT: the recipe cannot apply) or not
 	                           * ran (ERR_INFEASIBLE: a deadlock): why, in words */
+	bool skipped;             /* not built: its simulation would have ended past the deadline */
 };
 
 /* Every baseline of one model, cluster and microbatch count: the rows of `octopipe
@@ -67,6 +68,7 @@ struct baseline_set {
 	struct baseline_result *r;   /* baseline_nrecipes results, in baseline_recipes order */
 	int n;
 	int best;                    /* the shortest feasible iteration (the first of equals); -1: none */
+	double sim_ops_per_s;        /* the simulations' measured speed (0: none ran) */
 };
 
 /* Builds every recipe of baseline_recipes for m on c with microbatches and simulates it
@@ -80,6 +82,12 @@ int baseline_run_all(struct baseline_set *out, const struct model *m, const stru
  * recompute folded in). */
 int baseline_run_all_recompute(struct baseline_set *out, const struct model *m, const struct cluster *c,
                                int microbatches, enum recompute rc, struct err *e);
+/* The same, skipping (r->skipped, why saying so) each recipe not begun by clock_now_s()
+ * deadline_s or whose simulation would end past it (at the speed of those simulated so far,
+ * at first BASELINE_SIM_OPS_PER_S ops a second; deadline_s 0: none). */
+#define BASELINE_SIM_OPS_PER_S 1.5e6
+int baseline_run_until(struct baseline_set *out, const struct model *m, const struct cluster *c,
+                       int microbatches, enum recompute rc, double deadline_s, struct err *e);
 void baseline_set_release(struct baseline_set *s);
 
 #endif

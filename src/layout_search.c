@@ -39,6 +39,17 @@ void layout_recompute_model(struct model *m, enum recompute r)
 	}
 }
 
+/* Ops the simulator runs a second (about): a layout whose one baseline simulation would
+ * pass the deadline is judged after those that would not. */
+#define SIM_OPS_PER_S 1.5e6
+
+/* Whether a simulation of pp stages x mbs microbatches (3 ops each), started now, would
+ * end past k's give-up time. */
+static bool past_give_up(const struct layout_constraints *k, int pp, int mbs)
+{
+	return k->give_up_s > 0 && clock_now_s() + 3.0 * pp * mbs / SIM_OPS_PER_S > k->give_up_s;
+}
+
 /* Megatron-LM's block method on p, a baseline whose every stage recomputes fully and fits
  * (ms its makespan): the fewest layers a stage (as --recompute-num-layers counts them) that
  * still fit, bisected (the fewer recompute, the more a stage holds); *ms becomes that plan's
@@ -76,8 +87,8 @@ static int judge_block(struct sim *s, struct plan *p, double *ms, struct err *e)
 
 /* The fastest of compare's baselines on one replica of layout l: its makespan, whole-job
  * tokens/s and peak memory per GPU; feasible when it fits. 1 when the model cannot be
- * priced at l (a table without an architecture at another TP degree: why says so), -1
- * only when out of host memory. */
+ * priced at l (a table without an architecture at another TP degree: why says so), 2 when
+ * k's give-up time came before any of its baselines fit, -1 only when out of host memory. */
 static int judge(struct parallel_source *src, const struct cluster *c, int mbs, const struct parallel *l,
                  enum recompute rc, struct sim *s, struct layout_choice *got, bool *feasible, struct err *why,
                  const struct layout_constraints *k, bool found, struct err *unrun, struct err *e)
@@ -101,21 +112,27 @@ static int judge(struct parallel_source *src, const struct cluster *c, int mbs, 
 		return 1;
 	}
 	{
-		/* the weights, gradients and optimizer states alone, spread perfectly over the
-		 * pipeline devices, are a floor of any plan's peak: above the memory, no plan fits */
-		double params = 0, experts = 0;
+		/* the weights, gradients and optimizer states, and one microbatch's activations
+		 * as the stages keep them from F to B (rc's, as the simulator counts them), spread
+		 * perfectly over the pipeline devices, are a floor of any plan's peak: above the
+		 * memory, no plan fits (a deep model's layouts are mostly so: none simulated) */
+		double params = 0, experts = 0, act = 0;
 		struct mem_static st;
 
 		for (int i = 0; i < rm.nlayers; i++) {
-			params += (double)rm.layers[i].param_bytes;
-			experts += (double)rm.layers[i].expert_param_bytes;
+			const struct layer *y = &rm.layers[i];
+
+			params += (double)y->param_bytes;
+			experts += (double)y->expert_param_bytes;
 			/* one device holds a tied head's matrix once */
 			if (l->pp == 1)
-				params -= (double)rm.layers[i].tied_bytes;
+				params -= (double)y->tied_bytes;
+			act += rc == RECOMPUTE_FULL ? (double)(y->in_bytes ? y->in_bytes : i > 0 ? rm.layers[i - 1].out_bytes : 0)
+			       : rc == RECOMPUTE_SELECTIVE ? (double)(y->act_bytes - y->core_act_bytes) : (double)y->act_bytes;
 		}
 		parallel_static_mem(l, params / l->pp, experts / l->pp, &st);
-		if (st.weights + st.grads + st.optimizer > cluster_usable_bytes(&rcl)) {
-			got->peak_bytes = st.weights + st.grads + st.optimizer;
+		if (st.weights + st.grads + st.optimizer + act / l->pp > cluster_usable_bytes(&rcl)) {
+			got->peak_bytes = st.weights + st.grads + st.optimizer + act / l->pp;
 			model_release(&rm);
 			cluster_release(&rcl);
 			return 0;
@@ -136,6 +153,10 @@ static int judge(struct parallel_source *src, const struct cluster *c, int mbs, 
 			continue;
 		if (((stop && *stop) || (k->deadline_s > 0 && clock_now_s() > k->deadline_s)) && (found || *feasible))
 			break;
+		if (past_give_up(k, l->pp, mbs)) {
+			r = *feasible ? 0 : 2;
+			break;
+		}
 		if (baseline_plan(&p, &rm, NULL, &rcl, NULL, &spec, &e2) < 0) {
 			if (e2.cls == ERR_RUNTIME) {
 				*e = e2;
@@ -215,10 +236,6 @@ struct group {
 	double work;              /* the replica's work per microbatch */
 	double work_own;          /* the same at the table's own micro-batch */
 };
-
-/* Ops the simulator runs a second (about): a layout whose one baseline simulation would
- * pass the deadline is judged after those that would not. */
-#define SIM_OPS_PER_S 1.5e6
 
 static int group_cmp(const void *a, const void *b)
 {
@@ -346,9 +363,11 @@ static int groups(const struct model *m, struct parallel_source *src, const stru
 		if (gpn % tp || (k->tp && tp != k->tp))
 			continue;
 		for (int dp = 1; (long)tp * dp <= c->devices; dp++) {
-			if (k->dp && dp != k->dp)
+			/* every micro-batch size's microbatches split over dp: the sequences do; and
+			 * ep only where it can be more than 1 (the loops are quadratic in the GPUs) */
+			if ((k->dp && dp != k->dp) || seqs % dp)
 				continue;
-			for (int ep = 1; ep <= dp; ep++) {
+			for (int ep = 1; ep <= (moe || k->ep ? dp : 1); ep++) {
 				struct group g = { .key = INFINITY };
 
 				/* expert parallelism only where there are experts to shard */
@@ -403,7 +422,8 @@ static void count(struct layout_choice *out, const struct layout_choice *got, bo
 /* Judges one factorisation: memory first, shard only as far as needed to fit without
  * recompute (ZeRO 0, 1, 2, 3), recompute (selective, then full) only when no sharding
  * fits; ZeRO 1 is judged even when ZeRO 0 fits: the distributed optimizer moves no more
- * bytes and hides its all-gather under the next forward. 1 when interrupted, -1 on error. */
+ * bytes and hides its all-gather under the next forward. 1 when interrupted, 2 when the
+ * give-up time came first, -1 on error. */
 static int judge_group(const struct model *m, struct parallel_source *src, const struct cluster *c,
                        const struct layout_constraints *k, const struct group *g, struct sim *s, int *valid,
                        bool *found, struct err *unpriced, struct err *unrun, struct layout_choice *out,
@@ -432,6 +452,8 @@ static int judge_group(const struct model *m, struct parallel_source *src, const
 			jr = judge(src, c, g->mbs, &l, (enum recompute)rc, s, &got, &feasible, unpriced, k, *found, unrun, e);
 			if (jr < 0)
 				return -1;
+			if (jr == 2)
+				return 2;  /* the budget ran out */
 			if (jr > 0)
 				return 0;  /* not a layout of this model */
 			++*valid;
@@ -476,7 +498,7 @@ static int search(const struct model *m, struct parallel_source *src, const stru
 {
 	struct sim s;
 	struct group *g;
-	int ng, valid = 0, r = 0, i;
+	int ng, valid = 0, r = 0, i, late = 0;
 	bool found = false;
 	struct err unpriced = ERR_INIT, unrun = ERR_INIT;
 
@@ -489,17 +511,30 @@ static int search(const struct model *m, struct parallel_source *src, const stru
 	for (i = 0; i < ng && r == 0; i++) {
 		if (found && k->deadline_s > 0 && (clock_now_s() > k->deadline_s || g[i].slow))
 			break;
+		/* before any fits: up to the give-up time, each layout whose simulation ends by then */
+		if (!found && k->give_up_s > 0 && clock_now_s() > k->give_up_s) {
+			r = 2;
+			break;
+		}
+		if (!found && past_give_up(k, g[i].l.pp, g[i].mbs)) {
+			late++;
+			continue;
+		}
 		r = judge_group(m, src, c, k, &g[i], &s, &valid, &found, &unpriced, &unrun, out, e);
 	}
-	out->skipped = ng - i;
+	out->skipped = ng - i + late;
 	sim_release(&s);
 	free(g);
 	if (r < 0)
 		return -1;
-	if (r > 0 && !found)
+	if (!found && (r == 2 || late))
+		return err_set(e, ERR_INPUT, "the budget ran out before a layout that fits was found (%d judged, %d not, %d "
+		               "of those too large to simulate in time): give a larger budget", out->candidates,
+		               out->skipped, late);
+	if (r == 1 && !found)
 		return err_set(e, ERR_RUNTIME, "interrupted before any layout was found that fits (%d judged)",
 		               out->candidates);
-	out->interrupted = r > 0;
+	out->interrupted = r == 1;
 	if (!valid && unpriced.cls != ERR_NONE) {
 		*e = unpriced;
 		return -1;

@@ -45,6 +45,9 @@ struct layout_constraints {
 	 * the layouts are judged most promising first (the smallest tight bound of their
 	 * replica), so a search cut short has judged the likeliest ones. */
 	double deadline_s;
+	/* clock_now_s() past which the search stops even before a layout fits (0: none), and
+	 * starts no simulation it estimates to end past it: ERR_BUDGET then, saying so. */
+	double give_up_s;
 	/* When non-NULL, a baseline for which accept(accept_arg, plan) is false does not judge
 	 * its layout (the schedules a target runtime runs, target.h). */
 	bool (*accept)(void *arg, const struct plan *p);

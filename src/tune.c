@@ -280,6 +280,8 @@ void tune_cand_keep(struct tuner *t)
 
 static void generate(struct tuner *t)
 {
+	double t1 = clock_now_s();
+
 	cands_clear(t);
 	switch (t->phase) {
 	case PHASE_PARTITION: tune_gen_partition(t); break;
@@ -287,6 +289,7 @@ static void generate(struct tuner *t)
 	case PHASE_SCHEDULING: tune_gen_scheduling(t); break;
 	default: break;
 	}
+	t->gen_s = clock_now_s() - t1;
 }
 
 /* ---- steps ---------------------------------------------------------------------------- */
@@ -334,7 +337,8 @@ struct tune_step *tune_record(struct tuner *t, enum tune_phase ph, enum tune_mov
 /* Whether the search must stop now: time, evaluations, or an interrupt. The time budget
  * holds for the whole tuning, its result included: the search stops when one more
  * candidate and the result's two simulations (the plan regenerated, then its metrics), at
- * the mean time a candidate has taken so far, would pass it. */
+ * the mean time a candidate has taken so far, and the next candidates' generation (as long
+ * as the last one took) would pass it. */
 static bool out_of_budget(struct tuner *t)
 {
 	double now, used, per_eval;
@@ -351,7 +355,7 @@ static bool out_of_budget(struct tuner *t)
 	used = now - t->t0;
 	per_eval = t->started && t->evals > t->search_evals0
 	                   ? (now - t->search_t0) / (double)(t->evals - t->search_evals0) : 0;
-	return used + BUDGET_RESERVE_EVALS * per_eval > t->opts.time_budget_s;
+	return used + BUDGET_RESERVE_EVALS * per_eval + t->gen_s > t->opts.time_budget_s;
 }
 
 /* A budget makes the tuner anytime: past convergence it perturbs and descends again. */

@@ -93,6 +93,8 @@ struct tuner {
 	double t0, spent;
 	double search_t0;        /* when the search proper began (after the baselines and */
 	long search_evals0;      /* starts), and the evaluations by then: the budget's pace */
+	double gen_s;            /* the last generation of candidates took (seconds): a deep
+	                          * model's partition moves take a while to generate */
 	double bound_ms;         /* sim_lower_bound_tight(): the search stops on reaching it */
 	double last_progress;
 	bool interrupted;

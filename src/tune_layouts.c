@@ -70,14 +70,6 @@ const struct cluster *tune_layout_cluster(const struct tune_layout *l, const str
 	return l->use ? &l->rc : c;
 }
 
-double tune_layouts_min_seconds(const struct tune_layout *L, const struct cluster *c, int microbatches)
-{
-	double S = L->searched ? L->lc.par.pp : c->devices;
-	int M = L->searched ? L->lc.microbatches : microbatches;
-
-	return 2 * 3 * S * M / TUNE_SIM_OPS_PER_S;
-}
-
 /* One layout's candidate: its plan and metrics on the replica, and its tuner. */
 struct cand {
 	struct plan p;

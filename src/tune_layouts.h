@@ -28,6 +28,16 @@
 #include "tune.h"
 
 #define TUNE_LAYOUTS_SEARCH_SHARE 0.3  /* of the budget, for the layout search */
+/* of the budget, past which the layout search gives up even before a layout fits (the
+ * rest: the tuner's set-up and the result's simulations at the layout found) */
+#define TUNE_LAYOUTS_GIVE_UP_SHARE 0.6
+/* What a budget of B seconds promises for the whole command: B + 10% + 0.1 s (0: none). The
+ * give-up times and the refusals up front are shares of it, so a tiny budget on a small
+ * input still gets its answer. */
+static inline double tune_budget_limit(double B)
+{
+	return B > 0 ? 1.1 * B + 0.1 : 0;
+}
 /* Ops the simulator runs a second on one core (about; a loaded machine runs fewer): what
  * the time a plan's simulation takes is judged by before it is run. */
 #define TUNE_SIM_OPS_PER_S 1.5e6
@@ -54,9 +64,6 @@ int tune_layout_pick(const struct model *m, const struct cluster *c, const struc
 int tune_layout_adopt(const struct model *m, const struct cluster *c, int k, struct tune_layout *out,
                       struct err *e);
 void tune_layout_release(struct tune_layout *l);
-/* The least time tuning at L can take: the best baseline and the result simulated once
- * each, S stages x M microbatches x 3 ops (S: L's pipeline devices). */
-double tune_layouts_min_seconds(const struct tune_layout *L, const struct cluster *c, int microbatches);
 /* The model and cluster plans at l are built on. */
 const struct model *tune_layout_model(const struct tune_layout *l, const struct model *m);
 const struct cluster *tune_layout_cluster(const struct tune_layout *l, const struct cluster *c);

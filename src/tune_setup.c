@@ -30,13 +30,24 @@ static bool setup_cut(const struct tuner *t)
 	return t->opts.time_budget_s > 0 && clock_now_s() - t->t0 > t->opts.time_budget_s;
 }
 
-/* Past twice the budget and a second the set-up stops even before anything fits (a plan
- * too large to simulate many times in it): the tuner then says that none it simulated
- * fits. A small plan has simulated every baseline by then. */
+/* Past the budget and 5% and 30 ms the set-up stops even before anything fits (a plan too
+ * large to simulate many times in it): the tuner then says that none it simulated fits. A
+ * small plan has simulated every baseline by then. */
 static bool setup_given_up(const struct tuner *t)
 {
 	return !(t->opts.stop && *t->opts.stop) && t->opts.time_budget_s > 0 &&
-	       clock_now_s() - t->t0 > 2 * t->opts.time_budget_s + 1;
+	       clock_now_s() - t->t0 > 1.05 * t->opts.time_budget_s + 0.03;
+}
+
+/* Seconds a start of S stages over L layers takes, about (its partition's bisection sweeps
+ * S x L prefixes some 60 times, then refines it: 0.6 s at 32 x 8192 on one core). */
+#define START_S_PER_CELL 2e-6
+
+/* Whether a start that takes about `took` seconds would end past the budget (an answer
+ * being there already): a deep model's starts take seconds each. */
+static bool start_late(const struct tuner *t, double took)
+{
+	return t->opts.time_budget_s > 0 && clock_now_s() + took > t->t0 + t->opts.time_budget_s;
 }
 
 /* The tables, sized for the largest candidate; 0 or -1 with e. */
@@ -228,7 +239,8 @@ static void insert_start(struct tuner *t, int shape, struct tune_state best_s, d
  * memory. */
 static int setup_starts(struct tuner *t, bool *stopped)
 {
-	int D = t->cluster->devices, L = t->model->nlayers;
+	int D = t->cluster->devices, L = t->model->nlayers, took_S = 1;
+	double took = 0;    /* the last start's seconds, and its stages */
 
 	for (int shape = 0; shape < 8 && !*stopped; shape++) {
 		int S = shape == 0 ? D : shape == 3 ? D + (D + 1) / 2 : shape == 4 || shape == 5 ? 3 * D
@@ -244,10 +256,12 @@ static int setup_starts(struct tuner *t, bool *stopped)
 			continue;
 		for (int knobs = 0; knobs < 3; knobs++) {
 			struct tune_state s;
-			double ms;
+			double ms, t1 = clock_now_s();
 			int r;
 
-			if (setup_cut(t) && (t->have_baseline || best_s.nstages || setup_given_up(t))) {
+			/* a start is not begun that would end past the budget once there is an answer */
+			if ((setup_cut(t) || start_late(t, took > 0 ? took * S / took_S : START_S_PER_CELL * S * L)) &&
+			    (t->have_baseline || t->nstarts || best_s.nstages || setup_given_up(t))) {
 				*stopped = true;
 				break;
 			}
@@ -255,6 +269,10 @@ static int setup_starts(struct tuner *t, bool *stopped)
 				tune_state_release(&best_s);
 				return -1;
 			}
+			took = clock_now_s() - t1;
+			took_S = S;
+			/* the first candidates' generation partitions as a start does */
+			t->gen_s = took;
 			if (r == 0)
 				break;
 			if (ms < best_s_ms || best_s.nstages == 0) {

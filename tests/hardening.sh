@@ -373,6 +373,67 @@ else
     skip "a 64 KB stack (ulimit -s)" "this build cannot run under ulimit -s 64 / -v (sanitizers)"
 fi
 
+# ---- the budget at scale (issue 28: tune at 8192 GPUs and more ran for minutes past a 1 s
+# budget, and --layout pp for minutes after its warning): an answer, or one line saying why
+# the budget cannot hold (exit 2), never a crash, on a small stack and address space.
+# Wall-clock time is measured by make bench (bench_budget), not here.
+python3 - "$T" "$top_srcdir" <<'PY'
+import json, sys
+t, src = sys.argv[1], sys.argv[2]
+for n in (16384, 65536):
+    d = json.load(open(src + "/samples/models/llama2-7b.json"))
+    L = d["layers"]
+    d["layers"] = [L[0] if i == 0 else L[-1] if i == n - 1 else L[1 + (i - 1) % (len(L) - 2)] for i in range(n)]
+    d["source"]["architecture"]["num_hidden_layers"] = n - 2
+    json.dump(d, open(f"{t}/scale{n}-model.json", "w"))
+    json.dump({"format": "octopipe.cluster/1", "name": f"{n}xH200", "gpu": "H200", "devices": n, "gpus_per_node": 8,
+               "mem_bytes": 141000000000, "intra_node": {"gbytes_per_s": 450, "latency_us": 5},
+               "inter_node": {"gbytes_per_s": 50, "latency_us": 10}}, open(f"{t}/scale{n}-cluster.json", "w"))
+PY
+# answer_or_refusal WHAT: exit 0 (or 3: nothing fits) with the answer, or exit 2 with one
+# line naming --budget or the budget
+answer_or_refusal() {
+    if [ "$RC" = 2 ] && [ "$(lines "$ERR")" = 1 ] &&
+       printf '%s' "$ERR" | grep -Eq -- '--budget [0-9.]+ s cannot hold|the budget ran out'; then
+        ok "$1: refused up front ($ERR)"
+    elif { [ "$RC" = 0 ] || [ "$RC" = 3 ]; } && ! printf '%s' "$ERR" | grep -q 'internal error'; then
+        ok "$1: answered (exit $RC)"
+    else
+        not_ok "$1: an answer or one line saying why the budget cannot hold" "exit $RC" "$ERR"
+    fi
+}
+if (ulimit -s 256 && ulimit -v 2500000 && "$OCTOPIPE" --version) >/dev/null 2>&1; then
+    for n in 16384 65536; do
+        mb=$((2 * n))
+        run sh -c 'ulimit -s 256; ulimit -v 2500000; exec timeout 60 "$0" tune --model "$1/scale$2-model.json" --cluster "$1/scale$2-cluster.json" --microbatches "$3" --budget 0.5 --quiet -o "$1/scale-plan.json"' "$OCTOPIPE" "$T" "$n" "$mb"
+        answer_or_refusal "tune at $n GPUs x $n layers, --budget 0.5"
+        run sh -c 'ulimit -s 256; ulimit -v 2500000; exec timeout 60 "$0" tune --layout pp --model "$1/scale$2-model.json" --cluster "$1/scale$2-cluster.json" --microbatches "$3" --budget 0.5 --quiet -o "$1/scale-plan.json"' "$OCTOPIPE" "$T" "$n" "$mb"
+        expect_rc 2 "tune --layout pp at $n stages x $mb microbatches, --budget 0.5: refused"
+        expect_match "^octopipe tune: --budget 0.5 s cannot hold: (simulating $n stages x $mb microbatches|reading the model)" "$ERR" "naming what cannot fit"
+        run sh -c 'ulimit -s 256; ulimit -v 2500000; exec timeout 60 "$0" compare --model "$1/scale$2-model.json" --cluster "$1/scale$2-cluster.json" --microbatches "$3" --budget 0.5' "$OCTOPIPE" "$T" "$n" "$mb"
+        answer_or_refusal "compare at $n GPUs x $n layers, --budget 0.5"
+        run sh -c 'ulimit -s 256; ulimit -v 2500000; exec timeout 60 "$0" compare --layout pp --model "$1/scale$2-model.json" --cluster "$1/scale$2-cluster.json" --microbatches "$3" --budget 0.5' "$OCTOPIPE" "$T" "$n" "$mb"
+        expect_rc 2 "compare --layout pp at $n stages, --budget 0.5: refused"
+        expect_match "^octopipe compare: --budget 0.5 s cannot hold" "$ERR" "saying why"
+    done
+    # a budget the 14 MB model's reading leaves room in: read, searched, then an answer or
+    # the refusal, in 2.5 GB and a 256 KB stack
+    run sh -c 'ulimit -s 256; ulimit -v 2500000; exec timeout 60 "$0" tune --model "$1/scale65536-model.json" --cluster "$1/scale65536-cluster.json" --microbatches 131072 --budget 3 --quiet -o "$1/scale-plan.json"' "$OCTOPIPE" "$T"
+    answer_or_refusal "tune at 65536 GPUs x 65536 layers, --budget 3"
+    # a budget that holds one baseline's simulation but not all of them (about 0.3 s each,
+    # twice that with two chunks a device): the rows left out say so, the rest are there
+    run sh -c 'ulimit -s 256; ulimit -v 2500000; exec timeout 60 "$0" compare --layout pp --model "$1/deep-model.json" --cluster "$1/deep-cluster.json" --microbatches 146 --budget 0.5' "$OCTOPIPE" "$T"
+    answer_or_refusal "compare --layout pp of 1024 stages x 146 microbatches, --budget 0.5"
+    if [ "$(printf '%s\n' "$OUT" | grep -Ec '^(gpipe|1f1b|1f1b balanced|interleaved|zb-h1|zb-h2|zb-v|dualpipev|adaptive|tuned) ')" = 10 ] &&
+       ! printf '%s\n' "$OUT" | grep -E '^[a-z]' | grep ' skipped' | grep -Evq 'skipped: (its simulation takes about [0-9.]+ s|tuning takes at least [0-9.]+ s), past the budget$|skipped: the budget ran out before it$'; then
+        ok "every row is there; each one left out says why ($(printf '%s\n' "$OUT" | grep -c 'skipped: ') skipped)"
+    else
+        not_ok "every row is there; each one left out says why" "$OUT"
+    fi
+else
+    skip "the budget at scale" "this build cannot run under ulimit -s / -v (sanitizers)"
+fi
+
 # ---- plan writes no file its readers refuse (issue 28: 8 gpus x 1,000,000 microbatches
 # made a plan over the 256 MiB every command reads): refused up front, the limit named
 run "$OCTOPIPE" plan --model gpt-13b --cluster 16xH200 --schedule 1f1b --microbatches 1000000 -o "$T/toolarge.json"

@@ -8,12 +8,15 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "bounds.h"
+#include "clock.h"
 #include "cluster.h"
 #include "datadir.h"
 #include "doc.h"
@@ -337,6 +340,7 @@ int cli_pick_layout(const char *cmd, const struct cli_par *cp, bool layout_pp, i
 	if (base) {
 		k.stop = base->stop;
 		k.deadline_s = base->deadline_s;
+		k.give_up_s = base->give_up_s;
 		k.accept = base->accept;
 		k.accept_arg = base->accept_arg;
 		k.schedules = base->schedules;
@@ -389,6 +393,43 @@ int cli_pick_layout(const char *cmd, const struct cli_par *cp, bool layout_pp, i
 		return e.cls == ERR_INPUT ? cli_usage_error(cmd, "%s", e.msg) : cli_report(&e);
 	}
 	*microbatches = out->lc.microbatches;
+	return 0;
+}
+
+int cli_budget_read_holds(const char *cmd, double B, const char *model)
+{
+	struct stat st;
+	double need;
+
+	if (B <= 0 || stat(cli_resolve(model, "samples/models"), &st) < 0 || !S_ISREG(st.st_mode))
+		return 0;
+	need = (double)st.st_size / CLI_READ_BYTES_PER_S;
+	if (need <= TUNE_LAYOUTS_GIVE_UP_SHARE * tune_budget_limit(B))
+		return 0;
+	cli_err("octopipe %s: --budget %g s cannot hold: reading the model (%.1f MB) takes about %.1f s; give --budget "
+	        "%.0f or more\n", cmd, B, st.st_size / 1e6, need, ceil(2 * need / TUNE_LAYOUTS_GIVE_UP_SHARE));
+	return EXIT_INPUT;
+}
+
+int cli_budget_holds(const char *cmd, double B, double t0, int sims, int S, int M)
+{
+	double spent = clock_now_s() - t0, need = sims * 3.0 * S * M / TUNE_SIM_OPS_PER_S, lim = tune_budget_limit(B);
+
+	if (B <= 0)
+		return 0;
+	/* the cheapest answer cannot come in time: said now, not after the budget */
+	if (spent > TUNE_LAYOUTS_GIVE_UP_SHARE * lim) {
+		cli_err("octopipe %s: --budget %g s cannot hold: reading the model and the cluster took %.2f s; give "
+		        "--budget %.0f or more\n", cmd, B, spent, ceil(2 * spent / TUNE_LAYOUTS_GIVE_UP_SHARE));
+		return EXIT_INPUT;
+	}
+	if (S > 0 && spent + need > (1 - TUNE_LAYOUTS_SEARCH_SHARE) * lim) {
+		cli_err("octopipe %s: --budget %g s cannot hold: simulating %d stages x %d microbatches %s takes about "
+		        "%.1f s on one core; give --budget %.0f or more, or fewer microbatches\n", cmd, B, S, M,
+		        sims > 1 ? "(the best baseline, then the result)" : "once", need,
+		        ceil((need + spent) / (1 - TUNE_LAYOUTS_SEARCH_SHARE)));
+		return EXIT_INPUT;
+	}
 	return 0;
 }
 

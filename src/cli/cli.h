@@ -131,6 +131,16 @@ void cli_par_layout(const struct cli_par *cp, const struct parallel *base, const
 int cli_pick_layout(const char *cmd, const struct cli_par *cp, bool layout_pp, int global_batch,
                     const struct model *m, const struct cluster *c, int *microbatches,
                     const struct layout_constraints *base, struct tune_layout *out);
+/* Whether --budget B (seconds from t0; 0: none) can hold (tune_budget_limit(B)): refused
+ * (one line, exit 2) once reading the inputs took more than the layout search may
+ * (TUNE_LAYOUTS_GIVE_UP_SHARE of it), or when `sims` simulations of S stages x M
+ * microbatches (TUNE_SIM_OPS_PER_S) cannot fit the part left after the search. Returns 0,
+ * or the exit code after saying why. */
+int cli_budget_holds(const char *cmd, double B, double t0, int sims, int S, int M);
+/* The same before the model is read: refused when reading its file (CLI_READ_BYTES_PER_S)
+ * would take more than the layout search may. */
+#define CLI_READ_BYTES_PER_S 20e6
+int cli_budget_read_holds(const char *cmd, double B, const char *model);
 struct strbuf;
 /* The layout in words: "pp P x tp T x dp D (ep E, ZeRO Z, recompute R, micro-batch B)" (ep
  * only when > 1, the micro-batch only when the layout re-prices the table at it). */

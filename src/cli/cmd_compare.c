@@ -21,6 +21,8 @@
 #include "target.h"
 #include "tune.h"
 
+#define COMPARE_BASELINES_SHARE 0.75  /* of the budget, for the baselines' rows */
+
 static void usage(FILE *f)
 {
 	fputs("usage: octopipe compare --model M --cluster C --microbatches N [--json]\n"
@@ -42,9 +44,10 @@ static void usage(FILE *f)
 	      "\n"
 	      "--target megatron or torchtitan marks the baselines that runtime cannot run\n"
 	      "(n/a, with the reason) and tunes within what it runs (octopipe tune --help,\n"
-	      "--target). --budget bounds the layout search and the tuned row (default: the\n"
-	      "tuner runs until it converges, the same plan every time); the baselines are\n"
-	      "simulated whole.\n"
+	      "--target). --budget bounds the whole command (default: none; the tuner runs\n"
+	      "until it converges, the same plan every time): a row that cannot be simulated\n"
+	      "in it is shown as skipped, saying why, and a budget that reading the inputs or\n"
+	      "one simulation already passes is refused up front.\n"
 	      CLI_PAR_HELP, f);
 }
 
@@ -159,6 +162,7 @@ struct ctx {
 	struct jw w;
 	cJSON *out;
 	bool any_fits;
+	bool skipped;             /* a row the budget left out */
 };
 
 /* The lines above the table: the layout, the bounds, the target, the column names. */
@@ -247,7 +251,10 @@ static void baseline_row(struct ctx *x, struct baseline_result *r)
 		r->feasible = false;
 	}
 	x->any_fits |= r->feasible;
-	if (!r->ran)
+	x->skipped |= r->skipped;
+	if (r->skipped)
+		snprintf(why, sizeof(why), "%.250s", r->why.msg);
+	else if (!r->ran)
 		snprintf(why, sizeof(why), "n/a: %.250s", r->why.msg);
 	else if (!r->feasible && te.cls == ERR_NONE)
 		oom_reason(why, sizeof(why), mt);
@@ -310,14 +317,22 @@ static int tuned_row(struct ctx *x, const struct baseline_set *bs, double t0)
 	/* what is left of the budget, less a tenth for the row's own simulation */
 	double left = a->budget > 0 ? fmax(1e-3, 0.9 * (t0 + a->budget - clock_now_s())) : 0, peak = 0;
 	char why[300] = "yes";
+	/* the tuner simulates a baseline and its result at least: not begun when they cannot
+	 * end within the budget */
+	double least = 2 * 3.0 * x->pc->devices * a->mbs / (bs->sim_ops_per_s > 0 ? bs->sim_ops_per_s : TUNE_SIM_OPS_PER_S);
+	bool late = a->budget > 0 && clock_now_s() + least > t0 + tune_budget_limit(a->budget);
 
-	if (tuned_at_layout(x, left, &p, &mt, &e) < 0) {
-		if (e.cls == ERR_RUNTIME) {
+	if (late || tuned_at_layout(x, left, &p, &mt, &e) < 0) {
+		if (!late && e.cls == ERR_RUNTIME) {
 			cli_err("octopipe compare: %s\n", e.msg);
 			return EXIT_RUNTIME;
 		}
 		/* as a baseline that cannot apply: the row is there, saying why */
-		snprintf(why, sizeof(why), "n/a: %.250s", e.msg);
+		if (late)
+			snprintf(why, sizeof(why), "skipped: tuning takes at least %.1f s, past the budget", least);
+		else
+			snprintf(why, sizeof(why), "n/a: %.250s", e.msg);
+		x->skipped |= late;
 		if (a->json)
 			put_verdict(&x->w, json_row(x, a->tuned_name, NULL, NULL, 0), false, why, NULL);
 		else
@@ -360,9 +375,11 @@ static int rows(struct ctx *x, double t0)
 	struct baseline_set bs;
 	struct err be = ERR_INIT;
 	int rc = EXIT_OK;
+	/* the baselines' rows until COMPARE_BASELINES_SHARE of the budget, the tuned row after */
+	double dl = x->a->budget > 0 ? t0 + COMPARE_BASELINES_SHARE * tune_budget_limit(x->a->budget) : 0;
 
-	if (x->plain ? baseline_run_all_recompute(&bs, x->plain, x->pc, x->a->mbs, x->L->lc.recompute, &be) < 0
-	             : baseline_run_all(&bs, x->pm, x->pc, x->a->mbs, &be) < 0) {
+	if (x->plain ? baseline_run_until(&bs, x->plain, x->pc, x->a->mbs, x->L->lc.recompute, dl, &be) < 0
+	             : baseline_run_until(&bs, x->pm, x->pc, x->a->mbs, RECOMPUTE_NONE, dl, &be) < 0) {
 		cli_err("octopipe compare: %s\n", be.msg);
 		rc = EXIT_RUNTIME;
 	}
@@ -388,7 +405,8 @@ int cmd_compare(int argc, char **argv)
 
 	if ((rc = parse(argc, argv, &a)) != 0)
 		return rc == 1 ? EXIT_OK : rc;
-	if ((rc = cli_load_model(a.model, &m, mpath)) != 0)
+	if ((rc = cli_budget_read_holds("compare", a.budget, a.model)) != 0 ||
+	    (rc = cli_load_model(a.model, &m, mpath)) != 0)
 		return rc;
 	if ((rc = cli_load_cluster(a.cluster, &c, cpath)) != 0) {
 		model_release(&m);
@@ -397,12 +415,16 @@ int cmd_compare(int argc, char **argv)
 	{
 		/* the layouts are judged by the schedules the target runs */
 		struct layout_constraints base = { .deadline_s = a.budget > 0 ? t0 + TUNE_LAYOUTS_SEARCH_SHARE * a.budget : 0,
+		                                   .give_up_s = a.budget > 0 ? t0 + TUNE_LAYOUTS_GIVE_UP_SHARE * tune_budget_limit(a.budget) : 0,
 		                                   .accept = a.tgt == TARGET_TORCHTITAN ? target_accepts : NULL,
 		                                   .accept_arg = &a.tgt,
 		                                   .schedules = a.tgt == TARGET_MEGATRON ? TUNE_MEGATRON_SCHEDULES : 0,
 		                                   .block_recompute = a.tgt == TARGET_MEGATRON };
 
-		if ((rc = cli_pick_layout("compare", &a.cp, a.layout_pp, a.global_batch, &m, &c, &a.mbs, &base, &L)) != 0) {
+		/* up front: a budget the inputs' reading has spent, or (--layout pp) shorter than
+		 * one baseline's simulation */
+		if ((rc = cli_budget_holds("compare", a.budget, t0, a.layout_pp, c.devices, a.mbs)) != 0 ||
+		    (rc = cli_pick_layout("compare", &a.cp, a.layout_pp, a.global_batch, &m, &c, &a.mbs, &base, &L)) != 0) {
 			model_release(&m);
 			cluster_release(&c);
 			return rc;
@@ -441,7 +463,11 @@ int cmd_compare(int argc, char **argv)
 		strbuf_release(&sb);
 	}
 	/* the table says why each plan cannot run; the status says that none can */
-	if (rc == EXIT_OK && !x.any_fits) {
+	if (rc == EXIT_OK && !x.any_fits && x.skipped) {
+		cli_err("octopipe compare: --budget %g s ran out before a plan that fits was simulated: give a larger "
+		        "--budget\n", a.budget);
+		rc = EXIT_INPUT;
+	} else if (rc == EXIT_OK && !x.any_fits) {
 		cli_err("octopipe compare: no plan fits %s on %s at %d microbatches: every baseline and the tuned plan is "
 		        "infeasible\n", m.name, c.name, a.mbs);
 		rc = EXIT_INFEASIBLE;

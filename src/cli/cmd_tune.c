@@ -528,6 +528,7 @@ static int run(struct args *a, const struct model *m, const struct cluster *c, d
 	struct layout_constraints base = {
 		.stop = &interrupted,
 		.deadline_s = B > 0 ? t0 + TUNE_LAYOUTS_SEARCH_SHARE * B : 0,
+		.give_up_s = B > 0 ? t0 + TUNE_LAYOUTS_GIVE_UP_SHARE * tune_budget_limit(B) : 0,
 		/* Megatron-LM: its own schedules (a model it cannot build is refused by its search,
 		 * with the reason); torchtitan: the baselines its schedule CSV runs */
 		.accept = a->tgt == TARGET_TORCHTITAN ? target_accepts : NULL,
@@ -543,19 +544,17 @@ static int run(struct args *a, const struct model *m, const struct cluster *c, d
 	struct err e = ERR_INIT;
 	int rc;
 
+	/* up front: a budget the inputs' reading has spent, or no plan of this size can be
+	 * simulated within (--layout pp: one baseline and the result) */
+	if ((rc = cli_budget_holds("tune", B, t0, a->layout_pp ? 2 : 0, c->devices, to.tune.microbatches)) != 0)
+		return rc;
 	if ((rc = cli_pick_layout("tune", &a->cp, a->layout_pp, a->global_batch, m, c, &to.tune.microbatches, &base,
 	                          &L)) != 0)
 		return rc;
 	w->ntune = L.searched && !L.lc.interrupted && L.lc.ntop > 1 ? L.lc.ntop : 1;
-	{
-		/* up front: a budget no plan of this size can be simulated within */
-		double least = tune_layouts_min_seconds(&L, c, to.tune.microbatches);
-
-		if (B > 0 && least > (1 - TUNE_LAYOUTS_SEARCH_SHARE) * B)
-			cli_err("octopipe tune: warning: --budget %g s cannot hold: simulating %d stages x %d microbatches "
-			        "(the best baseline, then the result) takes about %.1f s on one core\n", B,
-			        L.searched ? L.lc.par.pp : c->devices, L.searched ? L.lc.microbatches : to.tune.microbatches,
-			        least);
+	if (L.searched && (rc = cli_budget_holds("tune", B, t0, 2, L.lc.par.pp, L.lc.microbatches)) != 0) {
+		tune_layout_release(&L);
+		return rc;
 	}
 	if (a->tgt == TARGET_TORCHTITAN) {
 		to.tune.accept = target_accepts;
@@ -600,7 +599,8 @@ int cmd_tune(int argc, char **argv)
 
 	if ((rc = parse(argc, argv, &a)) != 0)
 		return rc == 1 ? EXIT_OK : rc;
-	if ((rc = load(&a, &m, &c, mpath, cpath)) != 0)
+	if ((rc = cli_budget_read_holds("tune", a.o.time_budget_s, a.model)) != 0 ||
+	    (rc = load(&a, &m, &c, mpath, cpath)) != 0)
 		return rc;
 	/* with the plan on stdout (-o -) every report line goes to stderr */
 	w.log = a.out && strcmp(a.out, "-") == 0 ? stderr : stdout;

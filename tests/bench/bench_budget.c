@@ -1,29 +1,35 @@
 /*
- * bench_budget — does `octopipe tune --budget B` bound the whole command? For GPUs x
- * budget, the wall time of the command (loading, layout search, tuning, the result's
- * simulation and writing the plan) against B + 10% + 0.1 s, the limit the help promises.
- * Inputs: llama2-70b on 64 H200s at 512 microbatches (the issue's case), and a model with
- * as many layers as GPUs (llama2-7b's blocks repeated, its architecture saying so, so
- * the layout search prices every TP degree) on N H200s at 2 microbatches a GPU, N = 256
- * to 4096. Prints a table; never fails on timing (a busy machine runs slower).
+ * bench_budget — does `octopipe tune|compare --budget B` bound the whole command? For
+ * GPUs x budget x (tune, compare) x (--layout auto, pp), the wall time of the command
+ * (loading, layout search, tuning, the result's simulation and writing the plan) against
+ * B + 10% + 0.1 s, the limit the help promises, or its refusal up front. Inputs:
+ * llama2-70b on 64 H200s at 512 microbatches (the issue's case), and a model with as many
+ * layers as GPUs (llama2-7b's blocks repeated, its architecture saying so, so the layout
+ * search prices every TP degree) on N H200s at 2 microbatches a GPU, N = 256 to 65536.
+ * Prints a table; never fails on timing (a busy machine runs slower).
  *
  * usage: bench_budget SRCDIR OCTOPIPE [GPUS...]
  *
- * Measured 2026-12-02 on the shared 2-core machine (load average 7-9: others' builds and
- * tests), seconds:
+ * Measured 2026-12-02 on the shared 2-core machine (load average 1-4), seconds; r: refused
+ * up front (exit 2: reading the model or one simulation would pass the budget):
  *
- *     gpus    mbs  B=0.1  B=0.5  B=1    B=3     (limit 0.21, 0.65, 1.2, 3.4)
- *       64    512   0.10   0.49   0.98   2.93   before: 1.21 s at B=0.1, 2.14 s at B=1
- *      256    512   0.08   0.50   1.01   2.93   before: 4.1 s at B=1
- *     1024   2048   0.11   0.38   0.70   1.73   before: > 60 s at B=1
- *     2048   4096   0.19   0.31   0.89   1.65
- *     4096   8192   0.52!  0.53   0.53   2.90   0.26 s of it CPU; the rest is the load
+ *     gpus command        B=0.1   B=0.5   B=1     B=3     (limit 0.21, 0.65, 1.2, 3.4)
+ *       64 tune auto       0.09    0.49    0.98    2.92   before: 1.21 s at B=0.1
+ *       64 tune pp         0.21    0.53    0.93    2.69
+ *      256 tune pp         0.01 r  0.01 r  1.18    2.67
+ *     1024 tune auto       0.09    0.21    0.38    0.97   before: > 60 s at B=1
+ *     4096 tune auto       0.14    0.23    0.90    2.27
+ *     4096 tune pp         0.05 r  0.05 r  0.05 r  0.05 r before: 90 s and more
+ *     8192 tune auto       0.15 r  0.41 r  0.57    2.94   before: 0.8-2.5 s at B=1
+ *     8192 compare auto    0.17 r  0.41 r  0.69    1.14
+ *    16384 tune auto       0.00 r  0.47 r  0.74 r  2.45   before: 2.3 s at B=0.1 and 1
+ *    32768 tune auto       0.00 r  0.44 r  0.78 r  2.07 r before: 5.2 s at B=0.1
+ *    65536 tune auto       0.00 r  0.00 r  0.00 r  2.23 r before: > 120 s
+ *    65536 compare pp      0.00 r  0.00 r  0.00 r  0.74 r
  *
- * What is left at 4096 under B = 0.1: reading the 4096-layer table (0.05 s of CPU), the
- * layout search's first judged layout and the result's simulations are the floor. A run
- * that ends well before B has converged (every layout tuned to its end). With --layout pp
- * and as many stages as GPUs one simulation of 1024 stages x 2048 microbatches takes
- * about 2 s: the command says so up front (a warning) and takes about 6 s at B = 1.
+ * 1 of 144 runs past the limit (64 GPUs, tune pp at B=0.1: 0.21 s, at the limit). The
+ * floor at scale: reading a 65536-layer model (14 MB of JSON, 0.7-1.1 s; refused before
+ * it is read when the budget cannot hold it) and pricing each candidate replica's table.
  */
 #include "config.h"
 
@@ -91,8 +97,18 @@ static int write_cluster(int n, const char *path)
 	return fclose(f);
 }
 
-/* Seconds `octopipe tune` took; NAN when it could not run. */
-static double run(const char *exe, const char *model, const char *cluster, int mbs, double budget, int *rc)
+/* What is timed: tune or compare, at --layout auto or pp. */
+struct variant {
+	const char *cmd, *layout;
+};
+
+static const struct variant variants[] = {
+	{ "tune", "auto" }, { "tune", "pp" }, { "compare", "auto" }, { "compare", "pp" },
+};
+
+/* Seconds the command took; NAN when it could not run. */
+static double run(const char *exe, const struct variant *v, const char *model, const char *cluster, int mbs,
+                  double budget, int *rc)
 {
 	char mb[32], b[32];
 	double t0 = clock_now_s();
@@ -107,8 +123,12 @@ static double run(const char *exe, const char *model, const char *cluster, int m
 	if (pid == 0) {
 		if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr))
 			_exit(127);
-		execl(exe, exe, "tune", "--model", model, "--cluster", cluster, "--microbatches", mb, "--budget", b,
-		      "--quiet", "-o", "/dev/null", (char *)NULL);
+		if (strcmp(v->cmd, "tune") == 0)
+			execl(exe, exe, "tune", "--layout", v->layout, "--model", model, "--cluster", cluster, "--microbatches",
+			      mb, "--budget", b, "--quiet", "-o", "/dev/null", (char *)NULL);
+		else
+			execl(exe, exe, "compare", "--layout", v->layout, "--model", model, "--cluster", cluster,
+			      "--microbatches", mb, "--budget", b, (char *)NULL);
 		_exit(127);
 	}
 	if (waitpid(pid, &st, 0) < 0)
@@ -120,7 +140,7 @@ static double run(const char *exe, const char *model, const char *cluster, int m
 int main(int argc, char **argv)
 {
 	static const double budgets[] = { 0.1, 0.5, 1, 3 };
-	static const int sizes[] = { 64, 256, 1024, 2048, 4096 };
+	static const int sizes[] = { 64, 256, 1024, 2048, 4096, 8192, 16384, 32768, 65536 };
 	const char *src = argc > 1 ? argv[1] : ".", *exe = argc > 2 ? argv[2] : "./octopipe";
 	char dir[] = "/tmp/octopipe-bench-budget.XXXXXX";
 	int ns = argc > 3 ? argc - 3 : (int)(sizeof(sizes) / sizeof(sizes[0])), over = 0, runs = 0;
@@ -129,8 +149,8 @@ int main(int argc, char **argv)
 		perror("mkdtemp");
 		return 1;
 	}
-	printf("octopipe tune --budget B: wall seconds of the whole command (limit B x 1.1 + 0.1 s)\n");
-	printf("%6s %6s", "gpus", "mbs");
+	printf("octopipe tune|compare --budget B: wall seconds of the whole command (limit B x 1.1 + 0.1 s)\n");
+	printf("%6s %6s %-13s", "gpus", "mbs", "command");
 	for (size_t b = 0; b < sizeof(budgets) / sizeof(budgets[0]); b++)
 		printf("  B=%-5g", budgets[b]);
 	printf("\n");
@@ -151,24 +171,30 @@ int main(int argc, char **argv)
 			if (write_model(src, n, mp) < 0 || write_cluster(n, cp) < 0)
 				continue;
 		}
-		printf("%6d %6d", n, mbs);
-		for (size_t b = 0; b < sizeof(budgets) / sizeof(budgets[0]); b++) {
-			int rc = -1;
-			double s = run(exe, mp, cp, mbs, budgets[b], &rc);
-			bool late = !(s <= budgets[b] * 1.1 + 0.1);
+		for (size_t v = 0; v < sizeof(variants) / sizeof(variants[0]); v++) {
+			char what[32];
 
-			over += late;
-			runs++;
-			printf("  %5.2f%s%s", s, late ? "!" : " ", rc == 0 ? " " : "x");
-			fflush(stdout);
+			snprintf(what, sizeof(what), "%s %s", variants[v].cmd, variants[v].layout);
+			printf("%6d %6d %-13s", n, mbs, what);
+			for (size_t b = 0; b < sizeof(budgets) / sizeof(budgets[0]); b++) {
+				int rc = -1;
+				double s = run(exe, &variants[v], mp, cp, mbs, budgets[b], &rc);
+				bool late = !(s <= budgets[b] * 1.1 + 0.1);
+
+				over += late;
+				runs++;
+				printf("  %5.2f%s%s", s, late ? "!" : " ", rc == 0 ? " " : rc == 2 ? "r" : rc == 3 ? "i" : "x");
+				fflush(stdout);
+			}
+			printf("\n");
 		}
-		printf("\n");
 		if (n != 64) {
 			remove(mp);
 			remove(cp);
 		}
 	}
 	rmdir(dir);
-	printf("%d of %d runs past the limit (!); x: the command failed\n", over, runs);
+	printf("%d of %d runs past the limit (!); r: refused up front (exit 2, the budget cannot hold), i: no plan\n"
+	       "fits (exit 3), x: the command failed otherwise\n", over, runs);
 	return 0;
 }
