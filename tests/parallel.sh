@@ -391,6 +391,17 @@ assert rows["1f1b"]["feasible"] and rows["gpipe"]["feasible"], rows["1f1b"]
 '; then ok "its 1F1B and GPipe baselines fit, as the search judged the layout"
 else not_ok "compare's baselines at a recomputing layout" "$(printf '%s' "$OUT" | head -c 600)"; fi
 run "$OCTOPIPE" compare --model nemotronh-8b-seq32k --cluster 8xH200 --microbatches 16 --tp 1 --zero 1 \
+    --micro-batch-size 1
+if printf '%s\n' "$OUT" | python3 -c '
+import re, sys
+t = sys.stdin.read()
+b = re.search(r"; lower bound ([0-9.]+) (m?s),", t)
+bound = float(b.group(1)) * (1 if b.group(2) == "ms" else 1000)
+r = re.search(r"^1f1b +([0-9.]+) .* ([0-9.]+)%  yes$", t, re.M)
+assert abs(bound / float(r.group(1)) * 100 - float(r.group(2))) < 0.2, (bound, r.groups())
+'; then ok "the header's lower bound is the one the rows' efficiencies are of"
+else not_ok "compare's header bound and its rows' efficiencies" "$(printf '%s' "$OUT" | head -6)"; fi
+run "$OCTOPIPE" compare --model nemotronh-8b-seq32k --cluster 8xH200 --microbatches 16 --tp 1 --zero 1 \
     --micro-batch-size 1 --target megatron
 expect_rc 0 "compare --target megatron there"
 expect_match '^tuned megatron +[0-9.]+ .* yes$' "$OUT" "the tuned row is a plan Megatron-LM runs that fits"
