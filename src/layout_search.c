@@ -235,7 +235,41 @@ struct group {
 	bool slow;                /* one baseline's simulation would pass the deadline: judged last */
 	double work;              /* the replica's work per microbatch */
 	double work_own;          /* the same at the table's own micro-batch */
+	/* the replica table's sums at its own micro-batch (one TP and EP degree), for the
+	 * floor of a layout's peak without pricing it (floor_bytes) */
+	bool sums;
+	double params, experts, tied, act[3];
 };
+
+/* The replica's sums the floor needs (see judge): weights, routed experts, tied heads and
+ * one microbatch's activations under each recompute mode, as the simulator keeps them. */
+static void floor_sums(const struct model *rm, struct group *g)
+{
+	g->params = g->experts = g->tied = g->act[0] = g->act[1] = g->act[2] = 0;
+	for (int i = 0; i < rm->nlayers; i++) {
+		const struct layer *y = &rm->layers[i];
+
+		g->params += (double)y->param_bytes;
+		g->experts += (double)y->expert_param_bytes;
+		g->tied += (double)y->tied_bytes;
+		g->act[RECOMPUTE_NONE] += (double)y->act_bytes;
+		g->act[RECOMPUTE_SELECTIVE] += (double)(y->act_bytes - y->core_act_bytes);
+		g->act[RECOMPUTE_FULL] += (double)(y->in_bytes ? y->in_bytes : i > 0 ? rm->layers[i - 1].out_bytes : 0);
+	}
+	g->sums = true;
+}
+
+/* judge's floor of layout l's peak per GPU under recompute rc, from g's sums at the
+ * table's own micro-batch b0 (activations scale with the sequences of a microbatch:
+ * the cost model's bytes are per token). */
+static double floor_bytes(const struct group *g, const struct parallel *l, int rc, long b0)
+{
+	double scale = l->micro_batch > 0 ? (double)l->micro_batch / (double)b0 : 1;
+	struct mem_static st;
+
+	parallel_static_mem(l, (g->params - (l->pp == 1 ? g->tied : 0)) / l->pp, g->experts / l->pp, &st);
+	return st.weights + st.grads + st.optimizer + scale * g->act[rc] / l->pp;
+}
 
 static int group_cmp(const void *a, const void *b)
 {
@@ -314,8 +348,14 @@ static int price_groups(const struct model *m, struct parallel_source *src, cons
 		double work = -1, own = -1;
 
 		for (int j = 0; j < i && own < 0; j++)
-			if (gs[j].l.tp == g->l.tp && gs[j].l.ep == g->l.ep)
+			if (gs[j].l.tp == g->l.tp && gs[j].l.ep == g->l.ep) {
 				own = gs[j].work_own;
+				g->sums = gs[j].sums;
+				g->params = gs[j].params;
+				g->experts = gs[j].experts;
+				g->tied = gs[j].tied;
+				memcpy(g->act, gs[j].act, sizeof(g->act));
+			}
 		if (own < 0) {
 			struct parallel l = g->l;
 			struct model rm;
@@ -326,6 +366,7 @@ static int price_groups(const struct model *m, struct parallel_source *src, cons
 			l.micro_batch = 0;
 			if (parallel_source_replica(src, c, &l, &rm, &rcl, &e2) == 0) {
 				own = replica_work(&rm);
+				floor_sums(&rm, g);
 				model_release(&rm);
 				cluster_release(&rcl);
 			} else if (e2.cls == ERR_RUNTIME) {
@@ -449,6 +490,19 @@ static int judge_group(const struct model *m, struct parallel_source *src, const
 			/* interrupted: the first layout that fits is still judged (an answer) */
 			if (k->stop && *k->stop && *found)
 				return 1;
+			/* judge's floor first, from the sums (no table priced): most candidates of a
+			 * model too large for its GPUs end here */
+			if (g->sums) {
+				double fl = floor_bytes(g, &l, rc, m->micro_batch_size);
+
+				if (fl > cluster_usable_bytes(c)) {
+					struct layout_choice none = { .makespan_ms = INFINITY, .peak_bytes = fl };
+
+					++*valid;
+					count(out, &none, false, &l, (enum recompute)rc, g->mbs);
+					continue;
+				}
+			}
 			jr = judge(src, c, g->mbs, &l, (enum recompute)rc, s, &got, &feasible, unpriced, k, *found, unrun, e);
 			if (jr < 0)
 				return -1;
