@@ -50,6 +50,43 @@ static bool past_give_up(const struct layout_constraints *k, int pp, int mbs)
 	return k->give_up_s > 0 && clock_now_s() + 3.0 * pp * mbs / SIM_OPS_PER_S > k->give_up_s;
 }
 
+/* What the floor of a layout's peak per GPU needs of a replica's table: weights, routed
+ * experts, tied heads and one microbatch's activations under each recompute mode, as the
+ * simulator keeps them from F to B. */
+struct floor_sums {
+	double params, experts, tied, act[3];
+};
+
+static void floor_sums(const struct model *rm, struct floor_sums *f)
+{
+	memset(f, 0, sizeof(*f));
+	for (int i = 0; i < rm->nlayers; i++) {
+		const struct layer *y = &rm->layers[i];
+
+		f->params += (double)y->param_bytes;
+		f->experts += (double)y->expert_param_bytes;
+		f->tied += (double)y->tied_bytes;
+		f->act[RECOMPUTE_NONE] += (double)y->act_bytes;
+		f->act[RECOMPUTE_SELECTIVE] += (double)(y->act_bytes - y->core_act_bytes);
+		f->act[RECOMPUTE_FULL] += (double)(y->in_bytes ? y->in_bytes : i > 0 ? rm->layers[i - 1].out_bytes : 0);
+	}
+}
+
+/* The weights, gradients and optimizer states, and one microbatch's activations as the
+ * stages keep them (rc's), spread perfectly over the pipeline devices: a floor of any
+ * plan's peak per GPU at layout l. When the last layer's F of a microbatch ends, every
+ * layer holds that microbatch's activations at once; above the memory no plan fits.
+ * act_scale: the sequences of l's microbatch over those the sums were priced at (the
+ * cost model's activation bytes are per token). */
+static double floor_bytes(const struct floor_sums *f, const struct parallel *l, int rc, double act_scale)
+{
+	struct mem_static st;
+
+	/* one device holds a tied head's matrix once */
+	parallel_static_mem(l, (f->params - (l->pp == 1 ? f->tied : 0)) / l->pp, f->experts / l->pp, &st);
+	return st.weights + st.grads + st.optimizer + act_scale * f->act[rc] / l->pp;
+}
+
 /* Megatron-LM's block method on p, a baseline whose every stage recomputes fully and fits
  * (ms its makespan): the fewest layers a stage (as --recompute-num-layers counts them) that
  * still fit, bisected (the fewer recompute, the more a stage holds); *ms becomes that plan's
@@ -112,27 +149,14 @@ static int judge(struct parallel_source *src, const struct cluster *c, int mbs, 
 		return 1;
 	}
 	{
-		/* the weights, gradients and optimizer states, and one microbatch's activations
-		 * as the stages keep them from F to B (rc's, as the simulator counts them), spread
-		 * perfectly over the pipeline devices, are a floor of any plan's peak: above the
-		 * memory, no plan fits (a deep model's layouts are mostly so: none simulated) */
-		double params = 0, experts = 0, act = 0;
-		struct mem_static st;
+		/* a deep model's layouts are mostly above the floor: none simulated */
+		struct floor_sums fs;
+		double fl;
 
-		for (int i = 0; i < rm.nlayers; i++) {
-			const struct layer *y = &rm.layers[i];
-
-			params += (double)y->param_bytes;
-			experts += (double)y->expert_param_bytes;
-			/* one device holds a tied head's matrix once */
-			if (l->pp == 1)
-				params -= (double)y->tied_bytes;
-			act += rc == RECOMPUTE_FULL ? (double)(y->in_bytes ? y->in_bytes : i > 0 ? rm.layers[i - 1].out_bytes : 0)
-			       : rc == RECOMPUTE_SELECTIVE ? (double)(y->act_bytes - y->core_act_bytes) : (double)y->act_bytes;
-		}
-		parallel_static_mem(l, params / l->pp, experts / l->pp, &st);
-		if (st.weights + st.grads + st.optimizer + act / l->pp > cluster_usable_bytes(&rcl)) {
-			got->peak_bytes = st.weights + st.grads + st.optimizer + act / l->pp;
+		floor_sums(&rm, &fs);
+		fl = floor_bytes(&fs, l, rc, 1);
+		if (fl > cluster_usable_bytes(&rcl)) {
+			got->peak_bytes = fl;
 			model_release(&rm);
 			cluster_release(&rcl);
 			return 0;
@@ -238,38 +262,8 @@ struct group {
 	/* the replica table's sums at its own micro-batch (one TP and EP degree), for the
 	 * floor of a layout's peak without pricing it (floor_bytes) */
 	bool sums;
-	double params, experts, tied, act[3];
+	struct floor_sums fl;
 };
-
-/* The replica's sums the floor needs (see judge): weights, routed experts, tied heads and
- * one microbatch's activations under each recompute mode, as the simulator keeps them. */
-static void floor_sums(const struct model *rm, struct group *g)
-{
-	g->params = g->experts = g->tied = g->act[0] = g->act[1] = g->act[2] = 0;
-	for (int i = 0; i < rm->nlayers; i++) {
-		const struct layer *y = &rm->layers[i];
-
-		g->params += (double)y->param_bytes;
-		g->experts += (double)y->expert_param_bytes;
-		g->tied += (double)y->tied_bytes;
-		g->act[RECOMPUTE_NONE] += (double)y->act_bytes;
-		g->act[RECOMPUTE_SELECTIVE] += (double)(y->act_bytes - y->core_act_bytes);
-		g->act[RECOMPUTE_FULL] += (double)(y->in_bytes ? y->in_bytes : i > 0 ? rm->layers[i - 1].out_bytes : 0);
-	}
-	g->sums = true;
-}
-
-/* judge's floor of layout l's peak per GPU under recompute rc, from g's sums at the
- * table's own micro-batch b0 (activations scale with the sequences of a microbatch:
- * the cost model's bytes are per token). */
-static double floor_bytes(const struct group *g, const struct parallel *l, int rc, long b0)
-{
-	double scale = l->micro_batch > 0 ? (double)l->micro_batch / (double)b0 : 1;
-	struct mem_static st;
-
-	parallel_static_mem(l, (g->params - (l->pp == 1 ? g->tied : 0)) / l->pp, g->experts / l->pp, &st);
-	return st.weights + st.grads + st.optimizer + scale * g->act[rc] / l->pp;
-}
 
 static int group_cmp(const void *a, const void *b)
 {
@@ -351,10 +345,7 @@ static int price_groups(const struct model *m, struct parallel_source *src, cons
 			if (gs[j].l.tp == g->l.tp && gs[j].l.ep == g->l.ep) {
 				own = gs[j].work_own;
 				g->sums = gs[j].sums;
-				g->params = gs[j].params;
-				g->experts = gs[j].experts;
-				g->tied = gs[j].tied;
-				memcpy(g->act, gs[j].act, sizeof(g->act));
+				g->fl = gs[j].fl;
 			}
 		if (own < 0) {
 			struct parallel l = g->l;
@@ -366,7 +357,8 @@ static int price_groups(const struct model *m, struct parallel_source *src, cons
 			l.micro_batch = 0;
 			if (parallel_source_replica(src, c, &l, &rm, &rcl, &e2) == 0) {
 				own = replica_work(&rm);
-				floor_sums(&rm, g);
+				floor_sums(&rm, &g->fl);
+				g->sums = true;
 				model_release(&rm);
 				cluster_release(&rcl);
 			} else if (e2.cls == ERR_RUNTIME) {
@@ -493,7 +485,8 @@ static int judge_group(const struct model *m, struct parallel_source *src, const
 			/* judge's floor first, from the sums (no table priced): most candidates of a
 			 * model too large for its GPUs end here */
 			if (g->sums) {
-				double fl = floor_bytes(g, &l, rc, m->micro_batch_size);
+				double fl = floor_bytes(&g->fl, &l, rc, l.micro_batch > 0 ? (double)l.micro_batch /
+				                                                        (double)m->micro_batch_size : 1);
 
 				if (fl > cluster_usable_bytes(c)) {
 					struct layout_choice none = { .makespan_ms = INFINITY, .peak_bytes = fl };

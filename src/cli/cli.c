@@ -356,12 +356,13 @@ int cli_pick_layout(const char *cmd, const struct cli_par *cp, bool layout_pp, i
 		                       "with octopipe cost --recompute)", recompute_name((enum recompute)cp->recompute));
 	/* the micro-batch size is searched unless given (a measured table has only its own) */
 	k.micro_batch = cp->mbs ? cp->mbs : -1;
+	/* the sequences of a microbatch the batch options count in */
+	long size = cp->mbs > 0 ? cp->mbs : m->micro_batch_size;
+
 	if (global_batch) {
 		if (global_batch % m->micro_batch_size)
 			return cli_usage_error(cmd, "--global-batch %d is not a multiple of the model's micro-batch size %ld",
 			                       global_batch, m->micro_batch_size);
-		long size = cp->mbs > 0 ? cp->mbs : m->micro_batch_size;
-
 		k.global_mb = (int)(global_batch / m->micro_batch_size);
 		if (global_batch % size)
 			return cli_usage_error(cmd, "--global-batch %d is not a multiple of --micro-batch-size %ld",
@@ -372,11 +373,17 @@ int cli_pick_layout(const char *cmd, const struct cli_par *cp, bool layout_pp, i
 			                       size == 1 ? "" : "s", cp->dp);
 	} else {
 		/* --microbatches of --micro-batch-size sequences each (else the table's own) */
-		long long seqs = (long long)*microbatches * (cp->dp ? cp->dp : 1) * (cp->mbs > 0 ? cp->mbs : m->micro_batch_size);
+		long long seqs = (long long)*microbatches * (cp->dp ? cp->dp : 1) * size;
 
-		if (seqs / m->micro_batch_size > 1000000)
-			return cli_usage_error(cmd, "--microbatches %d x --dp %d = %lld microbatches in the global batch, more "
-			                       "than 1000000", *microbatches, cp->dp, seqs / m->micro_batch_size);
+		if (seqs / m->micro_batch_size > 1000000) {
+			char of[96] = "";
+
+			if (size != m->micro_batch_size)
+				snprintf(of, sizeof(of), " of %ld sequences (%lld of the table's %ld)", size, seqs / m->micro_batch_size,
+				         m->micro_batch_size);
+			return cli_usage_error(cmd, "--microbatches %d x --dp %d = %lld microbatches%s in the global batch, more "
+			                       "than 1000000", *microbatches, cp->dp ? cp->dp : 1, seqs / size, of);
+		}
 		if (seqs % m->micro_batch_size)
 			return cli_usage_error(cmd, "--micro-batch-size %ld: the global batch of %lld sequences is not a "
 			                       "multiple of the model's micro-batch size %ld", cp->mbs, seqs,
