@@ -147,6 +147,41 @@
  *   everywhere (--tp 1 --dp 1 --recompute full) is slower still: 15.0, 7.97 and 11.5 s at
  *   16 x 32.
  *
+ * Re-measured 2026-12-02 (session 9), an idle machine: the profile table at the 1 s budget
+ * 97.1% of the tight bound, 97.2% with OCTOPIPE_BENCH_EVALS=3000 (the same plans as
+ * before). How much of the remaining 2.8% a stronger bound of the same family could
+ * explain, measured: the tight bound's packing with fills ((5) in lowerbound.c) drops one
+ * rule, that a device holds no layer below its entry. tests/bench/fillpack_milp.py writes
+ * the exact problem with that rule ((A) and (B) per device, any assignment) as an integer
+ * program; the best assignments an exact solver finds in 25 s (coinor-cbc, by hand, not
+ * part of the build) are upper limits of anything that argument can prove:
+ *
+ *   profile              gpus mbs   tight ms   limit ms   tuned ms   tuned/limit
+ *   deepseek-16b            4   8     1481.7     1490.1     1530.3   2.7%
+ *   deepseek-16b            8  16     1687.8     1694.6     1714.9   1.2%
+ *   gpt-13b                 4   8     1461.2     1468.2     1487.0   1.3%
+ *   gpt-13b                 8  16     1568.0     1589.3     1596.9   0.5%
+ *   gpt-oss-20b             4   8     2991.7     2991.7     3054.5   2.1%  (limit 2954.7:
+ *                                                                         the tight bound's other pieces)
+ *   gpt-oss-20b             8  16     3041.2     3071.7     3152.8   2.6%
+ *   nemotron-nano-v2-9b     4   8      843.2      843.2      865.8   2.7%  (limit 842.8)
+ *   nemotron-nano-v2-9b     8  16      849.4      882.4      903.0   2.3%
+ *
+ * So even that exact argument, were it computed, would put today's plans at no more than
+ * 98.1% on average (tight/tuned with the tight bound raised to each limit): 98.5% needs
+ * better plans, not only a better bound. And the assignments the solver finds (layers
+ * scattered over devices, each its own stage) are not plans anyone can schedule well:
+ * gpt-oss-20b 8 x 16's at 3071.7 simulates 3.47 s under the adaptive scheduler, and
+ * 3.44-5.16 s under four list-scheduling priorities tried by hand (critical path,
+ * backward first, microbatch first, both); the tuner's V and round-robin structures keep
+ * each microbatch's chain on few devices, which is what makes them schedulable. Two
+ * start shapes tried the same day, none adopted: the first D stages dealt one to a device
+ * then a V over the rest (every device enters within its first D stages; its starts
+ * simulate 2-5% slower than the zigzag's and the search ends where it did), and, where
+ * memory binds, a start whose first quarter of stages recompute (the 12 memory-bound
+ * sample rows at 3000 simulations: geometric mean 0.995x, but from 0.89x to 1.10x a
+ * row, with or without a 5% margin before it may lead).
+ *
  * usage: bench_tune SRCDIR [MODEL... | profiles | samples]   (profiles, samples: only that table)
  */
 #include "config.h"
