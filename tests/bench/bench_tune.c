@@ -149,38 +149,41 @@
  *
  * Re-measured 2026-12-02 (session 9), an idle machine: the profile table at the 1 s budget
  * 97.1% of the tight bound, 97.2% with OCTOPIPE_BENCH_EVALS=3000 (the same plans as
- * before). How much of the remaining 2.8% a stronger bound of the same family could
- * explain, measured: the tight bound's packing with fills ((5) in lowerbound.c) drops one
- * rule, that a device holds no layer below its entry. tests/bench/fillpack_milp.py writes
- * the exact problem with that rule ((A) and (B) per device, any assignment) as an integer
- * program; the best assignments an exact solver finds in 25 s (coinor-cbc, by hand, not
- * part of the build) are upper limits of anything that argument can prove:
+ * before). Where the remaining 2.8% lies, measured:
+ * - Two tuned plans end exactly where their own layer assignment's fill argument says:
+ *   nemotron-nano-v2-9b 8 x 16 at 903.03 ms = the 3.35 ms wait of the device holding
+ *   layers 1-4 and 51-54 + its 899.68 ms of work, gpt-oss-20b 4 x 8 at 3054.5 ms = the
+ *   work of device 0 (entry layer 0, no idle). No reordering helps them; only another
+ *   assignment of layers to devices can.
+ * - tests/bench/fillpack_milp.py writes the exact form of the tight bound's fill and
+ *   packing argument, keeping the rule its relaxation ((5) in lowerbound.c) drops, that a
+ *   device holds no layer below its entry, as an integer program. An exact solver
+ *   (coinor-cbc, run by hand, not part of the build) brackets it:
  *
- *   profile              gpus mbs   tight ms   limit ms   tuned ms   tuned/limit
- *   deepseek-16b            4   8     1481.7     1490.1     1530.3   2.7%
- *   deepseek-16b            8  16     1687.8     1694.6     1714.9   1.2%
- *   gpt-13b                 4   8     1461.2     1468.2     1487.0   1.3%
- *   gpt-13b                 8  16     1568.0     1589.3     1596.9   0.5%
- *   gpt-oss-20b             4   8     2991.7     2991.7     3054.5   2.1%  (limit 2954.7:
- *                                                                         the tight bound's other pieces)
- *   gpt-oss-20b             8  16     3041.2     3071.7     3152.8   2.6%
- *   nemotron-nano-v2-9b     4   8      843.2      843.2      865.8   2.7%  (limit 842.8)
- *   nemotron-nano-v2-9b     8  16      849.4      882.4      903.0   2.3%
+ *   profile              gpus mbs   tight ms   solver, 25 s        tuned ms
+ *   deepseek-16b            4   8     1481.7   <= 1507.6            1530.3
+ *   gpt-13b                 4   8     1461.2   <= 1484.9            1487.0
+ *   gpt-oss-20b             4   8     2991.7   <= 3011.8            3054.5
+ *   nemotron-nano-v2-9b     4   8      843.2   843.2 .. 845.9 (150 s) 865.8
  *
- * So even that exact argument, were it computed, would put today's plans at no more than
- * 98.1% on average (tight/tuned with the tight bound raised to each limit): 98.5% needs
- * better plans, not only a better bound. And the assignments the solver finds (layers
- * scattered over devices, each its own stage) are not plans anyone can schedule well:
- * gpt-oss-20b 8 x 16's at 3071.7 simulates 3.47 s under the adaptive scheduler, and
- * 3.44-5.16 s under four list-scheduling priorities tried by hand (critical path,
- * backward first, microbatch first, both); the tuner's V and round-robin structures keep
- * each microbatch's chain on few devices, which is what makes them schedulable. Two
- * start shapes tried the same day, none adopted: the first D stages dealt one to a device
- * then a V over the rest (every device enters within its first D stages; its starts
- * simulate 2-5% slower than the zigzag's and the search ends where it did), and, where
- * memory binds, a start whose first quarter of stages recompute (the 12 memory-bound
- * sample rows at 3000 simulations: geometric mean 0.995x, but from 0.89x to 1.10x a
- * row, with or without a 5% margin before it may lead).
+ *   (the 8 x 16 rows: the solver's assignments in 25 s are no better than the tuner's,
+ *   gpt-oss-20b 3142.9 against 3152.8 ms aside). So assignments whose every device's wait
+ *   and work fit within 0.3-1.8% of the tight bound exist, and on
+ *   nemotron-nano-v2-9b 4 x 8 no bound of this kind can rise more than 0.3%: there the
+ *   distance is the plans'. But the solver's assignments scatter layers over devices
+ *   (every layer a stage), and scattered chains cannot be filled: gpt-oss-20b 4 x 8's at
+ *   3011.8 simulates 3.23 s under the adaptive scheduler (tuned: 3.05 s), its devices
+ *   idle 240-330 ms waiting for microbatches that hop devices at every layer. A better
+ *   plan there needs a placement both balanced and schedulable; a better bound would have
+ *   to price what scattering costs.
+ * - Tried the same day, none adopted: a start whose first D stages are dealt one to a
+ *   device before a V over the rest (every device enters within its first D stages), and
+ *   one with the embedding and the head on one device and every other device dealt an
+ *   early layer before a V (their starts simulate 0-5% slower than the zigzag's, the
+ *   search ends within 0.2% of where it did: mean 97.1% at 3000 simulations); where
+ *   memory binds, a start whose first quarter of stages recompute (the 12 memory-bound
+ *   sample rows at 3000 simulations: geometric mean 0.995x, but from 0.89x to 1.10x a
+ *   row, with or without a 5% margin before it may lead).
  *
  * usage: bench_tune SRCDIR [MODEL... | profiles | samples]   (profiles, samples: only that table)
  */

@@ -16,7 +16,8 @@ for a profile of samples/profiles, W = B = half the measured backward, as
 tests/bench/bench_tune.c's profile table models them:
 
     x[l,d] = 1: layer l on device d;  z[d,e] = 1: device d's entry is layer e
-    each layer on one device; each device at most one entry; x[l,d] <= sum_{e<=l} z[d,e]
+    each layer on one device; each device at most one entry, a layer it holds
+    (z[d,e] <= x[e,d]); x[l,d] <= sum_{e<=l} z[d,e]: so the entry is its lowest layer
     minimise T subject to (A) and (B) for every device.
 
 Any solution a solver finds is an assignment meeting (A) and (B) at its T, so its T is an
@@ -60,6 +61,8 @@ def write_lp(layers, devices, micro, out):
         rows.append(" + ".join("z_%d_%d" % (d, e) for e in range(n)) + " <= 1")
         for l in range(n):
             rows.append("x_%d_%d " % (l, d) + " ".join("- z_%d_%d" % (d, e) for e in range(l + 1)) + " <= 0")
+            # the entry is a layer the device holds, so no lower entry can be claimed
+            rows.append("z_%d_%d - x_%d_%d <= 0" % (d, l, l, d))
         a = [(pf[e], "z_%d_%d" % (d, e)) for e in range(n)]
         a += [(micro * sum(layers[l]), "x_%d_%d" % (l, d)) for l in range(n)]
         rows.append("T " + terms(a) + " >= 0")
