@@ -31,6 +31,12 @@ expect_rc() {
     if [ "$RC" = "$1" ]; then ok "$2"; else not_ok "$2" "exit status $RC, want $1" "stdout: $OUT" "stderr: $ERR"; fi
 }
 # expect_match PATTERN TEXT DESCRIPTION (grep -E)
+# unwrap TEXT: the text with each line wrapped to 80 columns (a continuation starts with
+# 8 spaces and a non-space, as cli_print_wrapped() writes it) joined to the line before
+unwrap() {
+    printf '%s\n' "$1" | awk 'NR > 1 && /^        [^ ]/ { sub(/^ +/, ""); printf " %s", $0; next }
+        NR > 1 { printf "\n" } { printf "%s", $0 } END { printf "\n" }'
+}
 expect_match() {
     if printf '%s\n' "$2" | grep -Eq -- "$1"; then ok "$3"; else not_ok "$3" "no match for /$1/ in:" "$2"; fi
 }

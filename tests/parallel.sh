@@ -212,7 +212,7 @@ expect_match 'the layout options go with --model and --cluster' "$ERR" "and says
 run "$OCTOPIPE" compare --model llama2-70b --cluster 64xH200 --microbatches 64
 expect_rc 0 "compare searches the layout"
 expect_match '^layout: pp [0-9]+ x tp [0-9]+ x dp [0-9]+ ' "$OUT" "and names it"
-expect_match '^model llama2-70b on 64xH200 at pp [0-9]+ x tp [0-9]+ x dp [0-9]+, [0-9]+ microbatches per replica' "$OUT" \
+expect_match '^model llama2-70b on 64xH200 at pp [0-9]+ x tp [0-9]+ x dp [0-9]+, [0-9]+ microbatch(es)? per replica' "$(unwrap "$OUT")" \
     "the table is at that layout"
 expect_match '^tuned +[0-9.]+ ' "$OUT" "with the tuned row"
 run "$OCTOPIPE" compare --model llama2-70b --cluster 64xH200 --microbatches 16 --tp 8 --dp 1 --json
@@ -395,7 +395,7 @@ run "$OCTOPIPE" compare --model nemotronh-8b-seq32k --cluster 8xH200 --microbatc
 if printf '%s\n' "$OUT" | python3 -c '
 import re, sys
 t = sys.stdin.read()
-b = re.search(r"; lower bound ([0-9.]+) (m?s),", t)
+b = re.search(r";\s+lower bound ([0-9.]+) (m?s),", t)
 bound = float(b.group(1)) * (1 if b.group(2) == "ms" else 1000)
 r = re.search(r"^1f1b +([0-9.]+) .* ([0-9.]+)%  yes$", t, re.M)
 assert abs(bound / float(r.group(1)) * 100 - float(r.group(2))) < 0.2, (bound, r.groups())

@@ -31,7 +31,7 @@ for g in 8 16 64; do
         0) ;;
         *) not_ok "$d: tune --target megatron" "exit $RC" "$ERR"; continue ;;
         esac
-        said=$(printf '%s\n' "$OUT" | sed -n 's/^tuned for Megatron-LM: \([0-9.]*\) \(m*s\) per iteration, \([0-9.]*\)x.*/\1 \2 \3/p')
+        said=$(unwrap "$OUT" | sed -n 's/^tuned for Megatron-LM: \([0-9.]*\) \(m*s\) per iteration, \([0-9.]*\)x.*/\1 \2 \3/p')
         run "$O" export megatron-args "$T/$m-$g.json"
         if [ "$RC" != 0 ]; then not_ok "$d: export megatron-args" "$ERR"; continue; fi
         printf '%s\n' "$OUT" >"$T/$m-$g.args"

@@ -14,7 +14,7 @@ for g in 8 16; do
             -o "$T/$m-$g.json"
         if [ "$RC" != 0 ]; then not_ok "tune --target megatron: $m on $g GPUs" "exit $RC" "$ERR"; continue; fi
         said=$(printf '%s\n' "$OUT" | grep -c "^target megatron: searching Megatron-LM's 1F1B and interleaved")
-        gain=$(printf '%s\n' "$OUT" | sed -n 's/.* per iteration, \([0-9.]*\)x its default (1F1B, even split.*/\1/p')
+        gain=$(unwrap "$OUT" | sed -n 's/.* per iteration, \([0-9.]*\)x its default (1F1B, even split.*/\1/p')
         run "$O" export megatron-args "$T/$m-$g.json"
         if [ "$RC" = 0 ] && [ "$said" = 1 ] && awk -v x="$gain" 'BEGIN { exit !(x >= 1) }'; then
             ok "$m on $g GPUs: tune --target megatron says what it searched, is ${gain}x Megatron's default, exports"
@@ -25,7 +25,7 @@ done
 # its plan simulates to what tune reported
 run "$O" tune --model llama2-7b --cluster 16xH200 --microbatches 16 --target megatron --layout pp --budget 0.2 \
     -o "$T/l16.json"
-t=$(printf '%s\n' "$OUT" | sed -n 's/^tuned for Megatron-LM: \([0-9.]* [a-z]*\) per iteration.*/\1/p')
+t=$(unwrap "$OUT" | sed -n 's/^tuned for Megatron-LM: \([0-9.]* [a-z]*\) per iteration.*/\1/p')
 run "$O" sim "$T/l16.json"
 if [ -n "$t" ] && printf '%s\n' "$OUT" | grep -q "$t"; then ok "the plan simulates to the $t tune reported"
 else not_ok "sim of the tuned plan" "tune said '$t'" "$OUT"; fi
@@ -70,7 +70,7 @@ run "$O" tune --model nemotronh-8b-seq32k --cluster 8xH200 --microbatches 8 --tp
     --evals 40 -o "$T/nb.json"
 expect_rc 0 "tune --target megatron of a model that must recompute"
 expect_match 'recompute full' "$OUT" "at a layout that recomputes"
-expect_match 'tuned for Megatron-LM: .* 1\.[0-9][0-9]x its default' "$OUT" "names its gain over Megatron-LM's default"
+expect_match 'tuned for Megatron-LM: .* 1\.[0-9][0-9]x its default' "$(unwrap "$OUT")" "names its gain over Megatron-LM's default"
 run "$O" export megatron-args "$T/nb.json"
 expect_match '^--recompute-method block ' "$OUT" "exports the block method (not every layer recomputed)"
 expect_match '^--recompute-num-layers [1-9][0-9]* ' "$OUT" "with its layer count"

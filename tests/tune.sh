@@ -27,7 +27,7 @@ expect_rc 0 "tune --quiet"
 if [ -z "$OUT$ERR" ] && [ -s "$T/q.json" ]; then ok "--quiet prints nothing and writes the plan"; else not_ok "--quiet is quiet" "$OUT$ERR"; fi
 run "$OCTOPIPE" tune --layout pp --model gpt-13b --cluster 4xH200 --microbatches 8 -o "$T/tuned-default.json"
 expect_rc 0 "tune with the default budget writes a plan"
-expect_match '^tuned: .* per iteration, [0-9.]+x the best baseline' "$OUT" "and a summary against the best baseline"
+expect_match '^tuned: .* per iteration, [0-9.]+x the best baseline' "$(unwrap "$OUT")" "and a summary against the best baseline"
 expect_match '^bounds: .* \(efficiency [0-9.]+%\), tight .* \(efficiency [0-9.]+%\)$' "$OUT" "and both bounds"
 expect_match '^ +at most [0-9.]+% slower than the best plan can be$' "$OUT" "and the gap to the tight one"
 if [ "$(printf '%s\n' "$OUT" | awk 'length > 80' | wc -l)" -eq 0 ]; then ok "every summary line fits 80 columns"

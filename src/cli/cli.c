@@ -440,6 +440,76 @@ int cli_budget_holds(const char *cmd, double B, double t0, int sims, int S, int 
 	return 0;
 }
 
+/* Where to end a piece of at most room characters of text (len of them left): after the
+ * last ", ", "; ", ": " or " (" within it outside parentheses, else at its last space outside
+ * them, else at its last space, else at the first space after it (a word longer than the
+ * room). Returns the length to print before the break (the separator kept, the space
+ * dropped); len when the rest fits. */
+static size_t wrap_at(const char *text, size_t len, size_t room)
+{
+	size_t clause = 0, space = 0, any = 0;
+	int depth = 0;
+
+	if (len <= room)
+		return len;
+	for (size_t i = 0; i <= room && i < len; i++) {
+		if (text[i] == '(')
+			depth++;
+		else if (text[i] == ')' && depth > 0)
+			depth--;
+		if (text[i] != ' ' || i == 0)
+			continue;
+		any = i;
+		if (depth > 0)
+			continue;
+		space = i;
+		if (text[i - 1] == ',' || text[i - 1] == ';' || text[i - 1] == ':' || text[i + 1] == '(')
+			clause = i;
+	}
+	if (clause > room / 3)
+		return clause;
+	if (space)
+		return space;
+	if (any)
+		return any;
+	for (size_t i = room; i < len; i++)
+		if (text[i] == ' ')
+			return i;
+	return len;
+}
+
+void cli_print_wrapped(FILE *f, const char *text, int indent)
+{
+	while (*text) {
+		const char *nl = strchr(text, '\n');
+		size_t len = nl ? (size_t)(nl - text) : strlen(text), lead = 0, col;
+
+		while (lead < len && text[lead] == ' ')
+			lead++;
+		fwrite(text, 1, lead, f);
+		col = lead;
+		text += lead;
+		len -= lead;
+		while (len > 0) {
+			size_t room = col < CLI_WIDTH ? CLI_WIDTH - col : 1, n = wrap_at(text, len, room);
+
+			fwrite(text, 1, n, f);
+			text += n;
+			len -= n;
+			if (len == 0)
+				break;
+			while (len > 0 && *text == ' ') {
+				text++;
+				len--;
+			}
+			fprintf(f, "\n%*s", indent, "");
+			col = (size_t)indent;
+		}
+		fputc('\n', f);
+		text += nl ? 1 : 0;
+	}
+}
+
 void cli_layout_words(struct strbuf *sb, const struct parallel *par, enum recompute rc)
 {
 	strbuf_addf(sb, "pp %d x tp %d x dp %d (", par->pp, par->tp, par->dp);

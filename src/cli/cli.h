@@ -145,6 +145,13 @@ struct strbuf;
 /* The layout in words: "pp P x tp T x dp D (ep E, ZeRO Z, recompute R, micro-batch B)" (ep
  * only when > 1, the micro-batch only when the layout re-prices the table at it). */
 void cli_layout_words(struct strbuf *sb, const struct parallel *par, enum recompute rc);
+/* The width prose output keeps to (a terminal's 80 columns). */
+#define CLI_WIDTH 80
+/* Prints text and a newline to f, each of its lines wrapped to CLI_WIDTH columns: at a
+ * clause (after ", ", "; " or ": ", or before " (") where one lies in the last two thirds of the room,
+ * else at a space, outside parentheses where it can; a continuation starts with indent
+ * spaces. A line's own leading spaces are kept. */
+void cli_print_wrapped(FILE *f, const char *text, int indent);
 struct metrics;
 struct strbuf;
 /* The line sim prints for a plan whose device runs out of host memory (m->noom > 0). */

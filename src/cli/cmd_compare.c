@@ -174,28 +174,29 @@ static void print_header(const struct ctx *x, const struct model *m, const struc
 	if (L->searched) {
 		strbuf_addstr(&sb, "layout: ");
 		cli_layout_words(&sb, &L->lc.par, L->lc.recompute);
-		strbuf_addf(&sb, ", %d microbatches per replica (global batch %ld): the best of %d layouts, %.0f tokens/s "
-		            "with its best baseline", L->lc.microbatches, L->global_batch, L->lc.candidates,
-		            L->lc.tokens_per_s);
+		strbuf_addf(&sb, ", %d microbatch%s per replica (global batch %ld): the best of %d layouts, %.0f tokens/s "
+		            "with its best baseline", L->lc.microbatches, L->lc.microbatches == 1 ? "" : "es",
+		            L->global_batch, L->lc.candidates, L->lc.tokens_per_s);
 		if (!strbuf_failed(&sb))
-			printf("%s\n", sb.buf);
+			cli_print_wrapped(stdout, sb.buf, 8);
 		strbuf_reset(&sb);
 	}
-	printf("model %s on %s%s%s, %d microbatches%s; lower bound ", m->name, c->name, L->use ? " at " : "",
-	       x->layout_text, x->a->mbs, L->use ? " per replica" : "");
+	strbuf_addf(&sb, "model %s on %s%s%s, %d microbatch%s%s; lower bound ", m->name, c->name, L->use ? " at " : "",
+	            x->layout_text, x->a->mbs, x->a->mbs == 1 ? "" : "es", L->use ? " per replica" : "");
 	/* the bounds the rows' efficiencies are of: a recomputing layout's plans may recompute
 	 * less than every stage fully, so the table without recompute is the one to bound */
 	fmt_ms(&sb, sim_lower_bound(x->plain ? x->plain : x->pm, x->pc, x->a->mbs, true));
 	strbuf_addstr(&sb, ", tight bound ");
 	fmt_ms(&sb, sim_lower_bound_tight(x->plain ? x->plain : x->pm, x->pc, x->a->mbs, true));
-	printf("%s\n\n", strbuf_failed(&sb) ? "?" : sb.buf);
+	cli_print_wrapped(stdout, strbuf_failed(&sb) ? "?" : sb.buf, 8);
+	putchar('\n');
 	strbuf_release(&sb);
 	if (x->a->tgt == TARGET_MEGATRON)
-		printf("target megatron: the tuned plan is Megatron-LM's own 1F1B or interleaved schedule over a "
-		       "partition its layout flags express\n\n");
+		cli_print_wrapped(stdout, "target megatron: the tuned plan is Megatron-LM's own 1F1B or interleaved "
+		                  "schedule over a partition its layout flags express\n", 8);
 	else if (x->a->tgt == TARGET_TORCHTITAN)
-		printf("target torchtitan: the tuned plan has its loop or v placement, any order its schedule CSV "
-		       "runs\n\n");
+		cli_print_wrapped(stdout, "target torchtitan: the tuned plan has its loop or v placement, any order "
+		                  "its schedule CSV runs\n", 8);
 	printf("%-15s %12s %12s %7s %10s %10s  %s\n", "SCHEDULE", "ITERATION ms", "TOKENS/S", "BUBBLE",
 	       "PEAK MEM", "EFFICIENCY", "FEASIBLE");
 }
@@ -363,7 +364,8 @@ static int tuned_row(struct ctx *x, const struct baseline_set *bs, double t0)
 			if (bs->r[i].feasible)
 				strbuf_addf(&b, "%s %s %.2fx", n++ ? "," : "", bs->r[i].recipe->name,
 				            bs->r[i].m.makespan_ms / mt.makespan_ms);
-		printf("\n%s\n", strbuf_failed(&b) ? "" : b.buf);
+		putchar('\n');
+		cli_print_wrapped(stdout, strbuf_failed(&b) ? "speedup of the tuned plan: ?" : b.buf, 8);
 		strbuf_release(&b);
 	}
 	metrics_release(&mt);

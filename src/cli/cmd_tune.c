@@ -355,19 +355,19 @@ static void print_event(void *arg, enum tune_layouts_event ev, int k, const stru
 	if (ev == TL_EV_START) {
 		strbuf_addf(&sb, "layout %d of %d: ", k + 1, w->ntune);
 		cli_layout_words(&sb, &t->pick.par, t->pick.recompute);
-		strbuf_addf(&sb, ", %d microbatches a replica", t->pick.microbatches);
+		strbuf_addf(&sb, ", %d microbatch%s a replica", t->pick.microbatches,
+		            t->pick.microbatches == 1 ? "" : "es");
 	} else if (t->ok) {
 		strbuf_addf(&sb, "layout %d of %d tuned: %.0f tokens/s", k + 1, w->ntune, t->tokens_per_s);
 	} else {
 		strbuf_addf(&sb, "layout %d of %d: %s", k + 1, w->ntune, t->why);
 	}
 	if (!strbuf_failed(&sb))
-		fprintf(w->log, "%s\n", sb.buf);
+		cli_print_wrapped(w->log, sb.buf, 8);
 	strbuf_release(&sb);
 }
 
-/* The layout lines of the summary: which, then why (each within 80 columns but for
- * large numbers). */
+/* The layout lines of the summary: which, then why, wrapped to 80 columns. */
 static void summary_layout(FILE *log, const struct tune_layouts_result *res)
 {
 	const struct tune_layout *L = res->L;
@@ -375,7 +375,8 @@ static void summary_layout(FILE *log, const struct tune_layouts_result *res)
 
 	strbuf_addstr(&sb, "layout: ");
 	cli_layout_words(&sb, &L->lc.par, L->lc.recompute);
-	strbuf_addf(&sb, ", %d microbatches a replica\n        ", L->lc.microbatches);
+	strbuf_addf(&sb, ", %d microbatch%s a replica\n        ", L->lc.microbatches,
+	            L->lc.microbatches == 1 ? "" : "es");
 	if (res->fallback)
 		strbuf_addstr(&sb, "the best estimate");
 	else if (res->ntried > 1)
@@ -390,7 +391,7 @@ static void summary_layout(FILE *log, const struct tune_layouts_result *res)
 		strbuf_addf(&sb, "\n        %d of %d stages recompute less than the layout says", res->relaxed,
 		            res->plan.nstages);
 	if (!strbuf_failed(&sb))
-		fprintf(log, "%s\n", sb.buf);
+		cli_print_wrapped(log, sb.buf, 8);
 	strbuf_release(&sb);
 }
 
@@ -447,7 +448,7 @@ static void summary(FILE *log, const struct args *a, const struct tune_layouts_r
 	if (res->interrupted)
 		strbuf_addstr(&sb, "\ninterrupted: writing the best plan found so far");
 	if (!strbuf_failed(&sb))
-		fprintf(log, "%s\n", sb.buf);
+		cli_print_wrapped(log, sb.buf, 8);
 	strbuf_release(&sb);
 }
 
@@ -564,13 +565,20 @@ static int run(struct args *a, const struct model *m, const struct cluster *c, d
 		to.tune.progress = progress_show;
 		to.tune.progress_arg = &w->pg;
 	}
-	if (!a->quiet && a->tgt == TARGET_MEGATRON)
-		fprintf(w->log, "target megatron: searching Megatron-LM's 1F1B and interleaved schedules (up to %d "
-		        "virtual stages a rank)\n", a->o.max_stages_per_device);
-	else if (!a->quiet && a->tgt == TARGET_TORCHTITAN)
-		fprintf(w->log, "target torchtitan: searching its loop and v placements%s\n",
-		        a->cp.zero == 3 ? ", FSDP keeping the gathered weights (ZeRO 2)" :
-		        a->cp.zero == 4 ? ", FSDP (ZeRO 3)" : "");
+	if (!a->quiet && a->tgt != TARGET_OCTOPIPE) {
+		struct strbuf t = STRBUF_INIT;
+
+		if (a->tgt == TARGET_MEGATRON)
+			strbuf_addf(&t, "target megatron: searching Megatron-LM's 1F1B and interleaved schedules "
+			            "(up to %d virtual stages a rank)", a->o.max_stages_per_device);
+		else
+			strbuf_addf(&t, "target torchtitan: searching its loop and v placements%s",
+			            a->cp.zero == 3 ? ", FSDP keeping the gathered weights (ZeRO 2)" :
+			            a->cp.zero == 4 ? ", FSDP (ZeRO 3)" : "");
+		if (!strbuf_failed(&t))
+			cli_print_wrapped(w->log, t.buf, 8);
+		strbuf_release(&t);
+	}
 	if (w->verbose && w->ntune > 1)
 		fprintf(w->log, "tuning the %d layouts with the best estimates, sharing the budget left\n", w->ntune);
 	rc = tune_layouts_run(m, c, &L, &to, res, &e);

@@ -2,7 +2,8 @@
  * options a command declares are taken, the others are unknown; the command's own go to
  * its callback; bad values and a wrong PLAN operand get their one usage line and exit 2;
  * --help prints the usage and exits 0; the inputs load in order, a failure names its file
- * and leaves what loaded to cli_args_release. Error lines are read back from stderr. */
+ * and leaves what loaded to cli_args_release. Error lines are read back from stderr.
+ * Also cli_print_wrapped(), the 80-column wrap of the commands' summaries. */
 #include "config.h"
 
 #include <getopt.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/cli.h"
 #include "cli/cli_args.h"
 #include "../tap.h"
 
@@ -203,8 +205,59 @@ static void test_load(void)
 	cli_args_release(&a);
 }
 
+/* cli_print_wrapped() into a buffer */
+static const char *wrapped(const char *text, int indent)
+{
+	static char buf[2048];
+	FILE *f = fmemopen(buf, sizeof(buf), "w");
+
+	if (!f)
+		return "";
+	cli_print_wrapped(f, text, indent);
+	fclose(f);
+	return buf;
+}
+
+static int widest(const char *s)
+{
+	int w = 0, col = 0;
+
+	for (; *s; s++) {
+		col = *s == '\n' ? 0 : col + 1;
+		w = col > w ? col : w;
+	}
+	return w;
+}
+
+static void test_wrap(void)
+{
+	static const char layout[] = "layout: pp 1 x tp 1 x dp 16 (ep 8, ZeRO 1, recompute none, micro-batch 2), "
+	                             "1 microbatch a replica";
+	char longword[200];
+	const char *got;
+
+	is_str(wrapped("short line", 8), "short line\n", "a line that fits is printed as it is");
+	is_str(wrapped("  kept\n        indented", 8), "  kept\n        indented\n",
+	       "a line's own leading spaces and the text's newlines are kept");
+	got = wrapped(layout, 8);
+	is_str(got, "layout: pp 1 x tp 1 x dp 16 (ep 8, ZeRO 1, recompute none, micro-batch 2),\n"
+	            "        1 microbatch a replica\n", "breaks after the clause, not inside the parentheses");
+	got = wrapped("model x on y at pp 1 x tp 1 x dp 16 (ep 8, ZeRO 1, fp32 grads, recompute selective, "
+	              "micro-batch 2), 1 microbatch per replica; lower bound 1 ms, tight bound 1 ms", 8);
+	ok(widest(got) <= 80, "a long parenthesis moves to its own line (%d columns)", widest(got));
+	ok(strstr(got, "\n        (ep 8, ZeRO 1, fp32 grads, recompute selective, micro-batch 2),\n") != NULL,
+	   "the parenthesis whole on one line");
+	memset(longword, 'x', sizeof(longword) - 1);
+	longword[sizeof(longword) - 1] = 0;
+	got = wrapped(longword, 8);
+	is_int((int)strlen(got), (int)sizeof(longword), "a word longer than the line is printed whole");
+	ok(widest(wrapped("a b c d e f g h i j k l m n o p q r s t u v w x y z a b c d e f g h i j k l m n o p "
+	                  "q r s t u v w x y z", 4)) <= 80, "words wrap at spaces within 80 columns");
+}
+
 int main(void)
 {
+	test_wrap();
 	test_parse();
 	test_plan_operand();
 	test_load();
