@@ -150,11 +150,13 @@
  * Re-measured 2026-12-02 (session 9), an idle machine: the profile table at the 1 s budget
  * 97.1% of the tight bound, 97.2% with OCTOPIPE_BENCH_EVALS=3000 (the same plans as
  * before). Where the remaining 2.8% lies, measured:
- * - Two tuned plans end exactly where their own layer assignment's fill argument says:
- *   nemotron-nano-v2-9b 8 x 16 at 903.03 ms = the 3.35 ms wait of the device holding
- *   layers 1-4 and 51-54 + its 899.68 ms of work, gpt-oss-20b 4 x 8 at 3054.5 ms = the
- *   work of device 0 (entry layer 0, no idle). No reordering helps them; only another
- *   assignment of layers to devices can.
+ * - The schedules lose (almost) nothing: on 6 of the 8 rows the tuned plan's iteration is
+ *   exactly max over devices of (the forward wait before its lowest layer + its work),
+ *   the fill argument for the plan's own assignment of layers (nemotron-nano-v2-9b 8 x 16:
+ *   903.03 ms = 3.35 ms wait + 899.68 ms work of the device holding layers 1-4 and 51-54;
+ *   gpt-oss-20b 4 x 8: device 0 works 3054.5 ms from layer 0 with no gap); gpt-oss-20b
+ *   8 x 16 ends 1.46% and nemotron-nano-v2-9b 4 x 8 0.32% past it. What is left is which
+ *   layers each device holds.
  * - tests/bench/fillpack_milp.py writes the exact form of the tight bound's fill and
  *   packing argument, keeping the rule its relaxation ((5) in lowerbound.c) drops, that a
  *   device holds no layer below its entry, as an integer program. An exact solver
@@ -175,7 +177,17 @@
  *   3011.8 simulates 3.23 s under the adaptive scheduler (tuned: 3.05 s), its devices
  *   idle 240-330 ms waiting for microbatches that hop devices at every layer. A better
  *   plan there needs a placement both balanced and schedulable; a better bound would have
- *   to price what scattering costs.
+ *   to price what scattering costs. Inside the tuner's own space (fillpack_milp.py's
+ *   MAX_STAGES 3: at most three runs of layers a device) the solver finds assignments
+ *   whose fill argument is 1.2-1.4% below the tuned plans (nemotron-nano-v2-9b 4 x 8
+ *   854.0 vs 865.8, deepseek-16b 1512.6 vs 1530.3, gpt-oss-20b 3014.9 vs 3054.5; gpt-13b
+ *   none better); given to the tuner as a start (by hand), they simulate 941.0, 1634.9
+ *   and 3257.0 ms at the best of twelve scheduler settings, 7-9% slower than the tuned
+ *   plans, and the search leaves them for its usual basins. Nothing tried here simulates
+ *   faster than the tuned plans; the distance to the tight bound is, as far as measured,
+ *   what its argument cannot see (the waits of devices whose stages' chains cross the
+ *   others'), not an order the tuner misses. Not proven: that would take a bound that
+ *   prices those waits.
  * - Tried the same day, none adopted: a start whose first D stages are dealt one to a
  *   device before a V over the rest (every device enters within its first D stages), and
  *   one with the embedding and the head on one device and every other device dealt an

@@ -23,7 +23,9 @@ tests/bench/bench_tune.c's profile table models them:
 Any solution a solver finds is an assignment meeting (A) and (B) at its T, so its T is an
 upper limit of what this argument can ever prove: a bound of this family never exceeds
 it. The solver's "best possible" is a lower bound on the exact optimum (weak here: the
-LP relaxation spreads layers fractionally). Not part of the build; run by hand:
+LP relaxation spreads layers fractionally). With MAX_STAGES K, a device holds at most K
+runs of consecutive layers (stages), as the tuner's --max-stages-per-device: the best the
+argument allows inside the tuner's own space. Not part of the build; run by hand:
 
     python3 tests/bench/fillpack_milp.py samples/profiles/gpt-oss-20b.json 8 16 > m.lp
     cbc m.lp sec 25 solve          # Debian: coinor-cbc (or glpsol --lp m.lp)
@@ -49,7 +51,7 @@ def terms(pairs):
     return " ".join("%+.6f %s" % (-coef, var) for coef, var in pairs)
 
 
-def write_lp(layers, devices, micro, out):
+def write_lp(layers, devices, micro, out, max_runs=0):
     n = len(layers)
     pf = prefix(f for f, _, _ in layers)
     pb = prefix(b for _, b, _ in layers)
@@ -69,6 +71,12 @@ def write_lp(layers, devices, micro, out):
         b = [(pf[e] + pb[e] + w0, "z_%d_%d" % (d, e)) for e in range(n)]
         b += [(micro * (layers[l][0] + layers[l][1]), "x_%d_%d" % (l, d)) for l in range(n)]
         rows.append("T " + terms(b) + " >= 0")
+        if max_runs > 0:
+            # r[l,d] = 1 where a run of device d's layers (a stage) starts at layer l
+            for l in range(n):
+                prev = " + x_%d_%d" % (l - 1, d) if l > 0 else ""
+                rows.append("r_%d_%d - x_%d_%d%s >= 0" % (l, d, l, d, prev))
+            rows.append(" + ".join("r_%d_%d" % (l, d) for l in range(n)) + " <= %d" % max_runs)
     out.write("Minimize\n obj: T\nSubject To\n")
     for i, r in enumerate(rows):
         out.write(" c%d: %s\n" % (i, r))
@@ -79,23 +87,26 @@ def write_lp(layers, devices, micro, out):
     for d in range(devices):
         for e in range(n):
             out.write(" z_%d_%d\n" % (d, e))
+            if max_runs > 0:
+                out.write(" r_%d_%d\n" % (e, d))
     out.write("End\n")
 
 
 def main(argv):
-    if len(argv) != 4:
-        sys.stderr.write("usage: fillpack_milp.py PROFILE.json DEVICES MICROBATCHES > out.lp\n")
+    if len(argv) not in (4, 5):
+        sys.stderr.write("usage: fillpack_milp.py PROFILE.json DEVICES MICROBATCHES [MAX_STAGES] > out.lp\n")
         return 2
     try:
         layers = read_profile(argv[1])
         devices, micro = int(argv[2]), int(argv[3])
+        max_runs = int(argv[4]) if len(argv) == 5 else 0
     except (OSError, ValueError, KeyError, TypeError) as exc:
         sys.stderr.write("fillpack_milp.py: %s: %s\n" % (argv[1], exc))
         return 2
     if devices < 1 or micro < 1 or not layers:
         sys.stderr.write("fillpack_milp.py: devices, microbatches and layers must be positive\n")
         return 2
-    write_lp(layers, devices, micro, sys.stdout)
+    write_lp(layers, devices, micro, sys.stdout, max_runs)
     return 0
 
 
