@@ -148,6 +148,11 @@ static int read_scheduler(struct jv *v, const cJSON *o, const char *path, struct
 	if (jv_int(v, sch, p, "recompute_stages", 0, 0, OCTO_MAX_STAGES, 0, &x) < 0)
 		return -1;
 	out->rc = (int)x;
+	if (jv_bool(v, sch, p, "recompute_ranked", 0, false, &out->rc_ranked) < 0)
+		return -1;
+	if (jv_int(v, sch, p, "depth_quarters", 0, 0, 3, 0, &x) < 0)
+		return -1;
+	out->depth_q = (int)x;
 	return 0;
 }
 

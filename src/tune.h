@@ -82,6 +82,12 @@ struct tune_sched {
 	int wcap;                   /* deferred Ws per stage before W is urgent; 0 = no limit */
 	int rc;                     /* the first rc stages (pipeline order: they hold their
 	                             * activations longest) recompute fully; 0 = none */
+	bool rc_ranked;             /* rc counts instead the stages where recomputing frees the
+	                             * most memory per ms it costs */
+	int depth_q;                /* 1-3: each stage's in-flight cap is that many quarters of
+	                             * its 1F1B depth (rounded up) before cap_extra, so where
+	                             * memory binds the early stages run less far ahead; 0: the
+	                             * whole depth */
 	int lst;                    /* > 0: latest-start priority (any placement), a microbatch
 	                             * due lst / 4 of the busiest device's work after the one
 	                             * before it; 0: alternation or backward first */

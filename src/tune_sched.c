@@ -304,12 +304,51 @@ static void gen_order(struct tuner *t)
 	free(g.mv);
 }
 
+/* The knobs that trade memory, offered only where memory binds (tune_impl.h rc_moves):
+ * how many stages recompute and which (from none, the stages where it frees the most
+ * memory per ms of forward redone; or the earliest, which hold their activations
+ * longest), and how far the early stages run ahead (a share of each stage's 1F1B depth:
+ * with memory to spare they run far ahead to fill the pipeline, and where it is short that
+ * memory is better left to the stages after them). Writes at most 6 variants. */
+static int memory_variants(const struct tuner *t, const struct tune_sched *cur, struct tune_sched *v,
+                           const char **names)
+{
+	int S = t->cur.nstages, rc = cur->rc < S ? cur->rc : S, jump = S / 4 > 2 ? S / 4 : 2, n = 0;
+	int q = cur->depth_q > 0 && cur->depth_q < 4 ? cur->depth_q : 4;
+
+	if (rc < S) {
+		v[n] = *cur; v[n].rc = rc + 1; v[n].rc_ranked = rc == 0 || cur->rc_ranked;
+		names[n++] = "one more stage recomputes (memory for more in flight)";
+	}
+	if (rc > 0) {
+		v[n] = *cur; v[n].rc = rc - 1; v[n].rc_ranked = rc > 1 && cur->rc_ranked;
+		names[n++] = "one stage fewer recomputes";
+	}
+	if (rc + jump <= S) {
+		v[n] = *cur; v[n].rc = rc + jump; v[n].rc_ranked = rc == 0 || cur->rc_ranked;
+		names[n++] = "more stages recompute";
+	}
+	v[n] = *cur; v[n].rc = rc > 0 ? rc : jump; v[n].rc_ranked = rc > 0 && !cur->rc_ranked;
+	names[n] = v[n].rc_ranked ? "recompute where it frees the most memory per ms"
+	                          : "the earliest stages recompute instead";
+	n++;
+	if (q > 1) {
+		v[n] = *cur; v[n].depth_q = q - 1;
+		names[n++] = "the early stages run less far ahead (memory for the later ones)";
+	}
+	if (q < 4) {
+		v[n] = *cur; v[n].depth_q = q + 1 < 4 ? q + 1 : 0;
+		names[n++] = "the early stages run further ahead";
+	}
+	return n;
+}
+
 void tune_gen_scheduling(struct tuner *t)
 {
 	int D = t->cluster->devices;
 	const struct tune_sched cur = t->cur.sched;
-	struct tune_sched variants[20];
-	const char *names[20];
+	struct tune_sched variants[24];
+	const char *names[24];
 	int n = 0;
 
 	variants[n] = cur; variants[n].alternate = !cur.alternate;
@@ -351,22 +390,8 @@ void tune_gen_scheduling(struct tuner *t)
 			names[n++] = "latest start: microbatches due closer together";
 		}
 	}
-	if (t->rc_moves) {
-		int S = t->cur.nstages, rc = cur.rc < S ? cur.rc : S, jump = S / 4 > 2 ? S / 4 : 2;
-
-		if (rc < S) {
-			variants[n] = cur; variants[n].rc = rc + 1;
-			names[n++] = "one more stage recomputes (memory for more in flight)";
-		}
-		if (rc > 0) {
-			variants[n] = cur; variants[n].rc = rc - 1;
-			names[n++] = "one stage fewer recomputes";
-		}
-		if (rc + jump <= S) {
-			variants[n] = cur; variants[n].rc = rc + jump;
-			names[n++] = "more early stages recompute";
-		}
-	}
+	if (t->rc_moves)
+		n = memory_variants(t, &cur, variants + n, names + n) + n;
 	for (int i = 0; i < n; i++) {
 		struct cand *c = tune_cand_add(t, &t->cur, MOVE_SCHED, i, 0);
 

@@ -108,6 +108,7 @@ bool tune_state_equal(const struct tune_state *a, const struct tune_state *b)
 	       a->sched.alternate == b->sched.alternate && a->sched.defer_arrivals == b->sched.defer_arrivals &&
 	       a->sched.cap_extra == b->sched.cap_extra && a->sched.wcap == b->sched.wcap &&
 	       a->sched.lst == b->sched.lst && a->sched.rc == b->sched.rc &&
+	       a->sched.rc_ranked == b->sched.rc_ranked && a->sched.depth_q == b->sched.depth_q &&
 	       !a->order == !b->order &&
 	       (!a->order || (a->order_devices == b->order_devices &&
 	                      memcmp(a->order_start, b->order_start, (size_t)(a->order_devices + 1) * sizeof(int)) == 0 &&
@@ -205,6 +206,10 @@ cJSON *tune_steps_to_json(const struct tuner *t)
 		jw_num(&w, sch, "lst", s->state.sched.lst);
 		if (s->state.sched.rc > 0)
 			jw_num(&w, sch, "recompute_stages", s->state.sched.rc);
+		if (s->state.sched.rc > 0 && s->state.sched.rc_ranked)
+			jw_bool(&w, sch, "recompute_ranked", true);
+		if (s->state.sched.depth_q > 0)
+			jw_num(&w, sch, "depth_quarters", s->state.sched.depth_q);
 		if (s->state.order) {
 			cJSON *sched = jw_arr(&w, o, "schedule");
 

@@ -22,7 +22,9 @@
  *
  * Last, the tuner's recompute moves (tune_sched.rc): where memory binds they find a plan
  * at least 5% faster whose first stages recompute, that fits and respects the bound; where
- * it does not bind they are not offered (the same plan as without).
+ * it does not bind they are not offered (the same plan as without). And the memory knobs
+ * in closed form: which stages the ranked recompute marks, and how many microbatches a
+ * share of the depth lets the first stage hold.
  */
 #include "config.h"
 
@@ -392,10 +394,95 @@ static void test_tuner_recompute(void)
 	cluster_release(&cl);
 }
 
+/* The largest number of stage st's microbatches past F and before their I along device
+ * d's order in p. */
+static int max_in_flight(const struct plan *p, int d, int st)
+{
+	int now = 0, most = 0;
+
+	for (int k = p->order_start[d]; k < p->order_start[d + 1]; k++) {
+		const struct action *a = &p->order[k];
+
+		if (a->stage != st)
+			continue;
+		now += a->kind == OP_F ? 1 : a->kind == OP_I ? -1 : 0;
+		if (now > most)
+			most = now;
+	}
+	return most;
+}
+
+/* The memory knobs' closed forms. Ranked recompute marks the stages where full recompute
+ * frees the most memory for the forward it redoes, times the microbatches a stage holds
+ * (its 1F1B depth): four one-layer stages with activations 10, 1, 10, 10 GB, forwards 1,
+ * 10, 1, 1 ms and inputs of 0.1 GB (none for the first) score 10 x 4 / 1, 0.9 x 3 / 10,
+ * 9.9 x 2 / 1 and 9.9 x 1 / 1: two ranked stages are the first and the third, where the
+ * earliest two are the first and the second. A share of the depth caps the microbatches
+ * in flight: the first of 4 stages on 4 devices holds up to 4 of 8, with half its depth 2,
+ * with a quarter 1. */
+static void test_memory_knobs(void)
+{
+	struct model md;
+	struct cluster cl;
+	struct tune_state s = { 0 };
+	struct plan p;
+	struct err e = ERR_INIT;
+	static const double act_gb[4] = { 10, 1, 10, 10 };
+	static const int want_ranked[4] = { 1, 0, 1, 0 }, want_first[4] = { 1, 1, 0, 0 };
+	static const int depth_q[3] = { 0, 2, 1 }, want_depth[3] = { 4, 2, 1 };
+
+	synth_model(&md, 4, 1, 1, 1);
+	md.layers[1].f_ms = 10;
+	for (int l = 0; l < 4; l++) {
+		md.layers[l].act_bytes = (uint64_t)(act_gb[l] * GB);
+		md.layers[l].out_bytes = GB / 10;
+	}
+	synth_cluster(&cl, 4, 4, 0, 0);
+	cl.mem_bytes = 1000 * GB;
+	s.nstages = 4;
+	s.first = malloc(5 * sizeof(int));
+	s.device = malloc(4 * sizeof(int));
+	for (int i = 0; i <= 4; i++)
+		s.first[i] = i;
+	for (int i = 0; i < 4; i++)
+		s.device[i] = i;
+	s.sched.alternate = true;
+	s.sched.rc = 2;
+	for (int ranked = 0; ranked < 2; ranked++) {
+		int same = 1;
+
+		s.sched.rc_ranked = ranked;
+		if (tune_state_plan(&md, &cl, 8, &s, &p, &e) < 0) {
+			ok(0, "the state makes a plan (%s)", e.msg);
+			continue;
+		}
+		for (int st = 0; st < 4; st++)
+			same &= (p.stages[st].recompute == RECOMPUTE_FULL) == (ranked ? want_ranked : want_first)[st];
+		ok(same, ranked ? "two ranked stages recompute: the first and the third"
+		                : "two earliest stages recompute: the first and the second");
+		plan_release(&p);
+	}
+	s.sched.rc = 0;
+	for (int i = 0; i < 3; i++) {
+		s.sched.depth_q = depth_q[i];
+		if (tune_state_plan(&md, &cl, 8, &s, &p, &e) < 0) {
+			ok(0, "the state makes a plan (%s)", e.msg);
+			continue;
+		}
+		is_int(max_in_flight(&p, 0, 0), want_depth[i], "depth quarters %d: the first stage holds up to %d",
+		       depth_q[i], want_depth[i]);
+		plan_release(&p);
+	}
+	tune_state_release(&s);
+	model_release(&md);
+	cluster_release(&cl);
+}
+
 int main(void)
 {
 	test_golden();
 	test_random();
 	test_tuner_recompute();
+	test_memory_knobs();
 	return tap_done();
 }
