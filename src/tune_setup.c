@@ -184,6 +184,12 @@ static int setup_start(struct tuner *t, int shape, int S, int knobs, struct tune
 	s->sched.alternate = knobs != 1;
 	s->sched.wcap = knobs == 1 ? D : 0;
 	s->sched.cap_extra = knobs == 0 ? S : 0; /* memory alone, or 1F1B's depth */
+	if (knobs == 3) {
+		/* where memory binds: a quarter of the stages recompute, those where it frees
+		 * the most memory per ms (tune_eval.c), the rest as the 1F1B-like set */
+		s->sched.rc = S / 4 > 1 ? S / 4 : 1;
+		s->sched.rc_ranked = true;
+	}
 	if (!tune_partition_state(t, s, NULL, 0))
 		tune_uniform_first(s, t->model->nlayers);
 	*ms = tune_static_fits(t, s) ? tune_eval(t, s, NULL) : INFINITY;
@@ -234,7 +240,9 @@ static void insert_start(struct tuner *t, int shape, struct tune_state best_s, d
 /* The tuner's own starts: its structures (D stages, 2D round robin, the V, uneven counts,
  * 3D round robin and zigzag, and with fewer layers than 2D stages the open V with every
  * layer a stage, its ends paired or alone) with 1F1B-like, zero-bubble-like and
- * memory-capped knobs, each balanced as tune_partition_state does or counting each
+ * memory-capped knobs, and where memory binds also with a quarter of the stages
+ * recomputing (at the 1 s budget the search seldom reaches the recompute moves on those
+ * models: 1.05x on the memory-bound sample rows), each balanced as tune_partition_state does or counting each
  * device's wait for its first backward (whichever simulates faster); the search runs from
  * the best and then restarts from the best of each other structure. -1 when out of host
  * memory. */
@@ -255,7 +263,7 @@ static int setup_starts(struct tuner *t, bool *stopped)
 			continue;
 		if (S > t->max_stages || (shape == 3 && D < 2))
 			continue;
-		for (int knobs = 0; knobs < 3; knobs++) {
+		for (int knobs = 0; knobs < (t->rc_moves ? 4 : 3); knobs++) {
 			struct tune_state s;
 			double ms, t1 = clock_now_s();
 			int r;

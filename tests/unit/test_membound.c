@@ -22,7 +22,8 @@
  *
  * Last, the tuner's recompute moves (tune_sched.rc): where memory binds they find a plan
  * at least 5% faster whose first stages recompute, that fits and respects the bound; where
- * it does not bind they are not offered (the same plan as without). And the memory knobs
+ * it does not bind they are not offered (the same plan as without); where it binds the
+ * search already starts from a plan that recomputes. And the memory knobs
  * in closed form: which stages the ranked recompute marks, and how many microbatches a
  * share of the depth lets the first stage hold.
  */
@@ -336,6 +337,27 @@ static double tuned(const struct model *md, const struct cluster *cl, int M, boo
 	return r;
 }
 
+/* Whether the tuner's start (step 0) on md, cl at M already recomputes some stages. */
+static bool start_recomputes(const struct model *md, const struct cluster *cl, int M)
+{
+	struct tune_opts o;
+	struct tuner *t;
+	const struct tune_step *steps;
+	struct err e = ERR_INIT;
+	bool r = false;
+
+	tune_opts_default(&o);
+	o.microbatches = M;
+	o.max_evals = 1500;
+	o.recompute_moves = true;
+	if (tune_new(&t, md, cl, &o, &e) < 0)
+		return false;
+	if (tune_steps(t, &steps) > 0)
+		r = steps[0].state.sched.rc > 0;
+	tune_free(t);
+	return r;
+}
+
 /* Eight equal layers of 10 GB activations on 4 devices with room for 2.5 of them: a stage
  * of two layers holds one microbatch at a time unless it recomputes. The tuner that may
  * make early stages recompute finds a faster plan; every stage it marks is one of the
@@ -377,6 +399,7 @@ static void test_tuner_recompute(void)
 	ok(nrc > 0 && prefix, "with them the first %d of %d stages recompute fully", nrc, p1.nstages);
 	is_int(m1.noom, 0, "and the plan fits");
 	ok(t1 >= lb * (1 - 1e-9), "no faster than the memory-aware bound (%.2f)", lb);
+	ok(start_recomputes(&md, &cl, 16), "the search starts from a plan that recomputes (a start where memory binds)");
 	plan_release(&p0);
 	plan_release(&p1);
 	metrics_release(&m0);
