@@ -34,6 +34,17 @@ if [ "$(printf '%s\n' "$OUT" | awk 'length > 80' | wc -l)" -eq 0 ]; then ok "eve
 else not_ok "summary lines fit 80 columns" "$OUT"; fi
 if printf '%s' "$ERR" | grep -q 'tuning: best'; then not_ok "no progress line when stderr is not a terminal" "$ERR"
 else ok "no progress line when stderr is not a terminal"; fi
+if printf '%s\n' "$OUT" | grep -q '^memory binds'; then not_ok "no memory line where memory does not bind" "$OUT"
+else ok "no memory line where memory does not bind"; fi
+# where memory binds a pure pipeline, the summary says how many stages the tuner made recompute
+run "$OCTOPIPE" tune --layout pp --model nemotronh-8b-seq32k --cluster 16xH200 --microbatches 32 --evals 300 \
+    -o "$T/mem.json"
+expect_rc 0 "tune a memory-bound pure pipeline (nemotronh-8b-seq32k, 16 H200s)"
+nrc=$(python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); print(sum(1 for s in p["stages"] if s.get("recompute", "none") != "none"), len(p["stages"]))' "$T/mem.json" 2>/dev/null)
+expect_match "^memory binds: ${nrc% *} of ${nrc#* } stages recompute; --layout auto also weighs TP, DP and ZeRO\$" \
+    "$(unwrap "$OUT")" "the summary says memory binds and how many stages recompute (${nrc% *} of ${nrc#* })"
+if [ "$(printf '%s\n' "$OUT" | awk 'length > 80' | wc -l)" -eq 0 ]; then ok "that summary fits 80 columns too"
+else not_ok "the memory summary fits 80 columns" "$OUT"; fi
 run "$OCTOPIPE" check "$T/tuned.json"
 expect_rc 0 "the tuned plan is valid"
 if json_ok "$T/steps.json"; then ok "the step record is JSON"; else not_ok "the step record is JSON"; fi

@@ -445,6 +445,16 @@ static void summary(FILE *log, const struct args *a, const struct tune_layouts_r
 		strbuf_addf(&sb, " (efficiency %.1f%%), %.1f%% from the best that fits", 100 * mt->efficiency_memory,
 		            fmax(0, 100 * (mt->makespan_ms / mt->lower_bound_memory_ms - 1)));
 	}
+	if (!res->L->searched && !res->fallback && a->cp.recompute < 0) {
+		/* pure pipeline parallelism where the tuner made stages recompute: memory binds */
+		int n = 0;
+
+		for (int st = 0; st < res->plan.nstages; st++)
+			n += res->plan.stages[st].recompute != RECOMPUTE_NONE;
+		if (n > 0)
+			strbuf_addf(&sb, "\nmemory binds: %d of %d stages recompute; --layout auto also weighs "
+			            "TP, DP and ZeRO", n, res->plan.nstages);
+	}
 	if (res->interrupted)
 		strbuf_addstr(&sb, "\ninterrupted: writing the best plan found so far");
 	if (!strbuf_failed(&sb))
