@@ -20,7 +20,7 @@ void layout_recompute_model(struct model *m, enum recompute r)
 {
 	for (int i = 0; i < m->nlayers && r != RECOMPUTE_NONE; i++) {
 		struct layer *y = &m->layers[i];
-		uint64_t in = y->in_bytes ? y->in_bytes : i > 0 ? m->layers[i - 1].out_bytes : 0;
+		uint64_t in = model_layer_in_bytes(m, i);
 
 		if (r == RECOMPUTE_FULL) {
 			/* kept from F: the input; from the recomputing I to W what W needs, which a
@@ -68,7 +68,7 @@ static void floor_sums(const struct model *rm, struct floor_sums *f)
 		f->tied += (double)y->tied_bytes;
 		f->act[RECOMPUTE_NONE] += (double)y->act_bytes;
 		f->act[RECOMPUTE_SELECTIVE] += (double)(y->act_bytes - y->core_act_bytes);
-		f->act[RECOMPUTE_FULL] += (double)(y->in_bytes ? y->in_bytes : i > 0 ? rm->layers[i - 1].out_bytes : 0);
+		f->act[RECOMPUTE_FULL] += (double)model_layer_in_bytes(rm, i);
 	}
 }
 

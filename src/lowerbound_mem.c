@@ -258,7 +258,7 @@ static int membound_setup(struct membound *b, const struct model *mdl, const str
 	b->U = cluster_usable_bytes(cl);
 	for (int l = L - 1; l >= 0; l--) {
 		const struct layer *y = &mdl->layers[l];
-		double in = (double)(y->in_bytes ? y->in_bytes : l > 0 ? mdl->layers[l - 1].out_bytes : 0);
+		double in = (double)model_layer_in_bytes(mdl, l);
 		double act = (double)y->act_bytes, core = (double)y->core_act_bytes, H, own;
 		double x[3] = { 0, y->core_f_ms, y->f_ms }, mu[3];
 		double pl = (double)y->param_bytes - (double)y->tied_bytes, ex = (double)y->expert_param_bytes;

@@ -69,6 +69,15 @@ static inline double layer_total_ms(const struct layer *l)
 	return l->f_ms + l->b_ms + l->w_ms;
 }
 
+/* Layer l's input: what a fully recomputed layer keeps from F to B (in_bytes, else the
+ * previous layer's output; none for the first). */
+static inline uint64_t model_layer_in_bytes(const struct model *m, int l)
+{
+	const struct layer *y = &m->layers[l];
+
+	return y->in_bytes ? y->in_bytes : l > 0 ? m->layers[l - 1].out_bytes : 0;
+}
+
 /* Per-kind aggregate for reports. */
 struct model_kind_stats {
 	const char *kind;      /* points into the model */

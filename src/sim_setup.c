@@ -96,7 +96,7 @@ static struct stage_mem stage_memory(const struct ctx *c, const struct stage *g)
 
 	for (int l = g->first; l <= g->last; l++) {
 		const struct layer *y = &m->layers[l];
-		uint64_t in = y->in_bytes ? y->in_bytes : l > 0 ? m->layers[l - 1].out_bytes : 0;
+		uint64_t in = model_layer_in_bytes(m, l);
 
 		enum recompute rc = plan_layer_recompute(p, (int)(g - p->stages), l);
 

@@ -49,11 +49,8 @@ static bool mark_recompute_ranked(struct plan *p, const struct tune_state *s)
 		double freed = 0, cost = 0;
 
 		for (int l = s->first[i]; l < s->first[i + 1]; l++) {
-			const struct layer *y = &p->model.layers[l];
-			uint64_t in = y->in_bytes ? y->in_bytes : l > 0 ? p->model.layers[l - 1].out_bytes : 0;
-
-			freed += (double)y->act_bytes - (double)in;
-			cost += y->f_ms;
+			freed += (double)p->model.layers[l].act_bytes - (double)model_layer_in_bytes(&p->model, l);
+			cost += p->model.layers[l].f_ms;
 		}
 		r[i].score = freed > 0 ? freed * (S - i) / (cost > 0 ? cost : 1e-9) : 0;
 		r[i].stage = i;
@@ -67,8 +64,9 @@ static bool mark_recompute_ranked(struct plan *p, const struct tune_state *s)
 	return true;
 }
 
-/* Fills p's stages from the state and sizes its order; the policy writes the order. */
-static void state_to_stages(struct plan *p, const struct tune_state *s)
+/* Fills p's stages from the state and sizes its order; the policy writes the order. False
+ * when out of host memory (the ranked recompute's scratch). */
+static bool state_to_stages(struct plan *p, const struct tune_state *s)
 {
 	p->nstages = s->nstages;
 	for (int i = 0; i < s->nstages; i++) {
@@ -78,10 +76,10 @@ static void state_to_stages(struct plan *p, const struct tune_state *s)
 		p->stages[i].recompute = i < s->sched.rc ? RECOMPUTE_FULL : RECOMPUTE_NONE;
 		p->stages[i].recompute_layers = 0;
 	}
-	/* out of host memory: the first rc stages, as without the ranking */
-	if (s->sched.rc > 0 && s->sched.rc_ranked)
-		(void)mark_recompute_ranked(p, s);
+	if (s->sched.rc > 0 && s->sched.rc_ranked && !mark_recompute_ranked(p, s))
+		return false;
 	plan_size_orders(p, 3);
+	return true;
 }
 
 static void policy_opts(const struct tune_state *s, int devices, int *cap, int *wcap, struct sim_opts *o)
@@ -93,8 +91,7 @@ static void policy_opts(const struct tune_state *s, int devices, int *cap, int *
 	o->policy.defer_arrivals = s->sched.defer_arrivals;
 	o->policy.mem_admission = true;
 	for (int st = 0; st < s->nstages; st++) {
-		int q = s->sched.depth_q > 0 && s->sched.depth_q < 4 ? s->sched.depth_q : 4;
-		int c = (int)ceil((s->nstages - st) * q / 4.0) + s->sched.cap_extra;
+		int c = (int)ceil((s->nstages - st) * tune_depth_quarters(&s->sched) / 4.0) + s->sched.cap_extra;
 
 		cap[st] = c < 1 ? 1 : c;
 		wcap[st] = s->sched.wcap;
@@ -113,7 +110,10 @@ double tune_eval(struct tuner *t, const struct tune_state *s, struct metrics *ke
 	struct err e = ERR_INIT;
 	double ms;
 
-	state_to_stages(&t->work, s);
+	if (!state_to_stages(&t->work, s)) {
+		t->oom = true;
+		return INFINITY;
+	}
 	if (s->order) {
 		/* the explicit order, run as it is */
 		memcpy(t->work.order_start, s->order_start, (size_t)(s->order_devices + 1) * sizeof(int));
@@ -181,7 +181,10 @@ int tune_state_plan(const struct model *m, const struct cluster *c, int microbat
 		err_set(e, ERR_RUNTIME, "out of host memory");
 		goto fail;
 	}
-	state_to_stages(out, s);
+	if (!state_to_stages(out, s)) {
+		err_set(e, ERR_RUNTIME, "out of host memory");
+		goto fail;
+	}
 	if (s->order) {
 		if (s->order_devices != c->devices || tune_state_order_len(s) != plan_total_ops(out)) {
 			err_set(e, ERR_INPUT, "the order does not fit the stages");

@@ -114,6 +114,12 @@ struct tuner {
 
 /* ---- the driver (tune.c) --------------------------------------------------------------- */
 
+/* The quarters of its 1F1B depth a stage may hold in flight (tune_sched.depth_q: 0 = 4). */
+static inline int tune_depth_quarters(const struct tune_sched *k)
+{
+	return k->depth_q > 0 && k->depth_q < 4 ? k->depth_q : 4;
+}
+
 /* Simulates a state; its iteration time (INFINITY when it does not fit or deadlocks). The
  * simulator's per-op times then are the state's until the next evaluation. */
 double tune_eval(struct tuner *t, const struct tune_state *s, struct metrics *keep);

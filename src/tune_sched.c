@@ -314,7 +314,7 @@ static int memory_variants(const struct tuner *t, const struct tune_sched *cur, 
                            const char **names)
 {
 	int S = t->cur.nstages, rc = cur->rc < S ? cur->rc : S, jump = S / 4 > 2 ? S / 4 : 2, n = 0;
-	int q = cur->depth_q > 0 && cur->depth_q < 4 ? cur->depth_q : 4;
+	int q = tune_depth_quarters(cur);
 
 	if (rc < S) {
 		v[n] = *cur; v[n].rc = rc + 1; v[n].rc_ranked = rc == 0 || cur->rc_ranked;

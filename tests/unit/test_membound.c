@@ -313,13 +313,14 @@ static void test_golden(void)
 }
 
 /* Tunes md on cl at M by evals simulations, recompute moves on or off; the plan's time (its
- * plan in *p, metrics in *mt), or INFINITY. */
+ * plan in *p, metrics in *mt), or INFINITY. *start_rc: whether the search's start (step 0)
+ * already recomputed some stages. */
 static double tuned(const struct model *md, const struct cluster *cl, int M, bool moves, struct plan *p,
-                    struct metrics *mt)
+                    struct metrics *mt, bool *start_rc)
 {
 	struct tune_opts o;
 	struct tuner *t;
-	const struct tune_step *st;
+	const struct tune_step *st, *all;
 	struct err e = ERR_INIT;
 	double r = INFINITY;
 
@@ -329,31 +330,11 @@ static double tuned(const struct model *md, const struct cluster *cl, int M, boo
 	o.recompute_moves = moves;
 	if (tune_new(&t, md, cl, &o, &e) < 0)
 		return r;
+	*start_rc = tune_steps(t, &all) > 0 && all[0].state.sched.rc > 0;
 	while (tune_step(t, &st, &e) > 0)
 		;
 	if (tune_result(t, p, mt, &e) == 0)
 		r = mt->makespan_ms;
-	tune_free(t);
-	return r;
-}
-
-/* Whether the tuner's start (step 0) on md, cl at M already recomputes some stages. */
-static bool start_recomputes(const struct model *md, const struct cluster *cl, int M)
-{
-	struct tune_opts o;
-	struct tuner *t;
-	const struct tune_step *steps;
-	struct err e = ERR_INIT;
-	bool r = false;
-
-	tune_opts_default(&o);
-	o.microbatches = M;
-	o.max_evals = 1500;
-	o.recompute_moves = true;
-	if (tune_new(&t, md, cl, &o, &e) < 0)
-		return false;
-	if (tune_steps(t, &steps) > 0)
-		r = steps[0].state.sched.rc > 0;
 	tune_free(t);
 	return r;
 }
@@ -370,6 +351,7 @@ static void test_tuner_recompute(void)
 	struct metrics m0, m1;
 	double t0, t1, lb;
 	int nrc = 0, prefix = 1;
+	bool rc0, rc1;
 
 	synth_model(&md, 8, 1, 1, 1);
 	for (int l = 0; l < 8; l++) {
@@ -381,8 +363,8 @@ static void test_tuner_recompute(void)
 	synth_cluster(&cl, 4, 4, 0, 0);
 	cl.mem_headroom = 0;
 	cl.mem_bytes = (uint64_t)(static_bytes(&md, &cl) / 2 + 25 * GB);
-	t0 = tuned(&md, &cl, 16, false, &p0, &m0);
-	t1 = tuned(&md, &cl, 16, true, &p1, &m1);
+	t0 = tuned(&md, &cl, 16, false, &p0, &m0, &rc0);
+	t1 = tuned(&md, &cl, 16, true, &p1, &m1, &rc1);
 	lb = sim_lower_bound_memory(&md, &cl, 16, true);
 	printf("# without recompute moves %.2f ms, with %.2f ms; tight bound %.2f, memory-aware %.2f\n", t0, t1,
 	       sim_lower_bound_tight(&md, &cl, 16, true), lb);
@@ -399,15 +381,15 @@ static void test_tuner_recompute(void)
 	ok(nrc > 0 && prefix, "with them the first %d of %d stages recompute fully", nrc, p1.nstages);
 	is_int(m1.noom, 0, "and the plan fits");
 	ok(t1 >= lb * (1 - 1e-9), "no faster than the memory-aware bound (%.2f)", lb);
-	ok(start_recomputes(&md, &cl, 16), "the search starts from a plan that recomputes (a start where memory binds)");
+	ok(rc1 && !rc0, "the search starts from a plan that recomputes (a start where memory binds), without the moves not");
 	plan_release(&p0);
 	plan_release(&p1);
 	metrics_release(&m0);
 	metrics_release(&m1);
 	/* memory that does not bind: no moves are offered, the plans are the same */
 	cl.mem_bytes = 1000 * GB;
-	t0 = tuned(&md, &cl, 16, false, &p0, &m0);
-	t1 = tuned(&md, &cl, 16, true, &p1, &m1);
+	t0 = tuned(&md, &cl, 16, false, &p0, &m0, &rc0);
+	t1 = tuned(&md, &cl, 16, true, &p1, &m1, &rc1);
 	is_dbl(t1, t0, 0, "where memory does not bind, the moves change nothing");
 	plan_release(&p0);
 	plan_release(&p1);
