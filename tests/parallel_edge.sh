@@ -83,6 +83,30 @@ expect_match 'has no architecture .* cannot be priced at tp 2' "$ERR" "and says 
 run "$OCTOPIPE" tune --model "$M/gpt-13b.json" --cluster "$C/8xH200.json" --microbatches 8 --quiet -o "$T/x.json"
 expect_rc 0 "without --tp the search skips the degrees it cannot price"
 
+# ... but where the table's own degree leaves more pipeline stages than the model has layers
+# (28 layers on 32 GPUs, a batch of 1 that no data parallelism splits), that is the reason,
+# not the last TP degree the search met ("cannot be priced at tp 8")
+run "$OCTOPIPE" tune --model "$M/deepseek-16b.json" --cluster "$C/32xH200.json" --microbatches 1 -o "$T/x.json"
+expect_rc 2 "a table at tp 1, 32 GPUs, a global batch of 1: bad input"
+expect_match "^octopipe tune: model 'deepseek-16b' has no architecture \(a measured or hand-made table at tp 1\), so only tp 1 can be priced, and at tp 1 the 32 GPUs need at least 32 pipeline stages \(dp 1: a global batch of 1 sequence splits over no more replicas here\), more than the model's 28 layers: give a larger --global-batch" "$ERR" "says why: $ERR"
+if printf '%s\n' "$ERR" | grep -q 'priced at tp 8'; then not_ok "and not the last degree tried" "$ERR"
+else ok "and not the last degree tried"; fi
+run "$OCTOPIPE" tune --model "$M/deepseek-16b.json" --cluster "$C/32xH200.json" --microbatches 3 -o "$T/x.json"
+expect_match 'at least 32 pipeline stages \(dp 1: a global batch of 3 sequences' "$ERR" "3 sequences split over no 2 or 4 replicas: $ERR"
+run "$OCTOPIPE" tune --model "$M/deepseek-16b.json" --cluster "$C/32xH200.json" --microbatches 1 --global-batch 4 \
+    --quiet -o "$T/x.json"
+expect_rc 0 "with a global batch of 4 (dp 4 x pp 8) it tunes"
+run "$OCTOPIPE" tune --model "$M/deepseek-16b.json" --cluster "$C/32xH200.json" --microbatches 1 --tp 1 -o "$T/x.json"
+expect_rc 2 "held to --tp 1"
+expect_match "^octopipe tune: no parallel layout of cluster '32xH200' \(32 GPUs, 8 per node\) meets the given degrees: tp 1, a global batch of 1 microbatch: at tp 1 the 32 GPUs need at least 32 pipeline stages" "$ERR" "names the constraints and the depth: $ERR"
+run "$OCTOPIPE" tune --model "$M/deepseek-16b.json" --cluster "$C/32xH200.json" --microbatches 1 --layout pp -o "$T/x.json"
+expect_rc 2 "pure pipeline parallelism over more GPUs than layers"
+expect_match "^octopipe tune: model 'deepseek-16b' has fewer layers \(28\) than cluster '32xH200' has devices \(32\)$" "$ERR" "one line that names the command: $ERR"
+run "$OCTOPIPE" compare --model "$M/deepseek-16b.json" --cluster "$C/32xH200.json" --microbatches 1 --layout pp
+expect_rc 2 "compare where no schedule applies: bad input, not 'infeasible'"
+expect_match "^octopipe compare: no schedule applies to deepseek-16b on 32xH200 at 1 microbatch: each row says why$" "$ERR" "says so: $ERR"
+expect_match "tuned .*n/a: model 'deepseek-16b' has fewer layers" "$OUT" "and the tuned row says why"
+
 # the SVG Gantt of a plan with a layout says how many GPUs it uses, not its pipeline devices
 run "$OCTOPIPE" export svg "$T/cal.json" -o "$T/cal.svg"
 expect_rc 0 "export svg of a tp 2 x dp 2 plan"

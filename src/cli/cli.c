@@ -397,7 +397,10 @@ int cli_pick_layout(const char *cmd, const struct cli_par *cp, bool layout_pp, i
 			return EXIT_RUNTIME;
 		}
 		/* the degrees the options hold fixed allow no layout: their usage error */
-		return e.cls == ERR_INPUT ? cli_usage_error(cmd, "%s", e.msg) : cli_report(&e);
+		if (e.cls == ERR_INPUT)
+			return cli_usage_error(cmd, "%s", e.msg);
+		cli_err("octopipe %s: %s\n", cmd, e.msg);
+		return EXIT_INFEASIBLE;
 	}
 	*microbatches = out->lc.microbatches;
 	return 0;

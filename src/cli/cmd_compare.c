@@ -162,6 +162,7 @@ struct ctx {
 	struct jw w;
 	cJSON *out;
 	bool any_fits;
+	bool any_ran;             /* a row was simulated (else none applies: each says why) */
 	bool skipped;             /* a row the budget left out */
 };
 
@@ -254,6 +255,7 @@ static void baseline_row(struct ctx *x, struct baseline_result *r)
 		r->feasible = false;
 	}
 	x->any_fits |= r->feasible;
+	x->any_ran |= r->ran;
 	x->skipped |= r->skipped;
 	if (r->skipped)
 		snprintf(why, sizeof(why), "%.250s", r->why.msg);
@@ -343,6 +345,7 @@ static int tuned_row(struct ctx *x, const struct baseline_set *bs, double t0)
 		return EXIT_OK;
 	}
 	x->any_fits |= !mt.noom;
+	x->any_ran = true;
 	if (mt.noom)
 		oom_reason(why, sizeof(why), &mt);
 	for (int d = 0; d < mt.ndevices; d++)
@@ -471,9 +474,13 @@ int cmd_compare(int argc, char **argv)
 		cli_err("octopipe compare: --budget %g s ran out before a plan that fits was simulated: give a larger "
 		        "--budget\n", a.budget);
 		rc = EXIT_INPUT;
+	} else if (rc == EXIT_OK && !x.any_ran) {
+		cli_err("octopipe compare: no schedule applies to %s on %s at %d microbatch%s: each row says why\n",
+		        m.name, c.name, a.mbs, a.mbs == 1 ? "" : "es");
+		rc = EXIT_INPUT;
 	} else if (rc == EXIT_OK && !x.any_fits) {
-		cli_err("octopipe compare: no plan fits %s on %s at %d microbatches: every baseline and the tuned plan is "
-		        "infeasible\n", m.name, c.name, a.mbs);
+		cli_err("octopipe compare: no plan fits %s on %s at %d microbatch%s: every baseline and the tuned plan is "
+		        "infeasible\n", m.name, c.name, a.mbs, a.mbs == 1 ? "" : "es");
 		rc = EXIT_INFEASIBLE;
 	}
 	cJSON_Delete(x.out);

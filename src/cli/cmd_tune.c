@@ -595,9 +595,9 @@ static int run(struct args *a, const struct model *m, const struct cluster *c, d
 	progress_clear(&w->pg);
 	tune_layout_release(&L);
 	if (rc < 0) {
-		if (e.cls == ERR_INFEASIBLE && a->tgt != TARGET_OCTOPIPE)
-			return cli_err("octopipe tune: %s\n", e.msg), EXIT_INFEASIBLE;
-		return cli_report(&e);
+		/* one line that names the command, as every other error of tune's */
+		cli_err("octopipe tune: %s\n", e.msg);
+		return e.cls == ERR_INPUT ? EXIT_INPUT : e.cls == ERR_INFEASIBLE ? EXIT_INFEASIBLE : EXIT_RUNTIME;
 	}
 	return 0;
 }
