@@ -465,8 +465,11 @@ static int judge_group(const struct model *m, struct parallel_source *src, const
 	struct parallel l = g->l;
 	bool plain = false;
 
+	/* the ZeRO stage held fixed, if any, at this factorisation */
+	int zero = k->zero >= 0 && k->zero_where_dp && l.dp == 1 ? 0 : k->zero;
+
 	for (int z = 0; z <= 3 && !(plain && z > 1); z++) {
-		if ((k->zero >= 0 && z != k->zero) || (z > 0 && l.dp == 1))
+		if ((zero >= 0 && z != zero) || (z > 0 && l.dp == 1))
 			continue;
 		for (int rc = RECOMPUTE_NONE; rc <= RECOMPUTE_FULL; rc++) {
 			struct layout_choice got;
@@ -559,13 +562,14 @@ static int no_layout(const struct model *m, const struct cluster *c, const struc
 	size_t n = 0;
 	static const char *const names[] = { "pp", "tp", "dp", "ep" };
 	const int deg[] = { k->pp, k->tp, k->dp, k->ep };
-	int best = 0, dp;
+	int best = 0, best_pp = 0, dp;
 
 	for (int i = 0; i < 4; i++)
 		if (deg[i] && n < sizeof(given))
 			n += (size_t)snprintf(given + n, sizeof(given) - n, "%s %d, ", names[i], deg[i]);
 	if (k->zero >= 0 && n < sizeof(given))
-		n += (size_t)snprintf(given + n, sizeof(given) - n, "zero %d, ", k->zero);
+		n += (size_t)snprintf(given + n, sizeof(given) - n, "zero %d%s, ", k->zero,
+		                      k->zero_where_dp ? " where data-parallel" : "");
 	if (k->fp32_grads && n < sizeof(given))
 		n += (size_t)snprintf(given + n, sizeof(given) - n, "fp32 gradients, ");
 	if (k->recompute >= 0 && n < sizeof(given))
@@ -575,13 +579,15 @@ static int no_layout(const struct model *m, const struct cluster *c, const struc
 	for (int tp = 1; tp <= c->gpus_per_node; tp++) {
 		int pp = c->gpus_per_node % tp || (k->tp && tp != k->tp) ? 0 : fewest_stages(m, c, k, tp, &dp);
 
-		if (pp > 0 && (!best || pp < fewest_stages(m, c, k, best, &dp)))
+		if (pp > 0 && (!best || pp < best_pp)) {
 			best = tp;
+			best_pp = pp;
+		}
 	}
 	if (best)
 		depth_reason(m, c, k, best, why, sizeof(why));
-	return err_set(e, ERR_INPUT, "no parallel layout of cluster '%s' (%d GPUs, %d per node) meets the "
-	               "given degrees: %sa global batch of %d microbatch%s%s%s", c->name, c->devices, c->gpus_per_node,
+	return err_set(e, ERR_INPUT, "no parallel layout of cluster '%s' (%d GPU%s, %d per node) meets the "
+	               "given degrees: %sa global batch of %d microbatch%s%s%s", c->name, c->devices, c->devices == 1 ? "" : "s", c->gpus_per_node,
 	               given, k->global_mb, k->global_mb == 1 ? "" : "es", why[0] ? ": " : "", why);
 }
 

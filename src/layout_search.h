@@ -63,6 +63,10 @@ struct layout_constraints {
 	 * faster: every stage recomputing only its first N layers, the fewest that fit
 	 * (--recompute-method block; what tune --target megatron then searches). */
 	bool block_recompute;
+	/* zero holds only where there are data-parallel replicas; a layout without them runs
+	 * ZeRO 0 (torchtitan: FSDP wraps the model only when dp_shard > 1, and a pipeline of
+	 * one replica is as valid a layout there as any) */
+	bool zero_where_dp;
 };
 
 #define LAYOUT_TOP 3          /* layouts the tuner tunes (the best estimates' first ones) */

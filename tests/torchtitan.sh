@@ -149,4 +149,20 @@ expect_rc 0 "tune --target torchtitan"
 if grep -q '+' "$T/nopair.json"; then not_ok "the torchtitan plan has no overlapped pair" "$(grep -c '+' "$T/nopair.json")"
 else ok "the torchtitan plan has no overlapped pair"; fi
 
+# torchtitan wraps the model in FSDP only when there are data-parallel replicas: a batch
+# that no replicas split (5 sequences on 8 GPUs) is a pipeline of one replica at ZeRO 0,
+# not "no parallel layout meets zero 2" (ZeRO was required even where dp is 1)
+run "$O" tune --model llama2-7b --cluster 8xH200 --microbatches 5 --target torchtitan --evals 40 -o "$T/tt5.json"
+expect_rc 0 "tune --target torchtitan with a batch no replicas split"
+expect_match 'layout: pp 8 x tp [0-9]+ x dp 1 \(ZeRO 0|layout: pp [0-9]+ x tp [0-9]+ x dp 1 \(ZeRO 0' "$(unwrap "$OUT")" "a pipeline of one replica at ZeRO 0"
+expect_match 'FSDP keeping the gathered weights \(ZeRO 2\) where data-parallel' "$(unwrap "$OUT")" "and the target line says where FSDP applies"
+run "$O" export torchtitan "$T/tt5.json" -o "$T/tt5.d"
+expect_rc 0 "which torchtitan exports"
+expect_match '^data_parallel_shard_degree = 1$' "$(cat "$T/tt5.d/job.toml" 2>/dev/null)" "without FSDP sharding"
+run "$O" tune --model llama2-7b --cluster 8xH200 --microbatches 5 --target torchtitan --zero 3 --tp 8 --dp 2 \
+    --evals 40 -o "$T/x.json"
+expect_rc 2 "tp 8 x dp 2 on 8 GPUs: no layout"
+expect_match "meets the given degrees: tp 8, dp 2, zero 3 where data-parallel, a global batch of 10 microbatches" "$ERR" \
+    "the line says ZeRO is held where data-parallel: $ERR"
+
 done_testing

@@ -19,7 +19,8 @@ int start_layout_choose(const struct model *m, const struct cluster *c, int mbs,
 	                                .stop = o->stop, .fp32_grads = o->fp32_grads,
 	                                .micro_batch = o->micro_batch, .accept = o->accept,
 	                                .accept_arg = o->accept_arg, .schedules = o->schedules,
-	                                .block_recompute = o->block_recompute };
+	                                .block_recompute = o->block_recompute,
+	                                .zero_where_dp = o->zero_where_dp };
 	char extra[120] = "";
 	/* the microbatches are of --micro-batch-size sequences when it is given */
 	long long seqs = (long long)k.global_mb * (o->micro_batch > 0 ? o->micro_batch : m->micro_batch_size);

@@ -26,6 +26,7 @@ struct start_layout {
 	void *accept_arg;
 	unsigned schedules;
 	bool block_recompute;
+	bool zero_where_dp;       /* zero only where dp > 1 (torchtitan's FSDP) */
 	/* raised (a SIGINT handler): the search answers the best layout judged so far */
 	const volatile sig_atomic_t *stop;
 };
@@ -40,7 +41,7 @@ static inline void start_layout_init(struct start_layout *l)
 	l->accept = 0;
 	l->accept_arg = 0;
 	l->schedules = 0;
-	l->block_recompute = false;
+	l->block_recompute = l->zero_where_dp = false;
 	l->stop = (const volatile sig_atomic_t *)0;
 }
 

@@ -345,6 +345,7 @@ int cli_pick_layout(const char *cmd, const struct cli_par *cp, bool layout_pp, i
 		k.accept_arg = base->accept_arg;
 		k.schedules = base->schedules;
 		k.block_recompute = base->block_recompute;
+		k.zero_where_dp = base->zero_where_dp;
 	}
 	if (layout_pp) {
 		if (cli_par_given(cp) || cp->recompute >= 0 || global_batch)

@@ -426,7 +426,8 @@ int cmd_compare(int argc, char **argv)
 		                                   .accept = a.tgt == TARGET_TORCHTITAN ? target_accepts : NULL,
 		                                   .accept_arg = &a.tgt,
 		                                   .schedules = a.tgt == TARGET_MEGATRON ? TUNE_MEGATRON_SCHEDULES : 0,
-		                                   .block_recompute = a.tgt == TARGET_MEGATRON };
+		                                   .block_recompute = a.tgt == TARGET_MEGATRON,
+		                                   .zero_where_dp = a.tgt == TARGET_TORCHTITAN };
 
 		/* up front: a budget the inputs' reading has spent, or (--layout pp) shorter than
 		 * one baseline's simulation */

@@ -155,6 +155,7 @@ int cmd_tui(int argc, char **argv)
 	lay.pp_only = layout_pp;
 	if (o.target == TARGET_TORCHTITAN && !cp.zero && !layout_pp)
 		lay.zero = 2;  /* torchtitan's data parallelism beside a pipeline is FSDP (as compare --target does) */
+	lay.zero_where_dp = o.target == TARGET_TORCHTITAN;
 	/* layouts judged by the schedules the target runs, as tune and compare judge them */
 	if (o.target == TARGET_TORCHTITAN) {
 		lay.accept = target_accepts;

@@ -546,6 +546,7 @@ static int run(struct args *a, const struct model *m, const struct cluster *c, d
 		.accept_arg = &a->tgt,
 		.schedules = a->tgt == TARGET_MEGATRON ? TUNE_MEGATRON_SCHEDULES : 0,
 		.block_recompute = a->tgt == TARGET_MEGATRON,
+		.zero_where_dp = a->tgt == TARGET_TORCHTITAN,
 	};
 	struct tune_layouts_opts to = {
 		.tune = a->o, .target = a->tgt, .relax_recompute = a->cp.recompute < 0,
@@ -583,8 +584,9 @@ static int run(struct args *a, const struct model *m, const struct cluster *c, d
 			            "(up to %d virtual stages a rank)", a->o.max_stages_per_device);
 		else
 			strbuf_addf(&t, "target torchtitan: searching its loop and v placements%s",
-			            a->cp.zero == 3 ? ", FSDP keeping the gathered weights (ZeRO 2)" :
-			            a->cp.zero == 4 ? ", FSDP (ZeRO 3)" : "");
+			            a->cp.zero == 3 ? ", FSDP keeping the gathered weights (ZeRO 2) where "
+			                              "data-parallel" :
+			            a->cp.zero == 4 ? ", FSDP (ZeRO 3) where data-parallel" : "");
 		if (!strbuf_failed(&t))
 			cli_print_wrapped(w->log, t.buf, 8);
 		strbuf_release(&t);
