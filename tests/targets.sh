@@ -35,6 +35,12 @@ expect_match '^--pipeline-model-parallel-size 16 ' "$OUT" "--layout pp: pure pip
 run "$O" tune --model jamba-v0.1 --cluster 16xH200 --microbatches 16 --target megatron --budget 0.2 -o "$T/j.json"
 expect_rc 2 "tune --target megatron of a Mamba-1 model is refused"
 expect_match "no Mamba-1 mixer" "$ERR" "and says why: $ERR"
+# compare says the same where every row ran but the runtime cannot run any of them: not
+# "every baseline and the tuned plan is infeasible" (exit 3, a memory verdict it is not)
+run "$O" compare --model jamba-v0.1 --cluster 16xH200 --microbatches 16 --target megatron --budget 0.5
+expect_rc 2 "compare --target megatron of a Mamba-1 model"
+expect_match "^octopipe compare: megatron runs none of these plans: model.layers\[[0-9]+\].kind: 'mamba1\+mlp': Megatron-LM's hybrid model has no Mamba-1 mixer" "$ERR" "says why in one line: $ERR"
+expect_match "^1f1b .*n/a on megatron: .*no Mamba-1 mixer" "$OUT" "and its rows say so"
 run "$O" tune --model llama2-7b --cluster 8xH200 --microbatches 16 --target megatron --steps-out "$T/s.json" \
     -o "$T/x.json"
 expect_rc 2 "--steps-out with --target megatron is a usage error (no tuner steps)"

@@ -163,6 +163,9 @@ struct ctx {
 	cJSON *out;
 	bool any_fits;
 	bool any_ran;             /* a row was simulated (else none applies: each says why) */
+	bool any_oom;             /* a row out of memory (else, none fitting, the target refused all) */
+	char refused[300];        /* why the target runtime refuses a plan: the tuned row's reason
+	                           * (its search's), else the first baseline's */
 	bool skipped;             /* a row the budget left out */
 };
 
@@ -253,6 +256,10 @@ static void baseline_row(struct ctx *x, struct baseline_result *r)
 		/* the runtime cannot run it: shown, not counted */
 		snprintf(why, sizeof(why), "n/a on %s: %.220s", target_name(tgt), te.msg);
 		r->feasible = false;
+		if (!x->refused[0])
+			snprintf(x->refused, sizeof(x->refused), "%.280s", te.msg);
+	} else if (r->ran && !r->feasible) {
+		x->any_oom = true;
 	}
 	x->any_fits |= r->feasible;
 	x->any_ran |= r->ran;
@@ -338,6 +345,10 @@ static int tuned_row(struct ctx *x, const struct baseline_set *bs, double t0)
 		else
 			snprintf(why, sizeof(why), "n/a: %.250s", e.msg);
 		x->skipped |= late;
+		if (!late && e.cls == ERR_INPUT && a->tgt != TARGET_OCTOPIPE)
+			snprintf(x->refused, sizeof(x->refused), "%.280s", e.msg);  /* the runtime cannot run the model */
+		else if (!late && e.cls == ERR_INFEASIBLE)
+			x->any_oom = true;
 		if (a->json)
 			put_verdict(&x->w, json_row(x, a->tuned_name, NULL, NULL, 0), false, why, NULL);
 		else
@@ -345,6 +356,7 @@ static int tuned_row(struct ctx *x, const struct baseline_set *bs, double t0)
 		return EXIT_OK;
 	}
 	x->any_fits |= !mt.noom;
+	x->any_oom |= mt.noom;
 	x->any_ran = true;
 	if (mt.noom)
 		oom_reason(why, sizeof(why), &mt);
@@ -478,6 +490,10 @@ int cmd_compare(int argc, char **argv)
 	} else if (rc == EXIT_OK && !x.any_ran) {
 		cli_err("octopipe compare: no schedule applies to %s on %s at %d microbatch%s: each row says why\n",
 		        m.name, c.name, a.mbs, a.mbs == 1 ? "" : "es");
+		rc = EXIT_INPUT;
+	} else if (rc == EXIT_OK && !x.any_fits && !x.any_oom && x.refused[0]) {
+		/* none is out of memory: the runtime runs none of them, for the reason its rows give */
+		cli_err("octopipe compare: %s runs none of these plans: %s\n", target_name(a.tgt), x.refused);
 		rc = EXIT_INPUT;
 	} else if (rc == EXIT_OK && !x.any_fits) {
 		cli_err("octopipe compare: no plan fits %s on %s at %d microbatch%s: every baseline and the tuned plan is "
