@@ -606,7 +606,7 @@ static int unpriced_only(const struct model *m, const struct cluster *c, const s
 		return -1;
 	}
 	return err_set(e, ERR_INPUT, "model '%s' has no architecture (a measured or hand-made table at tp %d), so only "
-	               "tp %d can be priced, and %s: give a larger --global-batch or a cluster of fewer GPUs, or make "
+	               "tp %d can be priced, and %s: give a larger global batch or a cluster of fewer GPUs, or make "
 	               "the model with `octopipe cost` from its config.json (then other TP degrees are priced)", m->name,
 	               made, made, why);
 }

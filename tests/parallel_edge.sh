@@ -88,7 +88,7 @@ expect_rc 0 "without --tp the search skips the degrees it cannot price"
 # not the last TP degree the search met ("cannot be priced at tp 8")
 run "$OCTOPIPE" tune --model "$M/deepseek-16b.json" --cluster "$C/32xH200.json" --microbatches 1 -o "$T/x.json"
 expect_rc 2 "a table at tp 1, 32 GPUs, a global batch of 1: bad input"
-expect_match "^octopipe tune: model 'deepseek-16b' has no architecture \(a measured or hand-made table at tp 1\), so only tp 1 can be priced, and at tp 1 the 32 GPUs need at least 32 pipeline stages \(dp 1: a global batch of 1 sequence splits over no more replicas here\), more than the model's 28 layers: give a larger --global-batch" "$ERR" "says why: $ERR"
+expect_match "^octopipe tune: model 'deepseek-16b' has no architecture \(a measured or hand-made table at tp 1\), so only tp 1 can be priced, and at tp 1 the 32 GPUs need at least 32 pipeline stages \(dp 1: a global batch of 1 sequence splits over no more replicas here\), more than the model's 28 layers: give a larger global batch" "$ERR" "says why: $ERR"
 if printf '%s\n' "$ERR" | grep -q 'priced at tp 8'; then not_ok "and not the last degree tried" "$ERR"
 else ok "and not the last degree tried"; fi
 run "$OCTOPIPE" tune --model "$M/deepseek-16b.json" --cluster "$C/32xH200.json" --microbatches 3 -o "$T/x.json"
