@@ -12,6 +12,15 @@ expect_rc 0 "plan writes a 1f1b plan"
 expect_match 'p.json: gpt-13b 1f1b, 4 stages, 8 microbatches: iteration' "$OUT" "plan reports the simulated iteration"
 run "$OCTOPIPE" check "$T/p.json"
 expect_rc 0 "the written plan is valid"
+# one GPU: "1 stage, 1 microbatch"; and a peak just over the usable memory is not
+# rounded to the same number ("needs 134 GB but has 134 GB")
+python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); c["name"]="1g"; c["devices"]=c["gpus_per_node"]=1; json.dump(c,open(sys.argv[2],"w"))' \
+    "$top_srcdir/samples/clusters/8xH200.json" "$T/1g.json"
+run "$OCTOPIPE" plan --model llama2-7b --cluster "$T/1g.json" --schedule 1f1b --microbatches 1 -o "$T/one.json"
+expect_match 'one.json: llama2-7b 1f1b, 1 stage, 1 microbatch: iteration' "$OUT" "plan counts one stage and one microbatch"
+run "$OCTOPIPE" plan --model llama2-7b --cluster "$T/1g.json" --schedule dualpipev --microbatches 3 -o "$T/dpv1.json"
+expect_rc 3 "dualpipev on one H200: just out of memory"
+expect_match 'plan infeasible: device 0 needs 134\.[0-9]+ GB at its peak but has 133\.[0-9]+ GB usable' "$ERR" "with the decimals that tell the two apart: $ERR"
 expect_match '"model": "[^"]*samples/models/gpt-13b.json"' "$(cat "$T/p.json")" "the plan refers to the model by a relative path"
 run "$OCTOPIPE" sim "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
 a=$(printf '%s\n' "$OUT" | sed -n 's/^iteration \([^ ]*\) s.*/\1/p')

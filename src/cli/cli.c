@@ -624,10 +624,24 @@ void cli_oom_line(struct strbuf *sb, const char *path, const struct plan *p, con
 	/* under a layout a device is a pipeline rank of tp x dp GPUs, each with this peak */
 	bool rank = p->has_parallel && p->cluster.rep.tp * p->cluster.rep.dp > 1;
 
-	strbuf_addf(sb, "%s: plan infeasible: %s %d needs ", path, rank ? "pipeline rank" : "device", d);
-	fmt_bytes(sb, (double)m->dev[d].peak_mem_bytes);
+	double need = (double)m->dev[d].peak_mem_bytes, have = cluster_usable_bytes(&p->cluster);
+	struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
+
+	fmt_bytes(&a, need);
+	fmt_bytes(&b, have);
+	/* rounded alike ("needs 134 GB but has 134 GB"): as many decimals as tell them apart */
+	for (int dec = 2; dec <= 9 && !strbuf_failed(&a) && !strbuf_failed(&b) && strcmp(a.buf, b.buf) == 0; dec++) {
+		strbuf_reset(&a);
+		strbuf_reset(&b);
+		strbuf_addf(&a, "%.*f GB", dec, need / 1e9);
+		strbuf_addf(&b, "%.*f GB", dec, have / 1e9);
+	}
+	strbuf_addf(sb, "%s: plan infeasible: %s %d needs %s", path, rank ? "pipeline rank" : "device", d,
+	            strbuf_failed(&a) ? "?" : a.buf);
 	strbuf_addstr(sb, rank ? " per GPU at its peak but has " : " at its peak but has ");
-	fmt_bytes(sb, cluster_usable_bytes(&p->cluster));
+	strbuf_addstr(sb, strbuf_failed(&b) ? "?" : b.buf);
+	strbuf_release(&a);
+	strbuf_release(&b);
 	strbuf_addf(sb, " usable%s", m->noom > 1 ? (rank ? " (other ranks too)" : " (other devices too)") : "");
 }
 
