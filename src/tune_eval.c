@@ -102,6 +102,15 @@ static void policy_opts(const struct tune_state *s, int devices, int *cap, int *
 	(void)devices;
 }
 
+void tune_note_oom(struct tuner *t, const struct metrics *m)
+{
+	double peak = 0;
+
+	for (int d = 0; d < m->ndevices; d++)
+		peak = fmax(peak, (double)m->dev[d].peak_mem_bytes);
+	t->min_peak = fmin(t->min_peak, peak);
+}
+
 /* Simulates a state; returns its iteration time (INFINITY when it does not fit). */
 double tune_eval(struct tuner *t, const struct tune_state *s, struct metrics *keep)
 {
@@ -145,6 +154,8 @@ double tune_eval(struct tuner *t, const struct tune_state *s, struct metrics *ke
 		return INFINITY;
 	}
 	ms = m.noom ? INFINITY : m.makespan_ms;
+	if (m.noom)
+		tune_note_oom(t, &m);
 	t->eval_tie = 0;
 	for (int d = 0; d < t->cluster->devices; d++)
 		t->eval_tie += t->sim.dev_free[d];

@@ -72,6 +72,8 @@ struct tuner {
 	struct plan best_baseline;
 	bool have_baseline;
 	double baseline_ms;
+	double min_peak;            /* of the plans simulated out of memory, the smallest
+	                             * largest-device peak (bytes): what the closest needs */
 	char baseline_name[64];
 	/* search */
 	struct tune_state cur;
@@ -123,6 +125,8 @@ static inline int tune_depth_quarters(const struct tune_sched *k)
 /* Simulates a state; its iteration time (INFINITY when it does not fit or deadlocks). The
  * simulator's per-op times then are the state's until the next evaluation. */
 double tune_eval(struct tuner *t, const struct tune_state *s, struct metrics *keep);
+/* Counts a plan simulated out of memory into t->min_peak (its largest device peak). */
+void tune_note_oom(struct tuner *t, const struct metrics *m);
 /* The cheap estimate the move families are ranked by (lower first). */
 double tune_estimate(const struct tuner *t, const struct tune_state *s);
 unsigned long long tune_rand(struct tuner *t);

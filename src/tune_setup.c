@@ -149,6 +149,8 @@ static int setup_baselines(struct tuner *t, bool *stopped)
 				metrics_release(&mt);
 				return -1;
 			}
+			if (rc == 0 && mt.noom)
+				tune_note_oom(t, &mt);
 			if (rc == 0 && !mt.noom && mt.makespan_ms < t->baseline_ms) {
 				if (t->have_baseline)
 					plan_release(&t->best_baseline);
@@ -327,10 +329,16 @@ static int setup_current(struct tuner *t, bool stopped, struct err *e)
 	if (t->cur.nstages == 0)
 		return err_set(e, ERR_INPUT, "model '%s' has fewer layers (%d) than cluster '%s' has devices (%d)",
 		               m->name, m->nlayers, t->cluster->name, t->cluster->devices);
-	if (!isfinite(t->cur_ms) && !t->have_baseline)
-		return err_set(e, ERR_INFEASIBLE, "no plan of model '%s' fits in the memory of cluster '%s'%s", m->name,
-		               t->cluster->name, stopped ? " (of those simulated within the budget: a larger --budget "
-		               "tries more)" : "");
+	if (!isfinite(t->cur_ms) && !t->have_baseline) {
+		char closest[96] = "";
+
+		if (isfinite(t->min_peak))
+			snprintf(closest, sizeof(closest), ": the closest needs %.1f GB on a device of %.1f GB usable",
+			         t->min_peak / 1e9, cluster_usable_bytes(t->cluster) / 1e9);
+		return err_set(e, ERR_INFEASIBLE, "no plan of model '%s' fits in the memory of cluster '%s'%s%s", m->name,
+		               t->cluster->name, closest, stopped ? " (of those simulated within the budget: a larger "
+		               "--budget tries more)" : "");
+	}
 	if (!stopped) {
 		t->cur_ms = tune_eval(t, &t->cur, &t->cur_metrics);
 		t->cur_tie = t->eval_tie;
@@ -389,7 +397,7 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 	if (t->max_stages > m->nlayers)
 		t->max_stages = m->nlayers;
 	t->tabu_boundary = -1;
-	t->best_ms = t->baseline_ms = t->cur_ms = INFINITY;
+	t->best_ms = t->baseline_ms = t->cur_ms = t->min_peak = INFINITY;
 	if (setup_tables(t, e) < 0)
 		goto fail;
 	if (setup_baselines(t, &stopped) < 0 || setup_starts(t, &stopped) < 0)

@@ -45,6 +45,11 @@ expect_match "^memory binds: ${nrc% *} of ${nrc#* } stages recompute; --layout a
     "$(unwrap "$OUT")" "the summary says memory binds and how many stages recompute (${nrc% *} of ${nrc#* })"
 if [ "$(printf '%s\n' "$OUT" | awk 'length > 80' | wc -l)" -eq 0 ]; then ok "that summary fits 80 columns too"
 else not_ok "the memory summary fits 80 columns" "$OUT"; fi
+# where no pure pipeline fits at all, how close the closest came, and where else to look
+run "$OCTOPIPE" tune --layout pp --model llama2-70b --cluster 8xH200 --microbatches 8 --evals 300 -o "$T/x.json"
+expect_rc 3 "no pure pipeline of llama2-70b fits 8 H200s"
+expect_match "^octopipe tune: no plan of model 'llama2-70b' fits in the memory of cluster '8xH200': the closest needs 1[4-9][0-9]\.[0-9] GB on a device of 133\.9 GB usable \(--layout auto also weighs TP, DP and ZeRO\)\$" \
+    "$ERR" "says how close the closest came: $ERR"
 run "$OCTOPIPE" check "$T/tuned.json"
 expect_rc 0 "the tuned plan is valid"
 if json_ok "$T/steps.json"; then ok "the step record is JSON"; else not_ok "the step record is JSON"; fi
