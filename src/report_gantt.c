@@ -320,11 +320,13 @@ static void put_header(struct strbuf *sb, const struct chart *c, const struct ga
 		struct parallel pl = plan_parallel(p);
 
 		if (p->has_parallel || !parallel_is_pipeline_only(&pl))
-			strbuf_addf(sb, ", %d microbatches per replica, %d stages on %d pipeline devices (pp %d x tp %d x dp %d = %d GPUs, "
-			            "ep %d, ZeRO %d)%s</text>\n", p->microbatches, p->nstages, nd, pl.pp, pl.tp, pl.dp,
+			strbuf_addf(sb, ", %d microbatch%s per replica, %d stage%s on %d pipeline device%s (pp %d x tp %d x dp %d = "
+			            "%d GPUs, ep %d, ZeRO %d)%s</text>\n", p->microbatches, p->microbatches == 1 ? "" : "es",
+			            p->nstages, p->nstages == 1 ? "" : "s", nd, nd == 1 ? "" : "s", pl.pp, pl.tp, pl.dp,
 			            parallel_gpus(&pl), pl.ep, pl.zero, p->split_backward ? ", split backward (I + W)" : "");
 		else
-			strbuf_addf(sb, ", %d microbatches, %d stages on %d GPUs%s</text>\n", p->microbatches, p->nstages, nd,
+			strbuf_addf(sb, ", %d microbatch%s, %d stage%s on %d GPU%s%s</text>\n", p->microbatches,
+			            p->microbatches == 1 ? "" : "es", p->nstages, p->nstages == 1 ? "" : "s", nd, nd == 1 ? "" : "s",
 			            p->split_backward ? ", split backward (I + W)" : "");
 	}
 }

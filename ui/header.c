@@ -45,14 +45,15 @@ static void title_line(struct app *a, struct screen *s, int y, int w)
 		/* a parallel layout: the rows are pipeline devices, each a TP group of one replica */
 		struct parallel l = plan_parallel(p);
 
-		strbuf_addf(&sb, "%s on %s (pp %d x tp %d x dp %d = %d gpus, ep %d, ZeRO %d%s), %d microbatches per replica, "
-		            "%d stages | %s", p->model.name, p->cluster.name, l.pp, l.tp, l.dp, parallel_gpus(&l), l.ep, l.zero,
-		            l.fp32_grads ? ", fp32 grads" : "",
-		            p->microbatches, p->nstages,
+		strbuf_addf(&sb, "%s on %s (pp %d x tp %d x dp %d = %d gpu%s, ep %d, ZeRO %d%s), %d microbatch%s per replica, "
+		            "%d stage%s | %s", p->model.name, p->cluster.name, l.pp, l.tp, l.dp, parallel_gpus(&l),
+		            parallel_gpus(&l) == 1 ? "" : "s", l.ep, l.zero, l.fp32_grads ? ", fp32 grads" : "",
+		            p->microbatches, p->microbatches == 1 ? "" : "es", p->nstages, p->nstages == 1 ? "" : "s",
 		            a->path ? (strrchr(a->path, '/') ? strrchr(a->path, '/') + 1 : a->path) : a->source);
 	} else {
-		strbuf_addf(&sb, "%s on %s (%d gpus), %d microbatches, %d stages | %s", p->model.name, p->cluster.name,
-		            p->ndevices, p->microbatches, p->nstages,
+		strbuf_addf(&sb, "%s on %s (%d gpu%s), %d microbatch%s, %d stage%s | %s", p->model.name, p->cluster.name,
+		            p->ndevices, p->ndevices == 1 ? "" : "s", p->microbatches, p->microbatches == 1 ? "" : "es",
+		            p->nstages, p->nstages == 1 ? "" : "s",
 		            a->path ? (strrchr(a->path, '/') ? strrchr(a->path, '/') + 1 : a->path) : a->source);
 	}
 	screen_text(s, x, y, w - x - 1, sb.buf, R_HEADER);
