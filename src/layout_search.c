@@ -435,7 +435,8 @@ static int groups(const struct model *m, struct parallel_source *src, const stru
 		*out = NULL;
 		return -1;
 	}
-	qsort(*out, (size_t)*n, sizeof(**out), group_cmp);
+	if (*n > 1)  /* qsort of no groups would be handed a null array */
+		qsort(*out, (size_t)*n, sizeof(**out), group_cmp);
 	return 0;
 }
 
