@@ -177,11 +177,12 @@ static void describe_plan(const struct plan *p, struct strbuf *sb)
 	strbuf_addstr(sb, "plan");
 	if (p->name)
 		strbuf_addf(sb, " '%s'", p->name);
-	strbuf_addf(sb, ": model '%s' on cluster '%s', %d stages on %d of %d devices",
-	            p->model.name, p->cluster.name, p->nstages, used, p->ndevices);
+	strbuf_addf(sb, ": model '%s' on cluster '%s', %d stage%s on %d of %d device%s",
+	            p->model.name, p->cluster.name, p->nstages, p->nstages == 1 ? "" : "s", used, p->ndevices,
+	            p->ndevices == 1 ? "" : "s");
 	if (max_per_dev > 1)
 		strbuf_addf(sb, " (up to %d per device)", max_per_dev);
-	strbuf_addf(sb, ", %d microbatches, %s backward, %ld ops", p->microbatches,
+	strbuf_addf(sb, ", %d microbatch%s, %s backward, %ld ops", p->microbatches, p->microbatches == 1 ? "" : "es",
 	            p->split_backward ? "split" : "fused", plan_total_ops(p));
 }
 

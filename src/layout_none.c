@@ -3,24 +3,39 @@
  */
 #include "config.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "layout_none.h"
 #include "parallel.h"
 
+/* Whether d replicas split the global batch into whole microbatches of some size the
+ * search tries (as layout_search's groups() requires). */
+static bool splits(const struct model *m, const struct layout_constraints *k, int d)
+{
+	long sizes[LAYOUT_MB_SIZES], seqs = (long)k->global_mb * m->micro_batch_size;
+	int n = layout_mb_candidates(m, k, sizes);
+
+	for (int i = 0; i < n; i++) {
+		long size = sizes[i] ? sizes[i] : m->micro_batch_size;
+
+		if (seqs % (size * d) == 0)
+			return true;
+	}
+	return false;
+}
+
 /* The fewest pipeline stages a layout at tp can have on c under k: the most data-parallel
- * replicas that divide both the GPUs tp leaves and the global batch's sequences (*dp gets
- * them, 0 and the result 0 when tp does not tile the cluster). */
+ * replicas that divide the GPUs tp leaves and split the global batch (*dp gets them, 0 and
+ * the result 0 when none does). */
 static int fewest_stages(const struct model *m, const struct cluster *c, const struct layout_constraints *k, int tp,
                          int *dp)
 {
-	long seqs = (long)k->global_mb * m->micro_batch_size;
-
 	*dp = 0;
 	if (tp <= 0 || c->devices % tp)
 		return 0;
 	for (int d = c->devices / tp; d >= 1; d--)
-		if ((c->devices / tp) % d == 0 && seqs % d == 0 && (!k->dp || d == k->dp)) {
+		if ((c->devices / tp) % d == 0 && (!k->dp || d == k->dp) && splits(m, k, d)) {
 			*dp = d;
 			return c->devices / (tp * d);
 		}
@@ -38,9 +53,13 @@ static void depth_reason(const struct model *m, const struct cluster *c, const s
 	buf[0] = '\0';
 	if (k->pp || pp <= m->nlayers)
 		return;
-	snprintf(buf, n, "at tp %d the %d GPUs need at least %d pipeline stages (dp %d: a global batch of %ld sequence%s "
-	         "splits over no more replicas here), more than the model's %d layers", tp, c->devices, pp, dp, seqs,
-	         seqs == 1 ? "" : "s", m->nlayers);
+	if (k->dp)
+		snprintf(buf, n, "at tp %d the %d GPUs need at least %d pipeline stages (dp %d, as --dp holds it), more than "
+		         "the model's %d layers", tp, c->devices, pp, dp, m->nlayers);
+	else
+		snprintf(buf, n, "at tp %d the %d GPUs need at least %d pipeline stages (dp %d: a global batch of %ld "
+		         "sequence%s splits over no more replicas here), more than the model's %d layers", tp, c->devices,
+		         pp, dp, seqs, seqs == 1 ? "" : "s", m->nlayers);
 }
 
 /* Why no layout was valid: what was held fixed, the degrees given and the batch every dp
@@ -59,7 +78,7 @@ int layout_none_degrees(const struct model *m, const struct cluster *c, const st
 			n += (size_t)snprintf(given + n, sizeof(given) - n, "%s %d, ", names[i], deg[i]);
 	if (k->zero >= 0 && n < sizeof(given))
 		n += (size_t)snprintf(given + n, sizeof(given) - n, "zero %d%s, ", k->zero,
-		                      k->zero_where_dp ? " where data-parallel" : "");
+		                      k->zero_where_dp && k->zero > 0 ? " where data-parallel" : "");
 	if (k->fp32_grads && n < sizeof(given))
 		n += (size_t)snprintf(given + n, sizeof(given) - n, "fp32 gradients, ");
 	if (k->recompute >= 0 && n < sizeof(given))
@@ -96,7 +115,7 @@ int layout_none_unpriced(const struct model *m, const struct cluster *c, const s
 		return -1;
 	}
 	return err_set(e, ERR_INPUT, "model '%s' has no architecture (a measured or hand-made table at tp %d), so only "
-	               "tp %d can be priced, and %s: give a larger global batch or a cluster of fewer GPUs, or make "
+	               "tp %d can be priced, and %s: give %s a cluster of fewer GPUs, or make "
 	               "the model with `octopipe cost` from its config.json (then other TP degrees are priced)", m->name,
-	               made, made, why);
+	               made, made, why, k->dp ? "more --dp or" : "a larger global batch or");
 }

@@ -12,6 +12,11 @@
 #include "layout_search.h"
 #include "model.h"
 
+/* The micro-batch sizes a search tries (0: the table's own; into out, at most
+ * LAYOUT_MB_SIZES; returns how many). Defined in layout_search.c. */
+#define LAYOUT_MB_SIZES 6
+int layout_mb_candidates(const struct model *m, const struct layout_constraints *k, long *out);
+
 /* No factorisation meets the degrees k holds fixed: says which they were, the global
  * batch, and when every TP degree allowed leaves more stages than layers, that. -1. */
 int layout_none_degrees(const struct model *m, const struct cluster *c, const struct layout_constraints *k,

@@ -293,8 +293,8 @@ static double replica_work(const struct model *rm)
  * the one k holds (0: the table's own), or when k searches the table's own first and then
  * 1, 2, 4, 8, 16 sequences, when the table can be priced at another (it has an
  * architecture). A size equal to the table's own is stored as 0 (nothing re-priced). */
-#define LAYOUT_MAX_MB 6
-static int mb_candidates(const struct model *m, const struct layout_constraints *k, long *out)
+#define LAYOUT_MAX_MB LAYOUT_MB_SIZES
+int layout_mb_candidates(const struct model *m, const struct layout_constraints *k, long *out)
 {
 	int n = 0;
 
@@ -390,7 +390,7 @@ static int groups(const struct model *m, struct parallel_source *src, const stru
 
 	*out = NULL;
 	*n = 0;
-	nmb = mb_candidates(m, k, mbs);
+	nmb = layout_mb_candidates(m, k, mbs);
 	for (int i = 0; i < m->nlayers; i++)
 		moe |= m->layers[i].expert_param_bytes > 0;
 	for (int tp = 1; tp <= gpn; tp++) {

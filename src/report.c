@@ -111,8 +111,8 @@ static int put_speedups(struct strbuf *sb, const struct chart *c, int n, struct 
 		rpt_xml_text(sb, gp->model.name);
 		strbuf_addstr(sb, " on ");
 		rpt_xml_text(sb, gp->cluster.name);
-		strbuf_addf(sb, ", %d microbatches</h3>\n<table><tr><th class=\"l\">baseline</th><th>iteration</th>",
-		            gp->microbatches);
+		strbuf_addf(sb, ", %d microbatch%s</h3>\n<table><tr><th class=\"l\">baseline</th><th>iteration</th>",
+		            gp->microbatches, gp->microbatches == 1 ? "" : "es");
 		for (int j = i; j < n; j++)
 			if (!done[j] && same_setup(c[j].p, gp)) {
 				strbuf_addstr(sb, "<th>");

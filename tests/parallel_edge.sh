@@ -96,6 +96,13 @@ expect_match 'at least 32 pipeline stages \(dp 1: a global batch of 3 sequences'
 run "$OCTOPIPE" tune --model "$M/deepseek-16b.json" --cluster "$C/32xH200.json" --microbatches 1 --global-batch 4 \
     --quiet -o "$T/x.json"
 expect_rc 0 "with a global batch of 4 (dp 4 x pp 8) it tunes"
+run "$OCTOPIPE" tune --model "$M/deepseek-16b.json" --cluster "$C/32xH200.json" --microbatches 4 --dp 1 -o "$T/x.json"
+expect_match 'at least 32 pipeline stages \(dp 1, as --dp holds it\), more than the model.s 28 layers: give more --dp or a cluster' "$ERR" "held to --dp 1, the reason is --dp, not the batch: $ERR"
+# a table at micro-batch 2 cannot split its one microbatch of 2 sequences over 2 replicas
+python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); m["micro_batch_size"]=2; json.dump(m,open(sys.argv[2],"w"))' \
+    "$M/deepseek-16b.json" "$T/ds2.json"
+run "$OCTOPIPE" tune --model "$T/ds2.json" --cluster "$C/32xH200.json" --microbatches 1 -o "$T/x.json"
+expect_match 'only tp 1 can be priced, and at tp 1 the 32 GPUs need at least 32 pipeline stages \(dp 1' "$ERR" "counted in whole microbatches: $ERR"
 run "$OCTOPIPE" tune --model "$M/deepseek-16b.json" --cluster "$C/32xH200.json" --microbatches 1 --tp 1 -o "$T/x.json"
 expect_rc 2 "held to --tp 1"
 expect_match "^octopipe tune: no parallel layout of cluster '32xH200' \(32 GPUs, 8 per node\) meets the given degrees: tp 1, a global batch of 1 microbatch: at tp 1 the 32 GPUs need at least 32 pipeline stages" "$ERR" "names the constraints and the depth: $ERR"

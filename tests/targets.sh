@@ -41,6 +41,10 @@ run "$O" compare --model jamba-v0.1 --cluster 16xH200 --microbatches 16 --target
 expect_rc 2 "compare --target megatron of a Mamba-1 model"
 expect_match "^octopipe compare: megatron runs none of these plans: model.layers\[[0-9]+\].kind: 'mamba1\+mlp': Megatron-LM's hybrid model has no Mamba-1 mixer" "$ERR" "says why in one line: $ERR"
 expect_match "^1f1b .*n/a on megatron: .*no Mamba-1 mixer" "$OUT" "and its rows say so"
+# ... even where the budget left rows out: no budget makes Megatron-LM build the model
+run "$O" compare --layout pp --model jamba-v0.1 --cluster 32xH200 --microbatches 4096 --target megatron --budget 0.3
+expect_rc 2 "compare --target megatron of a Mamba-1 model, a budget too short for its rows"
+expect_match "^octopipe compare: megatron runs none of these plans: .*no Mamba-1 mixer" "$ERR" "the refusal, not 'give a larger --budget': $ERR"
 run "$O" tune --model llama2-7b --cluster 8xH200 --microbatches 16 --target megatron --steps-out "$T/s.json" \
     -o "$T/x.json"
 expect_rc 2 "--steps-out with --target megatron is a usage error (no tuner steps)"

@@ -35,7 +35,8 @@ static void usage(FILE *f)
 	      "interleaved, zb-h1, zb-h2, zb-v, dualpipev, adaptive) on the whole cluster, then\n"
 	      "the tuned plan (octopipe tune) with its speedup over each baseline.\n"
 	      "A schedule that cannot apply says why. Exit 3 when no plan fits (the table, or\n"
-	      "--json, still shows each and why).\n"
+	      "--json, still shows each and why); exit 2 when no schedule applies at all or\n"
+	      "the --target runtime runs none of them.\n"
 	      "\n"
 	      "Like tune, it first picks the parallel layout (--layout auto, the default: see\n"
 	      "octopipe tune --help) and compares the baselines and the tuned plan at it, one\n"
@@ -166,6 +167,7 @@ struct ctx {
 	bool any_oom;             /* a row out of memory (else, none fitting, the target refused all) */
 	char refused[300];        /* why the target runtime refuses a plan: the tuned row's reason
 	                           * (its search's), else the first baseline's */
+	bool model_refused;       /* the tuned row's: the runtime cannot run the model at all */
 	bool skipped;             /* a row the budget left out */
 };
 
@@ -256,8 +258,14 @@ static void baseline_row(struct ctx *x, struct baseline_result *r)
 		/* the runtime cannot run it: shown, not counted */
 		snprintf(why, sizeof(why), "n/a on %s: %.220s", target_name(tgt), te.msg);
 		r->feasible = false;
-		if (!x->refused[0])
+		/* an error located in the model (its JSON path), not in this plan: the runtime
+		 * cannot run the model at all */
+		if (!x->model_refused && strncmp(te.msg, "model.", 6) == 0) {
 			snprintf(x->refused, sizeof(x->refused), "%.280s", te.msg);
+			x->model_refused = true;
+		} else if (!x->refused[0]) {
+			snprintf(x->refused, sizeof(x->refused), "%.280s", te.msg);
+		}
 	} else if (r->ran && !r->feasible) {
 		x->any_oom = true;
 	}
@@ -345,8 +353,10 @@ static int tuned_row(struct ctx *x, const struct baseline_set *bs, double t0)
 		else
 			snprintf(why, sizeof(why), "n/a: %.250s", e.msg);
 		x->skipped |= late;
-		if (!late && e.cls == ERR_INPUT && a->tgt != TARGET_OCTOPIPE)
+		if (!late && e.cls == ERR_INPUT && a->tgt != TARGET_OCTOPIPE) {
 			snprintf(x->refused, sizeof(x->refused), "%.280s", e.msg);  /* the runtime cannot run the model */
+			x->model_refused = true;
+		}
 		else if (!late && e.cls == ERR_INFEASIBLE)
 			x->any_oom = true;
 		if (a->json)
@@ -482,8 +492,12 @@ int cmd_compare(int argc, char **argv)
 		fputs(sb.buf, stdout);
 		strbuf_release(&sb);
 	}
-	/* the table says why each plan cannot run; the status says that none can */
-	if (rc == EXIT_OK && !x.any_fits && x.skipped) {
+	/* the table says why each plan cannot run; the status says that none can (a runtime
+	 * that cannot run the model at all first: no budget changes that) */
+	if (rc == EXIT_OK && !x.any_fits && x.model_refused) {
+		cli_err("octopipe compare: %s runs none of these plans: %s\n", target_name(a.tgt), x.refused);
+		rc = EXIT_INPUT;
+	} else if (rc == EXIT_OK && !x.any_fits && x.skipped) {
 		cli_err("octopipe compare: --budget %g s ran out before a plan that fits was simulated: give a larger "
 		        "--budget\n", a.budget);
 		rc = EXIT_INPUT;

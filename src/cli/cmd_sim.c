@@ -53,8 +53,9 @@ static void summary(const struct plan *p, const char *path, const struct metrics
 	struct strbuf sb = STRBUF_INIT;
 	bool layout = false;
 
-	strbuf_addf(&sb, "plan %s: %s on %s, %d stages on %d devices, %d microbatches, %s backward%s\n",
-	            path, p->model.name, p->cluster.name, p->nstages, p->ndevices, p->microbatches,
+	strbuf_addf(&sb, "plan %s: %s on %s, %d stage%s on %d device%s, %d microbatch%s, %s backward%s\n",
+	            path, p->model.name, p->cluster.name, p->nstages, p->nstages == 1 ? "" : "s", p->ndevices,
+	            p->ndevices == 1 ? "" : "s", p->microbatches, p->microbatches == 1 ? "" : "es",
 	            p->split_backward ? "split" : "fused", blocking ? ", blocking transfers" : "");
 	strbuf_addstr(&sb, "iteration ");
 	fmt_ms(&sb, m->makespan_ms);

@@ -600,8 +600,8 @@ static int run(struct args *a, const struct model *m, const struct cluster *c, d
 	if (rc < 0) {
 		/* one line that names the command, as every other error of tune's; a pure
 		 * pipeline that fits nowhere may fit with the other degrees */
-		cli_err("octopipe tune: %s%s\n", e.msg, a->layout_pp && e.cls == ERR_INFEASIBLE ?
-		        " (--layout auto also weighs TP, DP and ZeRO)" : "");
+		cli_err("octopipe tune: %s%s\n", e.msg, a->layout_pp && e.cls == ERR_INFEASIBLE &&
+		        a->tgt == TARGET_OCTOPIPE && c->devices > 1 ? "; --layout auto also weighs TP, DP and ZeRO" : "");
 		return e.cls == ERR_INPUT ? EXIT_INPUT : e.cls == ERR_INFEASIBLE ? EXIT_INFEASIBLE : EXIT_RUNTIME;
 	}
 	return 0;
