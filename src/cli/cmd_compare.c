@@ -494,7 +494,8 @@ int cmd_compare(int argc, char **argv)
 	}
 	/* the table says why each plan cannot run; the status says that none can (a runtime
 	 * that cannot run the model at all first: no budget changes that) */
-	if (rc == EXIT_OK && !x.any_fits && x.model_refused) {
+	if (rc == EXIT_OK && !x.any_fits && (x.model_refused || (x.refused[0] && !x.any_oom && !x.skipped))) {
+		/* none is out of memory, or the model itself is refused: the runtime runs none */
 		cli_err("octopipe compare: %s runs none of these plans: %s\n", target_name(a.tgt), x.refused);
 		rc = EXIT_INPUT;
 	} else if (rc == EXIT_OK && !x.any_fits && x.skipped) {
@@ -504,10 +505,6 @@ int cmd_compare(int argc, char **argv)
 	} else if (rc == EXIT_OK && !x.any_ran) {
 		cli_err("octopipe compare: no schedule applies to %s on %s at %d microbatch%s: each row says why\n",
 		        m.name, c.name, a.mbs, a.mbs == 1 ? "" : "es");
-		rc = EXIT_INPUT;
-	} else if (rc == EXIT_OK && !x.any_fits && !x.any_oom && x.refused[0]) {
-		/* none is out of memory: the runtime runs none of them, for the reason its rows give */
-		cli_err("octopipe compare: %s runs none of these plans: %s\n", target_name(a.tgt), x.refused);
 		rc = EXIT_INPUT;
 	} else if (rc == EXIT_OK && !x.any_fits) {
 		cli_err("octopipe compare: no plan fits %s on %s at %d microbatch%s: every baseline and the tuned plan is "
