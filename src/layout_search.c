@@ -236,11 +236,34 @@ static int judge(struct parallel_source *src, const struct cluster *c, int mbs, 
 	return r;
 }
 
+/* Whether two layouts run the same pipeline: they differ at most in the ZeRO stage, which
+ * changes only the memory a device has left and the data-parallel sync (the same volume at
+ * every stage but 3). Tuning both would spend the budget on one pipeline twice. */
+static bool same_pipeline(const struct layout_pick *a, const struct layout_pick *b)
+{
+	return a->par.pp == b->par.pp && a->par.tp == b->par.tp && a->par.dp == b->par.dp &&
+	       a->par.ep == b->par.ep && a->par.micro_batch == b->par.micro_batch &&
+	       a->par.fp32_grads == b->par.fp32_grads && a->recompute == b->recompute &&
+	       a->microbatches == b->microbatches;
+}
+
 /* Inserts a layout that fits into the ranked top list (the smallest estimate first; a tie
- * keeps the one judged first). */
+ * keeps the one judged first). Of layouts that run the same pipeline only the best
+ * estimate stays, so the layouts tuned are distinct pipelines. */
 static void keep_top(struct layout_choice *out, const struct layout_pick *pk)
 {
-	int i = out->ntop < LAYOUT_TOP ? out->ntop++ : LAYOUT_TOP;
+	int i;
+
+	for (int j = 0; j < out->ntop; j++) {
+		if (!same_pipeline(&out->top[j], pk))
+			continue;
+		if (pk->estimate_ms >= out->top[j].estimate_ms)
+			return;
+		memmove(&out->top[j], &out->top[j + 1], (size_t)(out->ntop - j - 1) * sizeof(out->top[0]));
+		out->ntop--;
+		break;
+	}
+	i = out->ntop < LAYOUT_TOP ? out->ntop++ : LAYOUT_TOP;
 
 	while (i > 0 && pk->estimate_ms < out->top[i - 1].estimate_ms) {
 		if (i < LAYOUT_TOP)

@@ -117,6 +117,16 @@ if [ -n "$best" ] && [ "${chosen##* }" = "$best" ]; then ok "the chosen layout i
 else not_ok "the chosen layout is the fastest tuned" "$OUT"; fi
 if [ "$(jget "$T/t70e.json" '"%d %d %d" % (d["parallel"]["pp"], d["parallel"]["tp"], d["parallel"]["dp"])')" = "${chosen% *}" ]; then
     ok "and the plan is written at it ($chosen)"; else not_ok "the plan is at the chosen layout" "$chosen"; fi
+# the three are distinct pipelines: a layout that differs from a better-ranked one only in
+# its ZeRO stage runs the same pipeline, and tuning it again would halve the others' share
+# (llama2-70b on 4096 H200s tuned pp 8 x tp 8 x dp 64 at ZeRO 0 and then at ZeRO 1)
+printf '%s' '{"format": "octopipe.cluster/1", "name": "4096xH200", "gpu": "H200", "devices": 4096, "gpus_per_node": 8, "mem_bytes": 141000000000, "mem_headroom": 0.05, "speed": 1, "intra_node": {"gbytes_per_s": 450, "latency_us": 5}, "inter_node": {"gbytes_per_s": 50, "latency_us": 10}}' > "$T/c4096.json"
+run "$OCTOPIPE" tune --model llama2-70b --cluster "$T/c4096.json" --global-batch 512 --microbatches 8 --evals 300 --verbose
+expect_rc 0 "tune llama2-70b on 4096 H200s"
+pipes=$(printf '%s\n' "$OUT" | sed -n 's/^layout [0-9] of [0-9]: \(pp [0-9]* x tp [0-9]* x dp [0-9]*\) (ZeRO [0-9], recompute \([a-z]*\)).*/\1 \2/p')
+if [ "$(printf '%s\n' "$pipes" | wc -l)" -ge 2 ] && [ "$(printf '%s\n' "$pipes" | sort -u | wc -l)" = "$(printf '%s\n' "$pipes" | wc -l)" ]; then
+    ok "the layouts tuned are distinct pipelines: $(printf '%s; ' "$pipes")"
+else not_ok "the layouts tuned are distinct pipelines" "$OUT"; fi
 run "$OCTOPIPE" tune --model gemma2-27b --cluster 4xH200 --microbatches 8 -o "$T/g27.json"
 expect_rc 0 "tune gemma2-27b on 4 H200s"
 expect_match '^layout: pp [0-9]+ x tp [0-9]+ x dp [0-9]+ ' "$OUT" "names the layout it chose"
