@@ -53,7 +53,24 @@
  *   forces less, allows more work and more memory x time, so whether T is possible is
  *   monotone and the least T that some k allows is found by bisection. The fractional
  *   optimum is at most any whole choice's, so the T found is at most every fitting plan's
- *   makespan. The memory bound is the larger of it and the tight bound.
+ *   makespan. The memory bound is the largest of it, (g) and the tight bound.
+ * (g) The backlog of W behind a stage's last I (split backward only). Take layer l in
+ *   stage [a, l] on device d (a stage reaching higher only adds work, bytes and weights),
+ *   and t the end of the stage's last I. By t the device has run the stage's M F and M I
+ *   and every W that has ended; the q that have not are still to run after t, one after
+ *   another on d, and each still holds the W's share of its activations, act_w (what I
+ *   leaves behind under every recompute mode: the simulator frees act - act_w at I's end
+ *   and the rest at W's). So at t, q act_w + static(stage) <= U, and q >= 1 (the last I's
+ *   own W); with q <= Q = floor((U - static) / act_w), at most M. After t, the gradient
+ *   chain below a still runs (tail = Pb(a) + wt), and so do the q W:
+ *     T >= Pf(a) + M (F + I) + (M - q) W + max(tail, q W)
+ *   which falls as q grows, so q = Q is the least any plan pays (minimised over a; at
+ *   speed s_max). With memory to spare (Q W >= tail) this is bound (2)'s own window; where
+ *   act_w is large, as a 256K-vocabulary head's logits at a long sequence, it is not: the
+ *   head's W cannot wait for the drain, and the device runs them before its last I. On
+ *   nemotronh-8b at 32K tokens (16 x 32) the head keeps 8.9 GB a microbatch for W and has
+ *   room for 14: 9.72 s, where the tight bound says 8.94. Taken for every layer (the last
+ *   BACKLOG_ALL of longer models). A stage that cannot hold even one is charged q = 1.
  * What it cannot claim: a recomputing backward's extra peak (the redone activations while
  * it runs), the W that follows a split I (what it keeps after I), transfers and how the
  * activations of one device must share its capacity with the others' lighter loads: all
@@ -72,6 +89,7 @@
 #include <string.h>
 
 #define MEM_KMAX 128
+#define BACKLOG_ALL 2048 /* (g) for every layer of models up to this long, else the last */
 
 /* One step along layer l's hull: from x0 ms of its recompute, dx ms more buy dm less
  * bytes x ms. */
@@ -224,6 +242,56 @@ static double static_of(const struct parallel *par, double params, double expert
 	return ms.weights + ms.grads + ms.optimizer;
 }
 
+/* (g): the W backlog behind the last I of the stage around each layer, in ms. */
+static double backlog_bound(const struct model *mdl, const struct cluster *cl, int M, bool split)
+{
+	int L = mdl->nlayers;
+	double o = cl->op_overhead_us > 0 ? cl->op_overhead_us * 1e-3 : 0, U = cluster_usable_bytes(cl);
+	double smax = cl->device_speed[0], best = 0, wt, *pf, *pb;
+	struct parallel par;
+
+	if (!split)
+		return 0;
+	if (!(pf = malloc(sizeof(*pf) * (size_t)(L + 1))) || !(pb = malloc(sizeof(*pb) * (size_t)(L + 1)))) {
+		free(pf);
+		return 0;
+	}
+	for (int d = 1; d < cl->devices; d++)
+		smax = fmax(smax, cl->device_speed[d]);
+	parallel_from_replica(&cl->rep, cl->devices, &par);
+	pf[0] = pb[0] = 0;
+	for (int l = 0; l < L; l++) {
+		pf[l + 1] = pf[l] + mdl->layers[l].f_ms;
+		pb[l + 1] = pb[l] + mdl->layers[l].b_ms;
+	}
+	wt = mdl->layers[0].w_ms + o;
+	for (int l = L > BACKLOG_ALL ? L - 1 : 0; l < L; l++) {
+		double F = 0, I = 0, W = 0, pl = 0, ex = 0, actw = 0, big = 0, least = INFINITY;
+
+		for (int a = l; a >= 0; a--) {
+			const struct layer *y = &mdl->layers[a];
+			double head = a > 0 ? pf[a] + o : 0, tail = (a > 0 ? pb[a] + o : 0) + wt, room, q;
+
+			F += y->f_ms;
+			I += y->b_ms;
+			W += y->w_ms;
+			actw += (double)y->act_w_bytes;
+			pl += (double)y->param_bytes - (double)y->tied_bytes;
+			ex += (double)y->expert_param_bytes;
+			if (par.zero >= 3) /* the gather buffer holds a layer's whole weights */
+				big = fmax(big, (double)(y->param_bytes - y->expert_param_bytes) +
+				                (double)y->expert_param_bytes / par.ep);
+			room = U - static_of(&par, pl, ex) - big;
+			q = actw > 0 ? fmax(1, fmin(M, floor(room / actw))) : M;
+			least = fmin(least, head + M * (F + I + 2 * o) + (M - q) * (W + o) + fmax(tail, q * (W + o)));
+		}
+		best = fmax(best, least / smax);
+	}
+	free(pf);
+	free(pb);
+	return best;
+}
+
 /* Fills b: the layers' hulls (their segments sorted), each layer's own room and the per-k
  * constants; -1 when out of host memory. */
 static int membound_setup(struct membound *b, const struct model *mdl, const struct cluster *cl, int M, bool split)
@@ -363,6 +431,7 @@ static struct mkey mem_key(const struct model *mdl, const struct cluster *cl, in
 		mixd(&k, y->w_ms);
 		mixd(&k, y->core_f_ms);
 		mix(&k, y->act_bytes);
+		mix(&k, y->act_w_bytes);
 		mix(&k, y->core_act_bytes);
 		mix(&k, y->in_bytes);
 		mix(&k, y->out_bytes);
@@ -403,13 +472,14 @@ double sim_lower_bound_memory(const struct model *mdl, const struct cluster *cl,
 	return v;
 }
 
-/* The bound itself (no memo): tight, or the least T of (e) above it. */
+/* The bound itself (no memo): the larger of tight and (g), or the least T of (f) above it. */
 static double mem_bound(const struct model *mdl, const struct cluster *cl, int microbatches, bool split_backward,
                         double tight)
 {
 	double lo, hi;
 	struct membound b = { 0 };
 
+	tight = fmax(tight, backlog_bound(mdl, cl, microbatches, split_backward));
 	if (membound_setup(&b, mdl, cl, microbatches, split_backward) < 0 || fits(&b, tight)) {
 		hi = tight;
 		goto out;

@@ -164,98 +164,152 @@ static double static_bytes(const struct model *md, const struct cluster *cl)
 	return ms.weights + ms.grads + ms.optimizer;
 }
 
+/* What the random instances found. */
+struct rstats {
+	int instances, with_fit, above_tight, plans, fit, below, under_tight;
+	double worst;
+};
+
+/* Random layers: kind 0 of random costs and bytes, 1 equal of large activations (the
+ * memory binds), 2 random with a heavy last layer whose W keeps all its activations (the
+ * W backlog binds); the capacity to match, in cl. Returns the activations' sum. */
+static double random_layers(struct model *md, int L, int kind)
+{
+	double act = 0;
+
+	for (int l = 0; l < L; l++) {
+		struct layer *y = &md->layers[l];
+
+		if (kind == 1) {
+			y->f_ms = y->b_ms = y->w_ms = 1;
+			y->act_bytes = 4 * GB;
+			y->in_bytes = GB / 10;
+			y->param_bytes = GB / 10;
+			act += (double)y->act_bytes;
+			continue;
+		}
+		y->f_ms = frand(0.2, 3);
+		y->b_ms = frand(0.2, 3);
+		y->w_ms = frand(0, 2);
+		y->act_bytes = (uint64_t)irand(1, 40) * GB / 10;
+		y->core_act_bytes = irand(0, 1) ? y->act_bytes * (uint64_t)irand(0, 10) / 10 : 0;
+		y->core_f_ms = y->core_act_bytes ? frand(0, y->f_ms) : 0;
+		y->act_w_bytes = y->act_bytes * (uint64_t)irand(0, 10) / 10;
+		y->in_bytes = (uint64_t)irand(0, 5) * GB / 10;
+		y->out_bytes = irand(0, 1) ? y->in_bytes : 0;
+		y->param_bytes = (uint64_t)irand(0, 20) * GB / 10;
+		/* a head tied to the embedding (held once beside it), routed experts */
+		y->tied_bytes = l == L - 1 && irand(0, 1) ? y->param_bytes / 2 : 0;
+		y->expert_param_bytes = irand(0, 3) == 0 ? y->param_bytes / 3 : 0;
+		if (kind == 2 && l == L - 1) { /* heavy, its W long and keeping everything */
+			y->f_ms = frand(1, 3);
+			y->b_ms = frand(1, 3);
+			y->w_ms = frand(1, 2);
+			y->act_bytes = y->act_w_bytes = (uint64_t)irand(20, 60) * GB / 10;
+			y->core_act_bytes = 0;
+			y->core_f_ms = 0;
+		} else if (kind == 2) { /* light layers whose backwards make a long chain */
+			y->f_ms = frand(0.05, 0.3);
+			y->b_ms = frand(0.5, 1.5);
+			y->w_ms = frand(0, 0.2);
+			y->act_bytes = y->act_bytes / 4;
+			y->act_w_bytes = y->act_w_bytes / 4;
+			y->param_bytes = y->param_bytes / 10;
+		}
+		act += (double)y->act_bytes;
+	}
+	return act;
+}
+
+/* One random instance of the kind (see random_layers), into st. */
+static void random_instance(int kind, struct rstats *st)
+{
+	int L = kind == 2 ? 0 : irand(2, 8), D = irand(kind == 2 ? 2 : 1, 4), M;
+	bool split;
+	struct model md;
+	struct cluster cl;
+	double lb, tight, act, best = INFINITY;
+	int nfit = 0;
+
+	if (kind == 2)
+		L = irand(D, 8);
+	M = irand(2, 12);
+	split = kind == 2 || irand(0, 1);
+	synth_model(&md, L, 1, 1, 1);
+	act = random_layers(&md, L, kind);
+	synth_cluster(&cl, D, irand(1, 4), irand(0, 1) ? 0 : 100, irand(0, 1) ? 0 : 10);
+	for (int d = 0; d < D; d++)
+		cl.device_speed[d] = irand(1, 2);
+	cl.op_overhead_us = irand(0, 1) ? 0 : 100 * irand(1, 5);
+	if (irand(0, 2) == 0) {
+		cl.rep = (struct replica){ .tp = 1, .dp = 1 << irand(1, 2), .ep = 1, .zero = irand(0, 3) };
+		cl.rep.dp_link = (struct link){ 100, 5 };
+	}
+	/* the capacity: the static memory over the devices and then some activations */
+	cl.mem_headroom = 0;
+	if (kind == 1)
+		cl.mem_bytes = (uint64_t)(static_bytes(&md, &cl) / D + 4 * GB * frand(1.2, 3));
+	else if (kind == 2) /* the head's device has room for one to three of its W */
+		cl.mem_bytes = (uint64_t)(static_bytes(&md, &cl) / irand(1, D) +
+		                          (double)md.layers[L - 1].act_w_bytes * frand(1.05, 3.5));
+	else
+		cl.mem_bytes = (uint64_t)(static_bytes(&md, &cl) / irand(1, D) + act * frand(0.8, 0.6 * D) / D) + GB / 10;
+	lb = sim_lower_bound_memory(&md, &cl, M, split);
+	tight = sim_lower_bound_tight(&md, &cl, M, split);
+	st->instances++;
+	if (lb < tight * (1 - 1e-12))
+		st->under_tight++;
+	for (int k = 0; k < 60; k++) {
+		double x = random_plan(&md, &cl, M, split);
+
+		st->plans++;
+		if (x >= 0) {
+			st->fit++;
+			nfit++;
+			best = fmin(best, x);
+		}
+	}
+	best = fmin(best, baselines(&md, &cl, M, split, &nfit));
+	if (nfit && getenv("STATS"))
+		printf("# kind %d D=%d M=%d L=%d best/tight %.3f lb/tight %.3f\n", kind, D, M, L, best / tight, lb / tight);
+	if (nfit) {
+		st->with_fit++;
+		st->above_tight += lb > tight * (1 + 1e-9);
+		st->worst = fmax(st->worst, lb / best);
+		if (lb > best * (1 + 1e-9)) {
+			st->below++;
+			printf("# plan below the bound: kind %d L=%d D=%d M=%d split=%d bound %g tight %g plan %g\n", kind, L,
+			       D, M, split, lb, tight, best);
+		}
+	}
+	model_release(&md);
+	cluster_release(&cl);
+}
+
 static void test_random(void)
 {
-	int instances = 0, with_fit = 0, above_tight = 0, plans = 0, fit = 0, below = 0, under_tight = 0;
-	double worst = 0;
+	struct rstats st = { 0 }, hd = { 0 };
 
-	for (int it = 0; it < 300; it++) {
-		int L = irand(2, 8), D = irand(1, 4), M = irand(2, 12);
-		bool split = irand(0, 1);
-		struct model md;
-		struct cluster cl;
-		double lb, tight, act = 0, best = INFINITY;
-		int nfit = 0;
-
-		synth_model(&md, L, 1, 1, 1);
-		for (int l = 0; l < L; l++) {
-			struct layer *y = &md.layers[l];
-
-			if (it % 2) { /* equal layers of large activations: the memory binds */
-				y->f_ms = y->b_ms = y->w_ms = 1;
-				y->act_bytes = 4 * GB;
-				y->in_bytes = GB / 10;
-				y->param_bytes = GB / 10;
-				act += (double)y->act_bytes;
-				continue;
-			}
-			y->f_ms = frand(0.2, 3);
-			y->b_ms = frand(0.2, 3);
-			y->w_ms = frand(0, 2);
-			y->act_bytes = (uint64_t)irand(1, 40) * GB / 10;
-			y->core_act_bytes = irand(0, 1) ? y->act_bytes * (uint64_t)irand(0, 10) / 10 : 0;
-			y->core_f_ms = y->core_act_bytes ? frand(0, y->f_ms) : 0;
-			y->act_w_bytes = y->act_bytes * (uint64_t)irand(0, 10) / 10;
-			y->in_bytes = (uint64_t)irand(0, 5) * GB / 10;
-			y->out_bytes = irand(0, 1) ? y->in_bytes : 0;
-			y->param_bytes = (uint64_t)irand(0, 20) * GB / 10;
-			/* a head tied to the embedding (held once beside it), routed experts */
-			y->tied_bytes = l == L - 1 && irand(0, 1) ? y->param_bytes / 2 : 0;
-			y->expert_param_bytes = irand(0, 3) == 0 ? y->param_bytes / 3 : 0;
-			act += (double)y->act_bytes;
-		}
-		synth_cluster(&cl, D, irand(1, 4), irand(0, 1) ? 0 : 100, irand(0, 1) ? 0 : 10);
-		for (int d = 0; d < D; d++)
-			cl.device_speed[d] = irand(1, 2);
-		cl.op_overhead_us = irand(0, 1) ? 0 : 100 * irand(1, 5);
-		if (irand(0, 2) == 0) {
-			cl.rep = (struct replica){ .tp = 1, .dp = 1 << irand(1, 2), .ep = 1, .zero = irand(0, 3) };
-			cl.rep.dp_link = (struct link){ 100, 5 };
-		}
-		/* the capacity: the static memory over the devices and then some activations */
-		cl.mem_headroom = 0;
-		if (it % 2)
-			cl.mem_bytes = (uint64_t)(static_bytes(&md, &cl) / D + 4 * GB * frand(1.2, 3));
-		else
-			cl.mem_bytes = (uint64_t)(static_bytes(&md, &cl) / irand(1, D) + act * frand(0.8, 0.6 * D) / D) + GB / 10;
-		lb = sim_lower_bound_memory(&md, &cl, M, split);
-		tight = sim_lower_bound_tight(&md, &cl, M, split);
-		instances++;
-		if (lb < tight * (1 - 1e-12))
-			under_tight++;
-		for (int k = 0; k < 60; k++) {
-			double x = random_plan(&md, &cl, M, split);
-
-			plans++;
-			if (x >= 0) {
-				fit++;
-				nfit++;
-				best = fmin(best, x);
-			}
-		}
-		best = fmin(best, baselines(&md, &cl, M, split, &nfit));
-		if (nfit && getenv("STATS"))
-			printf("# D=%d M=%d L=%d best/tight %.3f lb/tight %.3f\n", D, M, L, best / tight, lb / tight);
-		if (nfit) {
-			with_fit++;
-			above_tight += lb > tight * (1 + 1e-9);
-			worst = fmax(worst, lb / best);
-			if (lb > best * (1 + 1e-9)) {
-				below++;
-				printf("# plan below the bound: L=%d D=%d M=%d split=%d bound %g tight %g plan %g\n", L, D, M,
-				       split, lb, tight, best);
-			}
-		}
-		model_release(&md);
-		cluster_release(&cl);
-	}
+	for (int it = 0; it < 300; it++)
+		random_instance(it % 2, &st);
 	printf("# %d instances, %d with a plan that fits (%d of %d plans fit), the bound above the tight one in %d, "
-	       "at most %.3f of the best plan found\n", instances, with_fit, fit, plans, above_tight, worst);
-	is_int(below, 0, "no plan that fits is faster than the memory-aware bound");
-	is_int(under_tight, 0, "the memory-aware bound is never below the tight one");
-	ok(with_fit >= instances / 3, "plans fit in a third of the instances (%d of %d)", with_fit, instances);
-	ok(above_tight >= with_fit / 5, "the bound claims more than the tight one in a fifth of them (%d of %d)",
-	   above_tight, with_fit);
+	       "at most %.3f of the best plan found\n", st.instances, st.with_fit, st.fit, st.plans, st.above_tight,
+	       st.worst);
+	is_int(st.below, 0, "no plan that fits is faster than the memory-aware bound");
+	is_int(st.under_tight, 0, "the memory-aware bound is never below the tight one");
+	ok(st.with_fit >= st.instances / 3, "plans fit in a third of the instances (%d of %d)", st.with_fit,
+	   st.instances);
+	ok(st.above_tight >= st.with_fit / 5, "the bound claims more than the tight one in a fifth of them (%d of %d)",
+	   st.above_tight, st.with_fit);
+	/* a heavy last layer whose device has room for few of its W: (g) */
+	for (int it = 0; it < 150; it++)
+		random_instance(2, &hd);
+	printf("# heavy heads: %d instances, %d with a plan that fits, the bound above the tight one in %d, at most "
+	       "%.3f of the best plan found\n", hd.instances, hd.with_fit, hd.above_tight, hd.worst);
+	is_int(hd.below, 0, "heavy heads: no plan that fits is faster than the bound");
+	is_int(hd.under_tight, 0, "heavy heads: never below the tight bound");
+	ok(hd.above_tight >= hd.with_fit / 5, "heavy heads: above the tight bound in a fifth (%d of %d)",
+	   hd.above_tight, hd.with_fit);
 }
 
 static void test_golden(void)
@@ -308,6 +362,66 @@ static void test_golden(void)
 	is_dbl(sim_lower_bound_tight(&md, &cl, 3, false), 12, 1e-9, "where the tight bound says 12");
 	is_dbl(sim_lower_bound_memory(&md, &cl, 3, false), 500.0 / 41, 1e-9,
 	       "two layers: the longer-held one recomputes first");
+	model_release(&md);
+	cluster_release(&cl);
+}
+
+/* (g) the W backlog, in closed form and met: four layers of f = 0.25, b = 1, w = 0 and a
+ * head of f = b = w = 1 whose W keeps 6 GB of a 10 GB device (room for one microbatch), on
+ * five devices with free links. The head's F cannot start before 1 ms (the forward below
+ * it); its device runs M F and M I and all but q of its W before its last I, and after it
+ * the gradient chain below (4 ms) runs beside the q W left: 1 + 2M + (M - q) + max(4, q),
+ * least at q = 1: 3M + 4, where the tight bound (the head's own work after its wait) says
+ * 3M + 1. One stage a device, scheduled by the policy, meets it. */
+static void test_backlog(void)
+{
+	struct model md;
+	struct cluster cl;
+	int first[6] = { 0, 1, 2, 3, 4, 5 }, dev[5] = { 0, 1, 2, 3, 4 };
+
+	synth_model(&md, 5, 0.25, 1, 0);
+	md.layers[4].f_ms = md.layers[4].b_ms = md.layers[4].w_ms = 1;
+	md.layers[4].act_bytes = md.layers[4].act_w_bytes = 6 * GB;
+	synth_cluster(&cl, 5, 5, 0, 0);
+	cl.mem_headroom = 0;
+	cl.mem_bytes = 10 * GB;
+	for (int M = 4; M <= 16; M *= 2) {
+		struct tune_state st;
+		struct plan p;
+		struct sim s;
+		struct sim_opts o;
+		struct metrics mt;
+		struct err e = ERR_INIT;
+		double lb = sim_lower_bound_memory(&md, &cl, M, true);
+
+		is_dbl(sim_lower_bound_tight(&md, &cl, M, true), 3 * M + 1, 1e-9, "the tight bound: 3M + 1 (M = %d)", M);
+		is_dbl(lb, 3 * M + 4, 1e-9, "the W backlog: 3M + 4 (M = %d)", M);
+		memset(&st, 0, sizeof(st));
+		memset(&s, 0, sizeof(s));
+		st.nstages = 5;
+		st.first = first;
+		st.device = dev;
+		if (tune_state_plan(&md, &cl, M, &st, &p, &e) < 0) {
+			ok(0, "the plan builds (%s)", e.msg);
+			continue;
+		}
+		sim_opts_default(&o);
+		o.policy_driven = true;
+		o.policy.mem_admission = true;
+		if (sim_run(&s, &p, &o, &mt, &e) == 0 && mt.noom == 0)
+			is_dbl(mt.makespan_ms, lb, 1e-9, "one stage a device meets it: %.2f ms", mt.makespan_ms);
+		else
+			ok(0, "one stage a device fits (%s)", e.msg);
+		metrics_release(&mt);
+		sim_release(&s);
+		plan_release(&p);
+	}
+	/* room for two: 1 + 2M + (M - 2) + 4 = 3M + 3 */
+	md.layers[4].act_bytes = md.layers[4].act_w_bytes = 4 * GB;
+	is_dbl(sim_lower_bound_memory(&md, &cl, 8, true), 27, 1e-9, "room for two W: 3M + 3");
+	/* room for every one: the tight bound */
+	cl.mem_bytes = 1000 * GB;
+	is_dbl(sim_lower_bound_memory(&md, &cl, 8, true), 25, 1e-9, "room for all: 3M + 1, the tight bound");
 	model_release(&md);
 	cluster_release(&cl);
 }
@@ -486,6 +600,7 @@ static void test_memory_knobs(void)
 int main(void)
 {
 	test_golden();
+	test_backlog();
 	test_random();
 	test_tuner_recompute();
 	test_memory_knobs();
