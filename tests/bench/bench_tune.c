@@ -238,6 +238,15 @@
  *   partition by Little's law bytes per layer (activations x stay / cycle, 0-2x): no
  *   shape's partition simulated faster than the search's plans.
  *
+ * 2026-12-03 (session 12): the memory-aware bound learned the W backlog (lowerbound_mem.c
+ * (g)): after a stage's last I the W ops not yet run each hold the stage's W activations,
+ * so the head's device, with room for 14 of nemotronh-8b-seq32k's 8.9 GB, must run the
+ * rest before that I instead of during the drain. The same plans as above
+ * (OCTOPIPE_BENCH_EVALS=3000, seed 1) against it: nemotronh-8b-seq32k 16 x 32 88.5% (9723.0
+ * ms; the tight bound 8935.5), 16 x 64 84.6% (17402.0), 16 x 128 83.2% (32760.0); the other
+ * nine rows unchanged (their heads' W fit, or no head binds). The 12 rows: 80.7% of the
+ * memory-aware bound (79.5% of the tight one); goal 90%.
+ *
  * usage: bench_tune SRCDIR [MODEL... | profiles | samples]   (profiles, samples: only that table)
  */
 #include "config.h"
