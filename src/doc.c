@@ -109,6 +109,39 @@ void fmt_bytes(struct strbuf *sb, double b)
 		strbuf_addf(sb, "%.*f %s", b < 10 ? 2 : b < 100 ? 1 : 0, b, unit[u]);
 }
 
+int fmt_gb_decimals(double x, double y, int least)
+{
+	int dec = least;
+	char a[64], b[64];
+
+	for (; dec < 9 && x != y; dec++) {
+		snprintf(a, sizeof(a), "%.*f", dec, x / 1e9);
+		snprintf(b, sizeof(b), "%.*f", dec, y / 1e9);
+		if (strcmp(a, b) != 0)
+			break;
+	}
+	return dec;
+}
+
+void fmt_bytes_apart(struct strbuf *a, struct strbuf *b, double x, double y)
+{
+	size_t la = a->len, lb = b->len;
+
+	fmt_bytes(a, x);
+	fmt_bytes(b, y);
+	if (x == y || strbuf_failed(a) || strbuf_failed(b) || strcmp(a->buf + la, b->buf + lb) != 0)
+		return;
+	/* rounded alike ("134 GB" and "134 GB"): in GB, as many decimals as tell them apart */
+	strbuf_truncate(a, la);
+	strbuf_truncate(b, lb);
+	{
+		int dec = fmt_gb_decimals(x, y, 2);
+
+		strbuf_addf(a, "%.*f GB", dec, x / 1e9);
+		strbuf_addf(b, "%.*f GB", dec, y / 1e9);
+	}
+}
+
 void fmt_ms(struct strbuf *sb, double ms)
 {
 	if (ms >= 10000)

@@ -37,5 +37,11 @@ void doc_describe(const struct doc *d, struct strbuf *sb);
 /* Human units: "141.0 GB", "1.25 s", "830 ms". */
 void fmt_bytes(struct strbuf *sb, double bytes);
 void fmt_ms(struct strbuf *sb, double ms);
+/* x and y bytes as fmt_bytes writes them, appended to a and b; where they would read alike
+ * but differ ("134 GB" of "134 GB"), in GB with as many decimals as tell them apart. */
+void fmt_bytes_apart(struct strbuf *a, struct strbuf *b, double x, double y);
+/* The decimals (least at least, at most 9) at which x and y bytes, printed in GB, differ;
+ * least when they are equal. */
+int fmt_gb_decimals(double x, double y, int least);
 
 #endif

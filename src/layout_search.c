@@ -11,6 +11,7 @@
 #include "baseline.h"
 #include "bounds.h"
 #include "clock.h"
+#include "doc.h"
 #include "megatron.h"
 #include "layout_search.h"
 #include "layout_none.h"
@@ -594,9 +595,12 @@ static int search(const struct model *m, struct parallel_source *src, const stru
 		/* no baseline ran at all: memory is not the reason, what stopped them is */
 		return err_set(e, ERR_INFEASIBLE, "no layout could be judged: %d tried, none of their baselines ran "
 		               "(the last: %.800s)", out->candidates, unrun.msg);
-	if (!found)
-		return err_set(e, ERR_INFEASIBLE, "no layout fits: %d tried, the closest needs %.1f GB per GPU of %.1f GB "
-		               "usable", out->candidates, out->min_peak_bytes / 1e9, cluster_usable_bytes(c) / 1e9);
+	if (!found) {
+		int dec = fmt_gb_decimals(out->min_peak_bytes, cluster_usable_bytes(c), 1);
+
+		return err_set(e, ERR_INFEASIBLE, "no layout fits: %d tried, the closest needs %.*f GB per GPU of %.*f GB "
+		               "usable", out->candidates, dec, out->min_peak_bytes / 1e9, dec, cluster_usable_bytes(c) / 1e9);
+	}
 	out->par = out->top[0].par;
 	out->recompute = out->top[0].recompute;
 	out->microbatches = out->top[0].microbatches;

@@ -15,6 +15,7 @@
 
 #include "baseline.h"
 #include "clock.h"
+#include "doc.h"
 #include "json.h"
 #include "parallel.h"
 #include "sim.h"
@@ -332,9 +333,13 @@ static int setup_current(struct tuner *t, bool stopped, struct err *e)
 	if (!isfinite(t->cur_ms) && !t->have_baseline) {
 		char closest[96] = "";
 
-		if (isfinite(t->min_peak))
-			snprintf(closest, sizeof(closest), ": the closest needs %.1f GB on a device of %.1f GB usable",
-			         t->min_peak / 1e9, cluster_usable_bytes(t->cluster) / 1e9);
+		if (isfinite(t->min_peak)) {
+			double have = cluster_usable_bytes(t->cluster);
+			int dec = fmt_gb_decimals(t->min_peak, have, 1);
+
+			snprintf(closest, sizeof(closest), ": the closest needs %.*f GB on a device of %.*f GB usable", dec,
+			         t->min_peak / 1e9, dec, have / 1e9);
+		}
 		return err_set(e, ERR_INFEASIBLE, "no plan of model '%s' fits in the memory of cluster '%s'%s%s", m->name,
 		               t->cluster->name, closest, stopped ? " (of those simulated within the budget: a larger "
 		               "--budget tries more)" : "");

@@ -627,15 +627,7 @@ void cli_oom_line(struct strbuf *sb, const char *path, const struct plan *p, con
 	double need = (double)m->dev[d].peak_mem_bytes, have = cluster_usable_bytes(&p->cluster);
 	struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
 
-	fmt_bytes(&a, need);
-	fmt_bytes(&b, have);
-	/* rounded alike ("needs 134 GB but has 134 GB"): as many decimals as tell them apart */
-	for (int dec = 2; dec <= 9 && !strbuf_failed(&a) && !strbuf_failed(&b) && strcmp(a.buf, b.buf) == 0; dec++) {
-		strbuf_reset(&a);
-		strbuf_reset(&b);
-		strbuf_addf(&a, "%.*f GB", dec, need / 1e9);
-		strbuf_addf(&b, "%.*f GB", dec, have / 1e9);
-	}
+	fmt_bytes_apart(&a, &b, need, have); /* never "needs 134 GB but has 134 GB" */
 	strbuf_addf(sb, "%s: plan infeasible: %s %d needs %s", path, rank ? "pipeline rank" : "device", d,
 	            strbuf_failed(&a) ? "?" : a.buf);
 	strbuf_addstr(sb, rank ? " per GPU at its peak but has " : " at its peak but has ");

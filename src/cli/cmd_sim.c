@@ -120,8 +120,7 @@ static void summary(const struct plan *p, const char *path, const struct metrics
 
 		for (int i = 0; i < m->noom; i++)
 			over = over || m->oom[i] == d;
-		fmt_bytes(&a, (double)dm->peak_mem_bytes);
-		fmt_bytes(&b, cluster_usable_bytes(&p->cluster));
+		fmt_bytes_apart(&a, &b, (double)dm->peak_mem_bytes, cluster_usable_bytes(&p->cluster));
 		strbuf_addf(&sb, "%4d %10.2f %10.2f %6.1f%% %10.2f %10.2f %11s %11s%s\n", d, dm->busy_ms, dm->idle_ms,
 		            100 * dm->bubble_ratio, dm->warmup_idle_ms, dm->cooldown_idle_ms, a.buf, b.buf,
 		            over ? "  OUT OF MEMORY" : "");

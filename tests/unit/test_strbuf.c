@@ -1,8 +1,10 @@
-/* test_strbuf — the text buffer grows, formats, pads and hands over its string. */
+/* test_strbuf — the text buffer grows, formats, pads and hands over its string; byte
+ * sizes that would read alike are written apart. */
 #include "config.h"
 
 #include <stdlib.h>
 
+#include "doc.h"
 #include "strbuf.h"
 #include "../tap.h"
 
@@ -36,5 +38,32 @@ int main(void)
 	is_str(s, "", "detaching an empty buffer gives an empty heap string");
 	free(s);
 	strbuf_release(&sb);
+
+	{
+		struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
+
+		strbuf_addstr(&a, "peak ");
+		fmt_bytes_apart(&a, &b, 134.30e9, 133.95e9);
+		is_str(a.buf, "peak 134.30 GB", "134.30 GB and 133.95 GB, which read 134 GB alike, get two decimals");
+		is_str(b.buf, "133.95 GB", "both of them");
+		strbuf_reset(&a);
+		strbuf_reset(&b);
+		fmt_bytes_apart(&a, &b, 76.0004e9, 76.0e9);
+		is_str(a.buf, "76.0004 GB", "as many as tell them apart");
+		is_str(b.buf, "76.0000 GB", "the same for the other");
+		strbuf_reset(&a);
+		strbuf_reset(&b);
+		fmt_bytes_apart(&a, &b, 120e9, 134e9);
+		is_str(a.buf, "120 GB", "sizes that read apart stay as fmt_bytes writes them");
+		strbuf_reset(&a);
+		strbuf_reset(&b);
+		fmt_bytes_apart(&a, &b, 134e9, 134e9);
+		is_str(a.buf, "134 GB", "equal sizes too");
+		is_int(fmt_gb_decimals(76.04e9, 76.0e9, 1), 2, "76.04 of 76.00 GB: two decimals where one reads 76.0 alike");
+		is_int(fmt_gb_decimals(153e9, 133.9e9, 1), 1, "sizes apart at one decimal keep one");
+		is_int(fmt_gb_decimals(5e9, 5e9, 1), 1, "equal sizes keep the least");
+		strbuf_release(&a);
+		strbuf_release(&b);
+	}
 	return tap_done();
 }
