@@ -275,6 +275,9 @@ static double backlog_bound(const struct model *mdl, const struct cluster *cl, i
 			F += y->f_ms;
 			I += y->b_ms;
 			W += y->w_ms;
+			/* every value from here down is at least M (F + I + W), which only grows */
+			if (M * (F + I + W) >= least)
+				break;
 			actw += (double)y->act_w_bytes;
 			pl += (double)y->param_bytes - (double)y->tied_bytes;
 			ex += (double)y->expert_param_bytes;
