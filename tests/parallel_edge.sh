@@ -91,6 +91,13 @@ expect_rc 2 "a table at tp 1, 32 GPUs, a global batch of 1: bad input"
 expect_match "^octopipe tune: model 'deepseek-16b' has no architecture \(a measured or hand-made table at tp 1\), so only tp 1 can be priced, and at tp 1 the 32 GPUs need at least 32 pipeline stages \(dp 1: a global batch of 1 sequence splits over no more replicas here\), more than the model's 28 layers: give a larger global batch" "$ERR" "says why: $ERR"
 if printf '%s\n' "$ERR" | grep -q 'priced at tp 8'; then not_ok "and not the last degree tried" "$ERR"
 else ok "and not the last degree tried"; fi
+# the TUI's start says the search's words as tune does, named by its command
+run "$OCTOPIPE" tui --model "$M/deepseek-16b.json" --cluster "$C/32xH200.json" --microbatches 1 </dev/null
+expect_rc 2 "the tui on the same input: bad input"
+expect_match "^octopipe tui: model 'deepseek-16b' has no architecture" "$ERR" "named by its command: $ERR"
+run "$OCTOPIPE" tui --model "$M/llama2-70b.json" --cluster "$C/8xH200.json" --microbatches 8 --tp 3 </dev/null
+expect_rc 2 "the tui with a degree no layout meets"
+expect_match "^octopipe tui: no parallel layout of cluster '8xH200'" "$ERR" "says so, named: $ERR"
 run "$OCTOPIPE" tune --model "$M/deepseek-16b.json" --cluster "$C/32xH200.json" --microbatches 3 -o "$T/x.json"
 expect_match 'at least 32 pipeline stages \(dp 1: a global batch of 3 sequences' "$ERR" "3 sequences split over no 2 or 4 replicas: $ERR"
 run "$OCTOPIPE" tune --model "$M/deepseek-16b.json" --cluster "$C/32xH200.json" --microbatches 1 --global-batch 4 \

@@ -215,7 +215,8 @@ int files_open_sample(struct app *a, const char *model, const char *cluster, int
 	if (!lo || lo->pp_only) {
 		r = open_at(a, &m, &c, mbs, NULL, -1, NULL, mpath, cpath, e);
 	} else if (lo->recompute > RECOMPUTE_NONE && model_recomputes(&m)) {
-		err_set(e, ERR_INPUT, "--recompute: the layer table of '%s' already recomputes every layer", m.name);
+		err_set(e, ERR_INPUT, "octopipe tui: --recompute: the layer table of '%s' already recomputes every layer",
+		        m.name);
 	} else if (start_layout_choose(&m, &c, mbs, lo, &lc, a->start_msg, sizeof(a->start_msg), e) < 0) {
 		/* none fits: the chart still shows where the memory goes, over every gpu (the
 		 * input errors are the options' own, and an interrupt before any fit is a quit) */
@@ -228,6 +229,8 @@ int files_open_sample(struct app *a, const char *model, const char *cluster, int
 			if ((r = open_at(a, &m, &c, mbs, NULL, -1, NULL, mpath, cpath, e)) < 0)
 				*e = why;   /* the search's words: how close the best came */
 		}
+		if (r < 0) /* the search's own words, as tune says them */
+			err_prefix(e, "octopipe tui");
 	} else if (parallel_is_pipeline_only(&lc.par) && lc.par.pp == c.devices && lc.recompute == RECOMPUTE_NONE) {
 		r = open_at(a, &m, &c, lc.microbatches, NULL, -1, NULL, mpath, cpath, e);
 	} else {
