@@ -10,18 +10,15 @@
 #include "parallel.h"
 
 /* Whether d replicas split the global batch into whole microbatches of some size the
- * search tries (as layout_search's groups() requires). */
+ * search tries (the search's own rule). */
 static bool splits(const struct model *m, const struct layout_constraints *k, int d)
 {
 	long sizes[LAYOUT_MB_SIZES], seqs = (long)k->global_mb * m->micro_batch_size;
 	int n = layout_mb_candidates(m, k, sizes);
 
-	for (int i = 0; i < n; i++) {
-		long size = sizes[i] ? sizes[i] : m->micro_batch_size;
-
-		if (seqs % (size * d) == 0)
+	for (int i = 0; i < n; i++)
+		if (layout_replica_microbatches(seqs, sizes[i] ? sizes[i] : m->micro_batch_size, d) > 0)
 			return true;
-	}
 	return false;
 }
 

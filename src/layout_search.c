@@ -335,6 +335,13 @@ int layout_mb_candidates(const struct model *m, const struct layout_constraints 
 	return n;
 }
 
+int layout_replica_microbatches(long seqs, long size, int dp)
+{
+	if (size <= 0 || dp <= 0 || seqs % (size * dp) || seqs / (size * dp) > OCTO_MAX_MICROBATCHES)
+		return 0;
+	return (int)(seqs / (size * dp));
+}
+
 /* Appends one group to *out (growing it); -1 when out of host memory. */
 static int push_group(struct group **out, int *n, int *cap, const struct group *g, struct err *e)
 {
@@ -442,12 +449,12 @@ static int groups(const struct model *m, struct parallel_source *src, const stru
 				if (g.l.pp < min_pp || g.l.pp > m->nlayers)
 					continue;
 				for (int b = 0; b < nmb; b++) {
-					long size = mbs[b] ? mbs[b] : m->micro_batch_size;
+					int per = layout_replica_microbatches(seqs, mbs[b] ? mbs[b] : m->micro_batch_size, dp);
 
-					if (seqs % (size * dp) || seqs / (size * dp) > OCTO_MAX_MICROBATCHES)
+					if (per == 0)
 						continue;
 					g.l.micro_batch = mbs[b];
-					g.mbs = (int)(seqs / (size * dp));
+					g.mbs = per;
 					if (push_group(out, n, &cap, &g, e) < 0)
 						return -1;
 				}
