@@ -184,4 +184,30 @@ n=$(printf '%s' "$row" | tr -cd ':' | wc -c)
 if [ "$n" -ge 40 ]; then ok "the lightly busy gpu0 shows ':' where it works ($n columns)"
 else not_ok "the lightly busy gpu0 is not drawn all idle" "$row"; fi
 expect_match ': partly idle' "$OUT" "and the legend says what ':' is"
+
+# the memory-aware bound on a real model where the head's W backlog decides it:
+# nemotronh-8b at 32K tokens keeps 8.9 GB a microbatch for the head's W, and the head's
+# device has room for 14 of them, so it cannot leave its W ops for the drain: 9723.0 ms
+# where the tight bound says 8935.5; and no plan that fits is faster (the tuned one and
+# every baseline that fits)
+run "$OCTOPIPE" tune --model nemotronh-8b-seq32k --cluster 16xH200 --microbatches 32 --layout pp --evals 200 --quiet \
+    -o "$T/n32.json"
+expect_rc 0 "tune nemotronh-8b-seq32k on 16 H200s"
+nfit=0; nslow=0
+for f in "$T/n32.json" 1f1b zb-h1 zb-v interleaved dualpipev adaptive; do
+    if [ "$f" != "$T/n32.json" ]; then
+        "$OCTOPIPE" plan --model nemotronh-8b-seq32k --cluster 16xH200 --microbatches 32 --schedule "$f" \
+            -o "$T/nb.json" >/dev/null 2>&1
+        f="$T/nb.json"
+    fi
+    "$OCTOPIPE" sim --json "$f" > "$T/nm.json" 2>/dev/null
+    r=$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print("%d %d %.1f %.1f" % (not j["oom"], j["makespan_ms"] >= j["lower_bound_memory_ms"] * (1 - 1e-12), j["lower_bound_memory_ms"], j["lower_bound_tight_ms"]))' "$T/nm.json" 2>/dev/null)
+    set -- $r
+    [ "${1:-0}" = 1 ] && nfit=$((nfit + 1)) && [ "$2" = 1 ] && nslow=$((nslow + 1))
+    bound="$3 $4"
+done
+if [ "$bound" = "9723.0 8935.5" ]; then ok "the memory-aware bound is 9723.0 ms, the tight one 8935.5"
+else not_ok "the memory-aware bound is 9723.0 ms, the tight one 8935.5" "$bound"; fi
+if [ "$nfit" -ge 1 ] && [ "$nslow" = "$nfit" ]; then ok "none of the $nfit plans that fit is faster than it"
+else not_ok "no plan that fits is faster than the memory-aware bound" "$nslow of $nfit"; fi
 done_testing
