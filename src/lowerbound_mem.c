@@ -66,11 +66,14 @@
  *     T >= Pf(a) + M (F + I) + (M - q) W + max(tail, q W)
  *   which falls as q grows, so q = Q is the least any plan pays (minimised over a; at
  *   speed s_max). With memory to spare (Q W >= tail) this is bound (2)'s own window; where
- *   act_w is large, as a 256K-vocabulary head's logits at a long sequence, it is not: the
+ *   act_w is large, as a large-vocabulary head's logits at a long sequence, it is not: the
  *   head's W cannot wait for the drain, and the device runs them before its last I. On
  *   nemotronh-8b at 32K tokens (16 x 32) the head keeps 8.9 GB a microbatch for W and has
- *   room for 14: 9.72 s, where the tight bound says 8.94. Taken for every layer (the last
- *   BACKLOG_ALL of longer models). A stage that cannot hold even one is charged q = 1.
+ *   room for 14: 9.72 s, where the tight bound says 8.94. Taken for every layer of models
+ *   of up to BACKLOG_ALL layers, for the last of longer ones. A stage that cannot hold even
+ *   one is charged q = 1. Where some layer's tied and expert bytes overlap (the loader
+ *   refuses such a table), its static share is below 0 where experts shard below ZeRO 3
+ *   and a device may have more than U for activations: then (g) and (e) claim nothing.
  * What it cannot claim: a recomputing backward's extra peak (the redone activations while
  * it runs), the W that follows a split I (what it keeps after I), transfers and how the
  * activations of one device must share its capacity with the others' lighter loads: all
@@ -249,6 +252,7 @@ static double backlog_bound(const struct model *mdl, const struct cluster *cl, i
 	double o = cl->op_overhead_us > 0 ? cl->op_overhead_us * 1e-3 : 0, U = cluster_usable_bytes(cl);
 	double smax = cl->device_speed[0], best = 0, wt, *pf, *pb;
 	struct parallel par;
+	bool dense_ok = true;
 
 	if (!split)
 		return 0;
@@ -261,10 +265,19 @@ static double backlog_bound(const struct model *mdl, const struct cluster *cl, i
 	parallel_from_replica(&cl->rep, cl->devices, &par);
 	pf[0] = pb[0] = 0;
 	for (int l = 0; l < L; l++) {
-		pf[l + 1] = pf[l] + mdl->layers[l].f_ms;
-		pb[l + 1] = pb[l] + mdl->layers[l].b_ms;
+		const struct layer *y = &mdl->layers[l];
+
+		pf[l + 1] = pf[l] + y->f_ms;
+		pb[l + 1] = pb[l] + y->b_ms;
+		dense_ok &= (double)y->param_bytes - (double)y->tied_bytes >= (double)y->expert_param_bytes;
 	}
 	wt = mdl->layers[0].w_ms + o;
+	/* a layer whose tied and expert bytes overlap (the loader refuses it; a table built in
+	 * code may not) counts less than nothing in its device's static memory where experts
+	 * shard (ep > 1) below ZeRO 3, so a device may have more than U for activations: no
+	 * claim then (with ep 1, or under ZeRO 3, every share is still >= 0) */
+	if (!dense_ok && par.zero < 3 && par.ep > 1)
+		L = 0;
 	for (int l = L > BACKLOG_ALL ? L - 1 : 0; l < L; l++) {
 		double F = 0, I = 0, W = 0, pl = 0, ex = 0, actw = 0, big = 0, least = INFINITY;
 
@@ -284,8 +297,10 @@ static double backlog_bound(const struct model *mdl, const struct cluster *cl, i
 			if (par.zero >= 3) /* the gather buffer holds a layer's whole weights */
 				big = fmax(big, (double)(y->param_bytes - y->expert_param_bytes) +
 				                (double)y->expert_param_bytes / par.ep);
+			/* every layer's share is >= 0 here (see above): the stage's own is a floor */
 			room = U - static_of(&par, pl, ex) - big;
-			q = actw > 0 ? fmax(1, fmin(M, floor(room / actw))) : M;
+			/* a hair of slack: q act_w + static may meet U exactly in the simulator's sums */
+			q = actw > 0 ? fmax(1, fmin(M, floor(room / actw * (1 + 1e-12)))) : M;
 			least = fmin(least, head + M * (F + I + 2 * o) + (M - q) * (W + o) + fmax(tail, q * (W + o)));
 		}
 		best = fmax(best, least / smax);
@@ -358,8 +373,11 @@ static int membound_setup(struct membound *b, const struct model *mdl, const str
 	for (int l = 0; l < L && !dense_ok; l++) {
 		const struct layer *y = &mdl->layers[l];
 
-		b->cap1[l] = b->U - (par.zero >= 3 ? (double)(y->param_bytes - y->expert_param_bytes) +
-		                                     (double)y->expert_param_bytes / par.ep : 0);
+		/* with ep 1 or under ZeRO 3 every share is still >= 0; where experts shard below
+		 * ZeRO 3 such a layer may leave its device more than U: no claim */
+		b->cap1[l] = par.zero < 3 && par.ep > 1 ? INFINITY
+		             : b->U - (par.zero >= 3 ? (double)(y->param_bytes - y->expert_param_bytes) +
+		                                       (double)y->expert_param_bytes / par.ep : 0);
 	}
 	qsort(b->seg, (size_t)b->nseg, sizeof(*b->seg), mseg_cmp);
 	b->S = static_of(&par, params - tied, experts); /* linear: the stages' sums, every tie saved */

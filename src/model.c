@@ -115,6 +115,12 @@ static int layer_read(struct jv *v, const cJSON *obj, const char *path, double m
 		return jv_fail(v, p, "must not exceed param_bytes (%llu), the weights it is part of",
 		               (unsigned long long)l->param_bytes);
 	}
+	/* a tied matrix is dense (the embedding's): it cannot also be the experts' */
+	if ((double)l->tied_bytes + (double)l->expert_param_bytes > (double)l->param_bytes) {
+		jpath_key(p, path, "tied_bytes");
+		return jv_fail(v, p, "must not exceed param_bytes less expert_param_bytes (%llu): a tied matrix is "
+		               "dense, not an expert's", (unsigned long long)(l->param_bytes - l->expert_param_bytes));
+	}
 	if (l->core_act_bytes > l->act_bytes) {
 		jpath_key(p, path, "core_act_bytes");
 		return jv_fail(v, p, "must not exceed act_bytes (%llu), the activations it is part of",

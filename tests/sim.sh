@@ -29,6 +29,8 @@ expect_match '1 stage on 1 of 1 device, 1 microbatch, ' "$OUT" "and check's"
 run "$OCTOPIPE" plan --model llama2-7b --cluster "$T/1g.json" --schedule dualpipev --microbatches 3 -o "$T/dpv1.json"
 expect_rc 3 "dualpipev on one H200: just out of memory"
 expect_match 'plan infeasible: device 0 needs 134\.[0-9]+ GB at its peak but has 133\.[0-9]+ GB usable' "$ERR" "with the decimals that tell the two apart: $ERR"
+run "$OCTOPIPE" sim "$T/dpv1.json"
+expect_match ' 134\.30 GB   133\.95 GB  OUT OF MEMORY' "$OUT" "so does sim's table: $(printf '%s\n' "$OUT" | tail -1)"
 expect_match '"model": "[^"]*samples/models/gpt-13b.json"' "$(cat "$T/p.json")" "the plan refers to the model by a relative path"
 run "$OCTOPIPE" sim "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
 a=$(printf '%s\n' "$OUT" | sed -n 's/^iteration \([^ ]*\) s.*/\1/p')
@@ -193,6 +195,10 @@ expect_match ': partly idle' "$OUT" "and the legend says what ':' is"
 run "$OCTOPIPE" tune --model nemotronh-8b-seq32k --cluster 16xH200 --microbatches 32 --layout pp --evals 200 --quiet \
     -o "$T/n32.json"
 expect_rc 0 "tune nemotronh-8b-seq32k on 16 H200s"
+run "$OCTOPIPE" sim "$T/n32.json"
+usable=$(printf '%s\n' "$OUT" | awk '/^ *[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+%/ {print $(NF-1), $NF}' | sort -u | wc -l)
+if [ "$usable" = 1 ]; then ok "sim's USABLE column reads the same on every device"
+else not_ok "one USABLE in sim's table" "$OUT"; fi
 nfit=0; nslow=0
 for f in "$T/n32.json" 1f1b zb-h1 zb-v interleaved dualpipev adaptive; do
     if [ "$f" != "$T/n32.json" ]; then

@@ -48,6 +48,51 @@ static void usage(FILE *f)
 	      "memory: names the device)\n", f);
 }
 
+/* The per-device table: busy, idle, warm-up and cool-down, peak memory against usable. */
+static void device_table(struct strbuf *sbp, const struct plan *p, const struct metrics *m, bool layout)
+{
+	int dec = -1;
+
+	strbuf_addf(sbp, "%4s %10s %10s %7s %10s %10s %11s %11s\n", layout ? "PP" : "GPU", "BUSY ms", "IDLE ms", "BUBBLE",
+	            "WARM-UP", "COOL-DOWN", "PEAK MEM", "USABLE");
+	/* where some device's peak would read as its capacity, the whole table in GB with the
+	 * decimals that tell them apart (one USABLE, the same in every row) */
+	for (int d = 0; d < m->ndevices; d++) {
+		double peak = (double)m->dev[d].peak_mem_bytes, have = cluster_usable_bytes(&p->cluster);
+		struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
+
+		fmt_bytes(&a, peak);
+		fmt_bytes(&b, have);
+		if (peak != have && strcmp(a.buf, b.buf) == 0) {
+			int x = fmt_gb_decimals(peak, have, 2);
+
+			dec = x > dec ? x : dec;
+		}
+		strbuf_release(&a);
+		strbuf_release(&b);
+	}
+	for (int d = 0; d < m->ndevices; d++) {
+		const struct device_metrics *dm = &m->dev[d];
+		struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
+		bool over = false;
+
+		for (int i = 0; i < m->noom; i++)
+			over = over || m->oom[i] == d;
+		if (dec >= 0) {
+			strbuf_addf(&a, "%.*f GB", dec, (double)dm->peak_mem_bytes / 1e9);
+			strbuf_addf(&b, "%.*f GB", dec, cluster_usable_bytes(&p->cluster) / 1e9);
+		} else {
+			fmt_bytes(&a, (double)dm->peak_mem_bytes);
+			fmt_bytes(&b, cluster_usable_bytes(&p->cluster));
+		}
+		strbuf_addf(sbp, "%4d %10.2f %10.2f %6.1f%% %10.2f %10.2f %11s %11s%s\n", d, dm->busy_ms, dm->idle_ms,
+		            100 * dm->bubble_ratio, dm->warmup_idle_ms, dm->cooldown_idle_ms, a.buf, b.buf,
+		            over ? "  OUT OF MEMORY" : "");
+		strbuf_release(&a);
+		strbuf_release(&b);
+	}
+}
+
 static void summary(const struct plan *p, const char *path, const struct metrics *m, bool blocking)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -111,22 +156,7 @@ static void summary(const struct plan *p, const char *path, const struct metrics
 		}
 	}
 	strbuf_addstr(&sb, "\n");
-	strbuf_addf(&sb, "%4s %10s %10s %7s %10s %10s %11s %11s\n", layout ? "PP" : "GPU", "BUSY ms", "IDLE ms", "BUBBLE",
-	            "WARM-UP", "COOL-DOWN", "PEAK MEM", "USABLE");
-	for (int d = 0; d < m->ndevices; d++) {
-		const struct device_metrics *dm = &m->dev[d];
-		struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
-		bool over = false;
-
-		for (int i = 0; i < m->noom; i++)
-			over = over || m->oom[i] == d;
-		fmt_bytes_apart(&a, &b, (double)dm->peak_mem_bytes, cluster_usable_bytes(&p->cluster));
-		strbuf_addf(&sb, "%4d %10.2f %10.2f %6.1f%% %10.2f %10.2f %11s %11s%s\n", d, dm->busy_ms, dm->idle_ms,
-		            100 * dm->bubble_ratio, dm->warmup_idle_ms, dm->cooldown_idle_ms, a.buf, b.buf,
-		            over ? "  OUT OF MEMORY" : "");
-		strbuf_release(&a);
-		strbuf_release(&b);
-	}
+	device_table(&sb, p, m, layout);
 	fputs(sb.buf, stdout);
 	strbuf_release(&sb);
 }
