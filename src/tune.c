@@ -525,7 +525,7 @@ static int search_step(struct tuner *t, const struct tune_step **step, struct er
 			return 1;
 		if (t->oom)
 			return err_set(e, ERR_RUNTIME, "out of host memory");
-		if (!anytime(t) || t->best_ms <= t->bound_ms * (1 + IMPROVE_EPS))
+		if (!anytime(t) || t->best_ms <= t->stop_ms * (1 + IMPROVE_EPS))
 			break;
 		if (!(*step = perturb(t)))
 			return err_set(e, ERR_RUNTIME, "out of host memory");

@@ -149,7 +149,8 @@ int tune_steps(const struct tuner *t, const struct tune_step **steps);
 void tune_stats(const struct tuner *t, long *evaluations, double *seconds);
 /* Whether the search ended because opts.stop was raised (the result is the best so far). */
 bool tune_interrupted(const struct tuner *t);
-/* The tight lower bound the search aims at (split backward, as the tuner's plans). */
+/* The tight lower bound the search aims at (split backward, as the tuner's plans); the
+ * search also stops on reaching the memory-aware bound, where memory lifts it higher. */
 double tune_bound(const struct tuner *t);
 void tune_free(struct tuner *t);
 

@@ -97,7 +97,9 @@ struct tuner {
 	long search_evals0;      /* starts), and the evaluations by then: the budget's pace */
 	double gen_s;            /* the last generation of candidates took (seconds): a deep
 	                          * model's partition moves take a while to generate */
-	double bound_ms;         /* sim_lower_bound_tight(): the search stops on reaching it */
+	double bound_ms;         /* sim_lower_bound_tight(): what the progress line reports */
+	double stop_ms;          /* sim_lower_bound_memory() (>= bound_ms): no plan that fits is
+	                          * faster, so the search stops on reaching it */
 	double last_progress;
 	bool interrupted;
 	bool rc_moves;           /* scheduling may make early stages recompute (opts, memory binds) */

@@ -491,6 +491,38 @@ static void test_backlog(void)
 		sim_release(&s);
 		plan_release(&p);
 	}
+	/* the tuner finds it and stops there: no plan that fits is faster, though the tight
+	 * bound (3M + 1) is not met */
+	{
+		struct tune_opts o;
+		struct tuner *t;
+		const struct tune_step *st;
+		struct plan p;
+		struct metrics mt;
+		struct err e = ERR_INIT;
+		long evals = 0;
+		double secs;
+
+		tune_opts_default(&o);
+		o.microbatches = 8;
+		o.max_evals = 20000;
+		if (tune_new(&t, &md, &cl, &o, &e) == 0) {
+			while (tune_step(t, &st, &e) > 0)
+				;
+			tune_stats(t, &evals, &secs);
+			if (tune_result(t, &p, &mt, &e) == 0) {
+				is_dbl(mt.makespan_ms, 28, 1e-9, "the tuner meets the memory-aware bound (3M + 4 = 28 ms)");
+				plan_release(&p);
+				metrics_release(&mt);
+			} else {
+				ok(0, "the tuner gives a plan (%s)", e.msg);
+			}
+			ok(evals < 20000, "and stops there, before its 20000 simulations (%ld)", evals);
+			tune_free(t);
+		} else {
+			ok(0, "the tuner starts (%s)", e.msg);
+		}
+	}
 	/* room for two: 1 + 2M + (M - 2) + 4 = 3M + 3 */
 	md.layers[4].act_bytes = md.layers[4].act_w_bytes = 4 * GB;
 	is_dbl(sim_lower_bound_memory(&md, &cl, 8, true), 27, 1e-9, "room for two W: 3M + 3");
