@@ -193,7 +193,17 @@ static void print_header(const struct ctx *x, const struct model *m, const struc
 	 * less than every stage fully, so the table without recompute is the one to bound */
 	fmt_ms(&sb, sim_lower_bound(x->plain ? x->plain : x->pm, x->pc, x->a->mbs, true));
 	strbuf_addstr(&sb, ", tight bound ");
-	fmt_ms(&sb, sim_lower_bound_tight(x->plain ? x->plain : x->pm, x->pc, x->a->mbs, true));
+	{
+		const struct model *bm = x->plain ? x->plain : x->pm;
+		double tight = sim_lower_bound_tight(bm, x->pc, x->a->mbs, true);
+		double mem = sim_lower_bound_memory(bm, x->pc, x->a->mbs, true);
+
+		fmt_ms(&sb, tight);
+		if (mem > tight * (1 + 1e-9)) { /* where memory binds: no plan that fits is faster */
+			strbuf_addstr(&sb, ", memory-aware bound ");
+			fmt_ms(&sb, mem);
+		}
+	}
 	cli_print_wrapped(stdout, strbuf_failed(&sb) ? "?" : sb.buf, 8);
 	putchar('\n');
 	strbuf_release(&sb);
