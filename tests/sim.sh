@@ -216,7 +216,9 @@ if [ "$bound" = "9723.0 8935.5" ]; then ok "the memory-aware bound is 9723.0 ms,
 else not_ok "the memory-aware bound is 9723.0 ms, the tight one 8935.5" "$bound"; fi
 if [ "$nfit" -ge 1 ] && [ "$nslow" = "$nfit" ]; then ok "none of the $nfit plans that fit is faster than it"
 else not_ok "no plan that fits is faster than the memory-aware bound" "$nslow of $nfit"; fi
-# compare's header names it too, beside the tight bound
+# so do compare's header and the TUI's, beside the tight bound
+run "$OCTOPIPE" tui --render 200x30 "$T/n32.json"
+expect_match 'tight 8\.94 s [0-9.]+%  in memory 9\.72 s [0-9.]+%' "$OUT" "the TUI's header names the memory-aware bound"
 run "$OCTOPIPE" compare --model nemotronh-8b-seq32k --cluster 16xH200 --microbatches 32 --layout pp --budget 0.3
 expect_match 'tight bound 8\.94 s, memory-aware bound 9\.72 s' "$OUT" "compare names the memory-aware bound"
 run "$OCTOPIPE" compare --model gpt-13b --cluster 4xH200 --microbatches 8 --layout pp --budget 0.3
