@@ -123,23 +123,31 @@ int fmt_gb_decimals(double x, double y, int least)
 	return dec;
 }
 
+int fmt_bytes_alike(double x, double y)
+{
+	struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
+	bool alike;
+
+	fmt_bytes(&a, x);
+	fmt_bytes(&b, y);
+	alike = x != y && !strbuf_failed(&a) && !strbuf_failed(&b) && strcmp(a.buf, b.buf) == 0;
+	strbuf_release(&a);
+	strbuf_release(&b);
+	return alike ? fmt_gb_decimals(x, y, 2) : -1;
+}
+
 void fmt_bytes_apart(struct strbuf *a, struct strbuf *b, double x, double y)
 {
-	size_t la = a->len, lb = b->len;
+	int dec = fmt_bytes_alike(x, y);
 
-	fmt_bytes(a, x);
-	fmt_bytes(b, y);
-	if (x == y || strbuf_failed(a) || strbuf_failed(b) || strcmp(a->buf + la, b->buf + lb) != 0)
+	if (dec < 0) {
+		fmt_bytes(a, x);
+		fmt_bytes(b, y);
 		return;
-	/* rounded alike ("134 GB" and "134 GB"): in GB, as many decimals as tell them apart */
-	strbuf_truncate(a, la);
-	strbuf_truncate(b, lb);
-	{
-		int dec = fmt_gb_decimals(x, y, 2);
-
-		strbuf_addf(a, "%.*f GB", dec, x / 1e9);
-		strbuf_addf(b, "%.*f GB", dec, y / 1e9);
 	}
+	/* rounded alike ("134 GB" and "134 GB"): in GB, as many decimals as tell them apart */
+	strbuf_addf(a, "%.*f GB", dec, x / 1e9);
+	strbuf_addf(b, "%.*f GB", dec, y / 1e9);
 }
 
 void fmt_ms(struct strbuf *sb, double ms)

@@ -43,5 +43,8 @@ void fmt_bytes_apart(struct strbuf *a, struct strbuf *b, double x, double y);
 /* The decimals (least at least, at most 9) at which x and y bytes, printed in GB, differ;
  * least when they are equal. */
 int fmt_gb_decimals(double x, double y, int least);
+/* Where fmt_bytes writes x and y alike but they differ: the GB decimals (2 at least) that
+ * tell them apart; else -1. */
+int fmt_bytes_alike(double x, double y);
 
 #endif

@@ -12,16 +12,6 @@
 #include "layout_search.h"
 #include "model.h"
 
-/* The micro-batch sizes a search tries (0: the table's own; into out, at most
- * LAYOUT_MB_SIZES; returns how many). Defined in layout_search.c. */
-#define LAYOUT_MB_SIZES 6
-int layout_mb_candidates(const struct model *m, const struct layout_constraints *k, long *out);
-/* The microbatches each of dp replicas runs when a global batch of seqs sequences is cut
- * into microbatches of size sequences; 0 when they do not split into whole ones or would be
- * more than OCTO_MAX_MICROBATCHES. The one rule of the search and its explanations.
- * Defined in layout_search.c. */
-int layout_replica_microbatches(long seqs, long size, int dp);
-
 /* No factorisation meets the degrees k holds fixed: says which they were, the global
  * batch, and when every TP degree allowed leaves more stages than layers, that. -1. */
 int layout_none_degrees(const struct model *m, const struct cluster *c, const struct layout_constraints *k,

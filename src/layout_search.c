@@ -313,11 +313,7 @@ static double replica_work(const struct model *rm)
 	return work;
 }
 
-/* The micro-batch sizes a search tries (into out, at most LAYOUT_MAX_MB; returns how many):
- * the one k holds (0: the table's own), or when k searches the table's own first and then
- * 1, 2, 4, 8, 16 sequences, when the table can be priced at another (it has an
- * architecture). A size equal to the table's own is stored as 0 (nothing re-priced). */
-#define LAYOUT_MAX_MB LAYOUT_MB_SIZES
+/* A size equal to the table's own is stored as 0 (nothing re-priced). */
 int layout_mb_candidates(const struct model *m, const struct layout_constraints *k, long *out)
 {
 	int n = 0;
@@ -416,7 +412,7 @@ static int groups(const struct model *m, struct parallel_source *src, const stru
                   const struct layout_constraints *k, int min_pp, struct group **out, int *n, struct err *e)
 {
 	int gpn = c->gpus_per_node, cap = 0, nmb;
-	long mbs[LAYOUT_MAX_MB], seqs = (long)k->global_mb * m->micro_batch_size;
+	long mbs[LAYOUT_MB_SIZES], seqs = (long)k->global_mb * m->micro_batch_size;
 	bool moe = false;
 
 	*out = NULL;

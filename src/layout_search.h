@@ -101,6 +101,16 @@ struct layout_choice {
 	int ntop;
 };
 
+/* The micro-batch sizes a search tries (0: the table's own; into out, at most
+ * LAYOUT_MB_SIZES; returns how many): the one k holds, or the table's own first and then
+ * 1, 2, 4, 8, 16 sequences when the table can be priced at another (it has an architecture). */
+#define LAYOUT_MB_SIZES 6
+int layout_mb_candidates(const struct model *m, const struct layout_constraints *k, long *out);
+/* The microbatches each of dp replicas runs when a global batch of seqs sequences is cut
+ * into microbatches of size sequences; 0 when they do not split into whole ones or would be
+ * more than OCTO_MAX_MICROBATCHES. The one rule of the search and of its explanations. */
+int layout_replica_microbatches(long seqs, long size, int dp);
+
 /* Returns 0 with the best layout in *out; ERR_INFEASIBLE when none fits (out->min_peak_bytes
  * says how close the best came), ERR_INPUT when the constraints allow no layout at all,
  * ERR_RUNTIME when k->stop was raised before any layout judged fitted. */

@@ -41,8 +41,9 @@
  *   gather buffer is the stage's two largest layers): M m_i (H_i + r_i / s_max) <= T (U -
  *   own_i). This is what the sum of (a) loses when one layer's weights leave its device
  *   little room: that layer must recompute whatever the others hold. (A stage's static
- *   memory is the sum of its layers' shares only while each share is >= 0: a model where
- *   some layer's tied and expert bytes together exceed its weights claims no own share.)
+ *   memory is at least one layer's share only while each share is >= 0: where some
+ *   layer's tied and expert bytes together exceed its weights and experts shard below
+ *   ZeRO 3, shares_nonneg fails and no layer's own room is claimed.)
  * (f) Every plan thus gives, for its k and its per-layer modes (its per-stage modes, block
  *   recompute's first-n layers included, are among the per-layer ones), (a)+(b)+(c), (d)
  *   and (e). Relax the modes to fractions of each layer's options, on the lower convex hull
@@ -71,9 +72,8 @@
  *   nemotronh-8b at 32K tokens (16 x 32) the head keeps 8.9 GB a microbatch for W and has
  *   room for 14: 9.72 s, where the tight bound says 8.94. Taken for every layer of models
  *   of up to BACKLOG_ALL layers, for the last of longer ones. A stage that cannot hold even
- *   one is charged q = 1. Where some layer's tied and expert bytes overlap (the loader
- *   refuses such a table), its static share is below 0 where experts shard below ZeRO 3
- *   and a device may have more than U for activations: then (g) and (e) claim nothing.
+ *   one is charged q = 1. Where a layer's static share may be below 0 (shares_nonneg),
+ *   (g) claims nothing, as (e).
  * What it cannot claim: a recomputing backward's extra peak (the redone activations while
  * it runs), the W that follows a split I (what it keeps after I), transfers and how the
  * activations of one device must share its capacity with the others' lighter loads: all
@@ -245,6 +245,24 @@ static double static_of(const struct parallel *par, double params, double expert
 	return ms.weights + ms.grads + ms.optimizer;
 }
 
+/* Whether every layer's static share is >= 0 under par, so that a device's static memory is
+ * at least that of any of its layers or stages. A layer whose tied and expert bytes overlap
+ * (the loader refuses it; a table built in code may not) counts less than nothing where
+ * experts shard (ep > 1) below ZeRO 3; with ep 1, or under ZeRO 3, every share is >= 0.
+ * Where this fails a device may have more than U for activations: (e) and (g) claim nothing. */
+static bool shares_nonneg(const struct model *mdl, const struct parallel *par)
+{
+	if (par->zero >= 3 || par->ep <= 1)
+		return true;
+	for (int l = 0; l < mdl->nlayers; l++) {
+		const struct layer *y = &mdl->layers[l];
+
+		if ((double)y->param_bytes - (double)y->tied_bytes < (double)y->expert_param_bytes)
+			return false;
+	}
+	return true;
+}
+
 /* (g): the W backlog behind the last I of the stage around each layer, in ms. */
 static double backlog_bound(const struct model *mdl, const struct cluster *cl, int M, bool split)
 {
@@ -252,9 +270,9 @@ static double backlog_bound(const struct model *mdl, const struct cluster *cl, i
 	double o = cl->op_overhead_us > 0 ? cl->op_overhead_us * 1e-3 : 0, U = cluster_usable_bytes(cl);
 	double smax = cl->device_speed[0], best = 0, wt, *pf, *pb;
 	struct parallel par;
-	bool dense_ok = true;
 
-	if (!split)
+	parallel_from_replica(&cl->rep, cl->devices, &par);
+	if (!split || !shares_nonneg(mdl, &par))
 		return 0;
 	if (!(pf = malloc(sizeof(*pf) * (size_t)(L + 1))) || !(pb = malloc(sizeof(*pb) * (size_t)(L + 1)))) {
 		free(pf);
@@ -262,22 +280,12 @@ static double backlog_bound(const struct model *mdl, const struct cluster *cl, i
 	}
 	for (int d = 1; d < cl->devices; d++)
 		smax = fmax(smax, cl->device_speed[d]);
-	parallel_from_replica(&cl->rep, cl->devices, &par);
 	pf[0] = pb[0] = 0;
 	for (int l = 0; l < L; l++) {
-		const struct layer *y = &mdl->layers[l];
-
-		pf[l + 1] = pf[l] + y->f_ms;
-		pb[l + 1] = pb[l] + y->b_ms;
-		dense_ok &= (double)y->param_bytes - (double)y->tied_bytes >= (double)y->expert_param_bytes;
+		pf[l + 1] = pf[l] + mdl->layers[l].f_ms;
+		pb[l + 1] = pb[l] + mdl->layers[l].b_ms;
 	}
 	wt = mdl->layers[0].w_ms + o;
-	/* a layer whose tied and expert bytes overlap (the loader refuses it; a table built in
-	 * code may not) counts less than nothing in its device's static memory where experts
-	 * shard (ep > 1) below ZeRO 3, so a device may have more than U for activations: no
-	 * claim then (with ep 1, or under ZeRO 3, every share is still >= 0) */
-	if (!dense_ok && par.zero < 3 && par.ep > 1)
-		L = 0;
 	for (int l = L > BACKLOG_ALL ? L - 1 : 0; l < L; l++) {
 		double F = 0, I = 0, W = 0, pl = 0, ex = 0, actw = 0, big = 0, least = INFINITY;
 
@@ -297,7 +305,7 @@ static double backlog_bound(const struct model *mdl, const struct cluster *cl, i
 			if (par.zero >= 3) /* the gather buffer holds a layer's whole weights */
 				big = fmax(big, (double)(y->param_bytes - y->expert_param_bytes) +
 				                (double)y->expert_param_bytes / par.ep);
-			/* every layer's share is >= 0 here (see above): the stage's own is a floor */
+			/* every layer's share is >= 0 (shares_nonneg): the stage's own is a floor */
 			room = U - static_of(&par, pl, ex) - big;
 			/* a hair of slack: q act_w + static may meet U exactly in the simulator's sums */
 			q = actw > 0 ? fmax(1, fmin(M, floor(room / actw * (1 + 1e-12)))) : M;
@@ -318,7 +326,7 @@ static int membound_setup(struct membound *b, const struct model *mdl, const str
 	double chain = 0, params = 0, experts = 0, tied = 0, pf = 0, fsum = 0, ko;
 	struct parallel par;
 	size_t n = (size_t)L;
-	bool dense_ok = true;
+	bool nonneg;
 
 	b->seg = malloc(sizeof(*b->seg) * 2 * n);
 	b->fx = malloc(sizeof(*b->fx) * (2 * n + 1));
@@ -363,22 +371,14 @@ static int membound_setup(struct membound *b, const struct model *mdl, const str
 		/* (e) its device holds at least its own static memory and, under ZeRO 3, its
 		 * whole weights gathered while it runs */
 		own = static_of(&par, pl, ex);
-		dense_ok &= pl >= ex;
 		b->cap1[l] = b->U - own;
 		if (par.zero >= 3)
 			b->cap1[l] -= (double)(y->param_bytes - y->expert_param_bytes) + (double)y->expert_param_bytes / par.ep;
 	}
-	/* a layer whose tied and expert bytes overlap would count less than nothing in its
-	 * stage's sum, so the others' shares would not be >= 0: then no own share is claimed */
-	for (int l = 0; l < L && !dense_ok; l++) {
-		const struct layer *y = &mdl->layers[l];
-
-		/* with ep 1 or under ZeRO 3 every share is still >= 0; where experts shard below
-		 * ZeRO 3 such a layer may leave its device more than U: no claim */
-		b->cap1[l] = par.zero < 3 && par.ep > 1 ? INFINITY
-		             : b->U - (par.zero >= 3 ? (double)(y->param_bytes - y->expert_param_bytes) +
-		                                       (double)y->expert_param_bytes / par.ep : 0);
-	}
+	/* a share below 0 (shares_nonneg) may leave a device more than U: no own room claimed */
+	nonneg = shares_nonneg(mdl, &par);
+	for (int l = 0; l < L && !nonneg; l++)
+		b->cap1[l] = INFINITY;
 	qsort(b->seg, (size_t)b->nseg, sizeof(*b->seg), mseg_cmp);
 	b->S = static_of(&par, params - tied, experts); /* linear: the stages' sums, every tie saved */
 	/* k devices in use: the k fastest speeds at most (k s_max, the whole cluster's), the

@@ -397,7 +397,7 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 		t->rng = 1;
 	t->t0 = t->last_progress = clock_now_s();
 	t->bound_ms = sim_lower_bound_tight(m, c, o->microbatches, true);
-	t->stop_ms = fmax(t->bound_ms, sim_lower_bound_memory(m, c, o->microbatches, true));
+	t->stop_ms = sim_lower_bound_memory(m, c, o->microbatches, true); /* >= the tight bound */
 	t->rc_moves = o->recompute_moves && memory_binds(m, c);
 	t->max_stages = c->devices * t->opts.max_stages_per_device;
 	if (t->max_stages > m->nlayers)

@@ -175,7 +175,7 @@ cJSON *tune_steps_to_json(const struct tuner *t)
 	jw_num(&w, root, "evaluations", (double)t->evals);
 	/* what the steps aim at: no plan beats the tight bound, none that fits the memory one */
 	jw_num(&w, root, "lower_bound_tight_ms", t->bound_ms);
-	jw_num(&w, root, "lower_bound_memory_ms", sim_lower_bound_memory(t->model, t->cluster, t->opts.microbatches, true));
+	jw_num(&w, root, "lower_bound_memory_ms", t->stop_ms);
 	arr = jw_arr(&w, root, "steps");
 	for (int i = 0; i < t->nsteps; i++) {
 		const struct tune_step *s = &t->steps[i];

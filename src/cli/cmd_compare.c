@@ -175,6 +175,9 @@ struct ctx {
 static void print_header(const struct ctx *x, const struct model *m, const struct cluster *c)
 {
 	const struct tune_layout *L = x->L;
+	const struct model *bm = x->plain ? x->plain : x->pm;
+	double tight = sim_lower_bound_tight(bm, x->pc, x->a->mbs, true);
+	double mem = sim_lower_bound_memory(bm, x->pc, x->a->mbs, true);
 	struct strbuf sb = STRBUF_INIT;
 
 	if (L->searched) {
@@ -191,18 +194,12 @@ static void print_header(const struct ctx *x, const struct model *m, const struc
 	            x->layout_text, x->a->mbs, x->a->mbs == 1 ? "" : "es", L->use ? " per replica" : "");
 	/* the bounds the rows' efficiencies are of: a recomputing layout's plans may recompute
 	 * less than every stage fully, so the table without recompute is the one to bound */
-	fmt_ms(&sb, sim_lower_bound(x->plain ? x->plain : x->pm, x->pc, x->a->mbs, true));
+	fmt_ms(&sb, sim_lower_bound(bm, x->pc, x->a->mbs, true));
 	strbuf_addstr(&sb, ", tight bound ");
-	{
-		const struct model *bm = x->plain ? x->plain : x->pm;
-		double tight = sim_lower_bound_tight(bm, x->pc, x->a->mbs, true);
-		double mem = sim_lower_bound_memory(bm, x->pc, x->a->mbs, true);
-
-		fmt_ms(&sb, tight);
-		if (mem > tight * (1 + 1e-9)) { /* where memory binds: no plan that fits is faster */
-			strbuf_addstr(&sb, ", memory-aware bound ");
-			fmt_ms(&sb, mem);
-		}
+	fmt_ms(&sb, tight);
+	if (mem > tight * (1 + 1e-9)) { /* where memory binds: no plan that fits is faster */
+		strbuf_addstr(&sb, ", memory-aware bound ");
+		fmt_ms(&sb, mem);
 	}
 	cli_print_wrapped(stdout, strbuf_failed(&sb) ? "?" : sb.buf, 8);
 	putchar('\n');

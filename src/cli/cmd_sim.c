@@ -58,18 +58,9 @@ static void device_table(struct strbuf *sbp, const struct plan *p, const struct 
 	/* where some device's peak would read as its capacity, the whole table in GB with the
 	 * decimals that tell them apart (one USABLE, the same in every row) */
 	for (int d = 0; d < m->ndevices; d++) {
-		double peak = (double)m->dev[d].peak_mem_bytes, have = cluster_usable_bytes(&p->cluster);
-		struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
+		int x = fmt_bytes_alike((double)m->dev[d].peak_mem_bytes, cluster_usable_bytes(&p->cluster));
 
-		fmt_bytes(&a, peak);
-		fmt_bytes(&b, have);
-		if (peak != have && strcmp(a.buf, b.buf) == 0) {
-			int x = fmt_gb_decimals(peak, have, 2);
-
-			dec = x > dec ? x : dec;
-		}
-		strbuf_release(&a);
-		strbuf_release(&b);
+		dec = x > dec ? x : dec;
 	}
 	for (int d = 0; d < m->ndevices; d++) {
 		const struct device_metrics *dm = &m->dev[d];

@@ -36,6 +36,7 @@
 #include "sim.h"
 #include "synth.h"
 #include "tune.h"
+#include "tunecheck.h"
 #include "../tap.h"
 
 static unsigned long long rs = 0x9e3779b97f4a7c15ULL;
@@ -394,6 +395,7 @@ static void test_backlog_overlap(void)
 	struct model md;
 	struct cluster cl;
 	int first[7] = { 0, 1, 2, 3, 4, 5, 6 }, dev[6] = { 0, 1, 2, 3, 4, 0 };
+	struct tune_state st = { .nstages = 6, .first = first, .device = dev };
 
 	synth_model(&md, 6, 0.25, 1, 0);
 	md.layers[0].f_ms = md.layers[0].b_ms = md.layers[0].w_ms = 0.001;
@@ -404,38 +406,16 @@ static void test_backlog_overlap(void)
 	cl.mem_headroom = 0;
 	cl.mem_bytes = 10 * GB;
 	for (int ep = 2; ep >= 1; ep--) {
-		struct tune_state st;
-		struct plan p;
-		struct sim s;
-		struct sim_opts o;
-		struct metrics mt;
-		struct err e = ERR_INIT;
+		double ms, lb;
 
 		cl.rep = (struct replica){ .tp = 1, .dp = 2, .ep = ep, .zero = 0, .dp_link = { 1e9, 0 } };
-		memset(&st, 0, sizeof(st));
-		memset(&s, 0, sizeof(s));
-		st.nstages = 6;
-		st.first = first;
-		st.device = dev;
-		if (tune_state_plan(&md, &cl, 8, &st, &p, &e) < 0) {
-			ok(0, "the plan builds (%s)", e.msg);
-			continue;
-		}
-		sim_opts_default(&o);
-		o.policy_driven = true;
-		o.policy.mem_admission = true;
-		if (sim_run(&s, &p, &o, &mt, &e) == 0 && mt.noom == 0)
-			ok(mt.makespan_ms >= sim_lower_bound_memory(&md, &cl, 8, true) * (1 - 1e-12),
-			   "overlapping tied and expert bytes, ep %d: the plan that fits (%.3f ms) is not below the bound "
-			   "(%.3f)", ep, mt.makespan_ms, sim_lower_bound_memory(&md, &cl, 8, true));
-		else
-			ok(0, "the plan fits (%s)", e.msg);
+		ms = eval_state(&md, &cl, 8, &st);
+		lb = sim_lower_bound_memory(&md, &cl, 8, true);
+		ok(isfinite(ms) && ms >= lb * (1 - 1e-12),
+		   "overlapping tied and expert bytes, ep %d: the plan that fits (%.3f ms) is not below the bound (%.3f)",
+		   ep, ms, lb);
 		if (ep == 1)
-			ok(sim_lower_bound_memory(&md, &cl, 8, true) > sim_lower_bound_tight(&md, &cl, 8, true) + 1,
-			   "with ep 1 the backlog still counts");
-		metrics_release(&mt);
-		sim_release(&s);
-		plan_release(&p);
+			ok(lb > sim_lower_bound_tight(&md, &cl, 8, true) + 1, "with ep 1 the backlog still counts");
 	}
 	model_release(&md);
 	cluster_release(&cl);
@@ -453,6 +433,10 @@ static void test_backlog(void)
 	struct model md;
 	struct cluster cl;
 	int first[6] = { 0, 1, 2, 3, 4, 5 }, dev[5] = { 0, 1, 2, 3, 4 };
+	struct tune_state st = { .nstages = 5, .first = first, .device = dev };
+	struct tuner *t = NULL;
+	long evals = 0;
+	double secs;
 
 	synth_model(&md, 5, 0.25, 1, 0);
 	md.layers[4].f_ms = md.layers[4].b_ms = md.layers[4].w_ms = 1;
@@ -461,68 +445,20 @@ static void test_backlog(void)
 	cl.mem_headroom = 0;
 	cl.mem_bytes = 10 * GB;
 	for (int M = 4; M <= 16; M *= 2) {
-		struct tune_state st;
-		struct plan p;
-		struct sim s;
-		struct sim_opts o;
-		struct metrics mt;
-		struct err e = ERR_INIT;
 		double lb = sim_lower_bound_memory(&md, &cl, M, true);
 
 		is_dbl(sim_lower_bound_tight(&md, &cl, M, true), 3 * M + 1, 1e-9, "the tight bound: 3M + 1 (M = %d)", M);
 		is_dbl(lb, 3 * M + 4, 1e-9, "the W backlog: 3M + 4 (M = %d)", M);
-		memset(&st, 0, sizeof(st));
-		memset(&s, 0, sizeof(s));
-		st.nstages = 5;
-		st.first = first;
-		st.device = dev;
-		if (tune_state_plan(&md, &cl, M, &st, &p, &e) < 0) {
-			ok(0, "the plan builds (%s)", e.msg);
-			continue;
-		}
-		sim_opts_default(&o);
-		o.policy_driven = true;
-		o.policy.mem_admission = true;
-		if (sim_run(&s, &p, &o, &mt, &e) == 0 && mt.noom == 0)
-			is_dbl(mt.makespan_ms, lb, 1e-9, "one stage a device meets it: %.2f ms", mt.makespan_ms);
-		else
-			ok(0, "one stage a device fits (%s)", e.msg);
-		metrics_release(&mt);
-		sim_release(&s);
-		plan_release(&p);
+		is_dbl(eval_state(&md, &cl, M, &st), lb, 1e-9, "one stage a device meets it (M = %d)", M);
 	}
 	/* the tuner finds it and stops there: no plan that fits is faster, though the tight
 	 * bound (3M + 1) is not met */
-	{
-		struct tune_opts o;
-		struct tuner *t;
-		const struct tune_step *st;
-		struct plan p;
-		struct metrics mt;
-		struct err e = ERR_INIT;
-		long evals = 0;
-		double secs;
-
-		tune_opts_default(&o);
-		o.microbatches = 8;
-		o.max_evals = 20000;
-		if (tune_new(&t, &md, &cl, &o, &e) == 0) {
-			while (tune_step(t, &st, &e) > 0)
-				;
-			tune_stats(t, &evals, &secs);
-			if (tune_result(t, &p, &mt, &e) == 0) {
-				is_dbl(mt.makespan_ms, 28, 1e-9, "the tuner meets the memory-aware bound (3M + 4 = 28 ms)");
-				plan_release(&p);
-				metrics_release(&mt);
-			} else {
-				ok(0, "the tuner gives a plan (%s)", e.msg);
-			}
-			ok(evals < 20000, "and stops there, before its 20000 simulations (%ld)", evals);
-			tune_free(t);
-		} else {
-			ok(0, "the tuner starts (%s)", e.msg);
-		}
-	}
+	is_dbl(run_budget(&md, &cl, 8, 20000, NULL, &t), 28, 1e-9,
+	       "the tuner meets the memory-aware bound (3M + 4 = 28 ms)");
+	if (t)
+		tune_stats(t, &evals, &secs);
+	ok(t && evals < 20000, "and stops there, before its 20000 simulations (%ld)", evals);
+	tune_free(t);
 	/* room for two: 1 + 2M + (M - 2) + 4 = 3M + 3 */
 	md.layers[4].act_bytes = md.layers[4].act_w_bytes = 4 * GB;
 	is_dbl(sim_lower_bound_memory(&md, &cl, 8, true), 27, 1e-9, "room for two W: 3M + 3");
