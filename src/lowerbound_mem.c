@@ -54,7 +54,7 @@
  *   forces less, allows more work and more memory x time, so whether T is possible is
  *   monotone and the least T that some k allows is found by bisection. The fractional
  *   optimum is at most any whole choice's, so the T found is at most every fitting plan's
- *   makespan. The memory bound is the largest of it, (g) and the tight bound.
+ *   makespan. The memory bound is the largest of it, (g), (h) and the tight bound.
  * (g) The backlog of W behind a stage's last I (split backward only). Take layer l in
  *   stage [a, l] on device d (a stage reaching higher only adds work, bytes and weights),
  *   and t the end of the stage's last I. By t the device has run the stage's M F and M I
@@ -74,6 +74,11 @@
  *   of up to BACKLOG_ALL layers, for the last of longer ones. A stage that cannot hold even
  *   one is charged q = 1. Where a layer's static share may be below 0 (shares_nonneg),
  *   (g) claims nothing, as (e).
+ * (h) The warm-up that memory caps (lowerbound_warm.c): before an iteration's first
+ *   backward only forwards run, and each holds its activations past that moment, so the
+ *   devices' free memory (D U - S) caps the forward work that can fill the first
+ *   forward's span; the rest of it is idle. A price per byte (weak duality) bounds the
+ *   warm work any recompute choice allows.
  * What it cannot claim: a recomputing backward's extra peak (the redone activations while
  * it runs), the W that follows a split I (what it keeps after I), transfers and how the
  * activations of one device must share its capacity with the others' lighter loads: all
@@ -85,6 +90,7 @@
  */
 #include "config.h"
 #include "sim.h"
+#include "lowerbound_impl.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -501,7 +507,12 @@ static double mem_bound(const struct model *mdl, const struct cluster *cl, int m
 	struct membound b = { 0 };
 
 	tight = fmax(tight, backlog_bound(mdl, cl, microbatches, split_backward));
-	if (membound_setup(&b, mdl, cl, microbatches, split_backward) < 0 || fits(&b, tight)) {
+	if (membound_setup(&b, mdl, cl, microbatches, split_backward) < 0) {
+		hi = tight;
+		goto out;
+	}
+	tight = fmax(tight, lb_warmup_bound(mdl, cl, microbatches, split_backward, b.S));
+	if (fits(&b, tight)) {
 		hi = tight;
 		goto out;
 	}

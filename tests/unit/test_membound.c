@@ -14,11 +14,16 @@
  * tight one; and it must claim more than the tight bound in a good share of the instances
  * where some plan fits (else this test would check nothing).
  *
+ * A fourth family of random instances aims at the warm-up term (h): forward-heavy layers
+ * on 3-6 devices whose free memory together holds about one forward.
+ *
  * Golden: one layer on one device, f = b = w = 1, a stage's activations twice the capacity
  * left by the static memory, an input of 0 bytes and M microbatches: no recompute holds 2C
  * for 2 ms a microbatch, full recompute holds nothing for one more ms of work, so the best
- * fraction x of recompute solves 3 + x = 4 (1 - x): T = 3.2 M (x = 0.2). Then with the static
- * memory of weights, sharded by ZeRO, and two layers on two devices.
+ * fraction x of recompute solves 3 + x = 4 (1 - x): T = 3.2 M (x = 0.2); at M <= 2 the
+ * warm-up claims more, 3M + 1/2 (the device holds half a forward before the first
+ * backward). Then with the static memory of weights, sharded by ZeRO, two layers on two
+ * devices, and (h) alone in closed form.
  *
  * Last, the tuner's recompute moves (tune_sched.rc): where memory binds they find a plan
  * at least 5% faster whose first stages recompute, that fits and respects the bound; where
@@ -33,6 +38,7 @@
 #include <stdio.h>
 
 #include "baseline.h"
+#include "lowerbound_impl.h"
 #include "sim.h"
 #include "synth.h"
 #include "tune.h"
@@ -168,14 +174,17 @@ static double static_bytes(const struct model *md, const struct cluster *cl)
 /* What the random instances found. */
 struct rstats {
 	int instances, with_fit, above_tight, plans, fit, below, under_tight;
+	int warm_above;  /* kind 4: where some plan fits and the warm-up term (h) alone is above the tight bound */
 	double worst;
 };
 
 /* Random layers: kind 0 of random costs and bytes, 1 equal of large activations (the
  * memory binds), 2 random with a heavy last layer whose W keeps all its activations (the
  * W backlog binds), 3 the same with the heavy layer anywhere in the second half, its W
- * keeping a part (and experts sharded over the replicas, in random_instance); the
- * capacity to match, in cl. Returns the activations' sum, the heavy layer in *heavy. */
+ * keeping a part (and experts sharded over the replicas, in random_instance); 4 (made in
+ * random_instance) forward-heavy, all the devices together with room for about one
+ * forward (the warm-up binds); the capacity to match, in cl. Returns the activations' sum,
+ * the heavy layer in *heavy. */
 static double random_layers(struct model *md, int L, int kind, int *heavy)
 {
 	double act = 0;
@@ -231,7 +240,7 @@ static double random_layers(struct model *md, int L, int kind, int *heavy)
 /* One random instance of the kind (see random_layers), into st. */
 static void random_instance(int kind, struct rstats *st)
 {
-	int L = kind >= 2 ? 0 : irand(2, 8), D = irand(kind >= 2 ? 2 : 1, 4), M;
+	int L = kind >= 2 ? 0 : irand(2, 8), D = kind == 4 ? irand(3, 6) : irand(kind >= 2 ? 2 : 1, 4), M;
 	bool split;
 	struct model md;
 	struct cluster cl;
@@ -239,11 +248,18 @@ static void random_instance(int kind, struct rstats *st)
 	int nfit = 0, hp;
 
 	if (kind >= 2)
-		L = irand(D, 8);
-	M = irand(2, 12);
-	split = kind >= 2 || irand(0, 1);
+		L = irand(D, kind == 4 ? 12 : 8);
+	M = kind == 4 ? irand(2, 6) : irand(2, 12);
+	split = (kind >= 2 && kind != 4) || irand(0, 1);
 	synth_model(&md, L, 1, 1, 1);
-	act = random_layers(&md, L, kind, &hp);
+	act = random_layers(&md, L, kind == 4 ? 0 : kind, &hp);
+	if (kind == 4) /* forward-heavy: a long warm-up to fill (no tied or expert bytes: S below) */
+		for (int l = 0; l < L; l++) {
+			md.layers[l].f_ms = frand(1, 3);
+			md.layers[l].b_ms = frand(0.2, 1);
+			md.layers[l].w_ms = frand(0, 1);
+			md.layers[l].tied_bytes = md.layers[l].expert_param_bytes = 0;
+		}
 	synth_cluster(&cl, D, irand(1, 4), irand(0, 1) ? 0 : 100, irand(0, 1) ? 0 : 10);
 	for (int d = 0; d < D; d++)
 		cl.device_speed[d] = irand(1, 2);
@@ -258,6 +274,8 @@ static void random_instance(int kind, struct rstats *st)
 	cl.mem_headroom = 0;
 	if (kind == 1)
 		cl.mem_bytes = (uint64_t)(static_bytes(&md, &cl) / D + 4 * GB * frand(1.2, 3));
+	else if (kind == 4) /* all the devices together hold a part of one forward or a little more */
+		cl.mem_bytes = (uint64_t)(static_bytes(&md, &cl) / D + act * frand(0.6, 3) / D);
 	else if (kind >= 2) /* the heavy layer's device has room for one to three of its W */
 		cl.mem_bytes = (uint64_t)(static_bytes(&md, &cl) / irand(1, D) +
 		                          (double)md.layers[hp].act_w_bytes * frand(1.05, 3.5));
@@ -281,6 +299,8 @@ static void random_instance(int kind, struct rstats *st)
 	best = fmin(best, baselines(&md, &cl, M, split, &nfit));
 	if (nfit && getenv("STATS"))
 		printf("# kind %d D=%d M=%d L=%d best/tight %.3f lb/tight %.3f\n", kind, D, M, L, best / tight, lb / tight);
+	if (nfit && kind == 4)
+		st->warm_above += lb_warmup_bound(&md, &cl, M, split, static_bytes(&md, &cl)) > tight * (1 + 1e-9);
 	if (nfit) {
 		st->with_fit++;
 		st->above_tight += lb > tight * (1 + 1e-9);
@@ -328,6 +348,57 @@ static void test_random(void)
 	       "at most %.3f of the best plan found\n", hd.instances, hd.with_fit, hd.above_tight, hd.worst);
 	is_int(hd.below, 0, "heavy layers anywhere: no plan that fits is faster than the bound");
 	is_int(hd.under_tight, 0, "heavy layers anywhere: never below the tight bound");
+	/* memory for less than about one forward over all the devices: the warm-up (h) */
+	memset(&hd, 0, sizeof(hd));
+	for (int it = 0; it < 200; it++)
+		random_instance(4, &hd);
+	printf("# a forward's room: %d instances, %d with a plan that fits, the bound above the tight one in %d "
+	       "(the warm-up term alone in %d), at most %.3f of the best plan found\n", hd.instances, hd.with_fit,
+	       hd.above_tight, hd.warm_above, hd.worst);
+	is_int(hd.below, 0, "a forward's room: no plan that fits is faster than the bound");
+	is_int(hd.under_tight, 0, "a forward's room: never below the tight bound");
+	ok(hd.warm_above >= 1, "a forward's room: the warm-up term decides in some (%d)", hd.warm_above);
+}
+
+/* n layers of f = b = w = 1 on n devices of speed 1, free links, mem bytes each, no headroom. */
+static void small_instance(struct model *md, struct cluster *cl, int n, uint64_t mem)
+{
+	synth_model(md, n, 1, 1, 1);
+	synth_cluster(cl, n, 1, 0, 0);
+	cl->mem_headroom = 0;
+	cl->mem_bytes = mem;
+}
+
+/* (h) alone, in closed form: two layers of f = b = w = 1 on two devices with room for one
+ * layer's activations a in all (static memory 0). Recomputing holds its input: when that
+ * is a (no saving), the warm-up holds one layer-forward of the 2M it could run before
+ * the first backward (t0 = 2): 2 T >= 2 t0 + 6M - 1, T >= 3M + 3/2. When the input is
+ * free, more forwards may run warm, but each recomputing one is paid for again in its
+ * backward: the same 3M + 3/2. */
+static void test_warmup_closed_form(void)
+{
+	struct model md;
+	struct cluster cl;
+
+	small_instance(&md, &cl, 2, 5 * GB);
+	for (int l = 0; l < 2; l++) {
+		md.layers[l].param_bytes = 0;
+		md.layers[l].act_bytes = md.layers[l].in_bytes = 10 * GB;
+	}
+	for (int M = 1; M <= 16; M *= 4)
+		is_dbl(lb_warmup_bound(&md, &cl, M, true, 0), 3 * M + 1.5, 1e-7,
+		       "warm-up, recompute saves nothing: 3M + 3/2 (M = %d)", M);
+	is_dbl(lb_warmup_bound(&md, &cl, 4, true, 2 * GB * 5 + 1), 0, 0, "warm-up: no claim where the weights cannot fit");
+	for (int l = 0; l < 2; l++)
+		md.layers[l].in_bytes = 0;
+	is_dbl(lb_warmup_bound(&md, &cl, 4, true, 0), 3 * 4 + 1.5, 1e-7,
+	       "warm-up, a free input: recompute gains nothing, 3M + 3/2");
+	cl.mem_bytes = 25 * GB; /* room for both layers' forwards of every microbatch up to 2: no idle claimed */
+	md.layers[0].in_bytes = md.layers[1].in_bytes = 10 * GB;
+	ok(lb_warmup_bound(&md, &cl, 2, true, 0) <= sim_lower_bound_tight(&md, &cl, 2, true),
+	   "warm-up: with room for the whole warm-up it claims no more than the tight bound");
+	model_release(&md);
+	cluster_release(&cl);
 }
 
 static void test_golden(void)
@@ -335,23 +406,26 @@ static void test_golden(void)
 	struct model md;
 	struct cluster cl;
 
-	/* one layer, one device: 3 + x = 4 (1 - x) at x = 0.2 */
-	synth_model(&md, 1, 1, 1, 1);
-	synth_cluster(&cl, 1, 1, 0, 0);
-	cl.mem_headroom = 0;
-	cl.mem_bytes = 10 * GB;
+	/* one layer, one device: 3 + x = 4 (1 - x) at x = 0.2 (memory x time, (f)); or the
+	 * warm-up (h): before the first backward the device holds at most half a forward's
+	 * activations, so it idles at least 1/2 of the first forward's 1 ms: 3M + 1/2 */
+	small_instance(&md, &cl, 1, 10 * GB);
 	md.layers[0].act_bytes = 20 * GB;
 	for (int M = 1; M <= 8; M *= 2)
-		is_dbl(sim_lower_bound_memory(&md, &cl, M, true), 3.2 * M, 1e-9 * M,
-		       "one layer twice the capacity: 3.2 ms a microbatch (M = %d)", M);
+		is_dbl(sim_lower_bound_memory(&md, &cl, M, true), fmax(3.2 * M, 3 * M + 0.5), 1e-8 * M,
+		       "one layer twice the capacity: max(3.2 M, 3 M + 1/2) (M = %d)", M);
 	is_dbl(sim_lower_bound_tight(&md, &cl, 4, true), 12, 1e-9, "where the tight bound says 3");
 	/* weights: 1 GB of parameters is 8 GB of static memory (16 bytes a parameter of 2),
 	 * leaving 2 GB: activations of 4 GB held 2 ms, or (full recompute) an input of 0.25 GB
-	 * held 3 ms: with x recomputed, 3 + x = (8 (1 - x) + 0.75 x) / 2 -> x = 2 / 9.25 */
+	 * held 3 ms: with x recomputed, 3 + x = (8 (1 - x) + 0.75 x) / 2 -> x = 2 / 9.25; the
+	 * warm-up holds half a forward (2 of 4 GB; recompute frees 3.75 GB for 1 ms, dearer
+	 * than the idle it fills): 6 + 1/2, above (f)'s 6.43 */
 	md.layers[0].param_bytes = 1 * GB;
 	md.layers[0].act_bytes = 4 * GB;
 	md.layers[0].in_bytes = GB / 4;
-	is_dbl(sim_lower_bound_memory(&md, &cl, 2, true), 2 * (3 + 2 / 9.25), 1e-9, "the weights' static memory counts");
+	is_dbl(sim_lower_bound_memory(&md, &cl, 2, true), 6.5, 1e-8, "the weights' static memory counts: the warm-up");
+	is_dbl(sim_lower_bound_memory(&md, &cl, 8, true), 8 * (3 + 2 / 9.25), 1e-9,
+	       "the weights' static memory counts: memory x time at M = 8");
 	/* 2 GB of parameters do not fit at all (16 GB static): only the tight bound; under
 	 * ZeRO 1 over dp 4 the optimizer's 12 bytes shard: 2 + 2 + 3 = 7 GB static, 3 left;
 	 * activations of 6 GB: 3 + x = (12 (1 - x) + 0.75 x) / 3 -> x = 3 / 14.25 */
@@ -360,7 +434,9 @@ static void test_golden(void)
 	is_dbl(sim_lower_bound_memory(&md, &cl, 2, true), sim_lower_bound_tight(&md, &cl, 2, true), 1e-12,
 	       "no plan fits: the tight bound");
 	cl.rep = (struct replica){ .tp = 1, .dp = 4, .ep = 1, .zero = 1, .dp_link = { 1e9, 0 } };
-	is_dbl(sim_lower_bound_memory(&md, &cl, 2, true), 2 * (3 + 3 / 14.25), 1e-9, "sharded by ZeRO");
+	is_dbl(sim_lower_bound_memory(&md, &cl, 8, true), 8 * (3 + 3 / 14.25), 1e-9, "sharded by ZeRO");
+	/* the warm-up: 3 GB of room, half of the 6 GB forward */
+	is_dbl(sim_lower_bound_memory(&md, &cl, 2, true), 6.5, 1e-8, "sharded by ZeRO: the warm-up");
 	model_release(&md);
 	cluster_release(&cl);
 
@@ -644,6 +720,7 @@ static void test_memory_knobs(void)
 int main(void)
 {
 	test_golden();
+	test_warmup_closed_form();
 	test_backlog();
 	test_random();
 	test_tuner_recompute();
