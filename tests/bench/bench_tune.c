@@ -247,6 +247,30 @@
  * nine rows unchanged (their heads' W fit, or no head binds). The 12 rows: 80.7% of the
  * memory-aware bound (79.5% of the tight one); goal 90%.
  *
+ * 2026-12-03 (session 13): and the warm-up that memory caps (lowerbound_warm.c, (h)): before
+ * the first backward only forwards run and every one holds its activations, so the
+ * devices' free memory caps the forward work that can fill one microbatch's forward span.
+ * The same plans (OCTOPIPE_BENCH_EVALS=3000, seed 1; the samples table re-run that day
+ * gave the same tuned times) against it: nemotronh-8b-seq32k 8 x 16 70.2% (7269.0 ms; tight
+ * 7143.1), nemotronh-56b 16 x 32 75.5% (5053.5; 4888.3), 16 x 64 74.5% (9897.2; 9732.7),
+ * 16 x 128 83.6% (19584.6; 19421.5); the other eight unchanged. The 12 rows: 81.1% of the
+ * memory-aware bound; samples table 95.3% of it (95.1% of the tight bound). What (h) leaves
+ * out, and why it moves so little: it pools the free memory of all devices (a plan cannot:
+ * the early stages hold longest), and a warm forward that recomputes is charged only its
+ * redone share; where attention layers do much forward work for few bytes (nemotronh-8b's
+ * four attention layers at 32K tokens: 70.6 ms for 1.2 GB) the warm-up can be filled with
+ * them in the relaxation.
+ * Tried the same day, not adopted: a V placement for jamba-v0.1 8 x 16 (memory-bound: 3.36 s
+ * tuned, 2.91 s with unlimited memory, where a V runs 2.95 s under the policy) under every
+ * knob of the list scheduler (alternation, deferral, caps -1..3, W caps, depth quarters,
+ * latest-start cycles, 0-2 recomputing stages): 3.77 s at best within 134 GB; a release
+ * time per microbatch at the first stage (one every 0.8-1.1 busiest-device cycles, built
+ * by hand into the simulator) 3.91-4.11 s. With memory admission the early chunk fills the
+ * device before the late chunk can take its microbatches back. And on gpt-oss-20b 16 x 32
+ * (not memory-bound: 24 layers on 16 GPUs, 87.6% of the tight bound, 4.29 s at 20 000
+ * simulations) the pairing the tight bound's packing implies (eight devices with an early
+ * light and a later heavy layer) simulates 4.59 s at best under the same knobs.
+ *
  * usage: bench_tune SRCDIR [MODEL... | profiles | samples]   (profiles, samples: only that table)
  */
 #include "config.h"
