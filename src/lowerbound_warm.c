@@ -50,91 +50,154 @@
 
 #include "lowerbound_impl.h"
 
-#define WARM_FINE 4096 /* models longer than this get a coarser search (still a bound) */
+#define WARM_EVALS 600000.0 /* layer visits the searches may spend on long models */
 
-/* Layer i's best value of one warm forward at a byte price lam: its forward's work less
- * the recompute its mode redoes, less the price of the bytes the mode holds. */
-static double warm_value(const struct model *mdl, int i, double alpha, double lam)
+/* Each layer's forward and its modes' redone work and bytes, in flat arrays. */
+struct warm {
+	int L, M;
+	double R, alpha;
+	double *f, *core_f, *act, *act_sel, *in;
+	/* for bound_at: the first forward's span, M C / (D s_max), D s_max, the price range and
+	 * the price search's steps */
+	double t0, work, scale, lo, hi;
+	int nl;
+};
+
+/* lam R + M max_p sum_{i<p} v_i(lam), v_i the best over layer i's modes (none, selective,
+ * full) of alpha f - redone - lam bytes: an upper bound on alpha X - M sum r. */
+static double warm_dual(const struct warm *w, double lam)
 {
-	const struct layer *y = &mdl->layers[i];
-	double act = (double)y->act_bytes, core = fmin((double)y->core_act_bytes, act);
-	double none = alpha * y->f_ms - lam * act;
-	double sel = alpha * y->f_ms - y->core_f_ms - lam * (act - core);
-	double full = (alpha - 1) * y->f_ms - lam * (double)model_layer_in_bytes(mdl, i);
+	double sum = 0, best = 0, a = w->alpha;
 
-	return fmax(none, fmax(sel, full));
-}
+	for (int i = 0; i < w->L; i++) {
+		double none = a * w->f[i] - lam * w->act[i];
+		double sel = a * w->f[i] - w->core_f[i] - lam * w->act_sel[i];
+		double full = (a - 1) * w->f[i] - lam * w->in[i];
 
-/* lam R + M max_p sum_{i<p} v_i(lam): an upper bound on X - M sum r at every lam >= 0. */
-static double warm_dual(const struct model *mdl, int M, double R, double alpha, double lam)
-{
-	double sum = 0, best = 0;
-
-	for (int i = 0; i < mdl->nlayers; i++) {
-		sum += warm_value(mdl, i, alpha, lam);
+		sum += fmax(none, fmax(sel, full));
 		best = fmax(best, sum);
 	}
-	return lam * R + M * best;
+	return lam * w->R + w->M * best;
 }
 
-/* min over lam of warm_dual at alpha: a golden-section search (convex in lam); every
- * lam tried is a valid bound, so the least value seen is kept. */
-static double warm_phi(const struct model *mdl, int M, double R, double alpha, double hi, int iters)
+/* The largest value of f(arg, x) seen by a golden-section search of [a, b] (f unimodal
+ * there) in iters steps after the first two; every x tried is kept, so only the steps'
+ * count decides how close it comes. */
+static double golden_max(double (*f)(void *, double), void *arg, double a, double b, int iters)
 {
 	const double g = (sqrt(5.0) - 1) / 2;
-	double lo = 0, phi = fmin(warm_dual(mdl, M, R, alpha, 0), warm_dual(mdl, M, R, alpha, hi));
+	double x1 = b - g * (b - a), x2 = a + g * (b - a), f1 = f(arg, x1), f2 = f(arg, x2);
+	double best = fmax(f1, f2);
 
-	for (int it = 0; it < iters && hi > lo; it++) {
-		double a = hi - g * (hi - lo), b = lo + g * (hi - lo);
-		double fa = warm_dual(mdl, M, R, alpha, a), fb = warm_dual(mdl, M, R, alpha, b);
-
-		phi = fmin(phi, fmin(fa, fb));
-		if (fa <= fb)
-			hi = b;
-		else
-			lo = a;
+	for (int it = 0; it < iters; it++) {
+		if (f1 >= f2) {
+			b = x2;
+			x2 = x1;
+			f2 = f1;
+			x1 = b - g * (b - a);
+			f1 = f(arg, x1);
+			best = fmax(best, f1);
+		} else {
+			a = x1;
+			x1 = x2;
+			f1 = f2;
+			x2 = a + g * (b - a);
+			f2 = f(arg, x2);
+			best = fmax(best, f2);
+		}
 	}
-	return phi;
+	return best;
+}
+
+static double neg_dual_at_log(void *arg, double x)
+{
+	return -warm_dual(arg, exp(x));
+}
+
+/* The least warm_dual over lam = 0 and a golden-section search of log lam over [lo, hi]
+ * (convex in lam, so unimodal in log lam); every lam tried is a valid bound. */
+static double warm_phi(struct warm *w, double lo, double hi, int iters)
+{
+	return fmin(warm_dual(w, 0), -golden_max(neg_dual_at_log, w, log(lo), log(hi), iters));
+}
+
+/* Fills w's arrays and the price range of a byte [*lo, *hi] (the layers' forward per byte,
+ * widened); false when out of host memory. */
+static bool warm_setup(struct warm *w, const struct model *mdl, double *lo, double *hi)
+{
+	size_t n = (size_t)w->L;
+
+	w->f = malloc(5 * n * sizeof(double));
+	if (!w->f)
+		return false;
+	w->core_f = w->f + n;
+	w->act = w->core_f + n;
+	w->act_sel = w->act + n;
+	w->in = w->act_sel + n;
+	*lo = INFINITY;
+	*hi = 0;
+	for (int i = 0; i < w->L; i++) {
+		const struct layer *y = &mdl->layers[i];
+		double act = (double)y->act_bytes, core = fmin((double)y->core_act_bytes, act);
+
+		w->f[i] = y->f_ms;
+		w->core_f[i] = y->core_f_ms;
+		w->act[i] = act;
+		w->act_sel[i] = act - core;
+		w->in[i] = (double)model_layer_in_bytes(mdl, i);
+		if (act > 0 && y->f_ms > 0) {
+			*lo = fmin(*lo, y->f_ms / act);
+			*hi = fmax(*hi, y->f_ms / act);
+		}
+		if (w->in[i] > 0 && y->f_ms > 0)
+			*hi = fmax(*hi, y->f_ms / w->in[i]);
+	}
+	if (!(*hi > 0))
+		*lo = *hi = 1e-12;
+	*lo /= 16;
+	*hi *= 4;
+	return true;
+}
+
+/* The bound at share alpha: alpha t0 + (M C - Phi(alpha)) / (D s_max). */
+static double bound_at(void *arg, double alpha)
+{
+	struct warm *w = arg;
+
+	w->alpha = alpha;
+	return alpha * w->t0 + w->work - warm_phi(w, w->lo, w->hi, w->nl) / w->scale;
 }
 
 double lb_warmup_bound(const struct model *mdl, const struct cluster *cl, int M, bool split, double S)
 {
-	int L = mdl->nlayers, D = cl->devices, K = split ? 3 : 2, iters = L > WARM_FINE ? 12 : 40;
+	int D = cl->devices, K = split ? 3 : 2, na, nl;
 	double o = cl->op_overhead_us > 0 ? cl->op_overhead_us * 1e-3 : 0, smax = cl->device_speed[0];
-	double R = D * cluster_usable_bytes(cl) - S, C = 0, t0 = 0, hi = 0, lo = 0, ahi = 1, best = 0;
-	const double g = (sqrt(5.0) - 1) / 2;
+	double C = 0, t0 = 0, lo, hi, best, evals;
+	struct warm w = { .L = mdl->nlayers, .M = M, .R = D * cluster_usable_bytes(cl) - S, .alpha = 1 };
 
-	if (!(R >= 0) || L < 1)
-		return 0; /* the weights alone do not fit: no plan to bound */
+	if (!(w.R >= 0) || w.L < 1 || !warm_setup(&w, mdl, &lo, &hi))
+		return 0; /* the weights alone do not fit (no plan to bound), or no host memory */
 	for (int d = 1; d < D; d++)
 		smax = fmax(smax, cl->device_speed[d]);
-	for (int i = 0; i < L; i++) {
-		const struct layer *y = &mdl->layers[i];
-		double in = (double)model_layer_in_bytes(mdl, i);
-
-		C += y->f_ms + y->b_ms + y->w_ms;
-		t0 += y->f_ms;
-		/* past every layer's forward per byte, no warm forward is worth its bytes */
-		if (y->act_bytes > 0)
-			hi = fmax(hi, 2 * y->f_ms / (double)y->act_bytes);
-		if (in > 0)
-			hi = fmax(hi, 2 * y->f_ms / in);
+	for (int i = 0; i < w.L; i++) {
+		C += mdl->layers[i].f_ms + mdl->layers[i].b_ms + mdl->layers[i].w_ms;
+		t0 += mdl->layers[i].f_ms;
 	}
 	t0 = (t0 + o) / smax;
+	/* iterations: fine for the usual models, fewer on very long ones (any lam and alpha
+	 * give a bound; fewer only find a weaker one) */
+	evals = fmax(60, fmin(1500, WARM_EVALS / w.L));
+	na = (int)fmax(2, fmin(12, evals / 25 - 3));
+	nl = (int)fmax(8, fmin(36, evals / (na + 3) - 3));
 	/* the bound at alpha is concave in alpha (a minimum over lam of concave functions):
-	 * alpha = 1 (the whole warm-up's idle), then a golden-section search over [0, 1],
-	 * every value a valid bound */
-	best = t0 + (M * C - warm_phi(mdl, M, R, 1, hi, iters)) / (D * smax);
-	for (int it = 0; it < iters / 2 && ahi > lo; it++) {
-		double a = ahi - g * (ahi - lo), b = lo + g * (ahi - lo);
-		double va = a * t0 + (M * C - warm_phi(mdl, M, R, a, hi, iters)) / (D * smax);
-		double vb = b * t0 + (M * C - warm_phi(mdl, M, R, b, hi, iters)) / (D * smax);
-
-		best = fmax(best, fmax(va, vb));
-		if (va >= vb)
-			ahi = b;
-		else
-			lo = a;
-	}
+	 * alpha = 1 (the whole warm-up's idle), then a golden-section search over [0, 1] */
+	w.t0 = t0;
+	w.work = M * C / (D * smax);
+	w.scale = D * smax;
+	w.lo = lo;
+	w.hi = hi;
+	w.nl = nl;
+	best = fmax(bound_at(&w, 1), golden_max(bound_at, &w, 0, 1, na));
+	free(w.f);
 	return best > 0 ? best + M * (K - 1) * o / (D * smax) : 0;
 }

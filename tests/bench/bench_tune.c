@@ -251,7 +251,7 @@
  * the first backward only forwards run and every one holds its activations, so the
  * devices' free memory caps the forward work that can fill one microbatch's forward span.
  * The same plans (OCTOPIPE_BENCH_EVALS=3000, seed 1; the samples table re-run that day
- * gave the same tuned times) against it: nemotronh-8b-seq32k 8 x 16 70.2% (7269.0 ms; tight
+ * gave the same tuned times) against it: nemotronh-8b-seq32k 8 x 16 70.2% (7268.8 ms; tight
  * 7143.1), nemotronh-56b 16 x 32 75.5% (5053.5; 4888.3), 16 x 64 74.5% (9897.2; 9732.7),
  * 16 x 128 83.6% (19584.6; 19421.5); the other eight unchanged. The 12 rows: 81.1% of the
  * memory-aware bound; samples table 95.3% of it (95.1% of the tight bound). What (h) leaves

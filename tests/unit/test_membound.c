@@ -15,7 +15,9 @@
  * where some plan fits (else this test would check nothing).
  *
  * A fourth family of random instances aims at the warm-up term (h): forward-heavy layers
- * on 3-6 devices whose free memory together holds about one forward.
+ * (f 2-5 ms, b 0.05-0.5) on 1-3 devices, D to 3D + 1 microbatches, whose free memory
+ * together holds 0.2-1.2 of one forward (a review's families, which found no plan below
+ * the bound in 29 000 instances and 480 000 fitting plans).
  *
  * Golden: one layer on one device, f = b = w = 1, a stage's activations twice the capacity
  * left by the static memory, an input of 0 bytes and M microbatches: no recompute holds 2C
@@ -240,7 +242,7 @@ static double random_layers(struct model *md, int L, int kind, int *heavy)
 /* One random instance of the kind (see random_layers), into st. */
 static void random_instance(int kind, struct rstats *st)
 {
-	int L = kind >= 2 ? 0 : irand(2, 8), D = kind == 4 ? irand(3, 6) : irand(kind >= 2 ? 2 : 1, 4), M;
+	int L = kind >= 2 ? 0 : irand(2, 8), D = kind == 4 ? irand(1, 3) : irand(kind >= 2 ? 2 : 1, 4), M;
 	bool split;
 	struct model md;
 	struct cluster cl;
@@ -248,15 +250,15 @@ static void random_instance(int kind, struct rstats *st)
 	int nfit = 0, hp;
 
 	if (kind >= 2)
-		L = irand(D, kind == 4 ? 12 : 8);
-	M = kind == 4 ? irand(2, 6) : irand(2, 12);
+		L = irand(D, kind == 4 ? 6 : 8);
+	M = kind == 4 ? irand(D, 3 * D + 1) : irand(2, 12);
 	split = (kind >= 2 && kind != 4) || irand(0, 1);
 	synth_model(&md, L, 1, 1, 1);
 	act = random_layers(&md, L, kind == 4 ? 0 : kind, &hp);
 	if (kind == 4) /* forward-heavy: a long warm-up to fill (no tied or expert bytes: S below) */
 		for (int l = 0; l < L; l++) {
-			md.layers[l].f_ms = frand(1, 3);
-			md.layers[l].b_ms = frand(0.2, 1);
+			md.layers[l].f_ms = frand(2, 5);
+			md.layers[l].b_ms = frand(0.05, 0.5);
 			md.layers[l].w_ms = frand(0, 1);
 			md.layers[l].tied_bytes = md.layers[l].expert_param_bytes = 0;
 		}
@@ -274,8 +276,8 @@ static void random_instance(int kind, struct rstats *st)
 	cl.mem_headroom = 0;
 	if (kind == 1)
 		cl.mem_bytes = (uint64_t)(static_bytes(&md, &cl) / D + 4 * GB * frand(1.2, 3));
-	else if (kind == 4) /* all the devices together hold a part of one forward or a little more */
-		cl.mem_bytes = (uint64_t)(static_bytes(&md, &cl) / D + act * frand(0.6, 3) / D);
+	else if (kind == 4) /* all the devices together hold a part of one forward, or a little more */
+		cl.mem_bytes = (uint64_t)(static_bytes(&md, &cl) / D + act * frand(0.2, 1.2) / D);
 	else if (kind >= 2) /* the heavy layer's device has room for one to three of its W */
 		cl.mem_bytes = (uint64_t)(static_bytes(&md, &cl) / irand(1, D) +
 		                          (double)md.layers[hp].act_w_bytes * frand(1.05, 3.5));
@@ -357,7 +359,8 @@ static void test_random(void)
 	       hd.above_tight, hd.warm_above, hd.worst);
 	is_int(hd.below, 0, "a forward's room: no plan that fits is faster than the bound");
 	is_int(hd.under_tight, 0, "a forward's room: never below the tight bound");
-	ok(hd.warm_above >= 1, "a forward's room: the warm-up term decides in some (%d)", hd.warm_above);
+	ok(hd.warm_above >= hd.with_fit / 5, "a forward's room: the warm-up term alone is above the tight bound in a "
+	   "fifth of those where a plan fits (%d of %d)", hd.warm_above, hd.with_fit);
 }
 
 /* n layers of f = b = w = 1 on n devices of speed 1, free links, mem bytes each, no headroom. */
