@@ -245,8 +245,17 @@ static bool admitted(const struct ctx *c, long op)
 	if (cap > 0 && c->s->stage_inflight[st] >= cap)
 		return false;
 	if (pol->mem_admission) {
+		double need;
+
 		d = c->p->stages[st].device;
-		if (c->s->dev_mem[d] + (double)c->s->stage_act[st] > cluster_usable_bytes(&c->p->cluster))
+		need = c->s->dev_mem[d] + (double)c->s->stage_act[st];
+		for (int i = c->s->dev_stage_start[d]; pol->reserve > 0 && i < c->s->dev_stage_start[d + 1]; i++) {
+			int later = c->s->dev_stages[i];
+
+			if (later > st && c->s->stage_hold[later] < pol->reserve)
+				need += (double)c->s->stage_act[later] * (pol->reserve - c->s->stage_hold[later]);
+		}
+		if (need > cluster_usable_bytes(&c->p->cluster))
 			return false;
 	}
 	return true;

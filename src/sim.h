@@ -36,6 +36,11 @@ struct sim_policy {
 	int max_inflight;      /* per stage: microbatches past F and before their backward
 	                        * (0 = no cap); the oldest microbatch is always admitted */
 	bool mem_admission;    /* also hold an F back when it would exceed device memory */
+	int reserve;           /* with mem_admission: an F also leaves room for this many
+	                        * microbatches of each later stage of its device that holds
+	                        * fewer, so an early stage (which could take every microbatch
+	                        * at once) cannot fill a device whose later stages must take
+	                        * them back to free anything (a V's or a loop's early chunk) */
 	const int *stage_cap;  /* per-stage caps overriding max_inflight (NULL: none) */
 	bool backward_first;   /* without alternation: a ready backward always goes before an F */
 	bool cap_until_w;      /* a microbatch stays in flight until its W (zero-bubble memory) */

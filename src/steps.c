@@ -153,6 +153,9 @@ static int read_scheduler(struct jv *v, const cJSON *o, const char *path, struct
 	if (jv_int(v, sch, p, "depth_quarters", 0, 0, 3, 0, &x) < 0)
 		return -1;
 	out->depth_q = (int)x;
+	if (jv_int(v, sch, p, "reserve", 0, 0, TUNE_MAX_RESERVE, 0, &x) < 0)
+		return -1;
+	out->reserve = (int)x;
 	return 0;
 }
 

@@ -297,8 +297,9 @@ static bool kick(struct tuner *t, struct tune_state *s, struct strbuf *what)
 		return true;
 	}
 	default: { /* the scheduler's knobs */
-		static const char *const names[] = { "alternation", "deferral", "depth", "W cap" };
-		int k = (int)(tune_rand(t) % 4);
+		static const char *const names[] = { "alternation", "deferral", "depth", "W cap", "room kept" };
+		/* the room kept for later stages only where memory binds (else no change) */
+		int k = (int)(tune_rand(t) % (t->mem_binds ? 5 : 4));
 
 		if (k == 0)
 			s->sched.alternate = !s->sched.alternate;
@@ -306,8 +307,10 @@ static bool kick(struct tuner *t, struct tune_state *s, struct strbuf *what)
 			s->sched.defer_arrivals = !s->sched.defer_arrivals;
 		else if (k == 2)
 			s->sched.cap_extra = (int)(tune_rand(t) % 5) - 1;
-		else
+		else if (k == 3)
 			s->sched.wcap = (int[]){ 0, 1, D, 2 * D }[tune_rand(t) % 4];
+		else
+			s->sched.reserve = (int)(tune_rand(t) % 3);
 		strbuf_addf(what, " %s", names[k]);
 		tune_state_drop_order(s);
 		return true;

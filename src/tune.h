@@ -74,6 +74,8 @@ void tune_opts_default(struct tune_opts *o);
 enum tune_phase { PHASE_START, PHASE_PARTITION, PHASE_PLACEMENT, PHASE_SCHEDULING };
 const char *tune_phase_name(enum tune_phase p);
 
+#define TUNE_MAX_RESERVE 4   /* the most microbatches tune_sched.reserve keeps room for */
+
 /* The tuner's knobs of the adaptive scheduler. */
 struct tune_sched {
 	bool alternate;
@@ -88,6 +90,8 @@ struct tune_sched {
 	                             * its 1F1B depth (rounded up) before cap_extra, so where
 	                             * memory binds the early stages run less far ahead; 0: the
 	                             * whole depth */
+	int reserve;                /* memory admission keeps room for this many microbatches of
+	                             * each later stage of a device (sim_policy.reserve); 0: none */
 	int lst;                    /* > 0: latest-start priority (any placement), a microbatch
 	                             * due lst / 4 of the busiest device's work after the one
 	                             * before it; 0: alternation or backward first */

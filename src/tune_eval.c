@@ -90,6 +90,7 @@ static void policy_opts(const struct tune_state *s, int devices, int *cap, int *
 	o->policy.backward_first = !s->sched.alternate;
 	o->policy.defer_arrivals = s->sched.defer_arrivals;
 	o->policy.mem_admission = true;
+	o->policy.reserve = s->sched.reserve;
 	for (int st = 0; st < s->nstages; st++) {
 		int c = (int)ceil((s->nstages - st) * tune_depth_quarters(&s->sched) / 4.0) + s->sched.cap_extra;
 

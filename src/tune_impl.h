@@ -102,6 +102,8 @@ struct tuner {
 	                          * faster, so the search stops on reaching it */
 	double last_progress;
 	bool interrupted;
+	bool mem_binds;          /* memory binds a full pipeline: the starts and scheduling moves
+	                          * also keep room on a device for its later stages (reserve) */
 	bool rc_moves;           /* scheduling may make early stages recompute (opts, memory binds) */
 	int kicks;               /* perturbations since the best last improved */
 	unsigned long long rng;

@@ -392,6 +392,17 @@ void tune_gen_scheduling(struct tuner *t)
 	}
 	if (t->rc_moves)
 		n = memory_variants(t, &cur, variants + n, names + n) + n;
+	/* where memory binds, how much room a device's early stages leave for its later ones
+	 * (sim_policy.reserve: a V's or a loop's early chunk can otherwise fill the device
+	 * before its late chunk takes a microbatch back) */
+	if (t->mem_binds && cur.reserve < TUNE_MAX_RESERVE) {
+		variants[n] = cur; variants[n].reserve = cur.reserve + 1;
+		names[n++] = "each device keeps room for its later stages' microbatches";
+	}
+	if (t->mem_binds && cur.reserve > 0) {
+		variants[n] = cur; variants[n].reserve = cur.reserve - 1;
+		names[n++] = "less room kept for the later stages";
+	}
 	for (int i = 0; i < n; i++) {
 		struct cand *c = tune_cand_add(t, &t->cur, MOVE_SCHED, i, 0);
 

@@ -167,6 +167,11 @@ static int setup_baselines(struct tuner *t, bool *stopped)
 	return 0;
 }
 
+/* The knob sets a start is tried with (the last recomputes a quarter of the stages); where
+ * memory binds each twice, keeping room for one and for two microbatches of a device's
+ * later stages. */
+#define START_KNOBS(t) ((t)->rc_moves ? 4 : 3)
+
 /* One start of S stages in shape, with knob set knobs, balanced and simulated into *s and
  * *ms: 1 made, 0 when the shape does not apply, -1 when out of host memory. */
 static int setup_start(struct tuner *t, int shape, int S, int knobs, struct tune_state *s, double *ms)
@@ -183,6 +188,10 @@ static int setup_start(struct tuner *t, int shape, int S, int knobs, struct tune
 	else if (!tune_place_open_v(s, D, shape == 7)) {
 		tune_state_release(s);
 		return 0;
+	}
+	if (t->mem_binds) { /* each with room kept for a device's later stages, 1 or 2 */
+		s->sched.reserve = 1 + knobs / START_KNOBS(t);
+		knobs %= START_KNOBS(t);
 	}
 	s->sched.alternate = knobs != 1;
 	s->sched.wcap = knobs == 1 ? D : 0;
@@ -266,7 +275,7 @@ static int setup_starts(struct tuner *t, bool *stopped)
 			continue;
 		if (S > t->max_stages || (shape == 3 && D < 2))
 			continue;
-		for (int knobs = 0; knobs < (t->rc_moves ? 4 : 3); knobs++) {
+		for (int knobs = 0; knobs < START_KNOBS(t) * (t->mem_binds ? 2 : 1); knobs++) {
 			struct tune_state s;
 			double ms, t1 = clock_now_s();
 			int r;
@@ -398,7 +407,8 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 	t->t0 = t->last_progress = clock_now_s();
 	t->bound_ms = sim_lower_bound_tight(m, c, o->microbatches, true);
 	t->stop_ms = sim_lower_bound_memory(m, c, o->microbatches, true); /* >= the tight bound */
-	t->rc_moves = o->recompute_moves && memory_binds(m, c);
+	t->mem_binds = memory_binds(m, c);
+	t->rc_moves = o->recompute_moves && t->mem_binds;
 	t->max_stages = c->devices * t->opts.max_stages_per_device;
 	if (t->max_stages > m->nlayers)
 		t->max_stages = m->nlayers;

@@ -109,6 +109,7 @@ bool tune_state_equal(const struct tune_state *a, const struct tune_state *b)
 	       a->sched.cap_extra == b->sched.cap_extra && a->sched.wcap == b->sched.wcap &&
 	       a->sched.lst == b->sched.lst && a->sched.rc == b->sched.rc &&
 	       a->sched.rc_ranked == b->sched.rc_ranked && a->sched.depth_q == b->sched.depth_q &&
+	       a->sched.reserve == b->sched.reserve &&
 	       !a->order == !b->order &&
 	       (!a->order || (a->order_devices == b->order_devices &&
 	                      memcmp(a->order_start, b->order_start, (size_t)(a->order_devices + 1) * sizeof(int)) == 0 &&
@@ -210,6 +211,8 @@ cJSON *tune_steps_to_json(const struct tuner *t)
 			jw_bool(&w, sch, "recompute_ranked", true);
 		if (s->state.sched.depth_q > 0)
 			jw_num(&w, sch, "depth_quarters", s->state.sched.depth_q);
+		if (s->state.sched.reserve > 0)
+			jw_num(&w, sch, "reserve", s->state.sched.reserve);
 		if (s->state.order) {
 			cJSON *sched = jw_arr(&w, o, "schedule");
 

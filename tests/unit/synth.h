@@ -11,8 +11,23 @@
 #include "baseline.h"
 #include "cluster.h"
 #include "model.h"
+#include "parallel.h"
 #include "plan.h"
 #include "sim.h"
+
+/* The static memory (weights, gradients, optimizer) of m's whole table under c's layout. */
+static inline double synth_static_bytes(const struct model *m, const struct cluster *c)
+{
+	struct parallel par;
+	struct mem_static ms;
+	double params = 0;
+
+	for (int l = 0; l < m->nlayers; l++)
+		params += (double)m->layers[l].param_bytes;
+	parallel_from_replica(&c->rep, c->devices, &par);
+	parallel_static_mem(&par, params, 0, &ms);
+	return ms.weights + ms.grads + ms.optimizer;
+}
 
 static inline void synth_model(struct model *m, int L, double f, double b, double w)
 {

@@ -27,12 +27,7 @@
  * backward). Then with the static memory of weights, sharded by ZeRO, two layers on two
  * devices, and (h) alone in closed form.
  *
- * Last, the tuner's recompute moves (tune_sched.rc): where memory binds they find a plan
- * at least 5% faster whose first stages recompute, that fits and respects the bound; where
- * it does not bind they are not offered (the same plan as without); where it binds the
- * search already starts from a plan that recomputes. And the memory knobs
- * in closed form: which stages the ranked recompute marks, and how many microbatches a
- * share of the depth lets the first stage hold.
+ * The tuner's memory knobs are tested in test_memknobs.c.
  */
 #include "config.h"
 
@@ -159,20 +154,6 @@ static double baselines(const struct model *md, const struct cluster *cl, int M,
 	return best;
 }
 
-/* The static memory of md's whole table under cl's layout. */
-static double static_bytes(const struct model *md, const struct cluster *cl)
-{
-	struct parallel par;
-	struct mem_static ms;
-	double params = 0;
-
-	for (int l = 0; l < md->nlayers; l++)
-		params += (double)md->layers[l].param_bytes;
-	parallel_from_replica(&cl->rep, cl->devices, &par);
-	parallel_static_mem(&par, params, 0, &ms);
-	return ms.weights + ms.grads + ms.optimizer;
-}
-
 /* What the random instances found. */
 struct rstats {
 	int instances, with_fit, above_tight, plans, fit, below, under_tight;
@@ -275,14 +256,14 @@ static void random_instance(int kind, struct rstats *st)
 	/* the capacity: the static memory over the devices and then some activations */
 	cl.mem_headroom = 0;
 	if (kind == 1)
-		cl.mem_bytes = (uint64_t)(static_bytes(&md, &cl) / D + 4 * GB * frand(1.2, 3));
+		cl.mem_bytes = (uint64_t)(synth_static_bytes(&md, &cl) / D + 4 * GB * frand(1.2, 3));
 	else if (kind == 4) /* all the devices together hold a part of one forward, or a little more */
-		cl.mem_bytes = (uint64_t)(static_bytes(&md, &cl) / D + act * frand(0.2, 1.2) / D);
+		cl.mem_bytes = (uint64_t)(synth_static_bytes(&md, &cl) / D + act * frand(0.2, 1.2) / D);
 	else if (kind >= 2) /* the heavy layer's device has room for one to three of its W */
-		cl.mem_bytes = (uint64_t)(static_bytes(&md, &cl) / irand(1, D) +
+		cl.mem_bytes = (uint64_t)(synth_static_bytes(&md, &cl) / irand(1, D) +
 		                          (double)md.layers[hp].act_w_bytes * frand(1.05, 3.5));
 	else
-		cl.mem_bytes = (uint64_t)(static_bytes(&md, &cl) / irand(1, D) + act * frand(0.8, 0.6 * D) / D) + GB / 10;
+		cl.mem_bytes = (uint64_t)(synth_static_bytes(&md, &cl) / irand(1, D) + act * frand(0.8, 0.6 * D) / D) + GB / 10;
 	lb = sim_lower_bound_memory(&md, &cl, M, split);
 	tight = sim_lower_bound_tight(&md, &cl, M, split);
 	st->instances++;
@@ -302,7 +283,7 @@ static void random_instance(int kind, struct rstats *st)
 	if (nfit && getenv("STATS"))
 		printf("# kind %d D=%d M=%d L=%d best/tight %.3f lb/tight %.3f\n", kind, D, M, L, best / tight, lb / tight);
 	if (nfit && kind == 4)
-		st->warm_above += lb_warmup_bound(&md, &cl, M, split, static_bytes(&md, &cl)) > tight * (1 + 1e-9);
+		st->warm_above += lb_warmup_bound(&md, &cl, M, split, synth_static_bytes(&md, &cl)) > tight * (1 + 1e-9);
 	if (nfit) {
 		st->with_fit++;
 		st->above_tight += lb > tight * (1 + 1e-9);
@@ -549,184 +530,11 @@ static void test_backlog(void)
 	test_backlog_overlap();
 }
 
-/* Tunes md on cl at M by evals simulations, recompute moves on or off; the plan's time (its
- * plan in *p, metrics in *mt), or INFINITY. *start_rc: whether the search's start (step 0)
- * already recomputed some stages. */
-static double tuned(const struct model *md, const struct cluster *cl, int M, bool moves, struct plan *p,
-                    struct metrics *mt, bool *start_rc)
-{
-	struct tune_opts o;
-	struct tuner *t;
-	const struct tune_step *st, *all;
-	struct err e = ERR_INIT;
-	double r = INFINITY;
-
-	tune_opts_default(&o);
-	o.microbatches = M;
-	o.max_evals = 1500;
-	o.recompute_moves = moves;
-	if (tune_new(&t, md, cl, &o, &e) < 0)
-		return r;
-	*start_rc = tune_steps(t, &all) > 0 && all[0].state.sched.rc > 0;
-	while (tune_step(t, &st, &e) > 0)
-		;
-	if (tune_result(t, p, mt, &e) == 0)
-		r = mt->makespan_ms;
-	tune_free(t);
-	return r;
-}
-
-/* Eight equal layers of 10 GB activations on 4 devices with room for 2.5 of them: a stage
- * of two layers holds one microbatch at a time unless it recomputes. The tuner that may
- * make early stages recompute finds a faster plan; every stage it marks is one of the
- * first ones, the plan fits, and it is no faster than the memory-aware bound. */
-static void test_tuner_recompute(void)
-{
-	struct model md;
-	struct cluster cl;
-	struct plan p0, p1;
-	struct metrics m0, m1;
-	double t0, t1, lb;
-	int nrc = 0, prefix = 1;
-	bool rc0, rc1;
-
-	synth_model(&md, 8, 1, 1, 1);
-	for (int l = 0; l < 8; l++) {
-		md.layers[l].act_bytes = 10 * GB;
-		md.layers[l].act_w_bytes = 1 * GB;
-		md.layers[l].out_bytes = GB / 10;
-		md.layers[l].param_bytes = GB / 10;
-	}
-	synth_cluster(&cl, 4, 4, 0, 0);
-	cl.mem_headroom = 0;
-	cl.mem_bytes = (uint64_t)(static_bytes(&md, &cl) / 2 + 25 * GB);
-	t0 = tuned(&md, &cl, 16, false, &p0, &m0, &rc0);
-	t1 = tuned(&md, &cl, 16, true, &p1, &m1, &rc1);
-	lb = sim_lower_bound_memory(&md, &cl, 16, true);
-	printf("# without recompute moves %.2f ms, with %.2f ms; tight bound %.2f, memory-aware %.2f\n", t0, t1,
-	       sim_lower_bound_tight(&md, &cl, 16, true), lb);
-	ok(isfinite(t0) && isfinite(t1), "both tune a plan");
-	ok(t1 < t0 * 0.95, "recomputing early stages is at least 5%% faster (%.2f vs %.2f ms)", t1, t0);
-	for (int s = 0; s < p0.nstages; s++)
-		nrc += p0.stages[s].recompute != RECOMPUTE_NONE;
-	is_int(nrc, 0, "without the moves no stage recomputes");
-	nrc = 0;
-	for (int s = 0; s < p1.nstages; s++) {
-		nrc += p1.stages[s].recompute == RECOMPUTE_FULL;
-		prefix &= s == 0 || p1.stages[s].recompute <= p1.stages[s - 1].recompute;
-	}
-	ok(nrc > 0 && prefix, "with them the first %d of %d stages recompute fully", nrc, p1.nstages);
-	is_int(m1.noom, 0, "and the plan fits");
-	ok(t1 >= lb * (1 - 1e-9), "no faster than the memory-aware bound (%.2f)", lb);
-	ok(rc1 && !rc0, "the search starts from a plan that recomputes (a start where memory binds), without the moves not");
-	plan_release(&p0);
-	plan_release(&p1);
-	metrics_release(&m0);
-	metrics_release(&m1);
-	/* memory that does not bind: no moves are offered, the plans are the same */
-	cl.mem_bytes = 1000 * GB;
-	t0 = tuned(&md, &cl, 16, false, &p0, &m0, &rc0);
-	t1 = tuned(&md, &cl, 16, true, &p1, &m1, &rc1);
-	is_dbl(t1, t0, 0, "where memory does not bind, the moves change nothing");
-	plan_release(&p0);
-	plan_release(&p1);
-	metrics_release(&m0);
-	metrics_release(&m1);
-	model_release(&md);
-	cluster_release(&cl);
-}
-
-/* The largest number of stage st's microbatches past F and before their I along device
- * d's order in p. */
-static int max_in_flight(const struct plan *p, int d, int st)
-{
-	int now = 0, most = 0;
-
-	for (int k = p->order_start[d]; k < p->order_start[d + 1]; k++) {
-		const struct action *a = &p->order[k];
-
-		if (a->stage != st)
-			continue;
-		now += a->kind == OP_F ? 1 : a->kind == OP_I ? -1 : 0;
-		if (now > most)
-			most = now;
-	}
-	return most;
-}
-
-/* The memory knobs' closed forms. Ranked recompute marks the stages where full recompute
- * frees the most memory for the forward it redoes, times the microbatches a stage holds
- * (its 1F1B depth): four one-layer stages with activations 10, 1, 10, 10 GB, forwards 1,
- * 10, 1, 1 ms and inputs of 0.1 GB (none for the first) score 10 x 4 / 1, 0.9 x 3 / 10,
- * 9.9 x 2 / 1 and 9.9 x 1 / 1: two ranked stages are the first and the third, where the
- * earliest two are the first and the second. A share of the depth caps the microbatches
- * in flight: the first of 4 stages on 4 devices holds up to 4 of 8, with half its depth 2,
- * with a quarter 1. */
-static void test_memory_knobs(void)
-{
-	struct model md;
-	struct cluster cl;
-	struct tune_state s = { 0 };
-	struct plan p;
-	struct err e = ERR_INIT;
-	static const double act_gb[4] = { 10, 1, 10, 10 };
-	static const int want_ranked[4] = { 1, 0, 1, 0 }, want_first[4] = { 1, 1, 0, 0 };
-	static const int depth_q[3] = { 0, 2, 1 }, want_depth[3] = { 4, 2, 1 };
-
-	synth_model(&md, 4, 1, 1, 1);
-	md.layers[1].f_ms = 10;
-	for (int l = 0; l < 4; l++) {
-		md.layers[l].act_bytes = (uint64_t)(act_gb[l] * GB);
-		md.layers[l].out_bytes = GB / 10;
-	}
-	synth_cluster(&cl, 4, 4, 0, 0);
-	cl.mem_bytes = 1000 * GB;
-	s.nstages = 4;
-	s.first = malloc(5 * sizeof(int));
-	s.device = malloc(4 * sizeof(int));
-	for (int i = 0; i <= 4; i++)
-		s.first[i] = i;
-	for (int i = 0; i < 4; i++)
-		s.device[i] = i;
-	s.sched.alternate = true;
-	s.sched.rc = 2;
-	for (int ranked = 0; ranked < 2; ranked++) {
-		int same = 1;
-
-		s.sched.rc_ranked = ranked;
-		if (tune_state_plan(&md, &cl, 8, &s, &p, &e) < 0) {
-			ok(0, "the state makes a plan (%s)", e.msg);
-			continue;
-		}
-		for (int st = 0; st < 4; st++)
-			same &= (p.stages[st].recompute == RECOMPUTE_FULL) == (ranked ? want_ranked : want_first)[st];
-		ok(same, ranked ? "two ranked stages recompute: the first and the third"
-		                : "two earliest stages recompute: the first and the second");
-		plan_release(&p);
-	}
-	s.sched.rc = 0;
-	for (int i = 0; i < 3; i++) {
-		s.sched.depth_q = depth_q[i];
-		if (tune_state_plan(&md, &cl, 8, &s, &p, &e) < 0) {
-			ok(0, "the state makes a plan (%s)", e.msg);
-			continue;
-		}
-		is_int(max_in_flight(&p, 0, 0), want_depth[i], "depth quarters %d: the first stage holds up to %d",
-		       depth_q[i], want_depth[i]);
-		plan_release(&p);
-	}
-	tune_state_release(&s);
-	model_release(&md);
-	cluster_release(&cl);
-}
-
 int main(void)
 {
 	test_golden();
 	test_warmup_closed_form();
 	test_backlog();
 	test_random();
-	test_tuner_recompute();
-	test_memory_knobs();
 	return tap_done();
 }
