@@ -59,8 +59,11 @@ static double frand(double lo, double hi)
 
 #define GB 1000000000ULL
 
+static unsigned long long reserve_rs = 1;   /* random_plan's room kept (sim_policy.reserve) */
+
 /* One random plan of md on cl: S stages from a random contiguous partition on random
- * devices, random recompute, simulated by the policy with memory admission. Returns the
+ * devices, random recompute, simulated by the policy with memory admission (keeping room
+ * for 0-2 microbatches of each later stage of a device). Returns the
  * makespan when it fits, else -1 (also when it cannot be built or deadlocks). */
 static double random_plan(const struct model *md, const struct cluster *cl, int M, bool split)
 {
@@ -109,6 +112,10 @@ static double random_plan(const struct model *md, const struct cluster *cl, int 
 	o.policy.mem_admission = true;
 	o.policy.alternate = irand(0, 1);
 	o.policy.max_inflight = irand(0, 3);
+	/* room kept for a device's later stages, from a generator of its own (the instances'
+	 * sequence stays what it was) */
+	reserve_rs = reserve_rs * 6364136223846793005ULL + 1442695040888963407ULL;
+	o.policy.reserve = (int)(reserve_rs >> 62) % 3;
 	if (split != p.split_backward) {
 		plan_release(&p);
 		return -1;
