@@ -120,6 +120,7 @@ struct jw {
 };
 /* Adds item (may be NULL from a failed builder: then w->oom is set) under key. */
 cJSON *jw_item(struct jw *w, cJSON *obj, const char *key, cJSON *item);
+/* A number; null where x is not finite (as cJSON prints it, so the tree and its file agree). */
 cJSON *jw_num(struct jw *w, cJSON *obj, const char *key, double x);
 cJSON *jw_str(struct jw *w, cJSON *obj, const char *key, const char *s);
 cJSON *jw_bool(struct jw *w, cJSON *obj, const char *key, bool b);

@@ -242,7 +242,9 @@ cJSON *jw_item(struct jw *w, cJSON *obj, const char *key, cJSON *item)
 
 cJSON *jw_num(struct jw *w, cJSON *obj, const char *key, double x)
 {
-	return jw_item(w, obj, key, cJSON_CreateNumber(x));
+	/* JSON has no infinity: null, as cJSON would print it, so a tree read in memory (the
+	 * UI's steps record, the report) says what the file it becomes says */
+	return jw_item(w, obj, key, isfinite(x) ? cJSON_CreateNumber(x) : cJSON_CreateNull());
 }
 
 cJSON *jw_str(struct jw *w, cJSON *obj, const char *key, const char *s)

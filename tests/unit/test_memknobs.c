@@ -25,35 +25,63 @@
 
 #define GB 1000000000ULL
 
-/* Tunes md on cl at M by evals simulations, recompute moves on or off; the plan's time (its
- * plan in *p, metrics in *mt), or INFINITY. *start_rc: whether the search's start (step 0)
- * already recomputed some stages. */
-static double tuned(const struct model *md, const struct cluster *cl, int M, bool moves, struct plan *p,
-                    struct metrics *mt, bool *start_rc)
+/* Eight equal layers of 10 GB activations (1 GB of them for W) on 4 devices with room for
+ * 2.5 of them besides the weights: memory binds. */
+static void binding_instance(struct model *md, struct cluster *cl)
+{
+	synth_model(md, 8, 1, 1, 1);
+	for (int l = 0; l < 8; l++) {
+		md->layers[l].act_bytes = 10 * GB;
+		md->layers[l].act_w_bytes = 1 * GB;
+		md->layers[l].out_bytes = GB / 10;
+		md->layers[l].param_bytes = GB / 10;
+	}
+	synth_cluster(cl, 4, 4, 0, 0);
+	cl->mem_headroom = 0;
+	cl->mem_bytes = (uint64_t)(synth_static_bytes(md, cl) / 2 + 25 * GB);
+}
+
+/* The tuner of md on cl at M, run to its end within evals simulations, recompute moves on
+ * or off; NULL when it cannot start. *start_rc (unless NULL): whether the search's start
+ * (step 0) already recomputed some stages. */
+static struct tuner *run_tuner(const struct model *md, const struct cluster *cl, int M, long evals, bool moves,
+                               bool *start_rc)
 {
 	struct tune_opts o;
 	struct tuner *t;
 	const struct tune_step *st, *all;
 	struct err e = ERR_INIT;
-	double r = INFINITY;
 
 	tune_opts_default(&o);
 	o.microbatches = M;
-	o.max_evals = 1500;
+	o.max_evals = evals;
 	o.recompute_moves = moves;
 	if (tune_new(&t, md, cl, &o, &e) < 0)
-		return r;
-	*start_rc = tune_steps(t, &all) > 0 && all[0].state.sched.rc > 0;
+		return NULL;
+	if (start_rc)
+		*start_rc = tune_steps(t, &all) > 0 && all[0].state.sched.rc > 0;
 	while (tune_step(t, &st, &e) > 0)
 		;
-	if (tune_result(t, p, mt, &e) == 0)
+	return t;
+}
+
+/* The time of the plan the tuner makes (run_tuner at 1500 simulations; the plan in *p, its
+ * metrics in *mt), or INFINITY. */
+static double tuned(const struct model *md, const struct cluster *cl, int M, bool moves, struct plan *p,
+                    struct metrics *mt, bool *start_rc)
+{
+	struct tuner *t = run_tuner(md, cl, M, 1500, moves, start_rc);
+	struct err e = ERR_INIT;
+	double r = INFINITY;
+
+	if (t && tune_result(t, p, mt, &e) == 0)
 		r = mt->makespan_ms;
 	tune_free(t);
 	return r;
 }
 
-/* Eight equal layers of 10 GB activations on 4 devices with room for 2.5 of them: a stage
- * of two layers holds one microbatch at a time unless it recomputes. The tuner that may
+/* The binding instance: a stage of two layers holds one microbatch at a time unless it
+ * recomputes. The tuner that may
  * make early stages recompute finds a faster plan; every stage it marks is one of the
  * first ones, the plan fits, and it is no faster than the memory-aware bound. */
 static void test_tuner_recompute(void)
@@ -64,20 +92,11 @@ static void test_tuner_recompute(void)
 	struct metrics m0, m1;
 	double t0, t1, lb;
 	int nrc = 0, prefix = 1;
-	bool rc0, rc1;
+	bool rc0;
 
-	synth_model(&md, 8, 1, 1, 1);
-	for (int l = 0; l < 8; l++) {
-		md.layers[l].act_bytes = 10 * GB;
-		md.layers[l].act_w_bytes = 1 * GB;
-		md.layers[l].out_bytes = GB / 10;
-		md.layers[l].param_bytes = GB / 10;
-	}
-	synth_cluster(&cl, 4, 4, 0, 0);
-	cl.mem_headroom = 0;
-	cl.mem_bytes = (uint64_t)(synth_static_bytes(&md, &cl) / 2 + 25 * GB);
+	binding_instance(&md, &cl);
 	t0 = tuned(&md, &cl, 16, false, &p0, &m0, &rc0);
-	t1 = tuned(&md, &cl, 16, true, &p1, &m1, &rc1);
+	t1 = tuned(&md, &cl, 16, true, &p1, &m1, NULL);
 	lb = sim_lower_bound_memory(&md, &cl, 16, true);
 	printf("# without recompute moves %.2f ms, with %.2f ms; tight bound %.2f, memory-aware %.2f\n", t0, t1,
 	       sim_lower_bound_tight(&md, &cl, 16, true), lb);
@@ -95,15 +114,14 @@ static void test_tuner_recompute(void)
 	is_int(m1.noom, 0, "and the plan fits");
 	ok(t1 >= lb * (1 - 1e-9), "no faster than the memory-aware bound (%.2f)", lb);
 	ok(!rc0, "without the moves the search does not start from a plan that recomputes");
-	(void)rc1;
 	plan_release(&p0);
 	plan_release(&p1);
 	metrics_release(&m0);
 	metrics_release(&m1);
 	/* memory that does not bind: no moves are offered, the plans are the same */
 	cl.mem_bytes = 1000 * GB;
-	t0 = tuned(&md, &cl, 16, false, &p0, &m0, &rc0);
-	t1 = tuned(&md, &cl, 16, true, &p1, &m1, &rc1);
+	t0 = tuned(&md, &cl, 16, false, &p0, &m0, NULL);
+	t1 = tuned(&md, &cl, 16, true, &p1, &m1, NULL);
 	is_dbl(t1, t0, 0, "where memory does not bind, the moves change nothing");
 	plan_release(&p0);
 	plan_release(&p1);
@@ -262,33 +280,18 @@ static void test_reserve_steps(void)
 {
 	struct model md;
 	struct cluster cl;
-	struct tune_opts o;
 	struct tuner *t;
-	const struct tune_step *st, *all;
+	const struct tune_step *all;
 	struct err e = ERR_INIT;
 	struct steps back = { 0 };
 	cJSON *js;
 	int n, same = 0, with_reserve = 0;
 
-	synth_model(&md, 8, 1, 1, 1);
-	for (int l = 0; l < 8; l++) {
-		md.layers[l].act_bytes = 10 * GB;
-		md.layers[l].act_w_bytes = 1 * GB;
-		md.layers[l].param_bytes = GB / 10;
-	}
-	synth_cluster(&cl, 4, 4, 0, 0);
-	cl.mem_headroom = 0;
-	cl.mem_bytes = (uint64_t)(synth_static_bytes(&md, &cl) / 2 + 25 * GB);
-	tune_opts_default(&o);
-	o.microbatches = 16;
-	o.max_evals = 600;
-	o.recompute_moves = true;
-	if (tune_new(&t, &md, &cl, &o, &e) < 0) {
-		ok(0, "tune_new (%s)", e.msg);
+	binding_instance(&md, &cl);
+	if (!(t = run_tuner(&md, &cl, 16, 600, true, NULL))) {
+		ok(0, "the tuner starts");
 		return;
 	}
-	while (tune_step(t, &st, &e) > 0)
-		;
 	n = tune_steps(t, &all);
 	js = tune_steps_to_json(t);
 	if (!js || steps_from_json(&back, js, "steps", &md, &cl, 16, &e) < 0) {
