@@ -305,6 +305,21 @@ static void random_instance(int kind, struct rstats *st)
 	cluster_release(&cl);
 }
 
+/* n random instances of kind, what they found printed: no plan that fits is faster than the
+ * bound, and the bound is never below the tight one. */
+static struct rstats random_family(int kind, int n, const char *name)
+{
+	struct rstats st = { 0 };
+
+	for (int it = 0; it < n; it++)
+		random_instance(kind, &st);
+	printf("# %s: %d instances, %d with a plan that fits, the bound above the tight one in %d, at most %.3f of "
+	       "the best plan found\n", name, st.instances, st.with_fit, st.above_tight, st.worst);
+	is_int(st.below, 0, "%s: no plan that fits is faster than the bound", name);
+	is_int(st.under_tight, 0, "%s: never below the tight bound", name);
+	return st;
+}
+
 static void test_random(void)
 {
 	struct rstats st = { 0 }, hd = { 0 };
@@ -321,32 +336,14 @@ static void test_random(void)
 	ok(st.above_tight >= st.with_fit / 5, "the bound claims more than the tight one in a fifth of them (%d of %d)",
 	   st.above_tight, st.with_fit);
 	/* a heavy last layer whose device has room for few of its W: (g) */
-	for (int it = 0; it < 150; it++)
-		random_instance(2, &hd);
-	printf("# heavy heads: %d instances, %d with a plan that fits, the bound above the tight one in %d, at most "
-	       "%.3f of the best plan found\n", hd.instances, hd.with_fit, hd.above_tight, hd.worst);
-	is_int(hd.below, 0, "heavy heads: no plan that fits is faster than the bound");
-	is_int(hd.under_tight, 0, "heavy heads: never below the tight bound");
+	hd = random_family(2, 150, "heavy heads");
 	ok(hd.above_tight >= hd.with_fit / 5, "heavy heads: above the tight bound in a fifth (%d of %d)",
 	   hd.above_tight, hd.with_fit);
 	/* the heavy layer anywhere late, keeping part of its activations for W, experts
 	 * sharded: soundness only */
-	memset(&hd, 0, sizeof(hd));
-	for (int it = 0; it < 100; it++)
-		random_instance(3, &hd);
-	printf("# heavy layers anywhere: %d instances, %d with a plan that fits, the bound above the tight one in %d, "
-	       "at most %.3f of the best plan found\n", hd.instances, hd.with_fit, hd.above_tight, hd.worst);
-	is_int(hd.below, 0, "heavy layers anywhere: no plan that fits is faster than the bound");
-	is_int(hd.under_tight, 0, "heavy layers anywhere: never below the tight bound");
+	random_family(3, 100, "heavy layers anywhere");
 	/* memory for less than about one forward over all the devices: the warm-up (h) */
-	memset(&hd, 0, sizeof(hd));
-	for (int it = 0; it < 200; it++)
-		random_instance(4, &hd);
-	printf("# a forward's room: %d instances, %d with a plan that fits, the bound above the tight one in %d "
-	       "(the warm-up term alone in %d), at most %.3f of the best plan found\n", hd.instances, hd.with_fit,
-	       hd.above_tight, hd.warm_above, hd.worst);
-	is_int(hd.below, 0, "a forward's room: no plan that fits is faster than the bound");
-	is_int(hd.under_tight, 0, "a forward's room: never below the tight bound");
+	hd = random_family(4, 200, "a forward's room");
 	ok(hd.warm_above >= hd.with_fit / 5, "a forward's room: the warm-up term alone is above the tight bound in a "
 	   "fifth of those where a plan fits (%d of %d)", hd.warm_above, hd.with_fit);
 }
