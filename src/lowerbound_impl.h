@@ -21,7 +21,8 @@ double lb_pack_fill_bound(const double *c, int n, const double *fill, int nb, in
 
 /* (h) of the memory-aware bound (lowerbound_warm.c): the least iteration time of any plan
  * that fits, from the warm-up its devices' free memory cannot fill (ms); S is the static
- * memory of the whole model (lowerbound_mem.c (c)). 0 when no plan fits at all. */
+ * memory of the whole model (lowerbound_mem.c (c)). 0 when no plan fits at all, NaN when
+ * out of host memory. */
 struct model;
 struct cluster;
 double lb_warmup_bound(const struct model *mdl, const struct cluster *cl, int M, bool split, double S);

@@ -269,7 +269,8 @@ static bool shares_nonneg(const struct model *mdl, const struct parallel *par)
 	return true;
 }
 
-/* (g): the W backlog behind the last I of the stage around each layer, in ms. */
+/* (g): the W backlog behind the last I of the stage around each layer, in ms; NaN when out
+ * of host memory. */
 static double backlog_bound(const struct model *mdl, const struct cluster *cl, int M, bool split)
 {
 	int L = mdl->nlayers;
@@ -282,7 +283,7 @@ static double backlog_bound(const struct model *mdl, const struct cluster *cl, i
 		return 0;
 	if (!(pf = malloc(sizeof(*pf) * (size_t)(L + 1))) || !(pb = malloc(sizeof(*pb) * (size_t)(L + 1)))) {
 		free(pf);
-		return 0;
+		return NAN;
 	}
 	for (int d = 1; d < cl->devices; d++)
 		smax = fmax(smax, cl->device_speed[d]);
@@ -491,6 +492,8 @@ double sim_lower_bound_memory(const struct model *mdl, const struct cluster *cl,
 		if (mem_memo.key[i].a == k.a && mem_memo.key[i].b == k.b)
 			return mem_memo.val[i];
 	v = mem_bound(mdl, cl, microbatches, split_backward, tight);
+	if (isnan(v))
+		return v; /* out of host memory: not remembered, the next call tries again */
 	mem_memo.key[mem_memo.next] = k;
 	mem_memo.val[mem_memo.next] = v;
 	mem_memo.next = (mem_memo.next + 1) % MEM_CACHE;
@@ -499,19 +502,28 @@ double sim_lower_bound_memory(const struct model *mdl, const struct cluster *cl,
 	return v;
 }
 
-/* The bound itself (no memo): the larger of tight and (g), or the least T of (f) above it. */
+/* The bound itself (no memo): the larger of tight, (g) and (h), or the least T of (f) above
+ * it; NaN when out of host memory. */
 static double mem_bound(const struct model *mdl, const struct cluster *cl, int microbatches, bool split_backward,
                         double tight)
 {
 	double lo, hi;
 	struct membound b = { 0 };
 
-	tight = fmax(tight, backlog_bound(mdl, cl, microbatches, split_backward));
+	lo = backlog_bound(mdl, cl, microbatches, split_backward);
+	if (isnan(lo))
+		return lo;
+	tight = fmax(tight, lo);
 	if (membound_setup(&b, mdl, cl, microbatches, split_backward) < 0) {
-		hi = tight;
+		hi = NAN;
 		goto out;
 	}
-	tight = fmax(tight, lb_warmup_bound(mdl, cl, microbatches, split_backward, b.S));
+	lo = lb_warmup_bound(mdl, cl, microbatches, split_backward, b.S);
+	if (isnan(lo)) {
+		hi = NAN;
+		goto out;
+	}
+	tight = fmax(tight, lo);
 	if (fits(&b, tight)) {
 		hi = tight;
 		goto out;

@@ -175,8 +175,10 @@ double lb_warmup_bound(const struct model *mdl, const struct cluster *cl, int M,
 	double C = 0, t0 = 0, lo, hi, best, evals;
 	struct warm w = { .L = mdl->nlayers, .M = M, .R = D * cluster_usable_bytes(cl) - S, .alpha = 1 };
 
-	if (!(w.R >= 0) || w.L < 1 || !warm_setup(&w, mdl, &lo, &hi))
-		return 0; /* the weights alone do not fit (no plan to bound), or no host memory */
+	if (!(w.R >= 0) || w.L < 1)
+		return 0; /* the weights alone do not fit: no plan to bound */
+	if (!warm_setup(&w, mdl, &lo, &hi))
+		return NAN;
 	for (int d = 1; d < D; d++)
 		smax = fmax(smax, cl->device_speed[d]);
 	for (int i = 0; i < w.L; i++) {

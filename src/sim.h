@@ -173,7 +173,8 @@ double sim_lower_bound_tight(const struct model *mdl, const struct cluster *c, i
  * must be held longer than the devices' memory allows: no plan that fits in memory (every
  * device's peak within its usable capacity), whatever its partition, placement, order and
  * per-stage recompute, is faster. A plan over capacity may be; so is every plan where no
- * plan fits at all (then it is the tight bound). Allocates a few arrays per call. */
+ * plan fits at all (then it is the tight bound). Allocates a few arrays per call (remembered
+ * per thread for the last few inputs): NaN when out of host memory. */
 double sim_lower_bound_memory(const struct model *mdl, const struct cluster *c, int microbatches,
                               bool split_backward);
 

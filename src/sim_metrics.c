@@ -248,6 +248,8 @@ int sim_compute_metrics(struct ctx *c, struct metrics *m)
 	if (m->efficiency_tight > 1)
 		m->efficiency_tight = 1;
 	m->lower_bound_memory_ms = sim_lower_bound_memory(&p->model, &p->cluster, p->microbatches, p->split_backward);
+	if (isnan(m->lower_bound_memory_ms))
+		return -1; /* out of host memory */
 	m->efficiency_memory = makespan > 0 ? m->lower_bound_memory_ms / makespan : 0;
 	if (m->efficiency_memory > 1)
 		m->efficiency_memory = 1;

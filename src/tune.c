@@ -440,29 +440,59 @@ double tune_state_bound(const struct tuner *t, const struct tune_state *s)
 	return worst;
 }
 
+/* When the candidates of a list must stop being simulated for the time budget to hold
+ * (out_of_budget's test, from now); 0 when there is no time budget. */
+static double list_deadline(const struct tuner *t)
+{
+	double now, per_eval;
+
+	if (t->opts.time_budget_s <= 0)
+		return 0;
+	now = clock_now_s();
+	per_eval = t->evals > t->search_evals0 ? (now - t->search_t0) / (double)(t->evals - t->search_evals0) : 0;
+	return t->t0 + t->opts.time_budget_s - BUDGET_RESERVE_EVALS * per_eval - t->gen_s;
+}
+
 /* Best improvement: simulates the rest of the (short, ranked) list, except the candidates
- * whose bound already exceeds the current time; the index of the best candidate that
- * beats the current state, or -1. */
+ * whose bound already exceeds the current time, on the pool's threads; the index of the
+ * best candidate that beats the current state, or -1. A budget of simulations takes the
+ * candidates in list order, as one thread would, so the plan does not depend on the
+ * threads. */
 static int best_candidate(struct tuner *t)
 {
-	int best = -1;
+	int best = -1, n = 0, *idx = malloc((size_t)(t->ncands - t->ci) * sizeof(int));
 	double best_ms = t->cur_ms, best_tie = t->cur_tie;
+	struct tune_evalres *res = malloc((size_t)(t->ncands - t->ci) * sizeof(*res));
 
-	for (; t->ci < t->ncands && !out_of_budget(t); t->ci++) {
-		double ms;
+	if (!idx || !res) {
+		t->oom = true;
+		t->ci = t->ncands;
+		free(idx);
+		free(res);
+		return -1;
+	}
+	while (t->ci < t->ncands && !out_of_budget(t)) {
+		long left = t->opts.max_evals > 0 ? t->opts.max_evals - t->evals : t->ncands;
+		int from = n;
 
-		if (tune_state_bound(t, &t->cands[t->ci].st) > t->cur_ms * (1 + IMPROVE_EPS)) {
-			t->pruned++;
-			continue;
+		for (; t->ci < t->ncands && n - from < left; t->ci++) {
+			if (tune_state_bound(t, &t->cands[t->ci].st) > t->cur_ms * (1 + IMPROVE_EPS))
+				t->pruned++;
+			else
+				idx[n++] = t->ci;
 		}
-		ms = tune_eval(t, &t->cands[t->ci].st, NULL);
-
-		if (better(ms, t->eval_tie, best_ms, best_tie)) {
-			best_ms = ms;
-			best_tie = t->eval_tie;
-			best = t->ci;
+		tune_pool_run(t, idx + from, n - from, list_deadline(t), res + from);
+		for (int i = from; i < n; i++) {
+			tune_eval_count(t, &res[i]);
+			if (better(res[i].ms, res[i].tie, best_ms, best_tie)) {
+				best_ms = res[i].ms;
+				best_tie = res[i].tie;
+				best = idx[i];
+			}
 		}
 	}
+	free(idx);
+	free(res);
 	return best;
 }
 
@@ -576,7 +606,7 @@ int tune_result(struct tuner *t, struct plan *out, struct metrics *m, struct err
 		}
 	}
 	sim_opts_default(&o);
-	if (m && sim_run(&t->sim, out, &o, m, e) < 0) {
+	if (m && sim_run(&t->eb.sim, out, &o, m, e) < 0) {
 		metrics_release(m);
 		plan_release(out);
 		return -1;
@@ -624,10 +654,8 @@ void tune_free(struct tuner *t)
 	metrics_release(&t->cur_metrics);
 	if (t->have_baseline)
 		plan_release(&t->best_baseline);
-	plan_release(&t->work);
-	sim_release(&t->sim);
-	free(t->cap_buf);
-	free(t->wcap_buf);
+	tune_pool_free(t->pool);
+	tune_evalbuf_release(&t->eb);
 	free(t->layer_cost);
 	free(t->layer_fb);
 	free(t->load);

@@ -67,7 +67,14 @@ struct tune_opts {
 	 * when memory binds (one microbatch's activations and a device's share of the static
 	 * memory exceed a device). Only for a table whose layers do not recompute already. */
 	bool recompute_moves;
+	/* Threads that simulate the candidate lists, the caller's included (tune_pool.c):
+	 * 0 = one per online CPU, at most TUNE_MAX_THREADS; 1 = the caller alone. With
+	 * max_evals the plan does not depend on it. accept is then called from several
+	 * threads at once. */
+	int threads;
 };
+
+#define TUNE_MAX_THREADS 64
 
 void tune_opts_default(struct tune_opts *o);
 

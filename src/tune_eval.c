@@ -82,7 +82,7 @@ static bool state_to_stages(struct plan *p, const struct tune_state *s)
 	return true;
 }
 
-static void policy_opts(const struct tune_state *s, int devices, int *cap, int *wcap, struct sim_opts *o)
+static void policy_opts(const struct tune_state *s, int *cap, int *wcap, struct sim_opts *o)
 {
 	sim_opts_default(o);
 	o->policy_driven = true;
@@ -100,7 +100,6 @@ static void policy_opts(const struct tune_state *s, int devices, int *cap, int *
 	o->policy.stage_cap = cap;
 	o->policy.w_cap = s->sched.wcap > 0 ? wcap : NULL;
 	o->policy.lst_cycle = s->sched.lst / 4.0;
-	(void)devices;
 }
 
 void tune_note_oom(struct tuner *t, const struct metrics *m)
@@ -112,28 +111,85 @@ void tune_note_oom(struct tuner *t, const struct metrics *m)
 	t->min_peak = fmin(t->min_peak, peak);
 }
 
-/* Simulates a state; returns its iteration time (INFINITY when it does not fit). */
-double tune_eval(struct tuner *t, const struct tune_state *s, struct metrics *keep)
+int tune_evalbuf_init(struct tune_evalbuf *b, const struct tuner *t, struct err *e)
+{
+	int D = t->cluster->devices, maxS = t->max_stages, mb = t->opts.microbatches;
+
+	memset(b, 0, sizeof(*b));
+	if (model_copy(&b->work.model, t->model, e) < 0 || cluster_copy(&b->work.cluster, t->cluster, e) < 0)
+		return -1;
+	b->work.microbatches = mb;
+	b->work.split_backward = true;
+	b->work.ndevices = D;
+	b->work.stages = calloc((size_t)maxS, sizeof(*b->work.stages));
+	b->work.order_start = calloc((size_t)D + 1, sizeof(int));
+	b->work.order = calloc((size_t)maxS * mb * 3, sizeof(*b->work.order));
+	b->cap = calloc((size_t)maxS, sizeof(int));
+	b->wcap = calloc((size_t)maxS, sizeof(int));
+	if (!b->work.stages || !b->work.order_start || !b->work.order || !b->cap || !b->wcap)
+		return err_set(e, ERR_RUNTIME, "out of host memory");
+	return 0;
+}
+
+void tune_evalbuf_release(struct tune_evalbuf *b)
+{
+	plan_release(&b->work);
+	sim_release(&b->sim);
+	free(b->cap);
+	free(b->wcap);
+	memset(b, 0, sizeof(*b));
+}
+
+void tune_eval_in(const struct tuner *t, struct tune_evalbuf *b, const struct tune_state *s, struct metrics *keep,
+                  struct tune_evalres *r)
 {
 	struct sim_opts o;
 	struct metrics m;
 	struct err e = ERR_INIT;
-	double ms;
 
-	if (!state_to_stages(&t->work, s)) {
-		t->oom = true;
-		return INFINITY;
+	*r = (struct tune_evalres){ .ms = INFINITY, .tie = INFINITY };
+	if (!state_to_stages(&b->work, s)) {
+		r->host_oom = true;
+		return;
 	}
 	if (s->order) {
 		/* the explicit order, run as it is */
-		memcpy(t->work.order_start, s->order_start, (size_t)(s->order_devices + 1) * sizeof(int));
-		memcpy(t->work.order, s->order, (size_t)tune_state_order_len(s) * sizeof(*s->order));
+		memcpy(b->work.order_start, s->order_start, (size_t)(s->order_devices + 1) * sizeof(int));
+		memcpy(b->work.order, s->order, (size_t)tune_state_order_len(s) * sizeof(*s->order));
 		sim_opts_default(&o);
 	} else {
-		policy_opts(s, t->cluster->devices, t->cap_buf, t->wcap_buf, &o);
+		policy_opts(s, b->cap, b->wcap, &o);
 	}
-	if (t->opts.accept && !t->opts.accept(t->opts.accept_arg, &t->work))
-		return INFINITY;
+	if (t->opts.accept && !t->opts.accept(t->opts.accept_arg, &b->work))
+		return;
+	r->counted = true;
+	if (sim_run(&b->sim, &b->work, &o, &m, &e) < 0) {
+		r->host_oom = e.cls == ERR_RUNTIME;
+		metrics_release(&m);
+		return;
+	}
+	r->ms = m.noom ? INFINITY : m.makespan_ms;
+	for (int d = 0; m.noom && d < m.ndevices; d++)
+		r->oom_peak = fmax(r->oom_peak, (double)m.dev[d].peak_mem_bytes);
+	r->tie = 0;
+	for (int d = 0; d < t->cluster->devices; d++)
+		r->tie += b->sim.dev_free[d];
+	if (keep) {
+		metrics_release(keep);
+		*keep = m;
+	} else {
+		metrics_release(&m);
+	}
+}
+
+void tune_eval_count(struct tuner *t, const struct tune_evalres *r)
+{
+	if (r->host_oom)
+		t->oom = true;
+	if (r->oom_peak > 0)
+		t->min_peak = fmin(t->min_peak, r->oom_peak);
+	if (!r->counted)
+		return;
 	t->evals++;
 	if (t->opts.progress) {
 		double now = clock_now_s(), every = t->opts.progress_every_s > 0 ? t->opts.progress_every_s : 0.1;
@@ -147,26 +203,17 @@ double tune_eval(struct tuner *t, const struct tune_state *s, struct metrics *ke
 			t->opts.progress(t->opts.progress_arg, &pr);
 		}
 	}
-	t->eval_tie = INFINITY;
-	if (sim_run(&t->sim, &t->work, &o, &m, &e) < 0) {
-		if (e.cls == ERR_RUNTIME)
-			t->oom = true;
-		metrics_release(&m);
-		return INFINITY;
-	}
-	ms = m.noom ? INFINITY : m.makespan_ms;
-	if (m.noom)
-		tune_note_oom(t, &m);
-	t->eval_tie = 0;
-	for (int d = 0; d < t->cluster->devices; d++)
-		t->eval_tie += t->sim.dev_free[d];
-	if (keep) {
-		metrics_release(keep);
-		*keep = m;
-	} else {
-		metrics_release(&m);
-	}
-	return ms;
+}
+
+/* Simulates a state; returns its iteration time (INFINITY when it does not fit). */
+double tune_eval(struct tuner *t, const struct tune_state *s, struct metrics *keep)
+{
+	struct tune_evalres r;
+
+	tune_eval_in(t, &t->eb, s, keep, &r);
+	tune_eval_count(t, &r);
+	t->eval_tie = r.tie;
+	return r.ms;
 }
 
 int tune_state_plan(const struct model *m, const struct cluster *c, int microbatches,
@@ -205,7 +252,7 @@ int tune_state_plan(const struct model *m, const struct cluster *c, int microbat
 		memcpy(out->order_start, s->order_start, (size_t)(c->devices + 1) * sizeof(int));
 		memcpy(out->order, s->order, (size_t)tune_state_order_len(s) * sizeof(*s->order));
 	} else {
-		policy_opts(s, c->devices, cap, cap + s->nstages, &o);
+		policy_opts(s, cap, cap + s->nstages, &o);
 		r = sim_run(&sim, out, &o, &mt, e);
 		metrics_release(&mt);
 		if (r < 0 || sim_apply_order(&sim, out, e) < 0)

@@ -40,6 +40,26 @@ struct cand {
 	double score;          /* estimator: lower first */
 };
 
+/* What one simulation of a state needs to itself: a plan sized for the largest candidate
+ * (model and cluster copied once), the simulator's workspace and the policy's per-stage
+ * caps. The tuner has one; each worker thread of its pool (tune_pool.c) has its own. */
+struct tune_evalbuf {
+	struct plan work;
+	struct sim sim;
+	int *cap, *wcap;
+};
+
+/* What one simulation reports besides its iteration time. */
+struct tune_evalres {
+	double ms;             /* INFINITY when it cannot run, deadlocks or does not fit */
+	double tie;            /* better()'s tie-break: the devices' end times summed */
+	double oom_peak;       /* > 0: out of memory, its largest device peak (bytes) */
+	bool counted;          /* simulated (a target's rules can refuse a plan before) */
+	bool host_oom;         /* the host ran out of memory */
+};
+
+struct tune_pool;
+
 struct part_memo {
 	int nstages;
 	int *device, *first;   /* NULL: an empty slot */
@@ -53,8 +73,9 @@ struct tuner {
 	const struct model *model;
 	const struct cluster *cluster;
 	struct tune_opts opts;
-	struct plan work;        /* evaluation plan: model and cluster copied once */
-	struct sim sim;
+	struct tune_evalbuf eb;  /* the driver's own evaluations (the phases read its times) */
+	struct tune_pool *pool;  /* worker threads for the candidate lists (NULL: none yet) */
+	int threads;             /* the candidate lists' threads, the caller's included */
 	int max_stages;
 	double *layer_cost, *layer_fb;
 	double *load;            /* per device, scratch for tune_estimate() and the state bound */
@@ -107,7 +128,6 @@ struct tuner {
 	bool rc_moves;           /* scheduling may make early stages recompute (opts, memory binds) */
 	int kicks;               /* perturbations since the best last improved */
 	unsigned long long rng;
-	int *cap_buf, *wcap_buf;
 	int *pos;                /* per op: its place in the order (gap-targeted moves) */
 	struct tune_state starts[8];  /* other starting structures, best first */
 	double start_ms[8];
@@ -129,6 +149,27 @@ static inline int tune_depth_quarters(const struct tune_sched *k)
 /* Simulates a state; its iteration time (INFINITY when it does not fit or deadlocks). The
  * simulator's per-op times then are the state's until the next evaluation. */
 double tune_eval(struct tuner *t, const struct tune_state *s, struct metrics *keep);
+/* The simulation itself, in b: reads t but changes nothing of it (worker threads call it
+ * at once, each with its own b). */
+void tune_eval_in(const struct tuner *t, struct tune_evalbuf *b, const struct tune_state *s, struct metrics *keep,
+                  struct tune_evalres *r);
+/* Sizes b for t's largest candidate; -1 with e when out of host memory. */
+int tune_evalbuf_init(struct tune_evalbuf *b, const struct tuner *t, struct err *e);
+void tune_evalbuf_release(struct tune_evalbuf *b);
+/* Counts r (one simulation's report) into the tuner: evaluations, progress, the closest
+ * plan out of memory, host memory. */
+void tune_eval_count(struct tuner *t, const struct tune_evalres *r);
+
+/* ---- the pool (tune_pool.c) --------------------------------------------------------------- */
+
+/* Simulates the candidates idx[0..n) of t's list, on t->threads threads (the caller's
+ * included), each until the deadline (clock_now_s(); 0: none) or the stop flag; res[i]
+ * says what became of idx[i] (counted false: not simulated). Falls back to the caller
+ * alone when the system starts no threads; sets t->oom when the host has no memory for
+ * them. Counts nothing else into t. */
+void tune_pool_run(struct tuner *t, const int *idx, int n, double deadline, struct tune_evalres *res);
+void tune_pool_free(struct tune_pool *pool);
+
 /* Counts a plan simulated out of memory into t->min_peak (its largest device peak). */
 void tune_note_oom(struct tuner *t, const struct metrics *m);
 /* The cheap estimate the move families are ranked by (lower first). */

@@ -67,7 +67,7 @@ static void order_move_add(struct order_move *mv, int *n, int cap, struct order_
 /* The data predecessor of op that arrived last (-1: none). */
 static long last_input(const struct tuner *t, long op, int S)
 {
-	const struct plan *p = &t->work;
+	const struct plan *p = &t->eb.work;
 	int k = (int)(op % 3), mb = (int)(op / 3 % p->microbatches), st = (int)(op / 3 / p->microbatches);
 	long a = -1, b = -1;
 
@@ -80,14 +80,14 @@ static long last_input(const struct tuner *t, long op, int S)
 	}
 	if (k == 2)
 		a = sim_op_index(p, st, mb, OP_I);
-	if (b >= 0 && (a < 0 || t->sim.end[b] > t->sim.end[a]))
+	if (b >= 0 && (a < 0 || t->eb.sim.end[b] > t->eb.sim.end[a]))
 		a = b;
 	return a;
 }
 
 static void describe_op(const struct tuner *t, long op, char *out)
 {
-	struct action a = { (int32_t)(op / 3 / t->work.microbatches), (int32_t)(op / 3 % t->work.microbatches),
+	struct action a = { (int32_t)(op / 3 / t->eb.work.microbatches), (int32_t)(op / 3 % t->eb.work.microbatches),
 	                    (uint8_t)(op % 3 == 0 ? OP_F : op % 3 == 1 ? OP_I : OP_W), 0 };
 
 	action_format(&a, out);
@@ -122,7 +122,7 @@ struct ordgen {
 
 static long op_of(const struct ordgen *g, const struct action *a)
 {
-	return sim_op_index(&g->t->work, a->stage, a->mb, a->kind);
+	return sim_op_index(&g->t->eb.work, a->stage, a->mb, a->kind);
 }
 
 static void add_move(struct ordgen *g, struct order_move m)
@@ -157,7 +157,7 @@ static void gap_moves(struct ordgen *g, int d)
 		}
 		pred = last_input(t, x, g->S);
 		if (pred >= 0 && sm->start[pred] > sm->ready[pred] + g->eps) {
-			int pd = t->work.stages[pred / 3 / t->work.microbatches].device;
+			int pd = t->eb.work.stages[pred / 3 / t->eb.work.microbatches].device;
 			int pp = t->pos[pred] - ostart[pd];
 
 			for (int back = 1; back <= 2 && pp - back >= 0; back++)
@@ -210,7 +210,7 @@ static void critical_moves(struct ordgen *g)
 				x = op;
 		}
 	while (x >= 0 && guard++ < g->nops) {
-		int d = t->work.stages[x / 3 / t->work.microbatches].device, at = t->pos[x] - ostart[d];
+		int d = t->eb.work.stages[x / 3 / t->eb.work.microbatches].device, at = t->pos[x] - ostart[d];
 		long prev = at > 0 ? op_of(g, &g->ord[t->pos[x] - 1]) : -1;
 
 		if (!(prev >= 0 && sm->end[prev] >= sm->start[x] - g->eps)) {
@@ -271,7 +271,7 @@ static void order_cands(struct ordgen *g)
  * kept it waiting. Ranked by the idle time they may fill; the simulator decides. */
 static void gen_order(struct tuner *t)
 {
-	struct ordgen g = { .t = t, .sm = &t->sim, .cap = 4 * ORDER_CANDS + 64, .D = t->cluster->devices,
+	struct ordgen g = { .t = t, .sm = &t->eb.sim, .cap = 4 * ORDER_CANDS + 64, .D = t->cluster->devices,
 	                    .S = t->cur.nstages };
 	double span = 0;
 
@@ -279,7 +279,7 @@ static void gen_order(struct tuner *t)
 		return;  /* polish only around the best plan: the order moves are many and small */
 	if (!isfinite(tune_eval(t, &t->cur, NULL)))
 		return;  /* the op times below are the current state's */
-	g.nops = plan_total_ops(&t->work);
+	g.nops = plan_total_ops(&t->eb.work);
 	g.ostart = t->cur.order ? t->cur.order_start : g.sm->order_start;
 	g.ord = t->cur.order ? t->cur.order : g.sm->order;
 	if (g.ostart[g.D] != g.nops)

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "baseline.h"
 #include "clock.h"
@@ -52,6 +53,14 @@ static bool start_late(const struct tuner *t, double took)
 	return t->opts.time_budget_s > 0 && clock_now_s() + took > t->t0 + t->opts.time_budget_s;
 }
 
+/* The candidate lists' threads: as asked, or one per online CPU (at most TUNE_MAX_THREADS). */
+static int tune_threads(int asked)
+{
+	long n = asked > 0 ? asked : sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n < 1 ? 1 : n > TUNE_MAX_THREADS ? TUNE_MAX_THREADS : (int)n;
+}
+
 /* The tables, sized for the largest candidate; 0 or -1 with e. */
 static int setup_tables(struct tuner *t, struct err *e)
 {
@@ -59,17 +68,8 @@ static int setup_tables(struct tuner *t, struct err *e)
 	const struct cluster *c = t->cluster;
 	int D = c->devices, maxS = t->max_stages, mb = t->opts.microbatches;
 
-	/* the evaluation plan: sized for the largest candidate */
-	if (model_copy(&t->work.model, m, e) < 0 || cluster_copy(&t->work.cluster, c, e) < 0)
+	if (tune_evalbuf_init(&t->eb, t, e) < 0)
 		return -1;
-	t->work.microbatches = mb;
-	t->work.split_backward = true;
-	t->work.ndevices = D;
-	t->work.stages = calloc((size_t)maxS, sizeof(*t->work.stages));
-	t->work.order_start = calloc((size_t)D + 1, sizeof(int));
-	t->work.order = calloc((size_t)maxS * mb * 3, sizeof(*t->work.order));
-	t->cap_buf = calloc((size_t)maxS, sizeof(int));
-	t->wcap_buf = calloc((size_t)maxS, sizeof(int));
 	t->layer_cost = calloc((size_t)m->nlayers, sizeof(double));
 	t->layer_fb = calloc((size_t)m->nlayers, sizeof(double));
 	t->load = calloc((size_t)D, sizeof(double));
@@ -82,8 +82,7 @@ static int setup_tables(struct tuner *t, struct err *e)
 	t->layer_i = calloc((size_t)m->nlayers, sizeof(double));
 	t->weight = calloc((size_t)D, sizeof(double));
 	t->mem = calloc((size_t)D, sizeof(double));
-	if (!t->work.stages || !t->work.order_start || !t->work.order || !t->cap_buf || !t->wcap_buf ||
-	    !t->layer_cost || !t->layer_fb || !t->load || !t->dev_bytes || !t->seen || !t->layer_bytes || !t->layer_f ||
+	if (!t->layer_cost || !t->layer_fb || !t->load || !t->dev_bytes || !t->seen || !t->layer_bytes || !t->layer_f ||
 	    !t->layer_i || !t->weight || !t->mem)
 		return err_set(e, ERR_RUNTIME, "out of host memory");
 	for (int l = 0; l < m->nlayers; l++) {
@@ -144,7 +143,7 @@ static int setup_baselines(struct tuner *t, bool *stopped)
 				continue; /* nor where the target runtime cannot run it */
 			}
 			sim_opts_default(&so);
-			rc = sim_run(&t->sim, &p, &so, &mt, &ignore);
+			rc = sim_run(&t->eb.sim, &p, &so, &mt, &ignore);
 			if (rc < 0 && ignore.cls == ERR_RUNTIME) {
 				plan_release(&p);
 				metrics_release(&mt);
@@ -397,6 +396,7 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 	t->opts = *o;
 	if (t->opts.max_stages_per_device < 1)
 		t->opts.max_stages_per_device = 1;
+	t->threads = tune_threads(o->threads);
 	if (o->microbatches < 1) {
 		free(t);
 		return err_set(e, ERR_INPUT, "the tuner needs at least one microbatch");
@@ -407,6 +407,10 @@ int tune_new(struct tuner **out, const struct model *m, const struct cluster *c,
 	t->t0 = t->last_progress = clock_now_s();
 	t->bound_ms = sim_lower_bound_tight(m, c, o->microbatches, true);
 	t->stop_ms = sim_lower_bound_memory(m, c, o->microbatches, true); /* >= the tight bound */
+	if (isnan(t->stop_ms)) {
+		free(t);
+		return err_set(e, ERR_RUNTIME, "out of host memory");
+	}
 	t->mem_binds = memory_binds(m, c);
 	t->rc_moves = o->recompute_moves && t->mem_binds;
 	t->max_stages = c->devices * t->opts.max_stages_per_device;

@@ -127,7 +127,7 @@ static void usage(FILE *f)
 {
 	fputs("usage: octopipe tune --model M --cluster C --microbatches N [-o PLAN]\n"
 	      "                     [--steps-out STEPS.json] [--max-stages-per-device K]\n"
-	      "                     [--budget SECONDS] [--evals N] [--seed N]\n"
+	      "                     [--budget SECONDS] [--evals N] [--seed N] [--threads N]\n"
 	      "                     [--quiet|--verbose] [--layout auto|pp] [--global-batch B]\n"
 	      "                     [--tp T] [--dp D] [--ep E] [--zero Z] [--grads G]\n"
 	      "                     [--recompute HOW] [--micro-batch-size N|auto]\n"
@@ -162,6 +162,9 @@ static void usage(FILE *f)
 	      "                              --budget: no time limit, and the same seed gives\n"
 	      "                              the same plan)\n"
 	      "  --seed N                    seed of tie-breaks and perturbations\n"
+	      "  --threads N                 threads that simulate candidate plans (default:\n"
+	      "                              one per CPU, at most 64); the plan --evals finds\n"
+	      "                              does not depend on it\n"
 	      "  --target RUNTIME            what will run the plan: octopipe (the default,\n"
 	      "                              any plan), megatron (Megatron-LM's own 1F1B and\n"
 	      "                              interleaved schedules over partitions its layout\n"
@@ -246,6 +249,13 @@ static int parse_one(int ch, const char *arg, struct args *a)
 		a->o.max_evals = n;
 		return 0;
 	case 'S': return parse_seed(arg, &a->o.seed);
+	case 'j':
+		if ((n = cli_positive("tune", "--threads", arg)) < 0)
+			return EXIT_INPUT;
+		if (n > TUNE_MAX_THREADS)
+			return cli_usage_error("tune", "--threads: at most %d, not %d", TUNE_MAX_THREADS, n);
+		a->o.threads = n;
+		return 0;
 	case 'q': a->quiet = true; return 0;
 	case 'V': a->verbose = true; return 0;
 	case 'h': usage(stdout); return 1;
@@ -267,6 +277,7 @@ static int parse(int argc, char **argv, struct args *a)
 		{ "budget", required_argument, NULL, 't' },
 		{ "evals", required_argument, NULL, 'E' },
 		{ "seed", required_argument, NULL, 'S' },
+		{ "threads", required_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },

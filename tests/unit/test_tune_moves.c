@@ -155,7 +155,7 @@ static void test_order_moves_not_relabels(void)
 	ok(tune_state_copy(&t->cur, &t->best) == 0, "the best state as the current one");
 	t->cur_ms = tune_eval(t, &t->cur, &t->cur_metrics);
 	if (!t->cur.order)
-		tune_state_set_order(&t->cur, c.devices, t->sim.order_start, t->sim.order);
+		tune_state_set_order(&t->cur, c.devices, t->eb.sim.order_start, t->eb.sim.order);
 	for (int i = 0; i < t->ncands; i++)
 		tune_state_release(&t->cands[i].st);
 	t->ncands = 0;
