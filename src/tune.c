@@ -132,6 +132,19 @@ void tune_cand_keep(struct tuner *t)
 		tune_state_release(&t->cands[--t->ncands].st);
 }
 
+void tune_cands_keep(struct tuner *t, int from, const bool *keep)
+{
+	int w = from;
+
+	for (int i = from; i < t->ncands; i++) {
+		if (keep[i - from] && !is_current(t, &t->cands[i].st) && tune_static_fits(t, &t->cands[i].st))
+			t->cands[w++] = t->cands[i];
+		else
+			tune_state_release(&t->cands[i].st);
+	}
+	t->ncands = w;
+}
+
 
 
 

@@ -67,6 +67,8 @@ struct part_memo {
 	bool ok;
 	bool quick;            /* from tune_partition_quick (serves only its requests) */
 	bool wait;             /* counting the wait for the first backward */
+	int pending;           /* >= 0: its answer is that item's of the list being balanced
+	                        * (tune_partition_cands) */
 };
 
 struct tuner {
@@ -168,6 +170,11 @@ void tune_eval_count(struct tuner *t, const struct tune_evalres *r);
  * alone when the system starts no threads; sets t->oom when the host has no memory for
  * them. Counts nothing else into t. */
 void tune_pool_run(struct tuner *t, const int *idx, int n, double deadline, struct tune_evalres *res);
+/* Calls fn(arg, i, b) once for every i in [0, n), on t->threads threads (the caller's
+ * included), b the calling thread's own evaluation buffer; returns when all are done.
+ * fn must only read what the other calls write. False (t->oom set, nothing called) when
+ * the host has no memory for the threads. */
+bool tune_pool_for(struct tuner *t, int n, void (*fn)(void *arg, int i, struct tune_evalbuf *b), void *arg);
 void tune_pool_free(struct tune_pool *pool);
 
 /* Counts a plan simulated out of memory into t->min_peak (its largest device peak). */
@@ -215,6 +222,14 @@ bool tune_partition_waits(struct tuner *t, struct tune_state *s);
  * tries, no kicks, a small branch and bound): for ranking many placements at once. */
 bool tune_partition_quick(struct tuner *t, struct tune_state *s);
 void tune_gen_partition(struct tuner *t);
+/* tune_partmemo.c: balances every candidate from t->cands[from] on as tune_partition_quick
+ * (quick) or tune_partition_state (no idle) does, one after the other as far as the memo
+ * is concerned, the searches on the pool's threads. Returns what each returned (element
+ * i - from; the caller frees it), NULL (t->oom set) when out of host memory. */
+bool *tune_partition_cands(struct tuner *t, int from, bool quick);
+/* tune.c: tune_cand_keep for every candidate from t->cands[from] on, in order, and drops
+ * those whose keep[i - from] is false; the order of the rest is kept. */
+void tune_cands_keep(struct tuner *t, int from, const bool *keep);
 /* tune_place.c */
 void tune_place_round_robin(struct tune_state *s, int devices);
 /* The V continued: down the devices, back up, down again. */

@@ -106,6 +106,33 @@ static bool may_swap(const struct tune_state *s, int a, int b)
 	return true;
 }
 
+/* The rebalanced candidates from t->cands[from] on: each gets its own balanced partition
+ * (on the pool's threads), ranked by the partitioner's objective (the largest device
+ * load, pipeline fill included) or its state bound, whichever is larger; those that
+ * cannot be balanced or fit are dropped, and the best MAX_RANKED kept. */
+static void balance_ranked(struct tuner *t, int from)
+{
+	int n = t->ncands - from;
+	bool *ok = tune_partition_cands(t, from, true);
+
+	if (!ok)
+		return;
+	for (int i = 0; i < n; i++) {
+		struct cand *c = &t->cands[from + i];
+		double obj = ok[i] ? tune_partition_objective(&t->part, c->st.nstages, c->st.device, c->st.first)
+		                   : INFINITY;
+
+		if (isnan(obj))
+			t->oom = true;  /* the objective's scratch */
+		ok[i] = isfinite(obj);
+		if (ok[i])
+			c->score = fmax(obj * t->opts.microbatches, tune_state_bound(t, &c->st));
+	}
+	tune_cands_keep(t, from, ok);
+	free(ok);
+	tune_rank(t, from, MAX_RANKED);
+}
+
 /* Compound moves: a stage of the device that works longest goes to another device, or
  * swaps devices with another stage, and the new placement gets its own balanced
  * partition. A placement move alone nearly always loses (the boundaries were balanced for
@@ -145,7 +172,6 @@ static void gen_rebalanced(struct tuner *t)
 			bool swap = k >= D, partner = false;
 			int d = swap ? -1 : k, s2 = swap ? k - D : -1;
 			struct cand *c;
-			double obj;
 
 			for (int i = 0; i < nidle; i++)
 				partner |= idle[i] == (swap ? t->cur.device[s2] : d);
@@ -159,29 +185,17 @@ static void gen_rebalanced(struct tuner *t)
 			if (swap) {
 				c->st.device[st] = t->cur.device[s2];
 				c->st.device[s2] = t->cur.device[st];
-			} else {
-				c->st.device[st] = d;
-			}
-			tune_state_drop_order(&c->st);
-			obj = tune_partition_quick(t, &c->st) ? tune_partition_objective(&t->part, S, c->st.device, c->st.first)
-			                                       : INFINITY;
-			if (isnan(obj))
-				t->oom = true;  /* the objective's scratch */
-			if (!isfinite(obj)) {
-				tune_state_release(&t->cands[--t->ncands].st);
-				continue;
-			}
-			c->score = fmax(obj * t->opts.microbatches, tune_state_bound(t, &c->st));
-			if (swap)
 				snprintf(c->what, sizeof(c->what), "swap stages %d and %d (gpus %d and %d), rebalanced", st, s2,
 				         t->cur.device[st], t->cur.device[s2]);
-			else
+			} else {
+				c->st.device[st] = d;
 				snprintf(c->what, sizeof(c->what), "move stage %d from gpu %d to gpu %d, rebalanced", st,
 				         t->cur.device[st], d);
-			tune_cand_keep(t);
+			}
+			tune_state_drop_order(&c->st);
 		}
 	}
-	tune_rank(t, from, MAX_RANKED);
+	balance_ranked(t, from);
 }
 
 /* Free placements, dealt by the bubble each device shows: every device keeps the first
@@ -309,7 +323,9 @@ void tune_gen_placement(struct tuner *t)
 	int D = t->cluster->devices, L = t->model->nlayers, from, dwin, swin;
 	struct cand *c;
 
-	/* new stage counts: D*c stages round robin, the V shape, and irregular counts */
+	/* new stage counts: D*c stages round robin, the V shape, and irregular counts, each
+	 * with its balanced partition (on the pool's threads) */
+	from = t->ncands;
 	for (int per = 1; per <= t->opts.max_stages_per_device; per++) {
 		for (int shape = 0; shape < 3; shape++) {
 			int S = shape == 2 ? D * per + D / 2 : D * per;
@@ -326,10 +342,6 @@ void tune_gen_placement(struct tuner *t)
 				tune_place_zigzag(&s, D);
 			else
 				tune_place_round_robin(&s, D);
-			if (!tune_partition_state(t, &s, NULL, 0)) {
-				tune_state_release(&s);
-				continue;
-			}
 			c = tune_cand_add(t, &s, MOVE_RESTRUCTURE, S, shape);
 			tune_state_release(&s);
 			if (!c)
@@ -337,8 +349,15 @@ void tune_gen_placement(struct tuner *t)
 			snprintf(c->what, sizeof(c->what), "%d stages placed %s, balanced", S,
 			         shape == 1 ? (per == 2 ? "in a V" : "in a zigzag")
 			                    : shape == 2 ? "round robin with uneven counts" : "round robin");
-			tune_cand_keep(t);
 		}
+	}
+	{
+		bool *ok = tune_partition_cands(t, from, false);
+
+		if (!ok)
+			return;
+		tune_cands_keep(t, from, ok);
+		free(ok);
 	}
 	/* single-stage moves and swaps, ranked by the estimator (at scale to the devices and
 	 * stages within a window around the stage, so their number stays near PAIRS_MAX) */

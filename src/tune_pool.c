@@ -33,7 +33,7 @@ struct tune_worker {
 	bool started;
 };
 
-struct list;
+struct job;
 
 struct tune_pool {
 	int nworkers;
@@ -43,7 +43,7 @@ struct tune_pool {
 	unsigned long gen;      /* the list the workers are to simulate: a new one wakes them */
 	int running;            /* workers still on the list */
 	bool quit;
-	struct list *list;      /* the list (the caller's, while it runs) */
+	struct job *job;        /* the job (the caller's, while it runs) */
 };
 
 static bool time_is_up(const struct tuner *t, double deadline)
@@ -52,28 +52,23 @@ static bool time_is_up(const struct tuner *t, double deadline)
 }
 
 /* The list of one tune_pool_run. */
-struct list {
-	struct tuner *t;
-	const int *idx;
+/* What the threads are to do: fn(arg, i, buffer) for every i in [0, n), each i once. */
+struct job {
+	void (*fn)(void *arg, int i, struct tune_evalbuf *b);
+	void *arg;
 	int n;
-	double deadline;
-	struct tune_evalres *res;
 	atomic_int next;
 };
 
-/* Takes the list's candidates one at a time until none is left; past the deadline the
- * rest are reported as not simulated. */
-static void drain(struct list *l, struct tune_evalbuf *b)
+/* Takes the job's items one at a time until none is left. */
+static void drain(struct job *j, struct tune_evalbuf *b)
 {
 	for (;;) {
-		int i = atomic_fetch_add(&l->next, 1);
+		int i = atomic_fetch_add(&j->next, 1);
 
-		if (i >= l->n)
+		if (i >= j->n)
 			return;
-		if (time_is_up(l->t, l->deadline))
-			l->res[i] = (struct tune_evalres){ .ms = INFINITY, .tie = INFINITY };
-		else
-			tune_eval_in(l->t, b, &l->t->cands[l->idx[i]].st, NULL, &l->res[i]);
+		j->fn(j->arg, i, b);
 	}
 }
 
@@ -91,7 +86,7 @@ static void *worker_main(void *arg)
 			break;
 		seen = p->gen;
 		pthread_mutex_unlock(&p->mu);
-		drain(p->list, &w->buf);
+		drain(p->job, &w->buf);
 		pthread_mutex_lock(&p->mu);
 		if (--p->running == 0)
 			pthread_cond_signal(&p->done);
@@ -156,9 +151,9 @@ static int pool_start(struct tuner *t, struct tune_pool **out)
 	return 1;
 }
 
-void tune_pool_run(struct tuner *t, const int *idx, int n, double deadline, struct tune_evalres *res)
+bool tune_pool_for(struct tuner *t, int n, void (*fn)(void *arg, int i, struct tune_evalbuf *b), void *arg)
 {
-	struct list l = { t, idx, n, deadline, res, 0 };
+	struct job j = { fn, arg, n, 0 };
 	struct tune_pool *p;
 
 	if (t->threads > 1 && n > 1 && !t->pool) {
@@ -166,28 +161,55 @@ void tune_pool_run(struct tuner *t, const int *idx, int n, double deadline, stru
 
 		if (r < 0) {
 			t->oom = true;
-			for (int i = 0; i < n; i++)
-				res[i] = (struct tune_evalres){ .ms = INFINITY, .tie = INFINITY };
-			return;
+			return false;
 		}
 		if (r == 0)
 			t->threads = 1;
 	}
 	p = t->threads > 1 && n > 1 ? t->pool : NULL;
 	if (!p) {
-		drain(&l, &t->eb);
-		return;
+		drain(&j, &t->eb);
+		return true;
 	}
 	pthread_mutex_lock(&p->mu);
-	p->list = &l;
+	p->job = &j;
 	p->running = p->nworkers;
 	p->gen++;
 	pthread_cond_broadcast(&p->go);
 	pthread_mutex_unlock(&p->mu);
-	drain(&l, &t->eb);
+	drain(&j, &t->eb);
 	pthread_mutex_lock(&p->mu);
 	while (p->running > 0)
 		pthread_cond_wait(&p->done, &p->mu);
-	p->list = NULL;
+	p->job = NULL;
 	pthread_mutex_unlock(&p->mu);
+	return true;
+}
+
+/* A list of candidates to simulate. */
+struct list {
+	struct tuner *t;
+	const int *idx;
+	double deadline;
+	struct tune_evalres *res;
+};
+
+/* One candidate of the list; past the deadline reported as not simulated. */
+static void eval_one(void *arg, int i, struct tune_evalbuf *b)
+{
+	struct list *l = arg;
+
+	if (time_is_up(l->t, l->deadline))
+		l->res[i] = (struct tune_evalres){ .ms = INFINITY, .tie = INFINITY };
+	else
+		tune_eval_in(l->t, b, &l->t->cands[l->idx[i]].st, NULL, &l->res[i]);
+}
+
+void tune_pool_run(struct tuner *t, const int *idx, int n, double deadline, struct tune_evalres *res)
+{
+	struct list l = { t, idx, deadline, res };
+
+	if (!tune_pool_for(t, n, eval_one, &l))
+		for (int i = 0; i < n; i++)
+			res[i] = (struct tune_evalres){ .ms = INFINITY, .tie = INFINITY };
 }

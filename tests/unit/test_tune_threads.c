@@ -4,7 +4,10 @@
  * simulations every thread count gives the same steps, the same evaluations and the same
  * plan, on random heterogeneous models, where memory binds, under a target's rules that
  * refuse some plans (called from several threads at once), and with more threads than
- * candidates. A stop flag ends a threaded search with a plan; so does a time budget.
+ * candidates. A stop flag ends a threaded search with a plan; so does a time budget. A list
+ * of placements balanced at once on the threads (tune_partition_cands) gets the same
+ * boundaries, and leaves the same memo, as one tune_partition_quick or _state after the
+ * other, with repeated placements and more than the memo holds.
  */
 #include "config.h"
 
@@ -199,6 +202,103 @@ static void stops(void)
 	cluster_release(&c);
 }
 
+/* A tuner of m on c stopped right after its set-up (threads as given). */
+static struct tuner *bare_tuner(const struct model *m, const struct cluster *c, int threads)
+{
+	struct tune_opts o;
+	struct tuner *t;
+	struct err e = ERR_INIT;
+
+	tune_opts_default(&o);
+	o.microbatches = 8;
+	o.max_evals = 1;
+	o.threads = threads;
+	return tune_new(&t, m, c, &o, &e) < 0 ? NULL : t;
+}
+
+/* n random placements of S stages on D devices as candidates of t (the same on every
+ * tuner for the same seed); every third repeats an earlier one. */
+static void random_placements(struct tuner *t, int n, int S, int D, unsigned long long seed)
+{
+	unsigned long long x = seed;
+	struct tune_state s;
+
+	tune_state_alloc(&s, S);
+	for (int i = 0; i < n; i++) {
+		if (i % 3 != 2 || i < 3) {
+			for (int st = 0; st < S; st++) {
+				x ^= x << 13;
+				x ^= x >> 7;
+				x ^= x << 17;
+				s.device[st] = (int)(x % (unsigned long long)D);
+			}
+		}
+		tune_cand_add(t, &s, MOVE_RESTRUCTURE, S, 0);
+	}
+	tune_state_release(&s);
+}
+
+static bool same_memo(const struct tuner *a, const struct tuner *b, int D)
+{
+	if (a->memo_next != b->memo_next)
+		return false;
+	for (int i = 0; i < PART_MEMO; i++) {
+		const struct part_memo *x = &a->memo[i], *y = &b->memo[i];
+
+		if (!x->first != !y->first)
+			return false;
+		if (!x->first)
+			continue;
+		if (x->nstages != y->nstages || x->ok != y->ok || x->quick != y->quick || x->wait != y->wait ||
+		    x->pending != y->pending || memcmp(x->device, y->device, (size_t)x->nstages * sizeof(int)) ||
+		    memcmp(x->weight, y->weight, (size_t)D * sizeof(double)) ||
+		    (x->ok && memcmp(x->first, y->first, (size_t)(x->nstages + 1) * sizeof(int))))
+			return false;
+	}
+	return true;
+}
+
+static void partition_lists(void)
+{
+	struct model m;
+	struct cluster c;
+
+	random_model(&m, 30);
+	synth_cluster(&c, 6, 8, 25, 5);
+	for (int quick = 0; quick < 2; quick++) {
+		struct tuner *a = bare_tuner(&m, &c, 4), *b = bare_tuner(&m, &c, 1);
+		int n = 150, from, agree = 0, fine = 0;
+		bool *ok;
+
+		if (!a || !b) {
+			ok(0, "tuners for the partition lists");
+			return;
+		}
+		from = a->ncands;
+		random_placements(a, n, 12, 6, 99);
+		random_placements(b, n, 12, 6, 99);
+		if (!(ok = tune_partition_cands(a, from, quick))) {
+			ok(0, "out of host memory balancing a list");
+			return;
+		}
+		for (int i = 0; i < n; i++) {
+			struct tune_state *sa = &a->cands[from + i].st, *sb = &b->cands[from + i].st;
+			bool okb = quick ? tune_partition_quick(b, sb) : tune_partition_state(b, sb, NULL, 0);
+
+			fine += okb;
+			agree += ok[i] == okb && (!okb || memcmp(sa->first, sb->first, 13 * sizeof(int)) == 0);
+		}
+		is_int(agree, n, "%s: %d placements (%d repeats, %d balanced) on 4 threads get the boundaries one "
+		       "call after the other gets", quick ? "quick" : "full", n, n / 3, fine);
+		ok(same_memo(a, b, 6) && !a->oom && !b->oom, "%s: and leave the same memo", quick ? "quick" : "full");
+		free(ok);
+		tune_free(a);
+		tune_free(b);
+	}
+	model_release(&m);
+	cluster_release(&c);
+}
+
 int main(void)
 {
 	random_instances();
@@ -206,5 +306,6 @@ int main(void)
 	refusing_target();
 	tiny();
 	stops();
+	partition_lists();
 	return tap_done();
 }
