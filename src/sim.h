@@ -62,6 +62,8 @@ struct sim_opts {
 	bool unit_costs;           /* every stage's F = I = W = 1 (B = 2) and transfers are free: a
 	                            * baseline's order derived this way is the same whatever the
 	                            * plan's costs and links, as its paper drew it */
+	bool no_bounds;            /* leave the metrics' lower bounds and efficiencies 0 (a search
+	                            * that only compares iteration times skips their lookups) */
 };
 
 enum { SIM_COMM_PLAN = 0, SIM_COMM_OVERLAP, SIM_COMM_BLOCKING };

@@ -140,6 +140,29 @@ static void warmup_ends(const struct ctx *c, const struct action *a, const struc
 }
 
 /* Walks each device's ops in execution order: busy/idle split, memory curve and peak. */
+/* The bounds the plan's time is measured against, and its efficiency against each; -1 when
+ * out of host memory. */
+static int compute_bounds(const struct plan *p, struct metrics *m)
+{
+	double makespan = m->makespan_ms;
+
+	m->lower_bound_ms = sim_lower_bound(&p->model, &p->cluster, p->microbatches, p->split_backward);
+	m->efficiency = makespan > 0 ? m->lower_bound_ms / makespan : 0;
+	if (m->efficiency > 1)
+		m->efficiency = 1;
+	m->lower_bound_tight_ms = sim_lower_bound_tight(&p->model, &p->cluster, p->microbatches, p->split_backward);
+	m->efficiency_tight = makespan > 0 ? m->lower_bound_tight_ms / makespan : 0;
+	if (m->efficiency_tight > 1)
+		m->efficiency_tight = 1;
+	m->lower_bound_memory_ms = sim_lower_bound_memory(&p->model, &p->cluster, p->microbatches, p->split_backward);
+	if (isnan(m->lower_bound_memory_ms))
+		return -1;
+	m->efficiency_memory = makespan > 0 ? m->lower_bound_memory_ms / makespan : 0;
+	if (m->efficiency_memory > 1)
+		m->efficiency_memory = 1;
+	return 0;
+}
+
 int sim_compute_metrics(struct ctx *c, struct metrics *m)
 {
 	struct sim *s = c->s;
@@ -239,20 +262,8 @@ int sim_compute_metrics(struct ctx *c, struct metrics *m)
 	m->bubble_ratio = makespan > 0 ? 1 - busy_all / (p->ndevices * makespan) : 0;
 	if (m->bubble_ratio < 0)
 		m->bubble_ratio = 0;
-	m->lower_bound_ms = sim_lower_bound(&p->model, &p->cluster, p->microbatches, p->split_backward);
-	m->efficiency = makespan > 0 ? m->lower_bound_ms / makespan : 0;
-	if (m->efficiency > 1)
-		m->efficiency = 1;
-	m->lower_bound_tight_ms = sim_lower_bound_tight(&p->model, &p->cluster, p->microbatches, p->split_backward);
-	m->efficiency_tight = makespan > 0 ? m->lower_bound_tight_ms / makespan : 0;
-	if (m->efficiency_tight > 1)
-		m->efficiency_tight = 1;
-	m->lower_bound_memory_ms = sim_lower_bound_memory(&p->model, &p->cluster, p->microbatches, p->split_backward);
-	if (isnan(m->lower_bound_memory_ms))
+	if (!c->o->no_bounds && compute_bounds(p, m) < 0)
 		return -1; /* out of host memory */
-	m->efficiency_memory = makespan > 0 ? m->lower_bound_memory_ms / makespan : 0;
-	if (m->efficiency_memory > 1)
-		m->efficiency_memory = 1;
 	/* every data-parallel replica runs its own microbatches */
 	m->throughput_tokens_per_s = makespan > 0
 		? (double)plan_parallel(p).dp * p->microbatches * (double)p->model.seq_len * (double)p->model.micro_batch_size /

@@ -162,6 +162,7 @@ void tune_eval_in(const struct tuner *t, struct tune_evalbuf *b, const struct tu
 	}
 	if (t->opts.accept && !t->opts.accept(t->opts.accept_arg, &b->work))
 		return;
+	o.no_bounds = !keep; /* the search compares times; the kept metrics are shown */
 	r->counted = true;
 	if (sim_run(&b->sim, &b->work, &o, &m, &e) < 0) {
 		r->host_oom = e.cls == ERR_RUNTIME;

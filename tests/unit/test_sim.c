@@ -321,6 +321,15 @@ static void test_hand_computed(void)
 	       "(more than total work / devices = 8)");
 	timeline_release(&t);
 	metrics_release(&mt);
+	/* without the bounds (the tuner's candidates): the same times, the bounds left 0 */
+	o.no_bounds = true;
+	ok(sim_run(&s, &p, &o, &mt, &e) == 0, "it simulates without the bounds");
+	is_dbl(mt.makespan_ms, 13.06, 1e-9, "the same makespan");
+	is_int(mt.dev[0].peak_mem_bytes, 1000 * 16 + 2 * 5000, "the same peak memory");
+	ok(mt.lower_bound_ms == 0 && mt.lower_bound_tight_ms == 0 && mt.lower_bound_memory_ms == 0 &&
+	   mt.efficiency == 0, "and no bounds or efficiency");
+	o.no_bounds = false;
+	metrics_release(&mt);
 	plan_release(&p);
 
 	/* the same plan with a slower device 1 (speed 0.5): its ops take twice as long */
