@@ -132,6 +132,12 @@ void tune_cand_keep(struct tuner *t)
 		tune_state_release(&t->cands[--t->ncands].st);
 }
 
+void tune_cands_drop(struct tuner *t, int from)
+{
+	while (t->ncands > from)
+		tune_state_release(&t->cands[--t->ncands].st);
+}
+
 void tune_cands_keep(struct tuner *t, int from, const bool *keep)
 {
 	int w = from;

@@ -227,9 +227,22 @@ void tune_gen_partition(struct tuner *t);
  * is concerned, the searches on the pool's threads. Returns what each returned (element
  * i - from; the caller frees it), NULL (t->oom set) when out of host memory. */
 bool *tune_partition_cands(struct tuner *t, int from, bool quick);
+/* One candidate's request: as tune_partition_quick (quick), tune_partition_waits (wait) or
+ * tune_partition_state(idle, span) would balance it. */
+struct part_req {
+	const double *idle;
+	double span;
+	bool quick, wait;
+};
+/* tune_partition_cands with a request a candidate (req[i - from]). Both drop the list's
+ * candidates when they return NULL. */
+bool *tune_partition_reqs(struct tuner *t, int from, const struct part_req *req);
 /* tune.c: tune_cand_keep for every candidate from t->cands[from] on, in order, and drops
  * those whose keep[i - from] is false; the order of the rest is kept. */
 void tune_cands_keep(struct tuner *t, int from, const bool *keep);
+/* Drops every candidate from t->cands[from] on (a list not yet balanced when out of host
+ * memory: their boundaries are not a plan's). */
+void tune_cands_drop(struct tuner *t, int from);
 /* tune_place.c */
 void tune_place_round_robin(struct tune_state *s, int devices);
 /* The V continued: down the devices, back up, down again. */

@@ -578,49 +578,43 @@ void tune_gen_partition(struct tuner *t)
 	struct cand *c;
 	int from;
 
-	/* the exact balance of device loads, then the same with each device's fill and drain
-	 * idle time taken off what it can do (bubble-aware), and the balance that counts each
-	 * device's wait for its first backward */
-	c = tune_cand_add(t, &t->cur, MOVE_PARTITION, 0, 3);
-	if (!c)
-		return;
-	if (tune_partition_waits(t, &c->st)) {
-		snprintf(c->what, sizeof(c->what), "rebalance the %d stages counting each gpu's wait for its first backward",
-		         S);
-		tune_cand_keep(t);
-	} else {
-		tune_state_release(&t->cands[--t->ncands].st);
-	}
-	/* each device's idle time, on the heap: 4096 of them are 32 KB, too much for a stack */
+	/* the balance that counts each device's wait for its first backward, the exact balance
+	 * of device loads, then the same with each device's fill and drain idle time (all, or
+	 * half of it) taken off what it can do (bubble-aware): balanced at once on the pool */
 	bool aware_ok = m->dev && m->ndevices == D && D <= OCTO_TUNE_MAX_AWARE;
-	double *idle = aware_ok ? malloc((size_t)D * sizeof(*idle)) : NULL;
+	/* each device's idle time, on the heap: 4096 of them are 32 KB, too much for a stack */
+	double *idle = aware_ok ? malloc(2 * (size_t)D * sizeof(*idle)) : NULL;
+	struct part_req req[4];
+	bool *ok;
+	int n = 0;
 
 	if (aware_ok && !idle) {
 		t->oom = true;
 		return;
 	}
-
-	for (int aware = 0; aware < 3; aware++) {
-		bool use = aware > 0 && idle;
-
-		if (aware > 0 && !use)
-			break;
-		for (int d = 0; use && d < D; d++)
-			idle[d] = (m->dev[d].warmup_idle_ms + m->dev[d].cooldown_idle_ms) * (aware == 1 ? 1 : 0.5);
-		c = tune_cand_add(t, &t->cur, MOVE_PARTITION, 0, aware);
-		if (!c) {
+	from = t->ncands;
+	for (int k = 0; k < (idle ? 4 : 2); k++) {
+		if (!(c = tune_cand_add(t, &t->cur, MOVE_PARTITION, 0, k == 0 ? 3 : k - 1))) {
 			free(idle);
+			tune_cands_drop(t, from);
 			return;
 		}
-		if (!tune_partition_state(t, &c->st, use ? idle : NULL, m->makespan_ms)) {
-			tune_state_release(&t->cands[--t->ncands].st);
-			continue;
-		}
-		snprintf(c->what, sizeof(c->what), aware ? "rebalance the %d stages, less on idler gpus"
-		                                         : "rebalance the %d stages (min-max device time)", S);
-		tune_cand_keep(t);
+		if (k == 0)
+			snprintf(c->what, sizeof(c->what), "rebalance the %d stages counting each gpu's wait for its first "
+			         "backward", S);
+		else
+			snprintf(c->what, sizeof(c->what), k > 1 ? "rebalance the %d stages, less on idler gpus"
+			                                          : "rebalance the %d stages (min-max device time)", S);
+		for (int d = 0; k > 1 && d < D; d++)
+			idle[(k - 2) * D + d] = (m->dev[d].warmup_idle_ms + m->dev[d].cooldown_idle_ms) * (k == 2 ? 1 : 0.5);
+		req[n++] = (struct part_req){ k > 1 ? idle + (k - 2) * D : NULL, m->makespan_ms, false, k == 0 };
 	}
+	ok = tune_partition_reqs(t, from, req);
 	free(idle);
+	if (!ok)
+		return;
+	tune_cands_keep(t, from, ok);
+	free(ok);
 	/* bubble-guided single-layer moves: from a busier device to an idler neighbour */
 	from = t->ncands;
 	for (int b = 1; b < S; b++) {

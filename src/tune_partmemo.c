@@ -2,7 +2,8 @@
  * tune_partmemo — the tuner's balanced partitions of its states (tune_partition_devices
  * does the search): the memo that answers the placements the search asks for again and
  * again, and whole lists of candidates balanced at once on the pool's threads
- * (tune_partition_cands).
+ * (tune_partition_cands; tune_partition_reqs when each candidate has its own request:
+ * the partition phase's exact, bubble-aware and wait-counting balances).
  *
  * A list is balanced exactly as one call after the other would be. The memo is looked up
  * and filled in list order first, a state whose placement an earlier state of the list
@@ -139,10 +140,11 @@ bool tune_partition_waits(struct tuner *t, struct tune_state *s)
 	return partition_with(t, s, NULL, 0, false, true);
 }
 
-/* The searches of a list, for the pool. */
+/* The searches of a list, for the pool: each item's own input (its weights, its search's
+ * settings). */
 struct batch {
 	struct tuner *t;
-	struct tune_part_in in;
+	struct tune_part_in *in;
 	const int *item;        /* the candidates (list indices) searched */
 	double *r;              /* each one's answer */
 };
@@ -153,7 +155,7 @@ static void balance_one(void *arg, int k, struct tune_evalbuf *b)
 	struct tune_state *s = &x->t->cands[x->item[k]].st;
 
 	(void)b;
-	x->r[k] = tune_partition_devices(&x->in, s->nstages, s->device, s->first);
+	x->r[k] = tune_partition_devices(&x->in[k], s->nstages, s->device, s->first);
 }
 
 /* Resolves the list's answers in list order: into the states, and into the memo entries
@@ -181,68 +183,128 @@ static void resolve(struct tuner *t, int from, int n, const int *dep, const int 
 	}
 }
 
-bool *tune_partition_cands(struct tuner *t, int from, bool quick)
-{
-	int n = t->ncands - from, nw = 0;
-	bool *ok = malloc((size_t)(n > 0 ? n : 1) * sizeof(bool));
-	int *dep = malloc((size_t)(n > 0 ? n : 1) * 3 * sizeof(int)), *at = dep + n, *item = at + n;
-	struct part_memo **slot = malloc((size_t)(n > 0 ? n : 1) * sizeof(*slot));
-	double *r = malloc((size_t)(n > 0 ? n : 1) * sizeof(double));
-	struct batch x;
+/* The list's scratch: per item what became of it, per search its input and weights. */
+struct scratch {
+	bool *ok;
+	int *dep, *at, *item;
+	struct part_memo **slot;
+	double *r, *w;
+	struct tune_part_in *in;
+};
 
-	for (int i = 0; ok && i < n; i++)
-		ok[i] = false;
-	if (!ok || !dep || !slot || !r) {
-		t->oom = true;
-		goto out;
+static bool scratch_alloc(struct scratch *x, int n, int D)
+{
+	size_t k = (size_t)(n > 0 ? n : 1);
+
+	x->ok = malloc(k * sizeof(bool));
+	x->dep = malloc(k * 3 * sizeof(int));
+	x->at = x->dep ? x->dep + k : NULL;
+	x->item = x->dep ? x->dep + 2 * k : NULL;
+	x->slot = malloc(k * sizeof(*x->slot));
+	x->r = malloc(k * sizeof(double));
+	x->w = malloc(k * (size_t)D * sizeof(double));
+	x->in = malloc(k * sizeof(*x->in));
+	/* each set apart: the clean-up reads dep and slot whatever else failed */
+	for (int i = 0; i < n; i++) {
+		if (x->ok)
+			x->ok[i] = false;
+		if (x->dep)
+			x->dep[i] = -1;
+		if (x->slot)
+			x->slot[i] = NULL;
 	}
-	set_weights(t, NULL, 0);
-	/* the memo in list order: answered, waiting for an earlier item, or searched */
+	return x->ok && x->dep && x->slot && x->r && x->w && x->in;
+}
+
+/* The memo in list order: each item answered from it, waiting for an earlier item's
+ * answer, or searched (its input set up, an entry made for its answer); the number
+ * searched, or -1 when out of host memory. */
+static int plan_list(struct tuner *t, int from, int n, const struct part_req *req, struct scratch *x)
+{
+	int D = t->cluster->devices, nw = 0;
+
 	for (int i = 0; i < n; i++) {
 		struct tune_state *s = &t->cands[from + i].st;
-		struct part_memo *pm = memo_find(t, s, quick, false);
+		const struct part_req *q = &req[i];
+		struct part_memo *pm;
 
-		slot[i] = NULL;
-		dep[i] = -1;
+		set_weights(t, q->idle, q->span);
+		pm = memo_find(t, s, q->quick, q->wait);
 		if (pm && pm->pending < 0) {
-			ok[i] = pm->ok;
+			x->ok[i] = pm->ok;
 			if (pm->ok)
 				memcpy(s->first, pm->first, (size_t)(s->nstages + 1) * sizeof(int));
 		} else if (pm) {
-			dep[i] = pm->pending;
+			x->dep[i] = pm->pending;
 		} else {
 			if (t->memo[t->memo_next].first && t->memo[t->memo_next].pending >= 0)
-				slot[t->memo[t->memo_next].pending] = NULL; /* its answer is no longer kept */
-			if (!(pm = memo_new(t, s, quick, false)))
-				goto out;
+				x->slot[t->memo[t->memo_next].pending] = NULL; /* its answer is no longer kept */
+			if (!(pm = memo_new(t, s, q->quick, q->wait)))
+				return -1;
 			pm->pending = i;
-			slot[i] = pm;
-			dep[i] = i;
-			at[i] = nw;
-			item[nw++] = from + i;
+			x->slot[i] = pm;
+			x->dep[i] = i;
+			x->at[i] = nw;
+			set_search(t, q->quick, q->wait, q->idle != NULL);
+			x->in[nw] = t->part;
+			x->in[nw].weight = x->w + (size_t)nw * D;
+			memcpy(x->w + (size_t)nw * D, t->weight, (size_t)D * sizeof(double));
+			t->part.icost = NULL;
+			x->item[nw++] = from + i;
 		}
 	}
-	if (nw == 0)
+	return nw;
+}
+
+bool *tune_partition_reqs(struct tuner *t, int from, const struct part_req *req)
+{
+	int n = t->ncands - from, nw = 0;
+	struct scratch x = { 0 };
+	struct batch b;
+
+	if (!scratch_alloc(&x, n, t->cluster->devices) || (nw = plan_list(t, from, n, req, &x)) < 0) {
+		t->oom = true;
 		goto out;
-	set_search(t, quick, false, false);
-	x = (struct batch){ t, t->part, item, r };
-	if (tune_pool_for(t, nw, balance_one, &x))
-		resolve(t, from, n, dep, at, r, slot, ok);
+	}
+	b = (struct batch){ t, x.in, x.item, x.r };
+	if (nw > 0 && tune_pool_for(t, nw, balance_one, &b))
+		resolve(t, from, n, x.dep, x.at, x.r, x.slot, x.ok);
 out:
 	/* entries whose answer never came (out of host memory) are dropped */
-	for (int i = 0; slot && dep && i < n; i++)
-		if (dep[i] == i && slot[i] && slot[i]->pending >= 0) {
-			free(slot[i]->first);
-			free(slot[i]->device);
-			free(slot[i]->weight);
-			memset(slot[i], 0, sizeof(*slot[i]));
+	for (int i = 0; x.slot && x.dep && i < n; i++)
+		if (x.dep[i] == i && x.slot[i] && x.slot[i]->pending >= 0) {
+			free(x.slot[i]->first);
+			free(x.slot[i]->device);
+			free(x.slot[i]->weight);
+			memset(x.slot[i], 0, sizeof(*x.slot[i]));
 		}
-	free(dep);
-	free(slot);
-	free(r);
+	free(x.dep);
+	free(x.slot);
+	free(x.r);
+	free(x.w);
+	free(x.in);
 	if (t->oom) {
-		free(ok);
+		free(x.ok);
+		tune_cands_drop(t, from);
 		return NULL;
 	}
+	return x.ok;
+}
+
+bool *tune_partition_cands(struct tuner *t, int from, bool quick)
+{
+	int n = t->ncands - from;
+	struct part_req *req = malloc((size_t)(n > 0 ? n : 1) * sizeof(*req));
+	bool *ok;
+
+	if (!req) {
+		t->oom = true;
+		tune_cands_drop(t, from);
+		return NULL;
+	}
+	for (int i = 0; i < n; i++)
+		req[i] = (struct part_req){ NULL, 0, quick, false };
+	ok = tune_partition_reqs(t, from, req);
+	free(req);
 	return ok;
 }

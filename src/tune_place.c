@@ -180,8 +180,10 @@ static void gen_rebalanced(struct tuner *t)
 			if (swap ? t->cur.device[st] == t->cur.device[s2] || !may_swap(&t->cur, st, s2)
 			         : !may_move(t, &t->cur, st, d))
 				continue;
-			if (!(c = tune_cand_add(t, &t->cur, MOVE_RESTRUCTURE, S, swap ? 4 : 3)))
+			if (!(c = tune_cand_add(t, &t->cur, MOVE_RESTRUCTURE, S, swap ? 4 : 3))) {
+				tune_cands_drop(t, from);
 				return;
+			}
 			if (swap) {
 				c->st.device[st] = t->cur.device[s2];
 				c->st.device[s2] = t->cur.device[st];
@@ -335,6 +337,7 @@ void tune_gen_placement(struct tuner *t)
 				continue;
 			if (tune_state_alloc(&s, S) < 0) {
 				t->oom = true;
+				tune_cands_drop(t, from);
 				return;
 			}
 			s.sched = t->cur.sched;
@@ -344,8 +347,10 @@ void tune_gen_placement(struct tuner *t)
 				tune_place_round_robin(&s, D);
 			c = tune_cand_add(t, &s, MOVE_RESTRUCTURE, S, shape);
 			tune_state_release(&s);
-			if (!c)
+			if (!c) {
+				tune_cands_drop(t, from);
 				return;
+			}
 			snprintf(c->what, sizeof(c->what), "%d stages placed %s, balanced", S,
 			         shape == 1 ? (per == 2 ? "in a V" : "in a zigzag")
 			                    : shape == 2 ? "round robin with uneven counts" : "round robin");

@@ -5,9 +5,9 @@
  * plan, on random heterogeneous models, where memory binds, under a target's rules that
  * refuse some plans (called from several threads at once), and with more threads than
  * candidates. A stop flag ends a threaded search with a plan; so does a time budget. A list
- * of placements balanced at once on the threads (tune_partition_cands) gets the same
- * boundaries, and leaves the same memo, as one tune_partition_quick or _state after the
- * other, with repeated placements and more than the memo holds.
+ * of placements balanced at once on the threads (tune_partition_reqs) gets the same
+ * boundaries, and leaves the same memo, as one tune_partition_quick, _state or _waits
+ * after the other, with repeated placements and more than the memo holds.
  */
 #include "config.h"
 
@@ -265,9 +265,15 @@ static void partition_lists(void)
 
 	random_model(&m, 30);
 	synth_cluster(&c, 6, 8, 25, 5);
-	for (int quick = 0; quick < 2; quick++) {
+	/* kind 0: full, 1: quick, 2: each item its own request (quick, full, the wait for the
+	 * first backward, or less work on devices that idle) */
+	static const double idle[2][6] = { { 5, 0, 1, 9, 2, 0 }, { 0, 3, 3, 0, 7, 1 } };
+	static const char *const kinds[] = { "full", "quick", "mixed requests" };
+
+	for (int kind = 0; kind < 3; kind++) {
 		struct tuner *a = bare_tuner(&m, &c, 4), *b = bare_tuner(&m, &c, 1);
 		int n = 150, from, agree = 0, fine = 0;
+		struct part_req req[150];
 		bool *ok;
 
 		if (!a || !b) {
@@ -277,20 +283,26 @@ static void partition_lists(void)
 		from = a->ncands;
 		random_placements(a, n, 12, 6, 99);
 		random_placements(b, n, 12, 6, 99);
-		if (!(ok = tune_partition_cands(a, from, quick))) {
+		for (int i = 0; i < n; i++) {
+			int q = kind < 2 ? kind : i % 5;
+
+			req[i] = (struct part_req){ q >= 3 ? idle[q - 3] : NULL, 40, q == 1, q == 2 };
+		}
+		if (!(ok = tune_partition_reqs(a, from, req))) {
 			ok(0, "out of host memory balancing a list");
 			return;
 		}
 		for (int i = 0; i < n; i++) {
 			struct tune_state *sa = &a->cands[from + i].st, *sb = &b->cands[from + i].st;
-			bool okb = quick ? tune_partition_quick(b, sb) : tune_partition_state(b, sb, NULL, 0);
+			bool okb = req[i].quick ? tune_partition_quick(b, sb)
+			         : req[i].wait ? tune_partition_waits(b, sb) : tune_partition_state(b, sb, req[i].idle, 40);
 
 			fine += okb;
 			agree += ok[i] == okb && (!okb || memcmp(sa->first, sb->first, 13 * sizeof(int)) == 0);
 		}
 		is_int(agree, n, "%s: %d placements (%d repeats, %d balanced) on 4 threads get the boundaries one "
-		       "call after the other gets", quick ? "quick" : "full", n, n / 3, fine);
-		ok(same_memo(a, b, 6) && !a->oom && !b->oom, "%s: and leave the same memo", quick ? "quick" : "full");
+		       "call after the other gets", kinds[kind], n, n / 3, fine);
+		ok(same_memo(a, b, 6) && !a->oom && !b->oom, "%s: and leave the same memo", kinds[kind]);
 		free(ok);
 		tune_free(a);
 		tune_free(b);
