@@ -11,9 +11,11 @@
  * (tests/unit/test_tune_threads.c). Under a time budget the threads simulate more
  * candidates in the same time.
  *
- * A pool of n threads is the caller and n - 1 workers, started at the first list and
- * parked on a condition variable between lists. While a list runs, every thread only
- * reads the tuner (tune_eval_in); the caller counts the reports into it afterwards.
+ * The partition searches of a list (tune_partmemo.c) are the pool's other job
+ * (tune_pool_for runs any). A pool of n threads is the caller and n - 1 workers, started
+ * at the first job and parked on a condition variable between jobs. While a job runs,
+ * every thread only reads the tuner (tune_eval_in, tune_partition_devices) and writes its
+ * own items' results; the caller counts them into the tuner afterwards.
  */
 #include "config.h"
 
@@ -40,8 +42,8 @@ struct tune_pool {
 	struct tune_worker *w;
 	pthread_mutex_t mu;
 	pthread_cond_t go, done;
-	unsigned long gen;      /* the list the workers are to simulate: a new one wakes them */
-	int running;            /* workers still on the list */
+	unsigned long gen;      /* the job the workers are to run: a new one wakes them */
+	int running;            /* workers still on the job */
 	bool quit;
 	struct job *job;        /* the job (the caller's, while it runs) */
 };
@@ -51,7 +53,6 @@ static bool time_is_up(const struct tuner *t, double deadline)
 	return (t->opts.stop && *t->opts.stop) || (deadline > 0 && clock_now_s() > deadline);
 }
 
-/* The list of one tune_pool_run. */
 /* What the threads are to do: fn(arg, i, buffer) for every i in [0, n), each i once. */
 struct job {
 	void (*fn)(void *arg, int i, struct tune_evalbuf *b);
