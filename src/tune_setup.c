@@ -170,14 +170,17 @@ static int setup_baselines(struct tuner *t, bool *stopped)
  * memory binds each twice, keeping room for one and for two microbatches of a device's
  * later stages. */
 #define START_KNOBS(t) ((t)->rc_moves ? 4 : 3)
+#define SETUP_KNOBS_MAX 8 /* START_KNOBS x 2 where memory binds */
 
-/* One start of S stages in shape, with knob set knobs, balanced and simulated into *s and
- * *ms: 1 made, 0 when the shape does not apply, -1 when out of host memory. */
-static int setup_start(struct tuner *t, int shape, int S, int knobs, struct tune_state *s, double *ms)
+/* One start of S stages in shape, with knob set knobs, made and balanced into *s (not
+ * simulated), and into *w the same balance counting each device's wait for its first
+ * backward where that differs and fits (w->nstages 0 otherwise): 1 made, 0 when the
+ * shape does not apply, -1 when out of host memory. */
+static int setup_start(struct tuner *t, int shape, int S, int knobs, struct tune_state *s, struct tune_state *w)
 {
 	int D = t->cluster->devices;
-	struct tune_state w;
 
+	memset(w, 0, sizeof(*w));
 	if (tune_state_alloc(s, S) < 0)
 		return -1;
 	if (shape == 2 || shape == 5)
@@ -203,26 +206,75 @@ static int setup_start(struct tuner *t, int shape, int S, int knobs, struct tune
 	}
 	if (!tune_partition_state(t, s, NULL, 0))
 		tune_uniform_first(s, t->model->nlayers);
-	*ms = tune_static_fits(t, s) ? tune_eval(t, s, NULL) : INFINITY;
-	/* the same balance counting each device's wait for its first backward, when that
-	 * simulates clearly faster (a start only a little faster led the search to a worse
-	 * end as often as to a better one) */
-	if (tune_state_copy(&w, s) < 0) {
+	if (tune_state_copy(w, s) < 0) {
 		tune_state_release(s);
 		return -1;
 	}
-	if (tune_partition_waits(t, &w) && !tune_state_equal(&w, s) && tune_static_fits(t, &w)) {
-		double wms = tune_eval(t, &w, NULL);
-
-		if (wms < *ms * (1 - WAIT_START_MARGIN)) {
-			tune_state_release(s);
-			*s = w;
-			*ms = wms;
-			memset(&w, 0, sizeof(w));
-		}
+	if (!tune_partition_waits(t, w) || tune_state_equal(w, s) || !tune_static_fits(t, w)) {
+		tune_state_release(w);
+		memset(w, 0, sizeof(*w));
 	}
-	tune_state_release(&w);
 	return 1;
+}
+
+/* The starts of one shape made so far, simulated at once on the pool's threads. */
+struct start_list {
+	struct tuner *t;
+	struct tune_state **st;
+	struct tune_evalres *res;
+};
+
+static void eval_start(void *arg, int i, struct tune_evalbuf *b)
+{
+	struct start_list *x = arg;
+
+	tune_eval_in(x->t, b, x->st[i], NULL, &x->res[i]);
+}
+
+/* Simulates the n starts s[k] (those whose static memory fits) and their wait-counting
+ * balances w[k] (where made), counted in that order as one thread would, and keeps the
+ * w of a start where it simulates clearly faster (a start only a little faster led the
+ * search to a worse end as often as to a better one); ms[k] is each one's time. -1 when
+ * out of host memory. */
+static int simulate_starts(struct tuner *t, int n, struct tune_state *s, struct tune_state *w, double *ms)
+{
+	struct tune_state *st[2 * SETUP_KNOBS_MAX];
+	struct tune_evalres res[2 * SETUP_KNOBS_MAX];
+	int at[2 * SETUP_KNOBS_MAX], m = 0;
+	struct start_list x = { t, st, res };
+
+	for (int k = 0; k < n; k++) {
+		at[2 * k] = tune_static_fits(t, &s[k]) ? m : -1;
+		if (at[2 * k] >= 0)
+			st[m++] = &s[k];
+		at[2 * k + 1] = w[k].nstages ? m : -1;
+		if (at[2 * k + 1] >= 0)
+			st[m++] = &w[k];
+	}
+	if (!tune_pool_for(t, m, eval_start, &x)) {
+		for (int k = 0; k < n; k++)
+			tune_state_release(&w[k]);
+		return -1;
+	}
+	for (int k = 0; k < n; k++) {
+		ms[k] = INFINITY;
+		if (at[2 * k] >= 0) {
+			tune_eval_count(t, &res[at[2 * k]]);
+			ms[k] = res[at[2 * k]].ms;
+		}
+		if (at[2 * k + 1] >= 0) {
+			tune_eval_count(t, &res[at[2 * k + 1]]);
+			if (res[at[2 * k + 1]].ms < ms[k] * (1 - WAIT_START_MARGIN)) {
+				struct tune_state keep = s[k];
+
+				s[k] = w[k];
+				w[k] = keep;
+				ms[k] = res[at[2 * k + 1]].ms;
+			}
+		}
+		tune_state_release(&w[k]);
+	}
+	return 0;
 }
 
 /* Inserts a shape's best start by time; an open V leads only when clearly faster than
@@ -274,33 +326,44 @@ static int setup_starts(struct tuner *t, bool *stopped)
 			continue;
 		if (S > t->max_stages || (shape == 3 && D < 2))
 			continue;
-		for (int knobs = 0; knobs < START_KNOBS(t) * (t->mem_binds ? 2 : 1); knobs++) {
-			struct tune_state s;
-			double ms, t1 = clock_now_s();
-			int r;
+		struct tune_state s[SETUP_KNOBS_MAX], w[SETUP_KNOBS_MAX];
+		double ms[SETUP_KNOBS_MAX], t1 = clock_now_s();
+		int n = 0, r = 1;
 
-			/* a start is not begun that would end past the budget once there is an answer */
-			if ((setup_cut(t) || start_late(t, took > 0 ? took * S / took_S : START_S_PER_CELL * S * L)) &&
-			    (t->have_baseline || t->nstarts || best_s.nstages || setup_given_up(t))) {
+		/* the shape's knob sets, made and balanced, then simulated at once; a start is
+		 * not begun that would end past the budget once there is an answer */
+		while (n < START_KNOBS(t) * (t->mem_binds ? 2 : 1)) {
+			if ((setup_cut(t) || start_late(t, (took > 0 ? took * S / took_S : START_S_PER_CELL * S * L) * (n + 1))) &&
+			    (t->have_baseline || t->nstarts || n > 0 || setup_given_up(t))) {
 				*stopped = true;
 				break;
 			}
-			if ((r = setup_start(t, shape, S, knobs, &s, &ms)) < 0) {
-				tune_state_release(&best_s);
-				return -1;
-			}
-			took = clock_now_s() - t1;
-			took_S = S;
-			/* the first candidates' generation partitions as a start does */
-			t->gen_s = took;
-			if (r == 0)
+			if ((r = setup_start(t, shape, S, n, &s[n], &w[n])) <= 0)
 				break;
-			if (ms < best_s_ms || best_s.nstages == 0) {
+			n++;
+		}
+		if (r >= 0 && simulate_starts(t, n, s, w, ms) < 0)
+			r = -1;
+		if (r < 0) {
+			for (int k = 0; k < n; k++) {
+				tune_state_release(&s[k]);
+				tune_state_release(&w[k]); /* made, or released already (zeroed) */
+			}
+			return -1;
+		}
+		if (n > 0) {
+			/* a start's seconds: the first candidates' generation partitions as one does */
+			took = (clock_now_s() - t1) / n;
+			took_S = S;
+			t->gen_s = took;
+		}
+		for (int k = 0; k < n; k++) {
+			if (ms[k] < best_s_ms || best_s.nstages == 0) {
 				tune_state_release(&best_s);
-				best_s = s;
-				best_s_ms = ms;
+				best_s = s[k];
+				best_s_ms = ms[k];
 			} else {
-				tune_state_release(&s);
+				tune_state_release(&s[k]);
 			}
 		}
 		if (best_s.nstages)
