@@ -300,6 +300,62 @@ static void insert_start(struct tuner *t, int shape, struct tune_state best_s, d
 	t->start_shape[i] = shape_names[shape];
 }
 
+/* The starts of one shape, in knob order, into *best_s (the fastest, *best_s_ms): made and
+ * balanced, then simulated at once, as many at a time as the budget allows by the seconds
+ * a start took (*took, at *took_S stages); while no start has been timed, one alone. A
+ * start is not begun that would end past the budget once there is an answer. -1 when out
+ * of host memory. */
+static int setup_shape(struct tuner *t, int shape, int S, double *took, int *took_S, bool *stopped,
+                       struct tune_state *best_s, double *best_s_ms)
+{
+	int total = START_KNOBS(t) * (t->mem_binds ? 2 : 1), knob = 0, L = t->model->nlayers, r = 1;
+
+	while (knob < total && r > 0 && !*stopped) {
+		struct tune_state s[SETUP_KNOBS_MAX], w[SETUP_KNOBS_MAX];
+		double ms[SETUP_KNOBS_MAX], t1 = clock_now_s();
+		int n = 0, cap = *took > 0 ? total - knob : 1;
+
+		while (n < cap) {
+			double each = *took > 0 ? *took * S / *took_S : START_S_PER_CELL * S * L;
+
+			if ((setup_cut(t) || start_late(t, each * (n + 1))) &&
+			    (t->have_baseline || t->nstarts || best_s->nstages || n > 0 || setup_given_up(t))) {
+				*stopped = true;
+				break;
+			}
+			if ((r = setup_start(t, shape, S, knob + n, &s[n], &w[n])) <= 0)
+				break;
+			n++;
+		}
+		if (r >= 0 && simulate_starts(t, n, s, w, ms) < 0)
+			r = -1;
+		if (r < 0) {
+			for (int k = 0; k < n; k++) {
+				tune_state_release(&s[k]);
+				tune_state_release(&w[k]); /* made, or released already (zeroed) */
+			}
+			return -1;
+		}
+		if (n > 0) {
+			/* a start's seconds: the first candidates' generation partitions as one does */
+			*took = (clock_now_s() - t1) / n;
+			*took_S = S;
+			t->gen_s = *took;
+		}
+		for (int k = 0; k < n; k++) {
+			if (ms[k] < *best_s_ms || best_s->nstages == 0) {
+				tune_state_release(best_s);
+				*best_s = s[k];
+				*best_s_ms = ms[k];
+			} else {
+				tune_state_release(&s[k]);
+			}
+		}
+		knob += n;
+	}
+	return 0;
+}
+
 /* The tuner's own starts: its structures (D stages, 2D round robin, the V, uneven counts,
  * 3D round robin and zigzag, and with fewer layers than 2D stages the open V with every
  * layer a stage, its ends paired or alone) with 1F1B-like, zero-bubble-like and
@@ -326,45 +382,9 @@ static int setup_starts(struct tuner *t, bool *stopped)
 			continue;
 		if (S > t->max_stages || (shape == 3 && D < 2))
 			continue;
-		struct tune_state s[SETUP_KNOBS_MAX], w[SETUP_KNOBS_MAX];
-		double ms[SETUP_KNOBS_MAX], t1 = clock_now_s();
-		int n = 0, r = 1;
-
-		/* the shape's knob sets, made and balanced, then simulated at once; a start is
-		 * not begun that would end past the budget once there is an answer */
-		while (n < START_KNOBS(t) * (t->mem_binds ? 2 : 1)) {
-			if ((setup_cut(t) || start_late(t, (took > 0 ? took * S / took_S : START_S_PER_CELL * S * L) * (n + 1))) &&
-			    (t->have_baseline || t->nstarts || n > 0 || setup_given_up(t))) {
-				*stopped = true;
-				break;
-			}
-			if ((r = setup_start(t, shape, S, n, &s[n], &w[n])) <= 0)
-				break;
-			n++;
-		}
-		if (r >= 0 && simulate_starts(t, n, s, w, ms) < 0)
-			r = -1;
-		if (r < 0) {
-			for (int k = 0; k < n; k++) {
-				tune_state_release(&s[k]);
-				tune_state_release(&w[k]); /* made, or released already (zeroed) */
-			}
+		if (setup_shape(t, shape, S, &took, &took_S, stopped, &best_s, &best_s_ms) < 0) {
+			tune_state_release(&best_s);
 			return -1;
-		}
-		if (n > 0) {
-			/* a start's seconds: the first candidates' generation partitions as one does */
-			took = (clock_now_s() - t1) / n;
-			took_S = S;
-			t->gen_s = took;
-		}
-		for (int k = 0; k < n; k++) {
-			if (ms[k] < best_s_ms || best_s.nstages == 0) {
-				tune_state_release(&best_s);
-				best_s = s[k];
-				best_s_ms = ms[k];
-			} else {
-				tune_state_release(&s[k]);
-			}
 		}
 		if (best_s.nstages)
 			insert_start(t, shape, best_s, best_s_ms);
