@@ -221,9 +221,20 @@ struct tune_step *tune_record(struct tuner *t, enum tune_phase ph, enum tune_mov
  * candidate and the result's two simulations (the plan regenerated, then its metrics), at
  * the mean time a candidate has taken so far, and the next candidates' generation (as long
  * as the last one took) would pass it. */
+/* The moment past which no candidate may start for the time budget to hold: the budget
+ * less BUDGET_RESERVE_EVALS simulations at the search's pace and the last generation's
+ * seconds (a budget must be set). */
+static double budget_deadline(const struct tuner *t, double now)
+{
+	double per_eval = t->started && t->evals > t->search_evals0
+	                          ? (now - t->search_t0) / (double)(t->evals - t->search_evals0) : 0;
+
+	return t->t0 + t->opts.time_budget_s - BUDGET_RESERVE_EVALS * per_eval - t->gen_s;
+}
+
 static bool out_of_budget(struct tuner *t)
 {
-	double now, used, per_eval;
+	double now;
 
 	if (t->opts.stop && *t->opts.stop) {
 		t->interrupted = true;
@@ -234,10 +245,7 @@ static bool out_of_budget(struct tuner *t)
 	if (t->opts.time_budget_s <= 0)
 		return false;
 	now = clock_now_s();
-	used = now - t->t0;
-	per_eval = t->started && t->evals > t->search_evals0
-	                   ? (now - t->search_t0) / (double)(t->evals - t->search_evals0) : 0;
-	return used + BUDGET_RESERVE_EVALS * per_eval + t->gen_s > t->opts.time_budget_s;
+	return now > budget_deadline(t, now);
 }
 
 /* A budget makes the tuner anytime: past convergence it perturbs and descends again. */
@@ -459,19 +467,6 @@ double tune_state_bound(const struct tuner *t, const struct tune_state *s)
 	return worst;
 }
 
-/* When the candidates of a list must stop being simulated for the time budget to hold
- * (out_of_budget's test, from now); 0 when there is no time budget. */
-static double list_deadline(const struct tuner *t)
-{
-	double now, per_eval;
-
-	if (t->opts.time_budget_s <= 0)
-		return 0;
-	now = clock_now_s();
-	per_eval = t->evals > t->search_evals0 ? (now - t->search_t0) / (double)(t->evals - t->search_evals0) : 0;
-	return t->t0 + t->opts.time_budget_s - BUDGET_RESERVE_EVALS * per_eval - t->gen_s;
-}
-
 /* Best improvement: simulates the rest of the (short, ranked) list, except the candidates
  * whose bound already exceeds the current time, on the pool's threads; the index of the
  * best candidate that beats the current state, or -1. A budget of simulations takes the
@@ -500,7 +495,8 @@ static int best_candidate(struct tuner *t)
 			else
 				idx[n++] = t->ci;
 		}
-		tune_pool_run(t, idx + from, n - from, list_deadline(t), res + from);
+		tune_pool_run(t, idx + from, n - from, t->opts.time_budget_s > 0 ? budget_deadline(t, clock_now_s()) : 0,
+		              res + from);
 		for (int i = from; i < n; i++) {
 			tune_eval_count(t, &res[i]);
 			if (better(res[i].ms, res[i].tie, best_ms, best_tie)) {

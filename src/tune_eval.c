@@ -102,13 +102,19 @@ static void policy_opts(const struct tune_state *s, int *cap, int *wcap, struct 
 	o->policy.lst_cycle = s->sched.lst / 4.0;
 }
 
-void tune_note_oom(struct tuner *t, const struct metrics *m)
+/* The largest device peak of a simulated plan (bytes). */
+static double largest_peak(const struct metrics *m)
 {
 	double peak = 0;
 
 	for (int d = 0; d < m->ndevices; d++)
 		peak = fmax(peak, (double)m->dev[d].peak_mem_bytes);
-	t->min_peak = fmin(t->min_peak, peak);
+	return peak;
+}
+
+void tune_note_oom(struct tuner *t, const struct metrics *m)
+{
+	t->min_peak = fmin(t->min_peak, largest_peak(m));
 }
 
 int tune_evalbuf_init(struct tune_evalbuf *b, const struct tuner *t, struct err *e)
@@ -170,8 +176,7 @@ void tune_eval_in(const struct tuner *t, struct tune_evalbuf *b, const struct tu
 		return;
 	}
 	r->ms = m.noom ? INFINITY : m.makespan_ms;
-	for (int d = 0; m.noom && d < m.ndevices; d++)
-		r->oom_peak = fmax(r->oom_peak, (double)m.dev[d].peak_mem_bytes);
+	r->oom_peak = m.noom ? largest_peak(&m) : 0;
 	r->tie = 0;
 	for (int d = 0; d < t->cluster->devices; d++)
 		r->tie += b->sim.dev_free[d];

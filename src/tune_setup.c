@@ -169,8 +169,9 @@ static int setup_baselines(struct tuner *t, bool *stopped)
 /* The knob sets a start is tried with (the last recomputes a quarter of the stages); where
  * memory binds each twice, keeping room for one and for two microbatches of a device's
  * later stages. */
-#define START_KNOBS(t) ((t)->rc_moves ? 4 : 3)
-#define SETUP_KNOBS_MAX 8 /* START_KNOBS x 2 where memory binds */
+#define START_KNOBS_MAX 4
+#define START_KNOBS(t) ((t)->rc_moves ? START_KNOBS_MAX : 3)
+#define SETUP_KNOBS_MAX (2 * START_KNOBS_MAX) /* a shape's starts: twice where memory binds */
 
 /* One start of S stages in shape, with knob set knobs, made and balanced into *s (not
  * simulated), and into *w the same balance counting each device's wait for its first
