@@ -162,6 +162,60 @@ run "$OCTOPIPE" calibrate --emulate-gpu -o "$T/no/such/dir/gpu.json" gemma3-12b
 expect_rc 1 "calibrate --gpu -o into a missing directory"
 expect_match "^octopipe calibrate: $T/no/such/dir/gpu.json: cannot create a temporary file" "$ERR" "is refused before the benchmarks"
 if [ -z "$OUT" ]; then ok "no report printed"; else not_ok "calibrate benchmarked before refusing its output" "$OUT"; fi
+# several models are fitted together and --predict models re-priced with that fit: a
+# copy of nemotronh-8b whose table was priced with an SSD efficiency of 0.5 (emulated: its
+# "measurements" are at 0.5) is the only model of the fit with an SSD, so the joint fit
+# must say 0.5, and nemotronh-8b-seq8k, predicted and never benchmarked, is re-priced with
+# it: its mamba2 layers get slower by the fit's ratio, its attention layers do not move
+python3 - "$top_srcdir/samples/models/nemotronh-8b.json" "$T/nh-ssd.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+m["source"]["hardware"]["efficiency"]["ssd"] = {"f": 0.5, "b": 0.5}
+json.dump(m, open(sys.argv[2], "w"))
+PY
+run "$OCTOPIPE" calibrate --emulate-gpu --reps 1 --json -o "$T/multi" gemma3-12b "$T/nh-ssd.json" \
+    --predict nemotronh-8b-seq8k
+if [ "$RC" = 0 ] && printf '%s\n' "$OUT" | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+d, top = sys.argv[1], sys.argv[2]
+assert r["models"] == ["gemma3-12b", "nh-ssd"] and r["predicted"] == ["nemotronh-8b-seq8k"], r
+assert {k["model"] for k in r["kernels"]} == {"gemma3-12b", "nh-ssd"}, "a predicted model was benchmarked"
+ssd = [c for c in r["classes"] if c["class"] == "ssd"][0]
+assert abs(ssd["f_after"] - 0.5) < 1e-3 and abs(ssd["b_after"] - 0.5) < 1e-3, ssd
+old = json.load(open(top + "/samples/models/nemotronh-8b-seq8k.json"))
+new = json.load(open(d + "/nemotronh-8b-seq8k.json"))
+assert new["source"]["hardware"]["efficiency"]["ssd"]["f"] == ssd["f_after"], new["source"]["hardware"]
+for a, b in zip(old["layers"], new["layers"]):
+    if a["kind"] == "mamba2":
+        assert b["f_ms"] < a["f_ms"], (a["f_ms"], b["f_ms"])   # 0.5 is faster than the table s 0.089
+    elif a["kind"] == "attn":
+        assert abs(a["f_ms"] - b["f_ms"]) <= 1e-6 * a["f_ms"], (a, b)
+for n in ("gemma3-12b", "nh-ssd"):
+    assert json.load(open("%s/%s.json" % (d, n)))["source"]["hardware"]["source"].startswith("octopipe calibrate --gpu")
+' "$T/multi" "$top_srcdir"; then
+    ok "calibrate --gpu of several models: one joint fit (each class from the models that have it), every model re-priced into the directory, --predict ones too and not benchmarked"
+else not_ok "calibrate --gpu of several models" "exit $RC" "$OUT" "$ERR"; fi
+run "$OCTOPIPE" calibrate --emulate-gpu -o "$T/gpu.json" gemma3-12b nemotronh-8b
+expect_rc 2 "several models into a file: exit 2"
+expect_match "^octopipe calibrate: $T/gpu.json: not a directory" "$ERR" "saying that several go into a directory"
+run "$OCTOPIPE" calibrate --emulate-gpu -o - gemma3-12b --predict nemotronh-8b
+expect_rc 2 "several models to standard output: exit 2"
+run "$OCTOPIPE" calibrate --emulate-gpu -o "$T/multi2" gemma3-12b --predict "$top_srcdir/samples/models/gemma3-12b.json"
+expect_rc 2 "two models of one name: exit 2"
+expect_match "would both be written as $T/multi2/gemma3-12b.json" "$ERR" "naming the file they would share"
+run "$OCTOPIPE" calibrate --emulate-gpu -o "$T/multi3" gemma3-12b --predict gpt-13b
+expect_rc 2 "a predicted model must have an architecture to be re-priced"
+if [ ! -e "$T/multi3" ]; then ok "and nothing is made"; else not_ok "calibrate made its directory before refusing a model"; fi
+python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); m["source"]["hardware"]["peak_tflops"]=500; json.dump(m,open(sys.argv[2],"w"))' \
+    "$top_srcdir/samples/models/llama2-7b.json" "$T/l7-other-gpu.json"
+run "$OCTOPIPE" calibrate --emulate-gpu -o "$T/multi4" gemma3-12b "$T/l7-other-gpu.json"
+expect_rc 2 "models priced for two GPUs: exit 2"
+expect_match "one calibration is of one GPU" "$ERR" "saying why"
+run "$OCTOPIPE" calibrate --predict llama2-7b -o "$T/x.json" "$T/slow.json"
+expect_rc 2 "--predict without --gpu is a usage error"
+run "$OCTOPIPE" calibrate --gpu --ceilings --predict llama2-7b
+expect_rc 2 "and so it is with --ceilings"
 # A cuda run at tp > 1 leaves the all-reduces out and says so in its timeline ("not_run"):
 # calibrate compares it with the plan priced without them. A measurement that took
 # exactly the dry run's per-op predictions (made here from the simulated timeline, each

@@ -394,7 +394,7 @@ PY
 # line naming --budget or the budget
 answer_or_refusal() {
     if [ "$RC" = 2 ] && [ "$(lines "$ERR")" = 1 ] &&
-       printf '%s' "$ERR" | grep -Eq -- '--budget [0-9.]+ s cannot hold|the budget ran out'; then
+       printf '%s' "$ERR" | grep -Eq -- '--budget [0-9.]+ s (cannot hold|ran out)|the budget ran out'; then
         ok "$1: refused up front ($ERR)"
     elif { [ "$RC" = 0 ] || [ "$RC" = 3 ]; } && ! printf '%s' "$ERR" | grep -q 'internal error'; then
         ok "$1: answered (exit $RC)"

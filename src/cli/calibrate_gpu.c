@@ -10,10 +10,12 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "calibrate.h"
 #include "cli.h"
@@ -50,59 +52,93 @@ static double rel(double pred, double meas)
 	return meas > 0 ? 100 * (pred - meas) / meas : 0;
 }
 
+/* One model of the command: fitted (its kernels benchmarked) or only re-priced. */
+struct cal_model {
+	char path[4096];
+	char name[256];          /* the file's name without .json: OUT/NAME.json */
+	struct model m;
+	struct hardware hw;      /* what its table was priced with */
+	bool fitted, loaded;
+	int first, n;            /* its benches in the command's array */
+};
+
 /* The per-kernel table: what a miss is attributed to. mode: "gpu" (measured on it) or
- * "emulated" (--emulate-gpu: the cost model's own times stand for the measurement). */
-static void kernel_table(const struct calib_bench *b, int n, const struct hardware *before, const char *mode)
+ * "emulated" (--emulate-gpu: the cost model's own times stand for the measurement). With
+ * several models each one's rows follow its name. */
+static void kernel_table(const struct calib_bench *b, const struct cal_model *cm, int ncm, const char *mode)
 {
 	printf("\n%-34s %-8s %10s %10s %8s %10s %10s %8s %s\n", "KERNEL", "CLASS", "F PRED ms", "F MEAS ms", "F ERR",
 	       "B PRED ms", "B MEAS ms", "B ERR", "MODE");
-	for (int i = 0; i < n; i++) {
-		double pf, pb;
+	for (int j = 0; j < ncm; j++) {
+		if (!cm[j].fitted)
+			continue;
+		if (ncm > 1)
+			printf("%s:\n", cm[j].name);
+		for (int i = cm[j].first; i < cm[j].first + cm[j].n; i++) {
+			double pf, pb;
 
-		bench_pred(&b[i], before, &pf, &pb);
-		printf("%-34.34s %-12.12s %10.4f %10.4f %+7.1f%% %10.4f %10.4f %+7.1f%% %s\n", b[i].kind,
-		       hardware_class_names[b[i].f.cls], pf, b[i].f_ms, rel(pf, b[i].f_ms), pb, b[i].bw_ms,
-		       rel(pb, b[i].bw_ms), mode);
+			bench_pred(&b[i], &cm[j].hw, &pf, &pb);
+			printf("%-34.34s %-12.12s %10.4f %10.4f %+7.1f%% %10.4f %10.4f %+7.1f%% %s\n", b[i].kind,
+			       hardware_class_names[b[i].f.cls], pf, b[i].f_ms, rel(pf, b[i].f_ms), pb, b[i].bw_ms,
+			       rel(pb, b[i].bw_ms), mode);
+		}
 	}
 }
 
-static int report(const char *path, const char *out, const char *gpu, const struct calib_set *s,
-                  const struct hardware *before, const struct hardware *after, const struct calib_bench *b,
-                  int nbench, bool json, const char *mode)
+static int total_benches(const struct cal_model *cm, int ncm)
 {
-	double f0, b0, f1, b1;
+	int n = 0;
 
-	calibrate_error(s, before, -1, &f0, &b0);
-	calibrate_error(s, after, -1, &f1, &b1);
-	if (json) {
-		struct jw w = { false };
-		cJSON *root = cJSON_CreateObject(), *cls;
+	for (int j = 0; j < ncm; j++)
+		n += cm[j].n;
+	return n;
+}
 
-		jw_str(&w, root, "model", path);
-		jw_str(&w, root, "out", out);
-		jw_str(&w, root, "gpu", gpu);
-		jw_num(&w, root, "benchmarks", nbench);
-		jw_num(&w, root, "error_before_pct", round(f0 * 1e3) / 1e3);
-		jw_num(&w, root, "bw_error_before_pct", round(b0 * 1e3) / 1e3);
-		jw_num(&w, root, "error_after_pct", round(f1 * 1e3) / 1e3);
-		jw_num(&w, root, "bw_error_after_pct", round(b1 * 1e3) / 1e3);
-		jw_item(&w, root, "hardware", hardware_to_json(after));
-		cls = jw_arr(&w, root, "classes");
-		for (int c = 0; c < EFF_NCLASS; c++) {
-			cJSON *o = jw_push(&w, cls, cJSON_CreateObject());
+static void json_models(struct jw *w, cJSON *root, const char *key, const struct cal_model *cm, int ncm, bool fitted)
+{
+	cJSON *arr = jw_arr(w, root, key);
 
-			jw_str(&w, o, "class", hardware_class_names[c]);
-			jw_num(&w, o, "f_before", before->eff_f[c]);
-			jw_num(&w, o, "f_after", after->eff_f[c]);
-			jw_num(&w, o, "b_before", before->eff_b[c]);
-			jw_num(&w, o, "b_after", after->eff_b[c]);
-		}
-		cls = jw_arr(&w, root, "kernels");
-		for (int i = 0; i < nbench; i++) {
+	for (int j = 0; j < ncm; j++)
+		if (cm[j].fitted == fitted)
+			jw_push(w, arr, cJSON_CreateString(cm[j].name));
+}
+
+static int report_json(const char *out, const char *gpu, const double err[4], const struct hardware *after,
+                       const struct calib_bench *b, const struct cal_model *cm, int ncm, const char *mode)
+{
+	const struct hardware *before = &cm[0].hw;
+	struct jw w = { false };
+	cJSON *root = cJSON_CreateObject(), *cls;
+
+	jw_str(&w, root, "model", cm[0].path);
+	json_models(&w, root, "models", cm, ncm, true);
+	json_models(&w, root, "predicted", cm, ncm, false);
+	jw_str(&w, root, "out", out);
+	jw_str(&w, root, "gpu", gpu);
+	jw_num(&w, root, "benchmarks", total_benches(cm, ncm));
+	jw_num(&w, root, "error_before_pct", round(err[0] * 1e3) / 1e3);
+	jw_num(&w, root, "bw_error_before_pct", round(err[1] * 1e3) / 1e3);
+	jw_num(&w, root, "error_after_pct", round(err[2] * 1e3) / 1e3);
+	jw_num(&w, root, "bw_error_after_pct", round(err[3] * 1e3) / 1e3);
+	jw_item(&w, root, "hardware", hardware_to_json(after));
+	cls = jw_arr(&w, root, "classes");
+	for (int c = 0; c < EFF_NCLASS; c++) {
+		cJSON *o = jw_push(&w, cls, cJSON_CreateObject());
+
+		jw_str(&w, o, "class", hardware_class_names[c]);
+		jw_num(&w, o, "f_before", before->eff_f[c]);
+		jw_num(&w, o, "f_after", after->eff_f[c]);
+		jw_num(&w, o, "b_before", before->eff_b[c]);
+		jw_num(&w, o, "b_after", after->eff_b[c]);
+	}
+	cls = jw_arr(&w, root, "kernels");
+	for (int j = 0; j < ncm; j++)
+		for (int i = cm[j].first; i < cm[j].first + cm[j].n; i++) {
 			cJSON *o = jw_push(&w, cls, cJSON_CreateObject());
 			double pf, pb;
 
-			bench_pred(&b[i], before, &pf, &pb);
+			bench_pred(&b[i], &cm[j].hw, &pf, &pb);
+			jw_str(&w, o, "model", cm[j].name);
 			jw_str(&w, o, "kernel", b[i].kind);
 			jw_str(&w, o, "class", hardware_class_names[b[i].f.cls]);
 			jw_num(&w, o, "f_predicted_ms", pf);
@@ -110,76 +146,197 @@ static int report(const char *path, const char *out, const char *gpu, const stru
 			jw_num(&w, o, "bw_predicted_ms", pb);
 			jw_num(&w, o, "bw_measured_ms", b[i].bw_ms);
 		}
-		jw_str(&w, root, "mode", mode);
-		return cli_put_json(root, w.oom);
+	jw_str(&w, root, "mode", mode);
+	return cli_put_json(root, w.oom);
+}
+
+static int report(const char *out, const char *gpu, const struct calib_set *s, const struct hardware *after,
+                  const struct calib_bench *b, const struct cal_model *cm, int ncm, bool json, const char *mode)
+{
+	const struct hardware *before = &cm[0].hw;
+	double err[4];
+	int nfit = 0;
+
+	calibrate_error(s, before, -1, &err[0], &err[1]);
+	calibrate_error(s, after, -1, &err[2], &err[3]);
+	if (json)
+		return report_json(out, gpu, err, after, b, cm, ncm, mode);
+	for (int j = 0; j < ncm; j++)
+		nfit += cm[j].fitted;
+	if (ncm == 1) {
+		printf("model %s on %s (%s): %d kernel microbenchmarks (F and backward)\n", cm[0].path, gpu, mode, cm[0].n);
+	} else {
+		printf("models");
+		for (int j = 0; j < ncm; j++)
+			if (cm[j].fitted)
+				printf(" %s", cm[j].name);
+		printf(" on %s (%s): %d kernel microbenchmarks (F and backward)\n", gpu, mode, total_benches(cm, ncm));
 	}
-	printf("model %s on %s (%s): %d kernel microbenchmarks (F and backward)\n", path, gpu, mode, nbench);
-	printf("mean error of the kernels' times: F %.1f%% -> %.1f%%, backward %.1f%% -> %.1f%%\n", f0, f1, b0, b1);
+	printf("mean error of the kernels' times: F %.1f%% -> %.1f%%, backward %.1f%% -> %.1f%%\n", err[0], err[2],
+	       err[1], err[3]);
 	printf("\n%-14s %10s %10s %10s %10s\n", "CLASS", "F BEFORE", "F AFTER", "B BEFORE", "B AFTER");
 	for (int c = 0; c < EFF_NCLASS; c++)
 		printf("%-14s %10.4f %10.4f %10.4f %10.4f\n", hardware_class_names[c], before->eff_f[c], after->eff_f[c],
 		       before->eff_b[c], after->eff_b[c]);
 	printf("%-14s %10.2f %10.2f %10.2f %10.2f\n", "launch us", before->launch_us_f, after->launch_us_f,
 	       before->launch_us_b, after->launch_us_b);
-	kernel_table(b, nbench, before, mode);
-	printf("\nwrote %s\n", out);
+	kernel_table(b, cm, ncm, mode);
+	if (ncm == 1) {
+		printf("\nwrote %s\n", out);
+		return EXIT_OK;
+	}
+	printf("\nwrote %d models to %s/ (fitted:", ncm, out);
+	for (int j = 0; j < ncm; j++)
+		if (cm[j].fitted)
+			printf(" %s", cm[j].name);
+	if (nfit < ncm) {
+		printf("; re-priced, not benchmarked:");
+		for (int j = 0; j < ncm; j++)
+			if (!cm[j].fitted)
+				printf(" %s", cm[j].name);
+	}
+	printf(")\n");
 	return EXIT_OK;
 }
 
-int calibrate_gpu(int argc, char **argv, const char *model_arg, const char *out, bool json, int reps, bool emulate_gpu)
+/* Loads model j of the command (arg as given) with its architecture and hardware; the
+ * exit code on failure. */
+static int load_one(struct cal_model *c, const char *arg, const struct cal_model *first)
 {
-	const struct run_backend *rb = NULL;
-	const char *why = "", *gpu = "emulated", *path;
 	struct err e = ERR_INIT;
-	struct model m;
-	struct work *works = NULL;
 	struct cost_opts o;
-	struct hardware before, after;
-	struct calib_bench *b = NULL;
-	struct calib_set s;
-	const char **kinds = NULL;
-	int n = 0, rc = EXIT_OK, r;
+	struct work *works = NULL;
+	const char *base;
+	size_t len;
+	int r;
 
-	if (!emulate_gpu) {
-		if (!(rb = run_backend_find("cuda", false, &why)) || !(rb->bench || rb->hand_over)) {
-			cli_err("octopipe calibrate: --gpu needs the cuda backend: %s\n", why);
-			return EXIT_RUNTIME;
-		}
-		if (rb->hand_over)   /* octopipe-cuda holds the GPU code: it does the whole command */
-			return rb->hand_over(argc, argv);
-	}
-	path = cli_resolve(model_arg, "samples/models");
-	if (model_load(&m, path, &e) < 0)
+	snprintf(c->path, sizeof(c->path), "%s", cli_resolve(arg, "samples/models"));
+	base = strrchr(c->path, '/') ? strrchr(c->path, '/') + 1 : c->path;
+	len = strlen(base);
+	if (len > 5 && strcmp(base + len - 5, ".json") == 0)
+		len -= 5;
+	snprintf(c->name, sizeof(c->name), "%.*s", (int)(len < sizeof(c->name) - 1 ? len : sizeof(c->name) - 1), base);
+	if (model_load(&c->m, c->path, &e) < 0)
 		return cli_report(&e);
-	memset(&s, 0, sizeof(s));
-	memset(&before, 0, sizeof(before));
-	memset(&after, 0, sizeof(after));
-	if ((r = model_works(&m, &works, &o, &e)) != 0) {
+	c->loaded = true;
+	if ((r = model_works(&c->m, &works, &o, &e)) != 0) {
 		if (r > 0)
 			cli_err("%s: model '%s' has no architecture (a profile-only layer table): calibrate --gpu benchmarks "
-			        "the kernels of a model made by octopipe cost\n", path, m.name);
+			        "the kernels of a model made by octopipe cost\n", c->path, c->m.name);
 		else
 			cli_report(&e);
-		model_release(&m);
 		return EXIT_INPUT;
 	}
-	if (model_hardware(&m, &before, &e) != 0 || model_hardware(&m, &after, &e) != 0 ||
-	    !(kinds = calloc((size_t)m.nlayers + 1, sizeof(*kinds)))) {
-		rc = e.msg[0] ? cli_report(&e) : EXIT_RUNTIME;
-		goto out;
+	free(works);
+	if (model_hardware(&c->m, &c->hw, &e) != 0)
+		return e.msg[0] ? cli_report(&e) : EXIT_RUNTIME;
+	/* one fit is of one GPU: every table must be priced for the same peak and bandwidth */
+	if (first && (c->hw.peak_tflops != first->hw.peak_tflops || c->hw.hbm_gbytes_per_s != first->hw.hbm_gbytes_per_s)) {
+		cli_err("%s: source.hardware: priced for %.1f TFLOP/s and %.0f GB/s, but %s for %.1f and %.0f: one "
+		        "calibration is of one GPU\n", c->path, c->hw.peak_tflops, c->hw.hbm_gbytes_per_s, first->path,
+		        first->hw.peak_tflops, first->hw.hbm_gbytes_per_s);
+		return EXIT_INPUT;
 	}
-	for (int l = 0; l < m.nlayers; l++)
-		kinds[l] = m.layers[l].kind;
-	if (calibrate_benches(works, kinds, m.nlayers, &o, &b, &n, &e) < 0) {
+	return EXIT_OK;
+}
+
+/* The benches of model c appended to *b (*n of them so far). */
+static int add_benches(struct cal_model *c, struct calib_bench **b, int *n)
+{
+	struct err e = ERR_INIT;
+	struct cost_opts o;
+	struct work *works = NULL;
+	struct calib_bench *mine = NULL, *grown;
+	const char **kinds = calloc((size_t)c->m.nlayers + 1, sizeof(*kinds));
+	int k = 0, rc = EXIT_OK;
+
+	if (!kinds || model_works(&c->m, &works, &o, &e) != 0) {
+		free(kinds);
+		return e.msg[0] ? cli_report(&e) : EXIT_RUNTIME;
+	}
+	for (int l = 0; l < c->m.nlayers; l++)
+		kinds[l] = c->m.layers[l].kind;
+	if (calibrate_benches(works, kinds, c->m.nlayers, &o, &mine, &k, &e) < 0) {
 		rc = cli_report(&e);
-		goto out;
+	} else if (!(grown = realloc(*b, (size_t)(*n + k) * sizeof(**b)))) {
+		rc = EXIT_RUNTIME;
+	} else {
+		memcpy(grown + *n, mine, (size_t)k * sizeof(*mine));
+		*b = grown;
+		c->first = *n;
+		c->n = k;
+		*n += k;
 	}
-	/* the model is written after the benchmarks: refuse an unwritable output first */
-	if (strcmp(out, "-") != 0 && fileio_check_writable(out, &e) < 0) {
-		cli_err("octopipe calibrate: %s\n", e.msg);
-		rc = e.cls == ERR_INPUT ? EXIT_INPUT : EXIT_RUNTIME;
-		goto out;
+	free(mine);
+	free(kinds);
+	free(works);
+	return rc;
+}
+
+static int unwritable(const struct err *e)
+{
+	cli_err("octopipe calibrate: %s\n", e->msg);
+	return e->cls == ERR_INPUT ? EXIT_INPUT : EXIT_RUNTIME;
+}
+
+/* OUT with several models: a directory (made when missing) that each model goes into as
+ * NAME.json; two models of one name would overwrite each other. */
+static int check_outputs(const char *out, struct cal_model *cm, int ncm)
+{
+	struct err e = ERR_INIT;
+	struct stat st;
+	char path[4352];
+
+	if (ncm == 1)
+		return strcmp(out, "-") != 0 && fileio_check_writable(out, &e) < 0 ? unwritable(&e) : EXIT_OK;
+	if (strcmp(out, "-") == 0)
+		return cli_usage_error("calibrate", "-o -: several models go into a directory");
+	for (int j = 0; j < ncm; j++)
+		for (int i = 0; i < j; i++)
+			if (strcmp(cm[i].name, cm[j].name) == 0) {
+				cli_err("octopipe calibrate: %s and %s would both be written as %s/%s.json\n", cm[i].path,
+				        cm[j].path, out, cm[j].name);
+				return EXIT_INPUT;
+			}
+	if (stat(out, &st) == 0 && !S_ISDIR(st.st_mode)) {
+		cli_err("octopipe calibrate: %s: not a directory (several models are written into one, as NAME.json)\n",
+		        out);
+		return EXIT_INPUT;
 	}
+	if (stat(out, &st) != 0 && mkdir(out, 0777) < 0) {
+		cli_err("octopipe calibrate: %s: cannot make the directory: %s\n", out, strerror(errno));
+		return errno == ENOENT || errno == ENOTDIR ? EXIT_INPUT : EXIT_RUNTIME;
+	}
+	for (int j = 0; j < ncm; j++) {
+		snprintf(path, sizeof(path), "%s/%s.json", out, cm[j].name);
+		if (fileio_check_writable(path, &e) < 0)
+			return unwritable(&e);
+	}
+	return EXIT_OK;
+}
+
+/* Every model re-priced with the fitted hardware after, into out. */
+static int write_models(const char *out, struct cal_model *cm, int ncm, const struct hardware *after)
+{
+	struct err e = ERR_INIT;
+	char path[4352];
+
+	for (int j = 0; j < ncm; j++) {
+		if (ncm == 1)
+			snprintf(path, sizeof(path), "%s", out);
+		else
+			snprintf(path, sizeof(path), "%s/%s.json", out, cm[j].name);
+		if (model_reprice(&cm[j].m, after, &e) != 0 || model_save(&cm[j].m, path, &e) < 0)
+			return cli_report(&e);
+	}
+	return EXIT_OK;
+}
+
+static int measure(const struct run_backend *rb, struct calib_bench *b, int n, const struct cal_model *cm, int ncm,
+                   int reps, const char **gpu)
+{
+	struct err e = ERR_INIT;
+
 	/* the fit charges each bench the launches it issues on the GPU (kplan.h): the cost
 	 * model's own for every kernel but a fused attention core, which the backend runs as
 	 * its query blocks' GEMMs; so the launch overhead is fitted per launch made and the
@@ -189,14 +346,69 @@ int calibrate_gpu(int argc, char **argv, const char *model_arg, const char *out,
 		for (int k = 0; k < b[i].nbw; k++)
 			b[i].bw[k].launches = (int)kplan_launches(&b[i].bw[k], k == 0 ? PASS_I : PASS_W);
 	}
-	if (emulate_gpu)
-		emulate(b, n, &before);
-	else if (rb->bench(b, n, reps, &gpu, &e) < 0) {
+	if (!rb) {
+		for (int j = 0; j < ncm; j++)
+			if (cm[j].fitted)
+				emulate(b + cm[j].first, cm[j].n, &cm[j].hw);
+		return EXIT_OK;
+	}
+	if (rb->bench(b, n, reps, gpu, &e) < 0) {
 		cli_err("octopipe calibrate: %s\n", e.msg);
-		rc = EXIT_RUNTIME;
+		return EXIT_RUNTIME;
+	}
+	return EXIT_OK;
+}
+
+int calibrate_gpu(int argc, char **argv, const struct calib_gpu_args *g)
+{
+	const struct run_backend *rb = NULL;
+	const char *why = "", *gpu = "emulated";
+	struct err e = ERR_INIT;
+	struct hardware after;
+	struct calib_bench *b = NULL;
+	struct calib_set s;
+	int ncm = g->nfit + g->npredict, n = 0, rc = EXIT_OK;
+	struct cal_model *cm = calloc((size_t)ncm, sizeof(*cm));
+
+	if (!g->emulate) {
+		if (!(rb = run_backend_find("cuda", false, &why)) || !(rb->bench || rb->hand_over)) {
+			cli_err("octopipe calibrate: --gpu needs the cuda backend: %s\n", why);
+			free(cm);
+			return EXIT_RUNTIME;
+		}
+		if (rb->hand_over) {   /* octopipe-cuda holds the GPU code: it does the whole command */
+			free(cm);
+			return rb->hand_over(argc, argv);
+		}
+	}
+	memset(&s, 0, sizeof(s));
+	memset(&after, 0, sizeof(after));
+	if (!cm)
+		return EXIT_RUNTIME;
+	for (int j = 0; j < ncm && rc == EXIT_OK; j++) {
+		cm[j].fitted = j < g->nfit;
+		rc = load_one(&cm[j], j < g->nfit ? g->fit[j] : g->predict[j - g->nfit], j ? &cm[0] : NULL);
+		if (rc == EXIT_OK && cm[j].fitted)
+			rc = add_benches(&cm[j], &b, &n);
+	}
+	/* the models are written after the benchmarks: refuse an unwritable output first */
+	if (rc == EXIT_OK)
+		rc = check_outputs(g->out, cm, ncm);
+	if (rc == EXIT_OK)
+		rc = measure(rb, b, n, cm, ncm, g->reps, &gpu);
+	if (rc != EXIT_OK)
+		goto out;
+	/* the fit starts from the first model's hardware; each fitted model weighs the same */
+	if (model_hardware(&cm[0].m, &after, &e) != 0) {
+		rc = cli_report(&e);
 		goto out;
 	}
-	if (calibrate_add_benches(&s, b, n, &after, &e) < 0 || calibrate_fit(&s, &after, &e) < 0) {
+	for (int j = 0; j < g->nfit; j++)
+		if (calibrate_add_benches(&s, b + cm[j].first, cm[j].n, &after, &e) < 0) {
+			rc = cli_report(&e);
+			goto out;
+		}
+	if (calibrate_fit(&s, &after, &e) < 0) {
 		rc = cli_report(&e);
 		goto out;
 	}
@@ -208,19 +420,18 @@ int calibrate_gpu(int argc, char **argv, const char *model_arg, const char *out,
 		snprintf(src, sizeof(src), "octopipe calibrate --gpu on %s", gpu);
 		after.source = strdup(src);
 	}
-	if (model_reprice(&m, &after, &e) != 0 || model_save(&m, out, &e) < 0) {
-		rc = cli_report(&e);
-		goto out;
-	}
-	rc = report(path, out, gpu, &s, &before, &after, b, n, json, emulate_gpu ? "emulated" : "gpu");
+	if ((rc = write_models(g->out, cm, ncm, &after)) == EXIT_OK)
+		rc = report(g->out, gpu, &s, &after, b, cm, ncm, g->json, g->emulate ? "emulated" : "gpu");
 out:
 	calibrate_release(&s);
 	free(b);
-	free(kinds);
-	free(works);
-	hardware_release(&before);
+	for (int j = 0; j < ncm; j++) {
+		if (cm[j].loaded)
+			model_release(&cm[j].m);
+		hardware_release(&cm[j].hw);
+	}
+	free(cm);
 	hardware_release(&after);
-	model_release(&m);
 	return rc;
 }
 

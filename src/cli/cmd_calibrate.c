@@ -26,7 +26,8 @@ static void usage(FILE *f)
 {
 	fputs("usage: octopipe calibrate [--plan PLAN] [--model MODEL] [--json]\n"
 	      "                          [--fit-overhead --cluster-out CLUSTER] -o OUT TIMELINE\n"
-	      "       octopipe calibrate --gpu [--reps N] [--json] -o OUT MODEL\n"
+	      "       octopipe calibrate --gpu [--reps N] [--json] -o OUT MODEL...\n"
+	      "                          [--predict MODEL]...\n"
 	      "       octopipe calibrate --gpu --ceilings [--reps N] [--json]\n"
 	      "\n"
 	      "Rescales the layer costs of a model from a measured timeline (octopipe run\n"
@@ -53,7 +54,11 @@ static void usage(FILE *f)
 	      "and OUT is MODEL re-priced with them (its source's hardware replaced). Needs the\n"
 	      "cuda backend and a GPU; without one: one line (\"no GPU: why\") and exit 1.\n"
 	      "It prints each class's efficiency before and after, then each kernel's predicted\n"
-	      "and measured F and backward times (a miss attributed to its kernel).\n"
+	      "and measured F and backward times (a miss attributed to its kernel). Several\n"
+	      "MODELs are fitted together (each weighs the same; their tables must be priced\n"
+	      "for one GPU) and OUT is a directory (made when missing) that gets each one\n"
+	      "re-priced as NAME.json; --predict MODEL (repeatable) is re-priced there with\n"
+	      "the fit but not benchmarked: a prediction for a model the fit has not seen.\n"
 	      "\n"
 	      "--gpu --ceilings: what this GPU reaches, each kernel alone on random data via\n"
 	      "the cuda backend's own launches: bf16 GEMMs by shape, an HBM copy, attention\n"
@@ -183,11 +188,15 @@ static int report(const struct plan *p, const struct rescale *r, const char *tl_
 	return EXIT_OK;
 }
 
+#define CALIB_PREDICT_MAX 64
+
 /* calibrate's own options; --model and --json are cli_args'. */
 struct calib_args {
 	const char *out, *plan_arg, *cluster_out;
 	bool fit_overhead, gpu, emulate_gpu, ceilings;
 	int reps;
+	const char *predict[CALIB_PREDICT_MAX];   /* --predict MODEL, in order */
+	int npredict;
 };
 
 static int calib_option(void *ctx, int ch, const char *arg)
@@ -203,6 +212,11 @@ static int calib_option(void *ctx, int ch, const char *arg)
 	case 'r': return (ca->reps = cli_int("calibrate", "--reps", arg, 1, 64)) < 0 ? EXIT_INPUT : 0;
 	case 'E': ca->gpu = ca->emulate_gpu = true; return 0;  /* hidden: calibrate --gpu's plumbing, without a GPU */
 	case 'c': ca->ceilings = true; return 0;
+	case 'P':
+		if (ca->npredict == CALIB_PREDICT_MAX)
+			return cli_usage_error("calibrate", "--predict: at most 64 models");
+		ca->predict[ca->npredict++] = arg;
+		return 0;
 	default: return EXIT_INPUT;
 	}
 }
@@ -216,6 +230,7 @@ static const struct option calib_options[] = {
 	{ "reps", required_argument, NULL, 'r' },
 	{ "emulate-gpu", no_argument, NULL, 'E' },
 	{ "ceilings", no_argument, NULL, 'c' },
+	{ "predict", required_argument, NULL, 'P' },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -380,17 +395,24 @@ static int gpu_modes(const struct calib_args *ca, const struct cli_args *a, int 
 {
 	if (ca->ceilings) {
 		if (!ca->gpu || optind != argc || ca->out || ca->plan_arg || a->model_arg || ca->fit_overhead ||
-		    ca->cluster_out)
+		    ca->cluster_out || ca->npredict)
 			return cli_usage_error("calibrate", "--ceilings goes with --gpu alone (no model, no output)");
 		return calibrate_ceilings(argc, argv, a->json, ca->reps, ca->emulate_gpu);
 	}
-	if (optind != argc - 1)
-		return cli_usage_error("calibrate", optind >= argc ? "--gpu: no model given" : "--gpu: one model at a time");
+	if (optind >= argc)
+		return cli_usage_error("calibrate", "--gpu: no model given");
+	if (argc - optind > CALIB_PREDICT_MAX)
+		return cli_usage_error("calibrate", "--gpu: at most 64 models");
 	if (!ca->out)
 		return cli_usage_error("calibrate", "no output model given (-o MODEL)");
 	if (ca->plan_arg || a->model_arg || ca->fit_overhead || ca->cluster_out)
 		return cli_usage_error("calibrate", "--gpu takes a model and -o, not a timeline's options");
-	return calibrate_gpu(argc, argv, argv[optind], ca->out, a->json, ca->reps, ca->emulate_gpu);
+	{
+		struct calib_gpu_args g = { (const char *const *)argv + optind, argc - optind, ca->predict, ca->npredict,
+		                            ca->out, a->json, ca->emulate_gpu, ca->reps };
+
+		return calibrate_gpu(argc, argv, &g);
+	}
 }
 
 int cmd_calibrate(int argc, char **argv)
@@ -407,6 +429,8 @@ int cmd_calibrate(int argc, char **argv)
 		return rc;
 	if (ca.ceilings || ca.gpu)
 		return gpu_modes(&ca, &a, argc, argv);
+	if (ca.npredict)
+		return cli_usage_error("calibrate", "--predict goes with --gpu");
 	if (optind != argc - 1)
 		return cli_usage_error("calibrate", optind >= argc ? "no timeline given" : "one timeline at a time");
 	if (!ca.out)

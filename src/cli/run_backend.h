@@ -76,9 +76,22 @@ bool run_ranks_built(void);
  * none did); *rank gets this process's rank. */
 int run_ranks_launched(int *rank);
 
-/* octopipe calibrate --gpu MODEL -o OUT (calibrate_gpu.c): argc/argv are the command's,
- * for a hand-over to the program that holds the cuda backend; an exit status. */
-int calibrate_gpu(int argc, char **argv, const char *model_arg, const char *out, bool json, int reps, bool emulate);
+/* octopipe calibrate --gpu -o OUT MODEL... [--predict MODEL]... (calibrate_gpu.c): the
+ * kernels of the fit models are benchmarked and fitted together (each model weighing the
+ * same); every model, the predicted ones too, is re-priced with the fit into OUT (one
+ * model: the file; several: a directory, as NAME.json). */
+struct calib_gpu_args {
+	const char *const *fit;      /* the models benchmarked, as given */
+	int nfit;
+	const char *const *predict;  /* the models only re-priced */
+	int npredict;
+	const char *out;
+	bool json, emulate;
+	int reps;
+};
+/* argc/argv are the command's, for a hand-over to the program that holds the cuda
+ * backend; an exit status. */
+int calibrate_gpu(int argc, char **argv, const struct calib_gpu_args *g);
 /* octopipe calibrate --gpu --ceilings (calibrate_gpu.c): the GPU's kernel ceilings, a table. */
 int calibrate_ceilings(int argc, char **argv, bool json, int reps, bool emulate);
 
