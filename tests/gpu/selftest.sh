@@ -10,9 +10,10 @@
 #      scan's FMAs; then NCCL between two GPUs where two exist (a 2-device llama2-7b run:
 #      every transfer's bytes over its time)
 #   2. per kernel, predicted against measured (150 s): `octopipe calibrate --gpu
-#      gemma3-12b nemotronh-8b jamba-v0.1` (every kernel of each layer kind alone: a miss
-#      is attributed to its kernel and class; the three cover every kernel class the
-#      bundled models use), the classes' efficiencies fitted, and every other model of
+#      gemma3-12b nemotronh-8b jamba-v0.1 deepseek-v2-lite` (every kernel of each layer
+#      kind alone: a miss is attributed to its kernel and class; the four cover every
+#      kernel class the bundled models use, expert GEMMs of many rows and of few), the
+#      classes' efficiencies fitted, and every other model of
 #      part 4 re-priced with that fit (--predict): a prediction by a fit that never saw it
 #   3. the protocol (non-fatal, each command its own timeout): llama2-7b on the GPUs there
 #      are (up to 8), every schedule on 4 devices (--share-gpus on fewer GPUs), a device
@@ -188,10 +189,11 @@ fi
 
 # ---- 2. per kernel: predicted against measured ---------------------------------------------
 # the fit's models (SELFTEST_CAL_MODELS) together cover every kernel class the bundled
-# models use; every other model of part 4 is re-priced with the fit (--predict) and so
-# predicted by a fit that never saw its kernels
+# models use, and expert GEMMs of many rows (jamba-v0.1: 16 experts, 2 a token) and of few
+# (deepseek-v2-lite: 64, 6 a token); every other model of part 4 is re-priced with the
+# fit (--predict) and so predicted by a fit that never saw its kernels
 fitm= predm=
-for m in ${SELFTEST_CAL_MODELS:-gemma3-12b nemotronh-8b jamba-v0.1}; do
+for m in ${SELFTEST_CAL_MODELS:-gemma3-12b nemotronh-8b jamba-v0.1 deepseek-v2-lite}; do
     [ -f "$top_srcdir/samples/models/$m.json" ] && fitm="$fitm $m"
 done
 for m in $models; do
