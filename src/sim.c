@@ -172,17 +172,23 @@ static double transfer(struct ctx *c, int a, int b, int slot, uint64_t bytes, do
 
 /* ---- the policy ------------------------------------------------------------------- */
 
+/* A ready op the policy weighs, its stage, microbatch and slot decoded once (op_stage and
+ * friends divide; the policy compares each candidate several times). */
+struct cand {
+	long op;
+	int st, mb, k;
+};
+
 /* Class of an op for the adaptive policy: lower is more urgent. */
-static int policy_class(const struct ctx *c, long op, int last_kind)
+static int policy_class(const struct ctx *c, const struct cand *x, int last_kind)
 {
-	int k = op_k(c, op);
+	int k = x->k;
 
 	if (k == 2) {
 		const int *wc = c->o->policy.w_cap;
-		int st = op_stage(c, op);
 
 		/* W fills bubbles, unless too many have been put off already */
-		return wc && c->s->stage_wpend[st] >= wc[st] ? -1 : 3;
+		return wc && c->s->stage_wpend[x->st] >= wc[x->st] ? -1 : 3;
 	}
 	if (c->o->policy.lst_cycle > 0 || !c->o->policy.alternate)
 		return c->o->policy.backward_first && c->o->policy.lst_cycle <= 0 ? (k == 1 ? 0 : 1) : 0;
@@ -192,27 +198,23 @@ static int policy_class(const struct ctx *c, long op, int last_kind)
 }
 
 /* True when a should run before b on device d at time t. */
-static bool policy_better(const struct ctx *c, long a, long b, int last_kind, double t)
+static bool policy_better(const struct ctx *c, const struct cand *a, const struct cand *b, int last_kind, double t)
 {
 	int ca = policy_class(c, a, last_kind), cb = policy_class(c, b, last_kind);
-	int ma, mb, sa, sb;
+	int ma = a->mb, mb = b->mb, sa = a->st, sb = b->st;
 
 	if (ca != cb)
 		return ca < cb;
 	if (c->o->policy.defer_arrivals) {
-		bool wa = c->s->ready[a] < t, wb = c->s->ready[b] < t;
+		bool wa = c->s->ready[a->op] < t, wb = c->s->ready[b->op] < t;
 
 		if (wa != wb)
 			return wa;
 	}
-	ma = op_mb(c, a);
-	mb = op_mb(c, b);
-	sa = op_stage(c, a);
-	sb = op_stage(c, b);
 	if (c->o->policy.lst_cycle > 0) {
 		/* latest start: the most overdue first, then the older microbatch, the deeper stage */
-		double da = ma * c->s->lst_cycle_ms - c->s->stage_tail[3 * sa + op_k(c, a)];
-		double db = mb * c->s->lst_cycle_ms - c->s->stage_tail[3 * sb + op_k(c, b)];
+		double da = ma * c->s->lst_cycle_ms - c->s->stage_tail[3 * sa + a->k];
+		double db = mb * c->s->lst_cycle_ms - c->s->stage_tail[3 * sb + b->k];
 
 		if (da != db)
 			return da < db;
@@ -220,9 +222,9 @@ static bool policy_better(const struct ctx *c, long a, long b, int last_kind, do
 			return ma < mb;
 		if (sa != sb)
 			return sa > sb;
-		return op_k(c, a) > op_k(c, b);
+		return a->k > b->k;
 	}
-	if (op_k(c, a) != 0) {
+	if (a->k != 0) {
 		/* backward: deepest stage first, then oldest microbatch */
 		if (sa != sb)
 			return sa > sb;
@@ -234,12 +236,13 @@ static bool policy_better(const struct ctx *c, long a, long b, int last_kind, do
 	return sa > sb;
 }
 
-static bool admitted(const struct ctx *c, long op)
+/* Whether slot k of stage st may start now (memory and in-flight caps hold F back). */
+static bool admitted(const struct ctx *c, int st, int k)
 {
 	const struct sim_policy *pol = &c->o->policy;
-	int st = op_stage(c, op), d, cap;
+	int d, cap;
 
-	if (op_k(c, op) != 0 || c->s->stage_hold[st] == 0)
+	if (k != 0 || c->s->stage_hold[st] == 0)
 		return true; /* a stage holding nothing is always admitted: no deadlock */
 	cap = pol->stage_cap ? pol->stage_cap[st] : pol->max_inflight;
 	if (cap > 0 && c->s->stage_inflight[st] >= cap)
@@ -263,17 +266,18 @@ static bool admitted(const struct ctx *c, long op)
 
 /* ---- starting ops ----------------------------------------------------------------- */
 
-/* Starts op at t (the caller decides when its completion is processed). */
-static void start_op(struct ctx *c, long op, double t)
+/* Starts op (slot k of stage st) at t (the caller decides when its completion is
+ * processed). */
+static void start_op_at(struct ctx *c, long op, int st, int k, double t)
 {
 	struct sim *s = c->s;
-	int d = op_dev(c, op), st = op_stage(c, op), k = op_k(c, op);
+	int d = c->p->stages[st].device;
 
 	s->start[op] = t;
-	s->end[op] = t + op_dur(c, op);
+	s->end[op] = t + op_dur_at(c, st, k);
 	s->state[op] = 1;
 	s->dev_free[d] = s->end[op];
-	s->dev_last_kind[d] = op_kind(c, op);
+	s->dev_last_kind[d] = slot_kind(c, k);
 	if (k == 0) {
 		s->stage_inflight[st]++;
 		s->stage_hold[st]++;
@@ -283,6 +287,11 @@ static void start_op(struct ctx *c, long op, double t)
 	}
 	if (c->p->split_backward)
 		s->stage_wpend[st] += k == 1 ? 1 : k == 2 ? -1 : 0;
+}
+
+static void start_op(struct ctx *c, long op, double t)
+{
+	start_op_at(c, op, op_stage(c, op), op_k(c, op), t);
 }
 
 static void finish_at(struct ctx *c, long op, int st, int mb, int k, double t);
@@ -403,7 +412,7 @@ static void rq_pop(struct ctx *c, int q)
 static void dispatch_policy(struct ctx *c, int d, double t)
 {
 	struct sim *s = c->s;
-	long best = -1;
+	struct cand best = { -1, 0, 0, 0 };
 	int bestq = -1;
 
 	if (s->dev_free[d] > t)
@@ -413,32 +422,34 @@ static void dispatch_policy(struct ctx *c, int d, double t)
 
 		for (int k = 0; k < c->K; k++) {
 			int q = st * 3 + k;
-			long op;
+			struct cand x;
 
-			if (!s->rq_len[q])
+			if (!s->rq_len[q] || !admitted(c, st, k))
 				continue;
-			op = op_id(c, st, s->rq[(long)q * c->M], k);
-			if (!admitted(c, op))
-				continue;
-			if (best < 0 || policy_better(c, op, best, s->dev_last_kind[d], t)) {
-				best = op;
+			x.st = st;
+			x.k = k;
+			x.mb = s->rq[(long)q * c->M];
+			x.op = op_id(c, st, x.mb, k);
+			if (best.op < 0 || policy_better(c, &x, &best, s->dev_last_kind[d], t)) {
+				best = x;
 				bestq = q;
 			}
 		}
 	}
-	if (best < 0)
+	if (best.op < 0)
 		return;
 	rq_pop(c, bestq);
 	s->order[s->order_start[d] + s->next[d]++] = (struct action){
-		op_stage(c, best), op_mb(c, best), (uint8_t)op_kind(c, best), 0 };
-	start_op(c, best, t);
-	heap_push(s, s->end[best], (int32_t)best);
+		best.st, best.mb, (uint8_t)slot_kind(c, best.k), 0 };
+	start_op_at(c, best.op, best.st, best.k, t);
+	heap_push(s, s->end[best.op], (int32_t)best.op);
 }
 
-/* An input of op, sent at time now, arrives at time at. */
-static void arrive(struct ctx *c, long op, double at, double now)
+/* An input of op (slot k of stage st, microbatch mb), sent at time now, arrives at time at. */
+static void arrive_at(struct ctx *c, int st, int mb, int k, double at, double now)
 {
 	struct sim *s = c->s;
+	long op = op_id(c, st, mb, k);
 
 	if (at > s->ready[op])
 		s->ready[op] = at;
@@ -448,11 +459,11 @@ static void arrive(struct ctx *c, long op, double at, double now)
 		if (s->ready[op] > now) { /* queue it when the data is there */
 			heap_push(s, s->ready[op], (int32_t)(c->nops + op));
 		} else {
-			rq_push(c, op);
-			mark(c, op_dev(c, op));
+			rq_push_at(c, st, mb, k);
+			mark(c, c->p->stages[st].device);
 		}
 	} else {
-		mark(c, op_dev(c, op));
+		mark(c, c->p->stages[st].device);
 	}
 }
 
@@ -497,7 +508,7 @@ static void try_rendezvous(struct ctx *c, long op)
 	if (--s->dev_blocked[from] == 0)
 		s->dev_block_op[from] = -1;
 	mark(c, from);
-	arrive(c, op, at, at);
+	arrive_at(c, st, mb, k, at, at);
 }
 
 /* op finished at t: free memory, release successors. */
@@ -513,20 +524,20 @@ static void finish_at(struct ctx *c, long op, int st, int mb, int k, double t)
 		mark(c, d);
 	if (k == 0) {
 		/* F(s) -> I/B(s) on the same device; F(s) -> F(s+1) */
-		arrive(c, op_id(c, st, mb, 1), t, t);
+		arrive_at(c, st, mb, 1, t, t);
 		if (st + 1 < c->S) {
 			int d2 = p->stages[st + 1].device;
 
 			if (d2 != d && c->blocking)
 				post_blocking(c, op_id(c, st + 1, mb, 0), d, t);
 			else
-				arrive(c, op_id(c, st + 1, mb, 0),
-				       d2 == d ? t : transfer(c, d, d2, 2 * st, s->stage_out[st], t, st, mb, XFER_ACT), t);
+				arrive_at(c, st + 1, mb, 0,
+				          d2 == d ? t : transfer(c, d, d2, 2 * st, s->stage_out[st], t, st, mb, XFER_ACT), t);
 		}
 	} else if (k == 1) {
 		if (p->split_backward) {
 			s->dev_mem[d] -= (double)s->stage_act[st] - (double)s->stage_act_w[st];
-			arrive(c, op_id(c, st, mb, 2), t, t);
+			arrive_at(c, st, mb, 2, t, t);
 		} else {
 			s->dev_mem[d] -= (double)s->stage_act[st];
 			s->stage_hold[st]--;
@@ -537,9 +548,9 @@ static void finish_at(struct ctx *c, long op, int st, int mb, int k, double t)
 			if (d2 != d && c->blocking)
 				post_blocking(c, op_id(c, st - 1, mb, 1), d, t);
 			else
-				arrive(c, op_id(c, st - 1, mb, 1),
-				       d2 == d ? t : transfer(c, d, d2, 2 * (st - 1) + 1, s->stage_out[st - 1], t, st, mb,
-				                              XFER_GRAD), t);
+				arrive_at(c, st - 1, mb, 1,
+				          d2 == d ? t : transfer(c, d, d2, 2 * (st - 1) + 1, s->stage_out[st - 1], t, st, mb,
+				                                 XFER_GRAD), t);
 		}
 	} else {
 		s->dev_mem[d] -= (double)s->stage_act_w[st];

@@ -53,11 +53,15 @@ static inline int op_stage(const struct ctx *c, long op) { return (int)(op / c->
 static inline int op_mb(const struct ctx *c, long op) { return (int)(op / c->K % c->M); }
 static inline int op_k(const struct ctx *c, long op) { return (int)(op % c->K); }
 
+/* The op kind of slot k (0 F, 1 the backward or I, 2 W). */
+static inline int slot_kind(const struct ctx *c, int k)
+{
+	return k == 0 ? OP_F : k == 2 ? OP_W : c->p->split_backward ? OP_I : OP_B;
+}
+
 static inline int op_kind(const struct ctx *c, long op)
 {
-	int k = op_k(c, op);
-
-	return k == 0 ? OP_F : k == 2 ? OP_W : c->p->split_backward ? OP_I : OP_B;
+	return slot_kind(c, op_k(c, op));
 }
 
 static inline int op_dev(const struct ctx *c, long op)
@@ -65,12 +69,17 @@ static inline int op_dev(const struct ctx *c, long op)
 	return c->p->stages[op_stage(c, op)].device;
 }
 
-static inline double op_dur(const struct ctx *c, long op)
+/* How long slot k of stage st runs (where the caller has them decoded: no division). */
+static inline double op_dur_at(const struct ctx *c, int st, int k)
 {
-	int st = op_stage(c, op), k = op_k(c, op);
 	double d = k == 0 ? c->s->stage_f[st] : k == 2 ? c->s->stage_w[st] : c->s->stage_b[st];
 
 	return c->o->unit_costs ? d : d / c->p->cluster.device_speed[c->p->stages[st].device];
+}
+
+static inline double op_dur(const struct ctx *c, long op)
+{
+	return op_dur_at(c, op_stage(c, op), op_k(c, op));
 }
 
 static inline long op_id(const struct ctx *c, int stage, int mb, int k)
@@ -84,10 +93,10 @@ static inline long action_op(const struct ctx *c, const struct action *a)
 }
 
 /* The policy's ready queue of (stage, slot): a binary min-heap of microbatches. */
-static inline void rq_push(struct ctx *c, long op)
+static inline void rq_push_at(struct ctx *c, int st, int mb, int k)
 {
 	struct sim *s = c->s;
-	int q = op_stage(c, op) * 3 + op_k(c, op), mb = op_mb(c, op);
+	int q = st * 3 + k;
 	int32_t *h = &s->rq[(long)q * c->M];
 	int i = s->rq_len[q]++;
 
@@ -96,6 +105,11 @@ static inline void rq_push(struct ctx *c, long op)
 		i = (i - 1) / 2;
 	}
 	h[i] = mb;
+}
+
+static inline void rq_push(struct ctx *c, long op)
+{
+	rq_push_at(c, op_stage(c, op), op_mb(c, op), op_k(c, op));
 }
 
 /* sim_setup.c: everything a run needs before its first event */
