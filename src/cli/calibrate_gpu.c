@@ -1,12 +1,16 @@
 /*
- * calibrate_gpu — `octopipe calibrate --gpu MODEL -o OUT`: the cost model's efficiencies
- * per kernel class, refitted to this GPU. Every kernel of each layer kind of MODEL's
- * architecture runs alone on the GPU (its forward, then its backward), the times become
- * calibration points (calibrate.h: each point's work in one class, and the launches the
- * cuda backend issued for it, kplan_launches), the least-squares fit gives each class's
- * efficiency and the launch overhead per launch, and OUT is MODEL re-priced with them
- * (its source's hardware replaced). The GPU work is the cuda backend's (run_backend.h);
- * octopipe itself hands the command over to octopipe-cuda, as it does for run.
+ * calibrate_gpu — `octopipe calibrate --gpu -o OUT MODEL... [--predict MODEL]...`: the
+ * cost model's efficiencies per kernel class, refitted to this GPU. Every kernel of each
+ * layer kind of each MODEL's architecture runs alone on the GPU (its forward, then its
+ * backward), the times become calibration points (calibrate.h: each point's work in one
+ * class, and the launches the cuda backend issued for it, kplan_launches), one
+ * least-squares fit over all of them (each model one profile, weighing the same) gives
+ * each class's efficiency and the launch overhead per launch, and every model is
+ * re-priced with them (its source's hardware replaced): OUT itself for one model, OUT/NAME.json
+ * for several. A --predict model is only re-priced: the fit never saw its kernels, so
+ * running it measures a prediction (tests/gpu/selftest.sh does). The GPU work is the cuda
+ * backend's (run_backend.h); octopipe itself hands the command over to octopipe-cuda, as
+ * it does for run.
  */
 #include "config.h"
 
