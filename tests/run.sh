@@ -262,7 +262,9 @@ assert {"qkv", "attn_core", "mlp.up", "lm_head", "loss", "embedding"} <= names, 
 cores = [k for o in r["ops"] for k in o["kernels"] if k["name"] == "attn_core"]
 assert cores and all(k["heads"] == 16 and k["d_qk"] == 256 and k["query_blocks"] >= 16 for k in cores), cores[:1]
 assert {k["window"] for k in cores} == {0, 1024}, {k["window"] for k in cores}
-assert all(k["flops"] <= k["block_gemm_flops"] <= 1.2 * k["flops"] for k in cores), cores[:1]
+# a window has query blocks of a quarter of it (rounded up to 64 queries), so the keys of a block
+# (window + block) make its GEMMs at most about a quarter more than the work of the window
+assert all(k["flops"] <= k["block_gemm_flops"] <= 1.26 * k["flops"] for k in cores), cores[:1]
 ' "$T/cost.json"; then ok "a model made by octopipe cost: the dry run lists architecture kernels whose forward FLOPs are the cost model's per token, attention cores as query blocks of batched GEMMs (causal and windowed)"
 else not_ok "the dry run of a model with an architecture" "exit $RC" "$OUT" "$ERR"; fi
 # under tensor parallelism each GEMM is split as Megatron splits it: column-parallel ones
