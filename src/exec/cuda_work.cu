@@ -33,6 +33,7 @@
 
 #include "cuda_work.h"
 #include "kmask.h"
+#include "kvisit.h"
 #include "opfill.h"
 #include "xsum.h"
 
@@ -60,18 +61,16 @@ __global__ void octo_work_kernel(const float *src, float *dst, size_t total, siz
 /* The memory class (norms, rope, activations, gathers, scatters, the loss): total 16-byte
  * visits, each a load from src and a store of a function of it to dst, visit i at element
  * i % chunk: half the kernel's bytes read, half written. Each block takes a contiguous run
- * of visits (its threads side by side), and blocks start in about their order, so the
- * launch sweeps the chunk once, then again: a revisited element was last touched a whole
- * sweep (the chunk, far larger than L2) earlier and comes from HBM. (A grid-stride loop
- * over the passes had each thread revisit its own elements at once, from L2: on an H200 a
- * 2 GiB kernel over a 512 MiB chunk read 6.2 TB/s, fresh memory streams at 4.1-4.2.) */
+ * of visits (kvisit.h), so the launch sweeps the chunk once, then again: a revisited
+ * element was last touched a whole sweep (the chunk, far larger than L2) earlier and comes
+ * from HBM. (A grid-stride loop over the passes had each thread revisit its own elements
+ * at once, from L2: on an H200 a 2 GiB kernel over a 512 MiB chunk read 6.2 TB/s; fresh
+ * memory streams at 4.1-4.2.) */
 __global__ void octo_stream_kernel(const float4 *src, float4 *dst, size_t total, size_t chunk)
 {
-	size_t per = (total + gridDim.x - 1) / gridDim.x;
-	size_t begin = blockIdx.x * per, end = begin + per < total ? begin + per : total;
-	size_t j;
+	size_t begin, end, j, step = blockDim.x % chunk;
 
-	per = blockDim.x % chunk;   /* from here: the step of j */
+	kvisit_range(total, gridDim.x, blockIdx.x, &begin, &end);
 	if (begin + threadIdx.x >= end)
 		return;
 	j = (begin + threadIdx.x) % chunk;
@@ -83,9 +82,7 @@ __global__ void octo_stream_kernel(const float4 *src, float4 *dst, size_t total,
 		v.z = fmaf(v.z, 0.5f, 0.25f);
 		v.w = fmaf(v.w, 0.5f, 0.25f);
 		dst[j] = v;
-		j += per;
-		if (j >= chunk)
-			j -= chunk;
+		j = kvisit_next(j, step, chunk);
 	}
 }
 

@@ -18,6 +18,7 @@
 #include "arch.h"
 #include "baseline.h"
 #include "exec/kmask.h"
+#include "exec/kvisit.h"
 #include "exec/kplan.h"
 #include "hfconfig.h"
 #include "synth.h"
@@ -299,6 +300,63 @@ static void check_lds(const char *name, int ep)
 	arch_release(&a);
 }
 
+/* The memory kernel's visits (kvisit.h), run on the host exactly as octo_stream_kernel
+ * loops: every visit exactly once, visit i at element i % chunk, and each element's
+ * visits a whole chunk of visits apart in block order (the sweep that keeps a revisit out
+ * of L2; a thread revisiting its own element at once is what the H200 caught). */
+static void check_visits(void)
+{
+	static const size_t cases[][4] = {   /* total, chunk, blocks, threads */
+		{ 1 << 16, 1 << 14, 64, 256 }, { 100003, 4099, 391, 256 }, { 5000, 5000, 20, 256 },
+		{ 777, 1, 4, 256 }, { 10, 3, 1, 256 }, { 65536, 300, 7, 32 }, { 1 << 18, 1 << 12, 1024, 256 },
+	};
+
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		size_t total = cases[c][0], chunk = cases[c][1], nb = cases[c][2], nt = cases[c][3];
+		unsigned char *seen = calloc(total, 1);
+		size_t *last = malloc(chunk * sizeof(*last)), bad_j = 0, twice = 0, near = 0, order = 0;
+
+		for (size_t e = 0; e < chunk; e++)
+			last[e] = (size_t)-1;
+		for (size_t b = 0; b < nb; b++) {
+			size_t begin, end;
+
+			kvisit_range(total, nb, b, &begin, &end);
+			for (size_t t = 0; t < nt && begin + t < end; t++) {
+				size_t j = (begin + t) % chunk;
+
+				for (size_t i = begin + t; i < end; i += nt) {
+					bad_j += j != i % chunk;
+					twice += seen[i]++ != 0;
+					j = kvisit_next(j, nt % chunk, chunk);
+				}
+			}
+			/* in block order the visits run i = begin .. end - 1: an element's previous
+			 * visit is a whole chunk earlier */
+			for (size_t i = begin; i < end; i++) {
+				size_t e = i % chunk;
+
+				if (last[e] != (size_t)-1)
+					near += i - last[e] < chunk;
+				order += last[e] != (size_t)-1 && last[e] >= i;
+				last[e] = i;
+			}
+		}
+		{
+			size_t missed = 0;
+
+			for (size_t i = 0; i < total; i++)
+				missed += !seen[i];
+			ok(!bad_j && !twice && !missed && !near && !order,
+			   "%zu visits over %zu elements, %zu blocks of %zu: each once (%zu twice, %zu missed), at i %% chunk "
+			   "(%zu off), a revisit a whole chunk later (%zu sooner)", total, chunk, nb, nt, twice, missed, bad_j,
+			   near + order);
+		}
+		free(seen);
+		free(last);
+	}
+}
+
 /* The scores buffer of a core: one block's scores, once: heads x sequences x rows x padded
  * keys of the largest block (the softmax works in place; the buffer was twice that). */
 static void check_scores(void)
@@ -436,6 +494,7 @@ int main(void)
 		        "%.3g ms: %d reps of n = %d cover the op's FLOPs within one 8-column step", ms, h.reps, h.n))
 			break;
 	}
+	check_visits();
 	check_arch("nemotronh-8b");
 	check_arch("deepseek-v2-lite");
 	check_arch("gemma3-12b");
