@@ -56,11 +56,15 @@ static double rel(double pred, double meas)
 	return meas > 0 ? 100 * (pred - meas) / meas : 0;
 }
 
+#define CAL_PATH_MAX 4400   /* an output: OUT (a path) and NAME.json */
+
 /* One model of the command: fitted (its kernels benchmarked) or only re-priced. */
 struct cal_model {
 	char path[4096];
 	char name[256];          /* the file's name without .json: OUT/NAME.json */
 	struct model m;
+	struct work *works;      /* its architecture's layers (model_works), for its benches */
+	struct cost_opts o;
 	struct hardware hw;      /* what its table was priced with */
 	bool fitted, loaded;
 	int first, n;            /* its benches in the command's array */
@@ -208,8 +212,6 @@ static int report(const char *out, const char *gpu, const struct calib_set *s, c
 static int load_one(struct cal_model *c, const char *arg, const struct cal_model *first)
 {
 	struct err e = ERR_INIT;
-	struct cost_opts o;
-	struct work *works = NULL;
 	const char *base;
 	size_t len;
 	int r;
@@ -223,7 +225,7 @@ static int load_one(struct cal_model *c, const char *arg, const struct cal_model
 	if (model_load(&c->m, c->path, &e) < 0)
 		return cli_report(&e);
 	c->loaded = true;
-	if ((r = model_works(&c->m, &works, &o, &e)) != 0) {
+	if ((r = model_works(&c->m, &c->works, &c->o, &e)) != 0) {
 		if (r > 0)
 			cli_err("%s: model '%s' has no architecture (a profile-only layer table): calibrate --gpu benchmarks "
 			        "the kernels of a model made by octopipe cost\n", c->path, c->m.name);
@@ -231,7 +233,6 @@ static int load_one(struct cal_model *c, const char *arg, const struct cal_model
 			cli_report(&e);
 		return EXIT_INPUT;
 	}
-	free(works);
 	if (model_hardware(&c->m, &c->hw, &e) != 0)
 		return e.msg[0] ? cli_report(&e) : EXIT_RUNTIME;
 	/* one fit is of one GPU: every table must be priced for the same peak and bandwidth */
@@ -248,19 +249,15 @@ static int load_one(struct cal_model *c, const char *arg, const struct cal_model
 static int add_benches(struct cal_model *c, struct calib_bench **b, int *n)
 {
 	struct err e = ERR_INIT;
-	struct cost_opts o;
-	struct work *works = NULL;
 	struct calib_bench *mine = NULL, *grown;
 	const char **kinds = calloc((size_t)c->m.nlayers + 1, sizeof(*kinds));
 	int k = 0, rc = EXIT_OK;
 
-	if (!kinds || model_works(&c->m, &works, &o, &e) != 0) {
-		free(kinds);
-		return e.msg[0] ? cli_report(&e) : EXIT_RUNTIME;
-	}
+	if (!kinds)
+		return EXIT_RUNTIME;
 	for (int l = 0; l < c->m.nlayers; l++)
 		kinds[l] = c->m.layers[l].kind;
-	if (calibrate_benches(works, kinds, c->m.nlayers, &o, &mine, &k, &e) < 0) {
+	if (calibrate_benches(c->works, kinds, c->m.nlayers, &c->o, &mine, &k, &e) < 0) {
 		rc = cli_report(&e);
 	} else if (!(grown = realloc(*b, (size_t)(*n + k) * sizeof(**b)))) {
 		rc = EXIT_RUNTIME;
@@ -273,7 +270,6 @@ static int add_benches(struct cal_model *c, struct calib_bench **b, int *n)
 	}
 	free(mine);
 	free(kinds);
-	free(works);
 	return rc;
 }
 
@@ -283,13 +279,27 @@ static int unwritable(const struct err *e)
 	return e->cls == ERR_INPUT ? EXIT_INPUT : EXIT_RUNTIME;
 }
 
+/* Where model j goes: OUT itself for one model, OUT/NAME.json for several; -1 (with the
+ * line said) when that path is longer than path holds. */
+static int out_path(const char *out, const struct cal_model *cm, int ncm, int j, char *path, size_t size)
+{
+	char file[sizeof(cm->name) + 8];
+
+	snprintf(file, sizeof(file), "%s.json", cm[j].name);
+	if (ncm == 1 ? snprintf(path, size, "%s", out) >= (int)size : fileio_join(out, file, path, size) < 0) {
+		cli_err("octopipe calibrate: %s/%s: the path is too long\n", out, file);
+		return -1;
+	}
+	return 0;
+}
+
 /* OUT with several models: a directory (made when missing) that each model goes into as
  * NAME.json; two models of one name would overwrite each other. */
 static int check_outputs(const char *out, struct cal_model *cm, int ncm)
 {
 	struct err e = ERR_INIT;
 	struct stat st;
-	char path[4352];
+	char path[CAL_PATH_MAX];
 
 	if (ncm == 1)
 		return strcmp(out, "-") != 0 && fileio_check_writable(out, &e) < 0 ? unwritable(&e) : EXIT_OK;
@@ -312,7 +322,8 @@ static int check_outputs(const char *out, struct cal_model *cm, int ncm)
 		return errno == ENOENT || errno == ENOTDIR ? EXIT_INPUT : EXIT_RUNTIME;
 	}
 	for (int j = 0; j < ncm; j++) {
-		snprintf(path, sizeof(path), "%s/%s.json", out, cm[j].name);
+		if (out_path(out, cm, ncm, j, path, sizeof(path)) < 0)
+			return EXIT_INPUT;
 		if (fileio_check_writable(path, &e) < 0)
 			return unwritable(&e);
 	}
@@ -323,13 +334,11 @@ static int check_outputs(const char *out, struct cal_model *cm, int ncm)
 static int write_models(const char *out, struct cal_model *cm, int ncm, const struct hardware *after)
 {
 	struct err e = ERR_INIT;
-	char path[4352];
+	char path[CAL_PATH_MAX];
 
 	for (int j = 0; j < ncm; j++) {
-		if (ncm == 1)
-			snprintf(path, sizeof(path), "%s", out);
-		else
-			snprintf(path, sizeof(path), "%s/%s.json", out, cm[j].name);
+		if (out_path(out, cm, ncm, j, path, sizeof(path)) < 0)
+			return EXIT_INPUT;
 		if (model_reprice(&cm[j].m, after, &e) != 0 || model_save(&cm[j].m, path, &e) < 0)
 			return cli_report(&e);
 	}
@@ -432,6 +441,7 @@ out:
 	for (int j = 0; j < ncm; j++) {
 		if (cm[j].loaded)
 			model_release(&cm[j].m);
+		free(cm[j].works);
 		hardware_release(&cm[j].hw);
 	}
 	free(cm);
