@@ -343,8 +343,7 @@ static void dispatch_order(struct ctx *c, int d)
 
 			/* no choice to make: start and complete it now */
 			s->start[op] = t;
-			s->end[op] = t + (k == 0 ? s->stage_f[a->stage] : k == 2 ? s->stage_w[a->stage]
-			                                                        : s->stage_b[a->stage]) / p->cluster.device_speed[d];
+			s->end[op] = t + op_dur_at(c, a->stage, k);
 			s->state[op] = 1;
 			s->dev_free[d] = s->end[op];
 			s->dev_last_end[d] = s->end[op];
