@@ -15,9 +15,27 @@
 #include "json.h"
 #include "partition.h"
 
-void torchcsv_export(const struct plan *p, struct strbuf *sb)
+int torchcsv_export(const struct plan *p, struct strbuf *sb, struct err *e)
 {
-	torchcsv_export_rows(p, p->ndevices, sb);
+	int used = 0;
+
+	/* one row a pipeline rank: the devices up to the last that holds a stage (a cluster's
+	 * idle devices are not ranks of this pipeline), and a rank between them with no
+	 * stage has no row PyTorch could load */
+	for (int s = 0; s < p->nstages; s++)
+		if (p->stages[s].device + 1 > used)
+			used = p->stages[s].device + 1;
+	for (int d = 0; d < used; d++) {
+		int s = 0;
+
+		while (s < p->nstages && p->stages[s].device != d)
+			s++;
+		if (s == p->nstages)
+			return err_set(e, ERR_INPUT, "stages: device %d holds no stage, but devices up to %d do: PyTorch's "
+			               "schedule CSV has one row a pipeline rank and every rank runs a stage", d, used - 1);
+	}
+	torchcsv_export_rows(p, used, sb);
+	return 0;
 }
 
 void torchcsv_export_rows(const struct plan *p, int nrows, struct strbuf *sb)

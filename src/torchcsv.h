@@ -14,8 +14,10 @@
 #include "plan.h"
 #include "strbuf.h"
 
-/* Appends the plan's order as CSV. Overlapped pairs become two consecutive cells. */
-void torchcsv_export(const struct plan *p, struct strbuf *sb);
+/* Appends the plan's order as CSV, one row for each device up to the last that holds a
+ * stage (the pipeline's ranks). Overlapped pairs become two consecutive cells. -1 with e
+ * set when a device below that last one holds no stage (a rank with no row to load). */
+int torchcsv_export(const struct plan *p, struct strbuf *sb, struct err *e);
 /* The same for devices 0..nrows-1 only (a runtime with nrows pipeline ranks). */
 void torchcsv_export_rows(const struct plan *p, int nrows, struct strbuf *sb);
 

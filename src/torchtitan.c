@@ -200,8 +200,11 @@ static void add_rest(const struct plan *p, const struct parallel *l, struct strb
 
 	strbuf_addstr(sb, "\n[training]\n");
 	strbuf_addf(sb, "seq_len = %ld\n", p->model.seq_len);
-	/* n_microbatches = local_batch_size / pipeline_parallel_microbatch_size */
-	strbuf_addf(sb, "local_batch_size = %ld\n", (long)p->microbatches * p->model.micro_batch_size);
+	/* pipelined: n_microbatches = local_batch_size / pipeline_parallel_microbatch_size; one
+	 * rank: train.py accumulates global / (local x dp) forwards of local_batch_size each,
+	 * so local is one microbatch and the accumulation runs the plan's microbatches */
+	strbuf_addf(sb, "local_batch_size = %ld\n",
+	            (long)(l->pp == 1 ? 1 : p->microbatches) * p->model.micro_batch_size);
 	strbuf_addf(sb, "global_batch_size = %ld\n", (long)p->microbatches * p->model.micro_batch_size * l->dp);
 	strbuf_addstr(sb, "mixed_precision_param = \"bfloat16\"\n");
 	/* the only value job_config.py allows: bf16 gradients cannot be asked for */
@@ -281,7 +284,8 @@ static int export_of(const struct plan *p, const char *csv_path, struct strbuf *
 	if (!toml)
 		return 0;
 	strbuf_addf(toml, "# torchtitan job config for %s: pp %d x tp %d x dp %d = %d GPUs, %s placement\n"
-	                  "# (octopipe export torchtitan); merge it into your job's TOML.\n",
+	                  "# (octopipe export torchtitan); merge it into your job's TOML (torchtitan's\n"
+	                  "# TOML job config, before its Python-config refactor, commit 9810191).\n",
 	            p->name ? p->name : "this plan", l.pp, l.tp, l.dp, parallel_gpus(&l),
 	            sh.style == TT_V ? "v" : "loop");
 	strbuf_addstr(toml, "# module names follow torchtitan's llama3 / deepseek_v3 / qwen3 models.\n");

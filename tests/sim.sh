@@ -102,6 +102,26 @@ run "$OCTOPIPE" import torch-csv "$T/a.csv" --model nemotron-nano-v2-9b --cluste
 expect_rc 0 "import torch-csv"
 run "$OCTOPIPE" export torch-csv "$T/back.json" -o "$T/b.csv"
 if cmp -s "$T/a.csv" "$T/b.csv"; then ok "torch-csv round trip is exact"; else not_ok "torch-csv round trip" "$(diff "$T/a.csv" "$T/b.csv" | head -5)"; fi
+# one row a pipeline rank: a plan on 4 of 8 GPUs is a CSV of 4 rows (PyTorch's loader wants
+# as many rows as ranks); a device with no stage below the last that holds one is refused
+run "$OCTOPIPE" plan --model llama2-7b --cluster 8xH200 --schedule 1f1b --devices 4 --microbatches 8 -o "$T/dev4.json"
+run "$OCTOPIPE" export torch-csv "$T/dev4.json" -o "$T/dev4.csv"
+expect_rc 0 "export torch-csv of a plan on 4 of 8 devices"
+if [ "$(wc -l <"$T/dev4.csv")" = 4 ] && ! grep -q '^$' "$T/dev4.csv"; then ok "its CSV has 4 rows, none empty"
+else not_ok "4 rows" "$(cat -A "$T/dev4.csv" | cut -c1-30)"; fi
+python3 -c '
+import json, sys
+p = json.load(open(sys.argv[1]))
+for s in p["stages"]:
+    s["device"] = {1: 5}.get(s["device"], s["device"])
+p["schedule"][5], p["schedule"][1] = p["schedule"][1], []
+json.dump(p, open(sys.argv[2], "w"))' "$T/dev4.json" "$T/gap.json"
+run "$OCTOPIPE" sim "$T/gap.json"
+expect_rc 0 "a plan on devices 0, 2, 3 and 5 simulates"
+run "$OCTOPIPE" export torch-csv "$T/gap.json" -o "$T/gap.csv"
+expect_rc 2 "export torch-csv of it is refused"
+expect_match "^[^ ]*gap.json: stages: device 1 holds no stage, but devices up to 5 do" "$ERR" "naming the idle rank"
+if [ ! -e "$T/gap.csv" ]; then ok "and writes nothing"; else not_ok "wrote gap.csv"; fi
 s1=$("$OCTOPIPE" sim --json "$T/zb-h1.json" | sed -n 's/.*"makespan_ms": \([0-9.]*\).*/\1/p' | head -1)
 s2=$("$OCTOPIPE" sim --json "$T/back.json" | sed -n 's/.*"makespan_ms": \([0-9.]*\).*/\1/p' | head -1)
 if [ -n "$s1" ] && [ "$s1" = "$s2" ]; then ok "the imported plan simulates the same ($s1 ms)"; else not_ok "imported plan simulates the same" "$s1 vs $s2"; fi

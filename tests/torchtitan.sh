@@ -165,4 +165,25 @@ expect_rc 2 "tp 8 x dp 2 on 8 GPUs: no layout"
 expect_match "meets the given degrees: tp 8, dp 2, zero 3 where data-parallel, a global batch of 10 microbatches" "$ERR" \
     "the line says ZeRO is held where data-parallel: $ERR"
 
+# one pipeline rank: torchtitan accumulates global / (local x dp) forwards of local_batch_size
+# sequences each, so local is one microbatch and the accumulation count the plan's
+# microbatches (local = every microbatch ran all 8 sequences in one forward: 168 GB a GPU)
+run "$O" tune --model llama2-7b --cluster 8xH200 --microbatches 64 --micro-batch-size 1 --target torchtitan \
+    --evals 40 -o "$T/dp8.json"
+expect_rc 0 "tune --target torchtitan of a data-parallel-only layout"
+run "$O" export torchtitan "$T/dp8.json" -o "$T/dp8.d"
+expect_rc 0 "export torchtitan at pp 1"
+if python3 - "$T/dp8.json" "$T/dp8.d/job.toml" <<'PY'
+import json, sys, tomllib
+p = json.load(open(sys.argv[1]))
+cfg = tomllib.load(open(sys.argv[2], "rb"))
+par, tr = cfg["parallelism"], cfg["training"]
+assert par["pipeline_parallel_degree"] == 1, par
+dp = par["data_parallel_shard_degree"] * par["data_parallel_replicate_degree"]
+assert tr["local_batch_size"] == 1, tr
+assert tr["global_batch_size"] // (tr["local_batch_size"] * dp) == p["microbatches"] == 64 // dp, (tr, dp)
+PY
+then ok "pp 1: local_batch_size is one microbatch, the accumulation steps the plan's microbatches"
+else not_ok "pp 1 batch sizes" "$(cat "$T/dp8.d/job.toml")"; fi
+
 done_testing

@@ -63,8 +63,11 @@ static void export_usage(FILE *f)
 	      "recompute, batch sizes, the pipeline layout or a hybrid model's layer pattern),\n"
 	      "one per line, refusing what Megatron-LM refuses at start-up;\n"
 	      "torchtitan writes DIR/job.toml (torchtitan's [parallelism], [training] and\n"
-	      "[activation_checkpoint] keys) and DIR/schedule.csv (the order its pipelining\n"
-	      "runtime runs), refusing placements other than its loop or v style;\n"
+	      "[activation_checkpoint] keys of its TOML job config, which torchtitan read\n"
+	      "until its Python-config refactor of 2026-02-23, commit 9810191; later\n"
+	      "versions take the same values under new names) and DIR/schedule.csv (the\n"
+	      "order its pipelining runtime runs), refusing placements other than its loop\n"
+	      "or v style;\n"
 	      "svg draws the plan as a per-GPU Gantt chart (octopipe export svg --help).\n", f);
 }
 
@@ -270,8 +273,12 @@ int cmd_export(int argc, char **argv)
 	if (strcmp(what, "torchtitan") == 0) {
 		rc = export_torchtitan(&p, plan_arg, out);
 	} else if (strcmp(what, "torch-csv") == 0) {
-		torchcsv_export(&p, &sb);
-		rc = cli_write_text(out, sb.buf, sb.len);
+		if (torchcsv_export(&p, &sb, &e) < 0) {
+			err_prefix(&e, plan_arg);
+			rc = cli_report(&e);
+		} else {
+			rc = cli_write_text(out, sb.buf, sb.len);
+		}
 	} else if (strcmp(what, "megatron-args") == 0) {
 		rc = megatron_args(&p, plan_arg, &sb, &e) < 0 ? cli_report(&e) : cli_write_text(out, sb.buf, sb.len);
 	} else if (megatron_layout(&p, &sb, &e) < 0) {

@@ -456,7 +456,8 @@ static int op_export(struct strbuf *fp, struct err *e)
 	}
 	json_write(&sb, trace);
 	cJSON_Delete(trace);
-	torchcsv_export(&sim_plan_order, &sb);
+	if (torchcsv_export(&sim_plan_order, &sb, e) < 0)
+		goto out;
 	if (megatron_args(&tiny_plan, "tiny", &sb, e) < 0)
 		goto out;
 	strbuf_addch(&sb, '\n');
