@@ -255,31 +255,60 @@ static int write_special(const char *path, const struct stat *st, const void *da
 	return 0;
 }
 
-/* While a temporary file exists, a signal that would end the process (Ctrl-C, a kill, a
- * hang-up, a file-size limit) removes it first, then ends the process as it would have:
- * an interrupted write leaves the old file and nothing else. Signals the program handles
- * or ignores itself are left to it. */
+/* While temporary files exist, a signal that would end the process (Ctrl-C, a kill, a
+ * hang-up, a file-size limit) removes them first, then ends the process as it would have:
+ * an interrupted write leaves the old files and nothing else. Signals the program handles
+ * or ignores itself are left to it. Several live at once while writes are deferred
+ * (fileio_defer): the registry is a list, changed only with those signals blocked. */
 static const int temp_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGXFSZ };
 #define NTEMP_SIGNALS (sizeof(temp_signals) / sizeof(temp_signals[0]))
-static char temp_path[PATH_MAX + 16];
-static volatile sig_atomic_t temp_live;
+static char **temp_paths;
+static volatile sig_atomic_t temp_n;
+static int temp_cap;
 static bool temp_caught[NTEMP_SIGNALS];
 
 static void temp_on_signal(int sig)
 {
-	if (temp_live)
-		unlink(temp_path);
+	for (int i = 0; i < temp_n; i++)
+		unlink(temp_paths[i]);
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
 
-/* Called with the signals blocked, so that none finds the path half copied. */
-static void temp_guard(const char *tmp)
+static void block_temp_signals(sigset_t *old)
+{
+	sigset_t block;
+
+	sigemptyset(&block);
+	for (size_t i = 0; i < NTEMP_SIGNALS; i++)
+		sigaddset(&block, temp_signals[i]);
+	sigprocmask(SIG_BLOCK, &block, old);
+}
+
+/* Called with the signals blocked, so that none finds the list half changed. false when
+ * out of host memory (the caller removes the file). */
+static bool temp_guard(const char *tmp)
 {
 	struct sigaction sa, old;
+	char *copy = strdup(tmp);
 
-	snprintf(temp_path, sizeof(temp_path), "%s", tmp);
-	temp_live = 1;
+	if (!copy)
+		return false;
+	if (temp_n == temp_cap) {
+		int cap = temp_cap ? 2 * temp_cap : 8;
+		char **grown = realloc(temp_paths, (size_t)cap * sizeof(*grown));
+
+		if (!grown) {
+			free(copy);
+			return false;
+		}
+		temp_paths = grown;
+		temp_cap = cap;
+	}
+	temp_paths[temp_n] = copy;
+	temp_n = temp_n + 1;
+	if (temp_n > 1)
+		return true;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = temp_on_signal;
 	sigemptyset(&sa.sa_mask);
@@ -289,23 +318,35 @@ static void temp_guard(const char *tmp)
 		    !(old.sa_flags & SA_SIGINFO))
 			temp_caught[i] = sigaction(temp_signals[i], &sa, NULL) == 0;
 	}
+	return true;
 }
 
-/* The temporary file is gone (renamed or removed): signals act as before. */
-static void temp_unguard(void)
+/* tmp is gone (renamed or removed): off the list; with none left, signals act as before. */
+static void temp_unguard(const char *tmp)
 {
-	temp_live = 0;
-	for (size_t i = 0; i < NTEMP_SIGNALS; i++)
-		if (temp_caught[i]) {
-			signal(temp_signals[i], SIG_DFL);
-			temp_caught[i] = false;
+	sigset_t old;
+
+	block_temp_signals(&old);
+	for (int i = 0; i < temp_n; i++)
+		if (strcmp(temp_paths[i], tmp) == 0) {
+			free(temp_paths[i]);
+			temp_paths[i] = temp_paths[temp_n - 1];
+			temp_n = temp_n - 1;
+			break;
 		}
+	if (temp_n == 0)
+		for (size_t i = 0; i < NTEMP_SIGNALS; i++)
+			if (temp_caught[i]) {
+				signal(temp_signals[i], SIG_DFL);
+				temp_caught[i] = false;
+			}
+	sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
 static void drop_temp(const char *tmp)
 {
 	unlink(tmp);
-	temp_unguard();
+	temp_unguard(tmp);
 }
 
 /* The temporary file a save of path writes before renaming it over its target (a link
@@ -313,7 +354,7 @@ static void drop_temp(const char *tmp)
  * filled; the open descriptor, or -1 with e set. */
 static int make_temp(const char *path, char *target, char *dir, char *tmp, struct err *e)
 {
-	sigset_t block, old;
+	sigset_t old;
 	int fd, saved;
 
 	if (resolve_target(path, target, PATH_MAX, e) < 0)
@@ -323,19 +364,32 @@ static int make_temp(const char *path, char *target, char *dir, char *tmp, struc
 		return err_set(e, ERR_RUNTIME, "%s: path too long", path);
 	/* no moment when the file exists and a signal would leave it behind: the signals
 	 * wait until the handler knows its name */
-	sigemptyset(&block);
-	for (size_t i = 0; i < NTEMP_SIGNALS; i++)
-		sigaddset(&block, temp_signals[i]);
-	sigprocmask(SIG_BLOCK, &block, &old);
+	block_temp_signals(&old);
 	fd = mkstemp(tmp);
 	saved = errno;
-	if (fd >= 0)
-		temp_guard(tmp);
+	if (fd >= 0 && !temp_guard(tmp)) {
+		close(fd);
+		unlink(tmp);
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		return err_set(e, ERR_RUNTIME, "%s: out of host memory", path);
+	}
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (fd < 0)
 		return err_set(e, ERR_RUNTIME, "%s: cannot create a temporary file in '%s': %s", path, dir, strerror(saved));
 	return fd;
 }
+
+/* Renames fileio_defer holds back until fileio_commit: each output's temporary file,
+ * its target (links followed) and directory, and the name the caller gave. */
+struct pending {
+	char *path, *tmp, *target, *dir;
+};
+static struct pending *pending;
+static int npending, pending_cap;
+static bool deferring;
+
+static int finish_rename(const char *path, const char *tmp, const char *target, const char *dir, struct err *e);
+static int defer_rename(const char *path, const char *tmp, const char *target, const char *dir, struct err *e);
 
 int fileio_check_writable(const char *path, struct err *e)
 {
@@ -389,6 +443,10 @@ int fileio_write_atomic(const char *path, const void *data, size_t len, struct e
 			return err_set(e, ERR_RUNTIME, "%s: cannot write: %s", path, strerror(saved));
 		}
 		mode = st.st_mode & 07777;
+		/* root replacing another user's file gives the new one that user and group (as
+		 * an editor does); elsewhere a failure leaves the file its maker's, as cp does */
+		if (st.st_uid != geteuid() || st.st_gid != getegid())
+			(void)!fchown(fd, st.st_uid, st.st_gid);
 	} else {
 		mode_t mask = umask(0);
 
@@ -406,12 +464,23 @@ int fileio_write_atomic(const char *path, const void *data, size_t len, struct e
 		drop_temp(tmp);
 		return err_set(e, ERR_RUNTIME, "%s: cannot write: %s", path, strerror(saved));
 	}
+	if (deferring)
+		return defer_rename(path, tmp, target, dir, e);
+	return finish_rename(path, tmp, target, dir, e);
+}
+
+/* ---- deferred renames: a command's outputs replaced together, or none --------------- */
+
+static int finish_rename(const char *path, const char *tmp, const char *target, const char *dir, struct err *e)
+{
+	int fd, saved;
+
 	if (rename(tmp, target) != 0) {
 		saved = errno;
 		drop_temp(tmp);
 		return err_set(e, ERR_RUNTIME, "%s: cannot replace the file: %s", path, strerror(saved));
 	}
-	temp_unguard();
+	temp_unguard(tmp);
 	/* Make the rename itself durable; failure here is not worth failing the save. */
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd >= 0) {
@@ -419,6 +488,76 @@ int fileio_write_atomic(const char *path, const void *data, size_t len, struct e
 		close(fd);
 	}
 	return 0;
+}
+
+static int defer_rename(const char *path, const char *tmp, const char *target, const char *dir, struct err *e)
+{
+	struct pending *grown, *q;
+
+	if (npending == pending_cap) {
+		int cap = pending_cap ? 2 * pending_cap : 8;
+
+		if (!(grown = realloc(pending, (size_t)cap * sizeof(*grown)))) {
+			drop_temp(tmp);
+			return err_set(e, ERR_RUNTIME, "%s: out of host memory", path);
+		}
+		pending = grown;
+		pending_cap = cap;
+	}
+	q = &pending[npending];
+	q->path = strdup(path);
+	q->tmp = strdup(tmp);
+	q->target = strdup(target);
+	q->dir = strdup(dir);
+	if (!q->path || !q->tmp || !q->target || !q->dir) {
+		free(q->path);
+		free(q->tmp);
+		free(q->target);
+		free(q->dir);
+		drop_temp(tmp);
+		return err_set(e, ERR_RUNTIME, "%s: out of host memory", path);
+	}
+	npending++;
+	return 0;
+}
+
+static void pending_free(struct pending *q)
+{
+	free(q->path);
+	free(q->tmp);
+	free(q->target);
+	free(q->dir);
+}
+
+void fileio_defer(void)
+{
+	deferring = true;
+}
+
+int fileio_commit(struct err *e)
+{
+	int rc = 0, i;
+
+	deferring = false;
+	for (i = 0; i < npending && rc == 0; i++)
+		rc = finish_rename(pending[i].path, pending[i].tmp, pending[i].target, pending[i].dir, e);
+	for (int j = 0; j < npending; j++) {
+		if (j >= i)
+			drop_temp(pending[j].tmp); /* a rename failed: the rest stay as they were */
+		pending_free(&pending[j]);
+	}
+	npending = 0;
+	return rc;
+}
+
+void fileio_discard(void)
+{
+	deferring = false;
+	for (int j = 0; j < npending; j++) {
+		drop_temp(pending[j].tmp);
+		pending_free(&pending[j]);
+	}
+	npending = 0;
 }
 
 void fileio_dirname(const char *path, char *out, size_t outsz)

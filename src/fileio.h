@@ -28,6 +28,17 @@ char *fileio_read(const char *path, size_t *len, struct err *e);
  * ERR_RUNTIME on failure, ERR_INPUT for an empty path or a guarded input. */
 int fileio_write_atomic(const char *path, const void *data, size_t len, struct err *e);
 
+/* From now until fileio_commit or fileio_discard, fileio_write_atomic writes and syncs
+ * each regular file's temporary file but does not rename it over its target: a command
+ * whose second output fails (a full disk, a refused path) leaves its first one as it was.
+ * FIFOs and devices are still written through at once (a stream cannot wait). */
+void fileio_defer(void);
+/* Renames every deferred file over its target, in the order written (a file written twice:
+ * the last wins); 0, or -1 with e set when one cannot be (that one and the rest are left
+ * as they were, their temporary files removed). Ends the deferral. */
+int fileio_commit(struct err *e);
+/* Removes every deferred temporary file: no target changes. Ends the deferral. */
+void fileio_discard(void);
 /* Whether fileio_write_atomic(path) can succeed, checked without writing it: for a command
  * that spends minutes (a GPU run, a long tuning) before it writes, so an unwritable output
  * is refused at the start instead of losing the work at the end. A regular or new file:

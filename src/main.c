@@ -114,6 +114,27 @@ static void finish(int rc)
 	exit(rc);
 }
 
+/* After a command: its standard output flushed, then its deferred files renamed into place
+ * where it succeeded (or wrote a plan that does not fit: exit 3), else left as they were. */
+static void finish_command(int rc)
+{
+	struct err e = ERR_INIT;
+	int saved;
+
+	errno = 0;
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		saved = errno;
+		fileio_discard();
+		cli_err("octopipe: cannot write to standard output: %s\n", saved ? strerror(saved) : "write error");
+		exit(rc == EXIT_OK ? EXIT_RUNTIME : rc);
+	}
+	if (rc != EXIT_OK && rc != EXIT_INFEASIBLE)
+		fileio_discard();
+	else if (fileio_commit(&e) < 0)
+		rc = cli_report(&e);
+	finish(rc);
+}
+
 int main(int argc, char **argv)
 {
 	const char *cmd;
@@ -146,9 +167,17 @@ int main(int argc, char **argv)
 	}
 	for (const struct cli_cmd *c = cli_commands; c->name; c++)
 		if (strcmp(c->name, cmd) == 0) {
+			bool tui = strcmp(c->name, "tui") == 0;
+
 			/* outputs never replace inputs, except the plan the TUI opened and saves */
-			fileio_guard_inputs(strcmp(c->name, "tui") != 0);
-			finish(c->run(argc - 1, argv + 1));
+			fileio_guard_inputs(!tui);
+			/* a command's files are replaced together once it succeeded, or none are;
+			 * not the TUI's saves (each is its own act) nor a GPU run's measurement
+			 * (worth keeping whatever failed after it) */
+			if (tui || strcmp(c->name, "run") == 0)
+				finish(c->run(argc - 1, argv + 1));
+			fileio_defer();
+			finish_command(c->run(argc - 1, argv + 1));
 		}
 	cli_err("octopipe: '%s' is not a command (see 'octopipe --help')\n", cmd);
 	finish(EXIT_INPUT);

@@ -79,4 +79,32 @@ if [ "$RC" = 2 ] && cmp -s "$T/many/m300.json" "$T/many/keep.json"; then
     ok "report over 300 plans will not replace the 300th plan's model ($ERR)"
 else not_ok "report over 300 plans will not replace the 300th plan's model" "exit $RC" "$ERR"; fi
 
+# a command with several outputs replaces them together once it succeeded, or none: a
+# later output that fails (a full disk, an output that is an input) leaves the earlier
+# ones as they were
+unchanged() {  # unchanged FILE CONTENT DESCRIPTION
+    if [ "$RC" != 0 ] && [ "$(cat "$1")" = "$2" ] && [ "$(printf '%s\n' "$ERR" | grep -c .)" = 1 ] &&
+       [ -z "$(ls -A "$T/multi" | grep tmp)" ]; then ok "$3"
+    else not_ok "$3" "exit $RC" "$ERR" "$(head -c 200 "$1")"; fi
+}
+mkdir -p "$T/multi/tt"
+echo USER >"$T/multi/a.json"
+run "$O" sim "$T/p.json" --timeline-out "$T/multi/a.json" --trace-out /dev/full
+unchanged "$T/multi/a.json" USER "sim: the timeline is not written when the trace cannot be"
+run "$O" tune --model "$T/m.json" --cluster "$T/c.json" --microbatches 8 --evals 30 -o "$T/multi/a.json" --steps-out /dev/full
+unchanged "$T/multi/a.json" USER "tune: the plan is not written when the steps cannot be"
+echo "USER DATA" >"$T/multi/tt/schedule.csv"
+ln -s ../../p.json "$T/multi/tt/job.toml"
+run "$O" export torchtitan "$T/p.json" -o "$T/multi/tt"
+unchanged "$T/multi/tt/schedule.csv" "USER DATA" "export torchtitan: schedule.csv stays when job.toml is refused"
+if [ "$RC" = 2 ]; then ok "(exit 2: job.toml is the plan)"; else not_ok "exit 2" "exit $RC"; fi
+cmp -s "$T/p.json" "$T/p0.json" && ok "and the plan is intact" || not_ok "the plan changed"
+run "$O" sim "$T/p.json" --timeline-out "$T/multi/a.json" --trace-out "$T/multi/b.json"
+if [ "$RC" = 0 ] && grep -q '"octopipe.timeline/1"' "$T/multi/a.json" && grep -q traceEvents "$T/multi/b.json"; then
+    ok "both outputs written when both can be"
+else not_ok "both outputs" "exit $RC" "$ERR"; fi
+run "$O" plan --model "$T/m.json" --cluster "$T/c.json" --schedule 1f1b --microbatches 8 -o "$T/multi/q.json"
+if [ "$RC" = 0 ] && [ -s "$T/multi/q.json" ] && [ -z "$(ls -A "$T/multi" | grep tmp)" ]; then ok "a single output is written, no temporary left"
+else not_ok "plan -o" "exit $RC" "$ERR"; fi
+
 done_testing
