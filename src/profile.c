@@ -26,9 +26,15 @@
 #include "csv.h"
 #include "json.h"
 
+/* Backtracking steps one record's match may take: a rule's usual patterns take hundreds;
+ * PCRE2's own default (ten million) let a nested repeat spend seconds a record, and past
+ * it the record was counted as unmatched. */
+#define RULE_MATCH_LIMIT 100000
+
 struct profile_rule {
 	pcre2_code *re;
 	pcre2_match_data *md;
+	pcre2_match_context *mc;
 	long layer;                 /* used when the pattern has no "layer" group; -1 none */
 	char *kind, *phase;         /* used when it has no "kind" / "phase" group; may be NULL */
 };
@@ -41,6 +47,7 @@ void profile_rules_release(struct profile_rules *r)
 		return;
 	for (int i = 0; i < r->n; i++) {
 		pcre2_match_data_free(r->rules[i].md);
+		pcre2_match_context_free(r->rules[i].mc);
 		pcre2_code_free(r->rules[i].re);
 		free(r->rules[i].kind);
 		free(r->rules[i].phase);
@@ -126,7 +133,11 @@ int profile_rules_from_json(struct profile_rules *r, const cJSON *root, const ch
 			goto fail;
 		}
 		pr->md = pcre2_match_data_create_from_pattern(pr->re, NULL);
-		if (!pr->md || (kind && !(pr->kind = strdup(kind))) || (phase && !(pr->phase = strdup(phase))))
+		if ((pr->mc = pcre2_match_context_create(NULL))) {
+			pcre2_set_match_limit(pr->mc, RULE_MATCH_LIMIT);
+			pcre2_set_depth_limit(pr->mc, RULE_MATCH_LIMIT);
+		}
+		if (!pr->md || !pr->mc || (kind && !(pr->kind = strdup(kind))) || (phase && !(pr->phase = strdup(phase))))
 			goto oom;
 	}
 	return 0;
@@ -306,8 +317,17 @@ static int record(struct importer *im, const char *name, size_t nlen, int phase,
 		const char *kind = pr->kind ? pr->kind : "layer";
 		int ph = phase, g;
 
-		if (pcre2_match(pr->re, (PCRE2_SPTR)subj, nlen, 0, 0, pr->md, NULL) < 0)
+		if ((g = pcre2_match(pr->re, (PCRE2_SPTR)subj, nlen, 0, 0, pr->md, pr->mc)) == PCRE2_ERROR_NOMATCH)
 			continue;
+		if (g < 0) { /* not "no match": the limit, or an error PCRE2 names */
+			PCRE2_UCHAR why[120];
+
+			pcre2_get_error_message(g, why, sizeof(why));
+			r = err_set(im->e, ERR_INPUT, "%s: %s: rules[%d] cannot match '%s': %s (a simpler pattern, without "
+			            "nested repeats, can)", im->file, where, i, csv_printable(pn, sizeof(pn), subj, nlen, 60),
+			            (const char *)why);
+			goto out;
+		}
 		if ((g = group(pr, "layer", &lbuf)) < 0)
 			goto oom;
 		if (g && (layer = layer_number(lbuf)) < 0) {

@@ -260,6 +260,14 @@ if [ ! -e "$T/huge.json" ]; then ok "and writes nothing"; else not_ok "and write
 
 # import profile
 D=$data/profile
+# a rule whose backtracking passes PCRE2's limit on a record is an error naming the rule and
+# the record, not "unmatched" (the record's time was dropped, exit 0)
+printf '%s\n' '{"format":"octopipe.rules/1","name":"t","seq_len":2048,"rules":[' \
+    '{"pattern":"^(?:(a|aa)+$|a+b)","layer":0,"kind":"x"},{"pattern":"^L0$","layer":0,"kind":"x"}]}' >"$T/rl.json"
+printf 'name,phase,ms\nL0,F,1.0\naaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab,F,5.0\n' >"$T/rl.csv"
+run "$OCTOPIPE" import profile "$T/rl.csv" --rules "$T/rl.json" -o "$T/rl-out.json"
+expect_rc 2 "a rule past the backtracking limit is an error"
+expect_match "rl.csv: line 3: rules\[0\] cannot match 'a+b': match limit exceeded" "$ERR" "naming the rule and the record"
 run "$OCTOPIPE" import profile $D/records.csv --rules $D/rules.json -o "$T/p.json"
 expect_rc 0 "import profile from CSV"
 expect_match '12 records, 10 matched, 2 unmatched; 4 layers \(--verbose' "$ERR" "unmatched records are counted"

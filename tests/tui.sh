@@ -42,6 +42,17 @@ typ 'nosuchop'
 keys Enter
 expect 'no op matches /nosuchop/' "a failed search is visible"
 keys Escape
+# a pattern whose backtracking explodes (PCRE2's default limit let it take seconds an op,
+# and each edit searched again) is refused at once, and the keys go on working
+keys /
+typ '^(.|.)*[;#]$'
+keys Enter
+expect 'too costly to match' "a pattern too costly to match is refused, saying so" 5
+keys /
+typ '^1I3 '
+keys Enter
+expect '^ 1I3 input-grad of stage 1' "and the next search answers" 5
+keys Escape
 
 # move a stage boundary: the iteration time changes; undo brings it back
 before=$(iteration)

@@ -52,6 +52,44 @@ sleep 0.03
 typ '[B'
 expect 'on gpu 1, #' "an arrow whose bytes arrive apart moves the cursor"
 unmodified "and its '[' does not move a stage boundary"
+# a terminal's reply (an OSC colour answer ended by ST, a DCS status string) is dropped
+# whole: before, its ']' grew a stage and its '/' and '\\' opened the prompts
+raw '\033]11;rgb:1c1c/1c1c/1c1c\033\\'
+expect 'unknown key ESC\]11;rgb' "an OSC reply is dropped as one unknown sequence"
+unmodified "and none of its bytes edits the plan"
+expect_not 'search \(PCRE2\)|filter \(PCRE2' "nor opens a prompt"
+raw '\033P1$r0m\033\\'
+expect 'unknown key ESCP1' "a DCS string likewise"
+unmodified "without an edit"
+# a paste that pauses past a second (a slow link) stays text up to its end marker: its
+# "wq" after the pause neither saved nor quit (the plan file is compared byte for byte)
+cp "$PLAN" "$T/before.json"
+raw '\033[200~ab'
+sleep 1.5
+raw 'wq\033[201~'
+expect 'pasted text ignored' "a paused paste is still text"
+unmodified "and does not edit"
+sleep 0.3
+expect '^gpu0 ' "the UI is still there (q was not a key)"
+if cmp -s "$PLAN" "$T/before.json"; then ok "and the plan file was not saved"; else not_ok "the plan file changed"; fi
+# Ctrl-C in a prompt cancels it (it typed a 'q' into the text: a save-as saved to "NAMEq")
+keys /
+expect 'search \(PCRE2\): /' "/ opens the search prompt"
+typ 'zzz'
+keys C-c
+expect_gone 'search \(PCRE2\): /zzz' "Ctrl-C closes the prompt"
+expect_not 'zzzq' "without typing a q"
+expect '^gpu0 ' "and the UI stays"
+# on the "terminal too small" screen only quitting acts: an edit and a save there were
+# made blind (the plan file changed behind a message)
+tm resize-window ${S:+-t "$S"} -x 40 -y 10
+expect 'terminal too small' "a 40x10 terminal shows only that it is too small"
+keys '>' w
+sleep 0.3
+tm resize-window ${S:+-t "$S"} -x 120 -y 36
+expect '^gpu0 ' "back to size, the plan is drawn"
+unmodified "the keys pressed while it was too small did nothing"
+if cmp -s "$PLAN" "$T/before.json"; then ok "and saved nothing"; else not_ok "the plan file changed"; fi
 # a lone Esc is still Esc: it closes the compare view
 keys v
 expect ' compare: ' "v opens the compare view"

@@ -40,6 +40,7 @@ void files_recent_add(struct app *a, const char *path);
 void files_autosave_setup(struct app *a, bool need_empty);
 
 /* app_search.c: flags the ops of v that re matches (NULL clears). */
-void search_mark(struct pview *v, const pcre2_code *re);
+/* Marks the ops re matches; false (nothing marked) when the pattern costs too much. */
+bool search_mark(struct pview *v, const pcre2_code *re);
 
 #endif

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "clock.h"
 #include "screen.h"
 
 void app_op_text(const struct plan *p, const struct action *x, char *buf, size_t n)
@@ -35,30 +36,56 @@ void app_op_text(const struct plan *p, const struct action *x, char *buf, size_t
 	}
 }
 
-void search_mark(struct pview *v, const pcre2_code *re)
+/* What one search may cost: backtracking steps an op (PCRE2's default, ten million, let
+ * '^(.|.)*[;#]$' take seconds an op), and seconds over the whole plan (49k ops at a few
+ * hundred steps each take milliseconds); past either the pattern is refused, so no key
+ * waits on it. */
+#define SEARCH_MATCH_LIMIT 20000
+#define SEARCH_SECONDS 0.3
+
+bool search_mark(struct pview *v, const pcre2_code *re)
 {
 	pcre2_match_data *md;
+	pcre2_match_context *mc;
 	char text[512];
+	double t0 = clock_now_s();
+	bool ok = true;
 
 	v->nmatch = 0;
 	if (!v->match)
-		return;
+		return true;
 	memset(v->match, 0, (size_t)v->nops);
 	if (!re)
-		return;
+		return true;
 	md = pcre2_match_data_create_from_pattern(re, NULL);
-	if (!md)
-		return;
-	for (long i = 0; i < plan_total_ops(&v->plan); i++) {
+	mc = pcre2_match_context_create(NULL);
+	if (!md || !mc) {
+		pcre2_match_data_free(md);
+		pcre2_match_context_free(mc);
+		return false;
+	}
+	pcre2_set_match_limit(mc, SEARCH_MATCH_LIMIT);
+	pcre2_set_depth_limit(mc, SEARCH_MATCH_LIMIT);
+	for (long i = 0; ok && i < plan_total_ops(&v->plan); i++) {
 		const struct action *x = &v->plan.order[i];
+		int r;
 
 		app_op_text(&v->plan, x, text, sizeof(text));
-		if (pcre2_match(re, (PCRE2_SPTR)text, strlen(text), 0, 0, md, NULL) >= 0) {
+		r = pcre2_match(re, (PCRE2_SPTR)text, strlen(text), 0, 0, md, mc);
+		if (r >= 0) {
 			v->match[sim_op_index(&v->plan, x->stage, x->mb, x->kind)] = 1;
 			v->nmatch++;
+		} else if (r != PCRE2_ERROR_NOMATCH || ((i & 255) == 255 && clock_now_s() - t0 > SEARCH_SECONDS)) {
+			ok = false; /* the match limit, or the whole search too slow */
 		}
 	}
 	pcre2_match_data_free(md);
+	pcre2_match_context_free(mc);
+	if (!ok) {
+		memset(v->match, 0, (size_t)v->nops);
+		v->nmatch = 0;
+	}
+	return ok;
 }
 
 void app_search(struct app *a, const char *pattern, bool filter)
@@ -86,14 +113,20 @@ void app_search(struct app *a, const char *pattern, bool filter)
 		app_msg(a, R_ERROR, "bad pattern '%s' at offset %d: %s", pattern, (int)off, (char *)buf);
 		return;
 	}
+	if (!search_mark(&a->cur, re) || (a->ref.loaded && !search_mark(&a->ref, re))) {
+		pcre2_code_free(re);
+		search_mark(&a->cur, a->re); /* the search before it stands */
+		if (a->ref.loaded)
+			search_mark(&a->ref, a->re);
+		app_msg(a, R_ERROR, "pattern '%s' is too costly to match (PCRE2's backtracking limit of %d steps an op, "
+		        "or %.1f s over the plan): simplify it", pattern, SEARCH_MATCH_LIMIT, SEARCH_SECONDS);
+		return;
+	}
 	if (a->re)
 		pcre2_code_free(a->re);
 	a->re = re;
 	snprintf(a->pattern, sizeof(a->pattern), "%s", pattern);
 	a->filter = filter;
-	search_mark(&a->cur, a->re);
-	if (a->ref.loaded)
-		search_mark(&a->ref, a->re);
 	if (app_focus(a)->nmatch == 0) {
 		app_msg(a, R_ERROR, "no op matches /%s/ (ops read like: 1F12 stage=1 mb=12 kind=F forward gpu=1 layers=7-13 mamba2)",
 		        pattern);

@@ -17,7 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { S_GROUND, S_ESC, S_CSI, S_SS3, S_LINUX, S_X10, S_PASTE };
+/* S_PASTE_TAIL: a paste that paused past KEYDEC_PASTE_MS (a slow link): its text so far
+ * has ended, but what comes until its end marker (or a long silence) is still paste text,
+ * never keys. S_STRING: an OSC, DCS, APC, PM or SOS string (a terminal's reply, a
+ * colour query's answer), read to its terminator and dropped whole. */
+enum { S_GROUND, S_ESC, S_CSI, S_SS3, S_LINUX, S_X10, S_PASTE, S_PASTE_TAIL, S_STRING };
 
 static const char paste_end[] = "\033[201~";
 
@@ -317,12 +321,30 @@ void keydec_feed(struct keydec *d, int byte)
 			d->state = byte == '[' ? S_CSI : S_SS3;
 		} else if (byte == 27) {
 			push_key(d, 27);        /* Esc Esc: one Esc, and the next may start a sequence */
+		} else if (byte == ']' || byte == 'P' || byte == '_' || byte == '^' || byte == 'X') {
+			collect(d, byte);       /* a string: to its ST (ESC \) or, for OSC, BEL */
+			d->state = S_STRING;
 		} else {
-			/* Esc, then a key typed quickly after it (Esc q) */
+			/* Esc, then a key typed quickly after it (Esc q). An Alt (Meta) key sent as
+			 * ESC and the key reads the same, byte for byte and in time: it is not told
+			 * apart (a terminal that sends Meta as the eighth bit gives a byte no command
+			 * has) */
 			push_key(d, 27);
 			d->state = S_GROUND;
 			keydec_feed(d, byte);
 		}
+		return;
+	case S_STRING:
+		if (byte == 7 || (byte == '\\' && d->len > 0 && d->seq[d->len - 1] == 27)) {
+			collect(d, byte);
+			push_drop(d);
+			return;
+		}
+		collect(d, byte == 27 ? 27 : byte);
+		if (d->len < KEYDEC_SEQ_MAX)
+			return;
+		/* past the buffer: keep only whether the last byte was ESC, for the ST */
+		d->seq[KEYDEC_SEQ_MAX - 1] = (unsigned char)byte;
 		return;
 	case S_CSI:
 	case S_SS3:
@@ -371,6 +393,7 @@ void keydec_feed(struct keydec *d, int byte)
 		}
 		return;
 	case S_PASTE:
+	case S_PASTE_TAIL:
 		paste_byte(d, byte);
 		return;
 	default:
@@ -395,10 +418,22 @@ void keydec_timeout(struct keydec *d)
 		d->state = S_GROUND;    /* a mouse report cut short: nothing */
 		break;
 	case S_PASTE:
-		d->paste_match = 0;
-		d->state = S_GROUND;
+		/* the paste paused: what came ends here, and the rest, when it comes, is still
+		 * paste text (a byte of it taken as a key could save or quit) */
+		d->state = S_PASTE_TAIL;
 		if ((ev = push(d, KEV_PASTE_END)))
 			ev->key = (int)d->paste_len;
+		d->paste_len = 0;
+		break;
+	case S_PASTE_TAIL:
+		/* no end marker for KEYDEC_PASTE_TAIL_MS: it was lost; keys are keys again */
+		d->paste_match = 0;
+		d->state = S_GROUND;
+		if (d->paste_len && (ev = push(d, KEV_PASTE_END)))
+			ev->key = (int)d->paste_len;
+		break;
+	case S_STRING:
+		push_drop(d);
 		break;
 	default:
 		break;
@@ -407,7 +442,8 @@ void keydec_timeout(struct keydec *d)
 
 int keydec_wait_ms(const struct keydec *d)
 {
-	return d->state == S_GROUND ? -1 : d->state == S_PASTE ? KEYDEC_PASTE_MS : d->seq_ms;
+	return d->state == S_GROUND ? -1 : d->state == S_PASTE ? KEYDEC_PASTE_MS
+	     : d->state == S_PASTE_TAIL ? KEYDEC_PASTE_TAIL_MS : d->seq_ms;
 }
 
 bool keydec_next(struct keydec *d, struct kev *ev)

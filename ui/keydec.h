@@ -21,6 +21,9 @@
 #define KEYDEC_SEQ_MS 100
 #define KEYDEC_SEQ_MS_MAX 10000
 #define KEYDEC_PASTE_MS 1000
+/* After a paste paused that long, how long its end marker is still waited for (its bytes
+ * still paste text, never keys) before it is taken as lost. */
+#define KEYDEC_PASTE_TAIL_MS 10000
 
 enum kev_kind {
 	KEV_KEY,        /* key: a character (0-255) or a curses KEY_* code */

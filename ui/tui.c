@@ -208,6 +208,21 @@ static void suspend(struct app *a)
 /* Pasted bytes outside a prompt, dropped; said once when the paste ends. */
 static long paste_dropped;
 
+/* A key while the terminal is too small to show anything but that: only quitting acts,
+ * and only when nothing is lost (a dialog asking about unsaved edits could not be seen;
+ * Ctrl-L and a resize still work). */
+static int small_key(struct app *a, int key)
+{
+	if (key == 12)
+		return KF_REPAINT;
+	if (key != 'q' && key != 'Q' && key != 3 && key != KEY_F(10))
+		return 0;
+	if (!app_modified(a))
+		return KF_HANDLED | KF_QUIT;
+	app_msg(a, R_WARN, "unsaved edits: enlarge the terminal to save or discard them before quitting");
+	return KF_REDRAW;
+}
+
 static int handle(struct app *a, const struct layout *l, const struct kev *ev)
 {
 	switch (ev->kind) {
@@ -233,8 +248,10 @@ static int handle(struct app *a, const struct layout *l, const struct kev *ev)
 	case KEV_KEY:
 		break;
 	}
-	if (ev->key == 3) /* ^C in raw mode: the same as q */
-		return view_key(a, 'q');
+	if (l->too_small)
+		return small_key(a, ev->key);
+	if (ev->key == 3) /* ^C in raw mode: cancels a prompt, else the same as q */
+		return view_key(a, a->mode == MODE_PROMPT || a->mode == MODE_PICKER ? 27 : 'q');
 	return view_key(a, ev->key);
 }
 

@@ -64,7 +64,8 @@ void view_draw(struct app *a, struct screen *s, const struct layout *l)
 		char m1[120], m2[120];
 
 		snprintf(m1, sizeof(m1), "terminal too small: %dx%d", s->w, s->h);
-		snprintf(m2, sizeof(m2), "octopipe needs at least %dx%d (q quits)", LAYOUT_MIN_COLS, LAYOUT_MIN_ROWS);
+		snprintf(m2, sizeof(m2), "octopipe needs at least %dx%d (%s)", LAYOUT_MIN_COLS, LAYOUT_MIN_ROWS,
+		         app_modified(a) ? "unsaved edits: enlarge it to save them" : "q quits");
 		screen_text(s, (s->w - (int)strlen(m1)) / 2 > 0 ? (s->w - (int)strlen(m1)) / 2 : 0, s->h / 2 - 1, s->w, m1, R_WARN);
 		screen_text(s, (s->w - (int)strlen(m2)) / 2 > 0 ? (s->w - (int)strlen(m2)) / 2 : 0, s->h / 2, s->w, m2, R_NORMAL);
 		return;

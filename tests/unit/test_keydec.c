@@ -142,6 +142,15 @@ static void known_keys(void)
 		   "a paste holding the start of its end marker keeps those bytes as text");
 		t = decode("\033/", sizeof("\033/") - 1, false, true);
 		ok(t.keys == 2 && t.key[0] == 27 && t.key[1] == '/', "Esc and a key typed at once: Esc, then the key");
+		t = decode("\033]11;rgb:1c1c/1c1c/1c1c\033\\", sizeof("\033]11;rgb:1c1c/1c1c/1c1c\033\\") - 1, false, true);
+		ok(t.keys == 0 && t.drops == 1, "an OSC colour reply ended by ST is one dropped string, no key of it");
+		t = decode("\033]0;title]]w\007q", sizeof("\033]0;title]]w\007q") - 1, false, true);
+		ok(t.keys == 1 && t.key[0] == 'q' && t.drops == 1, "an OSC ended by BEL: dropped, and the key after it is a key");
+		t = decode("\033P1$r0m\033\\", sizeof("\033P1$r0m\033\\") - 1, false, true);
+		ok(t.keys == 0 && t.drops == 1, "a DCS reply is one dropped string");
+		t = decode("\033]x;[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]\033\\w",
+		           sizeof("\033]x;[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]\033\\w") - 1, false, true);
+		ok(t.keys == 1 && t.key[0] == 'w' && t.drops == 1, "a string longer than the buffer still ends at its ST");
 	}
 	/* split across reads: the decoder keeps its state between pieces */
 	{
@@ -161,6 +170,42 @@ static void known_keys(void)
 		drain(&d, &t);
 		ok(t.keys == 1 && t.key[0] == KEY_F(8) && keydec_wait_ms(&d) == -1, "F8 in three pieces is F8");
 	}
+}
+
+/* A paste that pauses longer than KEYDEC_PASTE_MS (a slow link): what came before the pause
+ * ends as a paste, and what comes after it up to the end marker is paste text too, never
+ * keys (it was "ab", a pause, then "wq": w saved and q quit). */
+static void paused_paste(void)
+{
+	struct keydec d;
+	struct tally t;
+	const char *rest = "wq\033[201~x";
+
+	memset(&t, 0, sizeof(t));
+	keydec_init(&d, false);
+	for (const char *c = "\033[200~ab"; *c; c++)
+		keydec_feed(&d, (unsigned char)*c);
+	drain(&d, &t);
+	ok(keydec_wait_ms(&d) == KEYDEC_PASTE_MS, "inside a paste the decoder waits KEYDEC_PASTE_MS for more");
+	keydec_timeout(&d);
+	drain(&d, &t);
+	ok(t.paste_ends == 1 && t.ntext == 2 && keydec_wait_ms(&d) == KEYDEC_PASTE_TAIL_MS,
+	   "a paused paste ends its text so far and waits KEYDEC_PASTE_TAIL_MS for its end marker");
+	for (const char *c = rest; *c; c++)
+		keydec_feed(&d, (unsigned char)*c);
+	drain(&d, &t);
+	ok(t.keys == 1 && t.key[0] == 'x' && t.ntext == 4 && memcmp(t.text, "abwq", 4) == 0 && t.paste_ends == 2,
+	   "the bytes after the pause are paste text up to the end marker; the key after it is a key");
+	memset(&t, 0, sizeof(t));
+	keydec_init(&d, false);
+	for (const char *c = "\033[200~ab"; *c; c++)
+		keydec_feed(&d, (unsigned char)*c);
+	keydec_timeout(&d);
+	keydec_timeout(&d);     /* and no end marker ever came */
+	keydec_feed(&d, 'q');
+	drain(&d, &t);
+	ok(t.keys == 1 && t.key[0] == 'q' && keydec_wait_ms(&d) == -1,
+	   "an end marker lost for KEYDEC_PASTE_TAIL_MS: keys are keys again");
 }
 
 /* ---- the fuzz ------------------------------------------------------------------------- */
@@ -310,6 +355,7 @@ static void fuzz(void)
 int main(void)
 {
 	known_keys();
+	paused_paste();
 	fuzz();
 	return tap_done();
 }
