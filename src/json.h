@@ -63,6 +63,10 @@ enum jv_flags {
 	JV_NONEMPTY = 1 << 2, /* strings: not "" */
 };
 
+/* The longest string jv_string accepts (a path's PATH_MAX): a name of megabytes was
+ * printed whole in every line and table row that shows it. */
+#define JV_STRING_MAX 4096
+
 /* Whether s holds a control character (C0, DEL or C1), which the readers refuse in strings. */
 bool json_has_control(const char *s);
 

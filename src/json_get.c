@@ -6,6 +6,7 @@
  */
 #include "config.h"
 #include "json.h"
+#include "strbuf.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -166,6 +167,27 @@ static bool has_control(const char *s)
 	return false;
 }
 
+/* Whether s holds a byte that starts no UTF-8 character (a raw C1 control such as 0x9b,
+ * the eighth-bit CSI, is one; Latin-1 text is another): *at is its offset. Every name is
+ * printed, so only text a terminal shows as text passes. */
+static bool bad_utf8(const char *s, size_t *at)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strlen(s), i = 0;
+
+	while (i < n) {
+		unsigned cp;
+		size_t len = strbuf_utf8_len(p + i, n - i, &cp);
+
+		if (len == 0) {
+			*at = i;
+			return true;
+		}
+		i += len;
+	}
+	return false;
+}
+
 bool json_has_control(const char *s)
 {
 	return has_control(s);
@@ -177,6 +199,7 @@ int jv_string(struct jv *v, const cJSON *obj, const char *path, const char *key,
 	char p[JPATH_MAX];
 	const cJSON *c;
 	int r = jv_member(v, obj, path, key, flags, &c);
+	size_t at;
 
 	if (r < 0)
 		return -1;
@@ -191,6 +214,11 @@ int jv_string(struct jv *v, const cJSON *obj, const char *path, const char *key,
 		return jv_fail(v, p, "must not be empty");
 	if (has_control(c->valuestring))
 		return jv_fail(v, p, "must not contain control characters");
+	if (bad_utf8(c->valuestring, &at))
+		return jv_fail(v, p, "must be UTF-8 text (byte 0x%02x at offset %zu is not)",
+		               (unsigned char)c->valuestring[at], at);
+	if (strlen(c->valuestring) > JV_STRING_MAX)
+		return jv_fail(v, p, "longer than %d bytes", JV_STRING_MAX);
 	*out = c->valuestring;
 	return 1;
 }

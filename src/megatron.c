@@ -477,8 +477,11 @@ static int args_of(const struct plan *p, const char *plan_name, struct strbuf *s
 		layers += decoder_layer(p->model.layers[i].kind);
 		mtp += mtp_layer(p->model.layers[i].kind);
 	}
-	strbuf_addf(sb, "# Megatron-LM arguments for %s: pp %d x tp %d x dp %d = %d GPUs (octopipe export megatron-args)\n",
-	            plan_name, l.pp, l.tp, l.dp, parallel_gpus(&l));
+	/* the name is a file name: a newline in it would start a line of flags */
+	strbuf_addstr(sb, "# Megatron-LM arguments for ");
+	strbuf_add_printable(sb, plan_name, strlen(plan_name), false);
+	strbuf_addf(sb, ": pp %d x tp %d x dp %d = %d GPUs (octopipe export megatron-args)\n", l.pp, l.tp, l.dp,
+	            parallel_gpus(&l));
 	strbuf_addf(sb, "# Megatron runs its own %s order over this partition; a tuned order\n"
 	                "# of OctoPipe's needs OctoPipe's executor (octopipe run).\n",
 	            sh.vpp > 1 ? "interleaved 1F1B" : "1F1B");

@@ -199,6 +199,11 @@ int report_check_measured(const struct plan *p, const struct timeline *t, const 
 {
 	if (!file)
 		file = "timeline";
+	/* what the report labels a measurement must be one: a simulated timeline beside its own
+	 * plan read as "measured, error +0.0%" */
+	if (strcmp(t->source, "sim") == 0)
+		return err_set(e, ERR_INPUT, "%s: source: 'sim', a simulated timeline, not a measurement (octopipe run "
+		               "--timeline-out writes one)", file);
 	if (t->ndevices != p->ndevices)
 		return err_set(e, ERR_INPUT, "%s: a run on %d devices, the plan has %d", file, t->ndevices, p->ndevices);
 	for (int d = 0; d < p->ndevices; d++) {

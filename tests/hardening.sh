@@ -441,4 +441,54 @@ expect_rc 2 "16 stages x 1,000,000 microbatches is refused"
 expect_match 'make a plan of at least [0-9]+ MiB, more than the 256 MiB any octopipe command reads back: at most [0-9]+ microbatches with 16 stages' "$ERR" "naming the limit and what fits"
 if [ ! -e "$T/toolarge.json" ]; then ok "and writes nothing"; else not_ok "and writes nothing"; fi
 
+# ---- names reach a terminal only as text: file names on the success lines, a newline in a
+# name (one line of flags injected into megatron-args, one error split in two), raw C1
+# bytes and names of megabytes in a model
+O="$OCTOPIPE"
+mkdir -p "$T/names"
+"$O" plan --model gpt-13b --cluster 4xH200 --schedule 1f1b --microbatches 8 -o "$T/names/p.json" >/dev/null
+esc=$(printf 'e\033[31mRED.json')
+cp "$T/names/p.json" "$T/names/$esc"
+run "$O" check "$T/names/$esc"
+if [ "$RC" = 0 ] && ! printf '%s' "$OUT" | grep -q "$(printf '\033')" && printf '%s' "$OUT" | grep -q 'e\\x1b\[31mRED.json: ok'; then
+    ok "check's ok line shows an escape in a file name escaped"
+else not_ok "check's ok line" "exit $RC" "$(printf '%s' "$OUT" | cat -v)"; fi
+nl=$(printf 'x\n--use-evil-flag\n#.json')
+cp "$T/names/p.json" "$T/names/$nl"
+run "$O" export megatron-args "$T/names/$nl"
+if [ "$RC" = 0 ] && ! printf '%s\n' "$OUT" | grep -q '^--use-evil-flag'; then
+    ok "a newline in the plan's file name does not start a line of megatron-args flags"
+else not_ok "megatron-args header" "$OUT"; fi
+run "$O" check "$(printf 'no\nexist.json')"
+if [ "$RC" = 2 ] && [ "$(printf '%s\n' "$ERR" | wc -l)" = 1 ] && printf '%s' "$ERR" | grep -q 'no\\x0aexist.json: cannot open'; then
+    ok "a newline in a missing file's name stays in its one error line"
+else not_ok "one error line" "exit $RC" "$ERR"; fi
+python3 - "$top_srcdir/samples/models/gpt-13b.json" "$T/names" <<'PY'
+import sys
+raw = open(sys.argv[1], "rb").read()
+key = b'"name": "gpt-13b"'
+assert key in raw
+open(sys.argv[2] + "/c1.json", "wb").write(raw.replace(key, b'"name": "gpt\x9b2J"', 1))
+open(sys.argv[2] + "/long.json", "wb").write(raw.replace(key, b'"name": "' + b"n" * 5000 + b'"', 1))
+PY
+run "$O" check "$T/names/c1.json"
+expect_rc 2 "a raw C1 byte (the eighth-bit CSI) in a model's name is refused"
+expect_match 'c1.json: name: must be UTF-8 text \(byte 0x9b at offset 3 is not\)' "$ERR" "naming the byte"
+run "$O" check "$T/names/long.json"
+expect_rc 2 "a name of 5000 bytes is refused"
+expect_match 'long.json: name: longer than 4096 bytes' "$ERR" "saying the limit"
+# an error about a file under a long path keeps its reason (the line was cut at 1024 bytes)
+deep="$T/names/$(python3 -c "print('/'.join(['d' * 200] * 18))")"
+mkdir -p "$deep" && echo '{' >"$deep/bad.json"
+run "$O" check "$deep/bad.json"
+expect_rc 2 "a bad file under a 3800-byte path"
+expect_match 'bad.json: line 2, column 1: invalid JSON: unexpected end of file$' "$ERR" "its error still says what is wrong"
+# a simulated timeline is no measurement: report and export svg refuse it as calibrate does
+"$O" sim "$T/names/p.json" --timeline-out "$T/names/sim-tl.json" >/dev/null
+run "$O" report "$T/names/p.json" --timeline "$T/names/sim-tl.json" -o "$T/names/r.html"
+expect_rc 2 "report --timeline of a simulated timeline is refused"
+expect_match "sim-tl.json: source: 'sim', a simulated timeline, not a measurement" "$ERR" "saying why"
+run "$O" export svg "$T/names/p.json" --timeline "$T/names/sim-tl.json" -o "$T/names/r.svg"
+expect_rc 2 "and so is export svg --timeline"
+
 done_testing

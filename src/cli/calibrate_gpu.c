@@ -172,12 +172,12 @@ static int report(const char *out, const char *gpu, const struct calib_set *s, c
 	for (int j = 0; j < ncm; j++)
 		nfit += cm[j].fitted;
 	if (ncm == 1) {
-		printf("model %s on %s (%s): %d kernel microbenchmarks (F and backward)\n", cm[0].path, gpu, mode, cm[0].n);
+		printf("model %s on %s (%s): %d kernel microbenchmarks (F and backward)\n", cli_name(cm[0].path), gpu, mode, cm[0].n);
 	} else {
 		printf("models");
 		for (int j = 0; j < ncm; j++)
 			if (cm[j].fitted)
-				printf(" %s", cm[j].name);
+				printf(" %s", cli_name(cm[j].name));
 		printf(" on %s (%s): %d kernel microbenchmarks (F and backward)\n", gpu, mode, total_benches(cm, ncm));
 	}
 	printf("mean error of the kernels' times: F %.1f%% -> %.1f%%, backward %.1f%% -> %.1f%%\n", err[0], err[2],
@@ -190,7 +190,7 @@ static int report(const char *out, const char *gpu, const struct calib_set *s, c
 	       before->launch_us_b, after->launch_us_b);
 	kernel_table(b, cm, ncm, mode);
 	if (ncm == 1) {
-		printf("\nwrote %s\n", out);
+		printf("\nwrote %s\n", cli_name(out));
 		return EXIT_OK;
 	}
 	printf("\nwrote %d models to %s/ (fitted:", ncm, out);
@@ -201,7 +201,7 @@ static int report(const char *out, const char *gpu, const struct calib_set *s, c
 		printf("; re-priced, not benchmarked:");
 		for (int j = 0; j < ncm; j++)
 			if (!cm[j].fitted)
-				printf(" %s", cm[j].name);
+				printf(" %s", cli_name(cm[j].name));
 	}
 	printf(")\n");
 	return EXIT_OK;

@@ -33,7 +33,13 @@ static void put_printable(const char *text, size_t len)
 {
 	struct strbuf sb = STRBUF_INIT;
 
-	strbuf_add_printable(&sb, text, len, true);
+	/* a newline inside the line (a file name holding one) is escaped; its end stays */
+	if (len > 0 && text[len - 1] == '\n') {
+		strbuf_add_printable(&sb, text, len - 1, false);
+		strbuf_addch(&sb, '\n');
+	} else {
+		strbuf_add_printable(&sb, text, len, false);
+	}
 	fputs(strbuf_failed(&sb) ? "octopipe: out of host memory\n" : sb.buf, stderr);
 	strbuf_release(&sb);
 }
@@ -45,6 +51,28 @@ void cli_verr(const char *fmt, va_list ap)
 	strbuf_vaddf(&sb, fmt, ap);
 	put_printable(sb.buf, sb.len);
 	strbuf_release(&sb);
+}
+
+const char *cli_name(const char *s)
+{
+	static char ring[4][CLI_NAME_MAX + 8];
+	static int next;
+	struct strbuf sb = STRBUF_INIT;
+	char *out = ring[next];
+
+	next = (next + 1) % 4;
+	if (!s)
+		return "(null)";
+	strbuf_add_printable(&sb, s, strlen(s), false);
+	if (strbuf_failed(&sb))
+		snprintf(out, CLI_NAME_MAX, "(out of host memory)");
+	else if (sb.len > CLI_NAME_MAX)
+		snprintf(out, CLI_NAME_MAX + 8, "%.*s...%s", CLI_NAME_MAX / 2 - 2, sb.buf,
+		         sb.buf + sb.len - (CLI_NAME_MAX / 2 - 2));
+	else
+		memcpy(out, sb.buf, sb.len + 1);
+	strbuf_release(&sb);
+	return out;
 }
 
 void cli_err(const char *fmt, ...)

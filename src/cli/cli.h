@@ -43,6 +43,11 @@ int cmd_tui(int argc, char **argv);
 /* Prints one message to stderr, with control characters from names and paths escaped
  * (every error line of the CLI goes through here or cli_report / cli_usage_error). */
 void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A file or model name as the lines on stdout show it: control characters, newlines and
+ * bytes that are no UTF-8 escaped (as the error lines escape them), a name longer than
+ * CLI_NAME_MAX cut in the middle. In one of four rotating buffers: up to four in one line. */
+#define CLI_NAME_MAX 1000
+const char *cli_name(const char *s);
 void cli_verr(const char *fmt, va_list ap);
 /* getopt_long for a subcommand: one usage line naming the option on a missing value, an
  * unknown or ambiguous option, a value given to a flag, or an empty value; it then returns

@@ -172,7 +172,7 @@ static int report(const struct plan *p, const struct rescale *r, const char *tl_
 		}
 		return cli_put_json(root, w.oom);
 	}
-	printf("calibrated from %s (%s run of %s)\n", tl_path, source, plan_path);
+	printf("calibrated from %s (%s run of %s)\n", cli_name(tl_path), source, cli_name(plan_path));
 	if (overhead)
 		printf("per-op overhead: %.1f us (the layers' factors below are fitted to the rest)\n",
 		       p->cluster.op_overhead_us);

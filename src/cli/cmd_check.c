@@ -74,7 +74,7 @@ int cmd_check(int argc, char **argv)
 		} else {
 			doc_describe(&d, &sb);
 			if (!json && !quiet)
-				printf("%s: ok: %s\n", argv[i], sb.buf);
+				printf("%s: ok: %s\n", cli_name(argv[i]), sb.buf);
 		}
 		strbuf_release(&why);
 		if (json) {

@@ -150,7 +150,7 @@ static int print_summary(const struct arch *a, const struct model *m, const stru
 		return cli_put_json(root, w.oom);
 	}
 	printf("model %s (%s): %d layers, sequence %ld x micro-batch %ld, tp %d, on %s, runtime %s%s\n",
-	       m->name, a->family, m->nlayers, o->seq, o->micro_batch, o->tp, c->gpu ? c->gpu : c->name, rt->name,
+	       cli_name(m->name), a->family, m->nlayers, o->seq, o->micro_batch, o->tp, c->gpu ? c->gpu : c->name, rt->name,
 	       c->hw.eff_given ? " (the cluster's calibrated efficiencies)" : "");
 	printf("parameters: %.3f B total, %.3f B active (embedding %.3f B, head %.3f B", t.params / 1e9,
 	       t.active / 1e9, t.embed_params / 1e9, t.head_params / 1e9);
@@ -496,7 +496,7 @@ static int write_model(struct cli_args *a, const struct cost_args *ca, const str
 	} else if (ca->nprof == 0 && !(out && strcmp(out, "-") == 0)) {
 		rc = print_summary(arch, &m, &ca->o, &a->cluster, &a->runtime, a->json);
 		if (out && !a->json)
-			printf("wrote %s\n", out);
+			printf("wrote %s\n", cli_name(out));
 	}
 	model_release(&m);
 	return rc;

@@ -99,8 +99,8 @@ static int report(const struct plan *p, const char *out)
 		sim_release(&s);
 		return EXIT_RUNTIME;
 	}
-	strbuf_addf(&sb, "%s: %s, %d stage%s, %d microbatch%s: iteration ", strcmp(out, "-") ? out : "plan",
-	            p->name, p->nstages, p->nstages == 1 ? "" : "s", p->microbatches, p->microbatches == 1 ? "" : "es");
+	strbuf_addf(&sb, "%s: %s, %d stage%s, %d microbatch%s: iteration ", strcmp(out, "-") ? cli_name(out) : "plan",
+	            cli_name(p->name), p->nstages, p->nstages == 1 ? "" : "s", p->microbatches, p->microbatches == 1 ? "" : "es");
 	fmt_ms(&sb, m.makespan_ms);
 	strbuf_addf(&sb, ", bubble %.1f%%, efficiency %.1f%%", 100 * m.bubble_ratio, 100 * m.efficiency);
 	fprintf(strcmp(out, "-") ? stdout : stderr, "%s\n", sb.buf);

@@ -712,7 +712,7 @@ static int report(struct run_state *rs)
 		return print_json(rs, predicted, measured);
 	if (rs->ev.f == stdout || (ro->tl_out && strcmp(ro->tl_out, "-") == 0))
 		return EXIT_OK;
-	printf("plan %s on %s%s: %d iteration%s, %d transfers%s\n", rs->path, rs->rb->name, rs->mpi ? " over MPI" : "",
+	printf("plan %s on %s%s: %d iteration%s, %d transfers%s\n", cli_name(rs->path), rs->rb->name, rs->mpi ? " over MPI" : "",
 	       ro->iters, ro->iters == 1 ? "" : "s", rs->x.nxfers, rs->repaired ? " (receives repaired)" : "");
 	printf("iteration: predicted %.2f ms, measured %.2f ms, error %+.2f%%\n", predicted, measured, 100 * err);
 	print_notes(rs);

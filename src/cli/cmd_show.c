@@ -48,8 +48,8 @@ static void print_text(const struct model *m, const char *path,
 	for (int i = 0; i < nh; i++)
 		if ((int)strlen(m->layers[heavy[i]].kind) > kw)
 			kw = (int)strlen(m->layers[heavy[i]].kind);
-	printf("model %s: %d layers, sequence %ld x micro-batch %ld  (%s)\n\n", m->name, m->nlayers,
-	       m->seq_len, m->micro_batch_size, path);
+	printf("model %s: %d layers, sequence %ld x micro-batch %ld  (%s)\n\n", cli_name(m->name), m->nlayers,
+	       m->seq_len, m->micro_batch_size, cli_name(path));
 	printf("%-*s %6s %10s %10s %10s %6s %10s %10s\n", kw, "KIND", "COUNT", "F ms", "B ms", "W ms",
 	       "SHARE", "WEIGHTS", "ACT/MB");
 	for (int i = 0; i <= nk; i++) {

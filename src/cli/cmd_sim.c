@@ -90,7 +90,7 @@ static void summary(const struct plan *p, const char *path, const struct metrics
 	bool layout = false;
 
 	strbuf_addf(&sb, "plan %s: %s on %s, %d stage%s on %d device%s, %d microbatch%s, %s backward%s\n",
-	            path, p->model.name, p->cluster.name, p->nstages, p->nstages == 1 ? "" : "s", p->ndevices,
+	            cli_name(path), cli_name(p->model.name), cli_name(p->cluster.name), p->nstages, p->nstages == 1 ? "" : "s", p->ndevices,
 	            p->ndevices == 1 ? "" : "s", p->microbatches, p->microbatches == 1 ? "" : "es",
 	            p->split_backward ? "split" : "fused", blocking ? ", blocking transfers" : "");
 	strbuf_addstr(&sb, "iteration ");

@@ -160,7 +160,7 @@ static int print_text(const char *path, struct dry *d)
 {
 	const struct plan *p = d->p;
 
-	printf("plan %s: the kernels of the cuda backend, without a GPU\n", path);
+	printf("plan %s: the kernels of the cuda backend, without a GPU\n", cli_name(path));
 	if (d->works) {
 		printf("kernels: architecture (the cost model's kernel list of each layer, measured as it runs)\n");
 		if (d->full_ms)
