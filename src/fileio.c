@@ -355,12 +355,20 @@ static void drop_temp(const char *tmp)
 static int make_temp(const char *path, char *target, char *dir, char *tmp, struct err *e)
 {
 	sigset_t old;
-	int fd, saved;
+	const char *base;
+	int fd, saved, n;
 
 	if (resolve_target(path, target, PATH_MAX, e) < 0)
 		return -1;
 	fileio_dirname(target, dir, PATH_MAX);
-	if (snprintf(tmp, PATH_MAX + 16, "%s.tmp.XXXXXX", target) >= PATH_MAX + 16)
+	/* NAME.tmp.XXXXXX beside it; a name too long for that (NAME_MAX) gets a short one in
+	 * its directory, so a file that can be opened can be saved */
+	base = strrchr(target, '/') ? strrchr(target, '/') + 1 : target;
+	if (strlen(base) + sizeof(".tmp.XXXXXX") - 1 <= NAME_MAX)
+		n = snprintf(tmp, PATH_MAX + 16, "%s.tmp.XXXXXX", target);
+	else
+		n = snprintf(tmp, PATH_MAX + 16, "%.*s.octopipe.tmp.XXXXXX", (int)(base - target), target);
+	if (n < 0 || n >= PATH_MAX + 16)
 		return err_set(e, ERR_RUNTIME, "%s: path too long", path);
 	/* no moment when the file exists and a signal would leave it behind: the signals
 	 * wait until the handler knows its name */

@@ -190,3 +190,24 @@ void strbuf_add_printable(struct strbuf *sb, const char *s, size_t n, bool keep_
 		i += len;
 	}
 }
+
+void str_fit_middle(char *out, size_t cap, const char *text, size_t n)
+{
+	static const char mid[] = " ... ";
+	size_t head = (cap - 1) / 3, tail;
+
+	if (n < cap) {
+		memcpy(out, text, n);
+		out[n] = '\0';
+		return;
+	}
+	tail = cap - 1 - head - (sizeof(mid) - 1);
+	while (head > 0 && ((unsigned char)text[head] & 0xc0) == 0x80)
+		head--;
+	while (tail > 0 && ((unsigned char)text[n - tail] & 0xc0) == 0x80)
+		tail--;
+	memcpy(out, text, head);
+	memcpy(out + head, mid, sizeof(mid) - 1);
+	memcpy(out + head + sizeof(mid) - 1, text + n - tail, tail);
+	out[head + sizeof(mid) - 1 + tail] = '\0';
+}

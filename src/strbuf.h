@@ -45,6 +45,10 @@ void strbuf_add_printable(struct strbuf *sb, const char *s, size_t n, bool keep_
 /* Length (1..4) of the valid UTF-8 sequence at s with at most n bytes left, its code point
  * in *cp; 0 for a byte that starts none (overlong forms and surrogates included). */
 size_t strbuf_utf8_len(const unsigned char *s, size_t n, unsigned *cp);
+/* Copies text (n bytes) into out (cap bytes, NUL included); longer text keeps its first
+ * third and its end around " ... ", cut between UTF-8 characters: a message about a long
+ * path keeps the file's start and what is wrong with it. */
+void str_fit_middle(char *out, size_t cap, const char *text, size_t n);
 static inline bool strbuf_failed(const struct strbuf *sb) { return sb->oom; }
 
 #endif

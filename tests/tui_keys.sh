@@ -123,6 +123,15 @@ expect 'F1.Help' "fg resumes it with the screen drawn again"
 expect 'resumed' "and says so"
 keys l
 expect '#1 in its order' "keys work after resuming"
+# a stop from outside (kill -TSTP) gives the terminal back as ^Z does: before, the shell
+# got it with the mouse still reported
+kill -TSTP "$(ui_pid)"
+expect 'Stopped' "kill -TSTP stops the job"
+if [ "$(tm display -p ${S:+-t "$S"} '#{mouse_any_flag}')" = 0 ]; then ok "with the mouse reporting off again"
+else not_ok "mouse reporting left on after an outside stop"; fi
+typ fg
+keys Enter
+expect 'F1.Help' "fg resumes it"
 keys q
 wait_gone 'F1.Help' 5
 typ 'echo "exit status $?"'

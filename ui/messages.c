@@ -10,15 +10,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "strbuf.h"
 #include <time.h>
 
 void app_msg(struct app *a, int role, const char *fmt, ...)
 {
+	char tmp[16384];
 	va_list ap;
+	int n;
 
 	va_start(ap, fmt);
-	vsnprintf(a->msg, sizeof(a->msg), fmt, ap);
+	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
 	va_end(ap);
+	if (n < 0)
+		tmp[0] = '\0', n = 0;
+	str_fit_middle(a->msg, sizeof(a->msg), tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
 	a->msg_role = role;
 	if (!a->log && !(a->log = calloc(APP_LOG_MAX, sizeof(*a->log))))
 		return;

@@ -108,7 +108,8 @@ static void on_quit_signal(int sig)
 static void install_signals(void)
 {
 	static const int fatal[] = { SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL };
-	static const int quit[] = { SIGTERM, SIGHUP, SIGINT };
+	/* SIGQUIT too: its default (a core dump) left the alternate screen and the mouse on */
+	static const int quit[] = { SIGTERM, SIGHUP, SIGINT, SIGQUIT };
 	struct sigaction sa;
 
 	memset(&sa, 0, sizeof(sa));
@@ -119,6 +120,9 @@ static void install_signals(void)
 	sa.sa_handler = on_quit_signal;
 	for (size_t i = 0; i < sizeof(quit) / sizeof(quit[0]); i++)
 		sigaction(quit[i], &sa, NULL);
+	/* a stop from outside (kill -TSTP) goes through the loop, which gives the terminal
+	 * back first, as ^Z does */
+	sigaction(SIGTSTP, &sa, NULL);
 	/* a child that ends wakes the loop through the same pipe (and is not a quit) */
 	sa.sa_flags = SA_NOCLDSTOP;
 	sigaction(SIGCHLD, &sa, NULL);
@@ -455,11 +459,22 @@ static int loop(struct app *a, const struct tui_opts *o, struct err *e)
 			rc = err_set(e, ERR_RUNTIME, "poll: %s", strerror(errno));
 			break;
 		}
+		/* the terminal hung up (its master closed without a SIGHUP): every read would
+		 * fail at once, a loop at full speed; leave as SIGHUP would */
+		if (pf[0].revents & (POLLHUP | POLLERR | POLLNVAL)) {
+			a->autosave_due = app_now();
+			app_autosave(a, app_now());
+			break;
+		}
 		if (pf[1].revents & POLLIN) {
 			unsigned char b;
 
-			while (read(sig_pipe[0], &b, 1) == 1)
-				quit_sig = quit_sig || b != SIGCHLD;
+			while (read(sig_pipe[0], &b, 1) == 1) {
+				if (b == SIGTSTP)   /* a stop from outside: as ^Z, the terminal first */
+					suspend(a);
+				else
+					quit_sig = quit_sig || b != SIGCHLD;
+			}
 			if (quit_sig) {
 				a->autosave_due = app_now();
 				app_autosave(a, app_now());

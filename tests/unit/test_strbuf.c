@@ -8,8 +8,31 @@
 #include "strbuf.h"
 #include "../tap.h"
 
+/* str_fit_middle: short text whole; long text its first third, " ... ", its end, never
+ * a UTF-8 character cut. */
+static void fit_middle(void)
+{
+	char out[21], text[200];
+
+	str_fit_middle(out, sizeof(out), "short", 5);
+	is_str(out, "short", "text that fits is copied whole");
+	for (int i = 0; i < 100; i++)
+		text[i] = (char)('a' + i % 26);
+	memcpy(text + 100, ": the reason", 13);
+	str_fit_middle(out, sizeof(out), text, strlen(text));
+	is_int((long)strlen(out), 20, "a long text fills the buffer exactly");
+	ok(strncmp(out, "abcdef", 6) == 0 && strstr(out, " ... ") && strcmp(out + 20 - 9, "he reason") == 0,
+	   "and keeps its start, a marker and its end: '%s'", out);
+	/* a two-byte character across the cut: the head ends before it */
+	memcpy(text, "abcde\xc3\xa9", 7);
+	str_fit_middle(out, sizeof(out), text, strlen(text));
+	ok(strncmp(out, "abcde ... ", 10) == 0 || strncmp(out, "abcde\xc3\xa9", 7) == 0, "no character cut in two: '%s'",
+	   out);
+}
+
 int main(void)
 {
+	fit_middle();
 	struct strbuf sb = STRBUF_INIT;
 	char *s;
 
