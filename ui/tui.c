@@ -304,6 +304,22 @@ static void drain_input(struct app *a, const struct layout *l, struct keydec *kd
 	}
 }
 
+/* The signals the pipe brought: a stop from outside suspends as ^Z does (the terminal
+ * first); true when one of them quits (SIGTERM, SIGHUP, SIGINT, SIGQUIT). */
+static bool signals_quit(struct app *a)
+{
+	unsigned char b;
+	bool quit = false;
+
+	while (read(sig_pipe[0], &b, 1) == 1) {
+		if (b == SIGTSTP)
+			suspend(a);
+		else
+			quit = quit || b != SIGCHLD;
+	}
+	return quit;
+}
+
 #define LIVE_FRAME_S 0.03
 
 /* ESCDELAY, as curses reads it: how long (ms) the rest of a sequence may take over a slow
@@ -425,7 +441,6 @@ static int loop(struct app *a, const struct tui_opts *o, struct err *e)
 	while (!a->quit) {
 		struct pollfd pf[4] = { { STDIN_FILENO, POLLIN, 0 }, { sig_pipe[0], POLLIN, 0 } };
 		int timeout, npf = 2;
-		bool quit_sig = false;
 		double now;
 
 		if (flags & KF_RELAYOUT) {
@@ -461,27 +476,13 @@ static int loop(struct app *a, const struct tui_opts *o, struct err *e)
 		}
 		/* the terminal hung up (its master closed without a SIGHUP): every read would
 		 * fail at once, a loop at full speed; leave as SIGHUP would */
-		if (pf[0].revents & (POLLHUP | POLLERR | POLLNVAL)) {
+		if ((pf[0].revents & (POLLHUP | POLLERR | POLLNVAL)) || ((pf[1].revents & POLLIN) && signals_quit(a))) {
 			a->autosave_due = app_now();
 			app_autosave(a, app_now());
 			break;
 		}
-		if (pf[1].revents & POLLIN) {
-			unsigned char b;
-
-			while (read(sig_pipe[0], &b, 1) == 1) {
-				if (b == SIGTSTP)   /* a stop from outside: as ^Z, the terminal first */
-					suspend(a);
-				else
-					quit_sig = quit_sig || b != SIGCHLD;
-			}
-			if (quit_sig) {
-				a->autosave_due = app_now();
-				app_autosave(a, app_now());
-				break;
-			}
+		if (pf[1].revents & POLLIN)
 			flags |= KF_REDRAW;
-		}
 		for (int i = 2; i < npf; i++)
 			if (pf[i].revents & (POLLIN | POLLHUP | POLLERR))
 				live_dirty = run_io(a, pf[i].fd) || live_dirty;
