@@ -29,16 +29,16 @@
 #include "sim.h"
 
 /* Writes text to stderr with control characters escaped (see strbuf_add_printable). */
-static void put_printable(const char *text, size_t len)
+static void put_printable(const char *text, size_t len, bool one_line)
 {
 	struct strbuf sb = STRBUF_INIT;
 
-	/* a newline inside the line (a file name holding one) is escaped; its end stays */
-	if (len > 0 && text[len - 1] == '\n') {
+	/* one line: a newline inside it (a file name holding one) is escaped, its end stays */
+	if (one_line && len > 0 && text[len - 1] == '\n') {
 		strbuf_add_printable(&sb, text, len - 1, false);
 		strbuf_addch(&sb, '\n');
 	} else {
-		strbuf_add_printable(&sb, text, len, false);
+		strbuf_add_printable(&sb, text, len, !one_line);
 	}
 	fputs(strbuf_failed(&sb) ? "octopipe: out of host memory\n" : sb.buf, stderr);
 	strbuf_release(&sb);
@@ -49,7 +49,7 @@ void cli_verr(const char *fmt, va_list ap)
 	struct strbuf sb = STRBUF_INIT;
 
 	strbuf_vaddf(&sb, fmt, ap);
-	put_printable(sb.buf, sb.len);
+	put_printable(sb.buf, sb.len, false);
 	strbuf_release(&sb);
 }
 
@@ -86,7 +86,19 @@ void cli_err(const char *fmt, ...)
 
 int cli_report(const struct err *e)
 {
-	cli_err("%s\n", e->msg[0] ? e->msg : "unknown error");
+	const char *m = e->msg[0] ? e->msg : "unknown error";
+	size_t n = strlen(m);
+	char *line = malloc(n + 2);
+
+	/* an error is one line, whatever a name in it holds */
+	if (line) {
+		memcpy(line, m, n);
+		memcpy(line + n, "\n", 2);
+		put_printable(line, n + 1, true);
+		free(line);
+	} else {
+		cli_err("%s\n", m);
+	}
 	switch (e->cls) {
 	case ERR_INPUT: return EXIT_INPUT;
 	case ERR_INFEASIBLE: return EXIT_INFEASIBLE;
@@ -109,7 +121,7 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 		if (sb.buf[i] == '\n')
 			sb.buf[i] = ' ';
 	strbuf_addch(&sb, '\n');
-	put_printable(sb.buf, sb.len);
+	put_printable(sb.buf, sb.len, true);
 	strbuf_release(&sb);
 	return EXIT_INPUT;
 }

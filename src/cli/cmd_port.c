@@ -114,9 +114,11 @@ static int import_profile(int argc, char **argv)
 	if (profile_import(&rules, text, len, argv[optind], iters, &m, &st, &e) < 0) {
 		rc = cli_report(&e);
 	} else {
-		rc = cli_write_model(&m, out);
 		char nested[96] = "";
 
+		/* the summary only for a model written: after a refusal it was a second line */
+		if ((rc = cli_write_model(&m, out)) != EXIT_OK)
+			goto done;
 		if (st.nested)
 			snprintf(nested, sizeof(nested), " (%ld inside another of the same layer and phase, counted once)",
 			         st.nested);
@@ -125,6 +127,7 @@ static int import_profile(int argc, char **argv)
 		        st.unmatched && !verbose ? " (--verbose lists the unmatched)" : "");
 		if (verbose && st.unmatched)
 			cli_err("unmatched:\n%s", st.unmatched_names.buf);
+done:
 		model_release(&m);
 	}
 	strbuf_release(&st.unmatched_names);
