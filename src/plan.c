@@ -13,6 +13,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "fileio.h"
 #include "json.h"
@@ -56,6 +57,7 @@ static int read_part(struct jv *v, const cJSON *root, const char *key, const cha
 	char path[4096];
 	const cJSON *item;
 	char **ref = is_model ? &p->model_ref : &p->cluster_ref;
+	struct stat st;
 	int r;
 
 	if (jv_member(v, root, "", key, JV_REQUIRED, &item) < 0)
@@ -70,6 +72,10 @@ static int read_part(struct jv *v, const cJSON *root, const char *key, const cha
 		               key, key, cJSON_IsString(item) ? "an empty string" : json_type_name(item));
 	if (fileio_join(base_dir, item->valuestring, path, sizeof(path)) < 0)
 		return jv_fail(v, key, "path too long");
+	/* a file the plan names is a file: a plan naming /dev/stdin or a FIFO held every
+	 * command that read it (check too) until something wrote there */
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		return jv_fail(v, key, "'%s' is not a regular file", item->valuestring);
 	r = is_model ? model_load(&p->model, path, v->e) : cluster_load(&p->cluster, path, v->e);
 	if (r < 0) {
 		char where[JPATH_MAX + 256];

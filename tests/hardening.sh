@@ -491,4 +491,20 @@ expect_match "sim-tl.json: source: 'sim', a simulated timeline, not a measuremen
 run "$O" export svg "$T/names/p.json" --timeline "$T/names/sim-tl.json" -o "$T/names/r.svg"
 expect_rc 2 "and so is export svg --timeline"
 
+# a plan whose model is /dev/stdin (or a FIFO) held check until something wrote there
+python3 -c '
+import json, sys
+p = json.load(open(sys.argv[1])); p["model"] = "/dev/stdin"; json.dump(p, open(sys.argv[2], "w"))' \
+    "$T/names/p.json" "$T/names/stdin-model.json"
+mkfifo "$T/names/fifo-model.json"
+python3 -c '
+import json, sys
+p = json.load(open(sys.argv[1])); p["model"] = "fifo-model.json"; json.dump(p, open(sys.argv[2], "w"))' \
+    "$T/names/p.json" "$T/names/fifo-plan.json"
+run sh -c "sleep 10 | timeout 5 '$O' check '$T/names/stdin-model.json'"
+expect_rc 2 "a plan naming /dev/stdin as its model is refused at once"
+expect_match "stdin-model.json: model: '/dev/stdin' is not a regular file" "$ERR" "saying so"
+run timeout 5 "$O" check "$T/names/fifo-plan.json"
+expect_rc 2 "and one naming a FIFO"
+
 done_testing

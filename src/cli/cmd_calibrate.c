@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "cli/cli_args.h"
@@ -245,6 +246,7 @@ static int load_run(struct cli_args *a, const char *plan_arg, const char *tl_pat
                     struct plan *p, char *plan_path, size_t plan_path_size)
 {
 	struct err e = ERR_INIT;
+	struct stat st;
 	char dir[4096];
 	int rc;
 
@@ -261,6 +263,11 @@ static int load_run(struct cli_args *a, const char *plan_arg, const char *tl_pat
 		fileio_dirname(tl_path, dir, sizeof(dir));
 		if (fileio_join(dir, t->plan_ref, plan_path, plan_path_size) < 0)
 			snprintf(plan_path, plan_path_size, "%s", t->plan_ref);
+		if (stat(plan_path, &st) == 0 && !S_ISREG(st.st_mode)) { /* a FIFO would hold the command */
+			cli_err("%s: plan: '%s' is not a regular file\n", tl_path, t->plan_ref);
+			timeline_release(t);
+			return EXIT_INPUT;
+		}
 	} else {
 		timeline_release(t);
 		return cli_usage_error("calibrate", "%s names no plan: give --plan", tl_path);
