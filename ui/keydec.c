@@ -19,9 +19,11 @@
 
 /* S_PASTE_TAIL: a paste that paused past KEYDEC_PASTE_MS (a slow link): its text so far
  * has ended, but what comes until its end marker (or a long silence) is still paste text,
- * never keys. S_STRING: an OSC, DCS, APC, PM or SOS string (a terminal's reply, a
- * colour query's answer), read to its terminator and dropped whole. */
-enum { S_GROUND, S_ESC, S_CSI, S_SS3, S_LINUX, S_X10, S_PASTE, S_PASTE_TAIL, S_STRING };
+ * never keys. S_STRING: an OSC or DCS string (a terminal's reply, a colour query's
+ * answer), read to its terminator and dropped whole; S_STRING_START: ESC ] or ESC P, which
+ * is such a string only when what follows is its parameter (a digit, or DCS's $ + > = ! |),
+ * and otherwise Esc and the key ']' or 'P' typed at once. */
+enum { S_GROUND, S_ESC, S_CSI, S_SS3, S_LINUX, S_X10, S_PASTE, S_PASTE_TAIL, S_STRING, S_STRING_START };
 
 static const char paste_end[] = "\033[201~";
 
@@ -321,9 +323,9 @@ void keydec_feed(struct keydec *d, int byte)
 			d->state = byte == '[' ? S_CSI : S_SS3;
 		} else if (byte == 27) {
 			push_key(d, 27);        /* Esc Esc: one Esc, and the next may start a sequence */
-		} else if (byte == ']' || byte == 'P' || byte == '_' || byte == '^' || byte == 'X') {
-			collect(d, byte);       /* a string: to its ST (ESC \) or, for OSC, BEL */
-			d->state = S_STRING;
+		} else if (byte == ']' || byte == 'P') {
+			collect(d, byte);       /* a string, if a parameter follows */
+			d->state = S_STRING_START;
 		} else {
 			/* Esc, then a key typed quickly after it (Esc q). An Alt (Meta) key sent as
 			 * ESC and the key reads the same, byte for byte and in time: it is not told
@@ -333,6 +335,18 @@ void keydec_feed(struct keydec *d, int byte)
 			d->state = S_GROUND;
 			keydec_feed(d, byte);
 		}
+		return;
+	case S_STRING_START:
+		if ((byte >= '0' && byte <= '9') || (d->seq[0] == 'P' && byte && strchr("$+>=!|", byte))) {
+			collect(d, byte);       /* to its ST (ESC \) or, for OSC, BEL */
+			d->state = S_STRING;
+			return;
+		}
+		/* Esc, then ']' or 'P' typed at once, then this */
+		push_key(d, 27);
+		push_key(d, d->seq[0]);
+		d->state = S_GROUND;
+		keydec_feed(d, byte);
 		return;
 	case S_STRING:
 		if (byte == 7 || (byte == '\\' && d->len > 0 && d->seq[d->len - 1] == 27)) {
@@ -409,6 +423,11 @@ void keydec_timeout(struct keydec *d)
 	switch (d->state) {
 	case S_ESC:
 		push_key(d, 27);
+		d->state = S_GROUND;
+		break;
+	case S_STRING_START:
+		push_key(d, 27);
+		push_key(d, d->seq[0]);
 		d->state = S_GROUND;
 		break;
 	case S_CSI: case S_SS3: case S_LINUX:

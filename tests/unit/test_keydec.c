@@ -148,9 +148,14 @@ static void known_keys(void)
 		ok(t.keys == 1 && t.key[0] == 'q' && t.drops == 1, "an OSC ended by BEL: dropped, and the key after it is a key");
 		t = decode("\033P1$r0m\033\\", sizeof("\033P1$r0m\033\\") - 1, false, true);
 		ok(t.keys == 0 && t.drops == 1, "a DCS reply is one dropped string");
-		t = decode("\033]x;[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]\033\\w",
-		           sizeof("\033]x;[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]\033\\w") - 1, false, true);
+		t = decode("\033]52;[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]\033\\w",
+		           sizeof("\033]52;[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]\033\\w") - 1, false, true);
 		ok(t.keys == 1 && t.key[0] == 'w' && t.drops == 1, "a string longer than the buffer still ends at its ST");
+		t = decode("\033]x", sizeof("\033]x") - 1, false, true);
+		ok(t.keys == 3 && t.key[0] == 27 && t.key[1] == ']' && t.key[2] == 'x',
+		   "Esc ] and a key that is no parameter: Esc, ] and the key, as typed");
+		t = decode("\033]", sizeof("\033]") - 1, false, true);
+		ok(t.keys == 2 && t.key[0] == 27 && t.key[1] == ']', "Esc ] and nothing after it: Esc, then ]");
 	}
 	/* split across reads: the decoder keeps its state between pieces */
 	{

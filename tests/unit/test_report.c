@@ -205,6 +205,17 @@ static void big_chart(enum sched_kind k, int p, int m, double max_bytes_per_op)
 	cluster_release(&cl);
 }
 
+/* Relabels a simulated timeline as an emulated run, the stand-in for a measurement. */
+static void standin_measured(struct timeline *t)
+{
+	char *emu = strdup("emu");
+
+	if (emu) {
+		free(t->source);
+		t->source = emu;
+	}
+}
+
 int main(void)
 {
 	static const enum sched_kind kinds[] = { SCHED_1F1B, SCHED_INTERLEAVED, SCHED_ZBH1, SCHED_ZBV, SCHED_DUALPIPEV };
@@ -228,7 +239,9 @@ int main(void)
 		report_svg(&p, NULL, &o, &b, &e);
 		ok(a.len == b.len && memcmp(a.buf, b.buf, a.len) == 0, "%s: the same plan gives the same bytes",
 		   sched_name(kinds[i]));
-		/* the simulated timeline stands in for a measured run */
+		/* the simulated timeline stands in for a measured run (labelled as one: a timeline
+		 * whose source is "sim" is refused as a measurement) */
+		standin_measured(&t);
 		strbuf_reset(&b);
 		ok(report_svg(&p, &t, &o, &b, &e) == 0, "%s: report_svg with a run", sched_name(kinds[i]));
 		is_int(op_rects(b.buf, true), plan_total_ops(&p), "%s: one measured rect per op", sched_name(kinds[i]));
@@ -244,6 +257,15 @@ int main(void)
 		ok(0, "two plans (%s)", e.msg);
 		return tap_done();
 	}
+	{
+		struct strbuf sb = STRBUF_INIT;
+
+		ok(report_svg(&p1, &t1, NULL, &sb, &e) < 0 && e.cls == ERR_INPUT && strstr(e.msg, "not a measurement"),
+		   "a simulated timeline is refused as a run (%s)", e.msg);
+		strbuf_release(&sb);
+	}
+	standin_measured(&t1);
+	standin_measured(&t2);
 	{
 		struct strbuf sb = STRBUF_INIT;
 		struct report_svg_opts o = { 100, false, NULL };
