@@ -216,6 +216,17 @@ static void standin_measured(struct timeline *t)
 	}
 }
 
+/* A simulated timeline is no run: report_svg refuses it. */
+static void sim_refused(const struct plan *p, const struct timeline *t)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct err e = ERR_INIT;
+
+	ok(report_svg(p, t, NULL, &sb, &e) < 0 && e.cls == ERR_INPUT && strstr(e.msg, "not a measurement"),
+	   "a simulated timeline is refused as a run (%s)", e.msg);
+	strbuf_release(&sb);
+}
+
 int main(void)
 {
 	static const enum sched_kind kinds[] = { SCHED_1F1B, SCHED_INTERLEAVED, SCHED_ZBH1, SCHED_ZBV, SCHED_DUALPIPEV };
@@ -257,13 +268,7 @@ int main(void)
 		ok(0, "two plans (%s)", e.msg);
 		return tap_done();
 	}
-	{
-		struct strbuf sb = STRBUF_INIT;
-
-		ok(report_svg(&p1, &t1, NULL, &sb, &e) < 0 && e.cls == ERR_INPUT && strstr(e.msg, "not a measurement"),
-		   "a simulated timeline is refused as a run (%s)", e.msg);
-		strbuf_release(&sb);
-	}
+	sim_refused(&p1, &t1);
 	standin_measured(&t1);
 	standin_measured(&t2);
 	{
