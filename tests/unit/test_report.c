@@ -269,8 +269,7 @@ int main(void)
 		return tap_done();
 	}
 	sim_refused(&p1, &t1);
-	standin_measured(&t1);
-	standin_measured(&t2);
+	standin_measured(&t1), standin_measured(&t2);
 	{
 		struct strbuf sb = STRBUF_INIT;
 		struct report_svg_opts o = { 100, false, NULL };
