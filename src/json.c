@@ -237,6 +237,52 @@ static void describe_position(const char *text, size_t len, size_t off, char *ou
 		         line, col, (unsigned char)text[off]);
 }
 
+/* The first number (outside strings) that JSON's grammar does not allow, or len: cJSON reads
+ * numbers with strtod, so "04096" was 4096, "1." and "06.96" numbers too. JSON's:
+ * -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?, then a delimiter. */
+static size_t bad_number_at(const char *text, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		size_t j = i;
+
+		if (text[i] == '"') {
+			for (i++; i < len && text[i] != '"'; i++)
+				if (text[i] == '\\')
+					i++;
+			continue;
+		}
+		if (text[i] != '-' && !(text[i] >= '0' && text[i] <= '9'))
+			continue;
+		if (text[j] == '-')
+			j++;
+		if (j < len && text[j] == '0')
+			j++;
+		else if (j < len && text[j] >= '1' && text[j] <= '9')
+			while (j < len && text[j] >= '0' && text[j] <= '9')
+				j++;
+		else
+			return i;
+		if (j < len && text[j] == '.') {
+			if (++j >= len || text[j] < '0' || text[j] > '9')
+				return i;
+			while (j < len && text[j] >= '0' && text[j] <= '9')
+				j++;
+		}
+		if (j < len && (text[j] == 'e' || text[j] == 'E')) {
+			if (++j < len && (text[j] == '+' || text[j] == '-'))
+				j++;
+			if (j >= len || text[j] < '0' || text[j] > '9')
+				return i;
+			while (j < len && text[j] >= '0' && text[j] <= '9')
+				j++;
+		}
+		if (j < len && !strchr(" \t\r\n,]}", text[j]))
+			return i;
+		i = j - 1;
+	}
+	return len;
+}
+
 size_t json_nul_at(const char *text, size_t len)
 {
 	for (size_t i = 0; i < len; i++) {
@@ -299,6 +345,16 @@ cJSON *json_parse(const char *text, size_t len, const char *file, struct err *e)
 			cJSON_Delete(root);
 			return NULL;
 		}
+	}
+	if ((i = bad_number_at(text, len)) < len) {
+		size_t line = 1, col = 1;
+
+		for (size_t k = 0; k < i; k++)
+			text[k] == '\n' ? (line++, col = 1) : col++;
+		jv_fail(&v, NULL, "line %zu, column %zu: invalid JSON: a number with a leading zero, a bare '.' or "
+		        "another form JSON does not allow", line, col);
+		cJSON_Delete(root);
+		return NULL;
 	}
 	if (!cJSON_IsObject(root)) {
 		jv_fail(&v, NULL, "the document must be a JSON object, not %s", json_type_name(root));

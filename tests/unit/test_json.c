@@ -175,9 +175,41 @@ static void test_extras(void)
 	cJSON_Delete(root);
 }
 
+/* Numbers as JSON writes them and only those: cJSON's strtod took "04096" as 4096. */
+static void test_numbers(void)
+{
+	static const char *const bad[] = { "04096", "1.", "06.96", "00", "-01", ".5", "1.e3", "1e+", "0x10", "+1" };
+	static const char *const good[] = { "0", "-0", "10", "0.5", "-1.5e-3", "1E+5", "2e10" };
+	char text[64];
+	struct err e = ERR_INIT;
+	cJSON *root;
+	int nbad = 0, ngood = 0;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(text, sizeof(text), "{\"a\": [1, %s], \"s\": \"01\"}", bad[i]);
+		root = json_parse(text, strlen(text), "n.json", &e);
+		nbad += root == NULL;
+		cJSON_Delete(root);
+	}
+	ok(nbad == (int)(sizeof(bad) / sizeof(bad[0])), "every number form JSON does not allow is refused (%d)", nbad);
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		snprintf(text, sizeof(text), "{\"a\": [1, %s], \"s\": \"01 1. 0x\"}", good[i]);
+		root = json_parse(text, strlen(text), "n.json", &e);
+		ngood += root != NULL;
+		cJSON_Delete(root);
+	}
+	ok(ngood == (int)(sizeof(good) / sizeof(good[0])), "every JSON number is read, and strings are not numbers (%d)",
+	   ngood);
+	root = json_parse("{\n  \"seq\": 04096}", 17, "n.json", &e);
+	ok(!root && strstr(e.msg, "n.json: line 2, column 10: invalid JSON: a number with a leading zero"),
+	   "the refusal names the line and column (%s)", e.msg);
+	cJSON_Delete(root);
+}
+
 int main(void)
 {
 	test_parse();
+	test_numbers();
 	test_getters();
 	test_write();
 	test_extras();
