@@ -467,6 +467,10 @@ static int read_steps(const struct report_input *in, struct rstep **st, int *nst
 	int r = steps_from_json(&chk, in->steps, sf, &in->plans[0]->model, &in->plans[0]->cluster,
 	                        in->plans[0]->microbatches, e);
 
+	/* a tuner run at another microbatch count charted beside this plan's times */
+	if (r == 0 && chk.microbatches != in->plans[0]->microbatches)
+		r = err_set(e, ERR_INPUT, "%s: microbatches: steps of a run at %d microbatches, the plan has %d", sf,
+		            chk.microbatches, in->plans[0]->microbatches);
 	steps_release(&chk);
 	return r < 0 ? -1 : rpt_steps_read(in->steps, sf, st, nsteps, e);
 }

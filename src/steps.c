@@ -230,7 +230,7 @@ int steps_from_json(struct steps *s, const cJSON *root, const char *file, const 
 {
 	struct jv v = { file, e, NULL };
 	const cJSON *arr, *o;
-	const char *model = NULL, *baseline = NULL, *what;
+	const char *model = NULL, *cluster = NULL, *baseline = NULL, *what;
 	char p[JPATH_MAX];
 	long mbs, evals;
 	int k = 0;
@@ -246,6 +246,11 @@ int steps_from_json(struct steps *s, const cJSON *root, const char *file, const 
 		return -1;
 	if (model && strcmp(model, m->name) != 0)
 		return jv_fail(&v, "model", "steps of model '%.100s', the plan is of '%s'", model, m->name);
+	/* another cluster's steps were caught only where a device index ran past this one's */
+	if (jv_string(&v, root, "", "cluster", 0, NULL, &cluster) < 0)
+		return -1;
+	if (cluster && strcmp(cluster, c->name) != 0)
+		return jv_fail(&v, "cluster", "steps on cluster '%.100s', the plan is on '%s'", cluster, c->name);
 	if (cJSON_GetArraySize(arr) < 1)
 		return jv_fail(&v, "steps", "must list at least one step");
 	s->microbatches = (int)mbs;

@@ -107,6 +107,23 @@ static int setup_tables(struct tuner *t, struct err *e)
 	return 0;
 }
 
+/* Whether no device of p holds more than k stages (--max-stages-per-device): a baseline
+ * past it (ZB-V's two stages a device at k = 1) was the start and, unbeaten, the result. */
+static bool within_stage_limit(const struct plan *p, int k)
+{
+	int *n;
+	bool ok = true;
+
+	if (p->nstages <= k)
+		return true;
+	if (!(n = calloc((size_t)p->ndevices, sizeof(*n))))
+		return true; /* out of host memory: the limit is the search's, the baseline stays */
+	for (int s = 0; s < p->nstages && ok; s++)
+		ok = ++n[p->stages[s].device] <= k;
+	free(n);
+	return ok;
+}
+
 /* Every baseline that applies, the best kept: the result is never worse than it. Sets
  * *stopped when the set-up was cut (after one ran). -1 when out of host memory. */
 static int setup_baselines(struct tuner *t, bool *stopped)
@@ -138,9 +155,9 @@ static int setup_baselines(struct tuner *t, bool *stopped)
 					return -1;
 				continue; /* this baseline does not apply */
 			}
-			if (o->accept && !o->accept(o->accept_arg, &p)) {
+			if ((o->accept && !o->accept(o->accept_arg, &p)) || !within_stage_limit(&p, o->max_stages_per_device)) {
 				plan_release(&p);
-				continue; /* nor where the target runtime cannot run it */
+				continue; /* nor where the target runtime cannot run it, nor past --max-stages-per-device */
 			}
 			sim_opts_default(&so);
 			rc = sim_run(&t->eb.sim, &p, &so, &mt, &ignore);

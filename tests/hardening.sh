@@ -507,4 +507,33 @@ expect_match "stdin-model.json: model: '/dev/stdin' is not a regular file" "$ERR
 run timeout 5 "$O" check "$T/names/fifo-plan.json"
 expect_rc 2 "and one naming a FIFO"
 
+# ---- a second outside probe: the stage limit, compare --json with no layout, steps of
+# another run, a slowdown of no stage
+run "$O" tune --model gpt-13b --cluster 4xH200 --microbatches 4 --evals 200 --max-stages-per-device 1 --layout pp \
+    -o "$T/names/k1.json"
+expect_rc 0 "tune --max-stages-per-device 1"
+if python3 -c '
+import json, sys, collections
+p = json.load(open(sys.argv[1]))
+sys.exit(max(collections.Counter(s["device"] for s in p["stages"]).values()) > 1)' "$T/names/k1.json"; then
+    ok "holds one stage a device, even where a baseline of two (ZB-V) is faster"
+else not_ok "the plan holds more than one stage on a device" "$OUT"; fi
+run "$O" compare --model llama2-70b --cluster 4xH200 --microbatches 4 --json --budget 0.3
+expect_rc 3 "compare --json when no parallel layout fits"
+if [ "$OUT" = "[]" ]; then ok "still writes a JSON document: []"; else not_ok "compare --json output" "$OUT"; fi
+"$O" tune --model gpt-13b --cluster 4xH200 --microbatches 4 --evals 100 --layout pp -o "$T/names/g4.json" \
+    --steps-out "$T/names/g4.steps" --quiet
+"$O" plan --model gpt-13b --cluster 8xH200 --microbatches 4 --schedule 1f1b -o "$T/names/p8.json" >/dev/null
+run "$O" report "$T/names/p8.json" --steps "$T/names/g4.steps" -o "$T/names/r8.html"
+expect_rc 2 "report --steps of a run on another cluster is refused"
+expect_match "g4.steps: cluster: steps on cluster '4xH200', the plan is on '8xH200'" "$ERR" "naming both clusters"
+run "$O" report "$T/names/p.json" --steps "$T/names/g4.steps" -o "$T/names/r4.html"
+expect_rc 2 "and of a run at another microbatch count"
+expect_match "g4.steps: microbatches: steps of a run at 4 microbatches, the plan has 8" "$ERR" "naming both counts"
+run "$O" report "$T/names/g4.json" --steps "$T/names/g4.steps" -o "$T/names/r5.html"
+expect_rc 0 "its own plan's steps are charted"
+run "$O" run "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json" --emu-slowdown 99:2
+expect_rc 2 "run --emu-slowdown of a stage the plan has not"
+expect_match "--emu-slowdown: no stage 99 \(the plan has 4\)" "$ERR" "saying so, as --kill-device does"
+
 done_testing

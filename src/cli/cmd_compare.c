@@ -35,8 +35,9 @@ static void usage(FILE *f)
 	      "interleaved, zb-h1, zb-h2, zb-v, dualpipev, adaptive) on the whole cluster, then\n"
 	      "the tuned plan (octopipe tune) with its speedup over each baseline.\n"
 	      "A schedule that cannot apply says why. Exit 3 when no plan fits (the table, or\n"
-	      "--json, still shows each and why); exit 2 when no schedule applies at all or\n"
-	      "the --target runtime runs none of them.\n"
+	      "--json, still shows each and why; --json is [] when no parallel layout fits);\n"
+	      "exit 2 when no schedule applies at all or the --target runtime runs none of\n"
+	      "them.\n"
 	      "\n"
 	      "Like tune, it first picks the parallel layout (--layout auto, the default: see\n"
 	      "octopipe tune --help) and compares the baselines and the tuned plan at it, one\n"
@@ -462,6 +463,8 @@ int cmd_compare(int argc, char **argv)
 		 * one baseline's simulation */
 		if ((rc = cli_budget_holds("compare", a.budget, t0, a.layout_pp, c.devices, a.mbs)) != 0 ||
 		    (rc = cli_pick_layout("compare", &a.cp, a.layout_pp, a.global_batch, &m, &c, &a.mbs, &base, &L)) != 0) {
+			if (a.json && rc == EXIT_INFEASIBLE)
+				fputs("[]\n", stdout); /* no layout, so no rows: still a document to parse */
 			model_release(&m);
 			cluster_release(&c);
 			return rc;

@@ -483,8 +483,10 @@ static void print_devices(const struct run_state *rs)
 
 /* A fault to inject that the program has no place for (a device, an op or a transfer it
  * does not have) is bad input: the run would pass without injecting anything. */
-static int check_faults(const struct emu_opts *o, const struct exec_program *x, struct err *e)
+static int check_faults(const struct emu_opts *o, const struct exec_program *x, int nstages, struct err *e)
 {
+	if (o->slow_stage >= nstages)
+		return err_set(e, ERR_INPUT, "--emu-slowdown: no stage %d (the plan has %d)", o->slow_stage, nstages);
 	if (o->kill_device >= x->ndevices)
 		return err_set(e, ERR_INPUT, "--kill-device: no device %d (the plan has %d)", o->kill_device, x->ndevices);
 	if (o->kill_device < 0 && o->kill_after_ops > 0)
@@ -605,7 +607,7 @@ static int prepare(struct run_state *rs)
 		rs->repaired = exec_repair(&rs->x);
 	}
 	if (exec_check(&rs->x, &rs->e) > 0 || exec_validate(&rs->x, &rs->e) < 0 ||
-	    check_faults(eo, &rs->x, &rs->e) < 0) {
+	    check_faults(eo, &rs->x, rs->p.nstages, &rs->e) < 0) {
 		err_prefix(&rs->e, rs->path);
 		return fail(rs);
 	}
