@@ -399,7 +399,7 @@ static void summary_layout(FILE *log, const struct tune_layouts_result *res)
 		strbuf_addstr(&sb, "the best estimate");
 	strbuf_addf(&sb, " of %d judged%s", L->lc.candidates, L->lc.interrupted ? " before the interrupt" : "");
 	if (L->lc.skipped)
-		strbuf_addf(&sb, ", %d left by the budget", L->lc.skipped);
+		strbuf_addf(&sb, ", %d left by the %s", L->lc.skipped, L->lc.interrupted ? "interrupt" : "budget");
 	strbuf_addf(&sb, "; global batch %ld", L->global_batch);
 	if (res->relaxed > 0)
 		strbuf_addf(&sb, "\n        %d of %d stages recompute less than the layout says", res->relaxed,
