@@ -314,4 +314,11 @@ keys h
 expect '0B0 backward .*#4 in its order' "h back to the one before"
 keys q
 expect '^exit status 0' "after the key q: exits with status 0"
+# a terminal without an alternate screen (vt100, the linux console) gets a clean screen
+# back: the last frame stayed, and the shell's output landed in its F-key bar
+start 120 36 TERM=vt100 -- tui "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
+expect '^gpu0 ' "the UI draws on a vt100"
+keys q
+expect '^exit status 0' "q quits"
+expect_not 'F1.Help|^gpu0 ' "and leaves no frame behind"
 done_testing

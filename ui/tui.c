@@ -81,6 +81,18 @@ static void restore_terminal(void)
 	}
 }
 
+/* A terminal without an alternate screen (vt100, the linux console) keeps the last frame
+ * after the UI ends, and the shell's prompt lands in its F-key bar: clear it first. */
+static void no_alt_screen_clear(void)
+{
+	char *smcup = tigetstr("smcup");
+
+	if (curses_on && (!smcup || smcup == (char *)-1)) {
+		erase();
+		refresh();
+	}
+}
+
 static void on_fatal(int sig)
 {
 	static const char msg[] = "octopipe: crashed; the terminal was restored\n";
@@ -502,6 +514,7 @@ static int loop(struct app *a, const struct tui_opts *o, struct err *e)
 	/* stop a run before the terminal comes back, so nothing is left behind */
 	run_release(&a->run);
 	screen_release(&s);
+	no_alt_screen_clear();
 	restore_terminal();
 	delscreen(scr);
 	close(sig_pipe[0]);
