@@ -354,7 +354,7 @@ void keydec_feed(struct keydec *d, int byte)
 			push_drop(d);
 			return;
 		}
-		collect(d, byte == 27 ? 27 : byte);
+		collect(d, byte);
 		if (d->len < KEYDEC_SEQ_MAX)
 			return;
 		/* past the buffer: keep only whether the last byte was ESC, for the ST */
