@@ -334,12 +334,16 @@ static void temp_unguard(const char *tmp)
 			temp_n = temp_n - 1;
 			break;
 		}
-	if (temp_n == 0)
+	if (temp_n == 0) {
 		for (size_t i = 0; i < NTEMP_SIGNALS; i++)
 			if (temp_caught[i]) {
 				signal(temp_signals[i], SIG_DFL);
 				temp_caught[i] = false;
 			}
+		free(temp_paths); /* nothing kept between writes */
+		temp_paths = NULL;
+		temp_cap = 0;
+	}
 	sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
@@ -554,7 +558,9 @@ int fileio_commit(struct err *e)
 			drop_temp(pending[j].tmp); /* a rename failed: the rest stay as they were */
 		pending_free(&pending[j]);
 	}
-	npending = 0;
+	free(pending);
+	pending = NULL;
+	npending = pending_cap = 0;
 	return rc;
 }
 
@@ -565,7 +571,9 @@ void fileio_discard(void)
 		drop_temp(pending[j].tmp);
 		pending_free(&pending[j]);
 	}
-	npending = 0;
+	free(pending);
+	pending = NULL;
+	npending = pending_cap = 0;
 }
 
 void fileio_dirname(const char *path, char *out, size_t outsz)

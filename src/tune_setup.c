@@ -107,17 +107,18 @@ static int setup_tables(struct tuner *t, struct err *e)
 	return 0;
 }
 
-/* Whether no device of p holds more than k stages (--max-stages-per-device): a baseline
- * past it (ZB-V's two stages a device at k = 1) was the start and, unbeaten, the result. */
-static bool within_stage_limit(const struct plan *p, int k)
+/* Whether no device of p holds more than k stages (--max-stages-per-device): 1 or 0, -1
+ * when out of host memory. A baseline past it (ZB-V's two stages a device at k = 1) was
+ * the start and, unbeaten, the result. */
+static int within_stage_limit(const struct plan *p, int k)
 {
 	int *n;
 	bool ok = true;
 
 	if (p->nstages <= k)
-		return true;
+		return 1;
 	if (!(n = calloc((size_t)p->ndevices, sizeof(*n))))
-		return true; /* out of host memory: the limit is the search's, the baseline stays */
+		return -1;
 	for (int s = 0; s < p->nstages && ok; s++)
 		ok = ++n[p->stages[s].device] <= k;
 	free(n);
@@ -155,9 +156,13 @@ static int setup_baselines(struct tuner *t, bool *stopped)
 					return -1;
 				continue; /* this baseline does not apply */
 			}
-			if ((o->accept && !o->accept(o->accept_arg, &p)) || !within_stage_limit(&p, o->max_stages_per_device)) {
+			if ((rc = within_stage_limit(&p, o->max_stages_per_device)) < 0) {
 				plan_release(&p);
-				continue; /* nor where the target runtime cannot run it, nor past --max-stages-per-device */
+				return -1;
+			}
+			if (!rc || (o->accept && !o->accept(o->accept_arg, &p))) {
+				plan_release(&p);
+				continue; /* past --max-stages-per-device, or the target runtime cannot run it */
 			}
 			sim_opts_default(&so);
 			rc = sim_run(&t->eb.sim, &p, &so, &mt, &ignore);
