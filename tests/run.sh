@@ -175,6 +175,12 @@ if [ "$RC" = 1 ] && [ "$took" -lt 15 ]; then ok "a stalled event reader fails th
 else not_ok "a stalled event reader fails the run, not a hang" "exit $RC after ${took} s" "$ERR"; fi
 expect_match "stalled.*(stopped reading|did not read)" "$ERR" "and says the reader stopped reading"
 
+# an events file that cannot be written (a full disk) fails the run after that iteration,
+# with no summary of a run whose events were lost: one line, exit 1
+run "$OCTOPIPE" run --iters 40 --events-out /dev/full "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
+expect_rc 1 "events to a full disk fail the run (exit 1)"
+if [ -z "$OUT" ] && [ "$(printf '%s\n' "$ERR" | grep -c .)" = 1 ]; then ok "with no summary and one error line ($ERR)"
+else not_ok "no summary and one error line for a full events disk" "$OUT" "$ERR"; fi
 plan4="$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
 # an option that would do nothing is refused, not silently ignored: the dry run runs
 # nothing (no events, no timeline, no iterations, no faults), the emulator fits no proxies

@@ -3,7 +3,8 @@
  * ("start", "op", "xfer", "util", "iter", "error", "done"), each built with cJSON and
  * written in one write() past stdio, never waiting longer than the watchdog for a reader
  * that stopped reading. A failed write (full disk, closed pipe, stalled reader) is
- * remembered and reported once, when the stream closes; the run goes on meanwhile.
+ * remembered and reported once, when the stream closes; the run stops at the end of that
+ * iteration (MPI ranks go on together to the last) and prints no summary.
  *
  * cmd_run.c decides when each event happens; this file alone knows their fields.
  */
