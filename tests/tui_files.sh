@@ -352,4 +352,37 @@ expect_not 'recover\?' "is not offered the edits made at micro-batch 2"
 keys q
 expect '^exit status 0' "after the key q: exits with status 0"
 S=
+
+# ---- a prompt keeps the text it is given whole, or refuses to run it -------------------
+# UTF-8 (pasted: tmux passes a buffer's bytes as they are) goes into a file name as typed
+S=u8; open u8 120 36 -- tui "$T/p.json"
+expect '^gpu0 ' "a UI for the prompts' text"
+printf '%s/caf\303\251_\346\227\245\346\234\254.json' "$T" > "$T/u8name"
+tm load-buffer -b u8 "$T/u8name"
+keys S C-u
+tm paste-buffer -p -b u8 -t u8
+keys Enter
+expect '^saved ' "save as a UTF-8 name saves"
+if [ -f "$(cat "$T/u8name")" ]; then ok "under the name as typed, every character kept"
+else not_ok "the UTF-8 name kept" "$(ls "$T")"; fi
+# a name longer than the line holds is cut: marked, and Enter does not save anything
+python3 -c "import sys; sys.stdout.write(sys.argv[1] + '/' + 'n' * 4200 + '.json')" "$T" > "$T/longname"
+tm load-buffer -b long "$T/longname"
+keys S C-u
+tm paste-buffer -p -b long -t u8
+expect '\[cut\]' "a name past the line's 4095 bytes shows [cut]"
+before=$(ls "$T" | wc -l)
+keys Enter
+expect '\[cut\]' "Enter leaves the prompt open"
+if [ "$(ls "$T" | wc -l)" = "$before" ]; then ok "and saves nothing under a cut name"; else not_ok "nothing saved" "$(ls "$T")"; fi
+keys C-u
+expect_gone '\[cut\]' "^U empties the line and its mark"
+printf 'x\377y' > "$T/badbytes"
+tm load-buffer -b bad "$T/badbytes"
+tm paste-buffer -p -b bad -t u8
+expect '\[not UTF-8\]' "a byte that is no UTF-8 character is marked, not silently dropped"
+key_settle Escape
+keys q y
+expect '^exit status 0' "after the keys Esc, q y: exits with status 0"
+S=
 done_testing

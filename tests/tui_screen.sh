@@ -276,8 +276,9 @@ expect 'forward of stage 0 \(layer 0\), microbatch 0, on gpu 0, #0 in its order 
 expect_not '1 layers' "never '1 layers'"
 keys E
 expect "write the report to: /" "E's default path is spelt from the root"
-keys Escape q
-expect '^exit status 0' "after the keys Escape q: exits with status 0"
+key_settle Escape
+keys q
+expect '^exit status 0' "after the keys Escape, then q: exits with status 0"
 layer='{"kind": "attn", "f_ms": 1, "b_ms": 2, "w_ms": 1, "param_bytes": 1000, "act_bytes": 1000, "act_w_bytes": 10, "out_bytes": 100}'
 printf '{"format": "octopipe.model/1", "name": "even", "seq_len": 1024, "layers": [%s, %s, %s, %s, %s, %s, %s, %s]}\n' \
     "$layer" "$layer" "$layer" "$layer" "$layer" "$layer" "$layer" "$layer" > "$T/even-model.json"

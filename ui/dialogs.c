@@ -107,14 +107,24 @@ int dialog_save(struct app *a)
 static int submit_prompt(struct app *a)
 {
 	char input[4096];
+	const char *why = line_problem(&a->line);
 
+	/* a line that is not what was typed never runs: the prompt stays open, saying why */
+	if (why) {
+		app_msg(a, R_ERROR, "%s", why);
+		return KF_HANDLED | KF_REDRAW;
+	}
+	/* a file name may start with ~ like the shell's */
+	if (a->prompt == PROMPT_SAVE_AS || a->prompt == PROMPT_OPEN || a->prompt == PROMPT_REPORT) {
+		if (!line_expand_home(a->line.buf, input, sizeof(input))) {
+			app_msg(a, R_ERROR, "the name is longer than %zu bytes with ~ expanded: it is not run", sizeof(input) - 1);
+			return KF_HANDLED | KF_REDRAW;
+		}
+	} else {
+		snprintf(input, sizeof(input), "%s", a->line.buf);
+	}
 	a->mode = MODE_NORMAL;
 	line_hist_add(&a->prompt_hist[a->prompt], a->line.buf);
-	/* a file name may start with ~ like the shell's */
-	if (a->prompt == PROMPT_SAVE_AS || a->prompt == PROMPT_OPEN || a->prompt == PROMPT_REPORT)
-		line_expand_home(a->line.buf, input, sizeof(input));
-	else
-		snprintf(input, sizeof(input), "%s", a->line.buf);
 	switch (a->prompt) {
 	case PROMPT_SEARCH:
 		app_search(a, input, false);
@@ -318,7 +328,12 @@ int dialog_picker_key(struct app *a, int key)
 	enum pick_result r = picker_key(&a->picker, key);
 	const struct pick_entry *pe = picker_chosen(&a->picker);
 	char text[LINE_MAX_LEN + 1];
+	const char *why = line_problem(&a->picker.filter);
 
+	if (why && (r == PICK_TAB || r == PICK_TYPED)) {
+		app_msg(a, R_ERROR, "%s", why); /* the filter is not what was typed: no path of it */
+		return KF_HANDLED | KF_REDRAW;
+	}
 	switch (r) {
 	case PICK_CANCEL:
 		picker_release(&a->picker);
@@ -336,7 +351,10 @@ int dialog_picker_key(struct app *a, int key)
 		/* nothing listed matches: the text may be a file's path */
 		if (!a->picker.filter.buf[0])
 			return KF_HANDLED | KF_REDRAW;
-		line_expand_home(a->picker.filter.buf, a->pending_open, sizeof(a->pending_open));
+		if (!line_expand_home(a->picker.filter.buf, a->pending_open, sizeof(a->pending_open))) {
+			app_msg(a, R_ERROR, "the name is longer than %zu bytes with ~ expanded", sizeof(a->pending_open) - 1);
+			return KF_HANDLED | KF_REDRAW;
+		}
 		a->pending_model[0] = '\0';
 		break;
 	case PICK_CHOSE:

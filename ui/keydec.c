@@ -22,7 +22,7 @@
  * never keys. S_STRING: an OSC or DCS string (a terminal's reply, a colour query's
  * answer), read to its terminator and dropped whole; S_STRING_START: ESC ] or ESC P, which
  * is such a string only when what follows is its parameter (a digit, or DCS's $ + > = ! |),
- * and otherwise Esc and the key ']' or 'P' typed at once. */
+ * and otherwise Esc and ']' or 'P' typed apart, or an Alt chord (keydec_idle tells which). */
 enum { S_GROUND, S_ESC, S_CSI, S_SS3, S_LINUX, S_X10, S_PASTE, S_PASTE_TAIL, S_STRING, S_STRING_START };
 
 static const char paste_end[] = "\033[201~";
@@ -54,7 +54,26 @@ static void push_key(struct keydec *d, int key)
 		ev->key = key;
 }
 
-/* The sequence collected so far (after its ESC), dropped as one unknown key. */
+/* Whether the sequence collected (after its ESC) is a terminal's reply rather than a
+ * key: an OSC or DCS string; a CSI with a private parameter ('?' or '>': device
+ * attributes, mode reports), a cursor position report (a key with R has parameter 1 and
+ * was taken as one), a status report (n), a window report (t) or a focus event (I, O). */
+static bool is_reply(const struct keydec *d)
+{
+	int final = d->len > 0 ? d->seq[d->len - 1] : 0;
+
+	if (d->len > 0 && (d->seq[0] == ']' || d->seq[0] == 'P'))
+		return true;
+	if (d->len < 2 || d->seq[0] != '[' || d->overlong)
+		return false;
+	if (d->seq[1] == '?' || d->seq[1] == '>')
+		return true;
+	if (d->len == 2)
+		return final == 'I' || final == 'O';
+	return final == 'R' || final == 'n' || final == 't';
+}
+
+/* The sequence collected so far (after its ESC), dropped as one unknown key (or reply). */
 static void push_drop(struct keydec *d)
 {
 	struct kev *ev = push(d, KEV_DROP);
@@ -63,12 +82,25 @@ static void push_drop(struct keydec *d)
 	d->state = S_GROUND;
 	if (!ev)
 		return;
+	ev->drop = is_reply(d) ? KEV_DROP_REPLY : KEV_DROP_UNKNOWN;
 	k = (size_t)snprintf(ev->what, sizeof(ev->what), "ESC");
 	for (int i = 0; i < d->len && k + 5 < sizeof(ev->what); i++)
 		k += (size_t)snprintf(ev->what + k, sizeof(ev->what) - k,
 		                      d->seq[i] > 32 && d->seq[i] < 127 ? "%c" : "\\x%02x", d->seq[i]);
 	if (d->overlong && k + 4 < sizeof(ev->what))
 		snprintf(ev->what + k, sizeof(ev->what) - k, "...");
+}
+
+/* ESC and byte in one read: an Alt chord, dropped (what: "Alt-q"). */
+static void push_alt(struct keydec *d, int byte)
+{
+	struct kev *ev = push(d, KEV_DROP);
+
+	d->state = S_GROUND;
+	if (!ev)
+		return;
+	ev->drop = KEV_DROP_ALT;
+	snprintf(ev->what, sizeof(ev->what), byte > 32 && byte < 127 ? "Alt-%c" : "Alt-\\x%02x", byte);
 }
 
 static void push_mouse(struct keydec *d, int b, int x, int y, bool release)
@@ -313,6 +345,7 @@ void keydec_feed(struct keydec *d, int byte)
 			d->state = S_ESC;
 			d->len = 0;
 			d->overlong = false;
+			d->apart = false;
 		} else {
 			push_key(d, byte);
 		}
@@ -323,17 +356,19 @@ void keydec_feed(struct keydec *d, int byte)
 			d->state = byte == '[' ? S_CSI : S_SS3;
 		} else if (byte == 27) {
 			push_key(d, 27);        /* Esc Esc: one Esc, and the next may start a sequence */
+			d->apart = false;
 		} else if (byte == ']' || byte == 'P') {
 			collect(d, byte);       /* a string, if a parameter follows */
 			d->state = S_STRING_START;
-		} else {
-			/* Esc, then a key typed quickly after it (Esc q). An Alt (Meta) key sent as
-			 * ESC and the key reads the same, byte for byte and in time: it is not told
-			 * apart (a terminal that sends Meta as the eighth bit gives a byte no command
-			 * has) */
+			d->intro_apart = d->apart;
+		} else if (d->apart) {
+			/* Esc, then a key typed apart from it */
 			push_key(d, 27);
 			d->state = S_GROUND;
 			keydec_feed(d, byte);
+		} else {
+			/* sent with its ESC: an Alt (Meta) chord, never the key's own command */
+			push_alt(d, byte);
 		}
 		return;
 	case S_STRING_START:
@@ -342,10 +377,14 @@ void keydec_feed(struct keydec *d, int byte)
 			d->state = S_STRING;
 			return;
 		}
-		/* Esc, then ']' or 'P' typed at once, then this */
-		push_key(d, 27);
-		push_key(d, d->seq[0]);
-		d->state = S_GROUND;
+		/* no string: Esc and ']' or 'P' typed apart, or an Alt chord; then this byte */
+		if (d->intro_apart) {
+			push_key(d, 27);
+			push_key(d, d->seq[0]);
+			d->state = S_GROUND;
+		} else {
+			push_alt(d, d->seq[0]);
+		}
 		keydec_feed(d, byte);
 		return;
 	case S_STRING:
@@ -426,9 +465,13 @@ void keydec_timeout(struct keydec *d)
 		d->state = S_GROUND;
 		break;
 	case S_STRING_START:
-		push_key(d, 27);
-		push_key(d, d->seq[0]);
-		d->state = S_GROUND;
+		if (d->intro_apart) {
+			push_key(d, 27);
+			push_key(d, d->seq[0]);
+			d->state = S_GROUND;
+		} else {
+			push_alt(d, d->seq[0]);
+		}
 		break;
 	case S_CSI: case S_SS3: case S_LINUX:
 		push_drop(d);
@@ -457,6 +500,11 @@ void keydec_timeout(struct keydec *d)
 	default:
 		break;
 	}
+}
+
+void keydec_idle(struct keydec *d)
+{
+	d->apart = true;
 }
 
 int keydec_wait_ms(const struct keydec *d)

@@ -34,10 +34,17 @@ enum kev_kind {
 	KEV_DROP        /* a sequence that is no known key; what: its bytes, printable */
 };
 
+/* Why a KEV_DROP was dropped: a sequence no key has (said, as a hint that TERM may be
+ * wrong), a terminal's reply (an OSC or DCS string, a cursor position, a device
+ * attribute, a focus event: dropped without a word), or an Alt chord (ESC and a key in
+ * one read, which no command has). */
+enum kev_drop { KEV_DROP_UNKNOWN = 0, KEV_DROP_REPLY, KEV_DROP_ALT };
+
 struct kev {
 	enum kev_kind kind;
 	int key;
 	int x, y, button;
+	enum kev_drop drop;     /* KEV_DROP: why */
 	char what[40];
 };
 
@@ -51,6 +58,9 @@ struct keydec {
 	unsigned char seq[KEYDEC_SEQ_MAX];
 	int len;                /* bytes of seq (a longer sequence is still read to its end) */
 	bool overlong;
+	bool apart;             /* since the last ESC the input ran dry (keydec_idle): what
+	                         * follows was typed apart from it, not sent with it */
+	bool intro_apart;       /* apart when the ']' or 'P' after it came */
 	int paste_match;        /* bytes of the paste's end marker matched so far */
 	long paste_len;
 	struct kev q[KEYDEC_QUEUE];
@@ -61,6 +71,11 @@ struct keydec {
 void keydec_init(struct keydec *d, bool mouse);
 /* Feeds one byte (0-255). The events it completes are queued for keydec_next. */
 void keydec_feed(struct keydec *d, int byte);
+/* The caller's read found no more bytes for now. An ESC and a key in one read are an
+ * Alt chord (a terminal sends both at once), dropped: no command has one; an ESC, then
+ * this, then a key are the Esc key and that key, typed apart. (A key typed right after
+ * Esc while the UI was too busy to read reads as a chord: dropped, never a command.) */
+void keydec_idle(struct keydec *d);
 /* No byte came for keydec_wait_ms: a lone ESC becomes the Esc key, a partial sequence is
  * dropped, a paste whose end never came ends. */
 void keydec_timeout(struct keydec *d);

@@ -186,8 +186,12 @@ static void draw_picker(struct app *a, struct screen *s, const struct rect *r)
 	            "opens, Tab completes a path, Esc closes" : "open: type to filter; arrows, PgUp/PgDn choose; Enter opens; "
 	            "Tab: a path; Esc", R_TITLE);
 	x = 1 + screen_text(s, 1, 1, s->w - 2, "filter: ", R_PROMPT);
-	screen_text(s, x, 1, s->w - x - 24, f->buf, R_NORMAL);
-	screen_put(s, x + f->pos, 1, f->pos < f->len ? f->buf[f->pos] : ' ', R_CURSOR);
+	{
+		const char *lost = f->cut ? "[cut] " : f->not_utf8 ? "[not UTF-8] " : "";
+
+		x += screen_text(s, x, 1, s->w - x - 24, lost, R_ERROR);
+		prompt_line_draw(s, x, 1, s->w - x - 24, f);
+	}
 	pk->page = rows - y > 1 ? rows - y : 1;
 	picker_scroll(pk);
 	if (pk->nshown > 0)

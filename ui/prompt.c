@@ -6,9 +6,11 @@
 #include "config.h"
 #include "prompt.h"
 #include "keydec.h"
+#include "screen.h"
 
 #include <curses.h>
 #include <dirent.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,8 +22,55 @@
 
 void line_set(struct line *l, const char *s)
 {
+	size_t n = s ? strlen(s) : 0;
+
+	l->cut = n > LINE_MAX_LEN;
+	l->not_utf8 = false;
+	l->npend = l->need = 0;
 	snprintf(l->buf, sizeof(l->buf), "%s", s ? s : "");
 	l->len = l->pos = (int)strlen(l->buf);
+}
+
+const char *line_problem(const struct line *l)
+{
+	if (l->cut)
+		return "the text is longer than 4095 bytes and was cut: it is not run (^U clears it)";
+	if (l->not_utf8)
+		return "the text held bytes that are no UTF-8 character and were left out: it is not run (^U clears it)";
+	return NULL;
+}
+
+/* The start of the character before byte p (p > 0). */
+static int char_before(const struct line *l, int p)
+{
+	do
+		p--;
+	while (p > 0 && ((unsigned char)l->buf[p] & 0xc0) == 0x80);
+	return p;
+}
+
+static int char_after(const struct line *l, int p)
+{
+	int n = screen_char_bytes(l->buf + p);
+
+	return p + (n > 0 ? n : 0);
+}
+
+void line_view(const struct line *l, int room, int *first, int *cursor_col)
+{
+	int f = l->pos, cols = 0, cw = l->pos < l->len ? screen_text_cols(l->buf + l->pos, (size_t)(char_after(l, l->pos) - l->pos)) : 1;
+
+	/* back from the cursor while what lies between still leaves its own cell room */
+	while (f > 0) {
+		int b = char_before(l, f), w = screen_text_cols(l->buf + b, (size_t)(f - b));
+
+		if (cols + w + cw > room)
+			break;
+		cols += w;
+		f = b;
+	}
+	*first = f;
+	*cursor_col = cols;
 }
 
 static void delete_range(struct line *l, int from, int to)
@@ -38,12 +87,17 @@ static void delete_range(struct line *l, int from, int to)
 		l->pos -= to - from;
 	else if (l->pos > from)
 		l->pos = from;
+	if (l->len == 0)
+		l->cut = l->not_utf8 = false; /* nothing left that is not what was typed */
 }
 
+/* Inserts n bytes at the cursor, all or none: a line that cannot take them is cut. */
 static void insert_text(struct line *l, const char *s, int n)
 {
-	if (n > LINE_MAX_LEN - l->len)
-		n = LINE_MAX_LEN - l->len;
+	if (n > LINE_MAX_LEN - l->len) {
+		l->cut = true;
+		return;
+	}
 	if (n <= 0)
 		return;
 	memmove(l->buf + l->pos + n, l->buf + l->pos, (size_t)(l->len - l->pos + 1));
@@ -56,21 +110,69 @@ static void hist_show(struct line *l, struct line_hist *h, int to)
 {
 	if (to < 0 || to > h->n)
 		return;
-	if (h->browse == h->n)
+	if (h->browse == h->n) {
 		snprintf(h->typed, sizeof(h->typed), "%s", l->buf);
+		h->typed_cut = l->cut;
+		h->typed_not_utf8 = l->not_utf8;
+	}
 	h->browse = to;
 	line_set(l, to == h->n ? h->typed : h->items[to]);
+	if (to == h->n) { /* the line being typed comes back as it was, losses and all */
+		l->cut = h->typed_cut;
+		l->not_utf8 = h->typed_not_utf8;
+	}
+}
+
+/* A byte of a UTF-8 character (0x80..0xff): kept until the character is whole, then
+ * inserted; one that starts none, breaks one off or makes a C1 control, an overlong form
+ * or a surrogate marks the line. */
+static void utf8_byte(struct line *l, unsigned char b)
+{
+	if ((b & 0xc0) == 0x80 && l->npend > 0) {
+		uint32_t cp;
+
+		l->pend[l->npend++] = b;
+		if (l->npend < l->need)
+			return;
+		cp = l->need == 2 ? (uint32_t)(l->pend[0] & 0x1f) << 6 | (l->pend[1] & 0x3f)
+		   : l->need == 3 ? (uint32_t)(l->pend[0] & 0x0f) << 12 | (uint32_t)(l->pend[1] & 0x3f) << 6 | (l->pend[2] & 0x3f)
+		   : (uint32_t)(l->pend[0] & 0x07) << 18 | (uint32_t)(l->pend[1] & 0x3f) << 12 |
+		     (uint32_t)(l->pend[2] & 0x3f) << 6 | (l->pend[3] & 0x3f);
+		if (cp < 0xa0 || (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff || (l->need == 3 && cp < 0x800) ||
+		    (l->need == 4 && cp < 0x10000))
+			l->not_utf8 = true;
+		else
+			insert_text(l, (const char *)l->pend, l->need);
+		l->npend = l->need = 0;
+		return;
+	}
+	if (l->npend > 0)
+		l->not_utf8 = true; /* a character broken off */
+	l->npend = 0;
+	l->need = b >= 0xc2 && b <= 0xdf ? 2 : b >= 0xe0 && b <= 0xef ? 3 : b >= 0xf0 && b <= 0xf4 ? 4 : 0;
+	if (l->need == 0)
+		l->not_utf8 = true;
+	else
+		l->pend[l->npend++] = b;
 }
 
 bool line_key(struct line *l, struct line_hist *h, int key)
 {
+	if (key >= 0x80 && key <= 0xff) {
+		utf8_byte(l, (unsigned char)key);
+		return true;
+	}
+	if (l->npend > 0) {
+		l->not_utf8 = true; /* a character broken off by another key */
+		l->npend = l->need = 0;
+	}
 	switch (key) {
-	case KEY_LEFT: case CTRL('b'): if (l->pos > 0) l->pos--; return true;
-	case KEY_RIGHT: case CTRL('f'): if (l->pos < l->len) l->pos++; return true;
+	case KEY_LEFT: case CTRL('b'): if (l->pos > 0) l->pos = char_before(l, l->pos); return true;
+	case KEY_RIGHT: case CTRL('f'): if (l->pos < l->len) l->pos = char_after(l, l->pos); return true;
 	case KEY_HOME: case CTRL('a'): l->pos = 0; return true;
 	case KEY_END: case CTRL('e'): l->pos = l->len; return true;
-	case KEY_BACKSPACE: case 127: case 8: delete_range(l, l->pos - 1, l->pos); return true;
-	case KEY_DC: case CTRL('d'): delete_range(l, l->pos, l->pos + 1); return true;
+	case KEY_BACKSPACE: case 127: case 8: if (l->pos > 0) delete_range(l, char_before(l, l->pos), l->pos); return true;
+	case KEY_DC: case CTRL('d'): delete_range(l, l->pos, char_after(l, l->pos)); return true;
 	case CTRL('u'): delete_range(l, 0, l->pos); return true;
 	case CTRL('k'): delete_range(l, l->pos, l->len); return true;
 	case CTRL('w'): {
@@ -137,6 +239,7 @@ void line_hist_reset(struct line_hist *h)
 {
 	h->browse = h->n;
 	h->typed[0] = '\0';
+	h->typed_cut = h->typed_not_utf8 = false;
 }
 
 void line_hist_release(struct line_hist *h)
@@ -146,14 +249,21 @@ void line_hist_release(struct line_hist *h)
 	memset(h, 0, sizeof(*h));
 }
 
-void line_expand_home(const char *in, char *out, size_t n)
+bool line_expand_home(const char *in, char *out, size_t n)
 {
 	const char *home = getenv("HOME");
+	int k;
 
 	if (in[0] == '~' && (in[1] == '/' || in[1] == '\0') && home && *home)
-		snprintf(out, n, "%s%s", home, in + 1);
+		k = snprintf(out, n, "%s%s", home, in + 1);
 	else
-		snprintf(out, n, "%s", in);
+		k = snprintf(out, n, "%s", in);
+	if (k < 0 || (size_t)k >= n) {
+		if (n)
+			out[0] = '\0';
+		return false;
+	}
+	return true;
 }
 
 struct matches {

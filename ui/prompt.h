@@ -10,12 +10,20 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define LINE_MAX_LEN 4095   /* a whole path (PATH_MAX): a cut one would save to another file */
+#define LINE_MAX_LEN 4095   /* a whole path (PATH_MAX); a longer line is refused, never cut */
 #define LINE_HIST 32
 
+/* The text is UTF-8: keys arrive a byte at a time (typed or pasted), a character's bytes
+ * are kept together, and the cursor moves and deletes by characters. Text that could not
+ * be kept whole (past LINE_MAX_LEN, or bytes that are no UTF-8 character) marks the line
+ * lost until it is emptied or set: what shows is then not what was typed, and the
+ * prompts refuse to run it (line_problem). */
 struct line {
 	char buf[LINE_MAX_LEN + 1];
-	int len, pos;             /* pos: the cursor, 0..len */
+	int len, pos;             /* in bytes; pos: the cursor, 0..len, on a character's start */
+	unsigned char pend[4];    /* a character's bytes so far */
+	int npend, need;
+	bool cut, not_utf8;       /* what was lost */
 };
 
 struct line_hist {
@@ -23,9 +31,16 @@ struct line_hist {
 	int n;
 	int browse;               /* Up/Down: the item shown, n = the line being typed */
 	char typed[LINE_MAX_LEN + 1];
+	bool typed_cut, typed_not_utf8;   /* the typed line's losses (struct line) */
 };
 
 void line_set(struct line *l, const char *s);
+/* Why the line is not what was typed (NULL when it is): the prompts say so and keep it
+ * open instead of running it. */
+const char *line_problem(const struct line *l);
+/* Where to show l in room columns so the cursor shows: the byte it starts at and the
+ * cursor's column from there. */
+void line_view(const struct line *l, int room, int *first, int *cursor_col);
 /* Applies an editing key (Left, Right, Home, End, ^A ^E ^B ^F, Backspace, Delete, ^D,
  * ^U ^K ^W, a printable character; Up/Down with h browse the history). Returns false
  * when the key is not one of these. */
@@ -36,8 +51,9 @@ void line_hist_add(struct line_hist *h, const char *s);
 void line_hist_reset(struct line_hist *h);
 void line_hist_release(struct line_hist *h);
 
-/* "~/x" and "~" as $HOME/x; other text as is. */
-void line_expand_home(const char *in, char *out, size_t n);
+/* "~/x" and "~" as $HOME/x; other text as is. False when that does not fit in n bytes
+ * (out is then empty). */
+bool line_expand_home(const char *in, char *out, size_t n);
 /* Tab: completes the word before the cursor as a path (and, with subdir, as the name of
  * a bundled file in <datadir>/<subdir>/NAME.json): the whole of a single match (a directory
  * with its '/'), else the longest common prefix. Writes what happened in msg ("3 matches:

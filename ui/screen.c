@@ -105,6 +105,26 @@ static int cp_width(uint32_t c)
 	return 1;
 }
 
+int screen_text_cols(const char *text, size_t n)
+{
+	const char *end = text + n;
+	int cols = 0;
+
+	while (text < end && *text)
+		cols += cp_width(cell_char(utf8_next(&text)));
+	return cols;
+}
+
+int screen_char_bytes(const char *text)
+{
+	const char *p = text;
+
+	if (!*text)
+		return 0;
+	utf8_next(&p);
+	return (int)(p - text);
+}
+
 int screen_text(struct screen *s, int x, int y, int maxw, const char *text, enum role r)
 {
 	int n = 0;

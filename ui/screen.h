@@ -6,6 +6,7 @@
 #ifndef OCTO_UI_SCREEN_H
 #define OCTO_UI_SCREEN_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* Colours are named by meaning; the theme maps each role to attributes. */
@@ -42,6 +43,10 @@ void screen_put(struct screen *s, int x, int y, char ch, enum role r);
 /* Writes UTF-8 text from (x, y), clipped at x + maxw and at the screen edge; returns the
  * number of cells written. A byte that is no UTF-8 and a control character show as '?'. */
 int screen_text(struct screen *s, int x, int y, int maxw, const char *text, enum role r);
+/* Columns the first n bytes of UTF-8 text take where screen_text draws them. */
+int screen_text_cols(const char *text, size_t n);
+/* Bytes of the character text starts with (1 for a byte that starts none, 0 at its end). */
+int screen_char_bytes(const char *text);
 int screen_textf(struct screen *s, int x, int y, int maxw, enum role r, const char *fmt, ...)
 	__attribute__((format(printf, 6, 7)));
 void screen_fill(struct screen *s, const struct rect *r, char ch, enum role role);

@@ -41,20 +41,43 @@ static void message_draw(struct app *a, struct screen *s, int y, int w)
 		            R_DIM);
 }
 
+int prompt_line_draw(struct screen *s, int x, int y, int room, const struct line *l)
+{
+	int first, col, n;
+
+	if (room < 1)
+		return 0;
+	/* the text scrolls so the cursor shows; the cursor is the cell of its character */
+	line_view(l, room, &first, &col);
+	n = screen_text(s, x, y, room, l->buf + first, R_NORMAL);
+	if (l->pos < l->len) {
+		char ch[5] = { 0 };
+		int k = screen_char_bytes(l->buf + l->pos);
+
+		memcpy(ch, l->buf + l->pos, (size_t)(k > 4 ? 4 : k));
+		if (screen_text(s, x + col, y, room - col, ch, R_CURSOR) == 0)
+			screen_put(s, x + col, y, ' ', R_CURSOR);
+	} else if (col < room) {
+		screen_put(s, x + col, y, ' ', R_CURSOR);
+	}
+	return n;
+}
+
 void statusbar_draw(struct app *a, struct screen *s, const struct rect *r)
 {
 	if (a->mode == MODE_PROMPT) {
 		int x = screen_text(s, 0, r->y, r->w, prompt_label(a->prompt), R_PROMPT);
 
-		/* the text scrolls so the cursor shows; the cursor is the cell it is on */
-		int room = r->w - x - 1, first = a->line.pos - room + 1 > 0 ? a->line.pos - room + 1 : 0;
+		/* a line that is not what was typed says so at the right, always in view */
+		const char *lost = a->line.cut ? " [cut]" : a->line.not_utf8 ? " [not UTF-8]" : "";
+		int room = r->w - x - 1 - (int)strlen(lost), used;
 
-		screen_text(s, x, r->y, room, a->line.buf + first, R_NORMAL);
-		screen_put(s, x + a->line.pos - first, r->y, a->line.pos < a->line.len ? a->line.buf[a->line.pos] : ' ',
-		           R_CURSOR);
+		if (*lost && room > 0)
+			screen_text(s, r->w - (int)strlen(lost), r->y, (int)strlen(lost), lost, R_ERROR);
+		used = prompt_line_draw(s, x, r->y, room, &a->line);
 		/* a message said while the prompt is open (a completion's matches) beside it */
-		if (a->msg[0] && r->w - x - a->line.len - 4 > 20 && a->line.len < room)
-			screen_text(s, x + a->line.len + 3, r->y, r->w - x - a->line.len - 3, a->msg, R_DIM);
+		if (a->msg[0] && room - used - 3 > 20)
+			screen_text(s, x + used + 3, r->y, room - used - 3, a->msg, R_DIM);
 		return;
 	}
 	if (a->mode == MODE_QUESTION) {

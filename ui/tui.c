@@ -258,8 +258,13 @@ static int handle(struct app *a, const struct layout *l, const struct kev *ev)
 		paste_dropped = 0;
 		return KF_REDRAW;
 	case KEV_DROP:
-		app_msg(a, R_WARN, "unknown key %s ignored (does TERM=%s match the terminal?)", ev->what,
-		        getenv("TERM") ? getenv("TERM") : "");
+		if (ev->drop == KEV_DROP_REPLY)
+			return 0; /* the terminal answering something: no key, nothing to say */
+		if (ev->drop == KEV_DROP_ALT)
+			app_msg(a, R_WARN, "%s ignored: no command has it (Esc, then a key, is Esc and that key)", ev->what);
+		else
+			app_msg(a, R_WARN, "unknown key %s ignored (does TERM=%s match the terminal?)", ev->what,
+			        getenv("TERM") ? getenv("TERM") : "");
 		return KF_REDRAW;
 	case KEV_KEY:
 		break;
@@ -310,6 +315,7 @@ static void drain_input(struct app *a, const struct layout *l, struct keydec *kd
 		if (!handle_events(a, l, kd, flags))
 			return;
 	}
+	keydec_idle(kd); /* what comes next was not sent with what came so far */
 	if (keydec_wait_ms(kd) >= 0 && (app_now() - *last_byte) * 1000 >= keydec_wait_ms(kd)) {
 		keydec_timeout(kd);
 		handle_events(a, l, kd, flags);

@@ -29,6 +29,9 @@ void panels_draw_breakdown(struct app *a, struct screen *s, const struct layout 
 
 /* statusbar.c */
 void statusbar_draw(struct app *a, struct screen *s, const struct rect *r);
+/* Draws the line editor's text from x in room columns, scrolled so its cursor shows (the
+ * cursor's cell in R_CURSOR); returns the columns the text took. */
+int prompt_line_draw(struct screen *s, int x, int y, int room, const struct line *l);
 void statusbar_draw_fbar(struct app *a, struct screen *s, const struct rect *r);
 
 /* pages.c: the page that fills the screen (above the F-key bar) in mode m, with its keys:

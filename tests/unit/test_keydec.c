@@ -32,6 +32,7 @@ static bool acts(int key)
 
 struct tally {
 	int keys, acting, mouse, drops, pastes, paste_ends;
+	int replies, alts;      /* drops of terminals' replies, of Alt chords */
 	int not_esc;            /* keys other than Esc */
 	int key[8];
 	char text[512];
@@ -60,7 +61,11 @@ static void drain(struct keydec *d, struct tally *t)
 			break;
 		case KEV_PASTE_END: t->paste_ends++; break;
 		case KEV_MOUSE: t->mouse++; break;
-		case KEV_DROP: t->drops++; break;
+		case KEV_DROP:
+			t->drops++;
+			t->replies += ev.drop == KEV_DROP_REPLY;
+			t->alts += ev.drop == KEV_DROP_ALT;
+			break;
 		}
 	}
 }
@@ -81,6 +86,25 @@ static struct tally decode(const char *s, size_t n, bool mouse, bool pause)
 		keydec_timeout(&d);
 		drain(&d, &t);
 	}
+	return t;
+}
+
+/* a, then the input running dry (keydec_idle), then b and a pause: typed apart. */
+static struct tally decode_apart(const char *a, const char *b)
+{
+	struct keydec d;
+	struct tally t;
+
+	memset(&t, 0, sizeof(t));
+	keydec_init(&d, false);
+	for (; *a; a++)
+		keydec_feed(&d, (unsigned char)*a);
+	drain(&d, &t);
+	keydec_idle(&d);
+	for (; *b; b++)
+		keydec_feed(&d, (unsigned char)*b);
+	keydec_timeout(&d);
+	drain(&d, &t);
 	return t;
 }
 
@@ -141,9 +165,21 @@ static void known_keys(void)
 		ok(t.keys == 0 && t.ntext == 6 && memcmp(t.text, "a\033[20b", 6) == 0,
 		   "a paste holding the start of its end marker keeps those bytes as text");
 		t = decode("\033/", sizeof("\033/") - 1, false, true);
-		ok(t.keys == 2 && t.key[0] == 27 && t.key[1] == '/', "Esc and a key typed at once: Esc, then the key");
+		ok(t.keys == 0 && t.alts == 1, "ESC and a key in one read (Alt-/) are an Alt chord, dropped: no key");
+		t = decode("\033q", sizeof("\033q") - 1, false, true);
+		ok(t.keys == 0 && t.alts == 1 && t.acting == 0, "Alt-q does not quit");
+		t = decode_apart("\033", "q");
+		ok(t.keys == 2 && t.key[0] == 27 && t.key[1] == 'q', "Esc, then q typed apart: Esc, then q");
+		t = decode_apart("\033", "[A");
+		ok(t.keys == 1 && t.key[0] == KEY_UP, "an arrow's ESC read apart from its rest is still the arrow");
+		t = decode("\033[12;40R", sizeof("\033[12;40R") - 1, false, true);
+		ok(t.keys == 0 && t.replies == 1, "a cursor position report is a reply, dropped without a word");
+		t = decode("\033[?1;2c\033[I\033[O\033[0n", sizeof("\033[?1;2c\033[I\033[O\033[0n") - 1, false, true);
+		ok(t.keys == 0 && t.replies == 4, "device attributes, focus in and out, a status report: replies");
+		t = decode("\033[99~", sizeof("\033[99~") - 1, false, true);
+		ok(t.drops == 1 && t.replies == 0 && t.alts == 0, "an unknown key is neither (the UI says so)");
 		t = decode("\033]11;rgb:1c1c/1c1c/1c1c\033\\", sizeof("\033]11;rgb:1c1c/1c1c/1c1c\033\\") - 1, false, true);
-		ok(t.keys == 0 && t.drops == 1, "an OSC colour reply ended by ST is one dropped string, no key of it");
+		ok(t.keys == 0 && t.drops == 1 && t.replies == 1, "an OSC colour reply ended by ST is one dropped string, no key of it");
 		t = decode("\033]0;title]]w\007q", sizeof("\033]0;title]]w\007q") - 1, false, true);
 		ok(t.keys == 1 && t.key[0] == 'q' && t.drops == 1, "an OSC ended by BEL: dropped, and the key after it is a key");
 		t = decode("\033P1$r0m\033\\", sizeof("\033P1$r0m\033\\") - 1, false, true);
@@ -152,10 +188,15 @@ static void known_keys(void)
 		           sizeof("\033]52;[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]\033\\w") - 1, false, true);
 		ok(t.keys == 1 && t.key[0] == 'w' && t.drops == 1, "a string longer than the buffer still ends at its ST");
 		t = decode("\033]x", sizeof("\033]x") - 1, false, true);
-		ok(t.keys == 3 && t.key[0] == 27 && t.key[1] == ']' && t.key[2] == 'x',
-		   "Esc ] and a key that is no parameter: Esc, ] and the key, as typed");
+		ok(t.keys == 1 && t.key[0] == 'x' && t.alts == 1,
+		   "ESC ] in one read and a key that is no parameter: Alt-] dropped, then the key");
 		t = decode("\033]", sizeof("\033]") - 1, false, true);
-		ok(t.keys == 2 && t.key[0] == 27 && t.key[1] == ']', "Esc ] and nothing after it: Esc, then ]");
+		ok(t.keys == 0 && t.alts == 1, "ESC ] in one read and nothing after it: Alt-], dropped (no edit)");
+		t = decode_apart("\033", "]x");
+		ok(t.keys == 3 && t.key[0] == 27 && t.key[1] == ']' && t.key[2] == 'x',
+		   "Esc typed apart, then ] and a key that is no parameter: Esc, ] and the key, as typed");
+		t = decode_apart("\033]", "x");
+		ok(t.keys == 1 && t.key[0] == 'x' && t.alts == 1, "Alt-] then a key typed apart: the chord dropped, the key kept");
 	}
 	/* split across reads: the decoder keeps its state between pieces */
 	{

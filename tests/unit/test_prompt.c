@@ -1,0 +1,113 @@
+/*
+ * test_prompt — the prompts' line editor (ui/prompt.c) with keys a byte at a time, as a
+ * terminal sends them: UTF-8 characters are kept whole (typed, or broken off by another
+ * key), the cursor moves and deletes by characters, a line past LINE_MAX_LEN or holding
+ * bytes that are no character is marked, never silently changed, until it is emptied;
+ * the history gives the typed line back with its marks; the view keeps the cursor in
+ * its columns with wide characters; ~ expansion that does not fit says so.
+ */
+#include "config.h"
+
+#include <curses.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "prompt.h"
+#include "../tap.h"
+
+static void type(struct line *l, struct line_hist *h, const char *s)
+{
+	for (; *s; s++)
+		line_key(l, h, (unsigned char)*s);
+}
+
+int main(void)
+{
+	struct line l;
+	struct line_hist h;
+	char *big, out[16];
+	int first, col;
+
+	memset(&h, 0, sizeof(h));
+	line_hist_reset(&h);
+	line_set(&l, "");
+	type(&l, &h, "plans/caf\xc3\xa9_\xe6\x97\xa5\xe6\x9c\xac.json");
+	is_str(l.buf, "plans/caf\xc3\xa9_\xe6\x97\xa5\xe6\x9c\xac.json", "UTF-8 typed a byte at a time is kept whole");
+	ok(line_problem(&l) == NULL, "and the line is what was typed");
+	/* the cursor moves by characters: from the end, 5 left is before '.', 1 more before 本 */
+	for (int i = 0; i < 6; i++)
+		line_key(&l, &h, KEY_LEFT);
+	is_int(l.pos, (int)strlen("plans/caf\xc3\xa9_\xe6\x97\xa5"), "Left steps over a character's bytes");
+	line_key(&l, &h, KEY_BACKSPACE);
+	is_str(l.buf, "plans/caf\xc3\xa9_\xe6\x9c\xac.json", "Backspace deletes a whole character");
+	line_key(&l, &h, KEY_DC);
+	is_str(l.buf, "plans/caf\xc3\xa9_.json", "and so does Delete");
+	line_key(&l, &h, KEY_RIGHT);
+	is_int(l.pos, (int)strlen("plans/caf\xc3\xa9_."), "Right steps one character");
+
+	/* bytes that are no character: the line is marked, not silently changed */
+	line_set(&l, "");
+	type(&l, &h, "x\xff" "y");
+	ok(l.not_utf8 && line_problem(&l) != NULL, "a byte that starts no character marks the line");
+	is_str(l.buf, "xy", "(the rest is kept)");
+	line_set(&l, "");
+	type(&l, &h, "a\xc3");
+	line_key(&l, &h, 'b');
+	ok(l.not_utf8, "a character broken off by a key marks the line");
+	line_set(&l, "");
+	type(&l, &h, "\xc0\xaf\xe0\x80\xaf\xed\xa0\x80\xc2\x85");
+	ok(l.not_utf8 && l.len == 0, "overlong forms, a surrogate and a C1 control are no characters");
+	line_key(&l, &h, 'z');
+	line_key(&l, &h, KEY_BACKSPACE);
+	ok(!l.not_utf8 && line_problem(&l) == NULL, "emptying the line clears the mark");
+
+	/* past LINE_MAX_LEN: cut, said, and nothing half a character */
+	big = malloc(LINE_MAX_LEN + 100);
+	memset(big, 'c', LINE_MAX_LEN + 99);
+	big[LINE_MAX_LEN + 99] = 0;
+	line_set(&l, "");
+	type(&l, &h, big);
+	ok(l.cut && line_problem(&l) != NULL, "a line past %d bytes is marked cut", LINE_MAX_LEN);
+	is_int(l.len, LINE_MAX_LEN, "and holds what fits");
+	line_set(&l, "");
+	big[LINE_MAX_LEN - 1] = 0;
+	type(&l, &h, big);
+	type(&l, &h, "\xe6\x97\xa5");
+	is_int(l.len, LINE_MAX_LEN - 1, "a character that does not fit whole is not inserted in part");
+	ok(l.cut, "and marks the line");
+	line_key(&l, &h, 21); /* ^U */
+	ok(!l.cut && l.len == 0, "^U clears it and the mark");
+	line_set(&l, big);
+	ok(!l.cut, "line_set of what fits is not cut");
+	big[LINE_MAX_LEN - 1] = 'c';
+	line_set(&l, big);
+	ok(l.cut, "line_set of more than fits is");
+
+	/* the history brings the typed line back with its mark */
+	line_hist_add(&h, "older");
+	line_set(&l, "");
+	type(&l, &h, "typed\xff");
+	line_key(&l, &h, KEY_UP);
+	ok(!l.not_utf8 && strcmp(l.buf, "older") == 0, "Up shows the older entry, unmarked");
+	line_key(&l, &h, KEY_DOWN);
+	ok(l.not_utf8 && strcmp(l.buf, "typed") == 0, "Down gives the typed line back, still marked");
+	line_hist_release(&h);
+
+	/* the view: wide characters take two columns, the cursor stays in view */
+	line_set(&l, "\xe6\x97\xa5\xe6\x9c\xac\xe6\x97\xa5\xe6\x9c\xac"); /* 4 wide: 8 columns */
+	line_view(&l, 20, &first, &col);
+	ok(first == 0 && col == 8, "the cursor at the end of 4 wide characters is column 8 (%d, %d)", first, col);
+	line_view(&l, 5, &first, &col);
+	ok(first == 6 && col == 4, "in 5 columns the view starts 2 characters on, cursor at 4 (%d, %d)", first, col);
+	line_key(&l, NULL, KEY_HOME);
+	line_view(&l, 5, &first, &col);
+	ok(first == 0 && col == 0, "at Home the view starts at the line's start");
+
+	/* ~ that does not fit */
+	setenv("HOME", "/home/someone", 1);
+	ok(line_expand_home("~/x", out, sizeof(out)) && strcmp(out, "/home/someone/x") == 0, "~/x expands");
+	ok(!line_expand_home("~/xy", out, sizeof(out)) && out[0] == 0, "an expansion past its room is refused, empty");
+	free(big);
+	return tap_done();
+}
