@@ -376,6 +376,11 @@ keys F1
 expect 'OctoPipe keys' "F1 opens the help"
 expect '^ +the tuner.s steps$' "a description longer than the line wraps under itself"
 expect '^ -- lines 1-[0-9]+ of [0-9]+ \(Up/Down' "the last row says which lines show and how to scroll"
+rows=$(screen | sed -n 's/^ -- lines 1-\([0-9]*\) of.*/\1/p')
+keys PageDown
+expect "^ -- lines $((rows + 1))-$((2 * rows)) of" "PgDn scrolls the help a page ($rows lines), not 10"
+keys PageUp
+expect '^ -- lines 1-' "PgUp a page back"
 keys G
 expect '^ header: each gpu.s peak memory against the usable memory of one gpu$' "G scrolls to the end of the legend"
 expect '^ +buttons \(--no-mouse: off\)$' "the mouse legend wraps whole"

@@ -126,6 +126,7 @@ struct app {
 	/* interaction */
 	enum mode mode;
 	int help_top;
+	int page_rows;          /* the help's or the log's text rows last drawn: PgUp/PgDn's step */
 	enum prompt_kind prompt;
 	struct line line;       /* the prompt's text */
 	struct line_hist prompt_hist[PROMPT_MOVE_STAGE + 1];   /* one history per prompt */

@@ -55,8 +55,11 @@ static void fmt_tick(char *buf, size_t n, double t, double step)
 static void draw_axis(const struct app *a, const char *title, struct screen *s, int x0, int y, int w)
 {
 	double step = nice_step(a->ms_per_col * 12), t;
-	int last_end = -1;
+	int last_end = -1, len = title ? (int)strlen(title) : 0, room;
 
+	if (len > w * 2 / 3)
+		len = w * 2 / 3;
+	room = len > 0 ? w - len - 1 : w;   /* the ticks end before the title */
 	screen_text(s, x0, y, GANTT_LABEL_W, "time", R_AXIS);
 	for (t = ceil(a->t0 / step) * step; ; t += step) {
 		int c = (int)floor((t - a->t0) / a->ms_per_col + 0.5);
@@ -67,16 +70,14 @@ static void draw_axis(const struct app *a, const char *title, struct screen *s, 
 		if (c < 0 || c <= last_end)
 			continue;
 		fmt_tick(lab, sizeof(lab), t, step);
+		/* a label cut short would read as another time (1500ms as 150): none at all */
+		if (c + 1 + (int)strlen(lab) > room)
+			break;
 		screen_put(s, x0 + GANTT_LABEL_W + c, y, '|', R_AXIS);
 		last_end = c + screen_text(s, x0 + GANTT_LABEL_W + c + 1, y, w - c - 1, lab, R_AXIS);
 	}
-	if (title && *title) {
-		int len = (int)strlen(title);
-
-		if (len > w * 2 / 3)
-			len = w * 2 / 3;
+	if (len > 0)
 		screen_text(s, x0 + GANTT_LABEL_W + w - len, y, len, title, R_TITLE);
-	}
 }
 
 /* The measured row of one device: the ops the executor reported for the shown iteration,

@@ -85,6 +85,7 @@ static void draw_help(struct app *a, struct screen *s, const struct rect *r)
 	if (a->help_top < 0)
 		a->help_top = 0;
 	help_lines(sb.buf, s, w, a->help_top, rows, r->y);
+	a->page_rows = rows;
 	if (rows < r->h)
 		screen_textf(s, 1, r->y + rows, w, R_DIM, "-- lines %d-%d of %d (Up/Down, PgUp/PgDn, g/G scroll; Esc or q "
 		             "closes) --", a->help_top + 1, a->help_top + rows, total);
@@ -103,6 +104,7 @@ static void draw_log(struct app *a, struct screen *s, const struct rect *r)
 	/* count the wrapped lines, then show the window that ends at the bottom or at log_top */
 	for (int k = 0; k < a->log_n; k++)
 		total += screen_wrap(NULL, 0, 0, w, 1 << 20, app_log_entry(a, k)->text, R_NORMAL);
+	a->page_rows = rows - 1;
 	top = a->log_top < 0 || a->log_top > total - (rows - 1) ? total - (rows - 1) : a->log_top;
 	if (top < 0)
 		top = 0;
@@ -130,9 +132,15 @@ static void draw_log(struct app *a, struct screen *s, const struct rect *r)
 	}
 }
 
+/* A page: the rows last drawn (at least one). */
+static int page_of(const struct app *a)
+{
+	return a->page_rows > 1 ? a->page_rows : 1;
+}
+
 static int log_key(struct app *a, int key)
 {
-	int page = 10;
+	int page = page_of(a);
 
 	switch (key) {
 	case KEY_UP: case 'k': a->log_top = (a->log_top < 0 ? 1 << 20 : a->log_top) - 1; break;
@@ -156,8 +164,8 @@ static int help_key(struct app *a, int key)
 	switch (key) {
 	case KEY_UP: case 'k': if (a->help_top > 0) a->help_top--; break;
 	case KEY_DOWN: case 'j': a->help_top++; break;
-	case KEY_PPAGE: a->help_top = a->help_top > 10 ? a->help_top - 10 : 0; break;
-	case KEY_NPAGE: case ' ': a->help_top += 10; break;
+	case KEY_PPAGE: a->help_top = a->help_top > page_of(a) ? a->help_top - page_of(a) : 0; break;
+	case KEY_NPAGE: case ' ': a->help_top += page_of(a); break;
 	case KEY_HOME: case 'g': a->help_top = 0; break;
 	case KEY_END: case 'G': a->help_top = 1 << 20; break;   /* drawing stops it at the end */
 	case 27: case 'q': case '?': case KEY_F(1): case KEY_F(10):
