@@ -32,6 +32,7 @@ static const struct cli_cmd cli_commands[] = {
 	{ "show", "MODEL [--json]", "print a model's layers: kinds, costs, heaviest ones", cmd_show },
 	{ "plan", "--model M --cluster C ...", "build a baseline plan (1f1b, zb-*, dualpipev, ...)", cmd_plan },
 	{ "sim", "PLAN [--json] [--gantt]", "simulate a plan: iteration, bubbles, memory, trace", cmd_sim },
+	{ "edit", "PLAN EDIT... -o OUT", "the TUI's hand edits: boundaries, moves, reorder", cmd_edit },
 	{ "tune", "--model M --cluster C ...", "co-optimize partition, placement and schedule", cmd_tune },
 	{ "compare", "--model M --cluster C ...", "every baseline and the tuned plan, side by side", cmd_compare },
 	{ "import", "torch-csv|profile FILE ...", "PyTorch schedule CSV -> plan, or timings -> model", cmd_import },

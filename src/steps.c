@@ -15,6 +15,7 @@
 
 #include "bounds.h"
 #include "json.h"
+#include "layout_search.h"
 
 void steps_release(struct steps *s)
 {
@@ -302,4 +303,21 @@ int steps_load(struct steps *s, const char *path, const struct model *m, const s
 	r = steps_from_json(s, root, path, m, c, microbatches, e);
 	cJSON_Delete(root);
 	return r;
+}
+
+int steps_model_of(const struct plan *p, struct model *m, struct cluster *c, struct err *e)
+{
+	bool uniform = p->nstages > 0;
+
+	if (model_copy(m, &p->model, e) < 0)
+		return -1;
+	for (int i = 1; i < p->nstages; i++)
+		uniform &= p->stages[i].recompute == p->stages[0].recompute;
+	if (uniform)
+		layout_recompute_model(m, (enum recompute)p->stages[0].recompute);
+	if (cluster_copy(c, &p->cluster, e) < 0) {
+		model_release(m);
+		return -1;
+	}
+	return 0;
 }

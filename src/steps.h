@@ -26,6 +26,7 @@
 #include "cluster.h"
 #include "err.h"
 #include "model.h"
+#include "plan.h"
 #include "tune.h"
 
 #define STEPS_FORMAT "octopipe.steps/1"
@@ -56,5 +57,9 @@ int steps_from_json(struct steps *s, const cJSON *root, const char *file, const 
 int steps_load(struct steps *s, const char *path, const struct model *m, const struct cluster *c,
                int microbatches, struct err *e);
 void steps_release(struct steps *s);
+/* The model and cluster the steps of plan p's tuning are replayed on: p's own, with a
+ * recompute mode every stage shares folded into the layer table (the tuner builds plans
+ * without per-stage recompute, so its candidates cost what an adopted step will). */
+int steps_model_of(const struct plan *p, struct model *m, struct cluster *c, struct err *e);
 
 #endif

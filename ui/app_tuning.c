@@ -69,23 +69,8 @@ static int take_model(struct app *a, struct err *e)
 {
 	struct tuning *g = &a->tuning;
 
-	if (model_copy(&g->m, &a->cur.plan.model, e) < 0)
+	if (steps_model_of(&a->cur.plan, &g->m, &g->c, e) < 0)
 		return -1;
-	{
-		/* the tuner builds plans without per-stage recompute: a mode every stage shares is
-		 * folded into its layer table, so its candidates cost what the adopted plan will */
-		const struct plan *p = &a->cur.plan;
-		bool uniform = p->nstages > 0;
-
-		for (int i = 1; i < p->nstages; i++)
-			uniform &= p->stages[i].recompute == p->stages[0].recompute;
-		if (uniform)
-			layout_recompute_model(&g->m, (enum recompute)p->stages[0].recompute);
-	}
-	if (cluster_copy(&g->c, &a->cur.plan.cluster, e) < 0) {
-		model_release(&g->m);
-		return -1;
-	}
 	g->have_mc = true;
 	g->microbatches = a->cur.plan.microbatches;
 	return 0;

@@ -27,6 +27,7 @@ int cmd_check(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 int cmd_sim(int argc, char **argv);
+int cmd_edit(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 int cmd_export(int argc, char **argv);
