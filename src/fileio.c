@@ -82,9 +82,16 @@ char *fileio_read(const char *path, size_t *len, struct err *e)
 	size_t cap = 0, n = 0;
 	int fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* without a wait for a writer: a FIFO nobody writes reads as empty at once (an error
+	 * below, not a hang); reads then block as usual, so a pipe being written is read whole */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		err_set(e, ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0) {
+		err_set(e, ERR_INPUT, "%s: cannot read: %s", path, strerror(errno));
+		close(fd);
 		return NULL;
 	}
 	if (fstat(fd, &st) == 0) {
@@ -94,6 +101,8 @@ char *fileio_read(const char *path, size_t *len, struct err *e)
 			return NULL;
 		}
 		note_read(&st);
+	} else {
+		st.st_mode = 0;
 	}
 	for (;;) {
 		ssize_t got;
@@ -124,8 +133,13 @@ char *fileio_read(const char *path, size_t *len, struct err *e)
 			err_set(e, ERR_INPUT, "%s: cannot read: %s", path, strerror(errno));
 			goto fail;
 		}
-		if (got == 0)
+		if (got == 0) {
+			if (n == 0 && S_ISFIFO(st.st_mode)) {
+				err_set(e, ERR_INPUT, "%s: a FIFO with no writer: nothing to read", path);
+				goto fail;
+			}
 			break;
+		}
 		n += (size_t)got;
 		if (n > FILEIO_MAX_BYTES) {
 			err_set(e, ERR_INPUT, "%s: larger than %zu MiB, refusing to read it",

@@ -434,7 +434,8 @@ static int read_csv(struct importer *im, const char *text, size_t len)
 			memcpy(num, ms_s, ms_n);
 			num[ms_n] = '\0';
 			ms = strtod(num, &e);
-			if (e == num || *e)
+			/* decimal only: strtod also reads hex (0x10 as 16), inf and nan */
+			if (e == num || *e || strspn(num, "0123456789.eE+-") != ms_n)
 				ms = -1;
 		}
 		if (!(ms >= 0) || ms > OCTO_MAX_COST_MS) {

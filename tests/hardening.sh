@@ -203,6 +203,13 @@ if command -v mkfifo >/dev/null 2>&1 && mkfifo "$T/fifo"; then
     expect_rc 0 "run --events-out FIFO streams to its reader"
     expect_match '"ev":"done"' "$(cat "$T/fifo.ev")" "the reader got the whole stream"
     if [ -p "$T/fifo" ]; then ok "the FIFO is still a FIFO after the run"; else not_ok "the FIFO is still a FIFO after the run"; fi
+    # an input FIFO nobody writes hung the command in its open: now an error at once
+    rm -f "$T/fifo"; mkfifo "$T/fifo"
+    run timeout 20 "$OCTOPIPE" check "$T/fifo"
+    expect_rc 2 "check of a FIFO nobody writes: exit 2, not a hang"
+    expect_match 'fifo: a FIFO with no writer: nothing to read' "$ERR" "saying so"
+    OUT=$(cat "$data/tiny-model.json" | timeout 20 "$OCTOPIPE" show /dev/stdin 2>&1); RC=$?
+    expect_rc 0 "a pipe being written is read whole (show /dev/stdin)"
 else
     skip "FIFO outputs" "no mkfifo"
 fi
@@ -535,5 +542,27 @@ expect_rc 0 "its own plan's steps are charted"
 run "$O" run "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json" --emu-slowdown 99:2
 expect_rc 2 "run --emu-slowdown of a stage the plan has not"
 expect_match "--emu-slowdown: no stage 99 \(the plan has 4\)" "$ERR" "saying so, as --kill-device does"
+
+# cost --calibrate with a bundled cluster's short name rewrote the shared sample in place
+# (every later 8xH200 run then priced differently): refused unless --cluster-out is given
+# (on a copy of the data directory, so that a regression cannot touch the tree)
+mkdir -p "$T/dd"
+cp -r "$top_srcdir/samples" "$T/dd/"
+run env OCTOPIPE_DATADIR="$T/dd" "$O" cost "$top_srcdir/samples/profiles/configs/gpt-13b.json" --cluster 8xH200 \
+    --calibrate "$top_srcdir/samples/profiles/gpt-13b.json"
+expect_rc 2 "cost --calibrate into a bundled cluster by its name: exit 2"
+expect_match 'is a bundled sample .*: give --cluster-out FILE' "$ERR" "saying to give --cluster-out"
+if cmp -s "$T/dd/samples/clusters/8xH200.json" "$top_srcdir/samples/clusters/8xH200.json"; then
+    ok "the bundled cluster is unchanged"; else not_ok "the bundled cluster is unchanged"; fi
+run env OCTOPIPE_DATADIR="$T/dd" "$O" cost "$top_srcdir/samples/profiles/configs/gpt-13b.json" --cluster 8xH200 \
+    --calibrate "$top_srcdir/samples/profiles/gpt-13b.json" --cluster-out "$T/cal.json"
+expect_rc 0 "with --cluster-out the fit goes to the copy"
+# import profile read a time of 0x10 (and 0x1p4) as 16 ms: strtod's hex
+for t in 0x10 0x1p4 1e400 inf nan; do
+    printf 'name,phase,ms\ndecoder.layers.0.mixer,F,%s\n' "$t" > "$T/hex.csv"
+    run "$O" import profile "$T/hex.csv" --rules "$top_srcdir/tests/data/profile/rules.json" -o "$T/hex.json"
+    expect_rc 2 "import profile: a time of $t is refused"
+    expect_match "hex.csv: line 2: '$t' is not a time in ms >= 0" "$ERR" "as no time"
+done
 
 done_testing

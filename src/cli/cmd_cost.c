@@ -65,7 +65,8 @@ static void usage(FILE *f)
 	      "  -o MODEL          write the layer table (octopipe.model/1); '-' for stdout\n"
 	      "  --calibrate PROFILE  fit the efficiencies to a measured profile (one per\n"
 	      "                    CONFIG, in order; samples/profiles format or a layer table)\n"
-	      "                    and save them in the cluster file (or --cluster-out FILE)\n"
+	      "                    and save them in the cluster file named by its path (or\n"
+	      "                    --cluster-out FILE; needed for a bundled cluster's name)\n"
 	      "  --fix NAME[,NAME...]  with --calibrate: hold these parameters at the cluster's\n"
 	      "                    values (\"launch\" or a kernel class: gemm, memory, ...),\n"
 	      "                    e.g. the launch overhead, which profiles of large kernels\n"
@@ -520,6 +521,13 @@ int cmd_cost(int argc, char **argv)
 		a.runtime_arg = "hf-eager";
 	if ((rc = cli_args_load(&a, CLI_IN_CLUSTER | CLI_IN_RUNTIME)) != EXIT_OK)
 		goto out;
+	if (ca.nprof > 0 && !ca.only_predict && !ca.cluster_out && strcmp(a.cluster_path, a.cluster_arg) != 0) {
+		/* a cluster named by its short name is the bundled sample every user shares: the
+		 * fit is stored in place only in a file named by its path */
+		rc = cli_usage_error("cost", "--cluster %s is a bundled sample (%s): give --cluster-out FILE for the "
+		                     "calibrated copy", a.cluster_arg, a.cluster_path);
+		goto out;
+	}
 	cli_apply_runtime(&a.runtime, c, &ca.o);
 	if (ca.o.tp > c->gpus_per_node) {
 		/* its all-reduces run on the intra-node link, as every TP layout does */
