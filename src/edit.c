@@ -244,10 +244,15 @@ static int do_replace(struct plan *p, const struct plan *q, const char *label, c
 	struct plan_snap s;
 	struct plan tmp;
 
-	if (q->ndevices != p->ndevices || q->microbatches != p->microbatches ||
-	    q->model.nlayers != p->model.nlayers)
-		return err_set(e, ERR_INPUT, "'%s' is for another model, cluster or microbatch count",
-		               label ? label : "the plan");
+	if (q->model.nlayers != p->model.nlayers)
+		return err_set(e, ERR_INPUT, "'%s' is of a model of %d layers, this plan's has %d", label ? label : "the plan",
+		               q->model.nlayers, p->model.nlayers);
+	if (q->ndevices != p->ndevices)
+		return err_set(e, ERR_INPUT, "'%s' is on %d devices, this plan on %d", label ? label : "the plan",
+		               q->ndevices, p->ndevices);
+	if (q->microbatches != p->microbatches)
+		return err_set(e, ERR_INPUT, "'%s' has %d microbatches, this plan %d", label ? label : "the plan",
+		               q->microbatches, p->microbatches);
 	if (snap_copy(&s, q) < 0)
 		return err_set(e, ERR_RUNTIME, "out of host memory");
 	memset(&tmp, 0, sizeof(tmp));

@@ -62,6 +62,26 @@ then ok "--json says what each edit did and the iteration before and after"; els
 got=$(field "$T/ro.json" "[s['layers'] for s in p['stages']]")
 if [ "$got" = "$stages0" ]; then ok "--reorder keeps the partition"; else not_ok "reorder keeps the partition" "$got"; fi
 
+# ---- the same file as the TUI's keys, byte for byte --------------------------------------
+# tui_save KEYS OUT: the UI on the plan, headless, the keys, then save as OUT
+tui_save() {
+    env HOME="$T" XDG_STATE_HOME="$T/state" "$OCTOPIPE" tui --render 120x30 \
+        --keys "$1S$(printf '\025')$2\\n" "$P" >"$T/frame.txt" 2>&1
+}
+same_as_keys() {
+    keys=$1 name=$2; shift 2
+    rm -f "$T/k-tui.json" "$T/k-edit.json"
+    tui_save "$keys" "$T/k-tui.json"
+    "$OCTOPIPE" edit "$P" "$@" -o "$T/k-edit.json" >/dev/null 2>&1
+    if [ -f "$T/k-tui.json" ] && cmp -s "$T/k-tui.json" "$T/k-edit.json"; then ok "edit $* writes what the keys $name save"
+    else not_ok "edit $* writes what the keys $name save" "$(diff "$T/k-tui.json" "$T/k-edit.json" 2>&1 | head -8)"; fi
+}
+same_as_keys ']' "]" --boundary 0:+1
+same_as_keys '>' ">" --move-op 0F0:later
+same_as_keys 'p' "F9 (p)" --reorder
+# the first move leaves gpu 2 out of memory: the second still merges by simulated starts
+same_as_keys 'm2\nm1\n' "m 2, m 1" --place 0:2 --place 0:1
+
 # ---- --adopt: a plan's or a tuner step's structure, whole ----------------------------------
 run "$OCTOPIPE" tune --model gpt-13b --cluster 4xH200 --microbatches 8 --layout pp --evals 200 --steps-out "$T/steps.json" -o "$T/tuned.json"
 expect_rc 0 "a tuned plan and its steps"
@@ -78,17 +98,24 @@ expect_rc 0 "--adopt STEPS:$last (the last step)"
 got=$(field "$T/as.json" "[(s['layers'], s['device']) for s in p['stages']]")
 want=$(python3 -c "import json, sys; s = json.load(open(sys.argv[1]))['steps'][-1]; print([(x['layers'], x['device']) for x in s['stages']])" "$T/steps.json")
 if [ "$got" = "$want" ]; then ok "the step's partition and placement are the plan's"; else not_ok "step adopted" "$got" "$want"; fi
+if [ "$(field "$T/as.json" "p['name']")" = "gpt-13b tuner step $last" ]; then ok "and named as the UI names an adopted step"
+else not_ok "the adopted step's name" "$(field "$T/as.json" "p['name']")"; fi
+run "$OCTOPIPE" tune --model gpt-13b --cluster 4xH200 --microbatches 16 --layout pp --evals 100 --steps-out "$T/steps16.json" -o "$T/t16.json"
+run "$OCTOPIPE" edit "$P" --adopt "$T/steps16.json:0" -o "$T/no.json"
+expect_rc 2 "a step of a run at 16 microbatches into a plan of 8: exit 2"
+expect_match 'steps of a run at 16 microbatches, the plan has 8' "$ERR" "naming both counts"
 run "$OCTOPIPE" edit "$P" --adopt "$T/steps.json:$n" -o "$T/no.json"
 expect_rc 2 "a step past the file's: exit 2"
 expect_match "there is no step $n \\(the file has $n, from 0\\)" "$ERR" "naming the count"
 run "$OCTOPIPE" plan --model nemotronh-8b --cluster 4xH200 --schedule 1f1b --microbatches 8 -o "$T/other.json"
 run "$OCTOPIPE" edit "$P" --adopt "$T/other.json" -o "$T/no.json"
 expect_rc 2 "a plan of another model: exit 2"
-expect_match 'another model, cluster or microbatch count' "$ERR" "saying why"
+expect_match "a plan of 'nemotronh-8b' on '4xH200', this plan is of 'gpt-13b' on '4xH200'" "$ERR" "saying why"
 
 # ---- bad edits: one line, exit 2, nothing written -------------------------------------------
-for bad in "--boundary 3:+1" "--boundary 0:+2" "--boundary x" "--place 1:9" "--place 9:1" "--move-op 9F0:later" \
-           "--move-op 0F0:up" "--move-op zz:later" "--adopt $T/missing.json"; do
+for bad in "--boundary 3:+1" "--boundary 0:+2" "--boundary x" "--boundary 0:1" "--boundary 00:+1" "--boundary +0:+1" \
+           "--place 1:9" "--place 9:1" "--place 1:-0" "--place 99999999999:1" "--move-op 9F0:later" \
+           "--move-op 0F0:up" "--move-op zz:later" "--adopt $T/missing.json" "--adopt $T/steps.json:99999999999"; do
     # shellcheck disable=SC2086
     run "$OCTOPIPE" edit "$P" $bad -o "$T/bad.json"
     n=$(printf '%s\n' "$ERR" | grep -c .)
@@ -106,4 +133,17 @@ run "$OCTOPIPE" edit "$P" --reorder
 expect_rc 2 "no -o: exit 2"
 run "$OCTOPIPE" edit "$P" --boundary 0:+1 -o /dev/full
 expect_rc 1 "a full disk: exit 1"
+run "$OCTOPIPE" edit "$P" --boundary 0:+1 -o -
+if [ "$RC" = 0 ] && printf '%s\n' "$OUT" | python3 -c 'import json, sys; assert json.load(sys.stdin)["format"] == "octopipe.plan/1"'
+then ok "-o -: standard output is the plan alone, one document"; else not_ok "-o - is one document" "$OUT"; fi
+esc=$(printf 'x\033[31my')
+run "$OCTOPIPE" edit "$P" --reorder -o "$T/$esc.json"
+expect_rc 0 "an output name holding an escape sequence"
+if printf '%s' "$OUT" | grep -q "$(printf '\033')"; then not_ok "the summary escapes the name" "$OUT"
+else ok "the summary escapes its control characters"; fi
+set --
+i=0; while [ $i -lt 1200 ]; do set -- "$@" --boundary 0:+1 --boundary 0:-1; i=$((i + 1)); done
+run "$OCTOPIPE" edit "$P" "$@" --json -o "$T/many.json"
+if [ "$RC" = 0 ] && [ "$(printf '%s\n' "$OUT" | python3 -c 'import json, sys; print(len(json.load(sys.stdin)["edits"]))')" = 2400 ]
+then ok "2400 edits in one run"; else not_ok "2400 edits" "exit $RC" "$ERR"; fi
 done_testing

@@ -24,4 +24,8 @@ golden gpt13b-1f1b-help-100x40 100x40 "?" "$plans/gpt-13b-4xH200-1f1b.json"
 golden nemotron-tuned-140x36 140x36 "" "$plans/nemotron-nano-v2-9b-8xH200-tuned.json"
 golden nemotron-dualpipev-critical-140x36 140x36 "PC" "$plans/nemotron-nano-v2-9b-8xH200-dualpipev.json"
 golden too-small-60x20 60x20 "" "$plans/gpt-13b-4xH200-1f1b.json"
+# the search is UTF-8: a quantifier after a character applies to the whole character
+# (byte-wise, 日? made only its last byte optional and nothing matched)
+run "$OCTOPIPE" tui --render 120x30 --keys "/$(printf '\346\227\245')?1F0\\n" "$plans/gpt-13b-4xH200-1f1b.json"
+expect_match 'match 1 of 1' "$OUT" "a pattern with a UTF-8 character and a quantifier matches as written"
 done_testing

@@ -105,7 +105,10 @@ void app_search(struct app *a, const char *pattern, bool filter)
 		app_msg(a, R_NORMAL, "search cleared");
 		return;
 	}
-	re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED, PCRE2_CASELESS, &errcode, &off, NULL);
+	/* UTF-8 both ways: a pattern's character is one character (日? is optional 日, not
+	 * its last byte), and ops read as UTF-8 (a kind named in a file is) */
+	re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED, PCRE2_CASELESS | PCRE2_UTF | PCRE2_MATCH_INVALID_UTF,
+	                   &errcode, &off, NULL);
 	if (!re) {
 		PCRE2_UCHAR buf[200];
 

@@ -23,7 +23,8 @@
  * answer), read to its terminator and dropped whole; S_STRING_START: ESC ] or ESC P, which
  * is such a string only when what follows is its parameter (a digit, or DCS's $ + > = ! |),
  * and otherwise Esc and ']' or 'P' typed apart, or an Alt chord (keydec_idle tells which). */
-enum { S_GROUND, S_ESC, S_CSI, S_SS3, S_LINUX, S_X10, S_PASTE, S_PASTE_TAIL, S_STRING, S_STRING_START };
+enum { S_GROUND, S_ESC, S_CSI, S_SS3, S_LINUX, S_X10, S_PASTE, S_PASTE_TAIL, S_STRING, S_STRING_START,
+       S_ALT_CONT };   /* S_ALT_CONT: the rest of a UTF-8 character an Alt chord began (len: bytes left) */
 
 static const char paste_end[] = "\033[201~";
 
@@ -367,9 +368,21 @@ void keydec_feed(struct keydec *d, int byte)
 			d->state = S_GROUND;
 			keydec_feed(d, byte);
 		} else {
-			/* sent with its ESC: an Alt (Meta) chord, never the key's own command */
+			/* sent with its ESC: an Alt (Meta) chord, never the key's own command; a
+			 * non-ASCII key's character is dropped whole with it */
 			push_alt(d, byte);
+			if (byte >= 0xc2 && byte <= 0xf4) {
+				d->state = S_ALT_CONT;
+				d->len = byte >= 0xf0 ? 3 : byte >= 0xe0 ? 2 : 1;
+			}
 		}
+		return;
+	case S_ALT_CONT:
+		if ((byte & 0xc0) == 0x80 && --d->len > 0)
+			return;
+		d->state = S_GROUND;
+		if ((byte & 0xc0) != 0x80)
+			keydec_feed(d, byte);   /* the character was cut short: this is what follows */
 		return;
 	case S_STRING_START:
 		if ((byte >= '0' && byte <= '9') || (d->seq[0] == 'P' && byte && strchr("$+>=!|", byte))) {
@@ -477,7 +490,8 @@ void keydec_timeout(struct keydec *d)
 		push_drop(d);
 		break;
 	case S_X10:
-		d->state = S_GROUND;    /* a mouse report cut short: nothing */
+	case S_ALT_CONT:
+		d->state = S_GROUND;    /* a mouse report or an Alt chord's character cut short: nothing */
 		break;
 	case S_PASTE:
 		/* the paste paused: what came ends here, and the rest, when it comes, is still

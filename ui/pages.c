@@ -195,7 +195,7 @@ static void draw_picker(struct app *a, struct screen *s, const struct rect *r)
 	            "Tab: a path; Esc", R_TITLE);
 	x = 1 + screen_text(s, 1, 1, s->w - 2, "filter: ", R_PROMPT);
 	{
-		const char *lost = f->cut ? "[cut] " : f->not_utf8 ? "[not UTF-8] " : "";
+		const char *lost = f->cut ? "[cut] " : f->not_utf8 || f->npend ? "[not UTF-8] " : "";
 
 		x += screen_text(s, x, 1, s->w - x - 24, lost, R_ERROR);
 		prompt_line_draw(s, x, 1, s->w - x - 24, f);

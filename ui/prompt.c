@@ -35,13 +35,15 @@ const char *line_problem(const struct line *l)
 {
 	if (l->cut)
 		return "the text is longer than 4095 bytes and was cut: it is not run (^U clears it)";
+	if (l->npend > 0)
+		return "the text ends in part of a UTF-8 character: it is not run (type the rest, or Backspace)";
 	if (l->not_utf8)
 		return "the text held bytes that are no UTF-8 character and were left out: it is not run (^U clears it)";
 	return NULL;
 }
 
-/* The start of the character before byte p (p > 0). */
-static int char_before(const struct line *l, int p)
+/* The start of the code point before byte p (p > 0). */
+static int cp_before(const struct line *l, int p)
 {
 	do
 		p--;
@@ -49,11 +51,36 @@ static int char_before(const struct line *l, int p)
 	return p;
 }
 
-static int char_after(const struct line *l, int p)
+static int cp_after(const struct line *l, int p)
 {
 	int n = screen_char_bytes(l->buf + p);
 
 	return p + (n > 0 ? n : 0);
+}
+
+/* Whether the code point at p draws in no column (a combining mark): it belongs to the
+ * character before it, so the cursor never stops on it. */
+static bool zero_width_at(const struct line *l, int p)
+{
+	return p < l->len && screen_text_cols(l->buf + p, (size_t)(cp_after(l, p) - p)) == 0;
+}
+
+/* The start of the character before p, and the end of the one at p: a code point with
+ * the combining marks after it. */
+static int char_before(const struct line *l, int p)
+{
+	do
+		p = cp_before(l, p);
+	while (p > 0 && zero_width_at(l, p));
+	return p;
+}
+
+static int char_after(const struct line *l, int p)
+{
+	do
+		p = cp_after(l, p);
+	while (p < l->len && zero_width_at(l, p));
+	return p;
 }
 
 void line_view(const struct line *l, int room, int *first, int *cursor_col)
@@ -266,6 +293,20 @@ bool line_expand_home(const char *in, char *out, size_t n)
 	return true;
 }
 
+/* Whether s is UTF-8 with no C1 control, overlong form or surrogate (utf8_byte's rules). */
+static bool utf8_valid(const char *s)
+{
+	struct line t;
+
+	memset(&t, 0, sizeof(t));
+	for (; *s; s++)
+		if ((unsigned char)*s >= 0x80)
+			utf8_byte(&t, (unsigned char)*s);
+		else if (t.npend > 0)
+			return false;
+	return !t.not_utf8 && t.npend == 0 && !t.cut;
+}
+
 struct matches {
 	char names[64][256];
 	int n, total;
@@ -355,6 +396,9 @@ int line_complete(struct line *l, const char *subdir, char *msg, size_t n)
 		if (strlen(m->common) >= strlen(base) || strcmp(word, path) != 0) {
 			delete_range(l, start, l->pos);
 			insert_text(l, repl, (int)strlen(repl));
+			/* a file name is bytes: one that is no UTF-8 marks the line, as typed ones do */
+			if (!utf8_valid(repl))
+				l->not_utf8 = true;
 		}
 		if (count == 1) {
 			snprintf(msg, n, "%s", m->names[0]);

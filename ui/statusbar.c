@@ -69,7 +69,7 @@ void statusbar_draw(struct app *a, struct screen *s, const struct rect *r)
 		int x = screen_text(s, 0, r->y, r->w, prompt_label(a->prompt), R_PROMPT);
 
 		/* a line that is not what was typed says so at the right, always in view */
-		const char *lost = a->line.cut ? " [cut]" : a->line.not_utf8 ? " [not UTF-8]" : "";
+		const char *lost = a->line.cut ? " [cut]" : a->line.not_utf8 || a->line.npend ? " [not UTF-8]" : "";
 		int room = r->w - x - 1 - (int)strlen(lost), used;
 
 		if (*lost && room > 0)

@@ -55,22 +55,18 @@ static void usage(FILE *f)
 
 enum { OPT_BOUNDARY = 0x300, OPT_PLACE, OPT_MOVE_OP, OPT_REORDER, OPT_ADOPT };
 
-#define EDIT_MAX 1000
-
 struct edit_args {
-	int n;
-	int kind[EDIT_MAX];          /* OPT_* */
-	const char *arg[EDIT_MAX];   /* as given */
+	int n, cap;                  /* cap: the command line's words, a bound on its edits */
+	int *kind;                   /* OPT_* */
+	const char **arg;            /* as given */
 };
 
 static int edit_option(void *ctx, int ch, const char *arg)
 {
 	struct edit_args *ea = ctx;
 
-	if (ch < OPT_BOUNDARY || ch > OPT_ADOPT)
+	if (ch < OPT_BOUNDARY || ch > OPT_ADOPT || ea->n == ea->cap)
 		return EXIT_INPUT;
-	if (ea->n == EDIT_MAX)
-		return cli_usage_error("edit", "more than %d edits: apply them in several runs", EDIT_MAX);
 	ea->kind[ea->n] = ch;
 	ea->arg[ea->n++] = arg ? arg : "";
 	return 0;
@@ -95,17 +91,37 @@ static const char *opt_name(int kind)
 	     : kind == OPT_REORDER ? "--reorder" : "--adopt";
 }
 
-/* "A:B" as two integers in [lo, hi] each (B may be signed); false when it is not. */
-static bool two_ints(const char *s, long *a, long *b)
+/* A count as written in a plan: decimal digits, no sign, no leading zero, at most a
+ * million; *end past it. False when s does not start with one. */
+static bool count(const char *s, long *v, const char **end)
 {
-	char *end;
+	long x = 0;
+	int n = 0;
 
-	*a = strtol(s, &end, 10);
-	if (end == s || *end != ':' || *a < 0 || *a > 1000000)
+	while (s[n] >= '0' && s[n] <= '9' && n < 8)
+		x = 10 * x + (s[n++] - '0');
+	if (n == 0 || (n > 1 && s[0] == '0') || (s[n] >= '0' && s[n] <= '9') || x > 1000000)
+		return false;
+	*v = x;
+	*end = s + n;
+	return true;
+}
+
+/* "A:B", two counts (B signed when sign: "+1" or "-1" only); false when it is not. */
+static bool two_ints(const char *s, long *a, long *b, bool sign)
+{
+	const char *end;
+
+	if (!count(s, a, &end) || *end != ':')
 		return false;
 	s = end + 1;
-	*b = strtol(s, &end, 10);
-	return end != s && !*end && *b >= -1000000 && *b <= 1000000;
+	if (sign) {
+		if ((s[0] != '+' && s[0] != '-') || s[1] != '1' || s[2])
+			return false;
+		*b = s[0] == '+' ? 1 : -1;
+		return true;
+	}
+	return count(s, b, &end) && !*end;
 }
 
 /* The simulated start of every op (sim_op_index) when p runs, into *times (NULL when it
@@ -124,7 +140,8 @@ static int start_times(const struct plan *p, double **times)
 	sim_opts_default(&o);
 	o.record = true;
 	o.no_bounds = true;
-	if (sim_run(&s, p, &o, &m, &e) == 0 && !m.noom) {
+	/* as the UI: a plan over memory still has times; a deadlocked one has none */
+	if (sim_run(&s, p, &o, &m, &e) == 0) {
 		if ((*times = malloc(sizeof(**times) * (size_t)n)))
 			memcpy(*times, s.start, sizeof(**times) * (size_t)n);
 		else
@@ -138,11 +155,10 @@ static int start_times(const struct plan *p, double **times)
 /* The file of --adopt FILE[:N] into file; returns N, or -1 for a plan. */
 static long adopt_file(const char *arg, char *file, size_t n)
 {
-	const char *colon = strrchr(arg, ':');
-	char *end;
-	long k = colon && colon[1] ? strtol(colon + 1, &end, 10) : -1;
+	const char *colon = strrchr(arg, ':'), *end;
+	long k;
 
-	if (k < 0 || *end) {
+	if (!colon || !count(colon + 1, &k, &end) || *end) {
 		snprintf(file, n, "%s", cli_resolve(arg, "plans"));
 		return -1;
 	}
@@ -163,19 +179,36 @@ static int adopt_plan(const struct plan *cur, const char *arg, struct plan *with
 
 	if (k < 0) {
 		snprintf(label, n, "the plan %s", cli_name(path));
-		return plan_load(with, path, e);
+		if (plan_load(with, path, e) < 0)
+			return -1;
+		/* the UI adopts only plans of its own model and cluster: so does the command */
+		if (strcmp(with->model.name, cur->model.name) != 0 || strcmp(with->cluster.name, cur->cluster.name) != 0) {
+			err_set(e, ERR_INPUT, "%s: a plan of '%s' on '%s', this plan is of '%s' on '%s'", cli_name(path),
+			        with->model.name, with->cluster.name, cur->model.name, cur->cluster.name);
+			plan_release(with);
+			return -1;
+		}
+		return 0;
 	}
 	if (steps_model_of(cur, &m, &c, e) < 0)
 		return -1;
 	rc = steps_load(&st, path, &m, &c, cur->microbatches, e);
-	if (rc == 0 && k >= st.n) {
-		err_set(e, ERR_INPUT, "%s: there is no step %ld (the file has %d, from 0)", path, k, st.n);
-		rc = -1;
-	}
+	if (rc == 0 && k >= st.n)
+		rc = err_set(e, ERR_INPUT, "%s: there is no step %ld (the file has %d, from 0)", cli_name(path), k, st.n);
+	if (rc == 0 && st.microbatches != cur->microbatches)
+		rc = err_set(e, ERR_INPUT, "%s: microbatches: steps of a run at %d microbatches, the plan has %d",
+		             cli_name(path), st.microbatches, cur->microbatches);
 	if (rc == 0)
 		rc = tune_state_plan(&m, &c, cur->microbatches, &st.steps[k].state, with, e);
-	if (rc == 0)
+	if (rc == 0) {
+		char name[300];
+
+		/* named as the UI names an adopted step */
+		snprintf(name, sizeof(name), "%s tuner step %ld", m.name, k);
+		free(with->name);
+		with->name = strdup(name);
 		snprintf(label, n, "tuner step %ld of %s", k, cli_name(path));
+	}
 	steps_release(&st);
 	model_release(&m);
 	cluster_release(&c);
@@ -194,13 +227,13 @@ static int make_edit(const struct edit_args *ea, int i, const struct plan *p, st
 	memset(ed, 0, sizeof(*ed));
 	switch (ea->kind[i]) {
 	case OPT_BOUNDARY:
-		if (!two_ints(arg, &a, &b) || (b != 1 && b != -1))
-			return cli_usage_error("edit", "--boundary '%s' is not STAGE:+1 or STAGE:-1", arg);
+		if (!two_ints(arg, &a, &b, true))
+			return cli_usage_error("edit", "--boundary '%s' is not STAGE:+1 or STAGE:-1", cli_name(arg));
 		*ed = (struct edit){ .kind = EDIT_BOUNDARY, .stage = (int)a, .delta = (int)b };
 		return EXIT_OK;
 	case OPT_PLACE:
-		if (!two_ints(arg, &a, &b) || b < 0)
-			return cli_usage_error("edit", "--place '%s' is not STAGE:GPU", arg);
+		if (!two_ints(arg, &a, &b, false))
+			return cli_usage_error("edit", "--place '%s' is not STAGE:GPU", cli_name(arg));
 		if (start_times(p, times) < 0)
 			return EXIT_RUNTIME;
 		*ed = (struct edit){ .kind = EDIT_PLACE, .stage = (int)a, .device = (int)b, .times = *times };
@@ -212,10 +245,11 @@ static int make_edit(const struct edit_args *ea, int i, const struct plan *p, st
 		int dir = colon && strcmp(colon + 1, "earlier") == 0 ? -1 : colon && strcmp(colon + 1, "later") == 0 ? 1 : 0;
 
 		if (!colon || !dir || colon - arg > ACTION_TEXT_MAX)
-			return cli_usage_error("edit", "--move-op '%s' is not OP:earlier or OP:later", arg);
+			return cli_usage_error("edit", "--move-op '%s' is not OP:earlier or OP:later", cli_name(arg));
 		snprintf(tok, sizeof(tok), "%.*s", (int)(colon - arg), arg);
 		if (action_parse(tok, &act) < 0)
-			return cli_usage_error("edit", "--move-op: '%s' is not an op (like 1B7: stage, F/I/W/B, microbatch)", tok);
+			return cli_usage_error("edit", "--move-op: '%s' is not an op (like 1B7: stage, F/I/W/B, microbatch)",
+			                       cli_name(tok));
 		for (int d = 0; d < p->ndevices; d++)
 			for (int k = p->order_start[d]; k < p->order_start[d + 1]; k++)
 				if (p->order[k].stage == act.stage && p->order[k].mb == act.mb && p->order[k].kind == act.kind) {
@@ -289,8 +323,12 @@ static int apply_all(struct cli_args *a, const struct edit_args *ea, cJSON *what
 		memset(&with, 0, sizeof(with));
 		rc = make_edit(ea, i, &a->plan, &ed, &with, &have_with, &times, label, sizeof(label));
 		if (rc == EXIT_OK && edit_apply(&h, &a->plan, &ed, what, sizeof(what), &e) < 0) {
-			cli_err("%s: %s %s: %s\n", a->plan_path, opt_name(ea->kind[i]), ea->arg[i], e.msg);
-			rc = e.cls == ERR_RUNTIME ? EXIT_RUNTIME : EXIT_INPUT;
+			struct strbuf pre = STRBUF_INIT;
+
+			strbuf_addf(&pre, "%s: %s %s", a->plan_path, opt_name(ea->kind[i]), ea->arg[i]);
+			err_prefix(&e, strbuf_failed(&pre) ? a->plan_path : pre.buf);
+			strbuf_release(&pre);
+			rc = cli_report(&e); /* one line, whatever the names hold */
 		}
 		if (rc == EXIT_OK && (!(o = cJSON_CreateObject()) || !cJSON_AddItemToArray(whats, o) ||
 		                      !cJSON_AddStringToObject(o, "edit", opt_name(ea->kind[i])) ||
@@ -319,17 +357,20 @@ static int report(const struct cli_args *a, const cJSON *whats, double before, d
 		}
 		return cli_put_json(root, false) == EXIT_OK ? rc : EXIT_RUNTIME;
 	}
+	if (strcmp(a->out, "-") == 0)
+		return rc; /* standard output holds the plan, one document */
 	for (const cJSON *o = whats->child; o; o = o->next)
 		printf("%s%s%s: %s\n", cJSON_GetStringValue(cJSON_GetObjectItem(o, "edit")),
 		       *cJSON_GetStringValue(cJSON_GetObjectItem(o, "arg")) ? " " : "",
-		       cJSON_GetStringValue(cJSON_GetObjectItem(o, "arg")), cJSON_GetStringValue(cJSON_GetObjectItem(o, "did")));
+		       cli_name(cJSON_GetStringValue(cJSON_GetObjectItem(o, "arg"))),
+		       cli_name(cJSON_GetStringValue(cJSON_GetObjectItem(o, "did"))));
 	if (before >= 0 && after >= 0)
 		printf("iteration: %.2f ms -> %.2f ms (%+.1f%%)\n", before, after, 100 * (after / before - 1));
 	else if (after >= 0)
 		printf("iteration: %.2f ms (the plan did not run before)\n", after);
 	else
 		printf("iteration: the edited plan cannot run (why on stderr)\n");
-	printf("wrote %s\n", a->out);
+	printf("wrote %s\n", cli_name(a->out));
 	return rc;
 }
 
@@ -343,7 +384,16 @@ int cmd_edit(int argc, char **argv)
 	char mpath[4096] = "", cpath[4096] = "";
 	int rc;
 
-	if (!ea || !whats) {
+	if (ea) {
+		ea->cap = argc;
+		ea->kind = calloc((size_t)argc + 1, sizeof(*ea->kind));
+		ea->arg = calloc((size_t)argc + 1, sizeof(*ea->arg));
+	}
+	if (!ea || !ea->kind || !ea->arg || !whats) {
+		if (ea) {
+			free(ea->kind);
+			free(ea->arg);
+		}
 		free(ea);
 		cJSON_Delete(whats);
 		cli_err("octopipe edit: out of host memory\n");
@@ -362,7 +412,7 @@ int cmd_edit(int argc, char **argv)
 	if (rc == EXIT_OK && refs_of(&a.plan, a.plan_path, mpath, cpath) < 0)
 		rc = cli_usage_error("edit", "the paths of the model and cluster '%s' names are too long", a.plan_path);
 	if (rc == EXIT_OK) {
-		const char *inputs[EDIT_MAX + 3];
+		const char *inputs[3];
 		int n = 0;
 
 		inputs[n++] = a.plan_path;
@@ -401,6 +451,8 @@ int cmd_edit(int argc, char **argv)
 out_args:
 	strbuf_release(&why);
 	cJSON_Delete(whats);
+	free(ea->kind);
+	free(ea->arg);
 	free(ea);
 	return rc == CLI_ARGS_GO ? EXIT_OK : rc;
 }

@@ -168,6 +168,9 @@ static void known_keys(void)
 		ok(t.keys == 0 && t.alts == 1, "ESC and a key in one read (Alt-/) are an Alt chord, dropped: no key");
 		t = decode("\033q", sizeof("\033q") - 1, false, true);
 		ok(t.keys == 0 && t.alts == 1 && t.acting == 0, "Alt-q does not quit");
+		t = decode("\033\346\227\245x", sizeof("\033\346\227\245x") - 1, false, true);
+		ok(t.keys == 1 && t.key[0] == 'x' && t.alts == 1, "Alt and a non-ASCII key: the chord dropped whole, its "
+		   "character's bytes too");
 		t = decode_apart("\033", "q");
 		ok(t.keys == 2 && t.key[0] == 27 && t.key[1] == 'q', "Esc, then q typed apart: Esc, then q");
 		t = decode_apart("\033", "[A");

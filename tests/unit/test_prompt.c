@@ -62,6 +62,20 @@ int main(void)
 	line_key(&l, &h, KEY_BACKSPACE);
 	ok(!l.not_utf8 && line_problem(&l) == NULL, "emptying the line clears the mark");
 
+	line_set(&l, "");
+	type(&l, &h, "t/x\xe6\x97");
+	ok(line_problem(&l) != NULL, "a line ending in part of a character is not run");
+	line_key(&l, &h, KEY_BACKSPACE);
+	ok(l.not_utf8 && strcmp(l.buf, "t/") == 0, "a key after it drops the part, marks the line and acts");
+
+	/* a combining mark belongs to the character before it: the cursor never stops on it */
+	line_set(&l, "e\xcc\x81x"); /* e, combining acute, x */
+	line_key(&l, &h, KEY_HOME);
+	line_key(&l, &h, KEY_RIGHT);
+	is_int(l.pos, 3, "Right steps over a letter and its combining mark");
+	line_key(&l, &h, KEY_BACKSPACE);
+	is_str(l.buf, "x", "Backspace deletes the letter with its mark");
+
 	/* past LINE_MAX_LEN: cut, said, and nothing half a character */
 	big = malloc(LINE_MAX_LEN + 100);
 	memset(big, 'c', LINE_MAX_LEN + 99);
