@@ -337,6 +337,54 @@ static void collect(struct keydec *d, int byte)
 		d->overlong = true;
 }
 
+/* The byte after an ESC. */
+static void esc_byte(struct keydec *d, int byte)
+{
+	if (byte == '[' || byte == 'O') {
+		collect(d, byte);
+		d->state = byte == '[' ? S_CSI : S_SS3;
+	} else if (byte == 27) {
+		push_key(d, 27);        /* Esc Esc: one Esc, and the next may start a sequence */
+		d->apart = false;
+	} else if (byte == ']' || byte == 'P') {
+		collect(d, byte);       /* a string, if a parameter follows */
+		d->state = S_STRING_START;
+		d->intro_apart = d->apart;
+	} else if (d->apart) {
+		/* Esc, then a key typed apart from it */
+		push_key(d, 27);
+		d->state = S_GROUND;
+		keydec_feed(d, byte);
+	} else {
+		/* sent with its ESC: an Alt (Meta) chord, never the key's own command; a
+		 * non-ASCII key's character is dropped whole with it */
+		push_alt(d, byte);
+		if (byte >= 0xc2 && byte <= 0xf4) {
+			d->state = S_ALT_CONT;
+			d->len = byte >= 0xf0 ? 3 : byte >= 0xe0 ? 2 : 1;
+		}
+	}
+}
+
+/* The byte after ESC ] or ESC P: a string's parameter, or not a string at all. */
+static void string_start_byte(struct keydec *d, int byte)
+{
+	if ((byte >= '0' && byte <= '9') || (d->seq[0] == 'P' && byte && strchr("$+>=!|", byte))) {
+		collect(d, byte);       /* to its ST (ESC \) or, for OSC, BEL */
+		d->state = S_STRING;
+		return;
+	}
+	/* no string: Esc and ']' or 'P' typed apart, or an Alt chord; then this byte */
+	if (d->intro_apart) {
+		push_key(d, 27);
+		push_key(d, d->seq[0]);
+		d->state = S_GROUND;
+	} else {
+		push_alt(d, d->seq[0]);
+	}
+	keydec_feed(d, byte);
+}
+
 void keydec_feed(struct keydec *d, int byte)
 {
 	byte &= 0xff;
@@ -352,30 +400,7 @@ void keydec_feed(struct keydec *d, int byte)
 		}
 		return;
 	case S_ESC:
-		if (byte == '[' || byte == 'O') {
-			collect(d, byte);
-			d->state = byte == '[' ? S_CSI : S_SS3;
-		} else if (byte == 27) {
-			push_key(d, 27);        /* Esc Esc: one Esc, and the next may start a sequence */
-			d->apart = false;
-		} else if (byte == ']' || byte == 'P') {
-			collect(d, byte);       /* a string, if a parameter follows */
-			d->state = S_STRING_START;
-			d->intro_apart = d->apart;
-		} else if (d->apart) {
-			/* Esc, then a key typed apart from it */
-			push_key(d, 27);
-			d->state = S_GROUND;
-			keydec_feed(d, byte);
-		} else {
-			/* sent with its ESC: an Alt (Meta) chord, never the key's own command; a
-			 * non-ASCII key's character is dropped whole with it */
-			push_alt(d, byte);
-			if (byte >= 0xc2 && byte <= 0xf4) {
-				d->state = S_ALT_CONT;
-				d->len = byte >= 0xf0 ? 3 : byte >= 0xe0 ? 2 : 1;
-			}
-		}
+		esc_byte(d, byte);
 		return;
 	case S_ALT_CONT:
 		if ((byte & 0xc0) == 0x80 && --d->len > 0)
@@ -385,20 +410,7 @@ void keydec_feed(struct keydec *d, int byte)
 			keydec_feed(d, byte);   /* the character was cut short: this is what follows */
 		return;
 	case S_STRING_START:
-		if ((byte >= '0' && byte <= '9') || (d->seq[0] == 'P' && byte && strchr("$+>=!|", byte))) {
-			collect(d, byte);       /* to its ST (ESC \) or, for OSC, BEL */
-			d->state = S_STRING;
-			return;
-		}
-		/* no string: Esc and ']' or 'P' typed apart, or an Alt chord; then this byte */
-		if (d->intro_apart) {
-			push_key(d, 27);
-			push_key(d, d->seq[0]);
-			d->state = S_GROUND;
-		} else {
-			push_alt(d, d->seq[0]);
-		}
-		keydec_feed(d, byte);
+		string_start_byte(d, byte);
 		return;
 	case S_STRING:
 		if (byte == 7 || (byte == '\\' && d->len > 0 && d->seq[d->len - 1] == 27)) {
