@@ -44,7 +44,14 @@ struct tune_part_in {
 	int kicks;          /* perturbations of the local search past its first optimum
 	                     * (0: as many as a fixed amount of work allows; < 0: none) */
 	long nodes;         /* branch-and-bound nodes after it (0: the default, 50000) */
+	double deadline;    /* clock_now_s() past which the local search, its kicks and the
+	                     * branch and bound stop with the best so far (0: none; the tuner's
+	                     * time budget, so a search of thousands of layers over hundreds of
+	                     * devices cannot overrun it) */
 };
+
+/* Whether in's deadline has passed (checked every few hundred evaluations). */
+bool tune_part_late(const struct tune_part_in *in);
 
 /* Boundaries first[0..S] (stage s holds layers first[s] .. first[s+1]-1, none empty) that
  * minimise max_s cost(s) / cap[s], subject to bytes(s) <= mem[s] where mem is given (mem[s]

@@ -43,6 +43,8 @@ static bool bb_enter(struct bb *b, int s, int l, double closed_max, double open_
 	struct bb_frame *f = &b->stack[s];
 	int d, L = p->L;
 
+	if ((b->nodes & 1023) == 1023 && tune_part_late(b->in))
+		b->max_nodes = b->nodes;  /* out of time: as out of nodes, from here on */
 	if (++b->nodes > b->max_nodes)
 		return false;
 	if (s == b->S) {

@@ -90,6 +90,8 @@ static void set_search(struct tuner *t, bool quick, bool wait, bool idle)
 	t->part.kicks = idle || quick ? -1 : 0;
 	t->part.nodes = idle || quick ? 1000 : 0;
 	t->part.icost = wait ? t->layer_i : NULL;
+	/* no partition search outlives the tuner's budget (a simulation budget has none) */
+	t->part.deadline = t->opts.time_budget_s > 0 ? t->t0 + t->opts.time_budget_s : 0;
 }
 
 /* Boundaries for the state's stage count and placement that balance device loads

@@ -103,7 +103,7 @@ static int setup_tables(struct tuner *t, struct err *e)
 	for (int d = 0; d < D; d++)
 		t->mem[d] = cluster_usable_bytes(c);
 	t->part = (struct tune_part_in){ m->nlayers, t->layer_cost, t->layer_bytes, t->layer_f, NULL, 1.0 / mb, D,
-	                                 t->weight, t->mem, 0, 0 };
+	                                 t->weight, t->mem, 0, 0, 0 };
 	return 0;
 }
 
