@@ -181,6 +181,19 @@ run "$OCTOPIPE" run --iters 40 --events-out /dev/full "$top_srcdir/plans/gpt-13b
 expect_rc 1 "events to a full disk fail the run (exit 1)"
 if [ -z "$OUT" ] && [ "$(printf '%s\n' "$ERR" | grep -c .)" = 1 ]; then ok "with no summary and one error line ($ERR)"
 else not_ok "no summary and one error line for a full events disk" "$OUT" "$ERR"; fi
+# a reader that reads a little and closes the FIFO: a failed write (exit 1, one line), not a
+# silent death by SIGPIPE (exit 141) (the reader's open may come after ours: tried again)
+mkfifo "$T/closing"
+n=50
+while :; do
+    head -c 100 "$T/closing" >/dev/null & reader=$!
+    run timeout 40 "$OCTOPIPE" run --iters 50 --events-out "$T/closing" "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
+    wait "$reader" 2>/dev/null
+    printf '%s' "$ERR" | grep -q 'no process is reading' && [ $n -gt 0 ] || break
+    n=$((n - 1)); sleep 0.1
+done
+expect_rc 1 "an events reader that closes its FIFO fails the run (exit 1), no SIGPIPE"
+expect_match "cannot write the events to '.*closing': its reader closed it" "$ERR" "saying the reader closed it"
 plan4="$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
 # an option that would do nothing is refused, not silently ignored: the dry run runs
 # nothing (no events, no timeline, no iterations, no faults), the emulator fits no proxies

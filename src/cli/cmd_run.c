@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -429,6 +430,9 @@ static int start(struct run_state *rs)
 	if (ro->tl_out && strcmp(ro->tl_out, "-") != 0 && rs->rank == 0 && fileio_check_writable(ro->tl_out, &rs->e) < 0)
 		return fail_output(rs);
 	if (ro->events_out && rs->rank == 0) {
+		/* a reader that goes away is a failed write (EPIPE: said, exit 1), not a silent
+		 * death by SIGPIPE that leaves no word and no timeline */
+		signal(SIGPIPE, SIG_IGN);
 		rs->ev.path = ro->events_out;
 		rs->ev.f = strcmp(ro->events_out, "-") == 0 ? stdout : fileio_open_stream(ro->events_out, &rs->e);
 		if (!rs->ev.f)

@@ -107,7 +107,9 @@ int run_events_close(struct run_events *ev)
 	ev->f = NULL;
 	if (!ev->err)
 		return 0;
-	if (ev->err == ETIMEDOUT)
+	if (ev->err == EPIPE)
+		cli_err("octopipe run: cannot write the events to '%s': its reader closed it\n", ev->path);
+	else if (ev->err == ETIMEDOUT)
 		cli_err("octopipe run: cannot write the events to '%s': its reader stopped reading (no room for %g s)\n",
 		        ev->path, ev->timeout_s);
 	else
