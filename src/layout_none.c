@@ -90,11 +90,16 @@ int layout_none_degrees(const struct model *m, const struct cluster *c, const st
 			best_pp = pp;
 		}
 	}
+	if (c->gpus_per_node > 0 && c->devices % c->gpus_per_node != 0)
+		return err_set(e, ERR_INPUT, "no parallel layout of cluster '%s': its %d GPUs are not whole nodes of %d "
+		               "(gpus_per_node), and a layout's TP x DP blocks tile whole nodes; --layout pp needs no "
+		               "nodes", c->name, c->devices, c->gpus_per_node);
 	if (best)
 		depth_reason(m, c, k, best, why, sizeof(why));
-	return err_set(e, ERR_INPUT, "no parallel layout of cluster '%s' (%d GPU%s, %d per node) meets the "
-	               "given degrees: %sa global batch of %d microbatch%s%s%s", c->name, c->devices, c->devices == 1 ? "" : "s", c->gpus_per_node,
-	               given, k->global_mb, k->global_mb == 1 ? "" : "es", why[0] ? ": " : "", why);
+	return err_set(e, ERR_INPUT, "no parallel layout of cluster '%s' (%d GPU%s, %d per node) meets %s%sa global "
+	               "batch of %d microbatch%s%s%s", c->name, c->devices, c->devices == 1 ? "" : "s", c->gpus_per_node,
+	               given[0] ? "the given degrees: " : "", given, k->global_mb, k->global_mb == 1 ? "" : "es",
+	               why[0] ? ": " : "", why);
 }
 
 /* Every layout was at a TP degree the model's table cannot be priced at (no architecture).

@@ -322,4 +322,10 @@ else not_ok "the TUI's run prediction" "$line"; fi
 keys q
 stop_server
 
+# a cluster whose GPUs are not whole nodes: check accepts it, and the layout search says
+# why no layout exists (it said 'meets the given degrees' with none given)
+sed 's/"gpus_per_node": 8/"gpus_per_node": 3/' "$top_srcdir/samples/clusters/64xH200.json" > "$T/gpn3.json"
+run "$OCTOPIPE" tune --model gpt-13b --cluster "$T/gpn3.json" --microbatches 64 --budget 1 -o "$T/gpn3-plan.json"
+expect_rc 2 "tune on 64 GPUs in nodes of 3: exit 2"
+expect_match "its 64 GPUs are not whole nodes of 3 \(gpus_per_node\)" "$ERR" "naming gpus_per_node"
 done_testing
