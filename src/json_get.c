@@ -80,8 +80,8 @@ static void fmt_range(char *out, size_t n, bool integer, double lo, double hi, i
 		snprintf(out, n, "must be %s", a);
 	else if (side > 0)
 		snprintf(out, n, "must be %s <= %s", what, b);
-	else if (hi >= 1e6 && lo > 0 && lo <= 1e-3)
-		snprintf(out, n, "must be %s > 0", what);
+	else if (hi >= 1e6 && lo > 0 && lo <= 1e-3 && side == 0)
+		snprintf(out, n, "must be %s > 0", what);   /* (a value above 0 but under lo: ">= lo") */
 	else if (hi >= 1e6)
 		snprintf(out, n, "must be %s >= %s", what, a);
 	else
@@ -107,7 +107,8 @@ int jv_number_value(struct jv *v, const cJSON *item, const char *path, int flags
 	if ((integer && x != floor(x)) || x < lo || x > hi) {
 		/* the words only on failure: a big layer table reads millions of numbers */
 		json_fmt_number(got, sizeof(got), x);
-		fmt_range(range, sizeof(range), integer, lo, hi, x > hi && hi >= 1e6 && lo != hi ? 1 : 0);
+		fmt_range(range, sizeof(range), integer, lo, hi,
+		          x > hi && hi >= 1e6 && lo != hi ? 1 : x > 0 && x < lo ? -1 : 0);
 		return jv_fail(v, path, "%s (got %s)", range, got);
 	}
 	*out = x;

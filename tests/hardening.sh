@@ -557,6 +557,11 @@ if cmp -s "$T/dd/samples/clusters/8xH200.json" "$top_srcdir/samples/clusters/8xH
 run env OCTOPIPE_DATADIR="$T/dd" "$O" cost "$top_srcdir/samples/profiles/configs/gpt-13b.json" --cluster 8xH200 \
     --calibrate "$top_srcdir/samples/profiles/gpt-13b.json" --cluster-out "$T/cal.json"
 expect_rc 0 "with --cluster-out the fit goes to the copy"
+# a positive value under a field's tiny floor was told "must be a number > 0"
+sed 's/"gbytes_per_s": [0-9.e+]*/"gbytes_per_s": 1e-300/' "$top_srcdir/samples/clusters/4xH200.json" > "$T/tiny-link.json"
+run "$O" check "$T/tiny-link.json"
+expect_rc 2 "a link of 1e-300 GB/s is refused"
+expect_match 'gbytes_per_s: must be a number >= 1e-06 \(got 1e-300\)' "$ERR" "naming the real floor"
 # import profile read a time of 0x10 (and 0x1p4) as 16 ms: strtod's hex
 for t in 0x10 0x1p4 1e400 inf nan; do
     printf 'name,phase,ms\ndecoder.layers.0.mixer,F,%s\n' "$t" > "$T/hex.csv"
