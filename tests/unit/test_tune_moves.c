@@ -346,7 +346,7 @@ static void test_wait_estimate(void)
 				fw[l] = iw[l] = 1;
 				w[l] = 1;
 			}
-			in = (struct tune_part_in){ p, cost, NULL, fw, iw, 1.0 / mbs, p, w, NULL, 0, 0 };
+			in = (struct tune_part_in){ p, cost, NULL, fw, iw, 1.0 / mbs, p, w, NULL, 0, 0, 0 };
 			if (tune_state_alloc(&st, p) < 0)
 				continue;
 			for (int s = 0; s <= p; s++)
@@ -386,7 +386,7 @@ static void test_wait_estimate(void)
 			cost[l] = 3 * m.layers[l].f_ms;
 			fw[l] = iw[l] = m.layers[l].f_ms;
 		}
-		in = (struct tune_part_in){ L, cost, NULL, fw, iw, 1.0 / mbs, D, w, NULL, 0, 0 };
+		in = (struct tune_part_in){ L, cost, NULL, fw, iw, 1.0 / mbs, D, w, NULL, 0, 0, 0 };
 		if (tune_state_alloc(&st, L) < 0)
 			continue;
 		for (int s = 0; s <= L; s++)

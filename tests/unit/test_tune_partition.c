@@ -114,7 +114,7 @@ static void test_stage_level(void)
 		int L = 3 + (int)(urand() * 10), S = 1 + (int)(urand() * (L < 6 ? L : 6));
 		double cost[16], bytes[16], cap[8], mem[8], got;
 		int first[9], scratch[9];
-		struct tune_part_in in = { L, cost, bytes, NULL, NULL, 0, 1, NULL, NULL, 0, 0 };
+		struct tune_part_in in = { L, cost, bytes, NULL, NULL, 0, 1, NULL, NULL, 0, 0, 0 };
 		struct stage_case c = { &in, S, cap, mem, INFINITY };
 
 		for (int l = 0; l < L; l++) {
@@ -155,7 +155,7 @@ static void test_device_level(void)
 		/* a third of the cases also count each device's wait for the pipeline to fill,
 		 * half of those its wait for the first backward too */
 		struct tune_part_in in = { L, cost, bytes, fwd, trial % 6 == 5 ? bwd : NULL, trial % 3 == 2 ? 0.25 : 0, D,
-		                           weight, mem, 0, 0 };
+		                           weight, mem, 0, 0, 0 };
 		struct dev_case c = { &in, S, device, INFINITY };
 
 		if (L > 14 || S > L)
