@@ -274,6 +274,73 @@ static void test_exhaustive(void)
 	ok(tighter > cases / 4, "the tight bound is above the old one in many of them (%d)", tighter);
 }
 
+/* Exhaustive like test_exhaustive, on the shape where bound (7) binds: more layers than
+ * devices and little W, so several devices hold two layers and the later entries pay both
+ * their fill and their drain with nothing deferred to fill them. */
+static void test_exhaustive_drain(void)
+{
+	int cases = 0, above = 0, equal = 0;
+	double worst_ratio = 0;
+
+	for (int it = 0; it < 60; it++) {
+		bool split = it % 2 == 0;
+		int D = 2, L = split ? 3 : 4, M = 2;
+		struct model md;
+		struct cluster cl;
+		double opt, lb;
+
+		synth_model(&md, L, 1, 1, 1);
+		for (int l = 0; l < L; l++) {
+			/* half the cases a heavy first layer, so the best packing leaves it alone and the
+			 * device with the others enters late */
+			md.layers[l].f_ms = l == 0 && it % 4 < 2 ? irand(2, 4) : irand(1, 2);
+			md.layers[l].b_ms = l == 0 && it % 4 < 2 ? irand(3, 6) : irand(1, 3);
+			md.layers[l].w_ms = irand(0, 3) ? 0 : 1;
+		}
+		synth_cluster(&cl, D, D, 0, 0);
+		cl.op_overhead_us = irand(0, 2) ? 0 : 500;
+		for (int d = 0; d < D; d++)
+			cl.device_speed[d] = irand(0, 2) ? 1 : 2;
+		opt = optimum(&md, &cl, M, split, NULL);
+		lb = sim_lower_bound_tight(&md, &cl, M, split);
+		cases++;
+		if (lb > opt + 1e-9) {
+			above++;
+			printf("# above: L=%d D=%d M=%d split=%d o=%g bound %g optimum %g\n", L, D, M, split,
+			       cl.op_overhead_us, lb, opt);
+		}
+		equal += fabs(lb - opt) < 1e-9;
+		if (opt > 0)
+			worst_ratio = fmax(worst_ratio, lb / opt);
+		model_release(&md);
+		cluster_release(&cl);
+	}
+	printf("# little W, two layers a device: %d cases, the bound meets the optimum on %d, at most %.3f of it\n",
+	       cases, equal, worst_ratio);
+	is_int(above, 0, "little W, two layers a device: never above the exhaustive optimum (%d cases)", cases);
+}
+
+/*
+ * Bound (7), hand-checked: 4 layers of f = 1, b = 2, w = 0 on 2 devices x 4 microbatches,
+ * split backward. Some device holds two layers and enters at layer 1 or later (if one
+ * device held three, it would work 4 x 9 = 36), so it waits for layer 0's forward (1)
+ * before its first op and after its last I the backward of layer 0 runs (2): 1 + 4 x 2 x 3
+ * + 2 = 27. The other pieces stay below: the fill and drain averaged over both devices
+ * ((1): (48 + 3) / 2 = 25.5), the stage around the last layer ((2): 3 + 4 x 3 + 6 = 21),
+ * the packing with the fill ((5): 1 + 24 = 25) and the head's wait (24).
+ */
+static void test_drain_packing(void)
+{
+	struct model md;
+	struct cluster cl;
+
+	synth_model(&md, 4, 1, 2, 0);
+	synth_cluster(&cl, 2, 2, 0, 0);
+	is_dbl(sim_lower_bound_tight(&md, &cl, 4, true), 27, 1e-6, "two layers on each device: the second pays its fill and its drain");
+	model_release(&md);
+	cluster_release(&cl);
+}
+
 /* Hand-checked: a head layer 4x the others at the end of the model. */
 static void test_head(void)
 {
@@ -562,6 +629,8 @@ int main(void)
 	test_head();
 	test_exhaustive();
 	test_exhaustive_shapes();
+	test_exhaustive_drain();
+	test_drain_packing();
 	test_head_wait();
 	test_packing_exhaustive();
 	test_packing_brute();
