@@ -9,9 +9,9 @@
  * stage's rank from the rows that hold it and adds the sends and receives itself. So a
  * plan runs there exactly when its placement is one of those two styles: the named
  * schedule is chosen to match the placement, and the CSV carries the order. The keys
- * are the TOML job config's (torchtitan/config/job_config.py before the Python config
- * refactor, commit 238fa995, 2026-02-23: the [parallelism], [training] and
- * [activation_checkpoint] sections).
+ * are the TOML job config's (torchtitan/config/job_config.py as of commit 238fa995, the
+ * last before the Python config refactor of 2026-02-23, commit 9810191: the
+ * [parallelism], [training] and [activation_checkpoint] sections).
  */
 #include "config.h"
 #include "torchtitan.h"
