@@ -12,6 +12,10 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "fileio.h"
 
 struct seen {
 	double start, end;
@@ -195,4 +199,54 @@ long timeline_check_plan(const struct plan *p, const struct timeline *t, double 
 	free(c.op);
 	free(c.xf);
 	return c.bad;
+}
+
+bool plan_same_work(const struct plan *a, const struct plan *b)
+{
+	if (a->microbatches != b->microbatches || a->split_backward != b->split_backward ||
+	    a->nstages != b->nstages || a->ndevices != b->ndevices)
+		return false;
+	for (int s = 0; s < a->nstages; s++) {
+		const struct stage *x = &a->stages[s], *y = &b->stages[s];
+
+		if (x->first != y->first || x->last != y->last || x->device != y->device ||
+		    x->recompute != y->recompute || x->recompute_layers != y->recompute_layers)
+			return false;
+	}
+	for (int d = 0; d <= a->ndevices; d++)
+		if (a->order_start[d] != b->order_start[d])
+			return false;
+	for (int i = 0; i < a->order_start[a->ndevices]; i++) {
+		const struct action *x = &a->order[i], *y = &b->order[i];
+
+		if (x->stage != y->stage || x->mb != y->mb || x->kind != y->kind || x->pair != y->pair)
+			return false;
+	}
+	return true;
+}
+
+int timeline_check_named_plan(const struct timeline *t, const char *tl_path, const struct plan *p,
+                              const char *plan_path, struct err *e)
+{
+	char dir[4096], named[4096];
+	struct err le = ERR_INIT;
+	struct stat st;
+	struct plan q;
+	bool same;
+
+	if (!t->plan_ref || !tl_path)
+		return 0;
+	fileio_dirname(tl_path, dir, sizeof(dir));
+	if (fileio_join(dir, t->plan_ref, named, sizeof(named)) < 0)
+		return 0;
+	if (plan_path && fileio_same_file(named, plan_path))
+		return 0;
+	if (stat(named, &st) != 0 || !S_ISREG(st.st_mode) || plan_load(&q, named, &le) < 0)
+		return 0; /* a FIFO is not opened: it would hold the command */
+	same = plan_same_work(&q, p);
+	plan_release(&q);
+	if (!same)
+		return err_set(e, ERR_INPUT, "%s: plan: a run of '%s', whose partition, placement or order is not %s's",
+		               tl_path, t->plan_ref, plan_path ? plan_path : "the plan");
+	return 0;
 }

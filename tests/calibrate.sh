@@ -98,6 +98,17 @@ expect_rc 2 "a simulated timeline is not a measurement"
 run "$OCTOPIPE" calibrate --plan "$zb" -o "$T/x.json" "$T/slow.json"
 expect_rc 2 "a timeline of another plan is refused"
 expect_match 'slow.json: devices: the timeline has 4 devices, the plan 8' "$ERR" "naming the mismatch"
+# --plan a plan of the same shape as the one the run names, but another partition: the fit
+# would be of the wrong layers (it fitted factors 0.41 and 1.20 and called it a run of p)
+"$OCTOPIPE" plan --model gpt-13b --cluster 4xH200 --microbatches 8 --schedule 1f1b --partition 4,12,12,12 \
+    -o "$T/pu.json" >/dev/null 2>&1
+"$OCTOPIPE" plan --model gpt-13b --cluster 4xH200 --microbatches 8 --schedule 1f1b -o "$T/pm.json" >/dev/null 2>&1
+"$OCTOPIPE" run "$T/pu.json" --timeline-out "$T/runu.json" >/dev/null 2>&1
+run "$OCTOPIPE" calibrate --plan "$T/pm.json" -o "$T/x-other.json" "$T/runu.json"
+expect_rc 2 "--plan of another partition than the run's is refused"
+expect_match "runu.json: plan: a run of 'pu.json', whose partition, placement or order is not" "$ERR" "naming the plan it ran"
+run "$OCTOPIPE" calibrate --plan "$T/pu.json" -o "$T/x-same.json" "$T/runu.json"
+expect_rc 0 "--plan of the plan it ran is fitted"
 # a timeline that is not a whole run of its plan (an op missing, a device that ran nothing,
 # a microbatch the plan does not have), or whose ops took no time, cannot be fitted: the
 # stages it leaves out would keep factor 1 as if measured, and a factor 0 zeroes a model

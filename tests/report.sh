@@ -213,6 +213,21 @@ one_line_exit2 "export svg with another plan's run"
 expect_match 'tuned-run.json: a run on 8 devices, the plan has 2' "$ERR" "the mismatched run is named"
 run "$OCTOPIPE" export svg "$data/tiny-plan.json" --timeline "$data/tiny-plan.json"
 one_line_exit2 "export svg with a plan as the timeline"
+# a run of a plan of the same shape (stages, devices, order) but another partition: only the
+# plan the timeline names tells it apart, and it was drawn under the wrong layers before
+sed -e 's|"tiny-model.json"|"'"$data"'/tiny-model.json"|' -e 's|"tiny-cluster.json"|"'"$data"'/tiny-cluster.json"|' \
+    -e 's|"layers": \[0, 1\]|"layers": [0, 0]|' -e 's|"layers": \[2, 3\]|"layers": [1, 3]|' \
+    "$data/tiny-plan.json" > "$T/other-part.json"
+"$OCTOPIPE" run "$T/other-part.json" --timeline-out "$T/other-run.json" >/dev/null 2>&1
+run "$OCTOPIPE" export svg "$data/tiny-plan.json" --timeline "$T/other-run.json"
+one_line_exit2 "export svg with the run of another partition of the same shape"
+expect_match "other-run.json: plan: a run of 'other-part.json', whose partition, placement or order is not" "$ERR" "naming the plan it ran"
+run "$OCTOPIPE" report "$data/tiny-plan.json" --timeline "$T/other-run.json" -o "$T/other.html"
+one_line_exit2 "report with the run of another partition of the same shape"
+if [ ! -e "$T/other.html" ]; then ok "and writes no report"; else not_ok "and writes no report"; fi
+cp "$T/other-part.json" "$T/other-copy.json"
+run "$OCTOPIPE" export svg "$T/other-copy.json" --timeline "$T/other-run.json" -o "$T/other-copy.svg"
+expect_rc 0 "a copy of the plan it ran is that plan"
 run "$OCTOPIPE" report "$data/tiny-plan.json"
 one_line_exit2 "report without -o"
 run "$OCTOPIPE" report -o "$T/r.html"

@@ -276,6 +276,12 @@ static int load_run(struct cli_args *a, const char *plan_arg, const char *tl_pat
 		timeline_release(t);
 		return cli_report(&e);
 	}
+	/* a run of another shape is named more precisely by the fit; one of this shape may still
+	 * be of another partition, which only the plan it names tells */
+	if (plan_arg && t->ndevices == p->ndevices && timeline_check_named_plan(t, tl_path, p, plan_path, &e) < 0) {
+		rc = cli_report(&e);
+		goto fail;
+	}
 	if (a->model_arg) {
 		if ((rc = cli_args_load(a, CLI_IN_MODEL)) != EXIT_OK)
 			goto fail;

@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "json.h"
 #include "report.h"
+#include "tlcheck.h"
 
 static void svg_usage(FILE *f)
 {
@@ -65,14 +66,14 @@ static int parse_width(const char *cmd, const char *s, int *out)
 	return 0;
 }
 
-/* Loads the measured timeline and checks it is a run of p. */
-static int load_measured(const char *path, const struct plan *p, struct timeline *t)
+/* Loads the measured timeline and checks it is a run of p, read from plan_path. */
+static int load_measured(const char *path, const struct plan *p, const char *plan_path, struct timeline *t)
 {
 	struct err e = ERR_INIT;
 
 	if (timeline_load(t, path, &e) < 0)
 		return cli_report(&e);
-	if (report_check_measured(p, t, path, &e) < 0) {
+	if (report_check_measured(p, t, path, &e) < 0 || timeline_check_named_plan(t, path, p, plan_path, &e) < 0) {
 		timeline_release(t);
 		return cli_report(&e);
 	}
@@ -120,7 +121,7 @@ int cmd_export_svg(int argc, char **argv)
 	if (plan_load(&p, cli_resolve(argv[optind], "plans"), &e) < 0)
 		return cli_report(&e);
 	o.title = p.name ? p.name : argv[optind];
-	if (tl_path && (rc = load_measured(tl_path, &p, &t)) != 0) {
+	if (tl_path && (rc = load_measured(tl_path, &p, cli_resolve(argv[optind], "plans"), &t)) != 0) {
 		plan_release(&p);
 		return rc;
 	}
@@ -204,7 +205,7 @@ int cmd_report(int argc, char **argv)
 		rc = cli_report(&e);
 		goto done;
 	}
-	if (tl_path && (rc = load_measured(tl_path, &plans[0], &t)) != 0)
+	if (tl_path && (rc = load_measured(tl_path, &plans[0], cli_resolve(argv[optind], "plans"), &t)) != 0)
 		goto done;
 	in.plans = pp;
 	in.labels = labels;
