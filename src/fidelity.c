@@ -183,6 +183,10 @@ int fidelity_load(struct fidelity_set *s, const char *path, struct err *e)
 	    jv_array(&v, root, "", "points", JV_REQUIRED, &points) < 0 || read_gpus(s, &v, gpus) < 0)
 		goto out;
 	n = cJSON_GetArraySize(points);
+	if (n == 0) { /* a median of nothing is NaN, printed as if measured */
+		jv_fail(&v, "points", "must list at least one point");
+		goto out;
+	}
 	if (!(s->points = calloc((size_t)(n > 0 ? n : 1), sizeof(*s->points)))) {
 		err_set(e, ERR_RUNTIME, "out of host memory");
 		goto out;

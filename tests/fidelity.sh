@@ -80,4 +80,19 @@ expect_rc 2 "a missing config file exits 2"
 expect_match "mc-7.1b.json" "$ERR" "and names it"
 run "$O" fidelity "$T/p/good.json" --runtime no-such-runtime
 expect_rc 2 "an unknown runtime exits 2"
+mk none 'd["points"] = []'
+run "$O" fidelity "$T/p/none.json"
+expect_rc 2 "a file of no points exits 2 (it printed a median error of nan%)"
+expect_match 'none.json: points: must list at least one point' "$ERR" "and says so"
+# a point's runtime file is read beside the points file, as its configs are, wherever the
+# command runs
+cp samples/runtimes/torchtitan.json "$T/p/rt.json"
+mk rtfile 'p["runtime"] = "rt.json"'
+run sh -c "cd / && \"$O\" fidelity \"$T/p/rtfile.json\""
+expect_rc 0 "a point's runtime file beside the points file"
+expect_match 'rt\.json' "$OUT" "and it is the one priced"
+mk rtmiss 'p["runtime"] = "gone.json"'
+run "$O" fidelity "$T/p/rtmiss.json"
+expect_rc 2 "a point's missing runtime file exits 2"
+expect_match 'rtmiss.json: points\[0\]\.runtime: .*gone.json' "$ERR" "naming the file, the field and the runtime"
 done_testing

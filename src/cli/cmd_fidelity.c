@@ -7,6 +7,7 @@
 
 #include <getopt.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,20 @@ static void config_path(const char *points, const char *name, char *out, size_t 
 		snprintf(out, n, "%.*s/configs/%s.json", (int)(slash - points), points, name);
 	else
 		snprintf(out, n, "configs/%s.json", name);
+}
+
+/* A point's runtime: a bundled name as it is, a file as seen from the points file (as its
+ * configs are), not from wherever the command runs. */
+static const char *point_runtime(const char *points, const char *rt, char *out, size_t n)
+{
+	const char *slash = strrchr(points, '/');
+	size_t len = strlen(rt);
+	bool file = strchr(rt, '/') || (len > 5 && strcmp(rt + len - 5, ".json") == 0);
+
+	if (!file || rt[0] == '/' || !slash)
+		return rt;
+	snprintf(out, n, "%.*s/%s", (int)(slash - points), points, rt);
+	return out;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -86,12 +101,21 @@ static int predict_all(const struct fidelity_set *s, const char *points, const c
 		const struct fidelity_point *p = &s->points[i];
 		struct runtime rt;
 		struct err e = ERR_INIT;
-		char cfg[4096];
+		char cfg[4096], rtp[4096];
 		int rc;
 
 		config_path(points, p->config, cfg, sizeof(cfg));
-		if ((rc = cli_load_runtime(runtime_arg ? runtime_arg : p->runtime, &rt)) != 0)
-			return rc;
+		if (runtime_arg) {
+			if ((rc = cli_load_runtime(runtime_arg, &rt)) != 0)
+				return rc;
+		} else if (runtime_load(&rt, cli_resolve(point_runtime(points, p->runtime, rtp, sizeof(rtp)),
+		                                         "samples/runtimes"), &e) < 0) {
+			char pre[4200];
+
+			snprintf(pre, sizeof(pre), "%s: points[%d].runtime", points, i);
+			err_prefix(&e, pre);
+			return cli_report(&e);
+		}
 		if (fidelity_predict(s, p, cfg, &rt, &res[i], &e) < 0) {
 			runtime_release(&rt);
 			char pre[256];
