@@ -90,7 +90,9 @@ int layout_none_degrees(const struct model *m, const struct cluster *c, const st
 			best_pp = pp;
 		}
 	}
-	if (c->gpus_per_node > 0 && c->devices % c->gpus_per_node != 0)
+	/* with no degree given, a cluster of partial nodes that has no layout at all is why;
+	 * with some given, those are (the same cluster may have layouts of other degrees) */
+	if (!given[0] && c->gpus_per_node > 0 && c->devices % c->gpus_per_node != 0)
 		return err_set(e, ERR_INPUT, "no parallel layout of cluster '%s': its %d GPUs are not whole nodes of %d "
 		               "(gpus_per_node), and a layout's TP x DP blocks tile whole nodes; --layout pp needs no "
 		               "nodes", c->name, c->devices, c->gpus_per_node);
