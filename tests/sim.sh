@@ -128,6 +128,13 @@ if [ -n "$s1" ] && [ "$s1" = "$s2" ]; then ok "the imported plan simulates the s
 run "$OCTOPIPE" import torch-csv "$data/schedule.csv" --model "$data/tiny-model.json" --cluster "$data/tiny-cluster.json" -o "$T/csv.json"
 expect_rc 0 "import a CSV with idle cells"
 expect_match '"microbatches": 4' "$(cat "$T/csv.json")" "microbatches inferred from the cells"
+# an order that cannot run is written as the CSV says and told as sim tells it: exit 3 (it
+# exited 0 with nothing said)
+printf '0F0,0I0,0F1,0F2,0F3,0I1,0W0,0I2,0W1,0I3,0W2,0W3\n1F1,1F0,1I0,1I1,1W0,1F2,1I2,1F3,1I3,1W1,1W2,1W3\n' > "$T/dl.csv"
+run "$OCTOPIPE" import torch-csv "$T/dl.csv" --model "$data/tiny-model.json" --cluster "$data/tiny-cluster.json" -o "$T/dl.json"
+expect_rc 3 "import of an order that deadlocks: exit 3"
+expect_match 'dl.json: plan infeasible: deadlock: ' "$ERR" "saying so"
+if [ -s "$T/dl.json" ]; then ok "and the plan is written all the same"; else not_ok "and the plan is written all the same"; fi
 printf '0F0,0X1\n' > "$T/bad.csv"
 run "$OCTOPIPE" import torch-csv "$T/bad.csv" --model "$data/tiny-model.json" --cluster "$data/tiny-cluster.json" -o "$T/x.json"
 expect_rc 2 "a bad cell is refused"

@@ -43,7 +43,8 @@ static void import_usage(FILE *f)
 	      "torch-csv:\n"
 	      "Reads a PyTorch pipelining schedule CSV (one row per rank, cells like 0F0, 0I0,\n"
 	      "0W0, 0B0, empty cells idle steps). A stage goes on the rank whose row holds it;\n"
-	      "its layers come from --partition (default uniform).\n", f);
+	      "its layers come from --partition (default uniform). An order that cannot run\n"
+	      "(a deadlock, a device out of memory) is written all the same: exit 3.\n", f);
 }
 
 static void export_usage(FILE *f)
@@ -155,6 +156,19 @@ static const struct cli_args_spec import_spec = {
 	import_option, import_usage,
 };
 
+/* An imported order that cannot run (a deadlock, a device out of memory) is written as the
+ * CSV says, as edit writes such plans, and told as sim tells it: one line, exit 3. */
+static int import_verdict(const struct plan *p, const char *out)
+{
+	struct strbuf why = STRBUF_INIT;
+	int rc = cli_plan_verdict(strcmp(out, "-") ? out : "plan", p, &why);
+
+	if (rc != EXIT_OK)
+		cli_err("%s\n", why.buf);
+	strbuf_release(&why);
+	return rc;
+}
+
 int cmd_import(int argc, char **argv)
 {
 	const char *partition = NULL;
@@ -188,6 +202,8 @@ int cmd_import(int argc, char **argv)
 			rc = cli_report(&e);
 		} else {
 			rc = cli_write_plan(&p, a.out, a.model_path, a.cluster_path, false);
+			if (rc == EXIT_OK)
+				rc = import_verdict(&p, a.out);
 			plan_release(&p);
 		}
 	}
