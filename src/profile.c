@@ -527,6 +527,23 @@ static int xev_cmp(const void *pa, const void *pb)
 	return a->index < b->index ? -1 : a->index > b->index;
 }
 
+/* A key of ev's that the import reads, given twice (cJSON would see the first alone), or
+ * NULL. Only these: a profiler's args and metadata are not the import's to judge. */
+static const char *trace_duplicate(const cJSON *ev)
+{
+	static const char *const read[] = { "ph", "name", "dur", "ts", "pid", "tid", NULL };
+
+	for (int k = 0; read[k]; k++) {
+		int n = 0;
+
+		for (const cJSON *c = ev->child; c; c = c->next)
+			n += c->string && strcmp(c->string, read[k]) == 0;
+		if (n > 1)
+			return read[k];
+	}
+	return NULL;
+}
+
 static int read_trace(struct importer *im, const char *text, size_t len)
 {
 	struct jv v = { im->file, im->e, NULL };
@@ -568,12 +585,16 @@ static int read_trace(struct importer *im, const char *text, size_t len)
 	}
 	/* every complete ("X") event, checked, then taken per thread in start order */
 	for (const cJSON *ev = events->child; ev; ev = ev->next, i++) {
-		const char *name, *ph;
+		const char *name, *ph, *dup;
 		struct xev *x = &xs[nx];
 
 		jpath_index(p, "traceEvents", i);
 		if (!cJSON_IsObject(ev)) {
 			jv_fail(&v, p, "must be an object, not %s", json_type_name(ev));
+			goto out;
+		}
+		if ((dup = trace_duplicate(ev))) {
+			jv_fail(&v, p, "duplicate key '%s'", dup);
 			goto out;
 		}
 		if (jv_string(&v, ev, p, "ph", 0, "X", &ph) < 0)

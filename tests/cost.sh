@@ -320,6 +320,21 @@ expect_match '5 records, 5 matched, 0 unmatched' "$ERR" "no event is taken as in
 r=$(python3 -c 'import json,sys; l=json.load(open(sys.argv[1]))["layers"]; print(l[1]["f_ms"])' "$T/threads.m.json")
 if [ "$r" = "2.3" ]; then ok "layer 1: the module on one thread plus the other thread's event"
 else not_ok "two threads whose ids once hashed alike" "$r (want 2.3)"; fi
+# a key the import reads given twice: cJSON sees the first, so 500 us was taken and the
+# 99999999 beside it dropped without a word (every other loader refuses duplicates); a
+# duplicate in what it does not read (args) is not its to judge
+cat >"$T/dup.json" <<'EOF2'
+{"traceEvents": [
+  {"ph": "X", "name": "embed_tokens", "ts": 0, "dur": 500, "dur": 99999999, "pid": 0, "tid": 0}
+]}
+EOF2
+run "$OCTOPIPE" import profile "$T/dup.json" --rules $D/rules.json -o "$T/x.json"
+expect_rc 2 "a trace event with a key twice exits 2"
+expect_match "dup.json: traceEvents\[0\]: duplicate key 'dur'" "$ERR" "naming the event and the key"
+sed 's/"dur": 500, "pid": 0, "tid": 1000003}/"dur": 500, "pid": 0, "tid": 1000003, "args": {"k": 1, "k": 2}}/' \
+    "$T/threads.json" > "$T/dupargs.json"
+run "$OCTOPIPE" import profile "$T/dupargs.json" --rules $D/rules.json -o "$T/dupargs.m.json"
+expect_rc 0 "a key twice in an event's args is not the import's to judge"
 run "$OCTOPIPE" import profile $D/records.csv --rules $D/bad-rules.json -o "$T/x.json"
 expect_rc 2 "a bad pattern exits 2"
 expect_match '^tests/data/profile/bad-rules.json: rules\[1\].pattern: missing closing parenthesis at offset 30$' "$ERR" "and is reported with its offset"
