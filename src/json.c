@@ -200,7 +200,30 @@ static bool truncated_at(const char *text, size_t len, size_t off)
 		if (strchr("{}[],:", c))
 			last_struct = i;
 	}
-	return (in_str || depth > 0) && off > last_struct;
+	if (in_str)
+		return off > last_struct;
+	if (depth <= 0 || off < last_struct)
+		return false; /* cJSON stopped before the last brace, comma or colon: an error there */
+	/* an open object or array whose text after its last brace, comma or colon is blank or a
+	 * value that may go on ("{", "{\"a\":1,", "[1, 2", "[tr" end too soon; "[1, x" has a
+	 * token no JSON value starts with) */
+	{
+		size_t a = last_struct + 1, b = len, t;
+
+		while (a < len && strchr(" \t\r\n", text[a]))
+			a++;
+		while (b > a && strchr(" \t\r\n", text[b - 1]))
+			b--;
+		if (a == b || text[a] == '"')
+			return true;
+		for (t = a; t < b && strchr("0123456789+-.eE", text[t]); t++)
+			;
+		if (t == b)
+			return true;
+		return (b - a <= 4 && strncmp(text + a, "true", b - a) == 0) ||
+		       (b - a <= 5 && strncmp(text + a, "false", b - a) == 0) ||
+		       (b - a <= 4 && strncmp(text + a, "null", b - a) == 0);
+	}
 }
 
 static void describe_position(const char *text, size_t len, size_t off, char *out, size_t n)

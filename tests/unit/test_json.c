@@ -44,6 +44,18 @@ static void test_parse(void)
 	       "an unterminated string is a truncated file");
 	is_str(parse_error("{\"a\": 1,, \"b\": ["), "t.json: line 1, column 9: invalid JSON: unexpected ','",
 	       "an error before the truncation is reported where it is");
+	/* a file cut after an opening brace, a comma or a colon ends too soon; it was told
+	 * "unexpected '{'" at its last character */
+	is_str(parse_error("{"), "t.json: line 1, column 2: invalid JSON: unexpected end of file", "a lone '{'");
+	is_str(parse_error("{\"format\":["), "t.json: line 1, column 12: invalid JSON: unexpected end of file",
+	       "cut after '['");
+	is_str(parse_error("{\"a\":1,"), "t.json: line 1, column 8: invalid JSON: unexpected end of file", "cut after ','");
+	is_str(parse_error("{\"a\": [tr"), "t.json: line 1, column 10: invalid JSON: unexpected end of file",
+	       "cut inside true");
+	is_str(parse_error("{\"a\": [1, x"), "t.json: line 1, column 11: invalid JSON: unexpected 'x'",
+	       "a token no value starts with is not a cut");
+	is_str(parse_error("{\"a\": [1 2"), "t.json: line 1, column 10: invalid JSON: unexpected '2'",
+	       "nor is a missing comma");
 	is_str(parse_error("{} {}"), "t.json: line 1, column 4: invalid JSON: unexpected '{' (text after the end of the document)",
 	       "text after the document");
 	is_str(parse_error("[1]"), "t.json: the document must be a JSON object, not an array", "array root");
