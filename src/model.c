@@ -253,7 +253,7 @@ int model_from_json(struct model *m, const cJSON *root, const char *file, const 
 	struct jv v = { file, e, path };
 	const cJSON *layers, *pattern_item;
 	const char *name, *pattern;
-	double wf, sum_params = 0, sum_act = 0;
+	double wf, sum_params = 0, sum_act = 0, sum_ms = 0;
 	long n;
 
 	memset(m, 0, sizeof(*m));
@@ -304,6 +304,12 @@ int model_from_json(struct model *m, const cJSON *root, const char *file, const 
 	for (int i = 0; i < m->nlayers; i++) {
 		sum_params += (double)m->layers[i].param_bytes;
 		sum_act += (double)m->layers[i].act_bytes;
+		sum_ms += m->layers[i].f_ms + m->layers[i].b_ms + m->layers[i].w_ms;
+	}
+	/* an iteration of no work takes no time: every speedup and efficiency of it is 0 / 0 */
+	if (!(sum_ms > 0)) {
+		jv_fail(&v, "layers", "every layer costs 0 ms (f_ms + b_ms + w_ms): there is nothing to schedule");
+		goto fail;
 	}
 	if (sum_params > OCTO_MAX_TOTAL_BYTES || sum_act > OCTO_MAX_TOTAL_BYTES) {
 		jv_fail(&v, "layers", "total %s of all layers exceeds 2^62 bytes",
