@@ -12,8 +12,10 @@
 #include <string.h>
 
 #include "clock.h"
+#include "json.h"
 #include "partition.h"
 #include "sim.h"
+#include "strbuf.h"
 
 const struct baseline_recipe baseline_recipes[] = {
 	{ "gpipe", SCHED_GPIPE, "uniform" },
@@ -110,10 +112,12 @@ int baseline_plan(struct plan *out, const struct model *m, const char *model_ref
 	if (sched_order(out, k, p, v, e) < 0)
 		goto fail;
 	{
-		char name[160];
+		char suffix[64];
 
-		snprintf(name, sizeof(name), "%s %s", m->name, sched_name(k));
-		if (!(out->name = strdup(name))) {
+		/* the whole model name (it was cut at 159 bytes, inside a character), shortened only
+		 * where the plan's name would not read back */
+		snprintf(suffix, sizeof(suffix), " %s", sched_name(k));
+		if (!(out->name = str_name_with_suffix(m->name, suffix, JV_STRING_MAX))) {
 			err_set(e, ERR_RUNTIME, "out of host memory");
 			goto fail;
 		}

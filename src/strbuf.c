@@ -211,3 +211,37 @@ void str_fit_middle(char *out, size_t cap, const char *text, size_t n)
 	memcpy(out + head + sizeof(mid) - 1, text + n - tail, tail);
 	out[head + sizeof(mid) - 1 + tail] = '\0';
 }
+
+char *str_name_with_suffix(const char *base, const char *suffix, size_t max)
+{
+	size_t nb = strlen(base), ns = strlen(suffix), keep = nb;
+	char *out;
+
+	if (ns > max)
+		ns = max;
+	if (keep > max - ns) {
+		keep = max - ns;
+		while (keep > 0 && ((unsigned char)base[keep] & 0xc0) == 0x80)
+			keep--; /* base[keep] would start the cut: back to a character's first byte */
+	}
+	if (!(out = malloc(keep + ns + 1)))
+		return NULL;
+	memcpy(out, base, keep);
+	memcpy(out + keep, suffix, ns);
+	out[keep + ns] = '\0';
+	return out;
+}
+
+bool str_is_utf8(const char *s, size_t n)
+{
+	unsigned cp;
+
+	for (size_t i = 0; i < n;) {
+		size_t k = strbuf_utf8_len((const unsigned char *)s + i, n - i, &cp);
+
+		if (k == 0)
+			return false;
+		i += k;
+	}
+	return true;
+}

@@ -45,6 +45,12 @@ void strbuf_add_printable(struct strbuf *sb, const char *s, size_t n, bool keep_
 /* Length (1..4) of the valid UTF-8 sequence at s with at most n bytes left, its code point
  * in *cp; 0 for a byte that starts none (overlong forms and surrogates included). */
 size_t strbuf_utf8_len(const unsigned char *s, size_t n, unsigned *cp);
+/* base followed by suffix, newly allocated, in at most max bytes (NUL not counted): base
+ * (valid UTF-8) is cut between characters when both do not fit, never the suffix, so a
+ * derived name ("MODEL tuned") reads back whole. NULL when out of host memory. */
+char *str_name_with_suffix(const char *base, const char *suffix, size_t max);
+/* Whether s[0..n) is all valid UTF-8. */
+bool str_is_utf8(const char *s, size_t n);
 /* Copies text (n bytes) into out (cap bytes, NUL included); longer text keeps its first
  * third and its end around " ... ", cut between UTF-8 characters: a message about a long
  * path keeps the file's start and what is wrong with it. */

@@ -612,10 +612,7 @@ int tune_result(struct tuner *t, struct plan *out, struct metrics *m, struct err
 	free(out->name);
 	out->name = NULL;
 	{
-		char name[160];
-
-		snprintf(name, sizeof(name), "%s tuned", t->model->name);
-		if (!(out->name = strdup(name))) {
+		if (!(out->name = str_name_with_suffix(t->model->name, " tuned", JV_STRING_MAX))) {
 			plan_release(out);
 			return err_set(e, ERR_RUNTIME, "out of host memory");
 		}

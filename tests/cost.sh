@@ -392,4 +392,27 @@ run "$OCTOPIPE" cost llama2-7b --cluster 8xH200 -o "$T/x${tab}y.json"
 expect_rc 0 "cost -o a file whose name holds a tab"
 run "$OCTOPIPE" check "$T/x${tab}y.json"
 expect_rc 0 "writes a layer table that reads back ($ERR)"
+# a name is kept whole or refused, never cut: --name was cut to 255 bytes (inside a
+# character when it was 200 x e-acute) and a byte that is not UTF-8 written as U+FFFD; a plan
+# of a model of a long name was named with its first 159 bytes, its schedule cut off
+long=$(python3 -c 'print("\u00e9" * 1000)')
+run "$OCTOPIPE" cost llama2-7b --cluster 8xH200 --name "$long" -o "$T/long.json"
+expect_rc 0 "cost --name of 2000 bytes"
+r=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["name"] == "\u00e9" * 1000)' "$T/long.json")
+[ "$r" = True ] && ok "the name is written whole" || not_ok "the name is written whole" "$r"
+run "$OCTOPIPE" plan --model "$T/long.json" --cluster 8xH200 --schedule 1f1b --microbatches 8 -o "$T/long-plan.json"
+r=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["name"] == "\u00e9" * 1000 + " 1f1b")' "$T/long-plan.json")
+[ "$r" = True ] && ok "a plan of it is named with the whole name and its schedule" || not_ok "the plan's name" "$r"
+run "$OCTOPIPE" cost llama2-7b --cluster 8xH200 --name "$(python3 -c 'print("\u00e9" * 2048)')" -o "$T/max.json"
+expect_rc 0 "cost --name of 4096 bytes, the most a file holds"
+run "$OCTOPIPE" plan --model "$T/max.json" --cluster 8xH200 --schedule 1f1b --microbatches 8 -o "$T/max-plan.json"
+run "$OCTOPIPE" check "$T/max-plan.json"
+expect_rc 0 "a plan of it reads back ($ERR)"
+r=$(python3 -c 'import json,sys; n=json.load(open(sys.argv[1]))["name"]; print(len(n.encode()) <= 4096 and n.endswith("\u00e9 1f1b") and "\ufffd" not in n)' "$T/max-plan.json")
+[ "$r" = True ] && ok "its name keeps the schedule, the model's name cut between characters" || not_ok "the plan's name at the limit" "$r"
+run "$OCTOPIPE" cost llama2-7b --cluster 8xH200 --name "$(python3 -c 'print("N" * 4097)')" -o "$T/x.json"
+expect_rc 2 "cost --name past 4096 bytes is refused"
+run "$OCTOPIPE" cost llama2-7b --cluster 8xH200 --name "$(printf 'a\377b')" -o "$T/x.json"
+expect_rc 2 "cost --name that is not UTF-8 is refused"
+expect_match "^octopipe cost: --name: not UTF-8" "$ERR" "and says why"
 done_testing

@@ -23,6 +23,7 @@
 #include "layout_search.h"
 #include "screen.h"
 #include "steps.h"
+#include "strbuf.h"
 
 static void steps_clear(struct tuning *g)
 {
@@ -347,11 +348,13 @@ static int step_plan(struct tuning *g, int i)
 		return -1;
 	}
 	{
-		char name[200];
+		char suffix[40];
 
-		snprintf(name, sizeof(name), "%s tuner step %d", g->m.name, t->index);
+		/* the model's whole name (cut at 199 bytes before, inside a character, and at 299 by
+		 * `octopipe edit --adopt`), as edit names it */
+		snprintf(suffix, sizeof(suffix), " tuner step %d", t->index);
 		free(t->plan.name);
-		t->plan.name = strdup(name);
+		t->plan.name = str_name_with_suffix(g->m.name, suffix, JV_STRING_MAX);
 	}
 	t->have_plan = true;
 	return 0;

@@ -24,6 +24,7 @@
 #include "model.h"
 #include "parallel.h"
 #include "runtime.h"
+#include "strbuf.h"
 
 #define MAX_CONFIGS 16
 #define HEAVIEST 3
@@ -384,6 +385,12 @@ static int cost_option(void *ctx, int ch, const char *arg)
 		/* the reader refuses such a name: the table written would not read back */
 		if (json_has_control(arg))
 			return cli_usage_error("cost", "--name: must not contain control characters");
+		/* what the reader refuses is refused here, not cut or replaced: it was cut to 255
+		 * bytes (inside a character) and a byte that is not UTF-8 written as U+FFFD */
+		if (!str_is_utf8(arg, strlen(arg)))
+			return cli_usage_error("cost", "--name: not UTF-8");
+		if (strlen(arg) > JV_STRING_MAX)
+			return cli_usage_error("cost", "--name: longer than %d bytes", JV_STRING_MAX);
 		ca->name = arg;
 		return 0;
 	case 'P':
@@ -481,7 +488,7 @@ static int write_model(struct cli_args *a, const struct cost_args *ca, const str
 {
 	const char *out = a->out;
 	struct err e = ERR_INIT;
-	char nbuf[256];
+	char nbuf[JV_STRING_MAX + 1];
 	struct model m;
 	int rc = EXIT_OK;
 

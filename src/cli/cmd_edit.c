@@ -201,12 +201,12 @@ static int adopt_plan(const struct plan *cur, const char *arg, struct plan *with
 	if (rc == 0)
 		rc = tune_state_plan(&m, &c, cur->microbatches, &st.steps[k].state, with, e);
 	if (rc == 0) {
-		char name[300];
+		char suffix[40];
 
 		/* named as the UI names an adopted step */
-		snprintf(name, sizeof(name), "%s tuner step %ld", m.name, k);
+		snprintf(suffix, sizeof(suffix), " tuner step %ld", k);
 		free(with->name);
-		with->name = strdup(name);
+		with->name = str_name_with_suffix(m.name, suffix, JV_STRING_MAX);
 		snprintf(label, n, "tuner step %ld of %s", k, cli_name(path));
 	}
 	steps_release(&st);

@@ -30,9 +30,27 @@ static void fit_middle(void)
 	   out);
 }
 
+/* A derived name keeps its suffix and cuts its base between characters. */
+static void name_with_suffix(void)
+{
+	char *s = str_name_with_suffix("ab\xc3\xa9", " x", 4); /* "ab" + e-acute (2 bytes) */
+
+	is_str(s, "ab x", "the base is cut before a character that does not fit whole");
+	free(s);
+	s = str_name_with_suffix("ab\xc3\xa9", " x", 6);
+	is_str(s, "ab\xc3\xa9 x", "and kept whole when it fits");
+	free(s);
+	s = str_name_with_suffix("abc", " tuned", 3);
+	is_str(s, " tu", "a suffix longer than the room is all that is kept, cut");
+	free(s);
+	ok(str_is_utf8("a\xc3\xa9", 3) && !str_is_utf8("a\xc3", 2) && !str_is_utf8("\xff", 1),
+	   "str_is_utf8 tells whole characters from cut ones and stray bytes");
+}
+
 int main(void)
 {
 	fit_middle();
+	name_with_suffix();
 	struct strbuf sb = STRBUF_INIT;
 	char *s;
 
