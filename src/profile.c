@@ -672,6 +672,7 @@ int profile_import(const struct profile_rules *r, const char *text, size_t len, 
 		goto oom;
 	m->seq_len = r->seq_len;
 	m->micro_batch_size = r->micro_batch;
+	double total = 0;
 	for (long l = 0; l <= im.max; l++) {
 		struct agg *a = &im.layers[l];
 		struct layer *ly = &m->layers[l];
@@ -683,6 +684,12 @@ int profile_import(const struct profile_rules *r, const char *text, size_t len, 
 		ly->f_ms = a->ms[PH_F] / n;
 		ly->b_ms = (a->ms[PH_B] + a->ms[PH_BW] * (1 - r->w_fraction)) / n;
 		ly->w_ms = (a->ms[PH_W] + a->ms[PH_BW] * r->w_fraction) / n;
+		total += ly->f_ms + ly->b_ms + ly->w_ms;
+	}
+	/* the model reader refuses a table of no work (every speedup of it is 0 / 0) */
+	if (!(total > 0)) {
+		err_set(e, ERR_INPUT, "%s: every matched record takes 0 ms: a layer table of no work", file);
+		goto out;
 	}
 	rc = 0;
 	goto out;
