@@ -726,17 +726,6 @@ cJSON *plan_to_json(const struct plan *p, bool embed)
 	return root;
 }
 
-static bool utf8_valid(const char *s)
-{
-	size_t n = strlen(s);
-	unsigned cp;
-
-	for (size_t i = 0, len; i < n; i += len)
-		if ((len = strbuf_utf8_len((const unsigned char *)s + i, n - i, &cp)) == 0)
-			return false;
-	return true;
-}
-
 int plan_save(const struct plan *p, const char *path, bool embed, struct err *e)
 {
 	/* JSON text is UTF-8: a reference to a file whose name is not would be written as
@@ -744,7 +733,7 @@ int plan_save(const struct plan *p, const char *path, bool embed, struct err *e)
 	const char *refs[] = { embed ? NULL : p->model_ref, embed ? NULL : p->cluster_ref };
 
 	for (int i = 0; i < 2; i++)
-		if (refs[i] && !utf8_valid(refs[i])) {
+		if (refs[i] && !str_is_utf8(refs[i], strlen(refs[i]))) {
 			struct strbuf sb = STRBUF_INIT;
 
 			strbuf_add_printable(&sb, refs[i], strlen(refs[i]), false);
