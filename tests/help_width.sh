@@ -45,7 +45,7 @@ for lay in "" "--grads fp32 --recompute selective"; do
         $lay --verbose -o "$TMPDIR_TEST/t.json" 2>&1 | grep -v '^ *[0-9]* [a-z]')
     check_width "tune's layout lines and summary (deepseek-v2-lite ${lay:-default})" "$out"
     # shellcheck disable=SC2086
-    out=$("$OCTOPIPE" compare --model deepseek-v2-lite --cluster 16xH200 --microbatches 32 --budget 0.5 \
+    out=$("$OCTOPIPE" compare --model deepseek-v2-lite --cluster 16xH200 --microbatches 32 \
         $lay --target megatron 2>&1 | sed '/^SCHEDULE/,/^$/d')
     check_width "compare's header and speedup lines (deepseek-v2-lite ${lay:-default})" "$out"
 done

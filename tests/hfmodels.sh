@@ -44,10 +44,10 @@ LIST
 # GLM-4.5-Air's 106.9 B parameters take 1.71 TB with bf16 weights and gradients and fp32
 # Adam states (16 bytes each), more than 8 H200s hold (8 x 141 GB): no layout fits, exit 3;
 # 16 H200s train it
-run "$OCTOPIPE" tune --model "$T/glm-4.5-air.m.json" --cluster 8xH200 --microbatches 16 --budget 0.3 --quiet -o "$T/glm8.json"
+run "$OCTOPIPE" tune --model "$T/glm-4.5-air.m.json" --cluster 8xH200 --microbatches 16 --evals 300 --quiet -o "$T/glm8.json"
 expect_rc 3 "glm-4.5-air: no layout fits on 8 H200s (exit 3)"
 expect_match 'no layout fits' "$ERR$OUT" "and tune says so"
-run "$OCTOPIPE" tune --model "$T/glm-4.5-air.m.json" --cluster 16xH200 --microbatches 32 --budget 0.3 --quiet -o "$T/glm16.json"
+run "$OCTOPIPE" tune --model "$T/glm-4.5-air.m.json" --cluster 16xH200 --microbatches 32 --evals 300 --quiet -o "$T/glm16.json"
 expect_rc 0 "glm-4.5-air: tune on 16 H200s"
 
 # an unknown model_type with the standard decoder fields: priced as Llama, one warning line

@@ -379,7 +379,7 @@ else not_ok "tune --grads fp32" "$(head -c 300 "$T/t32.out")"; fi
 
 # fp32 gradients (18 bytes a parameter) still fit gemma2-27b on 4 H200s: the layout search
 # judges full recompute as the simulator keeps it (each layer's input), not every activation
-run "$OCTOPIPE" tune --model gemma2-27b --cluster 4xH200 --microbatches 8 --grads fp32 --budget 0.3 -o "$T/g27f.json"
+run "$OCTOPIPE" tune --model gemma2-27b --cluster 4xH200 --microbatches 8 --grads fp32 --evals 300 -o "$T/g27f.json"
 expect_rc 0 "gemma2-27b with fp32 gradients fits on 4 H200s"
 # expert parallelism re-prices the experts: deepseek-v2-lite's loop (hf-eager) launches each
 # of the E / ep experts a GPU holds, so its MoE layers get cheaper at ep 2 beside the all-to-all

@@ -330,7 +330,7 @@ expect_rc 2 "tune on 64 GPUs in nodes of 3: exit 2"
 expect_match "its 64 GPUs are not whole nodes of 3 \(gpus_per_node\)" "$ERR" "naming gpus_per_node"
 # but a cluster of part of a node has layouts (4 GPUs of 8: pp x dp), so where degrees are
 # given and none fits, the degrees are the reason, not the nodes
-run "$OCTOPIPE" compare --model gpt-13b --cluster 4xH200 --microbatches 8 --budget 0.3 --dp 3
+run "$OCTOPIPE" compare --model gpt-13b --cluster 4xH200 --microbatches 8 --dp 3
 expect_rc 2 "compare --dp 3 on 4 of a node's 8 GPUs: exit 2"
 expect_match "meets the given degrees: dp 3" "$ERR" "naming the degree given"
 if printf '%s' "$ERR" | grep -q "not whole nodes"; then not_ok "not the nodes, which have layouts" "$ERR"

@@ -246,9 +246,9 @@ else not_ok "no plan that fits is faster than the memory-aware bound" "$nslow of
 # so do compare's header and the TUI's, beside the tight bound
 run "$OCTOPIPE" tui --render 200x30 "$T/n32.json"
 expect_match 'tight 8\.94 s [0-9.]+%  in memory 9\.72 s [0-9.]+%' "$OUT" "the TUI's header names the memory-aware bound"
-run "$OCTOPIPE" compare --model nemotronh-8b-seq32k --cluster 16xH200 --microbatches 32 --layout pp --budget 0.3
+run "$OCTOPIPE" compare --model nemotronh-8b-seq32k --cluster 16xH200 --microbatches 32 --layout pp
 expect_match 'tight bound 8\.94 s, memory-aware bound 9\.72 s' "$OUT" "compare names the memory-aware bound"
-run "$OCTOPIPE" compare --model gpt-13b --cluster 4xH200 --microbatches 8 --layout pp --budget 0.3
+run "$OCTOPIPE" compare --model gpt-13b --cluster 4xH200 --microbatches 8 --layout pp
 if printf '%s\n' "$OUT" | grep -q 'memory-aware'; then not_ok "and only where memory binds" "$OUT"
 else ok "and only where memory binds"; fi
 done_testing

@@ -10,7 +10,7 @@ O="$OCTOPIPE"
 # ---- megatron: bundled samples (dense, MoE, hybrid, MTP-free) on 8 and 16 GPUs ---------
 for g in 8 16; do
     for m in llama2-7b gemma3-12b deepseek-v2-lite nemotron-nano-v2-9b nemotronh-8b gpt-oss-20b; do
-        run "$O" tune --model "$m" --cluster ${g}xH200 --microbatches 16 --target megatron --budget 0.2 \
+        run "$O" tune --model "$m" --cluster ${g}xH200 --microbatches 16 --target megatron --evals 300 \
             -o "$T/$m-$g.json"
         if [ "$RC" != 0 ]; then not_ok "tune --target megatron: $m on $g GPUs" "exit $RC" "$ERR"; continue; fi
         said=$(printf '%s\n' "$OUT" | grep -c "^target megatron: searching Megatron-LM's 1F1B and interleaved")
@@ -23,7 +23,7 @@ for g in 8 16; do
     done
 done
 # its plan simulates to what tune reported
-run "$O" tune --model llama2-7b --cluster 16xH200 --microbatches 16 --target megatron --layout pp --budget 0.2 \
+run "$O" tune --model llama2-7b --cluster 16xH200 --microbatches 16 --target megatron --layout pp --evals 300 \
     -o "$T/l16.json"
 t=$(unwrap "$OUT" | sed -n 's/^tuned for Megatron-LM: \([0-9.]* [a-z]*\) per iteration.*/\1/p')
 run "$O" sim "$T/l16.json"
@@ -32,12 +32,12 @@ else not_ok "sim of the tuned plan" "tune said '$t'" "$OUT"; fi
 run "$O" export megatron-args "$T/l16.json"
 expect_match '^--pipeline-model-parallel-size 16 ' "$OUT" "--layout pp: pure pipeline parallelism over 16 ranks"
 # a model Megatron-LM cannot build is refused with its reason, not searched in vain
-run "$O" tune --model jamba-v0.1 --cluster 16xH200 --microbatches 16 --target megatron --budget 0.2 -o "$T/j.json"
+run "$O" tune --model jamba-v0.1 --cluster 16xH200 --microbatches 16 --target megatron --evals 300 -o "$T/j.json"
 expect_rc 2 "tune --target megatron of a Mamba-1 model is refused"
 expect_match "no Mamba-1 mixer" "$ERR" "and says why: $ERR"
 # compare says the same where every row ran but the runtime cannot run any of them: not
 # "every baseline and the tuned plan is infeasible" (exit 3, a memory verdict it is not)
-run "$O" compare --model jamba-v0.1 --cluster 16xH200 --microbatches 16 --target megatron --budget 0.5
+run "$O" compare --model jamba-v0.1 --cluster 16xH200 --microbatches 16 --target megatron
 expect_rc 2 "compare --target megatron of a Mamba-1 model"
 expect_match "^octopipe compare: megatron runs none of these plans: model.layers\[[0-9]+\].kind: 'mamba1\+mlp': Megatron-LM's hybrid model has no Mamba-1 mixer" "$ERR" "says why in one line: $ERR"
 expect_match "^1f1b .*n/a on megatron: .*no Mamba-1 mixer" "$OUT" "and its rows say so"
@@ -50,7 +50,7 @@ if printf '%s\n' "$OUT" | grep -q 'no Mamba-1 mixer'; then
     expect_match "^octopipe compare: megatron runs none of these plans: .*no Mamba-1 mixer" "$ERR" \
         "a row said the model cannot run: the refusal, not 'give a larger --budget': $ERR"
 else
-    expect_match "^octopipe compare: --budget 0.3 s ran out" "$ERR" "no row ran to say so: the budget line: $ERR"
+    expect_match "^octopipe compare: --budget 0.3 s (ran out|cannot hold)" "$ERR" "no row ran to say so: the budget line: $ERR"
 fi
 run "$O" tune --model llama2-7b --cluster 8xH200 --microbatches 16 --target megatron --steps-out "$T/s.json" \
     -o "$T/x.json"

@@ -244,7 +244,7 @@ fi
 python3 -c "
 import json; d = json.load(open('$top_srcdir/samples/clusters/8xH200.json'))
 d['intra_node']['gbytes_per_s'] = 1e7; d['name'] = 'free8'; json.dump(d, open('$T/free8.json', 'w'))"
-run "$OCTOPIPE" tune --model gpt-13b --cluster "$T/free8.json" --microbatches 32 --budget 0.2 --quiet -o "$T/free.json"
+run "$OCTOPIPE" tune --model gpt-13b --cluster "$T/free8.json" --microbatches 32 --evals 300 --quiet -o "$T/free.json"
 expect_rc 0 "tune with free links (1e7 GB/s) finds a layout"
 # free links (faster than 1e6 GB/s, how the profile studies model free communication) and
 # a measured profile's table: tune succeeds by default, the layout search included
@@ -268,7 +268,7 @@ expect_match '^layout: pp [0-9]+ x tp [0-9]+ x dp [0-9]+ ' "$OUT" "and names the
 run "$OCTOPIPE" tune --model "$T/prof.json" --cluster "$T/free16.json" --microbatches 16 --evals 600 --layout pp -o "$T/freepp.json"
 expect_rc 0 "and with --layout pp"
 # compare --budget bounds its layout search and its tuned row
-run "$OCTOPIPE" compare --model gpt-13b --cluster 8xH200 --microbatches 16 --budget 0.3
+run "$OCTOPIPE" compare --model gpt-13b --cluster 8xH200 --microbatches 16 --budget 1
 expect_rc 0 "compare --budget"
 expect_match '^tuned +[0-9.]+ ' "$OUT" "has its tuned row"
 run "$OCTOPIPE" compare --model gpt-13b --cluster 8xH200 --microbatches 16 --budget -1

@@ -484,6 +484,18 @@ int cli_budget_holds(const char *cmd, double B, double t0, int sims, int S, int 
 	return 0;
 }
 
+int cli_budget_holds_after_search(const char *cmd, double B, double t0, int S, int M)
+{
+	double spent = clock_now_s() - t0, need = 2 * 3.0 * S * M / TUNE_SIM_OPS_PER_S, lim = tune_budget_limit(B);
+
+	if (B <= 0 || spent + need <= lim)
+		return 0;
+	cli_err("octopipe %s: --budget %g s cannot hold: reading the inputs and the layout search took %.2f s, and "
+	        "simulating %d stages x %d microbatches (the best baseline, then the result) takes about %.1f s "
+	        "more; give --budget %.0f or more\n", cmd, B, spent, S, M, need, ceil(2 * (spent + need)));
+	return EXIT_INPUT;
+}
+
 /* Where to end a piece of at most room characters of text (len of them left): after the
  * last ", ", "; ", ": " or " (" within it outside parentheses, else at its last space outside
  * them, else at its last space, else at the first space after it (a word longer than the

@@ -143,6 +143,10 @@ int cli_pick_layout(const char *cmd, const struct cli_par *cp, bool layout_pp, i
  * microbatches (TUNE_SIM_OPS_PER_S) cannot fit the part left after the search. Returns 0,
  * or the exit code after saying why. */
 int cli_budget_holds(const char *cmd, double B, double t0, int sims, int S, int M);
+/* The same once the layout search found a layout at S stages x M microbatches: the search
+ * may have run up to its give-up time, so only whether the best baseline and the result
+ * can still be simulated within tune_budget_limit(B) is judged. */
+int cli_budget_holds_after_search(const char *cmd, double B, double t0, int S, int M);
 /* The same before the model is read: refused when reading its file (CLI_READ_BYTES_PER_S)
  * would take more than the layout search may. */
 #define CLI_READ_BYTES_PER_S 20e6

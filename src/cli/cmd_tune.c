@@ -578,7 +578,7 @@ static int run(struct args *a, const struct model *m, const struct cluster *c, d
 	                          &L)) != 0)
 		return rc;
 	w->ntune = L.searched && !L.lc.interrupted && L.lc.ntop > 1 ? L.lc.ntop : 1;
-	if (L.searched && (rc = cli_budget_holds("tune", B, t0, 2, L.lc.par.pp, L.lc.microbatches)) != 0) {
+	if (L.searched && (rc = cli_budget_holds_after_search("tune", B, t0, L.lc.par.pp, L.lc.microbatches)) != 0) {
 		tune_layout_release(&L);
 		return rc;
 	}

@@ -15,6 +15,7 @@
 
 #include "cli/cli.h"
 #include "cli/cli_args.h"
+#include "clock.h"
 #include "../tap.h"
 
 static char errbuf[4096];
@@ -255,8 +256,40 @@ static void test_wrap(void)
 	                  "q r s t u v w x y z", 4)) <= 80, "words wrap at spaces within 80 columns");
 }
 
+/* --budget 0.2 promises 0.32 s (1.1 B + 0.1); reading may take 0.6 of that (0.19 s). Once
+ * the layout search found a layout (it may run to that give-up time, or past it on a
+ * loaded machine), only the two simulations left must still fit: 16 x 16 take ~1 ms. */
+static void test_budget(void)
+{
+	double now = clock_now_s();
+	int rc;
+
+	capture_begin();
+	rc = cli_budget_holds("tune", 0.2, now - 0.25, 0, 16, 16);
+	capture_end();
+	is_int(rc, 2, "before the search: reading took 0.25 s of --budget 0.2: refused");
+	ok(strstr(errbuf, "reading the model and the cluster took 0.2") != NULL, "saying what took it: %s", errbuf);
+	capture_begin();
+	rc = cli_budget_holds_after_search("tune", 0.2, clock_now_s() - 0.21, 16, 16);
+	capture_end();
+	is_int(rc, 0, "after a search that ran 0.21 s (past 0.19): the simulations left still fit 0.32 s");
+	is_str(errbuf, "", "and nothing said");
+	capture_begin();
+	rc = cli_budget_holds_after_search("tune", 0.2, now - 0.4, 16, 16);
+	capture_end();
+	is_int(rc, 2, "after a search that ran 0.4 s: past 0.32 s, refused");
+	ok(strstr(errbuf, "the layout search took 0.4") != NULL, "naming the search, not the reading: %s", errbuf);
+	capture_begin();
+	rc = cli_budget_holds_after_search("tune", 0.2, now - 0.1, 256, 2000);
+	capture_end();
+	is_int(rc, 2, "256 stages x 2000 microbatches (~2 s to simulate twice) cannot fit 0.32 s");
+	ok(strstr(errbuf, "simulating 256 stages x 2000 microbatches") != NULL, "saying so: %s", errbuf);
+	is_int(cli_budget_holds_after_search("tune", 0, now - 100, 256, 2000), 0, "no budget: nothing to hold");
+}
+
 int main(void)
 {
+	test_budget();
 	test_wrap();
 	test_parse();
 	test_plan_operand();
