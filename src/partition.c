@@ -263,7 +263,8 @@ int partition_by_name(const struct model *m, const char *how, int nstages, int *
 		return partition_megatron(m, nstages, first, false, e);
 	if (strcmp(how, "megatron-accounted") == 0)
 		return partition_megatron(m, nstages, first, true, e);
-	if (how[0] >= '0' && how[0] <= '9')
+	/* counts, or what was meant as counts (-1,21,10,10): the counts' own message */
+	if ((how[0] >= '0' && how[0] <= '9') || how[0] == '-' || how[0] == '+')
 		return partition_counts(m, nstages, how, first, e);
 	return err_set(e, ERR_INPUT, "unknown partition '%s' (uniform, balanced, megatron, megatron-accounted or layer "
 	               "counts like 7,7,6,6)", how);

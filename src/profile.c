@@ -441,8 +441,8 @@ static int read_csv(struct importer *im, const char *text, size_t len)
 		if (!(ms >= 0) || ms > OCTO_MAX_COST_MS) {
 			if (c.line == 1) /* a header */
 				continue;
-			err_set(im->e, ERR_INPUT, "%s: %s: '%s' is not a time in ms >= 0", im->file, where,
-			        csv_printable(pv, sizeof(pv), ms_s, ms_n, 24));
+			err_set(im->e, ERR_INPUT, "%s: %s: '%s' is not a time in ms from 0 to %g", im->file, where,
+			        csv_printable(pv, sizeof(pv), ms_s, ms_n, 24), OCTO_MAX_COST_MS);
 			goto out;
 		}
 		if ((ph = parse_phase(ph_s, memchr(ph_s, '\0', ph_n) ? 0 : ph_n)) < 0) {

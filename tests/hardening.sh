@@ -563,11 +563,30 @@ run "$O" check "$T/tiny-link.json"
 expect_rc 2 "a link of 1e-300 GB/s is refused"
 expect_match 'gbytes_per_s: must be a number >= 1e-06 \(got 1e-300\)' "$ERR" "naming the real floor"
 # import profile read a time of 0x10 (and 0x1p4) as 16 ms: strtod's hex
-for t in 0x10 0x1p4 1e400 inf nan; do
+for t in 0x10 0x1p4 1e400 1e308 1.5e9 inf nan -1; do
     printf 'name,phase,ms\ndecoder.layers.0.mixer,F,%s\n' "$t" > "$T/hex.csv"
     run "$O" import profile "$T/hex.csv" --rules "$top_srcdir/tests/data/profile/rules.json" -o "$T/hex.json"
     expect_rc 2 "import profile: a time of $t is refused"
-    expect_match "hex.csv: line 2: '$t' is not a time in ms >= 0" "$ERR" "as no time"
+    expect_match "hex.csv: line 2: '$t' is not a time in ms from 0 to 1e\+09" "$ERR" "as no time, naming the range"
 done
+
+# --partition: a count below 1 was called an unknown partition, and its line named neither
+# the command nor the option's help; it is the option's usage error
+rm -f "$T/p.json"
+run "$O" plan --model gpt-13b --cluster 4xH200 --schedule 1f1b --microbatches 8 --partition -1,21,10,10 -o "$T/p.json"
+expect_rc 2 "plan --partition -1,21,10,10 is refused"
+expect_match "^octopipe plan: partition '-1,21,10,10': expected positive layer counts separated by commas \(see 'octopipe plan --help'\)$" "$ERR" "as counts, by the command: $ERR"
+run "$O" plan --model gpt-13b --cluster 4xH200 --schedule 1f1b --microbatches 8 --partition even -o "$T/p.json"
+expect_match "^octopipe plan: unknown partition 'even' \(uniform, balanced" "$ERR" "a name it does not know: $ERR"
+run "$O" plan --model gpt-13b --cluster 4xH200 --schedule 1f1b --microbatches 8 --partition 10,10 -o "$T/p.json"
+expect_match "^octopipe plan: partition '10,10' has 2 stages, the schedule needs 4" "$ERR" "too few counts: $ERR"
+if [ -e "$T/p.json" ]; then not_ok "and writes no plan" "$T/p.json"; else ok "and writes no plan"; fi
+run "$O" import torch-csv "$top_srcdir/tests/data/schedule.csv" --model "$top_srcdir/tests/data/tiny-model.json" \
+    --cluster "$top_srcdir/tests/data/tiny-cluster.json" --partition -1,2 -o "$T/p.json"
+expect_rc 2 "import torch-csv --partition -1,2 is refused"
+expect_match "^octopipe import: partition '-1,2': expected positive layer counts separated by commas \(see 'octopipe import --help'\)$" "$ERR" "by the command: $ERR"
+run "$O" import torch-csv "$top_srcdir/tests/data/schedule.csv" --model "$top_srcdir/tests/data/tiny-model.json" \
+    --cluster "$top_srcdir/tests/data/tiny-cluster.json" --partition 1,2 -o "$T/p.json"
+expect_match "^octopipe import: partition '1,2' covers 3 layers, model 'tiny' has 4" "$ERR" "counts that miss layers: $ERR"
 
 done_testing

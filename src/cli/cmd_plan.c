@@ -192,7 +192,9 @@ static int make_plan(const struct cli_args *a, struct baseline_spec *spec, struc
 	                    spec->microbatches, &e) < 0)
 		return cli_usage_error("plan", "%s", e.msg);
 	if (!cli_par_given(&a->par))
-		return baseline_plan(p, &a->model, NULL, &a->cluster, NULL, spec, &e) < 0 ? cli_report(&e) : EXIT_OK;
+		return baseline_plan(p, &a->model, NULL, &a->cluster, NULL, spec, &e) == 0 ? EXIT_OK :
+		       /* what the options ask for (--partition, --chunks, --placement): their usage error */
+		       e.cls == ERR_INPUT ? cli_usage_error("plan", "%s", e.msg) : cli_report(&e);
 	cli_par_layout(&a->par, NULL, &a->cluster, spec->devices, &l);
 	if (parallel_replica(&a->model, &a->cluster, &l, &rm, &rcl, &e) < 0)
 		/* the layout the options ask for: their usage error */
@@ -203,7 +205,7 @@ static int make_plan(const struct cli_args *a, struct baseline_spec *spec, struc
 		plan_release(p);
 	model_release(&rm);
 	cluster_release(&rcl);
-	return e.cls != ERR_NONE ? cli_report(&e) : EXIT_OK;
+	return e.cls == ERR_NONE ? EXIT_OK : e.cls == ERR_INPUT ? cli_usage_error("plan", "%s", e.msg) : cli_report(&e);
 }
 
 int cmd_plan(int argc, char **argv)

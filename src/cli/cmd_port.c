@@ -199,7 +199,11 @@ int cmd_import(int argc, char **argv)
 	if ((rc = cli_args_load(&a, CLI_IN_MODEL | CLI_IN_CLUSTER)) == EXIT_OK) {
 		if (torchcsv_import(&p, text, len, argv[optind], &a.model, NULL, &a.cluster, NULL, a.microbatches,
 		                    partition, &e) < 0) {
-			rc = cli_report(&e);
+			/* --partition's value (partition_by_name's words): its usage error */
+			bool opt = e.cls == ERR_INPUT && partition &&
+			           (strncmp(e.msg, "partition '", 11) == 0 || strncmp(e.msg, "unknown partition '", 19) == 0);
+
+			rc = opt ? cli_usage_error("import", "%s", e.msg) : cli_report(&e);
 		} else {
 			rc = cli_write_plan(&p, a.out, a.model_path, a.cluster_path, false);
 			if (rc == EXIT_OK)
