@@ -226,7 +226,10 @@ int megatron_layout(const struct plan *p, struct strbuf *sb, struct err *e)
 }
 
 /* The hybrid pattern, '|' between the plan's stages (segments % P == 0: arguments.py:849;
- * with one stage and P = 1 no '|' at all). */
+ * with one stage and P = 1 no '|' at all). A stage of the embedding or the loss alone is
+ * an empty segment ("|M-M..." or "...-M|"): Megatron-LM's select_pipeline_segment allows
+ * them "for pipeline balancing" (hybrid_layer_allocation.py and its test_empty_segment),
+ * and its HybridStack builds an empty layer list there (read at Megatron-LM d98e8a64). */
 static int hybrid_pattern(const struct plan *p, struct strbuf *sb, struct err *e)
 {
 	for (int s = 0; s < p->nstages; s++) {
