@@ -106,6 +106,8 @@ int cluster_from_json(struct cluster *c, const cJSON *root, const char *file, co
 	    (hw && hardware_from_json(&c->hw, hw, file, path && path[0] ? path : NULL, "hardware", e) < 0))
 		goto fail;
 	c->has_hw = hw != NULL;
+	/* without the section, the named GPU's datasheet peaks (an A100 is not an H200) */
+	c->hw_unknown = !hw && gpu && !hardware_datasheet(gpu, &c->hw);
 	{
 		/* one replica of a parallel layout (parallel.h), as plans built on it carry it */
 		const cJSON *rp;

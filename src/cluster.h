@@ -45,6 +45,8 @@ struct cluster {
 	struct link inter;     /* zero when the cluster is a single node */
 	struct replica rep;    /* "replica": written only for such a cluster */
 	bool has_hw;           /* a "hardware" section (cost model calibration) was given */
+	bool hw_unknown;       /* none was, and gpu names a GPU whose datasheet is not built in
+	                        * (hardware_datasheet): nothing can be priced on it */
 	struct hardware hw;    /* that section, else the defaults of hardware_default() */
 	cJSON *extra;
 	cJSON *intra_extra;    /* unknown members of intra_node / inter_node, kept as well */

@@ -9,6 +9,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "json.h"
 
@@ -40,6 +41,27 @@ void hardware_default(struct hardware *hw)
 	memcpy(hw->eff_b, default_eff_b, sizeof(hw->eff_b));
 	hw->launch_us_f = DEFAULT_LAUNCH_US_F;
 	hw->launch_us_b = DEFAULT_LAUNCH_US_B;
+}
+
+/* The sheets the bundled clusters quote (samples/clusters: SXM parts, dense BF16). */
+static const struct {
+	const char *gpu;
+	double tflops, hbm_gbytes_per_s;
+} datasheets[] = {
+	{ "H200", 989.4, 4800 },
+	{ "H100", 989.4, 3350 },
+	{ "A100", 312, 2039 },
+};
+
+bool hardware_datasheet(const char *gpu, struct hardware *hw)
+{
+	for (size_t i = 0; gpu && i < sizeof(datasheets) / sizeof(datasheets[0]); i++)
+		if (strcasecmp(gpu, datasheets[i].gpu) == 0) {
+			hw->peak_tflops = datasheets[i].tflops;
+			hw->hbm_gbytes_per_s = datasheets[i].hbm_gbytes_per_s;
+			return true;
+		}
+	return false;
 }
 
 int hardware_class(const char *name)

@@ -57,6 +57,10 @@ extern const char *const hardware_class_names[EFF_NCLASS];
 
 /* The H200 defaults (fit to the measured profiles in samples/profiles). */
 void hardware_default(struct hardware *hw);
+/* The datasheet peaks (dense BF16, HBM) of a GPU named without a "hardware" section, set in
+ * hw (its efficiencies left as they are): false when gpu (any case) is not one of the
+ * GPUs whose sheets are built in (A100, H100, H200). */
+bool hardware_datasheet(const char *gpu, struct hardware *hw);
 /* Class by name, -1 when unknown. */
 int hardware_class(const char *name);
 /* Reads a "hardware" object at path (e.g. "hardware") of file, inside the document at

@@ -415,4 +415,20 @@ expect_rc 2 "cost --name past 4096 bytes is refused"
 run "$OCTOPIPE" cost llama2-7b --cluster 8xH200 --name "$(printf 'a\377b')" -o "$T/x.json"
 expect_rc 2 "cost --name that is not UTF-8 is refused"
 expect_match "^octopipe cost: --name: not UTF-8" "$ERR" "and says why"
+# a cluster without a "hardware" section is priced at its gpu's datasheet peaks: an A100
+# was priced as an H200 (faster than the bundled A100 cluster), an unknown GPU silently too
+sed 's/"gpu": "H200"/"gpu": "A100"/' "$top_srcdir/tests/data/tiny-cluster.json" > "$T/a100.json"
+run "$OCTOPIPE" cost "$top_srcdir/tests/data/hf/qwen3-8b.json" --cluster "$T/a100.json"
+mine=$(printf '%s\n' "$OUT" | sed -n 's/.*per microbatch F \([0-9.]*\) ms.*/\1/p')
+run "$OCTOPIPE" cost "$top_srcdir/tests/data/hf/qwen3-8b.json" --cluster 64xA100
+theirs=$(printf '%s\n' "$OUT" | sed -n 's/.*per microbatch F \([0-9.]*\) ms.*/\1/p')
+if [ -n "$mine" ] && [ "$mine" = "$theirs" ]; then ok "gpu A100 with no hardware section: the A100 sheet ($mine ms F)"
+else not_ok "gpu A100 with no hardware section priced as the bundled A100 cluster" "$mine vs $theirs"; fi
+sed 's/"gpu": "H200"/"gpu": "MI300X"/' "$top_srcdir/tests/data/tiny-cluster.json" > "$T/mi300x.json"
+run "$OCTOPIPE" cost "$top_srcdir/tests/data/hf/qwen3-8b.json" --cluster "$T/mi300x.json" -o "$T/mi.json"
+expect_rc 2 "a GPU with no built-in datasheet and no hardware section is not priced"
+expect_match "mi300x.json: hardware: gpu 'MI300X' has no built-in datasheet" "$ERR" "naming the file and what to give: $ERR"
+if [ -e "$T/mi.json" ]; then not_ok "and writes no model" "$T/mi.json"; else ok "and writes no model"; fi
+run "$OCTOPIPE" check "$T/mi300x.json"
+expect_rc 0 "such a cluster still checks (a measured table needs no peaks)"
 done_testing

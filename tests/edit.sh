@@ -146,4 +146,7 @@ i=0; while [ $i -lt 1200 ]; do set -- "$@" --boundary 0:+1 --boundary 0:-1; i=$(
 run "$OCTOPIPE" edit "$P" "$@" --json -o "$T/many.json"
 if [ "$RC" = 0 ] && [ "$(printf '%s\n' "$OUT" | python3 -c 'import json, sys; print(len(json.load(sys.stdin)["edits"]))')" = 2400 ]
 then ok "2400 edits in one run"; else not_ok "2400 edits" "exit $RC" "$ERR"; fi
+# the line that says why an edited plan cannot run ends its line (it ran into stdout's next)
+last=$("$OCTOPIPE" edit "$top_srcdir/tests/data/tiny-plan.json" --move-op 1I0:earlier -o "$TMPDIR_TEST/nl.json" 2>&1 >/dev/null | tail -c 1 | od -An -c | tr -d ' ')
+if [ "$last" = '\n' ]; then ok "edit's infeasible line ends with a newline"; else not_ok "edit's infeasible line ends with a newline" "last byte '$last'"; fi
 done_testing

@@ -535,6 +535,13 @@ int cmd_cost(int argc, char **argv)
 		                     "calibrated copy", a.cluster_arg, a.cluster_path);
 		goto out;
 	}
+	if (c->hw_unknown) {
+		/* its peaks would be an H200's: a price, silently, of another GPU */
+		cli_err("%s: hardware: gpu '%s' has no built-in datasheet (A100, H100 and H200 do): give "
+		        "hardware.peak_tflops and hardware.hbm_gbytes_per_s to price on it\n", a.cluster_path, c->gpu);
+		rc = EXIT_INPUT;
+		goto out;
+	}
 	cli_apply_runtime(&a.runtime, c, &ca.o);
 	if (ca.o.tp > c->gpus_per_node) {
 		/* its all-reduces run on the intra-node link, as every TP layout does */

@@ -444,7 +444,7 @@ int cmd_edit(int argc, char **argv)
 
 			rc = wrc != EXIT_OK ? wrc : report(&a, whats, before, after, rc);
 			if (rc == EXIT_INFEASIBLE && why.len)
-				cli_err("%s", why.buf);
+				cli_err("%s%s", why.buf, why.buf[why.len - 1] == '\n' ? "" : "\n");
 		}
 	}
 	cli_args_release(&a);
