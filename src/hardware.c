@@ -32,17 +32,6 @@ static const double default_eff_b[EFF_NCLASS] = { 0.8604, 0.3583, 0.173, 0.4198,
 #define DEFAULT_LAUNCH_US_F 14.3
 #define DEFAULT_LAUNCH_US_B 14.3
 
-void hardware_default(struct hardware *hw)
-{
-	memset(hw, 0, sizeof(*hw));
-	hw->peak_tflops = 989.4;
-	hw->hbm_gbytes_per_s = 4800;
-	memcpy(hw->eff_f, default_eff_f, sizeof(hw->eff_f));
-	memcpy(hw->eff_b, default_eff_b, sizeof(hw->eff_b));
-	hw->launch_us_f = DEFAULT_LAUNCH_US_F;
-	hw->launch_us_b = DEFAULT_LAUNCH_US_B;
-}
-
 /* The sheets the bundled clusters quote (samples/clusters: SXM parts, dense BF16). */
 static const struct {
 	const char *gpu;
@@ -52,6 +41,17 @@ static const struct {
 	{ "H100", 989.4, 3350 },
 	{ "A100", 312, 2039 },
 };
+
+void hardware_default(struct hardware *hw)
+{
+	memset(hw, 0, sizeof(*hw));
+	hw->peak_tflops = datasheets[0].tflops;  /* the H200's */
+	hw->hbm_gbytes_per_s = datasheets[0].hbm_gbytes_per_s;
+	memcpy(hw->eff_f, default_eff_f, sizeof(hw->eff_f));
+	memcpy(hw->eff_b, default_eff_b, sizeof(hw->eff_b));
+	hw->launch_us_f = DEFAULT_LAUNCH_US_F;
+	hw->launch_us_b = DEFAULT_LAUNCH_US_B;
+}
 
 bool hardware_datasheet(const char *gpu, struct hardware *hw)
 {

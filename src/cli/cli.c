@@ -462,9 +462,16 @@ int cli_budget_read_holds(const char *cmd, double B, const char *model)
 	return EXIT_INPUT;
 }
 
+/* Seconds `sims` simulations of S stages x M microbatches take, about (3 ops a stage a
+ * microbatch at TUNE_SIM_OPS_PER_S). */
+static double sims_seconds(int sims, int S, int M)
+{
+	return sims * 3.0 * S * M / TUNE_SIM_OPS_PER_S;
+}
+
 int cli_budget_holds(const char *cmd, double B, double t0, int sims, int S, int M)
 {
-	double spent = clock_now_s() - t0, need = sims * 3.0 * S * M / TUNE_SIM_OPS_PER_S, lim = tune_budget_limit(B);
+	double spent = clock_now_s() - t0, need = sims_seconds(sims, S, M), lim = tune_budget_limit(B);
 
 	if (B <= 0)
 		return 0;
@@ -486,7 +493,7 @@ int cli_budget_holds(const char *cmd, double B, double t0, int sims, int S, int 
 
 int cli_budget_holds_after_search(const char *cmd, double B, double t0, int S, int M)
 {
-	double spent = clock_now_s() - t0, need = 2 * 3.0 * S * M / TUNE_SIM_OPS_PER_S, lim = tune_budget_limit(B);
+	double spent = clock_now_s() - t0, need = sims_seconds(2, S, M), lim = tune_budget_limit(B);
 
 	if (B <= 0 || spent + need <= lim)
 		return 0;

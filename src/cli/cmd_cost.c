@@ -140,7 +140,7 @@ static int print_summary(const struct arch *a, const struct model *m, const stru
 		jw_num(&w, root, "f_ms", tot.f_ms);
 		jw_num(&w, root, "b_ms", tot.b_ms);
 		jw_num(&w, root, "w_ms", tot.w_ms);
-		jw_str(&w, root, "hardware", c->has_hw ? "cluster" : "default");
+		jw_str(&w, root, "hardware", c->has_hw ? "cluster" : c->gpu ? "datasheet" : "default");
 		arr = jw_arr(&w, root, "heaviest");
 		for (int i = 0; i < nh; i++) {
 			cJSON *h = jw_push(&w, arr, cJSON_CreateObject());
