@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "fileio.h"
+#include "strbuf.h"
 
 
 /* ---- messages -------------------------------------------------------------------- */
@@ -171,6 +172,71 @@ static int check_duplicates(struct jv *v, const cJSON *item, const char *path)
 		}
 	}
 	return 0;
+}
+
+/* Offset of the first byte in s that starts no UTF-8 character, or -1. */
+static long utf8_bad_at(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strlen(s), i = 0;
+
+	while (i < n) {
+		unsigned cp;
+		size_t len = strbuf_utf8_len(p + i, n - i, &cp);
+
+		if (len == 0)
+			return (long)i;
+		i += len;
+	}
+	return -1;
+}
+
+/* JSON text is UTF-8: a key or string anywhere in the tree (a field no reader knows, a
+ * comment) with bytes that are not would be rewritten as U+FFFD by every writer, so it is
+ * refused where it is, as the readers of known fields refuse theirs. */
+static int check_text(struct jv *v, const cJSON *item, const char *path)
+{
+	char sub[JPATH_MAX];
+	const cJSON *c;
+	long i = 0, at;
+
+	if (cJSON_IsString(item) && (at = utf8_bad_at(item->valuestring)) >= 0)
+		return jv_fail(v, path, "must be UTF-8 text (byte 0x%02x at offset %ld is not)",
+		               (unsigned char)item->valuestring[at], at);
+	for (c = item->child; c; c = c->next, i++) {
+		if (cJSON_IsObject(item)) {
+			if (c->string && (at = utf8_bad_at(c->string)) >= 0)
+				return jv_fail(v, path, "key %ld is not UTF-8 text (byte 0x%02x at offset %ld is not)",
+				               i, (unsigned char)c->string[at], at);
+			jpath_key(sub, path, c->string ? c->string : "");
+		} else {
+			jpath_index(sub, path, i);
+		}
+		if (check_text(v, c, sub) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Offset of the first '[' or '{' that opens a level deeper than max outside strings, or
+ * len: cJSON stops there with no word of why. */
+static size_t too_deep_at(const char *text, size_t len, long max)
+{
+	long depth = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		if (text[i] == '"') {
+			for (i++; i < len && text[i] != '"'; i++)
+				if (text[i] == '\\')
+					i++;
+		} else if (text[i] == '{' || text[i] == '[') {
+			if (++depth > max)
+				return i;
+		} else if (text[i] == '}' || text[i] == ']') {
+			depth--;
+		}
+	}
+	return len;
 }
 
 /* True when the text ends inside a string or an unclosed object/array and nothing
@@ -343,6 +409,15 @@ cJSON *json_parse(const char *text, size_t len, const char *file, struct err *e)
 		jv_fail(&v, NULL, "line %zu, column %zu: a NUL character (raw or \\u0000) is not allowed", line, col);
 		return NULL;
 	}
+	if ((i = too_deep_at(text, len, CJSON_NESTING_LIMIT)) < len) {
+		size_t line = 1, col = 1;
+
+		for (size_t k = 0; k < i; k++)
+			text[k] == '\n' ? (line++, col = 1) : col++;
+		jv_fail(&v, NULL, "line %zu, column %zu: arrays and objects nested deeper than %d levels",
+		        line, col, CJSON_NESTING_LIMIT);
+		return NULL;
+	}
 	pthread_once(&hooks_once, install_hooks);
 	alloc_failed = false;
 	root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
@@ -384,7 +459,7 @@ cJSON *json_parse(const char *text, size_t len, const char *file, struct err *e)
 		cJSON_Delete(root);
 		return NULL;
 	}
-	if (check_duplicates(&v, root, "") < 0) {
+	if (check_duplicates(&v, root, "") < 0 || check_text(&v, root, "") < 0) {
 		cJSON_Delete(root);
 		return NULL;
 	}

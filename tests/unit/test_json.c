@@ -62,6 +62,32 @@ static void test_parse(void)
 	is_str(parse_error("{\"a\": {\"b\": [{\"c\": 1, \"c\": 2}]}}"), "t.json: a.b[0]: duplicate key 'c'",
 	       "duplicate keys are found at any depth");
 	is_str(parse_error("{\"x\": 1, \"y\": {\"x\": 2}}"), "(accepted)", "equal keys in different objects are fine");
+	/* bytes that are not UTF-8 anywhere, a field no reader knows included: every writer
+	 * turned them into U+FFFD, so a comment came back changed */
+	is_str(parse_error("{\"_comment\": \"caf\xe9\"}"),
+	       "t.json: _comment: must be UTF-8 text (byte 0xe9 at offset 3 is not)", "a Latin-1 byte in a comment");
+	is_str(parse_error("{\"a\": [{\"b\": [\"ok\", \"\xc0\xaf\"]}]}"),
+	       "t.json: a[0].b[1]: must be UTF-8 text (byte 0xc0 at offset 0 is not)", "an overlong form, deep in arrays");
+	is_str(parse_error("{\"ok\": 1, \"k\xff\": 1}"),
+	       "t.json: key 1 is not UTF-8 text (byte 0xff at offset 1 is not)", "a key");
+	is_str(parse_error("{\"s\": \"\xe2\x82\xac \\u00e9 \xf0\x9f\x98\x80\"}"), "(accepted)", "UTF-8 and escapes pass");
+	{
+		/* nested past cJSON's limit: it said "unexpected '['" at the 1001st bracket */
+		char deep[2 * 1001 + 16], *p = deep;
+
+		p += sprintf(p, "{\"a\":");
+		for (int i = 0; i < 1000; i++)
+			*p++ = '[';
+		for (int i = 0; i < 1000; i++)
+			*p++ = ']';
+		strcpy(p, "}");
+		is_str(parse_error(deep), "t.json: line 1, column 1005: arrays and objects nested deeper than 1000 levels",
+		       "nesting past the limit is named");
+		deep[5 + 999] = ' ';
+		deep[5 + 1000] = ' ';
+		is_str(parse_error(deep), "(accepted)",
+		       "1000 levels, the object's included, pass");
+	}
 }
 
 static void test_getters(void)
