@@ -305,6 +305,10 @@ static int record(struct importer *im, const char *name, size_t nlen, int phase,
 			return err_set(im->e, ERR_INPUT, "%s: %s: name '%s' holds a control character (byte 0x%02x)",
 			               im->file, where, csv_printable(pn, sizeof(pn), name, nlen, 60),
 			               (unsigned char)name[i]);
+	/* a kind group would carry the bytes into the model, which is UTF-8 JSON */
+	if (!str_is_utf8(name, nlen))
+		return err_set(im->e, ERR_INPUT, "%s: %s: name '%s' is not UTF-8 text", im->file, where,
+		               csv_printable(pn, sizeof(pn), name, nlen, 60));
 	subj = malloc(nlen + 1);
 	if (!subj)
 		return err_set(im->e, ERR_RUNTIME, "%s: out of host memory", im->file);
@@ -678,6 +682,11 @@ int profile_import(const struct profile_rules *r, const char *text, size_t len, 
 		struct layer *ly = &m->layers[l];
 		double n = iters > 0 ? iters : 1;
 
+		if (a->kinds.len > JV_STRING_MAX) {
+			err_set(e, ERR_INPUT, "%s: layer %ld: its kinds joined by '+' are longer than the %d bytes a "
+			        "model's kind may have", file, l, JV_STRING_MAX);
+			goto out;
+		}
 		if (!(ly->kind = strdup(a->kinds.buf)))
 			goto oom;
 		m->nlayers++;
@@ -685,6 +694,11 @@ int profile_import(const struct profile_rules *r, const char *text, size_t len, 
 		ly->b_ms = (a->ms[PH_B] + a->ms[PH_BW] * (1 - r->w_fraction)) / n;
 		ly->w_ms = (a->ms[PH_W] + a->ms[PH_BW] * r->w_fraction) / n;
 		total += ly->f_ms + ly->b_ms + ly->w_ms;
+		if (!(ly->f_ms <= OCTO_MAX_COST_MS && ly->b_ms <= OCTO_MAX_COST_MS && ly->w_ms <= OCTO_MAX_COST_MS)) {
+			err_set(e, ERR_INPUT, "%s: layer %ld: its records add up to more than the %g ms a layer's F, B "
+			        "or W may take per iteration", file, l, OCTO_MAX_COST_MS);
+			goto out;
+		}
 	}
 	/* the model reader refuses a table of no work (every speedup of it is 0 / 0) */
 	if (!(total > 0)) {

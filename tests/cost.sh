@@ -335,6 +335,28 @@ sed 's/"dur": 500, "pid": 0, "tid": 1000003}/"dur": 500, "pid": 0, "tid": 100000
     "$T/threads.json" > "$T/dupargs.json"
 run "$OCTOPIPE" import profile "$T/dupargs.json" --rules $D/rules.json -o "$T/dupargs.m.json"
 expect_rc 0 "a key twice in an event's args is not the import's to judge"
+# a record name that is not UTF-8 (Latin-1 'e acute') reached the model's kind through the
+# kind group, and every writer turned it into U+FFFD without a word
+printf 'name,phase,ms\nembed_tokens,F,1\ndecoder.layers.1.mixer,F,1\nlm_head,F,1\ndecoder.layers.2.mlp\351,F,1\n' >"$T/latin1.csv"
+run "$OCTOPIPE" import profile "$T/latin1.csv" --rules $D/rules.json -o "$T/latin1.m.json"
+expect_rc 2 "a record name that is not UTF-8 exits 2"
+expect_match "latin1.csv: line 5: name 'decoder.layers.2.mlp.*' is not UTF-8 text" "$ERR" "naming the line: $ERR"
+[ -e "$T/latin1.m.json" ] && not_ok "and writes no model" || ok "and writes no model"
+# records each within the 1e9 ms a time may be, summed past what a layer may take: the
+# model was written, and every command then refused it
+printf 'name,phase,ms\nembed_tokens,F,1\nlm_head,F,1\ndecoder.layers.1.mixer,F,6e8\ndecoder.layers.1.mixer,F,6e8\ndecoder.layers.2.mlp,F,1\n' >"$T/sum.csv"
+run "$OCTOPIPE" import profile "$T/sum.csv" --rules $D/rules.json -o "$T/sum.m.json"
+expect_rc 2 "records that sum past 1e9 ms for a layer exit 2"
+expect_match "sum.csv: layer 1: its records add up to more than the 1e\+09 ms" "$ERR" "naming the layer: $ERR"
+[ -e "$T/sum.m.json" ] && not_ok "and write no model" || ok "and write no model"
+printf '{"traceEvents": [{"ph": "X", "name": "embed_tokens", "ts": 0, "dur": 6e11, "pid": 0, "tid": 0},\n' >"$T/sum.json"
+printf '{"ph": "X", "name": "embed_tokens", "ts": 7e11, "dur": 6e11, "pid": 0, "tid": 0}]}\n' >>"$T/sum.json"
+run "$OCTOPIPE" import profile "$T/sum.json" --rules $D/rules.json -o "$T/sum.m.json"
+expect_rc 2 "trace events that sum past 1e9 ms exit 2 ($ERR)"
+expect_match "sum.json: layer 0: its records add up" "$ERR" "naming the layer"
+run "$OCTOPIPE" import profile "$T/sum.json" --rules $D/rules.json --iters 2 -o "$T/sum.m.json"
+expect_rc 0 "the layer's sum is judged per iteration: 1.2e9 ms over --iters 2 is 6e8 ($ERR)"
+expect_match '"f_ms": 600000000' "$(cat "$T/sum.m.json")" "and the table reads 6e8 ms"
 run "$OCTOPIPE" import profile $D/records.csv --rules $D/bad-rules.json -o "$T/x.json"
 expect_rc 2 "a bad pattern exits 2"
 expect_match '^tests/data/profile/bad-rules.json: rules\[1\].pattern: missing closing parenthesis at offset 30$' "$ERR" "and is reported with its offset"
