@@ -92,8 +92,8 @@ static int read_classes(struct jv *v, const char *path, const char *s, int *gemm
 static int read_kind(struct jv *v, const cJSON *o, const char *path, struct arch *a, bool mtp)
 {
 	struct work w;
-	const cJSON *win, *moe, *shared;
-	const char *kind, *cls;
+	const cJSON *win, *moe;
+	const char *kind, *cls, *shared;
 	double gemm, grouped, other, memb, d1 = 0, d2 = 0, x;
 	int gc, cc, oc;
 	char p[JPATH_MAX];
@@ -116,7 +116,7 @@ static int read_kind(struct jv *v, const cJSON *o, const char *path, struct arch
 	    jv_number(v, o, path, "w_bytes_per_microbatch", 0, 0, PER_TOK_MAX, 0, &w.w_bytes) < 0 ||
 	    jv_number(v, o, path, "tp_syncs", JV_INTEGER, 0, 64, 0, &x) < 0 ||
 	    jv_string(v, o, path, "eff_class", JV_NONEMPTY, "gemm", &cls) < 0 ||
-	    jv_member(v, o, path, "shared_with", 0, &shared) < 0 ||
+	    jv_string(v, o, path, "shared_with", JV_NONEMPTY, NULL, &shared) < 0 ||
 	    jv_object(v, o, path, "moe", 0, &moe) < 0 ||
 	    jv_member(v, o, path, "attn_window", 0, &win) < 0)
 		return -1;
@@ -151,6 +151,18 @@ static int read_kind(struct jv *v, const cJSON *o, const char *path, struct arch
 	w.f[oc] += other;
 	w.f[EFF_MEMORY] += memb;
 	w.core_class = cc;
+	if (shared) {
+		/* the tied weight is counted at its first holder, a layer before this one */
+		int i = 0;
+
+		while (i < a->nlayers && strcmp(a->layers[i].kind, shared) != 0)
+			i++;
+		if (i == a->nlayers) {
+			jpath_key(p, path, "shared_with");
+			return jv_fail(v, p, "'%s' is not the kind of a layer before this one (the layer whose weights "
+			               "this one ties to, e.g. \"embedding\")", shared);
+		}
+	}
 	w.unique = shared ? 0 : w.params;
 	switch (arch_add(a, kind, &w, mtp)) {
 	case 0: return 0;
