@@ -20,6 +20,8 @@ static const struct {
 	{ DOC_PLAN, "octopipe.plan/", "plan" },
 	{ DOC_TIMELINE, "octopipe.timeline/", "timeline" },
 	{ DOC_ARCH, "octopipe.arch/", "architecture" },
+	{ DOC_RUNTIME, "octopipe.runtime/", "runtime" },
+	{ DOC_POINTS, "octopipe.points/", "points" },
 };
 
 const char *doc_kind_name(enum doc_kind k)
@@ -29,6 +31,9 @@ const char *doc_kind_name(enum doc_kind k)
 			return kinds[i].name;
 	return "unknown";
 }
+
+#define DOC_FORMATS "octopipe.model/1, octopipe.cluster/1, octopipe.plan/1, octopipe.timeline/1, " \
+	"octopipe.arch/1, octopipe.runtime/1 or octopipe.points/1"
 
 int doc_load(struct doc *d, const char *path, struct err *e)
 {
@@ -64,15 +69,20 @@ int doc_load(struct doc *d, const char *path, struct err *e)
 	case DOC_ARCH:
 		r = arch_from_json(&d->u.arch, root, path, e);
 		break;
+	case DOC_RUNTIME:
+		r = runtime_from_json(&d->u.runtime, root, path, e);
+		break;
+	case DOC_POINTS: /* (its reader takes the file: read again, a few kB) */
+		r = fidelity_load(&d->u.points, path, e);
+		break;
 	default:
 		/* OctoPipe's own other formats are read where they are used, against a model */
 		if (strncmp(format, "octopipe.steps/", 15) == 0 || strncmp(format, "octopipe.rules/", 15) == 0)
-			jv_fail(&v, "format", "'%.60s' is not checked on its own: %s reads it (expected octopipe.model/1, "
-			        "octopipe.cluster/1, octopipe.plan/1, octopipe.timeline/1 or octopipe.arch/1)", format,
-			        format[9] == 's' ? "tui --steps or report --steps with its plan" : "import profile --rules");
+			jv_fail(&v, "format", "'%.60s' is not checked on its own: %s reads it (expected %s)", format,
+			        format[9] == 's' ? "tui --steps or report --steps with its plan" : "import profile --rules",
+			        DOC_FORMATS);
 		else
-			jv_fail(&v, "format", "'%.60s' is not an OctoPipe format (expected octopipe.model/1, "
-			        "octopipe.cluster/1, octopipe.plan/1, octopipe.timeline/1 or octopipe.arch/1)", format);
+			jv_fail(&v, "format", "'%.60s' is not an OctoPipe format (expected %s)", format, DOC_FORMATS);
 	}
 out:
 	if (r < 0)
@@ -89,6 +99,8 @@ void doc_release(struct doc *d)
 	case DOC_PLAN: plan_release(&d->u.plan); break;
 	case DOC_TIMELINE: timeline_release(&d->u.timeline); break;
 	case DOC_ARCH: arch_release(&d->u.arch); break;
+	case DOC_RUNTIME: runtime_release(&d->u.runtime); break;
+	case DOC_POINTS: fidelity_release(&d->u.points); break;
 	default: break;
 	}
 	d->kind = DOC_UNKNOWN;
@@ -263,6 +275,15 @@ void doc_describe(const struct doc *d, struct strbuf *sb)
 	case DOC_PLAN: describe_plan(&d->u.plan, sb); break;
 	case DOC_TIMELINE: describe_timeline(&d->u.timeline, sb); break;
 	case DOC_ARCH: describe_arch(&d->u.arch, sb); break;
+	case DOC_RUNTIME:
+		strbuf_addf(sb, "runtime '%s': %d GPU table%s, %g us per launch%s", d->u.runtime.name,
+		            d->u.runtime.ngpus, d->u.runtime.ngpus == 1 ? "" : "s", d->u.runtime.launch_us,
+		            d->u.runtime.launch_async ? " (overlapped)" : "");
+		break;
+	case DOC_POINTS:
+		strbuf_addf(sb, "published points: %d run%s on %d GPU model%s", d->u.points.npoints,
+		            d->u.points.npoints == 1 ? "" : "s", d->u.points.ngpus, d->u.points.ngpus == 1 ? "" : "s");
+		break;
 	default: strbuf_addstr(sb, "unknown document"); break;
 	}
 }

@@ -9,12 +9,14 @@
 #include "arch.h"
 #include "cluster.h"
 #include "err.h"
+#include "fidelity.h"
 #include "model.h"
 #include "plan.h"
+#include "runtime.h"
 #include "strbuf.h"
 #include "timeline.h"
 
-enum doc_kind { DOC_UNKNOWN = 0, DOC_MODEL, DOC_CLUSTER, DOC_PLAN, DOC_TIMELINE, DOC_ARCH };
+enum doc_kind { DOC_UNKNOWN = 0, DOC_MODEL, DOC_CLUSTER, DOC_PLAN, DOC_TIMELINE, DOC_ARCH, DOC_RUNTIME, DOC_POINTS };
 
 struct doc {
 	enum doc_kind kind;
@@ -24,6 +26,8 @@ struct doc {
 		struct plan plan;
 		struct timeline timeline;
 		struct arch arch;
+		struct runtime runtime;
+		struct fidelity_set points;
 	} u;
 };
 

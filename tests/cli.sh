@@ -132,4 +132,14 @@ if printf '%s' "$ERR" | grep -q "is not an OctoPipe format"; then not_ok "a step
 else ok "a steps file is not called foreign"; fi
 run "$OCTOPIPE" check "$top_srcdir/tests/data/profile/rules.json"
 expect_match "'octopipe.rules/1' is not checked on its own: import profile --rules" "$ERR" "a rules file likewise"
+# runtime and published-points files stand on their own: check reads them (it called
+# them "not an OctoPipe format")
+run "$OCTOPIPE" check "$top_srcdir/samples/runtimes/megatron-core.json" "$top_srcdir/samples/published/points.json"
+expect_rc 0 "check of a runtime and a points file"
+expect_match "megatron-core.json: ok: runtime 'megatron-core': 1 GPU table, 5 us per launch" "$OUT" "the runtime is described"
+expect_match "points.json: ok: published points: [0-9]+ runs on 2 GPU models" "$OUT" "the points are described"
+sed 's/"launch_us": *[0-9.e+]*/"launch_us": -1/' "$top_srcdir/samples/runtimes/megatron-core.json" >"$TMPDIR_TEST/rt.json"
+run "$OCTOPIPE" check "$TMPDIR_TEST/rt.json"
+expect_rc 2 "a runtime with a negative launch cost is invalid ($ERR)"
+expect_match "rt.json: kernels.launch_us: must be a number" "$ERR" "naming the field"
 done_testing
