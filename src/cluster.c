@@ -53,6 +53,7 @@ int cluster_from_json(struct cluster *c, const cJSON *root, const char *file, co
 	const char *name, *gpu;
 	const cJSON *speeds, *hw;
 	long devices, per_node;
+	double mem; /* (read with its floor of 1: -5 was told ">= 0", 0 ">= 1") */
 
 	memset(c, 0, sizeof(*c));
 	hardware_default(&c->hw);
@@ -61,16 +62,13 @@ int cluster_from_json(struct cluster *c, const cJSON *root, const char *file, co
 	    jv_string(&v, root, "", "gpu", JV_NONEMPTY, NULL, &gpu) < 0 ||
 	    jv_int(&v, root, "", "devices", JV_REQUIRED, 1, OCTO_MAX_DEVICES, 0, &devices) < 0 ||
 	    jv_int(&v, root, "", "gpus_per_node", JV_REQUIRED, 1, OCTO_MAX_DEVICES, 0, &per_node) < 0 ||
-	    jv_bytes(&v, root, "", "mem_bytes", JV_REQUIRED, 0, &c->mem_bytes) < 0 ||
+	    jv_number(&v, root, "", "mem_bytes", JV_REQUIRED | JV_INTEGER, 1, 9007199254740992.0, 0, &mem) < 0 ||
 	    jv_number(&v, root, "", "mem_headroom", 0, 0, 0.9, 0, &c->mem_headroom) < 0 ||
 	    jv_number(&v, root, "", "speed", 0, 1e-3, 1e3, 1.0, &c->speed) < 0 ||
 	    jv_number(&v, root, "", "op_overhead_us", 0, 0, 1e6, 0, &c->op_overhead_us) < 0 ||
 	    read_link(&v, root, "intra_node", true, &c->intra) < 0)
 		goto fail;
-	if (c->mem_bytes == 0) {
-		jv_fail(&v, "mem_bytes", "must be an integer >= 1 (got 0)");
-		goto fail;
-	}
+	c->mem_bytes = (uint64_t)mem;
 	c->devices = (int)devices;
 	c->gpus_per_node = (int)per_node;
 	if (devices > per_node && !cJSON_GetObjectItemCaseSensitive(root, "inter_node")) {

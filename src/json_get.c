@@ -100,9 +100,9 @@ int jv_number_value(struct jv *v, const cJSON *item, const char *path, int flags
 		return jv_fail(v, path, "%s, not %s", range, json_type_name(item));
 	}
 	x = item->valuedouble;
-	if (!isfinite(x)) {
-		fmt_range(range, sizeof(range), integer, lo, hi, 1);
-		return jv_fail(v, path, "%s (got a number too large to represent)", range);
+	if (!isfinite(x)) { /* (-1e400 was "must be <= hi") */
+		fmt_range(range, sizeof(range), integer, lo, hi, x > 0 ? 1 : 0);
+		return jv_fail(v, path, "%s (got a %snumber too large to represent)", range, x > 0 ? "" : "negative ");
 	}
 	if ((integer && x != floor(x)) || x < lo || x > hi) {
 		/* the words only on failure: a big layer table reads millions of numbers */
