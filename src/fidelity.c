@@ -121,7 +121,21 @@ static int read_mbs(struct fidelity_point *x, struct jv *v, const cJSON *pt, con
 		jpath_index(r, q, x->nmbs);
 		if (jv_number_value(v, o, r, JV_INTEGER, 1, 1 << 20, &m) < 0)
 			return -1;
+		for (int k = 0; k < x->nmbs; k++)
+			if (x->mbs[k] == (int)m)
+				return jv_fail(v, r, "%d is listed twice", (int)m);
 		x->mbs[x->nmbs++] = (int)m;
+	}
+	/* beside the options, mbs (the shared data gives the first) is one of them: it was
+	 * not read at all, so "x" or -3 passed */
+	if (jv_number(v, pt, p, "mbs", JV_INTEGER, 1, 1 << 20, 0, &m) < 0)
+		return -1;
+	for (int k = 0; m > 0 && k < x->nmbs; k++)
+		if (x->mbs[k] == (int)m)
+			return 0;
+	if (m > 0) {
+		jpath_key(r, p, "mbs");
+		return jv_fail(v, r, "%d is not one of mbs_options", (int)m);
 	}
 	return 0;
 }
@@ -158,6 +172,11 @@ static int read_point(struct fidelity_set *s, struct jv *v, const cJSON *pt, int
 		jpath_key(q, p, "gpu");
 		return jv_fail(v, q, "'%s' is not a member of gpus", gpu);
 	}
+	for (int k = 0; k < i; k++)
+		if (strcmp(s->points[k].id, id) == 0) { /* a table row and a --point would name two runs */
+			jpath_key(q, p, "id");
+			return jv_fail(v, q, "'%s' is also the id of points[%d]", id, k);
+		}
 	if (dupstr(&x->id, id, v->e) < 0 || dupstr(&x->config, config, v->e) < 0 ||
 	    dupstr(&x->runtime, runtime, v->e) < 0 || dupstr(&x->source, source, v->e) < 0)
 		return -1;

@@ -80,6 +80,24 @@ expect_rc 2 "a missing config file exits 2"
 expect_match "mc-7.1b.json" "$ERR" "and names it"
 run "$O" fidelity "$T/p/good.json" --runtime no-such-runtime
 expect_rc 2 "an unknown runtime exits 2"
+# mbs beside mbs_options was not read at all ("x" and -3 passed), nor were the options
+# checked for repeats, nor the ids for one given twice
+mk mbsbad 'p["mbs"] = -3'
+run "$O" fidelity "$T/p/mbsbad.json"
+expect_rc 2 "an mbs of -3 beside mbs_options is refused"
+expect_match 'mbsbad.json: points\[0\]\.mbs: must be an integer >= 1 \(got -3\)' "$ERR" "naming the field: $ERR"
+mk mbsout 'p["mbs"] = 8'
+run "$O" fidelity "$T/p/mbsout.json"
+expect_rc 2 "an mbs that is not one of mbs_options is refused"
+expect_match 'points\[0\]\.mbs: 8 is not one of mbs_options' "$ERR" "and says so: $ERR"
+mk mbstwice 'p["mbs_options"] = [1, 2, 1]'
+run "$O" fidelity "$T/p/mbstwice.json"
+expect_rc 2 "an option listed twice is refused"
+expect_match 'points\[0\]\.mbs_options\[2\]: 1 is listed twice' "$ERR" "naming the entry: $ERR"
+mk dupid 'd["points"].append(dict(p))'
+run "$O" fidelity "$T/p/dupid.json"
+expect_rc 2 "two points of one id are refused"
+expect_match "dupid.json: points\[1\]\.id: 'mc-1.7b' is also the id of points\[0\]" "$ERR" "naming both: $ERR"
 mk none 'd["points"] = []'
 run "$O" fidelity "$T/p/none.json"
 expect_rc 2 "a file of no points exits 2 (it printed a median error of nan%)"
