@@ -313,6 +313,14 @@ run "$OCTOPIPE" tui --render 100x30 --keys 'm2147483648\n' "$top_srcdir/tests/da
 expect_match 'there is no gpu 2147483648 ' "$OUT" "m 2147483648 is named as typed, not as -2147483648"
 run "$OCTOPIPE" tui --render 60x10 "$top_srcdir/tests/data/tiny-plan.json"
 expect_match 'terminal too small: 60x10' "$OUT" "--render below 80x24 shows the message"
+# at 30x8 and 20x6 the message is worded to fit: every line whole (it was cut to
+# "octopipe needs at le"), the size, the size needed and how to quit all on the screen
+for sz in 30x8 20x6; do
+    run "$OCTOPIPE" tui --render "$sz" "$top_srcdir/tests/data/tiny-plan.json"
+    expect_match "too small: $sz\$" "$OUT" "at $sz the message names the size, whole"
+    expect_match '(^| )needs (at least )?80x24$' "$OUT" "at $sz it names the size needed, whole"
+    expect_match '^ *q quits$' "$OUT" "at $sz it says how to quit"
+done
 run "$OCTOPIPE" tui --model nemotron-nano-v2-9b --cluster 4xH200 --microbatches 8 --layout pp --render 100x30
 expect_rc 0 "--model --cluster --microbatches"
 expect_match '4xH200 \(4 gpus\), 8 microbatches' "$OUT" "opens that model on that cluster"

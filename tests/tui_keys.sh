@@ -156,6 +156,29 @@ expect '(^|> )exit status 0' "and q quits"  # the prompt may come after the type
 start 120 36 TERM=dumb -- tui "$PLAN"
 expect 'cannot move the cursor, which the UI needs' "TERM=dumb is refused with a reason"
 expect '^exit status 2' "with exit status 2"
+# on the "terminal too small" screen q, F10 and Ctrl-C quit (they returned the quit but the
+# loop never ended: nothing quit there), at any size it starts at; with unsaved edits none
+# does, and the screen says why
+for sk in "20 6 q" "30 8 F10" "20 6 C-c"; do
+    set -- $sk
+    start "$1" "$2" -- tui "$PLAN"
+    expect "too small: $1x$2" "a $1x$2 terminal shows that it is too small"
+    keys "$3"
+    expect '^exit status 0' "and $3 quits there"
+done
+start 120 36 -- tui "$PLAN"
+expect '^gpu0 ' "the UI starts"
+key_settle '>'
+tm resize-window ${S:+-t "$S"} -x 30 -y 8
+expect 'enlarge to save' "too small with an unsaved edit: says to enlarge it to save"
+keys q
+tm resize-window ${S:+-t "$S"} -x 120 -y 36
+expect 'unsaved edits: enlarge the terminal' "q there did not quit over the edit, and says so"
+expect_not '^exit status' "the UI is still running"
+keys q
+expect 'unsaved edits' "q at full size asks about the edit"
+keys y
+expect '^exit status 0' "y quits without saving"
 # ---- prompts are edited like the shell's line: cursor, kill keys, history, Tab ---------
 mkdir -p "$T/data"
 start 120 36 -- tui "$PLAN"

@@ -233,8 +233,11 @@ static int small_key(struct app *a, int key)
 		return KF_REPAINT;
 	if (key != 'q' && key != 'Q' && key != 3 && key != KEY_F(10))
 		return 0;
-	if (!app_modified(a))
+	if (!app_modified(a)) {
+		/* the loop ends on a->quit (KF_QUIT alone only stops the keys after it) */
+		a->quit = true;
 		return KF_HANDLED | KF_QUIT;
+	}
 	app_msg(a, R_WARN, "unsaved edits: enlarge the terminal to save or discard them before quitting");
 	return KF_REDRAW;
 }
