@@ -24,6 +24,19 @@ static struct { dev_t dev; ino_t ino; } read_set[READ_MAX];
 static int nread;
 static bool read_overflow;
 static bool guard_on;
+static bool regular_only;
+
+void fileio_regular_only(bool on)
+{
+	regular_only = on;
+}
+
+/* What a file that is not a regular file is, for a refusal ("a FIFO"). */
+static const char *special_name(mode_t m)
+{
+	return S_ISFIFO(m) ? "a FIFO" : S_ISCHR(m) ? "a character device" : S_ISBLK(m) ? "a block device"
+	     : S_ISSOCK(m) ? "a socket" : "no regular file";
+}
 
 void fileio_guard_inputs(bool on)
 {
@@ -84,14 +97,9 @@ char *fileio_read(const char *path, size_t *len, struct err *e)
 
 	/* without a wait for a writer: a FIFO nobody writes reads as empty at once (an error
 	 * below, not a hang); reads then block as usual, so a pipe being written is read whole */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0) {
 		err_set(e, ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
-		return NULL;
-	}
-	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0) {
-		err_set(e, ERR_INPUT, "%s: cannot read: %s", path, strerror(errno));
-		close(fd);
 		return NULL;
 	}
 	if (fstat(fd, &st) == 0) {
@@ -100,9 +108,21 @@ char *fileio_read(const char *path, size_t *len, struct err *e)
 			err_set(e, ERR_INPUT, "%s: is a directory, not a file", path);
 			return NULL;
 		}
+		/* refused before any read: a FIFO's or a device's read may wait for ever */
+		if (regular_only && !S_ISREG(st.st_mode)) {
+			close(fd);
+			err_set(e, ERR_INPUT, "%s: is %s, not a regular file: only regular files are read here", path,
+			        special_name(st.st_mode));
+			return NULL;
+		}
 		note_read(&st);
 	} else {
 		st.st_mode = 0;
+	}
+	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0) {
+		err_set(e, ERR_INPUT, "%s: cannot read: %s", path, strerror(errno));
+		close(fd);
+		return NULL;
 	}
 	for (;;) {
 		ssize_t got;

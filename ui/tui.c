@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "app.h"
+#include "fileio.h"
 #include "keydec.h"
 #include "theme.h"
 #include "view.h"
@@ -458,6 +459,9 @@ static int loop(struct app *a, const struct tui_opts *o, struct err *e)
 	kd.seq_ms = escdelay_ms();
 	mouse_wanted = !o->no_mouse;
 	modes_set();
+	/* what the UI opens from now on (F7, o, a recovery) is read only when it is a regular
+	 * file: a FIFO with a slow or no writer froze every key, Esc too */
+	fileio_regular_only(true);
 	a->fill_glyphs = theme_init(want_color) == THEME_MONO;
 	while (!a->quit) {
 		struct pollfd pf[4] = { { STDIN_FILENO, POLLIN, 0 }, { sig_pipe[0], POLLIN, 0 } };
@@ -520,6 +524,7 @@ static int loop(struct app *a, const struct tui_opts *o, struct err *e)
 			flags |= KF_REDRAW;
 		}
 	}
+	fileio_regular_only(false);
 	/* stop a run before the terminal comes back, so nothing is left behind */
 	run_release(&a->run);
 	screen_release(&s);
