@@ -240,6 +240,26 @@ raw '\033[200~]]p<>R\033[201~'
 expect 'pasted text ignored \(6 bytes\)' "a paste outside a prompt is dropped and said so"
 unmodified "its text edits nothing"
 expect_not 'running' "and starts no run"
+# text after an end marker held in a paste, sent in the same write, is paste text up to the
+# terminal's own end marker: its v opened the compare view and its > moved an op
+raw '\033[200~ab\033[201~v>\033[201~'
+expect 'pasted text ignored \(2 bytes\)' "a paste whose text holds an end marker is dropped"
+wait_stable
+expect_not ' compare: ' "the v after the marker held in it did not open the compare view"
+unmodified "nor did its > move an op"
+# a paste start whose end never comes, then a key every 0.3 s (the pace is the test): the
+# keys are paste text until the paste is ended, a bounded time after its start that keys
+# do not extend; then they act again (each key extended the wait: they never did)
+raw '\033[200~'
+n=0
+until screen | grep -Eq '#([4-9]|[1-9][0-9]) in its order' || [ $n -ge 80 ]; do
+    keys l
+    sleep 0.3
+    n=$((n + 1))
+done
+expect '#([4-9]|[1-9][0-9]) in its order' "after a paste start without its end, keys typed on act again" 1
+expect "paste's end marker never came" "and the UI says the paste was ended"
+unmodified "the keys swallowed meanwhile edited nothing"
 keys /
 expect 'search \(PCRE2\): /' "/ opens the search prompt"
 raw '\033[200~kind=W\033[201~'

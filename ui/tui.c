@@ -256,7 +256,10 @@ static int handle(struct app *a, const struct layout *l, const struct kev *ev)
 			paste_dropped++;
 		return 0;
 	case KEV_PASTE_END:
-		if (paste_dropped > 0)
+		if (ev->lost)
+			app_msg(a, R_WARN, "a paste's end marker never came: the paste was ended %d s after it began, and "
+			        "keys act again", KEYDEC_PASTE_MAX_MS / 1000);
+		else if (paste_dropped > 0)
 			app_msg(a, R_WARN, "pasted text ignored (%ld bytes): a paste goes into a prompt, never taken as keys",
 			        paste_dropped);
 		paste_dropped = 0;
@@ -308,6 +311,7 @@ static void drain_input(struct app *a, const struct layout *l, struct keydec *kd
 {
 	int ch;
 
+	keydec_clock(kd, (long long)(app_now() * 1000));
 	while ((ch = getch()) != ERR) {
 		*last_byte = app_now();
 		if (ch > 0xff) {
@@ -319,7 +323,12 @@ static void drain_input(struct app *a, const struct layout *l, struct keydec *kd
 		if (!handle_events(a, l, kd, flags))
 			return;
 	}
-	keydec_idle(kd); /* what comes next was not sent with what came so far */
+	/* what comes next was not sent with what came so far (the bytes held after a paste's
+	 * end are keys now) */
+	keydec_idle(kd);
+	if (!handle_events(a, l, kd, flags))
+		return;
+	keydec_clock(kd, (long long)(app_now() * 1000));
 	if (keydec_wait_ms(kd) >= 0 && (app_now() - *last_byte) * 1000 >= keydec_wait_ms(kd)) {
 		keydec_timeout(kd);
 		handle_events(a, l, kd, flags);
