@@ -97,6 +97,19 @@ keys S C-u
 typ "$T/adir"
 keys Enter
 expect "$T/adir: is a directory" "save as a directory says it cannot, without asking to overwrite it"
+# a name of only spaces is no name (it saved a file named "   "); spaces around a name are
+# dropped
+keys S C-u
+typ '   '
+keys Enter
+expect 'a name of only spaces is no file name' "save as a name of only spaces is refused, saying why"
+expect '^save as: ' "and the prompt stays open"
+if [ -e "$T/   " ]; then not_ok "no file named by the spaces" "$(ls -a "$T")"; else ok "no file named by the spaces"; fi
+keys C-u
+typ "  $T/spaced.json  "
+keys Enter
+expect "saved $T/spaced\\.json" "spaces around a name are dropped"
+if [ -f "$T/spaced.json" ]; then ok "the file has the name without them"; else not_ok "spaced.json saved" "$(ls -a "$T")"; fi
 keys S C-u
 typ "$T/new.json"
 keys Enter

@@ -293,6 +293,31 @@ bool line_expand_home(const char *in, char *out, size_t n)
 	return true;
 }
 
+const char *line_file_name(const char *in, char *out, size_t n)
+{
+	char name[LINE_MAX_LEN + 1];
+	bool typed = in[0] != '\0';
+	size_t len;
+
+	while (*in == ' ' || *in == '\t')
+		in++;
+	len = strlen(in);
+	while (len > 0 && (in[len - 1] == ' ' || in[len - 1] == '\t'))
+		len--;
+	if (len > LINE_MAX_LEN)
+		len = LINE_MAX_LEN;
+	memcpy(name, in, len);
+	name[len] = '\0';
+	if (typed && len == 0) {
+		if (n)
+			out[0] = '\0';
+		return "a name of only spaces is no file name: type one (spaces around a name are dropped)";
+	}
+	if (!line_expand_home(name, out, n))
+		return "the name is too long with ~ expanded: it is not used";
+	return NULL;
+}
+
 /* Whether s is UTF-8 with no C1 control, overlong form or surrogate (utf8_byte's rules). */
 static bool utf8_valid(const char *s)
 {

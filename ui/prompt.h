@@ -54,6 +54,11 @@ void line_hist_release(struct line_hist *h);
 /* "~/x" and "~" as $HOME/x; other text as is. False when that does not fit in n bytes
  * (out is then empty). */
 bool line_expand_home(const char *in, char *out, size_t n);
+/* A file name typed into a prompt, into out: the spaces and tabs around it dropped (a
+ * name is never meant to start or end with one: they come with a paste or a slip), then ~
+ * expanded. NULL when it is a name (or empty: nothing was typed), else why it is none: only
+ * spaces, or too long with ~ expanded (out is then empty). */
+const char *line_file_name(const char *in, char *out, size_t n);
 /* Tab: completes the word before the cursor as a path (and, with subdir, as the name of
  * a bundled file in <datadir>/<subdir>/NAME.json): the whole of a single match (a directory
  * with its '/'), else the longest common prefix. Writes what happened in msg ("3 matches:

@@ -122,6 +122,15 @@ int main(void)
 	setenv("HOME", "/home/someone", 1);
 	ok(line_expand_home("~/x", out, sizeof(out)) && strcmp(out, "/home/someone/x") == 0, "~/x expands");
 	ok(!line_expand_home("~/xy", out, sizeof(out)) && out[0] == 0, "an expansion past its room is refused, empty");
+	/* a file name: spaces around it dropped; only spaces is no name (a save made "   ") */
+	ok(line_file_name("   ", out, sizeof(out)) != NULL && out[0] == 0, "a name of only spaces is refused");
+	ok(strstr(line_file_name(" \t ", out, sizeof(out)), "only spaces") != NULL, "saying why (tabs too)");
+	ok(line_file_name("  a b.json \t", out, sizeof(out)) == NULL && strcmp(out, "a b.json") == 0,
+	   "spaces around a name are dropped, those inside kept");
+	ok(line_file_name(" ~/x ", out, sizeof(out)) == NULL && strcmp(out, "/home/someone/x") == 0,
+	   "a ~ after spaces still expands");
+	ok(line_file_name("", out, sizeof(out)) == NULL && out[0] == 0, "nothing typed is no error (nothing is done)");
+	ok(line_file_name("~/much-too-long", out, sizeof(out)) != NULL && out[0] == 0, "too long with ~ expanded");
 	free(big);
 	return tap_done();
 }
