@@ -63,6 +63,45 @@ int prompt_line_draw(struct screen *s, int x, int y, int room, const struct line
 	return n;
 }
 
+/* The question asked, worded for w columns: its answers always whole at the end (a long
+ * path loses its middle, the question its end; prompt_question). */
+static void question_text(const struct app *a, int w, char *buf, size_t n)
+{
+	static const struct {
+		const char *head, *answers, *keys;
+	} q[] = {
+		[Q_QUIT] = { .head = "unsaved edits: ", .keys = "s/y/n",
+		             .answers = "s saves and quits, y quits without saving, n or Esc stays" },
+		[Q_OPEN] = { .head = "unsaved edits: ", .keys = "s/y/n",
+		             .answers = "s saves and opens, y opens without saving, n or Esc stays" },
+		[Q_STOP] = { .head = "stop the run? ", .answers = "y stops it (sigterm), n or Esc lets it run", .keys = "y/n" },
+		[Q_STOP_QUIT] = { .head = "a run is in progress: ", .answers = "y stops it and quits, n or Esc stays",
+		                  .keys = "y/n" },
+	};
+
+	switch (a->question) {
+	case Q_RECOVER:
+		prompt_question(buf, n, w, "recover the unsaved edits of an earlier session (", a->as.path, ")? ",
+		                "y recovers them, n leaves them, d deletes them", "y/n/d");
+		break;
+	case Q_OVERWRITE:
+		if (a->pending_changed)
+			prompt_question(buf, n, w, "", a->pending_save, " changed on disk since it was opened (another "
+			                "program wrote it): ", "y replaces it with this plan, n or Esc does not save", "y/n");
+		else
+			prompt_question(buf, n, w, "overwrite ", a->pending_save, "? it exists, not this plan's file: ",
+			                "y replaces it, n or Esc does not save", "y/n");
+		break;
+	case Q_OVERWRITE_REPORT:
+		prompt_question(buf, n, w, "overwrite ", a->pending_save, "? it exists: ",
+		                "y replaces it with the report, n or Esc writes nothing", "y/n");
+		break;
+	default:
+		prompt_question(buf, n, w, q[a->question].head, NULL, "", q[a->question].answers, q[a->question].keys);
+		break;
+	}
+}
+
 void statusbar_draw(struct app *a, struct screen *s, const struct rect *r)
 {
 	if (a->mode == MODE_PROMPT) {
@@ -81,28 +120,9 @@ void statusbar_draw(struct app *a, struct screen *s, const struct rect *r)
 		return;
 	}
 	if (a->mode == MODE_QUESTION) {
-		static const char *const q[] = {
-			[Q_QUIT] = "the plan has unsaved edits: s saves and quits, y quits without saving, n or Esc stays",
-			[Q_OPEN] = "the plan has unsaved edits: s saves and opens, y opens without saving, n or Esc stays",
-			[Q_STOP] = "stop the run? y stops it (sigterm), n or Esc lets it run",
-			[Q_STOP_QUIT] = "a run is in progress: y stops it and quits, n or Esc stays",
-		};
-		char buf[4400];
+		char buf[LINE_MAX_LEN + 400];
 
-		if (a->question == Q_RECOVER)
-			snprintf(buf, sizeof(buf), "recover? y recovers, n leaves, d deletes the unsaved edits of an earlier "
-			         "session (%s)", a->as.path);
-		else if (a->question == Q_OVERWRITE && a->pending_changed)
-			snprintf(buf, sizeof(buf), "%s changed on disk since it was opened (another program wrote it): y "
-			         "replaces it with this plan, n or Esc does not save", a->pending_save);
-		else if (a->question == Q_OVERWRITE)
-			snprintf(buf, sizeof(buf), "overwrite %s? it exists and is not this plan's file: y replaces it, n or Esc "
-			         "does not save", a->pending_save);
-		else if (a->question == Q_OVERWRITE_REPORT)
-			snprintf(buf, sizeof(buf), "overwrite %s? it exists: y replaces it with the report, n or Esc writes "
-			         "nothing", a->pending_save);
-		else
-			snprintf(buf, sizeof(buf), "%s", q[a->question]);
+		question_text(a, r->w, buf, sizeof(buf));
 		screen_text(s, 0, r->y, r->w, buf, R_PROMPT);
 		return;
 	}
