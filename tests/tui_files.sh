@@ -327,6 +327,36 @@ keys q
 expect '^exit status 0' "after the key q: exits with status 0"
 if cmp -s "$T/in/c.json" "$top_srcdir/samples/clusters/4xH200.json" && cmp -s "$T/in/m.json" "$top_srcdir/samples/models/gpt-13b.json"
 then ok "the model and cluster files are unchanged"; else not_ok "the model and cluster files are unchanged"; fi
+# ---- saving keeps the model and cluster references as the user wrote them ------------
+# (an absolute path was rewritten as a relative one); saved elsewhere, a relative one is
+# rewritten so that it still names its file
+mkdir -p "$T/elsewhere"
+python3 - "$T/in/p.json" "$T/in/refs.json" "$T/in/m.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))
+p["model"] = sys.argv[3]
+p["cluster"] = "./c.json"
+json.dump(p, open(sys.argv[2], "w"), indent=1)
+PY
+refs() { python3 -c 'import json, sys; p = json.load(open(sys.argv[1])); print(p["model"], p["cluster"])' "$1"; }
+start 120 36 -- tui "$T/in/refs.json"
+expect '^gpu0 ' "a UI on a plan naming its model by an absolute path, its cluster as ./c.json"
+keys ']'
+expect 'stage 0 now ends' "after the key ']': moves stage 0's boundary"
+keys w
+expect "saved $T/in/refs\\.json" "w saves it"
+expect_match "^$T/in/m\\.json \\./c\\.json\$" "$(refs "$T/in/refs.json")" "the absolute model path stays absolute, ./c.json stays as written"
+keys S C-u
+typ "$T/elsewhere/refs.json"
+keys Enter
+expect "saved $T/elsewhere/refs\\.json" "save as into another directory"
+expect_match "^$T/in/m\\.json \\.\\./in/c\\.json\$" "$(refs "$T/elsewhere/refs.json")" \
+    "there the absolute path stays, the relative one is rewritten to name the same file"
+keys q
+expect '^exit status 0' "after the key q: exits with status 0"
+run "$OCTOPIPE" sim "$T/elsewhere/refs.json"
+expect_rc 0 "the plan saved elsewhere loads: its references resolve"
+
 # ---- E after tuning has finished still carries the tuner's steps (issue 28) -----------
 start 140 40 -- tui "$top_srcdir/tests/data/tiny-plan.json"
 expect '^gpu0 ' "a UI on a tiny plan"
