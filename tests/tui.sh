@@ -306,6 +306,13 @@ if printf '%s\n' "$OUT" | grep -q 'last plan that ran\|u undoes\|marked on the c
     not_ok "and promises no earlier chart, undo or marked cycle" "$OUT"
 else ok "and promises no earlier chart, undo or marked cycle"; fi
 expect_match 'p regenerates' "$OUT" "it says how to get an order that runs"
+# a search that matches nothing shows how an op of this plan reads (the op at the cursor):
+# the hint was a fixed op of another model (layers=7-13 mamba2, in a plan of transformers)
+run "$OCTOPIPE" tui --render 200x30 --keys 'll/zzz\n' "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
+expect_match 'no op matches /zzz/ \(the op at the cursor reads: 0F2 stage=0 mb=2 kind=F forward gpu=0 layers=0-[0-9]+ embedding\+transformer' \
+    "$OUT" "a search that matches nothing shows the op at the cursor as the example"
+if printf '%s\n' "$OUT" | grep -q 'mamba2'; then not_ok "and no layer type the plan does not have" "$OUT"
+else ok "and no layer type the plan does not have"; fi
 # m: a gpu number past the int range is no gpu, not that number cut to 32 bits
 run "$OCTOPIPE" tui --render 100x30 --keys 'm4294967297\n' "$top_srcdir/tests/data/tiny-plan.json"
 expect_match 'there is no gpu 4294967297 \(the cluster has 2\)' "$OUT" "m 4294967297 is no gpu (it moved the stage to gpu 1)"
