@@ -31,11 +31,17 @@ void fileio_regular_only(bool on)
 	regular_only = on;
 }
 
-/* What a file that is not a regular file is, for a refusal ("a FIFO"). */
-static const char *special_name(mode_t m)
+/* With regular_only on, -1 and e filled for a file that is not a regular file (nor a
+ * directory, which the callers name themselves): the I/O on it may wait for ever. */
+static int refuse_special(const char *path, const struct stat *st, const char *done, struct err *e)
 {
-	return S_ISFIFO(m) ? "a FIFO" : S_ISCHR(m) ? "a character device" : S_ISBLK(m) ? "a block device"
-	     : S_ISSOCK(m) ? "a socket" : "no regular file";
+	mode_t m = st->st_mode;
+
+	if (!regular_only || S_ISREG(m) || S_ISDIR(m))
+		return 0;
+	return err_set(e, ERR_INPUT, "%s: is %s, not a regular file: only regular files are %s here", path,
+	               S_ISFIFO(m) ? "a FIFO" : S_ISCHR(m) ? "a character device" : S_ISBLK(m) ? "a block device"
+	               : S_ISSOCK(m) ? "a socket" : "no regular file", done);
 }
 
 void fileio_guard_inputs(bool on)
@@ -109,10 +115,8 @@ char *fileio_read(const char *path, size_t *len, struct err *e)
 			return NULL;
 		}
 		/* refused before any read: a FIFO's or a device's read may wait for ever */
-		if (regular_only && !S_ISREG(st.st_mode)) {
+		if (refuse_special(path, &st, "read", e) < 0) {
 			close(fd);
-			err_set(e, ERR_INPUT, "%s: is %s, not a regular file: only regular files are read here", path,
-			        special_name(st.st_mode));
 			return NULL;
 		}
 		note_read(&st);
@@ -202,6 +206,8 @@ static int open_special(const char *path, const struct stat *st, struct err *e)
 
 	if (S_ISDIR(st->st_mode))
 		return err_set(e, ERR_RUNTIME, "%s: is a directory", path);
+	if (refuse_special(path, st, "written", e) < 0)
+		return -1;
 	if (!S_ISFIFO(st->st_mode) && !S_ISCHR(st->st_mode))
 		return err_set(e, ERR_RUNTIME, "%s: not a regular file, a FIFO or a device; refusing to replace it", path);
 	fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC | (S_ISFIFO(st->st_mode) ? O_NONBLOCK : 0));
@@ -450,6 +456,8 @@ int fileio_check_writable(const char *path, struct err *e)
 	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
 		if (S_ISDIR(st.st_mode))
 			return err_set(e, ERR_RUNTIME, "%s: is a directory", path);
+		if (refuse_special(path, &st, "written", e) < 0)
+			return -1;
 		if (!S_ISFIFO(st.st_mode) && !S_ISCHR(st.st_mode))
 			return err_set(e, ERR_RUNTIME, "%s: not a regular file, a FIFO or a device; refusing to replace it",
 			               path);

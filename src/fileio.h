@@ -21,10 +21,11 @@
  * Errors (class ERR_INPUT): missing, unreadable, a directory, larger than the limit. */
 char *fileio_read(const char *path, size_t *len, struct err *e);
 
-/* Off by default (a command reads a FIFO or /dev/stdin whole, waiting for its writer).
- * On: fileio_read refuses at once anything but a regular file (ERR_INPUT, "PATH: is a
- * FIFO, not a regular file ..."), without reading from it: for the TUI, which must never
- * wait on a writer that is slow or absent. */
+/* Off by default (a command reads a FIFO or /dev/stdin whole, waiting for its writer, and
+ * writes through one). On: fileio_read, the writers and fileio_check_writable refuse at
+ * once anything but a regular file (ERR_INPUT, "PATH: is a FIFO, not a regular file ..."),
+ * without reading or writing it: for the TUI, which must never wait on a FIFO's writer or
+ * reader, or on a device. */
 void fileio_regular_only(bool on);
 
 /* Replaces path with data atomically; a new file gets mode 0666 minus the umask, a

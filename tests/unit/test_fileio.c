@@ -117,8 +117,9 @@ static void guard_overflow(const char *dir)
 
 /* With regular_only on (the TUI), a FIFO is refused at once and named as one, also while
  * a writer holds it open and writes nothing (the read waited for that writer, and the UI
- * with it: an alarm ends the test instead of hanging it); a device too; a regular file is
- * read as before. Off, /dev/null reads as the empty file it is. */
+ * with it: an alarm ends the test instead of hanging it), and so is a write to it; a
+ * device too; a regular file is read as before. Off, /dev/null reads as the empty file it
+ * is. */
 static void regular_only(const char *dir, const char *regular)
 {
 	struct err e = ERR_INIT;
@@ -145,6 +146,21 @@ static void regular_only(const char *dir, const char *regular)
 	s = fileio_read(regular, &len, &e);
 	ok(s != NULL, "a regular file is still read");
 	free(s);
+	{
+		/* more than the FIFO holds, with a reader (the test) that does not read: the
+		 * write waited for it */
+		size_t big = 1 << 20;
+		char *data = calloc(1, big);
+
+		e = (struct err)ERR_INIT;
+		alarm(10);
+		ok(data && fileio_write_atomic(fifo, data, big, &e) < 0 && strstr(e.msg, "is a FIFO, not a regular file"),
+		   "regular_only: a write to a FIFO is refused without waiting for its reader (%s)", e.msg);
+		ok(fileio_open_stream(fifo, &e) == NULL && fileio_check_writable(fifo, &e) < 0,
+		   "so are a stream opened on it and the check before a write");
+		alarm(0);
+		free(data);
+	}
 	fileio_regular_only(false);
 	s = fileio_read("/dev/null", &len, &e);
 	ok(s != NULL && len == 0, "off (the commands): /dev/null reads as empty");
