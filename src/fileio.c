@@ -24,6 +24,25 @@ static struct { dev_t dev; ino_t ino; } read_set[READ_MAX];
 static int nread;
 static bool read_overflow;
 static bool guard_on;
+static bool regular_only;
+
+void fileio_regular_only(bool on)
+{
+	regular_only = on;
+}
+
+/* With regular_only on, -1 and e filled for a file that is not a regular file (nor a
+ * directory, which the callers name themselves): the I/O on it may wait for ever. */
+static int refuse_special(const char *path, const struct stat *st, const char *done, struct err *e)
+{
+	mode_t m = st->st_mode;
+
+	if (!regular_only || S_ISREG(m) || S_ISDIR(m))
+		return 0;
+	return err_set(e, ERR_INPUT, "%s: is %s, not a regular file: only regular files are %s here", path,
+	               S_ISFIFO(m) ? "a FIFO" : S_ISCHR(m) ? "a character device" : S_ISBLK(m) ? "a block device"
+	               : S_ISSOCK(m) ? "a socket" : "no regular file", done);
+}
 
 void fileio_guard_inputs(bool on)
 {
@@ -84,14 +103,9 @@ char *fileio_read(const char *path, size_t *len, struct err *e)
 
 	/* without a wait for a writer: a FIFO nobody writes reads as empty at once (an error
 	 * below, not a hang); reads then block as usual, so a pipe being written is read whole */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0) {
 		err_set(e, ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
-		return NULL;
-	}
-	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0) {
-		err_set(e, ERR_INPUT, "%s: cannot read: %s", path, strerror(errno));
-		close(fd);
 		return NULL;
 	}
 	if (fstat(fd, &st) == 0) {
@@ -100,9 +114,19 @@ char *fileio_read(const char *path, size_t *len, struct err *e)
 			err_set(e, ERR_INPUT, "%s: is a directory, not a file", path);
 			return NULL;
 		}
+		/* refused before any read: a FIFO's or a device's read may wait for ever */
+		if (refuse_special(path, &st, "read", e) < 0) {
+			close(fd);
+			return NULL;
+		}
 		note_read(&st);
 	} else {
 		st.st_mode = 0;
+	}
+	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0) {
+		err_set(e, ERR_INPUT, "%s: cannot read: %s", path, strerror(errno));
+		close(fd);
+		return NULL;
 	}
 	for (;;) {
 		ssize_t got;
@@ -182,6 +206,8 @@ static int open_special(const char *path, const struct stat *st, struct err *e)
 
 	if (S_ISDIR(st->st_mode))
 		return err_set(e, ERR_RUNTIME, "%s: is a directory", path);
+	if (refuse_special(path, st, "written", e) < 0)
+		return -1;
 	if (!S_ISFIFO(st->st_mode) && !S_ISCHR(st->st_mode))
 		return err_set(e, ERR_RUNTIME, "%s: not a regular file, a FIFO or a device; refusing to replace it", path);
 	fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC | (S_ISFIFO(st->st_mode) ? O_NONBLOCK : 0));
@@ -430,6 +456,8 @@ int fileio_check_writable(const char *path, struct err *e)
 	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
 		if (S_ISDIR(st.st_mode))
 			return err_set(e, ERR_RUNTIME, "%s: is a directory", path);
+		if (refuse_special(path, &st, "written", e) < 0)
+			return -1;
 		if (!S_ISFIFO(st.st_mode) && !S_ISCHR(st.st_mode))
 			return err_set(e, ERR_RUNTIME, "%s: not a regular file, a FIFO or a device; refusing to replace it",
 			               path);

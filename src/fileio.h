@@ -21,6 +21,13 @@
  * Errors (class ERR_INPUT): missing, unreadable, a directory, larger than the limit. */
 char *fileio_read(const char *path, size_t *len, struct err *e);
 
+/* Off by default (a command reads a FIFO or /dev/stdin whole, waiting for its writer, and
+ * writes through one). On: fileio_read, the writers and fileio_check_writable refuse at
+ * once anything but a regular file (ERR_INPUT, "PATH: is a FIFO, not a regular file ..."),
+ * without reading or writing it: for the TUI, which must never wait on a FIFO's writer or
+ * reader, or on a device. */
+void fileio_regular_only(bool on);
+
 /* Replaces path with data atomically; a new file gets mode 0666 minus the umask, a
  * replaced one keeps its mode. A symbolic link is followed (the file it names is
  * replaced, the link stays); a FIFO or a device is written through, never replaced (a

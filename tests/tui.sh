@@ -306,6 +306,13 @@ if printf '%s\n' "$OUT" | grep -q 'last plan that ran\|u undoes\|marked on the c
     not_ok "and promises no earlier chart, undo or marked cycle" "$OUT"
 else ok "and promises no earlier chart, undo or marked cycle"; fi
 expect_match 'p regenerates' "$OUT" "it says how to get an order that runs"
+# a search that matches nothing shows how an op of this plan reads (the op at the cursor):
+# the hint was a fixed op of another model (layers=7-13 mamba2, in a plan of transformers)
+run "$OCTOPIPE" tui --render 200x30 --keys 'll/zzz\n' "$top_srcdir/plans/gpt-13b-4xH200-1f1b.json"
+expect_match 'no op matches /zzz/ \(the op at the cursor reads: 0F2 stage=0 mb=2 kind=F forward gpu=0 layers=0-[0-9]+ embedding\+transformer' \
+    "$OUT" "a search that matches nothing shows the op at the cursor as the example"
+if printf '%s\n' "$OUT" | grep -q 'mamba2'; then not_ok "and no layer type the plan does not have" "$OUT"
+else ok "and no layer type the plan does not have"; fi
 # m: a gpu number past the int range is no gpu, not that number cut to 32 bits
 run "$OCTOPIPE" tui --render 100x30 --keys 'm4294967297\n' "$top_srcdir/tests/data/tiny-plan.json"
 expect_match 'there is no gpu 4294967297 \(the cluster has 2\)' "$OUT" "m 4294967297 is no gpu (it moved the stage to gpu 1)"
@@ -313,6 +320,14 @@ run "$OCTOPIPE" tui --render 100x30 --keys 'm2147483648\n' "$top_srcdir/tests/da
 expect_match 'there is no gpu 2147483648 ' "$OUT" "m 2147483648 is named as typed, not as -2147483648"
 run "$OCTOPIPE" tui --render 60x10 "$top_srcdir/tests/data/tiny-plan.json"
 expect_match 'terminal too small: 60x10' "$OUT" "--render below 80x24 shows the message"
+# at 30x8 and 20x6 the message is worded to fit: every line whole (it was cut to
+# "octopipe needs at le"), the size, the size needed and how to quit all on the screen
+for sz in 30x8 20x6; do
+    run "$OCTOPIPE" tui --render "$sz" "$top_srcdir/tests/data/tiny-plan.json"
+    expect_match "too small: $sz\$" "$OUT" "at $sz the message names the size, whole"
+    expect_match '(^| )needs (at least )?80x24$' "$OUT" "at $sz it names the size needed, whole"
+    expect_match '^ *q quits$' "$OUT" "at $sz it says how to quit"
+done
 run "$OCTOPIPE" tui --model nemotron-nano-v2-9b --cluster 4xH200 --microbatches 8 --layout pp --render 100x30
 expect_rc 0 "--model --cluster --microbatches"
 expect_match '4xH200 \(4 gpus\), 8 microbatches' "$OUT" "opens that model on that cluster"

@@ -52,8 +52,8 @@ killed=$(pid_of b)
 S=b; kill -KILL "$killed"
 expect 'exit status 137' "the second UI is killed (a crash)"
 S=c; open c 120 36 -- tui "$T/p.json"
-expect 'recover\? y recovers, n leaves, d deletes the unsaved edits of an earlier session' \
-    "the next UI on the plan offers to recover the crashed session's edits"
+expect 'recover the unsaved edits of an earlier session \(.*\)\? y recovers them, n leaves them, d deletes them' \
+    "the next UI on the plan offers to recover the crashed session's edits, its answers whole at 120 columns"
 keys n
 expect 'left the earlier session.s unsaved edits' "n leaves them"
 keys q
@@ -61,7 +61,7 @@ expect '^exit status 0' "an unmodified UI quits at once"
 n=$(nautosaves)
 if [ "$n" = 1 ]; then ok "and a plain q does not delete the earlier session's edits"; else not_ok "the found autosave survives q" "$(ls -la "$STATE")"; fi
 S=d; open d 120 36 -- tui "$T/p.json"
-expect 'recover\? ' "it is offered again"
+expect 'recover the unsaved edits of an earlier session' "it is offered again"
 keys y
 expect 'recovered the unsaved edits of an earlier session' "y recovers them"
 expect '\[modified' "as unsaved edits of the plan"
@@ -80,7 +80,7 @@ expect 'save as: ' "S asks where to save"
 keys C-u
 typ "$T/other.json"
 keys Enter
-expect "overwrite $T/other.json\\? it exists and is not this plan's file" "saving over another existing file asks first"
+expect "overwrite $T/other.json\\? it exists, not this plan's file" "saving over another existing file asks first"
 keys n
 expect 'not saved' "n does not save"
 run "$OCTOPIPE" plan --model "$top_srcdir/samples/models/gpt-13b.json" --cluster "$top_srcdir/samples/clusters/4xH200.json" \
@@ -97,6 +97,31 @@ keys S C-u
 typ "$T/adir"
 keys Enter
 expect "$T/adir: is a directory" "save as a directory says it cannot, without asking to overwrite it"
+# a name of only spaces is no name (it saved a file named "   "); spaces around a name are
+# dropped
+keys S C-u
+typ '   '
+keys Enter
+expect 'a name of only spaces is no file name' "save as a name of only spaces is refused, saying why"
+expect '^save as: ' "and the prompt stays open"
+if [ -e "$T/   " ]; then not_ok "no file named by the spaces" "$(ls -a "$T")"; else ok "no file named by the spaces"; fi
+keys C-u
+typ "  $T/spaced.json  "
+keys Enter
+expect "saved $T/spaced\\.json" "spaces around a name are dropped"
+if [ -f "$T/spaced.json" ]; then ok "the file has the name without them"; else not_ok "spaced.json saved" "$(ls -a "$T")"; fi
+# a question keeps its answers at 120 columns, however long the path (it was cut at the
+# edge: "overwrite /tmp/.../and-on", the y and n gone); the path loses its middle
+deep="$T/a-rather-long-directory-name-for-testing/another-quite-long-subdirectory-name/and-one-more-level"
+mkdir -p "$deep"
+printf '{}\n' > "$deep/existing-plan-file.json"
+keys S C-u
+typ "$deep/existing-plan-file.json"
+keys Enter
+expect "^overwrite /.*\\.\\.\\..*plan-file\\.json\\? it exists, not this plan's file: y replaces it, n or Esc does not save" \
+    "a long path's overwrite question shows its answers whole, the path's middle left out"
+keys n
+expect 'not saved' "n does not save"
 keys S C-u
 typ "$T/new.json"
 keys Enter
@@ -156,10 +181,10 @@ p=$(pid_of e); killed="$killed $p"
 kill -KILL "$p"
 S=f; open f 120 36 -- tui $M --microbatches 16
 expect '^gpu0 ' "the same model with other microbatches"
-expect_not 'recover\?' "is not offered the other run's edits"
+expect_not 'recover the unsaved edits' "is not offered the other run's edits"
 keys q
 S=g; open g 120 36 -- tui $M --microbatches 8
-expect 'recover\? ' "the same model, cluster and microbatches are"
+expect 'recover the unsaved edits of an earlier session' "the same model, cluster and microbatches are"
 keys d
 expect "deleted the earlier session's unsaved edits" "d deletes them"
 n=$(nautosaves)
@@ -302,6 +327,36 @@ keys q
 expect '^exit status 0' "after the key q: exits with status 0"
 if cmp -s "$T/in/c.json" "$top_srcdir/samples/clusters/4xH200.json" && cmp -s "$T/in/m.json" "$top_srcdir/samples/models/gpt-13b.json"
 then ok "the model and cluster files are unchanged"; else not_ok "the model and cluster files are unchanged"; fi
+# ---- saving keeps the model and cluster references as the user wrote them ------------
+# (an absolute path was rewritten as a relative one); saved elsewhere, a relative one is
+# rewritten so that it still names its file
+mkdir -p "$T/elsewhere"
+python3 - "$T/in/p.json" "$T/in/refs.json" "$T/in/m.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))
+p["model"] = sys.argv[3]
+p["cluster"] = "./c.json"
+json.dump(p, open(sys.argv[2], "w"), indent=1)
+PY
+refs() { python3 -c 'import json, sys; p = json.load(open(sys.argv[1])); print(p["model"], p["cluster"])' "$1"; }
+start 120 36 -- tui "$T/in/refs.json"
+expect '^gpu0 ' "a UI on a plan naming its model by an absolute path, its cluster as ./c.json"
+keys ']'
+expect 'stage 0 now ends' "after the key ']': moves stage 0's boundary"
+keys w
+expect "saved $T/in/refs\\.json" "w saves it"
+expect_match "^$T/in/m\\.json \\./c\\.json\$" "$(refs "$T/in/refs.json")" "the absolute model path stays absolute, ./c.json stays as written"
+keys S C-u
+typ "$T/elsewhere/refs.json"
+keys Enter
+expect "saved $T/elsewhere/refs\\.json" "save as into another directory"
+expect_match "^$T/in/m\\.json \\.\\./in/c\\.json\$" "$(refs "$T/elsewhere/refs.json")" \
+    "there the absolute path stays, the relative one is rewritten to name the same file"
+keys q
+expect '^exit status 0' "after the key q: exits with status 0"
+run "$OCTOPIPE" sim "$T/elsewhere/refs.json"
+expect_rc 0 "the plan saved elsewhere loads: its references resolve"
+
 # ---- E after tuning has finished still carries the tuner's steps (issue 28) -----------
 start 140 40 -- tui "$top_srcdir/tests/data/tiny-plan.json"
 expect '^gpu0 ' "a UI on a tiny plan"
@@ -327,11 +382,11 @@ kill -KILL "$(pid_of tp)"
 expect 'exit status 137' "then crashes"
 S=notp; open notp 120 36 -- tui --model "$M7" --cluster "$C4"
 expect '^(gpu|pp)0 ' "a UI on the same model and cluster without --tp"
-expect_not 'recover\?' "is not offered the edits made under --tp 2"
+expect_not 'recover the unsaved edits' "is not offered the edits made under --tp 2"
 keys q
 expect '^exit status 0' "after the key q: exits with status 0"
 S=tp2; open tp2 120 36 -- tui --model "$M7" --cluster "$C4" --tp 2 --dp 1
-expect 'recover\? y recovers' "a UI started with --tp 2 again is offered them"
+expect 'earlier session \(.*\)\? y recovers' "a UI started with --tp 2 again is offered them"
 keys y
 expect 'pp 2 x tp 2' "and recovering keeps the layout"
 expect_not 'cannot|error' "without an error"
@@ -348,7 +403,7 @@ kill -KILL "$(pid_of mb2)"
 expect 'exit status 137' "then crashes"
 S=mb1; open mb1 120 36 -- tui --model "$M7" --cluster "$C4" --tp 2 --dp 1 --micro-batch-size 1
 expect 'pp 2 x tp 2' "a UI at the same layout with --micro-batch-size 1"
-expect_not 'recover\?' "is not offered the edits made at micro-batch 2"
+expect_not 'recover the unsaved edits' "is not offered the edits made at micro-batch 2"
 keys q
 expect '^exit status 0' "after the key q: exits with status 0"
 S=

@@ -156,6 +156,29 @@ expect '(^|> )exit status 0' "and q quits"  # the prompt may come after the type
 start 120 36 TERM=dumb -- tui "$PLAN"
 expect 'cannot move the cursor, which the UI needs' "TERM=dumb is refused with a reason"
 expect '^exit status 2' "with exit status 2"
+# on the "terminal too small" screen q, F10 and Ctrl-C quit (they returned the quit but the
+# loop never ended: nothing quit there), at any size it starts at; with unsaved edits none
+# does, and the screen says why
+for sk in "20 6 q" "30 8 F10" "20 6 C-c"; do
+    set -- $sk
+    start "$1" "$2" -- tui "$PLAN"
+    expect "too small: $1x$2" "a $1x$2 terminal shows that it is too small"
+    keys "$3"
+    expect '^exit status 0' "and $3 quits there"
+done
+start 120 36 -- tui "$PLAN"
+expect '^gpu0 ' "the UI starts"
+key_settle '>'
+tm resize-window ${S:+-t "$S"} -x 30 -y 8
+expect 'enlarge to save' "too small with an unsaved edit: says to enlarge it to save"
+keys q
+tm resize-window ${S:+-t "$S"} -x 120 -y 36
+expect 'unsaved edits: enlarge the terminal' "q there did not quit over the edit, and says so"
+expect_not '^exit status' "the UI is still running"
+keys q
+expect 'unsaved edits' "q at full size asks about the edit"
+keys y
+expect '^exit status 0' "y quits without saving"
 # ---- prompts are edited like the shell's line: cursor, kill keys, history, Tab ---------
 mkdir -p "$T/data"
 start 120 36 -- tui "$PLAN"
@@ -217,6 +240,13 @@ raw '\033[200~]]p<>R\033[201~'
 expect 'pasted text ignored \(6 bytes\)' "a paste outside a prompt is dropped and said so"
 unmodified "its text edits nothing"
 expect_not 'running' "and starts no run"
+# text after an end marker held in a paste, sent in the same write, is paste text up to the
+# terminal's own end marker: its v opened the compare view and its > moved an op
+raw '\033[200~ab\033[201~v>\033[201~'
+expect 'pasted text ignored \(2 bytes\)' "a paste whose text holds an end marker is dropped"
+wait_stable
+expect_not ' compare: ' "the v after the marker held in it did not open the compare view"
+unmodified "nor did its > move an op"
 keys /
 expect 'search \(PCRE2\): /' "/ opens the search prompt"
 raw '\033[200~kind=W\033[201~'
@@ -231,4 +261,24 @@ expect '^search \(PCRE2\): /@kind=W!' "Ctrl-Left moves back to the word's start"
 keys Escape
 keys q
 expect '^exit status 0' "after the key q: exits with status 0"
+# a paste start whose end never comes, then a key every 0.3 s (the pace is the test): the
+# keys are paste text until the paste is ended, a bounded time after its start that keys
+# do not extend; then they act again (each key extended the wait: they never did). A UI of
+# its own (and autosaves of its own): a decoder no earlier test has left inside a paste
+start 120 36 XDG_STATE_HOME="$T/stray-state" -- tui --no-mouse "$PLAN"
+expect '^gpu0 ' "a UI with the mouse off"
+keys l l l
+expect '#3 in its order' "the cursor moves to #3"
+raw '\033[200~'
+n=0
+until screen | grep -Eq '#([4-9]|[1-9][0-9]) in its order' || [ $n -ge 80 ]; do
+    keys l
+    sleep 0.3
+    n=$((n + 1))
+done
+expect '#([4-9]|[1-9][0-9]) in its order' "after a paste start without its end, keys typed on act again" 1
+expect "paste's end marker never came" "and the UI says the paste was ended"
+unmodified "the keys swallowed meanwhile edited nothing"
+keys q
+expect '^exit status 0' "q quits"
 done_testing

@@ -116,6 +116,28 @@ if wait_until 5 selected ' recent .*gpt-13b-4xH200-1f1b\.json'; then ok "a click
 raw '\033[M +%%\033[M#+%%'
 expect 'opened .*plans/gpt-13b-4xH200-1f1b\.json' "a second click on it opens it"
 
+# ---- a FIFO or a device is refused at once, never waited on ----------------------------
+# the test holds the FIFO open as a writer that writes nothing: the UI's read waited for it
+# (every key, Esc too, froze until the writer wrote or closed)
+if mkfifo "$T/slow.json" 2>/dev/null; then
+    exec 3<>"$T/slow.json"
+    keys F7
+    expect '^ open: type to filter' "F7 opens the picker"
+    typ "$T/slow.json"
+    keys Enter
+    expect 'slow\.json: is a FIFO, not a regular file' "a FIFO with a writer that does not write is refused, named as a FIFO"
+    keys l
+    expect '#1 in its order' "and the keys work on at once"
+    exec 3>&-
+    keys o
+    expect '^ open: type to filter' "o opens the picker"
+    typ /dev/null
+    keys Enter
+    expect 'null: is a character device, not a regular file' "a device is refused too"
+else
+    skip "a FIFO is refused" "no mkfifo"
+fi
+
 # ---- the help scrolls with the wheel too ------------------------------------------------
 keys '?'
 expect '^ OctoPipe keys' "the help"

@@ -186,14 +186,34 @@ keys Escape
 expect '^gpu0 ' "Esc closes it"
 keys q
 expect '^exit status 0' "after the key q: exits with status 0"
-# ---- the F-key bar fits 80 columns and shows each key's letter -----------------------
+# ---- the F-key bar: every label at every width, set apart by a blank at least ---------
+# (at 80 and 90 columns they ran together: "F6TStepsF7oOpen", "F9pOrderF10qQuit")
+apart='^F1\?[A-Za-z]+ +F2w[A-Za-z]+ +F3/[A-Za-z]+ +F4\\[A-Za-z]+ +F5v[A-Za-z]+ +F6T[A-Za-z]+ +F7o[A-Za-z]+ +F8R[A-Za-z]+ +F9p[A-Za-z]+ +F10q[A-Za-z]+$'
+for w in 80 90 100 120; do
+    run "$OCTOPIPE" tui --render "${w}x30"
+    bar=$(printf '%s\n' "$OUT" | tail -1)
+    expect_match "$apart" "$bar" "at $w columns every F-key label shows, with its letter, each set apart from the next"
+done
 run "$OCTOPIPE" tui --render 80x24
 bar=$(printf '%s\n' "$OUT" | tail -1)
-expect_match '^F1\?Help F2wSave F3/Find F4\\Filt F5vComp F6TStepsF7oOpen F8RRun +F9pOrderF10qQuit$' "$bar" \
-    "at 80 columns every F-key label fits, with the letter that does the same"
+expect_match '^F1\?Help F2wSave F3/Find F4\\Filt F5vComp F6TStep F7oOpen F8RRun F9pOrder F10qQuit$' "$bar" \
+    "at 80 columns the long names are shortened"
+run "$OCTOPIPE" tui --render 90x24
+bar=$(printf '%s\n' "$OUT" | tail -1)
+expect_match 'F3/Search F4\\Filter F5vCompare F6TSteps .*F9pReorder F10qQuit$' "$bar" "at 90, the full names"
 run "$OCTOPIPE" tui --render 120x30
 bar=$(printf '%s\n' "$OUT" | tail -1)
 expect_match 'F3/Search .*F9pReorder +F10qQuit' "$bar" "wider, the full names"
+# a click on a label is its key wherever the label is drawn (at 100 columns they are
+# packed, not in ten equal slots): F5's label opens the compare view
+start 100 30 --
+expect '^gpu0 ' "the default sample at 100 columns"
+col=$(screen | tail -1 | awk '{ print index($0, "F5v") }')
+click=$(printf '\\033[M \\%03o\\%03o' $((col + 3 + 32)) $((30 + 32)))
+raw "$click"
+expect ' compare: ' "a click on F5's label opens the compare view"
+keys q
+expect '^exit status 0' "after the key q: exits with status 0"
 # ---- colours: readable on a light background, matches unlike any op -------------------
 start 120 36 --
 expect '^gpu0 ' "the UI draws the plan"

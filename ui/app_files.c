@@ -269,10 +269,25 @@ void app_picker_open(struct app *a)
 	a->mode = MODE_PICKER;
 }
 
+/* The model's or cluster's reference to write into a plan saved in dir (heap; NULL when
+ * out of memory or too long): the plan's own, as the user wrote it, when it names that
+ * file from dir (an absolute path stays absolute; a relative one is kept while the plan
+ * stays in its directory); else the file's path relative to dir, so that it resolves. */
+static char *save_ref(const char *ref, const char *dir, const char *file)
+{
+	char rel[4096];
+
+	if (ref && fileio_join(dir, ref, rel, sizeof(rel)) == 0 && fileio_same_file(rel, file))
+		return strdup(ref);
+	if (fileio_relative(dir, file, rel, sizeof(rel)) < 0)
+		return NULL;
+	return strdup(rel);
+}
+
 int app_save(struct app *a, const char *path)
 {
 	struct err e = ERR_INIT;
-	char dir[4096], rel[4096];
+	char dir[4096];
 	struct plan *p = &a->cur.plan;
 	bool embed = true;
 
@@ -286,12 +301,8 @@ int app_save(struct app *a, const char *path)
 		return -1;
 	fileio_dirname(path, dir, sizeof(dir));
 	if (a->model_path && a->cluster_path) {
-		char *m = NULL, *c = NULL;
+		char *m = save_ref(p->model_ref, dir, a->model_path), *c = save_ref(p->cluster_ref, dir, a->cluster_path);
 
-		if (fileio_relative(dir, a->model_path, rel, sizeof(rel)) == 0)
-			m = strdup(rel);
-		if (fileio_relative(dir, a->cluster_path, rel, sizeof(rel)) == 0)
-			c = strdup(rel);
 		if (m && c) {
 			free(p->model_ref);
 			free(p->cluster_ref);

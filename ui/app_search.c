@@ -131,8 +131,21 @@ void app_search(struct app *a, const char *pattern, bool filter)
 	snprintf(a->pattern, sizeof(a->pattern), "%s", pattern);
 	a->filter = filter;
 	if (app_focus(a)->nmatch == 0) {
-		app_msg(a, R_ERROR, "no op matches /%s/ (ops read like: 1F12 stage=1 mb=12 kind=F forward gpu=1 layers=7-13 mamba2)",
-		        pattern);
+		/* how an op reads: the one under the cursor, of this plan (a fixed example named
+		 * another model's layers) */
+		const struct pview *v = app_focus(a);
+		long i = app_cursor_op(a);
+		char text[512];
+
+		if (i < 0 && v->loaded && plan_total_ops(&v->plan) > 0)
+			i = 0;
+		if (i >= 0) {
+			app_op_text(&v->plan, &v->plan.order[i], text, sizeof(text));
+			app_msg(a, R_ERROR, "no op matches /%s/ (the op at the cursor reads: %s)", pattern, text);
+		} else {
+			app_msg(a, R_ERROR, "no op matches /%s/ (ops read like: <op> stage=S mb=M kind=K <kind name> gpu=G "
+			        "layers=A-B <layer types>)", pattern);
+		}
 		return;
 	}
 	if (filter)

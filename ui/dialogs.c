@@ -114,10 +114,11 @@ static int submit_prompt(struct app *a)
 		app_msg(a, R_ERROR, "%s", why);
 		return KF_HANDLED | KF_REDRAW;
 	}
-	/* a file name may start with ~ like the shell's */
+	/* a file name may start with ~ like the shell's; spaces around it are dropped, and one
+	 * of only spaces is refused (it saved a file named "   ") */
 	if (a->prompt == PROMPT_SAVE_AS || a->prompt == PROMPT_OPEN || a->prompt == PROMPT_REPORT) {
-		if (!line_expand_home(a->line.buf, input, sizeof(input))) {
-			app_msg(a, R_ERROR, "the name is longer than %zu bytes with ~ expanded: it is not run", sizeof(input) - 1);
+		if ((why = line_file_name(a->line.buf, input, sizeof(input))) != NULL) {
+			app_msg(a, R_ERROR, "%s", why);
 			return KF_HANDLED | KF_REDRAW;
 		}
 	} else {
@@ -349,12 +350,12 @@ int dialog_picker_key(struct app *a, int key)
 		return KF_HANDLED | KF_REDRAW | KF_RELAYOUT;
 	case PICK_TYPED:
 		/* nothing listed matches: the text may be a file's path */
-		if (!a->picker.filter.buf[0])
-			return KF_HANDLED | KF_REDRAW;
-		if (!line_expand_home(a->picker.filter.buf, a->pending_open, sizeof(a->pending_open))) {
-			app_msg(a, R_ERROR, "the name is longer than %zu bytes with ~ expanded", sizeof(a->pending_open) - 1);
+		if ((why = line_file_name(a->picker.filter.buf, a->pending_open, sizeof(a->pending_open))) != NULL) {
+			app_msg(a, R_ERROR, "%s", why);
 			return KF_HANDLED | KF_REDRAW;
 		}
+		if (!a->pending_open[0])
+			return KF_HANDLED | KF_REDRAW;
 		a->pending_model[0] = '\0';
 		break;
 	case PICK_CHOSE:

@@ -317,7 +317,7 @@ int view_mouse(struct app *a, const struct layout *l, int x, int y, int button)
 	if (a->mode != MODE_NORMAL && a->mode != MODE_HELP && a->mode != MODE_LOG)
 		return 0;
 	if (y == l->fbar.y && button == 1) {
-		int fk = x / (l->fbar.w / 10) + 1;
+		int fk = statusbar_fbar_key_at(a, l->fbar.w, x - l->fbar.x);
 
 		for (const struct command *k = commands; k->name; k++)
 			if (k->fkey == fk)

@@ -18,21 +18,29 @@
 #include <string.h>
 
 /* S_PASTE_TAIL: a paste that paused past KEYDEC_PASTE_MS (a slow link): its text so far
- * has ended, but what comes until its end marker (or a long silence) is still paste text,
- * never keys. S_STRING: an OSC or DCS string (a terminal's reply, a colour query's
+ * has ended, but what comes until its end marker (or KEYDEC_PASTE_MAX_MS after its start,
+ * which no byte extends) is still paste text, never keys. S_STRING: an OSC or DCS string (a terminal's reply, a colour query's
  * answer), read to its terminator and dropped whole; S_STRING_START: ESC ] or ESC P, which
  * is such a string only when what follows is its parameter (a digit, or DCS's $ + > = ! |),
  * and otherwise Esc and ']' or 'P' typed apart, or an Alt chord (keydec_idle tells which). */
 enum { S_GROUND, S_ESC, S_CSI, S_SS3, S_LINUX, S_X10, S_PASTE, S_PASTE_TAIL, S_STRING, S_STRING_START,
-       S_ALT_CONT };   /* S_ALT_CONT: the rest of a UTF-8 character an Alt chord began (len: bytes left) */
+       S_ALT_CONT,     /* the rest of a UTF-8 character an Alt chord began (len: bytes left) */
+       S_HOLD };       /* after a paste's end marker, until the read runs dry (KEYDEC_HOLD_MAX) */
 
 static const char paste_end[] = "\033[201~";
+static const char paste_start[] = "\033[200~";
+#define MARKER_LEN 6
 
 void keydec_init(struct keydec *d, bool mouse)
 {
 	memset(d, 0, sizeof(*d));
 	d->mouse = mouse;
 	d->seq_ms = KEYDEC_SEQ_MS;
+}
+
+void keydec_clock(struct keydec *d, long long now_ms)
+{
+	d->now_ms = now_ms;
 }
 
 static struct kev *push(struct keydec *d, enum kev_kind kind)
@@ -270,6 +278,7 @@ static void sequence(struct keydec *d)
 			d->state = S_PASTE;
 			d->paste_match = 0;
 			d->paste_len = 0;
+			d->paste_t0 = d->now_ms;
 			return;
 		}
 		if (p1 == 201 && p2 < 0)
@@ -301,32 +310,97 @@ static void sequence(struct keydec *d)
 	push_key(d, key);
 }
 
+static void paste_text(struct keydec *d, int byte)
+{
+	struct kev *ev = push(d, KEV_PASTE);
+
+	if (ev)
+		ev->key = byte;
+	if (d->paste_len < 1 << 30)
+		d->paste_len++;
+}
+
+static void paste_ended(struct keydec *d, bool lost)
+{
+	struct kev *ev = push(d, KEV_PASTE_END);
+
+	if (ev) {
+		ev->key = (int)d->paste_len;
+		ev->lost = lost;
+	}
+	d->paste_len = 0;
+}
+
 static void paste_byte(struct keydec *d, int byte)
 {
-	struct kev *ev;
-
 	if (byte == (unsigned char)paste_end[d->paste_match]) {
-		if (++d->paste_match == (int)sizeof(paste_end) - 1) {
-			d->state = S_GROUND;
-			if ((ev = push(d, KEV_PASTE_END)))
-				ev->key = (int)d->paste_len;
+		if (++d->paste_match == MARKER_LEN) {
+			/* what follows in this read is held: pasted, or typed (KEYDEC_HOLD_MAX) */
+			d->state = S_HOLD;
+			d->nhold = 0;
+			d->paste_match = 0;
+			paste_ended(d, false);
 		}
 		return;
 	}
 	/* what looked like the end marker was text after all */
 	for (int i = 0; i < d->paste_match; i++)
-		if ((ev = push(d, KEV_PASTE)))
-			ev->key = (unsigned char)paste_end[i];
-	d->paste_len += d->paste_match;
+		paste_text(d, (unsigned char)paste_end[i]);
 	d->paste_match = 0;
 	if (byte == (unsigned char)paste_end[0]) {
 		d->paste_match = 1;
 		return;
 	}
-	if ((ev = push(d, KEV_PASTE)))
-		ev->key = byte;
-	if (d->paste_len < 1 << 30)
-		d->paste_len++;
+	paste_text(d, byte);
+}
+
+/* The first n held bytes as paste text, the paste markers among them left out. */
+static void hold_flush(struct keydec *d, int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (n - i >= MARKER_LEN && (memcmp(d->hold + i, paste_start, MARKER_LEN) == 0 ||
+		                            memcmp(d->hold + i, paste_end, MARKER_LEN) == 0)) {
+			i += MARKER_LEN - 1;
+			continue;
+		}
+		paste_text(d, d->hold[i]);
+	}
+}
+
+/* A byte after a paste's end marker, in the same read. */
+static void hold_byte(struct keydec *d, int byte)
+{
+	d->hold[d->nhold++] = (unsigned char)byte;
+	if (byte == (unsigned char)paste_end[d->paste_match])
+		d->paste_match++;
+	else
+		d->paste_match = byte == (unsigned char)paste_end[0];
+	if (d->paste_match == MARKER_LEN) {
+		/* another end marker: the terminal's own, closing a paste whose text held one
+		 * (the bytes between were pasted, never keys); what follows is held again */
+		hold_flush(d, d->nhold - MARKER_LEN);
+		paste_ended(d, false);
+		d->nhold = d->paste_match = 0;
+	} else if (d->nhold == KEYDEC_HOLD_MAX) {
+		/* more than typing brings in one read: pasted, and the paste goes on */
+		hold_flush(d, d->nhold - d->paste_match);
+		d->nhold = 0;
+		d->state = S_PASTE;
+	}
+}
+
+/* The read ran dry after a paste's end: the bytes held since were typed (none was an end
+ * marker), and are decoded as keys. */
+static void hold_release(struct keydec *d)
+{
+	unsigned char b[KEYDEC_HOLD_MAX];
+	int n = d->nhold;
+
+	memcpy(b, d->hold, (size_t)n);
+	d->nhold = d->paste_match = 0;
+	d->state = S_GROUND;
+	for (int i = 0; i < n; i++)
+		keydec_feed(d, b[i]);
 }
 
 static void collect(struct keydec *d, int byte)
@@ -388,6 +462,7 @@ static void string_start_byte(struct keydec *d, int byte)
 void keydec_feed(struct keydec *d, int byte)
 {
 	byte &= 0xff;
+	d->last_ms = d->now_ms;
 	switch (d->state) {
 	case S_GROUND:
 		if (byte == 27) {
@@ -474,16 +549,25 @@ void keydec_feed(struct keydec *d, int byte)
 	case S_PASTE_TAIL:
 		paste_byte(d, byte);
 		return;
+	case S_HOLD:
+		hold_byte(d, byte);
+		return;
 	default:
 		d->state = S_GROUND;
 		return;
 	}
 }
 
+/* A paste whose end marker did not come in KEYDEC_PASTE_MAX_MS: over, keys are keys again. */
+static void paste_lost(struct keydec *d)
+{
+	d->paste_match = 0;
+	d->state = S_GROUND;
+	paste_ended(d, true);
+}
+
 void keydec_timeout(struct keydec *d)
 {
-	struct kev *ev;
-
 	switch (d->state) {
 	case S_ESC:
 		push_key(d, 27);
@@ -506,22 +590,24 @@ void keydec_timeout(struct keydec *d)
 		d->state = S_GROUND;    /* a mouse report or an Alt chord's character cut short: nothing */
 		break;
 	case S_PASTE:
+		if (d->now_ms - d->paste_t0 >= KEYDEC_PASTE_MAX_MS) {
+			paste_lost(d);
+			break;
+		}
 		/* the paste paused: what came ends here, and the rest, when it comes, is still
 		 * paste text (a byte of it taken as a key could save or quit) */
 		d->state = S_PASTE_TAIL;
-		if ((ev = push(d, KEV_PASTE_END)))
-			ev->key = (int)d->paste_len;
-		d->paste_len = 0;
+		paste_ended(d, false);
 		break;
 	case S_PASTE_TAIL:
-		/* no end marker for KEYDEC_PASTE_TAIL_MS: it was lost; keys are keys again */
-		d->paste_match = 0;
-		d->state = S_GROUND;
-		if (d->paste_len && (ev = push(d, KEV_PASTE_END)))
-			ev->key = (int)d->paste_len;
+		/* no end marker by KEYDEC_PASTE_MAX_MS after the start: it was lost */
+		paste_lost(d);
 		break;
 	case S_STRING:
 		push_drop(d);
+		break;
+	case S_HOLD:
+		hold_release(d);
 		break;
 	default:
 		break;
@@ -530,13 +616,34 @@ void keydec_timeout(struct keydec *d)
 
 void keydec_idle(struct keydec *d)
 {
+	if (d->state == S_HOLD)
+		hold_release(d);
 	d->apart = true;
+}
+
+/* What is left of a paste's KEYDEC_PASTE_MAX_MS, counted from the last byte. */
+static int paste_left_ms(const struct keydec *d)
+{
+	long long left = d->paste_t0 + KEYDEC_PASTE_MAX_MS - d->last_ms;
+
+	return left < 0 ? 0 : left > KEYDEC_PASTE_MAX_MS ? KEYDEC_PASTE_MAX_MS : (int)left;
 }
 
 int keydec_wait_ms(const struct keydec *d)
 {
-	return d->state == S_GROUND ? -1 : d->state == S_PASTE ? KEYDEC_PASTE_MS
-	     : d->state == S_PASTE_TAIL ? KEYDEC_PASTE_TAIL_MS : d->seq_ms;
+	int left;
+
+	switch (d->state) {
+	case S_GROUND:
+		return -1;
+	case S_PASTE:
+		left = paste_left_ms(d);
+		return left < KEYDEC_PASTE_MS ? left : KEYDEC_PASTE_MS;
+	case S_PASTE_TAIL:
+		return paste_left_ms(d);
+	default:
+		return d->seq_ms;
+	}
 }
 
 bool keydec_next(struct keydec *d, struct kev *ev)

@@ -17,18 +17,27 @@
 #define KEYDEC_CTRL_RIGHT 0x1002
 
 /* How long the bytes of one sequence may take to arrive (like vim's ttimeoutlen), and
- * how long a paste may pause before its end is taken as lost. */
+ * how long a paste may pause before its text so far is ended (what follows, up to its end
+ * marker, is still paste text, never keys). */
 #define KEYDEC_SEQ_MS 100
 #define KEYDEC_SEQ_MS_MAX 10000
 #define KEYDEC_PASTE_MS 1000
-/* After a paste paused that long, how long its end marker is still waited for (its bytes
- * still paste text, never keys) before it is taken as lost. */
-#define KEYDEC_PASTE_TAIL_MS 10000
+/* How long after its start marker a paste's end marker is waited for at most, on the
+ * caller's clock (keydec_clock): then the paste is over and keys are keys again, however
+ * many bytes kept coming (a stray ESC [ 200 ~ swallowed every key typed after it, each key
+ * extending the wait). */
+#define KEYDEC_PASTE_MAX_MS 5000
+/* Bytes after a paste's end marker in the same read, held until the read runs dry: when
+ * another end marker is among them they were pasted (a paste whose text held an end
+ * marker: the terminal's own closes it) and are paste text; else they were typed and are
+ * decoded as keys. More than this many are taken as pasted. */
+#define KEYDEC_HOLD_MAX 48
 
 enum kev_kind {
 	KEV_KEY,        /* key: a character (0-255) or a curses KEY_* code */
 	KEV_PASTE,      /* key: one byte of bracketed-paste text */
-	KEV_PASTE_END,  /* a paste ended (key: its length in bytes, capped at 1 << 30) */
+	KEV_PASTE_END,  /* a paste ended (key: its length in bytes, capped at 1 << 30; lost:
+	                 * its end marker never came, KEYDEC_PASTE_MAX_MS passed) */
 	KEV_MOUSE,      /* x, y (0-based), button: 1 press, 4/5 wheel up/down, 6/7 wheel left/right
 	                 * (shift+wheel); only when the decoder was made with the mouse on */
 	KEV_DROP        /* a sequence that is no known key; what: its bytes, printable */
@@ -45,11 +54,12 @@ struct kev {
 	int key;
 	int x, y, button;
 	enum kev_drop drop;     /* KEV_DROP: why */
+	bool lost;              /* KEV_PASTE_END: ended by the time limit, not its marker */
 	char what[40];
 };
 
 #define KEYDEC_SEQ_MAX 32
-#define KEYDEC_QUEUE 16
+#define KEYDEC_QUEUE (KEYDEC_HOLD_MAX + 16)   /* the held bytes decoded at once, and more */
 
 struct keydec {
 	bool mouse;             /* report the mouse (else its reports are dropped silently) */
@@ -63,24 +73,37 @@ struct keydec {
 	bool intro_apart;       /* apart when the ']' or 'P' after it came */
 	int paste_match;        /* bytes of the paste's end marker matched so far */
 	long paste_len;
+	long long now_ms;       /* the caller's clock (keydec_clock) */
+	long long last_ms;      /* the clock when the last byte came */
+	long long paste_t0;     /* the clock when the paste's start marker came */
+	unsigned char hold[KEYDEC_HOLD_MAX];    /* after a paste's end, this read's bytes */
+	int nhold;
 	struct kev q[KEYDEC_QUEUE];
 	int qhead, qn;
 };
 
 /* Caller-owned; nothing to release. */
 void keydec_init(struct keydec *d, bool mouse);
+/* The caller's clock in ms (any origin, never going back): given before the bytes of each
+ * read and before keydec_wait_ms and keydec_timeout. It bounds a paste without its end
+ * (KEYDEC_PASTE_MAX_MS after its start, whatever comes meanwhile). */
+void keydec_clock(struct keydec *d, long long now_ms);
 /* Feeds one byte (0-255). The events it completes are queued for keydec_next. */
 void keydec_feed(struct keydec *d, int byte);
 /* The caller's read found no more bytes for now. An ESC and a key in one read are an
  * Alt chord (a terminal sends both at once), dropped: no command has one; an ESC, then
  * this, then a key are the Esc key and that key, typed apart. (A key typed right after
- * Esc while the UI was too busy to read reads as a chord: dropped, never a command.) */
+ * Esc while the UI was too busy to read reads as a chord: dropped, never a command.)
+ * The bytes held after a paste's end are decided here (KEYDEC_HOLD_MAX): drain the
+ * events after it. */
 void keydec_idle(struct keydec *d);
 /* No byte came for keydec_wait_ms: a lone ESC becomes the Esc key, a partial sequence is
- * dropped, a paste whose end never came ends. */
+ * dropped, a paste that paused ends its text so far, and one past KEYDEC_PASTE_MAX_MS
+ * without its end marker is over. */
 void keydec_timeout(struct keydec *d);
-/* -1 when nothing is pending, else how long to wait for the next byte before calling
- * keydec_timeout (seq_ms or KEYDEC_PASTE_MS). */
+/* -1 when nothing is pending, else how long after the last byte to call keydec_timeout
+ * when no byte came (seq_ms; in a paste KEYDEC_PASTE_MS, or less when its time limit
+ * comes first, 0 when it has passed). */
 int keydec_wait_ms(const struct keydec *d);
 /* The next decoded event into ev: true, or false when there is none. */
 bool keydec_next(struct keydec *d, struct kev *ev);

@@ -293,6 +293,132 @@ bool line_expand_home(const char *in, char *out, size_t n)
 	return true;
 }
 
+const char *line_file_name(const char *in, char *out, size_t n)
+{
+	char name[LINE_MAX_LEN + 1];
+	bool typed = in[0] != '\0';
+	size_t len;
+
+	while (*in == ' ' || *in == '\t')
+		in++;
+	len = strlen(in);
+	while (len > 0 && (in[len - 1] == ' ' || in[len - 1] == '\t'))
+		len--;
+	if (len > LINE_MAX_LEN)
+		len = LINE_MAX_LEN;
+	memcpy(name, in, len);
+	name[len] = '\0';
+	if (typed && len == 0) {
+		if (n)
+			out[0] = '\0';
+		return "a name of only spaces is no file name: type one (spaces around a name are dropped)";
+	}
+	if (!line_expand_home(name, out, n))
+		return "the name is too long with ~ expanded: it is not used";
+	return NULL;
+}
+
+/* ---- questions that fit their line ------------------------------------------------------ */
+
+static int text_cols(const char *s)
+{
+	return s ? screen_text_cols(s, strlen(s)) : 0;
+}
+
+/* The bytes of s's longest start of at most cols columns (whole characters). */
+static size_t head_bytes(const char *s, int cols)
+{
+	size_t k = 0;
+
+	for (;;) {
+		int b = screen_char_bytes(s + k);
+
+		if (b == 0 || screen_text_cols(s, k + (size_t)b) > cols)
+			return k;
+		k += (size_t)b;
+	}
+}
+
+/* Appends s to out (n bytes, holding *len), kept within cols columns: whole, or its start
+ * and "..." (mid: its start, "..." and its end, the end the longer: a path's file name is
+ * what tells it). */
+static void put_fit(char *out, size_t n, size_t *len, const char *s, int cols, bool mid)
+{
+	size_t k = strlen(s);
+	const char *end = "";
+
+	if (text_cols(s) > cols && cols < 4) {
+		k = head_bytes(s, cols);
+	} else if (text_cols(s) > cols) {
+		int keep = cols - 3, tail = mid ? keep * 2 / 3 : 0, rest;
+
+		k = head_bytes(s, keep - tail);
+		end = s + k;
+		rest = text_cols(end);
+		/* the end: the longest suffix of whole characters within tail columns */
+		while (*end && rest > tail) {
+			int b = screen_char_bytes(end);
+
+			rest -= screen_text_cols(end, (size_t)b);
+			end += b;
+		}
+	}
+	snprintf(out + *len, n - *len, "%.*s%s%s", (int)k, s, k < strlen(s) && cols >= 4 ? "..." : "", end);
+	*len += strlen(out + *len);
+}
+
+void prompt_question(char *out, size_t n, int w, const char *head, const char *path, const char *tail,
+                     const char *answers, const char *keys)
+{
+	enum { PATH_MIN = 16, QUESTION_MIN = 30 };
+	const char *ans[2] = { answers, keys };
+	int hc = text_cols(head), tc = text_cols(tail), pc = text_cols(path);
+
+	if (!n)
+		return;
+	for (int v = 0; v < 2; v++) {
+		int room = w - text_cols(ans[v]);   /* for the question */
+		size_t len = 0;
+
+		out[0] = '\0';
+		/* the answers in words, unless they leave the question too little room */
+		if (room < (v == 1 ? 1 : hc + pc + tc < QUESTION_MIN ? hc + pc + tc : QUESTION_MIN))
+			continue;
+		put_fit(out, n, &len, head, room, false);
+		if (hc + pc + tc <= room) {
+			put_fit(out, n, &len, path ? path : "", pc, false);
+			put_fit(out, n, &len, tail, tc, false);
+		} else if (path && room - hc - tc >= PATH_MIN) {
+			put_fit(out, n, &len, path, room - hc - tc, true);
+			put_fit(out, n, &len, tail, tc, false);
+		} else {
+			/* the path at its shortest, then the question cut at its end */
+			char q[LINE_MAX_LEN + 1];
+			size_t ql = 0;
+
+			len = 0;
+			put_fit(q, sizeof(q), &ql, head, hc, false);
+			if (path)
+				put_fit(q, sizeof(q), &ql, path, pc < PATH_MIN ? pc : PATH_MIN, true);
+			put_fit(q, sizeof(q), &ql, tail, tc, false);
+			if (text_cols(q) <= room) {
+				put_fit(out, n, &len, q, room, false);
+			} else {
+				put_fit(out, n, &len, q, room - 1, false);
+				put_fit(out, n, &len, " ", 1, false);
+			}
+		}
+		put_fit(out, n, &len, ans[v], text_cols(ans[v]), false);
+		return;
+	}
+	{
+		size_t len = 0;
+
+		out[0] = '\0';
+		put_fit(out, n, &len, keys, w, false);
+	}
+}
+
 /* Whether s is UTF-8 with no C1 control, overlong form or surrogate (utf8_byte's rules). */
 static bool utf8_valid(const char *s)
 {

@@ -54,6 +54,19 @@ void line_hist_release(struct line_hist *h);
 /* "~/x" and "~" as $HOME/x; other text as is. False when that does not fit in n bytes
  * (out is then empty). */
 bool line_expand_home(const char *in, char *out, size_t n);
+/* A file name typed into a prompt, into out: the spaces and tabs around it dropped (a
+ * name is never meant to start or end with one: they come with a paste or a slip), then ~
+ * expanded. NULL when it is a name (or empty: nothing was typed), else why it is none: only
+ * spaces, or too long with ~ expanded (out is then empty). */
+const char *line_file_name(const char *in, char *out, size_t n);
+/* A question for a status line w columns wide, into out (n bytes): head, path (NULL: none)
+ * and tail, then the answers ("y replaces it, n or Esc does not save"). The answers always
+ * show: a line too long first loses the middle of the path ("/tmp/a-lo...e/plan.json"),
+ * then the end of the question ("..."), and only when the question would keep less than
+ * 30 columns are the answers given as their keys alone (keys: "y/n"). */
+void prompt_question(char *out, size_t n, int w, const char *head, const char *path, const char *tail,
+                     const char *answers, const char *keys);
+
 /* Tab: completes the word before the cursor as a path (and, with subdir, as the name of
  * a bundled file in <datadir>/<subdir>/NAME.json): the whole of a single match (a directory
  * with its '/'), else the longest common prefix. Writes what happened in msg ("3 matches:

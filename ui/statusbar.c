@@ -63,6 +63,45 @@ int prompt_line_draw(struct screen *s, int x, int y, int room, const struct line
 	return n;
 }
 
+/* The question asked, worded for w columns: its answers always whole at the end (a long
+ * path loses its middle, the question its end; prompt_question). */
+static void question_text(const struct app *a, int w, char *buf, size_t n)
+{
+	static const struct {
+		const char *head, *answers, *keys;
+	} q[] = {
+		[Q_QUIT] = { .head = "unsaved edits: ", .keys = "s/y/n",
+		             .answers = "s saves and quits, y quits without saving, n or Esc stays" },
+		[Q_OPEN] = { .head = "unsaved edits: ", .keys = "s/y/n",
+		             .answers = "s saves and opens, y opens without saving, n or Esc stays" },
+		[Q_STOP] = { .head = "stop the run? ", .answers = "y stops it (sigterm), n or Esc lets it run", .keys = "y/n" },
+		[Q_STOP_QUIT] = { .head = "a run is in progress: ", .answers = "y stops it and quits, n or Esc stays",
+		                  .keys = "y/n" },
+	};
+
+	switch (a->question) {
+	case Q_RECOVER:
+		prompt_question(buf, n, w, "recover the unsaved edits of an earlier session (", a->as.path, ")? ",
+		                "y recovers them, n leaves them, d deletes them", "y/n/d");
+		break;
+	case Q_OVERWRITE:
+		if (a->pending_changed)
+			prompt_question(buf, n, w, "", a->pending_save, " changed on disk since it was opened (another "
+			                "program wrote it): ", "y replaces it with this plan, n or Esc does not save", "y/n");
+		else
+			prompt_question(buf, n, w, "overwrite ", a->pending_save, "? it exists, not this plan's file: ",
+			                "y replaces it, n or Esc does not save", "y/n");
+		break;
+	case Q_OVERWRITE_REPORT:
+		prompt_question(buf, n, w, "overwrite ", a->pending_save, "? it exists: ",
+		                "y replaces it with the report, n or Esc writes nothing", "y/n");
+		break;
+	default:
+		prompt_question(buf, n, w, q[a->question].head, NULL, "", q[a->question].answers, q[a->question].keys);
+		break;
+	}
+}
+
 void statusbar_draw(struct app *a, struct screen *s, const struct rect *r)
 {
 	if (a->mode == MODE_PROMPT) {
@@ -81,28 +120,9 @@ void statusbar_draw(struct app *a, struct screen *s, const struct rect *r)
 		return;
 	}
 	if (a->mode == MODE_QUESTION) {
-		static const char *const q[] = {
-			[Q_QUIT] = "the plan has unsaved edits: s saves and quits, y quits without saving, n or Esc stays",
-			[Q_OPEN] = "the plan has unsaved edits: s saves and opens, y opens without saving, n or Esc stays",
-			[Q_STOP] = "stop the run? y stops it (sigterm), n or Esc lets it run",
-			[Q_STOP_QUIT] = "a run is in progress: y stops it and quits, n or Esc stays",
-		};
-		char buf[4400];
+		char buf[LINE_MAX_LEN + 400];
 
-		if (a->question == Q_RECOVER)
-			snprintf(buf, sizeof(buf), "recover? y recovers, n leaves, d deletes the unsaved edits of an earlier "
-			         "session (%s)", a->as.path);
-		else if (a->question == Q_OVERWRITE && a->pending_changed)
-			snprintf(buf, sizeof(buf), "%s changed on disk since it was opened (another program wrote it): y "
-			         "replaces it with this plan, n or Esc does not save", a->pending_save);
-		else if (a->question == Q_OVERWRITE)
-			snprintf(buf, sizeof(buf), "overwrite %s? it exists and is not this plan's file: y replaces it, n or Esc "
-			         "does not save", a->pending_save);
-		else if (a->question == Q_OVERWRITE_REPORT)
-			snprintf(buf, sizeof(buf), "overwrite %s? it exists: y replaces it with the report, n or Esc writes "
-			         "nothing", a->pending_save);
-		else
-			snprintf(buf, sizeof(buf), "%s", q[a->question]);
+		question_text(a, r->w, buf, sizeof(buf));
 		screen_text(s, 0, r->y, r->w, buf, R_PROMPT);
 		return;
 	}
@@ -120,43 +140,144 @@ void statusbar_draw(struct app *a, struct screen *s, const struct rect *r)
 	}
 }
 
-/* A name of at most 5 letters for the F-key bar of an 80-column terminal. */
+/* A shorter name for the F-key bar when the full ones do not fit (80 columns). */
 static const char *fbar_short(enum cmd c, const char *name)
 {
 	switch (c) {
 	case CMD_SEARCH: return "Find";
 	case CMD_FILTER: return "Filt";
 	case CMD_COMPARE: return "Comp";
+	case CMD_STEPS: return "Step";
 	case CMD_REORDER: return "Order";
 	default: return name;
 	}
 }
 
-/* The F-key bar: each slot is the F-key, the letter that does the same (highlighted) and
- * the command's name, shortened when the slots are narrow. */
+/* One label of the F-key bar: "F5", the letter that does the same ("v") and the name. */
+struct fbar_item {
+	const struct command *k;
+	int x, hit;             /* where it starts; the columns a click on it takes (its gap too) */
+	int keyw;               /* "F5" or "F10" and the letter */
+	char name[16];
+};
+
+static int item_w(const struct fbar_item *it)
+{
+	return it->keyw + (int)strlen(it->name);
+}
+
+/* Shortens one name for the bar to fit: the one a short name saves most on, else the
+ * longest cut by a letter (the rightmost of equals); false when every name is empty. */
+static bool fbar_shorten(struct fbar_item *it, int n)
+{
+	int best = -1, gain = 0;
+
+	for (int i = 0; i < n; i++) {
+		const char *sh = fbar_short(it[i].k->cmd, it[i].name);
+		int g = (int)strlen(it[i].name) - (int)strlen(sh);
+
+		if (g > gain) {
+			gain = g;
+			best = i;
+		}
+	}
+	if (best >= 0) {
+		snprintf(it[best].name, sizeof(it[best].name), "%s", fbar_short(it[best].k->cmd, it[best].name));
+		return true;
+	}
+	for (int i = 0; i < n; i++)
+		if (strlen(it[i].name) > 0 && (best < 0 || strlen(it[i].name) >= strlen(it[best].name)))
+			best = i;
+	if (best < 0)
+		return false;
+	it[best].name[strlen(it[best].name) - 1] = '\0';
+	return true;
+}
+
+/* The F-key bar laid out in w columns, into it (at most 10); returns how many show. Every
+ * label is set apart from the next by a blank at least (at 80 and 90 columns they ran
+ * together): in ten equal slots when each fits its slot, else packed with the spare
+ * columns spread between them, names shortened as needed (as htop and mc do); labels
+ * that do not fit even bare are left out from the right. */
+static int fbar_layout(const struct app *a, int w, struct fbar_item *it)
+{
+	int n = 0, total = 0, slot = w / 10, x = 0, spare;
+	bool equal = true;
+
+	for (int f = 1; f <= 10; f++)
+		for (const struct command *k = commands; k->name; k++) {
+			if (k->fkey != f)
+				continue;
+			memset(&it[n], 0, sizeof(it[n]));
+			it[n].k = k;
+			it[n].keyw = (f == 10 ? 3 : 2) + (keys_letter(k->cmd) ? 1 : 0);
+			snprintf(it[n].name, sizeof(it[n].name), "%s", k->cmd == CMD_RUN && run_active(a) ? "Stop" : k->name);
+			n++;
+			break;
+		}
+	for (int i = 0; i < n; i++) {
+		int end = i == n - 1 ? w : (it[i].k->fkey) * slot - 1;    /* a blank before the next */
+
+		equal = equal && (it[i].k->fkey - 1) * slot + item_w(&it[i]) <= end;
+	}
+	if (equal) {
+		for (int i = 0; i < n; i++) {
+			it[i].x = (it[i].k->fkey - 1) * slot;
+			it[i].hit = i == n - 1 ? w - it[i].x : slot;
+		}
+		return n;
+	}
+	for (;;) {
+		total = n - 1;
+		for (int i = 0; i < n; i++)
+			total += item_w(&it[i]);
+		if (n == 0 || total <= w)
+			break;
+		if (!fbar_shorten(it, n))
+			n--;    /* not even the keys fit: the last ones are left out */
+	}
+	spare = w - total;
+	for (int i = 0; i < n; i++) {
+		int gap = i == n - 1 ? 0 : 1 + spare / (n > 1 ? n - 1 : 1) + (i < spare % (n > 1 ? n - 1 : 1));
+
+		it[i].x = x;
+		it[i].hit = i == n - 1 ? w - x : item_w(&it[i]) + gap;
+		x += item_w(&it[i]) + gap;
+	}
+	return n;
+}
+
+int statusbar_fbar_key_at(const struct app *a, int w, int x)
+{
+	struct fbar_item it[10];
+	int n = fbar_layout(a, w, it);
+
+	for (int i = 0; i < n; i++)
+		if (x >= it[i].x && x < it[i].x + it[i].hit)
+			return it[i].k->fkey;
+	return 0;
+}
+
+/* The F-key bar: each label is the F-key, the letter that does the same (highlighted) and
+ * the command's name (fbar_layout). */
 void statusbar_draw_fbar(struct app *a, struct screen *s, const struct rect *r)
 {
-	int slot = r->w / 10;
+	struct fbar_item it[10];
+	int n = fbar_layout(a, r->w, it);
 
-	for (const struct command *k = commands; k->name; k++) {
-		const char *name;
-		bool grey;
-		int x, letter, lx;
+	for (int i = 0; i < n; i++) {
+		const struct command *k = it[i].k;
+		/* Run is greyed while the plan cannot run (it reads Stop while a run is going) */
+		bool grey = k->cmd == CMD_RUN && !a->cur.ran && !run_active(a);
+		int x = r->x + it[i].x, letter = keys_letter(k->cmd), lx = x + (k->fkey == 10 ? 3 : 2);
+		int nw = (int)strlen(it[i].name);
 
-		if (!k->fkey)
-			continue;
-		x = (k->fkey - 1) * slot;
-		lx = x + (k->fkey == 10 ? 3 : 2);
 		screen_textf(s, x, r->y, 3, R_FKEY, "F%d", k->fkey);
-		if ((letter = keys_letter(k->cmd)) != 0)
+		if (letter)
 			screen_put(s, lx++, r->y, (char)letter, R_HELP_KEY);
-		/* Run is greyed while the plan cannot run, and reads Stop while a run is going */
-		grey = k->cmd == CMD_RUN && !a->cur.ran && !run_active(a);
-		name = k->cmd == CMD_RUN && run_active(a) ? "Stop" : k->name;
-		/* at 80 columns the labels touch, as in htop: their colour tells them apart */
-		if ((int)strlen(name) > x + slot - lx)
-			name = fbar_short(k->cmd, name);
-		screen_fill(s, &(struct rect){ lx, r->y, x + slot - lx, 1 }, ' ', grey ? R_FGREY : R_FLABEL);
-		screen_text(s, lx, r->y, x + slot - lx, name, grey ? R_FGREY : R_FLABEL);
+		/* the label's colour runs on through its gap to the next F-key, as in htop */
+		screen_fill(s, &(struct rect){ .x = lx, .y = r->y, .w = x + it[i].hit - lx, .h = 1 }, ' ',
+		            grey ? R_FGREY : R_FLABEL);
+		screen_text(s, lx, r->y, nw, it[i].name, grey ? R_FGREY : R_FLABEL);
 	}
 }

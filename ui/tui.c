@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "app.h"
+#include "fileio.h"
 #include "keydec.h"
 #include "theme.h"
 #include "view.h"
@@ -233,8 +234,11 @@ static int small_key(struct app *a, int key)
 		return KF_REPAINT;
 	if (key != 'q' && key != 'Q' && key != 3 && key != KEY_F(10))
 		return 0;
-	if (!app_modified(a))
+	if (!app_modified(a)) {
+		/* the loop ends on a->quit (KF_QUIT alone only stops the keys after it) */
+		a->quit = true;
 		return KF_HANDLED | KF_QUIT;
+	}
 	app_msg(a, R_WARN, "unsaved edits: enlarge the terminal to save or discard them before quitting");
 	return KF_REDRAW;
 }
@@ -252,7 +256,10 @@ static int handle(struct app *a, const struct layout *l, const struct kev *ev)
 			paste_dropped++;
 		return 0;
 	case KEV_PASTE_END:
-		if (paste_dropped > 0)
+		if (ev->lost)
+			app_msg(a, R_WARN, "a paste's end marker never came: the paste was ended %d s after it began, and "
+			        "keys act again", KEYDEC_PASTE_MAX_MS / 1000);
+		else if (paste_dropped > 0)
 			app_msg(a, R_WARN, "pasted text ignored (%ld bytes): a paste goes into a prompt, never taken as keys",
 			        paste_dropped);
 		paste_dropped = 0;
@@ -304,6 +311,7 @@ static void drain_input(struct app *a, const struct layout *l, struct keydec *kd
 {
 	int ch;
 
+	keydec_clock(kd, (long long)(app_now() * 1000));
 	while ((ch = getch()) != ERR) {
 		*last_byte = app_now();
 		if (ch > 0xff) {
@@ -315,7 +323,12 @@ static void drain_input(struct app *a, const struct layout *l, struct keydec *kd
 		if (!handle_events(a, l, kd, flags))
 			return;
 	}
-	keydec_idle(kd); /* what comes next was not sent with what came so far */
+	/* what comes next was not sent with what came so far (the bytes held after a paste's
+	 * end are keys now) */
+	keydec_idle(kd);
+	if (!handle_events(a, l, kd, flags))
+		return;
+	keydec_clock(kd, (long long)(app_now() * 1000));
 	if (keydec_wait_ms(kd) >= 0 && (app_now() - *last_byte) * 1000 >= keydec_wait_ms(kd)) {
 		keydec_timeout(kd);
 		handle_events(a, l, kd, flags);
@@ -455,6 +468,9 @@ static int loop(struct app *a, const struct tui_opts *o, struct err *e)
 	kd.seq_ms = escdelay_ms();
 	mouse_wanted = !o->no_mouse;
 	modes_set();
+	/* what the UI opens from now on (F7, o, a recovery) is read only when it is a regular
+	 * file: a FIFO with a slow or no writer froze every key, Esc too */
+	fileio_regular_only(true);
 	a->fill_glyphs = theme_init(want_color) == THEME_MONO;
 	while (!a->quit) {
 		struct pollfd pf[4] = { { STDIN_FILENO, POLLIN, 0 }, { sig_pipe[0], POLLIN, 0 } };
@@ -517,6 +533,7 @@ static int loop(struct app *a, const struct tui_opts *o, struct err *e)
 			flags |= KF_REDRAW;
 		}
 	}
+	fileio_regular_only(false);
 	/* stop a run before the terminal comes back, so nothing is left behind */
 	run_release(&a->run);
 	screen_release(&s);

@@ -54,6 +54,47 @@ void view_layout(struct app *a, int cols, int rows, struct layout *l)
 	app_clamp_cursor(a);
 }
 
+/* The screen below LAYOUT_MIN_COLS x LAYOUT_MIN_ROWS: its size, the size needed and how
+ * to quit, in the longest wording whose lines all fit (none is ever cut mid-word at 20x6
+ * or 30x8), centred. */
+static void draw_too_small(struct app *a, struct screen *s)
+{
+	char big[64], small[40], need[96], need_long[64], need_short[32];
+	bool mod = app_modified(a);
+	const char *quit_long = mod ? "unsaved edits: enlarge it to save them" : "q quits";
+	const char *quit_short = mod ? "enlarge to save" : "q quits";
+	const char *cand[][3] = {
+		{ big, need, NULL },
+		{ big, need_long, quit_long },
+		{ small, need_short, quit_short },
+		{ "too small", quit_short, NULL },
+		{ "too small", NULL, NULL },
+		{ "small", NULL, NULL },
+	};
+	int n = (int)(sizeof(cand) / sizeof(cand[0])), c, lines;
+
+	snprintf(big, sizeof(big), "terminal too small: %dx%d", s->w, s->h);
+	snprintf(small, sizeof(small), "too small: %dx%d", s->w, s->h);
+	snprintf(need, sizeof(need), "octopipe needs at least %dx%d (%s)", LAYOUT_MIN_COLS, LAYOUT_MIN_ROWS,
+	         quit_long);
+	snprintf(need_long, sizeof(need_long), "octopipe needs at least %dx%d", LAYOUT_MIN_COLS, LAYOUT_MIN_ROWS);
+	snprintf(need_short, sizeof(need_short), "needs %dx%d", LAYOUT_MIN_COLS, LAYOUT_MIN_ROWS);
+	for (c = 0;; c++) {
+		bool fits = true;
+
+		for (lines = 0; lines < 3 && cand[c][lines]; lines++)
+			fits = fits && (int)strlen(cand[c][lines]) <= s->w;
+		if ((fits && lines <= s->h) || c == n - 1)
+			break;   /* the last, "small", is cut when even it does not fit */
+	}
+	for (int i = 0; i < lines; i++) {
+		int len = (int)strlen(cand[c][i]), x = (s->w - len) / 2, y = (s->h - lines) / 2 + i;
+
+		if (y < s->h)
+			screen_text(s, x > 0 ? x : 0, y > 0 ? y : 0, s->w, cand[c][i], i == 0 ? R_WARN : R_NORMAL);
+	}
+}
+
 void view_draw(struct app *a, struct screen *s, const struct layout *l)
 {
 	char title[200];
@@ -61,13 +102,7 @@ void view_draw(struct app *a, struct screen *s, const struct layout *l)
 
 	screen_clear(s);
 	if (l->too_small) {
-		char m1[120], m2[120];
-
-		snprintf(m1, sizeof(m1), "terminal too small: %dx%d", s->w, s->h);
-		snprintf(m2, sizeof(m2), "octopipe needs at least %dx%d (%s)", LAYOUT_MIN_COLS, LAYOUT_MIN_ROWS,
-		         app_modified(a) ? "unsaved edits: enlarge it to save them" : "q quits");
-		screen_text(s, (s->w - (int)strlen(m1)) / 2 > 0 ? (s->w - (int)strlen(m1)) / 2 : 0, s->h / 2 - 1, s->w, m1, R_WARN);
-		screen_text(s, (s->w - (int)strlen(m2)) / 2 > 0 ? (s->w - (int)strlen(m2)) / 2 : 0, s->h / 2, s->w, m2, R_NORMAL);
+		draw_too_small(a, s);
 		return;
 	}
 	if ((pw = pages_widget(a->mode)) != NULL) {

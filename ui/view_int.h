@@ -33,6 +33,8 @@ void statusbar_draw(struct app *a, struct screen *s, const struct rect *r);
  * cursor's cell in R_CURSOR); returns the columns the text took. */
 int prompt_line_draw(struct screen *s, int x, int y, int room, const struct line *l);
 void statusbar_draw_fbar(struct app *a, struct screen *s, const struct rect *r);
+/* The F-key whose label in a bar w columns wide covers column x (its gap too), or 0. */
+int statusbar_fbar_key_at(const struct app *a, int w, int x);
 
 /* pages.c: the page that fills the screen (above the F-key bar) in mode m, with its keys:
  * the help, the message log, the picker; NULL for the modes that show the charts. */

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,6 +115,60 @@ static void guard_overflow(const char *dir)
 	unlink(out);
 }
 
+/* With regular_only on (the TUI), a FIFO is refused at once and named as one, also while
+ * a writer holds it open and writes nothing (the read waited for that writer, and the UI
+ * with it: an alarm ends the test instead of hanging it), and so is a write to it; a
+ * device too; a regular file is read as before. Off, /dev/null reads as the empty file it
+ * is. */
+static void regular_only(const char *dir, const char *regular)
+{
+	struct err e = ERR_INIT;
+	char fifo[160], *s;
+	size_t len;
+	int w;
+
+	snprintf(fifo, sizeof(fifo), "%s/slow-fifo", dir);
+	ok(mkfifo(fifo, 0600) == 0, "a FIFO");
+	w = open(fifo, O_RDWR | O_NONBLOCK);    /* a writer that never writes */
+	ok(w >= 0, "held open by a writer that writes nothing");
+	fileio_regular_only(true);
+	alarm(10);
+	s = fileio_read(fifo, &len, &e);
+	alarm(0);
+	ok(s == NULL && e.cls == ERR_INPUT, "regular_only: the FIFO is refused without waiting for its writer");
+	ok(strstr(e.msg, "slow-fifo: is a FIFO, not a regular file") != NULL, "and named as a FIFO (%s)", e.msg);
+	free(s);
+	e = (struct err)ERR_INIT;
+	s = fileio_read("/dev/null", &len, &e);
+	ok(s == NULL && strstr(e.msg, "is a character device, not a regular file") != NULL,
+	   "a device is refused too (%s)", e.msg);
+	free(s);
+	s = fileio_read(regular, &len, &e);
+	ok(s != NULL, "a regular file is still read");
+	free(s);
+	{
+		/* more than the FIFO holds, with a reader (the test) that does not read: the
+		 * write waited for it */
+		size_t big = 1 << 20;
+		char *data = calloc(1, big);
+
+		e = (struct err)ERR_INIT;
+		alarm(10);
+		ok(data && fileio_write_atomic(fifo, data, big, &e) < 0 && strstr(e.msg, "is a FIFO, not a regular file"),
+		   "regular_only: a write to a FIFO is refused without waiting for its reader (%s)", e.msg);
+		ok(fileio_open_stream(fifo, &e) == NULL && fileio_check_writable(fifo, &e) < 0,
+		   "so are a stream opened on it and the check before a write");
+		alarm(0);
+		free(data);
+	}
+	fileio_regular_only(false);
+	s = fileio_read("/dev/null", &len, &e);
+	ok(s != NULL && len == 0, "off (the commands): /dev/null reads as empty");
+	free(s);
+	close(w);
+	unlink(fifo);
+}
+
 int main(void)
 {
 	struct err e = ERR_INIT;
@@ -184,6 +239,7 @@ int main(void)
 	ok(fileio_join("plans", "a-very-long-name-that-does-not-fit-in-the-buffer-at-all.json", out, 16) < 0,
 	   "refuses to truncate");
 
+	regular_only(tmp, path);
 	unlink(path);
 	interrupted_write(tmp);
 	guard_overflow(tmp);

@@ -238,10 +238,11 @@ static void paused_paste(void)
 	ok(keydec_wait_ms(&d) == KEYDEC_PASTE_MS, "inside a paste the decoder waits KEYDEC_PASTE_MS for more");
 	keydec_timeout(&d);
 	drain(&d, &t);
-	ok(t.paste_ends == 1 && t.ntext == 2 && keydec_wait_ms(&d) == KEYDEC_PASTE_TAIL_MS,
-	   "a paused paste ends its text so far and waits KEYDEC_PASTE_TAIL_MS for its end marker");
+	ok(t.paste_ends == 1 && t.ntext == 2 && keydec_wait_ms(&d) == KEYDEC_PASTE_MAX_MS,
+	   "a paused paste ends its text so far and waits for its end marker up to KEYDEC_PASTE_MAX_MS after its start");
 	for (const char *c = rest; *c; c++)
 		keydec_feed(&d, (unsigned char)*c);
+	keydec_idle(&d);        /* the x after the end marker is held until the read ran dry */
 	drain(&d, &t);
 	ok(t.keys == 1 && t.key[0] == 'x' && t.ntext == 4 && memcmp(t.text, "abwq", 4) == 0 && t.paste_ends == 2,
 	   "the bytes after the pause are paste text up to the end marker; the key after it is a key");
@@ -254,7 +255,91 @@ static void paused_paste(void)
 	keydec_feed(&d, 'q');
 	drain(&d, &t);
 	ok(t.keys == 1 && t.key[0] == 'q' && keydec_wait_ms(&d) == -1,
-	   "an end marker lost for KEYDEC_PASTE_TAIL_MS: keys are keys again");
+	   "an end marker lost for KEYDEC_PASTE_MAX_MS: keys are keys again");
+}
+
+/* A stray paste start (ESC [ 200 ~ and no end) and a key typed every 400 ms after it, the
+ * caller's loop as tui.c runs it on a clock of its own: the paste is over
+ * KEYDEC_PASTE_MAX_MS after its start, however many keys came (each key restarted the
+ * wait: keys never acted again while they kept coming), and the next key acts. */
+static void stray_paste_start(void)
+{
+	struct keydec d;
+	struct tally t;
+	long long now, last = 0, first_key = -1;
+	int lost = 0;
+
+	memset(&t, 0, sizeof(t));
+	keydec_init(&d, false);
+	keydec_clock(&d, 0);
+	for (const char *c = "\033[200~"; *c; c++)
+		keydec_feed(&d, (unsigned char)*c);
+	keydec_idle(&d);
+	drain(&d, &t);
+	for (now = 10; now < 4 * KEYDEC_PASTE_MAX_MS && first_key < 0; now += 10) {
+		struct kev ev;
+
+		keydec_clock(&d, now);
+		if (now % 400 == 0) {
+			keydec_feed(&d, 'l');
+			keydec_idle(&d);
+			last = now;
+		}
+		if (keydec_wait_ms(&d) >= 0 && now - last >= keydec_wait_ms(&d))
+			keydec_timeout(&d);
+		while (keydec_next(&d, &ev)) {
+			if (ev.kind == KEV_PASTE_END && ev.lost)
+				lost++;
+			if (ev.kind == KEV_KEY && first_key < 0)
+				first_key = now;
+		}
+	}
+	ok(lost == 1, "a paste start without its end is ended, said as lost (%d)", lost);
+	ok(first_key > KEYDEC_PASTE_MAX_MS && first_key <= KEYDEC_PASTE_MAX_MS + 400,
+	   "and the first key after KEYDEC_PASTE_MAX_MS from its start acts, though a key came every 400 ms "
+	   "(at %lld ms)", first_key);
+}
+
+/* Decodes s as one read (then the read runs dry, then a pause). */
+static struct tally one_read(const char *s)
+{
+	struct keydec d;
+	struct tally t;
+
+	memset(&t, 0, sizeof(t));
+	keydec_init(&d, false);
+	for (; *s; s++) {
+		keydec_feed(&d, (unsigned char)*s);
+		drain(&d, &t);
+	}
+	keydec_idle(&d);
+	drain(&d, &t);
+	keydec_timeout(&d);
+	drain(&d, &t);
+	return t;
+}
+
+/* The bytes after a paste's end marker in the same read: a paste whose text held an end
+ * marker (the terminal's own end marker after them) is text to its last marker, never
+ * keys (v opened the compare view, w saved); typed keys, without a marker after them, are
+ * keys; more than KEYDEC_HOLD_MAX bytes are taken as pasted. */
+static void after_paste_end(void)
+{
+	struct tally t = one_read("\033[200~abc\033[201~v\033[201~");
+	char many[200];
+
+	ok(t.keys == 0 && t.ntext == 4 && memcmp(t.text, "abcv", 4) == 0 && t.paste_ends == 2,
+	   "text after an end marker held in a paste is paste text up to the terminal's end marker");
+	t = one_read("\033[200~x\033[201~wq\033[A\033[201~");
+	ok(t.keys == 0 && t.acting == 0, "its keys and sequences neither (wq, an arrow)");
+	t = one_read("\033[200~A\033[201~\033[200~B\033[201~");
+	ok(t.keys == 0 && t.ntext == 2 && memcmp(t.text, "AB", 2) == 0, "two pastes in one read: both texts, no marker");
+	t = one_read("\033[200~abc\033[201~l\033[A");
+	ok(t.keys == 2 && t.key[0] == 'l' && t.key[1] == KEY_UP && t.ntext == 3,
+	   "keys after a paste in the same read, with no end marker after them, are keys");
+	snprintf(many, sizeof(many), "\033[200~a\033[201~%0*d", KEYDEC_HOLD_MAX + 10, 0);
+	t = one_read(many);
+	ok(t.keys == 0 && t.ntext == 1 + KEYDEC_HOLD_MAX + 10, "more than KEYDEC_HOLD_MAX bytes after it: pasted");
 }
 
 /* ---- the fuzz ------------------------------------------------------------------------- */
@@ -401,10 +486,45 @@ static void fuzz(void)
 	ok(rejected < segments / 4, "the fuzz mostly made non-keys (%ld random sequences were real keys)", rejected);
 }
 
+/* A paste holding end markers followed by any bytes, then the terminal's end marker, in one
+ * read: never a key, whatever the bytes. */
+static void fuzz_embedded_end(void)
+{
+	long keys = 0, runs = 0;
+
+	for (unsigned seed = 1; seed <= 2000; seed++) {
+		char b[400];
+		size_t n = 0;
+		struct tally t;
+
+		rng = seed;
+		memcpy(b + n, "\033[200~", 6);
+		n += 6;
+		for (unsigned parts = 1 + rnd(3); parts > 0; parts--) {
+			for (unsigned i = rnd(8); i > 0; i--)
+				b[n++] = (char)(1 + rnd(255));
+			memcpy(b + n, "\033[201~", 6);
+			n += 6;
+			for (unsigned i = rnd(2 * KEYDEC_HOLD_MAX); i > 0; i--)
+				b[n++] = (char)(1 + rnd(255));
+		}
+		memcpy(b + n, "\033[201~", 6);
+		n += 6;
+		b[n] = '\0';
+		t = one_read(b);
+		keys += t.keys + t.mouse;
+		runs++;
+	}
+	ok(keys == 0, "%ld pastes whose text held end markers and any bytes after them: no key (%ld came)", runs, keys);
+}
+
 int main(void)
 {
 	known_keys();
 	paused_paste();
+	stray_paste_start();
+	after_paste_end();
 	fuzz();
+	fuzz_embedded_end();
 	return tap_done();
 }

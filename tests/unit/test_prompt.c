@@ -14,12 +14,64 @@
 #include <string.h>
 
 #include "prompt.h"
+#include "screen.h"
 #include "../tap.h"
 
 static void type(struct line *l, struct line_hist *h, const char *s)
 {
 	for (; *s; s++)
 		line_key(l, h, (unsigned char)*s);
+}
+
+static int cols(const char *s)
+{
+	return screen_text_cols(s, strlen(s));
+}
+
+static bool ends_with(const char *s, const char *end)
+{
+	size_t a = strlen(s), b = strlen(end);
+
+	return a >= b && strcmp(s + a - b, end) == 0;
+}
+
+/* A question always shows its answers whole at the end, at every width, the path losing
+ * its middle and the question its end first (at 120 columns a long path cut the answers
+ * off the line: "overwrite /tmp/.../and-on"). */
+static void questions(void)
+{
+	static const char ans[] = "y replaces it, n or Esc does not save";
+	char path[300], out[600];
+	const char *utf = "/tmp/\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e/\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e"
+	                  "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e/plan.json";
+	bool all = true;
+
+	snprintf(path, sizeof(path), "/tmp/octopipe-test.AbCdEf/a-rather-long-directory-name-for-testing/"
+	         "another-quite-long-subdirectory-name/and-one-more-level/existing-plan-file.json");
+	prompt_question(out, sizeof(out), 200, "overwrite ", "/tmp/x.json", "? it exists: ", ans, "y/n");
+	is_str(out, "overwrite /tmp/x.json? it exists: y replaces it, n or Esc does not save", "a question that fits is whole");
+	prompt_question(out, sizeof(out), 120, "overwrite ", path, "? it exists, not this plan's file: ", ans, "y/n");
+	ok(cols(out) <= 120 && ends_with(out, ans), "at 120 columns a long path leaves the answers whole (%s)", out);
+	ok(strncmp(out, "overwrite /tmp/", 15) == 0 && strstr(out, "...") &&
+	   strstr(out, "plan-file.json? it exists, not this plan's file: "),
+	   "the path loses its middle; its start, its file name and the question stay");
+	prompt_question(out, sizeof(out), 80, "overwrite ", path, "? it exists, not this plan's file: ", ans, "y/n");
+	ok(cols(out) <= 80 && ends_with(out, ans) && strncmp(out, "overwrite /tmp/", 15) == 0,
+	   "at 80 the question is cut at its end, the answers whole (%s)", out);
+	prompt_question(out, sizeof(out), 50, "overwrite ", path, "? it exists, not this plan's file: ", ans, "y/n");
+	ok(cols(out) <= 50 && ends_with(out, " y/n"), "narrower, the answers are their keys (%s)", out);
+	prompt_question(out, sizeof(out), 3, "overwrite ", path, "? ", ans, "y/n");
+	is_str(out, "y/n", "at 3 columns only the keys");
+	for (int w = 1; w <= 160; w++) {
+		prompt_question(out, sizeof(out), w, "overwrite ", utf, "? it exists: ", ans, "y/n");
+		if (cols(out) > w || (w >= 3 && !ends_with(out, "y/n") && !ends_with(out, ans)))
+			all = false;
+		for (const char *c = out; *c; c += screen_char_bytes(c))
+			if (screen_char_bytes(c) == 1 && (unsigned char)*c >= 0x80)
+				all = false;   /* a character cut in two */
+	}
+	ok(all, "at every width from 1 to 160 a UTF-8 path's question fits, ends with its answers and keeps "
+	   "characters whole");
 }
 
 int main(void)
@@ -122,6 +174,16 @@ int main(void)
 	setenv("HOME", "/home/someone", 1);
 	ok(line_expand_home("~/x", out, sizeof(out)) && strcmp(out, "/home/someone/x") == 0, "~/x expands");
 	ok(!line_expand_home("~/xy", out, sizeof(out)) && out[0] == 0, "an expansion past its room is refused, empty");
+	/* a file name: spaces around it dropped; only spaces is no name (a save made "   ") */
+	ok(line_file_name("   ", out, sizeof(out)) != NULL && out[0] == 0, "a name of only spaces is refused");
+	ok(strstr(line_file_name(" \t ", out, sizeof(out)), "only spaces") != NULL, "saying why (tabs too)");
+	ok(line_file_name("  a b.json \t", out, sizeof(out)) == NULL && strcmp(out, "a b.json") == 0,
+	   "spaces around a name are dropped, those inside kept");
+	ok(line_file_name(" ~/x ", out, sizeof(out)) == NULL && strcmp(out, "/home/someone/x") == 0,
+	   "a ~ after spaces still expands");
+	ok(line_file_name("", out, sizeof(out)) == NULL && out[0] == 0, "nothing typed is no error (nothing is done)");
+	ok(line_file_name("~/much-too-long", out, sizeof(out)) != NULL && out[0] == 0, "too long with ~ expanded");
 	free(big);
+	questions();
 	return tap_done();
 }
