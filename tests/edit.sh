@@ -122,6 +122,14 @@ for bad in "--boundary 3:+1" "--boundary 0:+2" "--boundary x" "--boundary 0:1" "
     if [ "$RC" = 2 ] && [ "$n" = 1 ] && [ ! -e "$T/bad.json" ]; then ok "edit $bad: exit 2, one line, nothing written ($ERR)"
     else not_ok "edit $bad: exit 2, one line, nothing written" "exit $RC, $n lines" "$ERR"; fi
 done
+# FILE:N with an N that is no step number named the whole word a file it could not open
+for k in -1 x "" 1.5 01; do
+    run "$OCTOPIPE" edit "$P" --adopt "$T/steps.json:$k" -o "$T/bad.json"
+    expect_rc 2 "--adopt STEPS:'$k': exit 2"
+    expect_match "^octopipe edit: --adopt '.*steps\.json:$k': the step after ':' is a number from 0 \(the first\) to 1000000, not '$k' \(see 'octopipe edit --help'\)\$" \
+        "$ERR" "--adopt STEPS:'$k' names the step as what is wrong: $ERR"
+done
+if [ -e "$T/bad.json" ]; then not_ok "and writes nothing"; else ok "and writes nothing"; fi
 run "$OCTOPIPE" edit "$P" --reorder -o "$P"
 expect_rc 2 "-o the plan itself: refused"
 expect_match "it is one of this command's inputs" "$ERR" "as one of its inputs"
