@@ -51,8 +51,10 @@ void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 const char *cli_name(const char *s);
 void cli_verr(const char *fmt, va_list ap);
 /* getopt_long for a subcommand: one usage line naming the option on a missing value, an
- * unknown or ambiguous option, a value given to a flag, or an empty value; it then returns
- * '?' (the caller returns EXIT_INPUT). Otherwise as getopt_long. */
+ * unknown or ambiguous option, a value given to a flag, an empty value, or a value that is
+ * the next option (`--steps -o`: a word after the option that starts with '-' and is not
+ * "-" or a number; --steps=-x gives such a value); it then returns '?' (the caller returns
+ * EXIT_INPUT). Otherwise as getopt_long. */
 struct option;
 int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts, const struct option *longopts);
 /* A number option inside [lo, hi] (lo excluded with lo_open); NaN, infinities and trailing

@@ -253,11 +253,16 @@ static int export_torchtitan(struct plan *p, const char *plan_arg, const char *d
 
 int cmd_export(int argc, char **argv)
 {
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
 	struct plan p;
 	struct err e = ERR_INIT;
 	struct strbuf sb = STRBUF_INIT;
 	const char *what, *plan_arg = NULL, *out = NULL;
-	int rc;
+	int ch, rc;
 
 	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
 		export_usage(stdout);
@@ -269,21 +274,20 @@ int cmd_export(int argc, char **argv)
 		return cli_usage_error("export", "needs a format (torch-csv, megatron-layout, megatron-args, torchtitan, svg) "
 		                       "and a plan");
 	what = argv[1];
-	for (int i = 2; i < argc; i++) {
-		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-			/* `export FORMAT --help`, as `export svg --help` answers */
-			export_usage(stdout);
-			return EXIT_OK;
+	/* the options after FORMAT, read as every command's are (cli_getopt) */
+	optind = 0;
+	while ((ch = cli_getopt("export", argc - 1, argv + 1, "o:h", opts)) != -1) {
+		switch (ch) {
+		case 'o': out = optarg; break;
+		case 'h': export_usage(stdout); return EXIT_OK; /* `export FORMAT --help`, as svg answers */
+		default: return EXIT_INPUT;                       /* cli_getopt said why */
 		}
-		if ((strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) && i + 1 < argc)
-			out = argv[++i];
-		else if (!plan_arg && argv[i][0] != '-')
-			plan_arg = argv[i];
-		else
-			return cli_usage_error("export", "unexpected argument '%s'", argv[i]);
 	}
-	if (!plan_arg)
+	if (optind >= argc - 1)
 		return cli_usage_error("export", "no plan given");
+	if (optind < argc - 2)
+		return cli_usage_error("export", "unexpected argument '%s'", argv[1 + optind + 1]);
+	plan_arg = argv[1 + optind];
 	if (strcmp(what, "torch-csv") != 0 && strcmp(what, "megatron-layout") != 0 && strcmp(what, "megatron-args") != 0 &&
 	    strcmp(what, "torchtitan") != 0)
 		return cli_usage_error("export", "unknown format '%s' (torch-csv, megatron-layout, megatron-args, torchtitan "
