@@ -303,6 +303,35 @@ for f in deadlock-plan oom-plan; do
     run "$OCTOPIPE" check --structure-only "$data/$f.json"
     expect_rc 0 "check --structure-only $f.json checks the structure alone"
 done
+# ---- export of a plan that cannot run: refused, exit 3 with sim's line, nothing written
+# (torch-csv, megatron-args and torchtitan of either plan, and svg of the out-of-memory one,
+# were written with exit 0); --force exports the out-of-memory one, never the deadlock
+for f in deadlock-plan oom-plan; do
+    run "$OCTOPIPE" sim "$data/$f.json"
+    simline=$ERR
+    [ "$f" = oom-plan ] && simline="$simline (--force exports it anyway)"
+    for fmt in torch-csv megatron-args torchtitan svg; do
+        rm -rf "$T/x.out"
+        run "$OCTOPIPE" export $fmt "$data/$f.json" -o "$T/x.out"
+        if [ "$RC" = 3 ] && [ "$ERR" = "$simline" ] && [ -z "$OUT" ] && [ ! -e "$T/x.out" ]; then
+            ok "export $fmt $f.json: exit 3, sim's line, nothing written"
+        else
+            not_ok "export $fmt $f.json: exit 3, sim's line, nothing written" "exit $RC" "stderr: $ERR" "want: $simline" \
+                "$(ls -d "$T/x.out" 2>/dev/null)"
+        fi
+    done
+    run "$OCTOPIPE" export megatron-layout "$data/$f.json"
+    expect_rc 2 "export megatron-layout $f.json: the format's own refusal (a hybrid model) comes first"
+done
+for fmt in torch-csv svg; do
+    rm -f "$T/x.out"
+    run "$OCTOPIPE" export $fmt "$data/oom-plan.json" --force -o "$T/x.out"
+    if [ "$RC" = 0 ] && [ -s "$T/x.out" ]; then ok "export $fmt --force exports the out-of-memory plan"
+    else not_ok "export $fmt --force exports the out-of-memory plan" "exit $RC" "$ERR"; fi
+    run "$OCTOPIPE" export $fmt "$data/deadlock-plan.json" --force -o "$T/y.out"
+    if [ "$RC" = 3 ] && [ ! -e "$T/y.out" ]; then ok "export $fmt --force still refuses the deadlock"
+    else not_ok "export $fmt --force still refuses the deadlock" "exit $RC" "$ERR"; fi
+done
 run "$OCTOPIPE" check --json "$data/tiny-plan.json" "$data/oom-plan.json"
 expect_rc 3 "check --json exits 3 on an infeasible plan"
 expect_match '"infeasible": true' "$OUT" "check --json marks it infeasible"

@@ -33,6 +33,11 @@ int cmd_import(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 /* export svg (cmd_report.c): argv[0] is "svg". */
 int cmd_export_svg(int argc, char **argv);
+/* Whether an export of plan p (read from path) may go on: EXIT_OK, or EXIT_INFEASIBLE after
+ * the line `octopipe sim` prints for it (EXIT_RUNTIME after a line on another failure). A
+ * deadlock is always refused; a device out of memory unless force (--force, as run's). */
+struct plan;
+int cli_export_runs(const char *path, const struct plan *p, bool force);
 int cmd_report(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
 int cmd_run(int argc, char **argv);
