@@ -457,22 +457,21 @@ static void put_measured_table(struct strbuf *sb, const struct chart *c, const s
 	strbuf_addstr(sb, "</table>\n");
 }
 
-/* The report's steps: checked by the engine's reader against the first plan (steps of
- * another model or cluster would chart someone else's tuner run), then read for the chart's
- * display fields (step numbers, bubbles) that replaying a step does not need. */
-static int read_steps(const struct report_input *in, struct rstep **st, int *nsteps, struct err *e)
+/* The report's steps, read by the engine's reader (steps.c, the one `edit --adopt` and
+ * the UI use, so a file is refused alike) against the first plan: steps of another model or
+ * cluster would chart someone else's tuner run. */
+static int read_steps(const struct report_input *in, struct steps *st, struct err *e)
 {
-	struct steps chk;
 	const char *sf = in->steps_file ? in->steps_file : "steps";
-	int r = steps_from_json(&chk, in->steps, sf, &in->plans[0]->model, &in->plans[0]->cluster,
-	                        in->plans[0]->microbatches, e);
 
+	if (steps_from_json(st, in->steps, sf, &in->plans[0]->model, &in->plans[0]->cluster,
+	                    in->plans[0]->microbatches, e) < 0)
+		return -1;
 	/* a tuner run at another microbatch count charted beside this plan's times */
-	if (r == 0 && chk.microbatches != in->plans[0]->microbatches)
-		r = err_set(e, ERR_INPUT, "%s: microbatches: steps of a run at %d microbatches, the plan has %d", sf,
-		            chk.microbatches, in->plans[0]->microbatches);
-	steps_release(&chk);
-	return r < 0 ? -1 : rpt_steps_read(in->steps, sf, st, nsteps, e);
+	if (st->microbatches != in->plans[0]->microbatches)
+		return err_set(e, ERR_INPUT, "%s: microbatches: steps of a run at %d microbatches, the plan has %d", sf,
+		               st->microbatches, in->plans[0]->microbatches);
+	return 0;
 }
 
 /* The page's head: title, styles and the shared pattern definitions. */
@@ -523,9 +522,9 @@ static int put_plan_section(struct strbuf *sb, const struct chart *c, const stru
 
 int report_html(const struct report_input *in, struct strbuf *sb, struct err *e)
 {
-	int n = in->nplans, width = in->width_px ? in->width_px : REPORT_DEFAULT_WIDTH, nsteps = 0, rc = -1;
+	int n = in->nplans, width = in->width_px ? in->width_px : REPORT_DEFAULT_WIDTH, rc = -1;
 	struct chart *c;
-	struct rstep *st = NULL;
+	struct steps st;
 	double tmax = 0;
 
 	if (n < 1)
@@ -534,11 +533,14 @@ int report_html(const struct report_input *in, struct strbuf *sb, struct err *e)
 		return err_set(e, ERR_INPUT, "width %d px: must be in [%d, %d]", width, REPORT_MIN_WIDTH, REPORT_MAX_WIDTH);
 	if (in->measured && report_check_measured(in->plans[0], in->measured, NULL, e) < 0)
 		return -1;
-	if (in->steps && read_steps(in, &st, &nsteps, e) < 0)
+	memset(&st, 0, sizeof(st));
+	if (in->steps && read_steps(in, &st, e) < 0) {
+		steps_release(&st);
 		return -1;
+	}
 	c = calloc((size_t)n, sizeof(*c));
 	if (!c) {
-		free(st);
+		steps_release(&st);
 		return err_set(e, ERR_RUNTIME, "out of host memory");
 	}
 	for (int i = 0; i < n; i++) {
@@ -578,8 +580,8 @@ int report_html(const struct report_input *in, struct strbuf *sb, struct err *e)
 	for (int i = 0; i < n; i++)
 		if (put_plan_section(sb, &c[i], i == 0 ? in->measured : NULL, width, e) < 0)
 			goto out;
-	if (st)
-		rpt_put_steps_section(sb, in->steps, st, nsteps, width);
+	if (in->steps)
+		rpt_put_steps_section(sb, &st, width);
 	strbuf_addstr(sb, "</body></html>\n");
 	if (strbuf_failed(sb))
 		err_set(e, ERR_RUNTIME, "out of host memory writing the report");
@@ -589,7 +591,7 @@ out:
 	for (int i = 0; i < n; i++)
 		rpt_chart_release(&c[i]);
 	free(c);
-	free(st);
+	steps_release(&st);
 	return rc;
 }
 

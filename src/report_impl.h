@@ -43,13 +43,6 @@ struct gantt_geo {
 	double height;
 };
 
-/* One tuner step as the report draws it. */
-struct rstep {
-	int index;
-	const char *phase, *what;
-	double before_ms, after_ms, bubble;
-};
-
 /* report_chart.c */
 void rpt_xml_text(struct strbuf *sb, const char *s);
 void rpt_put(struct strbuf *sb, const char *fmt, ...);
@@ -72,9 +65,9 @@ void rpt_tick_label(struct strbuf *sb, double t, double step);
 
 
 /* report_steps.c */
-void rpt_put_steps(struct strbuf *sb, const cJSON *root, const struct rstep *st, int n, int width);
-void rpt_put_steps_table(struct strbuf *sb, const struct rstep *st, int n);
-void rpt_put_steps_section(struct strbuf *sb, const cJSON *root, const struct rstep *st, int nsteps, int width);
-int rpt_steps_read(const cJSON *root, const char *file, struct rstep **out, int *n, struct err *e);
+struct steps;
+void rpt_put_steps(struct strbuf *sb, const struct steps *s, int width);
+void rpt_put_steps_table(struct strbuf *sb, const struct steps *s);
+void rpt_put_steps_section(struct strbuf *sb, const struct steps *s, int width);
 
 #endif

@@ -1,6 +1,7 @@
 /*
  * report_steps — the tuner's steps in the report: the iteration time after each step,
- * one marker colour per phase, and the table of steps.
+ * one marker colour per phase, and the table of steps, as steps.c read them (the one
+ * reader of the format, so the report refuses a file as `edit --adopt` does).
  */
 #include "config.h"
 #include "report_impl.h"
@@ -12,63 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
+#include "doc.h"
+#include "steps.h"
 
 /* ---- tuner steps ---------------------------------------------------------------------------- */
 
-
-static const char *const phase_names[4] = { "start", "partition", "placement", "scheduling" };
+/* by enum tune_phase */
 static const char *const phase_colour[4] = { "#000000", "#0072b2", "#e69f00", "#009e73" };
-
-static int phase_of(const char *s)
-{
-	for (int i = 0; i < 4; i++)
-		if (strcmp(s, phase_names[i]) == 0)
-			return i;
-	return 0;
-}
-
-int rpt_steps_read(const cJSON *root, const char *file, struct rstep **out, int *n, struct err *e)
-{
-	struct jv v = { file, e, NULL };
-	const cJSON *arr;
-	int k = 0;
-
-	*out = NULL;
-	*n = 0;
-	if (jv_format(&v, root, "octopipe.steps/1") < 0 || jv_array(&v, root, NULL, "steps", JV_REQUIRED, &arr) < 0)
-		return -1;
-	if (cJSON_GetArraySize(arr) < 1)
-		return jv_fail(&v, "steps", "no steps");
-	*out = calloc((size_t)cJSON_GetArraySize(arr), sizeof(**out));
-	if (!*out)
-		return err_set(e, ERR_RUNTIME, "out of host memory reading steps");
-	for (const cJSON *it = arr->child; it; it = it->next, k++) {
-		char path[JPATH_MAX];
-		struct rstep *s = &(*out)[k];
-		long idx;
-
-		jpath_index(path, "steps", k);
-		if (!cJSON_IsObject(it)) {
-			free(*out);
-			*out = NULL;
-			return jv_fail(&v, path, "must be an object (got %s)", json_type_name(it));
-		}
-		if (jv_int(&v, it, path, "step", JV_OPTIONAL, 0, 1L << 30, k, &idx) < 0 ||
-		    jv_string(&v, it, path, "phase", JV_REQUIRED | JV_NONEMPTY, NULL, &s->phase) < 0 ||
-		    jv_string(&v, it, path, "what", JV_OPTIONAL, "", &s->what) < 0 ||
-		    jv_number(&v, it, path, "after_ms", JV_REQUIRED, 0, 1e12, 0, &s->after_ms) < 0 ||
-		    jv_number(&v, it, path, "before_ms", JV_OPTIONAL, 0, 1e12, s->after_ms, &s->before_ms) < 0 ||
-		    jv_number(&v, it, path, "bubble_after", JV_OPTIONAL, 0, 1, 0, &s->bubble) < 0) {
-			free(*out);
-			*out = NULL;
-			return -1;
-		}
-		s->index = (int)idx;
-	}
-	*n = k;
-	return 0;
-}
 
 static void put_marker(struct strbuf *sb, int ph, double x, double y, double r)
 {
@@ -81,26 +32,53 @@ static void put_marker(struct strbuf *sb, int ph, double x, double y, double r)
 	rpt_put(sb, " fill=\"%s\" stroke=\"#fff\" stroke-width=\"%N\">", phase_colour[ph], 0.6 * r / 4);
 }
 
-void rpt_put_steps(struct strbuf *sb, const cJSON *root, const struct rstep *st, int n, int width)
+/* A step's time as the table and the tooltips show it: a plan that could not run has none. */
+static void put_step_ms(struct strbuf *sb, double ms)
+{
+	if (isfinite(ms))
+		fmt_ms(sb, ms);
+	else
+		strbuf_addstr(sb, "cannot run");
+}
+
+/* The chart's range of times: the finite ones and the best baseline's (0 to 1 when none). */
+static void time_range(const struct steps *s, double base, double *lo, double *hi)
+{
+	bool any = base > 0;
+
+	*lo = *hi = base > 0 ? base : 0;
+	for (int i = 0; i < s->n; i++) {
+		double t = s->steps[i].after_ms;
+
+		if (!isfinite(t))
+			continue;
+		if (!any || t < *lo)
+			*lo = t;
+		if (!any || t > *hi)
+			*hi = t;
+		any = true;
+	}
+	if (!any)
+		*hi = 1;
+}
+
+/* The y of a step's time: one that could not run sits on the chart's top edge. */
+static double time_y(double ms, double lo, double hi, double y0, double ph)
+{
+	return isfinite(ms) ? y0 + ph - (ms - lo) / (hi - lo) * ph : y0;
+}
+
+void rpt_put_steps(struct strbuf *sb, const struct steps *s, int width)
 {
 	double u = width / 1200.0, x0 = 80 * u, pw = width - x0 - 40 * u, ph = 220 * u, y0 = 26 * u;
-	double lo = st[0].after_ms, hi = st[0].after_ms, base = -1, h = y0 + ph + 34 * u, step;
-	const cJSON *bb = cJSON_GetObjectItemCaseSensitive(root, "best_baseline_ms");
-	const cJSON *bn = cJSON_GetObjectItemCaseSensitive(root, "best_baseline");
+	double lo, hi, base = -1, h = y0 + ph + 34 * u, step;
+	const struct steps_step *st = s->steps;
+	int n = s->n;
 	double lx = x0;
 
-	if (cJSON_IsNumber(bb) && isfinite(bb->valuedouble) && bb->valuedouble > 0)
-		base = bb->valuedouble;
-	for (int i = 0; i < n; i++) {
-		if (st[i].after_ms < lo)
-			lo = st[i].after_ms;
-		if (st[i].after_ms > hi)
-			hi = st[i].after_ms;
-	}
-	if (base > 0 && base > hi)
-		hi = base;
-	if (base > 0 && base < lo)
-		lo = base;
+	if (isfinite(s->best_baseline_ms) && s->best_baseline_ms > 0)
+		base = s->best_baseline_ms;
+	time_range(s, base, &lo, &hi);
 	if (hi - lo < 1e-9 * (hi > 0 ? hi : 1) || hi - lo <= 0) {
 		hi += hi > 0 ? hi * 0.01 : 1;
 		lo -= lo > 0 ? lo * 0.01 : 0;
@@ -116,15 +94,15 @@ void rpt_put_steps(struct strbuf *sb, const cJSON *root, const struct rstep *st,
 	for (int k = 0; k < 4; k++) {
 		put_marker(sb, k, lx + 5 * u, 10 * u, 4 * u);
 		rpt_put(sb, "</%s><text x=\"%N\" y=\"%N\">%s</text>", k == 1 ? "circle" : k == 2 ? "rect" : "path", lx + 13 * u,
-		    14 * u, phase_names[k]);
+		    14 * u, tune_phase_name((enum tune_phase)k));
 		lx += 90 * u;
 	}
 	if (base > 0) {
 		rpt_put(sb, "<path class=\"cap\" d=\"M%N %Nh%N\"/><text x=\"%N\" y=\"%N\">best baseline", lx, 10 * u, 18 * u,
 		    lx + 22 * u, 14 * u);
-		if (cJSON_IsString(bn)) {
+		if (s->best_baseline) {
 			strbuf_addstr(sb, " (");
-			rpt_xml_text(sb, bn->valuestring);
+			rpt_xml_text(sb, s->best_baseline);
 			strbuf_addch(sb, ')');
 		}
 		strbuf_addstr(sb, "</text>");
@@ -153,39 +131,48 @@ void rpt_put_steps(struct strbuf *sb, const cJSON *root, const struct rstep *st,
 			every = 1;
 		strbuf_addstr(sb, "<path class=\"sl\" d=\"");
 		for (int i = 0; i < n; i++)
-			rpt_put(sb, "%s%N %N", i ? "L" : "M", x0 + (n > 1 ? i * dx : pw / 2), y0 + ph - (st[i].after_ms - lo) / (hi - lo) * ph);
+			rpt_put(sb, "%s%N %N", i ? "L" : "M", x0 + (n > 1 ? i * dx : pw / 2), time_y(st[i].after_ms, lo, hi, y0, ph));
 		strbuf_addstr(sb, "\"/>\n");
 		for (int i = 0; i < n; i++) {
-			double x = x0 + (n > 1 ? i * dx : pw / 2), y = y0 + ph - (st[i].after_ms - lo) / (hi - lo) * ph;
-			int k = phase_of(st[i].phase);
+			double x = x0 + (n > 1 ? i * dx : pw / 2), y = time_y(st[i].after_ms, lo, hi, y0, ph);
+			int k = (int)st[i].phase;
 
 			if (i % every == 0 || i == n - 1)
 				rpt_put(sb, "<text class=\"t\" x=\"%N\" y=\"%N\">%d</text>", x, y0 + ph + 13 * u, st[i].index);
 			put_marker(sb, k, x, y, (n > 200 ? 2.5 : 4) * u);
 			strbuf_addf(sb, "<title>step %d, ", st[i].index);
-			rpt_xml_text(sb, st[i].phase);
+			rpt_xml_text(sb, tune_phase_name(st[i].phase));
 			strbuf_addstr(sb, ": ");
 			rpt_xml_text(sb, st[i].what);
-			strbuf_addf(sb, "; %.2f \xe2\x86\x92 %.2f ms</title></%s>\n", st[i].before_ms, st[i].after_ms,
-			            k == 1 ? "circle" : k == 2 ? "rect" : "path");
+			strbuf_addstr(sb, "; ");
+			put_step_ms(sb, st[i].before_ms);
+			strbuf_addstr(sb, " \xe2\x86\x92 ");
+			put_step_ms(sb, st[i].after_ms);
+			strbuf_addf(sb, "</title></%s>\n", k == 1 ? "circle" : k == 2 ? "rect" : "path");
 		}
 	}
 	strbuf_addstr(sb, "</svg>\n");
 }
 
-void rpt_put_steps_table(struct strbuf *sb, const struct rstep *st, int n)
+void rpt_put_steps_table(struct strbuf *sb, const struct steps *s)
 {
 	strbuf_addstr(sb, "<table><tr><th>step</th><th class=\"l\">phase</th><th class=\"l\">move</th><th>before</th>"
 	              "<th>after</th><th>bubble</th></tr>\n");
-	for (int i = 0; i < n; i++) {
-		strbuf_addf(sb, "<tr><td>%d</td><td class=\"l\">", st[i].index);
-		rpt_xml_text(sb, st[i].phase);
+	for (int i = 0; i < s->n; i++) {
+		const struct steps_step *st = &s->steps[i];
+
+		strbuf_addf(sb, "<tr><td>%d</td><td class=\"l\">", st->index);
+		rpt_xml_text(sb, tune_phase_name(st->phase));
 		strbuf_addstr(sb, "</td><td class=\"l\">");
-		rpt_xml_text(sb, st[i].what);
-		strbuf_addstr(sb, "</td>");
-		rpt_td_ms(sb, st[i].before_ms);
-		rpt_td_ms(sb, st[i].after_ms);
-		strbuf_addf(sb, "<td>%.1f%%</td></tr>\n", 100 * st[i].bubble);
+		rpt_xml_text(sb, st->what);
+		strbuf_addstr(sb, "</td><td>");
+		put_step_ms(sb, st->before_ms);
+		strbuf_addstr(sb, "</td><td>");
+		put_step_ms(sb, st->after_ms);
+		if (isnan(st->bubble))
+			strbuf_addstr(sb, "</td><td>n/a</td></tr>\n");
+		else
+			strbuf_addf(sb, "</td><td>%.1f%%</td></tr>\n", 100 * st->bubble);
 	}
 	strbuf_addstr(sb, "</table>\n");
 }
@@ -194,23 +181,20 @@ void rpt_put_steps_table(struct strbuf *sb, const struct rstep *st, int n)
 
 /* The steps' section of the HTML report: which model on which cluster, the chart and the
  * table. */
-void rpt_put_steps_section(struct strbuf *sb, const cJSON *root, const struct rstep *st, int nsteps, int width)
+void rpt_put_steps_section(struct strbuf *sb, const struct steps *s, int width)
 {
-	const cJSON *m = cJSON_GetObjectItemCaseSensitive(root, "model");
-	const cJSON *cl = cJSON_GetObjectItemCaseSensitive(root, "cluster");
-
 	strbuf_addstr(sb, "<section id=\"steps\"><h2>Tuner steps</h2>\n<p class=\"note\">");
-	if (cJSON_IsString(m) && cJSON_IsString(cl)) {
+	if (s->model && s->cluster) {
 		strbuf_addstr(sb, "model ");
-		rpt_xml_text(sb, m->valuestring);
+		rpt_xml_text(sb, s->model);
 		strbuf_addstr(sb, " on ");
-		rpt_xml_text(sb, cl->valuestring);
+		rpt_xml_text(sb, s->cluster);
 		strbuf_addstr(sb, ": ");
 	}
 	strbuf_addf(sb, "iteration time after each accepted move (%d steps), by phase: shape and colour.</p>\n<figure>",
-	            nsteps);
-	rpt_put_steps(sb, root, st, nsteps, width);
+	            s->n);
+	rpt_put_steps(sb, s, width);
 	strbuf_addstr(sb, "</figure>\n");
-	rpt_put_steps_table(sb, st, nsteps);
+	rpt_put_steps_table(sb, s);
 	strbuf_addstr(sb, "</section>\n");
 }

@@ -27,6 +27,7 @@ void steps_release(struct steps *s)
 	}
 	free(s->steps);
 	free(s->model);
+	free(s->cluster);
 	free(s->best_baseline);
 	memset(s, 0, sizeof(*s));
 }
@@ -48,17 +49,35 @@ static int parse_phase(struct jv *v, const cJSON *o, const char *path, enum tune
 	return jv_fail(v, p, "'%.40s' is not a phase (start, partition, placement or scheduling)", name);
 }
 
-/* A step's time; null is a plan that could not run (a perturbation may land on one):
- * the tuner writes an infinite time that way. */
-static int step_ms(struct jv *v, const cJSON *o, const char *path, const char *key, int flags, double *out)
+/* A step's number in [lo, hi]; null is what the tuner writes for a number that is not
+ * finite (jw_num): a time of a plan that could not run (a perturbation may land on one),
+ * read as INFINITY, or a bubble it could not measure, read as NAN (null_as). */
+static int step_num(struct jv *v, const cJSON *o, const char *path, const char *key, int flags, double hi,
+                    double dflt, double null_as, double *out)
 {
 	const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, key);
 
 	if (x && cJSON_IsNull(x)) {
-		*out = INFINITY;
+		*out = null_as;
 		return 0;
 	}
-	return jv_number(v, o, path, key, flags, 0, 1e300, 0, out);
+	return jv_number(v, o, path, key, flags, 0, hi, dflt, out);
+}
+
+/* The fields that show a step: its number, phase, move, times and bubble. */
+static int read_shown(struct jv *v, const cJSON *o, const char *path, int k, struct steps_step *t,
+                      const char **what)
+{
+	long idx;
+
+	if (jv_int(v, o, path, "step", 0, 0, 1L << 30, k, &idx) < 0 || parse_phase(v, o, path, &t->phase) < 0 ||
+	    jv_string(v, o, path, "what", 0, "", what) < 0 ||
+	    step_num(v, o, path, "after_ms", JV_REQUIRED, 1e300, 0, INFINITY, &t->after_ms) < 0 ||
+	    step_num(v, o, path, "before_ms", 0, 1e300, t->after_ms, INFINITY, &t->before_ms) < 0 ||
+	    step_num(v, o, path, "bubble_after", 0, 1, 0, NAN, &t->bubble) < 0)
+		return -1;
+	t->index = (int)idx;
+	return 0;
 }
 
 static int read_stages(struct jv *v, const cJSON *o, const char *path, const struct model *m,
@@ -256,7 +275,8 @@ int steps_from_json(struct steps *s, const cJSON *root, const char *file, const 
 		return jv_fail(&v, "steps", "must list at least one step");
 	s->microbatches = (int)mbs;
 	s->evaluations = evals;
-	if ((model && !(s->model = strdup(model))) || (baseline && !(s->best_baseline = strdup(baseline))))
+	if ((model && !(s->model = strdup(model))) || (cluster && !(s->cluster = strdup(cluster))) ||
+	    (baseline && !(s->best_baseline = strdup(baseline))))
 		goto oom;
 	s->steps = calloc((size_t)cJSON_GetArraySize(arr), sizeof(*s->steps));
 	if (!s->steps)
@@ -269,11 +289,7 @@ int steps_from_json(struct steps *s, const cJSON *root, const char *file, const 
 		if (!cJSON_IsObject(o))
 			return jv_fail(&v, p, "must be an object, not %s", json_type_name(o));
 		s->n++;
-		if (parse_phase(&v, o, p, &t->phase) < 0 ||
-		    jv_string(&v, o, p, "what", 0, "", &what) < 0 ||
-		    step_ms(&v, o, p, "before_ms", 0, &t->before_ms) < 0 ||
-		    step_ms(&v, o, p, "after_ms", JV_REQUIRED, &t->after_ms) < 0 ||
-		    read_stages(&v, o, p, m, c, &t->state) < 0 ||
+		if (read_shown(&v, o, p, k, t, &what) < 0 || read_stages(&v, o, p, m, c, &t->state) < 0 ||
 		    read_scheduler(&v, o, p, &t->state.sched) < 0)
 			return -1;
 		if (!(t->what = strdup(what)))

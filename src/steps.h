@@ -15,8 +15,10 @@
  * Steps are of one model on one cluster: the reader checks every step's stages against
  * them (contiguous layer ranges covering the model, devices of the cluster) and that a
  * plan regenerated from a step stays within OCTO_MAX_OPS, so tune_state_plan() can run on
- * any step it accepts. Other fields (step, move, a, b, bubble_after) are not needed to
- * replay a step and are ignored.
+ * any step it accepts. "step" (the step's number, default its place in the list) and
+ * "bubble_after" (a fraction; null: unknown) are checked and kept for the report; other
+ * fields (move, a, b) are not needed to replay or show a step and are ignored. This is the
+ * one reader of the format: `edit --adopt`, `report --steps` and the UI refuse a file alike.
  */
 #ifndef OCTO_STEPS_H
 #define OCTO_STEPS_H
@@ -32,14 +34,18 @@
 #define STEPS_FORMAT "octopipe.steps/1"
 
 struct steps_step {
+	int index;                  /* "step": its number as recorded (its place when absent) */
 	enum tune_phase phase;
 	char *what;                 /* the move in words ("" when absent) */
-	double before_ms, after_ms;
+	double before_ms, after_ms; /* INFINITY: a plan that could not run (null in the file);
+	                             * before_ms is after_ms when absent */
+	double bubble;              /* "bubble_after", in [0, 1]; 0 when absent, NAN when null */
 	struct tune_state state;    /* owned by the step (a caller may take it and zero it) */
 };
 
 struct steps {
 	char *model;                /* the model's name as recorded, or NULL */
+	char *cluster;              /* the cluster's name as recorded, or NULL */
 	int microbatches;           /* the file's, or the caller's when it does not say */
 	char *best_baseline;        /* or NULL */
 	double best_baseline_ms;

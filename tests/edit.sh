@@ -112,6 +112,34 @@ run "$OCTOPIPE" edit "$P" --adopt "$T/other.json" -o "$T/no.json"
 expect_rc 2 "a plan of another model: exit 2"
 expect_match "a plan of 'nemotronh-8b' on '4xH200', this plan is of 'gpt-13b' on '4xH200'" "$ERR" "saying why"
 
+# ---- --adopt and report --steps read steps with one reader: a file one refuses the other
+# refused too, in the same words (edit took a step numbered -3 or a bubble of 700% that
+# report refused, and report refused a step that could not run, null, that edit took)
+stepsmod() { python3 -c "import json, sys; s = json.load(open(sys.argv[1])); t = s['steps'][0]; $1; json.dump(s, open(sys.argv[2], 'w'))" "$T/steps.json" "$T/mod.steps"; }
+for mod in "t['bubble_after'] = 7" "t['step'] = -3" "t['step'] = 'x'" "t['after_ms'] = 1e301" "t['phase'] = ''" \
+           "t['what'] = 5" "t['stages'] = []"; do
+    stepsmod "$mod"
+    rm -f "$T/mod.json" "$T/mod.html"
+    run "$OCTOPIPE" edit "$P" --adopt "$T/mod.steps:0" -o "$T/mod.json"
+    erc=$RC edit_err=$ERR
+    run "$OCTOPIPE" report "$P" --steps "$T/mod.steps" -o "$T/mod.html"
+    if [ "$erc" = 2 ] && [ "$RC" = 2 ] && [ "$edit_err" = "$ERR" ] && [ ! -e "$T/mod.json" ] && [ ! -e "$T/mod.html" ] &&
+       printf '%s' "$ERR" | grep -q '^.*mod\.steps: steps\[0\]'; then
+        ok "steps with $mod: edit --adopt and report --steps refuse them alike ($ERR)"
+    else
+        not_ok "steps with $mod: edit --adopt and report --steps refuse them alike" "edit: exit $erc: $edit_err" "report: exit $RC: $ERR"
+    fi
+done
+stepsmod "t['after_ms'] = None; t['bubble_after'] = None; del t['before_ms']"
+run "$OCTOPIPE" edit "$P" --adopt "$T/mod.steps:0" -o "$T/mod.json"
+erc=$RC
+run "$OCTOPIPE" report "$P" --steps "$T/mod.steps" -o "$T/mod.html"
+if [ "$erc" = 0 ] && [ "$RC" = 0 ]; then ok "a step that could not run (null times, as the tuner writes them): both take it"
+else not_ok "a step that could not run: both take it" "edit: exit $erc" "report: exit $RC: $ERR"; fi
+if grep -q '<td>cannot run</td>' "$T/mod.html" && ! grep -Eq '[ ">(-](nan|inf)\b' "$T/mod.html"; then
+    ok "the report shows its time as 'cannot run', no inf or nan"
+else not_ok "the report shows its time as 'cannot run'" "$(grep -Eo '.{40}(cannot run|nan|inf).{20}' "$T/mod.html" | head -3)"; fi
+
 # ---- bad edits: one line, exit 2, nothing written -------------------------------------------
 for bad in "--boundary 3:+1" "--boundary 0:+2" "--boundary x" "--boundary 0:1" "--boundary 00:+1" "--boundary +0:+1" \
            "--place 1:9" "--place 9:1" "--place 1:-0" "--place 99999999999:1" "--move-op 9F0:later" \
@@ -122,6 +150,14 @@ for bad in "--boundary 3:+1" "--boundary 0:+2" "--boundary x" "--boundary 0:1" "
     if [ "$RC" = 2 ] && [ "$n" = 1 ] && [ ! -e "$T/bad.json" ]; then ok "edit $bad: exit 2, one line, nothing written ($ERR)"
     else not_ok "edit $bad: exit 2, one line, nothing written" "exit $RC, $n lines" "$ERR"; fi
 done
+# FILE:N with an N that is no step number named the whole word a file it could not open
+for k in -1 x "" 1.5 01; do
+    run "$OCTOPIPE" edit "$P" --adopt "$T/steps.json:$k" -o "$T/bad.json"
+    expect_rc 2 "--adopt STEPS:'$k': exit 2"
+    expect_match "^octopipe edit: --adopt '.*steps\.json:$k': the step after ':' is a number from 0 \(the first\) to 1000000, not '$k' \(see 'octopipe edit --help'\)\$" \
+        "$ERR" "--adopt STEPS:'$k' names the step as what is wrong: $ERR"
+done
+if [ -e "$T/bad.json" ]; then not_ok "and writes nothing"; else ok "and writes nothing"; fi
 run "$OCTOPIPE" edit "$P" --reorder -o "$P"
 expect_rc 2 "-o the plan itself: refused"
 expect_match "it is one of this command's inputs" "$ERR" "as one of its inputs"

@@ -38,6 +38,37 @@ expect_rc 2 "--timeline-out= is refused"
 run "$OCTOPIPE" tui --render 80x24 --keys "" "$plan"
 expect_rc 0 "--keys '' (no keys) is still accepted"
 
+# ---- an option's value never swallows the next option: `report --steps -o out.html` read
+# "-o" as the steps file, `sim --timeline-out --json` wrote a file named --json (exit 0)
+steps="$top_srcdir/plans/nemotron-nano-v2-9b-8xH200-tuned.steps"
+run "$OCTOPIPE" report "$plan" --steps -o "$T/swallow.html"
+expect_rc 2 "report --steps -o FILE: exit 2"
+expect_match "^octopipe report: option '--steps' needs a value, not the option '-o'; --steps=VALUE gives a value that starts with '-' \(see 'octopipe report --help'\)\$" \
+    "$ERR" "naming the option that lacks its value: $ERR"
+if [ -e "$T/swallow.html" ]; then not_ok "and writes nothing"; else ok "and writes nothing"; fi
+run sh -c 'cd "$1" && exec "$2" sim "$3" --timeline-out --json' sh "$T" "$OCTOPIPE" "$plan"
+expect_rc 2 "sim --timeline-out --json: exit 2"
+expect_match "option '--timeline-out' needs a value, not the option '--json'" "$ERR" "--json is not the timeline file: $ERR"
+if [ -e "$T/--json" ]; then not_ok "no file named --json"; else ok "no file named --json"; fi
+for args in "export torch-csv $plan -o --json" "edit $plan --adopt --reorder -o $T/e.json" \
+            "tune --model gpt-13b --cluster -o $T/t.json" "plan --model gpt-13b --cluster 4xH200 --schedule -x"; do
+    # shellcheck disable=SC2086
+    run sh -c 'cd "$1" && shift && exec "$@"' sh "$T" "$OCTOPIPE" $args   # in $T: where a swallowed -o --json wrote
+    if [ "$RC" = 2 ] && [ "$(lines "$ERR")" = 1 ] && printf '%s' "$ERR" | grep -q "needs a value, not the option '-"; then
+        ok "'$args': exit 2, the option needs a value ($ERR)"
+    else
+        not_ok "'$args': exit 2, the option needs a value" "exit $RC" "$ERR"
+    fi
+done
+# numbers, "-" and a value joined to its option are values, judged by the option's own check
+run "$OCTOPIPE" tune --layout pp --model gpt-13b --cluster 4xH200 --microbatches 8 --seed -inf
+expect_match "^octopipe tune: --seed: '-inf' is not an integer" "$ERR" "--seed -inf reaches --seed's check: $ERR"
+run "$OCTOPIPE" sim "$plan" --timeline-out -
+expect_rc 0 "--timeline-out - is standard output"
+run sh -c 'cd "$1" && exec "$2" sim "$3" --timeline-out=-t.json' sh "$T" "$OCTOPIPE" "$plan"
+if [ "$RC" = 0 ] && [ -s "$T/-t.json" ]; then ok "--timeline-out=-t.json is a file that starts with '-'"
+else not_ok "--timeline-out=-t.json is a file that starts with '-'" "exit $RC" "$ERR"; fi
+
 # ---- numbers that are not numbers
 for v in nan NaN inf -1 0 1e400 12abc; do
     run "$OCTOPIPE" run --timeout "$v" "$plan"
@@ -271,6 +302,35 @@ for f in deadlock-plan oom-plan; do
     else not_ok "check $f.json prints sim's line and no 'ok'" "check: $OUT / $ERR" "sim: $simline"; fi
     run "$OCTOPIPE" check --structure-only "$data/$f.json"
     expect_rc 0 "check --structure-only $f.json checks the structure alone"
+done
+# ---- export of a plan that cannot run: refused, exit 3 with sim's line, nothing written
+# (torch-csv, megatron-args and torchtitan of either plan, and svg of the out-of-memory one,
+# were written with exit 0); --force exports the out-of-memory one, never the deadlock
+for f in deadlock-plan oom-plan; do
+    run "$OCTOPIPE" sim "$data/$f.json"
+    simline=$ERR
+    [ "$f" = oom-plan ] && simline="$simline (--force exports it anyway)"
+    for fmt in torch-csv megatron-args torchtitan svg; do
+        rm -rf "$T/x.out"
+        run "$OCTOPIPE" export $fmt "$data/$f.json" -o "$T/x.out"
+        if [ "$RC" = 3 ] && [ "$ERR" = "$simline" ] && [ -z "$OUT" ] && [ ! -e "$T/x.out" ]; then
+            ok "export $fmt $f.json: exit 3, sim's line, nothing written"
+        else
+            not_ok "export $fmt $f.json: exit 3, sim's line, nothing written" "exit $RC" "stderr: $ERR" "want: $simline" \
+                "$(ls -d "$T/x.out" 2>/dev/null)"
+        fi
+    done
+    run "$OCTOPIPE" export megatron-layout "$data/$f.json"
+    expect_rc 2 "export megatron-layout $f.json: the format's own refusal (a hybrid model) comes first"
+done
+for fmt in torch-csv svg; do
+    rm -f "$T/x.out"
+    run "$OCTOPIPE" export $fmt "$data/oom-plan.json" --force -o "$T/x.out"
+    if [ "$RC" = 0 ] && [ -s "$T/x.out" ]; then ok "export $fmt --force exports the out-of-memory plan"
+    else not_ok "export $fmt --force exports the out-of-memory plan" "exit $RC" "$ERR"; fi
+    run "$OCTOPIPE" export $fmt "$data/deadlock-plan.json" --force -o "$T/y.out"
+    if [ "$RC" = 3 ] && [ ! -e "$T/y.out" ]; then ok "export $fmt --force still refuses the deadlock"
+    else not_ok "export $fmt --force still refuses the deadlock" "exit $RC" "$ERR"; fi
 done
 run "$OCTOPIPE" check --json "$data/tiny-plan.json" "$data/oom-plan.json"
 expect_rc 3 "check --json exits 3 on an infeasible plan"

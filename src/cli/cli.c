@@ -134,6 +134,61 @@ static void option_name(char *out, size_t outsz, const char *arg)
 	snprintf(out, outsz, "%.*s", (int)(n < 200 ? n : 200), arg);
 }
 
+/* Whether option o (NULL: a short option with no long name) takes free text, where an
+ * empty value or one that starts with '-' means something. */
+static bool free_text(const struct option *o)
+{
+	static const char *const names[] = { "keys", "launcher", NULL };
+
+	for (int i = 0; o && names[i]; i++)
+		if (strcmp(o->name, names[i]) == 0)
+			return true;
+	return false;
+}
+
+/* Whether a value looks like an option rather than a value: it starts with '-' and is not
+ * "-" alone (standard input or output), a number ("-1", "-0.5", "-inf") or a list that
+ * starts with one ("-1,2": the option's own check judges those). */
+static bool looks_like_option(const char *v)
+{
+	char *end;
+
+	if (v[0] != '-' || !v[1] || isdigit((unsigned char)v[1]) || v[1] == '.')
+		return false;
+	strtod(v, &end);
+	return *end != '\0';
+}
+
+/* The value getopt_long gave option ch (optarg), refused with one usage line when it is
+ * empty (an unset shell variable, -o "") or when it is the next option, taken for the value
+ * (`--steps -o out.json` read "-o" as the steps file). A value joined to its option
+ * (--steps=-x, -o-x) is what was meant. Returns ch, or '?'. */
+static int check_value(const char *cmd, int ch, int longindex, const struct option *longopts, char **argv)
+{
+	/* the option as given (two names may share a value: --budget, --time-budget) */
+	const struct option *o = longindex >= 0 ? &longopts[longindex] : longopts;
+	bool own_word = optind >= 2 && optarg == argv[optind - 1];
+	char name[256], joined[300];
+
+	while (o && o->name && o->val != ch)
+		o++;
+	if (o && !o->name)
+		o = NULL;
+	if (free_text(o) || (optarg[0] && !(own_word && looks_like_option(optarg))))
+		return ch;
+	if (o)
+		snprintf(name, sizeof(name), "--%s", o->name);
+	else
+		snprintf(name, sizeof(name), "-%c", ch);
+	snprintf(joined, sizeof(joined), o ? "%s=VALUE" : "%sVALUE", name);
+	if (!optarg[0])
+		cli_usage_error(cmd, "option '%s' needs a value, not an empty string", name);
+	else
+		cli_usage_error(cmd, "option '%s' needs a value, not the option '%s'; %s gives a value that starts "
+		                "with '-'", name, optarg, joined);
+	return '?';
+}
+
 int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts, const struct option *longopts)
 {
 	char spec[128], name[256];
@@ -185,26 +240,7 @@ int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts, co
 			cli_usage_error(cmd, "unknown option '%s'", name);
 		return '?';
 	}
-	if (optarg && !optarg[0]) {
-		/* an empty value is a slip (an unset shell variable, -o ""), except for the
-		 * options where "nothing" means something */
-		static const char *const may_be_empty[] = { "keys", "launcher", NULL };
-		/* the option as given (two names may share a value: --budget, --time-budget) */
-		const struct option *o = longindex >= 0 ? &longopts[longindex] : longopts;
-
-		while (o && o->name && o->val != ch)
-			o++;
-		for (int i = 0; o && o->name && may_be_empty[i]; i++)
-			if (strcmp(o->name, may_be_empty[i]) == 0)
-				return ch;
-		if (o && o->name)
-			snprintf(name, sizeof(name), "--%s", o->name);
-		else
-			snprintf(name, sizeof(name), "-%c", ch);
-		cli_usage_error(cmd, "option '%s' needs a value, not an empty string", name);
-		return '?';
-	}
-	return ch;
+	return optarg ? check_value(cmd, ch, longindex, longopts, argv) : ch;
 }
 
 int cli_number(const char *cmd, const char *opt, const char *value, double lo, double hi, bool lo_open,

@@ -33,6 +33,11 @@ int cmd_import(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 /* export svg (cmd_report.c): argv[0] is "svg". */
 int cmd_export_svg(int argc, char **argv);
+/* Whether an export of plan p (read from path) may go on: EXIT_OK, or EXIT_INFEASIBLE after
+ * the line `octopipe sim` prints for it (EXIT_RUNTIME after a line on another failure). A
+ * deadlock is always refused; a device out of memory unless force (--force, as run's). */
+struct plan;
+int cli_export_runs(const char *path, const struct plan *p, bool force);
 int cmd_report(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
 int cmd_run(int argc, char **argv);
@@ -51,8 +56,10 @@ void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 const char *cli_name(const char *s);
 void cli_verr(const char *fmt, va_list ap);
 /* getopt_long for a subcommand: one usage line naming the option on a missing value, an
- * unknown or ambiguous option, a value given to a flag, or an empty value; it then returns
- * '?' (the caller returns EXIT_INPUT). Otherwise as getopt_long. */
+ * unknown or ambiguous option, a value given to a flag, an empty value, or a value that is
+ * the next option (`--steps -o`: a word after the option that starts with '-' and is not
+ * "-" or a number; --steps=-x gives such a value); it then returns '?' (the caller returns
+ * EXIT_INPUT). Otherwise as getopt_long. */
 struct option;
 int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts, const struct option *longopts);
 /* A number option inside [lo, hi] (lo excluded with lo_open); NaN, infinities and trailing

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "action.h"
 #include "cli.h"
@@ -152,18 +153,29 @@ static int start_times(const struct plan *p, double **times)
 	return rc;
 }
 
-/* The file of --adopt FILE[:N] into file; returns N, or -1 for a plan. */
+enum { ADOPT_PLAN = -1, ADOPT_BAD_STEP = -2 };
+
+/* The file of --adopt FILE[:N] into file; returns N, ADOPT_PLAN for a plan, or
+ * ADOPT_BAD_STEP when FILE exists but what follows its ':' is not a step number (FILE:-1
+ * was tried as a plan named "FILE:-1", and "cannot open" hid what was wrong). */
 static long adopt_file(const char *arg, char *file, size_t n)
 {
 	const char *colon = strrchr(arg, ':'), *end;
+	struct stat st;
 	long k;
 
-	if (!colon || !count(colon + 1, &k, &end) || *end) {
-		snprintf(file, n, "%s", cli_resolve(arg, "plans"));
-		return -1;
+	if (colon && count(colon + 1, &k, &end) && !*end) {
+		snprintf(file, n, "%.*s", (int)(colon - arg), arg);
+		return k;
 	}
+	snprintf(file, n, "%s", cli_resolve(arg, "plans"));
+	if (!colon || stat(file, &st) == 0)
+		return ADOPT_PLAN;
 	snprintf(file, n, "%.*s", (int)(colon - arg), arg);
-	return k;
+	if (stat(file, &st) == 0)
+		return ADOPT_BAD_STEP;
+	snprintf(file, n, "%s", cli_resolve(arg, "plans"));
+	return ADOPT_PLAN;
 }
 
 /* The plan to take over for --adopt FILE[:N] into *with; its label into label. */
@@ -171,7 +183,7 @@ static int adopt_plan(const struct plan *cur, const char *arg, struct plan *with
                       struct err *e)
 {
 	char path[4096];
-	long k = adopt_file(arg, path, sizeof(path));
+	long k = adopt_file(arg, path, sizeof(path));   /* not ADOPT_BAD_STEP: cmd_edit checked */
 	struct model m;
 	struct cluster c;
 	struct steps st;
@@ -425,8 +437,12 @@ int cmd_edit(int argc, char **argv)
 
 			if (ea->kind[i] != OPT_ADOPT)
 				continue;
-			adopt_file(ea->arg[i], file, sizeof(file));
-			rc = cli_refuse_input("edit", a.out, (const char *const[]){ file }, 1);
+			if (adopt_file(ea->arg[i], file, sizeof(file)) == ADOPT_BAD_STEP)
+				rc = cli_usage_error("edit", "--adopt '%s': the step after ':' is a number from 0 (the "
+				                     "first) to 1000000, not '%s'", cli_name(ea->arg[i]),
+				                     cli_name(strrchr(ea->arg[i], ':') + 1));
+			else
+				rc = cli_refuse_input("edit", a.out, (const char *const[]){ file }, 1);
 		}
 		if (rc == EXIT_OK)
 			rc = cli_refuse_input("edit", a.out, inputs, n);

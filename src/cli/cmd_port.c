@@ -6,6 +6,7 @@
  *   export megatron-layout PLAN             Megatron-LM --pipeline-model-parallel-layout
  *   export megatron-args PLAN [-o FILE]     the Megatron-LM flags that run it
  *   export torchtitan PLAN -o DIR           torchtitan's job-config TOML and schedule CSV
+ * An export of a plan that cannot run is refused (cli_export_runs), writing nothing.
  */
 #include "config.h"
 
@@ -23,7 +24,9 @@
 #include "fileio.h"
 #include "json.h"
 #include "megatron.h"
+#include "metrics.h"
 #include "profile.h"
+#include "sim.h"
 #include "torchcsv.h"
 #include "torchtitan.h"
 
@@ -49,12 +52,12 @@ static void import_usage(FILE *f)
 
 static void export_usage(FILE *f)
 {
-	fputs("usage: octopipe export torch-csv PLAN [-o FILE]\n"
-	      "       octopipe export megatron-layout PLAN\n"
-	      "       octopipe export megatron-args PLAN [-o FILE]\n"
-	      "       octopipe export torchtitan PLAN -o DIR\n"
+	fputs("usage: octopipe export torch-csv PLAN [-o FILE] [--force]\n"
+	      "       octopipe export megatron-layout PLAN [--force]\n"
+	      "       octopipe export megatron-args PLAN [-o FILE] [--force]\n"
+	      "       octopipe export torchtitan PLAN -o DIR [--force]\n"
 	      "       octopipe export svg PLAN [-o FILE] [--timeline T] [--width PX]\n"
-	      "                           [--critical-path]\n"
+	      "                           [--critical-path] [--force]\n"
 	      "\n"
 	      "torch-csv writes each device's op order as PyTorch pipelining's schedule CSV;\n"
 	      "megatron-layout prints the partition as a Megatron pipeline layout string\n"
@@ -70,7 +73,11 @@ static void export_usage(FILE *f)
 	      "versions take the same values under new names) and DIR/schedule.csv (the\n"
 	      "order its pipelining runtime runs), refusing placements other than its loop\n"
 	      "or v style;\n"
-	      "svg draws the plan as a per-GPU Gantt chart (octopipe export svg --help).\n", f);
+	      "svg draws the plan as a per-GPU Gantt chart (octopipe export svg --help).\n"
+	      "\n"
+	      "A plan that cannot run is not exported: a deadlock, or a device out of memory\n"
+	      "(--force exports that one anyway, as run --force runs it), is exit 3 with the\n"
+	      "line sim prints, and nothing is written.\n", f);
 }
 
 static int import_profile(int argc, char **argv)
@@ -216,9 +223,35 @@ int cmd_import(int argc, char **argv)
 	return rc;
 }
 
+int cli_export_runs(const char *path, const struct plan *p, bool force)
+{
+	struct err e = ERR_INIT;
+	struct sim s;
+	struct sim_opts o;
+	struct metrics m;
+	int rc = EXIT_OK;
+
+	memset(&s, 0, sizeof(s));
+	sim_opts_default(&o);
+	if (sim_run(&s, p, &o, &m, &e) < 0) {
+		rc = e.cls == ERR_INFEASIBLE ? EXIT_INFEASIBLE : EXIT_RUNTIME;
+		cli_err("%s: %s%s\n", path, rc == EXIT_INFEASIBLE ? "plan infeasible: " : "", e.msg);
+	} else if (m.noom && !force) {
+		struct strbuf sb = STRBUF_INIT;
+
+		cli_oom_line(&sb, path, p, &m);
+		cli_err("%s (--force exports it anyway)\n", strbuf_failed(&sb) ? path : sb.buf);
+		strbuf_release(&sb);
+		rc = EXIT_INFEASIBLE;
+	}
+	metrics_release(&m);
+	sim_release(&s);
+	return rc;
+}
+
 /* export torchtitan PLAN -o DIR: the CSV first, then the TOML that names it, each
  * written atomically; DIR is made when missing. */
-static int export_torchtitan(struct plan *p, const char *plan_arg, const char *dir)
+static int export_torchtitan(struct plan *p, const char *plan_arg, const char *path, bool force, const char *dir)
 {
 	struct strbuf toml = STRBUF_INIT, csv = STRBUF_INIT;
 	struct err e = ERR_INIT;
@@ -232,6 +265,8 @@ static int export_torchtitan(struct plan *p, const char *plan_arg, const char *d
 		err_prefix(&e, plan_arg);
 		return cli_report(&e);
 	}
+	if ((rc = cli_export_runs(path, p, force)) != EXIT_OK)
+		return rc; /* before DIR is made: nothing is written */
 	if (mkdir(dir, 0777) < 0 && errno != EEXIST) {
 		err_set(&e, ERR_INPUT, "%s: cannot make the directory: %s", dir, strerror(errno));
 		return cli_report(&e);
@@ -251,13 +286,41 @@ static int export_torchtitan(struct plan *p, const char *plan_arg, const char *d
 	return rc;
 }
 
+/* The text of export FORMAT (not torchtitan) of p into sb: 0, or the exit code after
+ * one line (a layout the runtime refuses). */
+static int export_text(const char *what, struct plan *p, const char *plan_arg, struct strbuf *sb)
+{
+	struct err e = ERR_INIT;
+	int r;
+
+	if (strcmp(what, "torch-csv") == 0)
+		r = torchcsv_export(p, sb, &e);
+	else if (strcmp(what, "megatron-args") == 0)
+		return megatron_args(p, plan_arg, sb, &e) < 0 ? cli_report(&e) : EXIT_OK; /* names the plan */
+	else if ((r = megatron_layout(p, sb, &e)) >= 0)
+		strbuf_addch(sb, '\n');
+	if (r < 0) {
+		err_prefix(&e, plan_arg);
+		return cli_report(&e);
+	}
+	return EXIT_OK;
+}
+
 int cmd_export(int argc, char **argv)
 {
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
 	struct plan p;
 	struct err e = ERR_INIT;
 	struct strbuf sb = STRBUF_INIT;
 	const char *what, *plan_arg = NULL, *out = NULL;
-	int rc;
+	char path[PATH_MAX];
+	bool force = false;
+	int ch, rc;
 
 	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
 		export_usage(stdout);
@@ -269,21 +332,21 @@ int cmd_export(int argc, char **argv)
 		return cli_usage_error("export", "needs a format (torch-csv, megatron-layout, megatron-args, torchtitan, svg) "
 		                       "and a plan");
 	what = argv[1];
-	for (int i = 2; i < argc; i++) {
-		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-			/* `export FORMAT --help`, as `export svg --help` answers */
-			export_usage(stdout);
-			return EXIT_OK;
+	/* the options after FORMAT, read as every command's are (cli_getopt) */
+	optind = 0;
+	while ((ch = cli_getopt("export", argc - 1, argv + 1, "o:h", opts)) != -1) {
+		switch (ch) {
+		case 'o': out = optarg; break;
+		case 'f': force = true; break;
+		case 'h': export_usage(stdout); return EXIT_OK; /* `export FORMAT --help`, as svg answers */
+		default: return EXIT_INPUT;                       /* cli_getopt said why */
 		}
-		if ((strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) && i + 1 < argc)
-			out = argv[++i];
-		else if (!plan_arg && argv[i][0] != '-')
-			plan_arg = argv[i];
-		else
-			return cli_usage_error("export", "unexpected argument '%s'", argv[i]);
 	}
-	if (!plan_arg)
+	if (optind >= argc - 1)
 		return cli_usage_error("export", "no plan given");
+	if (optind < argc - 2)
+		return cli_usage_error("export", "unexpected argument '%s'", argv[1 + optind + 1]);
+	plan_arg = argv[1 + optind];
 	if (strcmp(what, "torch-csv") != 0 && strcmp(what, "megatron-layout") != 0 && strcmp(what, "megatron-args") != 0 &&
 	    strcmp(what, "torchtitan") != 0)
 		return cli_usage_error("export", "unknown format '%s' (torch-csv, megatron-layout, megatron-args, torchtitan "
@@ -292,26 +355,16 @@ int cmd_export(int argc, char **argv)
 		return cli_usage_error("export", "torchtitan needs -o DIR");
 	if (!out)
 		out = "-";
-	if (plan_load(&p, cli_resolve(plan_arg, "plans"), &e) < 0)
+	snprintf(path, sizeof(path), "%s", cli_resolve(plan_arg, "plans"));
+	if (plan_load(&p, path, &e) < 0)
 		return cli_report(&e);
-	if (strcmp(what, "torchtitan") == 0) {
-		rc = export_torchtitan(&p, plan_arg, out);
-	} else if (strcmp(what, "torch-csv") == 0) {
-		if (torchcsv_export(&p, &sb, &e) < 0) {
-			err_prefix(&e, plan_arg);
-			rc = cli_report(&e);
-		} else {
-			rc = cli_write_text(out, sb.buf, sb.len);
-		}
-	} else if (strcmp(what, "megatron-args") == 0) {
-		rc = megatron_args(&p, plan_arg, &sb, &e) < 0 ? cli_report(&e) : cli_write_text(out, sb.buf, sb.len);
-	} else if (megatron_layout(&p, &sb, &e) < 0) {
-		err_prefix(&e, plan_arg);
-		rc = cli_report(&e);
-	} else {
-		strbuf_addch(&sb, '\n');
+	/* what the format refuses (exit 2) first, then whether the plan runs (exit 3), then
+	 * the output: a plan that cannot run leaves nothing behind */
+	if (strcmp(what, "torchtitan") == 0)
+		rc = export_torchtitan(&p, plan_arg, path, force, out);
+	else if ((rc = export_text(what, &p, plan_arg, &sb)) == EXIT_OK &&
+	         (rc = cli_export_runs(path, &p, force)) == EXIT_OK)
 		rc = cli_write_text(out, sb.buf, sb.len);
-	}
 	strbuf_release(&sb);
 	plan_release(&p);
 	return rc;

@@ -1,6 +1,6 @@
 /*
  * octopipe report / export svg — pictures for people who were not at the terminal:
- *   export svg PLAN [-o FILE] [--timeline T] [--width PX] [--critical-path]
+ *   export svg PLAN [-o FILE] [--timeline T] [--width PX] [--critical-path] [--force]
  *   report PLAN... [--steps FILE] [--timeline T] [--width PX] [--critical-path] -o FILE
  * The drawing is the engine's (report.h); this file reads the arguments and the files.
  */
@@ -20,7 +20,7 @@
 static void svg_usage(FILE *f)
 {
 	fputs("usage: octopipe export svg PLAN [-o FILE] [--timeline T] [--width PX]\n"
-	      "                           [--critical-path]\n"
+	      "                           [--critical-path] [--force]\n"
 	      "\n"
 	      "Draws PLAN's simulated iteration as a per-GPU SVG Gantt chart: F/I/W/B ops in\n"
 	      "the TUI's colours (W dotted, B striped) with a tooltip each, bubbles hatched,\n"
@@ -31,7 +31,11 @@ static void svg_usage(FILE *f)
 	      "  --timeline T       a measured run of PLAN (octopipe run --timeline-out), drawn\n"
 	      "                     under each GPU's predicted row\n"
 	      "  --width PX         width in pixels (default 1200); every size scales with it\n"
-	      "  --critical-path    outline the ops of the critical path\n", f);
+	      "  --critical-path    outline the ops of the critical path\n"
+	      "  --force            draw a plan the simulator finds out of device memory\n"
+	      "\n"
+	      "A plan that cannot run (a deadlock, a device out of memory) is exit 3 with the\n"
+	      "line sim prints, and nothing is written.\n", f);
 }
 
 static void report_usage(FILE *f)
@@ -87,11 +91,13 @@ int cmd_export_svg(int argc, char **argv)
 		{ "timeline", required_argument, NULL, 't' },
 		{ "width", required_argument, NULL, 'w' },
 		{ "critical-path", no_argument, NULL, 'c' },
+		{ "force", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *out = "-", *tl_path = NULL;
-	struct report_svg_opts o = { 0, false, NULL };
+	struct report_svg_opts o = { .width_px = 0, .critical_path = false, .title = NULL };
+	bool force = false;
 	struct strbuf sb = STRBUF_INIT;
 	struct err e = ERR_INIT;
 	struct timeline t;
@@ -106,6 +112,7 @@ int cmd_export_svg(int argc, char **argv)
 		case 't': tl_path = optarg; break;
 		case 'w': if (parse_width("export", optarg, &o.width_px)) return EXIT_INPUT; break;
 		case 'c': o.critical_path = true; break;
+		case 'f': force = true; break;
 		case 'h': svg_usage(stdout); return EXIT_OK;
 		default: return EXIT_INPUT;   /* cli_getopt said why */
 		}
@@ -125,11 +132,14 @@ int cmd_export_svg(int argc, char **argv)
 		plan_release(&p);
 		return rc;
 	}
-	if (report_svg(&p, tl_path ? &t : NULL, &o, &sb, &e) < 0) {
+	/* a plan that cannot run is refused as every export refuses it (an out-of-memory one
+	 * was drawn, exit 0): nothing is drawn or written */
+	rc = cli_export_runs(cli_resolve(argv[optind], "plans"), &p, force);
+	if (rc == EXIT_OK && report_svg(&p, tl_path ? &t : NULL, &o, &sb, &e) < 0) {
 		if (e.cls == ERR_INFEASIBLE || e.cls == ERR_INPUT)
 			err_prefix(&e, argv[optind]);
 		rc = cli_report(&e);
-	} else {
+	} else if (rc == EXIT_OK) {
 		rc = cli_write_text(out, sb.buf, sb.len);
 	}
 	strbuf_release(&sb);

@@ -71,6 +71,10 @@ int main(void)
 		is_int(s.steps[1].state.first[4], 4, "the boundaries end at the layer count");
 		is_int(s.steps[0].state.sched.cap_extra, 2, "the scheduler knobs are read");
 		ok(s.steps[0].state.sched.alternate, "alternate is read");
+		/* the fields the report shows are this reader's too (report --steps and edit --adopt
+		 * refuse a file alike) */
+		is_int(s.steps[1].index, 1, "a step's number is read");
+		ok(s.steps[1].bubble > 0.25 && s.steps[1].bubble < 0.2502, "and its bubble (%g)", s.steps[1].bubble);
 		ok(tune_state_plan(&m, &c, s.microbatches, &s.steps[1].state, &p, &e) == 0,
 		   "a loaded step regenerates its plan (%s)", e.msg);
 		if (p.nstages == 4)
