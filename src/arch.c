@@ -287,7 +287,7 @@ static int check_cost(const char *name, int i, const char *kind, const struct la
 int arch_to_model(const struct arch *a, const struct hardware *hw, const struct cost_opts *o,
                   const char *name, struct model *m, struct err *e)
 {
-	double sum_params = 0, sum_act = 0;
+	double sum_params = 0, sum_act = 0, sum_ms = 0;
 
 	memset(m, 0, sizeof(*m));
 	/* Megatron splits every head group evenly over the TP ranks: more ranks than heads, or
@@ -341,6 +341,14 @@ int arch_to_model(const struct arch *a, const struct hardware *hw, const struct 
 		l->core_f_ms = fmin((double)(long long)(lc.core_f_ms * 1e6 + 0.5) / 1e6, l->f_ms);
 		l->a2a_bytes = (uint64_t)(lc.a2a_bytes + 0.5);
 		l->tied_bytes = (uint64_t)fmin(lc.tied_bytes + 0.5, (double)l->param_bytes);
+		sum_ms += l->f_ms + l->b_ms + l->w_ms;
+	}
+	/* the model reader refuses a table of no work; so does its writer, before it writes one */
+	if (!(sum_ms > 0)) {
+		err_set(e, ERR_INPUT, "architecture '%s': every layer costs 0 ms at sequence %ld (under a nanosecond "
+		        "rounded): there is nothing to schedule", a->name ? a->name : name, o->seq);
+		model_release(m);
+		return -1;
 	}
 	return 0;
 oom:

@@ -258,6 +258,13 @@ expect_rc 2 "a config whose layers exceed what a layer table holds exits 2"
 expect_match "'huge': layer 1 \(attn\+dense\) would hold 4\.11e\+16 bytes, more than a layer table holds \(2\^53\): the architecture is too large$" "$ERR" "and names the layer"
 if [ ! -e "$T/huge.json" ]; then ok "and writes nothing"; else not_ok "and writes nothing"; fi
 
+# an architecture whose every layer rounds to 0 ms is refused before a table is written:
+# the model reader refuses a table of no work (found by fuzz_arch: a kind of params 10)
+run "$OCTOPIPE" cost "$top_srcdir/tests/fuzz/regress/arch/zero-cost-kind.json" --cluster 8xH200 -o "$T/zero.json"
+expect_rc 2 "an architecture of no work exits 2"
+expect_match "^architecture 'x': every layer costs 0 ms at sequence 4096 \(under a nanosecond rounded\): there is nothing to schedule$" "$ERR" "and says why: $ERR"
+if [ ! -e "$T/zero.json" ]; then ok "and writes nothing"; else not_ok "and writes nothing"; fi
+
 # import profile
 D=$data/profile
 # a rule whose backtracking passes PCRE2's limit on a record is an error naming the rule and

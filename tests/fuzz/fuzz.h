@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -94,8 +95,10 @@ static inline void fuzz_cost_round_trip(const struct arch *a)
 
 		if (out) {
 			again = fuzz_rewrite(out);
-			if (model_from_json(&back, again, "fuzz-rewrite", NULL, &e) != 0)
+			if (model_from_json(&back, again, "fuzz-rewrite", NULL, &e) != 0) {
+				fprintf(stderr, "round trip refused: %s\n", e.msg);
 				abort();
+			}
 			model_release(&back);
 			cJSON_Delete(again);
 			cJSON_Delete(out);
