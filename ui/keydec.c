@@ -25,7 +25,8 @@
  * and otherwise Esc and ']' or 'P' typed apart, or an Alt chord (keydec_idle tells which). */
 enum { S_GROUND, S_ESC, S_CSI, S_SS3, S_LINUX, S_X10, S_PASTE, S_PASTE_TAIL, S_STRING, S_STRING_START,
        S_ALT_CONT,     /* the rest of a UTF-8 character an Alt chord began (len: bytes left) */
-       S_HOLD };       /* after a paste's end marker, until the read runs dry (KEYDEC_HOLD_MAX) */
+       S_HOLD };       /* after a paste's end marker, until a read with bytes after it runs
+                        * dry, or a timeout (KEYDEC_HOLD_MAX) */
 
 static const char paste_end[] = "\033[201~";
 static const char paste_start[] = "\033[200~";
@@ -616,7 +617,10 @@ void keydec_timeout(struct keydec *d)
 
 void keydec_idle(struct keydec *d)
 {
-	if (d->state == S_HOLD)
+	/* a read that ran dry right at an end marker has decided nothing: the marker may
+	 * have been pasted text, and the paste's next read is on its way; the timeout
+	 * ends that hold (a key typed after a paste waits for it, at most seq_ms) */
+	if (d->state == S_HOLD && d->nhold > 0)
 		hold_release(d);
 	d->apart = true;
 }

@@ -95,7 +95,8 @@ void keydec_feed(struct keydec *d, int byte);
  * this, then a key are the Esc key and that key, typed apart. (A key typed right after
  * Esc while the UI was too busy to read reads as a chord: dropped, never a command.)
  * The bytes held after a paste's end are decided here (KEYDEC_HOLD_MAX): drain the
- * events after it. */
+ * events after it. (A read that ran dry right at the end marker holds on: the paste may
+ * go on in the next read; keydec_timeout ends that.) */
 void keydec_idle(struct keydec *d);
 /* No byte came for keydec_wait_ms: a lone ESC becomes the Esc key, a partial sequence is
  * dropped, a paste that paused ends its text so far, and one past KEYDEC_PASTE_MAX_MS

@@ -342,6 +342,43 @@ static void after_paste_end(void)
 	ok(t.keys == 0 && t.ntext == 1 + KEYDEC_HOLD_MAX + 10, "more than KEYDEC_HOLD_MAX bytes after it: pasted");
 }
 
+/* Decodes each of the strings as one read: the read runs dry after each (keydec_idle),
+ * the next comes before the decoder's timeout; then a pause. */
+static struct tally reads(const char *const *r)
+{
+	struct keydec d;
+	struct tally t;
+
+	memset(&t, 0, sizeof(t));
+	keydec_init(&d, false);
+	for (; *r; r++) {
+		for (const char *s = *r; *s; s++) {
+			keydec_feed(&d, (unsigned char)*s);
+			drain(&d, &t);
+		}
+		keydec_idle(&d);
+		drain(&d, &t);
+	}
+	keydec_timeout(&d);
+	drain(&d, &t);
+	return t;
+}
+
+/* The read ran dry right after an end marker that was pasted text: what the next read
+ * brings before the terminal's end marker is paste text still, never keys (w saved, q
+ * quit); a key typed after a paste acts, whether before the decoder's timeout or after. */
+static void end_marker_at_read_boundary(void)
+{
+	static const char *const split[] = { "\033[200~abc\033[201~", "wq\033[201~", NULL };
+	static const char *const typed[] = { "\033[200~abc\033[201~", "l", NULL };
+	struct tally t = reads(split);
+
+	ok(t.keys == 0 && t.acting == 0 && t.ntext == 5 && memcmp(t.text, "abcwq", 5) == 0,
+	   "bytes after an end marker that ended a read are paste text up to the next marker (%d keys)", t.keys);
+	t = reads(typed);
+	ok(t.keys == 1 && t.key[0] == 'l' && t.ntext == 3, "a key typed right after a paste is a key");
+}
+
 /* ---- the fuzz ------------------------------------------------------------------------- */
 
 static unsigned long long rng;
@@ -524,6 +561,7 @@ int main(void)
 	paused_paste();
 	stray_paste_start();
 	after_paste_end();
+	end_marker_at_read_boundary();
 	fuzz();
 	fuzz_embedded_end();
 	return tap_done();
