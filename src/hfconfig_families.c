@@ -208,7 +208,8 @@ static int sparse(struct hf *c, const struct style *s)
 	    hf_geti(c, "intermediate_size", false, 1, 0, &ml.f) < 0 || windows(c, s, &window, &from) < 0 ||
 	    (s->moe == MOE_STEP && hf_geti(c, "decoder_sparse_step", false, 1, 1, &step) < 0) ||
 	    (s->moe == MOE_FIRST_K && hf_geti(c, "first_k_dense_replace", false, 0, 0, &first_k) < 0) ||
-	    (s->mtp && hf_geti(c, "num_nextn_predict_layers", false, 0, 0, &mtp) < 0))
+	    (s->mtp && hf_geti(c, "num_nextn_predict_layers", false, 0, 0, &mtp) < 0) ||
+	    hf_layers_limit(c, "num_nextn_predict_layers", mtp) < 0)
 		return -1;
 	ml.gated = true;
 	if (hf_add_embedding(c, 0) < 0)

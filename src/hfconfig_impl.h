@@ -29,6 +29,8 @@ struct hf {
 };
 
 /* An integer field; JSON null counts as absent (dflt) unless required. */
+/* Refuses a layer count (and extra MTP modules read from key) past OCTO_MAX_LAYERS. */
+int hf_layers_limit(struct hf *c, const char *key, long extra);
 int hf_geti(struct hf *c, const char *key, bool required, long lo, long dflt, long *out);
 /* A boolean field; JSON null counts as absent. */
 int hf_getb(struct hf *c, const char *key, bool dflt, bool *out);

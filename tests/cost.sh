@@ -265,6 +265,17 @@ expect_rc 2 "an architecture of no work exits 2"
 expect_match "^architecture 'x': every layer costs 0 ms at sequence 4096 \(under a nanosecond rounded\): there is nothing to schedule$" "$ERR" "and says why: $ERR"
 if [ ! -e "$T/zero.json" ]; then ok "and writes nothing"; else not_ok "and writes nothing"; fi
 
+# a layer count past the limit is refused as it is read, before any layer is built (found by
+# fuzz_arch: a GPT-2 config of 310283 layers built 100000 of them first, seconds under ASan)
+run "$OCTOPIPE" cost "$top_srcdir/tests/fuzz/regress/arch/gpt2-310283-layers.json" --cluster 8xH200 -o "$T/big.json"
+expect_rc 2 "310283 GPT-2 layers exit 2"
+expect_match "gpt2-310283-layers.json: n_layer: more than 100000 layers$" "$ERR" "naming the key: $ERR"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["num_nextn_predict_layers"]=99999; json.dump(d,open(sys.argv[2],"w"))' \
+    "$top_srcdir/samples/architectures/deepseek-v3.json" "$T/mtp.json"
+run "$OCTOPIPE" cost "$T/mtp.json" --cluster 8xH200 -o "$T/mtp-model.json"
+expect_rc 2 "99999 MTP modules exit 2"
+expect_match "mtp.json: num_nextn_predict_layers: 99999 MTP modules and 61 layers pass the limit of 100000 layers$" "$ERR" "naming the key: $ERR"
+
 # import profile
 D=$data/profile
 # a rule whose backtracking passes PCRE2's limit on a record is an error naming the rule and
