@@ -6,6 +6,7 @@
 #ifndef OCTO_FUZZ_H
 #define OCTO_FUZZ_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -41,6 +42,26 @@ static inline cJSON *fuzz_rewrite(const cJSON *root)
 	if (!again)
 		abort();
 	return again;
+}
+
+/* True for a config that asks for 20 001 to 100 000 layers (num_hidden_layers, n_layer,
+ * num_nextn_predict_layers, at the top or in text_config): a valid architecture that
+ * takes seconds to build under ASan (1.8 KB a layer), past libFuzzer's 10 s timeout on a
+ * loaded machine; the targets leave it out. Counts above the limit stay in: they are
+ * refused as they are read. */
+static inline bool fuzz_too_many_layers(const cJSON *root)
+{
+	static const char *const keys[] = { "num_hidden_layers", "n_layer", "num_nextn_predict_layers" };
+	const cJSON *objs[2] = { root, cJSON_GetObjectItemCaseSensitive(root, "text_config") };
+
+	for (int o = 0; o < 2; o++)
+		for (size_t k = 0; cJSON_IsObject(objs[o]) && k < sizeof(keys) / sizeof(keys[0]); k++) {
+			const cJSON *n = cJSON_GetObjectItemCaseSensitive(objs[o], keys[k]);
+
+			if (cJSON_IsNumber(n) && n->valuedouble > 20000 && n->valuedouble <= 100000)
+				return true;
+		}
+	return false;
 }
 
 /* The model and cluster the CSV and steps targets import against: tests/data's tiny

@@ -19,6 +19,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (!root)
 		return 0;
+	if (fuzz_too_many_layers(root)) {
+		cJSON_Delete(root);
+		return 0;
+	}
 	memset(&a, 0, sizeof(a));
 	fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
 	if (cJSON_IsString(fmt) && strncmp(fmt->valuestring, "octopipe.arch/", 14) == 0)

@@ -18,6 +18,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (!root)
 		return 0;
+	if (fuzz_too_many_layers(root)) {
+		cJSON_Delete(root);
+		return 0;
+	}
 	memset(&a, 0, sizeof(a));
 	if (hfconfig_read(&a, root, "fuzz", &e) == 0)
 		fuzz_cost_round_trip(&a);
