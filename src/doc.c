@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "fileio.h"
+#include "hfconfig.h"
 #include "json.h"
 
 static const struct {
@@ -47,6 +48,14 @@ int doc_load(struct doc *d, const char *path, struct err *e)
 	root = json_load_file(path, e);
 	if (!root)
 		return -1;
+	if (!cJSON_GetObjectItemCaseSensitive(root, "format") && cJSON_IsObject(root) &&
+	    (cJSON_GetObjectItemCaseSensitive(root, "model_type") ||
+	     cJSON_GetObjectItemCaseSensitive(root, "architectures"))) {
+		/* a Hugging Face config.json, as `cost` reads it */
+		d->kind = DOC_ARCH;
+		r = hfconfig_read(&d->u.arch, root, path, e);
+		goto out;
+	}
 	if (jv_string(&v, root, "", "format", JV_REQUIRED, NULL, &format) < 0)
 		goto out;
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
@@ -259,7 +268,10 @@ static void describe_arch(const struct arch *a, struct strbuf *sb)
 	long seq = a->seq_len > 0 ? a->seq_len : 4096;
 
 	arch_totals(a, seq, &t);
-	strbuf_addf(sb, "architecture '%s': %d layers, ", a->name ? a->name : "?", a->nlayers);
+	strbuf_addf(sb, "architecture '%s'", a->name ? a->name : "?");
+	if (a->family && strcmp(a->family, "octopipe.arch") != 0)
+		strbuf_addf(sb, " (a Hugging Face config, %s)", a->family);
+	strbuf_addf(sb, ": %d layers, ", a->nlayers);
 	if (t.params >= 1e9)
 		strbuf_addf(sb, "%.3f B parameters (%.3f B active)", t.params / 1e9, t.active / 1e9);
 	else

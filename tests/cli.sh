@@ -142,4 +142,14 @@ sed 's/"launch_us": *[0-9.e+]*/"launch_us": -1/' "$top_srcdir/samples/runtimes/m
 run "$OCTOPIPE" check "$TMPDIR_TEST/rt.json"
 expect_rc 2 "a runtime with a negative launch cost is invalid ($ERR)"
 expect_match "rt.json: kernels.launch_us: must be a number" "$ERR" "naming the field"
+# a Hugging Face config.json (what cost reads, as the bundled architectures) is checked as
+# one: check said "format: required field is missing" of every bundled architecture
+run "$OCTOPIPE" check "$top_srcdir"/samples/architectures/*.json
+expect_rc 0 "check of the bundled Hugging Face configs"
+expect_match "gemma2-27b.json: ok: architecture 'google/gemma-2-27b' \(a Hugging Face config, gemma2\): 48 layers, 27.227 B parameters" "$OUT" "described as one"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); del d["hidden_size"]; json.dump(d,open(sys.argv[2],"w"))' \
+    "$top_srcdir/samples/architectures/llama2-7b.json" "$TMPDIR_TEST/hf.json"
+run "$OCTOPIPE" check "$TMPDIR_TEST/hf.json"
+expect_rc 2 "a config without hidden_size is invalid"
+expect_match "hf.json: hidden_size: required field is missing" "$ERR" "with cost's message: $ERR"
 done_testing
