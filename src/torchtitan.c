@@ -245,9 +245,12 @@ static int check_model(const struct plan *p, int *rc, struct err *e)
 	return 0;
 }
 
-/* An overlapped pair ("0F3+7I2", DualPipeV's forward beside a backward) is two cells of
- * the schedule CSV run one after the other: the plan torchtitan would run is not the one
- * simulated, so the target refuses it (and the tuner does not pick it). */
+/* An overlapped pair ("0F3+7I2", DualPipeV's forward beside a backward) is one
+ * "(0F3;7I2)OVERLAP_F_B" cell of the schedule CSV, but torchtitan registers its overlap
+ * callback only on a ScheduleDualPipeV it builds itself (pipeline_parallel.py
+ * build_pipeline_schedule), never on the _PipelineScheduleRuntime that runs a CSV, which
+ * runs the pair's two actions one after the other: not the plan simulated, so the target
+ * refuses it (and the tuner does not pick it). */
 static int check_no_pairs(const struct plan *p, struct err *e)
 {
 	for (int d = 0; d < p->ndevices; d++)
@@ -257,9 +260,10 @@ static int check_no_pairs(const struct plan *p, struct err *e)
 
 				action_format(&p->order[i], a);
 				action_format(&p->order[i + 1], b);
-				return err_set(e, ERR_INPUT, "schedule[%d]: '%s+%s' overlaps a forward with a backward, which "
-				               "torchtitan's schedule CSV cannot express (it runs one action at a time): "
-				               "use a plan without overlapped pairs (not dualpipev)", d, a, b);
+				return err_set(e, ERR_INPUT, "schedule[%d]: '%s+%s' overlaps a forward with a backward, but "
+				               "torchtitan runs a schedule CSV's OVERLAP_F_B one action after the other (it "
+				               "overlaps only under its own ScheduleDualPipeV, not from a CSV): use a plan "
+				               "without overlapped pairs (not dualpipev)", d, a, b);
 			}
 	return 0;
 }
