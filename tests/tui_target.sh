@@ -59,7 +59,9 @@ expect_rc 0 "the plan tuned for megatron in the UI exports as Megatron-LM's flag
 expect_match '--pipeline-model-parallel-size' "$OUT" "with its pipeline size"
 
 # ---- torchtitan ---------------------------------------------------------------------------
-start 160 40 -- tui --target torchtitan
+# (a model torchtitan has, over 2 FSDP replicas: a Mamba model, or a pipeline of one
+# replica, which it would train in fp32, leaves nothing to tune for it)
+start 160 40 -- tui --target torchtitan --model llama2-7b --cluster 16xH200 --tp 1 --dp 2 --microbatches 64
 expect ' target torchtitan$' "the status line names torchtitan"
 keys T
 expect 'tuning .* only what runs on torchtitan' "T tunes only what torchtitan runs" 10
