@@ -79,4 +79,15 @@ expect_rc 0 "the plan tuned for torchtitan in the UI exports for torchtitan"
 if [ -s "$T/titan/schedule.csv" ] && [ -s "$T/titan/job.toml" ]; then ok "with its job config and schedule CSV"
 else not_ok "export torchtitan writes job.toml and schedule.csv" "$(ls -la "$T/titan" 2>&1)"; fi
 
+# a plan torchtitan runs none of (a pipeline of one replica: it would train it in fp32):
+# T says why, not that no plan fits in memory
+"$OCTOPIPE" plan --model llama2-7b --cluster 8xH200 --schedule 1f1b --microbatches 16 -o "$T/pp8.json" >/dev/null 2>&1
+start 160 40 -- tui --target torchtitan "$T/pp8.json"
+expect ' target torchtitan$' "a pure pipeline opens under --target torchtitan"
+keys T
+expect 'cannot tune: the target runtime runs none of the baselines of model .llama2-7b. \(the first refused: parallel\.dp: 1 with pipel' \
+    "T says torchtitan runs none of its baselines, and why" 20
+keys q
+expect '^exit status 0' "after the key q: exits with status 0"
+
 done_testing

@@ -313,6 +313,7 @@ static int tuned_at_layout(const struct ctx *x, double budget, struct plan *p, s
 	o.tune.time_budget_s = budget > 0 ? budget : a->tgt == TARGET_MEGATRON ? 1 : 0;
 	if (a->tgt == TARGET_TORCHTITAN) {
 		o.tune.accept = target_accepts;
+		o.tune.refusal = target_refusal;
 		o.tune.accept_arg = (void *)&a->tgt;
 	}
 	if (tune_layout_adopt(x->m, x->c, 0, &L, e) < 0) {

@@ -591,6 +591,7 @@ static int run(struct args *a, const struct model *m, const struct cluster *c, d
 	if (a->tgt == TARGET_TORCHTITAN) {
 		to.tune.accept = target_accepts;
 		to.tune.accept_arg = &a->tgt;
+		to.tune.refusal = target_refusal;
 	}
 	if (!a->quiet && progress_wanted() && a->tgt != TARGET_MEGATRON) {
 		to.tune.progress = progress_show;
