@@ -169,6 +169,11 @@ run "$O" export torchtitan "$T/il2.json" -o "$T/il2.d"
 expect_rc 0 "the same pipeline over 2 FSDP replicas exports"
 expect_match '^data_parallel_shard_degree = 2$' "$(cat "$T/il2.d/job.toml" 2>/dev/null)" "sharded (FSDP)"
 expect_match '^mixed_precision_param = "bfloat16"$' "$(cat "$T/il2.d/job.toml" 2>/dev/null)" "which casts to bf16"
+# DDP alone (no TP, no PP) runs under autocast: bf16 without FSDP
+"$O" plan --model llama2-7b --cluster 8xH200 --schedule 1f1b --dp 8 --microbatches 8 -o "$T/ddp.json" >/dev/null 2>&1
+run "$O" export torchtitan "$T/ddp.json" -o "$T/ddp.d"
+expect_rc 0 "DDP alone exports (torchtitan autocasts it to mixed_precision_param)"
+expect_match '^data_parallel_replicate_degree = 8$' "$(cat "$T/ddp.d/job.toml" 2>/dev/null)" "as 8 DDP replicas"
 # the tuner offers only what torchtitan trains in bf16: --layout pp (one replica) is refused
 # up front, and a batch that no replicas split (5 sequences on 8 GPUs) leaves no layout
 run "$O" tune --model llama2-7b --cluster 8xH200 --microbatches 16 --target torchtitan --layout pp --evals 40 \
