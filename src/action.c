@@ -24,8 +24,7 @@ int op_kind_from_char(char c)
 	return -1;
 }
 
-/* Reads 1..9 decimal digits without a leading zero (except "0" itself). */
-static const char *read_number(const char *s, int32_t *out)
+const char *action_number(const char *s, int32_t *out)
 {
 	int32_t v = 0;
 	int n = 0;
@@ -49,13 +48,13 @@ int action_parse(const char *s, struct action *a)
 	struct action r;
 	int k;
 
-	if (!s || !(s = read_number(s, &r.stage)))
+	if (!s || !(s = action_number(s, &r.stage)))
 		return -1;
 	k = op_kind_from_char(*s);
 	if (k < 0)
 		return -1;
 	r.kind = (uint8_t)k;
-	if (!(s = read_number(s + 1, &r.mb)) || *s)
+	if (!(s = action_number(s + 1, &r.mb)) || *s)
 		return -1;
 	*a = r;
 	return 0;

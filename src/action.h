@@ -27,6 +27,9 @@ struct action {
 
 /* Parses a token; returns 0, or -1 when s is not a well-formed action. */
 int action_parse(const char *s, struct action *a);
+/* Reads 1..9 decimal digits without a leading zero (except "0" itself) into *out: the
+ * text after them, or NULL when s does not start with such a number. */
+const char *action_number(const char *s, int32_t *out);
 /* Writes the token into out (at least ACTION_TEXT_MAX bytes); returns out. */
 char *action_format(const struct action *a, char *out);
 /* 'F', 'I', 'W', 'B'. */

@@ -52,6 +52,9 @@ struct layout_constraints {
 	 * its layout (the schedules a target runtime runs, target.h). */
 	bool (*accept)(void *arg, const struct plan *p);
 	void *accept_arg;
+	/* When non-NULL, why accept refused p: -1 with e set (the reason the search gives when
+	 * no baseline of any layout ran), 0 for none in particular. */
+	int (*refusal)(void *arg, const struct plan *p, struct err *e);
 	unsigned schedules;       /* a bit (1u << enum sched_kind) per baseline schedule judged; 0: all */
 	/* The micro-batch size in sequences (Megatron-LM's --micro-batch-size): 0 the layer
 	 * table's own, > 0 held at that (re-priced), -1 searched (the table's own, 1, 2, 4, 8
@@ -64,8 +67,9 @@ struct layout_constraints {
 	 * (--recompute-method block; what tune --target megatron then searches). */
 	bool block_recompute;
 	/* zero holds only where there are data-parallel replicas; a layout without them runs
-	 * ZeRO 0 (torchtitan: FSDP wraps the model only when dp_shard > 1, and a pipeline of
-	 * one replica is as valid a layout there as any) */
+	 * ZeRO 0 (torchtitan: FSDP wraps the model only when dp_shard > 1; its accept then
+	 * refuses a pipeline or TP of one replica, which it would train in fp32, and takes one
+	 * GPU or DDP alone) */
 	bool zero_where_dp;
 };
 

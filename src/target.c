@@ -58,6 +58,25 @@ bool target_accepts(void *arg, const struct plan *p)
 	return target_check(*(const enum target *)arg, p, &e) == 0;
 }
 
+int target_refusal(void *arg, const struct plan *p, struct err *e)
+{
+	return target_check(*(const enum target *)arg, p, e);
+}
+
+int target_check_search(enum target t, const struct model *m, int devices, bool pure_pipeline, struct err *e)
+{
+	if (t != TARGET_TORCHTITAN)
+		return 0;
+	if (torchtitan_check_model(m, e) < 0)
+		return -1;
+	/* one replica: no FSDP, so no mixed precision beside PP (torchtitan.c check_layout) */
+	if (pure_pipeline && devices > 1)
+		return err_set(e, ERR_INPUT, "--layout pp: torchtitan applies mixed precision to a pipeline only under "
+		               "FSDP, so it would train a pure pipeline of %d GPUs in fp32, not the bf16 priced: use "
+		               "--layout auto, which shards the replicas with FSDP", devices);
+	return 0;
+}
+
 /* One Megatron candidate: the schedule of v stages per device over counts (NULL: the
  * named partition part), built, checked and simulated. INFINITY when it cannot run. */
 struct msearch {

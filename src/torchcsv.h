@@ -1,9 +1,11 @@
 /*
- * torchcsv — PyTorch pipelining's compute-only schedule CSV (torch.distributed.pipelining
+ * torchcsv — PyTorch pipelining's schedule CSV (torch.distributed.pipelining
  * `_dump_csv` / `_load_csv`): one row per rank, one cell per step, cells like "0F0",
- * "0I0", "0W0", "0B0", an empty cell an idle step. Exported rows hold each device's ops in
- * order; imported rows give the order, the stage -> rank placement (from which row holds
- * a stage) and, with a partition, a complete plan.
+ * "0I0", "0W0", "0B0", "(0F7;7I3)OVERLAP_F_B" (an overlapped pair), an empty cell an idle
+ * step. Exported rows hold each device's ops in order (the compute_only format); imported
+ * rows give the order, the stage -> rank placement (from which row holds a stage) and,
+ * with a partition, a complete plan. The compute_comms format's cells ("1SEND_F0",
+ * "0UNSHARD", ...) are read, checked and dropped.
  */
 #ifndef OCTO_TORCHCSV_H
 #define OCTO_TORCHCSV_H
@@ -15,7 +17,7 @@
 #include "strbuf.h"
 
 /* Appends the plan's order as CSV, one row for each device up to the last that holds a
- * stage (the pipeline's ranks). Overlapped pairs become two consecutive cells. -1 with e
+ * stage (the pipeline's ranks). An overlapped pair is one OVERLAP_F_B cell. -1 with e
  * set when a device below that last one holds no stage (a rank with no row to load). */
 int torchcsv_export(const struct plan *p, struct strbuf *sb, struct err *e);
 /* The same for devices 0..nrows-1 only (a runtime with nrows pipeline ranks). */

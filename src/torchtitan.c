@@ -91,6 +91,17 @@ static int check_layout(const struct parallel *l, const struct tt_shape *sh, str
 		return err_set(e, ERR_INPUT, "parallel.zero: %d with %d data-parallel replicas: torchtitan's data "
 		               "parallelism beside a pipeline is FSDP (ZeRO 2 or 3); DDP runs only alone and ZeRO 1 "
 		               "has no setting", l->zero, l->dp);
+	/* distributed/utils.py maybe_enable_amp (with parallel_dims.py fsdp_enabled: dp_shard
+	 * or cp above 1): FSDP casts to training.mixed_precision_param, DDP or one GPU runs
+	 * under autocast, and TP or PP without FSDP "disables" mixed precision, so the model
+	 * trains in its fp32 parameters (train.py builds it in training.dtype, fp32 unless
+	 * asked for the pure-bf16 training no plan prices) */
+	if (l->dp == 1 && (sh->pp > 1 || l->tp > 1))
+		return err_set(e, ERR_INPUT, "parallel.dp: 1 with %s: torchtitan applies mixed precision to TP or PP "
+		               "only under FSDP, so it would train this plan in fp32, not the bf16 it was priced "
+		               "in: use 2 or more data-parallel replicas at ZeRO 2 or 3",
+		               sh->pp > 1 && l->tp > 1 ? "pipeline and tensor parallelism" :
+		               sh->pp > 1 ? "pipeline parallelism" : "tensor parallelism");
 	if (l->ep > 1 && l->dp % l->ep != 0)
 		return err_set(e, ERR_INPUT, "parallel.ep: %d does not divide the %d FSDP ranks torchtitan's expert "
 		               "parallelism borrows", l->ep, l->dp);
@@ -218,8 +229,30 @@ static void add_rest(const struct plan *p, const struct parallel *l, struct strb
 		strbuf_addf(sb, "mode = \"%s\"\n", rc == RECOMPUTE_FULL ? "full" : "none");
 }
 
+/* The mixers torchtitan has no layer for: its models (torchtitan/models as of 238fa995:
+ * llama3, llama4, deepseek_v3, qwen3, gpt_oss, flux) attend in every block; there is no
+ * Mamba or gated DeltaNet anywhere in it. */
+static const struct {
+	const char *token, *name;
+} unbuilt[] = {
+	{ "mamba", "Mamba" }, { "mamba1", "Mamba-1" }, { "mamba2", "Mamba-2" }, { "gdn", "gated DeltaNet" },
+};
+
+int torchtitan_check_model(const struct model *m, struct err *e)
+{
+	for (int i = 0; i < m->nlayers; i++)
+		for (size_t k = 0; k < sizeof(unbuilt) / sizeof(unbuilt[0]); k++)
+			if (kind_has(m->layers[i].kind, unbuilt[k].token))
+				return err_set(e, ERR_INPUT, "model.layers[%d].kind: '%s': torchtitan has no %s layer (its "
+				               "models, llama3, llama4, deepseek_v3, qwen3 and gpt_oss, attend in every "
+				               "block)", i, m->layers[i].kind, unbuilt[k].name);
+	return 0;
+}
+
 static int check_model(const struct plan *p, int *rc, struct err *e)
 {
+	if (torchtitan_check_model(&p->model, e) < 0)
+		return -1;
 	*rc = p->stages[0].recompute;
 	for (int s = 1; s < p->nstages; s++)
 		if (p->stages[s].recompute != *rc)
@@ -245,9 +278,12 @@ static int check_model(const struct plan *p, int *rc, struct err *e)
 	return 0;
 }
 
-/* An overlapped pair ("0F3+7I2", DualPipeV's forward beside a backward) is two cells of
- * the schedule CSV run one after the other: the plan torchtitan would run is not the one
- * simulated, so the target refuses it (and the tuner does not pick it). */
+/* An overlapped pair ("0F3+7I2", DualPipeV's forward beside a backward) is one
+ * "(0F3;7I2)OVERLAP_F_B" cell of the schedule CSV, but torchtitan registers its overlap
+ * callback only on a ScheduleDualPipeV it builds itself (pipeline_parallel.py
+ * build_pipeline_schedule), never on the _PipelineScheduleRuntime that runs a CSV, which
+ * runs the pair's two actions one after the other: not the plan simulated, so the target
+ * refuses it (and the tuner does not pick it). */
 static int check_no_pairs(const struct plan *p, struct err *e)
 {
 	for (int d = 0; d < p->ndevices; d++)
@@ -257,9 +293,10 @@ static int check_no_pairs(const struct plan *p, struct err *e)
 
 				action_format(&p->order[i], a);
 				action_format(&p->order[i + 1], b);
-				return err_set(e, ERR_INPUT, "schedule[%d]: '%s+%s' overlaps a forward with a backward, which "
-				               "torchtitan's schedule CSV cannot express (it runs one action at a time): "
-				               "use a plan without overlapped pairs (not dualpipev)", d, a, b);
+				return err_set(e, ERR_INPUT, "schedule[%d]: '%s+%s' overlaps a forward with a backward, but "
+				               "torchtitan runs a schedule CSV's OVERLAP_F_B one action after the other (it "
+				               "overlaps only under its own ScheduleDualPipeV, not from a CSV): use a plan "
+				               "without overlapped pairs (not dualpipev)", d, a, b);
 			}
 	return 0;
 }

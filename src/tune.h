@@ -63,6 +63,9 @@ struct tune_opts {
 	 * runtime runs (target.h). */
 	bool (*accept)(void *arg, const struct plan *p);
 	void *accept_arg;
+	/* When non-NULL, why accept refused p (-1 with e set): the reason given when the
+	 * runtime runs none of the baselines. */
+	int (*refusal)(void *arg, const struct plan *p, struct err *e);
 	/* The scheduling phase may also make the first stages recompute fully (tune_sched.rc)
 	 * when memory binds (one microbatch's activations and a device's share of the static
 	 * memory exceed a device). Only for a table whose layers do not recompute already. */

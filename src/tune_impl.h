@@ -95,6 +95,7 @@ struct tuner {
 	struct plan best_baseline;
 	bool have_baseline;
 	double baseline_ms;
+	struct err refused;         /* the first baseline accept refused, when opts.refusal says why */
 	double min_peak;            /* of the plans simulated out of memory, the smallest
 	                             * largest-device peak (bytes): what the closest needs */
 	char baseline_name[64];

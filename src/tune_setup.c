@@ -161,6 +161,8 @@ static int setup_baselines(struct tuner *t, bool *stopped)
 				return -1;
 			}
 			if (!rc || (o->accept && !o->accept(o->accept_arg, &p))) {
+				if (rc && o->refusal && t->refused.cls == ERR_NONE)
+					o->refusal(o->accept_arg, &p, &t->refused);
 				plan_release(&p);
 				continue; /* past --max-stages-per-device, or the target runtime cannot run it */
 			}
@@ -444,6 +446,9 @@ static int setup_current(struct tuner *t, bool stopped, struct err *e)
 	if (t->cur.nstages == 0)
 		return err_set(e, ERR_INPUT, "model '%s' has fewer layers (%d) than cluster '%s' has devices (%d)",
 		               m->name, m->nlayers, t->cluster->name, t->cluster->devices);
+	if (!isfinite(t->cur_ms) && !t->have_baseline && !isfinite(t->min_peak) && t->refused.cls != ERR_NONE)
+		return err_set(e, ERR_INFEASIBLE, "the target runtime runs none of the baselines of model '%s' (the first "
+		               "refused: %.800s)", m->name, t->refused.msg);
 	if (!isfinite(t->cur_ms) && !t->have_baseline) {
 		char closest[96] = "";
 

@@ -94,8 +94,11 @@ unchanged "$T/multi/a.json" USER "sim: the timeline is not written when the trac
 run "$O" tune --model "$T/m.json" --cluster "$T/c.json" --microbatches 8 --evals 30 -o "$T/multi/a.json" --steps-out /dev/full
 unchanged "$T/multi/a.json" USER "tune: the plan is not written when the steps cannot be"
 echo "USER DATA" >"$T/multi/tt/schedule.csv"
-ln -s ../../p.json "$T/multi/tt/job.toml"
-run "$O" export torchtitan "$T/p.json" -o "$T/multi/tt"
+# a plan torchtitan runs (FSDP over 2 replicas: without it, it would train in fp32)
+"$O" plan --model "$T/m.json" --cluster "$T/c.json" --schedule 1f1b --microbatches 8 --dp 2 --zero 2 \
+    -o "$T/tt.json" >/dev/null
+ln -s ../../tt.json "$T/multi/tt/job.toml"
+run "$O" export torchtitan "$T/tt.json" -o "$T/multi/tt"
 unchanged "$T/multi/tt/schedule.csv" "USER DATA" "export torchtitan: schedule.csv stays when job.toml is refused"
 if [ "$RC" = 2 ]; then ok "(exit 2: job.toml is the plan)"; else not_ok "exit 2" "exit $RC"; fi
 cmp -s "$T/p.json" "$T/p0.json" && ok "and the plan is intact" || not_ok "the plan changed"

@@ -7,8 +7,10 @@
 # why not: no layout fits (exit 3) or Megatron-LM cannot build the model (exit 2, one
 # line). Small budgets (--evals) keep it to about a minute; the table goes to the log.
 # And for torchtitan, every bundled model: tune says what it searched, the plan exports,
-# its schedule CSV reads back as the plan (8 pipeline ranks), and the layout search on 16
-# GPUs exports; the models of TT_MUST_FIT must find a plan there (exit 3 fails).
+# its schedule CSV reads back as the plan (4 pipeline ranks x 2 FSDP replicas), and the
+# layout search on 16 GPUs exports; the models of TT_MUST_FIT must find a plan there (exit
+# 3 fails); a model with a layer torchtitan has no model for (Mamba, gated DeltaNet) is
+# refused up front (exit 2, one line).
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
 T="$TMPDIR_TEST"
 O="$OCTOPIPE"
@@ -108,20 +110,25 @@ print("%.1f" % got)' "$T/$m-$g.sim" $said); then
     done
 done
 
-# ---- torchtitan: every bundled model, pure pipeline over 8 GPUs (a schedule CSV to read
-# back) and with the layout search on 16 --------------------------------------------------
-# models that fit: pp over 8 GPUs (dense, hybrid, MoE), and the layout search on 16
-TT_MUST_FIT="llama2-7b nemotron-nano-v2-9b deepseek-v2-lite"
+# ---- torchtitan: every bundled model, 4 pipeline ranks x 2 FSDP replicas on 8 GPUs (a
+# schedule CSV to read back; a pure pipeline has no FSDP, and torchtitan would train it in
+# fp32) and with the layout search on 16 -------------------------------------------------
+# models that fit: pp 4 x dp 2 on 8 GPUs (dense, MoE), and the layout search on 16
+TT_MUST_FIT="llama2-7b deepseek-v2-lite"
 TT16_MUST_FIT="gemma3-12b"
 for f in "$MODELS"/*.json; do
     m=$(basename "$f" .json)
-    run "$O" tune --model "$m" --cluster 8xH200 --microbatches 16 --target torchtitan --layout pp --evals 12 \
+    run "$O" tune --model "$m" --cluster 8xH200 --microbatches 16 --target torchtitan --tp 1 --dp 2 --evals 12 \
         -o "$T/tt-$m.json"
     case " $TT_MUST_FIT " in *" $m "*) must=1 ;; *) must=0 ;; esac
+    if [ "$RC" = 2 ] && [ $must = 0 ] && [ "$(printf '%s\n' "$ERR" | wc -l)" = 1 ] &&
+       printf '%s\n' "$ERR" | grep -q "torchtitan has no .* layer"; then
+        ok "$m: torchtitan has no model of its layers, and tune says so in one line (exit 2)"
+        echo "# tt-table | $m | - | refused: $ERR |"; continue; fi
     if [ "$RC" = 3 ] && [ $must = 0 ]; then
-        ok "$m: torchtitan over 8 pipeline ranks: no plan fits, and tune says so (exit 3)"
-        echo "# tt-table | $m | 8 (pp) | no plan fits |"; continue; fi
-    if [ "$RC" != 0 ]; then not_ok "$m: tune --target torchtitan over 8 pipeline ranks" "exit $RC" "$ERR"; continue; fi
+        ok "$m: torchtitan over 4 pipeline ranks x 2 replicas: no plan fits, and tune says so (exit 3)"
+        echo "# tt-table | $m | 8 (pp 4 x dp 2) | no plan fits |"; continue; fi
+    if [ "$RC" != 0 ]; then not_ok "$m: tune --target torchtitan over 4 pipeline ranks x 2" "exit $RC" "$ERR"; continue; fi
     said=$(printf '%s\n' "$OUT" | grep -c '^target torchtitan: searching its loop and v placements')
     run "$O" export torchtitan "$T/tt-$m.json" -o "$T/tt-$m.d"
     if [ "$RC" != 0 ] || [ "$said" != 1 ]; then
@@ -131,16 +138,19 @@ for f in "$MODELS"/*.json; do
 import json, sys
 p = json.load(open(sys.argv[1]))
 print(",".join(str(s["layers"][1] - s["layers"][0] + 1) for s in p["stages"]))' "$T/tt-$m.json")
+    # read back as a plain pipeline on the GPUs: without the layout's FSDP sharding it may
+    # not fit (exit 3, the plan written all the same); the order and placement are compared
     run "$O" import torch-csv "$T/tt-$m.d/schedule.csv" --model "$m" --cluster 8xH200 --partition "$parts" \
         -o "$T/tt-$m.back.json"
-    if [ "$RC" = 0 ] && python3 - "$T/tt-$m.json" "$T/tt-$m.back.json" <<'PY'
+    if { [ "$RC" = 0 ] || [ "$RC" = 3 ]; } && python3 - "$T/tt-$m.json" "$T/tt-$m.back.json" <<'PY'
 import json, sys
 a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 assert [(s["layers"], s["device"]) for s in a["stages"]] == [(s["layers"], s["device"]) for s in b["stages"]]
-assert a["schedule"] == b["schedule"]
+pp = 1 + max(s["device"] for s in a["stages"])
+assert a["schedule"][:pp] == b["schedule"][:pp] and not any(a["schedule"][pp:] + b["schedule"][pp:])
 PY
-    then ok "$m: torchtitan over 8 pipeline ranks: tuned, exported, the CSV reads back as the plan"
-        echo "# tt-table | $m | 8 (pp) | $(grep -c . "$T/tt-$m.d/schedule.csv") CSV rows, stages $parts |"
+    then ok "$m: torchtitan over 4 pipeline ranks x 2: tuned, exported, the CSV reads back as the plan"
+        echo "# tt-table | $m | 8 (pp 4 x dp 2) | $(grep -c . "$T/tt-$m.d/schedule.csv") CSV rows, stages $parts |"
     else not_ok "$m: torchtitan CSV round trip" "exit $RC" "$ERR"; fi
     run "$O" tune --model "$m" --cluster 16xH200 --microbatches 16 --target torchtitan --evals 12 -o "$T/tl-$m.json"
     case " $TT16_MUST_FIT " in *" $m "*) must=1 ;; *) must=0 ;; esac

@@ -49,10 +49,11 @@ PY
     then ok "$name: the CSV read back is the plan (stages, placement, every device's order, microbatches)"
     else not_ok "$name: round trip"; fi
 }
-roundtrip v llama2-7b 8xH200 --schedule zb-v --devices 4
-roundtrip loop llama2-7b 8xH200 --schedule interleaved --chunks 2
-roundtrip one gpt-13b 4xH200 --schedule 1f1b
-roundtrip hyb nemotron-nano-v2-9b 8xH200 --schedule zb-h1
+# (FSDP over 2 replicas: without it torchtitan trains a pipeline in fp32, refused below)
+roundtrip v llama2-7b 8xH200 --schedule zb-v --dp 2 --zero 2
+roundtrip loop llama2-7b 8xH200 --schedule interleaved --chunks 2 --dp 2 --zero 3
+roundtrip one gpt-13b 4xH200 --schedule 1f1b --dp 2 --zero 2
+roundtrip moe deepseek-v2-lite 8xH200 --schedule zb-h1 --dp 2 --zero 2
 
 # the keys: every one is a field of torchtitan's job config (job_config.py before its
 # Python-config refactor: Parallelism, Training, ActivationCheckpoint)
@@ -122,8 +123,8 @@ PY
 refused "$T/mtp.json" "mtp.json: model.layers\[3\].kind: 'mtp': torchtitan's models have no multi-token" \
     "an MTP module is refused"
 # full recompute of a stage's first layers only (Megatron-LM's block method): torchtitan has none
-"$O" plan --model llama2-7b --cluster 8xH200 --schedule 1f1b --microbatches 8 --recompute full -o "$T/rf.json" \
-    >/dev/null 2>&1
+"$O" plan --model llama2-7b --cluster 8xH200 --schedule 1f1b --microbatches 8 --recompute full --dp 2 --zero 2 \
+    -o "$T/rf.json" >/dev/null 2>&1
 python3 -c '
 import json, sys
 p = json.load(open(sys.argv[1])); p["stages"][1]["recompute_layers"] = 2; json.dump(p, open(sys.argv[2], "w"))' \
@@ -138,32 +139,86 @@ expect_rc 2 "export torchtitan without -o DIR is a usage error"
 run "$O" export torchtitan "$T/v.json" -o -
 expect_rc 2 "and -o - too (two files)"
 
-# an overlapped pair (DualPipeV's F beside a B) is two CSV cells run one after the other:
-# not the plan simulated, so the export refuses it and the target's tuner never picks it
+# an overlapped pair (DualPipeV's F beside a B) is one OVERLAP_F_B cell, but torchtitan
+# registers its overlap callback only on its own ScheduleDualPipeV, not on the runtime that
+# runs a CSV, which runs the pair's two actions one after the other: not the plan
+# simulated, so the export refuses it and the target's tuner never picks it
 "$O" plan --model llama2-7b --cluster 8xH200 --schedule dualpipev --microbatches 16 -o "$T/dpv.json" >/dev/null 2>&1
 run "$O" export torchtitan "$T/dpv.json" -o "$T/dpv.d"
 expect_rc 2 "export torchtitan of a plan with overlapped pairs is refused"
-expect_match "schedule\[0\]: '0F[0-9]+\+[0-9]+I[0-9]+' overlaps a forward with a backward, which torchtitan's schedule CSV cannot express" "$ERR" "naming the pair"
-run "$O" tune --model llama2-7b --cluster 8xH200 --microbatches 16 --target torchtitan --layout pp --evals 40 -o "$T/nopair.json"
-expect_rc 0 "tune --target torchtitan"
+expect_match "schedule\[0\]: '0F[0-9]+\+[0-9]+I[0-9]+' overlaps a forward with a backward, but torchtitan runs a schedule CSV's OVERLAP_F_B one action after the other \(it overlaps only under its own ScheduleDualPipeV, not from a CSV\)" "$ERR" "naming the pair and why"
+if [ "$(printf '%s\n' "$ERR" | wc -l)" = 1 ]; then ok "on one line"; else not_ok "on one line" "$ERR"; fi
+run "$O" tune --model llama2-7b --cluster 8xH200 --microbatches 16 --target torchtitan --tp 1 --dp 2 --evals 40 \
+    -o "$T/nopair.json"
+expect_rc 0 "tune --target torchtitan (pp 4 x dp 2)"
 if grep -q '+' "$T/nopair.json"; then not_ok "the torchtitan plan has no overlapped pair" "$(grep -c '+' "$T/nopair.json")"
 else ok "the torchtitan plan has no overlapped pair"; fi
 
-# torchtitan wraps the model in FSDP only when there are data-parallel replicas: a batch
-# that no replicas split (5 sequences on 8 GPUs) is a pipeline of one replica at ZeRO 0,
-# not "no parallel layout meets zero 2" (ZeRO was required even where dp is 1)
+# mixed precision: torchtitan casts to mixed_precision_param under FSDP (dp_shard > 1)
+# and autocasts DDP or one GPU, but TP or PP without FSDP it trains in fp32
+# (distributed/utils.py maybe_enable_amp): such a plan, priced in bf16, is refused
+"$O" plan --model llama2-7b --cluster 8xH200 --schedule interleaved --chunks 2 --devices 4 --microbatches 8 \
+    -o "$T/il.json" >/dev/null 2>&1
+refused "$T/il.json" "il.json: parallel.dp: 1 with pipeline parallelism: torchtitan applies mixed precision to TP or PP only under FSDP, so it would train this plan in fp32, not the bf16 it was priced in: use 2 or more data-parallel replicas at ZeRO 2 or 3$" \
+    "a pipeline of one replica is refused (torchtitan would train it in fp32)"
+"$O" plan --model llama2-7b --cluster 8xH200 --schedule 1f1b --tp 8 --microbatches 8 -o "$T/tp8.json" >/dev/null 2>&1
+refused "$T/tp8.json" "tp8.json: parallel.dp: 1 with tensor parallelism: .* in fp32" "so is TP of one replica"
+"$O" plan --model llama2-7b --cluster 8xH200 --schedule interleaved --chunks 2 --microbatches 8 --dp 2 --zero 3 \
+    -o "$T/il2.json" >/dev/null 2>&1
+run "$O" export torchtitan "$T/il2.json" -o "$T/il2.d"
+expect_rc 0 "the same pipeline over 2 FSDP replicas exports"
+expect_match '^data_parallel_shard_degree = 2$' "$(cat "$T/il2.d/job.toml" 2>/dev/null)" "sharded (FSDP)"
+expect_match '^mixed_precision_param = "bfloat16"$' "$(cat "$T/il2.d/job.toml" 2>/dev/null)" "which casts to bf16"
+# DDP alone (no TP, no PP) runs under autocast: bf16 without FSDP
+"$O" plan --model llama2-7b --cluster 8xH200 --schedule 1f1b --dp 8 --microbatches 8 -o "$T/ddp.json" >/dev/null 2>&1
+run "$O" export torchtitan "$T/ddp.json" -o "$T/ddp.d"
+expect_rc 0 "DDP alone exports (torchtitan autocasts it to mixed_precision_param)"
+expect_match '^data_parallel_replicate_degree = 8$' "$(cat "$T/ddp.d/job.toml" 2>/dev/null)" "as 8 DDP replicas"
+# the tuner offers only what torchtitan trains in bf16: --layout pp (one replica) is refused
+# up front, and a batch that no replicas split (5 sequences on 8 GPUs) leaves no layout
+run "$O" tune --model llama2-7b --cluster 8xH200 --microbatches 16 --target torchtitan --layout pp --evals 40 \
+    -o "$T/x.json"
+expect_rc 2 "tune --target torchtitan --layout pp is refused"
+expect_match "^octopipe tune: --layout pp: torchtitan applies mixed precision to a pipeline only under FSDP, so it would train a pure pipeline of 8 GPUs in fp32, not the bf16 priced: use --layout auto" "$ERR" "saying why and what to use"
+run "$O" compare --model llama2-7b --cluster 8xH200 --microbatches 16 --target torchtitan --layout pp
+expect_rc 2 "and so is compare --target torchtitan --layout pp"
 run "$O" tune --model llama2-7b --cluster 8xH200 --microbatches 5 --target torchtitan --evals 40 -o "$T/tt5.json"
-expect_rc 0 "tune --target torchtitan with a batch no replicas split"
-expect_match 'layout: pp 8 x tp [0-9]+ x dp 1 \(ZeRO 0|layout: pp [0-9]+ x tp [0-9]+ x dp 1 \(ZeRO 0' "$(unwrap "$OUT")" "a pipeline of one replica at ZeRO 0"
-expect_match 'FSDP keeping the gathered weights \(ZeRO 2\) where data-parallel' "$(unwrap "$OUT")" "and the target line says where FSDP applies"
-run "$O" export torchtitan "$T/tt5.json" -o "$T/tt5.d"
-expect_rc 0 "which torchtitan exports"
-expect_match '^data_parallel_shard_degree = 1$' "$(cat "$T/tt5.d/job.toml" 2>/dev/null)" "without FSDP sharding"
+expect_rc 3 "tune --target torchtitan with a batch no replicas split: no layout"
+expect_match "none of their baselines ran \(the last: parallel.dp: 1 with .* in fp32" "$ERR" "with torchtitan's reason"
+run "$O" tune --model llama2-7b --cluster 8xH200 --microbatches 16 --target torchtitan --tp 1 --dp 2 --evals 40 \
+    -o "$T/tt2.json"
+expect_match 'FSDP keeping the gathered weights \(ZeRO 2\) where data-parallel' "$(unwrap "$OUT")" "the target line says where FSDP applies"
+run "$O" export torchtitan "$T/tt2.json" -o "$T/tt2.d"
+expect_rc 0 "a tuned pp 4 x dp 2 plan exports"
 run "$O" tune --model llama2-7b --cluster 8xH200 --microbatches 5 --target torchtitan --zero 3 --tp 8 --dp 2 \
     --evals 40 -o "$T/x.json"
 expect_rc 2 "tp 8 x dp 2 on 8 GPUs: no layout"
 expect_match "meets the given degrees: tp 8, dp 2, zero 3 where data-parallel, a global batch of 10 microbatches" "$ERR" \
     "the line says ZeRO is held where data-parallel: $ERR"
+
+# torchtitan's models (llama3, llama4, deepseek_v3, qwen3, gpt_oss) attend in every block:
+# a Mamba or gated DeltaNet layer is refused by export, tune and compare alike
+"$O" plan --model nemotronh-8b --cluster 8xH200 --schedule 1f1b --microbatches 16 --dp 2 --zero 2 -o "$T/nh.json" \
+    >/dev/null 2>&1
+refused "$T/nh.json" "nh.json: model.layers\[1\].kind: 'mamba2': torchtitan has no Mamba-2 layer" \
+    "export torchtitan of a hybrid Mamba model is refused"
+run "$O" tune --model nemotronh-8b --cluster 8xH200 --microbatches 16 --target torchtitan --evals 40 -o "$T/x.json"
+expect_rc 2 "tune --target torchtitan of it too, up front"
+expect_match "^octopipe tune: model.layers\[1\].kind: 'mamba2': torchtitan has no Mamba-2 layer" "$ERR" "naming the layer"
+run "$O" compare --model qwen3-next-80b-a3b --cluster 8xH200 --microbatches 16 --target torchtitan
+expect_rc 2 "compare --target torchtitan of a gated DeltaNet model is refused"
+expect_match "^octopipe compare: model.layers\[1\].kind: 'gdn\+moe': torchtitan has no gated DeltaNet layer" "$ERR" "naming it"
+run "$O" tune --model gpt-oss-20b --cluster 8xH200 --microbatches 16 --target torchtitan --tp 1 --dp 2 --evals 20 \
+    -o "$T/oss.json"
+expect_rc 0 "an MoE model (gpt-oss) is not: torchtitan has it"
+
+# a plan torchtitan runs but that runs out of memory: sim's line, exit 3, nothing written
+"$O" plan --model llama2-7b --cluster 8xH200 --schedule gpipe --microbatches 64 --dp 2 --zero 2 -o "$T/gp.json" \
+    >/dev/null 2>&1
+run "$O" export torchtitan "$T/gp.json" -o "$T/gp.d"
+if [ "$RC" = 3 ] && printf '%s\n' "$ERR" | grep -q "gp.json: plan infeasible: " && [ ! -e "$T/gp.d" ]; then
+    ok "an out-of-memory plan torchtitan would run: exit 3, nothing written"
+else not_ok "an out-of-memory plan: exit 3" "exit $RC" "$ERR"; fi
 
 # one pipeline rank: torchtitan accumulates global / (local x dp) forwards of local_batch_size
 # sequences each, so local is one microbatch and the accumulation count the plan's

@@ -59,7 +59,9 @@ expect_rc 0 "the plan tuned for megatron in the UI exports as Megatron-LM's flag
 expect_match '--pipeline-model-parallel-size' "$OUT" "with its pipeline size"
 
 # ---- torchtitan ---------------------------------------------------------------------------
-start 160 40 -- tui --target torchtitan
+# (a model torchtitan has, over 2 FSDP replicas: a Mamba model, or a pipeline of one
+# replica, which it would train in fp32, leaves nothing to tune for it)
+start 160 40 -- tui --target torchtitan --model llama2-7b --cluster 16xH200 --tp 1 --dp 2 --microbatches 64
 expect ' target torchtitan$' "the status line names torchtitan"
 keys T
 expect 'tuning .* only what runs on torchtitan' "T tunes only what torchtitan runs" 10
@@ -76,5 +78,16 @@ run "$OCTOPIPE" export torchtitan "$T/titan.json" -o "$T/titan"
 expect_rc 0 "the plan tuned for torchtitan in the UI exports for torchtitan"
 if [ -s "$T/titan/schedule.csv" ] && [ -s "$T/titan/job.toml" ]; then ok "with its job config and schedule CSV"
 else not_ok "export torchtitan writes job.toml and schedule.csv" "$(ls -la "$T/titan" 2>&1)"; fi
+
+# a plan torchtitan runs none of (a pipeline of one replica: it would train it in fp32):
+# T says why, not that no plan fits in memory
+"$OCTOPIPE" plan --model llama2-7b --cluster 8xH200 --schedule 1f1b --microbatches 16 -o "$T/pp8.json" >/dev/null 2>&1
+start 160 40 -- tui --target torchtitan "$T/pp8.json"
+expect ' target torchtitan$' "a pure pipeline opens under --target torchtitan"
+keys T
+expect 'cannot tune: the target runtime runs none of the baselines of model .llama2-7b. \(the first refused: parallel\.dp: 1 with pipel' \
+    "T says torchtitan runs none of its baselines, and why" 20
+keys q
+expect '^exit status 0' "after the key q: exits with status 0"
 
 done_testing

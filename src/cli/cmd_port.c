@@ -45,9 +45,12 @@ static void import_usage(FILE *f)
 	      "\n"
 	      "torch-csv:\n"
 	      "Reads a PyTorch pipelining schedule CSV (one row per rank, cells like 0F0, 0I0,\n"
-	      "0W0, 0B0, empty cells idle steps). A stage goes on the rank whose row holds it;\n"
-	      "its layers come from --partition (default uniform). An order that cannot run\n"
-	      "(a deadlock, a device out of memory) is written all the same: exit 3.\n", f);
+	      "0W0, 0B0, empty cells idle steps, (0F7;7I3)OVERLAP_F_B an overlapped pair).\n"
+	      "Its compute_comms cells (1SEND_F0, 1RECV_F0, 0UNSHARD, 0REDUCE_GRAD, ...) are\n"
+	      "checked and dropped: the simulator derives communication itself. A stage goes\n"
+	      "on the rank whose row holds it; its layers come from --partition (default\n"
+	      "uniform). An order that cannot run (a deadlock, a device out of memory) is\n"
+	      "written all the same: exit 3.\n", f);
 }
 
 static void export_usage(FILE *f)
@@ -59,7 +62,8 @@ static void export_usage(FILE *f)
 	      "       octopipe export svg PLAN [-o FILE] [--timeline T] [--width PX]\n"
 	      "                           [--critical-path] [--force]\n"
 	      "\n"
-	      "torch-csv writes each device's op order as PyTorch pipelining's schedule CSV;\n"
+	      "torch-csv writes each device's op order as PyTorch pipelining's schedule CSV\n"
+	      "(an overlapped pair as (0F7;7I3)OVERLAP_F_B);\n"
 	      "megatron-layout prints the partition as a Megatron pipeline layout string\n"
 	      "(E embedding, t decoder layer, L loss, '|' between virtual stages);\n"
 	      "megatron-args prints the Megatron-LM flags of the plan's layout and partition\n"
@@ -72,7 +76,8 @@ static void export_usage(FILE *f)
 	      "until its Python-config refactor of 2026-02-23, commit 9810191; later\n"
 	      "versions take the same values under new names) and DIR/schedule.csv (the\n"
 	      "order its pipelining runtime runs), refusing placements other than its loop\n"
-	      "or v style;\n"
+	      "or v style, PP or TP without FSDP (torchtitan would train them in fp32) and\n"
+	      "layers it has no model of (Mamba, gated DeltaNet);\n"
 	      "svg draws the plan as a per-GPU Gantt chart (octopipe export svg --help).\n"
 	      "\n"
 	      "A plan that cannot run is not exported: a deadlock, or a device out of memory\n"

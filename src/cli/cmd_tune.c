@@ -173,7 +173,8 @@ static void usage(FILE *f)
 	      "                              --steps-out) or torchtitan (stages in its loop\n"
 	      "                              or v placement, any order its schedule CSV runs;\n"
 	      "                              FSDP where data-parallel, ZeRO 2 unless --zero\n"
-	      "                              says 3)\n"
+	      "                              says 3; on more than one GPU, 2 or more FSDP\n"
+	      "                              replicas: without them torchtitan trains in fp32)\n"
 	      "\n"
 	      "Parallel layout (--layout auto, the default): first it judges every layout the\n"
 	      "options leave open - the PP x TP x DP factorisations of the cluster (TP within\n"
@@ -558,6 +559,7 @@ static int run(struct args *a, const struct model *m, const struct cluster *c, d
 		 * with the reason); torchtitan: the baselines its schedule CSV runs */
 		.accept = a->tgt == TARGET_TORCHTITAN ? target_accepts : NULL,
 		.accept_arg = &a->tgt,
+		.refusal = a->tgt == TARGET_TORCHTITAN ? target_refusal : NULL,
 		.schedules = a->tgt == TARGET_MEGATRON ? TUNE_MEGATRON_SCHEDULES : 0,
 		.block_recompute = a->tgt == TARGET_MEGATRON,
 		.zero_where_dp = a->tgt == TARGET_TORCHTITAN,
@@ -570,8 +572,12 @@ static int run(struct args *a, const struct model *m, const struct cluster *c, d
 	struct err e = ERR_INIT;
 	int rc;
 
-	/* up front: a budget the inputs' reading has spent, or no plan of this size can be
-	 * simulated within (--layout pp: one baseline and the result) */
+	/* up front: what the target runs none of, a budget the inputs' reading has spent, or
+	 * no plan of this size can be simulated within (--layout pp: one baseline and the result) */
+	if (target_check_search(a->tgt, m, c->devices, a->layout_pp, &e) < 0) {
+		cli_err("octopipe tune: %s\n", e.msg);
+		return EXIT_INPUT;
+	}
 	if ((rc = cli_budget_holds("tune", B, t0, a->layout_pp ? 2 : 0, c->devices, to.tune.microbatches)) != 0)
 		return rc;
 	if ((rc = cli_pick_layout("tune", &a->cp, a->layout_pp, a->global_batch, m, c, &to.tune.microbatches, &base,
@@ -585,6 +591,7 @@ static int run(struct args *a, const struct model *m, const struct cluster *c, d
 	if (a->tgt == TARGET_TORCHTITAN) {
 		to.tune.accept = target_accepts;
 		to.tune.accept_arg = &a->tgt;
+		to.tune.refusal = target_refusal;
 	}
 	if (!a->quiet && progress_wanted() && a->tgt != TARGET_MEGATRON) {
 		to.tune.progress = progress_show;
