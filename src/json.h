@@ -113,8 +113,9 @@ int jv_keys(struct jv *v, const cJSON *obj, const char *path, const char *const 
 bool jv_is_comment_key(const char *key);
 
 /* Copies of the members of obj whose keys are not in known (NULL-terminated) into *out
- * (NULL when there are none). Readers keep these so that writers can preserve fields they
- * do not understand. Returns -1 when out of host memory. */
+ * (NULL when there are none). Readers keep these so that writers can preserve the comments
+ * ("_..." members; jv_keys refused any other unknown one) and the fields read elsewhere (a
+ * model's "source"). Returns -1 when out of host memory. */
 int json_extras(const cJSON *obj, const char *const *known, cJSON **out);
 
 /* Pretty-prints item followed by a newline. */
