@@ -32,11 +32,12 @@ void steps_release(struct steps *s)
 	memset(s, 0, sizeof(*s));
 }
 
-/* What tune --steps-out writes; "move", "a", "b" and the lower bounds are not needed to
- * replay or show a step: known, not read. */
+/* What tune --steps-out writes; "move", "a", "b", the lower bounds and "layout" (the
+ * layout the search chose, before the steps) are not needed to replay or show a step:
+ * known, not read. */
 static const char *const steps_keys[] = {
 	"format", "model", "cluster", "microbatches", "best_baseline", "best_baseline_ms", "evaluations",
-	"lower_bound_tight_ms", "lower_bound_memory_ms", "steps", NULL
+	"lower_bound_tight_ms", "lower_bound_memory_ms", "layout", "steps", NULL
 };
 static const char *const step_keys[] = {
 	"step", "phase", "move", "a", "b", "what", "before_ms", "after_ms", "bubble_after", "stages", "scheduler",
