@@ -225,6 +225,8 @@ int arch_from_json(struct arch *a, const cJSON *root, const char *file, struct e
 		goto fail;
 	}
 	for (const cJSON *c = kinds->child; c; c = c->next) {
+		if (c->string[0] == '_' && c->string[1]) /* a comment ("_" alone is a kind's key) */
+			continue;
 		jpath_key(p, "kinds", c->string);
 		if (!c->string[0] || c->string[1]) {
 			jv_fail(&v, p, "kind keys must be single characters");

@@ -47,10 +47,13 @@ static int read_gpus(struct fidelity_set *s, struct jv *v, const cJSON *gpus)
 	if (!(s->gpus = calloc((size_t)(n > 0 ? n : 1), sizeof(*s->gpus))))
 		return err_set(v->e, ERR_RUNTIME, "out of host memory");
 	for (const cJSON *g = gpus->child; g; g = g->next) {
-		struct fidelity_gpu *x = &s->gpus[s->ngpus++];
+		struct fidelity_gpu *x;
 		const char *name;
 		double gpn;
 
+		if (jv_is_comment_key(g->string))
+			continue;
+		x = &s->gpus[s->ngpus++];
 		jpath_key(p, "gpus", g->string);
 		if (!cJSON_IsObject(g))
 			return jv_fail(v, p, "must be an object, not %s", json_type_name(g));

@@ -125,6 +125,8 @@ int hardware_from_json(struct hardware *hw, const cJSON *obj, const char *file, 
 	for (const cJSON *c = effs ? effs->child : NULL; c; c = c->next) {
 		int k = hardware_class(c->string);
 
+		if (jv_is_comment_key(c->string))
+			continue;
 		jpath_key(q, p, c->string);
 		if (k < 0) {
 			struct strbuf sb = STRBUF_INIT;

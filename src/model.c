@@ -206,6 +206,8 @@ static int read_pattern(struct jv *v, const cJSON *root, const char *pattern, do
 	for (const cJSON *c = kinds->child; c; c = c->next) {
 		unsigned char key = (unsigned char)c->string[0];
 
+		if (key == '_' && c->string[1]) /* a comment ("_" alone is a kind's key) */
+			continue;
 		jpath_key(p, "kinds", c->string);
 		if (!c->string[0] || c->string[1] || key < 0x21 || key > 0x7e) {
 			jv_fail(v, p, "kind keys must be single printable ASCII characters");

@@ -73,6 +73,8 @@ static int efficiencies(struct jv *v, const cJSON *obj, const char *path, bool a
 	for (const cJSON *c = obj->child; c; c = c->next) {
 		int k = hardware_class(c->string);
 
+		if (jv_is_comment_key(c->string))
+			continue;
 		jpath_key(q, path, c->string);
 		if (k < 0)
 			return jv_fail(v, q, "not a kernel class (gemm, grouped_gemm, flash_attn, eager_attn, ssd, scan, "
@@ -141,6 +143,8 @@ static int read_gpus(struct runtime *rt, struct jv *v, const cJSON *gpus)
 		struct runtime_gpu *x;
 		const cJSON *effs;
 
+		if (jv_is_comment_key(g->string))
+			continue;
 		jpath_key(p, "gpus", g->string);
 		if (rt->ngpus == RUNTIME_MAX_GPUS)
 			return jv_fail(v, p, "at most %d GPU models", RUNTIME_MAX_GPUS);
