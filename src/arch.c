@@ -89,6 +89,19 @@ static int read_classes(struct jv *v, const char *path, const char *s, int *gemm
 
 #define PER_TOK_MAX 1e15
 
+/* The members of a kind; a layer of pre or post may also be "mtp" (a multi-token
+ * prediction module, outside the model's own layers). */
+#define KIND_KEYS "kind", "params", "active_params", "fwd_gemm_flops_per_tok", "fwd_grouped_gemm_flops_per_tok", \
+	"attn_core_flops_per_tok_per_ctx", "fwd_other_flops_per_tok", "fwd_memory_bytes_per_tok", "act_bytes_per_tok", \
+	"act_w_bytes_per_tok", "out_bytes_per_tok", "in_bytes_per_tok", "w_bytes_per_microbatch", "tp_syncs", "eff_class", \
+	"shared_with", "moe", "attn_window"
+static const char *const kind_keys[] = { KIND_KEYS, NULL };
+static const char *const list_keys[] = { KIND_KEYS, "mtp", NULL };
+static const char *const moe_keys[] = { "a2a_dispatch_bytes_per_tok", "a2a_combine_bytes_per_tok", NULL };
+static const char *const arch_keys[] = {
+	"format", "name", "seq_len", "hidden_size", "pattern", "kinds", "pre", "post", NULL
+};
+
 static int read_kind(struct jv *v, const cJSON *o, const char *path, struct arch *a, bool mtp)
 {
 	struct work w;
@@ -141,7 +154,8 @@ static int read_kind(struct jv *v, const cJSON *o, const char *path, struct arch
 		return -1;
 	if (moe) {
 		jpath_key(p, path, "moe");
-		if (jv_number(v, moe, p, "a2a_dispatch_bytes_per_tok", 0, 0, PER_TOK_MAX, 0, &d1) < 0 ||
+		if (jv_keys(v, moe, p, moe_keys) < 0 ||
+		    jv_number(v, moe, p, "a2a_dispatch_bytes_per_tok", 0, 0, PER_TOK_MAX, 0, &d1) < 0 ||
 		    jv_number(v, moe, p, "a2a_combine_bytes_per_tok", 0, 0, PER_TOK_MAX, d1, &d2) < 0)
 			return -1;
 	}
@@ -183,7 +197,7 @@ static int read_list(struct jv *v, const cJSON *root, const char *key, struct ar
 		const cJSON *mtp = cJSON_GetObjectItemCaseSensitive(c, "mtp");
 
 		jpath_index(p, key, i);
-		if (read_kind(v, c, p, a, cJSON_IsTrue(mtp)) < 0)
+		if ((cJSON_IsObject(c) && jv_keys(v, c, p, list_keys) < 0) || read_kind(v, c, p, a, cJSON_IsTrue(mtp)) < 0)
 			return -1;
 	}
 	return 0;
@@ -198,7 +212,7 @@ int arch_from_json(struct arch *a, const cJSON *root, const char *file, struct e
 	long hidden;
 
 	memset(a, 0, sizeof(*a));
-	if (jv_format(&v, root, ARCH_FORMAT) < 0 ||
+	if (jv_format(&v, root, ARCH_FORMAT) < 0 || jv_keys(&v, root, "", arch_keys) < 0 ||
 	    jv_string(&v, root, "", "name", JV_REQUIRED | JV_NONEMPTY, NULL, &name) < 0 ||
 	    jv_int(&v, root, "", "seq_len", 0, 1, OCTO_MAX_SEQ_LEN, 4096, &a->seq_len) < 0 ||
 	    jv_int(&v, root, "", "hidden_size", 0, 1, 1L << 24, 0, &hidden) < 0 ||
@@ -211,11 +225,15 @@ int arch_from_json(struct arch *a, const cJSON *root, const char *file, struct e
 		goto fail;
 	}
 	for (const cJSON *c = kinds->child; c; c = c->next) {
+		if (c->string[0] == '_' && c->string[1]) /* a comment ("_" alone is a kind's key) */
+			continue;
 		jpath_key(p, "kinds", c->string);
 		if (!c->string[0] || c->string[1]) {
 			jv_fail(&v, p, "kind keys must be single characters");
 			goto fail;
 		}
+		if (cJSON_IsObject(c) && jv_keys(&v, c, p, kind_keys) < 0)
+			goto fail;
 	}
 	if (read_list(&v, root, "pre", a) < 0)
 		goto fail;

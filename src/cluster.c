@@ -30,6 +30,9 @@ void cluster_release(struct cluster *c)
 	memset(c, 0, sizeof(*c));
 }
 
+static const char *const replica_keys[] = {
+	"tp", "dp", "ep", "zero", "grads", "dp_gbytes_per_s", "dp_latency_us", NULL
+};
 static const char *const link_keys[] = { "gbytes_per_s", "latency_us", NULL };
 
 static int read_link(struct jv *v, const cJSON *root, const char *key, bool required,
@@ -40,7 +43,8 @@ static int read_link(struct jv *v, const cJSON *root, const char *key, bool requ
 
 	if (r <= 0)
 		return r;
-	if (jv_number(v, obj, key, "gbytes_per_s", JV_REQUIRED, 1e-6, 1e9, 0, &l->gbytes_per_s) < 0 ||
+	if (jv_keys(v, obj, key, link_keys) < 0 ||
+	    jv_number(v, obj, key, "gbytes_per_s", JV_REQUIRED, 1e-6, 1e9, 0, &l->gbytes_per_s) < 0 ||
 	    jv_number(v, obj, key, "latency_us", JV_REQUIRED, 0, 1e9, 0, &l->latency_us) < 0)
 		return -1;
 	return 1;
@@ -57,7 +61,7 @@ int cluster_from_json(struct cluster *c, const cJSON *root, const char *file, co
 
 	memset(c, 0, sizeof(*c));
 	hardware_default(&c->hw);
-	if (jv_format(&v, root, CLUSTER_FORMAT) < 0 ||
+	if (jv_format(&v, root, CLUSTER_FORMAT) < 0 || jv_keys(&v, root, "", cluster_keys) < 0 ||
 	    jv_string(&v, root, "", "name", JV_REQUIRED | JV_NONEMPTY, NULL, &name) < 0 ||
 	    jv_string(&v, root, "", "gpu", JV_NONEMPTY, NULL, &gpu) < 0 ||
 	    jv_int(&v, root, "", "devices", JV_REQUIRED, 1, OCTO_MAX_DEVICES, 0, &devices) < 0 ||
@@ -114,7 +118,7 @@ int cluster_from_json(struct cluster *c, const cJSON *root, const char *file, co
 		if (jv_object(&v, root, "", "replica", 0, &rp) < 0)
 			goto fail;
 		if (rp) {
-			if (layout_json_read(&v, rp, "replica", false, &l) < 0)
+			if (jv_keys(&v, rp, "replica", replica_keys) < 0 || layout_json_read(&v, rp, "replica", false, &l) < 0)
 				goto fail;
 			c->rep.tp = l.tp;
 			c->rep.dp = l.dp;

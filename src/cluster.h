@@ -49,7 +49,7 @@ struct cluster {
 	                        * (hardware_datasheet): nothing can be priced on it */
 	struct hardware hw;    /* that section, else the defaults of hardware_default() */
 	cJSON *extra;
-	cJSON *intra_extra;    /* unknown members of intra_node / inter_node, kept as well */
+	cJSON *intra_extra;    /* comments of intra_node / inter_node, kept as well */
 	cJSON *inter_extra;
 };
 

@@ -27,6 +27,18 @@ static int dupstr(char **out, const char *s, struct err *e)
 	return 0;
 }
 
+/* "about", and a point's "published" (the figure as its source words it), "fpt" (model
+ * FLOPs a token, as computed for the table) and "unknowns" (what the source left open) are
+ * for the people who read the file: known, not read. */
+static const char *const points_keys[] = { "format", "about", "gpus", "points", NULL };
+static const char *const gpu_keys[] = {
+	"gpu", "gpus_per_node", "mem_bytes", "intra", "inter", "peak_tflops", "hbm_gbytes_per_s", NULL
+};
+static const char *const point_keys[] = {
+	"id", "config", "runtime", "gpu", "source", "gpus", "seq", "gbs", "pub_tok", "published", "fpt", "unknowns",
+	"tp", "pp", "dp", "ep", "zero", "chunks", "sched", "recompute", "mbs", "mbs_options", NULL
+};
+
 static int read_gpus(struct fidelity_set *s, struct jv *v, const cJSON *gpus)
 {
 	char p[JPATH_MAX];
@@ -35,14 +47,17 @@ static int read_gpus(struct fidelity_set *s, struct jv *v, const cJSON *gpus)
 	if (!(s->gpus = calloc((size_t)(n > 0 ? n : 1), sizeof(*s->gpus))))
 		return err_set(v->e, ERR_RUNTIME, "out of host memory");
 	for (const cJSON *g = gpus->child; g; g = g->next) {
-		struct fidelity_gpu *x = &s->gpus[s->ngpus++];
+		struct fidelity_gpu *x;
 		const char *name;
 		double gpn;
 
+		if (jv_is_comment_key(g->string))
+			continue;
+		x = &s->gpus[s->ngpus++];
 		jpath_key(p, "gpus", g->string);
 		if (!cJSON_IsObject(g))
 			return jv_fail(v, p, "must be an object, not %s", json_type_name(g));
-		if (jv_string(v, g, p, "gpu", JV_REQUIRED | JV_NONEMPTY, NULL, &name) < 0 ||
+		if (jv_keys(v, g, p, gpu_keys) < 0 || jv_string(v, g, p, "gpu", JV_REQUIRED | JV_NONEMPTY, NULL, &name) < 0 ||
 		    jv_number(v, g, p, "gpus_per_node", JV_REQUIRED | JV_INTEGER, 1, 1024, 0, &gpn) < 0 ||
 		    jv_number(v, g, p, "mem_bytes", JV_REQUIRED, 1e6, 1e15, 0, &x->mem_bytes) < 0 ||
 		    jv_number(v, g, p, "intra", JV_REQUIRED, 1e-3, 1e6, 0, &x->intra) < 0 ||
@@ -150,7 +165,7 @@ static int read_point(struct fidelity_set *s, struct jv *v, const cJSON *pt, int
 	jpath_index(p, "points", i);
 	if (!cJSON_IsObject(pt))
 		return jv_fail(v, p, "must be an object, not %s", json_type_name(pt));
-	if (jv_string(v, pt, p, "id", JV_REQUIRED | JV_NONEMPTY, NULL, &id) < 0 ||
+	if (jv_keys(v, pt, p, point_keys) < 0 || jv_string(v, pt, p, "id", JV_REQUIRED | JV_NONEMPTY, NULL, &id) < 0 ||
 	    jv_string(v, pt, p, "config", JV_REQUIRED | JV_NONEMPTY, NULL, &config) < 0 ||
 	    jv_string(v, pt, p, "runtime", JV_REQUIRED | JV_NONEMPTY, NULL, &runtime) < 0 ||
 	    jv_string(v, pt, p, "gpu", JV_REQUIRED | JV_NONEMPTY, NULL, &gpu) < 0 ||
@@ -198,7 +213,8 @@ int fidelity_load(struct fidelity_set *s, const char *path, struct err *e)
 	memset(s, 0, sizeof(*s));
 	if (!root)
 		return -1;
-	if (jv_format(&v, root, FIDELITY_FORMAT) < 0 || jv_object(&v, root, "", "gpus", JV_REQUIRED, &gpus) < 0 ||
+	if (jv_format(&v, root, FIDELITY_FORMAT) < 0 || jv_keys(&v, root, "", points_keys) < 0 ||
+	    jv_object(&v, root, "", "gpus", JV_REQUIRED, &gpus) < 0 ||
 	    jv_array(&v, root, "", "points", JV_REQUIRED, &points) < 0 || read_gpus(s, &v, gpus) < 0)
 		goto out;
 	n = cJSON_GetArraySize(points);

@@ -86,6 +86,8 @@ int hardware_from_json(struct hardware *hw, const cJSON *obj, const char *file, 
 {
 	static const char *const known[] = { "source", "peak_tflops", "hbm_gbytes_per_s", "efficiency", "launch_us",
 	                                     "flash_dropout", NULL };
+	static const char *const fb_keys[] = { "f", "b", NULL };
+	static const char *const launch_keys[] = { "f", "b", "async", NULL };
 	struct jv v = { file, e, prefix };
 	const cJSON *effs, *launch, *drop;
 	const char *source;
@@ -94,7 +96,8 @@ int hardware_from_json(struct hardware *hw, const cJSON *obj, const char *file, 
 	hardware_default(hw);
 	if (!cJSON_IsObject(obj))
 		return jv_fail(&v, path, "must be an object, not %s", json_type_name(obj));
-	if (jv_number(&v, obj, path, "peak_tflops", 0, 1e-3, 1e6, hw->peak_tflops, &hw->peak_tflops) < 0 ||
+	if (jv_keys(&v, obj, path, known) < 0 ||
+	    jv_number(&v, obj, path, "peak_tflops", 0, 1e-3, 1e6, hw->peak_tflops, &hw->peak_tflops) < 0 ||
 	    jv_number(&v, obj, path, "hbm_gbytes_per_s", 0, 1e-3, 1e9, hw->hbm_gbytes_per_s,
 	              &hw->hbm_gbytes_per_s) < 0 ||
 	    jv_string(&v, obj, path, "source", JV_NONEMPTY, NULL, &source) < 0 ||
@@ -104,14 +107,16 @@ int hardware_from_json(struct hardware *hw, const cJSON *obj, const char *file, 
 		return -1;
 	if (drop) {
 		jpath_key(p, path, "flash_dropout");
-		if (jv_number(&v, drop, p, "f", JV_REQUIRED, 1e-6, 1, 0, &hw->flash_dropout_f) < 0 ||
+		if (jv_keys(&v, drop, p, fb_keys) < 0 ||
+		    jv_number(&v, drop, p, "f", JV_REQUIRED, 1e-6, 1, 0, &hw->flash_dropout_f) < 0 ||
 		    jv_number(&v, drop, p, "b", JV_REQUIRED, 1e-6, 1, 0, &hw->flash_dropout_b) < 0)
 			return -1;
 	}
 	hw->eff_given = effs || launch;
 	if (launch) {
 		jpath_key(p, path, "launch_us");
-		if (jv_number(&v, launch, p, "f", JV_REQUIRED, 0, 1e6, 0, &hw->launch_us_f) < 0 ||
+		if (jv_keys(&v, launch, p, launch_keys) < 0 ||
+		    jv_number(&v, launch, p, "f", JV_REQUIRED, 0, 1e6, 0, &hw->launch_us_f) < 0 ||
 		    jv_number(&v, launch, p, "b", JV_REQUIRED, 0, 1e6, 0, &hw->launch_us_b) < 0 ||
 		    jv_bool(&v, launch, p, "async", 0, false, &hw->launch_async) < 0)
 			return -1;
@@ -120,6 +125,8 @@ int hardware_from_json(struct hardware *hw, const cJSON *obj, const char *file, 
 	for (const cJSON *c = effs ? effs->child : NULL; c; c = c->next) {
 		int k = hardware_class(c->string);
 
+		if (jv_is_comment_key(c->string))
+			continue;
 		jpath_key(q, p, c->string);
 		if (k < 0) {
 			struct strbuf sb = STRBUF_INIT;
@@ -133,7 +140,8 @@ int hardware_from_json(struct hardware *hw, const cJSON *obj, const char *file, 
 		if (!cJSON_IsObject(c))
 			return jv_fail(&v, q, "must be an object like {\"f\": 0.7, \"b\": 0.6}, not %s",
 			               json_type_name(c));
-		if (jv_number(&v, c, q, "f", JV_REQUIRED, 1e-6, 1, 0, &hw->eff_f[k]) < 0 ||
+		if (jv_keys(&v, c, q, fb_keys) < 0 ||
+		    jv_number(&v, c, q, "f", JV_REQUIRED, 1e-6, 1, 0, &hw->eff_f[k]) < 0 ||
 		    jv_number(&v, c, q, "b", JV_REQUIRED, 1e-6, 1, 0, &hw->eff_b[k]) < 0)
 			return -1;
 	}

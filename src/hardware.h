@@ -50,7 +50,7 @@ struct hardware {
 	bool eff_given;           /* the section named efficiencies or launch costs (a calibration):
 	                           * they win over a runtime's (runtime_hardware) */
 	char *source;             /* where the efficiencies come from (heap), or NULL */
-	cJSON *extra;             /* members this version does not know, kept for rewrites */
+	cJSON *extra;             /* comments ("_..."), kept for rewrites */
 };
 
 extern const char *const hardware_class_names[EFF_NCLASS];

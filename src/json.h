@@ -103,9 +103,19 @@ void json_fmt_number(char *out, size_t n, double x);
 /* A JSON type in words for messages: "a string", "an array", ... */
 const char *json_type_name(const cJSON *item);
 
+/* Refuses a member of obj whose key is not in known (NULL-terminated): every reader of an
+ * octopipe.* object calls it with the object's whole list of keys (also those it reads
+ * only in some modes), so a misspelt field is never read as its default. The message names
+ * the key's path and, when a known key is within two edits, "did you mean '...'?". Keys
+ * beginning with '_' are comments, allowed everywhere. */
+int jv_keys(struct jv *v, const cJSON *obj, const char *path, const char *const *known);
+/* Whether key is a comment's ("_..."). */
+bool jv_is_comment_key(const char *key);
+
 /* Copies of the members of obj whose keys are not in known (NULL-terminated) into *out
- * (NULL when there are none). Readers keep these so that writers can preserve fields they
- * do not understand. Returns -1 when out of host memory. */
+ * (NULL when there are none). Readers keep these so that writers can preserve the comments
+ * ("_..." members; jv_keys refused any other unknown one) and the fields read elsewhere (a
+ * model's "source"). Returns -1 when out of host memory. */
 int json_extras(const cJSON *obj, const char *const *known, cJSON **out);
 
 /* Pretty-prints item followed by a newline. */

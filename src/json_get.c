@@ -288,3 +288,109 @@ int json_extras(const cJSON *obj, const char *const *known, cJSON **out)
 	*out = extra;
 	return 0;
 }
+
+/* ---- unknown keys ---------------------------------------------------------------- */
+
+/* Edit distance of a and b (insertions, deletions, substitutions), counted up to cap + 1:
+ * enough to tell a typo from another word. */
+static size_t edit_distance(const char *a, const char *b, size_t cap)
+{
+	size_t la = strlen(a), lb = strlen(b), row[65];
+
+	if (la > 64 || lb > 64 || (la > lb ? la - lb : lb - la) > cap)
+		return cap + 1;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t diag = row[0];
+
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[lb];
+}
+
+/* The known key closest to key, when it is close enough to be a typo of it (or key is it
+ * without its unit: "makespan" for "makespan_ms"), or NULL. */
+static const char *closest_key(const char *key, const char *const *known)
+{
+	const char *best = NULL;
+	size_t best_d = 3, len = strlen(key);
+
+	for (const char *const *k = known; *k; k++) {
+		size_t d = edit_distance(key, *k, 2);
+
+		if (d > 2 && len >= 3 && strncmp(*k, key, len) == 0 && (*k)[len] == '_' && !strchr(*k + len + 1, '_'))
+			d = 2;
+
+		if (d < best_d && d < len && d < strlen(*k)) {
+			best_d = d;
+			best = *k;
+		}
+	}
+	return best;
+}
+
+/* key as it may be shown: control characters and bytes above ASCII as '?', at most 60. */
+static void printable_key(char *out, size_t n, const char *key)
+{
+	size_t i = 0;
+
+	for (; key[i] && i + 1 < n && i < 60; i++)
+		out[i] = (unsigned char)key[i] < 0x20 || (unsigned char)key[i] >= 0x7f ? '?' : key[i];
+	out[i] = '\0';
+}
+
+/* "known here: a, b, c" (shortened with "..." when long) into out. */
+static const char *known_list(const char *const *known, char *out, size_t n)
+{
+	size_t at = (size_t)snprintf(out, n, "known here:");
+
+	for (const char *const *k = known; *k; k++) {
+		if (at + strlen(*k) + 8 >= n) {
+			snprintf(out + at, n - at, " ...");
+			break;
+		}
+		at += (size_t)snprintf(out + at, n - at, "%s %s", k == known ? "" : ",", *k);
+	}
+	return out;
+}
+
+bool jv_is_comment_key(const char *key)
+{
+	return key && key[0] == '_';
+}
+
+int jv_keys(struct jv *v, const cJSON *obj, const char *path, const char *const *known)
+{
+	char p[JPATH_MAX], shown[64], list[320];
+
+	for (const cJSON *c = obj ? obj->child : NULL; c; c = c->next) {
+		const char *const *k;
+		const char *near;
+
+		if (!c->string || jv_is_comment_key(c->string))
+			continue;
+		for (k = known; *k; k++)
+			if (strcmp(c->string, *k) == 0)
+				break;
+		if (*k)
+			continue;
+		printable_key(shown, sizeof(shown), c->string);
+		jpath_key(p, path, shown);
+		near = closest_key(c->string, known);
+		if (near)
+			return jv_fail(v, p, "unknown field (did you mean '%s'?)", near);
+		return jv_fail(v, p, "unknown field (%s)", known_list(known, list, sizeof(list)));
+	}
+	return 0;
+}

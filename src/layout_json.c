@@ -38,26 +38,8 @@ int parallel_read_grads(struct jv *v, const cJSON *obj, const char *path, bool *
 	return 0;
 }
 
-static const char *const degree_keys[] = { "pp", "tp", "dp", "ep", "zero", "grads", "micro_batch_size" };
-#define NKEYS (sizeof(degree_keys) / sizeof(degree_keys[0]))
-
 /* A plan's "parallel" holds nothing else: a misspelt degree must not pass as the default. */
-static int no_other_members(struct jv *v, const cJSON *obj, const char *path)
-{
-	for (const cJSON *it = obj->child; it; it = it->next) {
-		bool known = false;
-
-		for (size_t i = 0; i < NKEYS; i++)
-			known |= strcmp(it->string, degree_keys[i]) == 0;
-		if (!known) {
-			char kpath[JPATH_MAX];
-
-			jpath_key(kpath, path, it->string);
-			return jv_fail(v, kpath, "unknown member (pp, tp, dp, ep, zero, grads, micro_batch_size)");
-		}
-	}
-	return 0;
-}
+static const char *const degree_keys[] = { "pp", "tp", "dp", "ep", "zero", "grads", "micro_batch_size", NULL };
 
 int layout_json_read(struct jv *v, const cJSON *obj, const char *path, bool with_pp, struct parallel *l)
 {
@@ -68,7 +50,7 @@ int layout_json_read(struct jv *v, const cJSON *obj, const char *path, bool with
 		if (jv_int(v, obj, path, degree_keys[i], i == 0 ? JV_REQUIRED : flags, i == 4 ? 0 : 1,
 		           i == 4 ? 3 : PARALLEL_MAX_DEGREE, i == 4 ? 0 : 1, &x[i]) < 0)
 			return -1;
-	if (with_pp && no_other_members(v, obj, path) < 0)
+	if (with_pp && jv_keys(v, obj, path, degree_keys) < 0)
 		return -1;
 	l->micro_batch = 0;
 	if (with_pp && jv_int(v, obj, path, "micro_batch_size", 0, 1, OCTO_MAX_MICRO_BATCH, 0, &l->micro_batch) < 0)

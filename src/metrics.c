@@ -22,6 +22,20 @@ void metrics_release(struct metrics *m)
 	memset(m, 0, sizeof(*m));
 }
 
+static const char *const metrics_keys[] = {
+	"makespan_ms", "throughput_tokens_per_s", "bubble_ratio", "lower_bound_ms", "efficiency", "lower_bound_tight_ms",
+	"efficiency_tight", "lower_bound_memory_ms", "efficiency_memory", "dp_sync_ms", "devices", "deadlock", "oom", NULL
+};
+static const char *const device_keys[] = {
+	"id", "busy_ms", "idle_ms", "bubble_ratio", "warmup_idle_ms", "cooldown_idle_ms", "peak_mem_bytes",
+	"mem_capacity_bytes", "memory_breakdown", "dp_sync", NULL
+};
+/* "peak" repeats the device's peak_mem_bytes: known, not read */
+static const char *const breakdown_keys[] = { "weights", "grads", "optimizer", "activations", "peak", NULL };
+static const char *const sync_keys[] = { "start_ms", "end_ms", NULL };
+static const char *const deadlock_keys[] = { "cycle", NULL };
+static const char *const cycle_keys[] = { "device", "op", NULL };
+
 static int read_device(struct jv *v, const cJSON *o, const char *path, long i,
                        struct device_metrics *d)
 {
@@ -29,7 +43,8 @@ static int read_device(struct jv *v, const cJSON *o, const char *path, long i,
 
 	if (!cJSON_IsObject(o))
 		return jv_fail(v, path, "must be an object, not %s", json_type_name(o));
-	if (jv_int(v, o, path, "id", JV_REQUIRED, i, i, 0, &id) < 0 ||
+	if (jv_keys(v, o, path, device_keys) < 0 ||
+	    jv_int(v, o, path, "id", JV_REQUIRED, i, i, 0, &id) < 0 ||
 	    jv_number(v, o, path, "busy_ms", JV_REQUIRED, 0, BIG, 0, &d->busy_ms) < 0 ||
 	    jv_number(v, o, path, "idle_ms", JV_REQUIRED, 0, BIG, 0, &d->idle_ms) < 0 ||
 	    jv_number(v, o, path, "bubble_ratio", JV_REQUIRED, 0, 1, 0, &d->bubble_ratio) < 0 ||
@@ -45,13 +60,14 @@ static int read_device(struct jv *v, const cJSON *o, const char *path, long i,
 		if (jv_object(v, o, path, "memory_breakdown", 0, &mb) < 0 || jv_object(v, o, path, "dp_sync", 0, &sy) < 0)
 			return -1;
 		jpath_key(q, path, "memory_breakdown");
-		if (mb && (jv_bytes(v, mb, q, "weights", 0, 0, &d->weights_bytes) < 0 ||
+		if (mb && (jv_keys(v, mb, q, breakdown_keys) < 0 || jv_bytes(v, mb, q, "weights", 0, 0, &d->weights_bytes) < 0 ||
 		           jv_bytes(v, mb, q, "grads", 0, 0, &d->grads_bytes) < 0 ||
 		           jv_bytes(v, mb, q, "optimizer", 0, 0, &d->optimizer_bytes) < 0 ||
 		           jv_bytes(v, mb, q, "activations", 0, 0, &d->act_peak_bytes) < 0))
 			return -1;
 		jpath_key(q, path, "dp_sync");
-		if (sy && (jv_number(v, sy, q, "start_ms", JV_REQUIRED, 0, BIG, 0, &d->sync_start_ms) < 0 ||
+		if (sy && (jv_keys(v, sy, q, sync_keys) < 0 ||
+		           jv_number(v, sy, q, "start_ms", JV_REQUIRED, 0, BIG, 0, &d->sync_start_ms) < 0 ||
 		           jv_number(v, sy, q, "end_ms", JV_REQUIRED, d->sync_start_ms, BIG, 0, &d->sync_end_ms) < 0))
 			return -1;
 	}
@@ -69,7 +85,7 @@ static int read_deadlock(struct jv *v, const cJSON *obj, const char *path, struc
 	jpath_key(p, path, "deadlock");
 	if (!cJSON_IsObject(dl))
 		return jv_fail(v, p, "must be null or an object with a cycle, not %s", json_type_name(dl));
-	if (jv_array(v, dl, p, "cycle", JV_REQUIRED, &cycle) < 0)
+	if (jv_keys(v, dl, p, deadlock_keys) < 0 || jv_array(v, dl, p, "cycle", JV_REQUIRED, &cycle) < 0)
 		return -1;
 	jpath_key(q, p, "cycle");
 	if (cJSON_GetArraySize(cycle) < 1 || cJSON_GetArraySize(cycle) > OCTO_MAX_OPS)
@@ -86,7 +102,7 @@ static int read_deadlock(struct jv *v, const cJSON *obj, const char *path, struc
 		if (!cJSON_IsObject(c))
 			return jv_fail(v, ep, "must be an object {\"device\": D, \"op\": \"0F3\"}, not %s",
 			               json_type_name(c));
-		if (jv_int(v, c, ep, "device", JV_REQUIRED, 0, m->ndevices - 1, 0, &dev) < 0 ||
+		if (jv_keys(v, c, ep, cycle_keys) < 0 || jv_int(v, c, ep, "device", JV_REQUIRED, 0, m->ndevices - 1, 0, &dev) < 0 ||
 		    jv_string(v, c, ep, "op", JV_REQUIRED, NULL, &tok) < 0)
 			return -1;
 		jpath_key(fp, ep, "op");
@@ -111,7 +127,8 @@ int metrics_from_json(struct metrics *m, const cJSON *obj, const char *file, con
 		jv_fail(&v, path, "must be an object, not %s", json_type_name(obj));
 		return -1;
 	}
-	if (jv_number(&v, obj, path, "makespan_ms", JV_REQUIRED, 0, BIG, 0, &m->makespan_ms) < 0 ||
+	if (jv_keys(&v, obj, path, metrics_keys) < 0 ||
+	    jv_number(&v, obj, path, "makespan_ms", JV_REQUIRED, 0, BIG, 0, &m->makespan_ms) < 0 ||
 	    jv_number(&v, obj, path, "throughput_tokens_per_s", 0, 0, 1e300, 0, &m->throughput_tokens_per_s) < 0 ||
 	    jv_number(&v, obj, path, "bubble_ratio", JV_REQUIRED, 0, 1, 0, &m->bubble_ratio) < 0 ||
 	    jv_number(&v, obj, path, "lower_bound_ms", 0, 0, BIG, 0, &m->lower_bound_ms) < 0 ||

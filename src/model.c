@@ -17,6 +17,12 @@ static const char *const model_keys[] = {
 	"format", "name", "seq_len", "micro_batch_size", "w_fraction",
 	"layers", "pattern", "kinds", "pre", "post", NULL
 };
+/* and "source", what octopipe cost made the table from (parallel.h reads it): kept as an
+ * extra member, so that a rewrite carries it as it came */
+static const char *const model_allowed[] = {
+	"format", "name", "seq_len", "micro_batch_size", "w_fraction",
+	"layers", "pattern", "kinds", "pre", "post", "source", NULL
+};
 static const char *const layer_keys[] = {
 	"kind", "f_ms", "b_ms", "w_ms", "bw_ms", "w_fraction",
 	"param_bytes", "act_bytes", "act_w_bytes", "out_bytes",
@@ -59,7 +65,8 @@ static int layer_read(struct jv *v, const cJSON *obj, const char *path, double m
 	memset(l, 0, sizeof(*l));
 	if (!cJSON_IsObject(obj))
 		return jv_fail(v, path, "must be an object, not %s", json_type_name(obj));
-	if (jv_string(v, obj, path, "kind", JV_REQUIRED | JV_NONEMPTY, NULL, &kind) < 0 ||
+	if (jv_keys(v, obj, path, layer_keys) < 0 ||
+	    jv_string(v, obj, path, "kind", JV_REQUIRED | JV_NONEMPTY, NULL, &kind) < 0 ||
 	    jv_number(v, obj, path, "f_ms", JV_REQUIRED, 0, OCTO_MAX_COST_MS, 0, &l->f_ms) < 0)
 		return -1;
 	jv_member(v, obj, path, "b_ms", 0, &bmember);
@@ -199,6 +206,8 @@ static int read_pattern(struct jv *v, const cJSON *root, const char *pattern, do
 	for (const cJSON *c = kinds->child; c; c = c->next) {
 		unsigned char key = (unsigned char)c->string[0];
 
+		if (key == '_' && c->string[1]) /* a comment ("_" alone is a kind's key) */
+			continue;
 		jpath_key(p, "kinds", c->string);
 		if (!c->string[0] || c->string[1] || key < 0x21 || key > 0x7e) {
 			jv_fail(v, p, "kind keys must be single printable ASCII characters");
@@ -257,7 +266,7 @@ int model_from_json(struct model *m, const cJSON *root, const char *file, const 
 	long n;
 
 	memset(m, 0, sizeof(*m));
-	if (jv_format(&v, root, MODEL_FORMAT) < 0 ||
+	if (jv_format(&v, root, MODEL_FORMAT) < 0 || jv_keys(&v, root, "", model_allowed) < 0 ||
 	    jv_string(&v, root, "", "name", JV_REQUIRED | JV_NONEMPTY, NULL, &name) < 0 ||
 	    jv_int(&v, root, "", "seq_len", JV_REQUIRED, 1, OCTO_MAX_SEQ_LEN, 0, &m->seq_len) < 0 ||
 	    jv_int(&v, root, "", "micro_batch_size", 0, 1, OCTO_MAX_MICRO_BATCH, 1, &m->micro_batch_size) < 0 ||

@@ -38,7 +38,7 @@ struct layer {
 	uint64_t a2a_bytes;    /* MoE token dispatch + combine per microbatch (all-to-all under EP) */
 	uint64_t tied_bytes;   /* the part of param_bytes that is the first layer's weights (a head
 	                        * tied to the embedding): a device holding both holds it once */
-	cJSON *extra;          /* members this version does not interpret, preserved on save */
+	cJSON *extra;          /* comments ("_..."), preserved on save */
 };
 
 struct model {

@@ -198,6 +198,7 @@ static int model_source(const struct model *m, struct arch *a, struct cost_opts 
                         struct err *e)
 {
 	const cJSON *src = m->extra ? cJSON_GetObjectItemCaseSensitive(m->extra, "source") : NULL;
+	static const char *const source_keys[] = { "architecture", "hardware", "runtime", "tp", "recompute", NULL };
 	const cJSON *arch, *hwj, *rtj;
 	struct jv v = { m->name, e, "source" };
 	double d;
@@ -207,7 +208,8 @@ static int model_source(const struct model *m, struct arch *a, struct cost_opts 
 		return 1;
 	if (!cJSON_IsObject(src))
 		return jv_fail(&v, "source", "must be an object");
-	if (jv_object(&v, src, "source", "architecture", JV_REQUIRED, &arch) < 0 ||
+	if (jv_keys(&v, src, "source", source_keys) < 0 ||
+	    jv_object(&v, src, "source", "architecture", JV_REQUIRED, &arch) < 0 ||
 	    jv_object(&v, src, "source", "hardware", 0, &hwj) < 0 ||
 	    jv_object(&v, src, "source", "runtime", 0, &rtj) < 0 ||
 	    jv_number(&v, src, "source", "tp", JV_INTEGER, 1, PARALLEL_MAX_DEGREE, 1, &d) < 0)

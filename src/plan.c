@@ -24,6 +24,7 @@ static const char *const plan_keys[] = {
 	"format", "name", "model", "cluster", "microbatches", "split_backward", "comm",
 	"parallel", "stages", "schedule", NULL
 };
+static const char *const stage_keys[] = { "layers", "device", "recompute", "recompute_layers", NULL };
 
 void plan_release(struct plan *p)
 {
@@ -179,7 +180,7 @@ static int read_stages(struct jv *v, const cJSON *root, struct plan *p)
 		jpath_index(path, "stages", i);
 		if (!cJSON_IsObject(s))
 			return jv_fail(v, path, "must be an object, not %s", json_type_name(s));
-		if (jv_array(v, s, path, "layers", JV_REQUIRED, &range) < 0)
+		if (jv_keys(v, s, path, stage_keys) < 0 || jv_array(v, s, path, "layers", JV_REQUIRED, &range) < 0)
 			return -1;
 		jpath_key(rpath, path, "layers");
 		if (cJSON_GetArraySize(range) != 2)
@@ -217,7 +218,6 @@ static int read_stages(struct jv *v, const cJSON *root, struct plan *p)
 		}
 		st->device = (int)dev;
 		{
-			static const char *const stage_keys[] = { "layers", "device", "recompute", "recompute_layers", NULL };
 			cJSON *x = NULL, *keep;
 
 			if (json_extras(s, stage_keys, &x) < 0)
@@ -447,7 +447,7 @@ int plan_from_json(struct plan *p, const cJSON *root, const char *file, const ch
 	long mb;
 
 	memset(p, 0, sizeof(*p));
-	if (jv_format(&v, root, PLAN_FORMAT) < 0 ||
+	if (jv_format(&v, root, PLAN_FORMAT) < 0 || jv_keys(&v, root, "", plan_keys) < 0 ||
 	    jv_string(&v, root, "", "name", JV_NONEMPTY, NULL, &name) < 0 ||
 	    jv_string(&v, root, "", "comm", 0, "overlap", &comm) < 0 ||
 	    jv_int(&v, root, "", "microbatches", JV_REQUIRED, 1, OCTO_MAX_MICROBATCHES, 0, &mb) < 0 ||

@@ -65,7 +65,7 @@ struct plan {
 	int *order_start;       /* ndevices + 1 entries */
 	struct action *order;
 	cJSON *extra;
-	cJSON *stage_extra;  /* the stages' members this version does not know, kept with the
+	cJSON *stage_extra;  /* the stages' comments ("_..."), kept with the
 	                      * layers of their stage: [{"first", "last", "extra"}]; a rewrite
 	                      * writes them back onto the stage of the same layers (NULL: none) */
 };

@@ -72,6 +72,11 @@ static int parse_phase(const char *s, size_t n)
 	return -1;
 }
 
+static const char *const rules_keys[] = {
+	"format", "name", "seq_len", "micro_batch_size", "w_fraction", "rules", NULL
+};
+static const char *const rule_keys[] = { "pattern", "layer", "kind", "phase", NULL };
+
 int profile_rules_from_json(struct profile_rules *r, const cJSON *root, const char *path, struct err *e)
 {
 	struct jv v = { path, e, NULL };
@@ -81,7 +86,7 @@ int profile_rules_from_json(struct profile_rules *r, const cJSON *root, const ch
 	long i = 0;
 
 	memset(r, 0, sizeof(*r));
-	if (jv_format(&v, root, RULES_FORMAT) < 0 ||
+	if (jv_format(&v, root, RULES_FORMAT) < 0 || jv_keys(&v, root, "", rules_keys) < 0 ||
 	    jv_string(&v, root, "", "name", JV_REQUIRED | JV_NONEMPTY, NULL, &name) < 0 ||
 	    jv_int(&v, root, "", "seq_len", JV_REQUIRED, 1, OCTO_MAX_SEQ_LEN, 0, &r->seq_len) < 0 ||
 	    jv_int(&v, root, "", "micro_batch_size", 0, 1, OCTO_MAX_MICRO_BATCH, 1, &r->micro_batch) < 0 ||
@@ -106,7 +111,8 @@ int profile_rules_from_json(struct profile_rules *r, const cJSON *root, const ch
 			jv_fail(&v, p, "must be an object, not %s", json_type_name(c));
 			goto fail;
 		}
-		if (jv_string(&v, c, p, "pattern", JV_REQUIRED | JV_NONEMPTY, NULL, &pat) < 0 ||
+		if (jv_keys(&v, c, p, rule_keys) < 0 ||
+		    jv_string(&v, c, p, "pattern", JV_REQUIRED | JV_NONEMPTY, NULL, &pat) < 0 ||
 		    jv_int(&v, c, p, "layer", 0, 0, OCTO_MAX_LAYERS - 1, -1, &pr->layer) < 0 ||
 		    jv_string(&v, c, p, "kind", JV_NONEMPTY, NULL, &kind) < 0 ||
 		    jv_string(&v, c, p, "phase", JV_NONEMPTY, NULL, &phase) < 0)

@@ -26,6 +26,17 @@ static const char *const attention_names[] = { "hf", "fused", "eager", NULL };
 static const char *const experts_names[] = { "loop", "grouped", NULL };
 static const char *const selective_names[] = { "core_attention", "ops", NULL };
 static const char *const launch_names[] = { "serial", "async", NULL };
+/* "about" and "sources" are for the people who read the file: known, not read */
+static const char *const runtime_keys[] = {
+	"format", "name", "about", "sources", "kernels", "efficiency", "dropout", "gpus", "overlap", "recompute", NULL
+};
+static const char *const kernels_keys[] = { "attention", "experts", "loss", "launch", "launch_us", NULL };
+static const char *const loss_keys[] = { "f_bytes", "b_bytes", "launches", NULL };
+static const char *const fb_keys[] = { "f", "b", NULL };
+static const char *const dropout_keys[] = { "flash_attn", NULL };
+static const char *const gpu_keys[] = { "efficiency", "dropout", NULL };
+static const char *const overlap_keys[] = { "tp_comm", NULL };
+static const char *const recompute_keys[] = { "selective", NULL };
 
 
 /* an optional string member that must be one of names; *out keeps its value when absent */
@@ -62,13 +73,15 @@ static int efficiencies(struct jv *v, const cJSON *obj, const char *path, bool a
 	for (const cJSON *c = obj->child; c; c = c->next) {
 		int k = hardware_class(c->string);
 
+		if (jv_is_comment_key(c->string))
+			continue;
 		jpath_key(q, path, c->string);
 		if (k < 0)
 			return jv_fail(v, q, "not a kernel class (gemm, grouped_gemm, flash_attn, eager_attn, ssd, scan, "
 			               "memory)");
 		if (!cJSON_IsObject(c))
 			return jv_fail(v, q, "must be an object like {\"f\": 0.7, \"b\": 0.6}, not %s", json_type_name(c));
-		if (jv_number(v, c, q, "f", JV_REQUIRED, 1e-6, 1, 0, &f[k]) < 0 ||
+		if (jv_keys(v, c, q, fb_keys) < 0 || jv_number(v, c, q, "f", JV_REQUIRED, 1e-6, 1, 0, &f[k]) < 0 ||
 		    jv_number(v, c, q, "b", JV_REQUIRED, 1e-6, 1, 0, &b[k]) < 0)
 			return -1;
 		if (set)
@@ -93,7 +106,8 @@ static int read_loss(struct runtime *rt, struct jv *v, const cJSON *kernels)
 		return -1;
 	if (!l)
 		return 0;
-	if (jv_number(v, l, "kernels.loss", "f_bytes", JV_REQUIRED, 0.5, 1e3, 0, &f) < 0 ||
+	if (jv_keys(v, l, "kernels.loss", loss_keys) < 0 ||
+	    jv_number(v, l, "kernels.loss", "f_bytes", JV_REQUIRED, 0.5, 1e3, 0, &f) < 0 ||
 	    jv_number(v, l, "kernels.loss", "b_bytes", JV_REQUIRED, 0.5, 1e3, 0, &b) < 0 ||
 	    jv_number(v, l, "kernels.loss", "launches", JV_REQUIRED | JV_INTEGER, 1, 100, 0, &n) < 0)
 		return -1;
@@ -114,10 +128,10 @@ static int read_dropout(struct jv *v, const cJSON *obj, const char *path, double
 	if (!d)
 		return 0;
 	jpath_key(p, path, "dropout");
-	if (jv_object(v, d, p, "flash_attn", JV_REQUIRED, &fa) < 0)
+	if (jv_keys(v, d, p, dropout_keys) < 0 || jv_object(v, d, p, "flash_attn", JV_REQUIRED, &fa) < 0)
 		return -1;
 	jpath_key(q, p, "flash_attn");
-	return jv_number(v, fa, q, "f", JV_REQUIRED, 1e-6, 1, 0, f) < 0 ||
+	return jv_keys(v, fa, q, fb_keys) < 0 || jv_number(v, fa, q, "f", JV_REQUIRED, 1e-6, 1, 0, f) < 0 ||
 	       jv_number(v, fa, q, "b", JV_REQUIRED, 1e-6, 1, 0, b) < 0 ? -1 : 0;
 }
 
@@ -129,6 +143,8 @@ static int read_gpus(struct runtime *rt, struct jv *v, const cJSON *gpus)
 		struct runtime_gpu *x;
 		const cJSON *effs;
 
+		if (jv_is_comment_key(g->string))
+			continue;
 		jpath_key(p, "gpus", g->string);
 		if (rt->ngpus == RUNTIME_MAX_GPUS)
 			return jv_fail(v, p, "at most %d GPU models", RUNTIME_MAX_GPUS);
@@ -136,7 +152,7 @@ static int read_gpus(struct runtime *rt, struct jv *v, const cJSON *gpus)
 			return jv_fail(v, p, "must be an object, not %s", json_type_name(g));
 		if (!g->string[0] || json_has_control(g->string))
 			return jv_fail(v, "gpus", "a GPU model's name must be a non-empty printable string");
-		if (jv_object(v, g, p, "efficiency", JV_REQUIRED, &effs) < 0)
+		if (jv_keys(v, g, p, gpu_keys) < 0 || jv_object(v, g, p, "efficiency", JV_REQUIRED, &effs) < 0)
 			return -1;
 		x = &rt->gpus[rt->ngpus++];
 		if (!(x->gpu = strdup(g->string)))
@@ -155,9 +171,9 @@ static int read_body(struct runtime *rt, struct jv *v, const cJSON *root)
 	const char *name;
 	unsigned char launch = 0;
 
-	if (jv_format(v, root, RUNTIME_FORMAT) < 0 ||
+	if (jv_format(v, root, RUNTIME_FORMAT) < 0 || jv_keys(v, root, "", runtime_keys) < 0 ||
 	    jv_string(v, root, "", "name", JV_REQUIRED | JV_NONEMPTY, NULL, &name) < 0 ||
-	    jv_object(v, root, "", "kernels", JV_REQUIRED, &kernels) < 0 ||
+	    jv_object(v, root, "", "kernels", JV_REQUIRED, &kernels) < 0 || jv_keys(v, kernels, "kernels", kernels_keys) < 0 ||
 	    jv_object(v, root, "", "efficiency", JV_REQUIRED, &effs) < 0 ||
 	    jv_object(v, root, "", "gpus", 0, &gpus) < 0 || jv_object(v, root, "", "overlap", 0, &overlap) < 0 ||
 	    jv_object(v, root, "", "recompute", 0, &rec) < 0)
@@ -177,9 +193,11 @@ static int read_body(struct runtime *rt, struct jv *v, const cJSON *root)
 	    read_dropout(v, root, "", &rt->dropout_f, &rt->dropout_b) < 0 ||
 	    (gpus && read_gpus(rt, v, gpus) < 0))
 		return -1;
-	if (overlap && jv_bool(v, overlap, "overlap", "tp_comm", 0, false, &rt->style.tp_overlap) < 0)
+	if (overlap && (jv_keys(v, overlap, "overlap", overlap_keys) < 0 ||
+	                jv_bool(v, overlap, "overlap", "tp_comm", 0, false, &rt->style.tp_overlap) < 0))
 		return -1;
-	if (rec && choice(v, rec, "recompute", "selective", selective_names, &rt->style.selective) < 0)
+	if (rec && (jv_keys(v, rec, "recompute", recompute_keys) < 0 ||
+	            choice(v, rec, "recompute", "selective", selective_names, &rt->style.selective) < 0))
 		return -1;
 	return 0;
 }

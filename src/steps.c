@@ -32,6 +32,23 @@ void steps_release(struct steps *s)
 	memset(s, 0, sizeof(*s));
 }
 
+/* What tune --steps-out writes; "move", "a", "b", the lower bounds and "layout" (the
+ * layout the search chose, before the steps) are not needed to replay or show a step:
+ * known, not read. */
+static const char *const steps_keys[] = {
+	"format", "model", "cluster", "microbatches", "best_baseline", "best_baseline_ms", "evaluations",
+	"lower_bound_tight_ms", "lower_bound_memory_ms", "layout", "steps", NULL
+};
+static const char *const step_keys[] = {
+	"step", "phase", "move", "a", "b", "what", "before_ms", "after_ms", "bubble_after", "stages", "scheduler",
+	"schedule", NULL
+};
+static const char *const stage_keys[] = { "layers", "device", NULL };
+static const char *const scheduler_keys[] = {
+	"alternate", "defer_arrivals", "cap_extra", "wcap", "lst", "recompute_stages", "recompute_ranked",
+	"depth_quarters", "reserve", NULL
+};
+
 static int parse_phase(struct jv *v, const cJSON *o, const char *path, enum tune_phase *out)
 {
 	static const enum tune_phase all[] = { PHASE_START, PHASE_PARTITION, PHASE_PLACEMENT, PHASE_SCHEDULING };
@@ -108,7 +125,7 @@ static int read_stages(struct jv *v, const cJSON *o, const char *path, const str
 		jpath_index(p, sp, k);
 		if (!cJSON_IsObject(so))
 			return jv_fail(v, p, "must be an object, not %s", json_type_name(so));
-		if (jv_array(v, so, p, "layers", JV_REQUIRED, &range) < 0)
+		if (jv_keys(v, so, p, stage_keys) < 0 || jv_array(v, so, p, "layers", JV_REQUIRED, &range) < 0)
 			return -1;
 		jpath_key(rp, p, "layers");
 		if (cJSON_GetArraySize(range) != 2)
@@ -153,7 +170,7 @@ static int read_scheduler(struct jv *v, const cJSON *o, const char *path, struct
 	if ((r = jv_object(v, o, path, "scheduler", 0, &sch)) <= 0)
 		return r;
 	jpath_key(p, path, "scheduler");
-	if (jv_bool(v, sch, p, "alternate", 0, false, &out->alternate) < 0 ||
+	if (jv_keys(v, sch, p, scheduler_keys) < 0 || jv_bool(v, sch, p, "alternate", 0, false, &out->alternate) < 0 ||
 	    jv_bool(v, sch, p, "defer_arrivals", 0, false, &out->defer_arrivals) < 0)
 		return -1;
 	if (jv_int(v, sch, p, "cap_extra", 0, -OCTO_MAX_MICROBATCHES, OCTO_MAX_MICROBATCHES, 0, &x) < 0)
@@ -256,7 +273,7 @@ int steps_from_json(struct steps *s, const cJSON *root, const char *file, const 
 	int k = 0;
 
 	memset(s, 0, sizeof(*s));
-	if (jv_format(&v, root, STEPS_FORMAT) < 0 ||
+	if (jv_format(&v, root, STEPS_FORMAT) < 0 || jv_keys(&v, root, "", steps_keys) < 0 ||
 	    jv_string(&v, root, "", "model", JV_NONEMPTY, NULL, &model) < 0 ||
 	    jv_int(&v, root, "", "microbatches", 0, 1, OCTO_MAX_MICROBATCHES, microbatches, &mbs) < 0 ||
 	    jv_string(&v, root, "", "best_baseline", 0, NULL, &baseline) < 0 ||
@@ -289,7 +306,8 @@ int steps_from_json(struct steps *s, const cJSON *root, const char *file, const 
 		if (!cJSON_IsObject(o))
 			return jv_fail(&v, p, "must be an object, not %s", json_type_name(o));
 		s->n++;
-		if (read_shown(&v, o, p, k, t, &what) < 0 || read_stages(&v, o, p, m, c, &t->state) < 0 ||
+		if (jv_keys(&v, o, p, step_keys) < 0 || read_shown(&v, o, p, k, t, &what) < 0 ||
+		    read_stages(&v, o, p, m, c, &t->state) < 0 ||
 		    read_scheduler(&v, o, p, &t->state.sched) < 0)
 			return -1;
 		if (!(t->what = strdup(what)))

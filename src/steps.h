@@ -17,7 +17,8 @@
  * plan regenerated from a step stays within OCTO_MAX_OPS, so tune_state_plan() can run on
  * any step it accepts. "step" (the step's number, default its place in the list) and
  * "bubble_after" (a fraction; null: unknown) are checked and kept for the report; other
- * fields (move, a, b) are not needed to replay or show a step and are ignored. This is the
+ * fields (move, a, b) are not needed to replay or show a step and are not read; a field the
+ * format does not have is refused (one beginning with '_' is a comment). This is the
  * one reader of the format: `edit --adopt`, `report --steps` and the UI refuse a file alike.
  */
 #ifndef OCTO_STEPS_H

@@ -20,6 +20,14 @@
 static const char *const timeline_keys[] = {
 	"format", "source", "plan", "devices", "transfers", "metrics", NULL
 };
+/* and "not_run", why octopipe run measured no ops (kept as an extra member, which
+ * calibrate reads) */
+static const char *const timeline_allowed[] = {
+	"format", "source", "plan", "devices", "transfers", "metrics", "not_run", NULL
+};
+static const char *const op_keys[] = { "op", "stage", "mb", "start_ms", "end_ms", NULL };
+static const char *const device_keys[] = { "id", "ops", "peak_mem_bytes", "mem", NULL };
+static const char *const xfer_keys[] = { "src", "dst", "stage", "mb", "kind", "start_ms", "end_ms", "bytes", NULL };
 static const char *const sources[] = { "sim", "emu", "cuda", NULL };
 
 void timeline_release(struct timeline *t)
@@ -94,7 +102,7 @@ static int read_ops(struct jv *v, const cJSON *arr, const char *path, struct tl_
 		jpath_index(p, path, i);
 		if (!cJSON_IsObject(o))
 			return jv_fail(v, p, "must be an object, not %s", json_type_name(o));
-		if (read_kind(v, o, p, &op->kind) < 0 ||
+		if (jv_keys(v, o, p, op_keys) < 0 || read_kind(v, o, p, &op->kind) < 0 ||
 		    jv_int(v, o, p, "stage", JV_REQUIRED, 0, OCTO_MAX_STAGES - 1, 0, &stage) < 0 ||
 		    jv_int(v, o, p, "mb", JV_REQUIRED, 0, OCTO_MAX_MICROBATCHES - 1, 0, &mb) < 0 ||
 		    read_interval(v, o, p, &op->start_ms, &op->end_ms) < 0)
@@ -168,7 +176,7 @@ static int read_devices(struct jv *v, const cJSON *root, struct timeline *t)
 		jpath_index(p, "devices", i);
 		if (!cJSON_IsObject(d))
 			return jv_fail(v, p, "must be an object, not %s", json_type_name(d));
-		if (jv_int(v, d, p, "id", JV_REQUIRED, i, i, 0, &id) < 0 ||
+		if (jv_keys(v, d, p, device_keys) < 0 || jv_int(v, d, p, "id", JV_REQUIRED, i, i, 0, &id) < 0 ||
 		    jv_array(v, d, p, "ops", JV_REQUIRED, &ops) < 0 ||
 		    jv_bytes(v, d, p, "peak_mem_bytes", 0, 0, &t->dev[i].peak_mem_bytes) < 0 ||
 		    jv_array(v, d, p, "mem", 0, &mem) < 0)
@@ -205,7 +213,7 @@ static int read_transfers(struct jv *v, const cJSON *root, struct timeline *t)
 		jpath_index(p, "transfers", i);
 		if (!cJSON_IsObject(o))
 			return jv_fail(v, p, "must be an object, not %s", json_type_name(o));
-		if (jv_int(v, o, p, "src", JV_REQUIRED, 0, t->ndevices - 1, 0, &src) < 0 ||
+		if (jv_keys(v, o, p, xfer_keys) < 0 || jv_int(v, o, p, "src", JV_REQUIRED, 0, t->ndevices - 1, 0, &src) < 0 ||
 		    jv_int(v, o, p, "dst", JV_REQUIRED, 0, t->ndevices - 1, 0, &dst) < 0 ||
 		    jv_int(v, o, p, "stage", JV_REQUIRED, 0, OCTO_MAX_STAGES - 1, 0, &stage) < 0 ||
 		    jv_int(v, o, p, "mb", JV_REQUIRED, 0, OCTO_MAX_MICROBATCHES - 1, 0, &mb) < 0 ||
@@ -243,7 +251,7 @@ int timeline_from_json(struct timeline *t, const cJSON *root, const char *file, 
 	int k;
 
 	memset(t, 0, sizeof(*t));
-	if (jv_format(&v, root, TIMELINE_FORMAT) < 0 ||
+	if (jv_format(&v, root, TIMELINE_FORMAT) < 0 || jv_keys(&v, root, "", timeline_allowed) < 0 ||
 	    jv_string(&v, root, "", "source", JV_REQUIRED, NULL, &source) < 0 ||
 	    jv_string(&v, root, "", "plan", JV_NONEMPTY, NULL, &plan) < 0)
 		goto fail;

@@ -61,7 +61,7 @@ struct timeline {
 	struct tl_xfer *xfers;
 	bool has_metrics;
 	struct metrics metrics;
-	cJSON *extra;         /* e.g. run metadata of a measured timeline */
+	cJSON *extra;         /* comments, and "not_run" of a measured timeline */
 };
 
 int timeline_from_json(struct timeline *t, const cJSON *root, const char *file, struct err *e);

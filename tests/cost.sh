@@ -259,11 +259,16 @@ expect_match "'huge': layer 1 \(attn\+dense\) would hold 4\.11e\+16 bytes, more 
 if [ ! -e "$T/huge.json" ]; then ok "and writes nothing"; else not_ok "and writes nothing"; fi
 
 # an architecture whose every layer rounds to 0 ms is refused before a table is written:
-# the model reader refuses a table of no work (found by fuzz_arch: a kind of params 10)
-run "$OCTOPIPE" cost "$top_srcdir/tests/fuzz/regress/arch/zero-cost-kind.json" --cluster 8xH200 -o "$T/zero.json"
+# the model reader refuses a table of no work (found by fuzz_arch: a kind of params 10; the
+# fuzzer's input also had a misspelt "eff_cl`ss", now refused first: see corpus.sh)
+run "$OCTOPIPE" cost "$top_srcdir/tests/fuzz/regress/arch/zero-cost-kind-spelt.json" --cluster 8xH200 -o "$T/zero.json"
 expect_rc 2 "an architecture of no work exits 2"
 expect_match "^architecture 'x': every layer costs 0 ms at sequence 4096 \(under a nanosecond rounded\): there is nothing to schedule$" "$ERR" "and says why: $ERR"
 if [ ! -e "$T/zero.json" ]; then ok "and writes nothing"; else not_ok "and writes nothing"; fi
+run "$OCTOPIPE" cost "$top_srcdir/tests/fuzz/regress/arch/zero-cost-kind.json" --cluster 8xH200 -o "$T/zero.json"
+expect_rc 2 "an architecture with a misspelt field exits 2"
+expect_match "zero-cost-kind\.json: kinds\.A\.eff_cl\`ss: unknown field \(did you mean 'eff_class'\?\)$" "$ERR" \
+    "and names the field and the one meant: $ERR"
 
 # a layer count past the limit is refused as it is read, before any layer is built (found by
 # fuzz_arch: a GPT-2 config of 310283 layers built 100000 of them first, seconds under ASan)

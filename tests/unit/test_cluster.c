@@ -25,7 +25,7 @@ int main(void)
 	is_dbl(c.device_speed[2], 0.5, 0, "per-device speed override");
 	is_dbl(cluster_usable_bytes(&c), 76e9, 1, "usable memory subtracts the headroom");
 	ok(c.gpu == NULL, "gpu is optional");
-	ok(c.extra && cJSON_GetObjectItem(c.extra, "site"), "unknown fields are kept");
+	ok(c.extra && cJSON_GetObjectItem(c.extra, "_site"), "comments are kept");
 
 	ok(mkdtemp(tmp) != NULL, "temporary directory");
 	snprintf(path, sizeof(path), "%s/c.json", tmp);
@@ -35,15 +35,15 @@ int main(void)
 	   d.mem_headroom == c.mem_headroom && d.inter.latency_us == c.inter.latency_us &&
 	   memcmp(d.device_speed, c.device_speed, 4 * sizeof(double)) == 0 && strcmp(d.name, c.name) == 0,
 	   "save then load gives the same cluster");
-	ok(d.extra && cJSON_GetObjectItem(d.extra, "site"), "unknown fields survive the round trip");
+	ok(d.extra && cJSON_GetObjectItem(d.extra, "_site"), "comments survive the round trip");
 	{
 		/* also inside the links: cost --calibrate rewrites the cluster file it read */
 		cJSON *root = cluster_to_json(&d), *intra, *inter;
 
 		intra = cJSON_GetObjectItem(root, "intra_node");
 		inter = cJSON_GetObjectItem(root, "inter_node");
-		ok(cJSON_IsString(cJSON_GetObjectItem(intra, "fabric")), "an unknown field of intra_node survives");
-		ok(cJSON_GetObjectItem(cJSON_GetObjectItem(inter, "nic"), "ports") != NULL,
+		ok(cJSON_IsString(cJSON_GetObjectItem(intra, "_fabric")), "a comment of intra_node survives");
+		ok(cJSON_GetObjectItem(cJSON_GetObjectItem(inter, "_nic"), "ports") != NULL,
 		   "and one of inter_node, whole");
 		cJSON_Delete(root);
 	}
@@ -53,18 +53,18 @@ int main(void)
 	cluster_release(&c);
 
 	{
-		/* unknown fields of the hardware section survive a rewrite too (cost --calibrate
+		/* comments of the hardware section survive a rewrite too (cost --calibrate
 		 * rewrites the cluster it read) */
 		cJSON *in = cJSON_Parse("{\"format\":\"octopipe.cluster/1\",\"name\":\"h\",\"devices\":2,\"gpus_per_node\":2,\"mem_bytes\":1e9,"
 		                        "\"intra_node\":{\"gbytes_per_s\":100,\"latency_us\":1},"
-		                        "\"hardware\":{\"peak_tflops\":900,\"measured_on\":{\"driver\":\"580\"}}}");
+		                        "\"hardware\":{\"peak_tflops\":900,\"_measured_on\":{\"driver\":\"580\"}}}");
 		cJSON *out, *hw;
 
 		ok(in && cluster_from_json(&d, in, "h.json", NULL, &e) == 0, "a cluster with a hardware note loads: %s", e.msg);
 		out = cluster_to_json(&d);
 		hw = cJSON_GetObjectItem(out, "hardware");
-		ok(cJSON_IsString(cJSON_GetObjectItem(cJSON_GetObjectItem(hw, "measured_on"), "driver")),
-		   "an unknown field of hardware survives, whole");
+		ok(cJSON_IsString(cJSON_GetObjectItem(cJSON_GetObjectItem(hw, "_measured_on"), "driver")),
+		   "a comment of hardware survives, whole");
 		is_dbl(cJSON_GetNumberValue(cJSON_GetObjectItem(hw, "peak_tflops")), 900, 0, "beside the known ones");
 		cJSON_Delete(out);
 		cJSON_Delete(in);

@@ -191,6 +191,50 @@ static void test_write(void)
 	free(out);
 }
 
+/* jv_keys on text: 0, or -1 with the message in e */
+static int keys_of(const char *text, const char *const *known, struct err *e)
+{
+	struct jv v = { "k.json", e, NULL };
+	cJSON *root = json_parse(text, strlen(text), "k.json", e);
+	int r;
+
+	err_clear(e);
+	r = jv_keys(&v, cJSON_GetObjectItem(root, "o"), "o", known);
+	cJSON_Delete(root);
+	return r;
+}
+
+static void test_unknown_keys(void)
+{
+	static const char *const known[] = { "kind", "params", "eff_class", "hidden", "b_ms", NULL };
+	struct err e = ERR_INIT;
+
+	ok(keys_of("{\"o\": {\"kind\": 1, \"params\": 2}}", known, &e) == 0, "known keys pass");
+	ok(keys_of("{\"o\": {\"kind\": 1, \"_comment\": \"x\", \"_\": {}}}", known, &e) == 0,
+	   "keys beginning with '_' are comments, allowed");
+	ok(keys_of("{\"o\": {\"kind\": 1, \"eff_cl`ss\": \"gemm\"}}", known, &e) < 0 && e.cls == ERR_INPUT, "a typo is refused");
+	is_str(e.msg, "k.json: o.eff_cl`ss: unknown field (did you mean 'eff_class'?)", "with its path and the key meant");
+	keys_of("{\"o\": {\"hiden\": 5}}", known, &e);
+	is_str(e.msg, "k.json: o.hiden: unknown field (did you mean 'hidden'?)", "a letter left out");
+	keys_of("{\"o\": {\"Kind\": 5}}", known, &e);
+	is_str(e.msg, "k.json: o.Kind: unknown field (did you mean 'kind'?)", "another case");
+	keys_of("{\"o\": {\"colour\": 5}}", known, &e);
+	is_str(e.msg, "k.json: o.colour: unknown field (known here: kind, params, eff_class, hidden, b_ms)",
+	       "nothing close: the keys it may be");
+	keys_of("{\"o\": {\"param\": 5}}", known, &e);
+	is_str(e.msg, "k.json: o.param: unknown field (did you mean 'params'?)", "a letter too few");
+	keys_of("{\"o\": {\"b\": 5}}", known, &e);
+	ok(!strstr(e.msg, "did you mean"), "a key too short to be a typo of one is not guessed at: %s", e.msg);
+	keys_of("{\"o\": {\"x\\u001b[2J\": 5}}", known, &e);
+	is_str(e.msg, "k.json: o.x?[2J: unknown field (known here: kind, params, eff_class, hidden, b_ms)",
+	       "a control character in the key is not printed");
+	ok(keys_of("{\"o\": {}}", known, &e) == 0, "an empty object passes");
+	keys_of("{\"o\": {\"b\": 5}}", (const char *const[]){ "b_ms", "makespan_ms", NULL }, &e);
+	ok(!strstr(e.msg, "did you mean"), "one letter is not a unit-less name: %s", e.msg);
+	keys_of("{\"o\": {\"makespan\": 5}}", (const char *const[]){ "b_ms", "makespan_ms", NULL }, &e);
+	is_str(e.msg, "k.json: o.makespan: unknown field (did you mean 'makespan_ms'?)", "a name without its unit");
+}
+
 static void test_extras(void)
 {
 	static const char *const known[] = { "a", NULL };
@@ -251,6 +295,7 @@ int main(void)
 	test_getters();
 	test_write();
 	test_extras();
+	test_unknown_keys();
 	/* NUL characters: cJSON's strings are C strings, so one would cut a string short */
 	{
 		static const char esc[] = "{\"a\": \"x\\u0000y\"}", bs[] = "{\"a\": \"x\\\\u0000y\"}";

@@ -57,8 +57,8 @@ int main(void)
 	is_dbl(b.layers[0].b_ms, 1.5, 1e-12, "and B 1.5");
 	is_dbl(b.layers[1].w_ms, 1.0, 1e-12, "bw_ms without w_fraction splits 50/50");
 	is_int(a.micro_batch_size, 1, "micro_batch_size defaults to 1");
-	ok(a.layers[2].extra && cJSON_GetObjectItem(a.layers[2].extra, "note"), "unknown layer fields are kept");
-	ok(a.extra && cJSON_GetObjectItem(a.extra, "hidden_size"), "unknown model fields are kept");
+	ok(a.layers[2].extra && cJSON_GetObjectItem(a.layers[2].extra, "_note"), "a layer's comment is kept");
+	ok(a.extra && cJSON_GetObjectItem(a.extra, "_hidden_size"), "a model's comment is kept");
 
 	/* round trip through a file */
 	ok(mkdtemp(tmp) != NULL, "temporary directory");
@@ -66,7 +66,7 @@ int main(void)
 	ok(model_save(&a, path, &e) == 0, "model_save writes (%s)", e.msg);
 	ok(model_load(&c, path, &e) == 0, "the saved model loads (%s)", e.msg);
 	ok(layers_equal(&a, &c), "save then load gives the same table");
-	ok(c.layers[2].extra && cJSON_GetObjectItem(c.layers[2].extra, "note"), "unknown fields survive the round trip");
+	ok(c.layers[2].extra && cJSON_GetObjectItem(c.layers[2].extra, "_note"), "comments survive the round trip");
 	t1 = save_text(&a);
 	t2 = save_text(&c);
 	is_str(t2, t1, "a second save is byte-identical");

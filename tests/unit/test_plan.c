@@ -118,7 +118,7 @@ int main(void)
 	is_int(plan_total_ops(&p), 12, "2 stages x 2 microbatches x (F, I, W)");
 	is_int(p.order_start[1], 6, "device 0 runs 6 ops");
 	ok(p.order[2].kind == OP_I && p.order[2].stage == 0 && p.order[2].mb == 0, "device 0's third op is 0I0");
-	ok(p.extra && cJSON_GetObjectItem(p.extra, "generator"), "unknown plan fields are kept");
+	ok(p.extra && cJSON_GetObjectItem(p.extra, "_generator"), "a plan's comment is kept");
 
 	/* round trip by reference, from another directory */
 	ok(mkdtemp(tmp) != NULL, "temporary directory");
@@ -147,11 +147,11 @@ int main(void)
 	cJSON_Delete(root);
 	ok(plan_stages_on(&p, 1) == 1, "one stage on device 1");
 
-	/* unknown members of a stage go back onto the stage of the same layers: kept through
+	/* comments of a stage go back onto the stage of the same layers: kept through
 	 * a rewrite, dropped with a stage whose layers an edit changed */
 	root = plan_to_json(&p, true);
-	cJSON_AddStringToObject(cJSON_GetArrayItem(cJSON_GetObjectItem(root, "stages"), 0), "note", "stage zero");
-	cJSON_AddItemToObject(cJSON_GetArrayItem(cJSON_GetObjectItem(root, "stages"), 1), "owner",
+	cJSON_AddStringToObject(cJSON_GetArrayItem(cJSON_GetObjectItem(root, "stages"), 0), "_note", "stage zero");
+	cJSON_AddItemToObject(cJSON_GetArrayItem(cJSON_GetObjectItem(root, "stages"), 1), "_owner",
 	                      cJSON_Parse("{\"team\": \"b\"}"));
 	ok(plan_from_json(&q, root, "notes.json", NULL, &e) == 0, "a plan with stage notes loads: %s", e.msg);
 	cJSON_Delete(root);
@@ -160,16 +160,16 @@ int main(void)
 		cJSON *s0 = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "stages"), 0);
 		cJSON *s1 = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "stages"), 1);
 
-		is_str(cJSON_GetStringValue(cJSON_GetObjectItem(s0, "note")), "stage zero", "stage 0's note is written back");
-		is_str(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(s1, "owner"), "team")), "b",
+		is_str(cJSON_GetStringValue(cJSON_GetObjectItem(s0, "_note")), "stage zero", "stage 0's note is written back");
+		is_str(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(s1, "_owner"), "team")), "b",
 		       "and stage 1's object, whole");
 	}
 	cJSON_Delete(root);
 	q.stages[0].last++;   /* a boundary moved: both stages now hold other layers */
 	q.stages[1].first++;
 	root = plan_to_json(&q, true);
-	ok(!cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(root, "stages"), 0), "note") &&
-	   !cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(root, "stages"), 1), "owner"),
+	ok(!cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(root, "stages"), 0), "_note") &&
+	   !cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(root, "stages"), 1), "_owner"),
 	   "a stage whose layers changed is no longer the one the note was about");
 	cJSON_Delete(root);
 	plan_release(&q);

@@ -26,7 +26,7 @@ int main(void)
 	is_dbl(timeline_end_ms(&t), 9.5, 1e-12, "the timeline ends with the last op");
 	ok(t.has_metrics && t.metrics.makespan_ms == 10, "metrics are read");
 	is_int(t.dev[0].nmem, 4, "memory samples are read");
-	ok(t.extra && cJSON_GetObjectItem(t.extra, "run"), "run metadata is kept");
+	ok(t.extra && cJSON_GetObjectItem(t.extra, "_run"), "run metadata is kept");
 
 	ok(mkdtemp(tmp) != NULL, "temporary directory");
 	snprintf(path, sizeof(path), "%s/t.json", tmp);
