@@ -109,6 +109,10 @@ const char *json_type_name(const cJSON *item);
  * the key's path and, when a known key is within two edits, "did you mean '...'?". Keys
  * beginning with '_' are comments, allowed everywhere. */
 int jv_keys(struct jv *v, const cJSON *obj, const char *path, const char *const *known);
+/* jv_keys for a document written elsewhere (published runs): a member whose key (of 5
+ * characters or more) is near a known one is refused as its typo; any other is the
+ * source's own field, accepted and not read. */
+int jv_keys_near(struct jv *v, const cJSON *obj, const char *path, const char *const *known);
 /* Whether key is a comment's ("_..."). */
 bool jv_is_comment_key(const char *key);
 

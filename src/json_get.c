@@ -370,7 +370,7 @@ bool jv_is_comment_key(const char *key)
 	return key && key[0] == '_';
 }
 
-int jv_keys(struct jv *v, const cJSON *obj, const char *path, const char *const *known)
+static int keys_check(struct jv *v, const cJSON *obj, const char *path, const char *const *known, bool near_only)
 {
 	char p[JPATH_MAX], shown[64], list[320];
 
@@ -385,12 +385,26 @@ int jv_keys(struct jv *v, const cJSON *obj, const char *path, const char *const 
 				break;
 		if (*k)
 			continue;
+		near = closest_key(c->string, known);
+		/* a short key is within two edits of every short one ("vp" of "tp", "pp" and
+		 * "dp"): where unknown fields are the source's own, only a longer one is a typo */
+		if (near_only && (!near || strlen(c->string) < 5))
+			continue;
 		printable_key(shown, sizeof(shown), c->string);
 		jpath_key(p, path, shown);
-		near = closest_key(c->string, known);
 		if (near)
 			return jv_fail(v, p, "unknown field (did you mean '%s'?)", near);
 		return jv_fail(v, p, "unknown field (%s)", known_list(known, list, sizeof(list)));
 	}
 	return 0;
+}
+
+int jv_keys(struct jv *v, const cJSON *obj, const char *path, const char *const *known)
+{
+	return keys_check(v, obj, path, known, false);
+}
+
+int jv_keys_near(struct jv *v, const cJSON *obj, const char *path, const char *const *known)
+{
+	return keys_check(v, obj, path, known, true);
 }

@@ -113,4 +113,19 @@ mk rtmiss 'p["runtime"] = "gone.json"'
 run "$O" fidelity "$T/p/rtmiss.json"
 expect_rc 2 "a point's missing runtime file exits 2"
 expect_match 'rtmiss.json: points\[0\]\.runtime: .*gone.json' "$ERR" "naming the file, the field and the runtime"
+# the project's shared data writes the points without "format" (and "_about" for "about"):
+# that form is read as this one (it was refused: "format: required field is missing")
+mk shared 'del d["format"]; d["_about"] = d.pop("about")'
+run "$O" fidelity "$T/p/shared.json"
+expect_rc 0 "a points file in the shared data's form (no format) is read"
+expect_match 'over 1 published runs: median error' "$OUT" "and predicted"
+# fields of the source's own, far from any known one, are accepted and not read; one near a
+# known field (5 characters or more) is its typo, refused
+mk extra 'p["vp"] = 2; p["notes"] = "from the paper"'
+run "$O" fidelity "$T/p/extra.json"
+expect_rc 0 "a point's own fields (vp, notes) are accepted"
+mk typo 'p["recomptue"] = "full"'
+run "$O" fidelity "$T/p/typo.json"
+expect_rc 2 "a misspelt field is refused"
+expect_match 'typo.json: points\[0\]\.recomptue: unknown field \(did you mean .recompute.\?\)' "$ERR" "naming it: $ERR"
 done_testing
