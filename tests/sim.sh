@@ -251,4 +251,21 @@ expect_match 'tight bound 8\.94 s, memory-aware bound 9\.72 s' "$OUT" "compare n
 run "$OCTOPIPE" compare --model gpt-13b --cluster 4xH200 --microbatches 8 --layout pp
 if printf '%s\n' "$OUT" | grep -q 'memory-aware'; then not_ok "and only where memory binds" "$OUT"
 else ok "and only where memory binds"; fi
+# the predicted timeline names its plan as seen from the timeline's folder (as run's
+# measured one does; it named it from the working directory), and leaves out a name JSON
+# cannot hold (a control character was written as \u001b, which check then refused)
+mkdir -p "$T/tl/out"
+cp "$data/tiny-model.json" "$data/tiny-cluster.json" "$data/tiny-plan.json" "$T/tl/"
+(cd "$T" && "$OCTOPIPE" sim --timeline-out tl/out/s.json tl/tiny-plan.json >/dev/null 2>&1)
+if python3 -c 'import json,os,sys; t=sys.argv[1]; p=json.load(open(t))["plan"]
+assert os.path.samefile(os.path.join(os.path.dirname(t), p), sys.argv[2]), p' \
+    "$T/tl/out/s.json" "$T/tl/tiny-plan.json" 2>/dev/null; then
+    ok "sim --timeline-out names the plan from the timeline's folder"
+else not_ok "sim --timeline-out names the plan from the timeline's folder" "$(grep '"plan"' "$T/tl/out/s.json")"; fi
+bad="$(printf 'esc\033[31m.json')"
+cp "$T/tl/tiny-plan.json" "$T/tl/$bad"
+run "$OCTOPIPE" sim --timeline-out "$T/tl/s2.json" "$T/tl/$bad"
+expect_rc 0 "sim of a plan whose name holds a control character"
+run "$OCTOPIPE" check "$T/tl/s2.json"
+expect_rc 0 "writes a timeline that check accepts"
 done_testing
