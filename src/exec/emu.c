@@ -48,6 +48,7 @@ struct emu {
 	struct err err;
 	struct timeline *tl;
 	struct timespec t0;
+	struct timespec progressed; /* wall time of the last arrival or finished op anywhere */
 };
 
 struct worker {
@@ -102,6 +103,28 @@ static void deadline_in(struct timespec *ts, double seconds)
 		ts->tv_sec++;
 		ts->tv_nsec -= 1000000000L;
 	}
+}
+
+/* A wait past the watchdog is a hang only when nothing arrived and no op finished anywhere
+ * for the whole timeout: many devices on few cores wait longer while the pipeline fills.
+ * Moves the deadline to that much after the last progress; false when it has passed. Lock
+ * held. */
+static bool progressed_since(const struct emu *em, struct timespec *ts)
+{
+	struct timespec now, next = em->progressed;
+	double s = em->o->timeout_s;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	next.tv_sec += (time_t)s;
+	next.tv_nsec += (long)((s - floor(s)) * 1e9);
+	if (next.tv_nsec >= 1000000000L) {
+		next.tv_sec++;
+		next.tv_nsec -= 1000000000L;
+	}
+	if (next.tv_sec < now.tv_sec || (next.tv_sec == now.tv_sec && next.tv_nsec <= now.tv_nsec))
+		return false;
+	*ts = next;
+	return true;
 }
 
 /* Why device d's wait never ended, following who waits for whom from d: a device that
@@ -162,6 +185,7 @@ static void match(struct emu *em, int a, int b)
 		wire = link_wire_ms(l, xf->bytes);
 		c->link_free = start + wire;
 		em->arrival[xs] = start + link_latency_ms(l) + wire;
+		clock_gettime(CLOCK_REALTIME, &em->progressed);
 		if (em->tl) {
 			struct tl_xfer *tx = &em->tl->xfers[em->tl->nxfers++];
 
@@ -278,7 +302,8 @@ static void *worker_main(void *arg)
 				deadline_in(&ts, em->o->timeout_s);
 				em->waiting_on[d] = xf->src;
 				while (em->arrival[xk] < 0 && !em->abort) {
-					if (pthread_cond_timedwait(&em->cond, &em->lock, &ts) == ETIMEDOUT) {
+					if (pthread_cond_timedwait(&em->cond, &em->lock, &ts) == ETIMEDOUT &&
+					    !progressed_since(em, &ts)) {
 						char why[200];
 
 						fail(em, "device %d waited %g s for the output of %s from device %d: no matching "
@@ -320,6 +345,7 @@ static void *worker_main(void *arg)
 			clock += dur;
 			td->ops[td->nops++] = (struct tl_op){ start, clock, a->stage, a->mb, a->kind };
 			ops++;
+			clock_gettime(CLOCK_REALTIME, &em->progressed);
 			if (em->o->on_op)
 				em->o->on_op(em->o->ctx, d, a, start, clock);
 			if (em->o->time_scale > 0) {
@@ -407,6 +433,7 @@ int emu_run(const struct plan *p, const struct exec_program *x, const struct emu
 			goto oom;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &em.t0);
+	clock_gettime(CLOCK_REALTIME, &em.progressed);
 	for (int d = 0; d < D; d++) {
 		ws[d] = (struct worker){ &em, d };
 		if (pthread_create(&th[d], NULL, worker_main, &ws[d]) != 0) {
