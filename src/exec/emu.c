@@ -20,6 +20,8 @@
 #include <string.h>
 #include <time.h>
 
+#define EMU_WORKER_STACK ((size_t)1 << 20) /* bytes of stack a worker thread gets */
+
 struct chan {
 	int32_t *sends, *recvs;    /* transfer ids in issue order */
 	double *send_t, *recv_t;   /* virtual issue times */
@@ -367,6 +369,34 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
+/* Starts a worker thread per device; returns how many started (a failure is recorded).
+ * A worker needs little stack: the default 8 MiB each ran out of a login node's capped
+ * address space (ulimit -v 2 GiB) at about 120 devices. */
+static int start_workers(struct emu *em, struct worker *ws, pthread_t *th, int D)
+{
+	pthread_attr_t attr;
+	bool have_attr = false;
+	int started = 0;
+
+	if (pthread_attr_init(&attr) == 0)
+		have_attr = pthread_attr_setstacksize(&attr, EMU_WORKER_STACK) == 0;
+	for (int d = 0; d < D; d++) {
+		int why;
+
+		ws[d] = (struct worker){ em, d };
+		if ((why = pthread_create(&th[d], have_attr ? &attr : NULL, worker_main, &ws[d])) != 0) {
+			pthread_mutex_lock(&em->lock);
+			fail(em, "cannot start worker %d: %s", d, strerror(why));
+			pthread_mutex_unlock(&em->lock);
+			break;
+		}
+		started++;
+	}
+	if (have_attr)
+		pthread_attr_destroy(&attr);
+	return started;
+}
+
 int emu_run(const struct plan *p, const struct exec_program *x, const struct emu_opts *o,
             struct timeline *measured, struct err *e)
 {
@@ -434,16 +464,7 @@ int emu_run(const struct plan *p, const struct exec_program *x, const struct emu
 	}
 	clock_gettime(CLOCK_MONOTONIC, &em.t0);
 	clock_gettime(CLOCK_REALTIME, &em.progressed);
-	for (int d = 0; d < D; d++) {
-		ws[d] = (struct worker){ &em, d };
-		if (pthread_create(&th[d], NULL, worker_main, &ws[d]) != 0) {
-			pthread_mutex_lock(&em.lock);
-			fail(&em, "cannot start worker %d", d);
-			pthread_mutex_unlock(&em.lock);
-			break;
-		}
-		started++;
-	}
+	started = start_workers(&em, ws, th, D);
 	for (int d = 0; d < started; d++)
 		pthread_join(th[d], NULL);
 	if (em.abort) {
