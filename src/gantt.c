@@ -89,30 +89,31 @@ void gantt_ascii(const struct timeline *t, int width, const char *name, struct s
 		row[width] = '\0';
 		strbuf_addf(sb, "%s%-*d|%s|\n", name, label - (int)strlen(name), d, row);
 	}
-	/* axis: a tick every ~10 columns, labelled in ms */
+	/* axis: a tick every 10 columns, each label under its tick (one that the label before
+	 * reaches is skipped), in s past 100 s so that a label stays short */
 	strbuf_pad(sb, ' ', (size_t)label);
 	strbuf_addch(sb, '+');
 	for (int c = 0; c < width; c++)
 		strbuf_addch(sb, c % 10 == 0 ? '+' : '-');
 	strbuf_addstr(sb, "+\n");
 	{
-		size_t start = sb->len;
+		double unit = width * slice >= 1e5 ? 1000 : 1;
 		int col = 0;
 
 		strbuf_pad(sb, ' ', (size_t)label + 1);
-		while (col <= width) {
+		for (int c = 0; c <= width; c += 10) {
 			char num[32];
-			int n = snprintf(num, sizeof(num), "%g", round(col * slice * 10) / 10);
+			int n = snprintf(num, sizeof(num), "%g", round(c * slice / unit * 10) / 10);
 
-			if (col + n > width + 8)
+			if (c > 0 && c <= col)
+				continue;
+			if (c + n > width + 8)
 				break;
+			strbuf_pad(sb, ' ', (size_t)(c - col));
 			strbuf_addstr(sb, num);
-			strbuf_pad(sb, ' ', (size_t)(10 - n > 1 ? 10 - n : 1));
-			col += n + (10 - n > 1 ? 10 - n : 1);
+			col = c + n;
 		}
-		while (sb->len > start && sb->buf[sb->len - 1] == ' ')
-			strbuf_truncate(sb, sb->len - 1);
-		strbuf_addstr(sb, " ms\n");
+		strbuf_addstr(sb, unit > 1 ? " s\n" : " ms\n");
 	}
 	strbuf_pad(sb, ' ', (size_t)label + 1);
 	strbuf_addf(sb, "F forward  I input-grad  W weight-grad  B backward  . bubble  %s%s(1 column = ",

@@ -13,6 +13,7 @@
 
 #include "json.h"
 #include "bounds.h"
+#include "strbuf.h"
 
 #define BIG 1e15          /* ms */
 #define OVERLAP_EPS 1e-6  /* ms: rounding in written files, not real overlap */
@@ -284,6 +285,13 @@ int timeline_from_json(struct timeline *t, const cJSON *root, const char *file, 
 fail:
 	timeline_release(t);
 	return -1;
+}
+
+bool timeline_plan_ref_ok(const char *ref)
+{
+	size_t n = strlen(ref);
+
+	return n > 0 && n <= JV_STRING_MAX && str_is_utf8(ref, n) && !json_has_control(ref);
 }
 
 int timeline_load(struct timeline *t, const char *path, struct err *e)

@@ -69,6 +69,10 @@ int timeline_load(struct timeline *t, const char *path, struct err *e);
 cJSON *timeline_to_json(const struct timeline *t);
 int timeline_save(const struct timeline *t, const char *path, struct err *e);
 void timeline_release(struct timeline *t);
+/* Whether ref can be the "plan" of a timeline that timeline_load reads back: UTF-8 text
+ * without control characters, at most JV_STRING_MAX bytes (a file name that is not would
+ * be written as U+FFFD or refused, naming no file). */
+bool timeline_plan_ref_ok(const char *ref);
 
 long timeline_total_ops(const struct timeline *t);
 /* Latest end time over ops and transfers. */

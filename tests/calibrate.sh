@@ -278,4 +278,28 @@ run "$OCTOPIPE" calibrate -o "$T/huge/fit.json" "$T/huge/run.json"
 if [ "$RC" = 2 ] && [ "$(printf '%s\n' "$ERR" | wc -l)" = 1 ] && [ ! -e "$T/huge/fit.json" ]; then
     ok "calibrate refuses factors past a layer table's limit, in one line ($ERR)"
 else not_ok "calibrate refuses factors past a layer table's limit" "exit $RC" "$ERR" "$(ls "$T/huge")"; fi
+# a plan whose file name is not UTF-8 (or holds a control character): JSON cannot record
+# the name, so the run's timeline leaves "plan" out (it was written as U+FFFD or \u001b,
+# and calibrate then looked for a file that is not there, or refused the timeline), says
+# so in one line, and calibrate asks for --plan; with it the timeline calibrates
+mkdir "$T/names"
+cp "$top_srcdir/tests/data/tiny-model.json" "$top_srcdir/tests/data/tiny-cluster.json" \
+    "$top_srcdir/tests/data/tiny-plan.json" "$T/names/"
+for how in "not UTF-8" "with an escape"; do
+    case $how in not*) bad="$(printf 'caf\351.json')" ;; *) bad="$(printf 'esc\033[31m.json')" ;; esac
+    cp "$T/names/tiny-plan.json" "$T/names/$bad"
+    run "$OCTOPIPE" run --timeline-out "$T/names/run.json" "$T/names/$bad"
+    if [ "$RC" = 0 ] && [ "$(printf '%s\n' "$ERR" | wc -l)" = 1 ] && printf '%s' "$ERR" | grep -q 'give calibrate --plan' \
+        && ! printf '%s' "$ERR" | grep -q "$(printf '\033')" && ! grep -q '"plan"' "$T/names/run.json"; then
+        ok "run of a plan named $how: the timeline names no plan, said in one line"
+    else not_ok "run of a plan named $how" "exit $RC" "$ERR" "$(grep '"plan"' "$T/names/run.json")"; fi
+    run "$OCTOPIPE" check "$T/names/run.json"
+    expect_rc 0 "and the timeline it wrote is valid"
+    run "$OCTOPIPE" calibrate -o "$T/names/fit.json" "$T/names/run.json"
+    if [ "$RC" = 2 ] && printf '%s' "$ERR" | grep -q 'names no plan: give --plan'; then ok "calibrate asks for --plan"
+    else not_ok "calibrate asks for --plan" "exit $RC" "$ERR"; fi
+    run "$OCTOPIPE" calibrate --plan "$T/names/$bad" -o "$T/names/fit.json" "$T/names/run.json"
+    expect_rc 0 "and calibrates with it"
+    rm -f "$T/names/run.json" "$T/names/fit.json"
+done
 done_testing

@@ -78,6 +78,17 @@ run "$OCTOPIPE" run --timeout nan "$plan"
 expect_match "--timeout: 'nan' is not a number in \(0, 86400\]" "$ERR" "run --timeout nan says why"
 run "$OCTOPIPE" tui --time-scale nan "$plan"
 expect_rc 2 "tui --time-scale nan is refused"
+# a Run launcher longer than the UI keeps was cut at 511 bytes: 'env PAD=... nice' ran 'ni'
+long="env PAD=$(printf '%0500d' 0) nice"
+run "$OCTOPIPE" tui --render 80x24 --launcher "$long" "$plan"
+if [ "$RC" = 2 ] && [ "$(printf '%s\n' "$ERR" | wc -l)" = 1 ] && printf '%s' "$ERR" | grep -q -- '--launcher: longer than'; then
+    ok "tui --launcher of 513 bytes is refused in one line"
+else not_ok "tui --launcher of 513 bytes is refused in one line" "exit $RC" "$ERR"; fi
+run env OCTOPIPE_LAUNCHER="$long" "$OCTOPIPE" tui --render 80x24 "$plan"
+if [ "$RC" = 2 ] && printf '%s' "$ERR" | grep -q 'OCTOPIPE_LAUNCHER: longer than'; then ok "and so is \$OCTOPIPE_LAUNCHER"
+else not_ok "and so is \$OCTOPIPE_LAUNCHER" "exit $RC" "$ERR"; fi
+run "$OCTOPIPE" tui --render 80x24 --launcher "env PAD=$(printf '%0498d' 0) nice" "$plan"
+expect_rc 0 "a launcher of 511 bytes is kept"
 run "$OCTOPIPE" tune --model gpt-13b --cluster 4xH200 --microbatches 8 --time-budget nan -o "$T/t.json"
 expect_rc 2 "tune --time-budget nan is refused"
 run "$OCTOPIPE" run --kill-device 1.5 "$plan"

@@ -488,4 +488,34 @@ assert experts > 0
 PY
 then ok "each op's charged launches are what its prediction charges; the backend issues them, an expert GEMM per expert"
 else not_ok "the dry run's launches against the prediction's" "$(head -c 300 "$T/launch0.dry.json")"; fi
+# a wait longer than --timeout while the other devices make progress is no hang: a plan of
+# many devices on few cores (512 stages on 2 cores took 11 s for device 0's first B) failed
+# as if a send never came ("no matching send arrived"); only a run where nothing arrives
+# anywhere for --timeout fails
+python3 - "$T/wide" <<'PY'
+import json, sys
+n = 384
+layer = {"kind": "attn", "f_ms": 1, "b_ms": 1, "w_ms": 1, "param_bytes": 1000, "act_bytes": 1000,
+         "act_w_bytes": 0, "out_bytes": 1000}
+json.dump({"format": "octopipe.model/1", "name": "wide", "seq_len": 1024, "micro_batch_size": 1,
+           "layers": [dict(layer) for _ in range(n)]}, open(sys.argv[1] + "-model.json", "w"))
+json.dump({"format": "octopipe.cluster/1", "name": "wide", "gpu": "H200", "devices": n, "gpus_per_node": 8,
+           "mem_bytes": 141000000000, "speed": 1.0, "intra_node": {"gbytes_per_s": 450, "latency_us": 5},
+           "inter_node": {"gbytes_per_s": 50, "latency_us": 10}}, open(sys.argv[1] + "-cluster.json", "w"))
+PY
+"$OCTOPIPE" plan --model "$T/wide-model.json" --cluster "$T/wide-cluster.json" --schedule 1f1b --microbatches 8 \
+    -o "$T/wide.json" >/dev/null 2>&1
+run "$OCTOPIPE" run --timeout 0.05 "$T/wide.json"
+if [ "$RC" = 0 ]; then ok "a run of 384 devices whose waits outlast --timeout while others progress completes"
+else not_ok "a run of 384 devices whose waits outlast --timeout while others progress completes" "exit $RC" "$ERR"; fi
+# a login node that caps address space (ulimit -v) runs wide plans too: each worker had
+# the default 8 MiB stack, and at 2 GiB the 121st failed to start ("cannot start worker
+# 121", no reason given)
+if ! sh -c 'ulimit -v 2000000 && exec "$@"' sh "$OCTOPIPE" sim "$T/wide.json" >/dev/null 2>&1; then
+    skip "384 emulated devices run in 2 GiB of address space" "this build does not start in 2 GiB (sanitizers?)"
+else
+    run sh -c 'ulimit -v 2000000 && exec "$@"' sh "$OCTOPIPE" run "$T/wide.json"
+    if [ "$RC" = 0 ]; then ok "384 emulated devices run in 2 GiB of address space"
+    else not_ok "384 emulated devices run in 2 GiB of address space" "exit $RC" "$ERR"; fi
+fi
 done_testing

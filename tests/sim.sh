@@ -251,4 +251,39 @@ expect_match 'tight bound 8\.94 s, memory-aware bound 9\.72 s' "$OUT" "compare n
 run "$OCTOPIPE" compare --model gpt-13b --cluster 4xH200 --microbatches 8 --layout pp
 if printf '%s\n' "$OUT" | grep -q 'memory-aware'; then not_ok "and only where memory binds" "$OUT"
 else ok "and only where memory binds"; fi
+# the predicted timeline names its plan as seen from the timeline's folder (as run's
+# measured one does; it named it from the working directory), and leaves out a name JSON
+# cannot hold (a control character was written as \u001b, which check then refused)
+mkdir -p "$T/tl/out"
+cp "$data/tiny-model.json" "$data/tiny-cluster.json" "$data/tiny-plan.json" "$T/tl/"
+(cd "$T" && "$OCTOPIPE" sim --timeline-out tl/out/s.json tl/tiny-plan.json >/dev/null 2>&1)
+if python3 -c 'import json,os,sys; t=sys.argv[1]; p=json.load(open(t))["plan"]
+assert os.path.samefile(os.path.join(os.path.dirname(t), p), sys.argv[2]), p' \
+    "$T/tl/out/s.json" "$T/tl/tiny-plan.json" 2>/dev/null; then
+    ok "sim --timeline-out names the plan from the timeline's folder"
+else not_ok "sim --timeline-out names the plan from the timeline's folder" "$(grep '"plan"' "$T/tl/out/s.json")"; fi
+bad="$(printf 'esc\033[31m.json')"
+cp "$T/tl/tiny-plan.json" "$T/tl/$bad"
+run "$OCTOPIPE" sim --timeline-out "$T/tl/s2.json" "$T/tl/$bad"
+expect_rc 0 "sim of a plan whose name holds a control character"
+run "$OCTOPIPE" check "$T/tl/s2.json"
+expect_rc 0 "writes a timeline that check accepts"
+# the Gantt chart's axis labels stand under their ticks, short: past 100 s they were ms
+# in exponent form, 11 characters on ticks 10 apart, each pushed further right and so
+# naming the time of a column that had no tick ("0  1.85033e+06 4.07073e+06")
+"$OCTOPIPE" plan --model gpt-13b --cluster 4xH200 --schedule 1f1b --microbatches 20000 -o "$T/long.json" >/dev/null 2>&1
+run "$OCTOPIPE" sim --gantt "$T/long.json"
+if printf '%s\n' "$OUT" | python3 -c '
+import sys
+lines = sys.stdin.read().split("\n")
+i = max(k for k, l in enumerate(lines) if l.lstrip().startswith("++"))
+ticks, labels = lines[i], lines[i + 1]
+assert "e+" not in labels, labels
+assert labels.rstrip().endswith(" s"), labels
+words = [(k, w) for k, w in enumerate(labels) if w != " " and (k == 0 or labels[k - 1] == " ")]
+for k, _ in words[:-1]:
+    assert ticks[k] == "+", (k, ticks, labels)
+assert len(words) >= 4, labels
+'; then ok "sim --gantt of a 1 hour iteration: labels in s, each under its tick"
+else not_ok "sim --gantt of a 1 hour iteration: labels in s, each under its tick" "$(printf '%s\n' "$OUT" | tail -3)"; fi
 done_testing

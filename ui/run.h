@@ -14,6 +14,7 @@
 #include "events.h"
 #include "live.h"
 #include "runner.h"
+#include "tui.h"
 
 #define RUN_DEFAULT_TIME_SCALE 1.0
 #define RUN_DEFAULT_ITERS 10
@@ -21,7 +22,7 @@
 
 struct run {
 	/* configuration */
-	char launcher[512];          /* "" = run the executor directly */
+	char launcher[TUI_LAUNCHER_MAX + 1]; /* "" = run the executor directly */
 	double time_scale;
 	int iters;
 	char backend[16];            /* octopipe run --backend: "emu" or "cuda" */

@@ -13,6 +13,9 @@
 #include "startlayout.h"
 #include "target.h"
 
+/* The longest Run launcher prefix (--launcher, $OCTOPIPE_LAUNCHER) the UI keeps, in bytes */
+#define TUI_LAUNCHER_MAX 511
+
 struct tui_opts {
 	const char *plan;          /* a plan file or bundled plan name, or NULL */
 	const char *model;         /* else: model and cluster (NULL: the bundled default sample) */

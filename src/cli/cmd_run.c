@@ -546,10 +546,14 @@ static int write_timeline(struct run_state *rs, int rc)
 	cJSON *root;
 	struct strbuf sb = STRBUF_INIT;
 	char dir[4096], rel[4096];
+	bool unnamed = false;
 
 	fileio_dirname(tl_out, dir, sizeof(dir));
-	if (strcmp(tl_out, "-") != 0 && fileio_relative(dir, rs->path, rel, sizeof(rel)) == 0)
-		rs->meas.plan_ref = strdup(rel);
+	if (strcmp(tl_out, "-") != 0 && fileio_relative(dir, rs->path, rel, sizeof(rel)) == 0) {
+		unnamed = !timeline_plan_ref_ok(rel);
+		if (!unnamed)
+			rs->meas.plan_ref = strdup(rel);
+	}
 	/* so that calibrate compares it with the same prediction */
 	if (rs->not_run && (!(rs->meas.extra = cJSON_CreateObject()) ||
 	                    !cJSON_AddStringToObject(rs->meas.extra, "not_run", rs->not_run))) {
@@ -563,6 +567,9 @@ static int write_timeline(struct run_state *rs, int rc)
 		cJSON_Delete(root);
 	}
 	strbuf_release(&sb);
+	if (rc == EXIT_OK && unnamed)
+		cli_err("octopipe run: %s names no plan: JSON cannot hold the name '%s' (not UTF-8, or a control "
+		        "character): give calibrate --plan\n", tl_out, rs->path);
 	return rc;
 }
 

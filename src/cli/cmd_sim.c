@@ -234,7 +234,16 @@ static int write_timeline(const struct sim_args *sa, const char *path, const str
 	if (sim_timeline(s, p, m, &t, &e) < 0)
 		return cli_report(&e);
 	free(t.plan_ref);
-	t.plan_ref = strdup(path);
+	t.plan_ref = NULL;
+	/* named as seen from the timeline's folder (as run names it; on stdout, from here),
+	 * when JSON can hold the name */
+	if (sa->tl_out) {
+		char dir[4096], rel[4096];
+
+		fileio_dirname(strcmp(sa->tl_out, "-") ? sa->tl_out : "./-", dir, sizeof(dir));
+		if (fileio_relative(dir, path, rel, sizeof(rel)) == 0 && timeline_plan_ref_ok(rel))
+			t.plan_ref = strdup(rel);
+	}
 	if (sa->gantt) {
 		struct strbuf sb = STRBUF_INIT;
 		struct parallel l = plan_parallel(p);

@@ -51,6 +51,26 @@ static void usage(FILE *f)
 	      CLI_PAR_HELP, f);
 }
 
+/* Options that do not go together, and a Run launcher the UI cannot
+ * keep. Returns 0, or the exit code of the one line that says why. */
+static int check_options(const struct tui_opts *o)
+{
+	const char *launcher;
+
+	if (o->plan && (o->model || o->cluster))
+		return cli_usage_error("tui", "give a plan or --model and --cluster, not both");
+	if (!o->plan && (!o->model) != (!o->cluster))
+		return cli_usage_error("tui", "--model and --cluster go together");
+	if (o->keys && !o->render)
+		return cli_usage_error("tui", "--keys needs --render");
+	/* a longer one was cut where the UI's copy ends, and Run ran another command */
+	launcher = o->launcher ? o->launcher : getenv("OCTOPIPE_LAUNCHER");
+	if (launcher && strlen(launcher) > TUI_LAUNCHER_MAX)
+		return cli_usage_error("tui", "%s: longer than %d bytes", o->launcher ? "--launcher" : "$OCTOPIPE_LAUNCHER",
+		                       TUI_LAUNCHER_MAX);
+	return 0;
+}
+
 int cmd_tui(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -130,12 +150,8 @@ int cmd_tui(int argc, char **argv)
 		return cli_usage_error("tui", "one plan at a time");
 	if (optind == argc - 1)
 		o.plan = argv[optind];
-	if (o.plan && (o.model || o.cluster))
-		return cli_usage_error("tui", "give a plan or --model and --cluster, not both");
-	if (!o.plan && (!o.model) != (!o.cluster))
-		return cli_usage_error("tui", "--model and --cluster go together");
-	if (o.keys && !o.render)
-		return cli_usage_error("tui", "--keys needs --render");
+	if ((k = check_options(&o)) != 0)
+		return k;
 	if ((cli_par_given(&cp) || cp.recompute >= 0) && o.plan)
 		return cli_usage_error("tui", "the layout options go with --model and --cluster (a plan has its own)");
 	if (layout_pp && (cli_par_given(&cp) || cp.recompute >= 0))

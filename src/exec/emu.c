@@ -20,6 +20,8 @@
 #include <string.h>
 #include <time.h>
 
+#define EMU_WORKER_STACK ((size_t)1 << 20) /* bytes of stack a worker thread gets */
+
 struct chan {
 	int32_t *sends, *recvs;    /* transfer ids in issue order */
 	double *send_t, *recv_t;   /* virtual issue times */
@@ -48,6 +50,7 @@ struct emu {
 	struct err err;
 	struct timeline *tl;
 	struct timespec t0;
+	struct timespec progressed; /* wall time of the last arrival or finished op anywhere */
 };
 
 struct worker {
@@ -102,6 +105,28 @@ static void deadline_in(struct timespec *ts, double seconds)
 		ts->tv_sec++;
 		ts->tv_nsec -= 1000000000L;
 	}
+}
+
+/* A wait past the watchdog is a hang only when nothing arrived and no op finished anywhere
+ * for the whole timeout: many devices on few cores wait longer while the pipeline fills.
+ * Moves the deadline to that much after the last progress; false when it has passed. Lock
+ * held. */
+static bool progressed_since(const struct emu *em, struct timespec *ts)
+{
+	struct timespec now, next = em->progressed;
+	double s = em->o->timeout_s;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	next.tv_sec += (time_t)s;
+	next.tv_nsec += (long)((s - floor(s)) * 1e9);
+	if (next.tv_nsec >= 1000000000L) {
+		next.tv_sec++;
+		next.tv_nsec -= 1000000000L;
+	}
+	if (next.tv_sec < now.tv_sec || (next.tv_sec == now.tv_sec && next.tv_nsec <= now.tv_nsec))
+		return false;
+	*ts = next;
+	return true;
 }
 
 /* Why device d's wait never ended, following who waits for whom from d: a device that
@@ -162,6 +187,7 @@ static void match(struct emu *em, int a, int b)
 		wire = link_wire_ms(l, xf->bytes);
 		c->link_free = start + wire;
 		em->arrival[xs] = start + link_latency_ms(l) + wire;
+		clock_gettime(CLOCK_REALTIME, &em->progressed);
 		if (em->tl) {
 			struct tl_xfer *tx = &em->tl->xfers[em->tl->nxfers++];
 
@@ -278,7 +304,8 @@ static void *worker_main(void *arg)
 				deadline_in(&ts, em->o->timeout_s);
 				em->waiting_on[d] = xf->src;
 				while (em->arrival[xk] < 0 && !em->abort) {
-					if (pthread_cond_timedwait(&em->cond, &em->lock, &ts) == ETIMEDOUT) {
+					if (pthread_cond_timedwait(&em->cond, &em->lock, &ts) == ETIMEDOUT &&
+					    !progressed_since(em, &ts)) {
 						char why[200];
 
 						fail(em, "device %d waited %g s for the output of %s from device %d: no matching "
@@ -320,6 +347,7 @@ static void *worker_main(void *arg)
 			clock += dur;
 			td->ops[td->nops++] = (struct tl_op){ start, clock, a->stage, a->mb, a->kind };
 			ops++;
+			clock_gettime(CLOCK_REALTIME, &em->progressed);
 			if (em->o->on_op)
 				em->o->on_op(em->o->ctx, d, a, start, clock);
 			if (em->o->time_scale > 0) {
@@ -339,6 +367,34 @@ static void *worker_main(void *arg)
 	em->waiting_on[d] = -2;
 	pthread_mutex_unlock(&em->lock);
 	return NULL;
+}
+
+/* Starts a worker thread per device; returns how many started (a failure is recorded).
+ * A worker needs little stack: the default 8 MiB each ran out of a login node's capped
+ * address space (ulimit -v 2 GiB) at about 120 devices. */
+static int start_workers(struct emu *em, struct worker *ws, pthread_t *th, int D)
+{
+	pthread_attr_t attr;
+	bool have_attr = false;
+	int started = 0;
+
+	if (pthread_attr_init(&attr) == 0)
+		have_attr = pthread_attr_setstacksize(&attr, EMU_WORKER_STACK) == 0;
+	for (int d = 0; d < D; d++) {
+		int why;
+
+		ws[d] = (struct worker){ em, d };
+		if ((why = pthread_create(&th[d], have_attr ? &attr : NULL, worker_main, &ws[d])) != 0) {
+			pthread_mutex_lock(&em->lock);
+			fail(em, "cannot start worker %d: %s", d, strerror(why));
+			pthread_mutex_unlock(&em->lock);
+			break;
+		}
+		started++;
+	}
+	if (have_attr)
+		pthread_attr_destroy(&attr);
+	return started;
 }
 
 int emu_run(const struct plan *p, const struct exec_program *x, const struct emu_opts *o,
@@ -407,16 +463,8 @@ int emu_run(const struct plan *p, const struct exec_program *x, const struct emu
 			goto oom;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &em.t0);
-	for (int d = 0; d < D; d++) {
-		ws[d] = (struct worker){ &em, d };
-		if (pthread_create(&th[d], NULL, worker_main, &ws[d]) != 0) {
-			pthread_mutex_lock(&em.lock);
-			fail(&em, "cannot start worker %d", d);
-			pthread_mutex_unlock(&em.lock);
-			break;
-		}
-		started++;
-	}
+	clock_gettime(CLOCK_REALTIME, &em.progressed);
+	started = start_workers(&em, ws, th, D);
 	for (int d = 0; d < started; d++)
 		pthread_join(th[d], NULL);
 	if (em.abort) {

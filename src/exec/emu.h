@@ -27,7 +27,7 @@ enum emu_kill {
 
 struct emu_opts {
 	double time_scale;     /* wall ms slept per model ms (0: run as fast as possible) */
-	double timeout_s;      /* watchdog: the longest any wait may take */
+	double timeout_s;      /* watchdog: the longest any wait may take with no progress anywhere */
 	int kill_device;       /* fault injection: this worker dies ... (-1: none) */
 	int kill_after_ops;    /* ... after running this many ops */
 	int kill_how;          /* ... this way (enum emu_kill) */
