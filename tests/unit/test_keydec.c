@@ -300,23 +300,34 @@ static void stray_paste_start(void)
 	   "(at %lld ms)", first_key);
 }
 
-/* Decodes s as one read (then the read runs dry, then a pause). */
-static struct tally one_read(const char *s)
+/* Decodes each of the strings as one read: the read runs dry after each (keydec_idle),
+ * the next comes before the decoder's timeout; then a pause. */
+static struct tally reads(const char *const *r)
 {
 	struct keydec d;
 	struct tally t;
 
 	memset(&t, 0, sizeof(t));
 	keydec_init(&d, false);
-	for (; *s; s++) {
-		keydec_feed(&d, (unsigned char)*s);
+	for (; *r; r++) {
+		for (const char *s = *r; *s; s++) {
+			keydec_feed(&d, (unsigned char)*s);
+			drain(&d, &t);
+		}
+		keydec_idle(&d);
 		drain(&d, &t);
 	}
-	keydec_idle(&d);
-	drain(&d, &t);
 	keydec_timeout(&d);
 	drain(&d, &t);
 	return t;
+}
+
+/* Decodes s as one read (then the read runs dry, then a pause). */
+static struct tally one_read(const char *s)
+{
+	const char *const r[] = { s, NULL };
+
+	return reads(r);
 }
 
 /* The bytes after a paste's end marker in the same read: a paste whose text held an end
@@ -340,28 +351,6 @@ static void after_paste_end(void)
 	snprintf(many, sizeof(many), "\033[200~a\033[201~%0*d", KEYDEC_HOLD_MAX + 10, 0);
 	t = one_read(many);
 	ok(t.keys == 0 && t.ntext == 1 + KEYDEC_HOLD_MAX + 10, "more than KEYDEC_HOLD_MAX bytes after it: pasted");
-}
-
-/* Decodes each of the strings as one read: the read runs dry after each (keydec_idle),
- * the next comes before the decoder's timeout; then a pause. */
-static struct tally reads(const char *const *r)
-{
-	struct keydec d;
-	struct tally t;
-
-	memset(&t, 0, sizeof(t));
-	keydec_init(&d, false);
-	for (; *r; r++) {
-		for (const char *s = *r; *s; s++) {
-			keydec_feed(&d, (unsigned char)*s);
-			drain(&d, &t);
-		}
-		keydec_idle(&d);
-		drain(&d, &t);
-	}
-	keydec_timeout(&d);
-	drain(&d, &t);
-	return t;
 }
 
 /* The read ran dry right after an end marker that was pasted text: what the next read
