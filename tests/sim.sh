@@ -208,6 +208,11 @@ run "$OCTOPIPE" plan --model gpt-13b --cluster 4xH200 --schedule 1f1b --microbat
 expect_rc 0 "a plan whose gpu0 holds 1 layer of 40"
 run "$OCTOPIPE" sim --gantt --width 80 "$T/skew.json"
 expect_rc 0 "sim --gantt of it"
+# a width the chart cannot draw is refused, not drawn at 10 columns without a word
+run "$OCTOPIPE" sim --gantt --width 9 "$T/skew.json"
+expect_rc 2 "sim --gantt --width 9 exits 2"
+expect_match "^octopipe sim: --width: '9' is not an integer in \[10, 1000000\]" "$ERR" "naming the range: $ERR"
+run "$OCTOPIPE" sim --gantt --width 80 "$T/skew.json"
 row=$(printf '%s\n' "$OUT" | grep '^gpu0 ')
 n=$(printf '%s' "$row" | tr -cd ':' | wc -c)
 if [ "$n" -ge 40 ]; then ok "the lightly busy gpu0 shows ':' where it works ($n columns)"

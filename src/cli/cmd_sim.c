@@ -36,7 +36,8 @@ static void usage(FILE *f)
 	      "(cool-down), and peak memory against capacity.\n"
 	      "\n"
 	      "  --json              print the metrics object instead of the summary\n"
-	      "  --gantt             add a text Gantt chart (--width columns, default 100)\n"
+	      "  --gantt             add a text Gantt chart (--width columns, 10 or more;\n"
+	      "                      default 100)\n"
 	      "  --timeline-out F    write the predicted timeline (octopipe.timeline/1)\n"
 	      "  --trace-out F       write a Chrome trace / Perfetto JSON (for ui.perfetto.dev)\n"
 	      "  --comm HOW          simulate transfers as overlap or blocking, whatever the\n"
@@ -181,7 +182,7 @@ static int sim_option(void *ctx, int ch, const char *arg)
 
 	switch (ch) {
 	case 'g': sa->gantt = true; return 0;
-	case 'w': return (sa->width = cli_positive("sim", "--width", arg)) < 0 ? EXIT_INPUT : 0;
+	case 'w': return (sa->width = cli_int("sim", "--width", arg, 10, 1000000)) < 0 ? EXIT_INPUT : 0;
 	case 't': sa->tl_out = arg; return 0;
 	case 'T': sa->trace_out = arg; return 0;
 	default: return EXIT_INPUT;
