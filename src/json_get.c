@@ -168,6 +168,25 @@ static bool has_control(const char *s)
 	return false;
 }
 
+/* The code point of the first character of s that reorders text on a terminal (U+061C,
+ * U+200E-U+200F, U+202A-U+202E, U+2066-U+2069: the "Trojan Source" class), else 0. A
+ * name holding one prints as other text (an id reading backwards, a line that seems to
+ * say something else), so it is refused as a control character is. */
+static unsigned bidi_control(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	for (; *p; p++) {
+		if (p[0] == 0xd8 && p[1] == 0x9c)
+			return 0x061c;
+		if (p[0] == 0xe2 && p[1] == 0x80 && p[2] && ((p[2] >= 0x8e && p[2] <= 0x8f) || (p[2] >= 0xaa && p[2] <= 0xae)))
+			return 0x2000u + (p[2] - 0x80u);
+		if (p[0] == 0xe2 && p[1] == 0x81 && p[2] >= 0xa6 && p[2] <= 0xa9)
+			return 0x2040u + (p[2] - 0x80u);
+	}
+	return 0;
+}
+
 /* Whether s holds a byte that starts no UTF-8 character (a raw C1 control such as 0x9b,
  * the eighth-bit CSI, is one; Latin-1 text is another): *at is its offset. Every name is
  * printed, so only text a terminal shows as text passes. */
@@ -215,6 +234,9 @@ int jv_string(struct jv *v, const cJSON *obj, const char *path, const char *key,
 		return jv_fail(v, p, "must not be empty");
 	if (has_control(c->valuestring))
 		return jv_fail(v, p, "must not contain control characters");
+	if (bidi_control(c->valuestring))
+		return jv_fail(v, p, "must not contain bidirectional formatting characters (U+%04X)",
+		               bidi_control(c->valuestring));
 	if (bad_utf8(c->valuestring, &at))
 		return jv_fail(v, p, "must be UTF-8 text (byte 0x%02x at offset %zu is not)",
 		               (unsigned char)c->valuestring[at], at);

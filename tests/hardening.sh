@@ -112,6 +112,13 @@ sed 's/"name": "tiny"/"name": "ti\\u001b[2Jny"/' "$data/tiny-model.json" > "$T/e
 run "$OCTOPIPE" check "$T/esc-model.json"
 expect_rc 2 "a control character in a model name is refused"
 expect_match 'name: must not contain control characters' "$ERR" "the refusal names the field"
+# a right-to-left override prints the name as other text (a fidelity point id did)
+for cp in 202e 2066 200f 061c; do
+    sed "s/\"name\": \"tiny\"/\"name\": \"ti\\\\u${cp}ny\"/" "$data/tiny-model.json" > "$T/bidi-model.json"
+    run "$OCTOPIPE" check "$T/bidi-model.json"
+    expect_rc 2 "a U+$cp in a model name is refused"
+    expect_match "name: must not contain bidirectional formatting characters \\(U\\+$(printf '%s' "$cp" | tr a-f A-F | sed 's/^/0*/')\\)" "$ERR" "naming it: $ERR"
+done
 
 # ---- every write to stdout is checked
 if [ -w /dev/full ]; then
