@@ -516,7 +516,11 @@ if (ulimit -s 256 && ulimit -v 2500000 && "$OCTOPIPE" --version) >/dev/null 2>&1
     # twice that with two chunks a device): the rows left out say so, the rest are there
     run sh -c 'ulimit -s 256; ulimit -v 2500000; exec timeout 60 "$0" compare --layout pp --model "$1/deep-model.json" --cluster "$1/deep-cluster.json" --microbatches 146 --budget 0.5' "$OCTOPIPE" "$T"
     answer_or_refusal "compare --layout pp of 1024 stages x 146 microbatches, --budget 0.5"
-    if [ "$(printf '%s\n' "$OUT" | grep -Ec '^(gpipe|1f1b|1f1b balanced|interleaved|zb-h1|zb-h2|zb-v|dualpipev|adaptive|tuned) ')" = 10 ] &&
+    # (on a loaded machine the reading alone may spend the budget: refused up front, as
+    # answer_or_refusal accepts, and then there are no rows to look at)
+    if [ "$RC" = 2 ]; then
+        ok "every row is there; each one left out says why (refused up front: no rows on this machine now)"
+    elif [ "$(printf '%s\n' "$OUT" | grep -Ec '^(gpipe|1f1b|1f1b balanced|interleaved|zb-h1|zb-h2|zb-v|dualpipev|adaptive|tuned) ')" = 10 ] &&
        ! printf '%s\n' "$OUT" | grep -E '^[a-z]' | grep ' skipped' | grep -Evq 'skipped: (its simulation takes about [0-9.]+ s|tuning takes at least [0-9.]+ s), past the budget$|skipped: the budget ran out before it$'; then
         ok "every row is there; each one left out says why ($(printf '%s\n' "$OUT" | grep -c 'skipped: ') skipped)"
     else
