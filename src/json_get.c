@@ -220,6 +220,7 @@ int jv_string(struct jv *v, const cJSON *obj, const char *path, const char *key,
 	const cJSON *c;
 	int r = jv_member(v, obj, path, key, flags, &c);
 	size_t at;
+	unsigned bidi;
 
 	if (r < 0)
 		return -1;
@@ -234,9 +235,8 @@ int jv_string(struct jv *v, const cJSON *obj, const char *path, const char *key,
 		return jv_fail(v, p, "must not be empty");
 	if (has_control(c->valuestring))
 		return jv_fail(v, p, "must not contain control characters");
-	if (bidi_control(c->valuestring))
-		return jv_fail(v, p, "must not contain bidirectional formatting characters (U+%04X)",
-		               bidi_control(c->valuestring));
+	if ((bidi = bidi_control(c->valuestring)) != 0)
+		return jv_fail(v, p, "must not contain bidirectional formatting characters (U+%04X)", bidi);
 	if (bad_utf8(c->valuestring, &at))
 		return jv_fail(v, p, "must be UTF-8 text (byte 0x%02x at offset %zu is not)",
 		               (unsigned char)c->valuestring[at], at);
@@ -283,6 +283,15 @@ int jv_format(struct jv *v, const cJSON *root, const char *want)
 	return jv_fail(v, "format", "expected '%s', got '%.60s'", want, got);
 }
 
+/* Whether key is one of known (NULL-terminated). */
+static bool key_known(const char *key, const char *const *known)
+{
+	for (const char *const *k = known; *k; k++)
+		if (strcmp(key, *k) == 0)
+			return true;
+	return false;
+}
+
 int json_extras(const cJSON *obj, const char *const *known, cJSON **out)
 {
 	cJSON *extra = NULL;
@@ -290,13 +299,9 @@ int json_extras(const cJSON *obj, const char *const *known, cJSON **out)
 
 	*out = NULL;
 	for (c = obj ? obj->child : NULL; c; c = c->next) {
-		const char *const *k;
 		cJSON *copy;
 
-		for (k = known; *k; k++)
-			if (c->string && strcmp(c->string, *k) == 0)
-				break;
-		if (*k || !c->string)
+		if (!c->string || key_known(c->string, known))
 			continue;
 		if (!extra && !(extra = cJSON_CreateObject()))
 			return -1;
@@ -397,15 +402,9 @@ static int keys_check(struct jv *v, const cJSON *obj, const char *path, const ch
 	char p[JPATH_MAX], shown[64], list[320];
 
 	for (const cJSON *c = obj ? obj->child : NULL; c; c = c->next) {
-		const char *const *k;
 		const char *near;
 
-		if (!c->string || jv_is_comment_key(c->string))
-			continue;
-		for (k = known; *k; k++)
-			if (strcmp(c->string, *k) == 0)
-				break;
-		if (*k)
+		if (!c->string || jv_is_comment_key(c->string) || key_known(c->string, known))
 			continue;
 		near = closest_key(c->string, known);
 		/* a short key is within two edits of every short one ("vp" of "tp", "pp" and

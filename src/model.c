@@ -13,16 +13,12 @@
 #include "json.h"
 #include "bounds.h"
 
-static const char *const model_keys[] = {
-	"format", "name", "seq_len", "micro_batch_size", "w_fraction",
-	"layers", "pattern", "kinds", "pre", "post", NULL
-};
+#define MODEL_KEYS "format", "name", "seq_len", "micro_batch_size", "w_fraction", \
+	"layers", "pattern", "kinds", "pre", "post"
+static const char *const model_keys[] = { MODEL_KEYS, NULL };
 /* and "source", what octopipe cost made the table from (parallel.h reads it): kept as an
  * extra member, so that a rewrite carries it as it came */
-static const char *const model_allowed[] = {
-	"format", "name", "seq_len", "micro_batch_size", "w_fraction",
-	"layers", "pattern", "kinds", "pre", "post", "source", NULL
-};
+static const char *const model_allowed[] = { MODEL_KEYS, "source", NULL };
 static const char *const layer_keys[] = {
 	"kind", "f_ms", "b_ms", "w_ms", "bw_ms", "w_fraction",
 	"param_bytes", "act_bytes", "act_w_bytes", "out_bytes",

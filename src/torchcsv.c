@@ -14,6 +14,7 @@
 #include "csv.h"
 #include "json.h"
 #include "partition.h"
+#include "vec.h"
 
 int torchcsv_export(const struct plan *p, struct strbuf *sb, struct err *e)
 {
@@ -201,15 +202,8 @@ static int keep_comm(struct rows *rs, long line, int col, const char *cell, cons
 {
 	struct comm *m;
 
-	if (rs->ncomms == rs->cap) {
-		int cap = rs->cap ? 2 * rs->cap : 16;
-		struct comm *n = realloc(rs->comms, (size_t)cap * sizeof(*n));
-
-		if (!n)
-			return -1;
-		rs->comms = n;
-		rs->cap = cap;
-	}
+	if (VEC_RESERVE(rs->comms, rs->cap, rs->ncomms + 1L) < 0)
+		return -1;
 	m = &rs->comms[rs->ncomms++];
 	m->row = rs->n - 1;
 	m->line = line;
