@@ -96,15 +96,20 @@ static void fail(struct emu *em, const char *fmt, ...)
 	pthread_cond_broadcast(&em->cond);
 }
 
-static void deadline_in(struct timespec *ts, double seconds)
+static void timespec_add(struct timespec *ts, double seconds)
 {
-	clock_gettime(CLOCK_REALTIME, ts);
 	ts->tv_sec += (time_t)seconds;
 	ts->tv_nsec += (long)((seconds - floor(seconds)) * 1e9);
 	if (ts->tv_nsec >= 1000000000L) {
 		ts->tv_sec++;
 		ts->tv_nsec -= 1000000000L;
 	}
+}
+
+static void deadline_in(struct timespec *ts, double seconds)
+{
+	clock_gettime(CLOCK_REALTIME, ts);
+	timespec_add(ts, seconds);
 }
 
 /* A wait past the watchdog is a hang only when nothing arrived and no op finished anywhere
@@ -114,15 +119,9 @@ static void deadline_in(struct timespec *ts, double seconds)
 static bool progressed_since(const struct emu *em, struct timespec *ts)
 {
 	struct timespec now, next = em->progressed;
-	double s = em->o->timeout_s;
 
 	clock_gettime(CLOCK_REALTIME, &now);
-	next.tv_sec += (time_t)s;
-	next.tv_nsec += (long)((s - floor(s)) * 1e9);
-	if (next.tv_nsec >= 1000000000L) {
-		next.tv_sec++;
-		next.tv_nsec -= 1000000000L;
-	}
+	timespec_add(&next, em->o->timeout_s);
 	if (next.tv_sec < now.tv_sec || (next.tv_sec == now.tv_sec && next.tv_nsec <= now.tv_nsec))
 		return false;
 	*ts = next;
