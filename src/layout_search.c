@@ -194,8 +194,8 @@ static int judge(struct parallel_source *src, const struct cluster *c, int mbs, 
 		}
 		/* each stage recomputes as the plan will: the simulator's own memory and time of it */
 		plan_set_recompute(&p, rc);
-		if (k->accept && !k->accept(k->accept_arg, &p)) {
-			if (!k->refusal || k->refusal(k->accept_arg, &p, unrun) == 0)
+		if (k->accept && k->accept(k->accept_arg, &p, unrun) < 0) {
+			if (unrun->cls == ERR_NONE)
 				err_set(unrun, ERR_INFEASIBLE, "the target runtime runs none of the baselines");
 			plan_release(&p);
 			continue;

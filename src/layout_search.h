@@ -48,13 +48,11 @@ struct layout_constraints {
 	/* clock_now_s() past which the search stops even before a layout fits (0: none), and
 	 * starts no simulation it estimates to end past it: ERR_BUDGET then, saying so. */
 	double give_up_s;
-	/* When non-NULL, a baseline for which accept(accept_arg, plan) is false does not judge
-	 * its layout (the schedules a target runtime runs, target.h). */
-	bool (*accept)(void *arg, const struct plan *p);
+	/* When non-NULL, a baseline for which accept(accept_arg, plan, e) is -1 does not judge
+	 * its layout (the schedules a target runtime runs, target.h); e says why (the reason
+	 * the search gives when no baseline of any layout ran). */
+	int (*accept)(void *arg, const struct plan *p, struct err *e);
 	void *accept_arg;
-	/* When non-NULL, why accept refused p: -1 with e set (the reason the search gives when
-	 * no baseline of any layout ran), 0 for none in particular. */
-	int (*refusal)(void *arg, const struct plan *p, struct err *e);
 	unsigned schedules;       /* a bit (1u << enum sched_kind) per baseline schedule judged; 0: all */
 	/* The micro-batch size in sequences (Megatron-LM's --micro-batch-size): 0 the layer
 	 * table's own, > 0 held at that (re-priced), -1 searched (the table's own, 1, 2, 4, 8

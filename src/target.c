@@ -51,14 +51,7 @@ int target_check(enum target t, const struct plan *p, struct err *e)
 	return 0;
 }
 
-bool target_accepts(void *arg, const struct plan *p)
-{
-	struct err e = ERR_INIT;
-
-	return target_check(*(const enum target *)arg, p, &e) == 0;
-}
-
-int target_refusal(void *arg, const struct plan *p, struct err *e)
+int target_accepts(void *arg, const struct plan *p, struct err *e)
 {
 	return target_check(*(const enum target *)arg, p, e);
 }

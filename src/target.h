@@ -23,12 +23,9 @@ int target_from_name(const char *s, enum target *out);
 
 /* Whether target t runs p as it is (the export's own checks): 0, or -1 with e. */
 int target_check(enum target t, const struct plan *p, struct err *e);
-/* target_check as a yes/no for the tuner's candidate filter: arg points to an enum target. */
-bool target_accepts(void *arg, const struct plan *p);
-
-/* target_check for the layout search's refusal (layout_search.h): arg points to an enum
- * target; -1 with e saying why p does not run there. */
-int target_refusal(void *arg, const struct plan *p, struct err *e);
+/* target_check as the tuner's and the layout search's candidate filter (tune.h accept):
+ * arg points to an enum target; -1 with e saying why p does not run there. */
+int target_accepts(void *arg, const struct plan *p, struct err *e);
 /* What target t refuses of a whole search before it starts, of model m on a cluster of
  * devices GPUs (pure_pipeline: --layout pp, every GPU a pipeline rank): torchtitan has no
  * model of a Mamba or gated DeltaNet layer, and trains a pipeline without FSDP in fp32.

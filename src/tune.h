@@ -58,14 +58,12 @@ struct tune_opts {
 	void (*progress)(void *arg, const struct tune_progress *p);
 	void *progress_arg;
 	double progress_every_s;    /* 0: 0.1 s */
-	/* When non-NULL, a candidate (baselines included) for which accept(accept_arg, plan)
-	 * is false counts as one that cannot run: the search stays within what a target
-	 * runtime runs (target.h). */
-	bool (*accept)(void *arg, const struct plan *p);
+	/* When non-NULL, a candidate (baselines included) for which accept(accept_arg, plan,
+	 * e) is -1 counts as one that cannot run: the search stays within what a target
+	 * runtime runs (target.h); e says why (the reason given when the runtime runs none
+	 * of the baselines). */
+	int (*accept)(void *arg, const struct plan *p, struct err *e);
 	void *accept_arg;
-	/* When non-NULL, why accept refused p (-1 with e set): the reason given when the
-	 * runtime runs none of the baselines. */
-	int (*refusal)(void *arg, const struct plan *p, struct err *e);
 	/* The scheduling phase may also make the first stages recompute fully (tune_sched.rc)
 	 * when memory binds (one microbatch's activations and a device's share of the static
 	 * memory exceed a device). Only for a table whose layers do not recompute already. */

@@ -166,7 +166,7 @@ void tune_eval_in(const struct tuner *t, struct tune_evalbuf *b, const struct tu
 	} else {
 		policy_opts(s, b->cap, b->wcap, &o);
 	}
-	if (t->opts.accept && !t->opts.accept(t->opts.accept_arg, &b->work))
+	if (t->opts.accept && t->opts.accept(t->opts.accept_arg, &b->work, &e) < 0)
 		return;
 	o.no_bounds = !keep; /* the search compares times; the kept metrics are shown */
 	r->counted = true;

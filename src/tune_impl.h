@@ -95,7 +95,7 @@ struct tuner {
 	struct plan best_baseline;
 	bool have_baseline;
 	double baseline_ms;
-	struct err refused;         /* the first baseline accept refused, when opts.refusal says why */
+	struct err refused;         /* why accept refused the first baseline it refused */
 	double min_peak;            /* of the plans simulated out of memory, the smallest
 	                             * largest-device peak (bytes): what the closest needs */
 	char baseline_name[64];

@@ -160,9 +160,8 @@ static int setup_baselines(struct tuner *t, bool *stopped)
 				plan_release(&p);
 				return -1;
 			}
-			if (!rc || (o->accept && !o->accept(o->accept_arg, &p))) {
-				if (rc && o->refusal && t->refused.cls == ERR_NONE)
-					o->refusal(o->accept_arg, &p, &t->refused);
+			if (!rc || (o->accept && o->accept(o->accept_arg, &p, t->refused.cls == ERR_NONE ? &t->refused
+			                                                                              : &ignore) < 0)) {
 				plan_release(&p);
 				continue; /* past --max-stages-per-device, or the target runtime cannot run it */
 			}

@@ -106,7 +106,6 @@ int tuning_start(struct app *a)
 		/* only candidates the runtime runs (as tune --target torchtitan filters them) */
 		o.accept = target_accepts;
 		o.accept_arg = &g->target;
-		o.refusal = target_refusal;
 	}
 	if (tune_new(&g->t, &g->m, &g->c, &o, &e) < 0) {
 		g->state = TUNING_FAILED;

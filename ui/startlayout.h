@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 struct plan;
+struct err;
 /* The layout options as the command line gave them (the CLI's meaning: what is not given
  * is searched). */
 struct start_layout {
@@ -22,7 +23,7 @@ struct start_layout {
 	bool fp32_grads;
 	bool pp_only;             /* --layout pp: pure pipeline parallelism over every GPU */
 	/* the target runtime's filter, as tune and compare pass it (layout_constraints) */
-	bool (*accept)(void *arg, const struct plan *p);
+	int (*accept)(void *arg, const struct plan *p, struct err *e);
 	void *accept_arg;
 	unsigned schedules;
 	bool block_recompute;

@@ -419,7 +419,6 @@ int cli_pick_layout(const char *cmd, const struct cli_par *cp, bool layout_pp, i
 		k.give_up_s = base->give_up_s;
 		k.accept = base->accept;
 		k.accept_arg = base->accept_arg;
-		k.refusal = base->refusal;
 		k.schedules = base->schedules;
 		k.block_recompute = base->block_recompute;
 		k.zero_where_dp = base->zero_where_dp;

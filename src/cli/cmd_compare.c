@@ -313,7 +313,6 @@ static int tuned_at_layout(const struct ctx *x, double budget, struct plan *p, s
 	o.tune.time_budget_s = budget > 0 ? budget : a->tgt == TARGET_MEGATRON ? 1 : 0;
 	if (a->tgt == TARGET_TORCHTITAN) {
 		o.tune.accept = target_accepts;
-		o.tune.refusal = target_refusal;
 		o.tune.accept_arg = (void *)&a->tgt;
 	}
 	if (tune_layout_adopt(x->m, x->c, 0, &L, e) < 0) {
@@ -466,7 +465,6 @@ int cmd_compare(int argc, char **argv)
 		                                   .give_up_s = a.budget > 0 ? t0 + TUNE_LAYOUTS_GIVE_UP_SHARE * tune_budget_limit(a.budget) : 0,
 		                                   .accept = a.tgt == TARGET_TORCHTITAN ? target_accepts : NULL,
 		                                   .accept_arg = &a.tgt,
-		                                   .refusal = a.tgt == TARGET_TORCHTITAN ? target_refusal : NULL,
 		                                   .schedules = a.tgt == TARGET_MEGATRON ? TUNE_MEGATRON_SCHEDULES : 0,
 		                                   .block_recompute = a.tgt == TARGET_MEGATRON,
 		                                   .zero_where_dp = a.tgt == TARGET_TORCHTITAN };

@@ -559,7 +559,6 @@ static int run(struct args *a, const struct model *m, const struct cluster *c, d
 		 * with the reason); torchtitan: the baselines its schedule CSV runs */
 		.accept = a->tgt == TARGET_TORCHTITAN ? target_accepts : NULL,
 		.accept_arg = &a->tgt,
-		.refusal = a->tgt == TARGET_TORCHTITAN ? target_refusal : NULL,
 		.schedules = a->tgt == TARGET_MEGATRON ? TUNE_MEGATRON_SCHEDULES : 0,
 		.block_recompute = a->tgt == TARGET_MEGATRON,
 		.zero_where_dp = a->tgt == TARGET_TORCHTITAN,
@@ -591,7 +590,6 @@ static int run(struct args *a, const struct model *m, const struct cluster *c, d
 	if (a->tgt == TARGET_TORCHTITAN) {
 		to.tune.accept = target_accepts;
 		to.tune.accept_arg = &a->tgt;
-		to.tune.refusal = target_refusal;
 	}
 	if (!a->quiet && progress_wanted() && a->tgt != TARGET_MEGATRON) {
 		to.tune.progress = progress_show;

@@ -34,13 +34,13 @@ static atomic_long refused;
 
 /* A target that refuses about a third of the plans, by the first stage's layers and the
  * stage count: pure, so any thread may call it. */
-static bool picky(void *arg, const struct plan *p)
+static int picky(void *arg, const struct plan *p, struct err *e)
 {
 	(void)arg;
 	if ((p->stages[0].last - p->stages[0].first + 1 + p->nstages) % 3 != 0)
-		return true;
+		return 0;
 	atomic_fetch_add(&refused, 1);
-	return false;
+	return err_set(e, ERR_INPUT, "picky");
 }
 
 static struct run search(const struct model *m, const struct cluster *c, int M, long evals, int threads,
