@@ -168,21 +168,25 @@ static bool has_control(const char *s)
 	return false;
 }
 
-/* The code point of the first character of s that reorders text on a terminal (U+061C,
- * U+200E-U+200F, U+202A-U+202E, U+2066-U+2069: the "Trojan Source" class), else 0. A
- * name holding one prints as other text (an id reading backwards, a line that seems to
- * say something else), so it is refused as a control character is. */
+/* The code point of the first character of s that reorders text on a terminal
+ * (utf8_reorders), else 0. A name holding one prints as other text, so it is refused as
+ * a control character is. A byte that starts no character ends the scan (bad_utf8
+ * refuses the string then). */
 static unsigned bidi_control(const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strlen(s);
 
-	for (; *p; p++) {
-		if (p[0] == 0xd8 && p[1] == 0x9c)
-			return 0x061c;
-		if (p[0] == 0xe2 && p[1] == 0x80 && p[2] && ((p[2] >= 0x8e && p[2] <= 0x8f) || (p[2] >= 0xaa && p[2] <= 0xae)))
-			return 0x2000u + (p[2] - 0x80u);
-		if (p[0] == 0xe2 && p[1] == 0x81 && p[2] >= 0xa6 && p[2] <= 0xa9)
-			return 0x2040u + (p[2] - 0x80u);
+	while (n > 0) {
+		unsigned cp;
+		size_t len = strbuf_utf8_len(p, n, &cp);
+
+		if (len == 0)
+			return 0;
+		if (utf8_reorders(cp))
+			return cp;
+		p += len;
+		n -= len;
 	}
 	return 0;
 }

@@ -165,6 +165,12 @@ size_t strbuf_utf8_len(const unsigned char *s, size_t n, unsigned *cp)
 	return len;
 }
 
+bool utf8_reorders(unsigned cp)
+{
+	return cp == 0x061c || cp == 0x200e || cp == 0x200f || (cp >= 0x202a && cp <= 0x202e) ||
+	       (cp >= 0x2066 && cp <= 0x2069);
+}
+
 void strbuf_add_printable(struct strbuf *sb, const char *s, size_t n, bool keep_newlines)
 {
 	const unsigned char *p = (const unsigned char *)s;
@@ -183,7 +189,7 @@ void strbuf_add_printable(struct strbuf *sb, const char *s, size_t n, bool keep_
 			strbuf_addch(sb, '\n');
 		else if (cp < 0x20 || cp == 0x7f)
 			strbuf_addf(sb, "\\x%02x", cp);
-		else if (cp >= 0x80 && cp <= 0x9f)
+		else if ((cp >= 0x80 && cp <= 0x9f) || utf8_reorders(cp))
 			strbuf_addf(sb, "\\u%04x", cp);
 		else
 			strbuf_add(sb, p + i, len);

@@ -38,13 +38,18 @@ void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap);
 void strbuf_pad(struct strbuf *sb, char c, size_t n);
 void strbuf_truncate(struct strbuf *sb, size_t len);
 /* Appends s[0..n) for a terminal: valid UTF-8 is copied, control characters (C0, DEL,
- * U+0080..U+009F) and bytes that are not UTF-8 become "\xNN" / "\u0085", so text from
- * files and arguments can never move the cursor or retitle a terminal. With
+ * U+0080..U+009F), the formatting characters that reorder text (utf8_reorders) and bytes
+ * that are not UTF-8 become "\xNN" / "\u0085" / "\u202e", so text from files and
+ * arguments can never move the cursor, retitle a terminal or print as other text. With
  * keep_newlines, '\n' is copied as is. */
 void strbuf_add_printable(struct strbuf *sb, const char *s, size_t n, bool keep_newlines);
 /* Length (1..4) of the valid UTF-8 sequence at s with at most n bytes left, its code point
  * in *cp; 0 for a byte that starts none (overlong forms and surrogates included). */
 size_t strbuf_utf8_len(const unsigned char *s, size_t n, unsigned *cp);
+/* Whether code point cp reorders the text around it on a terminal (U+061C, U+200E-U+200F,
+ * U+202A-U+202E, U+2066-U+2069: the "Trojan Source" class): a name holding one prints as
+ * other text (an id reading backwards). */
+bool utf8_reorders(unsigned cp);
 /* base followed by suffix, newly allocated, in at most max bytes (NUL not counted): base
  * (valid UTF-8) is cut between characters when both do not fit, never the suffix, so a
  * derived name ("MODEL tuned") reads back whole. NULL when out of host memory. */

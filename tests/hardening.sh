@@ -119,6 +119,14 @@ for cp in 202e 2066 200f 061c; do
     expect_rc 2 "a U+$cp in a model name is refused"
     expect_match "name: must not contain bidirectional formatting characters \\(U\\+$(printf '%s' "$cp" | tr a-f A-F | sed 's/^/0*/')\\)" "$ERR" "naming it: $ERR"
 done
+# ... and a file name holding one is printed escaped in the message about it
+bidi_file="$T/$(printf 'id\342\200\256nosj.txt')"
+printf '{}' > "$bidi_file"
+run "$OCTOPIPE" check "$bidi_file"
+expect_rc 2 "a file of no format is refused"
+if printf '%s' "$ERR" | grep -q 'id\\u202enosj\.txt' && ! printf '%s' "$ERR" | grep -q "$(printf '\342\200\256')"; then
+    ok "a U+202E in a file name prints as \\u202e"
+else not_ok "a U+202E in a file name prints as \\u202e" "$ERR"; fi
 
 # ---- every write to stdout is checked
 if [ -w /dev/full ]; then

@@ -106,5 +106,16 @@ int main(void)
 		strbuf_release(&a);
 		strbuf_release(&b);
 	}
+	{
+		struct strbuf a = STRBUF_INIT;
+		const char *name = "id\xe2\x80\xaegnp.json \xd8\x9c\xe2\x81\xa6x\xe2\x81\xa9 \xc3\xa9";
+
+		strbuf_add_printable(&a, name, strlen(name), false);
+		is_str(a.buf, "id\\u202egnp.json \\u061c\\u2066x\\u2069 \xc3\xa9",
+		       "characters that reorder text print escaped, other UTF-8 as is");
+		ok(utf8_reorders(0x200e) && utf8_reorders(0x202a) && !utf8_reorders(0x2029) && !utf8_reorders(0x202f) &&
+		   !utf8_reorders(0x2065) && !utf8_reorders(0x206a), "utf8_reorders: the class's ends, not its neighbours");
+		strbuf_release(&a);
+	}
 	return tap_done();
 }
