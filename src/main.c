@@ -101,14 +101,16 @@ static void version(void)
 }
 
 /* Exits with rc once everything written to stdout has reached it: a full disk, /dev/full
- * or a closed pipe turns a success into exit 1 with one line, instead of a silent cut. */
+ * or a closed pipe turns a success into exit 1 with one line, instead of a silent cut.
+ * The line says why; where the last write had failed already (a long document), it is
+ * cli_put_text's reason. */
 static void finish(int rc)
 {
 	int saved;
 
 	errno = 0;
 	if (fflush(stdout) != 0 || ferror(stdout) || fclose(stdout) != 0) {
-		saved = errno;
+		saved = errno ? errno : cli_stdout_errno();
 		cli_err("octopipe: cannot write to standard output: %s\n", saved ? strerror(saved) : "write error");
 		exit(rc == EXIT_OK ? EXIT_RUNTIME : rc);
 	}
@@ -124,7 +126,7 @@ static void finish_command(int rc)
 
 	errno = 0;
 	if (fflush(stdout) != 0 || ferror(stdout)) {
-		saved = errno;
+		saved = errno ? errno : cli_stdout_errno();
 		fileio_discard();
 		cli_err("octopipe: cannot write to standard output: %s\n", saved ? strerror(saved) : "write error");
 		exit(rc == EXIT_OK ? EXIT_RUNTIME : rc);

@@ -84,6 +84,44 @@ expect_match '"heaviest": \[' "$OUT" "show --json lists the heaviest layers"
 total=$(printf '%s\n' "$OUT" | sed -n '/"total"/,/}/p' | tr -d ' \n')
 expect_match '"count":4,"f_ms":6,"b_ms":5\.5,"w_ms":4\.25' "$total" "the compact form expands to the same totals"
 
+# layer costs up to the largest accepted (1e9 ms a layer, and 1e5 layers of it in a
+# total) keep show's columns aligned: each column ends where its header does, on every
+# row, and the heaviest layers' times end in one column
+show_aligned() {
+    python3 -c '
+import re, sys
+lines = sys.stdin.read().split("\n")
+h = next(i for i, l in enumerate(lines) if l.startswith("KIND "))
+ends = [m.end() for m in re.finditer(r"\S+(?: \S+)*", lines[h])][1:]
+rows = [l for l in lines[h + 1:lines.index("", h)] if l.strip()]
+for r in rows:
+    assert len(r) == len(lines[h]) and all(r[e - 1] != " " and (e == len(r) or r[e] == " ") for e in ends), r
+heavy = [l.index(" ms  (") for l in lines if re.match(r"^ +[0-9]+  \S", l)]
+assert len(rows) >= 3 and heavy and len(set(heavy)) == 1, (rows, heavy)
+'
+}
+python3 - "$data/tiny-model.json" "$TMPDIR_TEST" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+for i in (1, 3):
+    m["layers"][i].update(f_ms=999999999.5, b_ms=999999999.5 if i == 3 else 1, w_ms=999999999.5 if i == 3 else 1)
+json.dump(m, open(sys.argv[2] + "/costly.json", "w"))
+m["layers"] = m["layers"][:1] + [dict(m["layers"][3], kind="attn")] * 2000 + m["layers"][3:]
+json.dump(m, open(sys.argv[2] + "/costlier.json", "w"))
+PY
+for f in costly costlier; do
+    run "$OCTOPIPE" show "$TMPDIR_TEST/$f.json"
+    expect_rc 0 "show of a model of layers of 1e9 ms ($f) exits 0"
+    if printf '%s\n' "$OUT" | show_aligned 2>"$TMPDIR_TEST/py.err"; then ok "show's columns stay aligned ($f)"
+    else not_ok "show's columns stay aligned ($f)" "$OUT" "$(cat "$TMPDIR_TEST/py.err")"; fi
+    run "$OCTOPIPE" show --json "$TMPDIR_TEST/$f.json"
+    if printf '%s' "$OUT" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["total"]["f_ms"] > 1e9' 2>/dev/null
+    then ok "show --json of it is valid JSON ($f)"; else not_ok "show --json of it is valid JSON ($f)" "$OUT"; fi
+done
+run "$OCTOPIPE" show llama2-7b
+if printf '%s\n' "$OUT" | show_aligned && [ "$(printf '%s\n' "$OUT" | awk 'NR > 1 && length > 80' | wc -l)" = 0 ]
+then ok "show of a sample: aligned, the table within 80 columns"; else not_ok "show of a sample: aligned, within 80 columns" "$OUT"; fi
+
 run "$OCTOPIPE" show "$data/bad/09-model-no-layers.json"
 expect_rc 2 "show of a bad model exits 2"
 expect_match '09-model-no-layers.json: layers: required field is missing' "$ERR" "show reports the bad field"

@@ -140,6 +140,26 @@ if [ -w /dev/full ]; then
             not_ok "'$args' to a full disk: exit 1, one line" "exit $RC" "$ERR"
         fi
     done
+    # a document longer than stdio's buffer goes out in one write that fails, leaving the
+    # final flush nothing to fail with: the reason must still be said (calibrate -o -, plan
+    # -o -, edit -o -, the timelines and the report said "write error")
+    "$OCTOPIPE" run --timeline-out "$T/measured.json" "$plan" >/dev/null
+    "$OCTOPIPE" export torch-csv "$plan" -o "$T/sched.csv"
+    for args in "calibrate -o - $T/measured.json" "calibrate --json -o $T/fit.json $T/measured.json" \
+                "plan --model gpt-13b --cluster 4xH200 --schedule 1f1b --microbatches 8 -o -" \
+                "edit $plan --boundary 0:+1 -o -" "sim --timeline-out - $plan" "sim --json $plan" \
+                "run --timeline-out - $plan" "run --json $plan" "report $plan -o -" "export svg $plan -o -" \
+                "export megatron-args $plan" "cost nemotronh-8b --cluster 8xH200 -o -" \
+                "import torch-csv $T/sched.csv --model gpt-13b --cluster 4xH200 -o -" \
+                "tune --model $data/tiny-model.json --cluster $data/tiny-cluster.json --microbatches 4 --evals 20 -o -"; do
+        # shellcheck disable=SC2086
+        run sh -c "exec \"\$0\" $args >/dev/full" "$OCTOPIPE"
+        if [ "$RC" = 1 ] && printf '%s\n' "$ERR" | tail -n 1 | grep -q '^octopipe: cannot write to standard output: No space left on device$'; then
+            ok "'$args' to a full disk: exit 1, saying why"
+        else
+            not_ok "'$args' to a full disk: exit 1, saying why" "exit $RC" "$ERR"
+        fi
+    done
     run sh -c 'exec "$0" plan --model gpt-13b --cluster 4xH200 --schedule 1f1b --microbatches 8 -o - >/dev/full' "$OCTOPIPE"
     expect_rc 1 "plan -o - to a full disk exits 1"
     run "$OCTOPIPE" run --events-out /dev/full "$plan"

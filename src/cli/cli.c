@@ -674,7 +674,7 @@ int cli_write_text(const char *path, const char *text, size_t len)
 	struct err e = ERR_INIT;
 
 	if (strcmp(path, "-") == 0) {
-		fwrite(text, 1, len, stdout);
+		cli_put_text(text, len);
 		return EXIT_OK;
 	}
 	if (fileio_write_atomic(path, text, len, &e) < 0)
@@ -773,7 +773,22 @@ int cli_put_json(cJSON *root, bool oom)
 		cli_err("octopipe: out of host memory\n");
 		return EXIT_RUNTIME;
 	}
-	fputs(sb.buf, stdout);
+	cli_put_text(sb.buf, sb.len);
 	strbuf_release(&sb);
 	return EXIT_OK;
+}
+
+/* why the first write of cli_put_text failed (0: none did, or stdio gave no reason) */
+static int stdout_errno;
+
+void cli_put_text(const char *text, size_t len)
+{
+	errno = 0;
+	if (fwrite(text, 1, len, stdout) != len && errno && !stdout_errno)
+		stdout_errno = errno;
+}
+
+int cli_stdout_errno(void)
+{
+	return stdout_errno;
 }

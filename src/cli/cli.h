@@ -190,5 +190,11 @@ int cli_one_stdout(const char *cmd, const char *const *names, const char *const 
 int cli_refuse_input(const char *cmd, const char *out, const char *const *inputs, int n);
 /* Writes text to path ("-" = stdout) atomically; prints the error and returns its code. */
 int cli_write_text(const char *path, const char *text, size_t len);
+/* Writes len bytes of text to stdout, keeping why the first such write failed: stdio
+ * writes a long text past its buffer, so the final fflush (main) has nothing left to fail
+ * on and cannot tell the reason ("No space left on device") any more. */
+void cli_put_text(const char *text, size_t len);
+/* That reason (an errno), 0 when no write of cli_put_text failed with one. */
+int cli_stdout_errno(void);
 
 #endif

@@ -509,7 +509,7 @@ int cmd_compare(int argc, char **argv)
 		struct strbuf sb = STRBUF_INIT;
 
 		json_write(&sb, x.out);
-		fputs(sb.buf, stdout);
+		cli_put_text(sb.buf, sb.len);
 		strbuf_release(&sb);
 	}
 	/* the table says why each plan cannot run; the status says that none can (a runtime

@@ -35,33 +35,45 @@ static double share(double part, double whole)
 	return whole > 0 ? 100.0 * part / whole : 0;
 }
 
+/* How wide v prints with 2 decimals: a column holds every value the model can have (a
+ * total of 1e5 layers of 1e9 ms each is 18 characters), never fewer than least. */
+static int ms_width(int least, double v)
+{
+	int n = snprintf(NULL, 0, "%.2f", v);
+
+	return n > least ? n : least;
+}
+
 static void print_text(const struct model *m, const char *path,
                        const struct model_kind_stats *ks, int nk, const int *heavy, int nh)
 {
 	struct model_kind_stats t = model_totals(m);
 	double total = t.f_ms + t.b_ms + t.w_ms;
-	int kw = 5;
+	/* costs are not negative, so the totals are the widest of their columns */
+	int kw = 5, nw = ms_width(ms_width(ms_width(10, t.f_ms), t.b_ms), t.w_ms), hw = 8;
 
 	for (int i = 0; i < nk; i++)
 		if ((int)strlen(ks[i].kind) > kw)
 			kw = (int)strlen(ks[i].kind);
-	for (int i = 0; i < nh; i++)
+	for (int i = 0; i < nh; i++) {
 		if ((int)strlen(m->layers[heavy[i]].kind) > kw)
 			kw = (int)strlen(m->layers[heavy[i]].kind);
+		hw = ms_width(hw, layer_total_ms(&m->layers[heavy[i]]));
+	}
 	printf("model %s: %d layers, sequence %ld x micro-batch %ld  (%s)\n\n", cli_name(m->name), m->nlayers,
 	       m->seq_len, m->micro_batch_size, cli_name(path));
-	printf("%-*s %6s %10s %10s %10s %6s %10s %10s\n", kw, "KIND", "COUNT", "F ms", "B ms", "W ms",
+	printf("%-*s %6s %*s %*s %*s %6s %10s %10s\n", kw, "KIND", "COUNT", nw, "F ms", nw, "B ms", nw, "W ms",
 	       "SHARE", "WEIGHTS", "ACT/MB");
 	for (int i = 0; i <= nk; i++) {
 		const struct model_kind_stats *s = i < nk ? &ks[i] : &t;
 		struct strbuf w = STRBUF_INIT, a = STRBUF_INIT;
 
 		if (i == nk)
-			printf("%-*s %6s %10s %10s %10s %6s %10s %10s\n", kw, "", "", "", "", "", "", "", "");
+			printf("%-*s %6s %*s %*s %*s %6s %10s %10s\n", kw, "", "", nw, "", nw, "", nw, "", "", "", "");
 		fmt_bytes(&w, (double)s->param_bytes);
 		fmt_bytes(&a, (double)s->act_bytes);
-		printf("%-*s %6d %10.2f %10.2f %10.2f %5.1f%% %10s %10s\n", kw, i < nk ? s->kind : "total",
-		       s->count, s->f_ms, s->b_ms, s->w_ms, share(s->f_ms + s->b_ms + s->w_ms, total),
+		printf("%-*s %6d %*.2f %*.2f %*.2f %5.1f%% %10s %10s\n", kw, i < nk ? s->kind : "total",
+		       s->count, nw, s->f_ms, nw, s->b_ms, nw, s->w_ms, share(s->f_ms + s->b_ms + s->w_ms, total),
 		       w.buf, a.buf);
 		strbuf_release(&w);
 		strbuf_release(&a);
@@ -71,8 +83,8 @@ static void print_text(const struct model *m, const char *path,
 	for (int i = 0; i < nh; i++) {
 		const struct layer *l = &m->layers[heavy[i]];
 
-		printf("  %5d  %-*s %8.2f ms  (%.2fx average; F %.2f, B %.2f, W %.2f)\n", heavy[i], kw,
-		       l->kind, layer_total_ms(l), total > 0 ? layer_total_ms(l) * m->nlayers / total : 0,
+		printf("  %5d  %-*s %*.2f ms  (%.2fx average; F %.2f, B %.2f, W %.2f)\n", heavy[i], kw,
+		       l->kind, hw, layer_total_ms(l), total > 0 ? layer_total_ms(l) * m->nlayers / total : 0,
 		       l->f_ms, l->b_ms, l->w_ms);
 	}
 }

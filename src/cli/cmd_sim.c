@@ -149,7 +149,7 @@ static void summary(const struct plan *p, const char *path, const struct metrics
 	}
 	strbuf_addstr(&sb, "\n");
 	device_table(&sb, p, m, layout);
-	fputs(sb.buf, stdout);
+	cli_put_text(sb.buf, sb.len);
 	strbuf_release(&sb);
 }
 
@@ -251,7 +251,7 @@ static int write_timeline(const struct sim_args *sa, const char *path, const str
 
 		gantt_ascii(&t, sa->width, l.tp * l.dp > 1 ? "pp" : "gpu", &sb);
 		fputs("\n", stdout);
-		fputs(sb.buf, stdout);
+		cli_put_text(sb.buf, sb.len);
 		strbuf_release(&sb);
 	}
 	if (sa->tl_out && rc == EXIT_OK)
