@@ -204,6 +204,53 @@ expect_match 'F3/Search F4\\Filter F5vCompare F6TSteps .*F9pReorder F10qQuit$' "
 run "$OCTOPIPE" tui --render 120x30
 bar=$(printf '%s\n' "$OUT" | tail -1)
 expect_match 'F3/Search .*F9pReorder +F10qQuit' "$bar" "wider, the full names"
+# every label whole at every width the UI accepts (80 and up), idle and while a run goes
+# ("Stop" is a letter longer than "Run": at 80 columns "Order" was cut to "Orde"); the
+# names all full or all short, F-keys in order, Help, Run or Stop and Quit always shown
+# whole_bar W BAR: empty when BAR is whole, else why not
+whole_bar() {
+    printf '%s\n' "$2" | awk -v w="$1" '
+        { if (length($0) > w) print "wider than " w }
+        { for (i = 1; i <= NF; i++) {
+              if (match($i, /^F(10|[1-9])/) == 0) { print "not a label: " $i; continue }
+              f = substr($i, 2, RLENGTH - 1) + 0; name = substr($i, RLENGTH + 2)
+              if (f <= last) print "F" f " out of order"
+              last = f; seen[f] = 1
+              if (name ~ /^(Search|Filter|Compare|Steps|Reorder)$/) full++
+              else if (name ~ /^(Find|Filt|Comp|Step|Order)$/) short++
+              else if (name !~ /^(Help|Save|Open|Run|Stop|Quit)$/) print "cut or unknown: " $i } }
+        END { if (full && short) print "full and short names mixed"
+              if (!seen[1] || !seen[8] || !seen[10]) print "Help, Run or Quit left out" }'
+}
+bad=""
+for w in $(seq 80 130) 160 200; do
+    for k in "" R; do
+        bar=$("$OCTOPIPE" tui --render "${w}x24" ${k:+--keys "$k"} | tail -1)
+        why=$(whole_bar "$w" "$bar")
+        [ -n "$k" ] && case $bar in *F8RStop*) ;; *) why="$why no Stop (no run going)" ;; esac
+        [ -n "$why" ] && bad="$bad
+$w${k:+ running}: $why: $bar"
+    done
+done
+if [ -z "$bad" ]; then ok "at every width from 80 columns, idle and running, every F-key label is whole"
+else not_ok "every F-key label is whole at every width, idle and running" "$bad"; fi
+run "$OCTOPIPE" tui --render 80x24 --keys R
+bar=$(printf '%s\n' "$OUT" | tail -1)
+expect_match '^F1\?Help +F2wSave +F3/Find +F5vComp +F6TStep +F7oOpen +F8RStop +F9pOrder +F10qQuit$' "$bar" \
+    "at 80 columns while a run goes, Filter (lowest priority) is left out, not a name cut"
+# the same on a terminal, with a run going on the emulator
+start 80 24 -- tui --time-scale 50 --iters 100
+expect '^gpu0 ' "the default sample at 80 columns"
+keys F8
+expect 'F8RStop' "F8 starts a run: the bar says Stop"
+bar=$(screen | tail -1)
+why=$(whole_bar 80 "$bar")
+if [ -z "$why" ]; then ok "on the terminal at 80 columns, running, every label is whole"
+else not_ok "on the terminal at 80 columns, running, every label is whole" "$why" "$bar"; fi
+keys q
+expect 'stop the run\?|a run is in progress' "q while running asks first"
+keys y
+expect '^exit status 0' "y stops the run and quits"
 # a click on a label is its key wherever the label is drawn (at 100 columns they are
 # packed, not in ten equal slots): F5's label opens the compare view
 start 100 30 --

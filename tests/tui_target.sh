@@ -90,4 +90,34 @@ expect 'cannot tune: the target runtime runs none of the baselines of model .lla
 keys q
 expect '^exit status 0' "after the key q: exits with status 0"
 
+# ---- torchtitan without a plan: not the default sample, which it cannot run -------------
+# (nemotron-nano-v2-9b's Mamba layers; the UI opened it and only T said why) but one it
+# runs, at a layout with FSDP replicas, and the status line says so at once
+run "$OCTOPIPE" compare --target torchtitan --model nemotron-nano-v2-9b --cluster 8xH200 --microbatches 32
+expect_match 'torchtitan has no Mamba-2 layer' "$ERR" "torchtitan runs no layout of the default sample (Mamba layers)"
+run "$OCTOPIPE" tui --target torchtitan --render 200x40
+expect_rc 0 "tui --target torchtitan without a plan opens"
+expect_match 'OctoPipe +llama2-70b .* on 16xH200 \(pp [0-9]+ x tp [0-9]+ x dp ([2-9]|[1-9][0-9]+) = 16 gpus' "$OUT" \
+    "on llama2-70b on 16xH200 with 2 or more data-parallel (FSDP) replicas, not the default sample"
+expect_match '^torchtitan cannot run the default sample nemotron-nano-v2-9b \(Mamba layers\): opened llama2-70b on 16xH200' \
+    "$OUT" "the status line says why at once"
+if printf '%s\n' "$OUT" | grep -q 'plan cannot run\|--layout pp'; then not_ok "the plan opened runs, no --layout pp offered" "$OUT"
+else ok "the plan opened runs, and --layout pp (refused by torchtitan) is not offered"; fi
+run "$OCTOPIPE" tui --render 200x40
+expect_match 'OctoPipe +nemotron-nano-v2-9b ' "$OUT" "without --target the default sample is still nemotron-nano-v2-9b"
+start 120 36 -- tui --target torchtitan
+expect 'torchtitan cannot run the default sample' "on the terminal the status line says why at once"
+keys T
+expect 'tuning .* only what runs on torchtitan' "T tunes for torchtitan (it did not: it runs none of the default's baselines)" 20
+keys Escape
+wait_gone 'tuning .* only what' 30
+keys S C-u
+typ "$T/titan-default.json"
+keys Enter
+expect "saved.*titan-default.json" "the plan opened saves"
+keys q
+expect '^exit status 0' "after the key q: exits with status 0"
+run "$OCTOPIPE" export torchtitan "$T/titan-default.json" -o "$T/titan-default"
+expect_rc 0 "and exports for torchtitan: the plan opened is one it runs"
+
 done_testing

@@ -188,8 +188,28 @@ void app_reset_view(struct app *a)
 	app_clamp_cursor(a);
 }
 
+void app_default_sample(enum target t, struct app_sample *s)
+{
+	s->model = APP_DEFAULT_MODEL;
+	s->cluster = APP_DEFAULT_CLUSTER;
+	s->search = false;
+	s->why = NULL;
+	/* torchtitan has no Mamba layer, nor mixed precision in a pipeline of one replica: a
+	 * dense model it has, on enough gpus for a pipeline beside 2 FSDP replicas (the layout
+	 * search judges only what it runs: tui --target torchtitan sets its rules) */
+	if (t == TARGET_TORCHTITAN) {
+		s->model = APP_TITAN_MODEL;
+		s->cluster = APP_TITAN_CLUSTER;
+		s->search = true;
+		s->why = "torchtitan cannot run the default sample " APP_DEFAULT_MODEL " (Mamba layers): opened "
+		         APP_TITAN_MODEL " on " APP_TITAN_CLUSTER " at a layout it runs; --model and --cluster open another";
+	}
+}
+
 int app_init(struct app *a, const struct app_open *o, struct err *e)
 {
+	struct app_sample ds = { NULL, NULL, false, NULL };
+
 	memset(a, 0, sizeof(*a));
 	edit_hist_init(&a->hist);
 	a->panel = PANEL_DETAILS;
@@ -204,10 +224,13 @@ int app_init(struct app *a, const struct app_open *o, struct err *e)
 	if (o->plan) {
 		if (files_open_plan(a, o->plan, e) < 0)
 			return -1;
-	} else if (files_open_sample(a, o->model ? o->model : APP_DEFAULT_MODEL, o->cluster ? o->cluster : APP_DEFAULT_CLUSTER,
-	                             o->microbatches > 0 ? o->microbatches : APP_DEFAULT_MICROBATCHES,
-	                             o->layout, e) < 0) {
-		return -1;
+	} else {
+		app_default_sample(a->target, &ds);
+		if (o->model)
+			ds = (struct app_sample){ o->model, o->cluster, true, NULL };
+		if (files_open_sample(a, ds.model, ds.cluster, o->microbatches > 0 ? o->microbatches : APP_DEFAULT_MICROBATCHES,
+		                      ds.search ? o->layout : NULL, e) < 0)
+			return -1;
 	}
 	a->no_autosave = o->no_autosave;
 	pview_update(&a->cur, NULL);
@@ -227,6 +250,8 @@ int app_init(struct app *a, const struct app_open *o, struct err *e)
 		        a->target == TARGET_MEGATRON ? "Megatron-LM" : "torchtitan");
 	if (a->start_msg[0])
 		app_msg(a, R_NORMAL, "%s", a->start_msg);
+	if (!o->plan && !o->model && ds.why)
+		app_msg(a, R_WARN, "%s", ds.why);   /* last: the line shown */
 	if (!a->cur.ran)
 		app_msg(a, R_ERROR, "plan cannot run: %s", a->cur.why);
 	files_autosave_setup(a, false);

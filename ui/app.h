@@ -167,13 +167,23 @@ struct app_open {
 	const char *backend;    /* "emu" or "cuda" (NULL: $OCTOPIPE_BACKEND, else emu) */
 	bool share_gpus;        /* cuda: several devices per GPU */
 	bool no_autosave;       /* neither autosave nor offer recovery (the headless renderer) */
-	/* with model and cluster: the layout options (NULL: pure pipeline parallelism over
-	 * every gpu, as for the bundled default sample) */
+	/* with model and cluster, or the default sample searched (app_default_sample): the
+	 * layout options (NULL: pure pipeline parallelism over every gpu) */
 	const struct start_layout *layout;
 	enum target target;     /* the runtime the plans are for (TARGET_OCTOPIPE: anything) */
 };
 
 int app_init(struct app *a, const struct app_open *o, struct err *e);
+/* The sample opened without a plan or a model: nemotron-nano-v2-9b on 8xH200 in pure
+ * pipeline parallelism, or, for a target that runs none of its layouts (torchtitan: no
+ * Mamba layer), one the target runs, at the layout the layout search picks for it (search)
+ * with why, the line that says so on the status line. */
+struct app_sample {
+	const char *model, *cluster;
+	bool search;
+	const char *why;        /* NULL: the default sample */
+};
+void app_default_sample(enum target t, struct app_sample *s);
 void app_release(struct app *a);
 
 /* ---- plans and simulation (app.c) ---- */

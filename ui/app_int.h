@@ -10,6 +10,9 @@
 #define APP_DEFAULT_MODEL "nemotron-nano-v2-9b"
 #define APP_DEFAULT_CLUSTER "8xH200"
 #define APP_DEFAULT_MICROBATCHES 32
+/* the sample under --target torchtitan (app_default_sample) */
+#define APP_TITAN_MODEL "llama2-70b"
+#define APP_TITAN_CLUSTER "16xH200"
 
 /* app.c: a deep copy of a plan, through its JSON form (dst is released on failure). */
 int app_plan_dup(struct plan *dst, const struct plan *src, struct err *e);

@@ -42,8 +42,9 @@ int start_layout_choose(const struct model *m, const struct cluster *c, int mbs,
 	if (lc->par.micro_batch > 0)
 		snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), ", micro-batch %ld", lc->par.micro_batch);
 	snprintf(msg, n, "layout TP %d x PP %d x DP %d, ZeRO %d%s, chosen by the layout "
-	         "search (%d judged%s); --layout pp for pure PP", lc->par.tp, lc->par.pp, lc->par.dp, lc->par.zero,
-	         extra, lc->candidates,
-	         lc->interrupted ? ", interrupted: the best so far" : "");
+	         "search (%d judged%s)%s", lc->par.tp, lc->par.pp, lc->par.dp, lc->par.zero,
+	         extra, lc->candidates, lc->interrupted ? ", interrupted: the best so far" : "",
+	         /* torchtitan (FSDP where dp > 1) trains a pure pipeline in fp32: not offered */
+	         o->zero_where_dp ? "" : "; --layout pp for pure PP");
 	return 0;
 }

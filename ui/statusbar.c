@@ -166,39 +166,38 @@ static int item_w(const struct fbar_item *it)
 	return it->keyw + (int)strlen(it->name);
 }
 
-/* Shortens one name for the bar to fit: the one a short name saves most on, else the
- * longest cut by a letter (the rightmost of equals); false when every name is empty. */
-static bool fbar_shorten(struct fbar_item *it, int n)
+/* The F-keys in the order they are left out when even the short names do not fit (at 80
+ * columns while a run goes, "Stop" is a letter longer than "Run"): Filter first (a search
+ * finds the same ops), Help, Run or Stop and Quit last. */
+static const int fbar_drop_order[] = { 4, 5, 6, 9, 3, 7, 2, 1, 8, 10 };
+
+static int fbar_total(const struct fbar_item *it, int n)
 {
-	int best = -1, gain = 0;
+	int total = n > 0 ? n - 1 : 0;    /* a blank between each two */
 
-	for (int i = 0; i < n; i++) {
-		const char *sh = fbar_short(it[i].k->cmd, it[i].name);
-		int g = (int)strlen(it[i].name) - (int)strlen(sh);
-
-		if (g > gain) {
-			gain = g;
-			best = i;
-		}
-	}
-	if (best >= 0) {
-		snprintf(it[best].name, sizeof(it[best].name), "%s", fbar_short(it[best].k->cmd, it[best].name));
-		return true;
-	}
 	for (int i = 0; i < n; i++)
-		if (strlen(it[i].name) > 0 && (best < 0 || strlen(it[i].name) >= strlen(it[best].name)))
-			best = i;
-	if (best < 0)
-		return false;
-	it[best].name[strlen(it[best].name) - 1] = '\0';
-	return true;
+		total += item_w(&it[i]);
+	return total;
+}
+
+/* Leaves out the F-key of lowest priority (fbar_drop_order); returns how many are left. */
+static int fbar_drop(struct fbar_item *it, int n)
+{
+	for (size_t d = 0; d < sizeof(fbar_drop_order) / sizeof(fbar_drop_order[0]); d++)
+		for (int i = 0; i < n; i++)
+			if (it[i].k->fkey == fbar_drop_order[d]) {
+				memmove(&it[i], &it[i + 1], (size_t)(n - i - 1) * sizeof(it[0]));
+				return n - 1;
+			}
+	return n > 0 ? n - 1 : 0;
 }
 
 /* The F-key bar laid out in w columns, into it (at most 10); returns how many show. Every
  * label is set apart from the next by a blank at least (at 80 and 90 columns they ran
  * together): in ten equal slots when each fits its slot, else packed with the spare
- * columns spread between them, names shortened as needed (as htop and mc do); labels
- * that do not fit even bare are left out from the right. */
+ * columns spread between them, every name in its short form when the full ones do not
+ * fit (as htop and mc do); when even those do not, the F-keys of lowest priority are left
+ * out (fbar_drop_order). A name is whole or absent, never cut. */
 static int fbar_layout(const struct app *a, int w, struct fbar_item *it)
 {
 	int n = 0, total = 0, slot = w / 10, x = 0, spare;
@@ -227,15 +226,17 @@ static int fbar_layout(const struct app *a, int w, struct fbar_item *it)
 		}
 		return n;
 	}
-	for (;;) {
-		total = n - 1;
-		for (int i = 0; i < n; i++)
-			total += item_w(&it[i]);
-		if (n == 0 || total <= w)
-			break;
-		if (!fbar_shorten(it, n))
-			n--;    /* not even the keys fit: the last ones are left out */
-	}
+	/* the short names for all or for none, so the bar reads alike; a name is never cut */
+	if (fbar_total(it, n) > w)
+		for (int i = 0; i < n; i++) {
+			const char *sh = fbar_short(it[i].k->cmd, it[i].name);
+
+			if (sh != it[i].name)
+				snprintf(it[i].name, sizeof(it[i].name), "%s", sh);
+		}
+	while (n > 0 && fbar_total(it, n) > w)
+		n = fbar_drop(it, n);
+	total = fbar_total(it, n);
 	spare = w - total;
 	for (int i = 0; i < n; i++) {
 		int gap = i == n - 1 ? 0 : 1 + spare / (n > 1 ? n - 1 : 1) + (i < spare % (n > 1 ? n - 1 : 1));

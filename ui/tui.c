@@ -565,10 +565,14 @@ static int open_app(struct app *a, const struct tui_opts *o, struct err *e)
 	                       o->run_iters, o->backend, o->share_gpus, o->render != NULL, NULL, o->target };
 	struct start_layout lo;
 	struct sigaction sa, old;
-	bool say = !o->render && o->model && !(o->layout && o->layout->pp_only) && isatty(STDERR_FILENO);
+	struct app_sample ds;
+	bool search, say;
 	int r;
 
-	if (o->model) {
+	app_default_sample(o->target, &ds);
+	search = o->model || (!o->plan && ds.search);
+	say = !o->render && search && !(o->layout && o->layout->pp_only) && isatty(STDERR_FILENO);
+	if (search) {
 		if (o->layout)
 			lo = *o->layout;
 		else
@@ -580,14 +584,14 @@ static int open_app(struct app *a, const struct tui_opts *o, struct err *e)
 	memset(&sa, 0, sizeof(sa));
 	sigemptyset(&sa.sa_mask);
 	sa.sa_handler = on_search_int;
-	if (o->model)
+	if (search)
 		sigaction(SIGINT, &sa, &old);
 	if (say)
 		fprintf(stderr, "octopipe: choosing the parallel layout (Ctrl-C takes the best judged so far)...");
 	r = app_init(a, &ao, e);
 	if (say)
 		fprintf(stderr, "\r\033[K");
-	if (o->model)
+	if (search)
 		sigaction(SIGINT, &old, NULL);
 	return r;
 }
