@@ -48,6 +48,15 @@ int baseline_plan(struct plan *out, const struct model *m, const char *model_ref
                   const struct cluster *c, const char *cluster_ref,
                   const struct baseline_spec *spec, struct err *e);
 
+/* Moves p's stage boundaries (its devices, order and recompute kept) to the partition
+ * balanced within memory: the least largest stage time among those whose every device's
+ * peak, as the simulator counts it from p's order, fits; where none fits, the least peak.
+ * For plans of one stage a device, all recomputing alike (1F1B, ZB-H1, GPipe): ERR_INPUT
+ * otherwise. When no textbook partition fits, this one often does: the embedding's and
+ * the head's optimizer states and the first stages' deeper warm-up sit on different
+ * devices. */
+int baseline_balance_memory(struct plan *p, struct err *e);
+
 /* One recipe of baseline_recipes, built and simulated (baseline_run_all). */
 struct baseline_result {
 	const struct baseline_recipe *recipe;

@@ -164,10 +164,12 @@ static int judge(struct parallel_source *src, const struct cluster *c, int mbs, 
 			return 0;
 		}
 	}
-	/* every baseline compare shows, so the layout's yardstick is the one it will be judged by */
-	for (int i = 0; i < baseline_nrecipes; i++) {
-		struct baseline_spec spec = { baseline_recipes[i].schedule, mbs, 0, baseline_recipes[i].partition, NULL, 0,
-		                              0, NULL };
+	/* every baseline compare shows, so the layout's yardstick is the one it will be judged
+	 * by; when none fits, 1F1B balanced within memory (what the tuner starts from then) */
+	for (int i = 0; i <= baseline_nrecipes; i++) {
+		bool by_memory = i == baseline_nrecipes;
+		struct baseline_spec spec = { by_memory ? SCHED_1F1B : baseline_recipes[i].schedule, mbs, 0,
+		                              by_memory ? "uniform" : baseline_recipes[i].partition, NULL, 0, 0, NULL };
 		struct plan p;
 		struct metrics mt;
 		struct sim_opts o;
@@ -175,7 +177,7 @@ static int judge(struct parallel_source *src, const struct cluster *c, int mbs, 
 
 		/* Ctrl-C: a large replica's baselines take a while each; the layout is then
 		 * judged by those that ran (the first layout, until one fits: an answer) */
-		if (k->schedules && !(k->schedules & (1u << baseline_recipes[i].schedule)))
+		if ((k->schedules && !(k->schedules & (1u << spec.schedule))) || (by_memory && *feasible))
 			continue;
 		if (((stop && *stop) || (k->deadline_s > 0 && clock_now_s() > k->deadline_s)) && (found || *feasible))
 			break;
@@ -194,6 +196,15 @@ static int judge(struct parallel_source *src, const struct cluster *c, int mbs, 
 		}
 		/* each stage recomputes as the plan will: the simulator's own memory and time of it */
 		plan_set_recompute(&p, rc);
+		if (by_memory && baseline_balance_memory(&p, &e2) < 0) {
+			plan_release(&p);
+			if (e2.cls == ERR_RUNTIME) {
+				*e = e2;
+				r = -1;
+				break;
+			}
+			continue;
+		}
 		if (k->accept && k->accept(k->accept_arg, &p, unrun) < 0) {
 			if (unrun->cls == ERR_NONE)
 				err_set(unrun, ERR_INFEASIBLE, "the target runtime runs none of the baselines");
@@ -692,9 +703,10 @@ int layout_baseline(const struct model *m, const struct cluster *c, const struct
 	if (parallel_replica(m, c, &pk->par, &rm, &rcl, e) < 0)
 		return -1;
 	memset(&s, 0, sizeof(s));
-	for (int i = 0; i < baseline_nrecipes; i++) {
-		struct baseline_spec spec = { baseline_recipes[i].schedule, pk->microbatches, 0, baseline_recipes[i].partition,
-		                              NULL, 0, 0, NULL };
+	for (int i = 0; i <= baseline_nrecipes && !(i == baseline_nrecipes && have); i++) {
+		bool by_memory = i == baseline_nrecipes; /* as judge: 1F1B within memory when none fits */
+		struct baseline_spec spec = { by_memory ? SCHED_1F1B : baseline_recipes[i].schedule, pk->microbatches, 0,
+		                              by_memory ? "uniform" : baseline_recipes[i].partition, NULL, 0, 0, NULL };
 		struct err e2 = ERR_INIT;
 		struct plan p;
 		struct metrics x;
@@ -706,6 +718,12 @@ int layout_baseline(const struct model *m, const struct cluster *c, const struct
 			continue;
 		}
 		plan_set_recompute(&p, pk->recompute);
+		if (by_memory && baseline_balance_memory(&p, &e2) < 0) {
+			plan_release(&p);
+			if (e2.cls == ERR_RUNTIME)
+				goto oom;
+			continue;
+		}
 		sim_opts_default(&o);
 		if (sim_run(&s, &p, &o, &x, &e2) < 0) {
 			plan_release(&p);

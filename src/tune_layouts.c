@@ -221,6 +221,53 @@ static int at_layout(const struct model *m, const struct cluster *c, const struc
 	return plan_attach_parallel(&res->plan, &L->lc.par, m, c, e);
 }
 
+static void pick_of(const struct tune_layout *L, struct layout_pick *pk)
+{
+	*pk = (struct layout_pick){ .par = L->lc.par, .recompute = L->lc.recompute,
+	                            .microbatches = L->lc.microbatches, .makespan_ms = L->lc.makespan_ms,
+	                            .tokens_per_s = L->lc.tokens_per_s, .peak_bytes = L->lc.peak_bytes,
+	                            .bound_ms = L->lc.bound_ms, .estimate_ms = L->lc.estimate_ms };
+}
+
+/* Where the layout recomputes, the tuner's table counts a recomputing layer's activations
+ * from its forward on (an upper bound), so its plan can end slower, once priced stage by
+ * stage, than the layout's own best baseline (what the layout was chosen by; where memory
+ * is tight, 1F1B balanced within memory): that baseline is then the result, never a
+ * slower tuned plan. */
+static int beat_by_baseline(const struct model *m, const struct cluster *c, const struct tune_layouts_opts *o,
+                            double deadline, struct tune_layouts_result *res, struct err *e)
+{
+	struct layout_pick pk;
+	struct plan bp;
+	struct metrics bm;
+	struct err e2 = ERR_INIT;
+	double tuned_ms = res->mt.makespan_ms;
+
+	if (res->fallback || !res->L || !res->L->use || res->L->lc.recompute == RECOMPUTE_NONE ||
+	    o->target != TARGET_OCTOPIPE || !(res->L->lc.makespan_ms < tuned_ms))
+		return 0;
+	pick_of(res->L, &pk);
+	if (layout_baseline(m, c, &pk, &bp, &bm, &e2) < 0) {
+		if (e2.cls != ERR_RUNTIME)
+			return 0;
+		*e = e2;
+		return -1;
+	}
+	if (!(bm.makespan_ms < tuned_ms)) {
+		plan_release(&bp);
+		metrics_release(&bm);
+		return 0;
+	}
+	plan_release(&res->plan);
+	metrics_release(&res->mt);
+	res->plan = bp;
+	res->mt = bm;
+	res->fallback = true;
+	res->beaten_ms = tuned_ms;
+	res->relaxed = 0;
+	return at_layout(m, c, o, deadline, res, e);
+}
+
 /* No tuned plan fits at the first layout: the tuner's layer table counts a recomputing
  * layer's activations from its forward on, an upper bound; the search's baseline, priced
  * stage by stage, fits: it is the answer (at_layout must not recompute it again). */
@@ -244,13 +291,6 @@ static void layout_free(struct tune_layout *L)
 	free(L);
 }
 
-static void pick_of(const struct tune_layout *L, struct layout_pick *pk)
-{
-	*pk = (struct layout_pick){ .par = L->lc.par, .recompute = L->lc.recompute,
-	                            .microbatches = L->lc.microbatches, .makespan_ms = L->lc.makespan_ms,
-	                            .tokens_per_s = L->lc.tokens_per_s, .peak_bytes = L->lc.peak_bytes,
-	                            .bound_ms = L->lc.bound_ms, .estimate_ms = L->lc.estimate_ms };
-}
 
 /* Keeps x at layout *L as the winner when it beats it (whole-job tokens/s of one replica's
  * plan, as the search ranks layouts); what loses is released. */
@@ -377,7 +417,7 @@ int tune_layouts_run(const struct model *m, const struct cluster *c, struct tune
 		res->baseline_ms = best.baseline_ms;
 	}
 	res->interrupted = (o->tune.stop && *o->tune.stop) || (res->t && tune_interrupted(res->t));
-	if (at_layout(m, c, o, deadline, res, e) < 0)
+	if (at_layout(m, c, o, deadline, res, e) < 0 || beat_by_baseline(m, c, o, deadline, res, e) < 0)
 		goto fail;
 	if (o->target != TARGET_OCTOPIPE && target_check(o->target, &res->plan, e) < 0) {
 		char why[sizeof(e->msg)];

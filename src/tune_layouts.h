@@ -103,6 +103,8 @@ struct tune_layouts_result {
 	int ntried, best;
 	struct tune_layouts_tried tried[LAYOUT_TOP];
 	bool fallback;           /* no tuned plan fits: the layout's best baseline */
+	double beaten_ms;        /* > 0: a tuned plan fit but took this long, more than the
+	                          * layout's best baseline (the result, fallback set) */
 	int relaxed;             /* stages recomputing less than the layout says */
 	bool interrupted;
 	double baseline_ms;      /* the best baseline at the winner's layout */

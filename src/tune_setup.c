@@ -125,8 +125,58 @@ static int within_stage_limit(const struct plan *p, int k)
 	return ok;
 }
 
-/* Every baseline that applies, the best kept: the result is never worse than it. Sets
- * *stopped when the set-up was cut (after one ran). -1 when out of host memory. */
+/* One baseline built from spec (by_memory: its boundaries then balanced within memory),
+ * simulated and kept when it fits and beats the best so far. -1 when out of host memory. */
+static int try_baseline(struct tuner *t, const struct baseline_spec *spec, const char *part, bool by_memory)
+{
+	const struct tune_opts *o = &t->opts;
+	struct plan p;
+	struct sim_opts so;
+	struct metrics mt;
+	struct err ignore = ERR_INIT;
+	int rc;
+
+	if (baseline_plan(&p, t->model, NULL, t->cluster, NULL, spec, &ignore) < 0)
+		return ignore.cls == ERR_RUNTIME ? -1 : 0; /* this baseline does not apply */
+	if (by_memory && baseline_balance_memory(&p, &ignore) < 0) {
+		plan_release(&p);
+		return ignore.cls == ERR_RUNTIME ? -1 : 0;
+	}
+	if ((rc = within_stage_limit(&p, o->max_stages_per_device)) < 0) {
+		plan_release(&p);
+		return -1;
+	}
+	if (!rc || (o->accept && o->accept(o->accept_arg, &p, t->refused.cls == ERR_NONE ? &t->refused : &ignore) < 0)) {
+		plan_release(&p);
+		return 0; /* past --max-stages-per-device, or the target runtime cannot run it */
+	}
+	sim_opts_default(&so);
+	rc = sim_run(&t->eb.sim, &p, &so, &mt, &ignore);
+	if (rc < 0 && ignore.cls == ERR_RUNTIME) {
+		plan_release(&p);
+		metrics_release(&mt);
+		return -1;
+	}
+	if (rc == 0 && mt.noom)
+		tune_note_oom(t, &mt);
+	if (rc == 0 && !mt.noom && mt.makespan_ms < t->baseline_ms) {
+		if (t->have_baseline)
+			plan_release(&t->best_baseline);
+		t->best_baseline = p;
+		t->have_baseline = true;
+		t->baseline_ms = mt.makespan_ms;
+		snprintf(t->baseline_name, sizeof(t->baseline_name), "%s %s", sched_name(spec->schedule), part);
+	} else {
+		plan_release(&p);
+	}
+	metrics_release(&mt);
+	return 0;
+}
+
+/* Every baseline that applies, the best kept: the result is never worse than it; when
+ * none fits, 1F1B balanced within memory too (baseline_mem.c: often the one that fits
+ * where the embedding's and the head's optimizer states sink every textbook partition).
+ * Sets *stopped when the set-up was cut (after one ran). -1 when out of host memory. */
 static int setup_baselines(struct tuner *t, bool *stopped)
 {
 	static const enum sched_kind kinds[] = {
@@ -135,56 +185,23 @@ static int setup_baselines(struct tuner *t, bool *stopped)
 	};
 	static const char *const parts[] = { "uniform", "balanced" };
 	const struct tune_opts *o = &t->opts;
+	int n = (int)(sizeof(kinds) / sizeof(kinds[0]));
 
-	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
-		for (int pi = 0; pi < 2; pi++) {
-			struct baseline_spec spec = { kinds[k], o->microbatches, 0, parts[pi], NULL, 0, 0, NULL };
-			struct plan p;
-			struct sim_opts so;
-			struct metrics mt;
-			struct err ignore = ERR_INIT;
-			int rc;
+	for (int k = 0; k <= n; k++)
+		for (int pi = 0; pi < (k < n ? 2 : 1); pi++) {
+			struct baseline_spec spec = { k < n ? kinds[k] : SCHED_1F1B, o->microbatches, 0, parts[pi], NULL, 0, 0,
+			                              NULL };
 
+			if (k == n && t->have_baseline)
+				return 0;
 			/* Ctrl-C or the budget: one simulation of a large plan takes a while, so the
 			 * setup stops too, at the best baseline so far */
 			if (setup_cut(t) && (t->have_baseline || setup_given_up(t))) {
 				*stopped = true;
 				return 0;
 			}
-			if (baseline_plan(&p, t->model, NULL, t->cluster, NULL, &spec, &ignore) < 0) {
-				if (ignore.cls == ERR_RUNTIME)
-					return -1;
-				continue; /* this baseline does not apply */
-			}
-			if ((rc = within_stage_limit(&p, o->max_stages_per_device)) < 0) {
-				plan_release(&p);
+			if (try_baseline(t, &spec, k < n ? parts[pi] : "memory", k == n) < 0)
 				return -1;
-			}
-			if (!rc || (o->accept && o->accept(o->accept_arg, &p, t->refused.cls == ERR_NONE ? &t->refused
-			                                                                              : &ignore) < 0)) {
-				plan_release(&p);
-				continue; /* past --max-stages-per-device, or the target runtime cannot run it */
-			}
-			sim_opts_default(&so);
-			rc = sim_run(&t->eb.sim, &p, &so, &mt, &ignore);
-			if (rc < 0 && ignore.cls == ERR_RUNTIME) {
-				plan_release(&p);
-				metrics_release(&mt);
-				return -1;
-			}
-			if (rc == 0 && mt.noom)
-				tune_note_oom(t, &mt);
-			if (rc == 0 && !mt.noom && mt.makespan_ms < t->baseline_ms) {
-				if (t->have_baseline)
-					plan_release(&t->best_baseline);
-				t->best_baseline = p;
-				t->have_baseline = true;
-				t->baseline_ms = mt.makespan_ms;
-				snprintf(t->baseline_name, sizeof(t->baseline_name), "%s %s", sched_name(kinds[k]), parts[pi]);
-			} else {
-				plan_release(&p);
-			}
-			metrics_release(&mt);
 		}
 	return 0;
 }

@@ -335,4 +335,32 @@ expect_rc 2 "compare --dp 3 on 4 of a node's 8 GPUs: exit 2"
 expect_match "meets the given degrees: dp 3" "$ERR" "naming the degree given"
 if printf '%s' "$ERR" | grep -q "not whole nodes"; then not_ok "not the nodes, which have layouts" "$ERR"
 else ok "not the nodes, which have layouts"; fi
+# memory so tight that the textbook partitions but one do not fit (gemma3-12b on 3 H100s: the embedding's
+# and the head's optimizer states sit on the end stages): a partition balanced within
+# memory does, at full recompute, so tune finds a plan where it said 'no layout fits'
+cat > "$T/3xH100.json" <<'JSON'
+{"format": "octopipe.cluster/1", "name": "3xH100", "gpu": "H100", "devices": 3, "gpus_per_node": 3,
+ "mem_bytes": 80000000000, "mem_headroom": 0.05, "speed": 1, "intra_node": {"gbytes_per_s": 450, "latency_us": 5}}
+JSON
+for part in balanced megatron; do
+    run "$OCTOPIPE" plan --model gemma3-12b --cluster "$T/3xH100.json" --schedule 1f1b --microbatches 7 \
+        --recompute full --partition "$part" -o "$T/g3-$part.json"
+    expect_rc 3 "1f1b $part at full recompute does not fit"
+done
+run "$OCTOPIPE" plan --model gemma3-12b --cluster "$T/3xH100.json" --schedule 1f1b --microbatches 7 \
+    --recompute full --partition memory -o "$T/g3-mem.json"
+expect_rc 0 "1f1b --partition memory at full recompute fits"
+run "$OCTOPIPE" plan --model gemma3-12b --cluster "$T/3xH100.json" --schedule 1f1b --microbatches 7 \
+    --partition memory -o "$T/g3-mem0.json"
+expect_rc 3 "without recompute nothing fits: the least peak, said"
+expect_match 'plan infeasible: device [0-9] needs 8[0-9.]* GB' "$ERR" "by how much: $ERR"
+run "$OCTOPIPE" plan --model gemma3-12b --cluster "$T/3xH100.json" --schedule zb-v --microbatches 7 \
+    --partition memory -o "$T/g3-v.json"
+expect_rc 2 "--partition memory with two stages a device: a usage error"
+expect_match 'one stage a device' "$ERR" "saying why: $ERR"
+run "$OCTOPIPE" tune --model gemma3-12b --cluster "$T/3xH100.json" --microbatches 7 --budget 1 -o "$T/g3-tuned.json"
+expect_rc 0 "tune finds a layout that fits"
+expect_match 'recompute full' "$OUT$ERR" "recomputing: $OUT$ERR"
+run "$OCTOPIPE" sim "$T/g3-tuned.json"
+expect_rc 0 "its plan fits"
 done_testing

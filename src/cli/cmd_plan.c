@@ -34,7 +34,9 @@ static void usage(FILE *f)
 	        "                    loss on top of the first and last stage),\n"
 	        "                    megatron-accounted (they count as a layer each), or\n"
 	        "                    explicit counts like 7,7,6,6; default: the schedule's own\n"
-	        "                    (megatron for 1f1b, interleaved and zb-*)\n"
+	        "                    (megatron for 1f1b, interleaved and zb-*); memory: the\n"
+	        "                    balanced one among those that fit in memory, or the least\n"
+	        "                    peak when none fits (one stage a device: 1f1b, zb-h1, gpipe)\n"
 	        "  --chunks V        stages per device (interleaved: 2+; zb-v, dualpipev: 2)\n"
 	        "  --devices P       pipeline devices (default: the cluster's GPUs / (T x D))\n"
 	        "  --placement LIST  device of each stage (adaptive only)\n"
@@ -214,12 +216,18 @@ int cmd_plan(int argc, char **argv)
 	const struct cli_par *cp;
 	struct cli_args a;
 	struct plan p;
+	struct err e = ERR_INIT;
+	bool by_memory;
 	int rc;
 
 	if ((rc = cli_args_parse(&plan_spec, argc, argv, &pa, &a)) != CLI_ARGS_GO ||
 	    (rc = check_args(&a, &pa, argc, argv)) != EXIT_OK ||
-	    (rc = cli_args_load(&a, CLI_IN_MODEL | CLI_IN_CLUSTER)) != EXIT_OK ||
-	    (rc = make_plan(&a, &pa.spec, &p)) != EXIT_OK)
+	    (rc = cli_args_load(&a, CLI_IN_MODEL | CLI_IN_CLUSTER)) != EXIT_OK)
+		goto out;
+	/* the memory partition moves the boundaries of a built plan, once its recompute is set */
+	if ((by_memory = pa.spec.partition && strcmp(pa.spec.partition, "memory") == 0))
+		pa.spec.partition = "uniform";
+	if ((rc = make_plan(&a, &pa.spec, &p)) != EXIT_OK)
 		goto out;
 	cp = &a.par;
 	if (cp->recompute > RECOMPUTE_NONE && model_recomputes(&a.model)) {
@@ -230,6 +238,11 @@ int cmd_plan(int argc, char **argv)
 	}
 	if (cp->recompute >= 0)
 		plan_set_recompute(&p, (enum recompute)cp->recompute);
+	if (by_memory && baseline_balance_memory(&p, &e) < 0) {
+		rc = e.cls == ERR_INPUT ? cli_usage_error("plan", "--partition memory: %s", e.msg) : cli_report(&e);
+		plan_release(&p);
+		goto out;
+	}
 	rc = cli_write_plan(&p, a.out, a.model_path, a.cluster_path, pa.embed);
 	if (rc == EXIT_OK)
 		rc = report(&p, a.out);

@@ -427,7 +427,13 @@ static void summary(FILE *log, const struct args *a, const struct tune_layouts_r
 		steps = tune_steps(res->t, &all) - 1;
 		tune_stats(res->t, &evals, &secs);
 	}
-	if (res->fallback) {
+	if (res->fallback && res->beaten_ms > 0) {
+		strbuf_addstr(&sb, "the layout's best baseline: ");
+		fmt_ms(&sb, mt->makespan_ms);
+		strbuf_addstr(&sb, " per iteration, faster than the tuned plan (");
+		fmt_ms(&sb, res->beaten_ms);
+		strbuf_addstr(&sb, ", its stages priced recomputing from the forward on)");
+	} else if (res->fallback) {
 		strbuf_addstr(&sb, "no tuned plan fits; the layout's best baseline does: ");
 		fmt_ms(&sb, mt->makespan_ms);
 	} else {
