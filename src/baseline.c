@@ -130,6 +130,23 @@ fail:
 	return -1;
 }
 
+int baseline_recipe_plan(struct plan *out, const struct model *m, const struct cluster *c, int i, int microbatches,
+                         enum recompute rc, struct err *e)
+{
+	bool by_memory = i == baseline_nrecipes;
+	struct baseline_spec spec = { by_memory ? SCHED_1F1B : baseline_recipes[i].schedule, microbatches, 0,
+	                              by_memory ? "uniform" : baseline_recipes[i].partition, NULL, 0, 0, NULL };
+
+	if (baseline_plan(out, m, NULL, c, NULL, &spec, e) < 0)
+		return -1;
+	plan_set_recompute(out, rc);
+	if (by_memory && baseline_balance_memory(out, e) < 0) {
+		plan_release(out);
+		return -1;
+	}
+	return 0;
+}
+
 void baseline_set_release(struct baseline_set *s)
 {
 	for (int i = 0; i < s->n; i++) {
@@ -183,7 +200,6 @@ int baseline_run_until(struct baseline_set *out, const struct model *m, const st
 	memset(&s, 0, sizeof(s));
 	for (int i = 0; i < baseline_nrecipes; i++) {
 		const struct baseline_recipe *rc = &baseline_recipes[i];
-		struct baseline_spec spec = { rc->schedule, microbatches, 0, rc->partition, NULL, 0, 0, NULL };
 		struct baseline_result *r = &out->r[out->n++];
 		struct sim_opts o;
 		double t1 = clock_now_s();
@@ -193,9 +209,7 @@ int baseline_run_until(struct baseline_set *out, const struct model *m, const st
 		if ((r->skipped = too_late(rc, c, microbatches, deadline_s,
 		                           out->sim_ops_per_s > 0 ? out->sim_ops_per_s : BASELINE_SIM_OPS_PER_S, &r->why)))
 			continue;
-		r->built = baseline_plan(&r->plan, m, NULL, c, NULL, &spec, &r->why) == 0;
-		if (r->built && rc_mode != RECOMPUTE_NONE)
-			plan_set_recompute(&r->plan, rc_mode);
+		r->built = baseline_recipe_plan(&r->plan, m, c, i, microbatches, rc_mode, &r->why) == 0;
 		if (r->built) {
 			sim_opts_default(&o);
 			r->ran = sim_run(&s, &r->plan, &o, &r->m, &r->why) == 0;

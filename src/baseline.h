@@ -42,6 +42,12 @@ struct baseline_recipe {
 extern const struct baseline_recipe baseline_recipes[];
 extern const int baseline_nrecipes;
 
+/* Recipe i of baseline_recipes at microbatches, every stage recomputing as rc, built as
+ * baseline_plan does; i == baseline_nrecipes is the one used where none of them fits:
+ * 1F1B with its boundaries balanced within memory (baseline_balance_memory). */
+int baseline_recipe_plan(struct plan *out, const struct model *m, const struct cluster *c, int i, int microbatches,
+                         enum recompute rc, struct err *e);
+
 /* Builds and validates the plan. model_ref / cluster_ref are the paths to write into it
  * (NULL embeds the object). ERR_INPUT when the recipe cannot apply (with the reason). */
 int baseline_plan(struct plan *out, const struct model *m, const char *model_ref,

@@ -166,10 +166,8 @@ static int judge(struct parallel_source *src, const struct cluster *c, int mbs, 
 	}
 	/* every baseline compare shows, so the layout's yardstick is the one it will be judged
 	 * by; when none fits, 1F1B balanced within memory (what the tuner starts from then) */
-	for (int i = 0; i <= baseline_nrecipes; i++) {
-		bool by_memory = i == baseline_nrecipes;
-		struct baseline_spec spec = { by_memory ? SCHED_1F1B : baseline_recipes[i].schedule, mbs, 0,
-		                              by_memory ? "uniform" : baseline_recipes[i].partition, NULL, 0, 0, NULL };
+	for (int i = 0; i <= baseline_nrecipes && !(i == baseline_nrecipes && *feasible); i++) {
+		enum sched_kind sk = i < baseline_nrecipes ? baseline_recipes[i].schedule : SCHED_1F1B;
 		struct plan p;
 		struct metrics mt;
 		struct sim_opts o;
@@ -177,7 +175,7 @@ static int judge(struct parallel_source *src, const struct cluster *c, int mbs, 
 
 		/* Ctrl-C: a large replica's baselines take a while each; the layout is then
 		 * judged by those that ran (the first layout, until one fits: an answer) */
-		if ((k->schedules && !(k->schedules & (1u << spec.schedule))) || (by_memory && *feasible))
+		if (k->schedules && !(k->schedules & (1u << sk)))
 			continue;
 		if (((stop && *stop) || (k->deadline_s > 0 && clock_now_s() > k->deadline_s)) && (found || *feasible))
 			break;
@@ -185,24 +183,14 @@ static int judge(struct parallel_source *src, const struct cluster *c, int mbs, 
 			r = *feasible ? 0 : 2;
 			break;
 		}
-		if (baseline_plan(&p, &rm, NULL, &rcl, NULL, &spec, &e2) < 0) {
+		/* each stage recomputes as the plan will: the simulator's own memory and time of it */
+		if (baseline_recipe_plan(&p, &rm, &rcl, i, mbs, rc, &e2) < 0) {
 			if (e2.cls == ERR_RUNTIME) {
 				*e = e2;
 				r = -1;
 				break;
 			}
 			*unrun = e2;
-			continue;
-		}
-		/* each stage recomputes as the plan will: the simulator's own memory and time of it */
-		plan_set_recompute(&p, rc);
-		if (by_memory && baseline_balance_memory(&p, &e2) < 0) {
-			plan_release(&p);
-			if (e2.cls == ERR_RUNTIME) {
-				*e = e2;
-				r = -1;
-				break;
-			}
 			continue;
 		}
 		if (k->accept && k->accept(k->accept_arg, &p, unrun) < 0) {
@@ -703,23 +691,14 @@ int layout_baseline(const struct model *m, const struct cluster *c, const struct
 	if (parallel_replica(m, c, &pk->par, &rm, &rcl, e) < 0)
 		return -1;
 	memset(&s, 0, sizeof(s));
+	/* as judge: with 1F1B balanced within memory where none fits */
 	for (int i = 0; i <= baseline_nrecipes && !(i == baseline_nrecipes && have); i++) {
-		bool by_memory = i == baseline_nrecipes; /* as judge: 1F1B within memory when none fits */
-		struct baseline_spec spec = { by_memory ? SCHED_1F1B : baseline_recipes[i].schedule, pk->microbatches, 0,
-		                              by_memory ? "uniform" : baseline_recipes[i].partition, NULL, 0, 0, NULL };
 		struct err e2 = ERR_INIT;
 		struct plan p;
 		struct metrics x;
 		struct sim_opts o;
 
-		if (baseline_plan(&p, &rm, NULL, &rcl, NULL, &spec, &e2) < 0) {
-			if (e2.cls == ERR_RUNTIME)
-				goto oom;
-			continue;
-		}
-		plan_set_recompute(&p, pk->recompute);
-		if (by_memory && baseline_balance_memory(&p, &e2) < 0) {
-			plan_release(&p);
+		if (baseline_recipe_plan(&p, &rm, &rcl, i, pk->microbatches, pk->recompute, &e2) < 0) {
 			if (e2.cls == ERR_RUNTIME)
 				goto oom;
 			continue;

@@ -125,23 +125,16 @@ static int within_stage_limit(const struct plan *p, int k)
 	return ok;
 }
 
-/* One baseline built from spec (by_memory: its boundaries then balanced within memory),
- * simulated and kept when it fits and beats the best so far. -1 when out of host memory. */
-static int try_baseline(struct tuner *t, const struct baseline_spec *spec, const char *part, bool by_memory)
+/* One baseline, p (made), simulated and kept when it fits and beats the best so far; named
+ * "SCHEDULE part". -1 when out of host memory. */
+static int try_baseline(struct tuner *t, struct plan p, enum sched_kind k, const char *part)
 {
 	const struct tune_opts *o = &t->opts;
-	struct plan p;
 	struct sim_opts so;
 	struct metrics mt;
 	struct err ignore = ERR_INIT;
 	int rc;
 
-	if (baseline_plan(&p, t->model, NULL, t->cluster, NULL, spec, &ignore) < 0)
-		return ignore.cls == ERR_RUNTIME ? -1 : 0; /* this baseline does not apply */
-	if (by_memory && baseline_balance_memory(&p, &ignore) < 0) {
-		plan_release(&p);
-		return ignore.cls == ERR_RUNTIME ? -1 : 0;
-	}
 	if ((rc = within_stage_limit(&p, o->max_stages_per_device)) < 0) {
 		plan_release(&p);
 		return -1;
@@ -165,7 +158,7 @@ static int try_baseline(struct tuner *t, const struct baseline_spec *spec, const
 		t->best_baseline = p;
 		t->have_baseline = true;
 		t->baseline_ms = mt.makespan_ms;
-		snprintf(t->baseline_name, sizeof(t->baseline_name), "%s %s", sched_name(spec->schedule), part);
+		snprintf(t->baseline_name, sizeof(t->baseline_name), "%s %s", sched_name(k), part);
 	} else {
 		plan_release(&p);
 	}
@@ -191,6 +184,8 @@ static int setup_baselines(struct tuner *t, bool *stopped)
 		for (int pi = 0; pi < (k < n ? 2 : 1); pi++) {
 			struct baseline_spec spec = { k < n ? kinds[k] : SCHED_1F1B, o->microbatches, 0, parts[pi], NULL, 0, 0,
 			                              NULL };
+			struct plan p;
+			struct err ignore = ERR_INIT;
 
 			if (k == n && t->have_baseline)
 				return 0;
@@ -200,7 +195,14 @@ static int setup_baselines(struct tuner *t, bool *stopped)
 				*stopped = true;
 				return 0;
 			}
-			if (try_baseline(t, &spec, k < n ? parts[pi] : "memory", k == n) < 0)
+			if ((k < n ? baseline_plan(&p, t->model, NULL, t->cluster, NULL, &spec, &ignore)
+			           : baseline_recipe_plan(&p, t->model, t->cluster, baseline_nrecipes, o->microbatches,
+			                                  RECOMPUTE_NONE, &ignore)) < 0) {
+				if (ignore.cls == ERR_RUNTIME)
+					return -1;
+				continue; /* this baseline does not apply */
+			}
+			if (try_baseline(t, p, spec.schedule, k < n ? parts[pi] : "memory") < 0)
 				return -1;
 		}
 	return 0;
