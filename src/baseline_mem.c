@@ -113,9 +113,13 @@ static bool stage_points(struct memplan *x, int s)
 			wpend--;
 		}
 	}
-	x->pts[s] = pts;
+	/* the list's points were sized for every op; the Pareto set left is a few */
+	x->pts[s] = malloc((size_t)(n ? n : 1) * sizeof(*pts));
+	if (x->pts[s])
+		memcpy(x->pts[s], pts, (size_t)n * sizeof(*pts));
+	free(pts);
 	x->npts[s] = n;
-	return true;
+	return x->pts[s] != NULL;
 }
 
 /* Per layer: static bytes, activations and W's part under stage s's mode (every stage's:
